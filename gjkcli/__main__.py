@@ -1,0 +1,3 @@
+from gjkcli.cli import main
+
+main()

@@ -1,0 +1,275 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""Bindings of the compiled core (gjkcli/csrc): packed shape arrays in, result arrays out.
+
+The loops run in C without the GIL; this module only lays out pointers and copies answers into
+NumPy arrays. The Python API is gjkcli.query; this module is its private engine.
+"""
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+
+cdef extern from "gjk.h" nogil:
+    ctypedef struct gjk_shape:
+        int kind
+        int n
+        const double *v
+        const int32_t *adj_start
+        const int32_t *adj
+        double dim[3]
+        double radius
+        double extent
+        double size
+        double R[9]
+        double t[3]
+
+    ctypedef struct gjk_params:
+        double tol
+        double gjk_rel
+        double epa_rel
+        double degenerate_rel
+        double plateau_rel
+        int max_gjk
+        int max_epa
+        int brute_below
+        int want
+
+    ctypedef struct gjk_trace:
+        double *buf
+        int cap
+        int n
+
+    ctypedef struct gjk_ws:
+        pass
+
+    ctypedef struct gjk_result:
+        int status, exit, epa_exit, cert_kind
+        int iterations, epa_iterations
+        double distance, lower, depth, depth_upper
+        double normal[3]
+        double pa[3]
+        double pb[3]
+        double plane[4]
+        double point[3]
+        double tol
+
+    enum: TR_WIDTH
+
+    int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations)
+    void gjk_ws_free(gjk_ws *ws)
+    void gjk_batch(const gjk_shape *shapes, const int32_t *ia, const int32_t *ib, int m,
+                   const double *pose_a, const double *pose_b, const double *tol, double tol_rel,
+                   const gjk_params *p0, gjk_ws *ws, gjk_trace *tr, gjk_result *out)
+    int gjk_support(const gjk_shape *s, const double d[3], int hint, const gjk_params *p,
+                    gjk_ws *ws, double out[3], int *steps)
+
+
+TRACE_WIDTH = TR_WIDTH
+
+# Field offsets of a trace record (gjkcli/csrc/gjk.h, enum gjk_trace_field).
+TRACE_FIELDS = {
+    "phase": 0, "iteration": 1, "direction": 2, "index_a": 5, "index_b": 6, "steps_a": 7,
+    "steps_b": 8, "w": 9, "point_a": 12, "point_b": 15, "passed": 18, "n_before": 19,
+    "before": 20, "n_after": 32, "after": 33, "lambdas": 45, "feature": 49, "kept": 50,
+    "vnorm": 51, "lower": 52, "upper": 53, "exit": 54, "faces": 55, "support": 56,
+}
+
+
+cdef class _Packed:
+    """Pointers into the packed arrays of a gjkcli.shapes.ShapeSet, valid while it lives."""
+
+    cdef gjk_shape *shapes
+    cdef int count
+    cdef int max_n
+    cdef object keep
+
+    def __cinit__(self, shapeset):
+        cdef const int32_t[::1] kind = shapeset.kind
+        cdef const int32_t[::1] nverts = shapeset.nverts
+        cdef const int64_t[::1] voff = shapeset.voff
+        cdef const int64_t[::1] soff = shapeset.soff
+        cdef const int64_t[::1] aoff = shapeset.aoff
+        cdef const double[:, ::1] V = shapeset.vertices
+        cdef const int32_t[::1] adj_start = shapeset.adj_start
+        cdef const int32_t[::1] adj = shapeset.adj
+        cdef const double[:, ::1] dims = shapeset.dims
+        cdef const double[::1] radius = shapeset.radius
+        cdef const double[::1] extent = shapeset.extent
+        cdef const double[::1] size = shapeset.size
+        cdef const double[:, ::1] R = shapeset.rotation
+        cdef const double[:, ::1] t = shapeset.translation
+        cdef int k, c
+        self.keep = shapeset
+        self.count = kind.shape[0]
+        self.shapes = <gjk_shape *> malloc(sizeof(gjk_shape) * max(self.count, 1))
+        if self.shapes == NULL:
+            raise MemoryError()
+        self.max_n = 1
+        for k in range(self.count):
+            self.shapes[k].kind = kind[k]
+            self.shapes[k].n = nverts[k]
+            if nverts[k] > self.max_n:
+                self.max_n = nverts[k]
+            self.shapes[k].v = &V[voff[k], 0] if nverts[k] > 0 else NULL
+            self.shapes[k].adj_start = &adj_start[soff[k]] if nverts[k] > 0 else NULL
+            self.shapes[k].adj = &adj[aoff[k]] if adj.shape[0] > aoff[k] else NULL
+            for c in range(3):
+                self.shapes[k].dim[c] = dims[k, c]
+                self.shapes[k].t[c] = t[k, c]
+            for c in range(9):
+                self.shapes[k].R[c] = R[k, c]
+            self.shapes[k].radius = radius[k]
+            self.shapes[k].extent = extent[k]
+            self.shapes[k].size = size[k]
+
+    def __dealloc__(self):
+        free(self.shapes)
+
+
+cdef gjk_params _params(dict tol, int want):
+    cdef gjk_params p
+    p.tol = 0.0
+    p.gjk_rel = tol["gjk_rel"]
+    p.epa_rel = tol["epa_rel"]
+    p.degenerate_rel = tol["degenerate_rel"]
+    p.plateau_rel = tol["plateau_rel"]
+    p.max_gjk = tol["max_gjk_iterations"]
+    p.max_epa = tol["max_epa_iterations"]
+    p.brute_below = tol["brute_force_below"]
+    p.want = want
+    return p
+
+
+def batch(shapeset, ia, ib, pose_a, pose_b, tol, double tol_rel, dict tolerances, int want,
+          int trace_cap=0):
+    """Run m pair queries in C. Returns a dict of result arrays (and the trace records).
+
+    ia, ib : (m,) int32 shape indices
+    pose_a, pose_b : (m, 12) float64 or None, row-major R then t, applied on top of each pose
+    tol : (m,) float64 or None (then tol_rel times the pair size)
+    """
+    cdef _Packed packed = _Packed(shapeset)
+    cdef const int32_t[::1] a = np.ascontiguousarray(ia, dtype=np.int32)
+    cdef const int32_t[::1] b = np.ascontiguousarray(ib, dtype=np.int32)
+    cdef int m = a.shape[0]
+    cdef int k, c
+    if b.shape[0] != m:
+        raise ValueError("ia and ib differ in length")
+    for k in range(m):
+        if a[k] < 0 or a[k] >= packed.count or b[k] < 0 or b[k] >= packed.count:
+            raise IndexError(f"pair {k} names a shape outside 0..{packed.count - 1}")
+    cdef const double[:, ::1] pa_view
+    cdef const double[:, ::1] pb_view
+    cdef const double[::1] tol_view
+    cdef const double *pa_ptr = NULL
+    cdef const double *pb_ptr = NULL
+    cdef const double *tol_ptr = NULL
+    if pose_a is not None:
+        pa_view = np.ascontiguousarray(pose_a, dtype=np.float64).reshape(m, 12)
+        pa_ptr = &pa_view[0, 0] if m > 0 else NULL
+    if pose_b is not None:
+        pb_view = np.ascontiguousarray(pose_b, dtype=np.float64).reshape(m, 12)
+        pb_ptr = &pb_view[0, 0] if m > 0 else NULL
+    if tol is not None:
+        tol_view = np.ascontiguousarray(tol, dtype=np.float64).reshape(m)
+        tol_ptr = &tol_view[0] if m > 0 else NULL
+
+    cdef gjk_params p = _params(tolerances, want)
+    cdef gjk_ws ws
+    if gjk_ws_init(&ws, packed.max_n, p.max_epa) != 0:
+        raise MemoryError()
+    trace_buf = np.zeros((max(trace_cap, 1), TR_WIDTH), dtype=np.float64)
+    cdef double[:, ::1] tb = trace_buf
+    cdef gjk_trace tr
+    tr.buf = &tb[0, 0]
+    tr.cap = trace_cap
+    tr.n = 0
+    cdef gjk_result *res = <gjk_result *> malloc(sizeof(gjk_result) * max(m, 1))
+    if res == NULL:
+        gjk_ws_free(&ws)
+        raise MemoryError()
+    try:
+        with nogil:
+            gjk_batch(packed.shapes, &a[0] if m > 0 else NULL, &b[0] if m > 0 else NULL, m,
+                      pa_ptr, pb_ptr, tol_ptr, tol_rel, &p, &ws, &tr if trace_cap > 0 else NULL, res)
+        out = {
+            "status": np.empty(m, np.int8), "exit": np.empty(m, np.int8),
+            "epa_exit": np.empty(m, np.int8), "cert_kind": np.empty(m, np.int8),
+            "iterations": np.empty(m, np.int32), "epa_iterations": np.empty(m, np.int32),
+            "distance": np.empty(m), "distance_lower": np.empty(m), "depth": np.empty(m),
+            "depth_upper": np.empty(m), "tolerance": np.empty(m),
+            "normal": np.empty((m, 3)), "point_a": np.empty((m, 3)), "point_b": np.empty((m, 3)),
+            "plane": np.empty((m, 4)), "point": np.empty((m, 3)),
+        }
+        _copy_results(res, m, out)
+    finally:
+        free(res)
+        gjk_ws_free(&ws)
+    out["trace"] = trace_buf[: tr.n] if trace_cap > 0 else None
+    return out
+
+
+cdef void _copy_results(gjk_result *res, int m, dict out):
+    cdef signed char[::1] status = out["status"], ex = out["exit"], epa_ex = out["epa_exit"]
+    cdef signed char[::1] cert = out["cert_kind"]
+    cdef int32_t[::1] iters = out["iterations"], epa_iters = out["epa_iterations"]
+    cdef double[::1] dist = out["distance"], lower = out["distance_lower"], depth = out["depth"]
+    cdef double[::1] depth_up = out["depth_upper"], tol = out["tolerance"]
+    cdef double[:, ::1] normal = out["normal"], pa = out["point_a"], pb = out["point_b"]
+    cdef double[:, ::1] plane = out["plane"], point = out["point"]
+    cdef int k, c
+    for k in range(m):
+        status[k] = res[k].status
+        ex[k] = res[k].exit
+        epa_ex[k] = res[k].epa_exit
+        cert[k] = res[k].cert_kind
+        iters[k] = res[k].iterations
+        epa_iters[k] = res[k].epa_iterations
+        dist[k] = res[k].distance
+        lower[k] = res[k].lower
+        depth[k] = res[k].depth
+        depth_up[k] = res[k].depth_upper
+        tol[k] = res[k].tol
+        for c in range(3):
+            normal[k, c] = res[k].normal[c]
+            pa[k, c] = res[k].pa[c]
+            pb[k, c] = res[k].pb[c]
+            point[k, c] = res[k].point[c]
+        for c in range(4):
+            plane[k, c] = res[k].plane[c]
+
+
+def support(shapeset, int index, directions, dict tolerances, bint warm=True):
+    """Support points of shape `index` (its pose applied) for each row of directions (m, 3).
+
+    Returns (points (m, 3), vertex indices (m,) int32, hill-climbing steps (m,) int32). With warm,
+    each climb starts where the previous one ended, as inside GJK.
+    """
+    cdef _Packed packed = _Packed(shapeset)
+    if index < 0 or index >= packed.count:
+        raise IndexError(index)
+    cdef const double[:, ::1] d = np.ascontiguousarray(directions, dtype=np.float64).reshape(-1, 3)
+    cdef int m = d.shape[0]
+    points = np.empty((m, 3))
+    idx = np.empty(m, np.int32)
+    steps = np.empty(m, np.int32)
+    cdef double[:, ::1] pv = points
+    cdef int32_t[::1] iv = idx, sv = steps
+    cdef gjk_params p = _params(tolerances, 0)
+    cdef gjk_ws ws
+    if gjk_ws_init(&ws, packed.max_n, 1) != 0:
+        raise MemoryError()
+    cdef int k, hint = 0, s
+    cdef double out[3]
+    with nogil:
+        for k in range(m):
+            iv[k] = gjk_support(&packed.shapes[index], &d[k, 0], hint, &p, &ws, out, &s)
+            sv[k] = s
+            pv[k, 0] = out[0]
+            pv[k, 1] = out[1]
+            pv[k, 2] = out[2]
+            if warm and iv[k] >= 0:
+                hint = iv[k]
+    gjk_ws_free(&ws)
+    return points, idx, steps

@@ -1,0 +1,135 @@
+/* One pair's verdict from GJK's bounds and EPA's, and the batch loop over many pairs.
+ *
+ * Verdicts (the tolerance tol is the touching band's half-width):
+ *   clear      the certified lower bound of the distance exceeds tol;
+ *   touching   |signed distance| <= tol;
+ *   collision  the shapes share a point (certified) and the depth exceeds tol;
+ *   undecided  a loop hit its cap while its bounds still straddle tol.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gjk.h"
+
+double gjk_pair_size(const gjk_shape *A, const gjk_shape *B) { return A->size > B->size ? A->size : B->size; }
+
+int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations) {
+    memset(ws, 0, sizeof(*ws));
+    ws->cap_n = max_hull_vertices > 0 ? max_hull_vertices : 1;
+    ws->cap_verts = max_epa_iterations + 8;
+    ws->cap_faces = 2 * ws->cap_verts + 8; /* a closed polytope of V vertices has 2V - 4 faces */
+    ws->mark = calloc((size_t)ws->cap_n, sizeof(int32_t));
+    ws->queue = malloc(sizeof(int32_t) * (size_t)ws->cap_n);
+    ws->verts = malloc(sizeof(gjk_vertex) * (size_t)ws->cap_verts);
+    ws->faces = malloc(sizeof(epa_face) * (size_t)ws->cap_faces);
+    ws->edges = malloc(sizeof(int32_t) * 6 * (size_t)ws->cap_faces);
+    if (!ws->mark || !ws->queue || !ws->verts || !ws->faces || !ws->edges) {
+        gjk_ws_free(ws);
+        return -1;
+    }
+    return 0;
+}
+
+void gjk_ws_free(gjk_ws *ws) {
+    free(ws->mark); free(ws->queue); free(ws->verts); free(ws->faces); free(ws->edges);
+    memset(ws, 0, sizeof(*ws));
+}
+
+static int gjk_converged(int exit) {
+    return exit == GJK_EXIT_CONVERGED || exit == GJK_EXIT_REPEATED_SUPPORT || exit == GJK_EXIT_NO_PROGRESS;
+}
+
+void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
+               gjk_trace *tr, gjk_result *out) {
+    gjk_simplex S;
+    double v[3], lower, best_dir[3], plane_ab[2];
+    memset(out, 0, sizeof(*out));
+    out->exit = gjk_distance(A, B, p, ws, tr, &S, v, &lower, best_dir, plane_ab, &out->iterations);
+    for (int c = 0; c < 3; c++) {
+        for (int k = 0; k < S.n; k++) {
+            out->pa[c] += S.lambda[k] * S.p[k].a[c];
+            out->pb[c] += S.lambda[k] * S.p[k].b[c];
+        }
+    }
+    int intersecting = out->exit == GJK_EXIT_ORIGIN_ENCLOSED || out->exit == GJK_EXIT_ORIGIN_TOUCHED;
+    if (!intersecting) {
+        double d[3];
+        v3_sub(d, out->pb, out->pa);
+        double dist = sqrt(v3_dot(d, d));
+        double upper = dist;
+        out->distance = dist;
+        out->lower = lower > 0.0 ? lower : 0.0;
+        if (dist > 0.0) v3_scale(out->normal, d, 1.0 / dist);
+        else v3_copy(out->normal, best_dir);
+        if (lower > 0.0) {
+            /* A lies below best_dir.x = plane_ab[0], B above best_dir.x = plane_ab[1] */
+            out->cert_kind = GJK_CERT_PLANE;
+            v3_copy(out->plane, best_dir);
+            out->plane[3] = 0.5 * (plane_ab[0] + plane_ab[1]);
+        }
+        if (lower > p->tol) out->status = GJK_CLEAR;
+        else if (upper <= p->tol) out->status = GJK_TOUCHING;
+        else if (gjk_converged(out->exit)) out->status = GJK_CLEAR; /* bounds met at tol's edge */
+        else out->status = GJK_UNDECIDED;
+        return;
+    }
+
+    /* The origin lies on GJK's simplex: sum(lambda a) = sum(lambda b) up to |v|, a point of both. */
+    out->cert_kind = GJK_CERT_POINT;
+    for (int c = 0; c < 3; c++) out->point[c] = 0.5 * (out->pa[c] + out->pb[c]);
+    if (p->want != GJK_WANT_VERDICT) {
+        out->status = GJK_INTERSECTING;
+        return;
+    }
+    double lo, hi;
+    out->epa_exit = gjk_epa(A, B, &S, p, ws, tr, &lo, &hi, out->normal, out->pa, out->pb, &out->epa_iterations);
+    out->depth = lo;
+    out->depth_upper = hi;
+    if (hi <= p->tol) out->status = GJK_TOUCHING;
+    else if (lo > p->tol) out->status = GJK_COLLISION;
+    else if (out->epa_exit == EPA_EXIT_CONVERGED) out->status = GJK_TOUCHING; /* met at tol's edge */
+    else out->status = GJK_UNDECIDED;
+}
+
+/* Shape k moved by pose (row-major R, then t) when pose is given. */
+static void place(gjk_shape *s, const double *pose) {
+    if (!pose) return;
+    double R[9], t[3];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            R[3 * i + j] = pose[3 * i] * s->R[j] + pose[3 * i + 1] * s->R[3 + j] + pose[3 * i + 2] * s->R[6 + j];
+        t[i] = pose[3 * i] * s->t[0] + pose[3 * i + 1] * s->t[1] + pose[3 * i + 2] * s->t[2] + pose[9 + i];
+    }
+    memcpy(s->R, R, sizeof(R));
+    memcpy(s->t, t, sizeof(t));
+}
+
+void gjk_batch(const gjk_shape *shapes, const int32_t *ia, const int32_t *ib, int m,
+               const double *pose_a, const double *pose_b, const double *tol, double tol_rel,
+               const gjk_params *p0, gjk_ws *ws, gjk_trace *tr, gjk_result *out) {
+    for (int k = 0; k < m; k++) {
+        gjk_shape A = shapes[ia[k]], B = shapes[ib[k]];
+        place(&A, pose_a ? pose_a + 12 * (size_t)k : 0);
+        place(&B, pose_b ? pose_b + 12 * (size_t)k : 0);
+        /* Work in a frame centred on the pair so that parts far from the origin keep their
+         * precision; the answers are moved back at the end. */
+        double c[3];
+        for (int i = 0; i < 3; i++) {
+            c[i] = 0.5 * (A.t[i] + B.t[i]);
+            A.t[i] -= c[i];
+            B.t[i] -= c[i];
+        }
+        gjk_params p = *p0;
+        p.tol = tol ? tol[k] : tol_rel * gjk_pair_size(&A, &B);
+        gjk_result *r = &out[k];
+        gjk_query(&A, &B, &p, ws, tr, r);
+        r->tol = p.tol;
+        for (int i = 0; i < 3; i++) {
+            r->pa[i] += c[i];
+            r->pb[i] += c[i];
+            r->point[i] += c[i];
+        }
+        if (r->cert_kind == GJK_CERT_PLANE) r->plane[3] += v3_dot(r->plane, c);
+    }
+}

@@ -1,0 +1,168 @@
+"""The Python API of the engine: pair and batch queries returning frozen results.
+
+>>> from gjkcli.shapes import Shape
+>>> from gjkcli.query import query
+>>> r = query(Shape.box([1, 1, 1]), Shape.sphere(0.5, center=[2, 0, 0]))
+>>> r.status.value, round(r.distance, 12)
+('clear', 1.0)
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from gjkcli import _core
+from gjkcli.results import (
+    EXIT_NAMES,
+    FEATURE_NAMES,
+    STATUS_CODES,
+    BatchResult,
+    Result,
+    Status,
+    TraceStep,
+)
+from gjkcli.shapes import Shape, ShapeSet
+from gjkcli.tolerances import DEFAULT
+
+WANT = {"intersect": 0, "distance": 1, "verdict": 2}
+TRACE_CAPACITY = 1024
+
+_TOL = asdict(DEFAULT)
+
+
+def query(a: Shape, b: Shape, *, tolerance: float | None = None, trace: bool = False,
+          want: str = "verdict") -> Result:
+    """Verdict for one pair: clear, touching, collision or undecided, with a certificate.
+
+    Parameters
+    ----------
+    a, b : Shape
+    tolerance : float, optional
+        Touching band half-width in model units; default DEFAULT.touching_rel x pair size.
+    trace : bool
+        Record every GJK and EPA iteration in `Result.trace`.
+    want : {"verdict", "distance", "intersect"}
+        "distance" skips EPA (an intersecting pair reads as a collision without depth);
+        "intersect" also stops at the first separating plane beyond the tolerance.
+    """
+    start = time.perf_counter()
+    raw = _run(ShapeSet([a, b]), [0], [1], None, None, tolerance, want, TRACE_CAPACITY if trace else 0)
+    result = _batch_result(raw).result(0)
+    steps = None
+    if trace:
+        centre = 0.5 * (a.translation + b.translation)
+        steps = tuple(_trace_step(rec, centre) for rec in raw["trace"])
+    return Result(**{**result.__dict__, "trace": steps, "elapsed": time.perf_counter() - start})
+
+
+def intersects(a: Shape, b: Shape, *, tolerance: float | None = None) -> bool:
+    """True when the shapes share a point or lie within the touching band."""
+    return query(a, b, tolerance=tolerance, want="intersect").status is not Status.CLEAR
+
+
+def distance(a: Shape, b: Shape) -> Result:
+    """Separation and witness points, without the penetration depth."""
+    return query(a, b, want="distance")
+
+
+def batch(shapes, ia, ib, *, pose_a=None, pose_b=None, tolerance=None, want: str = "verdict") -> BatchResult:
+    """Many pairs in one compiled call: no Python work per pair.
+
+    Parameters
+    ----------
+    shapes : ShapeSet or sequence of Shape
+    ia, ib : (m,) int
+        Indices of the two shapes of each pair.
+    pose_a, pose_b : (m, 4, 4) float64, optional
+        Rigid transforms applied on top of each shape's own pose, per pair.
+    tolerance : float or (m,) array, optional
+        Touching band(s) in model units; default relative to each pair's size.
+    """
+    shapeset = shapes if isinstance(shapes, ShapeSet) else ShapeSet(shapes)
+    m = len(np.atleast_1d(ia))
+    return _batch_result(_run(shapeset, ia, ib, _poses(pose_a, m), _poses(pose_b, m), tolerance, want, 0))
+
+
+def support(shape: Shape, directions, *, warm: bool = True):
+    """World support points of a shape for directions (m, 3).
+
+    Returns (points (m, 3), vertex indices (m,), hill-climbing steps (m,)).
+    """
+    return _core.support(ShapeSet([shape]), 0, directions, _TOL, warm)
+
+
+def _run(shapeset, ia, ib, pose_a, pose_b, tolerance, want, trace_cap):
+    ia = np.atleast_1d(np.asarray(ia, dtype=np.int32))
+    ib = np.atleast_1d(np.asarray(ib, dtype=np.int32))
+    tol = None
+    if tolerance is not None:
+        tol = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), ia.shape)
+        if not np.all(tol >= 0):
+            raise ValueError("tolerance must be >= 0")
+    return _core.batch(shapeset, ia, ib, pose_a, pose_b, tol, DEFAULT.touching_rel, _TOL, WANT[want], trace_cap)
+
+
+def _poses(poses, m):
+    """(m, 12) row-major R then t from (m, 4, 4) rigid transforms, or None."""
+    if poses is None:
+        return None
+    T = np.asarray(poses, dtype=np.float64).reshape(m, 4, 4)
+    R = T[:, :3, :3]
+    if not np.allclose(np.einsum("kji,kjl->kil", R, R), np.eye(3), rtol=0.0, atol=1e-9):
+        raise ValueError("batch poses must be rigid (rotation and translation)")
+    return np.concatenate([R.reshape(m, 9), T[:, :3, 3]], axis=1)
+
+
+def _batch_result(raw) -> BatchResult:
+    depth = raw["depth"].copy()
+    intersecting = raw["epa_exit"] != 0
+    depth[~intersecting] = np.nan
+    return BatchResult(
+        status=raw["status"], distance=raw["distance"], distance_lower=raw["distance_lower"],
+        depth=depth, tolerance=raw["tolerance"], normal=raw["normal"], point_a=raw["point_a"],
+        point_b=raw["point_b"], cert_kind=raw["cert_kind"], plane=raw["plane"], point=raw["point"],
+        iterations=raw["iterations"], epa_iterations=raw["epa_iterations"], exit=raw["exit"],
+        epa_exit=raw["epa_exit"],
+    )
+
+
+def _trace_step(rec, centre) -> TraceStep:
+    f = _core.TRACE_FIELDS
+
+    def vec(name, k=0):
+        return rec[f[name] + 3 * k: f[name] + 3 * k + 3].copy()
+
+    n_before, n_after = int(rec[f["n_before"]]), int(rec[f["n_after"]])
+    kept = int(rec[f["kept"]])
+    exit_code = int(rec[f["exit"]])
+    epa = rec[f["phase"]] == 1
+    return TraceStep(
+        phase="epa" if epa else "gjk",
+        iteration=int(rec[f["iteration"]]),
+        direction=vec("direction"),
+        index_a=int(rec[f["index_a"]]),
+        index_b=int(rec[f["index_b"]]),
+        steps_a=int(rec[f["steps_a"]]),
+        steps_b=int(rec[f["steps_b"]]),
+        point_a=vec("point_a") + centre,
+        point_b=vec("point_b") + centre,
+        w=vec("w"),
+        passed=bool(rec[f["passed"]]),
+        simplex_before=np.array([vec("before", k) for k in range(n_before)]).reshape(-1, 3),
+        simplex_after=np.array([vec("after", k) for k in range(n_after)]).reshape(-1, 3),
+        lambdas=rec[f["lambdas"]: f["lambdas"] + n_after].copy(),
+        feature=None if epa else FEATURE_NAMES.get(int(rec[f["feature"]])),
+        kept=tuple(bool(kept >> k & 1) for k in range(n_before + 1)) if not epa else (),
+        vnorm=float(rec[f["vnorm"]]),
+        lower=float(rec[f["lower"]]),
+        upper=float(rec[f["upper"]]),
+        exit=EXIT_NAMES[exit_code] if exit_code else None,
+        faces=int(rec[f["faces"]]),
+        support=float(rec[f["support"]]),
+    )
+
+
+__all__ = ["query", "intersects", "distance", "batch", "support", "Shape", "ShapeSet", "Result",
+           "BatchResult", "Status", "STATUS_CODES"]

@@ -1,0 +1,239 @@
+"""Frozen result objects: what a query answers. The renderers in `report/` read these and nothing
+of the engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+
+class Status(str, Enum):
+    """The verdict of a pair.
+
+    `clearance` is a command-level verdict (clear, but closer than the user's required clearance);
+    the engine itself answers one of the other four.
+    """
+
+    CLEAR = "clear"
+    TOUCHING = "touching"
+    COLLISION = "collision"
+    CLEARANCE = "clearance"
+    UNDECIDED = "undecided"
+
+
+# Exit reasons of the compiled loops, by code (gjkcli/csrc/gjk.h, enum gjk_exit).
+EXIT_NAMES = {
+    0: "none",
+    1: "separating axis",
+    2: "converged",
+    3: "repeated support point",
+    4: "no progress (machine precision)",
+    5: "origin enclosed",
+    6: "origin on the simplex",
+    7: "iteration cap",
+    10: "converged",
+    11: "flat Minkowski difference",
+    12: "iteration cap",
+    13: "polytope capacity",
+    14: "degenerate face",
+}
+
+FEATURE_NAMES = {1: "vertex", 2: "edge", 3: "face", 4: "inside"}
+
+
+@dataclass(frozen=True)
+class PlaneCertificate:
+    """A separating plane: every point x of A has normal . x <= offset, every point of B >= offset.
+
+    normal : (3,) float64, unit, from A towards B
+    """
+
+    normal: np.ndarray
+    offset: float
+    kind: str = "plane"
+
+    def as_dict(self) -> dict:
+        return {"kind": "plane", "normal": [float(x) for x in self.normal], "offset": float(self.offset)}
+
+
+@dataclass(frozen=True)
+class PointCertificate:
+    """A point that lies in both shapes: proof that they intersect. point : (3,) float64"""
+
+    point: np.ndarray
+    kind: str = "point"
+
+    def as_dict(self) -> dict:
+        return {"kind": "point", "point": [float(x) for x in self.point]}
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One iteration of GJK (phase "gjk") or EPA (phase "epa").
+
+    The simplex points are points of the Minkowski difference A - B (translation-free, so they
+    read the same in any frame); point_a and point_b are the support points in world coordinates.
+
+    direction : (3,) search direction
+    w : (3,) new point of A - B, point_a - point_b
+    simplex_before : (k, 3) the simplex before w was added (GJK)
+    simplex_after : (j, 3) the reduced simplex holding the closest point (GJK)
+    lambdas : (j,) barycentric weights of the closest point on simplex_after (GJK)
+    kept : for each point of simplex_before and then w, whether the reduced simplex kept it
+    """
+
+    phase: str
+    iteration: int
+    direction: np.ndarray
+    index_a: int
+    index_b: int
+    steps_a: int
+    steps_b: int
+    point_a: np.ndarray
+    point_b: np.ndarray
+    w: np.ndarray
+    passed: bool
+    simplex_before: np.ndarray
+    simplex_after: np.ndarray
+    lambdas: np.ndarray
+    feature: str | None
+    kept: tuple
+    vnorm: float
+    lower: float
+    upper: float
+    exit: str | None
+    faces: int
+    support: float
+
+    def as_dict(self) -> dict:
+        """JSON-ready form: one object per step, as `--trace-json` writes them."""
+        out = {}
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, (np.floating, np.integer, np.bool_)):
+                value = value.item()
+            out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    """The answer for one pair.
+
+    Attributes
+    ----------
+    status : Status
+        clear, touching, collision or undecided.
+    distance : float
+        Separation |point_a - point_b| >= 0; 0 when the shapes intersect.
+    distance_lower : float
+        A certified lower bound of the separation (the separating plane's gap).
+    depth : float or None
+        Penetration depth when the shapes intersect and it was computed (EPA), else None.
+    normal : (3,) float64
+        Unit vector from A towards B: moving B along it by `depth` separates them (collision),
+        or it points across the gap (clear).
+    point_a, point_b : (3,) float64
+        Witness points in world coordinates: the closest points (clear), or the deepest points of
+        A inside B and of B inside A (collision).
+    certificate : PlaneCertificate, PointCertificate or None
+    iterations, epa_iterations : int
+    exit, epa_exit : str
+        Named reasons the GJK and EPA loops stopped.
+    tolerance : float
+        The touching band half-width used, in model units.
+    trace : tuple of TraceStep, or None when not requested
+    elapsed : float
+        Seconds spent in the query.
+    """
+
+    status: Status
+    distance: float
+    distance_lower: float
+    depth: float | None
+    normal: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    certificate: PlaneCertificate | PointCertificate | None
+    iterations: int
+    epa_iterations: int
+    exit: str
+    epa_exit: str | None
+    tolerance: float
+    trace: tuple | None = None
+    elapsed: float = 0.0
+
+    @property
+    def signed_distance(self) -> float:
+        """Distance when apart, minus the depth when intersecting."""
+        return -self.depth if self.depth is not None else self.distance
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Answers for m pairs as arrays, world coordinates.
+
+    status : (m,) int8, codes of STATUS_CODES
+    distance, distance_lower, depth, tolerance : (m,) float64 (depth is NaN where not computed)
+    normal, point_a, point_b : (m, 3) float64
+    cert_kind : (m,) int8, 0 none, 1 plane, 2 point
+    plane : (m, 4) float64, normal and offset where cert_kind == 1
+    point : (m, 3) float64, where cert_kind == 2
+    iterations, epa_iterations : (m,) int32
+    exit, epa_exit : (m,) int8, codes of EXIT_NAMES
+    """
+
+    status: np.ndarray
+    distance: np.ndarray
+    distance_lower: np.ndarray
+    depth: np.ndarray
+    tolerance: np.ndarray
+    normal: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    cert_kind: np.ndarray
+    plane: np.ndarray
+    point: np.ndarray
+    iterations: np.ndarray
+    epa_iterations: np.ndarray
+    exit: np.ndarray
+    epa_exit: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def result(self, k: int) -> Result:
+        """Pair k as a `Result`."""
+        kind = int(self.cert_kind[k])
+        certificate = None
+        if kind == 1:
+            certificate = PlaneCertificate(self.plane[k, :3].copy(), float(self.plane[k, 3]))
+        elif kind == 2:
+            certificate = PointCertificate(self.point[k].copy())
+        depth = float(self.depth[k])
+        epa_exit = int(self.epa_exit[k])
+        return Result(
+            status=STATUS_CODES[int(self.status[k])],
+            distance=float(self.distance[k]),
+            distance_lower=float(self.distance_lower[k]),
+            depth=None if np.isnan(depth) else depth,
+            normal=self.normal[k].copy(),
+            point_a=self.point_a[k].copy(),
+            point_b=self.point_b[k].copy(),
+            certificate=certificate,
+            iterations=int(self.iterations[k]),
+            epa_iterations=int(self.epa_iterations[k]),
+            exit=EXIT_NAMES[int(self.exit[k])],
+            epa_exit=EXIT_NAMES[epa_exit] if epa_exit else None,
+            tolerance=float(self.tolerance[k]),
+        )
+
+
+# Engine status codes (gjkcli/csrc/gjk.h, enum gjk_status). Code 4, "intersecting", is what a
+# boolean query answers when it did not compute the depth; it reads as a collision.
+STATUS_CODES = {0: Status.CLEAR, 1: Status.TOUCHING, 2: Status.COLLISION, 3: Status.UNDECIDED, 4: Status.COLLISION}

@@ -1,0 +1,67 @@
+"""Every tolerance gjk uses, in one documented place.
+
+Lengths are relative to the *pair size*: the larger of the two shapes' bounding-box diagonals
+(world frame, inflation included). Nothing in the engine compares against a bare epsilon.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Tolerances of the engine and of the verdicts.
+
+    Attributes
+    ----------
+    touching_rel
+        Default touching band, as a fraction of the pair size: two parts whose signed distance
+        lies within +-(touching_rel * size) are `touching`. 1e-7 sits above the rounding of
+        single-precision STL coordinates (6e-8 relative), so faces exported to touch read as
+        touching, and far below anything a machine shop or a printer resolves.
+    gjk_rel
+        GJK stops when the gap between its upper bound |v| and its lower bound (the separating
+        plane's gap) falls below gjk_rel * pair size (van den Bergen 2003, section 4.3.5).
+    epa_rel
+        EPA stops when the polytope's closest face is within epa_rel * pair size of the support
+        value in its normal direction.
+    degenerate_rel
+        GJK: |v| below this fraction of the size means the origin lies on the simplex; EPA: faces
+        whose area is below its square have no normal.
+    flat_rel
+        A point set thinner than this fraction of its extent along a principal axis has no
+        extent there: its hull is a flat polygon, a segment or a point instead of a solid.
+    plateau_rel
+        Hill climbing treats two support values within plateau_rel * |d| * extent as equal and
+        explores the plateau instead of stopping on it.
+    verify_rel
+        Slack of the certificate check, as a fraction of the pair size.
+    max_gjk_iterations, max_epa_iterations
+        Iteration caps; reaching one ends the query with a named exit, never a guess.
+    brute_force_below
+        Hulls with fewer vertices than this use a linear scan for support instead of hill
+        climbing (measured by benchmarks/bench_support.py: below it the scan is faster).
+    """
+
+    touching_rel: float = 1e-7
+    gjk_rel: float = 1e-13
+    epa_rel: float = 1e-10
+    degenerate_rel: float = 1e-12
+    flat_rel: float = 1e-9
+    plateau_rel: float = 1e-12
+    verify_rel: float = 1e-9
+    max_gjk_iterations: int = 128
+    max_epa_iterations: int = 200
+    brute_force_below: int = 24
+
+
+DEFAULT = Tolerances()
+
+
+def touching_tolerance(pair_size: float, tolerance: float | None = None) -> float:
+    """The touching band half-width in model units: `tolerance` if given, else relative to size."""
+    if tolerance is not None:
+        if not tolerance >= 0.0:
+            raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+        return float(tolerance)
+    return DEFAULT.touching_rel * float(pair_size)
