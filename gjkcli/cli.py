@@ -1,0 +1,295 @@
+"""The `gjk` command: parse, call the library, hand the results to a renderer, map errors to exit codes.
+
+Exit codes: 0 no violation; 1 a violation (collision, closer than --clearance, undecided);
+2 a usage or input error. An input error is one line on stderr naming the file and the cause;
+--debug shows the traceback instead.
+
+Only click and the standard library are imported here at module level: numpy, trimesh, scipy, rich
+and the compiled engine are imported inside the command, so `gjk --help` and `import gjkcli.cli`
+stay fast.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from gjkcli.errors import GjkError, InputError, ShapeError
+
+MODES = ("auto", "hull", "exact")
+FORMATS = ("table", "json")
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+# Spellings of one unit that files use (trimesh passes them through as written).
+UNIT_ALIASES = {
+    "millimeter": "mm", "millimeters": "mm", "millimetre": "mm", "millimetres": "mm",
+    "centimeter": "cm", "centimeters": "cm", "centimetre": "cm", "centimetres": "cm",
+    "meter": "m", "meters": "m", "metre": "m", "metres": "m",
+    "inch": "in", "inches": "in", "foot": "ft", "feet": "ft",
+    "micron": "um", "microns": "um", "micrometer": "um", "micrometers": "um",
+}
+
+
+def _version() -> str:
+    from gjkcli import __version__
+
+    return __version__
+
+
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"gjk {_version()}")
+    ctx.exit(EXIT_OK)
+
+
+version_option = click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="Show the version and exit.",
+)
+
+
+def _length(_ctx, param, value):
+    """A length option: a finite number >= 0, or None when not given."""
+    if value is None:
+        return None
+    if not (value >= 0.0 and value != float("inf")):
+        raise click.BadParameter(f"must be a finite number >= 0, got {value}", param=param)
+    return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+@click.group(context_settings=CONTEXT)
+@version_option
+def main() -> None:
+    """gjk: collision, touching and clearance checks between 3D parts.
+
+    GJK and EPA on convex hulls, with a certificate behind every verdict.
+    Run `gjk check -h` for the pair check.
+    """
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("a", metavar="A", type=click.Path(path_type=str))
+@click.argument("b", metavar="B", type=click.Path(path_type=str))
+@click.option("--tolerance", type=float, callback=_length, metavar="FLOAT",
+              help="Touching band in model units: parts whose distance or depth is within it touch. "
+                   "Default: 1e-7 of the pair's size.")
+@click.option("--clearance", type=float, callback=_length, metavar="FLOAT",
+              help="Required gap in model units: a pair closer than this fails (status clearance; "
+                   "touching fails too).")
+@click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
+              help="hull: answer for the convex hulls (conservative for parts that are not convex); "
+                   "auto: hull until exact mode exists; exact: not built yet.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table: a report for people; json: a stable document for scripts.")
+@click.option("--trace", is_flag=True, help="Narrate GJK and EPA step by step (in JSON: a 'trace' list per pair).")
+@click.option("--trace-json", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Write the trace steps to FILE as JSON lines, one object per step ('-' for stdout).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer.")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@version_option
+@click.pass_context
+def check(ctx, a, b, tolerance, clearance, mode, output_format, trace, trace_json, quiet, debug):
+    """Check two parts A and B: clear, touching, collision, or closer than --clearance.
+
+    Each file is one object; every format trimesh reads (STL, OBJ, PLY, OFF, GLB/glTF, 3MF, ...).
+    Exit code 0: no violation; 1: collision, clearance violated or undecided; 2: usage or input error.
+    """
+    if mode == "exact":
+        click.echo("gjk: error: --mode exact: exact mode is not built yet; use --mode hull "
+                   "(what auto means today)", err=True)
+        ctx.exit(EXIT_ERROR)
+    run = _Run(mode=mode, tolerance=tolerance, clearance=clearance,
+               trace=trace or trace_json is not None)
+    try:
+        report = run.check(a, b)
+        if trace_json is not None:
+            run.stage = f"writing {trace_json}"
+            _write_trace_json(trace_json, report)
+        if not quiet:
+            run.stage = "writing the report"
+            _emit(report, output_format, trace)
+    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        raise
+    except GjkError as e:
+        if debug:
+            raise
+        click.echo(f"gjk: error: {_one_line(e)}", err=True)
+        if not quiet and output_format == "json":
+            _emit_json(run.report(errors=(_problem(e),)), trace=False)
+        ctx.exit(EXIT_ERROR)
+    except Exception as e:  # the last line of defence: one line, not a traceback
+        if debug:
+            raise
+        click.echo(f"gjk: internal error while {run.stage}: {type(e).__name__}: {_one_line(e)} "
+                   "(run with --debug for the traceback)", err=True)
+        ctx.exit(EXIT_ERROR)
+
+    ctx.exit(report.exit_code)
+
+
+class _Run:
+    """One `gjk check`: loads, hulls and queries, remembering how far it got for error reports."""
+
+    def __init__(self, mode: str, tolerance: float | None, clearance: float | None, trace: bool):
+        self.requested = mode
+        self.mode = "hull"  # auto means hull until exact mode lands
+        self.tolerance = tolerance
+        self.clearance = clearance
+        self.trace = trace
+        self.stage = "starting"
+        self.started = time.perf_counter()
+        self.objects: list = []
+        self.pairs: list = []
+        self.notes: list = []
+
+    def report(self, errors=()):
+        from gjkcli.report import CheckReport
+
+        return CheckReport(objects=tuple(self.objects), pairs=tuple(self.pairs), errors=tuple(errors),
+                           elapsed=time.perf_counter() - self.started, version=_version(),
+                           notes=tuple(self.notes))
+
+    def load(self, path: str):
+        """File to (ObjectInfo, Shape). Geometry the engine refuses is an input error of that file."""
+        self.stage = f"loading {path}"
+        from gjkcli.load import convexity, load_part
+        from gjkcli.report import ObjectInfo
+        from gjkcli.shapes import Shape
+
+        part = load_part(path)
+        self.stage = f"building the hull of {path}"
+        try:
+            shape = Shape.hull(part.vertices)
+        except ShapeError as e:
+            raise InputError(part.source, f"unusable geometry: {_one_line(e)}") from e
+        self.stage = f"testing whether {path} is convex"
+        judged = convexity(part)
+        bounds = part.bounds
+        name = part.name or path
+        taken = {o.name for o in self.objects}
+        if name in taken:  # two files with the same name: keep the names of a pair apart
+            k = 2
+            while f"{name}#{k}" in taken:
+                k += 1
+            name = f"{name}#{k}"
+        info = ObjectInfo(
+            name=name, file=str(part.source), vertices=int(len(part.vertices)), faces=int(len(part.faces)),
+            hull_vertices=int(shape.n_vertices), convex=bool(judged.convex), watertight=bool(part.watertight),
+            bounds=(tuple(float(x) for x in bounds[0]), tuple(float(x) for x in bounds[1])),
+            units=part.units or None, bodies=int(part.bodies),
+            dimension=int(shape.dimension), convexity=judged.reason,
+        )
+        self.objects.append(info)
+        return info, shape
+
+    def check(self, path_a: str, path_b: str):
+        info_a, shape_a = self.load(path_a)
+        info_b, shape_b = self.load(path_b)
+        ua, ub = (UNIT_ALIASES.get(u.lower(), u.lower()) if u else None for u in (info_a.units, info_b.units))
+        if ua and ub and ua != ub:
+            self.notes.append(f"warning: {info_a.name} states {info_a.units} and {info_b.name} {info_b.units}; "
+                              "gjk does not convert units, so the numbers mix them")
+        self.stage = f"querying {path_a} against {path_b}"
+        from gjkcli.query import query
+
+        result = query(shape_a, shape_b, tolerance=self.tolerance, trace=self.trace)
+        self.pairs.append(self.judge(info_a, info_b, result))
+        return self.report()
+
+    def judge(self, a, b, result):
+        """The command's verdict around the engine's answer: clearance, violation, conservativeness."""
+        import dataclasses
+
+        from gjkcli.report import PairReport, is_violation
+        from gjkcli.results import Status
+
+        status = Status(result.status)
+        if status is Status.CLEAR and self.clearance is not None and result.distance < self.clearance:
+            result = dataclasses.replace(result, status=Status.CLEARANCE)
+            status = Status.CLEARANCE
+        conservative = self.mode == "hull" and not (a.convex and b.convex) and status is not Status.CLEAR
+        return PairReport(a=a.name, b=b.name, result=result, mode=self.mode, requested=self.requested,
+                          clearance=self.clearance, conservative=conservative,
+                          violation=is_violation(status, self.clearance))
+
+
+def _problem(e: GjkError):
+    from gjkcli.report import InputProblem
+
+    return InputProblem(file=getattr(e, "source", ""), message=_one_line(getattr(e, "message", e)))
+
+
+def _emit(report, output_format: str, trace: bool) -> None:
+    try:
+        if output_format == "json":
+            _emit_json(report, trace=trace)
+        else:
+            _emit_table(report, trace=trace)
+    except BrokenPipeError:  # `gjk check ... | head`: the reader left; the exit code still counts
+        _silence_stdout()
+
+
+def _emit_json(report, trace: bool) -> None:
+    from gjkcli.report.jsonout import check_document, dumps
+
+    click.echo(dumps(check_document(report, trace=trace)))
+
+
+def _emit_table(report, trace: bool) -> None:
+    from rich.console import Console
+
+    from gjkcli.report.table import render_check
+    from gjkcli.report.trace import render_trace
+
+    console = Console()
+    if trace:
+        from gjkcli.tolerances import DEFAULT
+
+        for pair in report.pairs:
+            a, b = report.object(pair.a), report.object(pair.b)
+            units = (a.units if a else None) or (b.units if b else None)
+            console.print(render_trace(pair.result.trace, pair.a, pair.b, units=units,
+                                       hull_vertices=(a.hull_vertices, b.hull_vertices),
+                                       scan_below=DEFAULT.brute_force_below))
+            console.print()
+    console.print(render_check(report))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _write_trace_json(path: str, report) -> None:
+    import json
+
+    from gjkcli.report.jsonout import trace_lines
+
+    lines = [json.dumps(rec, allow_nan=False) for pair in report.pairs for rec in trace_lines(pair)]
+    text = "".join(line + "\n" for line in lines)
+    if path == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise InputError(path, f"cannot write the trace: {e.strerror or e}") from e
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The human report of `gjk check`: the objects, then each pair's verdict. Rich renderables.
+
+Every piece of user data (file names, object names) goes in as `Text`, never as markup, so a file
+called `part[1].stl` prints as itself.
+"""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gjkcli.report import CheckReport, ObjectInfo, PairReport, hull_note
+from gjkcli.report.trace import fmt, vec
+from gjkcli.results import PlaneCertificate, PointCertificate, Status
+
+STYLES = {
+    Status.CLEAR: "bold green",
+    Status.TOUCHING: "bold yellow",
+    Status.COLLISION: "bold red",
+    Status.CLEARANCE: "bold magenta",
+    Status.UNDECIDED: "bold dark_orange",
+}
+
+ROLES = "AB"
+
+
+def _yes(flag: bool, yes_style: str = "green", no_style: str = "yellow") -> Text:
+    return Text("yes", style=yes_style) if flag else Text("no", style=no_style)
+
+
+def _convex(o: ObjectInfo) -> Text:
+    text = _yes(o.convex)
+    if o.convexity and not o.convex:
+        text.append(f" ({o.convexity})", style="dim")
+    return text
+
+
+def _units(units: str | None) -> str:
+    return f" {units}" if units else ""
+
+
+def render_objects(objects) -> Table:
+    """The objects side by side: one column per object, one row per property."""
+    table = Table(title="Objects", title_justify="left", show_edge=False, pad_edge=False, show_header=True)
+    table.add_column("")
+    for k, o in enumerate(objects):
+        role = ROLES[k] if k < len(ROLES) and len(objects) <= len(ROLES) else str(k + 1)
+        table.add_column(Text(f"{role}: {o.name}"), overflow="fold")
+
+    def row(label: str, cells):
+        table.add_row(Text(label, style="dim"), *cells)
+
+    row("file", [Text(o.file) for o in objects])
+    row("vertices", [Text(f"{o.vertices} ({o.faces} faces)") for o in objects])
+    row("hull vertices", [Text(str(o.hull_vertices) + _dimension(o)) for o in objects])
+    row("convex", [_convex(o) for o in objects])
+    row("watertight", [_yes(o.watertight) for o in objects])
+    if any(o.bodies != 1 for o in objects):
+        row("bodies", [Text(str(o.bodies)) for o in objects])
+    row("bounds min", [Text(vec(o.bounds[0])) for o in objects])
+    row("bounds max", [Text(vec(o.bounds[1])) for o in objects])
+    row("size", [Text(" x ".join(fmt(hi - lo) for lo, hi in zip(o.bounds[0], o.bounds[1])) + _units(o.units))
+                 for o in objects])
+    if any(o.units for o in objects):
+        row("units", [Text(o.units or "not stated") for o in objects])
+    return table
+
+
+def _dimension(o: ObjectInfo) -> str:
+    return {3: "", 2: " (flat: the hull is a polygon)", 1: " (a segment)", 0: " (a single point)"}.get(o.dimension, "")
+
+
+def headline(pair: PairReport, units: str | None = None, what: str = "parts") -> Text:
+    """The verdict in one coloured line: the status word and what it means in numbers."""
+    r = pair.result
+    status = Status(r.status)
+    u = _units(units)
+    text = Text(status.value.upper(), style=STYLES[status])
+    text.append("  ")
+    if status is Status.CLEAR:
+        text.append(f"the {what} are {fmt(r.distance)}{u} apart")
+    elif status is Status.TOUCHING:
+        gap = r.signed_distance
+        band = f" (gap {fmt(gap)}{u}, within the touching band +-{fmt(r.tolerance)}{u})"
+        text.append(f"the {what} touch{band}")
+    elif status is Status.COLLISION:
+        if r.depth is not None:
+            text.append(f"the {what} overlap by {fmt(r.depth)}{u}")
+        else:
+            text.append(f"the {what} overlap")
+    elif status is Status.CLEARANCE:
+        text.append(f"the {what} are {fmt(r.distance)}{u} apart, closer than the required {fmt(pair.clearance)}{u}")
+    else:
+        text.append(f"the query could not decide: the distance lies in [{fmt(r.distance_lower)}, {fmt(r.distance)}]{u}")
+    return text
+
+
+def _certificate(cert) -> Text | None:
+    if isinstance(cert, PlaneCertificate) or getattr(cert, "kind", None) == "plane":
+        return Text(f"separating plane n.x = {fmt(cert.offset, 9)}, n = {vec(cert.normal)}: "
+                    "A lies on the side n.x <= c, B on the side n.x >= c")
+    if isinstance(cert, PointCertificate) or getattr(cert, "kind", None) == "point":
+        return Text(f"a point of both shapes: {vec(cert.point)}")
+    return None
+
+
+def render_pair(pair: PairReport, a: ObjectInfo | None = None, b: ObjectInfo | None = None) -> Panel:
+    """One pair's verdict as a panel framed in the verdict's colour."""
+    r = pair.result
+    status = Status(r.status)
+    units = (a.units if a else None) or (b.units if b else None)
+    u = _units(units)
+    note = hull_note(pair, a, b)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(Text("verdict"), headline(pair, units, what="hulls" if note else "parts"))
+    if note:
+        grid.add_row(Text("hull mode"), Text(note, style="yellow"))
+    if status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED):
+        grid.add_row(Text("distance"),
+                     Text(f"{fmt(r.distance, 9)}{u} (certified at least {fmt(r.distance_lower, 9)}{u})"))
+    if status is Status.COLLISION and r.depth is not None:
+        grid.add_row(Text("depth"), Text(f"{fmt(r.depth, 9)}{u}: moving B by this along the normal separates them"))
+    grid.add_row(Text("normal"), Text(f"{vec(r.normal)} (from A towards B)"))
+    if status is Status.COLLISION:
+        grid.add_row(Text("witness A"), Text(f"{vec(r.point_a)} (deepest point of A inside B)"))
+        grid.add_row(Text("witness B"), Text(f"{vec(r.point_b)} (deepest point of B inside A)"))
+    else:
+        grid.add_row(Text("witness A"), Text(f"{vec(r.point_a)} (closest point on A)"))
+        grid.add_row(Text("witness B"), Text(f"{vec(r.point_b)} (closest point on B)"))
+    cert = _certificate(r.certificate)
+    if cert is not None:
+        grid.add_row(Text("certificate"), cert)
+    grid.add_row(Text("tolerance"), Text(f"touching band +-{fmt(r.tolerance)}{u}"))
+    if pair.clearance is not None:
+        grid.add_row(Text("clearance"), Text(f"required {fmt(pair.clearance)}{u}"))
+    mode = pair.mode if pair.requested == pair.mode else f"{pair.mode} ({pair.requested})"
+    grid.add_row(Text("mode"), Text(mode))
+    iters = f"GJK {r.iterations} ({r.exit})"
+    if r.epa_iterations or r.epa_exit:
+        iters += f", EPA {r.epa_iterations} ({r.epa_exit})"
+    grid.add_row(Text("iterations"), Text(iters))
+    grid.add_row(Text("time"), Text(_duration(r.elapsed)))
+    title = Text(f"{pair.a}  x  {pair.b}", style="bold")
+    return Panel(grid, title=title, title_align="left", border_style=STYLES[status].replace("bold ", ""),
+                 expand=False)
+
+
+def _duration(seconds: float) -> str:
+    seconds = float(seconds or 0.0)
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def render_summary(check: CheckReport) -> Text:
+    counts = check.counts()
+    parts = [f"{n} {name}" for name, n in counts.items() if n]
+    text = Text(f"{len(check.pairs)} pair{'s' if len(check.pairs) != 1 else ''}")
+    if parts:
+        text.append(": " + ", ".join(parts))
+    violations = sum(1 for p in check.pairs if p.violation)
+    code = check.exit_code
+    style = "green" if code == 0 else "red"
+    text.append(f"; {violations} violation{'s' if violations != 1 else ''}", style=style)
+    text.append(f"; exit {code}", style=style)
+    text.append(f"  ({_duration(check.elapsed)} in all)", style="dim")
+    return text
+
+
+def render_check(check: CheckReport) -> Group:
+    """The whole report: objects, a panel per pair, a summary line."""
+    parts = []
+    if check.objects:
+        parts.append(render_objects(check.objects))
+        parts.append(Text(""))
+    for pair in check.pairs:
+        parts.append(render_pair(pair, check.object(pair.a), check.object(pair.b)))
+    for e in check.errors:
+        parts.append(Text(f"error: {e.file}: {e.message}", style="bold red"))
+    for note in check.notes:
+        parts.append(Text(note, style="yellow"))
+    parts.append(render_summary(check))
+    return Group(*parts)
