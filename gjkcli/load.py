@@ -1,0 +1,1019 @@
+"""Files to named parts in world coordinates; trimesh does the reading.
+
+A `Part` is one object of a file: its triangles with every vertex already moved by the full
+world transform of its scene node (rotation, translation, scale and shear), so the engine
+never sees a node transform. `load_part` takes a whole file as one object (``gjk check A B``);
+`load_objects` gives one part per scene node (``gjk scan``); `expand_paths` turns directories
+into the mesh files in them; `is_convex_part` decides by geometry whether a part is its hull.
+
+Every failure to read a file is an `InputError` with a one-line message naming the file and
+the cause. Geometry that is odd but valid (one triangle, a flat plate, stray triangles, several
+bodies) loads.
+
+Import cost: this module imports only numpy at import time. trimesh (about 0.8 s: it pulls in
+scipy, networkx and lxml) and scipy are imported on the first load, so ``gjk --help`` stays
+fast. rich and click are never imported here.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError
+
+__all__ = ["Part", "load_part", "load_objects", "is_convex_part", "convexity", "Convexity",
+           "expand_paths"]
+
+# Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
+_ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
+
+# Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
+_NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
+
+# Vertices closer than this fraction of the largest absolute coordinate are one vertex: far
+# below float32 rounding (6e-8), far above float64 noise around zero (1e-17).
+_MERGE_REL = 2.0**-40
+
+# Meshes with more triangles than this find their bodies with scipy (linear time) instead of
+# the vectorised root hooking that wins on small meshes.
+_SMALL_GRAPH = 20_000
+
+# Per-format reading options. Materials and textures are never needed: skipping them lets a
+# textured OBJ load without Pillow. OBJ objects (`o`) and groups (`g`) become separate
+# objects, while materials (`usemtl`) do not split an object. glTF primitives of one mesh are
+# merged so that a glTF node is one object; without merging trimesh names each extra
+# primitive "<node>_<random hex>", which differs from run to run. (`skip_materials=True`
+# cannot be combined with `merge_primitives=True` in trimesh 5.2: KeyError 'visual'; without
+# Pillow, glTF textures are skipped by trimesh anyway.)
+_OPTIONS = {
+    "obj": {"skip_materials": True, "split_objects": True, "split_groups": True,
+            "group_material": False},
+    "glb": {"merge_primitives": True},
+    "gltf": {"merge_primitives": True},
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Part:
+    """One named object of a file, in world coordinates.
+
+    Attributes
+    ----------
+    name : str
+        The object's name: the file's name for a whole file or a file of one object, the scene
+        node's name otherwise, "<name>#<k>" (k from 1) for the k-th body of a split object, and
+        "<prefix>:<name>" when loaded with a prefix.
+    source : str
+        The path as the user gave it.
+    vertices : (n, 3) float64
+        World coordinates: each mesh moved by its node's full world transform. Copies of a
+        vertex (STL corners, texture seams) are merged and vertices no triangle uses dropped.
+    faces : (m, 3) int64
+        Triangles, indices into `vertices`; m >= 1. Winding is flipped where the node
+        transform mirrors, so an outward-facing mesh stays outward-facing.
+    units : str or None
+        Units as the file states them (trimesh's ``.units``: "millimeter", "mm", "meters",
+        "inch", ...), None when the file does not say.
+    watertight : bool
+        Every edge is shared by exactly two triangles (trimesh's definition).
+    bodies : int
+        Number of connected bodies: triangles joined by edges that exactly two distinct
+        triangles share (trimesh's face adjacency; a triangle repeated in the file counts once).
+
+    Equality is identity (the arrays make value equality ambiguous).
+    """
+
+    name: str
+    source: str
+    vertices: np.ndarray
+    faces: np.ndarray
+    units: str | None = None
+    watertight: bool = False
+    bodies: int = 1
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """(2, 3) float64: the world axis-aligned bounding box, min row then max row."""
+        return np.array([self.vertices.min(axis=0), self.vertices.max(axis=0)])
+
+    @property
+    def n_vertices(self) -> int:
+        """Number of (merged) vertices."""
+        return len(self.vertices)
+
+    @property
+    def n_faces(self) -> int:
+        """Number of triangles."""
+        return len(self.faces)
+
+    @property
+    def diagonal(self) -> float:
+        """Length of the bounding box's diagonal: the part's size for relative tolerances."""
+        lo, hi = self.bounds
+        return float(np.linalg.norm(hi - lo))
+
+    def __repr__(self) -> str:
+        return (f"Part(name={self.name!r}, source={self.source!r}, n_vertices={self.n_vertices},"
+                f" n_faces={self.n_faces}, units={self.units!r},"
+                f" watertight={self.watertight}, bodies={self.bodies})")
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------------
+
+def load_part(path: str | Path) -> Part:
+    """Read a whole file as ONE object (``gjk check A B``).
+
+    Every mesh of the file is moved by its node's full world transform and all are
+    concatenated (vertices are not merged across meshes).
+
+    Parameters
+    ----------
+    path : str or Path
+        A mesh or scene file, or an archive of them.
+
+    Returns
+    -------
+    Part
+        Named after the file; `bodies` is the sum over its meshes and `watertight` holds when
+        every mesh is watertight; `units` is the units all meshes agree on, else None.
+
+    Raises
+    ------
+    InputError
+        The file is missing, a directory, empty, unreadable, holds no triangles, or has NaN or
+        infinite coordinates.
+    """
+    parts = load_objects(path)
+    if len(parts) == 1:
+        return _renamed(parts[0], Path(path).name)
+    offsets = np.cumsum([0] + [p.n_vertices for p in parts[:-1]])
+    units = {p.units for p in parts}
+    return _frozen_part(
+        name=Path(path).name,
+        source=str(path),
+        vertices=np.concatenate([p.vertices for p in parts]),
+        faces=np.concatenate([p.faces + k for p, k in zip(parts, offsets)]),
+        units=units.pop() if len(units) == 1 else None,
+        watertight=all(p.watertight for p in parts),
+        bodies=sum(p.bodies for p in parts),
+    )
+
+
+def load_objects(path: str | Path, *, split_bodies: bool = False,
+                 prefix: str | None = None) -> list[Part]:
+    """Read every object of a file: one part per scene node that holds triangles.
+
+    A node instancing a mesh that other nodes also use still gives its own part. A file with a
+    single object (a plain STL, OBJ, PLY, OFF; a scene of one node) gives one part named after
+    the file; otherwise parts are named by their node names (multi-solid STL: the solid names;
+    OBJ: object and group names; glTF, 3MF, 3DXML: node names; archive: the member's path,
+    followed by "/<node>" for a member with several objects). Parts come in the order of
+    trimesh's scene graph; an archive's members in name order.
+
+    Parameters
+    ----------
+    path : str or Path
+        A mesh or scene file, or an archive of them.
+    split_bodies : bool
+        Give each connected body of an object (see `Part.bodies`) its own part named
+        "<name>#<k>", k from 1 in the order of the bodies' first triangles. An object of one
+        body keeps its name.
+    prefix : str or None
+        When given, every name becomes "<prefix>:<name>" (scan of several files).
+
+    Returns
+    -------
+    list of Part
+
+    Raises
+    ------
+    InputError
+        As `load_part`; also when one object holds no triangles (a point cloud or lines).
+    """
+    parts = [part for member, scene in _read(path)
+             for part in _usable_parts(path, member, scene, split_bodies)]
+    if prefix is not None:
+        parts = [_renamed(part, f"{prefix}:{part.name}") for part in parts]
+    return parts
+
+
+def expand_paths(paths) -> list[Path]:
+    """Turn the paths a user gave into mesh files.
+
+    Parameters
+    ----------
+    paths : str, Path or iterable of them
+        Files pass through whatever their extension (reading them reports a bad one); a
+        directory gives the mesh files directly inside it (not its subdirectories), sorted by
+        name, taking every extension trimesh reads as triangles (so not ``.xyz`` point lists,
+        ``.bin`` glTF buffers, README files or hidden files). A file reached twice is kept once.
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    InputError
+        A path does not exist, or a directory holds no mesh file.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found: list[Path] = []
+    for given in map(Path, paths):
+        if given.is_dir():
+            found.extend(_mesh_files_in(given))
+        elif given.exists():
+            found.append(given)
+        else:
+            raise InputError(given, "no such file or directory; check the path")
+    return _unique(found)
+
+
+@dataclass(frozen=True)
+class Convexity:
+    """How far a part is from its convex hull; see `convexity` for the criterion.
+
+    Attributes
+    ----------
+    convex : bool
+    dimension : int
+        Affine dimension of the vertices: 3 solid, 2 flat, 1 collinear, 0 one point.
+    volume_ratio : float
+        Part volume over hull volume; NaN unless the part is closed (one watertight,
+        consistently wound body) and solid.
+    area_ratio : float
+        Part surface area over hull boundary area (for a flat part: over the hull polygon's
+        area); NaN for dimension < 2.
+    depth : float
+        Deepest sampled point of the part's surface inside the hull (vertices, edge midpoints,
+        face centroids), as a fraction of the part's bounding-box diagonal; the surface lies
+        within 3 * depth of the hull boundary everywhere. Exact when above DEPTH_REL, where
+        the search stops (so a lower bound of the deepest); below it possibly an upper bound
+        (see `_max_depth`); NaN where not measured (the part failed before).
+    reason : str
+        One line saying why the part is or is not convex.
+    """
+
+    convex: bool
+    dimension: int
+    volume_ratio: float
+    area_ratio: float
+    depth: float
+    reason: str
+
+
+def is_convex_part(part: Part) -> bool:
+    """Whether a part is, to a tight tolerance, its own convex hull.
+
+    trimesh's ``is_convex`` tests every edge against an absolute planar tolerance and says
+    False for the Panda links in ../shared/robots/panda, which fill their hulls to within 3e-4
+    of the volume. This decides by geometry instead; see `convexity` for the criterion.
+
+    Parameters
+    ----------
+    part : Part
+
+    Returns
+    -------
+    bool
+    """
+    return convexity(part).convex
+
+
+def convexity(part: Part) -> Convexity:
+    """Measure how far a part is from its convex hull, and decide whether it is convex.
+
+    Criterion (D is the part's bounding-box diagonal; a part is convex when its hull adds
+    nothing a collision check could notice):
+
+    - Solid parts (thickness above ``FLAT_REL * D``): every sampled surface point (vertices,
+      edge midpoints, face centroids) lies within ``DEPTH_REL * D`` of the hull boundary. As
+      the depth below the hull boundary is a concave function of position, a triangle's
+      centroid is at least a third as deep as its deepest point, so the whole surface then lies
+      within ``3 * DEPTH_REL * D``: this catches narrow slots and dents that cost little volume.
+      And, for a closed part (one watertight, consistently wound body), its volume is at least
+      ``1 - VOLUME_REL`` of the hull's; for any other part (open, several bodies, inconsistent
+      winding) it must instead *be* its hull's surface: its area within ``AREA_REL`` of the hull
+      boundary's area (an open box, a part with a cavity or two touching bodies fail).
+    - Flat parts (all vertices within ``FLAT_REL * D`` of a plane): the triangles' total area
+      is the hull polygon's area within ``AREA_REL``, once (one-sided) or twice (two-sided
+      plate). Overlapping triangles are not detected.
+    - Collinear or single-point parts: convex when they form one body.
+
+    Measured on ../shared: the Panda links have volume ratios 0.99966-0.99998 and reflex
+    creases at most 1.1e-3 D deep (link3), ballA.off 0.99997 and 4.7e-4 D, so they are
+    convex; 1002_tray_bottom.STL (0.990) and the UR5 links (0.64-0.95) are not.
+
+    Parameters
+    ----------
+    part : Part
+
+    Returns
+    -------
+    Convexity
+    """
+    vertices = part.vertices
+    diagonal = part.diagonal
+    if diagonal == 0.0:
+        return _verdict(part.bodies == 1, 0, "a single point")
+    axes, extents = _principal_extents(vertices)
+    if extents[2] > FLAT_REL * diagonal:
+        return _solid_convexity(part, diagonal)
+    if extents[1] > FLAT_REL * diagonal:
+        return _flat_convexity(part, axes[:2])
+    return _verdict(part.bodies == 1, 1, "collinear" + ("" if part.bodies == 1 else
+                                                          f", {part.bodies} separate bodies"))
+
+
+# Tolerances of `convexity`, as fractions of the part's bounding-box diagonal (lengths) or of
+# the hull's volume or area. VOLUME_REL is the brief's 1e-3; DEPTH_REL lets through the
+# Panda links' creases (1.1e-3 D at an edge midpoint) with a margin of two; FLAT_REL sits above
+# float32 rounding (6e-8) so an exported flat plate reads as flat.
+VOLUME_REL = 1e-3
+AREA_REL = 1e-3
+DEPTH_REL = 2e-3
+FLAT_REL = 1e-6
+
+
+def _verdict(convex: bool, dimension: int, reason: str, volume_ratio=float("nan"),
+             area_ratio=float("nan"), depth=float("nan")) -> Convexity:
+    return Convexity(bool(convex), dimension, float(volume_ratio), float(area_ratio),
+                     float(depth), reason)
+
+
+def _principal_extents(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal axes (3, 3), rows by decreasing spread, and the extent along each (3,)."""
+    centered = vertices - vertices.mean(axis=0)
+    axes = np.linalg.svd(centered, full_matrices=False)[2]
+    along = centered @ axes.T
+    return axes, along.max(axis=0) - along.min(axis=0)
+
+
+def _solid_convexity(part: Part, diagonal: float) -> Convexity:
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        hull = ConvexHull(part.vertices)
+    except (QhullError, ValueError) as exc:
+        return _verdict(False, 3, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+    triangles = part.vertices[part.faces]
+    area = _areas(triangles).sum()
+    area_ratio = area / hull.area
+    closed = part.watertight and part.bodies == 1 and _consistent_winding(part.faces)
+    if closed:
+        volume_ratio = abs(_signed_volume(triangles)) / hull.volume
+        if volume_ratio < 1.0 - VOLUME_REL:
+            return _verdict(False, 3, f"fills {volume_ratio:.4%} of its hull's volume",
+                            volume_ratio, area_ratio)
+    else:
+        volume_ratio = float("nan")
+        if abs(area_ratio - 1.0) > AREA_REL:
+            return _verdict(False, 3, f"{_not_closed(part)}, with {area_ratio:.4f} times its "
+                                      f"hull's area", volume_ratio, area_ratio)
+    depth = _max_depth(_surface_samples(part), hull, DEPTH_REL * diagonal) / diagonal
+    if depth > DEPTH_REL:
+        return _verdict(False, 3, f"its surface dips {depth:.2e} of its size below its hull",
+                        volume_ratio, area_ratio, depth)
+    what = "closed and fills its hull" if closed else "its surface is its hull's surface"
+    return _verdict(True, 3, what, volume_ratio, area_ratio, depth)
+
+
+def _flat_convexity(part: Part, plane_axes: np.ndarray) -> Convexity:
+    from scipy.spatial import ConvexHull, QhullError
+
+    flat = part.vertices @ plane_axes.T
+    try:
+        polygon = ConvexHull(flat).volume  # a 2-D hull's "volume" is its area
+    except (QhullError, ValueError) as exc:
+        return _verdict(False, 2, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+    coverage = _areas(part.vertices[part.faces]).sum() / polygon
+    sides = round(coverage)
+    convex = sides in (1, 2) and abs(coverage - sides) <= AREA_REL * sides
+    reason = (f"flat and covers its hull polygon {'once' if sides == 1 else 'on both sides'}"
+              if convex else f"flat, covering {coverage:.4f} times its hull polygon's area")
+    return _verdict(convex, 2, reason, area_ratio=coverage)
+
+
+def _not_closed(part: Part) -> str:
+    if part.bodies > 1:
+        return f"{part.bodies} separate bodies"
+    return "open (not watertight)" if not part.watertight else "inconsistently wound"
+
+
+def _areas(triangles: np.ndarray) -> np.ndarray:
+    """(m,) areas of (m, 3, 3) triangles."""
+    cross = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    return 0.5 * np.linalg.norm(cross, axis=1)
+
+
+def _signed_volume(triangles: np.ndarray) -> float:
+    """Volume enclosed by (m, 3, 3) triangles (divergence theorem), positive when outward."""
+    local = triangles - triangles.reshape(-1, 3).mean(axis=0)  # centred: less cancellation
+    return float(np.einsum("ij,ij->", local[:, 0], np.cross(local[:, 1], local[:, 2])) / 6.0)
+
+
+def _consistent_winding(faces: np.ndarray) -> bool:
+    """Each directed edge used once: neighbours traverse their shared edge in opposite ways."""
+    directed = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    key = directed[:, 0] * (int(faces.max()) + 1) + directed[:, 1]
+    return len(np.unique(key)) == len(key)
+
+
+def _surface_samples(part: Part) -> np.ndarray:
+    """(k, 3) vertices, edge midpoints and face centroids of a part."""
+    vertices, faces = part.vertices, part.faces
+    edges = np.unique(np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
+    return np.concatenate([vertices, vertices[edges].mean(axis=1),
+                           vertices[faces].mean(axis=1)])
+
+
+def _max_depth(points: np.ndarray, hull, limit: float) -> float:
+    """Largest distance of `points` below the hull boundary (0 for points on it).
+
+    Inside the hull the nearest boundary point lies on the nearest facet plane, so the depth of
+    x is min over facets of -(n . x + d). Rather than every facet for every point (half a
+    second for ballA.off), the planes of the 8 facets with the nearest centres give an upper
+    bound; only points whose bound exceeds `limit` are measured against all facets, stopping
+    once one is deeper than `limit`. The result is exact where it exceeds `limit` and an
+    upper bound otherwise.
+
+    Parameters
+    ----------
+    points : (k, 3) float64
+    hull : scipy.spatial.ConvexHull
+    limit : float
+    """
+    equations = hull.equations  # (h, 4): n . x + d <= 0 inside, |n| = 1
+    if len(points) * len(equations) > 1_000_000:
+        from scipy.spatial import cKDTree
+
+        centres = hull.points[hull.simplices].mean(axis=1)
+        near = cKDTree(centres).query(points, k=min(8, len(equations)))[1].reshape(len(points), -1)
+        bound = -(np.einsum("ijk,ik->ij", equations[near, :3], points)
+                  + equations[near, 3]).max(axis=1)
+        suspect = bound > limit
+        if not suspect.any():
+            return max(float(bound.max()), 0.0)
+        points = points[suspect]
+    rows = max(1, 4_000_000 // len(equations))  # bound the (rows, h) temporary to 32 MB
+    deepest = 0.0
+    for start in range(0, len(points), rows):
+        chunk = points[start:start + rows]
+        depth = -(chunk @ equations[:, :3].T + equations[:, 3]).max(axis=1)
+        deepest = max(deepest, float(depth.max()))
+        if deepest > limit:
+            break
+    return deepest
+
+
+# --------------------------------------------------------------------------------------------
+# reading: file -> trimesh scenes, every failure an InputError
+# --------------------------------------------------------------------------------------------
+
+def _read(path: str | Path) -> list[tuple[str | None, object]]:
+    """Read a file into trimesh scenes: [(None, scene)], or [(member, scene)] for an archive.
+
+    Catches `Exception` only, never `BaseException`, so Ctrl-C still stops a long read.
+    """
+    path = Path(path)
+    _check_file(path)
+    file_type = _file_type(path)
+    try:
+        if file_type in _ARCHIVE_TYPES:
+            return _read_archive(path, file_type)
+        return [(None, _load_scene(path, file_type))]
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(path, _cause(exc, file_type)) from exc
+
+
+def _check_file(path: Path) -> None:
+    """Errors trimesh reports badly: missing, a directory, empty, or a type it cannot read."""
+    if path.is_dir():
+        raise InputError(path, "is a directory, not a mesh file; give one file"
+                               " (a scan takes directories)")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError(path, "no such file; check the path") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if size == 0:
+        raise InputError(path, "is empty (0 bytes); re-export or copy it again")
+    file_type = _file_type(path)
+    if file_type not in _known_types():
+        raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
+                               f"{', '.join(sorted(_readable_types()))}")
+
+
+def _load_scene(path: Path, file_type: str):
+    """One file into a trimesh Scene, with the options of its format and no processing."""
+    import trimesh
+
+    loader = trimesh.exchange.load.mesh_loaders.get(file_type)
+    _require_loader(loader)
+    if file_type == "gltf":
+        _check_json(path)
+    if file_type == "stl":
+        with open(path, "rb") as stream:
+            _check_stl(path, stream.read(4096), path.stat().st_size)
+    with open(path, "rb") as stream:
+        return trimesh.load_scene(
+            stream, file_type=file_type, resolver=trimesh.resolvers.FilePathResolver(path),
+            process=False, **_OPTIONS.get(file_type, {}))
+
+
+def _check_json(path: Path) -> None:
+    """trimesh reads a .gltf that is not JSON as a request for "model.gltf" and reports that
+    file missing; say what is wrong instead."""
+    import json
+
+    try:
+        json.loads(path.read_bytes())
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise InputError(path, f"not a valid glTF file (not JSON: {_one_line(str(exc), 80)}); "
+                               f"re-export it") from exc
+
+
+def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
+    """Every mesh member of an archive, by member name.
+
+    trimesh's own archive loader names the objects "geometry_<random hex>" and drops members
+    it fails to read without a word; here members keep their names and a bad one is an error.
+    """
+    import trimesh
+
+    with open(path, "rb") as stream:
+        archive = trimesh.util.decompress(stream, file_type=file_type)
+    resolver = trimesh.resolvers.ZipResolver(archive)
+    loaded = []
+    for member in sorted(archive):
+        member_type = _file_type(Path(member))
+        if member_type in _ARCHIVE_TYPES or member_type not in _known_types() - _NOT_MESH_TYPES:
+            continue  # a README, texture or buffer next to the meshes; archives are not nested
+        try:
+            _require_loader(trimesh.exchange.load.mesh_loaders[member_type])
+            if member_type == "stl":
+                data = archive[member].read()
+                archive[member].seek(0)
+                _check_stl(path, data[:4096], len(data))
+            scene = trimesh.load_scene(archive[member], file_type=member_type, resolver=resolver,
+                                       process=False, **_OPTIONS.get(member_type, {}))
+        except InputError as exc:
+            raise InputError(path, f"member {member}: {exc.message}") from exc
+        except Exception as exc:
+            raise InputError(path, f"member {member}: {_cause(exc, member_type)}") from exc
+        loaded.append((member, scene))
+    if not loaded:
+        raise InputError(path, "archive holds no mesh file; put STL, OBJ, PLY, glTF or 3MF "
+                               "files in it")
+    return loaded
+
+
+def _require_loader(loader) -> None:
+    """trimesh keeps a loader whose optional dependency is missing as an ExceptionWrapper that
+    raises the ImportError on use; raise it before opening anything, for `_cause` to name."""
+    from trimesh.exceptions import ExceptionWrapper
+
+    if isinstance(loader, ExceptionWrapper):
+        loader()
+
+
+_KINDS = {"gltf": "glTF", "zip": "ZIP", "tar.gz": "tar.gz", "tar.bz2": "tar.bz2", "bz2": "bz2"}
+
+# pip names of the modules trimesh's optional loaders import, where they differ
+_PIP_NAMES = {"collada": "pycollada", "PIL": "pillow"}
+
+
+def _cause(exc: Exception, file_type: str) -> str:
+    """One line saying why trimesh could not read a file of `file_type`."""
+    kind = _KINDS.get(file_type, file_type.upper())
+    if isinstance(exc, ImportError):
+        # trimesh re-raises a stored ImportError from its message alone, without `.name`
+        found = re.search(r"No module named '([^'.]+)", str(exc))
+        missing = exc.name or (found.group(1) if found else str(exc))
+        if missing in ("charset_normalizer", "chardet"):
+            # trimesh guesses a text encoding only once the bytes failed to decode as UTF-8
+            return f"not a valid {kind} file (binary data where text was expected); re-export it"
+        package = _PIP_NAMES.get(missing, missing)
+        return f"reading {kind} files needs the Python package '{package}' (pip install {package})"
+    if isinstance(exc, FileNotFoundError) and exc.strerror is None:
+        # a resolver's miss: a glTF buffer, an OBJ material library, ...
+        return f"a file it refers to is missing ({_one_line(str(exc))}); keep it beside the file"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot read: {exc.strerror}"
+    detail = _one_line(str(exc)) or type(exc).__name__
+    return f"not a valid {kind} file ({type(exc).__name__}: {detail}); re-export it"
+
+
+def _check_stl(path: Path, head: bytes, size: int) -> None:
+    """Reject a binary STL whose size disagrees with its header, before trimesh reads it: trimesh
+    then falls back to reading it as text and fails on the text encoding or (with
+    charset_normalizer installed) returns an empty mesh, which would tell the user nothing.
+
+    Parameters
+    ----------
+    head : bytes
+        The first 4096 bytes (fewer if the file is shorter).
+    size : int
+        The file's size in bytes.
+    """
+    if size < 84 or _looks_like_text(head):
+        return  # ASCII STL, or too short to be binary: trimesh's own message will do
+    # binary STL: 80-byte header, uint32 triangle count, then 50 bytes per triangle
+    count = int(np.frombuffer(head[80:84], dtype="<u4")[0])
+    expected = 84 + 50 * count
+    if expected != size:
+        what = "truncated or not an STL" if size < expected else "not an STL, or padded"
+        raise InputError(path, f"not a valid STL file: not ASCII STL, and as binary STL "
+                               f"its header promises {count} triangles ({expected} bytes) but "
+                               f"the file has {size} bytes ({what}); re-export it")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        head.decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in head
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _file_type(path: Path) -> str:
+    """The format trimesh is asked for: the lower-case suffix, compound for archives."""
+    name = path.name.lower()
+    for archive in _ARCHIVE_TYPES:
+        if name.endswith("." + archive):
+            return archive
+    return path.suffix.lower().lstrip(".")
+
+
+@lru_cache(maxsize=1)
+def _known_types() -> frozenset:
+    """Every format trimesh has a loader for, installed optional dependencies or not."""
+    from trimesh.exchange.load import mesh_loaders
+
+    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES)
+
+
+@lru_cache(maxsize=1)
+def _readable_types() -> frozenset:
+    """The formats that give triangles with the optional dependencies installed here."""
+    from trimesh.exchange.load import mesh_formats
+
+    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES)) - _NOT_MESH_TYPES
+
+
+def _mesh_files_in(directory: Path) -> list[Path]:
+    mesh_types = _known_types() - _NOT_MESH_TYPES
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        raise InputError(directory, f"cannot list directory: {exc.strerror or exc}") from exc
+    files = [p for p in entries if p.is_file() and not p.name.startswith(".")
+             and _file_type(p) in mesh_types]
+    if not files:
+        raise InputError(directory, "directory holds no mesh file (looked for "
+                                    f"{', '.join(sorted(_readable_types()))})")
+    return files
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    seen, kept = set(), []
+    for path in paths:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            kept.append(path)
+    return kept
+
+
+# --------------------------------------------------------------------------------------------
+# scenes -> parts
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Mesh:
+    """A mesh checked and indexed once in its own frame, shared by every node instancing it.
+
+    Attributes
+    ----------
+    vertices : (n, 3) float64
+        Copies merged (`_merge_close`), unused vertices dropped.
+    faces : (m, 3) int64
+    body : (m,) int64
+        Body label of each face, 0 .. bodies-1 in order of each body's first face.
+    bodies : int
+    open_face : (m,) bool
+        Faces with an edge not shared by exactly two faces.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    body: np.ndarray
+    bodies: int
+    open_face: np.ndarray
+
+    @property
+    def watertight(self) -> bool:
+        return not self.open_face.any()
+
+    def split(self) -> list[_Mesh]:
+        """Each body as its own mesh, in label order."""
+        order = np.argsort(self.body, kind="stable")
+        ends = np.cumsum(np.bincount(self.body, minlength=self.bodies))[:-1]
+        pieces = []
+        for faces_k in np.split(order, ends):
+            used, local = np.unique(self.faces[faces_k], return_inverse=True)
+            pieces.append(_Mesh(self.vertices[used], local.reshape(-1, 3).astype(np.int64),
+                                np.zeros(len(faces_k), dtype=np.int64), 1,
+                                self.open_face[faces_k]))
+        return pieces
+
+
+def _usable_parts(path, member: str | None, scene, split_bodies: bool) -> list[Part]:
+    """`_scene_parts`, with whatever a malformed scene makes fail there an InputError."""
+    try:
+        return _scene_parts(path, member, scene, split_bodies)
+    except InputError:
+        raise
+    except Exception as exc:
+        where = f"member {member}: " if member else ""
+        raise InputError(path, f"{where}cannot use its scene ({type(exc).__name__}: "
+                               f"{_one_line(str(exc), 80)}); re-export it") from exc
+
+
+def _scene_parts(path, member: str | None, scene, split_bodies: bool) -> list[Part]:
+    """One part per node holding geometry (or per body of it); each mesh prepared once."""
+    nodes = scene.graph.nodes_geometry
+    if not nodes:
+        where = f"member {member}" if member else "file"
+        raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
+                               f"its geometry")
+    prepared: dict[str, list[tuple[str, _Mesh]]] = {}
+    parts = []
+    for node in nodes:
+        transform, geometry_name = scene.graph[node]
+        name = _object_name(path, member, node, len(nodes))
+        if geometry_name not in prepared:
+            mesh = _prepare(path, name, scene.geometry[geometry_name])
+            pieces = mesh.split() if split_bodies and mesh.bodies > 1 else [mesh]
+            suffixes = [f"#{k}" for k in range(1, len(pieces) + 1)] if len(pieces) > 1 else [""]
+            prepared[geometry_name] = list(zip(suffixes, pieces))
+        units = scene.geometry[geometry_name].units
+        parts.extend(_placed(path, name + suffix, piece, transform, units)
+                     for suffix, piece in prepared[geometry_name])
+    return parts
+
+
+def _object_name(path, member: str | None, node: str, n_nodes: int) -> str:
+    """A file's only object takes the file's name (an archive member's, the member's)."""
+    if n_nodes == 1:
+        return Path(path).name if member is None else member
+    return str(node) if member is None else f"{member}/{node}"
+
+
+def _prepare(path, name: str, geometry) -> _Mesh:
+    """Check a trimesh geometry, then merge, index and label it in its own frame."""
+    faces = getattr(geometry, "faces", None)
+    if faces is None:
+        kind = "a point cloud" if type(geometry).__name__ == "PointCloud" else "lines or points"
+        raise InputError(path, f"object '{name}' is {kind} with no triangles; gjk needs "
+                               f"triangle meshes: export it as a mesh")
+    vertices = np.asarray(geometry.vertices, dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(faces) == 0:
+        raise InputError(path, f"object '{name}' has no triangles; gjk needs triangle meshes: "
+                               f"export it as a mesh")
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise InputError(path, f"object '{name}' has triangles that point past its "
+                               f"{len(vertices)} vertices; re-export it")
+    _check_finite(path, name, vertices, faces)
+    vertices, faces = _merge_close(vertices, faces)
+    body, bodies, open_face = _topology(faces, len(vertices))
+    return _Mesh(vertices, faces, body, bodies, open_face)
+
+
+def _check_finite(path, name: str, vertices: np.ndarray, faces: np.ndarray) -> None:
+    if np.isfinite(vertices).all():
+        return
+    used = np.unique(faces)
+    bad = int((~np.isfinite(vertices[used]).all(axis=1)).sum())
+    if bad:
+        raise InputError(path, f"object '{name}' has NaN or infinite coordinates in {bad} of "
+                               f"{len(used)} vertices; fix the export")
+
+
+def _merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge vertices that agree to within `_MERGE_REL` of the largest coordinate; drop unused.
+
+    STL stores each triangle's corners separately and OBJ/glTF split vertices at texture seams;
+    unmerged, no edge would be shared and every triangle would be a body of its own. Copies are
+    not always bitwise equal: CAD exporters write zero as +-1e-17 and the like (angle_block.STL,
+    idler_riser.STL), so coordinates are compared on a grid of `_MERGE_REL` times the largest
+    absolute coordinate (trimesh rounds to an absolute 1e-8 instead, which does not scale).
+    A merged vertex keeps the coordinates of its first copy, so nothing moves by more than the
+    grid step.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float64, finite where used
+    faces : (m, 3) int64
+
+    Returns
+    -------
+    vertices : (k, 3) float64, sorted lexicographically
+    faces : (m, 3) int64
+    """
+    used = np.zeros(len(vertices), dtype=bool)
+    used[faces.ravel()] = True
+    keep = np.flatnonzero(used)
+    local = vertices[keep]
+    step = float(np.abs(local).max()) * _MERGE_REL or 1.0
+    grid = np.rint(local / step).astype(np.int64)  # |grid| <= 2**40: exact in int64
+    order = np.lexsort(grid.T[::-1])  # stable: the first copy leads its group
+    ordered = grid[order]
+    new = np.ones(len(ordered), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    index = np.full(len(vertices), -1, dtype=np.int64)
+    index[keep[order]] = np.cumsum(new) - 1
+    return local[order[new]], index[faces]
+
+
+def _topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """Bodies of a mesh, and the faces on an edge not shared by exactly two faces.
+
+    Two triangles are in one body when a chain of manifold edges joins them: edges shared by
+    exactly two distinct triangles (trimesh's face adjacency). Solids that touch along an edge
+    (shared.STL, not_convex.obj) stay separate bodies. A triangle repeated in the file (a
+    double-sided export: chair_model.obj has every triangle twice, once per winding) counts
+    once, or every edge would be non-manifold and each triangle a body of its own.
+
+    Parameters
+    ----------
+    faces : (m, 3) int64
+    n_vertices : int
+
+    Returns
+    -------
+    body : (m,) int64
+        Label per face, 0 .. bodies-1 in order of each body's first face.
+    bodies : int
+    open_face : (m,) bool
+        Faces with an edge not shared by exactly two faces: the mesh is watertight (trimesh's
+        definition) when there are none.
+    """
+    order, counts = _edge_groups(faces, n_vertices)
+    open_edge = np.empty(len(order), dtype=bool)
+    open_edge[order] = np.repeat(counts != 2, counts)
+    open_face = open_edge.reshape(-1, 3).any(axis=1)
+
+    distinct, inverse = _distinct_triangles(faces, n_vertices)
+    if inverse is not None:
+        order, counts = _edge_groups(distinct, n_vertices)
+    # a manifold edge's two entries sit side by side in `order` (edge i lies on face i // 3)
+    first = (np.cumsum(counts) - counts)[counts == 2]
+    root = _components(len(distinct), order[first] // 3, order[first + 1] // 3)
+    # roots are each body's first face, so numbering them in order gives "#k" names that
+    # follow the file
+    is_root = root == np.arange(len(root))
+    body = (np.cumsum(is_root) - 1)[root]
+    return (body if inverse is None else body[inverse]), int(is_root.sum()), open_face
+
+
+def _edge_groups(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 3m edges of `faces` sorted so equal edges are adjacent.
+
+    Returns
+    -------
+    order : (3m,) int64
+        Edge indices (edge i lies on face i // 3) in sorted order.
+    counts : (g,) int64
+        How many faces share each distinct edge, in the same order.
+    """
+    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    key = edges[:, 0] * n_vertices + edges[:, 1]  # < n**2: exact in int64 below 3e9 vertices
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    change = np.ones(len(key) + 1, dtype=bool)
+    change[1:-1] = sorted_key[1:] != sorted_key[:-1]
+    return order, np.diff(np.flatnonzero(change))
+
+
+def _distinct_triangles(faces: np.ndarray, n_vertices: int):
+    """Triangles with repeats (same three vertices, either winding) removed.
+
+    Returns
+    -------
+    distinct : (k, 3) int64
+    inverse : (m,) int64 or None
+        Index into `distinct` of each face; None when no triangle repeats.
+    """
+    corners = np.sort(faces, axis=1)
+    if n_vertices >= 2_000_000:  # n**3 would overflow one int64 key per triangle
+        _, first, inverse = np.unique(corners, axis=0, return_index=True, return_inverse=True)
+        if len(first) == len(faces):
+            return faces, None
+        return _in_file_order(faces, first, inverse.ravel())
+    key = (corners[:, 0] * n_vertices + corners[:, 1]) * n_vertices + corners[:, 2]
+    ordered = np.sort(key)
+    if (ordered[1:] != ordered[:-1]).all():  # the common case, without the cost of unique
+        return faces, None
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return _in_file_order(faces, first, inverse.ravel())
+
+
+def _in_file_order(faces: np.ndarray, first: np.ndarray, inverse: np.ndarray):
+    """Distinct triangles listed in the order of their first appearance in `faces`."""
+    order = np.argsort(first)
+    renumber = np.empty_like(order)
+    renumber[order] = np.arange(len(order))
+    return faces[first[order]], renumber[inverse]
+
+
+def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected components of n nodes joined by edges a[i]-b[i].
+
+    Returns
+    -------
+    root : (n,) int64
+        The smallest node index of each node's component.
+    """
+    if len(a) == 0:
+        return np.arange(n, dtype=np.int64)
+    if n <= _SMALL_GRAPH:
+        root = _hooked_roots(n, a, b)
+        if root is not None:
+            return root
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    label = connected_components(graph, directed=False)[1]
+    first = np.full(label.max() + 1, n, dtype=np.int64)
+    np.minimum.at(first, label, np.arange(n))
+    return first[label]
+
+
+def _hooked_roots(n: int, a: np.ndarray, b: np.ndarray, rounds: int = 64):
+    """`_components` by hooking each root to its smallest neighbouring root, then pointer
+    jumping (Shiloach and Vishkin 1982): a few vectorised rounds, where scipy's sparse setup
+    alone costs about 0.4 ms a call, most of a small part's load time in a 10,000-part scene.
+    None if `rounds` rounds do not settle it (never seen; scipy then takes over)."""
+    root = np.arange(n, dtype=np.int64)
+    for _ in range(rounds):
+        ra, rb = root[a], root[b]
+        apart = ra != rb
+        if not apart.any():
+            return root
+        # roots only point to smaller indices, so no cycle can form
+        np.minimum.at(root, np.maximum(ra, rb)[apart], np.minimum(ra, rb)[apart])
+        while True:  # every node points at its root again
+            jumped = root[root]
+            if (jumped == root).all():
+                break
+            root = jumped
+    return None
+
+
+def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:
+    """The prepared mesh moved by its node's full world transform (scale and shear kept)."""
+    linear, shift = transform[:3, :3], transform[:3, 3]
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+        vertices = mesh.vertices @ linear.T + shift
+    if not np.isfinite(vertices).all():
+        raise InputError(path, f"object '{name}' has NaN or infinite coordinates after its "
+                               f"node transform; fix the export")
+    faces = mesh.faces
+    if np.linalg.det(linear) < 0:
+        faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
+    return _frozen_part(name=name, source=str(path), vertices=vertices, faces=faces,
+                        units=units, watertight=mesh.watertight, bodies=mesh.bodies)
+
+
+def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies) -> Part:
+    """A Part whose arrays are read-only: the engine, scan and reports share them."""
+    vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+    faces = np.ascontiguousarray(faces, dtype=np.int64)
+    vertices.flags.writeable = False
+    faces.flags.writeable = False
+    return Part(name=name, source=str(source), vertices=vertices, faces=faces, units=units,
+                watertight=bool(watertight), bodies=int(bodies))
+
+
+def _renamed(part: Part, name: str) -> Part:
+    return Part(name=name, source=part.source, vertices=part.vertices, faces=part.faces,
+                units=part.units, watertight=part.watertight, bodies=part.bodies)
