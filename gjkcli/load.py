@@ -517,6 +517,10 @@ def _check_file(path: Path) -> None:
 
 def _load_scene(path: Path, file_type: str):
     """One file into a trimesh Scene, with the options of its format and no processing."""
+    if file_type == "stl":
+        fast = _read_single_stl(path)
+        if fast is not None:
+            return fast
     import trimesh
 
     loader = trimesh.exchange.load.mesh_loaders.get(file_type)
@@ -530,6 +534,61 @@ def _load_scene(path: Path, file_type: str):
         return trimesh.load_scene(
             stream, file_type=file_type, resolver=trimesh.resolvers.FilePathResolver(path),
             process=False, **_OPTIONS.get(file_type, {}))
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    vertices: np.ndarray
+    faces: np.ndarray
+    units: str | None = None
+
+
+class _OneMeshScene:
+    """The little of a trimesh Scene that `_scene_parts` reads, for a file of one mesh."""
+
+    def __init__(self, geometry: _Geometry):
+        self.geometry = {"mesh": geometry}
+        self.graph = self
+        self.nodes_geometry = ["mesh"]
+
+    def __getitem__(self, node):
+        return np.eye(4), "mesh"
+
+
+# a binary STL triangle: normal, three corners, attribute bytes
+_STL_RECORD = np.dtype([("normal", "<f4", (3,)), ("corners", "<f4", (3, 3)), ("attribute", "<u2")])
+_STL_VERTEX = re.compile(rb"vertex\s+(\S+)\s+(\S+)\s+(\S+)")
+
+
+def _read_single_stl(path: Path):
+    """A binary STL, or an ASCII STL of one solid, read with NumPy; None for anything else.
+
+    `gjk check a.stl b.stl` is the common case, and importing trimesh alone costs most of the
+    command's one-second budget. Files this does not take (several solids, odd layouts) go to
+    trimesh, and so do the checks that give its errors their wording.
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as stream:
+        head = stream.read(84)
+    if size >= 84 and not _looks_like_text(head[:80]):
+        count = int(np.frombuffer(head[80:84], dtype="<u4")[0])
+        if count == 0 or size != 84 + 50 * count:
+            return None
+        records = np.fromfile(path, dtype=_STL_RECORD, count=count, offset=84)
+        corners = records["corners"].astype(np.float64).reshape(-1, 3)
+    else:
+        text = path.read_bytes()
+        if text.count(b"endsolid") != 1 or text.count(b"facet") % 2 or not text.lstrip().startswith(b"solid"):
+            return None
+        found = _STL_VERTEX.findall(text)
+        if not found or len(found) % 3:
+            return None
+        try:
+            corners = np.array(found, dtype=np.float64)
+        except ValueError:
+            return None
+    faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
+    return _OneMeshScene(_Geometry(corners, faces))
 
 
 def _check_json(path: Path) -> None:

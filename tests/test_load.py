@@ -283,6 +283,12 @@ def test_zip_without_meshes(tmp_path):
     rejects(path, "no mesh file")
 
 
+def write_off(path: Path) -> Path:
+    """One triangle as OFF: a format that goes through trimesh (gjk reads one-solid STL itself)."""
+    path.write_text("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n")
+    return path
+
+
 def test_unexpected_reader_failure_is_an_input_error(tmp_path, monkeypatch):
     import trimesh
 
@@ -290,8 +296,7 @@ def test_unexpected_reader_failure_is_an_input_error(tmp_path, monkeypatch):
         raise RuntimeError("the reader fell over\nwith a two-line message")
 
     monkeypatch.setattr(trimesh, "load_scene", broken)
-    error = rejects(write_stl(tmp_path / "t.stl", [[(0, 0, 0), (1, 0, 0), (0, 1, 0)]]),
-                    "RuntimeError", "the reader fell over")
+    error = rejects(write_off(tmp_path / "t.off"), "RuntimeError", "the reader fell over")
     assert isinstance(error.__cause__, RuntimeError)
 
 
@@ -307,8 +312,7 @@ def test_malformed_scene_is_an_input_error(tmp_path, monkeypatch):
         return scene
 
     monkeypatch.setattr(trimesh, "load_scene", dangling)
-    error = rejects(write_stl(tmp_path / "t.stl", [[(0, 0, 0), (1, 0, 0), (0, 1, 0)]]),
-                    "cannot use its scene")
+    error = rejects(write_off(tmp_path / "t.off"), "cannot use its scene")
     assert isinstance(error.__cause__, KeyError)
 
 
@@ -320,7 +324,7 @@ def test_keyboard_interrupt_is_not_swallowed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trimesh, "load_scene", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        load_part(write_stl(tmp_path / "t.stl", [[(0, 0, 0), (1, 0, 0), (0, 1, 0)]]))
+        load_part(write_off(tmp_path / "t.off"))
 
 
 @pytest.mark.shared
