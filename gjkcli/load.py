@@ -510,7 +510,7 @@ def _check_file(path: Path) -> None:
     if size == 0:
         raise InputError(path, "is empty (0 bytes); re-export or copy it again")
     file_type = _file_type(path)
-    if file_type not in _known_types():
+    if file_type != "stl" and file_type not in _known_types():  # asking trimesh imports it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types()))}")
 
@@ -570,10 +570,8 @@ def _read_single_stl(path: Path):
     size = path.stat().st_size
     with open(path, "rb") as stream:
         head = stream.read(84)
-    if size >= 84 and not _looks_like_text(head[:80]):
-        count = int(np.frombuffer(head[80:84], dtype="<u4")[0])
-        if count == 0 or size != 84 + 50 * count:
-            return None
+    count = int(np.frombuffer(head[80:84], dtype="<u4")[0]) if size >= 84 else -1
+    if count > 0 and size == 84 + 50 * count:  # binary, whatever its header says
         records = np.fromfile(path, dtype=_STL_RECORD, count=count, offset=84)
         corners = records["corners"].astype(np.float64).reshape(-1, 3)
     else:
