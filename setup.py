@@ -18,4 +18,11 @@ core = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )
 
-setup(ext_modules=cythonize([core], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))
+mesh = Extension(
+    "gjkcli._mesh",
+    sources=["gjkcli/_mesh.pyx", "gjkcli/csrc/bvh.c", "gjkcli/csrc/tri.c"],
+    include_dirs=["gjkcli/csrc"],
+    extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
+)
+
+setup(ext_modules=cythonize([core, mesh], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))

@@ -1,0 +1,327 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""Bindings of the compiled mesh core (gjkcli/csrc/mesh.h, bvh.c, tri.c).
+
+A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
+relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
+loops run in C without the GIL. The Python API is gjkcli.exact; this module is its private engine.
+"""
+from libc.stdint cimport int32_t, int64_t
+from libc.math cimport INFINITY
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+import numpy as np
+
+
+cdef extern from "mesh.h" nogil:
+    ctypedef struct mesh_node:
+        double c[3]
+        double ax[9]
+        double e[3]
+        int32_t first
+        int32_t count
+
+    ctypedef struct mesh_bvh:
+        int32_t n_verts, n_tris
+        const double *v
+        const int32_t *f
+        double *tri
+        int32_t *order
+        mesh_node *nodes
+        int32_t n_nodes, depth
+        double size
+        int32_t *cap_off
+        int32_t *cap_edge
+
+    ctypedef struct mesh_ws:
+        pass
+
+    ctypedef struct mesh_hit:
+        int exit, crossing, near
+        int32_t tri_a, tri_b
+        double point[3]
+        double straddle
+        int64_t visits, tests
+        int n_pairs
+
+    ctypedef struct mesh_near:
+        int exit
+        double distance
+        double pa[3]
+        double pb[3]
+        int32_t tri_a, tri_b
+        int64_t visits, tests
+
+    int mesh_build(mesh_bvh *M, const double *v, int32_t n_verts, const int32_t *f, int32_t n_tris,
+                   int leaf_size)
+    int mesh_wind_prepare(mesh_bvh *M)
+    void mesh_free(mesh_bvh *M)
+    int mesh_ws_init(mesh_ws *ws)
+    void mesh_ws_free(mesh_ws *ws)
+    void mesh_intersect(const mesh_bvh *A, const mesh_bvh *B, const double *R, const double *t,
+                        double margin, double deep, double snap, mesh_ws *ws, int32_t *pairs,
+                        int cap, mesh_hit *out)
+    void mesh_distance(const mesh_bvh *A, const mesh_bvh *B, const double *R, const double *t,
+                       double upper, double stop_below, double snap, mesh_ws *ws, mesh_near *out)
+    double mesh_closest(const mesh_bvh *M, const double *q, double upper, double stop_below,
+                        mesh_ws *ws, double *c, int32_t *tri)
+    double mesh_winding(const mesh_bvh *M, const double *q, mesh_ws *ws)
+    double mesh_winding_brute(const mesh_bvh *M, const double *q)
+    int tri_tri_intersect(const double *P, const double *Q, double snap, double *point, double *straddle)
+    double tri_tri_distance2(const double *P, const double *Q, double *pp, double *qq)
+
+
+# Exit reasons of the traversals, by code (gjkcli/csrc/mesh.h, enum mesh_exit).
+EXIT_NAMES = {
+    0: "none",
+    1: "deep crossing",
+    2: "exhausted",
+    3: "stop distance reached",
+    4: "triangles intersect",
+    5: "out of memory",
+    6: "pair buffer full",
+}
+
+
+cdef class BVH:
+    """Oriented-box hierarchy over a mesh's triangles, built in C once; the arrays stay referenced.
+
+    vertices : (n, 3) float64, the mesh's own frame
+    faces : (m, 3) int32, m >= 1
+    leaf_size : triangles per leaf
+    """
+
+    cdef mesh_bvh m
+    cdef readonly object vertices
+    cdef readonly object faces
+    cdef readonly bint winding_ready
+
+    def __cinit__(self, vertices, faces, int leaf_size=1):
+        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
+        self.faces = np.ascontiguousarray(faces, dtype=np.int32).reshape(-1, 3)
+        cdef const double[:, ::1] v = self.vertices
+        cdef const int32_t[:, ::1] f = self.faces
+        cdef int32_t nv = v.shape[0], nf = f.shape[0]
+        if nf == 0 or nv == 0:
+            raise ValueError("a BVH needs at least one triangle")
+        if int(self.faces.min()) < 0 or int(self.faces.max()) >= nv:
+            raise ValueError(f"faces index outside the {nv} vertices")
+        cdef int rc
+        with nogil:
+            rc = mesh_build(&self.m, &v[0, 0], nv, &f[0, 0], nf, leaf_size)
+        if rc != 0:
+            raise MemoryError("BVH build")
+        self.winding_ready = False
+
+    def __dealloc__(self):
+        mesh_free(&self.m)
+
+    @property
+    def n_nodes(self):
+        return self.m.n_nodes
+
+    @property
+    def depth(self):
+        return self.m.depth
+
+    @property
+    def size(self):
+        """Bounding-box diagonal of the mesh."""
+        return self.m.size
+
+    @property
+    def n_triangles(self):
+        return self.m.n_tris
+
+    def prepare_winding(self):
+        """Build the winding-number caps (boundary edges of every node's patch); idempotent.
+        Holds the GIL, so that two threads never build them at once."""
+        cdef int rc
+        if self.winding_ready:
+            return
+        rc = mesh_wind_prepare(&self.m)
+        if rc != 0:
+            raise MemoryError("winding caps")
+        self.winding_ready = True
+
+    def nodes(self):
+        """The boxes as arrays: centre (k, 3), axes (k, 3, 3) rows, extents (k, 3), first, count."""
+        cdef int k = self.m.n_nodes, i, c
+        centre = np.empty((k, 3))
+        axes = np.empty((k, 9))
+        ext = np.empty((k, 3))
+        first = np.empty(k, np.int32)
+        count = np.empty(k, np.int32)
+        cdef double[:, ::1] cv = centre, av = axes, ev = ext
+        cdef int32_t[::1] fv = first, nv = count
+        for i in range(k):
+            for c in range(3):
+                cv[i, c] = self.m.nodes[i].c[c]
+                ev[i, c] = self.m.nodes[i].e[c]
+            for c in range(9):
+                av[i, c] = self.m.nodes[i].ax[c]
+            fv[i] = self.m.nodes[i].first
+            nv[i] = self.m.nodes[i].count
+        return {"centre": centre, "axes": axes.reshape(k, 3, 3), "extents": ext, "first": first,
+                "count": count}
+
+    def order(self):
+        """(m,) int32: the face in each leaf slot."""
+        cdef int32_t[::1] o = <int32_t[:self.m.n_tris]> self.m.order
+        return np.array(o, dtype=np.int32)
+
+
+cdef class Workspace:
+    """Traversal stack for one thread, grown on demand and reused across queries."""
+
+    cdef mesh_ws ws
+
+    def __cinit__(self):
+        if mesh_ws_init(&self.ws) != 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        mesh_ws_free(&self.ws)
+
+
+cdef inline Workspace _ws(Workspace ws):
+    """The caller's workspace, or a fresh one: a shared default would race between threads."""
+    return ws if ws is not None else Workspace()
+
+
+def intersect(BVH a, BVH b, const double[::1] pose, double margin, double deep, double snap,
+              Workspace ws=None, int collect=0):
+    """Crossing search; pose (12,) places B in A's frame.
+
+    Returns (exit, crossing, near, tri_a, tri_b, point (3,) tuple, straddle, visits, tests,
+    pairs): pairs is None, or with collect > 0 the first `collect` crossings within `deep` as
+    (k, 2) int32 faces of A and B.
+    """
+    cdef mesh_hit h
+    cdef Workspace w = _ws(ws)
+    if pose.shape[0] != 12:
+        raise ValueError("pose must hold 12 numbers")
+    buf = np.empty((max(collect, 1), 2), np.int32)
+    cdef int32_t[:, ::1] bv = buf
+    with nogil:
+        mesh_intersect(&a.m, &b.m, &pose[0], &pose[9], margin, deep, snap, &w.ws, &bv[0, 0],
+                       collect, &h)
+    if h.exit == 5:
+        raise MemoryError()
+    return (h.exit, h.crossing, h.near, h.tri_a, h.tri_b, (h.point[0], h.point[1], h.point[2]),
+            h.straddle, h.visits, h.tests, buf[:h.n_pairs] if collect > 0 else None)
+
+
+def distance(BVH a, BVH b, const double[::1] pose, double upper, double stop_below, double snap,
+             Workspace ws=None):
+    """Minimum distance; pose (12,) places B in A's frame.
+
+    Returns (exit, distance, pa (3,) tuple, pb (3,) tuple, tri_a, tri_b, visits, tests).
+    """
+    cdef mesh_near r
+    cdef Workspace w = _ws(ws)
+    if pose.shape[0] != 12:
+        raise ValueError("pose must hold 12 numbers")
+    with nogil:
+        mesh_distance(&a.m, &b.m, &pose[0], &pose[9], upper, stop_below, snap, &w.ws, &r)
+    if r.exit == 5:
+        raise MemoryError()
+    return (r.exit, r.distance, (r.pa[0], r.pa[1], r.pa[2]), (r.pb[0], r.pb[1], r.pb[2]),
+            r.tri_a, r.tri_b, r.visits, r.tests)
+
+
+cdef inline double _seconds() nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+def intersect_many(BVH a, BVH b, poses, double margin, double deep, double snap, Workspace ws=None):
+    """mesh_intersect for each row of poses (k, 12). Returns (crossing (k,) int8, near (k,) int8,
+    seconds (k,): each query timed in C)."""
+    cdef const double[:, ::1] p = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 12)
+    cdef int k = p.shape[0], i
+    crossing = np.empty(k, np.int8)
+    near = np.empty(k, np.int8)
+    secs = np.empty(k)
+    cdef signed char[::1] cv = crossing, nv = near
+    cdef double[::1] sv = secs
+    cdef mesh_hit h
+    cdef double t0
+    cdef Workspace w = _ws(ws)
+    with nogil:
+        for i in range(k):
+            t0 = _seconds()
+            mesh_intersect(&a.m, &b.m, &p[i, 0], &p[i, 9], margin, deep, snap, &w.ws, NULL, 0, &h)
+            sv[i] = _seconds() - t0
+            cv[i] = h.crossing
+            nv[i] = h.near
+    return crossing, near, secs
+
+
+def distance_many(BVH a, BVH b, poses, double snap, Workspace ws=None):
+    """mesh_distance for each row of poses (k, 12). Returns (distance (k,), seconds (k,))."""
+    cdef const double[:, ::1] p = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 12)
+    cdef int k = p.shape[0], i
+    dist = np.empty(k)
+    secs = np.empty(k)
+    cdef double[::1] dv = dist, sv = secs
+    cdef mesh_near r
+    cdef double t0
+    cdef Workspace w = _ws(ws)
+    with nogil:
+        for i in range(k):
+            t0 = _seconds()
+            mesh_distance(&a.m, &b.m, &p[i, 0], &p[i, 9], INFINITY, 0.0, snap, &w.ws, &r)
+            sv[i] = _seconds() - t0
+            dv[i] = r.distance
+    return dist, secs
+
+
+def closest(BVH m, points, double upper=INFINITY, double stop_below=0.0, Workspace ws=None):
+    """Nearest mesh point to each row of points (k, 3), mesh frame.
+
+    Returns (distance (k,), nearest point (k, 3), face (k,) int32; -1 and `upper` where nothing is
+    nearer than upper).
+    """
+    cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    cdef int k = q.shape[0], i
+    dist = np.empty(k)
+    near = np.zeros((k, 3))
+    tri = np.empty(k, np.int32)
+    cdef double[::1] dv = dist
+    cdef double[:, ::1] nv = near
+    cdef int32_t[::1] tv = tri
+    cdef Workspace w = _ws(ws)
+    with nogil:
+        for i in range(k):
+            dv[i] = mesh_closest(&m.m, &q[i, 0], upper, stop_below, &w.ws, &nv[i, 0], &tv[i])
+    return dist, near, tri
+
+
+def winding(BVH m, points, Workspace ws=None, bint brute=False):
+    """Generalized winding number at each row of points (k, 3), mesh frame. Uses the caps when
+    prepared (BVH.prepare_winding), else, or with brute, sums every triangle."""
+    cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    cdef int k = q.shape[0], i
+    out = np.empty(k)
+    cdef double[::1] ov = out
+    cdef Workspace w = _ws(ws)
+    with nogil:
+        for i in range(k):
+            ov[i] = mesh_winding_brute(&m.m, &q[i, 0]) if brute else mesh_winding(&m.m, &q[i, 0], &w.ws)
+    return out
+
+
+def tri_tri(P, Q, double snap=0.0):
+    """One triangle pair (each (3, 3)): (intersect, point (3,), straddle, distance, pp (3,), qq (3,)).
+    The distance is that of tri_tri_distance2 (an upper bound when they intersect)."""
+    cdef double[::1] p = np.ascontiguousarray(P, dtype=np.float64).reshape(9).copy()
+    cdef double[::1] q = np.ascontiguousarray(Q, dtype=np.float64).reshape(9).copy()
+    cdef double x[3]
+    cdef double pp[3]
+    cdef double qq[3]
+    cdef double st = 0.0
+    cdef int hit = tri_tri_intersect(&p[0], &q[0], snap, x, &st)
+    cdef double d2 = tri_tri_distance2(&p[0], &q[0], pp, qq)
+    return (bool(hit), np.array([x[0], x[1], x[2]]) if hit else None, st if hit else None,
+            d2 ** 0.5, np.array([pp[0], pp[1], pp[2]]), np.array([qq[0], qq[1], qq[2]]))
