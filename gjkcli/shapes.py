@@ -348,6 +348,9 @@ def _convex_hull(local: np.ndarray):
     # principal axes: thickness along the smallest one decides flatness
     sample = local if len(local) <= 20000 else local[np.linspace(0, len(local) - 1, 20000).astype(np.int64)]
     _, _, axes = np.linalg.svd(sample - sample.mean(axis=0), full_matrices=False)
+    if len(axes) < 3:  # two points give one axis: complete the frame around it
+        frame = _rotation_from_z(axes[0])
+        axes = np.array([frame[:, 2], frame[:, 0], frame[:, 1]])
     coords = local @ axes.T
     span = coords.max(axis=0) - coords.min(axis=0)
     flat = DEFAULT.flat_rel * extent

@@ -106,6 +106,22 @@ static void face_weights(const gjk_vertex *verts, const epa_face *f, const doubl
     else lam[0] = lam[1] = lam[2] = 1.0 / 3.0;
 }
 
+/* The face holding the edge b -> a, the other side of edge a -> b; -1 when there is none. */
+static int twin(const epa_face *faces, int nf, int a, int b) {
+    for (int j = 0; j < nf; j++)
+        for (int g = 0; g < 3; g++)
+            if (faces[j].v[g] == b && faces[j].v[(g + 1) % 3] == a) return j;
+    return -1;
+}
+
+/* Does w lie outside the face's plane, or within `margin` of it? A face that w lies in the plane
+ * of, up to rounding, must go: kept, it would meet the new face joined to w folded over itself. */
+static int sees(const epa_face *f, const gjk_vertex *verts, const double w[3], double margin) {
+    double rel[3];
+    v3_sub(rel, w, verts[f->v[0]].w);
+    return v3_dot(f->n, rel) > -margin;
+}
+
 static void trace_put_epa(gjk_trace *tr, int iter, const epa_face *f, const gjk_vertex *w, int steps_a,
                           int steps_b, double support, double lo, double hi, int faces, int exit) {
     if (tr == 0 || tr->buf == 0 || tr->n >= tr->cap) return;
@@ -187,6 +203,10 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
             if (dist > best_dist) { best_dist = dist; best = w; }
         }
         if (!(best_dist > flat)) {
+            if (nv == 2) { /* A - B is a segment: any normal to it separates by the depth, 0 */
+                double len = sqrt(v3_dot(dirs[0], dirs[0]));
+                if (len > 0.0) v3_scale(normal, dirs[0], 1.0 / len);
+            }
             if (nv == 3) { /* the triangle's normal is the contact normal of flat parts */
                 double e1[3], e2[3], n[3];
                 v3_sub(e1, verts[1].w, verts[0].w);
@@ -240,27 +260,33 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
             break;
         }
 
-        /* Remove every face that sees w; the edges they share with the faces that remain
-         * (the horizon) are joined to w. */
+        /* Remove the faces that see w, grown from the best face across shared edges (the
+         * silhouette walk of van den Bergen 2001): a face that sees w only by rounding, out of
+         * touch with the best one, must stay, or the new faces would not close the polytope.
+         * Faces within eps of w count as seeing it: the polytope stays convex to within eps, the
+         * accuracy asked of the depth. The edges between removed and kept faces (the horizon)
+         * are joined to w. */
         int wi = nv;
         verts[nv++] = w;
-        int ne = 0;
-        for (int k = 0; k < nf; k++) {
-            double rel[3];
-            v3_sub(rel, w.w, verts[faces[k].v[0]].w);
-            if (k == best || v3_dot(faces[k].n, rel) > 0.0) faces[k].alive = 0;
+        int ne = 0, top = 0;
+        faces[best].alive = 0;
+        ws->stack[top++] = best;
+        while (top > 0) {
+            int k = ws->stack[--top];
+            for (int e = 0; e < 3; e++) {
+                int j = twin(faces, nf, faces[k].v[e], faces[k].v[(e + 1) % 3]);
+                if (j >= 0 && faces[j].alive && sees(&faces[j], verts, w.w, eps)) {
+                    faces[j].alive = 0;
+                    ws->stack[top++] = j;
+                }
+            }
         }
         for (int k = 0; k < nf; k++) {
             if (faces[k].alive) continue;
             for (int e = 0; e < 3; e++) {
                 int a = faces[k].v[e], b = faces[k].v[(e + 1) % 3];
-                int shared = 0;
-                for (int j = 0; j < nf && !shared; j++) {
-                    if (j == k || faces[j].alive) continue;
-                    for (int g = 0; g < 3; g++)
-                        if (faces[j].v[g] == b && faces[j].v[(g + 1) % 3] == a) { shared = 1; break; }
-                }
-                if (!shared) {
+                int j = twin(faces, nf, a, b);
+                if (j < 0 || faces[j].alive) {
                     ws->edges[2 * ne] = a;
                     ws->edges[2 * ne + 1] = b;
                     ne++;
@@ -271,7 +297,9 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         for (int k = 0; k < nf; k++)
             if (faces[k].alive) faces[kept++] = faces[k];
         nf = kept;
-        if (nf + ne > ws->cap_faces) {
+        if (ne < 3) {
+            stop = EPA_EXIT_DEGENERATE; /* no horizon left to close the polytope with */
+        } else if (nf + ne > ws->cap_faces) {
             stop = EPA_EXIT_CAPACITY;
         } else {
             for (int e = 0; e < ne && !stop; e++)

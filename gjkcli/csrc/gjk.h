@@ -142,6 +142,7 @@ typedef struct {
     epa_face *faces;
     int cap_faces;
     int32_t *edges;  /* horizon edges, pairs */
+    int32_t *stack;  /* EPA: faces to visit while removing those that see the new point */
 } gjk_ws;
 
 typedef struct {

@@ -24,7 +24,8 @@ int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations) {
     ws->verts = malloc(sizeof(gjk_vertex) * (size_t)ws->cap_verts);
     ws->faces = malloc(sizeof(epa_face) * (size_t)ws->cap_faces);
     ws->edges = malloc(sizeof(int32_t) * 6 * (size_t)ws->cap_faces);
-    if (!ws->mark || !ws->queue || !ws->verts || !ws->faces || !ws->edges) {
+    ws->stack = malloc(sizeof(int32_t) * (size_t)ws->cap_faces);
+    if (!ws->mark || !ws->queue || !ws->verts || !ws->faces || !ws->edges || !ws->stack) {
         gjk_ws_free(ws);
         return -1;
     }
@@ -32,7 +33,7 @@ int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations) {
 }
 
 void gjk_ws_free(gjk_ws *ws) {
-    free(ws->mark); free(ws->queue); free(ws->verts); free(ws->faces); free(ws->edges);
+    free(ws->mark); free(ws->queue); free(ws->verts); free(ws->faces); free(ws->edges); free(ws->stack);
     memset(ws, 0, sizeof(*ws));
 }
 
@@ -40,54 +41,104 @@ static int gjk_converged(int exit) {
     return exit == GJK_EXIT_CONVERGED || exit == GJK_EXIT_REPEATED_SUPPORT || exit == GJK_EXIT_NO_PROGRESS;
 }
 
+/* Inflated shapes (spheres, capsules, rounded hulls) are queried through their cores, the shapes
+ * without the ball: the inflated pair lies apart by the cores' distance less the radii, and
+ * overlaps by the radii less that distance, or by the cores' depth plus the radii. Each of these
+ * is exact, where EPA on the surface of a ball only creeps up on the depth one face at a time
+ * (van den Bergen 2003, section 4.3.7; Box2D and Jolt keep a "convex radius" apart the same
+ * way). The trace then shows the cores' support points. */
 void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
                gjk_trace *tr, gjk_result *out) {
     gjk_simplex S;
     double v[3], lower, best_dir[3], plane_ab[2];
+    double ra = A->radius, rb = B->radius, R = ra + rb;
+    gjk_shape core_a = *A, core_b = *B;
+    core_a.radius = core_b.radius = 0.0;
+    gjk_params pc = *p;
+    pc.tol = p->tol + R; /* the cores' separating-axis test: the band moved out by the radii */
     memset(out, 0, sizeof(*out));
-    out->exit = gjk_distance(A, B, p, ws, tr, &S, v, &lower, best_dir, plane_ab, &out->iterations);
+    out->exit = gjk_distance(&core_a, &core_b, &pc, ws, tr, &S, v, &lower, best_dir, plane_ab, &out->iterations);
+    double core_pa[3] = {0.0, 0.0, 0.0}, core_pb[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < 3; c++) {
         for (int k = 0; k < S.n; k++) {
-            out->pa[c] += S.lambda[k] * S.p[k].a[c];
-            out->pb[c] += S.lambda[k] * S.p[k].b[c];
+            core_pa[c] += S.lambda[k] * S.p[k].a[c];
+            core_pb[c] += S.lambda[k] * S.p[k].b[c];
         }
     }
+    int converged = gjk_converged(out->exit);
     int intersecting = out->exit == GJK_EXIT_ORIGIN_ENCLOSED || out->exit == GJK_EXIT_ORIGIN_TOUCHED;
     if (!intersecting) {
-        double d[3];
-        v3_sub(d, out->pb, out->pa);
+        double d[3], n[3];
+        v3_sub(d, core_pb, core_pa);
         double dist = sqrt(v3_dot(d, d));
-        double upper = dist;
-        out->distance = dist;
-        out->lower = lower > 0.0 ? lower : 0.0;
-        if (dist > 0.0) v3_scale(out->normal, d, 1.0 / dist);
-        else v3_copy(out->normal, best_dir);
-        if (lower > 0.0) {
-            /* A lies below best_dir.x = plane_ab[0], B above best_dir.x = plane_ab[1] */
+        if (dist > 0.0) v3_scale(n, d, 1.0 / dist);
+        else v3_copy(n, best_dir);
+        double upper = dist - R, low = lower - R; /* bounds of the signed distance */
+        v3_copy(out->normal, n);
+        for (int c = 0; c < 3; c++) {
+            out->pa[c] = core_pa[c] + ra * n[c];
+            out->pb[c] = core_pb[c] - rb * n[c];
+        }
+        if (low > 0.0) {
+            /* A lies below best_dir.x = plane_ab[0] + ra, B above best_dir.x = plane_ab[1] - rb */
             out->cert_kind = GJK_CERT_PLANE;
             v3_copy(out->plane, best_dir);
-            out->plane[3] = 0.5 * (plane_ab[0] + plane_ab[1]);
+            out->plane[3] = 0.5 * ((plane_ab[0] + ra) + (plane_ab[1] - rb));
         }
-        if (lower > p->tol) out->status = GJK_CLEAR;
-        else if (upper <= p->tol) out->status = GJK_TOUCHING;
-        else if (gjk_converged(out->exit)) out->status = GJK_CLEAR; /* bounds met at tol's edge */
+        if (upper > 0.0 || R == 0.0) {
+            out->distance = upper > 0.0 ? upper : 0.0;
+            out->lower = low > 0.0 ? low : 0.0;
+            if (low > p->tol) out->status = GJK_CLEAR;
+            else if (upper <= p->tol) out->status = GJK_TOUCHING;
+            else if (converged) out->status = GJK_CLEAR; /* bounds met at tol's edge */
+            else out->status = GJK_UNDECIDED;
+            return;
+        }
+        /* The cores lie apart but within the radii: the witness segment, no longer than ra + rb,
+         * holds a point within ra of A's core and within rb of B's. */
+        out->cert_kind = GJK_CERT_POINT;
+        for (int c = 0; c < 3; c++) out->point[c] = core_pa[c] + (dist * ra / R) * n[c];
+        if (p->want != GJK_WANT_VERDICT) {
+            /* no depth asked: like GJK's own intersecting answer, the witnesses are the common point */
+            v3_copy(out->pa, out->point);
+            v3_copy(out->pb, out->point);
+            out->status = GJK_INTERSECTING;
+            return;
+        }
+        /* The depth of the inflated pair is R less the cores' distance: no EPA to run. */
+        out->epa_exit = converged ? EPA_EXIT_CONVERGED : EPA_EXIT_ITERATION_CAP;
+        out->depth = -upper;
+        out->depth_upper = -low;
+        if (out->depth_upper <= p->tol) out->status = GJK_TOUCHING;
+        else if (out->depth > p->tol) out->status = GJK_COLLISION;
+        else if (converged) out->status = GJK_TOUCHING; /* met at tol's edge */
         else out->status = GJK_UNDECIDED;
         return;
     }
 
-    /* The origin lies on GJK's simplex: sum(lambda a) = sum(lambda b) up to |v|, a point of both. */
+    /* The origin lies on GJK's simplex: sum(lambda a) = sum(lambda b) up to |v|, a point of both
+     * cores and so of both shapes. */
     out->cert_kind = GJK_CERT_POINT;
-    for (int c = 0; c < 3; c++) out->point[c] = 0.5 * (out->pa[c] + out->pb[c]);
+    for (int c = 0; c < 3; c++) {
+        out->pa[c] = core_pa[c];
+        out->pb[c] = core_pb[c];
+        out->point[c] = 0.5 * (core_pa[c] + core_pb[c]);
+    }
     if (p->want != GJK_WANT_VERDICT) {
         out->status = GJK_INTERSECTING;
         return;
     }
     double lo, hi;
-    out->epa_exit = gjk_epa(A, B, &S, p, ws, tr, &lo, &hi, out->normal, out->pa, out->pb, &out->epa_iterations);
-    out->depth = lo;
-    out->depth_upper = hi;
-    if (hi <= p->tol) out->status = GJK_TOUCHING;
-    else if (lo > p->tol) out->status = GJK_COLLISION;
+    out->epa_exit = gjk_epa(&core_a, &core_b, &S, p, ws, tr, &lo, &hi, out->normal, out->pa, out->pb,
+                            &out->epa_iterations);
+    out->depth = lo + R;
+    out->depth_upper = hi + R;
+    for (int c = 0; c < 3; c++) {
+        out->pa[c] += ra * out->normal[c];
+        out->pb[c] -= rb * out->normal[c];
+    }
+    if (out->depth_upper <= p->tol) out->status = GJK_TOUCHING;
+    else if (out->depth > p->tol) out->status = GJK_COLLISION;
     else if (out->epa_exit == EPA_EXIT_CONVERGED) out->status = GJK_TOUCHING; /* met at tol's edge */
     else out->status = GJK_UNDECIDED;
 }

@@ -115,7 +115,9 @@ int gjk_support_local(const gjk_shape *s, const double dl[3], int hint, const gj
         double radial = sqrt(dl[0] * dl[0] + dl[1] * dl[1]);
         double apex = h * dl[2], rim = r * radial - h * dl[2];
         if (apex >= rim) { out[0] = out[1] = 0.0; out[2] = h; return 0; }
-        out[0] = r * dl[0] / radial; out[1] = r * dl[1] / radial; out[2] = -h;
+        out[2] = -h;
+        if (radial > 0.0) { out[0] = r * dl[0] / radial; out[1] = r * dl[1] / radial; }
+        else { out[0] = out[1] = 0.0; } /* straight down the axis: the base's centre is a maximum */
         return -1;
     }
     }
