@@ -1,29 +1,37 @@
 """Is a part its own convex hull? A geometric decision with a tolerance, not an edge-angle test.
 
-trimesh's `is_convex` checks that every edge bends outward within a planar tolerance. Real meshes
-of convex parts fail it: the Panda arm's collision meshes fill their hulls to within 3e-4 of the
-volume, yet a few of their edges bend inward by a hair; `ballA.off` has dents of 3e-4 of its size.
-Here a part is convex when its surface lies on its hull's surface within a small fraction of its
-size, measured where it matters: how deep the faces sink below the hull.
+trimesh's ``is_convex`` tests every edge against an absolute planar tolerance and says False for
+the Panda arm's collision meshes in ../shared/robots/panda, which fill their hulls to within 3e-4
+of the volume but have a few edges that bend inward by a hair. Here a part is convex when its hull
+adds nothing a collision check could notice: its surface lies on its hull's surface within a small
+fraction of its size.
 
-Criterion (`Convexity.convex`)
-------------------------------
-1. The mesh is closed: every edge is shared by exactly two faces (an open surface is not the solid
-   its hull is, whatever its shape).
-2. The dent is at most `DENT_REL` times the size (bounding-box diagonal). The dent is the largest
-   depth below the hull's surface of any vertex or face centroid; depth is the distance to the
-   nearest hull facet plane, so it is 0 on the hull and grows inward. Centroids catch faces that
-   cut through the inside between hull vertices (all of a Panda link's vertices lie on its hull;
-   some faces do not). The depth over a face is a concave function that is ~0 at its corners,
-   so its deepest point is at most 3 times its centroid's depth (a concave function on a
-   triangle takes at its centroid at least a third of its maximum).
-3. The mesh's volume is at least `1 - VOLUME_REL` of the hull's volume: a cavity or an inverted
-   shell shows here even where the dent does not.
+Criterion (`Convexity.convex`; D is the bounding-box diagonal of the vertices the faces use)
+--------------------------------------------------------------------------------------------
+- Solid parts (thickness above ``FLAT_REL * D``): every sampled surface point (vertices, edge
+  midpoints, face centroids) lies within ``DEPTH_REL * D`` of the hull boundary. As the depth below
+  the hull boundary is a concave function of position, a triangle's centroid is at least a third
+  as deep as its deepest point, so the whole surface then lies within ``3 * DEPTH_REL * D``: this
+  catches narrow slots and dents that cost little volume. And, for a closed part (one watertight,
+  consistently wound body), its volume is at least ``1 - VOLUME_REL`` of the hull's; any other
+  part (open, several bodies, inconsistent winding) must instead *be* its hull's surface: its area
+  within ``AREA_REL`` of the hull boundary's area (an open box, a part with a cavity or two
+  touching bodies fail).
+- Flat parts (all vertices within ``FLAT_REL * D`` of a plane): the triangles' total area is the
+  hull polygon's area within ``AREA_REL``, once (one-sided) or twice (two-sided plate).
+  Overlapping triangles are not detected.
+- Collinear or single-point parts: convex when they form one body.
 
-What it means for a verdict: a part that passes has its faces within 3 x DENT_REL x size of its
-hull's surface (the bound on a face's deepest point above), and the hull's answers stand for the
-part's up to about that much; `--mode auto` keeps the hull's answer for such a part. Below that
-(a dented, hollow or open part) only the exact mesh test (gjkcli.exact) answers for the part.
+Measured on ../shared: the Panda links have volume ratios 0.99966-0.99998 and reflex creases at
+most 1.1e-3 D deep (link3), ballA.off 0.99997 and 4.7e-4 D, so they are convex;
+1002_tray_bottom.STL (0.990) and the UR5 links (base 0.850; the others are several bodies each)
+are not.
+
+What it means for a verdict: the hull's answers stand for a convex part up to 3 x DEPTH_REL x D
+(the bound on a face's deepest point above); ``--mode auto`` keeps the hull's answer for such a
+part. For a dented, hollow or open part only the exact mesh test (gjkcli.exact) answers.
+
+Import cost: numpy and gjkcli.load (itself numpy only); scipy on the first call.
 """
 from __future__ import annotations
 
@@ -31,101 +39,248 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Convexity", "convexity", "is_convex", "DENT_REL", "VOLUME_REL"]
+# The loader's own definitions of "watertight" and "bodies" (gjkcli.load.Part), so that flags
+# computed here from bare faces agree with a loaded part's.
+from gjkcli.load import _one_line, _topology
 
-# A face may sink below the hull by this fraction of the part's size and the part still count as
-# convex. The Panda links reach 7.3e-4 (link3), ballA.off 3.9e-4; the least dented non-convex
-# part in ../shared, 20mm-xyz-cube.stl (engraved letters), 1.6e-2.
-DENT_REL = 1e-3
-# The part may miss this fraction of its hull's volume. The Panda links miss at most 3.4e-4
-# (finger.stl, link6.stl), ballA.off 4e-5; 20mm-xyz-cube.stl 7.7e-3.
+__all__ = ["Convexity", "convexity", "is_convex", "VOLUME_REL", "AREA_REL", "DEPTH_REL",
+           "FLAT_REL"]
+
+# Tolerances of `convexity`, as fractions of the part's bounding-box diagonal (lengths) or of
+# the hull's volume or area. VOLUME_REL is the brief's 1e-3; DEPTH_REL lets through the
+# Panda links' creases (1.1e-3 D at an edge midpoint) with a margin of two; FLAT_REL sits above
+# float32 rounding (6e-8) so an exported flat plate reads as flat.
 VOLUME_REL = 1e-3
+AREA_REL = 1e-3
+DEPTH_REL = 2e-3
+FLAT_REL = 1e-6
 
 
 @dataclass(frozen=True)
 class Convexity:
-    """The measurements behind the convexity decision.
+    """How far a part is from its convex hull; see the module docstring for the criterion.
 
     Attributes
     ----------
     convex : bool
-    dent : float or None
-        Largest depth of a vertex or face centroid below the hull's surface, in model units;
-        None when not measured (an open or flat mesh fails before it matters).
-    size : float
-        Bounding-box diagonal.
-    volume_ratio : float or None
-        Mesh volume over hull volume; None for an open mesh.
-    watertight : bool
+    dimension : int
+        Affine dimension of the vertices: 3 solid, 2 flat, 1 collinear, 0 one point (or no
+        triangles).
+    volume_ratio : float
+        Part volume over hull volume; NaN unless the part is closed (one watertight,
+        consistently wound body) and solid.
+    area_ratio : float
+        Part surface area over hull boundary area (for a flat part: over the hull polygon's
+        area); NaN for dimension < 2.
+    depth : float
+        Deepest sampled point of the part's surface inside the hull (vertices, edge midpoints,
+        face centroids), as a fraction of the part's bounding-box diagonal; the surface lies
+        within 3 * depth of the hull boundary everywhere. Exact when above DEPTH_REL, where
+        the search stops (so a lower bound of the deepest); below it possibly an upper bound
+        (see `_max_depth`); NaN where not measured (the part failed before).
     reason : str
-        Why the part is not convex ("" when it is).
+        One line saying why the part is or is not convex.
     """
 
     convex: bool
-    dent: float | None
-    size: float
-    volume_ratio: float | None
-    watertight: bool
-    reason: str = ""
+    dimension: int
+    volume_ratio: float
+    area_ratio: float
+    depth: float
+    reason: str
 
 
-def is_convex(vertices, faces, *, watertight: bool | None = None) -> bool:
-    """True when the mesh is a closed surface on its own hull within the tolerances above.
+def is_convex(vertices, faces, *, watertight: bool | None = None,
+              bodies: int | None = None) -> bool:
+    """Whether a mesh is, to a tight tolerance, its own convex hull; see `convexity`."""
+    return convexity(vertices, faces, watertight=watertight, bodies=bodies).convex
+
+
+def convexity(vertices, faces, *, watertight: bool | None = None,
+              bodies: int | None = None) -> Convexity:
+    """Measure how far a mesh is from its convex hull, and decide whether it is convex.
 
     Parameters
     ----------
     vertices : (n, 3) float64
+        Copies of a vertex merged, as gjkcli.load does (unmerged, no edge is shared: the part
+        is then judged as open, by area alone). Vertices no face uses are ignored.
     faces : (m, 3) int
     watertight : bool, optional
-        Already known (gjkcli.load.Part.watertight); computed from the edges when not given.
+        Every edge shared by exactly two faces; computed from `faces` when not given (pass
+        gjkcli.load.Part.watertight when known).
+    bodies : int, optional
+        Number of bodies, triangles joined by edges that exactly two distinct triangles share;
+        computed from `faces` when not given (pass gjkcli.load.Part.bodies when known).
+
+    Returns
+    -------
+    Convexity
     """
-    return convexity(vertices, faces, watertight=watertight).convex
+    vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(faces) == 0:
+        return _verdict(False, 0, "no triangles")
+    vertices, faces = _used(vertices, faces)
+    if watertight is None or bodies is None:
+        _, found, open_face = _topology(faces, len(vertices))
+        watertight = not open_face.any() if watertight is None else watertight
+        bodies = found if bodies is None else bodies
+    mesh = _Surface(vertices, faces, bool(watertight), int(bodies))
+    diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
+    if diagonal == 0.0:
+        return _verdict(mesh.bodies == 1, 0, "a single point")
+    axes, extents = _principal_extents(vertices)
+    if extents[2] > FLAT_REL * diagonal:
+        return _solid_convexity(mesh, diagonal)
+    if extents[1] > FLAT_REL * diagonal:
+        return _flat_convexity(mesh, axes[:2])
+    return _verdict(mesh.bodies == 1, 1, "collinear" + ("" if mesh.bodies == 1 else
+                                                          f", {mesh.bodies} separate bodies"))
 
 
-def convexity(vertices, faces, *, watertight: bool | None = None) -> Convexity:
-    """Measure how far a mesh is from its hull; see the module docstring for the criterion."""
+@dataclass(frozen=True)
+class _Surface:
+    vertices: np.ndarray  # (n, 3) float64, every one used
+    faces: np.ndarray  # (m, 3) int64
+    watertight: bool
+    bodies: int
+
+
+def _used(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices the faces use, and the faces renumbered to them."""
+    used = np.unique(faces)
+    if len(used) == len(vertices):  # then used is 0 .. n-1: nothing to renumber
+        return vertices, faces
+    return vertices[used], np.searchsorted(used, faces)
+
+
+def _verdict(convex: bool, dimension: int, reason: str, volume_ratio=float("nan"),
+             area_ratio=float("nan"), depth=float("nan")) -> Convexity:
+    return Convexity(bool(convex), dimension, float(volume_ratio), float(area_ratio),
+                     float(depth), reason)
+
+
+def _principal_extents(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal axes (3, 3), rows by decreasing spread, and the extent along each (3,)."""
+    centered = vertices - vertices.mean(axis=0)
+    axes = np.linalg.svd(centered, full_matrices=False)[2]
+    along = centered @ axes.T
+    return axes, along.max(axis=0) - along.min(axis=0)
+
+
+def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
     from scipy.spatial import ConvexHull, QhullError
 
-    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
-    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
-    used = v[np.unique(f)] if len(f) else v[:0]
-    if len(used) < 4:
-        return Convexity(False, None, 0.0, None, False, "fewer than 4 vertices: no solid")
-    size = float(np.linalg.norm(used.max(axis=0) - used.min(axis=0)))
-    if watertight is None:
-        watertight = _closed(f)
-    if not watertight:
-        return Convexity(False, None, size, None, False, "open mesh: not every edge is shared by two faces")
     try:
-        hull = ConvexHull(used)
-    except QhullError:
-        return Convexity(False, None, size, None, True, "flat: the hull has no volume")
-    planes = hull.equations  # n . x + d <= 0 inside, n unit
-    dent = max(_depth(used, planes), _depth(v[f].mean(axis=1), planes))
-    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
-    ratio = abs(float(np.einsum("ij,ij->", a, np.cross(b, c)))) / 6.0 / hull.volume
-    reason = ""
-    if dent > DENT_REL * size:
-        reason = f"faces sink {dent / size:.2g} x size below the hull (limit {DENT_REL:g})"
-    elif ratio < 1.0 - VOLUME_REL:
-        reason = f"fills {ratio:.4f} of its hull's volume (limit {1.0 - VOLUME_REL:g})"
-    return Convexity(reason == "", float(dent), size, ratio, True, reason)
+        hull = ConvexHull(mesh.vertices)
+    except (QhullError, ValueError) as exc:
+        return _verdict(False, 3, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+    triangles = mesh.vertices[mesh.faces]
+    area = _areas(triangles).sum()
+    area_ratio = area / hull.area
+    closed = mesh.watertight and mesh.bodies == 1 and _consistent_winding(mesh.faces)
+    if closed:
+        volume_ratio = abs(_signed_volume(triangles)) / hull.volume
+        if volume_ratio < 1.0 - VOLUME_REL:
+            return _verdict(False, 3, f"fills {volume_ratio:.4%} of its hull's volume",
+                            volume_ratio, area_ratio)
+    else:
+        volume_ratio = float("nan")
+        if abs(area_ratio - 1.0) > AREA_REL:
+            return _verdict(False, 3, f"{_not_closed(mesh)}, with {area_ratio:.4f} times its "
+                                      f"hull's area", volume_ratio, area_ratio)
+    depth = _max_depth(_surface_samples(mesh), hull, DEPTH_REL * diagonal) / diagonal
+    if depth > DEPTH_REL:
+        return _verdict(False, 3, f"its surface dips {depth:.2e} of its size below its hull",
+                        volume_ratio, area_ratio, depth)
+    what = "closed and fills its hull" if closed else "its surface is its hull's surface"
+    return _verdict(True, 3, what, volume_ratio, area_ratio, depth)
 
 
-def _depth(points: np.ndarray, planes: np.ndarray, chunk: int = 256) -> float:
-    """Largest distance below the hull's surface among points inside it (0 for points on it)."""
+def _flat_convexity(mesh: _Surface, plane_axes: np.ndarray) -> Convexity:
+    from scipy.spatial import ConvexHull, QhullError
+
+    flat = mesh.vertices @ plane_axes.T
+    try:
+        polygon = ConvexHull(flat).volume  # a 2-D hull's "volume" is its area
+    except (QhullError, ValueError) as exc:
+        return _verdict(False, 2, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+    coverage = _areas(mesh.vertices[mesh.faces]).sum() / polygon
+    sides = round(coverage)
+    convex = sides in (1, 2) and abs(coverage - sides) <= AREA_REL * sides
+    reason = (f"flat and covers its hull polygon {'once' if sides == 1 else 'on both sides'}"
+              if convex else f"flat, covering {coverage:.4f} times its hull polygon's area")
+    return _verdict(convex, 2, reason, area_ratio=coverage)
+
+
+def _not_closed(mesh: _Surface) -> str:
+    if mesh.bodies > 1:
+        return f"{mesh.bodies} separate bodies"
+    return "open (not watertight)" if not mesh.watertight else "inconsistently wound"
+
+
+def _areas(triangles: np.ndarray) -> np.ndarray:
+    """(m,) areas of (m, 3, 3) triangles."""
+    cross = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    return 0.5 * np.linalg.norm(cross, axis=1)
+
+
+def _signed_volume(triangles: np.ndarray) -> float:
+    """Volume enclosed by (m, 3, 3) triangles (divergence theorem), positive when outward."""
+    local = triangles - triangles.reshape(-1, 3).mean(axis=0)  # centred: less cancellation
+    return float(np.einsum("ij,ij->", local[:, 0], np.cross(local[:, 1], local[:, 2])) / 6.0)
+
+
+def _consistent_winding(faces: np.ndarray) -> bool:
+    """Each directed edge used once: neighbours traverse their shared edge in opposite ways."""
+    directed = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    key = directed[:, 0] * (int(faces.max()) + 1) + directed[:, 1]
+    return len(np.unique(key)) == len(key)
+
+
+def _surface_samples(mesh: _Surface) -> np.ndarray:
+    """(k, 3) vertices, edge midpoints and face centroids of a mesh."""
+    vertices, faces = mesh.vertices, mesh.faces
+    edges = np.unique(np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
+    return np.concatenate([vertices, vertices[edges].mean(axis=1),
+                           vertices[faces].mean(axis=1)])
+
+
+def _max_depth(points: np.ndarray, hull, limit: float) -> float:
+    """Largest distance of `points` below the hull boundary (0 for points on it).
+
+    Inside the hull the nearest boundary point lies on the nearest facet plane, so the depth of
+    x is min over facets of -(n . x + d). Rather than every facet for every point (half a
+    second for ballA.off), the planes of the 8 facets with the nearest centres give an upper
+    bound; only points whose bound exceeds `limit` are measured against all facets, stopping
+    once one is deeper than `limit`. The result is exact where it exceeds `limit` and an
+    upper bound otherwise.
+
+    Parameters
+    ----------
+    points : (k, 3) float64
+    hull : scipy.spatial.ConvexHull
+    limit : float
+    """
+    equations = hull.equations  # (h, 4): n . x + d <= 0 inside, |n| = 1
+    if len(points) * len(equations) > 1_000_000:
+        from scipy.spatial import cKDTree
+
+        centres = hull.points[hull.simplices].mean(axis=1)
+        near = cKDTree(centres).query(points, k=min(8, len(equations)))[1].reshape(len(points), -1)
+        bound = -(np.einsum("ijk,ik->ij", equations[near, :3], points)
+                  + equations[near, 3]).max(axis=1)
+        suspect = bound > limit
+        if not suspect.any():
+            return max(float(bound.max()), 0.0)
+        points = points[suspect]
+    rows = max(1, 4_000_000 // len(equations))  # bound the (rows, h) temporary to 32 MB
     deepest = 0.0
-    for start in range(0, len(points), chunk):
-        p = points[start:start + chunk]
-        depth = -(p @ planes[:, :3].T + planes[:, 3])  # distance below each facet plane
-        deepest = max(deepest, float(depth.min(axis=1).max()))
+    for start in range(0, len(points), rows):
+        chunk = points[start:start + rows]
+        depth = -(chunk @ equations[:, :3].T + equations[:, 3]).max(axis=1)
+        deepest = max(deepest, float(depth.max()))
+        if deepest > limit:
+            break
     return deepest
-
-
-def _closed(faces: np.ndarray) -> bool:
-    """Every undirected edge shared by exactly two faces."""
-    if len(faces) == 0:
-        return False
-    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    _, counts = np.unique(edges, axis=0, return_counts=True)
-    return bool(np.all(counts == 2))

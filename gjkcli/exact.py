@@ -173,11 +173,14 @@ class Mesh:
         if self._convexity is None:
             from gjkcli.convexity import convexity
 
+            # bodies left to convexity: it counts bodies joined by shared edges, as
+            # gjkcli.load.Part does, where `self.bodies` joins them by shared vertices
             self._convexity = convexity(self.vertices, self.faces, watertight=self.watertight)
         return self._convexity
 
     @property
     def convex(self) -> bool:
+        """Whether the mesh is its own convex hull, by gjkcli.convexity's criterion."""
         return self.convexity.convex
 
     def local(self, points=None) -> np.ndarray:

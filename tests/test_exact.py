@@ -1,4 +1,4 @@
-"""The exact mesh test (gjkcli.exact over gjkcli._mesh) and the convexity decision.
+"""The exact mesh test (gjkcli.exact over gjkcli._mesh).
 
 Oracles that are not the engine: brute force over all triangles in NumPy, python-fcl's BVH
 (`fcl.collide`, `fcl.distance`) and trimesh's CollisionManager for the scenes in ../shared,
@@ -17,7 +17,6 @@ import pytest
 import trimesh
 
 from gjkcli import _mesh
-from gjkcli.convexity import convexity, is_convex
 from gjkcli.exact import Mesh, exact_query
 from gjkcli.results import PointCertificate, Status
 
@@ -413,6 +412,17 @@ def test_hull_and_exact_agree_on_convex_parts():
     assert 10 <= statuses.count(Status.COLLISION) <= len(statuses) - 10  # both kinds were met
 
 
+def test_mesh_convex_is_the_convexity_decision():
+    from gjkcli.convexity import convexity
+
+    torus = trimesh.creation.torus(major_radius=2.0, minor_radius=0.5)
+    for m, convex in ((box(), True), (torus, False)):
+        a = mesh(m)
+        assert a.convex is convex
+        assert a.convexity is a.convexity  # measured once
+        assert a.convexity.reason == convexity(m.vertices, m.faces).reason
+
+
 # ------------------------------------------------------------------------------------------------
 # against python-fcl on real non-convex parts
 # ------------------------------------------------------------------------------------------------
@@ -600,47 +610,3 @@ def test_chain_links_never_touch_and_their_closest_gap_matches_fcl():
         gaps.append(r.distance)
     assert len(gaps) >= 40  # each link's hull overlaps its neighbours'
     assert min(gaps) == pytest.approx(0.020, abs=5e-4)
-
-
-# ------------------------------------------------------------------------------------------------
-# convexity
-# ------------------------------------------------------------------------------------------------
-
-CONVEX = ["meshes/unit_sphere.STL", "meshes/ballA.off"] + [
-    f"robots/panda/{n}.stl" for n in ("link0", "link1", "link2", "link3", "link4", "link5",
-                                      "link6", "link7", "hand", "finger")]
-NOT_CONVEX = ["meshes/idler_riser.STL", "meshes/featuretype.STL", "meshes/torus.STL",
-              "meshes/20mm-xyz-cube.stl", "meshes/bunny.ply"] + [
-    f"robots/ur5/{n}.stl" for n in ("base", "shoulder", "upperarm", "forearm", "wrist1", "wrist2", "wrist3")]
-
-
-@needs_shared
-@pytest.mark.shared
-@pytest.mark.parametrize("name", CONVEX + NOT_CONVEX)
-def test_convexity_of_real_parts(name):
-    m = shared_mesh(name)
-    c = convexity(m.vertices, m.faces)
-    assert c.convex is (name in CONVEX), c.reason
-    if name in CONVEX and name != "meshes/unit_sphere.STL":
-        assert not m.is_convex  # what trimesh answers, and why this module exists
-
-
-def test_convexity_of_simple_shapes():
-    assert is_convex(box().vertices, box().faces)
-    torus = trimesh.creation.torus(major_radius=2.0, minor_radius=0.5)
-    assert not is_convex(torus.vertices, torus.faces)
-    # all vertices on the hull, faces cutting through the inside: a cube with one face folded in
-    cube = box()
-    folded = cube.faces.copy()
-    top = np.flatnonzero(cube.triangles_center[:, 2] > 0.49)
-    quad = np.unique(folded[top])
-    assert len(quad) == 4
-    apex = len(cube.vertices)
-    vertices = np.vstack([cube.vertices, [[0.0, 0.0, 0.3]]])  # the top face pushed in
-    ring = quad[np.argsort(np.arctan2(*(cube.vertices[quad][:, :2] - 0.0).T[::-1]))]
-    fan = np.array([[ring[k], ring[(k + 1) % 4], apex] for k in range(4)])
-    dented = np.vstack([np.delete(folded, top, axis=0), fan])
-    c = convexity(vertices, dented)
-    assert c.watertight and not c.convex and c.dent == pytest.approx(0.2, rel=0.05)
-    # an open surface is not a solid, whatever its shape
-    assert not is_convex(cube.vertices, cube.faces[:-1])

@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from gjkcli.errors import InputError
-from gjkcli.load import (Part, convexity, expand_paths, is_convex_part, load_objects,
-                         load_part)
+from gjkcli.load import Part, expand_paths, load_objects, load_part
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -110,13 +109,6 @@ def write_stl(path: Path, triangles) -> Path:
         lines += [f"vertex {x} {y} {z}" for x, y, z in triangle]
         lines += ["endloop", "endfacet"]
     path.write_text("\n".join(lines + ["endsolid t"]) + "\n")
-    return path
-
-
-def write_mesh(path: Path, vertices, faces) -> Path:
-    import trimesh
-
-    trimesh.Trimesh(vertices, faces, process=False).export(path)
     return path
 
 
@@ -374,38 +366,17 @@ def _stl_text_of_box() -> str:
 def test_single_triangle(tmp_path):
     part = load_part(write_stl(tmp_path / "tri.stl", [[(0, 0, 0), (1, 0, 0), (0, 1, 0)]]))
     assert (part.n_vertices, part.n_faces, part.bodies, part.watertight) == (3, 1, 1, False)
-    assert is_convex_part(part)
-    assert convexity(part).dimension == 2
-
-
-def test_flat_plate_one_and_two_sided(tmp_path):
-    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
-    one = load_part(write_mesh(tmp_path / "one.stl", square, [[0, 1, 2], [0, 2, 3]]))
-    two = load_part(write_mesh(tmp_path / "two.stl", square,
-                               [[0, 1, 2], [0, 2, 3], [2, 1, 0], [3, 2, 0]]))
-    assert one.n_faces == 2 and two.n_faces == 4
-    assert is_convex_part(one) and is_convex_part(two)
-
-
-def test_flat_l_shape_is_not_convex(tmp_path):
-    ell = np.array([[0, 0, 0], [2, 0, 0], [2, 1, 0], [1, 1, 0], [1, 2, 0], [0, 2, 0]], float)
-    part = load_part(write_mesh(tmp_path / "ell.stl", ell,
-                                [[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 5]]))
-    assert not is_convex_part(part)
 
 
 @pytest.mark.shared
 def test_stray_triangles_load_and_split(shared):
-    """heartgears.3mf: a gear and stray triangles. qhull refuses a hull for a lone triangle."""
+    """heartgears.3mf: a gear and stray triangles."""
     path = shared / "3mf" / "heartgears.3mf"
     whole = load_part(path)
     pieces = load_objects(path, split_bodies=True)
     assert whole.bodies == len(pieces) > 1
     assert sum(p.n_faces for p in pieces) == whole.n_faces
     assert all(p.bodies == 1 for p in pieces)
-    for piece in pieces:
-        convexity(piece)  # must not raise on the flat pieces
-    assert not is_convex_part(whole)
 
 
 def test_mirrored_and_sheared_node(tmp_path):
@@ -667,82 +638,6 @@ def test_expand_directory_without_meshes(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(InputError, match="no mesh file"):
         expand_paths([tmp_path])
-
-
-# ---------------------------------------------------------------------------------------------
-# is_convex_part
-# ---------------------------------------------------------------------------------------------
-
-def _box_with_pit(tmp_path: Path, depth: float, width: float = 0.01) -> Part:
-    """A unit cube whose top face has a square pit `width` wide, its apex `depth` deep."""
-    import trimesh
-
-    box = trimesh.creation.box()
-    top = [i for i in range(8) if box.vertices[i, 2] > 0]
-    corners = box.vertices[top][np.argsort(np.arctan2(*box.vertices[top, :2].T[::-1]))]
-    inner = corners * [width, width, 1]
-    apex = [[0, 0, 0.5 - depth]]
-    vertices = np.concatenate([box.vertices, inner, apex])
-    outer = [top[int(np.flatnonzero((box.vertices[top] == c).all(1))[0])] for c in corners]
-    ring = [[outer[k], outer[(k + 1) % 4], 8 + k] for k in range(4)]
-    ring += [[outer[(k + 1) % 4], 8 + (k + 1) % 4, 8 + k] for k in range(4)]
-    pit = [[8 + k, 8 + (k + 1) % 4, 12] for k in range(4)]
-    keep = [f for f in box.faces if not all(v in top for v in f)]
-    mesh = trimesh.Trimesh(vertices, np.concatenate([keep, ring, pit]), process=False)
-    mesh.fix_normals()
-    assert mesh.is_watertight and mesh.is_winding_consistent and mesh.volume > 0
-    return load_part(write_mesh(tmp_path / f"pit{depth}.stl", mesh.vertices, mesh.faces))
-
-
-def test_a_thin_deep_pit_is_caught(tmp_path):
-    flat = _box_with_pit(tmp_path, depth=0.0)
-    pitted = _box_with_pit(tmp_path, depth=0.6)
-    assert is_convex_part(flat)
-    measure = convexity(pitted)
-    assert measure.volume_ratio > 1 - 1e-3  # the volume alone would not tell
-    assert not measure.convex and measure.depth > 0.1
-
-
-def test_box_open_box_and_two_boxes(tmp_path):
-    import trimesh
-
-    box = trimesh.creation.box()
-    assert is_convex_part(load_part(write_mesh(tmp_path / "box.stl", box.vertices, box.faces)))
-    up = np.flatnonzero(box.face_normals[:, 2] > 0.5)
-    open_faces = np.delete(box.faces, up, axis=0)
-    assert not is_convex_part(load_part(write_mesh(tmp_path / "open.stl", box.vertices,
-                                                   open_faces)))
-    two = trimesh.util.concatenate([box, box.copy().apply_translation([3, 0, 0])])
-    part = load_part(write_mesh(tmp_path / "two.stl", two.vertices, two.faces))
-    assert part.bodies == 2 and not is_convex_part(part)
-
-
-@pytest.mark.parametrize("path", shared_files(ROBOTS / "panda"))
-def test_panda_links_are_convex(path):
-    part = load_part(path)
-    assert is_convex_part(part), convexity(part)
-
-
-@pytest.mark.shared
-def test_panda_links_fool_trimesh(shared):
-    """The reason for is_convex_part: trimesh says some of these are not convex."""
-    import trimesh
-
-    links = sorted((shared / "robots" / "panda").glob("*.stl"))
-    assert not all(trimesh.load_mesh(p).is_convex for p in links)
-
-
-@pytest.mark.parametrize("path", shared_files(ROBOTS / "ur5"))
-def test_ur5_links_are_not_convex(path):
-    assert not is_convex_part(load_part(path))
-
-
-@pytest.mark.shared
-@pytest.mark.parametrize("name,convex", [("unit_sphere.STL", True), ("ballA.off", True),
-                                         ("torus.STL", False), ("1002_tray_bottom.STL", False),
-                                         ("soup.stl", False), ("not_convex.obj", False)])
-def test_convexity_of_shared_meshes(shared, name, convex):
-    assert is_convex_part(load_part(shared / "meshes" / name)) is convex
 
 
 # ---------------------------------------------------------------------------------------------
