@@ -86,7 +86,11 @@ def main() -> None:
                    "touching fails too).")
 @click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
               help="hull: answer for the convex hulls (conservative for parts that are not convex); "
-                   "auto: hull until exact mode exists; exact: not built yet.")
+                   "exact: answer for the parts' triangles; auto: hulls first, then the triangles "
+                   "where the hulls are not clear and a part is not convex.")
+@click.option("--split-bodies", is_flag=True,
+              help="Each connected body of a file is its own object (named FILE#k); every body of A "
+                   "is checked against every body of B (against each other when A and B are one file).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: a report for people; json: a stable document for scripts.")
 @click.option("--trace", is_flag=True, help="Narrate GJK and EPA step by step (in JSON: a 'trace' list per pair).")
@@ -96,18 +100,14 @@ def main() -> None:
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @version_option
 @click.pass_context
-def check(ctx, a, b, tolerance, clearance, mode, output_format, trace, trace_json, quiet, debug):
+def check(ctx, a, b, tolerance, clearance, mode, split_bodies, output_format, trace, trace_json, quiet, debug):
     """Check two parts A and B: clear, touching, collision, or closer than --clearance.
 
     Each file is one object; every format trimesh reads (STL, OBJ, PLY, OFF, GLB/glTF, 3MF, ...).
     Exit code 0: no violation; 1: collision, clearance violated or undecided; 2: usage or input error.
     """
-    if mode == "exact":
-        click.echo("gjk: error: --mode exact: exact mode is not built yet; use --mode hull "
-                   "(what auto means today)", err=True)
-        ctx.exit(EXIT_ERROR)
     run = _Run(mode=mode, tolerance=tolerance, clearance=clearance,
-               trace=trace or trace_json is not None)
+               trace=trace or trace_json is not None, split_bodies=split_bodies)
     try:
         report = run.check(a, b)
         if trace_json is not None:
@@ -138,9 +138,10 @@ def check(ctx, a, b, tolerance, clearance, mode, output_format, trace, trace_jso
 class _Run:
     """One `gjk check`: loads, hulls and queries, remembering how far it got for error reports."""
 
-    def __init__(self, mode: str, tolerance: float | None, clearance: float | None, trace: bool):
+    def __init__(self, mode: str, tolerance: float | None, clearance: float | None, trace: bool,
+                 split_bodies: bool = False):
         self.requested = mode
-        self.mode = "hull"  # auto means hull until exact mode lands
+        self.split_bodies = split_bodies
         self.tolerance = tolerance
         self.clearance = clearance
         self.trace = trace
@@ -148,6 +149,7 @@ class _Run:
         self.started = time.perf_counter()
         self.objects: list = []
         self.pairs: list = []
+        self.meshes: dict = {}
         self.notes: list = []
 
     def report(self, errors=()):
@@ -157,21 +159,31 @@ class _Run:
                            elapsed=time.perf_counter() - self.started, version=_version(),
                            notes=tuple(self.notes))
 
-    def load(self, path: str):
-        """File to (ObjectInfo, Shape). Geometry the engine refuses is an input error of that file."""
+    def load(self, path: str) -> list:
+        """File to [(ObjectInfo, Shape, Part)]: one object, or one per body with --split-bodies."""
         self.stage = f"loading {path}"
-        from gjkcli.load import convexity, load_part
+        from gjkcli.load import load_objects, load_part
+
+        if not self.split_bodies:
+            return [self.describe(load_part(path), path)]
+        parts = load_objects(path, split_bodies=True)
+        if len(parts) == 1:  # one body: the file's own name
+            return [self.describe(load_part(path), path)]
+        return [self.describe(part, path) for part in parts]
+
+    def describe(self, part, path: str):
+        """A part's ObjectInfo and hull. Geometry the engine refuses is an input error of its file."""
+        from gjkcli.convexity import convexity
         from gjkcli.report import ObjectInfo
         from gjkcli.shapes import Shape
 
-        part = load_part(path)
         self.stage = f"building the hull of {path}"
         try:
             shape = Shape.hull(part.vertices)
         except ShapeError as e:
             raise InputError(part.source, f"unusable geometry: {_one_line(e)}") from e
         self.stage = f"testing whether {path} is convex"
-        judged = convexity(part)
+        judged = convexity(part.vertices, part.faces, watertight=part.watertight, bodies=part.bodies)
         bounds = part.bounds
         name = part.name or path
         taken = {o.name for o in self.objects}
@@ -188,23 +200,57 @@ class _Run:
             dimension=int(shape.dimension), convexity=judged.reason,
         )
         self.objects.append(info)
-        return info, shape
+        return info, shape, part
 
     def check(self, path_a: str, path_b: str):
-        info_a, shape_a = self.load(path_a)
-        info_b, shape_b = self.load(path_b)
-        ua, ub = (UNIT_ALIASES.get(u.lower(), u.lower()) if u else None for u in (info_a.units, info_b.units))
-        if ua and ub and ua != ub:
-            self.notes.append(f"warning: {info_a.name} states {info_a.units} and {info_b.name} {info_b.units}; "
-                              "gjk does not convert units, so the numbers mix them")
-        self.stage = f"querying {path_a} against {path_b}"
-        from gjkcli.query import query
+        import itertools
 
-        result = query(shape_a, shape_b, tolerance=self.tolerance, trace=self.trace)
-        self.pairs.append(self.judge(info_a, info_b, result))
+        objects_a = self.load(path_a)
+        objects_b = objects_a if self.split_bodies and path_a == path_b else self.load(path_b)
+        units = {o.units: o.name for o, _, _ in objects_a + objects_b if o.units}
+        spelled = {UNIT_ALIASES.get(u.lower(), u.lower()) for u in units}
+        if len(spelled) > 1:
+            stated = " and ".join(f"{name} states {u}" for u, name in units.items())
+            self.notes.append(f"warning: {stated}; gjk does not convert units, so the numbers mix them")
+        pairs = (itertools.combinations(objects_a, 2) if objects_b is objects_a
+                 else itertools.product(objects_a, objects_b))
+        for one, other in pairs:
+            self.pairs.append(self.pair(one, other))
         return self.report()
 
-    def judge(self, a, b, result):
+    def pair(self, one, other):
+        """The hull query, then the triangles where the mode asks for them."""
+        from gjkcli.query import query
+        from gjkcli.results import Status
+
+        (info_a, shape_a, part_a), (info_b, shape_b, part_b) = one, other
+        self.stage = f"querying {info_a.name} against {info_b.name}"
+        result = query(shape_a, shape_b, tolerance=self.tolerance, trace=self.trace)
+        exact = self.requested == "exact" or (
+            self.requested == "auto" and result.status is not Status.CLEAR
+            and not (info_a.convex and info_b.convex))
+        if not exact:
+            return self.judge(info_a, info_b, result, "hull")
+        import dataclasses
+
+        from gjkcli.exact import exact_query
+
+        self.stage = f"testing the triangles of {info_a.name} against {info_b.name}"
+        refined = exact_query(self.mesh(part_a), self.mesh(part_b), tolerance=self.tolerance)
+        # the trace stays the hull query's: GJK narrated on the hulls that led here
+        refined = dataclasses.replace(refined, trace=result.trace)
+        return self.judge(info_a, info_b, refined, "exact", note=refined.note or None)
+
+    def mesh(self, part):
+        """The part's triangle hierarchy, built once per part."""
+        from gjkcli.exact import Mesh
+
+        key = id(part)
+        if key not in self.meshes:
+            self.meshes[key] = Mesh.from_part(part)
+        return self.meshes[key]
+
+    def judge(self, a, b, result, mode: str, note: str | None = None):
         """The command's verdict around the engine's answer: clearance, violation, conservativeness."""
         import dataclasses
 
@@ -215,10 +261,10 @@ class _Run:
         if status is Status.CLEAR and self.clearance is not None and result.distance < self.clearance:
             result = dataclasses.replace(result, status=Status.CLEARANCE)
             status = Status.CLEARANCE
-        conservative = self.mode == "hull" and not (a.convex and b.convex) and status is not Status.CLEAR
-        return PairReport(a=a.name, b=b.name, result=result, mode=self.mode, requested=self.requested,
+        conservative = mode == "hull" and not (a.convex and b.convex) and status is not Status.CLEAR
+        return PairReport(a=a.name, b=b.name, result=result, mode=mode, requested=self.requested,
                           clearance=self.clearance, conservative=conservative,
-                          violation=is_violation(status, self.clearance))
+                          violation=is_violation(status, self.clearance), note=note)
 
 
 def _problem(e: GjkError):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -90,30 +91,64 @@ def test_collision_pair():
 
 
 def test_peg_through_ring_collides_as_hulls_and_says_so():
-    doc = check_json("hulls", code=1)
+    doc = check_json("hulls", "--mode", "hull", code=1)
     ring, peg = doc["objects"]
     assert ring["convex"] is False and peg["convex"] is True
     assert "hull" in ring["convexity"]  # why the ring is not convex, in words
     pair = doc["pairs"][0]
     assert pair["status"] == "collision"
-    assert pair["mode"] == "hull" and pair["requested_mode"] == "auto"
+    assert pair["mode"] == "hull" and pair["requested_mode"] == "hull"
     assert pair["conservative"] is True
     assert "collision between hulls; the parts themselves may not touch" in pair["note"]
 
 
 def test_peg_through_ring_report_says_conservative():
     a, b = PAIRS["hulls"]
-    out = " ".join(gjk("check", sample(a), sample(b), code=1, width=200).stdout.split())
+    out = " ".join(gjk("check", sample(a), sample(b), "--mode", "hull", code=1, width=200).stdout.split())
     assert "COLLISION" in out
     assert "collision between hulls" in out and "may not touch" in out
-    assert "hull (auto)" in out
+    assert "mode hull" in out
+
+
+def test_peg_through_ring_is_clear_in_auto_mode():
+    """The hulls collide and the ring is not convex: auto refines the pair on its triangles."""
+    pair = check_json("hulls", code=0)["pairs"][0]
+    assert pair["status"] == "clear" and pair["mode"] == "exact" and pair["requested_mode"] == "auto"
+    assert pair["conservative"] is False
+    # the peg (radius 0.4) sits in the ring's hole (radius 0.75): 0.35 minus the facets' sag
+    assert 0.3 < pair["distance"] < 0.35
+    a, b = (np.array(pair[k]) for k in ("point_a", "point_b"))
+    assert np.linalg.norm(b - a) == pytest.approx(pair["distance"], rel=1e-12)
+
+
+def test_mode_exact_and_auto_agree_on_the_peg():
+    auto = check_json("hulls", "--mode", "auto", code=0)["pairs"][0]
+    exact = check_json("hulls", "--mode", "exact", code=0)["pairs"][0]
+    assert exact["mode"] == "exact" and exact["distance"] == pytest.approx(auto["distance"], rel=1e-12)
+
+
+def test_split_bodies_checks_body_against_body(tmp_path):
+    import trimesh
+
+    two = trimesh.util.concatenate([trimesh.creation.box([1, 1, 1]),
+                                    trimesh.creation.box([1, 1, 1]).apply_translation([3, 0, 0])])
+    one = trimesh.creation.box([1, 1, 1]).apply_translation([1.5, 0, 0])
+    two.export(tmp_path / "two.stl")
+    one.export(tmp_path / "one.stl")
+    doc = json.loads(gjk("check", tmp_path / "two.stl", tmp_path / "one.stl", "--split-bodies",
+                         "--format", "json", code=0).stdout)
+    assert [o["name"] for o in doc["objects"]] == ["two.stl#1", "two.stl#2", "one.stl"]
+    assert [p["distance"] for p in doc["pairs"]] == pytest.approx([0.5, 0.5], abs=1e-6)
+    same = json.loads(gjk("check", tmp_path / "two.stl", tmp_path / "two.stl", "--split-bodies",
+                          "--format", "json", code=0).stdout)
+    assert len(same["pairs"]) == 1 and same["pairs"][0]["distance"] == pytest.approx(2.0, abs=1e-6)
 
 
 @pytest.mark.parametrize("pair, status, code", [("clear", "clear", 0), ("touching", "touching", 0),
                                                 ("collision", "collision", 1), ("hulls", "collision", 1)])
 def test_table_report_and_exit_code(pair, status, code):
     a, b = PAIRS[pair]
-    result = gjk("check", sample(a), sample(b), code=code)
+    result = gjk("check", sample(a), sample(b), "--mode", "hull", code=code)
     out = result.stdout
     assert status.upper() in out
     for label in ("file", "vertices", "hull vertices", "convex", "watertight", "bounds min", "normal",
@@ -192,12 +227,12 @@ def test_mode_hull_and_auto_agree():
     assert hull["distance"] == auto["distance"]
 
 
-def test_mode_exact_is_not_built_yet():
-    a, b = PAIRS["clear"]
-    result = gjk("check", sample(a), sample(b), "--mode", "exact", code=2)
-    assert result.stdout == ""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "exact mode is not built yet" in lines[0]
+def test_mode_exact_on_convex_parts_agrees_with_the_hulls():
+    for pair, code in (("clear", 0), ("touching", 0), ("collision", 1)):
+        hull = check_json(pair, "--mode", "hull", code=code)["pairs"][0]
+        exact = check_json(pair, "--mode", "exact", code=code)["pairs"][0]
+        assert exact["mode"] == "exact" and exact["status"] == hull["status"]
+        assert exact["distance"] == pytest.approx(hull["distance"], abs=1e-9)
 
 
 def test_quiet_prints_nothing():
@@ -231,8 +266,9 @@ OBJECT_TYPES = {"name": str, "file": str, "vertices": int, "hull_vertices": int,
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))
-def test_json_keys_and_types(pair):
-    doc = check_json(pair)
+@pytest.mark.parametrize("mode", ["hull", "exact"])
+def test_json_keys_and_types(pair, mode):
+    doc = check_json(pair, "--mode", mode)
     assert doc["version"] == 1
     assert doc["errors"] == []
     assert len(doc["objects"]) == 2 and len(doc["pairs"]) == 1
@@ -242,6 +278,9 @@ def test_json_keys_and_types(pair):
         assert "units" in o
         assert len(o["bounds"]) == 2 and all(len(c) == 3 for c in o["bounds"])
     p = doc["pairs"][0]
+    if p["certificate"] is None:  # a plane cannot separate parts that are not convex
+        assert p["mode"] == "exact" and p["status"] != "collision"
+        p = {**p, "certificate": {"kind": "plane", "normal": [0.0] * 3, "offset": 0.0}}
     for key, kind in PAIR_TYPES.items():
         assert isinstance(p[key], kind), key
     assert p["status"] in {"clear", "touching", "collision", "clearance", "undecided"}

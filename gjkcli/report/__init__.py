@@ -54,7 +54,8 @@ class PairReport:
     """The verdict for one pair, with what the command decided around the engine's answer.
 
     a, b : object names, as in `ObjectInfo.name`
-    mode : the mode the answer came from ("hull"); requested : what the user asked ("auto", "hull")
+    mode : the mode the answer came from ("hull" or "exact"); requested : what the user asked
+        ("auto", "hull", "exact")
     clearance : the required clearance (model units) or None
     conservative : the answer came from the hull of a part that is not convex, so a collision,
         touching or clearance verdict holds for the hulls and may not hold for the parts
@@ -69,6 +70,7 @@ class PairReport:
     clearance: float | None = None
     conservative: bool = False
     violation: bool = False
+    note: str | None = None  # what an exact answer does not cover (e.g. only surfaces count)
 
     @property
     def status(self) -> Status:
@@ -126,6 +128,12 @@ def is_violation(status: Status, clearance: float | None) -> bool:
     if status in VIOLATIONS:
         return True
     return status is Status.TOUCHING and clearance is not None and clearance > 0.0
+
+
+def pair_note(pair: PairReport, a: ObjectInfo | None, b: ObjectInfo | None) -> str | None:
+    """The caveat of a verdict: what a hull answer means for parts that are not convex, or what
+    an exact answer does not cover; None when the verdict holds for the parts as they are."""
+    return hull_note(pair, a, b) or pair.note or None
 
 
 def hull_note(pair: PairReport, a: ObjectInfo | None, b: ObjectInfo | None) -> str | None:

@@ -27,7 +27,7 @@ import json
 import math
 import re
 
-from gjkcli.report import CheckReport, ObjectInfo, PairReport, hull_note
+from gjkcli.report import CheckReport, ObjectInfo, PairReport, pair_note
 from gjkcli.results import Status
 
 SCHEMA_VERSION = 1
@@ -102,7 +102,7 @@ def pair_dict(pair: PairReport, check: CheckReport | None = None, trace: bool = 
         "certificate": _clean(r.certificate.as_dict()) if r.certificate is not None else None,
         "violation": bool(pair.violation),
         "conservative": bool(pair.conservative),
-        "note": hull_note(pair, a, b),
+        "note": pair_note(pair, a, b),
         "requested_mode": pair.requested,
         "signed_distance": _num(r.signed_distance),
         "distance_lower": _num(r.distance_lower),

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.report import CheckReport, ObjectInfo, PairReport, hull_note
+from gjkcli.report import CheckReport, ObjectInfo, PairReport, hull_note, pair_note
 from gjkcli.report.trace import fmt, vec
 from gjkcli.results import PlaneCertificate, PointCertificate, Status
 
@@ -111,13 +111,14 @@ def render_pair(pair: PairReport, a: ObjectInfo | None = None, b: ObjectInfo | N
     status = Status(r.status)
     units = (a.units if a else None) or (b.units if b else None)
     u = _units(units)
-    note = hull_note(pair, a, b)
+    hulls_only = hull_note(pair, a, b) is not None
+    note = pair_note(pair, a, b)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row(Text("verdict"), headline(pair, units, what="hulls" if note else "parts"))
+    grid.add_row(Text("verdict"), headline(pair, units, what="hulls" if hulls_only else "parts"))
     if note:
-        grid.add_row(Text("hull mode"), Text(note, style="yellow"))
+        grid.add_row(Text(f"{pair.mode} mode"), Text(note, style="yellow"))
     if status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED):
         grid.add_row(Text("distance"),
                      Text(f"{fmt(r.distance, 9)}{u} (certified at least {fmt(r.distance_lower, 9)}{u})"))
@@ -138,10 +139,13 @@ def render_pair(pair: PairReport, a: ObjectInfo | None = None, b: ObjectInfo | N
         grid.add_row(Text("clearance"), Text(f"required {fmt(pair.clearance)}{u}"))
     mode = pair.mode if pair.requested == pair.mode else f"{pair.mode} ({pair.requested})"
     grid.add_row(Text("mode"), Text(mode))
-    iters = f"GJK {r.iterations} ({r.exit})"
-    if r.epa_iterations or r.epa_exit:
-        iters += f", EPA {r.epa_iterations} ({r.epa_exit})"
-    grid.add_row(Text("iterations"), Text(iters))
+    if pair.mode == "exact":  # the triangle test counts the bounding-box pairs it visited
+        grid.add_row(Text("work"), Text(f"{r.iterations} box pairs visited ({r.exit})"))
+    else:
+        iters = f"GJK {r.iterations} ({r.exit})"
+        if r.epa_iterations or r.epa_exit:
+            iters += f", EPA {r.epa_iterations} ({r.epa_exit})"
+        grid.add_row(Text("iterations"), Text(iters))
     grid.add_row(Text("time"), Text(_duration(r.elapsed)))
     title = Text(f"{pair.a}  x  {pair.b}", style="bold")
     return Panel(grid, title=title, title_align="left", border_style=STYLES[status].replace("bold ", ""),
