@@ -23,6 +23,8 @@ cdef extern from "gjk.h" nogil:
         double size
         double R[9]
         double t[3]
+        const int32_t *cube
+        int cube_k
 
     ctypedef struct gjk_params:
         double tol
@@ -99,8 +101,12 @@ cdef class _Packed:
         cdef const double[::1] size = shapeset.size
         cdef const double[:, ::1] R = shapeset.rotation
         cdef const double[:, ::1] t = shapeset.translation
+        cdef const int32_t[::1] cube = shapeset.cube
+        cdef const int64_t[::1] cube_off = shapeset.cube_off
+        cdef const int32_t[::1] cube_k = shapeset.cube_k
         cdef int k, c
-        self.keep = shapeset
+        # the arrays the pointers point into (not the set itself: the set keeps this object)
+        self.keep = (shapeset.vertices, shapeset.adj_start, shapeset.adj, shapeset.cube)
         self.count = kind.shape[0]
         self.shapes = <gjk_shape *> malloc(sizeof(gjk_shape) * max(self.count, 1))
         if self.shapes == NULL:
@@ -122,9 +128,22 @@ cdef class _Packed:
             self.shapes[k].radius = radius[k]
             self.shapes[k].extent = extent[k]
             self.shapes[k].size = size[k]
+            self.shapes[k].cube_k = cube_k[k]
+            self.shapes[k].cube = &cube[cube_off[k]] if cube_k[k] > 0 else NULL
 
     def __dealloc__(self):
         free(self.shapes)
+
+
+cdef _Packed _packed(shapeset):
+    """The shapeset's _Packed, made on first use and kept on it: laying out the pointers walks
+    every shape, a fixed cost that repeated batches over one set need not pay again. A ShapeSet's
+    arrays are not changed after it is made."""
+    cdef _Packed packed = getattr(shapeset, "_packed", None)
+    if packed is None:
+        packed = _Packed(shapeset)
+        shapeset._packed = packed
+    return packed
 
 
 cdef gjk_params _params(dict tol, int want):
@@ -149,7 +168,7 @@ def batch(shapeset, ia, ib, pose_a, pose_b, tol, double tol_rel, dict tolerances
     pose_a, pose_b : (m, 12) float64 or None, row-major R then t, applied on top of each pose
     tol : (m,) float64 or None (then tol_rel times the pair size)
     """
-    cdef _Packed packed = _Packed(shapeset)
+    cdef _Packed packed = _packed(shapeset)
     cdef const int32_t[::1] a = np.ascontiguousarray(ia, dtype=np.int32)
     cdef const int32_t[::1] b = np.ascontiguousarray(ib, dtype=np.int32)
     cdef int m = a.shape[0]
@@ -244,9 +263,10 @@ def support(shapeset, int index, directions, dict tolerances, bint warm=True):
     """Support points of shape `index` (its pose applied) for each row of directions (m, 3).
 
     Returns (points (m, 3), vertex indices (m,) int32, hill-climbing steps (m,) int32). With warm,
-    each climb starts where the previous one ended, as inside GJK.
+    each climb starts where the previous one ended, as inside GJK; else from the cold start (the
+    shape's cube map, or vertex 0 without one).
     """
-    cdef _Packed packed = _Packed(shapeset)
+    cdef _Packed packed = _packed(shapeset)
     if index < 0 or index >= packed.count:
         raise IndexError(index)
     cdef const double[:, ::1] d = np.ascontiguousarray(directions, dtype=np.float64).reshape(-1, 3)
@@ -260,7 +280,7 @@ def support(shapeset, int index, directions, dict tolerances, bint warm=True):
     cdef gjk_ws ws
     if gjk_ws_init(&ws, packed.max_n, 1) != 0:
         raise MemoryError()
-    cdef int k, hint = 0, s
+    cdef int k, hint = -1, s
     cdef double out[3]
     with nogil:
         for k in range(m):

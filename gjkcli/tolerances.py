@@ -40,7 +40,12 @@ class Tolerances:
         Iteration caps; reaching one ends the query with a named exit, never a guess.
     brute_force_below
         Hulls with fewer vertices than this use a linear scan for support instead of hill
-        climbing (measured by benchmarks/bench_support.py: below it the scan is faster).
+        climbing, and get no cold-start table (measured by benchmarks/bench_support.py, part
+        (b), after the climb's plateau check, EPA's warm hints and the cube-map cold starts: two
+        runs on a loaded 2-core machine found hill climbing faster per support call from n = 40
+        (warm walk, both runs) and 48 to 64 (cold), and per whole GJK + EPA query from 64 to 96.
+        48 is where the support calls cross; whole queries of 48 to 64-vertex hulls can run up to
+        ~20% faster with the scan, a fraction of a microsecond).
     """
 
     touching_rel: float = 1e-7
@@ -52,7 +57,7 @@ class Tolerances:
     verify_rel: float = 1e-9
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
-    brute_force_below: int = 24
+    brute_force_below: int = 48
 
 
 DEFAULT = Tolerances()

@@ -8,14 +8,27 @@
  * the depth is 0 and the loop never starts. Every exit is named; the bounds always hold.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "gjk.h"
 
+/* Support of A - B in direction d. The climbs start from the polytope's vertices nearest in
+ * kind: of the `nnear` points given (the vertices of the face being expanded), the one whose own
+ * support point lies highest along d, per shape (coal's support hint; a cold climb from vertex 0
+ * crosses the hull every time). */
 static void support_md(const gjk_shape *A, const gjk_shape *B, const double d[3], const gjk_params *p,
-                       gjk_ws *ws, gjk_vertex *out, int *steps_a, int *steps_b) {
+                       gjk_ws *ws, const gjk_vertex *const *near, int nnear, gjk_vertex *out,
+                       int *steps_a, int *steps_b) {
     double nd[3] = {-d[0], -d[1], -d[2]};
-    out->ia = gjk_support(A, d, 0, p, ws, out->a, steps_a);
-    out->ib = gjk_support(B, nd, 0, p, ws, out->b, steps_b);
+    int hint_a = -1, hint_b = -1;
+    double top_a = -INFINITY, top_b = -INFINITY;
+    for (int k = 0; k < nnear; k++) {
+        double da = v3_dot(near[k]->a, d), db = -v3_dot(near[k]->b, d);
+        if (near[k]->ia >= 0 && da > top_a) { top_a = da; hint_a = near[k]->ia; }
+        if (near[k]->ib >= 0 && db > top_b) { top_b = db; hint_b = near[k]->ib; }
+    }
+    out->ia = gjk_support(A, d, hint_a, p, ws, out->a, steps_a);
+    out->ib = gjk_support(B, nd, hint_b, p, ws, out->b, steps_b);
     v3_sub(out->w, out->a, out->b);
 }
 
@@ -114,6 +127,18 @@ static int twin(const epa_face *faces, int nf, int a, int b) {
     return -1;
 }
 
+/* The face across edge e of face k. While every directed edge of the polytope is held by one
+ * face only (a 2-manifold, which the tetrahedron is and which a simple horizon loop keeps), the
+ * stored adjacency answers in O(1) and equals twin(); once a horizon pinches (a vertex starts
+ * two horizon edges) the run falls back to twin()'s scan, first match in face order. */
+static int across(const epa_face *faces, int nf, int k, int e, int manifold) {
+#ifdef GJK_CHECK_ADJ
+    if (manifold && faces[k].adj[e] != twin(faces, nf, faces[k].v[e], faces[k].v[(e + 1) % 3])) abort();
+#endif
+    if (manifold) return faces[k].adj[e];
+    return twin(faces, nf, faces[k].v[e], faces[k].v[(e + 1) % 3]);
+}
+
 /* Does w lie outside the face's plane, or within `margin` of it? A face that w lies in the plane
  * of, up to rounding, must go: kept, it would meet the new face joined to w folded over itself. */
 static int sees(const epa_face *f, const gjk_vertex *verts, const double w[3], double margin) {
@@ -198,7 +223,8 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         double best_dist = -1.0;
         for (int k = 0; k < nd; k++) {
             gjk_vertex w;
-            support_md(A, B, dirs[k], p, ws, &w, &steps_a, &steps_b);
+            const gjk_vertex *near[3] = {&verts[0], &verts[nv > 1], &verts[nv - 1]};
+            support_md(A, B, dirs[k], p, ws, near, nv < 3 ? nv : 3, &w, &steps_a, &steps_b);
             double dist = affine_distance(verts, nv, w.w);
             if (dist > best_dist) { best_dist = dist; best = w; }
         }
@@ -236,6 +262,9 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         if (v3_dot(n, to_c) > 0.0) { int tmp = b; b = c; c = tmp; }
         if (!make_face(&faces[nf++], verts, a, b, c, area_eps)) return EPA_EXIT_DEGENERATE;
     }
+    for (int k = 0; k < 4; k++)
+        for (int e = 0; e < 3; e++) faces[k].adj[e] = twin(faces, 4, faces[k].v[e], faces[k].v[(e + 1) % 3]);
+    int manifold = 1;
 
     int exit = EPA_EXIT_ITERATION_CAP;
     int best = 0;
@@ -247,7 +276,8 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         double lo = f.dist > 0.0 ? f.dist : 0.0;
         *depth_lo = lo;
         gjk_vertex w;
-        support_md(A, B, f.n, p, ws, &w, &steps_a, &steps_b);
+        const gjk_vertex *near[3] = {&verts[f.v[0]], &verts[f.v[1]], &verts[f.v[2]]};
+        support_md(A, B, f.n, p, ws, near, 3, &w, &steps_a, &steps_b);
         double sup = v3_dot(f.n, w.w);
         if (sup < *depth_hi) *depth_hi = sup;
         *iterations = it + 1;
@@ -274,37 +304,78 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         while (top > 0) {
             int k = ws->stack[--top];
             for (int e = 0; e < 3; e++) {
-                int j = twin(faces, nf, faces[k].v[e], faces[k].v[(e + 1) % 3]);
+                int j = across(faces, nf, k, e, manifold);
                 if (j >= 0 && faces[j].alive && sees(&faces[j], verts, w.w, eps)) {
                     faces[j].alive = 0;
                     ws->stack[top++] = j;
                 }
             }
         }
+        /* Horizon edges in face order (the order of the new faces, and so of ties between them):
+         * a, b, the kept face j across them and the slot of that edge in j. */
         for (int k = 0; k < nf; k++) {
             if (faces[k].alive) continue;
             for (int e = 0; e < 3; e++) {
-                int a = faces[k].v[e], b = faces[k].v[(e + 1) % 3];
-                int j = twin(faces, nf, a, b);
+                int j = across(faces, nf, k, e, manifold);
                 if (j < 0 || faces[j].alive) {
-                    ws->edges[2 * ne] = a;
-                    ws->edges[2 * ne + 1] = b;
-                    ne++;
+                    int32_t *h = ws->edges + 4 * (size_t)ne++;
+                    h[0] = faces[k].v[e];
+                    h[1] = faces[k].v[(e + 1) % 3];
+                    h[2] = j;
+                    h[3] = -1;
+                    if (manifold && j >= 0)
+                        for (int g = 0; g < 3; g++)
+                            if (faces[j].adj[g] == k) h[3] = g;
                 }
             }
         }
+        /* Keep the live faces in order, mapping old indices to new ones for the adjacency. */
+        int32_t *remap = ws->stack;
         int kept = 0;
-        for (int k = 0; k < nf; k++)
+        for (int k = 0; k < nf; k++) {
+            remap[k] = faces[k].alive ? kept : -1;
             if (faces[k].alive) faces[kept++] = faces[k];
+        }
         nf = kept;
+        if (manifold) {
+            for (int k = 0; k < nf; k++)
+                for (int e = 0; e < 3; e++)
+                    if (faces[k].adj[e] >= 0) faces[k].adj[e] = remap[faces[k].adj[e]];
+            for (int e = 0; e < ne; e++)
+                if (ws->edges[4 * e + 2] >= 0) ws->edges[4 * e + 2] = remap[ws->edges[4 * e + 2]];
+        }
         if (ne < 3) {
             stop = EPA_EXIT_DEGENERATE; /* no horizon left to close the polytope with */
         } else if (nf + ne > ws->cap_faces) {
             stop = EPA_EXIT_CAPACITY;
         } else {
             for (int e = 0; e < ne && !stop; e++)
-                if (!make_face(&faces[nf++], verts, ws->edges[2 * e], ws->edges[2 * e + 1], wi, area_eps))
+                if (!make_face(&faces[nf++], verts, ws->edges[4 * e], ws->edges[4 * e + 1], wi, area_eps))
                     stop = EPA_EXIT_DEGENERATE;
+        }
+        if (!stop && manifold) {
+            /* New face e = (a, b, w): across a -> b the kept face j; across b -> w the new face
+             * whose horizon edge starts at b; across w -> a the one whose horizon edge ends at a.
+             * A vertex that starts or ends two horizon edges pinches the polytope: from then on
+             * twin() answers. */
+            int base = nf - ne;
+            int32_t *from = ws->vlink, *to = ws->vlink + ws->cap_verts;
+            for (int e = 0; e < ne; e++) {
+                int a = ws->edges[4 * e], b = ws->edges[4 * e + 1];
+                if (from[a] >= 0 || to[b] >= 0) manifold = 0;
+                from[a] = e;
+                to[b] = e;
+            }
+            for (int e = 0; e < ne && manifold; e++) {
+                const int32_t *h = ws->edges + 4 * e;
+                epa_face *g = &faces[base + e];
+                g->adj[0] = h[2];
+                g->adj[1] = from[h[1]] >= 0 ? base + from[h[1]] : -1;
+                g->adj[2] = to[h[0]] >= 0 ? base + to[h[0]] : -1;
+                if (h[2] >= 0 && h[3] < 0) manifold = 0; /* j does not hold the edge back */
+                else if (h[2] >= 0) faces[h[2]].adj[h[3]] = base + e;
+            }
+            for (int e = 0; e < ne; e++) from[ws->edges[4 * e]] = to[ws->edges[4 * e + 1]] = -1;
         }
         trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, nf, stop);
         if (stop) {

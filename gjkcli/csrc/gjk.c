@@ -74,7 +74,7 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
     double eps = p->gjk_rel * size;       /* bounds closer than this have met */
     double touch = p->degenerate_rel * size; /* |v| below this: the origin is on the simplex */
     double upper = INFINITY;
-    int hint_a = 0, hint_b = 0;
+    int hint_a = -1, hint_b = -1; /* cold: the climbs start from the shapes' cube maps */
     int exit = GJK_EXIT_ITERATION_CAP;
     int by_index = A->radius == 0.0 && B->radius == 0.0;
 
@@ -149,6 +149,9 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
         } else {
             v3_copy(v, vnew);
             upper = vn;
+            /* The bounds may meet here already: stopping now saves the support pair that the
+             * next iteration would spend only to notice it (the test is the same as above). */
+            if (upper - *lower <= eps) stop = GJK_EXIT_CONVERGED;
         }
         trace_put_gjk(tr, it, dir, &w, steps_a, steps_b, passed, &before, S, feature, kept, vn,
                       *lower, upper, stop);

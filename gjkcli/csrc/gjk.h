@@ -37,6 +37,9 @@ typedef struct {
     double size;              /* local bounding-box diagonal, inflation included */
     double R[9];              /* rotation, row-major */
     double t[3];              /* translation */
+    const int32_t *cube;      /* hull: cold-start table, (6, k, k) cells of a cube map of directions,
+                               * each the support vertex of its centre direction; NULL when none */
+    int cube_k;
 } gjk_shape;
 
 enum gjk_want {
@@ -126,6 +129,7 @@ typedef struct {
 /* EPA polytope storage. */
 typedef struct {
     int32_t v[3];
+    int32_t adj[3]; /* the face across edge v[e] -> v[e + 1], -1 when none */
     double n[3];
     double dist;
     int alive;
@@ -141,8 +145,10 @@ typedef struct {
     int cap_verts;
     epa_face *faces;
     int cap_faces;
-    int32_t *edges;  /* horizon edges, pairs */
-    int32_t *stack;  /* EPA: faces to visit while removing those that see the new point */
+    int32_t *edges;  /* EPA horizon edges: a, b, the kept face across them and its edge slot */
+    int32_t *stack;  /* EPA: faces to visit while removing those that see the new point; then
+                      * the old-to-new face index map of the compaction */
+    int32_t *vlink;  /* EPA: (2, cap_verts) horizon edge starting / ending at each vertex, -1 */
 } gjk_ws;
 
 typedef struct {

@@ -23,17 +23,20 @@ int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations) {
     ws->queue = malloc(sizeof(int32_t) * (size_t)ws->cap_n);
     ws->verts = malloc(sizeof(gjk_vertex) * (size_t)ws->cap_verts);
     ws->faces = malloc(sizeof(epa_face) * (size_t)ws->cap_faces);
-    ws->edges = malloc(sizeof(int32_t) * 6 * (size_t)ws->cap_faces);
+    ws->edges = malloc(sizeof(int32_t) * 12 * (size_t)ws->cap_faces); /* 3 edges a face, 4 ints each */
     ws->stack = malloc(sizeof(int32_t) * (size_t)ws->cap_faces);
-    if (!ws->mark || !ws->queue || !ws->verts || !ws->faces || !ws->edges || !ws->stack) {
+    ws->vlink = malloc(sizeof(int32_t) * 2 * (size_t)ws->cap_verts);
+    if (!ws->mark || !ws->queue || !ws->verts || !ws->faces || !ws->edges || !ws->stack || !ws->vlink) {
         gjk_ws_free(ws);
         return -1;
     }
+    for (int k = 0; k < 2 * ws->cap_verts; k++) ws->vlink[k] = -1;
     return 0;
 }
 
 void gjk_ws_free(gjk_ws *ws) {
     free(ws->mark); free(ws->queue); free(ws->verts); free(ws->faces); free(ws->edges); free(ws->stack);
+    free(ws->vlink);
     memset(ws, 0, sizeof(*ws));
 }
 
@@ -125,6 +128,12 @@ void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_
         out->point[c] = 0.5 * (core_pa[c] + core_pb[c]);
     }
     if (p->want != GJK_WANT_VERDICT) {
+        /* No EPA, so no contact normal: report GJK's best separating-axis candidate (the search
+         * direction of the largest lower bound, from A towards B), a unit vector along which the
+         * shapes overlap least among those tried, rather than a zero vector. */
+        double len = sqrt(v3_dot(best_dir, best_dir));
+        if (len > 0.0) v3_scale(out->normal, best_dir, 1.0 / len);
+        else out->normal[0] = 1.0;
         out->status = GJK_INTERSECTING;
         return;
     }

@@ -49,22 +49,47 @@ static int plateau_escape(const gjk_shape *s, const double d[3], int from, doubl
     return -1;
 }
 
+/* Cell of direction d in a cube map of k x k cells a face (the layout gjkcli.shapes._cube_map
+ * builds): the face is the major axis and its sign, the cell the grid position of the other two
+ * coordinates divided by the major one. */
+static int cube_cell(const double d[3], int k) {
+    double ax = fabs(d[0]), ay = fabs(d[1]), az = fabs(d[2]);
+    int a = (ax >= ay && ax >= az) ? 0 : (ay >= az ? 1 : 2);
+    double m = fabs(d[a]);
+    if (!(m > 0.0)) return 0;
+    double u = (d[(a + 1) % 3] / m + 1.0) * 0.5 * k, v = (d[(a + 2) % 3] / m + 1.0) * 0.5 * k;
+    int i = u < 0.0 ? 0 : (u >= k ? k - 1 : (int)u);
+    int j = v < 0.0 ? 0 : (v >= k ? k - 1 : (int)v);
+    return ((2 * a + (d[a] < 0.0)) * k + i) * k + j;
+}
+
 static int hull_climb(const gjk_shape *s, const double d[3], int hint, const gjk_params *p,
                       gjk_ws *ws, int *steps) {
+    /* Start from the hint (where the last climb ended) or the cube map's vertex for d, whichever
+     * is higher along d: the table bounds a cold climb to the few steps inside one cell, the
+     * hint keeps a warm one as short as GJK's turn of direction allows. */
     int i = (hint >= 0 && hint < s->n) ? hint : 0;
     double top = v3_dot(s->v + 3 * i, d);
+    if (s->cube) {
+        int c = s->cube[cube_cell(d, s->cube_k)];
+        double dot = v3_dot(s->v + 3 * c, d);
+        if (dot > top || !(hint >= 0 && hint < s->n)) { i = c; top = dot; }
+    }
     double tie = p->plateau_rel * sqrt(v3_dot(d, d)) * s->extent;
     for (;;) {
+        /* the best neighbour of i (steepest ascent) */
         int next = -1;
-        double next_dot = top;
+        double next_dot = -INFINITY;
         for (int k = s->adj_start[i]; k < s->adj_start[i + 1]; k++) {
             int j = s->adj[k];
             double dot = v3_dot(s->v + 3 * j, d);
             if (dot > next_dot) { next_dot = dot; next = j; }
         }
-        if (next < 0) {
-            /* No neighbour beats i: a maximum, unless the plateau of vertices tied with i
-             * leads higher. Values only grow, so the climb ends. */
+        if (!(next_dot > top)) {
+            /* No neighbour beats i: a strict maximum when none ties with it either (the common
+             * case, which needs no search); else the plateau of vertices tied with i may lead
+             * higher. Values only grow, so the climb ends. */
+            if (next_dot < top - tie) return i;
             next = plateau_escape(s, d, i, top, tie, ws, steps);
             if (next < 0) return i;
             next_dot = v3_dot(s->v + 3 * next, d);
