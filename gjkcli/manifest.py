@@ -1,0 +1,690 @@
+"""The `gjk scan --manifest FILE`: what scene files cannot say, in TOML (or JSON with the same keys).
+
+Keys (the contract; any other key is an error, so that a typo is never silently dropped)::
+
+    tolerance = 0.01                  # touching band, model units
+    clearance = 0.5                   # required gap, model units
+    fail_on = ["collision", "clearance"]   # which findings fail the scan
+    srdf = "robot.srdf"               # a MoveIt SRDF's <disable_collisions> as allowed pairs
+
+    [[include]]                       # every object of a scene file
+    file = "cell.glb"
+    transform = [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]   # optional, 4x4 row-major
+    split_bodies = false              # optional: each connected body its own object
+
+    [[object]]                        # one object: a whole file, or a primitive
+    name = "fixture"
+    file = "fixture.stl"              # or: box = [x, y, z] (full extents), sphere = r,
+                                      #     capsule = {radius = r, length = l} (along local z),
+                                      #     cylinder = {radius = r, height = h} (along local z)
+    translate = [0, 0, 10]            # or transform = 4x4; rotate = [rx, ry, rz] degrees about
+    rotate = [0, 0, 90]               # the fixed x, y, z axes, in that order
+
+    [[group]]
+    name = "robot"
+    members = ["panda_*"]             # globs over object names
+
+    [[check]]                         # only these pairs are checked (default: all against all)
+    a = "robot"                       # a group name or a glob
+    b = "fixtures"
+    clearance = 2.0                   # optional, for these pairs
+
+    [[allow]]                         # pairs that may touch or overlap
+    a = "gripper*"
+    b = "part"
+    reason = "grasp"
+
+Paths are relative to the manifest's folder. Top-level keys must come before the first table.
+
+Errors name the manifest, the line and what is wrong: ``cell.toml:12: [[object]] 2 ("base"):
+unknown key 'trasform'; expected one of ...``. TOML syntax errors keep tomllib's line; JSON syntax
+errors keep json's. Lines of semantic errors are found in the source text (the k-th ``[[object]]``
+header, then the key's line inside that table); a construct the finder does not know (an inline
+array of tables) falls back to the nearest line it can name.
+
+Object selections (group members, check and allow sides) are checked against the loaded objects
+by `Manifest.resolve`: a glob that matches no object is an error too, on its line.
+
+SRDF: every ``<disable_collisions link1= link2= reason=>`` is an allowed pair with reason
+"SRDF: <reason>". A link names the object of that exact name, or an object of a prefixed scene
+("file.glb:<link>"); links without an object (a link with no collision geometry, like
+panda_link8) are skipped and listed in `Resolved.notes`.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError
+
+__all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
+           "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "rotation_matrix",
+           "placement"]
+
+FAIL_ON = ("collision", "touching", "clearance")
+# Touching is not a failure by itself (parts meant to sit on each other touch), as in `gjk check`.
+DEFAULT_FAIL_ON = ("collision", "clearance")
+
+PRIMITIVES = ("box", "sphere", "capsule", "cylinder")
+
+TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "include", "object", "group", "check",
+            "allow")
+TABLE_KEYS = {
+    "include": ("file", "transform", "split_bodies"),
+    "object": ("name", "file", *PRIMITIVES, "transform", "translate", "rotate"),
+    "group": ("name", "members"),
+    "check": ("a", "b", "clearance"),
+    "allow": ("a", "b", "reason"),
+}
+PRIMITIVE_KEYS = {"capsule": ("radius", "length"), "cylinder": ("radius", "height")}
+
+
+class ManifestError(InputError):
+    """A manifest that cannot be used: `source` is "<manifest>:<line>" when the line is known."""
+
+    def __init__(self, path, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        super().__init__(f"{path}:{line}" if line else path, message)
+
+
+# -- the parsed manifest --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Include:
+    """Every object of a scene file. transform : (4, 4) float64 or None; line : of its table."""
+
+    file: Path
+    transform: np.ndarray | None
+    split_bodies: bool
+    line: int
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """One named object: a whole file (`file`) or a primitive (`primitive` with `params`).
+
+    transform : (4, 4) float64, placing the file's coordinates or the primitive's frame.
+    params : box {"extents": [x, y, z]}; sphere {"radius"}; capsule {"radius", "length"};
+        cylinder {"radius", "height"}.
+    """
+
+    name: str
+    file: Path | None
+    primitive: str | None
+    params: dict
+    transform: np.ndarray
+    line: int
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    members: tuple
+    line: int
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    a: str
+    b: str
+    clearance: float | None
+    line: int
+
+
+@dataclass(frozen=True)
+class AllowSpec:
+    """A pair that may touch or overlap. `literal`: a and b are exact (SRDF link) names."""
+
+    a: str
+    b: str
+    reason: str
+    line: int
+    source: str
+    literal: bool = False
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    tolerance: float | None = None
+    clearance: float | None = None
+    fail_on: tuple | None = None
+    srdf: Path | None = None
+    includes: tuple = ()
+    objects: tuple = ()
+    groups: tuple = ()
+    checks: tuple = ()
+    allows: tuple = ()
+
+    def error(self, line: int | None, message: str) -> ManifestError:
+        return ManifestError(self.path, line, message)
+
+    def resolve(self, names) -> "Resolved":
+        """Object selections against the loaded objects' names (in scan order).
+
+        Raises ManifestError when a group member, a check side or an allow side matches nothing.
+        """
+        return _resolve(self, list(names))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Selections as boolean masks over the objects (n,).
+
+    checks : ((in_a, in_b, clearance or None, line), ...); empty means all against all
+    allows : ((in_a, in_b, reason, line), ...)
+    notes : things said about the manifest (SRDF links without objects)
+    """
+
+    checks: tuple = ()
+    allows: tuple = ()
+    notes: tuple = field(default=())
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+def load(path) -> Manifest:
+    """Read and validate a manifest file (TOML, or JSON when it ends in .json or starts with '{')."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(path, None, "no such manifest file; check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ManifestError(path, None, f"cannot read the manifest: {why}") from exc
+    return parse(text, path)
+
+
+def parse(text: str, path) -> Manifest:
+    """Validate manifest text; `path` names it in errors and anchors relative paths."""
+    path = Path(path)
+    is_json = path.suffix.lower() == ".json" or text.lstrip().startswith("{")
+    data = _parse_json(text, path) if is_json else _parse_toml(text, path)
+    lines = _JsonLines(text) if is_json else _TomlLines(text)
+    return _Builder(path, lines).build(data)
+
+
+def _parse_toml(text: str, path: Path) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        line = int(found.group(1)) if found else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
+        if found:
+            message += f" (column {found.group(2)})"
+        raise ManifestError(path, line, f"not valid TOML: {message}") from exc
+
+
+def _parse_json(text: str, path: Path) -> dict:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(path, exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise ManifestError(path, 1, "a JSON manifest must be an object with the manifest's keys")
+    return data
+
+
+class _TomlLines:
+    """Where things are in TOML text: the k-th [[table]] header, a key inside it, a top-level key."""
+
+    _HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_-]+)\s*\]\]")
+    _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]")
+    _KEY = re.compile(r"^\s*\"?([A-Za-z0-9_-]+)\"?\s*[=.]")
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers: dict[str, list[int]] = {}
+        self.first_table = len(self.lines) + 1
+        for number, line in enumerate(self.lines, start=1):
+            found = self._HEADER.match(line) or self._TABLE.match(line)
+            if found:
+                self.first_table = min(self.first_table, number)
+                self.headers.setdefault(found.group(1), []).append(number)
+
+    def top(self, key: str) -> int | None:
+        for number in range(1, self.first_table):
+            found = self._KEY.match(self.lines[number - 1])
+            if found and found.group(1) == key:
+                return number
+        return self.headers.get(key, [None])[0]
+
+    def table(self, name: str, k: int) -> int | None:
+        """Line of the header of the k-th (from 0) [[name]] table."""
+        headers = self.headers.get(name, [])
+        return headers[k] if k < len(headers) else self.top(name)
+
+    def key(self, name: str, k: int, key: str) -> int | None:
+        start = self.table(name, k)
+        if start is None:
+            return None
+        for number in range(start + 1, len(self.lines) + 1):
+            line = self.lines[number - 1]
+            if self._HEADER.match(line) or self._TABLE.match(line):
+                break
+            found = self._KEY.match(line)
+            if found and found.group(1) == key:
+                return number
+        return start
+
+
+class _JsonLines:
+    """Where things are in JSON text, found by searching for the quoted keys."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _line_of(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+    def _find(self, key: str, start: int = 0) -> int | None:
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(self.text, start)
+        return found.start() if found else None
+
+    def top(self, key: str) -> int | None:
+        offset = self._find(key)
+        return self._line_of(offset) if offset is not None else None
+
+    def _entry(self, name: str, k: int) -> int | None:
+        """Offset of the k-th '{' inside the array of key `name`."""
+        offset = self._find(name)
+        if offset is None:
+            return None
+        depth, count, pos = 0, -1, self.text.index(":", offset) + 1
+        in_string = False
+        while pos < len(self.text):
+            ch = self.text[pos]
+            if in_string:
+                if ch == "\\":
+                    pos += 1
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch in "[{":
+                depth += 1
+                if ch == "{" and depth == 2:
+                    count += 1
+                    if count == k:
+                        return pos
+            elif ch in "]}":
+                depth -= 1
+                if depth <= 0:
+                    break
+            pos += 1
+        return offset
+
+    def table(self, name: str, k: int) -> int | None:
+        offset = self._entry(name, k)
+        return self._line_of(offset) if offset is not None else None
+
+    def key(self, name: str, k: int, key: str) -> int | None:
+        offset = self._entry(name, k)
+        if offset is None:
+            return None
+        inner = self._find(key, offset)
+        end = self.text.find("}", offset)
+        if inner is not None and (end < 0 or inner < end or key in ("capsule", "cylinder")):
+            return self._line_of(inner)
+        return self._line_of(offset)
+
+
+class _Builder:
+    """Turns the parsed dict into a Manifest, raising ManifestError with a line on any problem."""
+
+    def __init__(self, path: Path, lines):
+        self.path = path
+        self.base = path.parent
+        self.lines = lines
+
+    def fail(self, line, message):
+        raise ManifestError(self.path, line, message)
+
+    # -- top level
+
+    def build(self, data: dict) -> Manifest:
+        for key in data:
+            if key not in TOP_KEYS:
+                hint = ""
+                if key in {k for keys in TABLE_KEYS.values() for k in keys}:
+                    hint = " (a key of a table? tables are written [[include]], [[object]], ...)"
+                self.fail(self.lines.top(key), f"unknown top-level key '{key}'{hint}; expected one of "
+                                               f"{', '.join(TOP_KEYS)}")
+        tolerance = self.length(data, "tolerance", self.lines.top("tolerance"), "tolerance")
+        clearance = self.length(data, "clearance", self.lines.top("clearance"), "clearance")
+        fail_on = None
+        if "fail_on" in data:
+            fail_on = self.fail_on(data["fail_on"], self.lines.top("fail_on"))
+        srdf = None
+        if "srdf" in data:
+            srdf = self.file(data["srdf"], self.lines.top("srdf"), "srdf")
+        tables = {name: self.tables(data, name) for name in TABLE_KEYS}
+        includes = tuple(self.include(t, k) for k, t in enumerate(tables["include"]))
+        objects = tuple(self.object(t, k) for k, t in enumerate(tables["object"]))
+        groups = tuple(self.group(t, k) for k, t in enumerate(tables["group"]))
+        checks = tuple(self.check(t, k) for k, t in enumerate(tables["check"]))
+        allows = tuple(self.allow(t, k) for k, t in enumerate(tables["allow"]))
+        self.unique(objects, "object", "objects")
+        self.unique(groups, "group", "groups")
+        if srdf is not None:
+            allows += tuple(read_srdf(srdf, self.path, self.lines.top("srdf")))
+        return Manifest(path=self.path, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
+                        srdf=srdf, includes=includes, objects=objects, groups=groups, checks=checks,
+                        allows=allows)
+
+    def tables(self, data: dict, name: str) -> list:
+        value = data.get(name, [])
+        if isinstance(value, dict):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            self.fail(self.lines.top(name), f"'{name}' must be an array of tables, written [[{name}]]")
+        for k, table in enumerate(value):
+            for key in table:
+                if key not in TABLE_KEYS[name]:
+                    self.fail(self.lines.key(name, k, key),
+                              f"{self.where(name, k, table)}: unknown key '{key}'; expected one of "
+                              f"{', '.join(TABLE_KEYS[name])}")
+        return value
+
+    @staticmethod
+    def where(name: str, k: int, table: dict) -> str:
+        label = table.get("name") if isinstance(table.get("name"), str) else None
+        return f"[[{name}]] {k + 1}" + (f" ({label!r})" if label else "")
+
+    def unique(self, items, name: str, plural: str):
+        seen = {}
+        for k, item in enumerate(items):
+            if item.name in seen:
+                self.fail(item.line, f"[[{name}]] {k + 1}: the name {item.name!r} is taken by "
+                                     f"[[{name}]] {seen[item.name] + 1}; {plural} need distinct names")
+            seen[item.name] = k
+
+    # -- values
+
+    def number(self, value, line, what) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.fail(line, f"{what} must be a finite number, got {value!r}")
+        return float(value)
+
+    def length(self, table: dict, key: str, line, what) -> float | None:
+        if key not in table:
+            return None
+        value = self.number(table[key], line, what)
+        if value < 0:
+            self.fail(line, f"{what} must be >= 0, got {value!r}")
+        return value
+
+    def positive(self, value, line, what) -> float:
+        value = self.number(value, line, what)
+        if value <= 0:
+            self.fail(line, f"{what} must be > 0, got {value!r}")
+        return value
+
+    def text(self, table: dict, key: str, line, what, required=True) -> str | None:
+        if key not in table:
+            if required:
+                self.fail(line, f"{what}: the key '{key}' is missing")
+            return None
+        value = table[key]
+        if not isinstance(value, str) or not value:
+            self.fail(line, f"{what}: '{key}' must be a non-empty string, got {value!r}")
+        return value
+
+    def vector(self, value, line, what) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != 3:
+            self.fail(line, f"{what} must be a list of 3 numbers, got {value!r}")
+        return np.array([self.number(x, line, what) for x in value])
+
+    def fail_on(self, value, line) -> tuple:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(line, f"fail_on must be a list of strings from {', '.join(FAIL_ON)}, got {value!r}")
+        for v in value:
+            if v not in FAIL_ON:
+                self.fail(line, f"fail_on: unknown finding {v!r}; use {', '.join(FAIL_ON)}")
+        return tuple(dict.fromkeys(value))
+
+    def file(self, value, line, what) -> Path:
+        if not isinstance(value, str) or not value:
+            self.fail(line, f"{what} must be a file path (a string), got {value!r}")
+        resolved = (self.base / value) if not Path(value).is_absolute() else Path(value)
+        if not resolved.exists():
+            self.fail(line, f"{what}: no such file {value!r} (paths are relative to the manifest's "
+                            f"folder, {self.base})")
+        return resolved
+
+    def transform(self, value, line, what) -> np.ndarray:
+        rows = value
+        if isinstance(value, list) and len(value) == 16 and not any(isinstance(x, list) for x in value):
+            rows = [value[4 * r: 4 * r + 4] for r in range(4)]
+        if not (isinstance(rows, list) and len(rows) == 4
+                and all(isinstance(r, list) and len(r) == 4 for r in rows)):
+            self.fail(line, f"{what} must be a 4x4 matrix, row-major: a list of 4 rows of 4 numbers")
+        T = np.array([[self.number(x, line, what) for x in r] for r in rows])
+        if not np.allclose(T[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=1e-12):
+            self.fail(line, f"{what}: the last row must be [0, 0, 0, 1], got {T[3].tolist()}")
+        if abs(np.linalg.det(T[:3, :3])) < 1e-300:
+            self.fail(line, f"{what}: the matrix is singular (it flattens the geometry)")
+        return T
+
+    # -- tables
+
+    def include(self, table: dict, k: int) -> Include:
+        where = self.where("include", k, table)
+        line = self.lines.table("include", k)
+        if "file" not in table:
+            self.fail(line, f"{where}: the key 'file' is missing")
+        path = self.file(table["file"], self.lines.key("include", k, "file"), f"{where}: file")
+        transform = None
+        if "transform" in table:
+            transform = self.transform(table["transform"], self.lines.key("include", k, "transform"),
+                                       f"{where}: transform")
+        split = table.get("split_bodies", False)
+        if not isinstance(split, bool):
+            self.fail(self.lines.key("include", k, "split_bodies"),
+                      f"{where}: split_bodies must be true or false, got {split!r}")
+        return Include(file=path, transform=transform, split_bodies=split, line=line)
+
+    def object(self, table: dict, k: int) -> ObjectSpec:
+        where = self.where("object", k, table)
+        line = self.lines.table("object", k)
+        name = self.text(table, "name", self.lines.key("object", k, "name"), where)
+        given = [key for key in ("file", *PRIMITIVES) if key in table]
+        if len(given) != 1:
+            what = "neither" if not given else "both " + " and ".join(given)
+            self.fail(line, f"{where}: an object is a file or one primitive "
+                            f"({', '.join(PRIMITIVES)}), {what} given")
+        kind = given[0]
+        key_line = self.lines.key("object", k, kind)
+        file, primitive, params = None, None, {}
+        if kind == "file":
+            file = self.file(table["file"], key_line, f"{where}: file")
+        else:
+            primitive = kind
+            params = self.primitive(kind, table[kind], key_line, where)
+        return ObjectSpec(name=name, file=file, primitive=primitive, params=params,
+                          transform=self.placement(table, k, where, rigid=primitive is not None),
+                          line=line)
+
+    def primitive(self, kind: str, value, line, where) -> dict:
+        if kind == "box":
+            extents = self.vector(value, line, f"{where}: box extents")
+            if np.any(extents <= 0):
+                self.fail(line, f"{where}: box extents must be > 0, got {extents.tolist()}")
+            return {"extents": extents.tolist()}
+        if kind == "sphere":
+            return {"radius": self.positive(value, line, f"{where}: sphere radius")}
+        keys = PRIMITIVE_KEYS[kind]
+        if not isinstance(value, dict) or set(value) != set(keys):
+            got = sorted(value) if isinstance(value, dict) else repr(value)
+            self.fail(line, f"{where}: {kind} must be a table with exactly the keys "
+                            f"{', '.join(keys)}, got {got}")
+        return {key: self.positive(value[key], line, f"{where}: {kind} {key}") for key in keys}
+
+    def placement(self, table: dict, k: int, where: str, rigid: bool) -> np.ndarray:
+        if "transform" in table:
+            line = self.lines.key("object", k, "transform")
+            if "translate" in table or "rotate" in table:
+                self.fail(line, f"{where}: give transform, or translate and rotate, not both")
+            T = self.transform(table["transform"], line, f"{where}: transform")
+            if rigid:
+                R = T[:3, :3]
+                if not (np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=1e-9) and np.linalg.det(R) > 0):
+                    self.fail(line, f"{where}: a primitive takes a rigid transform (rotation and "
+                                    f"translation only); give the size in the primitive instead")
+            return T
+        translate = np.zeros(3)
+        rotate = np.zeros(3)
+        if "translate" in table:
+            translate = self.vector(table["translate"], self.lines.key("object", k, "translate"),
+                                    f"{where}: translate")
+        if "rotate" in table:
+            rotate = self.vector(table["rotate"], self.lines.key("object", k, "rotate"),
+                                 f"{where}: rotate (degrees)")
+        return placement(translate, rotate)
+
+    def group(self, table: dict, k: int) -> Group:
+        where = self.where("group", k, table)
+        name = self.text(table, "name", self.lines.key("group", k, "name"), where)
+        line = self.lines.key("group", k, "members")
+        members = table.get("members")
+        if members is None:
+            self.fail(self.lines.table("group", k), f"{where}: the key 'members' is missing")
+        if isinstance(members, str):
+            members = [members]
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
+            self.fail(line, f"{where}: members must be a non-empty list of globs, got {members!r}")
+        return Group(name=name, members=tuple(members), line=self.lines.table("group", k))
+
+    def check(self, table: dict, k: int) -> CheckSpec:
+        where = self.where("check", k, table)
+        line = self.lines.table("check", k)
+        a = self.text(table, "a", self.lines.key("check", k, "a") if "a" in table else line, where)
+        b = self.text(table, "b", self.lines.key("check", k, "b") if "b" in table else line, where)
+        clearance = self.length(table, "clearance", self.lines.key("check", k, "clearance"),
+                                f"{where}: clearance")
+        return CheckSpec(a=a, b=b, clearance=clearance, line=line)
+
+    def allow(self, table: dict, k: int) -> AllowSpec:
+        where = self.where("allow", k, table)
+        line = self.lines.table("allow", k)
+        a, b, reason = (self.text(table, key, self.lines.key("allow", k, key) if key in table else line, where)
+                        for key in ("a", "b", "reason"))
+        return AllowSpec(a=a, b=b, reason=reason, line=line, source=str(self.path))
+
+
+# -- placement ------------------------------------------------------------------------------------
+
+
+def rotation_matrix(degrees) -> np.ndarray:
+    """Rotation by rx, ry, rz degrees about the fixed x, y and z axes, in that order: Rz Ry Rx."""
+    rx, ry, rz = np.radians(np.asarray(degrees, dtype=np.float64))
+    cx, sx, cy, sy, cz, sz = np.cos(rx), np.sin(rx), np.cos(ry), np.sin(ry), np.cos(rz), np.sin(rz)
+    Rx = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]])
+    Ry = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
+    Rz = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
+    return Rz @ Ry @ Rx
+
+
+def placement(translate=(0.0, 0.0, 0.0), rotate=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """(4, 4): rotate (degrees, fixed axes x then y then z), then translate."""
+    T = np.eye(4)
+    T[:3, :3] = rotation_matrix(rotate)
+    T[:3, 3] = np.asarray(translate, dtype=np.float64)
+    return T
+
+
+# -- SRDF -----------------------------------------------------------------------------------------
+
+
+def read_srdf(path: Path, manifest: Path, line: int | None) -> list[AllowSpec]:
+    """The <disable_collisions> entries of a MoveIt SRDF as literal allowed pairs."""
+    from lxml import etree
+
+    try:
+        root = etree.parse(str(path)).getroot()
+    except (OSError, etree.XMLSyntaxError) as exc:
+        raise ManifestError(manifest, line, f"srdf: cannot read {path}: {exc}") from exc
+    allows = []
+    for element in root.iter("disable_collisions"):
+        a, b = element.get("link1"), element.get("link2")
+        if not a or not b:
+            raise ManifestError(manifest, line, f"srdf: {path}:{element.sourceline}: "
+                                                f"<disable_collisions> needs link1 and link2")
+        reason = element.get("reason") or "disabled"
+        allows.append(AllowSpec(a=a, b=b, reason=f"SRDF: {reason}", line=element.sourceline or 0,
+                                source=str(path), literal=True))
+    return allows
+
+
+# -- resolution against object names --------------------------------------------------------------
+
+
+def match(pattern: str, names: list[str]) -> np.ndarray:
+    """(n,) bool: names equal to the pattern or matching it as a glob (case-sensitive)."""
+    if not any(ch in pattern for ch in "*?["):
+        return np.fromiter((name == pattern for name in names), dtype=bool, count=len(names))
+    rx = re.compile(fnmatch.translate(pattern))
+    return np.fromiter((name == pattern or rx.match(name) is not None for name in names),
+                       dtype=bool, count=len(names))
+
+
+def match_link(link: str, names: list[str]) -> np.ndarray:
+    """(n,) bool: objects named `link`, or "<file>:<link>" from a prefixed scene."""
+    suffix = ":" + link
+    return np.fromiter((name == link or name.endswith(suffix) for name in names),
+                       dtype=bool, count=len(names))
+
+
+def _resolve(m: Manifest, names: list[str]) -> Resolved:
+    groups = {}
+    for g in m.groups:
+        mask = np.zeros(len(names), dtype=bool)
+        for pattern in g.members:
+            hit = match(pattern, names)
+            if not hit.any():
+                raise m.error(g.line, f"[[group]] {g.name!r}: member {pattern!r} matches no object")
+            mask |= hit
+        groups[g.name] = mask
+
+    def side(pattern: str, line: int, what: str) -> np.ndarray:
+        if pattern in groups:
+            return groups[pattern]
+        hit = match(pattern, names)
+        if not hit.any():
+            raise m.error(line, f"{what}: {pattern!r} is neither a group nor a glob matching an object")
+        return hit
+
+    checks = tuple((side(c.a, c.line, f"[[check]] {k + 1}"), side(c.b, c.line, f"[[check]] {k + 1}"),
+                    c.clearance, c.line) for k, c in enumerate(m.checks))
+    allows, notes, missing = [], [], []
+    for k, a in enumerate(m.allows):
+        if a.literal:
+            in_a, in_b = match_link(a.a, names), match_link(a.b, names)
+            for link, hit in ((a.a, in_a), (a.b, in_b)):
+                if not hit.any():
+                    missing.append(link)
+            if in_a.any() and in_b.any():
+                allows.append((in_a, in_b, a.reason, a.line))
+            continue
+        allows.append((side(a.a, a.line, f"[[allow]] {k + 1}"), side(a.b, a.line, f"[[allow]] {k + 1}"),
+                       a.reason, a.line))
+    if missing:
+        links = ", ".join(sorted(set(missing)))
+        notes.append(f"SRDF links without an object (their pairs are skipped): {links}")
+    return Resolved(checks=checks, allows=tuple(allows), notes=tuple(notes))

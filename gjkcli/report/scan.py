@@ -1,0 +1,174 @@
+"""The human report of `gjk scan`: findings most severe first, a summary line. Rich renderables.
+
+`render_scan(report)` returns a rich Group and never prints; the command prints it. Allowed pairs
+and baseline pairs are dimmed with their reason. User data (file and object names) goes in as
+`Text`, never as markup, so an object called ``bolt[2]`` prints as itself.
+
+`progress_callback` gives the command a `scan.run(progress=...)` callback drawing a bar on a
+(stderr) console; `wants_progress` says when there should be one: a terminal, not --quiet, the
+table format.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from gjkcli.results import Status
+
+__all__ = ["render_scan", "render_summary", "progress_callback", "wants_progress"]
+
+STYLES = {
+    Status.CLEAR: "green",
+    Status.TOUCHING: "yellow",
+    Status.COLLISION: "bold red",
+    Status.CLEARANCE: "magenta",
+    Status.UNDECIDED: "dark_orange",
+}
+
+STAGES = {"load": "loading", "hulls": "building hulls", "narrow": "checking pairs",
+          "refine": "refining non-convex pairs"}
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.0f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.6g}"
+
+
+def render_pairs(report, limit: int | None = None) -> Table:
+    """The listed pairs as a table, in the report's order (most severe first)."""
+    table = Table(title="Findings" if not report.all_pairs else "Pairs", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    table.add_column("status", no_wrap=True)
+    table.add_column("object A", overflow="fold")
+    table.add_column("object B", overflow="fold")
+    table.add_column("depth / gap", justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
+    shown = report.pairs if limit is None else report.pairs[:limit]
+    for p in shown:
+        status = Status(p.status)
+        r = p.result
+        if status is Status.COLLISION:
+            size = _fmt(r.depth)
+        elif status is Status.TOUCHING:
+            size = _fmt(r.signed_distance)
+        else:
+            size = _fmt(r.distance)
+        notes = []
+        if p.allowed:
+            notes.append(f"allowed: {p.reason}")
+        elif p.known and p.violation:
+            notes.append("in the baseline")
+        if p.conservative:
+            notes.append("hulls (a part is not convex)")
+        if status is Status.CLEARANCE:
+            notes.append(f"{_fmt(p.clearance)} required")
+        muted = p.allowed or (p.known and p.violation)
+        table.add_row(Text(status.value, style="dim" if muted else STYLES[status]), Text(p.a),
+                      Text(p.b), Text(size), Text("; ".join(notes)), style="dim" if muted else None)
+    return table
+
+
+def render_summary(report) -> Text:
+    """One line: objects, pairs checked, findings by status, failures, exit code, time."""
+    n = len(report.objects)
+    text = Text(f"{n} object{'s' if n != 1 else ''}, {report.checked} pair"
+                f"{'s' if report.checked != 1 else ''} checked")
+    found = [f"{report.counts.get(s.value, 0)} {s.value}" for s in
+             (Status.COLLISION, Status.UNDECIDED, Status.TOUCHING, Status.CLEARANCE)
+             if report.counts.get(s.value, 0)]
+    if found:
+        text.append(": " + ", ".join(found))
+    failing = len(report.failures)
+    allowed = sum(1 for p in report.pairs if p.allowed and p.violation)
+    known = sum(1 for p in report.pairs if p.known and p.violation and not p.allowed)
+    code = report.exit_code
+    style = "green" if code == 0 else "red"
+    text.append(f"; {failing} failing", style=style)
+    extra = []
+    if allowed:
+        extra.append(f"{allowed} allowed")
+    if known:
+        extra.append(f"{known} in the baseline")
+    if report.gone:
+        extra.append(f"{len(report.gone)} gone from the baseline")
+    if report.errors:
+        extra.append(f"{len(report.errors)} file error{'s' if len(report.errors) != 1 else ''}")
+    if extra:
+        text.append(" (" + ", ".join(extra) + ")")
+    text.append(f"; exit {code}", style=style)
+    text.append(f"  ({_duration(report.elapsed)})", style="dim")
+    return text
+
+
+def render_scan(report, limit: int | None = None) -> Group:
+    """The whole report: notes, findings, errors, baseline entries gone, the summary line.
+
+    limit : show at most this many pairs (the summary still counts them all).
+    """
+    parts = []
+    for note in report.notes:
+        parts.append(Text(note, style="bold" if "no pairs" in note or "nothing" in note else "dim"))
+    if report.pairs:
+        parts.append(render_pairs(report, limit))
+        if limit is not None and len(report.pairs) > limit:
+            parts.append(Text(f"... and {len(report.pairs) - limit} more (--format json lists them all)",
+                              style="dim"))
+    elif report.checked and not report.errors:
+        parts.append(Text("no findings: every checked pair is clear", style="green"))
+    for e in report.errors:
+        parts.append(Text(f"error: {e.file}: {e.message}", style="bold red"))
+    for e in report.gone:
+        parts.append(Text(f"gone from the baseline: {e.a} x {e.b} ({e.status}, {e.file})", style="cyan"))
+    if report.baseline_written:
+        parts.append(Text(f"baseline written to {report.baseline_written}", style="dim"))
+    parts.append(render_summary(report))
+    return Group(*parts)
+
+
+def wants_progress(*, quiet: bool, output_format: str, stream) -> bool:
+    """A progress bar only on a terminal, never with --quiet or a machine format."""
+    isatty = getattr(stream, "isatty", None)
+    return not quiet and output_format == "table" and bool(isatty and isatty())
+
+
+@contextmanager
+def progress_callback(console, delay: float = 0.5):
+    """A `scan.run(progress=...)` callback drawing a bar per stage on `console` (stderr).
+
+    The bar appears only once the scan has run for `delay` seconds, so short scans print nothing,
+    and it is cleared when the scan ends.
+    """
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=True)
+    tasks: dict[str, int] = {}
+    started = time.monotonic()
+    shown = False
+
+    def update(stage: str, done: int, total: int) -> None:
+        nonlocal shown
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=max(total, 1))
+        bar.update(tasks[stage], completed=done, total=max(total, 1))
+        if not shown and time.monotonic() - started >= delay:
+            bar.start()
+            shown = True
+
+    try:
+        yield update
+    finally:
+        if shown:
+            bar.stop()

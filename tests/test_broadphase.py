@@ -1,0 +1,140 @@
+"""The broad phase against brute force: the same candidate set, pair for pair, for both methods.
+
+Brute force here is the O(n^2) overlap test of every pair of grown boxes, written independently
+of gjkcli.broadphase (closed intervals: boxes that share a face are a pair).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gjkcli.broadphase import METHODS, candidate_pairs, grown_bounds, morton_order, select_pairs
+
+
+def brute_force(lo, hi, grow=0.0):
+    g = np.asarray(grow, dtype=float)
+    if g.ndim == 1:
+        g = g[:, None]
+    lo, hi = np.asarray(lo) - g, np.asarray(hi) + g
+    overlap = np.all((lo[:, None, :] <= hi[None, :, :]) & (lo[None, :, :] <= hi[:, None, :]), axis=2)
+    i, j = np.nonzero(np.triu(overlap, 1))
+    return i, j
+
+
+def random_boxes(rng, n, side=10.0, small=0.1, large=2.0):
+    centre = rng.uniform(0.0, side, size=(n, 3))
+    extent = rng.uniform(small, large, size=(n, 3))
+    return centre - extent / 2, centre + extent / 2
+
+
+def assert_same(got, want):
+    gi, gj = got
+    wi, wj = want
+    assert gi.dtype == np.int64 and gj.dtype == np.int64
+    assert np.array_equal(gi, wi) and np.array_equal(gj, wj), (len(gi), len(wi))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 64, 65, 300, 1500])
+def test_random_boxes_match_brute_force(method, n):
+    rng = np.random.default_rng(n)
+    lo, hi = random_boxes(rng, n)
+    want = brute_force(lo, hi)
+    assert_same(candidate_pairs(lo, hi, method=method), want)
+    if n == 1500:
+        # the test can fail: a fair share of pairs, neither none nor all of them
+        assert 0.002 < len(want[0]) / (n * (n - 1) / 2) < 0.2
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_clearance_growth_scalar_and_per_box(method):
+    rng = np.random.default_rng(7)
+    lo, hi = random_boxes(rng, 800, side=20.0, small=0.05, large=0.8)
+    for grow in (0.0, 0.05, 0.3):
+        want = brute_force(lo, hi, grow)
+        assert_same(candidate_pairs(lo, hi, grow=grow, method=method), want)
+    per_box = rng.uniform(0.0, 0.5, size=800)
+    assert_same(candidate_pairs(lo, hi, grow=per_box, method=method), brute_force(lo, hi, per_box))
+    # growing only adds pairs
+    base = set(zip(*candidate_pairs(lo, hi, method=method)))
+    grown = set(zip(*candidate_pairs(lo, hi, grow=0.3, method=method)))
+    assert base < grown
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_gap_exactly_twice_the_growth_is_a_pair(method):
+    # boxes [0, 1] and [1 + 2g, 2 + 2g] along x: grown by g each, they share a face
+    g = 0.25
+    lo = np.array([[0.0, 0.0, 0.0], [1.5, 0.0, 0.0], [3.0, 0.0, 0.0]])
+    hi = lo + 1.0
+    i, j = candidate_pairs(lo, hi, grow=g, method=method)
+    assert list(zip(i.tolist(), j.tolist())) == [(0, 1), (1, 2)]
+    i, j = candidate_pairs(lo, hi, grow=g * 0.999, method=method)
+    assert len(i) == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_touching_identical_and_degenerate_boxes(method):
+    lo = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 0], [5, 5, 5], [5, 5, 5], [1, 1, 1]], dtype=float)
+    hi = np.array([[1, 1, 1], [2, 1, 1], [1, 1, 1], [5, 5, 5], [5, 5, 5], [1, 1, 1]], dtype=float)
+    # face-sharing (0, 1), identical (0, 2), zero-size points (3, 4), a corner point (5)
+    assert_same(candidate_pairs(lo, hi, method=method), brute_force(lo, hi))
+    pairs = set(zip(*(a.tolist() for a in candidate_pairs(lo, hi, method=method))))
+    assert {(0, 1), (0, 2), (3, 4), (0, 5), (1, 5), (2, 5)} <= pairs
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_sizes_that_vary_a_lot(method):
+    # a base plate under many small parts, plus clusters: the case a single grid handles badly
+    rng = np.random.default_rng(3)
+    lo, hi = random_boxes(rng, 1200, side=100.0, small=0.2, large=3.0)
+    lo = np.vstack([lo, [[-1.0, -1.0, -1.0]], [[40.0, 40.0, 40.0]]])
+    hi = np.vstack([hi, [[101.0, 101.0, 1.0]], [[60.0, 60.0, 60.0]]])
+    assert_same(candidate_pairs(lo, hi, method=method), brute_force(lo, hi))
+
+
+def test_methods_agree_on_a_dense_cluster():
+    rng = np.random.default_rng(11)
+    lo, hi = random_boxes(rng, 600, side=3.0, small=0.5, large=1.5)
+    a = candidate_pairs(lo, hi, method="bvh")
+    assert_same(a, candidate_pairs(lo, hi, method="sap"))
+    assert len(a[0]) > 0.1 * 600 * 599 / 2  # many pairs overlap: the output itself is O(n^2)
+
+
+def test_pairs_are_sorted_and_ordered():
+    rng = np.random.default_rng(5)
+    lo, hi = random_boxes(rng, 500)
+    i, j = candidate_pairs(lo, hi)
+    assert np.all(i < j)
+    assert np.all(np.diff(i * 500 + j) > 0)
+
+
+def test_bad_input():
+    lo = np.zeros((3, 3))
+    with pytest.raises(ValueError, match="method"):
+        candidate_pairs(lo, lo + 1, method="grid")
+    with pytest.raises(ValueError, match="finite"):
+        candidate_pairs(np.array([[0, 0, np.nan], [0, 0, 0]]), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=">= 0"):
+        grown_bounds(lo, lo + 1, -1.0)
+
+
+def test_select_pairs():
+    i = np.array([0, 0, 1, 2])
+    j = np.array([1, 2, 2, 3])
+    in_a = np.array([True, False, False, False])
+    in_b = np.array([False, False, True, True])
+    assert select_pairs(i, j, []).all()
+    assert select_pairs(i, j, [(in_a, in_b)]).tolist() == [False, True, False, False]
+    assert select_pairs(i, j, [(in_b, in_a)]).tolist() == [False, True, False, False]
+    assert select_pairs(i, j, [(in_b, in_b)]).tolist() == [False, False, False, True]
+
+
+def test_morton_order_is_a_permutation_that_groups_neighbours():
+    rng = np.random.default_rng(2)
+    points = rng.uniform(0, 1, size=(4096, 3))
+    order = morton_order(points)
+    assert np.array_equal(np.sort(order), np.arange(4096))
+    step = np.linalg.norm(np.diff(points[order], axis=0), axis=1).mean()
+    shuffled = np.linalg.norm(np.diff(points, axis=0), axis=1).mean()
+    assert step < 0.25 * shuffled
