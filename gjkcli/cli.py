@@ -10,6 +10,7 @@ stay fast.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -265,6 +266,129 @@ class _Run:
         return PairReport(a=a.name, b=b.name, result=result, mode=mode, requested=self.requested,
                           clearance=self.clearance, conservative=conservative,
                           violation=is_violation(status, self.clearance), note=note)
+
+
+SCAN_FORMATS = ("table", "json", "junit", "github")
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("files", metavar="FILE...", nargs=-1, type=click.Path(path_type=str))
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="A TOML (or JSON) manifest: includes, primitives, groups, checks, allowed pairs, "
+                   "an SRDF, tolerance, clearance, fail_on.")
+@click.option("--tolerance", type=float, callback=_length, metavar="FLOAT",
+              help="Touching band in model units. Default: the manifest's, else 1e-7 of each pair's size.")
+@click.option("--clearance", type=float, callback=_length, metavar="FLOAT",
+              help="Required gap in model units: a pair closer than this fails (status clearance).")
+@click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
+              help="hull: the convex hulls; exact: the triangles wherever the hulls are not clear; "
+                   "auto: the triangles only where a part is not convex.")
+@click.option("--split-bodies", is_flag=True, help="Each connected body of an object is its own object.")
+@click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
+              help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
+                   "and clearance; undecided pairs always fail.")
+@click.option("--format", "output_format", type=click.Choice(SCAN_FORMATS), default="table", show_default=True,
+              help="table for people; json (the schema of gjk check); junit (violations as failures); "
+                   "github (::error workflow annotations).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Write the report to FILE instead of stdout.")
+@click.option("--all-pairs", is_flag=True, help="List every pair the narrow phase checked, with its distance.")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Fail only on findings not recorded in FILE; report the recorded ones that are gone.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Record today's findings in FILE, keyed by (file, object, object).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes for loading and hull building. Default: all cores.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer.")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@version_option
+@click.pass_context
+def scan(ctx, files, manifest, tolerance, clearance, mode, split_bodies, fail_on, output_format, output,
+         all_pairs, baseline, write_baseline, jobs, quiet, debug):
+    """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
+
+    Every node holding geometry is an object, named by its node name (prefixed by the file name
+    when several files are given), moved by its full world transform. Directories expand to the
+    mesh files in them. Exit code 0: no violation; 1: a violation neither allowed nor in the
+    baseline; 2: an input failed to load (after checking all the rest) or a usage error.
+    """
+    if not files and manifest is None:
+        raise click.UsageError("give scene files, a directory or --manifest FILE")
+    stage = "scanning"
+    try:
+        import contextlib
+
+        from gjkcli import scan as scanning
+        from gjkcli.report.scan import progress_callback, wants_progress
+
+        refine = None if mode == "hull" else scanning.exact_refiner
+        progress = contextlib.nullcontext(None)
+        if wants_progress(quiet=quiet, output_format=output_format, stream=sys.stderr):
+            from rich.console import Console
+
+            progress = progress_callback(Console(stderr=True))
+        with progress as tell:
+            report = scanning.run(files, manifest=manifest, mode=mode, tolerance=tolerance,
+                                  clearance=clearance, fail_on=fail_on or None, all_pairs=all_pairs,
+                                  baseline=baseline,
+                                  write_baseline=write_baseline, split_bodies=split_bodies, jobs=jobs,
+                                  refine=refine, progress=tell)
+        stage = "writing the report"
+        if not quiet or output is not None:
+            _emit_scan(report, output_format, output)
+    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        raise
+    except GjkError as e:
+        if debug:
+            raise
+        click.echo(f"gjk: error: {_one_line(e)}", err=True)
+        ctx.exit(EXIT_ERROR)
+    except Exception as e:  # the last line of defence: one line, not a traceback
+        if debug:
+            raise
+        click.echo(f"gjk: internal error while {stage}: {type(e).__name__}: {_one_line(e)} "
+                   "(run with --debug for the traceback)", err=True)
+        ctx.exit(EXIT_ERROR)
+    for problem in report.errors:  # also in the report; stderr keeps them visible in CI logs
+        if quiet or output_format != "table":
+            click.echo(f"gjk: error: {problem.file}: {problem.message}", err=True)
+    ctx.exit(report.exit_code)
+
+
+def _emit_scan(report, output_format: str, output: str | None) -> None:
+    """Render the scan report in its format, to --output or stdout."""
+    if output_format == "table":
+        from rich.console import Console
+
+        from gjkcli.report.scan import render_scan
+
+        if output is None:
+            Console().print(render_scan(report))
+            return
+        console = Console(record=True, width=120, file=open(os.devnull, "w"))
+        console.print(render_scan(report))
+        text = console.export_text()
+    elif output_format == "json":
+        from gjkcli.report.ci import scan_document
+        from gjkcli.report.jsonout import dumps
+
+        text = dumps(scan_document(report)) + "\n"
+    elif output_format == "junit":
+        from gjkcli.report.ci import junit_xml
+
+        text = junit_xml(report)
+    else:
+        from gjkcli.report.ci import github_annotations
+
+        text = github_annotations(report)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise InputError(output, f"cannot write the report: {e.strerror or e}") from e
 
 
 def _problem(e: GjkError):
