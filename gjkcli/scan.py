@@ -542,10 +542,18 @@ class _KeyMaker:
         return self.files[file]
 
     def __call__(self, a: str, b: str, file_a: str, file_b: str) -> tuple:
+        # the key holds the file, so names drop the "file:" prefix a scan of several files adds:
+        # a baseline written for one file still matches when another file joins the scan
+        a, b = _local_name(a, file_a), _local_name(b, file_b)
         if b < a:
             a, b, file_a, file_b = b, a, file_b, file_a
         fa, fb = self.rel(file_a), self.rel(file_b)
         return (fa if fa == fb else f"{fa} + {fb}", a, b)
+
+
+def _local_name(name: str, file: str) -> str:
+    prefix = f"{Path(file).name}:"
+    return name[len(prefix):] if name.startswith(prefix) else name
 
 
 def _baseline_entries(report: ScanReport, base: Path):
@@ -1474,6 +1482,7 @@ def _candidates(lo, hi, resolved, clearance, tolerance, tol, method):
     pad = 1e-12 * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
     grow = 0.5 * reach + touch + pad
     i, j = candidate_pairs(lo, hi, grow=grow, method=method)
+    i, j = np.minimum(i, j), np.maximum(i, j)  # a pair reads in the objects' order
     candidates = len(i)
     pair_clearance = np.full(len(i), clearance or 0.0)
     if resolved is not None and resolved.checks:

@@ -1,0 +1,159 @@
+"""`gjk scan` through click's CliRunner: formats, exit codes, output files, bad input, baselines.
+
+Scenes are built in tmp_path with trimesh, so the expected pairs are known by construction.
+"""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gjkcli.cli import main
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def gjk(*args, code=None):
+    result = CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
+    if code is not None:
+        assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+@pytest.fixture
+def scene(tmp_path) -> Path:
+    """A GLB of three named boxes: a and b overlap by 0.25, c stands 1.5 clear of both."""
+    import trimesh
+
+    s = trimesh.Scene()
+    for name, x in (("a", 0.0), ("b", 0.75), ("c", 3.25)):
+        s.add_geometry(trimesh.creation.box([1, 1, 1]), node_name=name, geom_name=f"box_{name}",
+                       transform=trimesh.transformations.translation_matrix([x, 0, 0]))
+    path = tmp_path / "cell.glb"
+    s.export(path)
+    return path
+
+
+def test_table_names_the_collision_and_fails(scene):
+    out = gjk("scan", scene, "--jobs", "1", code=1).stdout
+    assert "collision" in out and " a " in f" {out} " and "exit 1" in out
+
+
+def test_json_lists_the_pair_with_the_check_schema(scene):
+    doc = json.loads(gjk("scan", scene, "--format", "json", "--jobs", "1", code=1).stdout)
+    assert doc["version"] == 1 and doc["errors"] == []
+    assert [({p["a"], p["b"]}, p["status"]) for p in doc["pairs"]] == [({"a", "b"}, "collision")]
+    pair = doc["pairs"][0]
+    assert pair["depth"] == pytest.approx(0.25, abs=1e-6)
+    assert pair["certificate"]["kind"] == "point" and pair["allowed"] is False
+    assert doc["summary"]["exit_code"] == 1
+
+
+def test_all_pairs_lists_clear_pairs_with_their_distance(scene):
+    """Boxes grown by the clearance make b-c a candidate; with a fail_on that leaves clearance out
+    it stays a clear pair, listed with its distance."""
+    doc = json.loads(gjk("scan", scene, "--format", "json", "--all-pairs", "--clearance", "2",
+                         "--fail-on", "collision", "--jobs", "1", code=1).stdout)
+    pairs = {frozenset((p["a"], p["b"])): p for p in doc["pairs"]}
+    assert pairs[frozenset("bc")]["distance"] == pytest.approx(1.5, abs=1e-9)
+    assert pairs[frozenset("bc")]["fails"] is False
+    without = json.loads(gjk("scan", scene, "--format", "json", "--jobs", "1", code=1).stdout)
+    assert len(without["pairs"]) == 1  # only the finding
+
+
+def test_clearance_turns_a_close_pair_into_a_finding(scene):
+    doc = json.loads(gjk("scan", scene, "--clearance", "2", "--format", "json", "--jobs", "1", code=1).stdout)
+    statuses = {frozenset((p["a"], p["b"])): p["status"] for p in doc["pairs"]}
+    assert statuses[frozenset("bc")] == "clearance"
+
+
+def test_junit_lists_violations_as_failures(scene, tmp_path):
+    report = tmp_path / "gjk.xml"
+    result = gjk("scan", scene, "--format", "junit", "--output", report, "--jobs", "1", code=1)
+    assert result.stdout == ""
+    root = ET.parse(report).getroot()
+    failures = root.findall(".//failure")
+    assert len(failures) == 1 and "collision" in failures[0].get("message", "") + (failures[0].text or "")
+
+
+def test_github_annotations(scene):
+    out = gjk("scan", scene, "--format", "github", "--jobs", "1", code=1).stdout
+    lines = [line for line in out.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("::error file=")
+
+
+def test_allowed_pair_does_not_fail(scene, tmp_path):
+    manifest = tmp_path / "cell.toml"
+    manifest.write_text(f'[[include]]\nfile = "{scene.name}"\n\n[[allow]]\na = "a"\nb = "b"\n'
+                        f'reason = "press fit"\n')
+    doc = json.loads(gjk("scan", "--manifest", manifest, "--format", "json", "--jobs", "1", code=0).stdout)
+    pair = doc["pairs"][0]
+    assert pair["allowed"] is True and pair["reason"] == "press fit"
+
+
+def test_manifest_error_names_its_line(tmp_path, scene):
+    manifest = tmp_path / "bad.toml"
+    manifest.write_text(f'[[include]]\nfile = "{scene.name}"\n\n[[object]]\nname = "x"\nbox = [1, 1, 1]\n'
+                        f'trasform = 3\n')
+    result = gjk("scan", "--manifest", manifest, code=2)
+    line = result.stderr.strip()
+    assert "\n" not in line and "bad.toml:7" in line and "trasform" in line
+    assert "Traceback" not in result.output
+
+
+def test_baseline_fails_only_on_new_findings(scene, tmp_path):
+    import trimesh
+
+    base = tmp_path / "baseline.json"
+    gjk("scan", scene, "--write-baseline", base, "-q", "--jobs", "1", code=1)
+    assert base.exists()
+    gjk("scan", scene, "--baseline", base, "-q", "--jobs", "1", code=0)
+    # a new part overlapping c is a new finding
+    extra = trimesh.creation.box([1, 1, 1]).apply_translation([3.5, 0, 0])
+    extra.export(tmp_path / "new.stl")
+    doc = json.loads(gjk("scan", scene, tmp_path / "new.stl", "--baseline", base, "--format", "json",
+                         "--jobs", "1", code=1).stdout)
+    failing = [(p["a"], p["b"]) for p in doc["pairs"] if p["fails"]]
+    assert failing == [("cell.glb:c", "new.stl")]
+
+
+def test_bad_file_is_an_error_entry_and_the_rest_is_checked(scene, tmp_path):
+    bad = tmp_path / "broken.stl"
+    bad.write_bytes(b"\x00\x01garbage" * 10)
+    result = gjk("scan", scene, bad, "--format", "json", "--jobs", "1", code=2)
+    doc = json.loads(result.stdout)
+    assert [e["file"] for e in doc["errors"]] == [str(bad)]
+    assert any(p["status"] == "collision" for p in doc["pairs"])
+    assert "broken.stl" in result.stderr and "Traceback" not in result.output
+
+
+def test_no_input_is_a_usage_error():
+    assert gjk("scan", code=2).exit_code == 2
+
+
+def test_quiet_prints_nothing(scene):
+    result = gjk("scan", scene, "-q", "--jobs", "1", code=1)
+    assert result.stdout == "" and result.stderr == ""
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (the real-world meshes) is absent")
+def test_chain_loop_hulls_collide_but_the_links_do_not():
+    chain = SHARED / "3mf" / "dodeca_chain_loop.3mf"
+    hull = json.loads(gjk("scan", chain, "--split-bodies", "--mode", "hull", "--format", "json",
+                          code=1).stdout)
+    assert hull["summary"]["collision"] == 40
+    auto = json.loads(gjk("scan", chain, "--split-bodies", "--format", "json", code=0).stdout)
+    assert auto["summary"]["collision"] == 0 and len(auto["objects"]) == 40
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (the real-world meshes) is absent")
+def test_nested_scale_is_applied():
+    """trimesh's CollisionManager drops node scale and calls two of these blocks colliding."""
+    doc = json.loads(gjk("scan", SHARED / "meshes" / "nested.glb", "--format", "json", "--all-pairs",
+                         code=0).stdout)
+    assert all(p["status"] == "clear" for p in doc["pairs"])
