@@ -10,6 +10,7 @@ stay fast.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -109,7 +110,12 @@ def check(ctx, a, b, tolerance, clearance, mode, split_bodies, output_format, tr
     """
     run = _Run(mode=mode, tolerance=tolerance, clearance=clearance,
                trace=trace or trace_json is not None, split_bodies=split_bodies)
-    try:
+
+    def json_errors(e: GjkError) -> None:  # a JSON reader still gets a document
+        if not quiet and output_format == "json":
+            _emit_json(run.report(errors=(_problem(e),)), trace=False)
+
+    with _one_line_errors(ctx, debug, lambda: run.stage, on_input_error=json_errors):
         report = run.check(a, b)
         if trace_json is not None:
             run.stage = f"writing {trace_json}"
@@ -117,23 +123,32 @@ def check(ctx, a, b, tolerance, clearance, mode, split_bodies, output_format, tr
         if not quiet:
             run.stage = "writing the report"
             _emit(report, output_format, trace)
+    ctx.exit(report.exit_code)
+
+
+@contextlib.contextmanager
+def _one_line_errors(ctx: click.Context, debug: bool, stage, on_input_error=None):
+    """Any error as one line on stderr and exit code 2; with --debug, the error and its traceback.
+
+    stage() says what the command was doing, for errors gjk did not foresee.
+    """
+    try:
+        yield
     except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
         raise
     except GjkError as e:
         if debug:
             raise
         click.echo(f"gjk: error: {_one_line(e)}", err=True)
-        if not quiet and output_format == "json":
-            _emit_json(run.report(errors=(_problem(e),)), trace=False)
+        if on_input_error is not None:
+            on_input_error(e)
         ctx.exit(EXIT_ERROR)
     except Exception as e:  # the last line of defence: one line, not a traceback
         if debug:
             raise
-        click.echo(f"gjk: internal error while {run.stage}: {type(e).__name__}: {_one_line(e)} "
+        click.echo(f"gjk: internal error while {stage()}: {type(e).__name__}: {_one_line(e)} "
                    "(run with --debug for the traceback)", err=True)
         ctx.exit(EXIT_ERROR)
-
-    ctx.exit(report.exit_code)
 
 
 class _Run:
@@ -314,10 +329,8 @@ def scan(ctx, files, manifest, tolerance, clearance, mode, split_bodies, fail_on
     """
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
-    stage = "scanning"
-    try:
-        import contextlib
-
+    stage = ["scanning"]
+    with _one_line_errors(ctx, debug, lambda: stage[0]):
         from gjkcli import scan as scanning
         from gjkcli.report.scan import progress_callback, wants_progress
 
@@ -333,22 +346,9 @@ def scan(ctx, files, manifest, tolerance, clearance, mode, split_bodies, fail_on
                                   baseline=baseline,
                                   write_baseline=write_baseline, split_bodies=split_bodies, jobs=jobs,
                                   refine=refine, progress=tell)
-        stage = "writing the report"
+        stage[0] = "writing the report"
         if not quiet or output is not None:
             _emit_scan(report, output_format, output)
-    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-        raise
-    except GjkError as e:
-        if debug:
-            raise
-        click.echo(f"gjk: error: {_one_line(e)}", err=True)
-        ctx.exit(EXIT_ERROR)
-    except Exception as e:  # the last line of defence: one line, not a traceback
-        if debug:
-            raise
-        click.echo(f"gjk: internal error while {stage}: {type(e).__name__}: {_one_line(e)} "
-                   "(run with --debug for the traceback)", err=True)
-        ctx.exit(EXIT_ERROR)
     for problem in report.errors:  # also in the report; stderr keeps them visible in CI logs
         if quiet or output_format != "table":
             click.echo(f"gjk: error: {problem.file}: {problem.message}", err=True)

@@ -33,32 +33,13 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
-from gjkcli.report.jsonout import SCHEMA_VERSION, _clean, _num, _vec, pair_dict
+from gjkcli.report.jsonout import SCHEMA_VERSION, _clean, _num, object_dict, pair_dict
 from gjkcli.results import Status
 
 __all__ = ["scan_document", "junit_xml", "github_annotations", "describe"]
 
 
 # -- JSON -----------------------------------------------------------------------------------------
-
-
-def object_dict(o) -> dict:
-    """One object in the keys of `gjk check`'s objects (watertight and bodies may be null)."""
-    return {
-        "name": o.name,
-        "file": o.file,
-        "vertices": int(o.vertices),
-        "faces": int(o.faces),
-        "hull_vertices": int(o.hull_vertices),
-        "convex": None if o.convex is None else bool(o.convex),
-        "watertight": None if o.watertight is None else bool(o.watertight),
-        "bodies": None if o.bodies is None else int(o.bodies),
-        "dimension": int(o.dimension),
-        "bounds": [_vec(o.bounds[0]), _vec(o.bounds[1])],
-        "units": o.units,
-        "convexity": o.convexity,
-        "primitive": o.primitive,
-    }
 
 
 def scan_pair_dict(pair, report) -> dict:

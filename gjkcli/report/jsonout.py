@@ -27,7 +27,7 @@ import json
 import math
 import re
 
-from gjkcli.report import CheckReport, ObjectInfo, PairReport, pair_note
+from gjkcli.report import CheckReport, PairReport, pair_note
 from gjkcli.results import Status
 
 SCHEMA_VERSION = 1
@@ -64,21 +64,26 @@ def _clean(value):
     return value
 
 
-def object_dict(o: ObjectInfo) -> dict:
-    return {
+def object_dict(o) -> dict:
+    """One object (`ObjectInfo`, or a scan's `ScanObject`, whose convexity, watertightness and
+    bodies may be undecided: null)."""
+    out = {
         "name": o.name,
         "file": o.file,
         "vertices": int(o.vertices),
         "faces": int(o.faces),
         "hull_vertices": int(o.hull_vertices),
-        "convex": bool(o.convex),
-        "watertight": bool(o.watertight),
-        "bodies": int(o.bodies),
+        "convex": None if o.convex is None else bool(o.convex),
+        "watertight": None if o.watertight is None else bool(o.watertight),
+        "bodies": None if o.bodies is None else int(o.bodies),
         "dimension": int(o.dimension),
         "bounds": [_vec(o.bounds[0]), _vec(o.bounds[1])],
         "units": o.units,
         "convexity": o.convexity,
     }
+    if hasattr(o, "primitive"):
+        out["primitive"] = o.primitive
+    return out
 
 
 def pair_dict(pair: PairReport, check: CheckReport | None = None, trace: bool = False) -> dict:
