@@ -157,3 +157,35 @@ def test_nested_scale_is_applied():
     doc = json.loads(gjk("scan", SHARED / "meshes" / "nested.glb", "--format", "json", "--all-pairs",
                          code=0).stdout)
     assert all(p["status"] == "clear" for p in doc["pairs"])
+
+
+EXACT_SCENES = ["meshes/pins.glb", "meshes/simple_pole.glb", "meshes/chair_model.obj", "meshes/nested.glb",
+                "meshes/multibody.stl", "meshes/boolean.glb", "meshes/TestScene.gltf"]
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (the real-world meshes) is absent")
+@pytest.mark.parametrize("scene", EXACT_SCENES)
+def test_exact_scan_finds_the_pairs_of_the_exact_engine(scene):
+    """The scan's colliding pairs in exact mode are those of gjkcli.exact run on every pair of the
+    scene's objects (pairs whose boxes are apart, by more than the band, are clear for both)."""
+    import itertools
+
+    import numpy as np
+
+    from gjkcli.exact import Mesh, exact_query
+    from gjkcli.load import load_objects
+
+    path = SHARED / scene
+    doc = json.loads(gjk("scan", path, "--mode", "exact", "--format", "json", "--jobs", "1").stdout)
+    ours = {frozenset((p["a"], p["b"])) for p in doc["pairs"] if p["status"] == "collision"}
+    parts = load_objects(path)
+    meshes = [Mesh.from_part(p) for p in parts]
+    expected = set()
+    for (pa, ma), (pb, mb) in itertools.combinations(zip(parts, meshes), 2):
+        if np.any(pa.bounds[0] > pb.bounds[1] + 1e-6 * pa.diagonal) or \
+           np.any(pb.bounds[0] > pa.bounds[1] + 1e-6 * pb.diagonal):
+            continue
+        if exact_query(ma, mb).status.value == "collision":
+            expected.add(frozenset((pa.name, pb.name)))
+    assert ours == expected
