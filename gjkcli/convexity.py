@@ -41,10 +41,10 @@ import numpy as np
 
 # The loader's own definitions of "watertight" and "bodies" (gjkcli.load.Part), so that flags
 # computed here from bare faces agree with a loaded part's.
-from gjkcli.load import _one_line, _topology
+from gjkcli.load import _one_line, _topology, merge_close
 
-__all__ = ["Convexity", "convexity", "is_convex", "VOLUME_REL", "AREA_REL", "DEPTH_REL",
-           "FLAT_REL"]
+__all__ = ["Convexity", "convexity", "is_convex", "convex_parts", "part_verdicts", "FAST_REASON",
+           "VOLUME_REL", "AREA_REL", "DEPTH_REL", "FLAT_REL"]
 
 # Tolerances of `convexity`, as fractions of the part's bounding-box diagonal (lengths) or of
 # the hull's volume or area. VOLUME_REL is the brief's 1e-3; DEPTH_REL lets through the
@@ -137,6 +137,138 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
         return _flat_convexity(mesh, axes[:2])
     return _verdict(mesh.bodies == 1, 1, "collinear" + ("" if mesh.bodies == 1 else
                                                           f", {mesh.bodies} separate bodies"))
+
+
+# -- many parts at once: a scan's pre-test ------------------------------------------------------
+
+# The reason `part_verdicts` gives for a part `convex_parts` confirms.
+FAST_REASON = "its faces lie on its hull's surface (within the touching band)"
+# Parts per chunk of `convex_parts`: arrays stay in cache.
+_CHUNK = 2000
+
+
+def convex_parts(hulls, faces, vertices) -> np.ndarray:
+    """(n,) bool: each part is its own hull to within the touching band (a fast pre-test).
+
+    hulls : gjkcli.shapes.Hulls of the parts' vertices (`gjkcli.shapes.build_hulls`)
+    faces, vertices : sequences of each part's (m_i, 3) triangles and (n_i, 3) world vertices
+
+    A part is convex here when its triangles cover its hull's surface: every triangle lies in a
+    supporting plane of the hull (its unit normal n, taken from its winding, has
+    max over hull vertices of n.v - n.a <= DEFAULT.touching_rel x size, a a corner), and the
+    triangles' total area equals the hull's (qhull's) to 1e-6, so no face is missing and none is
+    doubled. A dent shallower than the touching band passes: the hull's verdict is then the
+    part's to within the band. Parts with a flat hull (or none) are not called convex, so their
+    verdicts are marked conservative.
+
+    The supporting-plane test costs (triangles x hull vertices) per part; it runs in NumPy for
+    many small parts at once, bucketed by size (at most 25% padding; the padding repeats a real
+    vertex or triangle, which changes no maximum), and through the engine's support map (hill
+    climbing in C) for large parts. Parts go through in chunks of a few thousand.
+
+    A part it does not confirm may still be convex by `convexity`'s definition: `part_verdicts`
+    asks `convexity` about those.
+    """
+    from gjkcli.errors import ShapeError
+
+    n = len(hulls.shapes)
+    convex = np.zeros(n, dtype=bool)
+    solid = [k for k in range(n) if not isinstance(hulls.shapes[k], ShapeError)
+             and hulls.shapes[k].dimension == 3 and np.isfinite(hulls.area[k])]
+    for c in range(0, len(solid), _CHUNK):
+        chunk = solid[c: c + _CHUNK]
+        convex[chunk] = _covers_hull([hulls.shapes[k] for k in chunk], hulls.area[chunk],
+                                     [faces[k] for k in chunk], [vertices[k] for k in chunk])
+    return convex
+
+
+def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
+    """(m,) bool: `convex_parts` for solid hulls `shapes` of meshes (faces, vertices)."""
+    from gjkcli.shapes import _ceil_bucket, _padded_rows
+    from gjkcli.tolerances import DEFAULT
+
+    solid = range(len(shapes))
+    # mesh areas and face planes for all parts at once (world coordinates)
+    n_tri = np.array([len(faces[k]) for k in solid])
+    n_ver = np.array([len(vertices[k]) for k in solid])
+    v_starts = np.concatenate([[0], np.cumsum(n_ver)[:-1]])
+    V = np.concatenate([vertices[k] for k in solid])
+    F = np.concatenate([faces[k] for k in solid]) + np.repeat(v_starts, n_tri)[:, None]
+    a = V[F[:, 0]]
+    cross = np.cross(V[F[:, 1]] - a, V[F[:, 2]] - a)
+    twice = np.linalg.norm(cross, axis=1)
+    t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]])
+    mesh_area = 0.5 * np.add.reduceat(twice, t_starts)
+    covered = np.abs(mesh_area - hull_area) <= 1e-6 * hull_area
+    with np.errstate(invalid="ignore", divide="ignore"):
+        normal = cross / twice[:, None]
+    real = twice > 0  # zero-area triangles have no plane, and add nothing
+    normal[~real] = 0.0
+    # the offset of each triangle's plane in its hull's local frame: n.(a - translation)
+    translation = np.stack([s.translation for s in shapes])
+    offset = np.einsum("ij,ij->i", normal, a - np.repeat(translation, n_tri, axis=0))
+    band = DEFAULT.touching_rel * np.array([s.size for s in shapes])
+    n_hull = np.array([s.n_vertices for s in shapes])
+    ok = covered.copy()
+    small = np.flatnonzero(covered & (n_hull <= 256) & (n_tri <= 4096))
+    large = np.flatnonzero(covered & ~((n_hull <= 256) & (n_tri <= 4096)))
+    bucket = (_ceil_bucket(n_hull[small]) << 20) | _ceil_bucket(n_tri[small])
+    for key in np.unique(bucket).tolist():
+        members = small[bucket == key]
+        vb, fb = key >> 20, key & ((1 << 20) - 1)
+        step = max(1, (4 << 20) // (vb * fb))
+        for c in range(0, len(members), step):
+            group = members[c: c + step]
+            # rows padded by repeating index 0 of each part: a real vertex, a real triangle
+            hv = _padded_rows(n_hull[group], vb)
+            H = np.concatenate([shapes[s].vertices for s in group.tolist()])
+            h_off = np.concatenate([[0], np.cumsum(n_hull[group])[:-1]])
+            H = H[(h_off[:, None] + hv)]  # (B, vb, 3)
+            tv = _padded_rows(n_tri[group], fb) + t_starts[group][:, None]
+            N, D, R = normal[tv], offset[tv], real[tv]  # (B, fb, 3), (B, fb), (B, fb)
+            gap = np.matmul(N, H.transpose(0, 2, 1)).max(axis=2) - D  # BLAS: 5x einsum
+            ok[group] = np.all((gap <= band[group][:, None]) | ~R, axis=1)
+    if len(large):
+        from gjkcli.query import support
+
+        for s in large.tolist():
+            sl = slice(t_starts[s], t_starts[s] + n_tri[s])
+            keep = real[sl]
+            shape = shapes[s]
+            pts, _, _ = support(shape, np.ascontiguousarray(normal[sl][keep]))
+            gap = np.einsum("ij,ij->i", normal[sl][keep], pts - shape.translation) - offset[sl][keep]
+            ok[s] = bool(np.all(gap <= band[s]))
+    return ok
+
+
+def part_verdicts(fast, which, vertices, faces, watertight=None, bodies=None) -> tuple[list, list]:
+    """(convex, reason) per part: `convex_parts`' verdict, else `convexity`'s where asked.
+
+    fast : (n,) bool, `convex_parts` of the parts (True: convex, with FAST_REASON)
+    which : indices of the parts to decide: those of them `fast` does not confirm get
+        `convexity`'s verdict and reason (the definition `gjk check` uses, about 1 ms a part);
+        any other part not confirmed stays None (undecided), with no reason
+    vertices, faces : sequences of each part's world vertices and triangles
+    watertight, bodies : sequences of each part's flags, None where not known (parts of
+        `gjkcli.load.read_objects`' fast path): those parts' vertices are merged first, as
+        gjkcli.load merges them, and their topology computed
+
+    Returns two lists of n: True, False or None, and a one-line reason or None.
+    """
+    fast = np.asarray(fast, dtype=bool)
+    n = len(fast)
+    watertight = [None] * n if watertight is None else watertight
+    bodies = [None] * n if bodies is None else bodies
+    decided: list = [True if c else None for c in fast.tolist()]
+    why: list = [FAST_REASON if c else None for c in fast.tolist()]
+    which = np.asarray(which, dtype=np.int64)
+    for k in which[~fast[which]].tolist():
+        if watertight[k] is not None and bodies[k] is not None:  # loaded by gjkcli.load: merged
+            judged = convexity(vertices[k], faces[k], watertight=watertight[k], bodies=bodies[k])
+        else:
+            judged = convexity(*merge_close(vertices[k], faces[k]))
+        decided[k], why[k] = bool(judged.convex), judged.reason
+    return decided, why
 
 
 @dataclass(frozen=True)

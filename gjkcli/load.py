@@ -3,7 +3,8 @@
 A `Part` is one object of a file: its triangles with every vertex already moved by the full
 world transform of its scene node (rotation, translation, scale and shear), so the engine
 never sees a node transform. `load_part` takes a whole file as one object (``gjk check A B``);
-`load_objects` gives one part per scene node (``gjk scan``); `expand_paths` turns directories
+`load_objects` gives one part per scene node, and `read_objects` the same parts without
+merging vertices or computing topology (``gjk scan``'s fast path); `expand_paths` turns directories
 into the mesh files in them. Whether a part is its own hull is gjkcli.convexity's question.
 
 Every failure to read a file is an `InputError` with a one-line message naming the file and
@@ -26,7 +27,7 @@ import numpy as np
 
 from gjkcli.errors import InputError
 
-__all__ = ["Part", "load_part", "load_objects", "expand_paths"]
+__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -79,10 +80,12 @@ class Part:
         Units as the file states them (trimesh's ``.units``: "millimeter", "mm", "meters",
         "inch", ...), None when the file does not say.
     watertight : bool
-        Every edge is shared by exactly two triangles (trimesh's definition).
+        Every edge is shared by exactly two triangles (trimesh's definition). None from the fast
+        path of `read_objects`, which computes no topology (nor merges vertices).
     bodies : int
         Number of connected bodies: triangles joined by edges that exactly two distinct
         triangles share (trimesh's face adjacency; a triangle repeated in the file counts once).
+        None from the fast path of `read_objects`.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -92,8 +95,8 @@ class Part:
     vertices: np.ndarray
     faces: np.ndarray
     units: str | None = None
-    watertight: bool = False
-    bodies: int = 1
+    watertight: bool | None = False
+    bodies: int | None = 1
 
     @property
     def bounds(self) -> np.ndarray:
@@ -201,6 +204,62 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
     if prefix is not None:
         parts = [_renamed(part, f"{prefix}:{part.name}") for part in parts]
     return parts
+
+
+def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | None = None,
+                 shown: str | None = None) -> list[Part]:
+    """Every object of a file in world coordinates, named as `load_objects` names them: fast.
+
+    The fast path of scans. trimesh reads the file (with `load_objects`' options and error
+    messages), and each scene node gives its mesh's vertices moved by the node's full world
+    transform (scale included); the transforms are applied to all nodes at once in NumPy and each
+    mesh is checked once however many nodes instance it. Nothing else is computed per part: no
+    vertex merging and no topology (the parts' `watertight` and `bodies` are None, and their
+    arrays are not made read-only). glTF and GLB files are read by trimesh's glTF parser without
+    building a trimesh.Trimesh per mesh, which is most of trimesh's loading time for scenes of
+    many small parts. With split_bodies, the bodies come from `load_objects`, which computes
+    them.
+
+    prefix : names become "<prefix>:<name>" (a scan of several files), except the name of a
+    file's only object, which is the file's name already.
+    shown : the path as the user gave it (the parts' `source`); default str(path).
+
+    Raises InputError as load_objects does.
+    """
+    shown = str(path) if shown is None else shown
+    path = Path(path)
+
+    def named(name: str) -> str:
+        # a file of one object is named after the file already: "link0.stl", not
+        # "link0.stl:link0.stl" (and its bodies "link0.stl#2")
+        if prefix is None or name == path.name or name.startswith(path.name + "#"):
+            return name
+        return f"{prefix}:{name}"
+
+    if split_bodies:
+        parts = load_objects(path, split_bodies=True)
+        return [Part(name=named(p.name), source=shown, vertices=p.vertices, faces=p.faces,
+                     units=p.units, watertight=p.watertight, bodies=p.bodies) for p in parts]
+    _check_file(path)
+    file_type = _file_type(path)
+    scenes = None
+    if file_type in ("glb", "gltf"):
+        try:
+            scenes = [(None, _read_gltf(path))]
+        except Exception:  # noqa: BLE001 - `_read` reads it again and words the error
+            scenes = None
+    if scenes is None:
+        scenes = [(member, _trimesh_nodes(scene)) for member, scene in _read(path)]
+    out = []
+    for member, (nodes, geometry) in scenes:
+        if not nodes:
+            where = f"member {member}" if member else "file"
+            raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
+                                   f"its geometry")
+        names = [named(_object_name(path, member, node, len(nodes))) for node, _, _ in nodes]
+        out.extend(_placed_nodes(path, shown, names, nodes, geometry))
+    return out
+
 
 
 def expand_paths(paths) -> list[Path]:
@@ -531,7 +590,7 @@ class _Mesh:
     Attributes
     ----------
     vertices : (n, 3) float64
-        Copies merged (`_merge_close`), unused vertices dropped.
+        Copies merged (`merge_close`), unused vertices dropped.
     faces : (m, 3) int64
     body : (m,) int64
         Body label of each face, 0 .. bodies-1 in order of each body's first face.
@@ -621,7 +680,7 @@ def _prepare(path, name: str, geometry) -> _Mesh:
         raise InputError(path, f"object '{name}' has triangles that point past its "
                                f"{len(vertices)} vertices; re-export it")
     _check_finite(path, name, vertices, faces)
-    vertices, faces = _merge_close(vertices, faces)
+    vertices, faces = merge_close(vertices, faces)
     body, bodies, open_face = _topology(faces, len(vertices))
     return _Mesh(vertices, faces, body, bodies, open_face)
 
@@ -636,7 +695,7 @@ def _check_finite(path, name: str, vertices: np.ndarray, faces: np.ndarray) -> N
                                f"{len(used)} vertices; fix the export")
 
 
-def _merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge vertices that agree to within `_MERGE_REL` of the largest coordinate; drop unused.
 
     STL stores each triangle's corners separately and OBJ/glTF split vertices at texture seams;
@@ -836,3 +895,165 @@ def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies) ->
 def _renamed(part: Part, name: str) -> Part:
     return Part(name=name, source=part.source, vertices=part.vertices, faces=part.faces,
                 units=part.units, watertight=part.watertight, bodies=part.bodies)
+
+
+# --------------------------------------------------------------------------------------------
+# the fast path of `read_objects`: scene nodes -> parts, every node's vertices moved at once
+# --------------------------------------------------------------------------------------------
+
+def _trimesh_nodes(scene):
+    """([(node, world transform, geometry name)], {geometry name: geometry}) of a trimesh Scene."""
+    graph = scene.graph
+    nodes = []
+    for node in graph.nodes_geometry:
+        transform, geometry_name = graph[node]
+        nodes.append((node, transform, geometry_name))
+    return nodes, scene.geometry
+
+
+class _GltfMesh:
+    """The fields of a trimesh geometry that `_mesh_arrays` reads, from trimesh's glTF kwargs."""
+
+    def __init__(self, kwargs: dict):
+        self.vertices = kwargs.get("vertices")
+        self.faces = kwargs.get("faces")
+        metadata = kwargs.get("metadata") or {}
+        self.units = metadata.get("units")
+
+
+def _read_gltf(path: Path):
+    """A glTF or GLB file's nodes and meshes through trimesh's glTF parser, without a Scene.
+
+    trimesh.load_scene does the same and then builds a trimesh.Trimesh per mesh and a SceneGraph
+    (half its time on scenes of small parts). Node names, the order of the nodes, the merging of
+    a mesh's primitives and the meshes' units are trimesh's: node names are the graph edges'
+    `frame_to` (made unique by trimesh's parser), in the order the parser lists them, and each
+    node's world transform is the product of the edge matrices from the base frame down.
+    Any failure here sends the file through `_read` instead, which words the error.
+    """
+    import trimesh
+    from trimesh.exchange import gltf
+
+    loader = gltf.load_glb if path.suffix.lower() == ".glb" else gltf.load_gltf
+    with open(path, "rb") as stream:
+        kwargs = loader(stream, resolver=trimesh.resolvers.FilePathResolver(path),
+                        merge_primitives=True)
+    base = kwargs.get("base_frame", "world")
+    parent: dict = {}
+    nodes, seen = [], set()
+    for edge in kwargs.get("graph") or []:
+        child = edge["frame_to"]
+        matrix = edge.get("matrix")
+        parent[child] = (edge.get("frame_from", base),
+                         np.eye(4) if matrix is None else np.asarray(matrix, dtype=np.float64))
+        if edge.get("geometry") is not None and child not in seen:
+            seen.add(child)
+            nodes.append((child, edge["geometry"]))
+    world: dict = {base: np.eye(4)}
+
+    def transform(node):
+        chain = []
+        while node not in world:
+            if node not in parent or len(chain) > len(parent):
+                raise InputError(path, f"node '{node}' is not connected to the scene's root; "
+                                       f"re-export the file")
+            chain.append(node)
+            node = parent[node][0]
+        for child in reversed(chain):
+            world[child] = world[parent[child][0]] @ parent[child][1]
+        return world[chain[0]] if chain else world[node]
+
+    geometry = {name: _GltfMesh(kw) for name, kw in (kwargs.get("geometry") or {}).items()}
+    return [(node, transform(node), name) for node, name in nodes], geometry
+
+
+def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
+    """A part per node: its mesh (checked once per mesh) moved by its world transform.
+
+    Both the checks and the transforms run on all meshes and nodes at once: world = R v + t,
+    row by row, for every node's vertices.
+    """
+    first_user: dict = {}
+    for name, (_, _, geometry_name) in zip(names, nodes):
+        first_user.setdefault(geometry_name, name)
+    order = list(first_user)
+    meshes = _mesh_arrays(path, [first_user[key] for key in order], [geometry[key] for key in order])
+    slot = {key: k for k, key in enumerate(order)}
+    mesh_of = np.array([slot[key] for _, _, key in nodes], dtype=np.int64)
+    counts = np.array([len(v) for v, _, _ in meshes], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    V = np.concatenate([v for v, _, _ in meshes])
+    T = np.array([t for _, t, _ in nodes], dtype=np.float64).reshape(-1, 4, 4)
+    n_rows = counts[mesh_of]
+    row_start = np.concatenate([[0], np.cumsum(n_rows)[:-1]])
+    node_of_row = np.repeat(np.arange(len(nodes)), n_rows)
+    rows = offsets[mesh_of][node_of_row] + np.arange(n_rows.sum()) - row_start[node_of_row]
+    R, t = T[node_of_row, :3, :3], T[node_of_row, :3, 3]
+    v = V[rows]
+    world = R[:, :, 0] * v[:, 0:1] + R[:, :, 1] * v[:, 1:2] + R[:, :, 2] * v[:, 2:3] + t
+    finite = np.isfinite(world).all(axis=1)
+    if not finite.all():
+        bad = int(node_of_row[np.argmin(finite)])
+        raise InputError(path, f"object '{names[bad]}' has NaN or infinite coordinates after its "
+                               f"node transform; fix the export")
+    mirrored = (np.linalg.det(T[:, :3, :3]) < 0).tolist()
+    starts, ends = row_start.tolist(), (row_start + n_rows).tolist()
+    out = []
+    for k, (name, m) in enumerate(zip(names, mesh_of.tolist())):
+        _, faces, units = meshes[m]
+        if mirrored[k]:
+            faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
+        out.append(Part(name=name, source=shown, vertices=world[starts[k]: ends[k]], faces=faces,
+                        units=units, watertight=None, bodies=None))
+    return out
+
+
+def _mesh_arrays(path, names, geometries) -> list:
+    """[(vertices a triangle uses, faces into them, units)] of trimesh geometries, checked together.
+
+    names : the object named in an error about each geometry (its first node)
+    Errors as `_prepare`'s: no triangles, triangles pointing past the vertices, NaN or infinite
+    coordinates (of vertices a triangle uses); vertices no triangle uses are dropped.
+    """
+    raw = []
+    for name, g in zip(names, geometries):
+        faces = getattr(g, "faces", None)
+        if faces is None:
+            kind = "a point cloud" if type(g).__name__ == "PointCloud" else "lines or points"
+            raise InputError(path, f"object '{name}' is {kind} with no triangles; gjk needs "
+                                   f"triangle meshes: export it as a mesh")
+        raw.append((np.asarray(g.vertices, dtype=np.float64).reshape(-1, 3),
+                    np.asarray(faces, dtype=np.int64).reshape(-1, 3), getattr(g, "units", None)))
+    n_v = np.array([len(v) for v, _, _ in raw], dtype=np.int64)
+    n_f = np.array([len(f) for _, f, _ in raw], dtype=np.int64)
+    if np.any(n_f == 0):
+        name = names[int(np.argmax(n_f == 0))]
+        raise InputError(path, f"object '{name}' has no triangles; gjk needs triangle meshes: "
+                               f"export it as a mesh")
+    F = np.concatenate([f for _, f, _ in raw])
+    mesh_of_face = np.repeat(np.arange(len(raw)), n_f)
+    f_starts = np.concatenate([[0], np.cumsum(n_f)[:-1]])
+    out_of_range = (np.minimum.reduceat(F.min(axis=1), f_starts) < 0) \
+        | (np.maximum.reduceat(F.max(axis=1), f_starts) >= n_v)
+    if out_of_range.any():
+        k = int(np.argmax(out_of_range))
+        raise InputError(path, f"object '{names[k]}' has triangles that point past its "
+                               f"{n_v[k]} vertices; re-export it")
+    v_starts = np.concatenate([[0], np.cumsum(n_v)[:-1]])
+    used = np.bincount((F + v_starts[mesh_of_face][:, None]).ravel(), minlength=int(n_v.sum())) > 0
+    V = np.concatenate([v for v, _, _ in raw])
+    bad = ~np.isfinite(V).all(axis=1) & used
+    if bad.any():
+        k = int(np.searchsorted(v_starts, np.argmax(bad), side="right") - 1)
+        count = int(bad[v_starts[k]: v_starts[k] + n_v[k]].sum())
+        raise InputError(path, f"object '{names[k]}' has NaN or infinite coordinates in {count} of "
+                               f"{n_v[k]} vertices; fix the export")
+    unused = np.add.reduceat(~used, v_starts) > 0 if len(V) else np.zeros(len(raw), dtype=bool)
+    out = []
+    for k, (vertices, faces, units) in enumerate(raw):
+        if unused[k]:  # vertices no triangle uses are not part of the object
+            keep = used[v_starts[k]: v_starts[k] + n_v[k]]
+            index = np.cumsum(keep) - 1
+            vertices, faces = vertices[keep], index[faces]
+        out.append((vertices, faces, units))
+    return out

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 import trimesh
 
-from gjkcli.convexity import Convexity, convexity, is_convex
+from gjkcli.convexity import Convexity, convex_parts, convexity, is_convex
 from gjkcli.load import Part, load_objects, load_part
+from gjkcli.shapes import build_hulls
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -209,3 +210,20 @@ def test_import_is_light():
                             capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.replace("'", '"')) == []
+
+
+# -- many parts at once: the scan's pre-test -------------------------------------------------------
+
+
+def test_convexity_of_parts():
+    box = trimesh.creation.box(extents=[1, 2, 3])
+    sphere = trimesh.creation.icosphere(subdivisions=2)
+    torus = trimesh.creation.annulus(r_min=0.5, r_max=1.0, height=0.5)
+    open_box = trimesh.Trimesh(box.vertices, box.faces[2:], process=False)  # a face missing
+    inside_out = trimesh.Trimesh(box.vertices, box.faces[:, ::-1], process=False)
+    dented = box.copy()
+    dented.vertices[0] *= 0.9  # a corner pushed in
+    meshes = [box, sphere, torus, open_box, inside_out, dented]
+    hulls = build_hulls([m.vertices for m in meshes])
+    convex = convex_parts(hulls, [m.faces for m in meshes], [m.vertices for m in meshes])
+    assert convex.tolist() == [True, True, False, False, False, False]

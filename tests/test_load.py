@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from gjkcli.errors import InputError
-from gjkcli.load import Part, expand_paths, load_objects, load_part
+from gjkcli.load import Part, expand_paths, load_objects, load_part, read_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -638,6 +638,25 @@ def test_expand_directory_without_meshes(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(InputError, match="no mesh file"):
         expand_paths([tmp_path])
+
+
+# ---------------------------------------------------------------------------------------------
+# read_objects: the fast path of scans
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.shared
+def test_read_objects_names_and_places_as_load_objects_does(shared):
+    for name in ("nested.glb", "pins.glb", "TestScene.gltf", "kinematic.tar.gz", "FM1_satellite.3DXML",
+                 "multibody.stl", "two_objects.obj", "chair_model.obj"):
+        want = load_objects(MESHES / name)
+        got = read_objects(MESHES / name)
+        assert [g.name for g in got] == [p.name for p in want], name
+        for g, p in zip(got, want):
+            scale = float(np.abs(p.vertices).max())
+            lo, hi = g.vertices.min(axis=0), g.vertices.max(axis=0)
+            # trimesh's scene graph re-orthonormalises nearly rigid node matrices (fix_rigid), the
+            # glTF path uses them as written: they agree far inside the touching band
+            assert np.allclose(np.array([lo, hi]), p.bounds, rtol=0, atol=1e-8 * scale), (name, g.name)
 
 
 # ---------------------------------------------------------------------------------------------

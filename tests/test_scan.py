@@ -7,7 +7,6 @@ collision that FCL does not is checked to be such a containment, with qhull's fa
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import xml.etree.ElementTree as ET
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 
 from gjkcli import baseline as baselines
+from gjkcli import load
 from gjkcli import manifest as mf
 from gjkcli import scan
 from gjkcli.errors import GjkError
@@ -41,80 +41,6 @@ def make_scene_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-# -- hulls ----------------------------------------------------------------------------------------
-
-
-def test_build_hulls_is_shape_hull_bit_for_bit(monkeypatch):
-    # small chunks, and worker processes from the first part: the parallel path runs here too
-    monkeypatch.setattr(scan, "_HULL_CHUNK", 64)
-    monkeypatch.setattr(scan, "_PARALLEL_HULLS_FROM", 1)
-    rng = np.random.default_rng(0)
-    points = [rng.normal(size=(int(rng.integers(4, 60)), 3)) * rng.uniform(0.01, 10, 3) + rng.normal(size=3) * 100
-              for _ in range(400)]
-    points += [
-        np.zeros((5, 3)),                                               # one point, repeated
-        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.0]]),       # flat
-        np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2.0]]),                  # a segment
-        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1e-12]]),     # nearly flat
-        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.2, 0.2, 0.2]]),  # an inner point
-        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [np.nan, 0, 0]]),    # NaN: the error Shape.hull raises
-        np.zeros((0, 3)),
-    ]
-    for jobs in (1, 2):
-        hulls = scan.build_hulls(points, jobs=jobs)
-        for k, p in enumerate(points):
-            got = hulls.shapes[k]
-            try:
-                want = Shape.hull(p)
-            except Exception as exc:  # noqa: BLE001 - the same failure, as a ShapeError
-                assert isinstance(got, Exception), (k, exc)
-                continue
-            for field in dataclasses.fields(Shape):  # every field, whatever shapes.py adds
-                a, b = getattr(got, field.name), getattr(want, field.name)
-                if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-                    assert a.dtype == b.dtype and np.array_equal(a, b), (k, field.name)
-                else:
-                    assert a == b, (k, field.name)
-            assert np.array_equal(np.array([hulls.lo[k], hulls.hi[k]]), want.bounds)
-
-
-def test_convexity_of_parts():
-    import trimesh
-
-    box = trimesh.creation.box(extents=[1, 2, 3])
-    sphere = trimesh.creation.icosphere(subdivisions=2)
-    torus = trimesh.creation.annulus(r_min=0.5, r_max=1.0, height=0.5)
-    open_box = trimesh.Trimesh(box.vertices, box.faces[2:], process=False)  # a face missing
-    inside_out = trimesh.Trimesh(box.vertices, box.faces[:, ::-1], process=False)
-    dented = box.copy()
-    dented.vertices[0] *= 0.9  # a corner pushed in
-    meshes = [box, sphere, torus, open_box, inside_out, dented]
-    hulls = scan.build_hulls([m.vertices for m in meshes])
-    convex = scan.convex_parts(hulls, [m.faces for m in meshes], [m.vertices for m in meshes])
-    assert convex.tolist() == [True, True, False, False, False, False]
-
-
-# -- loading --------------------------------------------------------------------------------------
-
-
-@pytest.mark.shared
-@needs_shared
-def test_read_objects_names_and_places_as_load_objects_does():
-    from gjkcli import load
-
-    for name in ("nested.glb", "pins.glb", "TestScene.gltf", "kinematic.tar.gz", "FM1_satellite.3DXML",
-                 "multibody.stl", "two_objects.obj", "chair_model.obj"):
-        want = load.load_objects(MESHES / name)
-        got = scan.read_objects(MESHES / name)
-        assert [g.name for g in got] == [p.name for p in want], name
-        for g, p in zip(got, want):
-            scale = float(np.abs(p.vertices).max())
-            lo, hi = g.vertices.min(axis=0), g.vertices.max(axis=0)
-            # trimesh's scene graph re-orthonormalises nearly rigid node matrices (fix_rigid), the
-            # glTF path uses them as written: they agree far inside the touching band
-            assert np.allclose(np.array([lo, hi]), p.bounds, rtol=0, atol=1e-8 * scale), (name, g.name)
 
 
 # -- hull mode against trimesh + FCL on the hulls ----------------------------------------------------
@@ -164,7 +90,7 @@ def test_hull_mode_matches_fcl_on_the_hulls(name):
     path = MESHES / name
     report = scan.run([path], mode="hull", jobs=1)
     assert not report.errors
-    geoms = {g.name: g for g in scan.read_objects(path)}
+    geoms = {g.name: g for g in load.read_objects(path)}
     fcl = fcl_hull_pairs(list(geoms.values()))
     collision = pairs_of(report, Status.COLLISION)
     touching = pairs_of(report, Status.TOUCHING)

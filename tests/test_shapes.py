@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
 from conftest import random_cloud, random_rigid, random_rotation, rigid, rng_for
+from gjkcli import shapes
 from gjkcli.certify import support_value
 from gjkcli.errors import ShapeError
 from gjkcli.shapes import Shape, ShapeSet
@@ -237,3 +239,40 @@ def test_real_mesh_hulls_hold_their_meshes(real_meshes):
         assert hull_contains(shape, vertices, rel=1e-9), name
         T = rigid(random_rotation(np.random.default_rng(0)), [10.0, 0.0, 0.0])
         assert hull_contains(shape.moved(T), vertices @ T[:3, :3].T + T[:3, 3], rel=1e-9), name
+
+
+# -- many hulls at once ---------------------------------------------------------------------------
+
+
+def test_build_hulls_is_shape_hull_bit_for_bit(monkeypatch):
+    # small chunks, and worker processes from the first part: the parallel path runs here too
+    monkeypatch.setattr(shapes, "_HULL_CHUNK", 64)
+    monkeypatch.setattr(shapes, "_PARALLEL_HULLS_FROM", 1)
+    rng = np.random.default_rng(0)
+    points = [rng.normal(size=(int(rng.integers(4, 60)), 3)) * rng.uniform(0.01, 10, 3) + rng.normal(size=3) * 100
+              for _ in range(400)]
+    points += [
+        np.zeros((5, 3)),                                               # one point, repeated
+        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.0]]),       # flat
+        np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2.0]]),                  # a segment
+        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1e-12]]),     # nearly flat
+        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.2, 0.2, 0.2]]),  # an inner point
+        np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [np.nan, 0, 0]]),    # NaN: the error Shape.hull raises
+        np.zeros((0, 3)),
+    ]
+    for jobs in (1, 2):
+        hulls = shapes.build_hulls(points, jobs=jobs)
+        for k, p in enumerate(points):
+            got = hulls.shapes[k]
+            try:
+                want = Shape.hull(p)
+            except Exception as exc:  # noqa: BLE001 - the same failure, as a ShapeError
+                assert isinstance(got, Exception), (k, exc)
+                continue
+            for field in dataclasses.fields(Shape):  # every field, whatever shapes.py adds
+                a, b = getattr(got, field.name), getattr(want, field.name)
+                if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                    assert a.dtype == b.dtype and np.array_equal(a, b), (k, field.name)
+                else:
+                    assert a == b, (k, field.name)
+            assert np.array_equal(np.array([hulls.lo[k], hulls.hi[k]]), want.bounds)
