@@ -8,17 +8,17 @@ fraction of its size.
 
 Criterion (`Convexity.convex`; D is the bounding-box diagonal of the vertices the faces use)
 --------------------------------------------------------------------------------------------
-- Solid parts (thickness above ``FLAT_REL * D``): every sampled surface point (vertices, edge
-  midpoints, face centroids) lies within ``DEPTH_REL * D`` of the hull boundary. As the depth below
+- Solid parts (thickness above ``DEFAULT.convex_flat_rel * D``): every sampled surface point (vertices, edge
+  midpoints, face centroids) lies within ``DEFAULT.convex_depth_rel * D`` of the hull boundary. As the depth below
   the hull boundary is a concave function of position, a triangle's centroid is at least a third
-  as deep as its deepest point, so the whole surface then lies within ``3 * DEPTH_REL * D``: this
+  as deep as its deepest point, so the whole surface then lies within ``3 * DEFAULT.convex_depth_rel * D``: this
   catches narrow slots and dents that cost little volume. And, for a closed part (one watertight,
-  consistently wound body), its volume is at least ``1 - VOLUME_REL`` of the hull's; any other
+  consistently wound body), its volume is at least ``1 - DEFAULT.convex_volume_rel`` of the hull's; any other
   part (open, several bodies, inconsistent winding) must instead *be* its hull's surface: its area
-  within ``AREA_REL`` of the hull boundary's area (an open box, a part with a cavity or two
+  within ``DEFAULT.convex_area_rel`` of the hull boundary's area (an open box, a part with a cavity or two
   touching bodies fail).
-- Flat parts (all vertices within ``FLAT_REL * D`` of a plane): the triangles' total area is the
-  hull polygon's area within ``AREA_REL``, once (one-sided) or twice (two-sided plate).
+- Flat parts (all vertices within ``DEFAULT.convex_flat_rel * D`` of a plane): the triangles' total area is the
+  hull polygon's area within ``DEFAULT.convex_area_rel``, once (one-sided) or twice (two-sided plate).
   Overlapping triangles are not detected.
 - Collinear or single-point parts: convex when they form one body.
 
@@ -27,7 +27,7 @@ most 1.1e-3 D deep (link3), ballA.off 0.99997 and 4.7e-4 D, so they are convex;
 1002_tray_bottom.STL (0.990) and the UR5 links (base 0.850; the others are several bodies each)
 are not.
 
-What it means for a verdict: the hull's answers stand for a convex part up to 3 x DEPTH_REL x D
+What it means for a verdict: the hull's answers stand for a convex part up to 3 x DEFAULT.convex_depth_rel x D
 (the bound on a face's deepest point above); ``--mode auto`` keeps the hull's answer for such a
 part. For a dented, hollow or open part only the exact mesh test (gjkcli.exact) answers.
 
@@ -42,18 +42,10 @@ import numpy as np
 # The loader's own definitions of "watertight" and "bodies" (gjkcli.load.Part), so that flags
 # computed here from bare faces agree with a loaded part's.
 from gjkcli.load import _one_line, _topology, merge_close
+from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Convexity", "convexity", "is_convex", "convex_parts", "part_verdicts", "FAST_REASON",
-           "VOLUME_REL", "AREA_REL", "DEPTH_REL", "FLAT_REL"]
+__all__ = ["Convexity", "convexity", "is_convex", "convex_parts", "part_verdicts", "FAST_REASON"]
 
-# Tolerances of `convexity`, as fractions of the part's bounding-box diagonal (lengths) or of
-# the hull's volume or area. VOLUME_REL is the brief's 1e-3; DEPTH_REL lets through the
-# Panda links' creases (1.1e-3 D at an edge midpoint) with a margin of two; FLAT_REL sits above
-# float32 rounding (6e-8) so an exported flat plate reads as flat.
-VOLUME_REL = 1e-3
-AREA_REL = 1e-3
-DEPTH_REL = 2e-3
-FLAT_REL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -75,7 +67,7 @@ class Convexity:
     depth : float
         Deepest sampled point of the part's surface inside the hull (vertices, edge midpoints,
         face centroids), as a fraction of the part's bounding-box diagonal; the surface lies
-        within 3 * depth of the hull boundary everywhere. Exact when above DEPTH_REL, where
+        within 3 * depth of the hull boundary everywhere. Exact when above DEFAULT.convex_depth_rel, where
         the search stops (so a lower bound of the deepest); below it possibly an upper bound
         (see `_max_depth`); NaN where not measured (the part failed before).
     reason : str
@@ -131,9 +123,9 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
     if diagonal == 0.0:
         return _verdict(mesh.bodies == 1, 0, "a single point")
     axes, extents = _principal_extents(vertices)
-    if extents[2] > FLAT_REL * diagonal:
+    if extents[2] > DEFAULT.convex_flat_rel * diagonal:
         return _solid_convexity(mesh, diagonal)
-    if extents[1] > FLAT_REL * diagonal:
+    if extents[1] > DEFAULT.convex_flat_rel * diagonal:
         return _flat_convexity(mesh, axes[:2])
     return _verdict(mesh.bodies == 1, 1, "collinear" + ("" if mesh.bodies == 1 else
                                                           f", {mesh.bodies} separate bodies"))
@@ -314,16 +306,16 @@ def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
     closed = mesh.watertight and mesh.bodies == 1 and _consistent_winding(mesh.faces)
     if closed:
         volume_ratio = abs(_signed_volume(triangles)) / hull.volume
-        if volume_ratio < 1.0 - VOLUME_REL:
+        if volume_ratio < 1.0 - DEFAULT.convex_volume_rel:
             return _verdict(False, 3, f"fills {volume_ratio:.4%} of its hull's volume",
                             volume_ratio, area_ratio)
     else:
         volume_ratio = float("nan")
-        if abs(area_ratio - 1.0) > AREA_REL:
+        if abs(area_ratio - 1.0) > DEFAULT.convex_area_rel:
             return _verdict(False, 3, f"{_not_closed(mesh)}, with {area_ratio:.4f} times its "
                                       f"hull's area", volume_ratio, area_ratio)
-    depth = _max_depth(_surface_samples(mesh), hull, DEPTH_REL * diagonal) / diagonal
-    if depth > DEPTH_REL:
+    depth = _max_depth(_surface_samples(mesh), hull, DEFAULT.convex_depth_rel * diagonal) / diagonal
+    if depth > DEFAULT.convex_depth_rel:
         return _verdict(False, 3, f"its surface dips {depth:.2e} of its size below its hull",
                         volume_ratio, area_ratio, depth)
     what = "closed and fills its hull" if closed else "its surface is its hull's surface"
@@ -340,7 +332,7 @@ def _flat_convexity(mesh: _Surface, plane_axes: np.ndarray) -> Convexity:
         return _verdict(False, 2, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
     coverage = _areas(mesh.vertices[mesh.faces]).sum() / polygon
     sides = round(coverage)
-    convex = sides in (1, 2) and abs(coverage - sides) <= AREA_REL * sides
+    convex = sides in (1, 2) and abs(coverage - sides) <= DEFAULT.convex_area_rel * sides
     reason = (f"flat and covers its hull polygon {'once' if sides == 1 else 'on both sides'}"
               if convex else f"flat, covering {coverage:.4f} times its hull polygon's area")
     return _verdict(convex, 2, reason, area_ratio=coverage)

@@ -50,32 +50,24 @@ import numpy as np
 
 from gjkcli import _mesh
 from gjkcli.results import PointCertificate, Result, Status
-from gjkcli.tolerances import touching_tolerance
+from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
-# Tolerances local to the exact test (to move into gjkcli/tolerances.py):
-# A triangle corner within SNAP_REL x pair size of another triangle's plane lies on it, so faces
-# exported to touch meet whatever the rounding (coordinates round at 1e-16 relative; the band is
-# 1e-7).
-SNAP_REL = 1e-12
+# Sample sizes of the exact test (its tolerances are in gjkcli/tolerances.py: exact_snap_rel,
+# exact_step_rel, winding_inside).
 # Overlap probes: each body of a part is probed at up to this many vertices, as many face
 # centroids and as many points just inside it (see Mesh.probes); a probe inside the other part,
 # farther than the band from its surface, proves a collision.
 PROBES_PER_BODY = 6
-# Points just inside a solid: a face centroid moved inward by this fraction of the part's size.
-STEP_REL = 1e-3
 # Crossings within the band recorded for probing (their triangles' centroids), at most.
 COLLECT = 64
 # Depth: vertices of each part inside the other's box examined at most, and crossing triangle
 # pairs whose centroids are examined at most.
 DEPTH_SAMPLES = 64
 DEPTH_PAIRS = 256
-# A point is inside a solid when the winding number's magnitude exceeds this (it is 0 or 1 up to
-# rounding away from the surface; -1 inside an inside-out solid).
-WINDING_INSIDE = 0.5
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
@@ -190,7 +182,7 @@ class Mesh:
     def probes(self) -> np.ndarray:
         """(k, 3) points of the part, own frame, that overlap tests examine: per body, up to
         PROBES_PER_BODY vertices and face centroids spread over it and, for a solid, as many
-        points just inside it (a centroid moved inward by STEP_REL x size, kept where the
+        points just inside it (a centroid moved inward by DEFAULT.exact_step_rel x size, kept where the
         winding number confirms it is inside). Inside points catch a part whose surface is
         everywhere flush with another's (two copies of one part in one place). Made once."""
         if self._probes is None:
@@ -357,7 +349,7 @@ class _Pair:
         self.pose = np.ascontiguousarray(np.concatenate([self.R.ravel(), self.t]))
         size = max(a.size, b.size)
         self.tol = touching_tolerance(size, tolerance)
-        self.snap = SNAP_REL * size
+        self.snap = DEFAULT.exact_snap_rel * size
         self.ws = _workspace()
         self.visits = 0
         self.tests = 0
@@ -517,7 +509,7 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
         return None
     outer.bvh.prepare_winding()
     w = _mesh.winding(outer.bvh, points[decisive], ws)
-    inside = decisive[np.abs(w) > WINDING_INSIDE]
+    inside = decisive[np.abs(w) > DEFAULT.winding_inside]
     if len(inside) == 0:
         return None
     k = int(inside[np.argmax(dist[inside])])
@@ -556,7 +548,7 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws):
     for start in range(0, len(order), 8):
         chunk = order[start:start + 8]
         w = _mesh.winding(outer.bvh, points[chunk], ws)
-        inside = np.flatnonzero(np.abs(w) > WINDING_INSIDE)
+        inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
         if len(inside):
             k = int(chunk[inside[0]])
             return float(dist[k]), points[k], near[k]
@@ -620,12 +612,12 @@ def _probe_points(mesh: Mesh) -> np.ndarray:
         # inward is against the normal of an outward-facing solid (positive volume)
         f = local[mesh.faces]
         outward = np.einsum("ij,ij->", f[:, 0], np.cross(f[:, 1], f[:, 2])) >= 0.0
-        step = (-1.0 if outward else 1.0) * STEP_REL * mesh.size
+        step = (-1.0 if outward else 1.0) * DEFAULT.exact_step_rel * mesh.size
         inner = centroids[keep] + step * n[keep] / length[keep, None]
         if len(inner):
             mesh.bvh.prepare_winding()
             w = _mesh.winding(mesh.bvh, inner, _workspace())
-            points.append(inner[np.abs(w) > WINDING_INSIDE])
+            points.append(inner[np.abs(w) > DEFAULT.winding_inside])
     return np.ascontiguousarray(np.concatenate(points))
 
 

@@ -36,6 +36,23 @@ class Tolerances:
         explores the plateau instead of stopping on it.
     verify_rel
         Slack of the certificate check, as a fraction of the pair size.
+    convex_depth_rel, convex_volume_rel, convex_area_rel, convex_flat_rel
+        The convexity decision (gjkcli/convexity.py): a part is its own hull when its surface
+        lies within convex_depth_rel x its bounding-box diagonal of the hull's surface and, closed,
+        fills the hull's volume within convex_volume_rel (open or multi-body: its area within
+        convex_area_rel); a part thinner than convex_flat_rel x its diagonal is flat.
+        convex_depth_rel lets through the Panda links' creases (1.1e-3 at an edge midpoint) with a
+        margin of two; convex_flat_rel sits above float32 rounding (6e-8), so an exported flat
+        plate reads as flat.
+    exact_snap_rel
+        Exact mode: a triangle corner within this fraction of the pair size of another
+        triangle's plane lies on it, so faces exported to touch meet whatever the rounding.
+    exact_step_rel
+        Exact mode's overlap probes: points just inside a solid, a face centroid moved inward by
+        this fraction of the part's size.
+    winding_inside
+        A point is inside a solid when its generalized winding number exceeds this in magnitude
+        (0 or 1 up to rounding away from the surface; -1 inside an inside-out solid).
     max_gjk_iterations, max_epa_iterations
         Iteration caps; reaching one ends the query with a named exit, never a guess.
     brute_force_below
@@ -55,6 +72,13 @@ class Tolerances:
     flat_rel: float = 1e-9
     plateau_rel: float = 1e-12
     verify_rel: float = 1e-9
+    convex_depth_rel: float = 2e-3
+    convex_volume_rel: float = 1e-3
+    convex_area_rel: float = 1e-3
+    convex_flat_rel: float = 1e-6
+    exact_snap_rel: float = 1e-12
+    exact_step_rel: float = 1e-3
+    winding_inside: float = 0.5
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
     brute_force_below: int = 48
