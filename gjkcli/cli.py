@@ -381,14 +381,19 @@ def _emit_scan(report, output_format: str, output: str | None) -> None:
         from gjkcli.report.ci import github_annotations
 
         text = github_annotations(report)
-    if output is None:
+    _write_text(output, text, "the report")
+
+
+def _write_text(path: str | None, text: str, what: str) -> None:
+    """Text to the file a user named, or to stdout for None or '-'."""
+    if path is None or path == "-":
         click.echo(text, nl=False)
         return
     try:
-        with open(output, "w", encoding="utf-8") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
-        raise InputError(output, f"cannot write the report: {e.strerror or e}") from e
+        raise InputError(path, f"cannot write {what}: {e.strerror or e}") from e
 
 
 def _problem(e: GjkError):
@@ -450,15 +455,7 @@ def _write_trace_json(path: str, report) -> None:
     from gjkcli.report.jsonout import trace_lines
 
     lines = [json.dumps(rec, allow_nan=False) for pair in report.pairs for rec in trace_lines(pair)]
-    text = "".join(line + "\n" for line in lines)
-    if path == "-":
-        click.echo(text, nl=False)
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise InputError(path, f"cannot write the trace: {e.strerror or e}") from e
+    _write_text(path, "".join(line + "\n" for line in lines), "the trace")
 
 
 if __name__ == "__main__":  # pragma: no cover
