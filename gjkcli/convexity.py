@@ -6,20 +6,21 @@ of the volume but have a few edges that bend inward by a hair. Here a part is co
 adds nothing a collision check could notice: its surface lies on its hull's surface within a small
 fraction of its size.
 
-Criterion (`Convexity.convex`; D is the bounding-box diagonal of the vertices the faces use)
+Criterion (`Convexity.convex`; D is the bounding-box diagonal of the vertices the faces use;
+the fractions are gjkcli/tolerances.py's convex_* fields)
 --------------------------------------------------------------------------------------------
-- Solid parts (thickness above ``DEFAULT.convex_flat_rel * D``): every sampled surface point (vertices, edge
-  midpoints, face centroids) lies within ``DEFAULT.convex_depth_rel * D`` of the hull boundary. As the depth below
-  the hull boundary is a concave function of position, a triangle's centroid is at least a third
-  as deep as its deepest point, so the whole surface then lies within ``3 * DEFAULT.convex_depth_rel * D``: this
-  catches narrow slots and dents that cost little volume. And, for a closed part (one watertight,
-  consistently wound body), its volume is at least ``1 - DEFAULT.convex_volume_rel`` of the hull's; any other
-  part (open, several bodies, inconsistent winding) must instead *be* its hull's surface: its area
-  within ``DEFAULT.convex_area_rel`` of the hull boundary's area (an open box, a part with a cavity or two
-  touching bodies fail).
-- Flat parts (all vertices within ``DEFAULT.convex_flat_rel * D`` of a plane): the triangles' total area is the
-  hull polygon's area within ``DEFAULT.convex_area_rel``, once (one-sided) or twice (two-sided plate).
-  Overlapping triangles are not detected.
+- Solid parts (thickness above ``convex_flat_rel * D``): every sampled surface point (vertices,
+  edge midpoints, face centroids) lies within ``convex_depth_rel * D`` of the hull boundary. As
+  the depth below the hull boundary is a concave function of position, a triangle's centroid is
+  at least a third as deep as its deepest point, so the whole surface then lies within
+  ``3 * convex_depth_rel * D``: this catches narrow slots and dents that cost little volume.
+  And, for a closed part (one watertight, consistently wound body), its volume is at least
+  ``1 - convex_volume_rel`` of the hull's; any other part (open, several bodies, inconsistent
+  winding) must instead *be* its hull's surface: its area within ``convex_area_rel`` of the hull
+  boundary's area (an open box, a part with a cavity or two touching bodies fail).
+- Flat parts (all vertices within ``convex_flat_rel * D`` of a plane): the triangles' total area
+  is the hull polygon's area within ``convex_area_rel``, once (one-sided) or twice (two-sided
+  plate). Overlapping triangles are not detected.
 - Collinear or single-point parts: convex when they form one body.
 
 Measured on ../shared: the Panda links have volume ratios 0.99966-0.99998 and reflex creases at
@@ -27,9 +28,10 @@ most 1.1e-3 D deep (link3), ballA.off 0.99997 and 4.7e-4 D, so they are convex;
 1002_tray_bottom.STL (0.990) and the UR5 links (base 0.850; the others are several bodies each)
 are not.
 
-What it means for a verdict: the hull's answers stand for a convex part up to 3 x DEFAULT.convex_depth_rel x D
-(the bound on a face's deepest point above); ``--mode auto`` keeps the hull's answer for such a
-part. For a dented, hollow or open part only the exact mesh test (gjkcli.exact) answers.
+What it means for a verdict: the hull's answers stand for a convex part up to
+3 x convex_depth_rel x D (the bound on a face's deepest point above); ``--mode auto`` keeps the
+hull's answer for such a part. For a dented, hollow or open part only the exact mesh test
+(gjkcli.exact) answers.
 
 Import cost: numpy and gjkcli.load (itself numpy only); scipy on the first call.
 """
@@ -67,8 +69,9 @@ class Convexity:
     depth : float
         Deepest sampled point of the part's surface inside the hull (vertices, edge midpoints,
         face centroids), as a fraction of the part's bounding-box diagonal; the surface lies
-        within 3 * depth of the hull boundary everywhere. Exact when above DEFAULT.convex_depth_rel, where
-        the search stops (so a lower bound of the deepest); below it possibly an upper bound
+        within 3 * depth of the hull boundary everywhere. Exact when above
+        DEFAULT.convex_depth_rel, where the search stops (so a lower bound of the deepest); below
+        it possibly an upper bound
         (see `_max_depth`); NaN where not measured (the part failed before).
     reason : str
         One line saying why the part is or is not convex.
