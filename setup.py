@@ -1,27 +1,27 @@
-"""Build the compiled core: C sources in gjkcli/csrc wrapped by the Cython module gjkcli/_core.pyx."""
+"""Build the compiled core: C sources in gjkcli/engine/csrc wrapped by the Cython module gjkcli/engine/_core.pyx."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 core = Extension(
-    "gjkcli._core",
+    "gjkcli.engine._core",
     sources=[
-        "gjkcli/_core.pyx",
-        "gjkcli/csrc/support.c",
-        "gjkcli/csrc/simplex.c",
-        "gjkcli/csrc/gjk.c",
-        "gjkcli/csrc/epa.c",
-        "gjkcli/csrc/query.c",
+        "gjkcli/engine/_core.pyx",
+        "gjkcli/engine/csrc/support.c",
+        "gjkcli/engine/csrc/simplex.c",
+        "gjkcli/engine/csrc/gjk.c",
+        "gjkcli/engine/csrc/epa.c",
+        "gjkcli/engine/csrc/query.c",
     ],
-    include_dirs=["gjkcli/csrc"],
+    include_dirs=["gjkcli/engine/csrc"],
     # No -ffast-math: the engine's robustness rests on IEEE rounding; no -march=native: a wheel
     # built here may be copied to another machine of the same kind.
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )
 
 mesh = Extension(
-    "gjkcli._mesh",
-    sources=["gjkcli/_mesh.pyx", "gjkcli/csrc/bvh.c", "gjkcli/csrc/tri.c"],
-    include_dirs=["gjkcli/csrc"],
+    "gjkcli.engine._mesh",
+    sources=["gjkcli/engine/_mesh.pyx", "gjkcli/engine/csrc/bvh.c", "gjkcli/engine/csrc/tri.c"],
+    include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )
 

@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from gjkcli.shapes import Shape
+from gjkcli.engine.shapes import Shape
 from gjkcli.tolerances import DEFAULT
 
 # -- geometry ------------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def place_pairs(rng: np.random.Generator, shapes, m: int, offset_range=(0.42, 1.
 
 
 def pack_poses(T: np.ndarray) -> np.ndarray:
-    """(m, 12) row-major R then t, the form gjkcli._core.batch takes, from (m, 4, 4)."""
+    """(m, 12) row-major R then t, the form gjkcli.engine._core.batch takes, from (m, 4, 4)."""
     m = len(T)
     return np.ascontiguousarray(np.concatenate([T[:, :3, :3].reshape(m, 9), T[:, :3, 3]], axis=1))
 

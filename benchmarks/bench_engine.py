@@ -54,10 +54,10 @@ from _common import (
     tolerances,
     write_json,
 )
-from gjkcli import _core
-from gjkcli.query import WANT, batch, query
-from gjkcli.results import STATUS_CODES, Status
-from gjkcli.shapes import ShapeSet
+from gjkcli.engine import _core
+from gjkcli.engine.query import WANT, batch, query
+from gjkcli.engine.results import STATUS_CODES, Status
+from gjkcli.engine.shapes import ShapeSet
 from gjkcli.tolerances import DEFAULT
 
 try:
@@ -69,7 +69,7 @@ HULL_SIZES = (100, 1000)
 HULLS_PER_SIZE = 6
 # Centre offset as a fraction of the sum of the two hulls' extents: about half the pairs overlap.
 OFFSET_RANGE = (0.42, 1.24)
-# Status codes of the compiled core (gjkcli.results.STATUS_CODES): collision has two, with and
+# Status codes of the compiled core (gjkcli.engine.results.STATUS_CODES): collision has two, with and
 # without a depth.
 CLEAR = [k for k, s in STATUS_CODES.items() if s is Status.CLEAR]
 COLLISION = [k for k, s in STATUS_CODES.items() if s is Status.COLLISION]

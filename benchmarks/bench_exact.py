@@ -6,14 +6,14 @@ overlap (checked by the hull engine; between 40% and 100% of the way from touchi
 coincident centres) are drawn from a fixed seed; each pose is queried by both libraries in
 turn, so that both see the same machine load:
 
-- intersection: ours `gjkcli._mesh.intersect` (boolean, first crossing ends it) against
+- intersection: ours `gjkcli.engine._mesh.intersect` (boolean, first crossing ends it) against
   `fcl.collide` on BVHModel (OBBRSS) objects, per-call wall time, median over the poses;
 - distance: on other such poses where FCL sees the meshes apart (half as many), ours
-  `gjkcli._mesh.distance` against `fcl.distance`;
-- build: ours `gjkcli._mesh.BVH` against FCL's BVHModel (beginModel, addSubModel, endModel).
+  `gjkcli.engine._mesh.distance` against `fcl.distance`;
+- build: ours `gjkcli.engine._mesh.BVH` against FCL's BVHModel (beginModel, addSubModel, endModel).
 
 Both sides are timed per call from Python with time.perf_counter, so both include their binding's
-overhead. The "api" columns time the full `gjkcli.exact.exact_query` (result objects,
+overhead. The "api" columns time the full `gjkcli.engine.exact.exact_query` (result objects,
 containment probes of solid parts) for reference. Targets: ours <= 2 x FCL per query and per
 build. Run: python benchmarks/bench_exact.py [--poses N] [--quick]
 """
@@ -65,9 +65,9 @@ def overlapping_poses(va, vb, count: int, rng, depth=(0.4, 1.0), apart=None):
     at which the hulls start to touch (found by bisection), so that the poses meet both answers.
     With `apart` (a function of the pose), only those where it holds, drawn at most 50 x count
     times."""
-    from gjkcli.query import query
-    from gjkcli.results import Status
-    from gjkcli.shapes import Shape
+    from gjkcli.engine.query import query
+    from gjkcli.engine.results import Status
+    from gjkcli.engine.shapes import Shape
 
     hull_a, hull_b = Shape.hull(va), Shape.hull(vb)
 
@@ -99,7 +99,7 @@ def median_us(samples) -> float:
 
 
 def build_times(v, f, repeat: int):
-    from gjkcli import _mesh
+    from gjkcli.engine import _mesh
 
     f32 = f.astype(np.int32)
     ours, theirs = [], []
@@ -117,8 +117,8 @@ def build_times(v, f, repeat: int):
 def bench_pair(name_a, name_b, meshes, n_poses: int, seed: int):
     import fcl
 
-    from gjkcli import _mesh
-    from gjkcli.exact import Mesh, exact_query
+    from gjkcli.engine import _mesh
+    from gjkcli.engine.exact import Mesh, exact_query
 
     (va, fa), (vb, fb) = meshes[name_a], meshes[name_b]
     A, B = Mesh.from_arrays(va, fa, name=name_a), Mesh.from_arrays(vb, fb, name=name_b)
@@ -134,7 +134,7 @@ def bench_pair(name_a, name_b, meshes, n_poses: int, seed: int):
         return fcl.collide(oa, ob, request, fcl.CollisionResult()) == 0
 
     def relative(T):
-        # B relative to A, both in their own frames (centred): the pose gjkcli.exact computes
+        # B relative to A, both in their own frames (centred): the pose gjkcli.engine.exact computes
         return np.ascontiguousarray(np.concatenate([T[:3, :3].ravel(), T[:3, 3] + T[:3, :3] @ B.centre - A.centre]))
 
     rows = {"int_ours": [], "int_fcl": [], "int_api": [], "dist_ours": [], "dist_fcl": [],
@@ -191,7 +191,7 @@ def main(argv=None) -> None:
         raise SystemExit(f"the shared meshes are not at {SHARED}")
     meshes = {n: load(n) for n in NAMES}
 
-    print("BVH build, median ms (ours: gjkcli._mesh.BVH; fcl: BVHModel OBBRSS)")
+    print("BVH build, median ms (ours: gjkcli.engine._mesh.BVH; fcl: BVHModel OBBRSS)")
     print(f"{'mesh':18s} {'triangles':>9s} {'ours':>8s} {'fcl':>8s} {'ratio':>6s}")
     for n in NAMES:
         v, f = meshes[n]
@@ -202,7 +202,7 @@ def main(argv=None) -> None:
     print(f"Per query, median us: intersection over {n_poses} hull-overlapping poses ('hits' of them"
           f" intersect), distance over n poses where the hulls overlap and the meshes do not")
     print("  int: the boolean query on all poses; int apart: on the distance poses (no early exit);"
-          " api: gjkcli.exact.exact_query; ratio: ours / fcl")
+          " api: gjkcli.engine.exact.exact_query; ratio: ours / fcl")
     head = (f"{'pair':32s} {'hits':>4s} {'int ours':>8s} {'fcl':>6s} {'ratio':>5s} {'api':>6s}"
             f" {'n':>4s} {'int apart':>9s} {'fcl':>6s} {'ratio':>5s}"
             f" {'dist ours':>9s} {'fcl':>7s} {'ratio':>5s} {'api':>7s} {'rel err':>7s} {'disagree':>8s}")

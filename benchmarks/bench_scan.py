@@ -8,8 +8,8 @@ a fresh Python process so that neither warms the other's caches or pays the othe
               transform), in_collision_internal(return_names=True); timed from after the imports
     gjk cli   `gjk scan FILE --mode hull --format json` end to end, wall time of the whole process
               (interpreter start, imports, loading, hulls, broad and narrow phase, JSON);
-              before the command exists, the same through `python -c "gjkcli.scan.run(...)"`
-    gjk lib   gjkcli.scan.run([FILE], mode="hull") timed from after the imports, with the time of
+              before the command exists, the same through `python -c "gjkcli.pipeline.run.run(...)"`
+    gjk lib   gjkcli.pipeline.run.run([FILE], mode="hull") timed from after the imports, with the time of
               each stage (load, hulls, broad, narrow, verdicts)
 
 The pair sets are compared (gjk's collision and touching pairs against trimesh's), and the ratio
@@ -69,8 +69,8 @@ def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 t0 = time.perf_counter()
-from gjkcli import scan
-from gjkcli.results import Status
+from gjkcli.pipeline import run as scan
+from gjkcli.engine.results import Status
 t1 = time.perf_counter()
 c1 = cpu()
 jobs = None if sys.argv[3] == "all" else int(sys.argv[3])
@@ -87,7 +87,7 @@ json.dump({"import": t1 - t0, "total": t2 - t1, "cpu": cpu() - c1, "stages": rep
 # the JSON document as the command would
 GJK_E2E_FALLBACK = """
 import json, sys
-from gjkcli import scan
+from gjkcli.pipeline import run as scan
 from gjkcli.report.ci import scan_document
 report = scan.run([sys.argv[1]], mode="hull", jobs=None if sys.argv[2] == "all" else int(sys.argv[2]))
 sys.stdout.write(json.dumps(scan_document(report), allow_nan=False))
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     command = has_scan_command()
     if not command:
         print("note: `gjk scan` is not a command yet; its end-to-end time is that of a fresh process "
-              "running gjkcli.scan.run and writing the JSON document\n")
+              "running gjkcli.pipeline.run.run and writing the JSON document\n")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="gjk-bench-scan-"))
     folder.mkdir(parents=True, exist_ok=True)
     results = []

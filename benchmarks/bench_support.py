@@ -3,7 +3,7 @@
 (a) Scaling. Hulls of 100; 1,000; 10,000 and 100,000 vertices: points on a sphere (every point
     a hull vertex) and points uniform in a ball (a cloud: only its outer points are vertices; the
     table gives the hull's vertex count). Each hull answers streams of directions through the
-    compiled loop of gjkcli._core.support:
+    compiled loop of gjkcli.engine._core.support:
       walk 0.03 / walk 0.3   each direction the previous one turned by 0.03 or 0.3 rad, the climb
                              warm-started where the last one ended, as inside GJK (0.3 rad is
                              the median turn between GJK iterations on the bench_engine pairs,
@@ -17,7 +17,7 @@
 
 (b) Crossover. Hulls of 8 to 256 vertices (points on ellipsoids): hill climbing against the
     linear scan per call, and per query (GJK + EPA verdicts of random pairs through
-    gjkcli._core.batch, brute_force_below at 0 and above n). The smallest n from which hill
+    gjkcli.engine._core.batch, brute_force_below at 0 and above n). The smallest n from which hill
     climbing stays faster is the value for brute_force_below in gjkcli/tolerances.py.
 
 Times are per call, from chunks of about a millisecond each timed several times: each chunk's
@@ -55,9 +55,9 @@ from _common import (
     walk_directions,
     write_json,
 )
-from gjkcli import _core
-from gjkcli.query import WANT
-from gjkcli.shapes import ShapeSet
+from gjkcli.engine import _core
+from gjkcli.engine.query import WANT
+from gjkcli.engine.shapes import ShapeSet
 from gjkcli.tolerances import DEFAULT
 
 SCALING_SIZES = (100, 1_000, 10_000, 100_000)

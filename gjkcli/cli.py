@@ -169,7 +169,7 @@ class _Run:
         self.notes: list = []
 
     def report(self, errors=()):
-        from gjkcli.report import CheckReport
+        from gjkcli.pipeline.findings import CheckReport
 
         return CheckReport(objects=tuple(self.objects), pairs=tuple(self.pairs), errors=tuple(errors),
                            elapsed=time.perf_counter() - self.started, version=_version(),
@@ -178,7 +178,7 @@ class _Run:
     def load(self, path: str) -> list:
         """File to [(ObjectInfo, Shape, Part)]: one object, or one per body with --split-bodies."""
         self.stage = f"loading {path}"
-        from gjkcli.load import load_objects, load_part
+        from gjkcli.mesh.load import load_objects, load_part
 
         if not self.split_bodies:
             return [self.describe(load_part(path), path)]
@@ -189,9 +189,9 @@ class _Run:
 
     def describe(self, part, path: str):
         """A part's ObjectInfo and hull. Geometry the engine refuses is an input error of its file."""
-        from gjkcli.convexity import convexity
-        from gjkcli.report import ObjectInfo
-        from gjkcli.shapes import Shape
+        from gjkcli.mesh.convexity import convexity
+        from gjkcli.pipeline.findings import ObjectInfo
+        from gjkcli.engine.shapes import Shape
 
         self.stage = f"building the hull of {path}"
         try:
@@ -236,8 +236,8 @@ class _Run:
 
     def pair(self, one, other):
         """The hull query, then the triangles where the mode asks for them."""
-        from gjkcli.query import query
-        from gjkcli.results import Status
+        from gjkcli.engine.query import query
+        from gjkcli.engine.results import Status
 
         (info_a, shape_a, part_a), (info_b, shape_b, part_b) = one, other
         self.stage = f"querying {info_a.name} against {info_b.name}"
@@ -249,7 +249,7 @@ class _Run:
             return self.judge(info_a, info_b, result, "hull")
         import dataclasses
 
-        from gjkcli.exact import exact_query
+        from gjkcli.engine.exact import exact_query
 
         self.stage = f"testing the triangles of {info_a.name} against {info_b.name}"
         refined = exact_query(self.mesh(part_a), self.mesh(part_b), tolerance=self.tolerance)
@@ -259,7 +259,7 @@ class _Run:
 
     def mesh(self, part):
         """The part's triangle hierarchy, built once per part."""
-        from gjkcli.exact import Mesh
+        from gjkcli.engine.exact import Mesh
 
         key = id(part)
         if key not in self.meshes:
@@ -270,8 +270,8 @@ class _Run:
         """The command's verdict around the engine's answer: clearance, violation, conservativeness."""
         import dataclasses
 
-        from gjkcli.report import PairReport, is_violation
-        from gjkcli.results import Status
+        from gjkcli.pipeline.findings import PairReport, is_violation
+        from gjkcli.engine.results import Status
 
         status = Status(result.status)
         if status is Status.CLEAR and self.clearance is not None and result.distance < self.clearance:
@@ -331,7 +331,7 @@ def scan(ctx, files, manifest, tolerance, clearance, mode, split_bodies, fail_on
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     stage = ["scanning"]
     with _one_line_errors(ctx, debug, lambda: stage[0]):
-        from gjkcli import scan as scanning
+        from gjkcli.pipeline import run as scanning
         from gjkcli.report.scan import progress_callback, wants_progress
 
         refine = None if mode == "hull" else scanning.exact_refiner
@@ -397,7 +397,7 @@ def _write_text(path: str | None, text: str, what: str) -> None:
 
 
 def _problem(e: GjkError):
-    from gjkcli.report import InputProblem
+    from gjkcli.pipeline.findings import InputProblem
 
     return InputProblem(file=getattr(e, "source", ""), message=_one_line(getattr(e, "message", e)))
 

@@ -1,7 +1,7 @@
 """Shared fixtures and oracles for the engine's tests.
 
 The engine never judges itself here. Every expected answer comes from something that is not
-gjkcli._core:
+gjkcli.engine._core:
 - `lp_intersects`: a linear programme asks whether a convex combination of A's vertices equals one
   of B's (scipy's HiGHS);
 - `minkowski_oracle`: qhull builds the Minkowski difference A - B of small hulls; the distance is
@@ -12,7 +12,7 @@ gjkcli._core:
   the run, not hidden;
 - analytic answers: spheres, axis-aligned boxes, capsules (segment-segment distance);
 - `depth_by_directions`: for primitives, the least overlap of A - B over many directions, from the
-  analytic support of gjkcli.certify (written apart from the engine).
+  analytic support of gjkcli.engine.certify (written apart from the engine).
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ import pytest
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 
-from gjkcli.certify import check_certificate, support_value
-from gjkcli.results import Status
+from gjkcli.engine.certify import check_certificate, support_value
+from gjkcli.engine.results import Status
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MESHES = SHARED / "meshes"
@@ -55,7 +55,7 @@ def real_meshes(meshes_dir):
 @pytest.fixture(scope="session")
 def big_sphere_hull():
     """A hull of 100,000 vertices (points on a sphere) and its points."""
-    from gjkcli.shapes import Shape
+    from gjkcli.engine.shapes import Shape
 
     rng = np.random.default_rng(100000)
     points = rng.normal(size=(100000, 3))
@@ -148,7 +148,7 @@ def assert_sane(result):
 
 
 def assert_certified(a, b, result, slack=None):
-    """The certificate holds under gjkcli.certify's independent half-space tests."""
+    """The certificate holds under gjkcli.engine.certify's independent half-space tests."""
     why = check_certificate(a, b, result, slack)
     assert why is None, f"{why}\n{result}"
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from conftest import assert_certified, assert_sane, random_cloud, random_rigid, rigid, rng_for
-from gjkcli.query import batch, query
-from gjkcli.results import PlaneCertificate, PointCertificate, Status
-from gjkcli.shapes import Shape, ShapeSet
+from gjkcli.engine.query import batch, query
+from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
+from gjkcli.engine.shapes import Shape, ShapeSet
 
 
 def library(rng, count=40):

@@ -1,14 +1,14 @@
 """The broad phase against brute force: the same candidate set, pair for pair, for both methods.
 
 Brute force here is the O(n^2) overlap test of every pair of grown boxes, written independently
-of gjkcli.broadphase (closed intervals: boxes that share a face are a pair).
+of gjkcli.scene.broadphase (closed intervals: boxes that share a face are a pair).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gjkcli.broadphase import METHODS, candidate_pairs, grown_bounds, morton_order, select_pairs
+from gjkcli.scene.broadphase import METHODS, candidate_pairs, grown_bounds, morton_order, select_pairs
 
 
 def brute_force(lo, hi, grow=0.0):

@@ -1,4 +1,4 @@
-"""gjkcli.certify: the checker must accept what is true and refuse what is not.
+"""gjkcli.engine.certify: the checker must accept what is true and refuse what is not.
 
 Every other test file runs `check_certificate` on every answer it gets from an oracle case; here
 the checker itself is put to the test: its analytic extents against dense samples, its point
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import fibonacci_directions, random_cloud, random_rigid, rigid, rng_for, segment_distance
-from gjkcli.certify import (
+from gjkcli.engine.certify import (
     check_certificate,
     closest_on_triangle,
     default_slack,
@@ -21,9 +21,9 @@ from gjkcli.certify import (
     support_value,
     verify,
 )
-from gjkcli.query import query
-from gjkcli.results import PlaneCertificate, PointCertificate, Status
-from gjkcli.shapes import Shape
+from gjkcli.engine.query import query
+from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
+from gjkcli.engine.shapes import Shape
 from gjkcli.tolerances import DEFAULT
 
 

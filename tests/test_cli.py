@@ -431,12 +431,12 @@ def test_without_debug_the_real_command_prints_one_line(tmp_path):
 
 
 def test_unexpected_errors_are_one_line_internal_errors(monkeypatch):
-    import gjkcli.query
+    import gjkcli.engine.query
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(gjkcli.query, "query", broken)
+    monkeypatch.setattr(gjkcli.engine.query, "query", broken)
     a, b = PAIRS["clear"]
     result = gjk("check", sample(a), sample(b), code=2)
     lines = result.stderr.strip().splitlines()
@@ -488,7 +488,7 @@ def test_shared_sphere_pair_gets_a_verdict():
 
 def test_importing_the_cli_stays_light(tmp_path):
     code = ("import sys, gjkcli.cli\n"
-            "heavy = ('trimesh', 'scipy', 'rich', 'numpy', 'gjkcli._core')\n"
+            "heavy = ('trimesh', 'scipy', 'rich', 'numpy', 'gjkcli.engine._core')\n"
             "print(','.join(m for m in heavy if m in sys.modules))\n")
     out = python("-c", code, cwd=tmp_path)
     assert out.returncode == 0, out.stderr

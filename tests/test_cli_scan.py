@@ -167,14 +167,14 @@ EXACT_SCENES = ["meshes/pins.glb", "meshes/simple_pole.glb", "meshes/chair_model
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (the real-world meshes) is absent")
 @pytest.mark.parametrize("scene", EXACT_SCENES)
 def test_exact_scan_finds_the_pairs_of_the_exact_engine(scene):
-    """The scan's colliding pairs in exact mode are those of gjkcli.exact run on every pair of the
+    """The scan's colliding pairs in exact mode are those of gjkcli.engine.exact run on every pair of the
     scene's objects (pairs whose boxes are apart, by more than the band, are clear for both)."""
     import itertools
 
     import numpy as np
 
-    from gjkcli.exact import Mesh, exact_query
-    from gjkcli.load import load_objects
+    from gjkcli.engine.exact import Mesh, exact_query
+    from gjkcli.mesh.load import load_objects
 
     path = SHARED / scene
     doc = json.loads(gjk("scan", path, "--mode", "exact", "--format", "json", "--jobs", "1").stdout)

@@ -1,4 +1,4 @@
-"""Tests of gjkcli.convexity: is a part its own convex hull, within a tolerance?
+"""Tests of gjkcli.mesh.convexity: is a part its own convex hull, within a tolerance?
 
 Oracles that are not the code under test: analytic shapes (a box, a plate, an L, a box with a
 pit of known size, a cube with its top pushed in by a known height, a torus), parts labelled by
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import trimesh
 
-from gjkcli.convexity import Convexity, convex_parts, convexity, is_convex
-from gjkcli.load import Part, load_objects, load_part
-from gjkcli.shapes import build_hulls
+from gjkcli.mesh.convexity import Convexity, convex_parts, convexity, is_convex
+from gjkcli.mesh.load import Part, load_objects, load_part
+from gjkcli.engine.shapes import build_hulls
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -204,7 +204,7 @@ def test_convexity_of_real_parts(name):
 # ---------------------------------------------------------------------------------------------
 
 def test_import_is_light():
-    code = ("import sys, gjkcli.convexity\n"
+    code = ("import sys, gjkcli.mesh.convexity\n"
             "print(sorted(m for m in ('rich', 'click', 'trimesh', 'scipy') if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True,
                             capture_output=True, timeout=300)

@@ -29,10 +29,10 @@ from conftest import (
     rng_for,
     segment_distance,
 )
-from gjkcli.certify import support_value
-from gjkcli.query import query
-from gjkcli.results import Status
-from gjkcli.shapes import Shape
+from gjkcli.engine.certify import support_value
+from gjkcli.engine.query import query
+from gjkcli.engine.results import Status
+from gjkcli.engine.shapes import Shape
 
 DEPTH_REL = 1e-6
 

@@ -1,4 +1,4 @@
-"""The exact mesh test (gjkcli.exact over gjkcli._mesh).
+"""The exact mesh test (gjkcli.engine.exact over gjkcli.engine._mesh).
 
 Oracles that are not the engine: brute force over all triangles in NumPy, python-fcl's BVH
 (`fcl.collide`, `fcl.distance`) and trimesh's CollisionManager for the scenes in ../shared,
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import trimesh
 
-from gjkcli import _mesh
-from gjkcli.exact import Mesh, exact_query
-from gjkcli.results import PointCertificate, Status
+from gjkcli.engine import _mesh
+from gjkcli.engine.exact import Mesh, exact_query
+from gjkcli.engine.results import PointCertificate, Status
 
 fcl = pytest.importorskip("fcl")
 
@@ -391,8 +391,8 @@ def test_threads_share_meshes_and_get_the_serial_answers():
 
 
 def test_hull_and_exact_agree_on_convex_parts():
-    from gjkcli.query import query
-    from gjkcli.shapes import Shape
+    from gjkcli.engine.query import query
+    from gjkcli.engine.shapes import Shape
 
     rng = np.random.default_rng(5)
     sphere = trimesh.creation.icosphere(subdivisions=3, radius=1.0)
@@ -410,17 +410,6 @@ def test_hull_and_exact_agree_on_convex_parts():
             assert exact.distance == pytest.approx(hull.distance, rel=1e-9)
         statuses.append(hull.status)
     assert 10 <= statuses.count(Status.COLLISION) <= len(statuses) - 10  # both kinds were met
-
-
-def test_mesh_convex_is_the_convexity_decision():
-    from gjkcli.convexity import convexity
-
-    torus = trimesh.creation.torus(major_radius=2.0, minor_radius=0.5)
-    for m, convex in ((box(), True), (torus, False)):
-        a = mesh(m)
-        assert a.convex is convex
-        assert a.convexity is a.convexity  # measured once
-        assert a.convexity.reason == convexity(m.vertices, m.faces).reason
 
 
 # ------------------------------------------------------------------------------------------------
@@ -493,7 +482,7 @@ SCENES = [
 
 
 def scene_answers(path: str, split: bool):
-    from gjkcli.load import load_objects
+    from gjkcli.mesh.load import load_objects
 
     parts = load_objects(SHARED / path, split_bodies=split)
     manager = trimesh.collision.CollisionManager()
@@ -590,7 +579,7 @@ def _one_side(P, Q, tol) -> bool:
 @needs_shared
 @pytest.mark.shared
 def test_chain_links_never_touch_and_their_closest_gap_matches_fcl():
-    from gjkcli.load import load_objects
+    from gjkcli.mesh.load import load_objects
 
     links = load_objects(SHARED / "3mf/dodeca_chain_loop.3mf", split_bodies=True)
     assert len(links) == 40

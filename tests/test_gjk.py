@@ -3,7 +3,7 @@
 Every expectation comes from an oracle that is not the engine (tests/conftest.py): an LP for "do
 the hulls share a point", qhull's Minkowski difference for small hulls, coal and python-fcl on the
 same vertex arrays, analytic spheres, boxes and capsules. Every answer's certificate is re-checked
-by gjkcli.certify. Random cases come from fixed seeds, with a check that they are not all alike.
+by gjkcli.engine.certify. Random cases come from fixed seeds, with a check that they are not all alike.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from conftest import (
     rng_for,
     segment_distance,
 )
-from gjkcli.query import query
-from gjkcli.results import Status
-from gjkcli.shapes import Shape
+from gjkcli.engine.query import query
+from gjkcli.engine.results import Status
+from gjkcli.engine.shapes import Shape
 
 GAPS = [1e-1, 1e-3, 1e-6, 1e-9, 1e-12, 0.0, -1e-12, -1e-9, -1e-6, -1e-3, -1e-1, -0.5]
 

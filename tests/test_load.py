@@ -1,4 +1,4 @@
-"""Tests of gjkcli.load: files to named parts in world coordinates.
+"""Tests of gjkcli.mesh.load: files to named parts in world coordinates.
 
 The oracle is trimesh itself, used directly in each test (its scene graph, its transforms, its
 watertightness), never a number typed in from a run of the code under test. The real-world
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from gjkcli.errors import InputError
-from gjkcli.load import Part, expand_paths, load_objects, load_part, read_objects
+from gjkcli.mesh.load import Part, expand_paths, load_objects, load_part, read_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -30,7 +30,7 @@ NO_SHARED = f"real-world meshes not found: {SHARED} is absent"
 NOT_MESHES = {".md", ".bin", ".urdf", ".srdf"}
 KNOWN_BAD = {"empty.stl": "no triangles", "points_emptyface.ply": "point cloud"}
 
-# the reading options gjk promises (see gjkcli.load): OBJ objects and groups are objects,
+# the reading options gjk promises (see gjkcli.mesh.load): OBJ objects and groups are objects,
 # a glTF node is one object whatever the number of its primitives
 TRIMESH_OPTIONS = {
     "obj": {"skip_materials": True, "split_objects": True, "split_groups": True,
@@ -325,7 +325,7 @@ def test_missing_optional_dependency_is_named(shared):
     path = shared / "3mf" / "box.3mf"
     result = run_python(
         "from gjkcli.errors import InputError\n"
-        "from gjkcli.load import load_part\n"
+        "from gjkcli.mesh.load import load_part\n"
         f"try:\n    load_part({str(path)!r})\n"
         "except InputError as error:\n    print(error)\n",
         blocked={"networkx"})
@@ -343,7 +343,7 @@ def test_textures_need_no_pillow(shared, tmp_path):
     (tmp_path / "skin.png").write_bytes(b"\x89PNG\r\n\x1a\n not really an image")
     truck = shared / "meshes" / "CesiumMilkTruck.glb"
     result = run_python(
-        "from gjkcli.load import load_objects\n"
+        "from gjkcli.mesh.load import load_objects\n"
         f"print(len(load_objects({str(truck)!r})), len(load_objects({str(obj)!r})))\n"
         "import sys; print('PIL' in sys.modules)\n",
         blocked={"PIL"})
@@ -664,7 +664,7 @@ def test_read_objects_names_and_places_as_load_objects_does(shared):
 # ---------------------------------------------------------------------------------------------
 
 def test_import_is_light():
-    result = run_python("import sys, gjkcli.load\n"
+    result = run_python("import sys, gjkcli.mesh.load\n"
                         "print(sorted(m for m in ('rich', 'click', 'trimesh', 'scipy')"
                         " if m in sys.modules))\n")
     assert result.returncode == 0, result.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gjkcli import manifest as mf
+from gjkcli.scene import manifest as mf
 from gjkcli.errors import InputError
-from gjkcli.manifest import ManifestError
+from gjkcli.scene.manifest import ManifestError
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -1,6 +1,6 @@
 """The renderers on hand-built results: no engine, no files.
 
-Each renderer is a pure function of `gjkcli.results` objects and the plain records of
+Each renderer is a pure function of `gjkcli.engine.results` objects and the plain records of
 `gjkcli.report`, so these tests build those by hand and read the text that comes out.
 """
 from __future__ import annotations
@@ -17,11 +17,11 @@ import pytest
 from rich.console import Console
 
 import gjkcli
-from gjkcli.report import CheckReport, InputProblem, ObjectInfo, PairReport, hull_note, is_violation
+from gjkcli.pipeline.findings import CheckReport, InputProblem, ObjectInfo, PairReport, hull_note, is_violation
 from gjkcli.report.jsonout import check_document, dumps, pair_dict, trace_lines
 from gjkcli.report.table import render_check, render_pair
 from gjkcli.report.trace import render_trace
-from gjkcli.results import PlaneCertificate, PointCertificate, Result, Status, TraceStep
+from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, Status, TraceStep
 
 
 
@@ -368,7 +368,7 @@ def test_json_trace_lines_carry_every_step_field():
 def test_renderers_do_not_import_the_engine(tmp_path):
     code = (
         "import sys, gjkcli.report.table, gjkcli.report.trace, gjkcli.report.jsonout\n"
-        "bad = [m for m in ('gjkcli._core', 'gjkcli.query', 'gjkcli.shapes', 'gjkcli.load', 'trimesh', 'scipy')"
+        "bad = [m for m in ('gjkcli.engine._core', 'gjkcli.engine.query', 'gjkcli.engine.shapes', 'gjkcli.mesh.load', 'trimesh', 'scipy')"
         " if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

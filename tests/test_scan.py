@@ -1,4 +1,4 @@
-"""`gjk scan` through `gjkcli.scan.run`: loading, hulls, verdicts, allowed pairs, baselines, reports.
+"""`gjk scan` through `gjkcli.pipeline.run.run`: loading, hulls, verdicts, allowed pairs, baselines, reports.
 
 The oracle for hull mode is trimesh's CollisionManager (FCL) over each object's convex hull moved
 by its node's full world transform, computed here and not by gjk. FCL tests triangles against
@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gjkcli import baseline as baselines
-from gjkcli import load
-from gjkcli import manifest as mf
-from gjkcli import scan
+from gjkcli.pipeline import baseline as baselines
+from gjkcli.mesh import load
+from gjkcli.scene import manifest as mf
+from gjkcli.pipeline import run as scan
 from gjkcli.errors import GjkError
 from gjkcli.report.ci import github_annotations, junit_xml, scan_document
-from gjkcli.results import Status
-from gjkcli.shapes import Shape
+from gjkcli.engine.results import Status
+from gjkcli.engine.shapes import Shape
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -351,7 +351,7 @@ def test_a_bad_file_among_good_ones(tmp_path):
     bad = write(tmp_path / "broken.stl", "solid x\n facet normal 0 0 1\n")  # truncated
     empty = tmp_path / "empty.glb"
     empty.write_bytes(b"")
-    garbage = tmp_path / "garbage.glb"  # through the glTF fast path, then gjkcli.load's wording
+    garbage = tmp_path / "garbage.glb"  # through the glTF fast path, then gjkcli.mesh.load's wording
     garbage.write_bytes(b"glTF\x02\x00\x00\x00not a scene")
     report = scan.run([SAMPLES / "collide_a.stl", bad, SAMPLES / "collide_b.stl", empty, garbage,
                        tmp_path / "missing.stl"], mode="hull", jobs=1)
@@ -512,7 +512,7 @@ def test_progress_bar_only_after_a_delay():
 
 
 def test_exact_refiner_answers_for_the_parts():
-    """gjkcli.exact through the refinement hook: the peg passes through the ring's hole."""
+    """gjkcli.engine.exact through the refinement hook: the peg passes through the ring's hole."""
     report = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="auto", refine=scan.exact_refiner,
                       all_pairs=True, jobs=1)
     (pair,) = report.pairs

@@ -9,10 +9,10 @@ import pytest
 from scipy.spatial import ConvexHull
 
 from conftest import random_cloud, random_rigid, random_rotation, rigid, rng_for
-from gjkcli import shapes
-from gjkcli.certify import support_value
+from gjkcli.engine import shapes
+from gjkcli.engine.certify import support_value
 from gjkcli.errors import ShapeError
-from gjkcli.shapes import Shape, ShapeSet
+from gjkcli.engine.shapes import Shape, ShapeSet
 
 
 def hull_contains(shape: Shape, points, rel=1e-12) -> bool:

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from conftest import random_rigid, rigid, rng_for
-from gjkcli.certify import distance_to_shape, support_value
-from gjkcli.query import support
-from gjkcli.shapes import Shape
+from gjkcli.engine.certify import distance_to_shape, support_value
+from gjkcli.engine.query import support
+from gjkcli.engine.shapes import Shape
 from gjkcli.tolerances import DEFAULT
 
 REL = 1e-12
@@ -229,7 +229,7 @@ PRIMITIVES = {
 
 @pytest.mark.parametrize("kind", sorted(PRIMITIVES))
 def test_primitive_support(kind):
-    """Against the analytic extent (gjkcli.certify) and dense surface samples; never NaN."""
+    """Against the analytic extent (gjkcli.engine.certify) and dense surface samples; never NaN."""
     rng = rng_for(f"prim {kind}")
     T = random_rigid(rng, reach=2.0)
     shape = PRIMITIVES[kind](T)

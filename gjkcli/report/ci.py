@@ -12,7 +12,7 @@ with the scan's additions::
                "fails": bool                              the pair makes the scan exit 1
                "file_a", "file_b": str                    the files the objects come from
     objects[]: "watertight" and "bodies" are null when the scan's loader did not compute them,
-               "convex" null when nothing depended on it (see gjkcli.scan.ScanObject)
+               "convex" null when nothing depended on it (see gjkcli.pipeline.run.ScanObject)
     summary:   "objects", "candidates", "allowed", "known", "failures", "gone"
     "gone":    baseline findings that are no longer found, [{"file", "a", "b", "status"}]
     "notes":   plain sentences ("only one object ...: there are no pairs to check")
@@ -34,7 +34,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from gjkcli.report.jsonout import SCHEMA_VERSION, _clean, _num, object_dict, pair_dict
-from gjkcli.results import Status
+from gjkcli.engine.results import Status
 
 __all__ = ["scan_document", "junit_xml", "github_annotations", "describe"]
 

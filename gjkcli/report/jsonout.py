@@ -27,8 +27,8 @@ import json
 import math
 import re
 
-from gjkcli.report import CheckReport, PairReport, pair_note
-from gjkcli.results import Status
+from gjkcli.pipeline.findings import CheckReport, PairReport, pair_note
+from gjkcli.engine.results import Status
 
 SCHEMA_VERSION = 1
 
@@ -124,7 +124,7 @@ def pair_dict(pair: PairReport, check: CheckReport | None = None, trace: bool = 
 
 
 def step_dict(step) -> dict:
-    """One trace step, strict-JSON-ready (the fields of `gjkcli.results.TraceStep`)."""
+    """One trace step, strict-JSON-ready (the fields of `gjkcli.engine.results.TraceStep`)."""
     return _clean(step.as_dict())
 
 

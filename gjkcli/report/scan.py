@@ -16,7 +16,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.results import Status
+from gjkcli.engine.results import Status
 
 __all__ = ["render_scan", "render_summary", "progress_callback", "wants_progress"]
 

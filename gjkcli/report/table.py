@@ -10,9 +10,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.report import CheckReport, ObjectInfo, PairReport, hull_note, pair_note
+from gjkcli.pipeline.findings import CheckReport, ObjectInfo, PairReport, hull_note, pair_note
 from gjkcli.report.trace import fmt, vec
-from gjkcli.results import PlaneCertificate, PointCertificate, Status
+from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
 
 STYLES = {
     Status.CLEAR: "bold green",

@@ -1,6 +1,6 @@
 """Narrate a query's trace: GJK iteration by iteration, then EPA's expansions.
 
-The trace is data recorded by the engine (`gjkcli.results.TraceStep`); this module only reads it.
+The trace is data recorded by the engine (`gjkcli.engine.results.TraceStep`); this module only reads it.
 It writes for two readers. Someone learning GJK should be able to follow the search from the text
 alone: which direction was searched, which vertex each shape gave, where the new point of the
 Minkowski difference landed, which Voronoi region of the simplex holds the origin's nearest
@@ -30,7 +30,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.results import EXIT_NAMES
+from gjkcli.engine.results import EXIT_NAMES
 
 # What each exit reason means, for the sentence that closes a phase.
 GJK_EXITS = {
@@ -422,7 +422,7 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
                  hull_vertices=None, scan_below: int | None = None):
     """The trace of one query as rich renderables: per phase a table and a paragraph per step.
 
-    trace : sequence of `gjkcli.results.TraceStep` (GJK steps, then EPA steps), or None
+    trace : sequence of `gjkcli.engine.results.TraceStep` (GJK steps, then EPA steps), or None
     a_name, b_name : the names of the two objects, for the header
     units : appended to lengths, when the files state them
     intro : explain the algorithm and the table columns before each phase

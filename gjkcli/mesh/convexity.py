@@ -31,9 +31,9 @@ are not.
 What it means for a verdict: the hull's answers stand for a convex part up to
 3 x convex_depth_rel x D (the bound on a face's deepest point above); ``--mode auto`` keeps the
 hull's answer for such a part. For a dented, hollow or open part only the exact mesh test
-(gjkcli.exact) answers.
+(gjkcli.engine.exact) answers.
 
-Import cost: numpy and gjkcli.load (itself numpy only); scipy on the first call.
+Import cost: numpy and gjkcli.mesh.load (itself numpy only); scipy on the first call.
 """
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The loader's own definitions of "watertight" and "bodies" (gjkcli.load.Part), so that flags
+# The loader's own definitions of "watertight" and "bodies" (gjkcli.mesh.load.Part), so that flags
 # computed here from bare faces agree with a loaded part's.
-from gjkcli.load import _one_line, _topology, merge_close
+from gjkcli.mesh.load import _one_line, _topology, merge_close
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Convexity", "convexity", "is_convex", "convex_parts", "part_verdicts", "FAST_REASON"]
@@ -98,15 +98,15 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
     Parameters
     ----------
     vertices : (n, 3) float64
-        Copies of a vertex merged, as gjkcli.load does (unmerged, no edge is shared: the part
+        Copies of a vertex merged, as gjkcli.mesh.load does (unmerged, no edge is shared: the part
         is then judged as open, by area alone). Vertices no face uses are ignored.
     faces : (m, 3) int
     watertight : bool, optional
         Every edge shared by exactly two faces; computed from `faces` when not given (pass
-        gjkcli.load.Part.watertight when known).
+        gjkcli.mesh.load.Part.watertight when known).
     bodies : int, optional
         Number of bodies, triangles joined by edges that exactly two distinct triangles share;
-        computed from `faces` when not given (pass gjkcli.load.Part.bodies when known).
+        computed from `faces` when not given (pass gjkcli.mesh.load.Part.bodies when known).
 
     Returns
     -------
@@ -145,7 +145,7 @@ _CHUNK = 2000
 def convex_parts(hulls, faces, vertices) -> np.ndarray:
     """(n,) bool: each part is its own hull to within the touching band (a fast pre-test).
 
-    hulls : gjkcli.shapes.Hulls of the parts' vertices (`gjkcli.shapes.build_hulls`)
+    hulls : gjkcli.engine.shapes.Hulls of the parts' vertices (`gjkcli.engine.shapes.build_hulls`)
     faces, vertices : sequences of each part's (m_i, 3) triangles and (n_i, 3) world vertices
 
     A part is convex here when its triangles cover its hull's surface: every triangle lies in a
@@ -179,7 +179,7 @@ def convex_parts(hulls, faces, vertices) -> np.ndarray:
 
 def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
     """(m,) bool: `convex_parts` for solid hulls `shapes` of meshes (faces, vertices)."""
-    from gjkcli.shapes import _ceil_bucket, _padded_rows
+    from gjkcli.engine.shapes import _ceil_bucket, _padded_rows
     from gjkcli.tolerances import DEFAULT
 
     solid = range(len(shapes))
@@ -224,7 +224,7 @@ def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
             gap = np.matmul(N, H.transpose(0, 2, 1)).max(axis=2) - D  # BLAS: 5x einsum
             ok[group] = np.all((gap <= band[group][:, None]) | ~R, axis=1)
     if len(large):
-        from gjkcli.query import support
+        from gjkcli.engine.query import support
 
         for s in large.tolist():
             sl = slice(t_starts[s], t_starts[s] + n_tri[s])
@@ -245,8 +245,8 @@ def part_verdicts(fast, which, vertices, faces, watertight=None, bodies=None) ->
         any other part not confirmed stays None (undecided), with no reason
     vertices, faces : sequences of each part's world vertices and triangles
     watertight, bodies : sequences of each part's flags, None where not known (parts of
-        `gjkcli.load.read_objects`' fast path): those parts' vertices are merged first, as
-        gjkcli.load merges them, and their topology computed
+        `gjkcli.mesh.load.read_objects`' fast path): those parts' vertices are merged first, as
+        gjkcli.mesh.load merges them, and their topology computed
 
     Returns two lists of n: True, False or None, and a one-line reason or None.
     """
@@ -258,7 +258,7 @@ def part_verdicts(fast, which, vertices, faces, watertight=None, bodies=None) ->
     why: list = [FAST_REASON if c else None for c in fast.tolist()]
     which = np.asarray(which, dtype=np.int64)
     for k in which[~fast[which]].tolist():
-        if watertight[k] is not None and bodies[k] is not None:  # loaded by gjkcli.load: merged
+        if watertight[k] is not None and bodies[k] is not None:  # loaded by gjkcli.mesh.load: merged
             judged = convexity(vertices[k], faces[k], watertight=watertight[k], bodies=bodies[k])
         else:
             judged = convexity(*merge_close(vertices[k], faces[k]))

@@ -23,7 +23,7 @@ class Status(str, Enum):
     UNDECIDED = "undecided"
 
 
-# Exit reasons of the compiled loops, by code (gjkcli/csrc/gjk.h, enum gjk_exit).
+# Exit reasons of the compiled loops, by code (gjkcli/engine/csrc/gjk.h, enum gjk_exit).
 EXIT_NAMES = {
     0: "none",
     1: "separating axis",
@@ -234,6 +234,6 @@ class BatchResult:
         )
 
 
-# Engine status codes (gjkcli/csrc/gjk.h, enum gjk_status). Code 4, "intersecting", is what a
+# Engine status codes (gjkcli/engine/csrc/gjk.h, enum gjk_status). Code 4, "intersecting", is what a
 # boolean query answers when it did not compute the depth; it reads as a collision.
 STATUS_CODES = {0: Status.CLEAR, 1: Status.TOUCHING, 2: Status.COLLISION, 3: Status.UNDECIDED, 4: Status.COLLISION}

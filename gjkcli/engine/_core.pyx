@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Bindings of the compiled core (gjkcli/csrc): packed shape arrays in, result arrays out.
+"""Bindings of the compiled core (gjkcli/engine/csrc): packed shape arrays in, result arrays out.
 
 The loops run in C without the GIL; this module only lays out pointers and copies answers into
-NumPy arrays. The Python API is gjkcli.query; this module is its private engine.
+NumPy arrays. The Python API is gjkcli.engine.query; this module is its private engine.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -69,7 +69,7 @@ cdef extern from "gjk.h" nogil:
 
 TRACE_WIDTH = TR_WIDTH
 
-# Field offsets of a trace record (gjkcli/csrc/gjk.h, enum gjk_trace_field).
+# Field offsets of a trace record (gjkcli/engine/csrc/gjk.h, enum gjk_trace_field).
 TRACE_FIELDS = {
     "phase": 0, "iteration": 1, "direction": 2, "index_a": 5, "index_b": 6, "steps_a": 7,
     "steps_b": 8, "w": 9, "point_a": 12, "point_b": 15, "passed": 18, "n_before": 19,
@@ -79,7 +79,7 @@ TRACE_FIELDS = {
 
 
 cdef class _Packed:
-    """Pointers into the packed arrays of a gjkcli.shapes.ShapeSet, valid while it lives."""
+    """Pointers into the packed arrays of a gjkcli.engine.shapes.ShapeSet, valid while it lives."""
 
     cdef gjk_shape *shapes
     cdef int count

@@ -1,8 +1,8 @@
 """Exact answers for parts that are not convex: their triangles, not their hulls.
 
 A `Mesh` holds a part's triangles and a bounding volume hierarchy over them, built once in the
-compiled core (gjkcli/csrc/bvh.c) in the part's own frame; `exact_query` places two meshes and
-answers for the pair as the hull engine does (gjkcli.query), with a `Result`:
+compiled core (gjkcli/engine/csrc/bvh.c) in the part's own frame; `exact_query` places two meshes and
+answers for the pair as the hull engine does (gjkcli.engine.query), with a `Result`:
 
 clear
     The surfaces are farther apart than the touching band and neither part is inside the other.
@@ -18,7 +18,7 @@ collision
 
 When do two triangles "cross by more than the band"? When each reaches farther than the band
 beyond the other's plane AND they cut each other along a segment longer than the band (see
-tri_tri_intersect in gjkcli/csrc/tri.c). Faces exported to touch meet without crossing: coplanar
+tri_tri_intersect in gjkcli/engine/csrc/tri.c). Faces exported to touch meet without crossing: coplanar
 faces, a face resting on another, corners or edges meeting at a point. They are touching here,
 where FCL's triangle test calls them colliding. Flush faces can still bound overlapping volumes
 (a drill through a plate, flush with both faces; two copies of one part in one place): the
@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gjkcli import _mesh
-from gjkcli.results import PointCertificate, Result, Status
+from gjkcli.engine import _mesh
+from gjkcli.engine.results import PointCertificate, Result, Status
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "WANT"]
@@ -100,11 +100,11 @@ class Mesh:
         Bounding-box diagonal.
     bodies : int
         Connected pieces (faces joined by shared vertices).
-    bvh : gjkcli._mesh.BVH
+    bvh : gjkcli.engine._mesh.BVH
     """
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size", "bodies",
-                 "bvh", "local_lo", "local_hi", "_body", "_probes", "_convexity")
+                 "bvh", "local_lo", "local_hi", "_body", "_probes")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1):
@@ -137,7 +137,6 @@ class Mesh:
         self._body = np.full(len(v), -1, dtype=np.int64)
         self._body[used] = body
         self._probes = None
-        self._convexity = None
 
     @classmethod
     def from_arrays(cls, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
@@ -145,35 +144,19 @@ class Mesh:
         """A mesh from arrays: vertices (n, 3), faces (m, 3) indices, m >= 1.
 
         watertight : bool, optional
-            Known already (gjkcli.load.Part.watertight); computed from the edges when not given.
+            Known already (gjkcli.mesh.load.Part.watertight); computed from the edges when not given.
         """
         return cls(vertices, faces, watertight=watertight, name=name, leaf_size=leaf_size)
 
     @classmethod
     def from_part(cls, part, leaf_size: int = 1) -> "Mesh":
-        """A mesh from a gjkcli.load.Part (world coordinates, the part's name and watertight flag)."""
+        """A mesh from a gjkcli.mesh.load.Part (world coordinates, the part's name and watertight flag)."""
         return cls(part.vertices, part.faces, watertight=part.watertight, name=part.name,
                    leaf_size=leaf_size)
 
     @property
     def solid(self) -> bool:
         return self.watertight and self.oriented
-
-    @property
-    def convexity(self):
-        """gjkcli.convexity.Convexity of this mesh, measured once."""
-        if self._convexity is None:
-            from gjkcli.convexity import convexity
-
-            # bodies left to convexity: it counts bodies joined by shared edges, as
-            # gjkcli.load.Part does, where `self.bodies` joins them by shared vertices
-            self._convexity = convexity(self.vertices, self.faces, watertight=self.watertight)
-        return self._convexity
-
-    @property
-    def convex(self) -> bool:
-        """Whether the mesh is its own convex hull, by gjkcli.convexity's criterion."""
-        return self.convexity.convex
 
     def local(self, points=None) -> np.ndarray:
         """Points (default: the vertices) in the mesh's own frame."""

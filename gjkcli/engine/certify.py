@@ -2,7 +2,7 @@
 
 A `Result` carries a certificate: a plane that every point of A lies below and every point of B
 above (the shapes are apart), or a point that lies in both (they intersect). This module re-checks
-it from the shapes alone, with nothing of `gjkcli._core`: a hull is read from its world vertices,
+it from the shapes alone, with nothing of `gjkcli.engine._core`: a hull is read from its world vertices,
 a primitive from its own analytic extent written here in NumPy, so that a wrong support map or a
 wrong GJK cannot vouch for itself.
 
@@ -15,8 +15,8 @@ The checks
   and distance_lower <= distance; the witness points lie on their shapes and |point_b - point_a| is
   the distance; a depth is no more than what moving B along the normal needs to separate the two.
 
->>> from gjkcli.shapes import Shape
->>> from gjkcli.query import query
+>>> from gjkcli.engine.shapes import Shape
+>>> from gjkcli.engine.query import query
 >>> a, b = Shape.box([1, 1, 1]), Shape.sphere(0.5, center=[2, 0, 0])
 >>> verify(a, b, query(a, b))
 True
@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from gjkcli.results import PlaneCertificate, PointCertificate, Status
+from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
 from gjkcli.tolerances import DEFAULT
 
 # A world coordinate of magnitude X is known to no better than its rounding, about X * 2.2e-16; a

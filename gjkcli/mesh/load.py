@@ -5,7 +5,7 @@ world transform of its scene node (rotation, translation, scale and shear), so t
 never sees a node transform. `load_part` takes a whole file as one object (``gjk check A B``);
 `load_objects` gives one part per scene node, and `read_objects` the same parts without
 merging vertices or computing topology (``gjk scan``'s fast path); `expand_paths` turns directories
-into the mesh files in them. Whether a part is its own hull is gjkcli.convexity's question.
+into the mesh files in them. Whether a part is its own hull is gjkcli.mesh.convexity's question.
 
 Every failure to read a file is an `InputError` with a one-line message naming the file and
 the cause. Geometry that is odd but valid (one triangle, a flat plate, stray triangles, several

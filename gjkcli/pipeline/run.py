@@ -2,17 +2,17 @@
 
 The pipeline of `run`:
 
-1. **Load** every file into named objects in world coordinates (`gjkcli.load.read_objects`):
+1. **Load** every file into named objects in world coordinates (`gjkcli.mesh.load.read_objects`):
    each scene node that holds triangles is an object, moved by its full world transform, scale
    included. A file that fails to load becomes an error entry; the others are still checked.
    Manifest objects (whole files or primitives) and includes join them. Files load in worker
    processes.
-2. **Hulls** (`gjkcli.shapes.build_hulls`): one qhull call per part and nothing else per part in
+2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part and nothing else per part in
    Python; the vertex selection, the adjacency and the bounds of all parts are computed at once
    in NumPy. The result is bit for bit what `Shape.hull` builds (tests/test_shapes.py checks
-   it). Whether each part is its own hull (`gjkcli.convexity.convex_parts`) is decided the same
+   it). Whether each part is its own hull (`gjkcli.mesh.convexity.convex_parts`) is decided the same
    way, for all parts at once.
-3. **Broad phase** (`gjkcli.broadphase`): a BVH over the world boxes grown by the clearance and
+3. **Broad phase** (`gjkcli.scene.broadphase`): a BVH over the world boxes grown by the clearance and
    the touching band: O(n log n + k), never all n^2 pairs. `[[check]]` selections filter it.
 4. **Narrow phase**: the engine's batch call (which releases the GIL) over the candidate pairs,
    split across threads.
@@ -27,8 +27,8 @@ per part (a Shape, an object of the report); pairs are looped over only to make 
 
 Exact refinement plugs in through `refine=`: a callable taking a list of `RefineRequest` (both
 parts' world vertices and faces, the hull verdict, the tolerance and clearance) and returning a
-`Result` per request (or None to keep the hull's). gjkcli.exact is meant to provide it; the
-command then passes `refine=gjkcli.exact.<its function>` (or a wrapper) for modes auto and exact.
+`Result` per request (or None to keep the hull's). gjkcli.engine.exact is meant to provide it; the
+command then passes `refine=gjkcli.engine.exact.<its function>` (or a wrapper) for modes auto and exact.
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gjkcli.errors import GjkError, InputError, ShapeError
-from gjkcli.report import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, InputProblem, PairReport
-from gjkcli.results import Result, Status
+from gjkcli.pipeline.findings import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, InputProblem, PairReport
+from gjkcli.engine.results import Result, Status
 
 __all__ = ["run", "ScanReport", "ScanPair", "ScanObject", "Geometry", "RefineRequest", "Refiner",
            "exact_refiner", "MODES", "SEVERITY"]
@@ -69,7 +69,7 @@ class Geometry:
     vertices : (n, 3) float64, world coordinates (None for a primitive)
     faces : (m, 3) int64, indices into vertices (None for a primitive)
     primitive : the Shape of a manifest primitive, else None
-    watertight, bodies : known when the object came through `gjkcli.load.load_objects`, else None
+    watertight, bodies : known when the object came through `gjkcli.mesh.load.load_objects`, else None
     """
 
     name: str
@@ -88,11 +88,11 @@ class ScanObject:
 
     watertight and bodies are None when the loader did not compute them (the fast path of scene
     files computes no topology). convex: the part is its own hull, so a hull verdict is the
-    part's: True when `gjkcli.convexity.convex_parts` (within the touching band, for all parts
-    at once) or `gjkcli.convexity.convexity` (the definition `gjk check` uses, about 1 ms a part)
+    part's: True when `gjkcli.mesh.convexity.convex_parts` (within the touching band, for all parts
+    at once) or `gjkcli.mesh.convexity.convexity` (the definition `gjk check` uses, about 1 ms a part)
     says so; False when the latter says it is not; None when undecided: the fast test did not
     show it convex and no finding involves the part, so nothing depended on it (see
-    `gjkcli.convexity.part_verdicts`).
+    `gjkcli.mesh.convexity.part_verdicts`).
     """
 
     name: str
@@ -150,7 +150,7 @@ class RefineRequest:
 
 
 # A refiner answers for the parts themselves: one Result (or None to keep the hull verdict) per
-# request, in order. gjkcli.exact provides one; see `run`.
+# request, in order. gjkcli.engine.exact provides one; see `run`.
 Refiner = Callable[[Sequence[RefineRequest]], Sequence[Result | None]]
 
 
@@ -164,7 +164,7 @@ class ScanReport:
     errors : InputProblem per file that failed to load (exit code 2)
     counts : pairs per status over every checked pair
     checked : pairs the narrow phase ran on; candidates : pairs the broad phase found
-    gone : baseline entries (gjkcli.baseline.Entry) that are no longer findings
+    gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report (one object: no pairs; SRDF links without objects)
     timings : seconds per stage (load, hulls, broad, narrow, objects: convexity of the parts of
         findings and the report's objects, refine, verdicts)
@@ -231,8 +231,8 @@ def run(paths=(), *, manifest=None, mode: str = "auto", tolerance: float | None 
     ----------
     paths : iterable of str or Path
         Scene files and directories (a directory gives the mesh files directly in it).
-    manifest : str, Path or gjkcli.manifest.Manifest, optional
-        Includes, objects, groups, checks, allowed pairs, defaults (see gjkcli/manifest.py).
+    manifest : str, Path or gjkcli.scene.manifest.Manifest, optional
+        Includes, objects, groups, checks, allowed pairs, defaults (see gjkcli/scene/manifest.py).
     mode : {"auto", "hull", "exact"}
         hull: verdicts for the convex hulls (conservative for non-convex parts). auto: hulls, then
         `refine` for pairs with a non-convex part whose hulls are not clear. exact: as auto, and
@@ -274,9 +274,9 @@ def run(paths=(), *, manifest=None, mode: str = "auto", tolerance: float | None 
     GjkError
         mode "exact" without a refiner.
     """
-    from gjkcli import baseline as baselines
-    from gjkcli import manifest as manifests
-    from gjkcli.convexity import part_verdicts
+    from gjkcli.pipeline import baseline as baselines
+    from gjkcli.scene import manifest as manifests
+    from gjkcli.mesh.convexity import part_verdicts
     from gjkcli.tolerances import DEFAULT
 
     started = time.perf_counter()
@@ -351,7 +351,7 @@ def run(paths=(), *, manifest=None, mode: str = "auto", tolerance: float | None 
         status = _ENGINE_TO_CODE[batch.status]
         closer = (status == _CODE[Status.CLEAR]) & (batch.distance < pair_clearance)
         status[closer] = _CODE[Status.CLEARANCE]
-    # the parts of listed pairs that the fast test did not show convex get gjkcli.convexity's
+    # the parts of listed pairs that the fast test did not show convex get gjkcli.mesh.convexity's
     # verdict (the one `gjk check` gives); the others keep None: nothing depends on it
     involved = np.zeros(0, dtype=np.int64)
     if len(i):
@@ -443,7 +443,7 @@ _STATUS = {0: Status.CLEAR, 1: Status.TOUCHING, 2: Status.COLLISION, 3: Status.U
 _CODE = {s: c for c, s in _STATUS.items()}
 
 
-# engine status codes (gjkcli.results.STATUS_CODES; 4 is "intersecting", a collision) to the above
+# engine status codes (gjkcli.engine.results.STATUS_CODES; 4 is "intersecting", a collision) to the above
 _ENGINE_TO_CODE = np.array([0, 1, 2, 3, 2], dtype=np.int8)
 
 
@@ -533,7 +533,7 @@ class _KeyMaker:
         self.files: dict[str, str] = {}
 
     def rel(self, file: str) -> str:
-        from gjkcli.baseline import relative_file
+        from gjkcli.pipeline.baseline import relative_file
 
         if file not in self.files:
             self.files[file] = relative_file(file, self.base)
@@ -555,7 +555,7 @@ def _local_name(name: str, file: str) -> str:
 
 
 def _baseline_entries(report: ScanReport, base: Path):
-    from gjkcli.baseline import Entry
+    from gjkcli.pipeline.baseline import Entry
 
     key_of = _KeyMaker(base)
     entries = []
@@ -587,7 +587,7 @@ class _Source:
 
 
 def _sources(paths, m, split_bodies, errors) -> tuple[list[_Source], list]:
-    from gjkcli.load import expand_paths
+    from gjkcli.mesh.load import expand_paths
 
     files: list[tuple[Path, np.ndarray | None, bool]] = []
     seen = set()
@@ -660,7 +660,7 @@ def _can_fork() -> bool:
 
 def _read_source(s: _Source):
     """A source's objects, or an InputProblem naming the file (never raises an InputError)."""
-    from gjkcli.load import load_part, read_objects
+    from gjkcli.mesh.load import load_part, read_objects
 
     try:
         if s.whole:
@@ -690,7 +690,7 @@ def _moved(g: Geometry, T: np.ndarray) -> Geometry:
 
 
 def _primitive(spec, m) -> Geometry:
-    from gjkcli.shapes import Shape
+    from gjkcli.engine.shapes import Shape
 
     p = spec.params
     try:
@@ -738,8 +738,8 @@ def _shapes(geoms, jobs, errors, tell):
 
     An object whose geometry makes no shape becomes an error entry of its file.
     """
-    from gjkcli.convexity import convex_parts
-    from gjkcli.shapes import build_hulls
+    from gjkcli.mesh.convexity import convex_parts
+    from gjkcli.engine.shapes import build_hulls
 
     mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
     hulls = build_hulls([geoms[k].vertices for k in mesh_index], jobs=jobs, progress=tell)
@@ -794,7 +794,7 @@ def _candidates(lo, hi, resolved, clearance, tolerance, tol, method):
 
     lo, hi : (n, 3) world bounds of the shapes.
     """
-    from gjkcli.broadphase import candidate_pairs, select_pairs
+    from gjkcli.scene.broadphase import candidate_pairs, select_pairs
 
     n = len(lo)
     if n < 2:
@@ -827,9 +827,9 @@ def _candidates(lo, hi, resolved, clearance, tolerance, tol, method):
 
 def _narrow(shapes, i, j, tolerance, jobs, tell):
     """The engine's verdicts for pairs (i, j): one BatchResult, chunks run on `jobs` threads."""
-    from gjkcli.query import batch
-    from gjkcli.results import BatchResult
-    from gjkcli.shapes import ShapeSet
+    from gjkcli.engine.query import batch
+    from gjkcli.engine.results import BatchResult
+    from gjkcli.engine.shapes import ShapeSet
 
     m = len(i)
     tell("narrow", 0, m)
@@ -861,21 +861,21 @@ def _narrow(shapes, i, j, tolerance, jobs, tell):
 
 
 def exact_refiner(requests: Sequence[RefineRequest]) -> list:
-    """A `Refiner` over gjkcli.exact: the exact answer for each pair's triangles.
+    """A `Refiner` over gjkcli.engine.exact: the exact answer for each pair's triangles.
 
-    Each part's mesh (vertices merged as gjkcli.load merges them, so that a closed part reads as
+    Each part's mesh (vertices merged as gjkcli.mesh.load merges them, so that a closed part reads as
     a solid and containment can be decided) and its hierarchy are built once per call, however
     many pairs the part is in. Pass it as `run(..., refine=exact_refiner)` for modes auto and
     exact.
     """
-    from gjkcli import load
-    from gjkcli.exact import Mesh, exact_query
+    from gjkcli.mesh import load
+    from gjkcli.engine.exact import Mesh, exact_query
 
     meshes: dict[int, object] = {}
 
     def mesh(g: Geometry):
         if id(g) not in meshes:
-            if g.watertight is not None:  # loaded by gjkcli.load: merged already
+            if g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 meshes[id(g)] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
             else:
                 meshes[id(g)] = Mesh(*load.merge_close(g.vertices, g.faces), name=g.name)

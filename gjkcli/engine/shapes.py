@@ -22,7 +22,7 @@ import numpy as np
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
 
-# Shape kinds of the compiled core (gjkcli/csrc/gjk.h, enum gjk_kind).
+# Shape kinds of the compiled core (gjkcli/engine/csrc/gjk.h, enum gjk_kind).
 KINDS = {"hull": 0, "point": 1, "segment": 2, "box": 3, "cylinder": 4, "cone": 5}
 
 _EMPTY_INT = np.zeros(0, dtype=np.int32)
@@ -711,7 +711,7 @@ def _cube_map(vertices: np.ndarray) -> np.ndarray:
     """Cold-start table of a hull's support: (6 k k,) int32, or empty below brute_force_below.
 
     A cube map of directions: face 2a + (d_a < 0) of the major axis a, then a k x k grid over the
-    other two coordinates divided by |d_a| (the layout of cube_cell in gjkcli/csrc/support.c).
+    other two coordinates divided by |d_a| (the layout of cube_cell in gjkcli/engine/csrc/support.c).
     Each cell holds the support vertex of its centre direction, so a cold climb starts within a
     cell's angular width (about 90/k degrees) of its answer instead of anywhere on the hull
     (as a dense precomputed support table, the idea of coal's and Bullet's hint, made once per

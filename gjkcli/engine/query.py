@@ -1,7 +1,7 @@
 """The Python API of the engine: pair and batch queries returning frozen results.
 
->>> from gjkcli.shapes import Shape
->>> from gjkcli.query import query
+>>> from gjkcli.engine.shapes import Shape
+>>> from gjkcli.engine.query import query
 >>> r = query(Shape.box([1, 1, 1]), Shape.sphere(0.5, center=[2, 0, 0]))
 >>> r.status.value, round(r.distance, 12)
 ('clear', 1.0)
@@ -13,8 +13,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from gjkcli import _core
-from gjkcli.results import (
+from gjkcli.engine import _core
+from gjkcli.engine.results import (
     EXIT_NAMES,
     FEATURE_NAMES,
     STATUS_CODES,
@@ -23,7 +23,7 @@ from gjkcli.results import (
     Status,
     TraceStep,
 )
-from gjkcli.shapes import Shape, ShapeSet
+from gjkcli.engine.shapes import Shape, ShapeSet
 from gjkcli.tolerances import DEFAULT
 
 WANT = {"intersect": 0, "distance": 1, "verdict": 2}

@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Bindings of the compiled mesh core (gjkcli/csrc/mesh.h, bvh.c, tri.c).
+"""Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c).
 
 A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
-loops run in C without the GIL. The Python API is gjkcli.exact; this module is its private engine.
+loops run in C without the GIL. The Python API is gjkcli.engine.exact; this module is its private engine.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
@@ -70,7 +70,7 @@ cdef extern from "mesh.h" nogil:
     double tri_tri_distance2(const double *P, const double *Q, double *pp, double *qq)
 
 
-# Exit reasons of the traversals, by code (gjkcli/csrc/mesh.h, enum mesh_exit).
+# Exit reasons of the traversals, by code (gjkcli/engine/csrc/mesh.h, enum mesh_exit).
 EXIT_NAMES = {
     0: "none",
     1: "deep crossing",

@@ -1,0 +1,9 @@
+"""The engine: the compiled core and its Python API.
+
+Holds the C sources (`csrc/`) and their Cython wrappers (`_core` for GJK and EPA on convex shapes,
+`_mesh` for triangle hierarchies), `shapes` (`Shape`, `ShapeSet`, bulk hull building), `query`
+(pair, batch and support calls), `results` (frozen answers and the enums of the core), `exact`
+(answers on a part's triangles) and `certify` (checks a certificate apart from the engine).
+
+May import: numpy, scipy, `gjkcli.errors`, `gjkcli.tolerances`. Nothing above it.
+"""
