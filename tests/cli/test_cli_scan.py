@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from gjkcli.cli import main
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 
 def gjk(*args, code=None):

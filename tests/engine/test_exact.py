@@ -22,7 +22,7 @@ from gjkcli.engine.results import PointCertificate, Status
 
 fcl = pytest.importorskip("fcl")
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 needs_shared = pytest.mark.skipif(not (SHARED / "meshes").is_dir(),
                                   reason=f"the shared real-world meshes are not at {SHARED}")
 

@@ -12,9 +12,9 @@ from gjkcli.scene import manifest as mf
 from gjkcli.errors import InputError
 from gjkcli.scene.manifest import ManifestError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 needs_shared = pytest.mark.skipif(not (SHARED / "robots" / "panda").is_dir(),
                                   reason=f"the shared robot files are not at {SHARED}")
 

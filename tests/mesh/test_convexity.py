@@ -20,7 +20,7 @@ from gjkcli.mesh.convexity import Convexity, convex_parts, convexity, is_convex
 from gjkcli.mesh.load import Part, load_objects, load_part
 from gjkcli.engine.shapes import build_hulls
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(),
                                   reason=f"real-world meshes not found: {SHARED} is absent")

@@ -24,9 +24,9 @@ from gjkcli.report.ci import github_annotations, junit_xml, scan_document
 from gjkcli.engine.results import Status
 from gjkcli.engine.shapes import Shape
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 MESHES = SHARED / "meshes"
 needs_shared = pytest.mark.skipif(not MESHES.is_dir(), reason=f"the shared real-world meshes are not at {SHARED}")
 shared = [pytest.mark.shared, needs_shared]

@@ -21,7 +21,7 @@ import pytest
 from gjkcli.errors import InputError
 from gjkcli.mesh.load import Part, expand_paths, load_objects, load_part, read_objects
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
 MESHES, THREEMF, ROBOTS = SHARED / "meshes", SHARED / "3mf", SHARED / "robots"
 NO_SHARED = f"real-world meshes not found: {SHARED} is absent"

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 import gjkcli
 from gjkcli.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 needs_shared = pytest.mark.skipif(not (SHARED / "meshes").is_dir(),
                                   reason=f"the shared real-world meshes are not at {SHARED}")
 
