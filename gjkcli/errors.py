@@ -1,4 +1,10 @@
-"""The exception family. The CLI maps every `GjkError` to one line on stderr and exit code 2."""
+"""The exception family and the record of an unusable input.
+
+The CLI maps every `GjkError` to one line on stderr and exit code 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class GjkError(Exception):
@@ -13,6 +19,25 @@ class InputError(GjkError):
         self.message = message
         super().__init__(f"{self.source}: {message}")
 
+    def __reduce__(self):  # rebuilt from (source, message) when it crosses a worker process
+        return (type(self), (self.source, self.message))
+
 
 class ShapeError(GjkError):
     """Geometry that cannot form a shape (no points, NaN or infinite coordinates)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An input a run could not use: the file as the user named it, and what is wrong with it.
+
+    A run records it and goes on with the other inputs; the command exits 2.
+    """
+
+    file: str
+    message: str
+
+
+def one_line(text) -> str:
+    """Text folded onto one line: a message from a library may span several."""
+    return " ".join(str(text).split())

@@ -70,6 +70,35 @@ class PointCertificate:
 
 
 @dataclass(frozen=True)
+class TrianglesCertificate:
+    """Triangle `a` of part A and triangle `b` of part B cross (beyond the touching band) at
+    `point`: proof that the parts' surfaces intersect. Indices are into the parts' faces as
+    checked (vertices merged). point : (3,) float64"""
+
+    a: int
+    b: int
+    point: np.ndarray
+    kind: str = "triangles"
+
+    def as_dict(self) -> dict:
+        return {"kind": "triangles", "a": int(self.a), "b": int(self.b),
+                "point": [float(x) for x in self.point]}
+
+
+@dataclass(frozen=True)
+class DistanceCertificate:
+    """The parts are at least `lower` apart: the triangle test's bound over every triangle pair
+    its hierarchy did not prune (a pruned pair's boxes are farther apart than that), and
+    neither part lies inside the other."""
+
+    lower: float
+    kind: str = "distance"
+
+    def as_dict(self) -> dict:
+        return {"kind": "distance", "lower": float(self.lower)}
+
+
+@dataclass(frozen=True)
 class TraceStep:
     """One iteration of GJK (phase "gjk") or EPA (phase "epa").
 

@@ -548,13 +548,13 @@ def _cube_maps(vertices, h_starts, n_hull) -> list:
     for kk in np.unique(k[k > 0]).tolist():
         dirs = _cube_directions(kk)
         members = np.flatnonzero(k == kk)
-        width = _ceil_bucket(n[members])
+        width = ceil_bucket(n[members])
         for w in np.unique(width).tolist():
             group = members[width == w]
             step = max(1, (4 << 20) // (w * len(dirs)))
             for c in range(0, len(group), step):
                 g = group[c: c + step]
-                H = vertices[h_starts[g][:, None] + _padded_rows(n[g], w)]  # (B, w, 3)
+                H = vertices[h_starts[g][:, None] + padded_rows(n[g], w)]  # (B, w, 3)
                 # (B, 6 k k, w): the argmax runs along contiguous rows
                 best = np.argmax(np.matmul(dirs, H.transpose(0, 2, 1)), axis=2).astype(np.int32)
                 for slot, part in enumerate(g.tolist()):
@@ -562,7 +562,7 @@ def _cube_maps(vertices, h_starts, n_hull) -> list:
     return out
 
 
-def _ceil_bucket(x: np.ndarray) -> np.ndarray:
+def ceil_bucket(x: np.ndarray) -> np.ndarray:
     """x rounded up to a bucket size: 16, or a multiple of a quarter of x's octave (at most 25%
     of padding, and at most 4 sizes per octave), as int64."""
     x = np.maximum(np.asarray(x, dtype=np.int64), 16)
@@ -570,7 +570,7 @@ def _ceil_bucket(x: np.ndarray) -> np.ndarray:
     return (x + step - 1) // step * step
 
 
-def _padded_rows(counts: np.ndarray, width: int) -> np.ndarray:
+def padded_rows(counts: np.ndarray, width: int) -> np.ndarray:
     """(B, width) indices 0..count-1 per row, then 0 repeated: padding by a real element."""
     cols = np.arange(width)[None, :]
     return np.where(cols < counts[:, None], cols, 0)

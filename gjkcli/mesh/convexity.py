@@ -43,10 +43,11 @@ import numpy as np
 
 # The loader's own definitions of "watertight" and "bodies" (gjkcli.mesh.load.Part), so that flags
 # computed here from bare faces agree with a loaded part's.
-from gjkcli.mesh.load import _one_line, _topology, merge_close
+from gjkcli.errors import one_line
+from gjkcli.mesh.load import merge_close, topology
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Convexity", "convexity", "is_convex", "convex_parts", "part_verdicts", "FAST_REASON"]
+__all__ = ["Convexity", "convexity", "is_convex", "hull_gaps", "part_verdicts", "FAST_REASON"]
 
 
 
@@ -118,7 +119,7 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
         return _verdict(False, 0, "no triangles")
     vertices, faces = _used(vertices, faces)
     if watertight is None or bodies is None:
-        _, found, open_face = _topology(faces, len(vertices))
+        _, found, open_face = topology(faces, len(vertices))
         watertight = not open_face.any() if watertight is None else watertight
         bodies = found if bodies is None else bodies
     mesh = _Surface(vertices, faces, bool(watertight), int(bodies))
@@ -134,53 +135,55 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
                                                           f", {mesh.bodies} separate bodies"))
 
 
-# -- many parts at once: a scan's pre-test ------------------------------------------------------
+# -- many parts at once: is each part its hull, and within what? -------------------------------
 
-# The reason `part_verdicts` gives for a part `convex_parts` confirms.
+# The reason `part_verdicts` gives for a part whose hull gap lies within its touching band.
 FAST_REASON = "its faces lie on its hull's surface (within the touching band)"
-# Parts per chunk of `convex_parts`: arrays stay in cache.
+# Parts per chunk of `hull_gaps`: arrays stay in cache.
 _CHUNK = 2000
+# Coverage: the triangles' total area equals the hull's to this fraction, so no face is missing
+# and none is doubled (qhull's area and a sum of triangle areas agree far closer than this).
+_AREA_REL = 1e-6
 
 
-def convex_parts(hulls, faces, vertices) -> np.ndarray:
-    """(n,) bool: each part is its own hull to within the touching band (a fast pre-test).
+def hull_gaps(hulls, faces, vertices) -> np.ndarray:
+    """(n,) float: how far each part's faces lie inside its hull; inf when it is not its hull.
 
-    hulls : gjkcli.engine.shapes.Hulls of the parts' vertices (`gjkcli.engine.shapes.build_hulls`)
+    hulls : gjkcli.engine.shapes.Hulls of the parts' vertices (`build_hulls`)
     faces, vertices : sequences of each part's (m_i, 3) triangles and (n_i, 3) world vertices
 
-    A part is convex here when its triangles cover its hull's surface: every triangle lies in a
-    supporting plane of the hull (its unit normal n, taken from its winding, has
-    max over hull vertices of n.v - n.a <= DEFAULT.touching_rel x size, a a corner), and the
-    triangles' total area equals the hull's (qhull's) to 1e-6, so no face is missing and none is
-    doubled. A dent shallower than the touching band passes: the hull's verdict is then the
-    part's to within the band. Parts with a flat hull (or none) are not called convex, so their
-    verdicts are marked conservative.
+    A part coincides with its hull within g (its gap) when its triangles cover the hull's
+    surface: each triangle lies in a supporting plane of the hull up to g (its unit normal n,
+    from its winding, has max over hull vertices of n.v - n.a <= g, a a corner: every point of
+    the triangle is then within g of the hull's boundary), and the triangles' total area equals
+    the hull's (qhull's) to `_AREA_REL`, so no face is missing and none is doubled: the part is
+    closed and fills its hull. Parts with a flat hull (or none), and parts whose triangles do
+    not cover the hull (a pocket, a cavity, an open box) get inf.
+
+    A hull verdict stands for a pair when both gaps lie within the pair's touching band: the
+    parts then coincide with their hulls as far as any verdict can tell (the pipeline's policy).
 
     The supporting-plane test costs (triangles x hull vertices) per part; it runs in NumPy for
     many small parts at once, bucketed by size (at most 25% padding; the padding repeats a real
     vertex or triangle, which changes no maximum), and through the engine's support map (hill
     climbing in C) for large parts. Parts go through in chunks of a few thousand.
-
-    A part it does not confirm may still be convex by `convexity`'s definition: `part_verdicts`
-    asks `convexity` about those.
     """
     from gjkcli.errors import ShapeError
 
     n = len(hulls.shapes)
-    convex = np.zeros(n, dtype=bool)
+    gaps = np.full(n, np.inf)
     solid = [k for k in range(n) if not isinstance(hulls.shapes[k], ShapeError)
              and hulls.shapes[k].dimension == 3 and np.isfinite(hulls.area[k])]
     for c in range(0, len(solid), _CHUNK):
         chunk = solid[c: c + _CHUNK]
-        convex[chunk] = _covers_hull([hulls.shapes[k] for k in chunk], hulls.area[chunk],
-                                     [faces[k] for k in chunk], [vertices[k] for k in chunk])
-    return convex
+        gaps[chunk] = _face_gaps([hulls.shapes[k] for k in chunk], hulls.area[chunk],
+                                 [faces[k] for k in chunk], [vertices[k] for k in chunk])
+    return gaps
 
 
-def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
-    """(m,) bool: `convex_parts` for solid hulls `shapes` of meshes (faces, vertices)."""
-    from gjkcli.engine.shapes import _ceil_bucket, _padded_rows
-    from gjkcli.tolerances import DEFAULT
+def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
+    """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices)."""
+    from gjkcli.engine.shapes import ceil_bucket, padded_rows
 
     solid = range(len(shapes))
     # mesh areas and face planes for all parts at once (world coordinates)
@@ -194,7 +197,7 @@ def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
     twice = np.linalg.norm(cross, axis=1)
     t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]])
     mesh_area = 0.5 * np.add.reduceat(twice, t_starts)
-    covered = np.abs(mesh_area - hull_area) <= 1e-6 * hull_area
+    covered = np.abs(mesh_area - hull_area) <= _AREA_REL * hull_area
     with np.errstate(invalid="ignore", divide="ignore"):
         normal = cross / twice[:, None]
     real = twice > 0  # zero-area triangles have no plane, and add nothing
@@ -202,12 +205,11 @@ def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
     # the offset of each triangle's plane in its hull's local frame: n.(a - translation)
     translation = np.stack([s.translation for s in shapes])
     offset = np.einsum("ij,ij->i", normal, a - np.repeat(translation, n_tri, axis=0))
-    band = DEFAULT.touching_rel * np.array([s.size for s in shapes])
     n_hull = np.array([s.n_vertices for s in shapes])
-    ok = covered.copy()
+    gaps = np.full(len(shapes), np.inf)
     small = np.flatnonzero(covered & (n_hull <= 256) & (n_tri <= 4096))
     large = np.flatnonzero(covered & ~((n_hull <= 256) & (n_tri <= 4096)))
-    bucket = (_ceil_bucket(n_hull[small]) << 20) | _ceil_bucket(n_tri[small])
+    bucket = (ceil_bucket(n_hull[small]) << 20) | ceil_bucket(n_tri[small])
     for key in np.unique(bucket).tolist():
         members = small[bucket == key]
         vb, fb = key >> 20, key & ((1 << 20) - 1)
@@ -215,14 +217,14 @@ def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
         for c in range(0, len(members), step):
             group = members[c: c + step]
             # rows padded by repeating index 0 of each part: a real vertex, a real triangle
-            hv = _padded_rows(n_hull[group], vb)
+            hv = padded_rows(n_hull[group], vb)
             H = np.concatenate([shapes[s].vertices for s in group.tolist()])
             h_off = np.concatenate([[0], np.cumsum(n_hull[group])[:-1]])
             H = H[(h_off[:, None] + hv)]  # (B, vb, 3)
-            tv = _padded_rows(n_tri[group], fb) + t_starts[group][:, None]
+            tv = padded_rows(n_tri[group], fb) + t_starts[group][:, None]
             N, D, R = normal[tv], offset[tv], real[tv]  # (B, fb, 3), (B, fb), (B, fb)
             gap = np.matmul(N, H.transpose(0, 2, 1)).max(axis=2) - D  # BLAS: 5x einsum
-            ok[group] = np.all((gap <= band[group][:, None]) | ~R, axis=1)
+            gaps[group] = np.maximum(np.where(R, gap, 0.0).max(axis=1), 0.0)
     if len(large):
         from gjkcli.engine.query import support
 
@@ -232,17 +234,17 @@ def _covers_hull(shapes, hull_area, faces, vertices) -> np.ndarray:
             shape = shapes[s]
             pts, _, _ = support(shape, np.ascontiguousarray(normal[sl][keep]))
             gap = np.einsum("ij,ij->i", normal[sl][keep], pts - shape.translation) - offset[sl][keep]
-            ok[s] = bool(np.all(gap <= band[s]))
-    return ok
+            gaps[s] = max(float(gap.max(initial=0.0)), 0.0)
+    return gaps
 
 
-def part_verdicts(fast, which, vertices, faces, watertight=None, bodies=None) -> tuple[list, list]:
-    """(convex, reason) per part: `convex_parts`' verdict, else `convexity`'s where asked.
+def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=None) -> tuple[list, list]:
+    """(convex, reason) per part: whether it is its hull within its band, and why, where asked.
 
-    fast : (n,) bool, `convex_parts` of the parts (True: convex, with FAST_REASON)
-    which : indices of the parts to decide: those of them `fast` does not confirm get
-        `convexity`'s verdict and reason (the definition `gjk check` uses, about 1 ms a part);
-        any other part not confirmed stays None (undecided), with no reason
+    gaps : (n,) `hull_gaps` of the parts; bands : (n,) each part's own touching band
+    which : indices of the parts whose reason is wanted (those of listed pairs): a part that is
+        not its hull gets a reason measured by `convexity` (about 1 ms a part); the other parts
+        not asked about get None for both
     vertices, faces : sequences of each part's world vertices and triangles
     watertight, bodies : sequences of each part's flags, None where not known (parts of
         `gjkcli.mesh.load.read_objects`' fast path): those parts' vertices are merged first, as
@@ -250,19 +252,25 @@ def part_verdicts(fast, which, vertices, faces, watertight=None, bodies=None) ->
 
     Returns two lists of n: True, False or None, and a one-line reason or None.
     """
-    fast = np.asarray(fast, dtype=bool)
-    n = len(fast)
+    gaps = np.asarray(gaps, dtype=np.float64)
+    n = len(gaps)
     watertight = [None] * n if watertight is None else watertight
     bodies = [None] * n if bodies is None else bodies
-    decided: list = [True if c else None for c in fast.tolist()]
-    why: list = [FAST_REASON if c else None for c in fast.tolist()]
+    within = gaps <= np.asarray(bands)
+    decided: list = [True if c else None for c in within.tolist()]
+    why: list = [FAST_REASON if c else None for c in within.tolist()]
     which = np.asarray(which, dtype=np.int64)
-    for k in which[~fast[which]].tolist():
-        if watertight[k] is not None and bodies[k] is not None:  # loaded by gjkcli.mesh.load: merged
+    for k in which[~within[which]].tolist():
+        decided[k] = False
+        if np.isfinite(gaps[k]):
+            why[k] = f"its faces lie up to {gaps[k]:.3g} inside its hull, beyond the touching band"
+            continue
+        if watertight[k] is not None and bodies[k] is not None:  # loaded by gjkcli.mesh.load
             judged = convexity(vertices[k], faces[k], watertight=watertight[k], bodies=bodies[k])
         else:
             judged = convexity(*merge_close(vertices[k], faces[k]))
-        decided[k], why[k] = bool(judged.convex), judged.reason
+        why[k] = judged.reason if not judged.convex else (
+            f"close to its hull ({judged.reason}) but not its hull within the touching band")
     return decided, why
 
 
@@ -302,7 +310,7 @@ def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
     try:
         hull = ConvexHull(mesh.vertices)
     except (QhullError, ValueError) as exc:
-        return _verdict(False, 3, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+        return _verdict(False, 3, f"qhull could not build a hull: {one_line(exc)[:80]}")
     triangles = mesh.vertices[mesh.faces]
     area = _areas(triangles).sum()
     area_ratio = area / hull.area
@@ -332,7 +340,7 @@ def _flat_convexity(mesh: _Surface, plane_axes: np.ndarray) -> Convexity:
     try:
         polygon = ConvexHull(flat).volume  # a 2-D hull's "volume" is its area
     except (QhullError, ValueError) as exc:
-        return _verdict(False, 2, f"qhull could not build a hull: {_one_line(str(exc), 80)}")
+        return _verdict(False, 2, f"qhull could not build a hull: {one_line(exc)[:80]}")
     coverage = _areas(mesh.vertices[mesh.faces]).sum() / polygon
     sides = round(coverage)
     convex = sides in (1, 2) and abs(coverage - sides) <= DEFAULT.convex_area_rel * sides

@@ -27,7 +27,7 @@ import numpy as np
 
 from gjkcli.errors import InputError
 
-__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close"]
+__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -681,7 +681,7 @@ def _prepare(path, name: str, geometry) -> _Mesh:
                                f"{len(vertices)} vertices; re-export it")
     _check_finite(path, name, vertices, faces)
     vertices, faces = merge_close(vertices, faces)
-    body, bodies, open_face = _topology(faces, len(vertices))
+    body, bodies, open_face = topology(faces, len(vertices))
     return _Mesh(vertices, faces, body, bodies, open_face)
 
 
@@ -731,7 +731,7 @@ def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np
     return local[order[new]], index[faces]
 
 
-def _topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.ndarray]:
+def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.ndarray]:
     """Bodies of a mesh, and the faces on an edge not shared by exactly two faces.
 
     Two triangles are in one body when a chain of manifold edges joins them: edges shared by

@@ -18,6 +18,7 @@ The file is JSON::
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from gjkcli.errors import InputError
 
-__all__ = ["Entry", "Baseline", "read", "write", "document", "pair_key", "relative_file"]
+__all__ = ["Entry", "Baseline", "read", "write", "document", "key", "pair_key", "entries", "relative_file"]
 
 VERSION = 1
 
@@ -71,12 +72,41 @@ def relative_file(source: str, base: Path) -> str:
         return Path(source).as_posix()
 
 
-def pair_key(name_a: str, name_b: str, file_a: str, file_b: str, base: Path) -> tuple:
-    """(file, a, b): names sorted, files relative to `base`, two files joined by ' + '."""
+def key(name_a: str, name_b: str, file_a: str, file_b: str, rel) -> tuple:
+    """(file, a, b): names sorted, each file through `rel` (its path relative to the baseline's
+    folder), two files joined by ' + '.
+
+    The key holds the file, so names drop the "file:" prefix a scan of several files adds: a
+    baseline written for one file still matches when another file joins the scan.
+    """
+    name_a, name_b = _local_name(name_a, file_a), _local_name(name_b, file_b)
     if name_b < name_a:
         name_a, name_b, file_a, file_b = name_b, name_a, file_b, file_a
-    fa, fb = relative_file(file_a, base), relative_file(file_b, base)
+    fa, fb = rel(file_a), rel(file_b)
     return (fa if fa == fb else f"{fa} + {fb}", name_a, name_b)
+
+
+def pair_key(name_a: str, name_b: str, file_a: str, file_b: str, base: Path) -> tuple:
+    """`key` with files relative to the folder `base`."""
+    return key(name_a, name_b, file_a, file_b, lambda f: relative_file(f, base))
+
+
+def _local_name(name: str, file: str) -> str:
+    prefix = f"{Path(file).name}:"
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+def entries(pairs) -> list:
+    """The baseline entries of a run's findings: every violation no allow rule covers."""
+    out = []
+    for p in pairs:
+        if not (p.violation and not p.allowed):
+            continue
+        file, a, b = p.key
+        r = p.result
+        out.append(Entry(file=file, a=a, b=b, status=p.status.value,
+                         depth=None if r.depth is None else float(r.depth), distance=float(r.distance)))
+    return out
 
 
 def read(path) -> Baseline:
@@ -115,9 +145,19 @@ def document(entries) -> dict:
 
 def write(path, entries) -> None:
     """Write a baseline of `entries` (the keys must be relative to path's folder, see `pair_key`)."""
+    import tempfile
+
     path = Path(path)
     text = json.dumps(document(entries), indent=2, allow_nan=False) + "\n"
-    try:
-        path.write_text(text, encoding="utf-8")
+    try:  # whole or not at all: a temporary file in the same folder, then a rename
+        fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=path.resolve().parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as exc:
         raise InputError(path, f"cannot write the baseline: {exc.strerror or exc}") from exc

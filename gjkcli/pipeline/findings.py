@@ -1,38 +1,52 @@
-"""Renderers: results in, text out. Nothing here prints or imports the engine.
+"""The findings model: what one run found, for `gjk check` and `gjk scan` alike.
 
-The command (`gjkcli.cli`) gathers what it learnt into the plain records below and hands them to a
-renderer:
+Every renderer (table, JSON, JUnit, GitHub, SARIF, baselines) reads these records and nothing
+else of the run, as a linter's emitters read one diagnostic. A new format is a new renderer,
+never a new pipeline.
 
-- `report.table.render_check(check)`: the human report, rich renderables;
-- `report.trace.render_trace(result.trace)`: GJK and EPA narrated step by step, rich renderables;
-- `report.jsonout.check_document(check)`: the `--format json` document, a dict;
-  `report.jsonout.trace_lines(pair)`: the `--trace-json` lines.
+- `ObjectRecord`: one object (a file, a scene node, a body, a primitive) as checked.
+- `Finding`: one checked pair: the engine's `Result`, which engine answered (`mode`), whether
+  the answer holds for the parts or only for their hulls (`conservative`), the verdict around it
+  (violation, allowed, in the baseline).
+- `Problem`: an input the run could not use (exit code 2; the rest is still checked).
+- `Findings`: the whole run.
 
-This module imports only `gjkcli.engine.results` (and so numpy), so importing a renderer costs only what
-that renderer needs besides: rich for the table and the trace, the standard library for JSON.
+Imports only `gjkcli.engine.results` (numpy): renderers pay nothing more for the model.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from gjkcli.engine.results import Result, Status
+from gjkcli.errors import Problem
 
-# Statuses that fail a check: the command exits 1 when any pair has one of them.
-VIOLATIONS = frozenset({Status.COLLISION, Status.CLEARANCE, Status.UNDECIDED})
+__all__ = ["ObjectRecord", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
+           "EXIT_ERROR", "SEVERITY", "violates", "pair_note", "hull_note"]
 
-# Exit codes of the command (gjkcli.cli keeps its own copy, to stay importable without numpy).
+# Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
 
+# Report order: collisions (deepest first), then undecided, touching, clearance (closest first).
+SEVERITY = {Status.COLLISION: 0, Status.UNDECIDED: 1, Status.TOUCHING: 2, Status.CLEARANCE: 3,
+            Status.CLEAR: 4}
+
 
 @dataclass(frozen=True)
-class ObjectInfo:
-    """One input object as the report describes it.
+class ObjectRecord:
+    """One object as the run checked it.
 
     bounds : ((3,), (3,)) world-frame minimum and maximum corners, plain floats
-    convex : whether the part equals its convex hull (a verdict from the hull is then exact)
+    hull_gap : how far the part's faces lie inside its hull, model units: 0 for a part that is
+        its hull, None when the part does not cover its hull's surface (a pocket, a cavity, an
+        open or flat part) or for a primitive (exact as it is)
+    convex : the part is its hull within its own touching band (hull_gap within it): hull
+        answers are then the part's. None when the run did not need to know
+    convexity : one line on why the part is or is not convex (None when not asked)
+    watertight, bodies : None when the loader did not compute them (a scan's fast path)
     dimension : of the hull: 3 solid, 2 flat, 1 segment, 0 point
+    primitive : the kind of a manifest primitive, else None
     """
 
     name: str
@@ -40,26 +54,33 @@ class ObjectInfo:
     vertices: int
     faces: int
     hull_vertices: int
-    convex: bool
-    watertight: bool
+    convex: bool | None
+    watertight: bool | None
     bounds: tuple
     units: str | None = None
-    bodies: int = 1
+    bodies: int | None = 1
     dimension: int = 3
-    convexity: str | None = None  # one line on why the part is or is not convex
+    primitive: str | None = None
+    convexity: str | None = None
+    hull_gap: float | None = None
 
 
 @dataclass(frozen=True)
-class PairReport:
-    """The verdict for one pair, with what the command decided around the engine's answer.
+class Finding:
+    """One checked pair.
 
-    a, b : object names, as in `ObjectInfo.name`
-    mode : the mode the answer came from ("hull" or "exact"); requested : what the user asked
-        ("auto", "hull", "exact")
-    clearance : the required clearance (model units) or None
-    conservative : the answer came from the hull of a part that is not convex, so a collision,
-        touching or clearance verdict holds for the hulls and may not hold for the parts
-    violation : this pair fails the check
+    a, b : object names, as in `ObjectRecord.name`; file_a, file_b : their files
+    result : the engine's answer (status with the clearance applied)
+    mode : what answered: "hull" (GJK/EPA on the convex hulls) or "exact" (the triangles)
+    requested : the mode the user asked for ("auto", "hull", "exact")
+    clearance : the required gap for this pair (model units), or None
+    conservative : the answer is the hulls' and a part is not its hull: a clear verdict holds
+        for the parts (their distance is at least this one), any other verdict may not
+    violation : the status is one the run fails on (undecided always is)
+    allowed, reason : an [[allow]] or SRDF entry covers the pair, and why
+    known : the baseline holds the pair's key
+    key : (file, a, b), the baseline key
+    note : what an exact answer does not cover (only surfaces count for an open part), or None
     """
 
     a: str
@@ -70,85 +91,145 @@ class PairReport:
     clearance: float | None = None
     conservative: bool = False
     violation: bool = False
-    note: str | None = None  # what an exact answer does not cover (e.g. only surfaces count)
+    allowed: bool = False
+    reason: str | None = None
+    known: bool = False
+    file_a: str = ""
+    file_b: str = ""
+    key: tuple = ()
+    note: str | None = None
 
     @property
     def status(self) -> Status:
         return self.result.status
 
+    @property
+    def fails(self) -> bool:
+        """A violation neither allowed nor in the baseline: the run exits 1."""
+        return self.violation and not self.allowed and not self.known
+
+    @property
+    def distance_is_lower_bound(self) -> bool:
+        """The reported distance is the hulls': the parts are at least this far apart."""
+        return self.conservative
+
 
 @dataclass(frozen=True)
-class InputProblem:
-    """A file the command could not use: one line of the report, exit code 2."""
+class Findings:
+    """Everything one run found.
 
-    file: str
-    message: str
+    command : "check" or "scan"
+    objects : ObjectRecord per object, in input order
+    pairs : the listed findings, most severe first: every pair that is not clear, or every
+        checked pair (`all_pairs`; always for check)
+    errors : Problem per input that could not be used
+    counts : pairs per status over every checked pair
+    checked : pairs the narrow phase ran on; candidates : pairs the broad phase found
+    gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
+    notes : plain sentences for the report
+    timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
+    """
 
-
-@dataclass(frozen=True)
-class CheckReport:
-    """Everything one `gjk check` run found."""
-
+    command: str = "scan"
     objects: tuple = ()
     pairs: tuple = ()
     errors: tuple = ()
+    counts: dict = field(default_factory=dict)
+    checked: int = 0
+    candidates: int = 0
+    requested: str = "auto"
+    tolerance: float | None = None
+    clearance: float | None = None
+    fail_on: tuple = ()
+    all_pairs: bool = False
+    baseline: str | None = None
+    baseline_written: str | None = None
+    gone: tuple = ()
+    notes: tuple = ()
+    timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
     version: str = "unknown"
-    notes: tuple = field(default=())
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def exit_code(self) -> int:
         if self.errors:
             return EXIT_ERROR
-        if any(p.violation for p in self.pairs):
+        if any(p.fails for p in self.pairs):
             return EXIT_VIOLATION
         return EXIT_OK
 
-    def counts(self) -> dict:
-        """Pairs per status, every status present (zero when none)."""
-        out = {s.value: 0 for s in Status}
+    @property
+    def failures(self) -> tuple:
+        """The pairs that fail the run."""
+        return tuple(p for p in self.pairs if p.fails)
+
+    @property
+    def allowed(self) -> tuple:
+        return tuple(p for p in self.pairs if p.allowed and p.violation)
+
+    @property
+    def known(self) -> tuple:
+        return tuple(p for p in self.pairs if p.known and p.violation and not p.allowed)
+
+    @property
+    def violations(self) -> int:
+        return sum(1 for p in self.pairs if p.violation)
+
+    @property
+    def modes(self) -> dict:
+        """Listed pairs per answering mode: {"hull": n, "exact": m}."""
+        out = {"hull": 0, "exact": 0}
         for p in self.pairs:
-            out[Status(p.status).value] += 1
+            out[p.mode] = out.get(p.mode, 0) + 1
         return out
 
-    def object(self, name: str) -> ObjectInfo | None:
-        for o in self.objects:
-            if o.name == name:
-                return o
-        return None
+    def object(self, name: str) -> ObjectRecord | None:
+        k = self._index.get(name)
+        if k is None and not self._index:
+            return next((o for o in self.objects if o.name == name), None)
+        return self.objects[k] if k is not None else None
 
 
-def is_violation(status: Status, clearance: float | None) -> bool:
-    """Whether a pair with this status fails the check.
+def violates(status: Status, clearance: float | None, fail_on) -> bool:
+    """Whether a pair with this status fails the run under `fail_on`.
 
-    Touching is not a violation by itself (parts meant to sit on each other touch), but it is one
-    when a positive clearance is required: touching parts are closer than any gap.
+    Undecided always fails (no verdict is not a pass); touching parts are closer than any
+    positive clearance, so they fail a required clearance as "clearance".
     """
     status = Status(status)
-    if status in VIOLATIONS:
+    if status is Status.UNDECIDED:
         return True
-    return status is Status.TOUCHING and clearance is not None and clearance > 0.0
+    if status is Status.COLLISION:
+        return "collision" in fail_on
+    if status is Status.CLEARANCE:
+        return "clearance" in fail_on
+    if status is Status.TOUCHING:
+        return "touching" in fail_on or (clearance is not None and clearance > 0 and "clearance" in fail_on)
+    return False
 
 
-def pair_note(pair: PairReport, a: ObjectInfo | None, b: ObjectInfo | None) -> str | None:
-    """The caveat of a verdict: what a hull answer means for parts that are not convex, or what
-    an exact answer does not cover; None when the verdict holds for the parts as they are."""
+def pair_note(pair: Finding, a: ObjectRecord | None, b: ObjectRecord | None) -> str | None:
+    """The caveat of a verdict: what a hull answer means for parts that are not their hulls, or
+    what an exact answer does not cover; None when the verdict holds for the parts as they are."""
     return hull_note(pair, a, b) or pair.note or None
 
 
-def hull_note(pair: PairReport, a: ObjectInfo | None, b: ObjectInfo | None) -> str | None:
-    """What a hull-mode verdict means for parts that are not convex; None when both are convex."""
-    concave = [o.name for o in (a, b) if o is not None and not o.convex]
-    if pair.mode != "hull" or not concave:
+def hull_note(pair: Finding, a: ObjectRecord | None, b: ObjectRecord | None) -> str | None:
+    """What a hull answer means for parts that are not their hulls; None when it is the parts'."""
+    if not pair.conservative:
         return None
-    which = " and ".join(concave)
+    concave = [o.name for o in (a, b) if o is not None and not o.convex] or [pair.a, pair.b]
+    which = " and ".join(concave) + (" is" if len(concave) == 1 else " are")
     status = Status(pair.status)
     if status is Status.CLEAR:
-        return f"{which} not convex: the hulls are apart, so the parts are; the parts are at least this far apart"
+        return (f"{which} not convex: the hulls are apart, so the parts are; the parts are at "
+                f"least this far apart")
     if status is Status.COLLISION:
         return f"{which} not convex: collision between hulls; the parts themselves may not touch"
     if status is Status.TOUCHING:
         return f"{which} not convex: the hulls touch; the parts themselves may be apart"
     if status is Status.CLEARANCE:
-        return f"{which} not convex: the hulls are closer than the clearance; the parts may be further apart"
+        return (f"{which} not convex: the hulls are closer than the clearance; the parts may be "
+                f"further apart")
     return f"{which} not convex: undecided for the hulls"

@@ -1,507 +1,589 @@
-"""`gjk scan`: every pair of objects across scene files, a broad phase, then the batch narrow phase.
+"""The one run of `gjk check` and `gjk scan`: inputs -> objects -> candidate pairs -> narrow
+phase -> findings.
 
-The pipeline of `run`:
-
-1. **Load** every file into named objects in world coordinates (`gjkcli.mesh.load.read_objects`):
-   each scene node that holds triangles is an object, moved by its full world transform, scale
-   included. A file that fails to load becomes an error entry; the others are still checked.
-   Manifest objects (whole files or primitives) and includes join them. Files load in worker
-   processes.
-2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part and nothing else per part in
-   Python; the vertex selection, the adjacency and the bounds of all parts are computed at once
-   in NumPy. The result is bit for bit what `Shape.hull` builds (tests/test_shapes.py checks
-   it). Whether each part is its own hull (`gjkcli.mesh.convexity.convex_parts`) is decided the same
-   way, for all parts at once.
-3. **Broad phase** (`gjkcli.scene.broadphase`): a BVH over the world boxes grown by the clearance and
-   the touching band: O(n log n + k), never all n^2 pairs. `[[check]]` selections filter it.
-4. **Narrow phase**: the engine's batch call (which releases the GIL) over the candidate pairs,
+1. **Objects** (`gjkcli.scene.objects.gather`): every input as named objects in world
+   coordinates, moved by their full transforms (scale included). An input that fails to load
+   becomes a `Problem`; the others are still checked.
+2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part, everything else for
+   all parts at once in NumPy; and how far each part is from its hull
+   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once.
+3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
+   --split-bodies, and in `scan`, a BVH over the world boxes grown by the clearance and the
+   touching band picks them (`gjkcli.scene.broadphase`), never all n^2; manifest `[[check]]`
+   selections filter them.
+4. **Narrow phase**: the engine's batch call over the candidate pairs (it releases the GIL),
    split across threads.
-5. **Refinement** (pluggable): in `auto` and `exact` mode, pairs whose hulls are not clear and
-   that involve a non-convex part go to a refiner (`refine=`), which answers for the parts
-   themselves. Without one, the hull verdict stands, marked conservative.
-6. **Verdicts**: clearance, `fail_on`, allowed pairs (`[[allow]]`, SRDF), the baseline.
+5. **Policy** (`gjkcli.pipeline.policy`): which pairs the hulls' answer stands for, which go to
+   the triangles (`gjkcli.engine.exact`), which are marked conservative.
+6. **Findings** (`gjkcli.pipeline.findings`): clearance, fail_on, allowed pairs, the baseline.
 
-Per-part Python work is the cost that decides scans of many small parts, so nothing here loops
-over parts in Python except the qhull call, trimesh's own parsing, and making one small record
-per part (a Shape, an object of the report); pairs are looped over only to make the listed ones.
-
-Exact refinement plugs in through `refine=`: a callable taking a list of `RefineRequest` (both
-parts' world vertices and faces, the hull verdict, the tolerance and clearance) and returning a
-`Result` per request (or None to keep the hull's). gjkcli.engine.exact is meant to provide it; the
-command then passes `refine=gjkcli.engine.exact.<its function>` (or a wrapper) for modes auto and exact.
+Per-part Python work decides the speed of scans of many small parts, so nothing here loops over
+parts in Python but the qhull call, trimesh's parsing and one small record per part; pairs are
+looped over only to make the listed ones.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from gjkcli.errors import GjkError, InputError, ShapeError
-from gjkcli.pipeline.findings import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, InputProblem, PairReport
-from gjkcli.engine.results import Result, Status
+from gjkcli.engine.results import (
+    DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
+from gjkcli.errors import Problem, ShapeError, one_line
+from gjkcli.pipeline import policy
+from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
 
-__all__ = ["run", "ScanReport", "ScanPair", "ScanObject", "Geometry", "RefineRequest", "Refiner",
-           "exact_refiner", "MODES", "SEVERITY"]
-
-MODES = ("auto", "hull", "exact")
-
-# Report order: collisions (deepest first), then undecided, touching, clearance (closest first).
-SEVERITY = {Status.COLLISION: 0, Status.UNDECIDED: 1, Status.TOUCHING: 2, Status.CLEARANCE: 3,
-            Status.CLEAR: 4}
+__all__ = ["check", "scan", "Options"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
 _PAIR_CHUNK = 4096
 
+# `gjk check` lists every pair of an object of A and one of B up to this many pairs (with
+# --split-bodies); beyond, the broad phase picks the pairs whose boxes come within reach, as a
+# scan does, and the others are clear by their boxes (a soup of 5,000 triangles against itself
+# is 12.5 million pairs).
+CHECK_EVERY_PAIR_UP_TO = 10_000
 
-# -- records --------------------------------------------------------------------------------------
+# Spellings of one unit that files use (trimesh passes them through as written).
+UNIT_ALIASES = {
+    "millimeter": "mm", "millimeters": "mm", "millimetre": "mm", "millimetres": "mm",
+    "centimeter": "cm", "centimeters": "cm", "centimetre": "cm", "centimetres": "cm",
+    "meter": "m", "meters": "m", "metre": "m", "metres": "m",
+    "inch": "in", "inches": "in", "foot": "ft", "feet": "ft",
+    "micron": "um", "microns": "um", "micrometer": "um", "micrometers": "um",
+}
 
-
-@dataclass(frozen=True, eq=False)
-class Geometry:
-    """One object before its hull: what the refiner sees of it.
-
-    vertices : (n, 3) float64, world coordinates (None for a primitive)
-    faces : (m, 3) int64, indices into vertices (None for a primitive)
-    primitive : the Shape of a manifest primitive, else None
-    watertight, bodies : known when the object came through `gjkcli.mesh.load.load_objects`, else None
-    """
-
-    name: str
-    file: str
-    vertices: np.ndarray | None = None
-    faces: np.ndarray | None = None
-    units: str | None = None
-    watertight: bool | None = None
-    bodies: int | None = None
-    primitive: object | None = None
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
-class ScanObject:
-    """One object as the report describes it (the fields of `gjkcli.report.ObjectInfo`).
+class Options:
+    """What the user asked of a run (the options of `gjk check` and `gjk scan`).
 
-    watertight and bodies are None when the loader did not compute them (the fast path of scene
-    files computes no topology). convex: the part is its own hull, so a hull verdict is the
-    part's: True when `gjkcli.mesh.convexity.convex_parts` (within the touching band, for all parts
-    at once) or `gjkcli.mesh.convexity.convexity` (the definition `gjk check` uses, about 1 ms a part)
-    says so; False when the latter says it is not; None when undecided: the fast test did not
-    show it convex and no finding involves the part, so nothing depended on it (see
-    `gjkcli.mesh.convexity.part_verdicts`).
+    mode : "auto", "hull" or "exact" (see `gjkcli.pipeline.policy`)
+    tolerance : touching band, model units (None: 1e-7 of each pair's size)
+    clearance : required gap, model units (None: none)
+    fail_on : statuses that fail the run, of "collision", "touching", "clearance" (None: the
+        manifest's, else collision and clearance); undecided always fails
+    all_pairs : list every checked pair, not only the findings
+    trace : record GJK and EPA step by step for the listed pairs
+    split_bodies : each connected body of an object is its own object
+    jobs : worker processes for loading, threads for the narrow phase (None: every core)
+    baseline : a baseline file whose findings do not fail the run
+    write_baseline : record the failing findings there
+    strict : an input that cannot be read raises its InputError (for --debug) instead of
+        becoming a Problem of the findings
     """
 
-    name: str
-    file: str
-    vertices: int
-    faces: int
-    hull_vertices: int
-    convex: bool | None
-    watertight: bool | None
-    bounds: tuple
-    units: str | None = None
-    bodies: int | None = None
-    dimension: int = 3
-    primitive: str | None = None
-    convexity: str | None = None  # one line on why the part is or is not convex
-
-
-@dataclass(frozen=True)
-class ScanPair(PairReport):
-    """A checked pair: `gjkcli.report.PairReport` (so the JSON renderer takes it) and the scan's say.
-
-    violation : the status is one `fail_on` lists (undecided always is)
-    allowed, reason : an [[allow]] or SRDF entry covers the pair, and why
-    known : the baseline holds the pair's key
-    key : (file, a, b), the baseline key
-    fails : a violation neither allowed nor known: exit code 1
-    """
-
-    allowed: bool = False
-    reason: str | None = None
-    known: bool = False
-    file_a: str = ""
-    file_b: str = ""
-    key: tuple = ()
-
-    @property
-    def fails(self) -> bool:
-        return self.violation and not self.allowed and not self.known
-
-
-@dataclass(frozen=True)
-class RefineRequest:
-    """A pair whose hulls are not clear and of which a part is not convex: the refiner's input.
-
-    hull : the engine's verdict for the hulls (clearance already applied)
-    tolerance : the touching band used, model units; clearance : the required gap or None
-    """
-
-    a: Geometry
-    b: Geometry
-    hull: Result
-    tolerance: float
-    clearance: float | None
-    nonconvex: tuple
-
-
-# A refiner answers for the parts themselves: one Result (or None to keep the hull verdict) per
-# request, in order. gjkcli.engine.exact provides one; see `run`.
-Refiner = Callable[[Sequence[RefineRequest]], Sequence[Result | None]]
-
-
-@dataclass(frozen=True)
-class ScanReport:
-    """Everything one scan found.
-
-    objects : ScanObject per loaded object, in scan order
-    pairs : the listed pairs, most severe first: every finding (status not clear), or every
-        checked pair with all_pairs
-    errors : InputProblem per file that failed to load (exit code 2)
-    counts : pairs per status over every checked pair
-    checked : pairs the narrow phase ran on; candidates : pairs the broad phase found
-    gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
-    notes : plain sentences for the report (one object: no pairs; SRDF links without objects)
-    timings : seconds per stage (load, hulls, broad, narrow, objects: convexity of the parts of
-        findings and the report's objects, refine, verdicts)
-    """
-
-    objects: tuple = ()
-    pairs: tuple = ()
-    errors: tuple = ()
-    counts: dict = field(default_factory=dict)
-    checked: int = 0
-    candidates: int = 0
-    mode: str = "hull"
-    requested: str = "auto"
+    mode: str = "auto"
     tolerance: float | None = None
     clearance: float | None = None
-    fail_on: tuple = ()
+    fail_on: tuple | None = None
     all_pairs: bool = False
-    baseline: str | None = None
-    baseline_written: str | None = None
-    gone: tuple = ()
-    notes: tuple = ()
-    timings: dict = field(default_factory=dict)
-    elapsed: float = 0.0
-    version: str = "unknown"
-    _index: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def exit_code(self) -> int:
-        if self.errors:
-            return EXIT_ERROR
-        if any(p.fails for p in self.pairs):
-            return EXIT_VIOLATION
-        return EXIT_OK
-
-    @property
-    def failures(self) -> tuple:
-        """The pairs that fail the scan."""
-        return tuple(p for p in self.pairs if p.fails)
-
-    @property
-    def allowed(self) -> tuple:
-        return tuple(p for p in self.pairs if p.allowed and p.status is not Status.CLEAR)
-
-    @property
-    def known(self) -> tuple:
-        return tuple(p for p in self.pairs if p.known and p.violation and not p.allowed)
-
-    def object(self, name: str) -> ScanObject | None:
-        k = self._index.get(name)
-        return self.objects[k] if k is not None else None
+    trace: bool = False
+    split_bodies: bool = False
+    jobs: int | None = None
+    baseline: str | os.PathLike | None = None
+    write_baseline: str | os.PathLike | None = None
+    strict: bool = False
 
 
-# -- run ------------------------------------------------------------------------------------------
+def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
+    """`gjk check A B`: each file one object (one per body with split_bodies), every pair of an
+    object of A and an object of B listed; with split_bodies and A == B, the bodies of the one
+    file against each other."""
+    from gjkcli.scene.objects import file_sources
+
+    # two files: a worker pool costs more than it saves
+    options = dataclasses.replace(options, all_pairs=True, jobs=1 if options.jobs is None else options.jobs)
+    same = options.split_bodies and Path(path_a).resolve() == Path(path_b).resolve()
+    sources = file_sources([path_a] if same else [path_a, path_b], options.split_bodies)
+    return _Run(options, "check", progress).findings(sources, (), None, across=not same,
+                                                     every_pair=CHECK_EVERY_PAIR_UP_TO)
 
 
-def run(paths=(), *, manifest=None, mode: str = "auto", tolerance: float | None = None,
-        clearance: float | None = None, fail_on=None, all_pairs: bool = False, baseline=None,
-        write_baseline=None, split_bodies: bool = False, jobs: int | None = None,
-        refine: Refiner | None = None, progress: Callable[[str, int, int], None] | None = None,
-        broadphase: str = "bvh") -> ScanReport:
-    """Scan every pair of objects of the given files (and manifest) for collisions.
+def scan(paths=(), options: Options = Options(), *, manifest=None,
+         progress: Progress | None = None) -> Findings:
+    """`gjk scan FILE...`: every object of the given files (and manifest) against every other,
+    through the broad phase.
 
-    Parameters
-    ----------
-    paths : iterable of str or Path
-        Scene files and directories (a directory gives the mesh files directly in it).
-    manifest : str, Path or gjkcli.scene.manifest.Manifest, optional
-        Includes, objects, groups, checks, allowed pairs, defaults (see gjkcli/scene/manifest.py).
-    mode : {"auto", "hull", "exact"}
-        hull: verdicts for the convex hulls (conservative for non-convex parts). auto: hulls, then
-        `refine` for pairs with a non-convex part whose hulls are not clear. exact: as auto, and
-        an error without a refiner.
-    tolerance : float, optional
-        Touching band, model units (default: the manifest's, else 1e-7 of each pair's size).
-    clearance : float, optional
-        Required gap, model units (default: the manifest's). [[check]] tables may set their own.
-    fail_on : iterable of {"collision", "touching", "clearance"}, optional
-        Findings that fail the scan (default: the manifest's, else collision and clearance).
-        Undecided pairs always fail; touching pairs fail a positive clearance as "clearance".
-    all_pairs : bool
-        List every pair the narrow phase checked, not only the findings.
-    baseline : str or Path, optional
-        A baseline file: findings recorded there do not fail the scan; the report lists the
-        recorded ones that are gone.
-    write_baseline : str or Path, optional
-        Record today's failing findings there (after the scan).
-    split_bodies : bool
-        Each connected body of an object of the given files is its own object.
-    jobs : int, optional
-        Worker processes for loading files and building hulls, threads for the narrow phase
-        (default: every core). 1 runs everything in this process.
-    refine : callable, optional
-        The refinement step (see `Refiner`); None keeps hull verdicts.
-    progress : callable(stage, done, total), optional
-        Called as work advances; stages "load", "hulls", "narrow", "refine".
+    manifest : a path or a `gjkcli.scene.manifest.Manifest`; its tolerance, clearance and
+        fail_on apply where the options leave them None.
 
-    Returns
-    -------
-    ScanReport
-
-    Raises
-    ------
-    ManifestError
-        The manifest cannot be used (with its line number).
-    InputError
-        The baseline cannot be read or written.
-    GjkError
-        mode "exact" without a refiner.
+    Raises ManifestError (with its line) when the manifest cannot be used, InputError when the
+    baseline cannot be read or written.
     """
-    from gjkcli.pipeline import baseline as baselines
     from gjkcli.scene import manifest as manifests
-    from gjkcli.mesh.convexity import part_verdicts
-    from gjkcli.tolerances import DEFAULT
-
-    started = time.perf_counter()
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-    if mode == "exact" and refine is None:
-        raise GjkError("--mode exact needs the exact refinement of non-convex parts, which is not "
-                       "available yet; use --mode hull or auto")
-    jobs = _jobs(jobs)
-    tell = progress or (lambda stage, done, total: None)
-    timings = {}
+    from gjkcli.scene.objects import scene_sources
 
     m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
     if m is not None:
-        tolerance = tolerance if tolerance is not None else m.tolerance
-        clearance = clearance if clearance is not None else m.clearance
-        fail_on = fail_on if fail_on is not None else m.fail_on
-    fail_on = tuple(fail_on) if fail_on is not None else manifests.DEFAULT_FAIL_ON
-    for v in fail_on:
-        if v not in manifests.FAIL_ON:
-            raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(manifests.FAIL_ON)}")
-    for what, value in (("tolerance", tolerance), ("clearance", clearance)):
-        if value is not None and not (value >= 0 and np.isfinite(value)):
-            raise ValueError(f"{what} must be a finite number >= 0, got {value}")
-    old = baselines.read(baseline) if baseline is not None else None
+        options = dataclasses.replace(
+            options,
+            tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
+            clearance=options.clearance if options.clearance is not None else m.clearance,
+            fail_on=options.fail_on if options.fail_on is not None else m.fail_on)
+    run = _Run(options, "scan", progress)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems)
+    return run.findings(sources, primitives, m, across=False, every_pair=0)
 
-    # 1. load -------------------------------------------------------------------------------------
-    t = time.perf_counter()
-    errors: list[InputProblem] = []
-    geoms = _load_all(paths, m, split_bodies, jobs, errors, tell)
-    timings["load"] = time.perf_counter() - t
 
-    # 2. hulls ------------------------------------------------------------------------------------
-    t = time.perf_counter()
-    shapes, convex, lo, hi, geoms = _shapes(geoms, jobs, errors, tell)
-    timings["hulls"] = time.perf_counter() - t
-    names = [g.name for g in geoms]
-    notes = []
-    n = len(geoms)
-    if n == 0:
-        notes.append("no objects were loaded: there is nothing to check")
-    elif n == 1:
-        notes.append(f"only one object ({names[0]}): there are no pairs to check")
+class _Run:
+    """One run: the options, what went wrong so far, and the time spent per stage."""
 
-    resolved = None
-    if m is not None and n > 0:
-        try:
-            resolved = m.resolve(names)
-        except manifests.ManifestError as exc:
-            if not errors:
-                raise
-            # a file that failed to load may be what the selection was meant to match
-            errors.append(InputProblem(file=exc.source, message=exc.message))
-            resolved = manifests.Resolved()
-        notes.extend(resolved.notes)
+    def __init__(self, options: Options, command: str, progress: Progress | None):
+        from gjkcli.scene.manifest import DEFAULT_FAIL_ON, FAIL_ON
 
-    # 3. broad phase ------------------------------------------------------------------------------
-    t = time.perf_counter()
-    i, j, pair_clearance, candidates = _candidates(lo, hi, resolved, clearance, tolerance, DEFAULT,
-                                                   broadphase)
-    timings["broad"] = time.perf_counter() - t
+        if options.mode not in policy.MODES:
+            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
+        fail_on = tuple(options.fail_on) if options.fail_on is not None else DEFAULT_FAIL_ON
+        for v in fail_on:
+            if v not in FAIL_ON:
+                raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
+        for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+            if value is not None and not (value >= 0 and np.isfinite(value)):
+                raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
+        if jobs < 1:
+            raise ValueError(f"jobs must be >= 1, got {options.jobs}")
+        self.options = dataclasses.replace(options, fail_on=fail_on, jobs=jobs)
+        self.command = command
+        self.tell = progress or (lambda stage, done, total: None)
+        self.problems: list[Problem] = []
+        self.notes: list[str] = []
+        self.timings: dict[str, float] = {}
+        self.started = time.perf_counter()
 
-    # 4. narrow phase -----------------------------------------------------------------------------
-    t = time.perf_counter()
-    batch = _narrow(shapes, i, j, tolerance, jobs, tell)
-    timings["narrow"] = time.perf_counter() - t
+    def stage(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + now - since
+        return now
 
-    # 5. statuses, refinement ---------------------------------------------------------------------
-    t = time.perf_counter()
-    status = np.zeros(0, dtype=np.int8)
-    if len(i):
-        status = _ENGINE_TO_CODE[batch.status]
-        closer = (status == _CODE[Status.CLEAR]) & (batch.distance < pair_clearance)
-        status[closer] = _CODE[Status.CLEARANCE]
-    # the parts of listed pairs that the fast test did not show convex get gjkcli.mesh.convexity's
-    # verdict (the one `gjk check` gives); the others keep None: nothing depends on it
-    involved = np.zeros(0, dtype=np.int64)
-    if len(i):
-        listed = np.ones(len(i), dtype=bool) if all_pairs else status != _CODE[Status.CLEAR]
-        involved = np.unique(np.concatenate([i[listed], j[listed]]))
-    decided, why = part_verdicts(convex, involved, [g.vertices for g in geoms],
-                                 [g.faces for g in geoms], [g.watertight for g in geoms],
-                                 [g.bodies for g in geoms])
-    for k, g in enumerate(geoms):
-        if g.primitive is not None:
-            why[k] = "a primitive"
-    nonconvex = np.array([c is not True for c in decided], dtype=bool)
-    objects = _object_infos(geoms, shapes, decided, why, lo, hi)
-    timings["objects"] = time.perf_counter() - t
-    t = time.perf_counter()
-    refined: dict[int, Result] = {}
-    if mode != "hull" and refine is not None and len(i):
-        todo = np.flatnonzero((status != _CODE[Status.CLEAR]) & (nonconvex[i] | nonconvex[j]))
-        refined = _refine(refine, todo, geoms, i, j, batch, status, pair_clearance, nonconvex, tell)
-    timings["refine"] = time.perf_counter() - t
+    def findings(self, sources, primitives, manifest, *, across: bool, every_pair: int) -> Findings:
+        """The run over `sources` (then `primitives`, a manifest's): findings.
 
-    # 6. verdicts ---------------------------------------------------------------------------------
-    t = time.perf_counter()
-    base_new = Path(write_baseline).resolve().parent if write_baseline is not None else None
-    key_of = _KeyMaker(old.base if old is not None else base_new or Path.cwd())
-    verdict = _Verdicts(names=names, files=[g.file for g in geoms], nonconvex=nonconvex,
-                        clearance=clearance, fail_on=fail_on, requested=mode,
-                        allow=_allowed(resolved, i, j), key_of=key_of,
-                        known=old.keys if old is not None else None)
-    counts = {s.value: 0 for s in Status}
-    for code, c in zip(*np.unique(status, return_counts=True)):
-        counts[_STATUS[int(code)].value] += int(c)
-    listed = np.arange(len(i)) if all_pairs else np.flatnonzero(status != _CODE[Status.CLEAR])
-    pairs = []
-    for k in listed.tolist():
-        hull_status = _STATUS[int(status[k])]
-        if k in refined:
-            pair = verdict(k, int(i[k]), int(j[k]), refined[k], None, float(pair_clearance[k]), "exact")
-            counts[hull_status.value] -= 1
-            counts[pair.status.value] += 1
-            if pair.status is Status.CLEAR and not all_pairs:
-                continue  # the hulls meet, the parts do not: not a finding
+        across : pair only objects of different sources (a check of A against B)
+        every_pair : list every pair when there are at most this many, without a broad phase
+        """
+        from gjkcli.pipeline import baseline as baselines
+        from gjkcli.scene.manifest import ManifestError, Resolved
+        from gjkcli.scene.objects import gather
+
+        o = self.options
+        old = baselines.read(o.baseline) if o.baseline is not None else None
+        t = time.perf_counter()
+        geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
+                       tell=self.tell, strict=o.strict)
+        t = self.stage("load", t)
+        parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
+        t = self.stage("hulls", t)
+        self._name_notes(parts)
+
+        resolved = None
+        if manifest is not None and parts.n > 0:
+            try:
+                resolved = manifest.resolve(parts.names)
+            except ManifestError as exc:
+                if not self.problems:
+                    raise
+                # an input that failed to load may be what the selection was meant to match
+                self.problems.append(Problem(file=exc.source, message=exc.message))
+                resolved = Resolved()
+            self.notes.extend(resolved.notes)
+
+        i, j, clearance, candidates = self._candidates(parts, resolved, across, every_pair)
+        t = self.stage("broad", t)
+        batch = self._narrow(parts, i, j)
+        t = self.stage("narrow", t)
+        answers = self._answer(parts, i, j, clearance, batch)
+        self.stage("refine", t)
+        t = time.perf_counter()
+        key_base = (old.base if old is not None else
+                    Path(o.write_baseline).resolve().parent if o.write_baseline is not None else Path.cwd())
+        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved,
+                                     _KeyMaker(key_base), old.keys if old is not None else None)
+        objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
+                                                          [parts.index[p.b] for p in pairs]]))
+                                if pairs else np.zeros(0, dtype=np.int64))
+        gone = ()
+        if old is not None:
+            today = {p.key for p in pairs if p.violation and not p.allowed}
+            gone = tuple(e for e in old.entries if e.key not in today)
+        self.stage("verdicts", t)
+        found = Findings(
+            command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
+            counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
+            tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
+            notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
+            elapsed=time.perf_counter() - self.started, _index=dict(parts.index))
+        if o.write_baseline is not None:
+            baselines.write(o.write_baseline, baselines.entries(found.pairs))
+            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
+        return found
+
+    # -- notes ---------------------------------------------------------------------------------
+
+    def _name_notes(self, parts: "_Parts") -> None:
+        if parts.n == 0:
+            self.notes.append("no objects were loaded: there is nothing to check")
+        elif parts.n == 1 and self.command == "scan":
+            self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
+        units = {}
+        for g in parts.geoms:
+            if g.units:
+                units.setdefault(UNIT_ALIASES.get(g.units.lower(), g.units.lower()), g.name)
+        if len(units) > 1:
+            stated = " and ".join(f"{name} states {u}" for u, name in units.items())
+            self.notes.append(f"warning: {stated}; gjk does not convert units, so the numbers mix them")
+
+    # -- candidate pairs -----------------------------------------------------------------------
+
+    def _candidates(self, parts: "_Parts", resolved, across: bool, every_pair: int):
+        """(i, j, clearance per pair, broad-phase pair count): the pairs the narrow phase checks."""
+        from gjkcli.scene.broadphase import candidate_pairs, select_pairs
+        from gjkcli.tolerances import DEFAULT
+
+        o = self.options
+        n = parts.n
+        empty = np.zeros(0, dtype=np.int64)
+        if n < 2:
+            return empty, empty, np.zeros(0), 0
+        if across:
+            sides = np.bincount(parts.source)
+            count = int(sides.sum() ** 2 - (sides ** 2).sum()) // 2
         else:
-            pair = verdict(k, int(i[k]), int(j[k]), batch.result(k), hull_status,
-                           float(pair_clearance[k]), "hull")
-        pairs.append(pair)
-    pairs.sort(key=_severity)
-    gone = ()
-    if old is not None:
-        today = {p.key for p in pairs if p.violation and not p.allowed}
-        gone = tuple(e for e in old.entries if e.key not in today)
-    timings["verdicts"] = time.perf_counter() - t
+            count = n * (n - 1) // 2
+        if count <= every_pair:
+            i, j = np.triu_indices(n, 1)
+        else:
+            lo, hi = parts.lo, parts.hi
+            size = np.linalg.norm(hi - lo, axis=1)
+            reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
+                                                 if c is not None])
+            # the touching band of a pair is the tolerance, or touching_rel x the larger size:
+            # growing each box by its own share covers it; 1e-12 of the scene pads the bounds'
+            # rounding
+            touch = np.full(n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
+            pad = 1e-12 * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+            i, j = candidate_pairs(lo, hi, grow=0.5 * reach + touch + pad)
+            i, j = np.minimum(i, j), np.maximum(i, j)
+            order = np.lexsort((j, i))  # pairs read in the objects' order
+            i, j = i[order], j[order]
+        if across:
+            keep = parts.source[i] != parts.source[j]
+            i, j = i[keep], j[keep]
+        candidates = len(i)
+        clearance = np.full(len(i), o.clearance or 0.0)
+        if resolved is not None and resolved.checks:
+            keep = select_pairs(i, j, [(a, b) for a, b, _, _ in resolved.checks])
+            i, j = i[keep], j[keep]
+            clearance = np.zeros(len(i))
+            for in_a, in_b, c, _ in resolved.checks:
+                hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
+                clearance[hit] = np.maximum(clearance[hit], c if c is not None else (o.clearance or 0.0))
+        return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
-    report = ScanReport(
-        objects=objects, pairs=tuple(pairs), errors=tuple(errors), counts=counts, checked=len(i),
-        candidates=candidates, mode="hull" if mode == "hull" or refine is None else "auto",
-        requested=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
-        all_pairs=all_pairs, baseline=str(baseline) if baseline is not None else None,
-        gone=gone, notes=tuple(notes), timings=timings, version=_version(),
-        elapsed=time.perf_counter() - started, _index={name: k for k, name in enumerate(names)})
-    if write_baseline is not None:
-        entries = _baseline_entries(report, base_new)
-        baselines.write(write_baseline, entries)
-        report = dataclasses.replace(report, baseline_written=str(write_baseline))
-    return report
+    # -- narrow phase --------------------------------------------------------------------------
+
+    def _narrow(self, parts: "_Parts", i, j):
+        """The hulls' verdicts for pairs (i, j): one BatchResult, chunks on `jobs` threads."""
+        from gjkcli.engine.query import batch
+        from gjkcli.engine.results import BatchResult
+        from gjkcli.engine.shapes import ShapeSet
+
+        m = len(i)
+        self.tell("narrow", 0, m)
+        if m == 0:
+            return None
+        packed = ShapeSet(parts.shapes)
+        chunks = [(a, min(a + _PAIR_CHUNK, m)) for a in range(0, m, _PAIR_CHUNK)]
+
+        def one(chunk):
+            a, b = chunk
+            return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+
+        done = []
+        if self.options.jobs > 1 and len(chunks) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(self.options.jobs, len(chunks))) as pool:
+                for (_, b), res in zip(chunks, pool.map(one, chunks)):
+                    done.append(res)
+                    self.tell("narrow", b, m)
+        else:
+            for chunk in chunks:
+                done.append(one(chunk))
+                self.tell("narrow", chunk[1], m)
+        if len(done) == 1:
+            return done[0]
+        fields = [f.name for f in dataclasses.fields(BatchResult)]
+        return BatchResult(**{name: np.concatenate([getattr(p, name) for p in done]) for name in fields})
+
+    # -- the policy and the triangles ----------------------------------------------------------
+
+    def _answer(self, parts: "_Parts", i, j, clearance, batch) -> "_Answers":
+        """Statuses of every checked pair with the clearance applied, and the triangle test's
+        answers where the policy asks for it."""
+        m = len(i)
+        if m == 0:
+            return _Answers(np.zeros(0, dtype=object), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool),
+                            np.zeros(0, dtype=bool), {}, None)
+        status = _STATUS_OF_ENGINE[batch.status]
+        closer = (status == _CLEAR) & (batch.distance < clearance)
+        status[closer] = _CLEARANCE
+        hull_clear = status == _CLEAR
+        coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
+        listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
+        meshed = parts.meshed[i] & parts.meshed[j]
+        refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
+        return _Answers(status, hull_clear, coincident, listed, exact, batch)
+
+    def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
+        """{pair index: the triangle test's Result} for the pairs `todo`."""
+        from gjkcli.engine.exact import exact_query
+
+        self.tell("refine", 0, len(todo))
+        out = {}
+        for n, k in enumerate(todo.tolist()):
+            a, b = int(i[k]), int(j[k])
+            r = exact_query(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
+            out[k] = _with_part_certificate(r)
+            self.tell("refine", n + 1, len(todo))
+        return out
+
+    # -- findings ------------------------------------------------------------------------------
+
+    def _listed(self, parts, i, j, clearance, ans: "_Answers", resolved, key_of, known):
+        """(listed Findings most severe first, counts per status over every checked pair)."""
+        o = self.options
+        counts = {s.value: 0 for s in Status}
+        for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
+            counts[code] += int(c)
+        allow = _allowed(resolved, i, j)
+        trace = {}
+        pairs = []
+        for k in np.flatnonzero(ans.listed).tolist():
+            a, b = int(i[k]), int(j[k])
+            hull_status = Status(ans.status[k])
+            if k in ans.exact:
+                result, mode = ans.exact[k], "exact"
+                if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
+                    result = dataclasses.replace(result, status=Status.CLEARANCE)
+                counts[hull_status.value] -= 1
+                counts[result.status.value] += 1
+                if result.status is Status.CLEAR and not o.all_pairs:
+                    continue  # the hulls meet, the parts do not: not a finding
+            else:
+                result, mode = ans.batch.result(k), "hull"
+                if result.status is not hull_status:
+                    result = dataclasses.replace(result, status=hull_status)
+            if o.trace:
+                trace[len(pairs)] = self._trace(parts, a, b)
+                result = dataclasses.replace(result, trace=trace[len(pairs)])
+            pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
+            reason = allow.get(k)
+            violation = violates(result.status, pair_clearance, o.fail_on)
+            key = key_of(parts.names[a], parts.names[b], parts.geoms[a].file, parts.geoms[b].file)
+            pairs.append(Finding(
+                a=parts.names[a], b=parts.names[b], result=result, mode=mode, requested=o.mode,
+                clearance=pair_clearance, conservative=mode == "hull" and not bool(ans.coincident[k]),
+                violation=violation, allowed=reason is not None, reason=reason,
+                known=bool(known is not None and violation and reason is None and key in known),
+                file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
+                note=getattr(result, "note", None) or _primitive_note(parts, a, b, mode, ans.coincident[k])))
+        pairs.sort(key=_severity)
+        return pairs, counts
+
+    def _trace(self, parts, a, b):
+        """GJK and EPA on the hulls of the pair, step by step (what led to the answer)."""
+        from gjkcli.engine.query import query
+
+        return query(parts.shapes[a], parts.shapes[b], tolerance=self.options.tolerance, trace=True).trace
 
 
-def _jobs(jobs: int | None) -> int:
-    if jobs is None:
-        return max(1, os.cpu_count() or 1)
-    if int(jobs) < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
-    return int(jobs)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gjk")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
-
-
-# -- statuses -------------------------------------------------------------------------------------
-
-_STATUS = {0: Status.CLEAR, 1: Status.TOUCHING, 2: Status.COLLISION, 3: Status.UNDECIDED,
-           4: Status.CLEARANCE}
-_CODE = {s: c for c, s in _STATUS.items()}
-
-
-# engine status codes (gjkcli.engine.results.STATUS_CODES; 4 is "intersecting", a collision) to the above
-_ENGINE_TO_CODE = np.array([0, 1, 2, 3, 2], dtype=np.int8)
+# -- parts: hulls, gaps, meshes ----------------------------------------------------------------
 
 
 @dataclass
-class _Verdicts:
-    """Makes the ScanPair of a checked pair: clearance, violation, allowed, baseline key."""
+class _Parts:
+    """The objects of a run with their hulls: what every later stage indexes by object."""
 
+    geoms: list
+    shapes: list
+    lo: np.ndarray
+    hi: np.ndarray
+    gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
+    source: np.ndarray  # (n,) input each object came from
+    meshed: np.ndarray  # (n,) the object has triangles
     names: list
-    files: list
-    nonconvex: np.ndarray
-    clearance: float | None
-    fail_on: tuple
-    requested: str
-    allow: dict
-    key_of: Callable
-    known: frozenset | None
+    index: dict
+    _meshes: dict
 
-    def __call__(self, k: int, a: int, b: int, result: Result, status: Status | None,
-                 pair_clearance: float, mode: str) -> ScanPair:
-        """Pair k of objects a, b; `status` overrides the result's (clearance applied), else the
-        refined result's status gets the clearance here."""
-        if status is None:
-            status = result.status
-            if status is Status.CLEAR and pair_clearance > 0 and result.distance < pair_clearance:
-                status = Status.CLEARANCE
-        if status is not result.status:
-            result = dataclasses.replace(result, status=status)
-        clearance = pair_clearance if pair_clearance > 0 or self.clearance is not None else None
-        reason = self.allow.get(k)
-        key = self.key_of(self.names[a], self.names[b], self.files[a], self.files[b])
-        violation = _violates(status, clearance, self.fail_on)
-        known = self.known is not None and violation and reason is None and key in self.known
-        conservative = mode == "hull" and status is not Status.CLEAR \
-            and bool(self.nonconvex[a] or self.nonconvex[b])
-        return ScanPair(a=self.names[a], b=self.names[b], result=result, mode=mode,
-                        requested=self.requested, clearance=clearance, conservative=conservative,
-                        violation=violation, allowed=reason is not None, reason=reason,
-                        known=bool(known), file_a=self.files[a], file_b=self.files[b], key=key)
+    @property
+    def n(self) -> int:
+        return len(self.geoms)
+
+    @classmethod
+    def build(cls, geoms, jobs: int, problems: list, tell) -> "_Parts":
+        """Hulls of the meshes (primitives as they are); an object whose geometry makes no shape
+        becomes a problem of its file."""
+        from gjkcli.engine.shapes import build_hulls
+        from gjkcli.mesh.convexity import hull_gaps
+
+        mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
+        hulls = build_hulls([geoms[k].vertices for k in mesh_index], jobs=jobs, progress=tell)
+        n = len(geoms)
+        shapes: list = [g.primitive for g in geoms]
+        lo, hi = np.empty((n, 3)), np.empty((n, 3))
+        for k, g in enumerate(geoms):
+            if g.primitive is not None:
+                lo[k], hi[k] = g.primitive.bounds
+        index = np.asarray(mesh_index, dtype=np.int64)
+        for slot, k in enumerate(mesh_index):
+            shapes[k] = hulls.shapes[slot]
+        gap = np.zeros(n)
+        if len(index):
+            lo[index], hi[index] = hulls.lo, hulls.hi
+            gap[index] = hull_gaps(hulls, [geoms[k].faces for k in mesh_index],
+                                   [geoms[k].vertices for k in mesh_index])
+        keep = []
+        for k, shape in enumerate(shapes):
+            if isinstance(shape, ShapeError):
+                g = geoms[k]
+                problems.append(Problem(file=g.file, message=f"object '{g.name}': unusable "
+                                                             f"geometry: {one_line(shape)}"))
+            else:
+                keep.append(k)
+        if len(keep) < n:
+            geoms = [geoms[k] for k in keep]
+            shapes = [shapes[k] for k in keep]
+            lo, hi, gap = lo[keep], hi[keep], gap[keep]
+        names = [g.name for g in geoms]
+        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap,
+                   source=np.array([g.source for g in geoms], dtype=np.int64),
+                   meshed=np.array([g.primitive is None or g.primitive.kind == "box" for g in geoms],
+                                   dtype=bool),
+                   names=names, index={name: k for k, name in enumerate(names)}, _meshes={})
+
+    def mesh(self, k: int):
+        """Object k's triangles and their hierarchy (`gjkcli.engine.exact.Mesh`), built once."""
+        if k not in self._meshes:
+            from gjkcli.engine.exact import Mesh
+            from gjkcli.mesh.load import merge_close
+
+            g = self.geoms[k]
+            if g.primitive is not None:  # a box: its hull's triangles are the box exactly
+                s = self.shapes[k]
+                self._meshes[k] = Mesh(s.world_vertices, _hull_triangles(s), watertight=True, name=g.name)
+            elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
+                self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
+            else:
+                self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
+        return self._meshes[k]
+
+    def records(self, involved: np.ndarray) -> tuple:
+        """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
+        from gjkcli.mesh.convexity import part_verdicts
+        from gjkcli.tolerances import DEFAULT
+
+        size = np.linalg.norm(self.hi - self.lo, axis=1)
+        meshes = [k for k, g in enumerate(self.geoms) if g.primitive is None]
+        convex: list = [True] * self.n
+        why: list = ["a primitive"] * self.n
+        if meshes:
+            sub = np.asarray(meshes)
+            pos = {k: s for s, k in enumerate(meshes)}
+            decided, reasons = part_verdicts(
+                self.gap[sub], DEFAULT.touching_rel * size[sub],
+                [pos[k] for k in involved.tolist() if k in pos],
+                [self.geoms[k].vertices for k in meshes], [self.geoms[k].faces for k in meshes],
+                [self.geoms[k].watertight for k in meshes], [self.geoms[k].bodies for k in meshes])
+            for s, k in enumerate(meshes):
+                convex[k], why[k] = decided[s], reasons[s]
+        lo, hi = self.lo.tolist(), self.hi.tolist()
+        return tuple(ObjectRecord(
+            name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
+            faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),
+            convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
+            units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
+            primitive=None if g.primitive is None else shape.kind, convexity=why[k],
+            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]))
+            for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
 
 
-def _violates(status: Status, clearance: float | None, fail_on) -> bool:
-    """Whether a pair with this status fails the scan under `fail_on`.
-
-    As in `gjk check`: undecided always fails (no verdict is not a pass); touching parts are
-    closer than any positive clearance, so they fail a required clearance as "clearance".
-    """
-    if status is Status.UNDECIDED:
-        return True
-    if status is Status.COLLISION:
-        return "collision" in fail_on
-    if status is Status.CLEARANCE:
-        return "clearance" in fail_on
-    if status is Status.TOUCHING:
-        return "touching" in fail_on or (clearance is not None and clearance > 0 and "clearance" in fail_on)
-    return False
+@dataclass
+class _Answers:
+    status: np.ndarray  # (m,) Status values (str), clearance applied: the hulls' verdicts
+    hull_clear: np.ndarray
+    coincident: np.ndarray
+    listed: np.ndarray
+    exact: dict  # pair index -> the triangle test's Result
+    batch: object
 
 
-def _severity(pair: ScanPair):
+def _hull_triangles(shape) -> np.ndarray:
+    """(m, 3) outward triangles of a solid hull's vertices (a box primitive's 12)."""
+    from scipy.spatial import ConvexHull
+
+    V = shape.world_vertices
+    hull = ConvexHull(V)
+    faces = hull.simplices.copy()
+    # qhull's simplices are not consistently wound: orient each along its facet's outward normal
+    n = np.cross(V[faces[:, 1]] - V[faces[:, 0]], V[faces[:, 2]] - V[faces[:, 0]])
+    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0
+    faces[flip] = faces[flip][:, [0, 2, 1]]
+    return faces
+
+
+def _with_part_certificate(r: Result) -> Result:
+    """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
+    both, or a certified lower bound of the distance."""
+    if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
+            and getattr(r, "triangle_a", -1) >= 0 and r.certificate is not None:
+        return dataclasses.replace(r, certificate=TrianglesCertificate(
+            int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
+    if r.status is Status.CLEAR:
+        return dataclasses.replace(r, certificate=DistanceCertificate(float(r.distance_lower)))
+    if r.status is Status.COLLISION and r.certificate is None:
+        return dataclasses.replace(r, certificate=PointCertificate(np.asarray(r.point_a)))
+    return r
+
+
+def _primitive_note(parts, a: int, b: int, mode: str, coincident: bool) -> str | None:
+    if mode != "hull" or coincident or (parts.meshed[a] and parts.meshed[b]):
+        return None
+    curved = [parts.names[k] for k in (a, b) if not parts.meshed[k]]
+    return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
+            f"answered on the hulls")
+
+
+# -- statuses ------------------------------------------------------------------------------------
+
+_CLEAR, _CLEARANCE = Status.CLEAR.value, Status.CLEARANCE.value
+
+
+def _engine_statuses() -> np.ndarray:
+    """Engine status code -> Status value, from the engine's own table."""
+    from gjkcli.engine.results import STATUS_CODES
+
+    table = np.empty(max(STATUS_CODES) + 1, dtype=object)
+    for code, status in STATUS_CODES.items():
+        table[code] = status.value
+    return table
+
+
+_STATUS_OF_ENGINE = _engine_statuses()
+
+
+def _severity(pair: Finding):
     r = pair.result
     status = pair.status
     if status is Status.COLLISION:
@@ -526,7 +608,8 @@ def _allowed(resolved, i, j) -> dict:
 
 
 class _KeyMaker:
-    """Baseline keys, with each file's relative path worked out once (not once per pair)."""
+    """Baseline keys (`gjkcli.pipeline.baseline.pair_key`), each file's relative path worked
+    out once, not once per pair."""
 
     def __init__(self, base: Path):
         self.base = base
@@ -540,366 +623,14 @@ class _KeyMaker:
         return self.files[file]
 
     def __call__(self, a: str, b: str, file_a: str, file_b: str) -> tuple:
-        # the key holds the file, so names drop the "file:" prefix a scan of several files adds:
-        # a baseline written for one file still matches when another file joins the scan
-        a, b = _local_name(a, file_a), _local_name(b, file_b)
-        if b < a:
-            a, b, file_a, file_b = b, a, file_b, file_a
-        fa, fb = self.rel(file_a), self.rel(file_b)
-        return (fa if fa == fb else f"{fa} + {fb}", a, b)
+        from gjkcli.pipeline.baseline import key
+
+        return key(a, b, file_a, file_b, self.rel)
 
 
-def _local_name(name: str, file: str) -> str:
-    prefix = f"{Path(file).name}:"
-    return name[len(prefix):] if name.startswith(prefix) else name
+def _version() -> str:
+    from gjkcli import __version__
+
+    return __version__
 
 
-def _baseline_entries(report: ScanReport, base: Path):
-    from gjkcli.pipeline.baseline import Entry
-
-    key_of = _KeyMaker(base)
-    entries = []
-    for p in report.pairs:
-        if not (p.violation and not p.allowed):
-            continue
-        file, a, b = key_of(p.a, p.b, p.file_a, p.file_b)
-        r = p.result
-        entries.append(Entry(file=file, a=a, b=b, status=Status(p.status).value,
-                             depth=None if r.depth is None else float(r.depth),
-                             distance=float(r.distance)))
-    return entries
-
-
-# -- loading --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Source:
-    """A file to read: every object of it (`whole` False) or the whole file as one object."""
-
-    path: Path
-    shown: str
-    prefix: str | None
-    transform: np.ndarray | None = None
-    split_bodies: bool = False
-    whole: bool = False
-    name: str | None = None
-
-
-def _sources(paths, m, split_bodies, errors) -> tuple[list[_Source], list]:
-    from gjkcli.mesh.load import expand_paths
-
-    files: list[tuple[Path, np.ndarray | None, bool]] = []
-    seen = set()
-    for given in ([paths] if isinstance(paths, (str, os.PathLike)) else list(paths)):
-        try:
-            found = expand_paths([given])
-        except InputError as exc:  # a missing path is an error entry; the others are still read
-            errors.append(InputProblem(file=exc.source, message=exc.message))
-            continue
-        for p in found:
-            if p.resolve() not in seen:  # a file reached twice (itself and its folder) is read once
-                seen.add(p.resolve())
-                files.append((p, None, split_bodies))
-    if m is not None:
-        files.extend((inc.file, inc.transform, inc.split_bodies) for inc in m.includes)
-    # several files share world coordinates; their objects are told apart by the file's name
-    several = len(files) > 1
-    shown = [str(p) for p, _, _ in files]
-    base_names = [Path(p).name for p, _, _ in files]
-    prefixes = []
-    for k, name in enumerate(base_names):
-        prefixes.append(name if base_names.count(name) == 1 else Path(shown[k]).as_posix())
-    sources = [_Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
-                       transform=T, split_bodies=split)
-               for k, (p, T, split) in enumerate(files)]
-    primitives = []
-    if m is not None:
-        for spec in m.objects:
-            if spec.file is not None:
-                sources.append(_Source(path=spec.file, shown=str(spec.file), prefix=None,
-                                       transform=spec.transform, whole=True, name=spec.name))
-            else:
-                primitives.append(spec)
-    return sources, primitives
-
-
-def _load_all(paths, m, split_bodies, jobs, errors, tell) -> list[Geometry]:
-    sources, primitives = _sources(paths, m, split_bodies, errors)
-    results: list = [None] * len(sources)
-    tell("load", 0, len(sources))
-    if jobs > 1 and len(sources) > 1 and _can_fork():
-        from concurrent.futures import ProcessPoolExecutor
-        import multiprocessing
-
-        with ProcessPoolExecutor(min(jobs, len(sources)),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_source, s) for s in sources]
-            for k, f in enumerate(futures):
-                results[k] = f.result()
-                tell("load", k + 1, len(sources))
-    else:
-        for k, s in enumerate(sources):
-            results[k] = _read_source(s)
-            tell("load", k + 1, len(sources))
-    geoms: list[Geometry] = []
-    for s, got in zip(sources, results):
-        if isinstance(got, InputProblem):
-            errors.append(got)
-        else:
-            geoms.extend(got)
-    geoms.extend(_primitive(spec, m) for spec in primitives)
-    return _unique_names(geoms)
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _read_source(s: _Source):
-    """A source's objects, or an InputProblem naming the file (never raises an InputError)."""
-    from gjkcli.mesh.load import load_part, read_objects
-
-    try:
-        if s.whole:
-            part = load_part(s.path)
-            geoms = [Geometry(name=s.name, file=s.shown, vertices=part.vertices, faces=part.faces,
-                              units=part.units, watertight=part.watertight, bodies=part.bodies)]
-        else:
-            geoms = [Geometry(name=p.name, file=p.source, vertices=p.vertices, faces=p.faces,
-                              units=p.units, watertight=p.watertight, bodies=p.bodies)
-                     for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
-                                           shown=s.shown)]
-        if s.transform is not None:
-            geoms = [_moved(g, s.transform) for g in geoms]
-        return geoms
-    except InputError as exc:
-        return InputProblem(file=s.shown, message=_one_line(exc.message))
-    except Exception as exc:  # noqa: BLE001 - a file trimesh chokes on must not stop the scan
-        return InputProblem(file=s.shown, message=f"cannot read it ({type(exc).__name__}: "
-                                                  f"{_one_line(exc)}); re-export it")
-
-
-def _moved(g: Geometry, T: np.ndarray) -> Geometry:
-    """The geometry with a further 4x4 transform (scale and shear too) applied to its vertices."""
-    vertices = g.vertices @ T[:3, :3].T + T[:3, 3]
-    faces = g.faces[:, [0, 2, 1]] if np.linalg.det(T[:3, :3]) < 0 else g.faces
-    return dataclasses.replace(g, vertices=vertices, faces=faces)
-
-
-def _primitive(spec, m) -> Geometry:
-    from gjkcli.engine.shapes import Shape
-
-    p = spec.params
-    try:
-        if spec.primitive == "box":
-            shape = Shape.box(p["extents"], transform=spec.transform)
-        elif spec.primitive == "sphere":
-            shape = Shape.sphere(p["radius"], center=spec.transform[:3, 3])
-        elif spec.primitive == "capsule":
-            shape = Shape.capsule(p["radius"], p["length"], transform=spec.transform)
-        else:
-            shape = Shape.cylinder(p["radius"], p["height"], transform=spec.transform)
-    except ShapeError as exc:
-        raise m.error(spec.line, f"[[object]] {spec.name!r}: {exc}") from exc
-    return Geometry(name=spec.name, file=str(m.path), primitive=shape, watertight=True, bodies=1)
-
-
-def _unique_names(geoms: list[Geometry]) -> list[Geometry]:
-    """Objects of one name get "#2", "#3", ... after the first (as `gjk check` does)."""
-    seen: dict[str, int] = {}
-    taken = {g.name for g in geoms}
-    out = []
-    for g in geoms:
-        if g.name in seen:
-            k = seen[g.name] + 1
-            while f"{g.name}#{k}" in taken:
-                k += 1
-            seen[g.name] = k
-            taken.add(f"{g.name}#{k}")
-            g = dataclasses.replace(g, name=f"{g.name}#{k}")
-        else:
-            seen[g.name] = 1
-        out.append(g)
-    return out
-
-
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
-
-
-# -- hulls ----------------------------------------------------------------------------------------
-
-
-def _shapes(geoms, jobs, errors, tell):
-    """(shapes, convex flags, lo, hi, geometries kept): hulls of meshes, primitives as they are.
-
-    An object whose geometry makes no shape becomes an error entry of its file.
-    """
-    from gjkcli.mesh.convexity import convex_parts
-    from gjkcli.engine.shapes import build_hulls
-
-    mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
-    hulls = build_hulls([geoms[k].vertices for k in mesh_index], jobs=jobs, progress=tell)
-    n = len(geoms)
-    shapes: list = [g.primitive for g in geoms]
-    lo, hi = np.empty((n, 3)), np.empty((n, 3))
-    for k, g in enumerate(geoms):
-        if g.primitive is not None:
-            lo[k], hi[k] = g.primitive.bounds
-    index = np.asarray(mesh_index, dtype=np.int64)
-    for slot, k in enumerate(mesh_index):
-        shapes[k] = hulls.shapes[slot]
-    if len(index):
-        lo[index], hi[index] = hulls.lo, hulls.hi
-    convex = np.array([g.primitive is not None for g in geoms], dtype=bool)
-    if len(index):
-        convex[index] = convex_parts(hulls, [geoms[k].faces for k in mesh_index],
-                                     [geoms[k].vertices for k in mesh_index])
-    keep = []
-    for k, shape in enumerate(shapes):
-        if isinstance(shape, ShapeError):
-            g = geoms[k]
-            errors.append(InputProblem(file=g.file, message=f"object '{g.name}': unusable "
-                                                            f"geometry: {_one_line(shape)}"))
-        else:
-            keep.append(k)
-    if len(keep) < n:
-        geoms = [geoms[k] for k in keep]
-        shapes = [shapes[k] for k in keep]
-        convex, lo, hi = convex[keep], lo[keep], hi[keep]
-    return shapes, convex, lo, hi, geoms
-
-
-def _object_infos(geoms, shapes, convex, why, lo, hi) -> tuple:
-    lo_l, hi_l = lo.tolist(), hi.tolist()
-    return tuple(ScanObject(
-        name=g.name, file=g.file,
-        vertices=0 if g.vertices is None else len(g.vertices),
-        faces=0 if g.faces is None else len(g.faces),
-        hull_vertices=int(shape.n_vertices), convex=c, watertight=g.watertight,
-        bounds=(tuple(lo_l[k]), tuple(hi_l[k])), units=g.units, bodies=g.bodies,
-        dimension=int(shape.dimension), primitive=None if g.primitive is None else shape.kind,
-        convexity=why[k])
-        for k, (g, shape, c) in enumerate(zip(geoms, shapes, convex)))
-
-
-# -- broad and narrow phase -----------------------------------------------------------------------
-
-
-def _candidates(lo, hi, resolved, clearance, tolerance, tol, method):
-    """(i, j, clearance per pair, broad-phase pair count) of the pairs the narrow phase checks.
-
-    lo, hi : (n, 3) world bounds of the shapes.
-    """
-    from gjkcli.scene.broadphase import candidate_pairs, select_pairs
-
-    n = len(lo)
-    if n < 2:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(0), 0
-    size = np.linalg.norm(hi - lo, axis=1)
-    clearances = [clearance or 0.0]
-    if resolved is not None:
-        clearances += [c if c is not None else (clearance or 0.0) for _, _, c, _ in resolved.checks]
-    reach = max(clearances)
-    # the touching band of a pair is tolerance, or touching_rel x the larger size: growing each box
-    # by its own share covers it; 1e-12 of the scene pads the rounding of the bounds
-    touch = np.full(n, tolerance) if tolerance is not None else tol.touching_rel * size
-    pad = 1e-12 * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
-    grow = 0.5 * reach + touch + pad
-    i, j = candidate_pairs(lo, hi, grow=grow, method=method)
-    i, j = np.minimum(i, j), np.maximum(i, j)  # a pair reads in the objects' order
-    candidates = len(i)
-    pair_clearance = np.full(len(i), clearance or 0.0)
-    if resolved is not None and resolved.checks:
-        keep = select_pairs(i, j, [(a, b) for a, b, _, _ in resolved.checks])
-        i, j = i[keep], j[keep]
-        pair_clearance = np.zeros(len(i))
-        for in_a, in_b, c, _ in resolved.checks:
-            hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
-            value = c if c is not None else (clearance or 0.0)
-            pair_clearance[hit] = np.maximum(pair_clearance[hit], value)
-    return i, j, pair_clearance, candidates
-
-
-def _narrow(shapes, i, j, tolerance, jobs, tell):
-    """The engine's verdicts for pairs (i, j): one BatchResult, chunks run on `jobs` threads."""
-    from gjkcli.engine.query import batch
-    from gjkcli.engine.results import BatchResult
-    from gjkcli.engine.shapes import ShapeSet
-
-    m = len(i)
-    tell("narrow", 0, m)
-    if m == 0:
-        return None
-    packed = ShapeSet(shapes)
-    chunks = [(a, min(a + _PAIR_CHUNK, m)) for a in range(0, m, _PAIR_CHUNK)]
-
-    def one(chunk):
-        a, b = chunk
-        return batch(packed, i[a:b], j[a:b], tolerance=tolerance, want="verdict")
-
-    parts = []
-    if jobs > 1 and len(chunks) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(jobs, len(chunks))) as pool:
-            for (a, b), res in zip(chunks, pool.map(one, chunks)):
-                parts.append(res)
-                tell("narrow", b, m)
-    else:
-        for chunk in chunks:
-            parts.append(one(chunk))
-            tell("narrow", chunk[1], m)
-    if len(parts) == 1:
-        return parts[0]
-    fields = [f.name for f in dataclasses.fields(BatchResult)]
-    return BatchResult(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in fields})
-
-
-def exact_refiner(requests: Sequence[RefineRequest]) -> list:
-    """A `Refiner` over gjkcli.engine.exact: the exact answer for each pair's triangles.
-
-    Each part's mesh (vertices merged as gjkcli.mesh.load merges them, so that a closed part reads as
-    a solid and containment can be decided) and its hierarchy are built once per call, however
-    many pairs the part is in. Pass it as `run(..., refine=exact_refiner)` for modes auto and
-    exact.
-    """
-    from gjkcli.mesh import load
-    from gjkcli.engine.exact import Mesh, exact_query
-
-    meshes: dict[int, object] = {}
-
-    def mesh(g: Geometry):
-        if id(g) not in meshes:
-            if g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
-                meshes[id(g)] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
-            else:
-                meshes[id(g)] = Mesh(*load.merge_close(g.vertices, g.faces), name=g.name)
-        return meshes[id(g)]
-
-    return [exact_query(mesh(r.a), mesh(r.b), tolerance=r.tolerance) for r in requests]
-
-
-def _refine(refine, todo, geoms, i, j, batch, status, pair_clearance, nonconvex, tell) -> dict:
-    """Hand the pairs `todo` to the refiner; {pair index: its Result} for those it answered."""
-    requests = []
-    for k in todo.tolist():
-        a, b = int(i[k]), int(j[k])
-        hull = batch.result(k)
-        st = _STATUS[int(status[k])]
-        if st is not Status(hull.status):
-            hull = dataclasses.replace(hull, status=st)
-        requests.append(RefineRequest(
-            a=geoms[a], b=geoms[b], hull=hull, tolerance=float(batch.tolerance[k]),
-            clearance=float(pair_clearance[k]) if pair_clearance[k] > 0 else None,
-            nonconvex=(bool(nonconvex[a]), bool(nonconvex[b]))))
-    tell("refine", 0, len(requests))
-    answers = list(refine(requests)) if requests else []
-    if len(answers) != len(requests):
-        raise GjkError(f"the refiner answered {len(answers)} of {len(requests)} pairs")
-    tell("refine", len(requests), len(requests))
-    return {k: r for k, r in zip(todo.tolist(), answers) if r is not None}

@@ -1,33 +1,44 @@
-"""The `--format json` document and the `--trace-json` lines. Plain dicts; the caller serialises.
+"""The `--format json` document of `gjk check` and `gjk scan`, and the `--trace-json` lines.
+Plain dicts; `dumps` serialises.
 
-Schema, version 1 (keys are stable; new keys may be added, none removed or renamed)::
+Schema, version 1 (keys are stable; new keys may be added, none removed or renamed; the
+additions of each release are listed in the README)::
 
     {
-      "version": 1,
+      "version": 1, "schema_version": 1,
+      "command": "check" | "scan",
       "tool": {"name": "gjk", "version": str},
       "objects": [{"name", "file", "vertices", "faces", "hull_vertices", "convex", "watertight",
-                   "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units": str | null,
-                   "convexity": str | null}],
+                   "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units", "convexity",
+                   "primitive", "hull_gap"}],
       "pairs": [{"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b",
-                 "iterations", "mode", "certificate",
-                 "violation", "conservative", "note", "requested_mode", "signed_distance",
-                 "distance_lower", "tolerance", "clearance", "epa_iterations", "exit", "epa_exit",
-                 "elapsed", ["trace": [step, ...]]}],
+                 "iterations", "mode", "certificate", "violation", "conservative", "note",
+                 "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
+                 "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
+                 "allowed", "reason", "baseline", "fails", "file_a", "file_b",
+                 ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
+      "gone": [{"file", "a", "b", "status"}],
       "summary": {"pairs", "clear", "touching", "collision", "clearance", "undecided",
-                  "violations", "errors", "exit_code", "elapsed"}
+                  "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
+                  "allowed", "known", "failures", "gone", "exact", "hull"},
+      "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
+              "baseline", "timings"},
+      "scan": the same as "run" (scan documents only, as before "run" existed)
     }
+
+A certificate is {"kind": "plane", "normal", "offset"}, {"kind": "point", "point"},
+{"kind": "triangles", "a", "b", "point"} or {"kind": "distance", "lower"}, with "of": "parts"
+when it proves the verdict for the parts, "hulls" when only for their hulls (conservative).
 
 Numbers that are not finite are written as null, so the output is strict JSON.
 """
 from __future__ import annotations
 
-import json
 import math
-import re
 
-from gjkcli.pipeline.findings import CheckReport, PairReport, pair_note
+from gjkcli.pipeline.findings import Finding, Findings, pair_note
 from gjkcli.engine.results import Status
 
 SCHEMA_VERSION = 1
@@ -65,9 +76,8 @@ def _clean(value):
 
 
 def object_dict(o) -> dict:
-    """One object (`ObjectInfo`, or a scan's `ScanObject`, whose convexity, watertightness and
-    bodies may be undecided: null)."""
-    out = {
+    """One object; convexity, watertightness and bodies may be undecided (null)."""
+    return {
         "name": o.name,
         "file": o.file,
         "vertices": int(o.vertices),
@@ -80,19 +90,22 @@ def object_dict(o) -> dict:
         "bounds": [_vec(o.bounds[0]), _vec(o.bounds[1])],
         "units": o.units,
         "convexity": o.convexity,
+        "primitive": o.primitive,
+        "hull_gap": _num(o.hull_gap),
     }
-    if hasattr(o, "primitive"):
-        out["primitive"] = o.primitive
-    return out
 
 
-def pair_dict(pair: PairReport, check: CheckReport | None = None, trace: bool = False) -> dict:
+def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False) -> dict:
     """One pair. `distance` is 0 when touching or colliding; `depth` is null unless colliding."""
     r = pair.result
     status = Status(r.status)
     apart = status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED)
-    a = check.object(pair.a) if check else None
-    b = check.object(pair.b) if check else None
+    a = found.object(pair.a) if found else None
+    b = found.object(pair.b) if found else None
+    certificate = None
+    if r.certificate is not None:
+        certificate = _clean(r.certificate.as_dict())
+        certificate["of"] = "hulls" if pair.conservative else "parts"
     out = {
         "a": pair.a,
         "b": pair.b,
@@ -104,23 +117,36 @@ def pair_dict(pair: PairReport, check: CheckReport | None = None, trace: bool = 
         "point_b": _vec(r.point_b),
         "iterations": int(r.iterations),
         "mode": pair.mode,
-        "certificate": _clean(r.certificate.as_dict()) if r.certificate is not None else None,
+        "certificate": certificate,
         "violation": bool(pair.violation),
         "conservative": bool(pair.conservative),
         "note": pair_note(pair, a, b),
         "requested_mode": pair.requested,
         "signed_distance": _num(r.signed_distance),
         "distance_lower": _num(r.distance_lower),
+        "distance_is_lower_bound": bool(pair.distance_is_lower_bound),
         "tolerance": _num(r.tolerance),
         "clearance": _num(pair.clearance),
         "epa_iterations": int(r.epa_iterations),
         "exit": r.exit,
         "epa_exit": r.epa_exit,
         "elapsed": _num(r.elapsed),
+        "allowed": bool(pair.allowed),
+        "reason": pair.reason,
+        "baseline": _baseline_mark(pair, found),
+        "fails": bool(pair.fails),
+        "file_a": pair.file_a,
+        "file_b": pair.file_b,
     }
     if trace:
         out["trace"] = [step_dict(s) for s in (r.trace or ())]
     return out
+
+
+def _baseline_mark(pair: Finding, found: Findings | None) -> str | None:
+    if found is None or found.baseline is None or not pair.violation or pair.allowed:
+        return None
+    return "known" if pair.known else "new"
 
 
 def step_dict(step) -> dict:
@@ -128,37 +154,72 @@ def step_dict(step) -> dict:
     return _clean(step.as_dict())
 
 
-def check_document(check: CheckReport, trace: bool = False) -> dict:
+def document(found: Findings, trace: bool = False) -> dict:
     """The whole `--format json` document; `trace` adds each pair's steps under "trace"."""
-    counts = check.counts()
-    summary = {"pairs": len(check.pairs), **counts}
+    summary = {"pairs": int(found.checked), **{k: int(v) for k, v in found.counts.items()}}
     summary.update(
-        violations=sum(1 for p in check.pairs if p.violation),
-        errors=len(check.errors),
-        exit_code=check.exit_code,
-        elapsed=_num(check.elapsed),
+        violations=found.violations,
+        errors=len(found.errors),
+        exit_code=found.exit_code,
+        elapsed=_num(found.elapsed),
+        objects=len(found.objects),
+        candidates=int(found.candidates),
+        allowed=len(found.allowed),
+        known=sum(1 for p in found.pairs if p.known),
+        failures=len(found.failures),
+        gone=len(found.gone),
+        **found.modes,
     )
-    return {
+    run = _clean({
+        "mode": found.requested,
+        "requested_mode": found.requested,
+        "tolerance": found.tolerance,
+        "clearance": found.clearance,
+        "fail_on": list(found.fail_on),
+        "all_pairs": bool(found.all_pairs),
+        "baseline": found.baseline,
+        "timings": dict(found.timings),
+    })
+    out = {
         "version": SCHEMA_VERSION,
-        "tool": {"name": "gjk", "version": check.version},
-        "objects": [object_dict(o) for o in check.objects],
-        "pairs": [pair_dict(p, check, trace) for p in check.pairs],
-        "errors": [{"file": e.file, "message": e.message} for e in check.errors],
-        "notes": list(check.notes),
+        "schema_version": SCHEMA_VERSION,
+        "command": found.command,
+        "tool": {"name": "gjk", "version": found.version},
+        "objects": [object_dict(o) for o in found.objects],
+        "pairs": [pair_dict(p, found, trace) for p in found.pairs],
+        "errors": [{"file": e.file, "message": e.message} for e in found.errors],
+        "notes": list(found.notes),
+        "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],
         "summary": summary,
+        "run": run,
     }
-
-
-# A JSON list of numbers (or nulls) that json.dumps(indent=...) spread over several lines.
-_NUMBERS = re.compile(r"\[\s*((?:-?[0-9][0-9.eE+-]*|null)(?:,\s*(?:-?[0-9][0-9.eE+-]*|null))*)\s*\]")
+    if found.command == "scan":
+        out["scan"] = run
+    return out
 
 
 def dumps(document: dict) -> str:
-    """Strict JSON, indented, with each vector on one line: [0.5, 0.0, -1.0]."""
-    text = json.dumps(document, indent=2, allow_nan=False)
-    return _NUMBERS.sub(lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    """Strict JSON for people and machines alike: each top-level key on its line, each object
+    and pair of a list on one line of its own. orjson (C) encodes; Python's encoder, which an
+    indent forces onto its pure-Python path, took most of a large scan's report time."""
+    import orjson
+
+    def enc(value) -> str:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+    lines = ["{"]
+    items = list(document.items())
+    for n, (key, value) in enumerate(items):
+        tail = "," if n < len(items) - 1 else ""
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            rows = [f"    {enc(v)}" for v in value]
+            lines.append(f"  {enc(key)}: [\n" + ",\n".join(rows) + f"\n  ]{tail}")
+        else:
+            lines.append(f"  {enc(key)}: {enc(value)}{tail}")
+    lines.append("}")
+    return "\n".join(lines)
 
 
-def trace_lines(pair: PairReport) -> list[dict]:
+def trace_lines(pair: Finding) -> list[dict]:
     """The `--trace-json` records of a pair: one dict per step, tagged with the pair's names."""
     return [{"a": pair.a, "b": pair.b, **step_dict(s)} for s in (pair.result.trace or ())]

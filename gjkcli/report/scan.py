@@ -1,4 +1,4 @@
-"""The human report of `gjk scan`: findings most severe first, a summary line. Rich renderables.
+"""The human report of a scan: findings most severe first, a summary line. Rich renderables.
 
 `render_scan(report)` returns a rich Group and never prints; the command prints it. Allowed pairs
 and baseline pairs are dimmed with their reason. User data (file and object names) goes in as
@@ -121,7 +121,7 @@ def render_scan(report, limit: int | None = None) -> Group:
     if report.pairs:
         parts.append(render_pairs(report, limit))
         if limit is not None and len(report.pairs) > limit:
-            parts.append(Text(f"... and {len(report.pairs) - limit} more (--format json lists them all)",
+            parts.append(Text(f"... and {len(report.pairs) - limit} more (--all-pairs or a machine format lists them all)",
                               style="dim"))
     elif report.checked and not report.errors:
         parts.append(Text("no findings: every checked pair is clear", style="green"))

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.pipeline.findings import CheckReport, ObjectInfo, PairReport, hull_note, pair_note
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, pair_note
 from gjkcli.report.trace import fmt, vec
 from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
 
@@ -25,11 +25,13 @@ STYLES = {
 ROLES = "AB"
 
 
-def _yes(flag: bool, yes_style: str = "green", no_style: str = "yellow") -> Text:
+def _yes(flag: bool | None, yes_style: str = "green", no_style: str = "yellow") -> Text:
+    if flag is None:
+        return Text("not measured", style="dim")
     return Text("yes", style=yes_style) if flag else Text("no", style=no_style)
 
 
-def _convex(o: ObjectInfo) -> Text:
+def _convex(o: ObjectRecord) -> Text:
     text = _yes(o.convex)
     if o.convexity and not o.convex:
         text.append(f" ({o.convexity})", style="dim")
@@ -56,7 +58,7 @@ def render_objects(objects) -> Table:
     row("hull vertices", [Text(str(o.hull_vertices) + _dimension(o)) for o in objects])
     row("convex", [_convex(o) for o in objects])
     row("watertight", [_yes(o.watertight) for o in objects])
-    if any(o.bodies != 1 for o in objects):
+    if any(o.bodies not in (1, None) for o in objects):
         row("bodies", [Text(str(o.bodies)) for o in objects])
     row("bounds min", [Text(vec(o.bounds[0])) for o in objects])
     row("bounds max", [Text(vec(o.bounds[1])) for o in objects])
@@ -67,11 +69,11 @@ def render_objects(objects) -> Table:
     return table
 
 
-def _dimension(o: ObjectInfo) -> str:
+def _dimension(o: ObjectRecord) -> str:
     return {3: "", 2: " (flat: the hull is a polygon)", 1: " (a segment)", 0: " (a single point)"}.get(o.dimension, "")
 
 
-def headline(pair: PairReport, units: str | None = None, what: str = "parts") -> Text:
+def headline(pair: Finding, units: str | None = None, what: str = "parts") -> Text:
     """The verdict in one coloured line: the status word and what it means in numbers."""
     r = pair.result
     status = Status(r.status)
@@ -96,16 +98,23 @@ def headline(pair: PairReport, units: str | None = None, what: str = "parts") ->
     return text
 
 
-def _certificate(cert) -> Text | None:
-    if isinstance(cert, PlaneCertificate) or getattr(cert, "kind", None) == "plane":
+def _certificate(cert, of_hulls: bool) -> Text | None:
+    kind = getattr(cert, "kind", None)
+    whose = "hulls" if of_hulls else "parts"
+    if kind == "plane":
         return Text(f"separating plane n.x = {fmt(cert.offset, 9)}, n = {vec(cert.normal)}: "
-                    "A lies on the side n.x <= c, B on the side n.x >= c")
-    if isinstance(cert, PointCertificate) or getattr(cert, "kind", None) == "point":
-        return Text(f"a point of both shapes: {vec(cert.point)}")
+                    f"A lies on the side n.x <= c, B on the side n.x >= c ({whose})")
+    if kind == "point":
+        return Text(f"a point of both {whose}: {vec(cert.point)}")
+    if kind == "triangles":
+        return Text(f"triangle {cert.a} of A crosses triangle {cert.b} of B at {vec(cert.point)}")
+    if kind == "distance":
+        return Text(f"no triangle of A comes closer than {fmt(cert.lower, 9)} to a triangle of B, "
+                    f"and neither part is inside the other")
     return None
 
 
-def render_pair(pair: PairReport, a: ObjectInfo | None = None, b: ObjectInfo | None = None) -> Panel:
+def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | None = None) -> Panel:
     """One pair's verdict as a panel framed in the verdict's colour."""
     r = pair.result
     status = Status(r.status)
@@ -131,7 +140,7 @@ def render_pair(pair: PairReport, a: ObjectInfo | None = None, b: ObjectInfo | N
     else:
         grid.add_row(Text("witness A"), Text(f"{vec(r.point_a)} (closest point on A)"))
         grid.add_row(Text("witness B"), Text(f"{vec(r.point_b)} (closest point on B)"))
-    cert = _certificate(r.certificate)
+    cert = _certificate(r.certificate, pair.conservative)
     if cert is not None:
         grid.add_row(Text("certificate"), cert)
     grid.add_row(Text("tolerance"), Text(f"touching band +-{fmt(r.tolerance)}{u}"))
@@ -161,8 +170,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
-def render_summary(check: CheckReport) -> Text:
-    counts = check.counts()
+def render_summary(check: Findings) -> Text:
+    counts = check.counts
     parts = [f"{n} {name}" for name, n in counts.items() if n]
     text = Text(f"{len(check.pairs)} pair{'s' if len(check.pairs) != 1 else ''}")
     if parts:
@@ -176,7 +185,7 @@ def render_summary(check: CheckReport) -> Text:
     return text
 
 
-def render_check(check: CheckReport) -> Group:
+def render_check(check: Findings) -> Group:
     """The whole report: objects, a panel per pair, a summary line."""
     parts = []
     if check.objects:

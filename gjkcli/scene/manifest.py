@@ -93,6 +93,9 @@ class ManifestError(InputError):
         self.line = line
         super().__init__(f"{path}:{line}" if line else path, message)
 
+    def __reduce__(self):
+        return (type(self), (self.path, self.line, self.message))
+
 
 # -- the parsed manifest --------------------------------------------------------------------------
 

@@ -289,8 +289,13 @@ def test_json_keys_and_types(pair, mode):
     cert = p["certificate"]
     if cert["kind"] == "plane":
         assert len(cert["normal"]) == 3 and isinstance(cert["offset"], float)
+    elif cert["kind"] == "triangles":  # the parts' triangles a and b cross at the point
+        assert isinstance(cert["a"], int) and isinstance(cert["b"], int) and len(cert["point"]) == 3
+    elif cert["kind"] == "distance":  # a lower bound of the parts' distance over their triangles
+        assert cert["lower"] <= p["distance"]
     else:
         assert cert["kind"] == "point" and len(cert["point"]) == 3
+    assert cert["of"] == ("hulls" if p["conservative"] else "parts")
     s = doc["summary"]
     assert s["pairs"] == 1 and sum(s[k] for k in ("clear", "touching", "collision", "clearance", "undecided")) == 1
     assert s["exit_code"] in (0, 1)
@@ -436,7 +441,7 @@ def test_unexpected_errors_are_one_line_internal_errors(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(gjkcli.engine.query, "query", broken)
+    monkeypatch.setattr(gjkcli.engine.query, "batch", broken)
     a, b = PAIRS["clear"]
     result = gjk("check", sample(a), sample(b), code=2)
     lines = result.stderr.strip().splitlines()

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from gjkcli.mesh.convexity import Convexity, convex_parts, convexity, is_convex
+from gjkcli.mesh.convexity import Convexity, convexity, hull_gaps, is_convex
+from gjkcli.tolerances import DEFAULT
 from gjkcli.mesh.load import Part, load_objects, load_part
 from gjkcli.engine.shapes import build_hulls
 
@@ -225,5 +226,7 @@ def test_convexity_of_parts():
     dented.vertices[0] *= 0.9  # a corner pushed in
     meshes = [box, sphere, torus, open_box, inside_out, dented]
     hulls = build_hulls([m.vertices for m in meshes])
-    convex = convex_parts(hulls, [m.faces for m in meshes], [m.vertices for m in meshes])
-    assert convex.tolist() == [True, True, False, False, False, False]
+    gaps = hull_gaps(hulls, [m.faces for m in meshes], [m.vertices for m in meshes])
+    band = DEFAULT.touching_rel * np.array([np.linalg.norm(m.extents) for m in meshes])
+    assert (gaps <= band).tolist() == [True, True, False, False, False, False]
+    assert gaps[0] == 0.0 and np.isinf(gaps[2]) and np.isinf(gaps[3])  # a hole; a face missing

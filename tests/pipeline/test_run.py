@@ -1,4 +1,4 @@
-"""`gjk scan` through `gjkcli.pipeline.run.run`: loading, hulls, verdicts, allowed pairs, baselines, reports.
+"""`gjk scan` through `gjkcli.pipeline.run.scan`: loading, hulls, verdicts, allowed pairs, baselines, reports.
 
 The oracle for hull mode is trimesh's CollisionManager (FCL) over each object's convex hull moved
 by its node's full world transform, computed here and not by gjk. FCL tests triangles against
@@ -18,9 +18,9 @@ import pytest
 from gjkcli.pipeline import baseline as baselines
 from gjkcli.mesh import load
 from gjkcli.scene import manifest as mf
-from gjkcli.pipeline import run as scan
-from gjkcli.errors import GjkError
-from gjkcli.report.ci import github_annotations, junit_xml, scan_document
+from gjkcli.pipeline import run as pipeline
+from gjkcli.report.ci import github_annotations, junit_xml
+from gjkcli.report.jsonout import document as scan_document
 from gjkcli.engine.results import Status
 from gjkcli.engine.shapes import Shape
 
@@ -30,6 +30,14 @@ SHARED = Path(__file__).resolve().parents[3] / "shared"
 MESHES = SHARED / "meshes"
 needs_shared = pytest.mark.skipif(not MESHES.is_dir(), reason=f"the shared real-world meshes are not at {SHARED}")
 shared = [pytest.mark.shared, needs_shared]
+
+
+class scan:
+    """The library call of `gjk scan`, with the options as keywords."""
+
+    @staticmethod
+    def run(paths=(), *, manifest=None, progress=None, **options):
+        return pipeline.scan(paths, pipeline.Options(**options), manifest=manifest, progress=progress)
 
 
 def pairs_of(report, *statuses):
@@ -386,35 +394,21 @@ def test_progress_and_modes():
              progress=lambda stage, done, total: stages.append((stage, done, total)))
     assert {s for s, _, _ in stages} >= {"load", "hulls", "narrow"}
     assert ("narrow", 1, 1) in stages
-    with pytest.raises(GjkError, match="exact"):
-        scan.run([SAMPLES / "ring.stl"], mode="exact")
     with pytest.raises(ValueError, match="mode"):
         scan.run([], mode="fast")
 
 
-def test_refinement_is_pluggable():
-    """A refiner gets the non-convex pairs whose hulls meet, and its answers replace the hulls'."""
-    seen = []
-
-    def refine(requests):
-        seen.extend(requests)
-        return [scan_clear(r) for r in requests]
-
-    def scan_clear(request):
-        import dataclasses
-
-        return dataclasses.replace(request.hull, status=Status.CLEAR, distance=0.35, depth=None)
-
+def test_the_triangles_answer_where_the_hulls_are_not_the_parts():
+    """The peg passes through the ring's hole: the hulls collide, the parts do not."""
     hull = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="hull", jobs=1)
     (pair,) = hull.pairs
     assert pair.status is Status.COLLISION and pair.conservative and hull.exit_code == 1
-    auto = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="auto", refine=refine, jobs=1)
-    assert len(seen) == 1 and seen[0].nonconvex == (True, False) and seen[0].a.faces is not None
+    auto = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="auto", jobs=1)
     assert auto.exit_code == 0 and not auto.pairs and auto.counts["clear"] == 1
-    listed = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="exact", refine=refine,
-                      all_pairs=True, jobs=1)
+    listed = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="exact", all_pairs=True, jobs=1)
     (pair,) = listed.pairs
     assert pair.mode == "exact" and pair.status is Status.CLEAR and not pair.conservative
+    assert pair.result.certificate.kind == "distance"
 
 
 # -- reports --------------------------------------------------------------------------------------
@@ -492,7 +486,7 @@ def test_rich_table_renders(tmp_path):
     assert text.index("bolt[1]") < text.index("allowed: welded")
     console = Console(width=120, record=True, color_system=None)
     console.print(render_scan(report, limit=2))
-    assert "... and 1 more (--format json lists them all)" in console.export_text()
+    assert "... and 1 more (--all-pairs or a machine format lists them all)" in console.export_text()
     assert not wants_progress(quiet=False, output_format="table", stream=None)
     assert not wants_progress(quiet=True, output_format="table", stream=None)
 
@@ -512,8 +506,8 @@ def test_progress_bar_only_after_a_delay():
 
 
 def test_exact_refiner_answers_for_the_parts():
-    """gjkcli.engine.exact through the refinement hook: the peg passes through the ring's hole."""
-    report = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="auto", refine=scan.exact_refiner,
+    """The triangle engine answers for the parts: the peg passes through the ring's hole."""
+    report = scan.run([SAMPLES / "ring.stl", SAMPLES / "peg.stl"], mode="auto",
                       all_pairs=True, jobs=1)
     (pair,) = report.pairs
     assert pair.mode == "exact" and pair.status is Status.CLEAR

@@ -17,8 +17,9 @@ import pytest
 from rich.console import Console
 
 import gjkcli
-from gjkcli.pipeline.findings import CheckReport, InputProblem, ObjectInfo, PairReport, hull_note, is_violation
-from gjkcli.report.jsonout import check_document, dumps, pair_dict, trace_lines
+from gjkcli.errors import Problem as InputProblem
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, violates
+from gjkcli.report.jsonout import document as check_document, dumps, pair_dict, trace_lines
 from gjkcli.report.table import render_check, render_pair
 from gjkcli.report.trace import render_trace
 from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, Status, TraceStep
@@ -108,16 +109,29 @@ def result(status=Status.CLEAR, distance=1.0, depth=None, trace=None, certificat
     return Result(**fields)
 
 
-def obj(name, convex=True, units=None) -> ObjectInfo:
-    return ObjectInfo(name=name, file=f"parts/{name}", vertices=8, faces=12, hull_vertices=8, convex=convex,
+def is_violation(status, clearance) -> bool:
+    return violates(status, clearance, ("collision", "clearance"))
+
+
+def CheckReport(objects=(), pairs=(), errors=(), **kw) -> Findings:
+    """A check's findings, counted as the pipeline counts them."""
+    counts = {s.value: 0 for s in Status}
+    for p in pairs:
+        counts[Status(p.status).value] += 1
+    return Findings(command="check", objects=tuple(objects), pairs=tuple(pairs), errors=tuple(errors),
+                    counts=counts, checked=len(pairs), fail_on=("collision", "clearance"), **kw)
+
+
+def obj(name, convex=True, units=None) -> ObjectRecord:
+    return ObjectRecord(name=name, file=f"parts/{name}", vertices=8, faces=12, hull_vertices=8, convex=convex,
                       watertight=True, bounds=((0.0, 0.0, 0.0), (1.0, 1.0, 1.0)), units=units)
 
 
-def report(res: Result, *, convex_b=True, clearance=None, units=None, a="a[1].stl", b="b.stl") -> CheckReport:
+def report(res: Result, *, convex_b=True, clearance=None, units=None, a="a[1].stl", b="b.stl") -> Findings:
     status = Status(res.status)
     objects = (obj(a, units=units), obj(b, convex=convex_b, units=units))
-    pair = PairReport(a=a, b=b, result=res, clearance=clearance, violation=is_violation(status, clearance),
-                      conservative=not convex_b and status is not Status.CLEAR)
+    pair = Finding(a=a, b=b, result=res, clearance=clearance, violation=is_violation(status, clearance),
+                      conservative=not convex_b)
     return CheckReport(objects=objects, pairs=(pair,), elapsed=0.01, version="test")
 
 
@@ -158,7 +172,7 @@ def test_collision_report_shows_depth_witnesses_and_point_certificate():
     out = text_of(render_check(report(ALL[Status.COLLISION])))
     assert "overlap by 0.25" in out
     assert "depth" in out and "witness A" in out and "witness B" in out
-    assert "a point of both shapes: (0.25, 0, 0)" in out
+    assert "a point of both parts: (0.25, 0, 0)" in out
     assert "EPA 4 (converged)" in out
 
 
@@ -297,7 +311,7 @@ def test_json_document_has_the_stable_keys(status):
     assert pair["mode"] == "hull"
     if status is Status.COLLISION:
         assert pair["depth"] == 0.25 and pair["distance"] == 0.0
-        assert pair["certificate"] == {"kind": "point", "point": [0.25, 0.0, 0.0]}
+        assert pair["certificate"] == {"kind": "point", "point": [0.25, 0.0, 0.0], "of": "parts"}
     else:
         assert pair["depth"] is None
     if status is Status.TOUCHING:
@@ -311,7 +325,8 @@ def test_json_document_has_the_stable_keys(status):
 
 def test_json_plane_certificate_and_objects():
     doc = check_document(report(ALL[Status.CLEAR]))
-    assert doc["pairs"][0]["certificate"] == {"kind": "plane", "normal": [1.0, 0.0, 0.0], "offset": 0.5}
+    assert doc["pairs"][0]["certificate"] == {"kind": "plane", "normal": [1.0, 0.0, 0.0], "offset": 0.5,
+                                             "of": "parts"}
     o = doc["objects"][0]
     assert o["bounds"] == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     assert o["convex"] is True and o["units"] is None and o["hull_vertices"] == 8
@@ -325,18 +340,20 @@ def test_json_writes_non_finite_numbers_as_null():
     assert pair["distance"] is None and pair["distance_lower"] is None
 
 
-def test_json_text_keeps_vectors_on_one_line_and_round_trips():
+def test_json_text_puts_each_pair_on_one_line_and_round_trips():
     res = result(Status.COLLISION, depth=0.25, certificate="point", normal=np.array([-0.0, 0.0, 1.0]))
     doc = check_document(report(res))
     text = dumps(doc)
     assert json.loads(text) == json.loads(json.dumps(doc))
-    assert '"normal": [0.0, 0.0, 1.0]' in text  # one line, and -0.0 written as 0.0
-    assert '"bounds": [\n' in text and "[0.0, 0.0, 0.0]," in text
+    assert '"normal":[0.0,0.0,1.0]' in text  # -0.0 written as 0.0
+    pair_lines = [line for line in text.splitlines() if line.lstrip().startswith('{"a":')]
+    assert len(pair_lines) == 1 and json.loads(pair_lines[0])["status"] == "collision"
+    assert text.splitlines()[0] == "{" and '  "summary": {' in text
 
 
 def test_json_conservative_flag_and_note():
     pair = check_document(report(ALL[Status.COLLISION], convex_b=False))["pairs"][0]
-    assert pair["conservative"] is True
+    assert pair["conservative"] is True and pair["certificate"]["of"] == "hulls"
     assert "collision between hulls" in pair["note"]
 
 

@@ -1,0 +1,226 @@
+"""What a run checks: the inputs a user gave, as named objects in world coordinates.
+
+`gather` reads every source (a scene file whose nodes are objects, a file that is one object, a
+manifest's includes, objects and primitives) into `Geometry` records, in input order, with
+names made unique. A source that fails to read becomes a `Problem` naming the file; the others
+are still read. Files are read in worker processes when there are several and `jobs` > 1.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError, Problem, ShapeError, one_line
+
+__all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources"]
+
+
+@dataclass(frozen=True, eq=False)
+class Geometry:
+    """One object before its hull.
+
+    vertices : (n, 3) float64, world coordinates (None for a primitive)
+    faces : (m, 3) int64, indices into vertices (None for a primitive)
+    primitive : the Shape of a manifest primitive, else None
+    watertight, bodies : known when the object came through `gjkcli.mesh.load.load_objects`,
+        else None (the fast path of scene files computes no topology)
+    source : index of the source it came from (a check pairs objects of different sources)
+    """
+
+    name: str
+    file: str
+    vertices: np.ndarray | None = None
+    faces: np.ndarray | None = None
+    units: str | None = None
+    watertight: bool | None = None
+    bodies: int | None = None
+    primitive: object | None = None
+    source: int = 0
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file to read: every object of it (`whole` False) or the whole file as one object.
+
+    shown : the path as the user gave it; prefix : names become "<prefix>:<name>" (several files
+    in one scan); name : the object's name when `whole`; transform : a further 4x4 placement
+    """
+
+    path: Path
+    shown: str
+    prefix: str | None = None
+    transform: np.ndarray | None = None
+    split_bodies: bool = False
+    whole: bool = False
+    name: str | None = None
+
+
+def file_sources(paths, split_bodies: bool = False) -> list[Source]:
+    """`gjk check`'s inputs: each file one object (or one per body), named after the file."""
+    return [Source(path=Path(p), shown=str(p), whole=True, name=Path(p).name,
+                   split_bodies=split_bodies) for p in paths]
+
+
+def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[list[Source], list]:
+    """`gjk scan`'s inputs: (file sources, manifest primitives) from paths and a manifest.
+
+    Directories expand to the mesh files in them; a path that does not exist is a problem and
+    the rest are still read; a file reached twice (itself and its folder) is read once.
+    """
+    from gjkcli.mesh.load import expand_paths
+
+    files: list[tuple[Path, np.ndarray | None, bool]] = []
+    seen = set()
+    for given in ([paths] if isinstance(paths, (str, os.PathLike)) else list(paths)):
+        try:
+            found = expand_paths([given])
+        except InputError as exc:
+            problems.append(Problem(file=exc.source, message=exc.message))
+            continue
+        for p in found:
+            if p.resolve() not in seen:
+                seen.add(p.resolve())
+                files.append((p, None, split_bodies))
+    if manifest is not None:
+        files.extend((inc.file, inc.transform, inc.split_bodies) for inc in manifest.includes)
+    # several files share world coordinates; their objects are told apart by the file's name
+    several = len(files) > 1
+    shown = [str(p) for p, _, _ in files]
+    base_names = [Path(p).name for p, _, _ in files]
+    prefixes = [name if base_names.count(name) == 1 else Path(shown[k]).as_posix()
+                for k, name in enumerate(base_names)]
+    sources = [Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
+                      transform=T, split_bodies=split)
+               for k, (p, T, split) in enumerate(files)]
+    primitives = []
+    if manifest is not None:
+        for spec in manifest.objects:
+            if spec.file is not None:
+                sources.append(Source(path=spec.file, shown=str(spec.file), transform=spec.transform,
+                                      whole=True, name=spec.name))
+            else:
+                primitives.append(spec)
+    return sources, primitives
+
+
+def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1,
+           problems: list, tell=None, strict: bool = False) -> list[Geometry]:
+    """Every object of the sources (then the primitives), names made unique ("#2", "#3", ...).
+
+    A source that cannot be read adds a `Problem` to `problems`; the others are still read.
+    strict : raise the first source's InputError instead (the traceback of --debug).
+    """
+    tell = tell or (lambda stage, done, total: None)
+    results: list = [None] * len(sources)
+    tell("load", 0, len(sources))
+    if jobs > 1 and len(sources) > 1 and _can_fork():
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(sources)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_read_source, s, strict) for s in sources]
+            for k, f in enumerate(futures):
+                results[k] = f.result()
+                tell("load", k + 1, len(sources))
+    else:
+        for k, s in enumerate(sources):
+            results[k] = _read_source(s, strict)
+            tell("load", k + 1, len(sources))
+    geoms: list[Geometry] = []
+    for k, got in enumerate(results):
+        if isinstance(got, Problem):
+            problems.append(got)
+        else:
+            geoms.extend(dataclasses.replace(g, source=k) for g in got)
+    geoms.extend(_primitive(spec, manifest, len(sources) + n) for n, spec in enumerate(primitives))
+    return _unique_names(geoms)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _read_source(s: Source, strict: bool = False):
+    """A source's objects, or a Problem naming the file (never raises an InputError unless
+    strict)."""
+    from gjkcli.mesh.load import load_objects, load_part, read_objects
+
+    try:
+        if s.whole and s.split_bodies:
+            parts = load_objects(s.path, split_bodies=True)
+            if len(parts) == 1:
+                parts = [load_part(s.path)]
+            geoms = [Geometry(name=s.name if len(parts) == 1 else p.name, file=s.shown,
+                              vertices=p.vertices, faces=p.faces, units=p.units,
+                              watertight=p.watertight, bodies=p.bodies) for p in parts]
+        elif s.whole:
+            part = load_part(s.path)
+            geoms = [Geometry(name=s.name, file=s.shown, vertices=part.vertices, faces=part.faces,
+                              units=part.units, watertight=part.watertight, bodies=part.bodies)]
+        else:
+            geoms = [Geometry(name=p.name, file=p.source, vertices=p.vertices, faces=p.faces,
+                              units=p.units, watertight=p.watertight, bodies=p.bodies)
+                     for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
+                                           shown=s.shown)]
+        if s.transform is not None:
+            geoms = [_moved(g, s.transform) for g in geoms]
+        return geoms
+    except InputError as exc:
+        if strict:
+            raise
+        return Problem(file=s.shown, message=one_line(exc.message))
+    except Exception as exc:  # noqa: BLE001 - a file trimesh chokes on must not stop the run
+        return Problem(file=s.shown, message=f"cannot read it ({type(exc).__name__}: "
+                                             f"{one_line(exc)}); re-export it")
+
+
+def _moved(g: Geometry, T: np.ndarray) -> Geometry:
+    """The geometry with a further 4x4 transform (scale and shear too) applied to its vertices."""
+    vertices = g.vertices @ T[:3, :3].T + T[:3, 3]
+    faces = g.faces[:, [0, 2, 1]] if np.linalg.det(T[:3, :3]) < 0 else g.faces
+    return dataclasses.replace(g, vertices=vertices, faces=faces)
+
+
+def _primitive(spec, manifest, source: int) -> Geometry:
+    from gjkcli.engine.shapes import Shape
+
+    p = spec.params
+    try:
+        if spec.primitive == "box":
+            shape = Shape.box(p["extents"], transform=spec.transform)
+        elif spec.primitive == "sphere":
+            shape = Shape.sphere(p["radius"], center=spec.transform[:3, 3])
+        elif spec.primitive == "capsule":
+            shape = Shape.capsule(p["radius"], p["length"], transform=spec.transform)
+        else:
+            shape = Shape.cylinder(p["radius"], p["height"], transform=spec.transform)
+    except ShapeError as exc:
+        raise manifest.error(spec.line, f"[[object]] {spec.name!r}: {exc}") from exc
+    return Geometry(name=spec.name, file=str(manifest.path), primitive=shape, watertight=True,
+                    bodies=1, source=source)
+
+
+def _unique_names(geoms: list[Geometry]) -> list[Geometry]:
+    """Objects of one name get "#2", "#3", ... after the first."""
+    seen: dict[str, int] = {}
+    taken = {g.name for g in geoms}
+    out = []
+    for g in geoms:
+        if g.name in seen:
+            k = seen[g.name] + 1
+            while f"{g.name}#{k}" in taken:
+                k += 1
+            seen[g.name] = k
+            taken.add(f"{g.name}#{k}")
+            g = dataclasses.replace(g, name=f"{g.name}#{k}")
+        else:
+            seen[g.name] = 1
+        out.append(g)
+    return out
