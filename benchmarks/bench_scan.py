@@ -7,13 +7,13 @@ a fresh Python process so that neither warms the other's caches or pays the othe
     trimesh   trimesh.load_scene, CollisionManager.add_object for every node (with its world
               transform), in_collision_internal(return_names=True); timed from after the imports
     gjk cli   `gjk scan FILE --mode hull --format json` end to end, wall time of the whole process
-              (interpreter start, imports, loading, hulls, broad and narrow phase, JSON);
-              before the command exists, the same through `python -c "gjkcli.pipeline.run.run(...)"`
-    gjk lib   gjkcli.pipeline.run.run([FILE], mode="hull") timed from after the imports, with the time of
-              each stage (load, hulls, broad, narrow, verdicts)
+              (interpreter start, imports, loading, hulls, broad and narrow phase, JSON); also
+              with the table (into a pipe) and with -q
+    gjk lib   gjkcli.pipeline.run.scan([FILE], Options(mode="hull")) timed from after the
+              imports, with the time of each stage (load, hulls, broad, narrow, verdicts)
 
 The pair sets are compared (gjk's collision and touching pairs against trimesh's), and the ratio
-gjk cli / trimesh is printed: the acceptance bound is 0.25 at n = 10,000.
+gjk cli (JSON) / trimesh is printed.
 
 The scaling run (`--sizes 1000,10000,100000`) runs trimesh only up to --trimesh-up-to (default
 10,000): its add_object updates FCL's tree once per object, which grows faster than linearly
@@ -69,12 +69,12 @@ def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 t0 = time.perf_counter()
-from gjkcli.pipeline import run as scan
+from gjkcli.pipeline import run as pipeline
 from gjkcli.engine.results import Status
 t1 = time.perf_counter()
 c1 = cpu()
 jobs = None if sys.argv[3] == "all" else int(sys.argv[3])
-report = scan.run([sys.argv[1]], mode="hull", jobs=jobs)
+report = pipeline.scan([sys.argv[1]], pipeline.Options(mode="hull", jobs=jobs))
 t2 = time.perf_counter()
 pairs = sorted(sorted((p.a, p.b)) for p in report.pairs
                if Status(p.status) in (Status.COLLISION, Status.TOUCHING))
@@ -82,18 +82,6 @@ json.dump({"import": t1 - t0, "total": t2 - t1, "cpu": cpu() - c1, "stages": rep
            "candidates": report.candidates, "checked": report.checked, "counts": report.counts,
            "convex": sum(o.convex for o in report.objects), "pairs": pairs}, open(sys.argv[2], "w"))
 """
-
-# `gjk scan` end to end, before the command exists: the library call in a fresh process, writing
-# the JSON document as the command would
-GJK_E2E_FALLBACK = """
-import json, sys
-from gjkcli.pipeline import run as scan
-from gjkcli.report.ci import scan_document
-report = scan.run([sys.argv[1]], mode="hull", jobs=None if sys.argv[2] == "all" else int(sys.argv[2]))
-sys.stdout.write(json.dumps(scan_document(report), allow_nan=False))
-sys.exit(report.exit_code)
-"""
-
 
 def worker(code: str, *args) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
@@ -106,11 +94,6 @@ def worker(code: str, *args) -> dict:
         os.unlink(target)
 
 
-def has_scan_command() -> bool:
-    probe = subprocess.run([sys.executable, "-m", "gjkcli", "scan", "--help"], capture_output=True, text=True)
-    return probe.returncode == 0
-
-
 def children_cpu() -> float:
     import resource
 
@@ -118,20 +101,22 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def gjk_end_to_end(path: Path, jobs: str, command: bool) -> tuple[float, float, dict]:
-    """Wall and CPU time of a whole `gjk scan` process (its workers included), and its JSON."""
-    if command:
-        argv = [sys.executable, "-m", "gjkcli", "scan", str(path), "--mode", "hull", "--format", "json"]
-        if jobs != "all":
-            argv += ["--jobs", jobs]
-    else:
-        argv = [sys.executable, "-c", GJK_E2E_FALLBACK, str(path), jobs]
+def gjk_end_to_end(path: Path, jobs: str, output: str = "json") -> tuple[float, float, dict | None]:
+    """Wall and CPU time of a whole `gjk scan` process (its workers included), and its JSON.
+
+    output : "json" (the document, parsed), "table" (the report for people, into a pipe) or
+        "quiet" (-q: the exit code only)
+    """
+    argv = [sys.executable, "-m", "gjkcli", "scan", str(path), "--mode", "hull"]
+    argv += {"json": ["--format", "json"], "table": [], "quiet": ["-q"]}[output]
+    if jobs != "all":
+        argv += ["--jobs", jobs]
     t0, c0 = time.perf_counter(), children_cpu()
     done = subprocess.run(argv, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - t0, children_cpu() - c0
     if done.returncode not in (0, 1):
         raise RuntimeError(f"gjk scan failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall, cpu, json.loads(done.stdout)
+    return wall, cpu, json.loads(done.stdout) if output == "json" else None
 
 
 def main(argv=None) -> int:
@@ -149,10 +134,6 @@ def main(argv=None) -> int:
     from _common import machine, markdown_table
     from make_scan_scene import make
 
-    command = has_scan_command()
-    if not command:
-        print("note: `gjk scan` is not a command yet; its end-to-end time is that of a fresh process "
-              "running gjkcli.pipeline.run.run and writing the JSON document\n")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="gjk-bench-scan-"))
     folder.mkdir(parents=True, exist_ok=True)
     results = []
@@ -166,7 +147,9 @@ def main(argv=None) -> int:
         if n <= args.trimesh_up_to:
             row["trimesh"] = worker(TRIMESH_WORKER, str(path))
         row["gjk_lib"] = worker(GJK_WORKER, str(path), args.jobs)
-        row["gjk_e2e"], row["gjk_e2e_cpu"], doc = gjk_end_to_end(path, args.jobs, command)
+        row["gjk_e2e"], row["gjk_e2e_cpu"], doc = gjk_end_to_end(path, args.jobs, "json")
+        row["gjk_table"] = gjk_end_to_end(path, args.jobs, "table")[0]
+        row["gjk_quiet"] = gjk_end_to_end(path, args.jobs, "quiet")[0]
         e2e_pairs = sorted(sorted((p["a"], p["b"])) for p in doc["pairs"]
                            if p["status"] in ("collision", "touching"))
         row["same_pairs_e2e_lib"] = e2e_pairs == row["gjk_lib"]["pairs"]
@@ -186,11 +169,12 @@ def main(argv=None) -> int:
         t = r.get("trimesh")
         rows.append([r["n"], r["gjk_lib"]["counts"]["collision"] + r["gjk_lib"]["counts"]["touching"],
                      len(t["pairs"]) if t else "-", "yes" if r.get("same_pairs") else ("-" if not t else "NO"),
-                     t["total"] if t else float("nan"), r["gjk_e2e"], r["gjk_lib"]["total"],
+                     t["total"] if t else float("nan"), r["gjk_e2e"], r["gjk_table"], r["gjk_quiet"],
+                     r["gjk_lib"]["total"],
                      r.get("ratio", float("nan")), t["cpu"] if t else float("nan"), r["gjk_e2e_cpu"],
                      r.get("ratio_cpu", float("nan"))])
-    print(markdown_table(["parts", "gjk pairs", "trimesh pairs", "same", "trimesh s", "gjk scan s (process)",
-                          "gjk run() s", "gjk / trimesh", "trimesh cpu s", "gjk scan cpu s",
+    print(markdown_table(["parts", "gjk pairs", "trimesh pairs", "same", "trimesh s", "gjk scan --format json s",
+                          "gjk scan (table) s", "gjk scan -q s", "gjk scan() s", "gjk / trimesh", "trimesh cpu s", "gjk scan cpu s",
                           "gjk / trimesh (cpu)"], rows))
     print("\n(wall times; cpu: user + system time of the process and its workers, less sensitive to a"
           " busy machine.\n trimesh's times start after `import trimesh`; gjk scan's include"

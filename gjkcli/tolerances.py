@@ -53,6 +53,20 @@ class Tolerances:
     winding_inside
         A point is inside a solid when its generalized winding number exceeds this in magnitude
         (0 or 1 up to rounding away from the surface; -1 inside an inside-out solid).
+    hull_area_rel
+        A part covers its hull's surface when its triangles' total area equals the hull's to this
+        fraction (`gjkcli.mesh.convexity.hull_gaps`): qhull's area and a sum of triangle areas
+        agree far closer, and a missing or doubled face, a pocket's walls, a cavity differ far more.
+    merge_rel
+        Vertices closer than this fraction of the largest absolute coordinate are one vertex
+        (`gjkcli.mesh.load.merge_close`): far below float32 rounding (6e-8), far above float64
+        noise around zero (1e-17). 2**-40, so the grid is exact in int64.
+    rigid_rel
+        A 4x4 transform is rigid when its rotation block is orthonormal to this (entrywise
+        |R^T R - I|) with a positive determinant and its last row is 0 0 0 1 to it.
+    bounds_pad_rel
+        The broad phase grows every box by this fraction of the scene's extent besides the
+        clearance and the band: the rounding of the bounds must not drop a touching pair.
     max_gjk_iterations, max_epa_iterations
         Iteration caps; reaching one ends the query with a named exit, never a guess.
     brute_force_below
@@ -79,6 +93,10 @@ class Tolerances:
     exact_snap_rel: float = 1e-12
     exact_step_rel: float = 1e-3
     winding_inside: float = 0.5
+    hull_area_rel: float = 1e-6
+    merge_rel: float = 2.0**-40
+    rigid_rel: float = 1e-9
+    bounds_pad_rel: float = 1e-12
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
     brute_force_below: int = 48

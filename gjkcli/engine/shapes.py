@@ -673,10 +673,10 @@ def _rigid_part(transform):
     T = np.asarray(transform, dtype=np.float64)
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
         raise ShapeError(f"a transform must be a finite 4x4 matrix, got shape {T.shape}")
-    if not np.allclose(T[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=1e-12):
+    if not np.allclose(T[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=DEFAULT.rigid_rel):
         raise ShapeError("a transform's last row must be [0, 0, 0, 1]")
     R = T[:3, :3]
-    if np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=1e-12) and np.linalg.det(R) > 0:
+    if np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=DEFAULT.rigid_rel) and np.linalg.det(R) > 0:
         return R.copy(), T[:3, 3].copy()
     return None
 

@@ -141,9 +141,6 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
 FAST_REASON = "its faces lie on its hull's surface (within the touching band)"
 # Parts per chunk of `hull_gaps`: arrays stay in cache.
 _CHUNK = 2000
-# Coverage: the triangles' total area equals the hull's to this fraction, so no face is missing
-# and none is doubled (qhull's area and a sum of triangle areas agree far closer than this).
-_AREA_REL = 1e-6
 
 
 def hull_gaps(hulls, faces, vertices) -> np.ndarray:
@@ -156,7 +153,7 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     surface: each triangle lies in a supporting plane of the hull up to g (its unit normal n,
     from its winding, has max over hull vertices of n.v - n.a <= g, a a corner: every point of
     the triangle is then within g of the hull's boundary), and the triangles' total area equals
-    the hull's (qhull's) to `_AREA_REL`, so no face is missing and none is doubled: the part is
+    the hull's (qhull's) to `DEFAULT.hull_area_rel`, so no face is missing and none is doubled: the part is
     closed and fills its hull. Parts with a flat hull (or none), and parts whose triangles do
     not cover the hull (a pocket, a cavity, an open box) get inf.
 
@@ -197,7 +194,7 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     twice = np.linalg.norm(cross, axis=1)
     t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]])
     mesh_area = 0.5 * np.add.reduceat(twice, t_starts)
-    covered = np.abs(mesh_area - hull_area) <= _AREA_REL * hull_area
+    covered = np.abs(mesh_area - hull_area) <= DEFAULT.hull_area_rel * hull_area
     with np.errstate(invalid="ignore", divide="ignore"):
         normal = cross / twice[:, None]
     real = twice > 0  # zero-area triangles have no plane, and add nothing

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError
+from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology"]
 
@@ -35,9 +36,6 @@ _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
 
-# Vertices closer than this fraction of the largest absolute coordinate are one vertex: far
-# below float32 rounding (6e-8), far above float64 noise around zero (1e-17).
-_MERGE_REL = 2.0**-40
 
 # Meshes with more triangles than this find their bodies with scipy (linear time) instead of
 # the vectorised root hooking that wins on small meshes.
@@ -696,12 +694,12 @@ def _check_finite(path, name: str, vertices: np.ndarray, faces: np.ndarray) -> N
 
 
 def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge vertices that agree to within `_MERGE_REL` of the largest coordinate; drop unused.
+    """Merge vertices that agree to within `DEFAULT.merge_rel` of the largest coordinate; drop unused.
 
     STL stores each triangle's corners separately and OBJ/glTF split vertices at texture seams;
     unmerged, no edge would be shared and every triangle would be a body of its own. Copies are
     not always bitwise equal: CAD exporters write zero as +-1e-17 and the like (angle_block.STL,
-    idler_riser.STL), so coordinates are compared on a grid of `_MERGE_REL` times the largest
+    idler_riser.STL), so coordinates are compared on a grid of `DEFAULT.merge_rel` times the largest
     absolute coordinate (trimesh rounds to an absolute 1e-8 instead, which does not scale).
     A merged vertex keeps the coordinates of its first copy, so nothing moves by more than the
     grid step.
@@ -720,7 +718,7 @@ def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np
     used[faces.ravel()] = True
     keep = np.flatnonzero(used)
     local = vertices[keep]
-    step = float(np.abs(local).max()) * _MERGE_REL or 1.0
+    step = float(np.abs(local).max()) * DEFAULT.merge_rel or 1.0
     grid = np.rint(local / step).astype(np.int64)  # |grid| <= 2**40: exact in int64
     order = np.lexsort(grid.T[::-1])  # stable: the first copy leads its group
     ordered = grid[order]

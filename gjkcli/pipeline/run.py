@@ -268,10 +268,10 @@ class _Run:
             reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
                                                  if c is not None])
             # the touching band of a pair is the tolerance, or touching_rel x the larger size:
-            # growing each box by its own share covers it; 1e-12 of the scene pads the bounds'
+            # growing each box by its own share covers it; a hair of the scene pads the bounds'
             # rounding
             touch = np.full(n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
-            pad = 1e-12 * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+            pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
             i, j = candidate_pairs(lo, hi, grow=0.5 * reach + touch + pad)
             i, j = np.minimum(i, j), np.maximum(i, j)
             order = np.lexsort((j, i))  # pairs read in the objects' order

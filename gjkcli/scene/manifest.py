@@ -62,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError
+from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
            "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "rotation_matrix",
@@ -479,7 +480,7 @@ class _Builder:
                 and all(isinstance(r, list) and len(r) == 4 for r in rows)):
             self.fail(line, f"{what} must be a 4x4 matrix, row-major: a list of 4 rows of 4 numbers")
         T = np.array([[self.number(x, line, what) for x in r] for r in rows])
-        if not np.allclose(T[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=1e-12):
+        if not np.allclose(T[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=DEFAULT.rigid_rel):
             self.fail(line, f"{what}: the last row must be [0, 0, 0, 1], got {T[3].tolist()}")
         if abs(np.linalg.det(T[:3, :3])) < 1e-300:
             self.fail(line, f"{what}: the matrix is singular (it flattens the geometry)")
@@ -547,7 +548,7 @@ class _Builder:
             T = self.transform(table["transform"], line, f"{where}: transform")
             if rigid:
                 R = T[:3, :3]
-                if not (np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=1e-9) and np.linalg.det(R) > 0):
+                if not (np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=DEFAULT.rigid_rel) and np.linalg.det(R) > 0):
                     self.fail(line, f"{where}: a primitive takes a rigid transform (rotation and "
                                     f"translation only); give the size in the primitive instead")
             return T
