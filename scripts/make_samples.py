@@ -11,6 +11,7 @@ pair touches exactly, not to within rounding.
 | touch_a.stl, touch_b.stl | unit cube [0, 1]^3; a 1 x 0.5 x 0.5 box whose face lies on x = 1 | touching |
 | collide_a.stl, collide_b.stl | unit cube at the origin; cylinder along x from x = 0.25 to 1.25 | collision, depth 0.25 along +x |
 | ring.stl, peg.stl | torus around z (hole radius 0.75); cylinder of radius 0.4 through the hole | parts clear (0.35), hulls collide |
+| pocket_box.stl, pocket_cube.stl | 8 x 8 x 8 box [-4, 4]^3 with a 4 x 4 pocket 1/64 deep in its top face (a manifold3d difference); a unit cube in the pocket, 1/256 above its floor | parts clear (1/256 = 0.00390625); the cube is inside the box's hull |
 """
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ def meshes() -> dict[str, trimesh.Trimesh]:
         "collide_b.stl": cylinder_x(0.3, 0.25, 1.25),
         "ring.stl": ring,
         "peg.stl": peg,
+        "pocket_box.stl": box([-4.0, -4.0, -4.0], [4.0, 4.0, 4.0]).difference(
+            box([-2.0, -2.0, 4.0 - 1 / 64], [2.0, 2.0, 5.0]), engine="manifold"),
+        "pocket_cube.stl": box([-0.5, -0.5, 4.0 - 1 / 64 + 1 / 256], [0.5, 0.5, 5.0 - 1 / 64 + 1 / 256]),
     }
 
 

@@ -79,7 +79,7 @@ class Finding:
     violation : the status is one the run fails on (undecided always is)
     allowed, reason : an [[allow]] or SRDF entry covers the pair, and why
     known : the baseline holds the pair's key
-    key : (file, a, b), the baseline key
+    key : (file, a, b), the baseline key; () when the run neither reads nor writes a baseline
     note : what an exact answer does not cover (only surfaces count for an open part), or None
     """
 

@@ -204,10 +204,12 @@ class _Run:
         answers = self._answer(parts, i, j, clearance, batch)
         self.stage("refine", t)
         t = time.perf_counter()
-        key_base = (old.base if old is not None else
-                    Path(o.write_baseline).resolve().parent if o.write_baseline is not None else Path.cwd())
-        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved,
-                                     _KeyMaker(key_base), old.keys if old is not None else None)
+        # baseline keys only when a baseline is read or written: a relative path per file
+        key_of = None
+        if old is not None or o.write_baseline is not None:
+            key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of,
+                                     old.keys if old is not None else None)
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
@@ -391,7 +393,8 @@ class _Run:
             pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
             reason = allow.get(k)
             violation = violates(result.status, pair_clearance, o.fail_on)
-            key = key_of(parts.names[a], parts.names[b], parts.geoms[a].file, parts.geoms[b].file)
+            key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
+                                                   parts.geoms[b].file)
             pairs.append(Finding(
                 a=parts.names[a], b=parts.names[b], result=result, mode=mode, requested=o.mode,
                 clearance=pair_clearance, conservative=mode == "hull" and not bool(ans.coincident[k]),

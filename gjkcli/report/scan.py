@@ -41,7 +41,7 @@ def _duration(seconds: float) -> str:
 
 
 def _fmt(x) -> str:
-    return "-" if x is None else f"{x:.6g}"
+    return "-" if x is None else f"{x + 0.0:.6g}"  # + 0.0: -0.0 reads 0
 
 
 def render_pairs(report, limit: int | None = None) -> Table:

@@ -549,3 +549,30 @@ def test_mixed_units_are_warned_about(tmp_path):
     doc = json.loads(gjk("check", a, b, "--format", "json", code=0).stdout)
     assert len(doc["notes"]) == 1 and "does not convert units" in doc["notes"][0]
     assert "does not convert units" in " ".join(gjk("check", a, b, code=0, width=200).stdout.split())
+
+
+# -- a part that is nearly, but not quite, its hull ------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "scan"])
+def test_a_cube_in_a_pocket_is_clear_of_the_box_however_close_the_hulls(command):
+    """The pocket is 1/64 deep and the cube 1/256 above its floor: the cube is inside the box's
+    hull, outside the box. Only the triangles can say so; the hulls answer conservatively."""
+    box, cube = sample("pocket_box.stl"), sample("pocket_cube.stl")
+    extra = ("--all-pairs",) if command == "scan" else ()
+    for mode in ("auto", "exact"):
+        doc = json.loads(gjk(command, box, cube, "--mode", mode, "--format", "json", *extra, code=0).stdout)
+        (pair,) = doc["pairs"]
+        assert pair["status"] == "clear" and pair["mode"] == "exact" and not pair["conservative"]
+        assert pair["distance"] == pytest.approx(1 / 256, abs=1e-12)
+        assert pair["certificate"]["kind"] == "distance" and pair["certificate"]["of"] == "parts"
+        assert [o["convex"] for o in doc["objects"]] == [False, True]
+    hull = json.loads(gjk(command, box, cube, "--mode", "hull", "--format", "json", *extra, code=1).stdout)
+    (pair,) = hull["pairs"]
+    assert pair["status"] == "collision" and pair["conservative"] and pair["certificate"]["of"] == "hulls"
+    # 1/256 apart passes a required clearance of 1/512 and fails one of 1/128, on the parts
+    assert json.loads(gjk(command, box, cube, "--clearance", 1 / 512, "--format", "json", *extra,
+                          code=0).stdout)["pairs"][0]["status"] == "clear"
+    tight = json.loads(gjk(command, box, cube, "--clearance", 1 / 128, "--format", "json", *extra,
+                           code=1).stdout)["pairs"][0]
+    assert tight["status"] == "clearance" and tight["mode"] == "exact"
