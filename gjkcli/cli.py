@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from gjkcli.errors import GjkError, InputError, one_line
+from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line
 
 MODES = ("auto", "hull", "exact")
 FORMATS = ("table", "json", "junit", "github", "sarif")
@@ -25,9 +25,12 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
+
 # The table lists at most this many findings (the worst first) unless --all-pairs; the summary
 # counts them all, and the machine formats list them all.
 TABLE_ROWS = 25
+# `gjk check` shows a panel per pair up to this many pairs (--split-bodies), then the table.
+CHECK_PANELS = 12
 
 
 def _version() -> str:
@@ -151,14 +154,20 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
              all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs, **opts)
 
 
-def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies, output_format,
-             output, trace, trace_json, timings, quiet, debug, manifest=None, fail_on=None,
-             all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
-    """One run of either command: the pipeline, then the report, then the exit code."""
+def _command(ctx, command: str, **options) -> None:
+    """One run of either command, Ctrl-C remembered (see `_interrupts_remembered`)."""
+    with _interrupts_remembered():
+        _run_command(ctx, command, **options)
+
+
+def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
+                 output_format, output, trace, trace_json, timings, quiet, debug, manifest=None,
+                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
+    """The pipeline, then the report, then the exit code."""
     import time
 
     stage = ["starting"]
-    with _one_line_errors(ctx, debug, lambda: stage[0]):
+    with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug):
         from gjkcli.pipeline import run as pipeline
 
         _refuse_to_overwrite(inputs, manifest, baseline, outputs=(output, trace_json, write_baseline))
@@ -190,6 +199,51 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
 
 
 @contextlib.contextmanager
+def _interrupts_remembered():
+    """Ctrl-C raises KeyboardInterrupt and is remembered, so a library that swallows the first
+    one cannot let the run go on (see gjkcli.errors.raise_if_interrupted)."""
+    import signal
+    import threading
+
+    import gjkcli.errors
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum, _frame):
+        gjkcli.errors.interrupted = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        gjkcli.errors.interrupted = False
+
+
+@contextlib.contextmanager
+def _quiet_libraries(debug: bool):
+    """The libraries' own chatter (numpy's RuntimeWarnings on degenerate input, trimesh's log
+    lines) stays off stderr, where gjk's one line per problem is; --debug lets it through."""
+    import logging
+    import warnings
+
+    if debug:
+        yield
+        return
+    logger = logging.getLogger("trimesh")
+    level, logger.level = logger.level, logging.CRITICAL + 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextlib.contextmanager
 def _progress(quiet: bool, output_format: str, command: str):
     """A progress bar on a terminal for long scans (a callback for the pipeline), else None."""
     from gjkcli.report.scan import progress_callback, wants_progress
@@ -211,6 +265,9 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     """
     try:
         yield
+    except KeyboardInterrupt:  # Ctrl-C: stop now; every file written so far was written whole
+        click.echo("gjk: interrupted", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
     except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
         raise
     except GjkError as e:
@@ -230,10 +287,15 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
     """No output may land on a file the run reads, whatever spelling or link leads there."""
     from pathlib import Path
 
-    read = [Path(p) for p in (*inputs, manifest, baseline) if p is not None]
-    read = [p for p in read if p.exists()]
+    def exists(p) -> bool:  # a name the system refuses (too long, a NUL) reads nothing
+        try:
+            return Path(p).exists()
+        except (OSError, ValueError):
+            return False
+
+    read = [Path(p) for p in (*inputs, manifest, baseline) if p is not None and exists(p)]
     for out in outputs:
-        if out is None or out == "-" or not os.path.exists(out):
+        if out is None or out == "-" or not exists(out):
             continue
         for src in read:
             targets = [src] if not src.is_dir() else [c for c in src.iterdir() if c.is_file()]
@@ -292,7 +354,7 @@ def _table(found, trace: bool, to_terminal: bool) -> str | None:
                                            hull_vertices=(a.hull_vertices, b.hull_vertices),
                                            scan_below=DEFAULT.brute_force_below))
                 console.print()
-        if found.command == "check":
+        if found.command == "check" and len(found.pairs) <= CHECK_PANELS:
             console.print(render_check(found))
         else:
             console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS))

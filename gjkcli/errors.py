@@ -41,3 +41,17 @@ class Problem:
 def one_line(text) -> str:
     """Text folded onto one line: a message from a library may span several."""
     return " ".join(str(text).split())
+
+
+# The exit code of a run stopped by Ctrl-C: 128 + SIGINT, as shells report it.
+EXIT_INTERRUPTED = 130
+
+# Set by the command's SIGINT handler. A library that swallows KeyboardInterrupt (trimesh wraps
+# its optional imports in `except BaseException`) cannot swallow this: `raise_if_interrupted`
+# raises it again after such a call.
+interrupted = False
+
+
+def raise_if_interrupted() -> None:
+    if interrupted:
+        raise KeyboardInterrupt

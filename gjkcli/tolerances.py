@@ -67,6 +67,10 @@ class Tolerances:
     bounds_pad_rel
         The broad phase grows every box by this fraction of the scene's extent besides the
         clearance and the band: the rounding of the bounds must not drop a touching pair.
+    max_coordinate
+        The largest coordinate magnitude a part may have: squared distances of larger numbers
+        overflow double precision (1.8e308), so such a part (a node scaled by 1e300, a float32
+        STL at 3e38) is an error of its file, never a verdict.
     max_gjk_iterations, max_epa_iterations
         Iteration caps; reaching one ends the query with a named exit, never a guess.
     brute_force_below
@@ -97,6 +101,7 @@ class Tolerances:
     merge_rel: float = 2.0**-40
     rigid_rel: float = 1e-9
     bounds_pad_rel: float = 1e-12
+    max_coordinate: float = 1e150
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
     brute_force_below: int = 48

@@ -157,6 +157,10 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     closed and fills its hull. Parts with a flat hull (or none), and parts whose triangles do
     not cover the hull (a pocket, a cavity, an open box) get inf.
 
+    A flat part (a plate, a single triangle) is its hull, the polygon, when its triangles cover
+    the polygon's area once or twice (two-sided) and lie in its plane; a part whose triangles
+    have no area (a segment or a point) is its hull. Its gap is then 0.
+
     A hull verdict stands for a pair when both gaps lie within the pair's touching band: the
     parts then coincide with their hulls as far as any verdict can tell (the pipeline's policy).
 
@@ -171,11 +175,30 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     gaps = np.full(n, np.inf)
     solid = [k for k in range(n) if not isinstance(hulls.shapes[k], ShapeError)
              and hulls.shapes[k].dimension == 3 and np.isfinite(hulls.area[k])]
+    for k in range(n):
+        shape = hulls.shapes[k]
+        if not isinstance(shape, ShapeError) and shape.dimension < 3:
+            gaps[k] = _flat_gap(shape, faces[k], vertices[k])
     for c in range(0, len(solid), _CHUNK):
         chunk = solid[c: c + _CHUNK]
         gaps[chunk] = _face_gaps([hulls.shapes[k] for k in chunk], hulls.area[chunk],
                                  [faces[k] for k in chunk], [vertices[k] for k in chunk])
     return gaps
+
+
+def _flat_gap(shape, faces, vertices) -> float:
+    """`hull_gaps` of one part whose hull is a polygon (its vertices in ring order), a segment
+    or a point: 0 when the triangles cover it once or twice, else inf."""
+    if shape.dimension < 2:
+        return 0.0
+    ring = shape.vertices
+    polygon = 0.5 * float(np.linalg.norm(np.cross(ring, np.roll(ring, -1, axis=0)).sum(axis=0)))
+    t = np.asarray(vertices, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]
+    area = 0.5 * float(np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1).sum())
+    cover = area / polygon if polygon > 0 else np.inf
+    sides = round(cover) if np.isfinite(cover) else 0
+    ok = sides in (1, 2) and abs(cover - sides) <= DEFAULT.hull_area_rel * sides
+    return 0.0 if ok else np.inf
 
 
 def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
@@ -294,9 +317,12 @@ def _verdict(convex: bool, dimension: int, reason: str, volume_ratio=float("nan"
 
 
 def _principal_extents(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Principal axes (3, 3), rows by decreasing spread, and the extent along each (3,)."""
+    """Principal axes (3, 3), rows by decreasing spread, and the extent along each (3,).
+
+    Fewer than three vertices span fewer axes: the missing extents are 0 (any orthonormal
+    completion of the axes serves)."""
     centered = vertices - vertices.mean(axis=0)
-    axes = np.linalg.svd(centered, full_matrices=False)[2]
+    axes = np.linalg.svd(np.vstack([centered, np.zeros((3, 3))]), full_matrices=False)[2]
     along = centered @ axes.T
     return axes, along.max(axis=0) - along.min(axis=0)
 

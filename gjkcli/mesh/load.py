@@ -25,13 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli.errors import InputError
+from gjkcli.errors import InputError, raise_if_interrupted
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
+
+# glTF and GLB: `read_objects` reads them with gjkcli.mesh.gltf, without importing trimesh.
+_GLTF_TYPES = ("glb", "gltf")
 
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
@@ -213,10 +216,12 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     transform (scale included); the transforms are applied to all nodes at once in NumPy and each
     mesh is checked once however many nodes instance it. Nothing else is computed per part: no
     vertex merging and no topology (the parts' `watertight` and `bodies` are None, and their
-    arrays are not made read-only). glTF and GLB files are read by trimesh's glTF parser without
-    building a trimesh.Trimesh per mesh, which is most of trimesh's loading time for scenes of
-    many small parts. With split_bodies, the bodies come from `load_objects`, which computes
-    them.
+    arrays are not made read-only). glTF and GLB files are read by gjkcli.mesh.gltf straight into
+    NumPy, with the names, order, transforms and units trimesh's glTF parser gives, and without
+    importing trimesh; a file using a feature that reader leaves to trimesh (compression, sparse
+    or quantized accessors, ...) goes through trimesh's glTF parser without building a
+    trimesh.Trimesh per mesh. With split_bodies, the bodies come from `load_objects`, which
+    computes them.
 
     prefix : names become "<prefix>:<name>" (a scan of several files), except the name of a
     file's only object, which is the file's name already.
@@ -241,11 +246,16 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     _check_file(path)
     file_type = _file_type(path)
     scenes = None
-    if file_type in ("glb", "gltf"):
-        try:
-            scenes = [(None, _read_gltf(path))]
-        except Exception:  # noqa: BLE001 - `_read` reads it again and words the error
-            scenes = None
+    if file_type in _GLTF_TYPES:
+        from gjkcli.mesh import gltf  # numpy and the standard library only
+
+        try:  # every problem with the file is an InputError from here
+            scenes = [(None, gltf.read_scene(path))]
+        except gltf.Unsupported:  # a feature left to trimesh's glTF parser
+            try:
+                scenes = [(None, _read_gltf(path))]
+            except Exception:  # noqa: BLE001 - `_read` reads it again and words the error
+                scenes = None
     if scenes is None:
         scenes = [(member, _trimesh_nodes(scene)) for member, scene in _read(path)]
     out = []
@@ -284,13 +294,27 @@ def expand_paths(paths) -> list[Path]:
         paths = [paths]
     found: list[Path] = []
     for given in map(Path, paths):
-        if given.is_dir():
+        try:
+            is_dir, exists = given.is_dir(), given.exists()
+        except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+            raise InputError(given, f"cannot use this path: {getattr(exc, 'strerror', None) or exc}") from None
+        if is_dir:
             found.extend(_mesh_files_in(given))
-        elif given.exists():
+        elif exists:
             found.append(given)
         else:
             raise InputError(given, "no such file or directory; check the path")
     return _unique(found)
+
+
+def _trimesh():
+    """trimesh, imported on first need (about 0.5 s with what it pulls in). Its import wraps
+    optional imports in `except BaseException`, which swallows a Ctrl-C: the command's SIGINT
+    handler records it, and it is raised again here."""
+    import trimesh
+
+    raise_if_interrupted()
+    return trimesh
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,7 +353,8 @@ def _check_file(path: Path) -> None:
     if size == 0:
         raise InputError(path, "is empty (0 bytes); re-export or copy it again")
     file_type = _file_type(path)
-    if file_type != "stl" and file_type not in _known_types():  # asking trimesh imports it
+    if file_type not in ("stl", *_GLTF_TYPES) and file_type not in _known_types():
+        # asking trimesh imports it: STL and glTF files are read without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types()))}")
 
@@ -340,7 +365,7 @@ def _load_scene(path: Path, file_type: str):
         fast = _read_single_stl(path)
         if fast is not None:
             return fast
-    import trimesh
+    trimesh = _trimesh()
 
     loader = trimesh.exchange.load.mesh_loaders.get(file_type)
     _require_loader(loader)
@@ -426,7 +451,7 @@ def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
     trimesh's own archive loader names the objects "geometry_<random hex>" and drops members
     it fails to read without a word; here members keep their names and a bad one is an error.
     """
-    import trimesh
+    trimesh = _trimesh()
 
     with open(path, "rb") as stream:
         archive = trimesh.util.decompress(stream, file_type=file_type)
@@ -540,6 +565,7 @@ def _file_type(path: Path) -> str:
 @lru_cache(maxsize=1)
 def _known_types() -> frozenset:
     """Every format trimesh has a loader for, installed optional dependencies or not."""
+    _trimesh()
     from trimesh.exchange.load import mesh_loaders
 
     return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES)
@@ -548,6 +574,7 @@ def _known_types() -> frozenset:
 @lru_cache(maxsize=1)
 def _readable_types() -> frozenset:
     """The formats that give triangles with the optional dependencies installed here."""
+    _trimesh()
     from trimesh.exchange.load import mesh_formats
 
     return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES)) - _NOT_MESH_TYPES

@@ -265,6 +265,12 @@ class _Run:
         if count <= every_pair:
             i, j = np.triu_indices(n, 1)
         else:
+            if self.options.all_pairs and self.command == "check":
+                # millions of pairs are not a report: list the findings, as a scan does
+                self.options = dataclasses.replace(self.options, all_pairs=False)
+                self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so the pairs whose "
+                                  f"boxes are apart are clear by their boxes and only findings are "
+                                  f"listed")
             lo, hi = parts.lo, parts.hi
             size = np.linalg.norm(hi - lo, axis=1)
             reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
@@ -457,12 +463,21 @@ class _Parts:
             lo[index], hi[index] = hulls.lo, hulls.hi
             gap[index] = hull_gaps(hulls, [geoms[k].faces for k in mesh_index],
                                    [geoms[k].vertices for k in mesh_index])
+        from gjkcli.tolerances import DEFAULT
+
+        with np.errstate(invalid="ignore"):
+            extent = np.maximum(np.abs(lo), np.abs(hi)).max(axis=1) if n else np.zeros(0)
         keep = []
         for k, shape in enumerate(shapes):
+            g = geoms[k]
             if isinstance(shape, ShapeError):
-                g = geoms[k]
                 problems.append(Problem(file=g.file, message=f"object '{g.name}': unusable "
                                                              f"geometry: {one_line(shape)}"))
+            elif not extent[k] <= DEFAULT.max_coordinate:
+                problems.append(Problem(file=g.file, message=(
+                    f"object '{g.name}' has coordinates up to {extent[k]:.3g}: beyond "
+                    f"{DEFAULT.max_coordinate:.0e}, distances overflow double precision; check "
+                    f"the file's scale and units")))
             else:
                 keep.append(k)
         if len(keep) < n:

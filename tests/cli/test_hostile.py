@@ -1,0 +1,152 @@
+"""Inputs that lie, break or attack, through the real command: never lose a user's file, one bad
+input never stops the others, one line on stderr and exit 2, Ctrl-C stops the run."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import gjkcli
+from gjkcli.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+
+
+def gjk(*args):
+    return CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
+
+
+def stl(path: Path, triangles) -> Path:
+    """A binary STL of (m, 3, 3) triangles."""
+    triangles = np.asarray(triangles, dtype=np.float32).reshape(-1, 3, 3)
+    with open(path, "wb") as f:
+        f.write(b"\0" * 80 + struct.pack("<I", len(triangles)))
+        for t in triangles:
+            f.write(struct.pack("<12fH", 0, 0, 0, *t.ravel(), 0))
+    return path
+
+
+def one_error_line(result, name: str) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert name in lines[0] and "Traceback" not in result.stderr and "Error:" not in lines[0]
+    return lines[0]
+
+
+# -- never write over an input --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["-o", "--write-baseline", "--trace-json"])
+def test_no_output_lands_on_an_input(tmp_path, option):
+    a = tmp_path / "a.stl"
+    a.write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    link = tmp_path / "link.stl"
+    link.symlink_to(a)
+    before = a.read_bytes()
+    for target in (a, link, tmp_path / "." / "a.stl"):
+        command = "check" if option == "--trace-json" else "scan"
+        result = gjk(command, a, SAMPLES / "collide_b.stl", option, target)
+        assert result.exit_code == 2
+        assert "refusing to write over it" in one_error_line(result, "a.stl")
+        assert a.read_bytes() == before
+
+
+def test_reports_are_written_whole(tmp_path):
+    out = tmp_path / "report.json"
+    result = gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json", "-o", out)
+    assert result.exit_code == 1 and json.loads(out.read_text())["summary"]["collision"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left
+
+
+# -- one bad input never stops the others ---------------------------------------------------------
+
+
+def test_a_name_too_long_is_that_paths_error(tmp_path):
+    long = tmp_path / ("x" * 300 + ".stl")
+    result = gjk("scan", long, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["collision"] == 1 and "too long" in doc["errors"][0]["message"]
+
+
+def test_a_part_of_two_distinct_vertices_gets_a_verdict(tmp_path):
+    degenerate = stl(tmp_path / "two.stl", [[[0, 0, 0], [2, 0, 0], [2, 0, 0]]])  # a segment
+    for command in ("check", "scan"):
+        result = gjk(command, degenerate, SAMPLES / "collide_a.stl", "--format", "json")
+        assert result.exit_code == 1, result.stderr  # the segment pierces the cube
+        assert json.loads(result.stdout)["pairs"][0]["status"] == "collision"
+
+
+def test_coordinates_beyond_double_precision_are_that_files_error(tmp_path):
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    scene.add_geometry(trimesh.creation.box([1, 1, 1]), node_name="huge",
+                       transform=np.diag([1e300, 1e300, 1e300, 1.0]))
+    scene.export(tmp_path / "huge.glb")
+    result = gjk("scan", tmp_path / "huge.glb", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl",
+                 "--format", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["collision"] == 1 and "overflow double precision" in doc["errors"][0]["message"]
+    assert one_error_line(result, "huge.glb")  # and no RuntimeWarning on stderr
+
+
+def test_a_soup_of_separate_triangles_against_itself_is_bounded(tmp_path):
+    rng = np.random.default_rng(7)
+    centres = rng.random((5000, 1, 3))
+    soup = stl(tmp_path / "soup.stl", centres + 0.02 * rng.standard_normal((5000, 3, 3)))
+    started = time.perf_counter()
+    check = gjk("check", soup, soup, "--split-bodies", "--format", "json")
+    took = time.perf_counter() - started
+    scan = gjk("scan", soup, "--split-bodies", "--format", "json")
+    assert check.exit_code == scan.exit_code == 1
+    one, other = json.loads(check.stdout), json.loads(scan.stdout)
+    assert {(p["a"], p["b"]) for p in one["pairs"]} == {(p["a"], p["b"]) for p in other["pairs"]}
+    assert 100 < one["summary"]["collision"] < 5000 and one["summary"]["pairs"] < 100_000
+    assert took < 60, took  # 12.5 million body pairs, one by one, did not finish in 60 s
+
+
+def test_junit_is_valid_xml_whatever_the_file_names(tmp_path):
+    odd = tmp_path / "bad\x01name\x1b[31m.stl"
+    odd.write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+    result = gjk("scan", SAMPLES / "collide_a.stl", odd, "--format", "junit")
+    root = ET.fromstring(result.stdout)  # raises on characters XML cannot hold
+    assert root.find("testsuite").get("failures") == "1"
+    assert "\\x01" in result.stdout
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4, 1.0])
+def test_ctrl_c_stops_the_run_and_leaves_the_baseline(tmp_path, delay):
+    """At any moment, imports included (trimesh swallows a KeyboardInterrupt while it imports)."""
+    baseline = tmp_path / "base.json"
+    baseline.write_text('{"version": 1, "tool": "gjk", "findings": []}\n')
+    before = baseline.read_bytes()
+    rng = np.random.default_rng(1)
+    soup = stl(tmp_path / "soup.stl", rng.random((5000, 1, 3)) + 0.02 * rng.standard_normal((5000, 3, 3)))
+    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(soup), str(SAMPLES / "ring.stl"),
+                             "--split-bodies", "--write-baseline", str(baseline)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode in (0, 1):  # finished before the signal: nothing to stop
+        pytest.skip(f"the scan finished within {delay} s")
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert baseline.read_bytes() == before
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "gjk: interrupted"
+    assert {p.name for p in tmp_path.iterdir()} == {"base.json", "soup.stl"}  # no partial file
