@@ -1,0 +1,375 @@
+"""SARIF 2.1.0 output of `gjk check` and `gjk scan`: the findings as a static-analysis log, for
+GitHub code scanning and any other SARIF viewer.
+
+Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere); nothing here prints,
+reads files or imports the engine. Only the standard library and the wording of
+`gjkcli.report.ci.describe` are used.
+
+The log: one run of the tool "gjk", with
+
+- rules: one per verdict that can fail a run (gjk/collision, gjk/clearance, gjk/touching,
+  gjk/undecided) and gjk/input-error for a file that could not be used;
+- results: one per listed pair that is a violation (`Finding.violation`), and one per input
+  error (level "error"). A failing pair is an "error"; a violation that an [[allow]] rule covers
+  or that the baseline holds is a "note" with a suppression (kind "external"), so it stays
+  visible but fails nothing. When the run read a baseline every pair result carries a
+  `baselineState`: "unchanged" for a pair the baseline holds, "new" otherwise;
+- each pair result's location is the file of object A (as given, in POSIX form, percent-encoded
+  as a URI reference) with a logical location naming A; the file and name of B are its related
+  location. The numbers (distance, depth, tolerance, signed distance, the witness points, ...)
+  are in the result's `properties`;
+- `partialFingerprints["gjkPair/v1"]`: a hash of the two (file, object) pairs, in sorted order
+  and with the "file:" prefix a scan of several files gives names removed (as the baseline key
+  does), so code scanning tracks an alert across runs and a swapped pair is the same alert;
+  inputs errors are fingerprinted by their file (`gjkInput/v1`);
+- artifacts: every file of the run (objects, pairs, input errors);
+- invocations: executionSuccessful (false only for exit code 2: an input could not be used),
+  the exit code, and the run's notes and gone baseline entries as notifications.
+
+Meshes have no lines, so no result has a region: viewers show them at file level.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+from pathlib import PurePosixPath, PureWindowsPath
+from urllib.parse import quote
+
+from gjkcli.engine.results import Status
+from gjkcli.report.ci import describe
+
+__all__ = ["sarif_log", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+INPUT_ERROR = "gjk/input-error"
+
+# (id, name, short, full, help, level, precision): one rule per verdict a run can fail on, and one
+# for inputs that could not be used. A result of a verdict rule exists only for a violation, so
+# every rule's default level is "error"; allowed and baseline results are lowered to "note".
+_RULE_TABLE = (
+    (Status.COLLISION, "Collision", "Two parts intersect.",
+     "The two objects overlap by more than the touching band: their volumes intersect. The "
+     "depth is the least translation that separates them.",
+     "Move or resize one of the parts until they are apart, or allow the pair ([[allow]] in the "
+     "manifest, with a reason) when the overlap is intended, e.g. a press fit.", "very-high"),
+    (Status.CLEARANCE, "InsufficientClearance", "Two parts are closer than the required clearance.",
+     "The objects are apart (or touching), but their distance is less than the clearance the run "
+     "requires for this pair (--clearance, or the manifest's clearance for the pair).",
+     "Increase the gap between the parts to at least the required clearance, or lower the "
+     "clearance the manifest requires for this pair.", "very-high"),
+    (Status.TOUCHING, "Touching", "Two parts touch.",
+     "The distance between the objects is within the touching band (+- the tolerance): they are "
+     "in contact without overlapping. Reported because the run fails on touching.",
+     "Separate the parts if they must not touch, or stop failing on touching (--fail-on).",
+     "very-high"),
+    (Status.UNDECIDED, "Undecided", "No verdict could be certified for two parts.",
+     "The engine could not certify whether the objects are apart, touching or intersecting "
+     "(the distance bounds straddle the touching band). An undecided pair always fails the run.",
+     "Check the pair with --mode exact or a larger --tolerance; degenerate or nearly coincident "
+     "geometry is the usual cause.", "medium"),
+)
+
+RULES: tuple = tuple(
+    {
+        "id": f"gjk/{status.value}",
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["geometry", "interference"], "precision": precision,
+                       "problem.severity": "error"},
+    }
+    for status, name, short, full, help_text, precision in _RULE_TABLE
+) + ({
+    "id": INPUT_ERROR,
+    "name": "InputError",
+    "shortDescription": {"text": "A file could not be used."},
+    "fullDescription": {"text": "The file could not be read as a scene or mesh (missing, unreadable, "
+                                "an unknown format, or no triangles). The other inputs were still "
+                                "checked, but pairs with this file's objects were not."},
+    "help": {"text": "Fix or re-export the file, or leave it out of the run. The message says what "
+                     "is wrong with it."},
+    "defaultConfiguration": {"level": "error"},
+    "properties": {"tags": ["input"], "precision": "very-high", "problem.severity": "error"},
+},)
+
+_RULE_INDEX = {rule["id"]: k for k, rule in enumerate(RULES)}
+
+
+def rule_id(status) -> str:
+    """The rule of a verdict: "gjk/collision" and so on."""
+    return f"gjk/{Status(status).value}"
+
+
+# -- numbers and names ----------------------------------------------------------------------------
+
+
+def _num(x) -> float | None:
+    """A JSON number, or None for NaN, infinities and None."""
+    if x is None:
+        return None
+    x = float(x) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return x if math.isfinite(x) else None
+
+
+def _vec(v) -> list | None:
+    return None if v is None else [_num(x) for x in v]
+
+
+def _clean(value):
+    """Strict-JSON-ready: arrays and tuples to lists, numpy scalars to Python, non-finite to None."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, without importing numpy
+        return _clean(value.tolist())
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _num(value)
+    if hasattr(value, "value"):  # enums
+        return value.value
+    return str(value)
+
+
+# Characters a URI reference may hold as they are (RFC 3986 unreserved, sub-delims, "@" and the
+# path separator). ":" is escaped, so "a:b.stl" cannot read as a scheme.
+_URI_SAFE = "/!$&'()*+,;=@"
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+
+
+def _quote(path: str) -> str:
+    try:
+        return quote(path, safe=_URI_SAFE, errors="surrogateescape")  # file names from os.fsdecode
+    except UnicodeEncodeError:
+        return quote(path, safe=_URI_SAFE, errors="surrogatepass")
+
+
+def file_uri(file: str) -> str:
+    """The URI reference of a file as the user gave it: a relative path stays relative (POSIX
+    separators, percent-encoded); an absolute one becomes a file: URI."""
+    if _WINDOWS_ABSOLUTE.match(file):
+        p = PureWindowsPath(file).as_posix()  # "C:/cad/cell.glb", "//server/share/x.stl"
+        if p.startswith("//"):
+            return "file:" + _quote(p)
+        return "file:///" + p[:2] + _quote(p[2:])
+    return _quote(_posix(file)) if not file.startswith("/") else "file://" + _quote(_posix(file))
+
+
+def _posix(file: str) -> str:
+    """The path in POSIX form: backslashes are separators only where the system says so."""
+    if os.sep == "\\":
+        file = file.replace("\\", "/")
+    return PurePosixPath(file).as_posix() if file else file
+
+
+def _local_name(name: str, file: str) -> str:
+    """The object's name without the "file:" prefix a scan of several files gives it."""
+    prefix = f"{PurePosixPath(_posix(file)).name}:"
+    return name[len(prefix):] if file and name.startswith(prefix) else name
+
+
+def _fingerprint(*parts) -> str:
+    text = json.dumps(list(parts), ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+def pair_fingerprint(pair) -> str:
+    """Stable across runs: the two (file, local name) pairs in sorted order, so a swapped pair,
+    a reordered scan or another file joining the scan gives the same fingerprint."""
+    ends = sorted([(file_uri(pair.file_a), _local_name(pair.a, pair.file_a)),
+                   (file_uri(pair.file_b), _local_name(pair.b, pair.file_b))])
+    return _fingerprint("pair", *ends[0], *ends[1])
+
+
+# -- the log --------------------------------------------------------------------------------------
+
+
+class _Artifacts:
+    """The run's files, in first-seen order, with their index."""
+
+    def __init__(self):
+        self.uris: dict[str, int] = {}
+
+    def add(self, file: str | None) -> int | None:
+        if not file:
+            return None
+        uri = file_uri(file)
+        return self.uris.setdefault(uri, len(self.uris))
+
+    def location(self, file: str | None) -> dict | None:
+        k = self.add(file)
+        if k is None:
+            return None
+        return {"artifactLocation": {"uri": file_uri(file), "index": k}}
+
+    def list(self) -> list:
+        return [{"location": {"uri": uri}, "roles": ["analysisTarget"]} for uri in self.uris]
+
+
+def _object_location(artifacts: _Artifacts, file: str, name: str, message: str | None = None,
+                     id_: int | None = None) -> dict:
+    loc: dict = {}
+    if id_ is not None:
+        loc["id"] = id_
+    physical = artifacts.location(file)
+    if physical is not None:
+        loc["physicalLocation"] = physical
+    logical = {"name": name, "kind": "object"}
+    if file:
+        logical["fullyQualifiedName"] = f"{file}:{_local_name(name, file)}"
+    loc["logicalLocations"] = [logical]
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def _pair_properties(pair, found) -> dict:
+    r = pair.result
+    status = Status(pair.status)
+    apart = status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED)
+    certificate = None
+    if r.certificate is not None:
+        certificate = _clean(r.certificate.as_dict())
+        certificate["of"] = "hulls" if pair.conservative else "parts"
+    props = {
+        "status": status.value,
+        "objectA": pair.a,
+        "objectB": pair.b,
+        "fileA": pair.file_a,
+        "fileB": pair.file_b,
+        "distance": _num(r.distance) if apart else 0.0,
+        "distanceLower": _num(r.distance_lower),
+        "depth": _num(r.depth) if status is Status.COLLISION else None,
+        "signedDistance": _num(r.signed_distance),
+        "tolerance": _num(r.tolerance),
+        "clearance": _num(pair.clearance),
+        "normal": _vec(r.normal),
+        "pointA": _vec(r.point_a),
+        "pointB": _vec(r.point_b),
+        "mode": pair.mode,
+        "requestedMode": pair.requested,
+        "conservative": bool(pair.conservative),
+        "certificate": certificate,
+        "allowed": bool(pair.allowed),
+        "reason": pair.reason,
+        "known": bool(pair.known),
+        "fails": bool(pair.fails),
+        "note": pair.note,
+    }
+    return props
+
+
+def _pair_result(pair, found, artifacts: _Artifacts) -> dict:
+    rid = rule_id(pair.status)
+    result = {
+        "ruleId": rid,
+        "ruleIndex": _RULE_INDEX[rid],
+        "level": "error" if pair.fails else "note",
+        "message": {"text": f"{pair.a} x {pair.b}: {describe(pair)}"},
+        "locations": [_object_location(artifacts, pair.file_a, pair.a)],
+        "relatedLocations": [_object_location(artifacts, pair.file_b, pair.b,
+                                              message=f"the other object: {pair.b}", id_=1)],
+        "partialFingerprints": {"gjkPair/v1": pair_fingerprint(pair)},
+    }
+    if pair.allowed:
+        result["suppressions"] = [{"kind": "external", "status": "accepted",
+                                   "justification": pair.reason or "allowed by an [[allow]] entry"}]
+    elif pair.known:
+        where = f"in the baseline {found.baseline}" if found.baseline else "in the baseline"
+        result["suppressions"] = [{"kind": "external", "status": "accepted", "justification": where}]
+    if found.baseline is not None or pair.known:
+        result["baselineState"] = "unchanged" if pair.known else "new"
+    result["properties"] = _pair_properties(pair, found)
+    return result
+
+
+def _error_result(problem, found, artifacts: _Artifacts) -> dict:
+    loc: dict = {}
+    physical = artifacts.location(problem.file)
+    if physical is not None:
+        loc["physicalLocation"] = physical
+    result = {
+        "ruleId": INPUT_ERROR,
+        "ruleIndex": _RULE_INDEX[INPUT_ERROR],
+        "level": "error",
+        "message": {"text": f"{problem.file}: {problem.message}" if problem.file else problem.message},
+        "locations": [loc] if loc else [],
+        "partialFingerprints": {"gjkInput/v1": _fingerprint("input", file_uri(problem.file or ""))},
+    }
+    if found.baseline is not None:
+        result["baselineState"] = "new"
+    result["properties"] = {"file": problem.file, "error": problem.message}
+    return result
+
+
+def sarif_log(findings) -> dict:
+    """The SARIF 2.1.0 log of a `gjk check` or `gjk scan` run (a JSON-ready dict).
+
+    `findings` is a `gjkcli.pipeline.findings.Findings`. Serialise with `json.dumps(log,
+    allow_nan=False)`: every number in the log is finite.
+    """
+    found = findings
+    artifacts = _Artifacts()
+    for o in found.objects:  # every file the run checked, in input order
+        artifacts.add(o.file)
+    results = []
+    for e in found.errors:
+        results.append(_error_result(e, found, artifacts))
+    for p in found.pairs:
+        # Only a violation is a finding; a clear pair never is one (violates()), so every
+        # violation has a rule: the four verdict rules cover every other status.
+        if p.violation and rule_id(p.status) in _RULE_INDEX:
+            results.append(_pair_result(p, found, artifacts))
+
+    exit_code = int(found.exit_code)
+    notifications = [{"level": "note", "message": {"text": str(n)}} for n in found.notes]
+    for e in found.gone:
+        notifications.append({
+            "level": "note",
+            "message": {"text": f"{e.a} x {e.b} ({e.status}) is in the baseline but no longer "
+                                f"found; write the baseline again"},
+        })
+    invocation = {
+        "executionSuccessful": exit_code != 2,
+        "exitCode": exit_code,
+        "exitCodeDescription": {0: "no failing findings", 1: "failing findings",
+                                2: "an input could not be used"}.get(exit_code, "unknown"),
+    }
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+
+    run_properties = _clean({
+        "command": found.command,
+        "requestedMode": found.requested,
+        "tolerance": found.tolerance,
+        "clearance": found.clearance,
+        "failOn": list(found.fail_on),
+        "allPairs": bool(found.all_pairs),
+        "baseline": found.baseline,
+        "objects": len(found.objects),
+        "checkedPairs": int(found.checked),
+        "candidatePairs": int(found.candidates),
+        "counts": {(k.value if hasattr(k, "value") else str(k)): int(v) for k, v in found.counts.items()},
+        "violations": found.violations,
+        "failures": len(found.failures),
+        "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],
+    })
+    run = {
+        "tool": {"driver": {"name": "gjk", "version": str(found.version),
+                            "rules": copy.deepcopy(list(RULES))}},
+        "invocations": [invocation],
+        "artifacts": artifacts.list(),
+        "results": results,
+        "properties": run_properties,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
