@@ -2,8 +2,8 @@
 GitHub code scanning and any other SARIF viewer.
 
 Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere); nothing here prints,
-reads files or imports the engine. Only the standard library and the wording of
-`gjkcli.report.ci.describe` are used.
+reads files or runs the engine. Only the standard library, the findings model and the wording
+of `gjkcli.report.ci.describe` are used.
 
 The log: one run of the tool "gjk", with
 
@@ -21,7 +21,7 @@ The log: one run of the tool "gjk", with
 - `partialFingerprints["gjkPair/v1"]`: a hash of the two (file, object) pairs, in sorted order
   and with the "file:" prefix a scan of several files gives names removed (as the baseline key
   does), so code scanning tracks an alert across runs and a swapped pair is the same alert;
-  inputs errors are fingerprinted by their file (`gjkInput/v1`);
+  input errors are fingerprinted by their file (`gjkInput/v1`);
 - artifacts: every file of the run (objects, pairs, input errors);
 - invocations: executionSuccessful (false only for exit code 2: an input could not be used),
   the exit code, and the run's notes and gone baseline entries as notifications.
@@ -40,6 +40,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
 from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import pair_note
 from gjkcli.report.ci import describe
 
 __all__ = ["sarif_log", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
@@ -264,7 +265,7 @@ def _pair_properties(pair, found) -> dict:
         "reason": pair.reason,
         "known": bool(pair.known),
         "fails": bool(pair.fails),
-        "note": pair.note,
+        "note": pair_note(pair, found.object(pair.a), found.object(pair.b)),
     }
     return props
 

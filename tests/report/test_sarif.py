@@ -326,6 +326,7 @@ def test_properties_carry_the_numbers_and_nothing_non_finite():
     assert c["tolerance"] == 1e-7 and c["mode"] == "hull" and c["conservative"] is True
     assert c["pointA"] == [0.5, 0.0, 0.0] and c["pointB"] == [0.5, 0.0, 0.0] and c["normal"] == [1.0, 0.0, 0.0]
     assert c["certificate"] == {"kind": "point", "point": [0.25, 0.0, 0.0], "of": "hulls"}
+    assert c["note"] == "cell.glb:arm is not convex: collision between hulls; the parts themselves may not touch"
     s = by[(CLEARANCE.a, CLEARANCE.b)]["properties"]
     assert s["distance"] == 0.5 and s["clearance"] == 1.0 and s["depth"] is None and s["mode"] == "exact"
     assert s["conservative"] is False and s["certificate"]["of"] == "parts"
