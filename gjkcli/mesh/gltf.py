@@ -9,7 +9,8 @@ json and the standard library: importing trimesh alone costs about a second, and
 a quaternion matrix per node in Python.
 
 Read: GLB (header, JSON chunk, BIN chunk) and .gltf (JSON) files; buffers in the GLB's binary
-chunk, in base64 ``data:`` URIs or in files beside the glTF file; POSITION (FLOAT VEC3) and index
+chunk, in base64 ``data:`` URIs or in files beside the glTF file (percent-encoded names decoded,
+else taken as written, as trimesh takes them); POSITION (FLOAT VEC3) and index
 (UNSIGNED_BYTE/SHORT/INT SCALAR) accessors through their buffer views (offsets, lengths, strides);
 TRIANGLES, TRIANGLE_STRIP (as trimesh converts them) and TRIANGLE_FAN primitives (POINTS and LINES
 primitives hold no triangles; a mesh of only those is reported by the caller); node ``matrix``
@@ -29,9 +30,10 @@ anything is allocated); buffer URIs other than relative paths inside the glTF fi
 (absolute paths, ``file:``, ``http:`` and other schemes, ``..`` escapes, links out of the folder,
 devices and other non-regular files: nothing is ever fetched from the network); buffer views
 outside their buffer; accessors whose elements overrun their view or whose byteStride is smaller
-than an element; indices past their primitive's vertices; a node hierarchy that loops (a cycle, or
+than an element; a POSITION or index accessor with no buffer view (zeros by the standard, no
+shape); indices past their primitive's vertices; a node hierarchy that loops (a cycle, or
 a node that is its own child) or a node with two parents; values of the wrong kind. The scene
-graph is walked without recursion, so a chain of 100,000 nested nodes reads in well under a
+graph is walked without recursion, so a chain of 100,000 nested nodes reads in under a
 second.
 """
 from __future__ import annotations
