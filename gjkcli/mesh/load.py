@@ -329,6 +329,13 @@ def _read(path: str | Path) -> list[tuple[str | None, object]]:
     path = Path(path)
     _check_file(path)
     file_type = _file_type(path)
+    if file_type in _GLTF_TYPES:  # one reader for glTF, whichever command reads the file
+        from gjkcli.mesh import gltf
+
+        try:
+            return [(None, _ListedScene(*gltf.read_scene(path)))]
+        except gltf.Unsupported:  # a feature left to trimesh's reader, below
+            pass
     try:
         if file_type in _ARCHIVE_TYPES:
             return _read_archive(path, file_type)
@@ -387,16 +394,23 @@ class _Geometry:
     units: str | None = None
 
 
-class _OneMeshScene:
-    """The little of a trimesh Scene that `_scene_parts` reads, for a file of one mesh."""
+class _ListedScene:
+    """The little of a trimesh Scene that `_scene_parts` reads: nodes with their world
+    transforms and geometry names, and the geometries by name."""
 
-    def __init__(self, geometry: _Geometry):
-        self.geometry = {"mesh": geometry}
+    def __init__(self, nodes, geometry: dict):
+        self.geometry = geometry
         self.graph = self
-        self.nodes_geometry = ["mesh"]
+        self.nodes_geometry = [node for node, _, _ in nodes]
+        self._placed = {node: (transform, name) for node, transform, name in nodes}
 
     def __getitem__(self, node):
-        return np.eye(4), "mesh"
+        return self._placed[node]
+
+
+def _OneMeshScene(geometry: _Geometry) -> _ListedScene:
+    """A file of one mesh, at the origin."""
+    return _ListedScene([("mesh", np.eye(4), "mesh")], {"mesh": geometry})
 
 
 # a binary STL triangle: normal, three corners, attribute bytes

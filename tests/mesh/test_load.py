@@ -466,9 +466,11 @@ def test_world_geometry_matches_trimesh(path):
     meshes = trimesh_world_meshes(path)
     assert len(parts) == len(meshes)
     for part in parts:
-        # pair by geometry: trimesh orders (and, for archives, names) objects its own way
+        # pair by geometry: trimesh orders (and, for archives, names) objects its own way; glTF
+        # node transforms are float32 in the file, and gjk's glTF reader and trimesh's scene
+        # graph round them differently (5e-9 relative on pins.glb), so within float32 rounding
         mesh = next(m for m in meshes if len(m.faces) == part.n_faces and
-                    np.allclose(part.bounds, m.bounds, rtol=0, atol=1e-9 * m.scale))
+                    np.allclose(part.bounds, m.bounds, rtol=0, atol=1e-7 * m.scale))
         meshes.remove(mesh)
         mesh.merge_vertices(merge_tex=True, merge_norm=True)
         assert part.n_vertices == len(mesh.vertices)
