@@ -87,6 +87,10 @@ def _options(f):
         click.option("--timings", is_flag=True,
                      help="Print where the time went (load, hulls, broad, narrow, refine, report) "
                           "on stderr."),
+        click.option("--limit", "limit", multiple=True, metavar="NAME=VALUE",
+                     help="Raise or lower what a file may hold before gjk refuses it (repeatable): "
+                          "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
+                          "archive-bytes (1 GiB inflated), ratio (1,000, compression)."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer."),
         click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors."),
         click.option("--version", is_flag=True, expose_value=False, is_eager=True,
@@ -161,10 +165,17 @@ def _command(ctx, command: str, **options) -> None:
 
 
 def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
-                 output_format, output, trace, trace_json, timings, quiet, debug, manifest=None,
+                 output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
+
+    from gjkcli import limits
+
+    try:
+        file_limits = limits.parse(limit)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--limit") from None
 
     stage = ["starting"]
     with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug):
@@ -174,7 +185,8 @@ def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
-            jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug)
+            jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
+            limits=file_limits)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

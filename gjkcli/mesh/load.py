@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError, raise_if_interrupted
+from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology"]
@@ -359,11 +360,87 @@ def _check_file(path: Path) -> None:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
     if size == 0:
         raise InputError(path, "is empty (0 bytes); re-export or copy it again")
+    if not path.is_file():
+        raise InputError(path, "is not a regular file (a device, a pipe or a socket); give a mesh file")
+    limits = current_limits()
+    if size > limits.file_bytes:
+        raise InputError(path, f"is {_bytes(size)}, over the {_bytes(limits.file_bytes)} file limit; "
+                               f"raise it with --limit file-bytes=N if the file is meant to be that big")
     file_type = _file_type(path)
+    _check_container(path, file_type, size, limits)
     if file_type not in ("stl", *_GLTF_TYPES) and file_type not in _known_types():
         # asking trimesh imports it: STL and glTF files are read without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types()))}")
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+# Formats that are ZIP containers, and compressed streams.
+_ZIP_TYPES = ("zip", "3mf", "3dxml")
+_STREAM_TYPES = {"tar.gz": "gzip", "tar.bz2": "bz2", "bz2": "bz2"}
+# Members below this size are not held to the compression ratio limit (a small member of zeros
+# compresses well and costs nothing).
+_RATIO_FROM = 1 << 20
+
+
+def _check_container(path: Path, file_type: str, size: int, limits) -> None:
+    """Archives by their own accounts, before anything inflates: member count, sizes, ratios.
+
+    ZIP headers state each member's size, and Python's zipfile never reads past it; gzip and bz2
+    streams state nothing, so they are inflated in chunks and counted, up to the limit.
+    """
+    import zipfile
+
+    if file_type in _ZIP_TYPES:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = archive.infolist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise InputError(path, f"not a valid {file_type.upper()} file: its ZIP container is "
+                                   f"broken ({_one_line(str(exc), 80)}); re-export it") from None
+        if len(members) > limits.archive_members:
+            raise InputError(path, f"holds {len(members)} members, over the limit of "
+                                   f"{limits.archive_members}; raise it with --limit archive-members=N")
+        total = sum(m.file_size for m in members)
+        if total > limits.archive_bytes:
+            raise InputError(path, f"inflates to {_bytes(total)}, over the {_bytes(limits.archive_bytes)} "
+                                   f"limit; raise it with --limit archive-bytes=N")
+        for m in members:
+            if m.file_size > _RATIO_FROM and m.file_size > limits.ratio * max(m.compress_size, 1):
+                raise InputError(path, f"member {m.filename} inflates {m.file_size / max(m.compress_size, 1):.0f} "
+                                       f"times ({_bytes(m.file_size)}), over the ratio limit of "
+                                       f"{limits.ratio:g} (a zip bomb?); raise it with --limit ratio=N")
+    elif file_type in _STREAM_TYPES:
+        import bz2
+        import gzip
+
+        opener = gzip.open if _STREAM_TYPES[file_type] == "gzip" else bz2.open
+        cap = min(limits.archive_bytes, int(limits.ratio * size) + _RATIO_FROM)
+        inflated = 0
+        try:
+            with opener(path, "rb") as stream:
+                while chunk := stream.read(1 << 20):
+                    inflated += len(chunk)
+                    if inflated > cap:
+                        raise InputError(path, f"inflates to more than {_bytes(cap)} (the "
+                                               f"archive-bytes and ratio limits); raise them with "
+                                               f"--limit archive-bytes=N --limit ratio=N")
+        except (OSError, EOFError, ValueError) as exc:
+            raise InputError(path, f"not a valid {file_type} file ({_one_line(str(exc), 80)}); "
+                                   f"re-export it") from None
+
+
+def _check_triangles(path: Path, count: int, what: str = "holds") -> None:
+    limit = current_limits().triangles
+    if count > limit:
+        raise InputError(path, f"{what} {count:,} triangles, over the limit of {limit:,}; raise it "
+                               f"with --limit triangles=N")
 
 
 def _load_scene(path: Path, file_type: str):
@@ -430,6 +507,7 @@ def _read_single_stl(path: Path):
         head = stream.read(84)
     count = int(np.frombuffer(head[80:84], dtype="<u4")[0]) if size >= 84 else -1
     if count > 0 and size == 84 + 50 * count:  # binary, whatever its header says
+        _check_triangles(path, count)
         records = np.fromfile(path, dtype=_STL_RECORD, count=count, offset=84)
         corners = records["corners"].astype(np.float64).reshape(-1, 3)
     else:
@@ -547,6 +625,8 @@ def _check_stl(path: Path, head: bytes, size: int) -> None:
     # binary STL: 80-byte header, uint32 triangle count, then 50 bytes per triangle
     count = int(np.frombuffer(head[80:84], dtype="<u4")[0])
     expected = 84 + 50 * count
+    if expected == size:
+        _check_triangles(path, count)
     if expected != size:
         what = "truncated or not an STL" if size < expected else "not an STL, or padded"
         raise InputError(path, f"not a valid STL file: not ASCII STL, and as binary STL "
@@ -715,6 +795,7 @@ def _prepare(path, name: str, geometry) -> _Mesh:
     if len(faces) == 0:
         raise InputError(path, f"object '{name}' has no triangles; gjk needs triangle meshes: "
                                f"export it as a mesh")
+    _check_triangles(path, len(faces), f"object '{name}' has")
     if faces.min() < 0 or faces.max() >= len(vertices):
         raise InputError(path, f"object '{name}' has triangles that point past its "
                                f"{len(vertices)} vertices; re-export it")
@@ -1069,6 +1150,7 @@ def _mesh_arrays(path, names, geometries) -> list:
         name = names[int(np.argmax(n_f == 0))]
         raise InputError(path, f"object '{name}' has no triangles; gjk needs triangle meshes: "
                                f"export it as a mesh")
+    _check_triangles(path, int(n_f.sum()))
     F = np.concatenate([f for _, f, _ in raw])
     mesh_of_face = np.repeat(np.arange(len(raw)), n_f)
     f_starts = np.concatenate([[0], np.cumsum(n_f)[:-1]])

@@ -34,6 +34,7 @@ import numpy as np
 
 from gjkcli.engine.results import (
     DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
+from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import policy
 from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
@@ -79,6 +80,7 @@ class Options:
     write_baseline : record the failing findings there
     strict : an input that cannot be read raises its InputError (for --debug) instead of
         becoming a Problem of the findings
+    limits : gjkcli.limits.Limits on what a file may hold (None: the defaults)
     """
 
     mode: str = "auto"
@@ -92,6 +94,7 @@ class Options:
     baseline: str | os.PathLike | None = None
     write_baseline: str | os.PathLike | None = None
     strict: bool = False
+    limits: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -178,8 +181,9 @@ class _Run:
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
-        geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
-                       tell=self.tell, strict=o.strict)
+        with limits.active(o.limits or limits.DEFAULT):
+            geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
+                           tell=self.tell, strict=o.strict)
         t = self.stage("load", t)
         parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
         t = self.stage("hulls", t)

@@ -150,3 +150,59 @@ def test_ctrl_c_stops_the_run_and_leaves_the_baseline(tmp_path, delay):
     assert baseline.read_bytes() == before
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "gjk: interrupted"
     assert {p.name for p in tmp_path.iterdir()} == {"base.json", "soup.stl"}  # no partial file
+
+
+# -- limits: sizes and counts checked before reading ----------------------------------------------
+
+
+def test_huge_sparse_files_are_refused_before_reading(tmp_path):
+    stl_file, obj_file = tmp_path / "sparse.stl", tmp_path / "sparse.obj"
+    for f in (stl_file, obj_file):
+        with open(f, "wb") as out:
+            out.truncate(3 << 30)  # 3 GiB of nothing: no disk, no memory
+    started = time.perf_counter()
+    result = gjk("scan", stl_file, obj_file, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl",
+                 "--format", "json")
+    assert time.perf_counter() - started < 20
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 2 and doc["summary"]["collision"] == 1
+    assert [e["message"] for e in doc["errors"]] == [
+        "is 3 GiB, over the 1 GiB file limit; raise it with --limit file-bytes=N if the file is meant to be that big"] * 2
+
+
+def test_archives_are_judged_by_their_accounts_before_they_inflate(tmp_path):
+    import gzip
+    import tarfile
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("part.stl", b"\0" * (20 << 20))
+    with zipfile.ZipFile(tmp_path / "bomb.3mf", "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("3D/3dmodel.model", b"\0" * (20 << 20))
+    zeros = tmp_path / "zeros.stl"
+    zeros.write_bytes(b"\0" * (20 << 20))
+    with tarfile.open(tmp_path / "bomb.tar.gz", "w:gz") as t:
+        t.add(zeros, arcname="part.stl")
+    zeros.unlink()
+    good = (SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl")
+    # over the inflated size
+    result = gjk("scan", tmp_path / "bomb.zip", tmp_path / "bomb.3mf", tmp_path / "bomb.tar.gz", *good,
+                 "--limit", "archive-bytes=1e6", "--format", "json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 2 and doc["summary"]["collision"] == 1
+    messages = {Path(e["file"]).name: e["message"] for e in doc["errors"]}
+    assert messages["bomb.zip"].startswith("inflates to 20 MiB, over the 977 KiB limit")
+    assert messages["bomb.3mf"].startswith("inflates to 20 MiB, over the 977 KiB limit")
+    assert messages["bomb.tar.gz"].startswith("inflates to more than 977 KiB")
+    # over the ratio (20 MiB of zeros deflate about a thousand times)
+    ratio = gjk("check", tmp_path / "bomb.zip", good[0], "--limit", "ratio=50")
+    assert ratio.exit_code == 2 and "over the ratio limit of 50 (a zip bomb?)" in one_error_line(ratio, "bomb.zip")
+
+
+def test_the_triangle_limit_and_bad_limit_options(tmp_path):
+    result = gjk("check", SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl", "--limit", "triangles=100")
+    assert result.exit_code == 2
+    assert "320 triangles, over the limit of 100" in one_error_line(result, "clear_b.stl")
+    for bad in ("triangles", "sizes=3", "ratio=-1", "file-bytes=lots"):
+        usage = gjk("check", SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl", "--limit", bad)
+        assert usage.exit_code == 2 and "--limit" in usage.stderr and "Traceback" not in usage.stderr

@@ -1,0 +1,83 @@
+"""How much of a file gjk reads before it refuses: sizes and counts checked before reading.
+
+Files come from anywhere (vendors' exports, pull requests, archives). A file over a limit is an
+error of that file, one line naming the limit and how to raise it; the other inputs are still
+checked. The defaults leave a 2-core, 24 GB machine room to spare (the largest input a default
+admits costs a few GB while it is read). `gjk check` and `gjk scan` take `--limit NAME=VALUE`.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import dataclass
+
+__all__ = ["Limits", "DEFAULT", "active", "current", "parse", "NAMES"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Attributes
+    ----------
+    file_bytes
+        The largest input file, in bytes (default 1 GiB: a binary STL of 21 million triangles).
+    triangles
+        The most triangles one file may hold (default 20 million); a binary STL's header is
+        checked against it before any triangle is read.
+    archive_members
+        The most members an archive (ZIP, 3MF, 3DXML, tar) may hold (default 10,000).
+    archive_bytes
+        The most bytes an archive may hold once decompressed, all members together (default
+        1 GiB); zip headers are read first, gzip and bz2 streams are counted as they inflate
+        and abandoned at the limit.
+    ratio
+        The largest compression ratio of a member over 1 MiB (default 1,000: real meshes
+        compress 3 to 20 times; a zip bomb, millions of times).
+    """
+
+    file_bytes: int = 1 << 30
+    triangles: int = 20_000_000
+    archive_members: int = 10_000
+    archive_bytes: int = 1 << 30
+    ratio: float = 1000.0
+
+
+DEFAULT = Limits()
+
+# Command-line names of the limits.
+NAMES = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Limits)}
+
+_active = [DEFAULT]
+
+
+def current() -> Limits:
+    """The limits in force (those of the run in progress)."""
+    return _active[-1]
+
+
+@contextlib.contextmanager
+def active(limits: Limits):
+    """Put `limits` in force while the block runs (worker processes forked in it inherit them)."""
+    _active.append(limits)
+    try:
+        yield limits
+    finally:
+        _active.pop()
+
+
+def parse(specs, base: Limits = DEFAULT) -> Limits:
+    """Limits from "name=value" strings ("file-bytes=2e9", "triangles=5e7"); ValueError with the
+    reason for an unknown name or a value that is not a positive number."""
+    changes = {}
+    for spec in specs:
+        name, sep, value = str(spec).partition("=")
+        field = NAMES.get(name.strip())
+        if not sep or field is None:
+            raise ValueError(f"'{spec}': use NAME=VALUE with NAME one of {', '.join(NAMES)}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"'{spec}': {value!r} is not a number") from None
+        if not number > 0 or number == float("inf"):
+            raise ValueError(f"'{spec}': the value must be a positive finite number")
+        changes[field] = number if field == "ratio" else int(number)
+    return dataclasses.replace(base, **changes)
