@@ -29,7 +29,8 @@ from gjkcli.errors import InputError, raise_if_interrupted
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology"]
+__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology",
+           "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -604,8 +605,39 @@ def _cause(exc: Exception, file_type: str) -> str:
         return f"a file it refers to is missing ({_one_line(str(exc))}); keep it beside the file"
     if isinstance(exc, OSError) and exc.strerror:
         return f"cannot read: {exc.strerror}"
-    detail = _one_line(str(exc)) or type(exc).__name__
-    return f"not a valid {kind} file ({type(exc).__name__}: {detail}); re-export it"
+    return f"not a valid {kind} file: {explain(exc)}; re-export it"
+
+
+# Words of a library's message that are about its code, not about the file: such a message is
+# replaced by what the exception's kind says about the file.
+_CODE_WORDS = re.compile(r"object|attribute|NoneType|__|\b(int|float|str|tuple|list|dict|bytes)\b|"
+                         r"unpack|iterable|subscript|argument|index|callable|\(\)|numpy|array")
+
+
+def explain(exc: BaseException) -> str:
+    """What a reader's exception says about the file, in a user's words: never a class name."""
+    import struct
+
+    text = _one_line(str(exc), 100).strip("'\"")
+    if isinstance(exc, KeyError):
+        return f"it refers to {text!r}, which it does not define"
+    if isinstance(exc, (StopIteration, EOFError)) or "end of file" in text.lower():
+        return "it ends before its data does (truncated?)"
+    if isinstance(exc, UnicodeDecodeError):
+        return "binary data where text was expected"
+    if isinstance(exc, (IndexError, OverflowError)):
+        return "a count or an index points past the data it refers to"
+    if isinstance(exc, MemoryError):
+        return "its counts ask for more memory than there is"
+    if isinstance(exc, struct.error):
+        return "a binary record is shorter than its format"
+    if isinstance(exc, ValueError) and ("could not convert" in text or "invalid literal" in text):
+        return "a value where a number was expected is not a number"
+    if isinstance(exc, ValueError) and "unpack" in text:
+        return "a line or record has too few or too many values"
+    if text and not _CODE_WORDS.search(text):
+        return text[0].lower() + text[1:]
+    return "its contents do not follow the format"
 
 
 def _check_stl(path: Path, head: bytes, size: int) -> None:
@@ -749,8 +781,7 @@ def _usable_parts(path, member: str | None, scene, split_bodies: bool) -> list[P
         raise
     except Exception as exc:
         where = f"member {member}: " if member else ""
-        raise InputError(path, f"{where}cannot use its scene ({type(exc).__name__}: "
-                               f"{_one_line(str(exc), 80)}); re-export it") from exc
+        raise InputError(path, f"{where}cannot use its scene: {explain(exc)}; re-export it") from exc
 
 
 def _scene_parts(path, member: str | None, scene, split_bodies: bool) -> list[Part]:

@@ -177,8 +177,11 @@ def _read_source(s: Source, strict: bool = False):
             raise
         return Problem(file=s.shown, message=one_line(exc.message))
     except Exception as exc:  # noqa: BLE001 - a file trimesh chokes on must not stop the run
-        return Problem(file=s.shown, message=f"cannot read it ({type(exc).__name__}: "
-                                             f"{one_line(exc)}); re-export it")
+        if strict:
+            raise
+        from gjkcli.mesh.load import explain
+
+        return Problem(file=s.shown, message=f"cannot read it: {explain(exc)}; re-export it")
 
 
 def _moved(g: Geometry, T: np.ndarray) -> Geometry:
