@@ -39,6 +39,12 @@ def _version() -> str:
     return __version__
 
 
+def shown(name: str) -> str:
+    """A file name as an error line shows it: as it is, or quoted with its escapes when it holds
+    a newline, an escape sequence or another character a terminal would act on."""
+    return name if name.isprintable() else repr(name)
+
+
 def _print_version(ctx: click.Context, _param, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -206,7 +212,7 @@ def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split
                        err=True)
     for problem in found.errors:  # in the report too; stderr keeps them visible in CI logs
         if quiet or output_format != "table" or command == "check":
-            click.echo(f"gjk: error: {problem.file}: {problem.message}", err=True)
+            click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
 
 
@@ -285,7 +291,8 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     except GjkError as e:
         if debug:
             raise
-        click.echo(f"gjk: error: {one_line(e)}", err=True)
+        text = f"{shown(e.source)}: {one_line(e.message)}" if isinstance(e, InputError) else one_line(e)
+        click.echo(f"gjk: error: {text}", err=True)
         ctx.exit(EXIT_ERROR)
     except Exception as e:  # the last line of defence: one line, not a traceback
         if debug:
@@ -357,7 +364,7 @@ def _table(found, trace: bool, to_terminal: bool) -> str | None:
     from gjkcli.tolerances import DEFAULT
 
     console = Console() if to_terminal else Console(record=True, width=120, file=open(os.devnull, "w"))
-    try:
+    with _stdout("the report"):
         if trace:
             for pair in found.pairs:
                 a, b = found.object(pair.a), found.object(pair.b)
@@ -370,18 +377,27 @@ def _table(found, trace: bool, to_terminal: bool) -> str | None:
             console.print(render_check(found))
         else:
             console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS))
-    except BrokenPipeError:  # `gjk check ... | head`: the reader left; the exit code still counts
-        _silence_stdout()
     return None if to_terminal else console.export_text()
+
+
+@contextlib.contextmanager
+def _stdout(what: str):
+    """Writing to stdout: a reader that left (`gjk ... | head`) ends the output quietly, the exit
+    code still counts; a full disk or another failure is one line naming the output."""
+    try:
+        yield
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as e:
+        _silence_stdout()
+        raise InputError("<stdout>", f"cannot write {what}: {e.strerror or e}") from e
 
 
 def _write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
     if path is None or path == "-":
-        try:
+        with _stdout(what):
             click.echo(text, nl=False)
-        except BrokenPipeError:
-            _silence_stdout()
         return
     import tempfile
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gjkcli.errors import InputError
+from gjkcli.scene.manifest import read_small_text
 
 __all__ = ["Entry", "Baseline", "read", "write", "document", "key", "pair_key", "entries", "relative_file"]
 
@@ -113,14 +114,19 @@ def read(path) -> Baseline:
     """Read a baseline file; InputError naming the file when it is missing or malformed."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_small_text(path, "baseline"))
     except FileNotFoundError:
         raise InputError(path, "no such baseline file; write one with --write-baseline") from None
+    except RecursionError:
+        raise InputError(path, "not a baseline: nested deeper than any baseline is; write it again "
+                               "with --write-baseline") from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not a baseline: invalid JSON at line {exc.lineno} ({exc.msg}); "
                                f"write it again with --write-baseline") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read the baseline: {getattr(exc, 'strerror', None) or exc}") from exc
+    except ValueError as exc:  # not a regular file, or far too big to be a baseline
+        raise InputError(path, str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise InputError(path, "not a baseline (no 'findings' list); write it with --write-baseline")
     if data.get("version") != VERSION:

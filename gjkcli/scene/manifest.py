@@ -200,13 +200,32 @@ def load(path) -> Manifest:
     """Read and validate a manifest file (TOML, or JSON when it ends in .json or starts with '{')."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small_text(path, "manifest")
     except FileNotFoundError:
         raise ManifestError(path, None, "no such manifest file; check the path") from None
+    except ValueError as exc:
+        raise ManifestError(path, None, str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         why = getattr(exc, "strerror", None) or exc
         raise ManifestError(path, None, f"cannot read the manifest: {why}") from exc
     return parse(text, path)
+
+
+# A manifest or a baseline is text a person or gjk wrote: far below this.
+SMALL_TEXT_BYTES = 16 << 20
+
+
+def read_small_text(path: Path, what: str) -> str:
+    """The text of a small regular file (a manifest, a baseline, an SRDF): ValueError with the
+    reason for a device, a pipe or a file over SMALL_TEXT_BYTES, which is no such file."""
+    import stat
+
+    info = path.stat()  # FileNotFoundError, OSError as they are
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"is not a regular file (a device, a pipe or a folder); give a {what} file")
+    if info.st_size > SMALL_TEXT_BYTES:
+        raise ValueError(f"is {info.st_size >> 20} MiB: no {what} is that big; check the path")
+    return path.read_text(encoding="utf-8")
 
 
 def parse(text: str, path) -> Manifest:
@@ -225,6 +244,9 @@ def _parse_toml(text: str, path: Path) -> dict:
         import tomli as tomllib
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise ManifestError(path, None, "not a manifest: nested deeper than any manifest is "
+                                        "(arrays or tables inside each other)") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         found = re.search(r"\(at line (\d+), column (\d+)\)", message)
@@ -238,6 +260,9 @@ def _parse_toml(text: str, path: Path) -> dict:
 def _parse_json(text: str, path: Path) -> dict:
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ManifestError(path, None, "not a manifest: nested deeper than any manifest is "
+                                        "(arrays or objects inside each other)") from None
     except json.JSONDecodeError as exc:
         raise ManifestError(path, exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from exc
     if not isinstance(data, dict):
@@ -620,10 +645,13 @@ def read_srdf(path: Path, manifest: Path, line: int | None) -> list[AllowSpec]:
     """The <disable_collisions> entries of a MoveIt SRDF as literal allowed pairs."""
     from lxml import etree
 
+    # entities are never expanded, no DTD is loaded, nothing is fetched
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
     try:
-        root = etree.parse(str(path)).getroot()
-    except (OSError, etree.XMLSyntaxError) as exc:
-        raise ManifestError(manifest, line, f"srdf: cannot read {path}: {exc}") from exc
+        root = etree.fromstring(read_small_text(Path(path), "SRDF").encode("utf-8"), parser)
+    except (OSError, ValueError, etree.XMLSyntaxError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ManifestError(manifest, line, f"srdf: cannot read {path}: {why}") from exc
     allows = []
     for element in root.iter("disable_collisions"):
         a, b = element.get("link1"), element.get("link2")

@@ -206,3 +206,57 @@ def test_the_triangle_limit_and_bad_limit_options(tmp_path):
     for bad in ("triangles", "sizes=3", "ratio=-1", "file-bytes=lots"):
         usage = gjk("check", SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl", "--limit", bad)
         assert usage.exit_code == 2 and "--limit" in usage.stderr and "Traceback" not in usage.stderr
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_one_line_naming_the_output():
+    for fmt in ("table", "json"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "gjkcli", "check", str(SAMPLES / "clear_a.stl"),
+                                   str(SAMPLES / "clear_b.stl"), "--format", fmt], stdout=full,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
+        assert proc.returncode == 2
+        assert proc.stderr == "gjk: error: <stdout>: cannot write the report: No space left on device\n"
+
+
+def test_a_reader_that_leaves_ends_the_output_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "collide_a.stl"),
+                             str(SAMPLES / "collide_b.stl"), "--format", "junit"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 1 and proc.stderr.read() == b""
+
+
+def test_odd_file_names_stay_on_one_line_and_keep_their_escapes(tmp_path):
+    odd = tmp_path / "new\nline\x1b[31m.stl"
+    result = gjk("check", odd, SAMPLES / "clear_a.stl")
+    line = one_error_line(result, "new\\nline\\x1b[31m.stl")
+    assert "\x1b" not in line
+
+
+@pytest.mark.parametrize("kind", ["json", "toml"])
+def test_manifests_and_baselines_nested_without_end(tmp_path, kind):
+    deep = tmp_path / f"deep.{kind}"
+    deep.write_text('{"include": ' + "[" * 100_000 + "]" * 100_000 + "}" if kind == "json"
+                    else "x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    result = gjk("scan", SAMPLES / "clear_a.stl", "--manifest", deep)
+    assert result.exit_code == 2 and "nested deeper than any manifest is" in one_error_line(result, deep.name)
+    base = tmp_path / "base.json"
+    base.write_text('{"version": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    result = gjk("scan", SAMPLES / "clear_a.stl", "--baseline", base)
+    assert result.exit_code == 2 and "nested deeper than any baseline is" in one_error_line(result, "base.json")
+
+
+def test_devices_are_not_manifests_baselines_or_meshes(tmp_path):
+    for option in ("--manifest", "--baseline"):
+        result = gjk("scan", SAMPLES / "clear_a.stl", option, "/dev/zero")
+        assert result.exit_code == 2 and "not a regular file" in one_error_line(result, "/dev/zero")
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[[include]]\nfile = "/dev/zero"\n\n[[include]]\nfile = "m.toml"\n')
+    doc = json.loads(gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--manifest", manifest,
+                         "--format", "json").stdout)
+    assert doc["summary"]["collision"] == 1 and len(doc["errors"]) == 2  # neither is silently taken
