@@ -551,6 +551,10 @@ def _cube_maps(vertices, h_starts, n_hull) -> list:
         width = ceil_bucket(n[members])
         for w in np.unique(width).tolist():
             group = members[width == w]
+            if w * len(dirs) > (4 << 20):  # a large hull: its own table, in bounded chunks
+                for part in group.tolist():
+                    out[part] = _cube_map(vertices[h_starts[part]: h_starts[part] + n[part]])
+                continue
             step = max(1, (4 << 20) // (w * len(dirs)))
             for c in range(0, len(group), step):
                 g = group[c: c + step]
