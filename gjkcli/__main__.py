@@ -1,21 +1,39 @@
-"""`python -m gjkcli` and the `gjk` command's entry: Ctrl-C is handled from the first import on.
+"""`python -m gjkcli` and the `gjk` command's entry: Ctrl-C ends the run at once, at any moment.
 
-Only the standard library is imported before the command: a SIGINT while click, numpy or trimesh
-import ends the run with one line and exit code 130 (128 + SIGINT), never a traceback.
+The SIGINT handler is installed before anything else is imported. It does not raise into the
+run (a library may swallow a KeyboardInterrupt, or be left holding a lock): it removes the
+temporary files of outputs being written (every output is a temporary file, then a rename, so
+nothing else is half written), says so in one line and ends the process with exit code 130
+(128 + SIGINT), never a traceback. Worker processes inherit it and end quietly.
 """
+import os
+import signal
 import sys
 
-from gjkcli.errors import EXIT_INTERRUPTED
+import gjkcli.errors as errors
+
+_MAIN = os.getpid()
+
+
+def _interrupt(_signum, _frame):
+    for tmp in list(errors.unfinished):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    if os.getpid() == _MAIN:
+        if "multiprocessing" in sys.modules:  # worker processes would outlive the run
+            for child in sys.modules["multiprocessing"].active_children():
+                child.kill()
+        os.write(2, b"gjk: interrupted\n")
+    os._exit(errors.EXIT_INTERRUPTED)
 
 
 def run():
-    try:
-        from gjkcli.cli import main
+    signal.signal(signal.SIGINT, _interrupt)
+    from gjkcli.cli import main
 
-        return main()
-    except KeyboardInterrupt:
-        sys.stderr.write("gjk: interrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
+    main()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line
+from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
 FORMATS = ("table", "json", "junit", "github", "sarif")
@@ -164,13 +164,7 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
              all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs, **opts)
 
 
-def _command(ctx, command: str, **options) -> None:
-    """One run of either command, Ctrl-C remembered (see `_interrupts_remembered`)."""
-    with _interrupts_remembered():
-        _run_command(ctx, command, **options)
-
-
-def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
+def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
     """The pipeline, then the report, then the exit code."""
@@ -217,31 +211,6 @@ def _run_command(ctx, command: str, *, inputs, tolerance, clearance, mode, split
 
 
 @contextlib.contextmanager
-def _interrupts_remembered():
-    """Ctrl-C raises KeyboardInterrupt and is remembered, so a library that swallows the first
-    one cannot let the run go on (see gjkcli.errors.raise_if_interrupted)."""
-    import signal
-    import threading
-
-    import gjkcli.errors
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(_signum, _frame):
-        gjkcli.errors.interrupted = True
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        gjkcli.errors.interrupted = False
-
-
-@contextlib.contextmanager
 def _quiet_libraries(debug: bool):
     """The libraries' own chatter (numpy's RuntimeWarnings on degenerate input, trimesh's log
     lines) stays off stderr, where gjk's one line per problem is; --debug lets it through."""
@@ -283,7 +252,7 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     """
     try:
         yield
-    except KeyboardInterrupt:  # Ctrl-C: stop now; every file written so far was written whole
+    except KeyboardInterrupt:  # Ctrl-C without the entry's handler (in-process callers)
         click.echo("gjk: interrupted", err=True)
         ctx.exit(EXIT_INTERRUPTED)
     except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -399,19 +368,8 @@ def _write_text(path: str | None, text: str, what: str) -> None:
         with _stdout(what):
             click.echo(text, nl=False)
         return
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_whole(path, text)
     except OSError as e:
         raise InputError(path, f"cannot write {what}: {e.strerror or e}") from e
 

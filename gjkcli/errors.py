@@ -46,12 +46,29 @@ def one_line(text) -> str:
 # The exit code of a run stopped by Ctrl-C: 128 + SIGINT, as shells report it.
 EXIT_INTERRUPTED = 130
 
-# Set by the command's SIGINT handler. A library that swallows KeyboardInterrupt (trimesh wraps
-# its optional imports in `except BaseException`) cannot swallow this: `raise_if_interrupted`
-# raises it again after such a call.
-interrupted = False
+# Temporary files being written (a report, a baseline: a temporary file in the output's folder,
+# then a rename). The command's Ctrl-C handler removes them before the process ends, so an
+# interrupted run leaves every file as it was.
+unfinished: set = set()
 
 
-def raise_if_interrupted() -> None:
-    if interrupted:
-        raise KeyboardInterrupt
+def write_whole(path, text: str) -> None:
+    """Write `text` to `path` whole or not at all: a temporary file in the same folder, then a
+    rename (an interrupted or failed write leaves the old file as it was). OSError as it comes."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=os.path.dirname(os.path.abspath(path)))
+    unfinished.add(tmp)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        unfinished.discard(tmp)

@@ -50,6 +50,7 @@ import numpy as np
 
 from gjkcli.engine import _mesh
 from gjkcli.engine.results import PointCertificate, Result, Status
+from gjkcli.engine.topology import oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "WANT"]
@@ -99,7 +100,7 @@ class Mesh:
     size : float
         Bounding-box diagonal.
     bodies : int
-        Connected pieces (faces joined by shared vertices).
+        Bodies, as gjkcli.engine.topology defines them (faces joined by manifold edges).
     bvh : gjkcli.engine._mesh.BVH
     """
 
@@ -129,13 +130,12 @@ class Mesh:
         local[unused] = 0.0  # unused vertices may hold anything
         self.local_lo, self.local_hi = lo - self.centre, hi - self.centre
         self.bvh = _mesh.BVH(local, f.astype(np.int32), leaf_size)
-        closed, oriented = _edge_checks(f)
+        face_body, self.bodies, open_face = topology(f, len(v))
+        closed = not open_face.any()
         self.watertight = closed if watertight is None else bool(watertight)
-        self.oriented = oriented
-        _, body = np.unique(_vertex_bodies(f, len(v))[used], return_inverse=True)
-        self.bodies = int(body.max()) + 1
-        self._body = np.full(len(v), -1, dtype=np.int64)
-        self._body[used] = body
+        self.oriented = closed and oriented(f)
+        self._body = np.full(len(v), -1, dtype=np.int64)  # a vertex's body: one of its faces'
+        self._body[f.ravel()] = np.repeat(face_body, 3)
         self._probes = None
 
     @classmethod
@@ -541,35 +541,6 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws):
 # ------------------------------------------------------------------------------------------------
 # mesh preparation helpers
 # ------------------------------------------------------------------------------------------------
-
-def _edge_checks(faces: np.ndarray) -> tuple[bool, bool]:
-    """(closed, oriented): every undirected edge in exactly two faces; every directed edge once."""
-    directed = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    directed = directed[directed[:, 0] != directed[:, 1]]
-    if len(directed) == 0:
-        return False, False
-    n = int(faces.max()) + 1  # edges as integer keys: a 1-D sort instead of np.unique(axis=0)
-    lo, hi = directed.min(axis=1), directed.max(axis=1)
-    key = np.sort(lo * n + hi)
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
-    closed = bool(np.all(np.diff(starts) == 2))
-    if not closed:
-        return False, False
-    dkey = np.sort(directed[:, 0] * n + directed[:, 1])
-    return True, bool(np.all(dkey[1:] != dkey[:-1]))
-
-
-def _vertex_bodies(faces: np.ndarray, n: int) -> np.ndarray:
-    """Label of the connected piece of each vertex, faces joining their corners."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    a = faces[:, [0, 1, 2]].ravel()
-    b = faces[:, [1, 2, 0]].ravel()
-    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    _, label = connected_components(graph, directed=False)
-    return label
-
 
 def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     """Up to k entries of index per label, spread evenly over each label's entries."""

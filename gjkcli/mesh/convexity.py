@@ -44,7 +44,8 @@ import numpy as np
 # The loader's own definitions of "watertight" and "bodies" (gjkcli.mesh.load.Part), so that flags
 # computed here from bare faces agree with a loaded part's.
 from gjkcli.errors import one_line
-from gjkcli.mesh.load import merge_close, topology
+from gjkcli.engine.topology import oriented, topology
+from gjkcli.mesh.load import merge_close
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Convexity", "convexity", "is_convex", "hull_gaps", "part_verdicts", "FAST_REASON"]
@@ -337,7 +338,7 @@ def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
     triangles = mesh.vertices[mesh.faces]
     area = _areas(triangles).sum()
     area_ratio = area / hull.area
-    closed = mesh.watertight and mesh.bodies == 1 and _consistent_winding(mesh.faces)
+    closed = mesh.watertight and mesh.bodies == 1 and oriented(mesh.faces)
     if closed:
         volume_ratio = abs(_signed_volume(triangles)) / hull.volume
         if volume_ratio < 1.0 - DEFAULT.convex_volume_rel:
@@ -388,13 +389,6 @@ def _signed_volume(triangles: np.ndarray) -> float:
     """Volume enclosed by (m, 3, 3) triangles (divergence theorem), positive when outward."""
     local = triangles - triangles.reshape(-1, 3).mean(axis=0)  # centred: less cancellation
     return float(np.einsum("ij,ij->", local[:, 0], np.cross(local[:, 1], local[:, 2])) / 6.0)
-
-
-def _consistent_winding(faces: np.ndarray) -> bool:
-    """Each directed edge used once: neighbours traverse their shared edge in opposite ways."""
-    directed = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    key = directed[:, 0] * (int(faces.max()) + 1) + directed[:, 1]
-    return len(np.unique(key)) == len(key)
 
 
 def _surface_samples(mesh: _Surface) -> np.ndarray:

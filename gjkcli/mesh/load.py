@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli.errors import InputError, raise_if_interrupted
+from gjkcli.engine.topology import topology
+from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "topology",
-           "explain"]
+__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -41,10 +41,6 @@ _GLTF_TYPES = ("glb", "gltf")
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
 
-
-# Meshes with more triangles than this find their bodies with scipy (linear time) instead of
-# the vectorised root hooking that wins on small meshes.
-_SMALL_GRAPH = 20_000
 
 # Per-format reading options. Materials and textures are never needed: skipping them lets a
 # textured OBJ load without Pillow. OBJ objects (`o`) and groups (`g`) become separate
@@ -310,12 +306,9 @@ def expand_paths(paths) -> list[Path]:
 
 
 def _trimesh():
-    """trimesh, imported on first need (about 0.5 s with what it pulls in). Its import wraps
-    optional imports in `except BaseException`, which swallows a Ctrl-C: the command's SIGINT
-    handler records it, and it is raised again here."""
+    """trimesh, imported on first need (about 0.5 s with what it pulls in)."""
     import trimesh
 
-    raise_if_interrupted()
     return trimesh
 
 
@@ -880,142 +873,6 @@ def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np
     index = np.full(len(vertices), -1, dtype=np.int64)
     index[keep[order]] = np.cumsum(new) - 1
     return local[order[new]], index[faces]
-
-
-def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.ndarray]:
-    """Bodies of a mesh, and the faces on an edge not shared by exactly two faces.
-
-    Two triangles are in one body when a chain of manifold edges joins them: edges shared by
-    exactly two distinct triangles (trimesh's face adjacency). Solids that touch along an edge
-    (shared.STL, not_convex.obj) stay separate bodies. A triangle repeated in the file (a
-    double-sided export: chair_model.obj has every triangle twice, once per winding) counts
-    once, or every edge would be non-manifold and each triangle a body of its own.
-
-    Parameters
-    ----------
-    faces : (m, 3) int64
-    n_vertices : int
-
-    Returns
-    -------
-    body : (m,) int64
-        Label per face, 0 .. bodies-1 in order of each body's first face.
-    bodies : int
-    open_face : (m,) bool
-        Faces with an edge not shared by exactly two faces: the mesh is watertight (trimesh's
-        definition) when there are none.
-    """
-    order, counts = _edge_groups(faces, n_vertices)
-    open_edge = np.empty(len(order), dtype=bool)
-    open_edge[order] = np.repeat(counts != 2, counts)
-    open_face = open_edge.reshape(-1, 3).any(axis=1)
-
-    distinct, inverse = _distinct_triangles(faces, n_vertices)
-    if inverse is not None:
-        order, counts = _edge_groups(distinct, n_vertices)
-    # a manifold edge's two entries sit side by side in `order` (edge i lies on face i // 3)
-    first = (np.cumsum(counts) - counts)[counts == 2]
-    root = _components(len(distinct), order[first] // 3, order[first + 1] // 3)
-    # roots are each body's first face, so numbering them in order gives "#k" names that
-    # follow the file
-    is_root = root == np.arange(len(root))
-    body = (np.cumsum(is_root) - 1)[root]
-    return (body if inverse is None else body[inverse]), int(is_root.sum()), open_face
-
-
-def _edge_groups(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:
-    """The 3m edges of `faces` sorted so equal edges are adjacent.
-
-    Returns
-    -------
-    order : (3m,) int64
-        Edge indices (edge i lies on face i // 3) in sorted order.
-    counts : (g,) int64
-        How many faces share each distinct edge, in the same order.
-    """
-    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    key = edges[:, 0] * n_vertices + edges[:, 1]  # < n**2: exact in int64 below 3e9 vertices
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    change = np.ones(len(key) + 1, dtype=bool)
-    change[1:-1] = sorted_key[1:] != sorted_key[:-1]
-    return order, np.diff(np.flatnonzero(change))
-
-
-def _distinct_triangles(faces: np.ndarray, n_vertices: int):
-    """Triangles with repeats (same three vertices, either winding) removed.
-
-    Returns
-    -------
-    distinct : (k, 3) int64
-    inverse : (m,) int64 or None
-        Index into `distinct` of each face; None when no triangle repeats.
-    """
-    corners = np.sort(faces, axis=1)
-    if n_vertices >= 2_000_000:  # n**3 would overflow one int64 key per triangle
-        _, first, inverse = np.unique(corners, axis=0, return_index=True, return_inverse=True)
-        if len(first) == len(faces):
-            return faces, None
-        return _in_file_order(faces, first, inverse.ravel())
-    key = (corners[:, 0] * n_vertices + corners[:, 1]) * n_vertices + corners[:, 2]
-    ordered = np.sort(key)
-    if (ordered[1:] != ordered[:-1]).all():  # the common case, without the cost of unique
-        return faces, None
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return _in_file_order(faces, first, inverse.ravel())
-
-
-def _in_file_order(faces: np.ndarray, first: np.ndarray, inverse: np.ndarray):
-    """Distinct triangles listed in the order of their first appearance in `faces`."""
-    order = np.argsort(first)
-    renumber = np.empty_like(order)
-    renumber[order] = np.arange(len(order))
-    return faces[first[order]], renumber[inverse]
-
-
-def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Connected components of n nodes joined by edges a[i]-b[i].
-
-    Returns
-    -------
-    root : (n,) int64
-        The smallest node index of each node's component.
-    """
-    if len(a) == 0:
-        return np.arange(n, dtype=np.int64)
-    if n <= _SMALL_GRAPH:
-        root = _hooked_roots(n, a, b)
-        if root is not None:
-            return root
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    label = connected_components(graph, directed=False)[1]
-    first = np.full(label.max() + 1, n, dtype=np.int64)
-    np.minimum.at(first, label, np.arange(n))
-    return first[label]
-
-
-def _hooked_roots(n: int, a: np.ndarray, b: np.ndarray, rounds: int = 64):
-    """`_components` by hooking each root to its smallest neighbouring root, then pointer
-    jumping (Shiloach and Vishkin 1982): a few vectorised rounds, where scipy's sparse setup
-    alone costs about 0.4 ms a call, most of a small part's load time in a 10,000-part scene.
-    None if `rounds` rounds do not settle it (never seen; scipy then takes over)."""
-    root = np.arange(n, dtype=np.int64)
-    for _ in range(rounds):
-        ra, rb = root[a], root[b]
-        apart = ra != rb
-        if not apart.any():
-            return root
-        # roots only point to smaller indices, so no cycle can form
-        np.minimum.at(root, np.maximum(ra, rb)[apart], np.minimum(ra, rb)[apart])
-        while True:  # every node points at its root again
-            jumped = root[root]
-            if (jumped == root).all():
-                break
-            root = jumped
-    return None
 
 
 def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:

@@ -18,13 +18,12 @@ The file is JSON::
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gjkcli.errors import InputError
+from gjkcli.errors import InputError, write_whole
 from gjkcli.scene.manifest import read_small_text
 
 __all__ = ["Entry", "Baseline", "read", "write", "document", "key", "pair_key", "entries", "relative_file"]
@@ -151,19 +150,9 @@ def document(entries) -> dict:
 
 def write(path, entries) -> None:
     """Write a baseline of `entries` (the keys must be relative to path's folder, see `pair_key`)."""
-    import tempfile
-
     path = Path(path)
     text = json.dumps(document(entries), indent=2, allow_nan=False) + "\n"
-    try:  # whole or not at all: a temporary file in the same folder, then a rename
-        fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=path.resolve().parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    try:
+        write_whole(path, text)
     except OSError as exc:
         raise InputError(path, f"cannot write the baseline: {exc.strerror or exc}") from exc
