@@ -53,9 +53,22 @@ def _num(x) -> float | None:
 
 
 def _vec(v) -> list | None:
+    """A JSON list of numbers: -0.0 as 0.0, NaN and infinities as null (a pair's vectors, in one
+    NumPy call where the vector is an array: a large scan writes hundreds of thousands)."""
     if v is None:
         return None
+    if hasattr(v, "tolist"):
+        out = (v + 0.0).tolist()
+        if all(map(math.isfinite, out)):
+            return out
+        return [x if math.isfinite(x) else None for x in out]
     return [_num(x) for x in v]
+
+
+def _certificate(cert: dict) -> dict:
+    """A certificate's dict (numbers, vectors of numbers, strings) ready for strict JSON."""
+    return {k: _vec(v) if isinstance(v, list) else _num(v) if isinstance(v, float) else v
+            for k, v in cert.items()}
 
 
 def _clean(value):
@@ -104,7 +117,7 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
     b = found.object(pair.b) if found else None
     certificate = None
     if r.certificate is not None:
-        certificate = _clean(r.certificate.as_dict())
+        certificate = _certificate(r.certificate.as_dict())
         certificate["of"] = "hulls" if pair.conservative else "parts"
     out = {
         "a": pair.a,
