@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [("clear_a.stl", "clear_b.stl"), ("touch_a.stl", "touch_b.stl"),
-         ("collide_a.stl", "collide_b.stl"), ("ring.stl", "peg.stl")]
+         ("collide_a.stl", "collide_b.stl"), ("ring.stl", "peg.stl"), ("pocket_box.stl", "pocket_cube.stl")]
 
 
 def wall(cmd: list[str]) -> float:

@@ -233,9 +233,12 @@ def _quiet_libraries(debug: bool):
 @contextlib.contextmanager
 def _progress(quiet: bool, output_format: str, command: str):
     """A progress bar on a terminal for long scans (a callback for the pipeline), else None."""
+    if command != "scan":
+        yield None
+        return
     from gjkcli.report.scan import progress_callback, wants_progress
 
-    if command != "scan" or not wants_progress(quiet=quiet, output_format=output_format, stream=sys.stderr):
+    if not wants_progress(quiet=quiet, output_format=output_format, stream=sys.stderr):
         yield None
         return
     from rich.console import Console
