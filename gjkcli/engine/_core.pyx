@@ -10,6 +10,83 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 
+# The core's enums, once: their values come from gjk.h at compile time, and Python reads them
+# here (gjkcli.engine.results names them); no Python table retypes a number.
+cdef extern from "gjk.h":
+    cpdef enum gjk_kind:
+        GJK_HULL
+        GJK_POINT
+        GJK_SEGMENT
+        GJK_BOX
+        GJK_CYLINDER
+        GJK_CONE
+
+    cpdef enum gjk_want:
+        GJK_WANT_INTERSECT
+        GJK_WANT_DISTANCE
+        GJK_WANT_VERDICT
+
+    cpdef enum gjk_status:
+        GJK_CLEAR
+        GJK_TOUCHING
+        GJK_COLLISION
+        GJK_UNDECIDED
+        GJK_INTERSECTING
+
+    cpdef enum gjk_exit:
+        GJK_EXIT_NONE
+        GJK_EXIT_SEPARATING_AXIS
+        GJK_EXIT_CONVERGED
+        GJK_EXIT_REPEATED_SUPPORT
+        GJK_EXIT_NO_PROGRESS
+        GJK_EXIT_ORIGIN_ENCLOSED
+        GJK_EXIT_ORIGIN_TOUCHED
+        GJK_EXIT_ITERATION_CAP
+        EPA_EXIT_CONVERGED
+        EPA_EXIT_FLAT
+        EPA_EXIT_ITERATION_CAP
+        EPA_EXIT_CAPACITY
+        EPA_EXIT_DEGENERATE
+
+    cpdef enum gjk_feature:
+        GJK_FEATURE_VERTEX
+        GJK_FEATURE_EDGE
+        GJK_FEATURE_FACE
+        GJK_FEATURE_INSIDE
+
+    cpdef enum gjk_cert:
+        GJK_CERT_NONE
+        GJK_CERT_PLANE
+        GJK_CERT_POINT
+
+    cpdef enum gjk_trace_field:
+        TR_PHASE
+        TR_ITER
+        TR_DIR
+        TR_IA
+        TR_IB
+        TR_STEPS_A
+        TR_STEPS_B
+        TR_W
+        TR_A
+        TR_B
+        TR_PASSED
+        TR_N_BEFORE
+        TR_BEFORE
+        TR_N_AFTER
+        TR_AFTER
+        TR_LAMBDA
+        TR_FEATURE
+        TR_KEPT
+        TR_VNORM
+        TR_LOWER
+        TR_UPPER
+        TR_EXIT
+        TR_FACES
+        TR_SUPPORT
+        TR_WIDTH
+
+
 cdef extern from "gjk.h" nogil:
     ctypedef struct gjk_shape:
         int kind
@@ -56,8 +133,6 @@ cdef extern from "gjk.h" nogil:
         double point[3]
         double tol
 
-    enum: TR_WIDTH
-
     int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations)
     void gjk_ws_free(gjk_ws *ws)
     void gjk_batch(const gjk_shape *shapes, const int32_t *ia, const int32_t *ib, int m,
@@ -67,15 +142,19 @@ cdef extern from "gjk.h" nogil:
                     gjk_ws *ws, double out[3], int *steps)
 
 
-TRACE_WIDTH = TR_WIDTH
+TRACE_WIDTH = int(gjk_trace_field.TR_WIDTH)
 
-# Field offsets of a trace record (gjkcli/engine/csrc/gjk.h, enum gjk_trace_field).
-TRACE_FIELDS = {
-    "phase": 0, "iteration": 1, "direction": 2, "index_a": 5, "index_b": 6, "steps_a": 7,
-    "steps_b": 8, "w": 9, "point_a": 12, "point_b": 15, "passed": 18, "n_before": 19,
-    "before": 20, "n_after": 32, "after": 33, "lambdas": 45, "feature": 49, "kept": 50,
-    "vnorm": 51, "lower": 52, "upper": 53, "exit": 54, "faces": 55, "support": 56,
+# Field offsets of a trace record, by the names gjkcli.engine.results.TraceStep uses; the offsets
+# are the header's (enum gjk_trace_field).
+_FIELD_NAMES = {
+    "TR_PHASE": "phase", "TR_ITER": "iteration", "TR_DIR": "direction", "TR_IA": "index_a",
+    "TR_IB": "index_b", "TR_STEPS_A": "steps_a", "TR_STEPS_B": "steps_b", "TR_W": "w",
+    "TR_A": "point_a", "TR_B": "point_b", "TR_PASSED": "passed", "TR_N_BEFORE": "n_before",
+    "TR_BEFORE": "before", "TR_N_AFTER": "n_after", "TR_AFTER": "after", "TR_LAMBDA": "lambdas",
+    "TR_FEATURE": "feature", "TR_KEPT": "kept", "TR_VNORM": "vnorm", "TR_LOWER": "lower",
+    "TR_UPPER": "upper", "TR_EXIT": "exit", "TR_FACES": "faces", "TR_SUPPORT": "support",
 }
+TRACE_FIELDS = {_FIELD_NAMES[m.name]: int(m) for m in gjk_trace_field if m.name != "TR_WIDTH"}
 
 
 cdef class _Packed:

@@ -7,9 +7,20 @@ loops run in C without the GIL. The Python API is gjkcli.engine.exact; this modu
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
+
+
+# The exit codes of the triangle queries, from mesh.h at compile time.
+cdef extern from "mesh.h":
+    cpdef enum mesh_exit:
+        MESH_EXIT_NONE
+        MESH_EXIT_DEEP_CROSSING
+        MESH_EXIT_EXHAUSTED
+        MESH_EXIT_STOP_DISTANCE
+        MESH_EXIT_INTERSECTING
+        MESH_EXIT_NO_MEMORY
+        MESH_EXIT_FULL
 
 
 cdef extern from "mesh.h" nogil:
@@ -227,54 +238,6 @@ def distance(BVH a, BVH b, const double[::1] pose, double upper, double stop_bel
         raise MemoryError()
     return (r.exit, r.distance, (r.pa[0], r.pa[1], r.pa[2]), (r.pb[0], r.pb[1], r.pb[2]),
             r.tri_a, r.tri_b, r.visits, r.tests)
-
-
-cdef inline double _seconds() nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-def intersect_many(BVH a, BVH b, poses, double margin, double deep, double snap, Workspace ws=None):
-    """mesh_intersect for each row of poses (k, 12). Returns (crossing (k,) int8, near (k,) int8,
-    seconds (k,): each query timed in C)."""
-    cdef const double[:, ::1] p = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 12)
-    cdef int k = p.shape[0], i
-    crossing = np.empty(k, np.int8)
-    near = np.empty(k, np.int8)
-    secs = np.empty(k)
-    cdef signed char[::1] cv = crossing, nv = near
-    cdef double[::1] sv = secs
-    cdef mesh_hit h
-    cdef double t0
-    cdef Workspace w = _ws(ws)
-    with nogil:
-        for i in range(k):
-            t0 = _seconds()
-            mesh_intersect(&a.m, &b.m, &p[i, 0], &p[i, 9], margin, deep, snap, &w.ws, NULL, 0, &h)
-            sv[i] = _seconds() - t0
-            cv[i] = h.crossing
-            nv[i] = h.near
-    return crossing, near, secs
-
-
-def distance_many(BVH a, BVH b, poses, double snap, Workspace ws=None):
-    """mesh_distance for each row of poses (k, 12). Returns (distance (k,), seconds (k,))."""
-    cdef const double[:, ::1] p = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 12)
-    cdef int k = p.shape[0], i
-    dist = np.empty(k)
-    secs = np.empty(k)
-    cdef double[::1] dv = dist, sv = secs
-    cdef mesh_near r
-    cdef double t0
-    cdef Workspace w = _ws(ws)
-    with nogil:
-        for i in range(k):
-            t0 = _seconds()
-            mesh_distance(&a.m, &b.m, &p[i, 0], &p[i, 9], INFINITY, 0.0, snap, &w.ws, &r)
-            sv[i] = _seconds() - t0
-            dv[i] = r.distance
-    return dist, secs
 
 
 def closest(BVH m, points, double upper=INFINITY, double stop_below=0.0, Workspace ws=None):

@@ -26,7 +26,8 @@ from gjkcli.engine.results import (
 from gjkcli.engine.shapes import Shape, ShapeSet
 from gjkcli.tolerances import DEFAULT
 
-WANT = {"intersect": 0, "distance": 1, "verdict": 2}
+# What a query computes, by name; the codes come from the core's header (enum gjk_want).
+WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _core.gjk_want}
 TRACE_CAPACITY = 1024
 
 _TOL = asdict(DEFAULT)

@@ -8,6 +8,8 @@ from enum import Enum
 
 import numpy as np
 
+from gjkcli.engine import _core
+
 
 class Status(str, Enum):
     """The verdict of a pair.
@@ -23,24 +25,32 @@ class Status(str, Enum):
     UNDECIDED = "undecided"
 
 
-# Exit reasons of the compiled loops, by code (gjkcli/engine/csrc/gjk.h, enum gjk_exit).
-EXIT_NAMES = {
-    0: "none",
-    1: "separating axis",
-    2: "converged",
-    3: "repeated support point",
-    4: "no progress (machine precision)",
-    5: "origin enclosed",
-    6: "origin on the simplex",
-    7: "iteration cap",
-    10: "converged",
-    11: "flat Minkowski difference",
-    12: "iteration cap",
-    13: "polytope capacity",
-    14: "degenerate face",
+# The core's enums come from its header (gjkcli/engine/csrc/gjk.h) through gjkcli.engine._core;
+# here each member gets the words a report prints. A member without words fails at import.
+_EXIT_WORDS = {
+    "GJK_EXIT_NONE": "none",
+    "GJK_EXIT_SEPARATING_AXIS": "separating axis",
+    "GJK_EXIT_CONVERGED": "converged",
+    "GJK_EXIT_REPEATED_SUPPORT": "repeated support point",
+    "GJK_EXIT_NO_PROGRESS": "no progress (machine precision)",
+    "GJK_EXIT_ORIGIN_ENCLOSED": "origin enclosed",
+    "GJK_EXIT_ORIGIN_TOUCHED": "origin on the simplex",
+    "GJK_EXIT_ITERATION_CAP": "iteration cap",
+    "EPA_EXIT_CONVERGED": "converged",
+    "EPA_EXIT_FLAT": "flat Minkowski difference",
+    "EPA_EXIT_ITERATION_CAP": "iteration cap",
+    "EPA_EXIT_CAPACITY": "polytope capacity",
+    "EPA_EXIT_DEGENERATE": "degenerate face",
 }
+_FEATURE_WORDS = {"GJK_FEATURE_VERTEX": "vertex", "GJK_FEATURE_EDGE": "edge",
+                  "GJK_FEATURE_FACE": "face", "GJK_FEATURE_INSIDE": "inside"}
 
-FEATURE_NAMES = {1: "vertex", 2: "edge", 3: "face", 4: "inside"}
+# Exit reasons of the compiled loops and simplex features, by code.
+EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _core.gjk_exit}
+FEATURE_NAMES = {int(m): _FEATURE_WORDS[m.name] for m in _core.gjk_feature}
+# Certificate kinds of a batch answer, by code.
+CERT_NONE, CERT_PLANE, CERT_POINT = (int(_core.gjk_cert.GJK_CERT_NONE), int(_core.gjk_cert.GJK_CERT_PLANE),
+                                     int(_core.gjk_cert.GJK_CERT_POINT))
 
 
 @dataclass(frozen=True)
@@ -210,7 +220,7 @@ class BatchResult:
     status : (m,) int8, codes of STATUS_CODES
     distance, distance_lower, depth, tolerance : (m,) float64 (depth is NaN where not computed)
     normal, point_a, point_b : (m, 3) float64
-    cert_kind : (m,) int8, 0 none, 1 plane, 2 point
+    cert_kind : (m,) int8, CERT_NONE, CERT_PLANE or CERT_POINT
     plane : (m, 4) float64, normal and offset where cert_kind == 1
     point : (m, 3) float64, where cert_kind == 2
     iterations, epa_iterations : (m,) int32
@@ -240,9 +250,9 @@ class BatchResult:
         """Pair k as a `Result`."""
         kind = int(self.cert_kind[k])
         certificate = None
-        if kind == 1:
+        if kind == CERT_PLANE:
             certificate = PlaneCertificate(self.plane[k, :3].copy(), float(self.plane[k, 3]))
-        elif kind == 2:
+        elif kind == CERT_POINT:
             certificate = PointCertificate(self.point[k].copy())
         depth = float(self.depth[k])
         epa_exit = int(self.epa_exit[k])
@@ -263,6 +273,9 @@ class BatchResult:
         )
 
 
-# Engine status codes (gjkcli/engine/csrc/gjk.h, enum gjk_status). Code 4, "intersecting", is what a
-# boolean query answers when it did not compute the depth; it reads as a collision.
-STATUS_CODES = {0: Status.CLEAR, 1: Status.TOUCHING, 2: Status.COLLISION, 3: Status.UNDECIDED, 4: Status.COLLISION}
+# Engine statuses by code. GJK_INTERSECTING is what a boolean query answers when it did not
+# compute the depth: it reads as a collision.
+_STATUS_OF = {"GJK_CLEAR": Status.CLEAR, "GJK_TOUCHING": Status.TOUCHING,
+              "GJK_COLLISION": Status.COLLISION, "GJK_UNDECIDED": Status.UNDECIDED,
+              "GJK_INTERSECTING": Status.COLLISION}
+STATUS_CODES = {int(m): _STATUS_OF[m.name] for m in _core.gjk_status}

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gjkcli.engine import _core
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
 
 # Shape kinds of the compiled core (gjkcli/engine/csrc/gjk.h, enum gjk_kind).
-KINDS = {"hull": 0, "point": 1, "segment": 2, "box": 3, "cylinder": 4, "cone": 5}
+# Shape kinds by name, their codes from the core's header (enum gjk_kind).
+KINDS = {m.name[len("GJK_"):].lower(): int(m) for m in _core.gjk_kind}
 
 _EMPTY_INT = np.zeros(0, dtype=np.int32)
 

@@ -1,0 +1,46 @@
+"""The core's enums exist once, in its headers: Python reads them from the compiled module (Cython
+`cpdef enum` over the header) and only adds words. Checked against the header text itself."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gjkcli.engine import _core, _mesh, query, results, shapes
+
+CSRC = Path(results.__file__).resolve().parent / "csrc"
+
+
+def header_enum(header: str, name: str) -> dict:
+    """{member: value} of `enum name { ... }` in a header, values as written there."""
+    text = (CSRC / header).read_text()
+    body = re.search(r"enum\s+" + name + r"\s*\{(.*?)\};", text, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    out = {}
+    for item in filter(None, (x.strip() for x in body.split(","))):
+        member, value = (x.strip() for x in item.split("="))
+        out[member] = int(value)
+    return out
+
+
+@pytest.mark.parametrize("header,enum,python", [
+    ("gjk.h", "gjk_status", _core.gjk_status), ("gjk.h", "gjk_exit", _core.gjk_exit),
+    ("gjk.h", "gjk_feature", _core.gjk_feature), ("gjk.h", "gjk_cert", _core.gjk_cert),
+    ("gjk.h", "gjk_want", _core.gjk_want), ("gjk.h", "gjk_kind", _core.gjk_kind),
+    ("gjk.h", "gjk_trace_field", _core.gjk_trace_field), ("mesh.h", "mesh_exit", _mesh.mesh_exit),
+])
+def test_python_sees_the_headers_numbers(header, enum, python):
+    assert {m.name: int(m) for m in python} == header_enum(header, enum)
+
+
+def test_every_member_has_words_and_no_number_means_two_things():
+    assert set(results.EXIT_NAMES) == {int(m) for m in _core.gjk_exit}
+    assert set(results.FEATURE_NAMES) == {int(m) for m in _core.gjk_feature}
+    assert set(results.STATUS_CODES) == {int(m) for m in _core.gjk_status}
+    # a boolean query's "intersecting" is a collision, never a command-level status
+    assert results.STATUS_CODES[int(_core.gjk_status.GJK_INTERSECTING)] is results.Status.COLLISION
+    assert results.Status.CLEARANCE not in results.STATUS_CODES.values()
+    assert shapes.KINDS == {"hull": 0, "point": 1, "segment": 2, "box": 3, "cylinder": 4, "cone": 5}
+    assert query.WANT == {"intersect": 0, "distance": 1, "verdict": 2}
+    assert _core.TRACE_WIDTH == max(_core.TRACE_FIELDS.values()) + 1
