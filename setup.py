@@ -25,4 +25,7 @@ mesh = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )
 
-setup(ext_modules=cythonize([core, mesh], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))
+enums = Extension("gjkcli.engine._enums", sources=["gjkcli/engine/_enums.pyx"],
+                  include_dirs=["gjkcli/engine/csrc"])
+
+setup(ext_modules=cythonize([core, mesh, enums], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))

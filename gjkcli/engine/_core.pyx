@@ -9,82 +9,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-
-# The core's enums, once: their values come from gjk.h at compile time, and Python reads them
-# here (gjkcli.engine.results names them); no Python table retypes a number.
-cdef extern from "gjk.h":
-    cpdef enum gjk_kind:
-        GJK_HULL
-        GJK_POINT
-        GJK_SEGMENT
-        GJK_BOX
-        GJK_CYLINDER
-        GJK_CONE
-
-    cpdef enum gjk_want:
-        GJK_WANT_INTERSECT
-        GJK_WANT_DISTANCE
-        GJK_WANT_VERDICT
-
-    cpdef enum gjk_status:
-        GJK_CLEAR
-        GJK_TOUCHING
-        GJK_COLLISION
-        GJK_UNDECIDED
-        GJK_INTERSECTING
-
-    cpdef enum gjk_exit:
-        GJK_EXIT_NONE
-        GJK_EXIT_SEPARATING_AXIS
-        GJK_EXIT_CONVERGED
-        GJK_EXIT_REPEATED_SUPPORT
-        GJK_EXIT_NO_PROGRESS
-        GJK_EXIT_ORIGIN_ENCLOSED
-        GJK_EXIT_ORIGIN_TOUCHED
-        GJK_EXIT_ITERATION_CAP
-        EPA_EXIT_CONVERGED
-        EPA_EXIT_FLAT
-        EPA_EXIT_ITERATION_CAP
-        EPA_EXIT_CAPACITY
-        EPA_EXIT_DEGENERATE
-
-    cpdef enum gjk_feature:
-        GJK_FEATURE_VERTEX
-        GJK_FEATURE_EDGE
-        GJK_FEATURE_FACE
-        GJK_FEATURE_INSIDE
-
-    cpdef enum gjk_cert:
-        GJK_CERT_NONE
-        GJK_CERT_PLANE
-        GJK_CERT_POINT
-
-    cpdef enum gjk_trace_field:
-        TR_PHASE
-        TR_ITER
-        TR_DIR
-        TR_IA
-        TR_IB
-        TR_STEPS_A
-        TR_STEPS_B
-        TR_W
-        TR_A
-        TR_B
-        TR_PASSED
-        TR_N_BEFORE
-        TR_BEFORE
-        TR_N_AFTER
-        TR_AFTER
-        TR_LAMBDA
-        TR_FEATURE
-        TR_KEPT
-        TR_VNORM
-        TR_LOWER
-        TR_UPPER
-        TR_EXIT
-        TR_FACES
-        TR_SUPPORT
-        TR_WIDTH
+from gjkcli.engine._enums import gjk_trace_field
 
 
 cdef extern from "gjk.h" nogil:
@@ -133,6 +58,8 @@ cdef extern from "gjk.h" nogil:
         double point[3]
         double tol
 
+    enum: TR_WIDTH
+
     int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations)
     void gjk_ws_free(gjk_ws *ws)
     void gjk_batch(const gjk_shape *shapes, const int32_t *ia, const int32_t *ib, int m,
@@ -142,7 +69,7 @@ cdef extern from "gjk.h" nogil:
                     gjk_ws *ws, double out[3], int *steps)
 
 
-TRACE_WIDTH = int(gjk_trace_field.TR_WIDTH)
+TRACE_WIDTH = TR_WIDTH
 
 # Field offsets of a trace record, by the names gjkcli.engine.results.TraceStep uses; the offsets
 # are the header's (enum gjk_trace_field).

@@ -11,18 +11,6 @@ from libc.math cimport INFINITY
 import numpy as np
 
 
-# The exit codes of the triangle queries, from mesh.h at compile time.
-cdef extern from "mesh.h":
-    cpdef enum mesh_exit:
-        MESH_EXIT_NONE
-        MESH_EXIT_DEEP_CROSSING
-        MESH_EXIT_EXHAUSTED
-        MESH_EXIT_STOP_DISTANCE
-        MESH_EXIT_INTERSECTING
-        MESH_EXIT_NO_MEMORY
-        MESH_EXIT_FULL
-
-
 cdef extern from "mesh.h" nogil:
     ctypedef struct mesh_node:
         double c[3]

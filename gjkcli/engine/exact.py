@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gjkcli.engine import _mesh
+from gjkcli.engine import _enums, _mesh
 from gjkcli.engine.results import PointCertificate, Result, Status
 from gjkcli.engine.topology import oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
@@ -275,7 +275,7 @@ def _distance(q: "_Pair") -> dict:
     exit_, dist, pa, pb, ta, tb, visits, tests = _mesh.distance(
         q.a.bvh, q.b.bvh, q.pose, float("inf"), 0.0, q.snap, q.ws)
     q.count(visits, tests)
-    if exit_ == _mesh.mesh_exit.MESH_EXIT_INTERSECTING:
+    if exit_ == _enums.mesh_exit.MESH_EXIT_INTERSECTING:
         return q.crossed(pa, ta, tb, EXIT_CROSSING)
     found = q.overlap(None)
     if found is not None:

@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from gjkcli.engine import _core
+from gjkcli.engine import _core, _enums
 from gjkcli.engine.results import (
     EXIT_NAMES,
     FEATURE_NAMES,
@@ -27,7 +27,7 @@ from gjkcli.engine.shapes import Shape, ShapeSet
 from gjkcli.tolerances import DEFAULT
 
 # What a query computes, by name; the codes come from the core's header (enum gjk_want).
-WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _core.gjk_want}
+WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _enums.gjk_want}
 TRACE_CAPACITY = 1024
 
 _TOL = asdict(DEFAULT)

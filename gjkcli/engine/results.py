@@ -8,7 +8,7 @@ from enum import Enum
 
 import numpy as np
 
-from gjkcli.engine import _core
+from gjkcli.engine import _enums
 
 
 class Status(str, Enum):
@@ -46,11 +46,11 @@ _FEATURE_WORDS = {"GJK_FEATURE_VERTEX": "vertex", "GJK_FEATURE_EDGE": "edge",
                   "GJK_FEATURE_FACE": "face", "GJK_FEATURE_INSIDE": "inside"}
 
 # Exit reasons of the compiled loops and simplex features, by code.
-EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _core.gjk_exit}
-FEATURE_NAMES = {int(m): _FEATURE_WORDS[m.name] for m in _core.gjk_feature}
+EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _enums.gjk_exit}
+FEATURE_NAMES = {int(m): _FEATURE_WORDS[m.name] for m in _enums.gjk_feature}
 # Certificate kinds of a batch answer, by code.
-CERT_NONE, CERT_PLANE, CERT_POINT = (int(_core.gjk_cert.GJK_CERT_NONE), int(_core.gjk_cert.GJK_CERT_PLANE),
-                                     int(_core.gjk_cert.GJK_CERT_POINT))
+CERT_NONE, CERT_PLANE, CERT_POINT = (int(_enums.gjk_cert.GJK_CERT_NONE), int(_enums.gjk_cert.GJK_CERT_PLANE),
+                                     int(_enums.gjk_cert.GJK_CERT_POINT))
 
 
 @dataclass(frozen=True)
@@ -278,4 +278,4 @@ class BatchResult:
 _STATUS_OF = {"GJK_CLEAR": Status.CLEAR, "GJK_TOUCHING": Status.TOUCHING,
               "GJK_COLLISION": Status.COLLISION, "GJK_UNDECIDED": Status.UNDECIDED,
               "GJK_INTERSECTING": Status.COLLISION}
-STATUS_CODES = {int(m): _STATUS_OF[m.name] for m in _core.gjk_status}
+STATUS_CODES = {int(m): _STATUS_OF[m.name] for m in _enums.gjk_status}

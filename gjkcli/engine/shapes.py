@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gjkcli.engine import _core
+from gjkcli.engine import _enums
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
 
 # Shape kinds of the compiled core (gjkcli/engine/csrc/gjk.h, enum gjk_kind).
 # Shape kinds by name, their codes from the core's header (enum gjk_kind).
-KINDS = {m.name[len("GJK_"):].lower(): int(m) for m in _core.gjk_kind}
+KINDS = {m.name[len("GJK_"):].lower(): int(m) for m in _enums.gjk_kind}
 
 _EMPTY_INT = np.zeros(0, dtype=np.int32)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gjkcli.engine import _core, _mesh, query, results, shapes
+from gjkcli.engine import _core, _enums, query, results, shapes
 
 CSRC = Path(results.__file__).resolve().parent / "csrc"
 
@@ -25,21 +25,21 @@ def header_enum(header: str, name: str) -> dict:
 
 
 @pytest.mark.parametrize("header,enum,python", [
-    ("gjk.h", "gjk_status", _core.gjk_status), ("gjk.h", "gjk_exit", _core.gjk_exit),
-    ("gjk.h", "gjk_feature", _core.gjk_feature), ("gjk.h", "gjk_cert", _core.gjk_cert),
-    ("gjk.h", "gjk_want", _core.gjk_want), ("gjk.h", "gjk_kind", _core.gjk_kind),
-    ("gjk.h", "gjk_trace_field", _core.gjk_trace_field), ("mesh.h", "mesh_exit", _mesh.mesh_exit),
+    ("gjk.h", "gjk_status", _enums.gjk_status), ("gjk.h", "gjk_exit", _enums.gjk_exit),
+    ("gjk.h", "gjk_feature", _enums.gjk_feature), ("gjk.h", "gjk_cert", _enums.gjk_cert),
+    ("gjk.h", "gjk_want", _enums.gjk_want), ("gjk.h", "gjk_kind", _enums.gjk_kind),
+    ("gjk.h", "gjk_trace_field", _enums.gjk_trace_field), ("mesh.h", "mesh_exit", _enums.mesh_exit),
 ])
 def test_python_sees_the_headers_numbers(header, enum, python):
     assert {m.name: int(m) for m in python} == header_enum(header, enum)
 
 
 def test_every_member_has_words_and_no_number_means_two_things():
-    assert set(results.EXIT_NAMES) == {int(m) for m in _core.gjk_exit}
-    assert set(results.FEATURE_NAMES) == {int(m) for m in _core.gjk_feature}
-    assert set(results.STATUS_CODES) == {int(m) for m in _core.gjk_status}
+    assert set(results.EXIT_NAMES) == {int(m) for m in _enums.gjk_exit}
+    assert set(results.FEATURE_NAMES) == {int(m) for m in _enums.gjk_feature}
+    assert set(results.STATUS_CODES) == {int(m) for m in _enums.gjk_status}
     # a boolean query's "intersecting" is a collision, never a command-level status
-    assert results.STATUS_CODES[int(_core.gjk_status.GJK_INTERSECTING)] is results.Status.COLLISION
+    assert results.STATUS_CODES[int(_enums.gjk_status.GJK_INTERSECTING)] is results.Status.COLLISION
     assert results.Status.CLEARANCE not in results.STATUS_CODES.values()
     assert shapes.KINDS == {"hull": 0, "point": 1, "segment": 2, "box": 3, "cylinder": 4, "cone": 5}
     assert query.WANT == {"intersect": 0, "distance": 1, "verdict": 2}

@@ -385,7 +385,7 @@ def test_json_trace_lines_carry_every_step_field():
 def test_renderers_do_not_import_the_engine(tmp_path):
     code = (
         "import sys, gjkcli.report.table, gjkcli.report.trace, gjkcli.report.jsonout\n"
-        "bad = [m for m in ('gjkcli.engine._core', 'gjkcli.engine.query', 'gjkcli.engine.shapes', 'gjkcli.mesh.load', 'trimesh', 'scipy')"
+        "bad = [m for m in ('gjkcli.engine._core', 'gjkcli.engine._mesh', 'gjkcli.engine.query', 'gjkcli.engine.shapes', 'gjkcli.mesh.load', 'trimesh', 'scipy')"
         " if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )
