@@ -66,7 +66,7 @@ def _options(f):
     shared = [
         click.option("--tolerance", type=float, callback=_length, metavar="FLOAT",
                      help="Touching band in model units: parts whose distance or depth is within it "
-                          "touch. Default: the manifest's, else 1e-7 of each pair's size."),
+                          "touch. Default: 1e-7 of each pair's size (scan: the manifest's first)."),
         click.option("--clearance", type=float, callback=_length, metavar="FLOAT",
                      help="Required gap in model units: a pair closer than this fails (status "
                           "clearance; touching fails too)."),

@@ -593,7 +593,7 @@ def _rigid(pose, what: str):
     gram = max(abs(sum(x * y for x, y in zip(cols[j], cols[k])) - (j == k))
                for j in range(3) for k in range(j, 3))
     finite = all(math.isfinite(row[3]) for row in rows[:3])
-    if not (gram <= 1e-9 and det > 0 and rows[3] == [0.0, 0.0, 0.0, 1.0] and finite):
+    if not (gram <= DEFAULT.rigid_rel and det > 0 and rows[3] == [0.0, 0.0, 0.0, 1.0] and finite):
         raise ValueError(f"{what} must be a finite rigid transform (rotation and translation, last "
                          f"row 0 0 0 1); bake scale, shear or mirror into the vertices with "
                          f"Mesh.from_arrays")

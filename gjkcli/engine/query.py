@@ -113,10 +113,10 @@ def _poses(poses, m):
         return None
     T = np.asarray(poses, dtype=np.float64).reshape(m, 4, 4)
     R = T[:, :3, :3]
-    # |R^T R - I| <= 1e-9 entrywise (a NaN fails too); matmul and max cost a fraction of
+    # |R^T R - I| <= rigid_rel entrywise (a NaN fails too); matmul and max cost a fraction of
     # np.allclose over an einsum, which dominated small batches
     err = np.abs(np.matmul(R.transpose(0, 2, 1), R) - np.eye(3)).max() if m else 0.0
-    if not err <= 1e-9:
+    if not err <= DEFAULT.rigid_rel:
         raise ValueError("batch poses must be rigid (rotation and translation)")
     out = np.empty((m, 12))
     out[:, :9] = R.reshape(m, 9)
