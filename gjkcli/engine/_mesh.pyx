@@ -10,8 +10,14 @@ from libc.math cimport INFINITY
 
 import numpy as np
 
+from gjkcli.engine import _enums
+
 
 cdef extern from "mesh.h" nogil:
+    # the values are the header's; gjkcli.engine._enums.mesh_exit carries all of them to Python
+    enum mesh_exit:
+        MESH_EXIT_NO_MEMORY
+
     ctypedef struct mesh_node:
         double c[3]
         double ax[9]
@@ -69,16 +75,18 @@ cdef extern from "mesh.h" nogil:
     double tri_tri_distance2(const double *P, const double *Q, double *pp, double *qq)
 
 
-# Exit reasons of the traversals, by code (gjkcli/engine/csrc/mesh.h, enum mesh_exit).
-EXIT_NAMES = {
-    0: "none",
-    1: "deep crossing",
-    2: "exhausted",
-    3: "stop distance reached",
-    4: "triangles intersect",
-    5: "out of memory",
-    6: "pair buffer full",
+# Exit reasons of the traversals, by code; the codes are the header's (enum mesh_exit in
+# gjkcli/engine/csrc/mesh.h), each member gets words here. A member without words fails at import.
+_EXIT_WORDS = {
+    "MESH_EXIT_NONE": "none",
+    "MESH_EXIT_DEEP_CROSSING": "deep crossing",
+    "MESH_EXIT_EXHAUSTED": "exhausted",
+    "MESH_EXIT_STOP_DISTANCE": "stop distance reached",
+    "MESH_EXIT_INTERSECTING": "triangles intersect",
+    "MESH_EXIT_NO_MEMORY": "out of memory",
+    "MESH_EXIT_FULL": "pair buffer full",
 }
+EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _enums.mesh_exit}
 
 
 cdef class BVH:
@@ -204,7 +212,7 @@ def intersect(BVH a, BVH b, const double[::1] pose, double margin, double deep, 
     with nogil:
         mesh_intersect(&a.m, &b.m, &pose[0], &pose[9], margin, deep, snap, &w.ws, &bv[0, 0],
                        collect, &h)
-    if h.exit == 5:
+    if h.exit == MESH_EXIT_NO_MEMORY:
         raise MemoryError()
     return (h.exit, h.crossing, h.near, h.tri_a, h.tri_b, (h.point[0], h.point[1], h.point[2]),
             h.straddle, h.visits, h.tests, buf[:h.n_pairs] if collect > 0 else None)
@@ -222,7 +230,7 @@ def distance(BVH a, BVH b, const double[::1] pose, double upper, double stop_bel
         raise ValueError("pose must hold 12 numbers")
     with nogil:
         mesh_distance(&a.m, &b.m, &pose[0], &pose[9], upper, stop_below, snap, &w.ws, &r)
-    if r.exit == 5:
+    if r.exit == MESH_EXIT_NO_MEMORY:
         raise MemoryError()
     return (r.exit, r.distance, (r.pa[0], r.pa[1], r.pa[2]), (r.pb[0], r.pb[1], r.pb[2]),
             r.tri_a, r.tri_b, r.visits, r.tests)

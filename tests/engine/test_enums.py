@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gjkcli.engine import _core, _enums, query, results, shapes
+from gjkcli.engine import _core, _enums, _mesh, query, results, shapes
 
 CSRC = Path(results.__file__).resolve().parent / "csrc"
 
@@ -38,6 +38,7 @@ def test_every_member_has_words_and_no_number_means_two_things():
     assert set(results.EXIT_NAMES) == {int(m) for m in _enums.gjk_exit}
     assert set(results.FEATURE_NAMES) == {int(m) for m in _enums.gjk_feature}
     assert set(results.STATUS_CODES) == {int(m) for m in _enums.gjk_status}
+    assert set(_mesh.EXIT_NAMES) == {int(m) for m in _enums.mesh_exit}
     # a boolean query's "intersecting" is a collision, never a command-level status
     assert results.STATUS_CODES[int(_enums.gjk_status.GJK_INTERSECTING)] is results.Status.COLLISION
     assert results.Status.CLEARANCE not in results.STATUS_CODES.values()
