@@ -1,24 +1,41 @@
 /* EPA: penetration depth of intersecting shapes (van den Bergen 2001, "Proximity queries and
- * penetration depth computation on 3D game objects").
+ * penetration depth computation on 3D game objects"; van den Bergen 2003, chapter 4).
  *
  * The depth is the distance from the origin to the boundary of A - B. A polytope P inside A - B
  * that holds the origin grows towards that boundary: its closest face gives a lower bound, the
  * support value of A - B along that face's normal an upper bound. P starts from GJK's final
  * simplex, blown up to a tetrahedron. When A - B has no interior (two flat parts in one plane)
  * the depth is 0 and the loop never starts. Every exit is named; the bounds always hold.
+ *
+ * gjk_epa reads as its steps: start_answer, blow_up, build_tetrahedron, then per iteration
+ * closest_face, the support point in its normal, add_point (remove_visible, collect_horizon,
+ * compact_faces, close_horizon, link_new_faces), and finish.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "gjk.h"
 
+/* The polytope EPA grows inside A - B (its storage is the workspace's) and the run's settings. */
+typedef struct {
+    const gjk_shape *A, *B;
+    const gjk_params *p;
+    gjk_ws *ws;
+    gjk_vertex *verts;
+    epa_face *faces;
+    int nv, nf;
+    int manifold;    /* every directed edge is held by one face: the stored adjacency holds */
+    double eps;      /* bounds closer than this have met; a face within it of w sees w */
+    double flat;     /* A - B thinner than this has no interior */
+    double area_eps; /* a face whose doubled area is below this has no normal */
+} epa_polytope;
+
 /* Support of A - B in direction d. The climbs start from the polytope's vertices nearest in
  * kind: of the `nnear` points given (the vertices of the face being expanded), the one whose own
  * support point lies highest along d, per shape (coal's support hint; a cold climb from vertex 0
  * crosses the hull every time). */
-static void support_md(const gjk_shape *A, const gjk_shape *B, const double d[3], const gjk_params *p,
-                       gjk_ws *ws, const gjk_vertex *const *near, int nnear, gjk_vertex *out,
-                       int *steps_a, int *steps_b) {
+static void support_md(const epa_polytope *P, const double d[3], const gjk_vertex *const *near,
+                       int nnear, gjk_vertex *out, int *steps_a, int *steps_b) {
     double nd[3] = {-d[0], -d[1], -d[2]};
     int hint_a = -1, hint_b = -1;
     double top_a = -INFINITY, top_b = -INFINITY;
@@ -27,8 +44,8 @@ static void support_md(const gjk_shape *A, const gjk_shape *B, const double d[3]
         if (near[k]->ia >= 0 && da > top_a) { top_a = da; hint_a = near[k]->ia; }
         if (near[k]->ib >= 0 && db > top_b) { top_b = db; hint_b = near[k]->ib; }
     }
-    out->ia = gjk_support(A, d, hint_a, p, ws, out->a, steps_a);
-    out->ib = gjk_support(B, nd, hint_b, p, ws, out->b, steps_b);
+    out->ia = gjk_support(P->A, d, hint_a, P->p, P->ws, out->a, steps_a);
+    out->ib = gjk_support(P->B, nd, hint_b, P->p, P->ws, out->b, steps_b);
     v3_sub(out->w, out->a, out->b);
 }
 
@@ -101,7 +118,9 @@ static int make_face(epa_face *f, const gjk_vertex *verts, int a, int b, int c, 
     return 1;
 }
 
-/* Barycentric weights of q (on the plane of the triangle) over a, b, c, clamped to the triangle. */
+/* Barycentric weights of q (on the plane of the triangle) over a, b, c, clamped to the triangle.
+ * Computed as area ratios on the coordinate plane where the triangle's shadow is largest, which
+ * keeps them well conditioned for any orientation (Ericson 2005, section 3.4). */
 static void face_weights(const gjk_vertex *verts, const epa_face *f, const double q[3], double lam[3]) {
     const double *a = verts[f->v[0]].w, *b = verts[f->v[1]].w, *c = verts[f->v[2]].w;
     int drop = 0;
@@ -147,6 +166,7 @@ static int sees(const epa_face *f, const gjk_vertex *verts, const double w[3], d
     return v3_dot(f->n, rel) > -margin;
 }
 
+/* One trace record per EPA iteration (fields: enum gjk_trace_field in gjk.h). */
 static void trace_put_epa(gjk_trace *tr, int iter, const epa_face *f, const gjk_vertex *w, int steps_a,
                           int steps_b, double support, double lo, double hi, int faces, int exit) {
     if (tr == 0 || tr->buf == 0 || tr->n >= tr->cap) return;
@@ -189,22 +209,9 @@ static void face_answer(const gjk_vertex *verts, const epa_face *f, double norma
     }
 }
 
-int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, const gjk_params *p,
-            gjk_ws *ws, gjk_trace *tr, double *depth_lo, double *depth_hi, double normal[3],
-            double pa[3], double pb[3], int *iterations) {
-    double size = gjk_pair_size(A, B);
-    double eps = p->epa_rel * size;              /* bounds closer than this have met */
-    double flat = p->epa_rel * size;             /* A - B thinner than this has no interior */
-    double area_eps = p->degenerate_rel * size * size;
-    gjk_vertex *verts = ws->verts;
-    epa_face *faces = ws->faces;
-    int nv = start->n, nf = 0;
-    int steps_a, steps_b;
-    *iterations = 0;
-    *depth_lo = 0.0;
-    *depth_hi = INFINITY;
-    for (int k = 0; k < nv; k++) verts[k] = start->p[k];
-    /* GJK's witnesses until EPA has better ones: the origin's point on the simplex */
+/* Step 1: the answer before EPA has one, so that every early exit leaves a usable result: GJK's
+ * witnesses (the origin's point on its simplex) and an arbitrary unit normal. */
+static void start_answer(const gjk_simplex *start, double normal[3], double pa[3], double pb[3]) {
     for (int c = 0; c < 3; c++) {
         pa[c] = pb[c] = 0.0;
         for (int k = 0; k < start->n; k++) {
@@ -213,45 +220,62 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         }
     }
     normal[0] = 1.0; normal[1] = normal[2] = 0.0;
+}
 
-    /* Blow GJK's simplex up to a tetrahedron: from each affine hull, step out along the
-     * direction whose support point lies furthest from it. None far enough: no interior. */
-    while (nv < 4) {
+/* The contact normal of a flat A - B (depth 0): for a segment any normal to it (dir0, the first
+ * direction tried), for a triangle its plane's normal; a point keeps the arbitrary one. */
+static void flat_normal(const gjk_vertex *verts, int nv, const double dir0[3], double normal[3]) {
+    if (nv == 2) {
+        double len = sqrt(v3_dot(dir0, dir0));
+        if (len > 0.0) v3_scale(normal, dir0, 1.0 / len);
+    }
+    if (nv == 3) {
+        double e1[3], e2[3], n[3];
+        v3_sub(e1, verts[1].w, verts[0].w);
+        v3_sub(e2, verts[2].w, verts[0].w);
+        v3_cross(n, e1, e2);
+        double len = sqrt(v3_dot(n, n));
+        if (len > 0.0) v3_scale(normal, n, 1.0 / len);
+    }
+}
+
+/* Step 2: blow GJK's simplex up to a tetrahedron, since EPA needs a polytope with interior: from
+ * each affine hull, step out along the direction whose support point lies furthest from it.
+ * When none gets further than `flat`, A - B has no interior: EPA_EXIT_FLAT, with the flat pair's
+ * contact normal. */
+static int blow_up(epa_polytope *P, double normal[3]) {
+    while (P->nv < 4) {
         double dirs[6][3];
-        int nd = blowup_directions(verts, nv, dirs);
+        int nd = blowup_directions(P->verts, P->nv, dirs);
         gjk_vertex best;
         double best_dist = -1.0;
         for (int k = 0; k < nd; k++) {
             gjk_vertex w;
-            const gjk_vertex *near[3] = {&verts[0], &verts[nv > 1], &verts[nv - 1]};
-            support_md(A, B, dirs[k], p, ws, near, nv < 3 ? nv : 3, &w, &steps_a, &steps_b);
-            double dist = affine_distance(verts, nv, w.w);
+            int steps_a, steps_b;
+            const gjk_vertex *near[3] = {&P->verts[0], &P->verts[P->nv > 1], &P->verts[P->nv - 1]};
+            support_md(P, dirs[k], near, P->nv < 3 ? P->nv : 3, &w, &steps_a, &steps_b);
+            double dist = affine_distance(P->verts, P->nv, w.w);
             if (dist > best_dist) { best_dist = dist; best = w; }
         }
-        if (!(best_dist > flat)) {
-            if (nv == 2) { /* A - B is a segment: any normal to it separates by the depth, 0 */
-                double len = sqrt(v3_dot(dirs[0], dirs[0]));
-                if (len > 0.0) v3_scale(normal, dirs[0], 1.0 / len);
-            }
-            if (nv == 3) { /* the triangle's normal is the contact normal of flat parts */
-                double e1[3], e2[3], n[3];
-                v3_sub(e1, verts[1].w, verts[0].w);
-                v3_sub(e2, verts[2].w, verts[0].w);
-                v3_cross(n, e1, e2);
-                double len = sqrt(v3_dot(n, n));
-                if (len > 0.0) v3_scale(normal, n, 1.0 / len);
-            }
-            *depth_hi = 0.0;
+        if (!(best_dist > P->flat)) {
+            flat_normal(P->verts, P->nv, dirs[0], normal);
             return EPA_EXIT_FLAT;
         }
-        verts[nv++] = best;
+        P->verts[P->nv++] = best;
     }
+    return GJK_EXIT_NONE;
+}
 
-    /* Tetrahedron faces, wound so that each normal points away from the centroid. */
+/* Step 3: the tetrahedron's four faces, each wound so that its normal points away from the
+ * centroid (outwards: the face distances are then signed right), and their adjacency. A face
+ * without a normal: EPA_EXIT_DEGENERATE. */
+static int build_tetrahedron(epa_polytope *P) {
     static const int tet[4][3] = {{0, 1, 2}, {0, 3, 1}, {0, 2, 3}, {1, 3, 2}};
+    const gjk_vertex *verts = P->verts;
     double centroid[3] = {0.0, 0.0, 0.0};
     for (int k = 0; k < 4; k++)
         for (int c = 0; c < 3; c++) centroid[c] += 0.25 * verts[k].w[c];
+    P->nf = 0;
     for (int k = 0; k < 4; k++) {
         int a = tet[k][0], b = tet[k][1], c = tet[k][2];
         double e1[3], e2[3], n[3], to_c[3];
@@ -260,136 +284,214 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         v3_cross(n, e1, e2);
         v3_sub(to_c, centroid, verts[a].w);
         if (v3_dot(n, to_c) > 0.0) { int tmp = b; b = c; c = tmp; }
-        if (!make_face(&faces[nf++], verts, a, b, c, area_eps)) return EPA_EXIT_DEGENERATE;
+        if (!make_face(&P->faces[P->nf++], verts, a, b, c, P->area_eps)) return EPA_EXIT_DEGENERATE;
     }
     for (int k = 0; k < 4; k++)
-        for (int e = 0; e < 3; e++) faces[k].adj[e] = twin(faces, 4, faces[k].v[e], faces[k].v[(e + 1) % 3]);
-    int manifold = 1;
+        for (int e = 0; e < 3; e++)
+            P->faces[k].adj[e] = twin(P->faces, 4, P->faces[k].v[e], P->faces[k].v[(e + 1) % 3]);
+    P->manifold = 1;
+    return GJK_EXIT_NONE;
+}
+
+/* Step 4: the face nearest the origin (the first of equals): its distance is the depth's lower
+ * bound, and its normal the direction in which to look for the boundary of A - B. */
+static int closest_face(const epa_polytope *P) {
+    int best = 0;
+    for (int k = 1; k < P->nf; k++)
+        if (P->faces[k].dist < P->faces[best].dist) best = k;
+    return best;
+}
+
+/* Step 5a, the silhouette walk (van den Bergen 2001): remove the faces that see w, grown from
+ * the best face across shared edges. A face that sees w only by rounding, out of touch with the
+ * best one, must stay, or the new faces would not close the polytope. Faces within eps of w
+ * count as seeing it: the polytope stays convex to within eps, the accuracy asked of the depth. */
+static void remove_visible(epa_polytope *P, int best, const double w[3]) {
+    epa_face *faces = P->faces;
+    int32_t *stack = P->ws->stack;
+    int top = 0;
+    faces[best].alive = 0;
+    stack[top++] = best;
+    while (top > 0) {
+        int k = stack[--top];
+        for (int e = 0; e < 3; e++) {
+            int j = across(faces, P->nf, k, e, P->manifold);
+            if (j >= 0 && faces[j].alive && sees(&faces[j], P->verts, w, P->eps)) {
+                faces[j].alive = 0;
+                stack[top++] = j;
+            }
+        }
+    }
+}
+
+/* Step 5b: the horizon, the edges between removed and kept faces, which the new faces join to
+ * w. In face order (the order of the new faces, and so of ties between them), into ws->edges as
+ * a, b, the kept face j across them and the slot of that edge in j (-1 when j does not hold it
+ * back). Returns their count. */
+static int collect_horizon(const epa_polytope *P) {
+    const epa_face *faces = P->faces;
+    int ne = 0;
+    for (int k = 0; k < P->nf; k++) {
+        if (faces[k].alive) continue;
+        for (int e = 0; e < 3; e++) {
+            int j = across(faces, P->nf, k, e, P->manifold);
+            if (j < 0 || faces[j].alive) {
+                int32_t *h = P->ws->edges + 4 * (size_t)ne++;
+                h[0] = faces[k].v[e];
+                h[1] = faces[k].v[(e + 1) % 3];
+                h[2] = j;
+                h[3] = -1;
+                if (P->manifold && j >= 0)
+                    for (int g = 0; g < 3; g++)
+                        if (faces[j].adj[g] == k) h[3] = g;
+            }
+        }
+    }
+    return ne;
+}
+
+/* Step 5c: keep the live faces in order, and map old indices to new ones (in ws->stack, free
+ * again after the walk) so that the stored adjacency and the horizon's kept faces still point
+ * at the right faces. */
+static void compact_faces(epa_polytope *P, int ne) {
+    epa_face *faces = P->faces;
+    int32_t *remap = P->ws->stack, *edges = P->ws->edges;
+    int kept = 0;
+    for (int k = 0; k < P->nf; k++) {
+        remap[k] = faces[k].alive ? kept : -1;
+        if (faces[k].alive) faces[kept++] = faces[k];
+    }
+    P->nf = kept;
+    if (P->manifold) {
+        for (int k = 0; k < P->nf; k++)
+            for (int e = 0; e < 3; e++)
+                if (faces[k].adj[e] >= 0) faces[k].adj[e] = remap[faces[k].adj[e]];
+        for (int e = 0; e < ne; e++)
+            if (edges[4 * e + 2] >= 0) edges[4 * e + 2] = remap[edges[4 * e + 2]];
+    }
+}
+
+/* Step 5d: close the polytope again with a face (a, b, w) on each horizon edge a -> b. Fewer
+ * than three edges cannot close it (EPA_EXIT_DEGENERATE), nor can full storage
+ * (EPA_EXIT_CAPACITY) or a new face without a normal (EPA_EXIT_DEGENERATE). */
+static int close_horizon(epa_polytope *P, int ne, int wi) {
+    const int32_t *edges = P->ws->edges;
+    if (ne < 3) return EPA_EXIT_DEGENERATE;
+    if (P->nf + ne > P->ws->cap_faces) return EPA_EXIT_CAPACITY;
+    for (int e = 0; e < ne; e++)
+        if (!make_face(&P->faces[P->nf++], P->verts, edges[4 * e], edges[4 * e + 1], wi, P->area_eps))
+            return EPA_EXIT_DEGENERATE;
+    return GJK_EXIT_NONE;
+}
+
+/* Step 5e: the new faces' adjacency, so that the next walk steps across edges in O(1). New face
+ * e = (a, b, w): across a -> b the kept face j; across b -> w the new face whose horizon edge
+ * starts at b; across w -> a the one whose horizon edge ends at a. A vertex that starts or ends
+ * two horizon edges pinches the polytope, as does a kept face that does not hold its edge back:
+ * from then on twin() answers (manifold = 0). */
+static void link_new_faces(epa_polytope *P, int ne) {
+    epa_face *faces = P->faces;
+    const int32_t *edges = P->ws->edges;
+    int base = P->nf - ne;
+    int32_t *from = P->ws->vlink, *to = P->ws->vlink + P->ws->cap_verts;
+    for (int e = 0; e < ne; e++) {
+        int a = edges[4 * e], b = edges[4 * e + 1];
+        if (from[a] >= 0 || to[b] >= 0) P->manifold = 0;
+        from[a] = e;
+        to[b] = e;
+    }
+    for (int e = 0; e < ne && P->manifold; e++) {
+        const int32_t *h = edges + 4 * e;
+        epa_face *g = &faces[base + e];
+        g->adj[0] = h[2];
+        g->adj[1] = from[h[1]] >= 0 ? base + from[h[1]] : -1;
+        g->adj[2] = to[h[0]] >= 0 ? base + to[h[0]] : -1;
+        if (h[2] >= 0 && h[3] < 0) P->manifold = 0; /* j does not hold the edge back */
+        else if (h[2] >= 0) faces[h[2]].adj[h[3]] = base + e;
+    }
+    for (int e = 0; e < ne; e++) from[edges[4 * e]] = to[edges[4 * e + 1]] = -1;
+}
+
+/* Step 5: add the support point w, found beyond the best face, to the polytope. Returns
+ * GJK_EXIT_NONE, or the exit after which the polytope is unusable. */
+static int add_point(epa_polytope *P, int best, const gjk_vertex *w) {
+    int wi = P->nv;
+    P->verts[P->nv++] = *w;
+    remove_visible(P, best, w->w);
+    int ne = collect_horizon(P);
+    compact_faces(P, ne);
+    int stop = close_horizon(P, ne, wi);
+    if (!stop && P->manifold) link_new_faces(P, ne);
+    return stop;
+}
+
+/* Step 6: the answer from the best face, where the origin projects on it. After the iteration
+ * cap the faces changed since `best` was chosen: choose again, and the lower bound with it. */
+static void finish(const epa_polytope *P, int exit, int best, double *depth_lo, double normal[3],
+                   double pa[3], double pb[3]) {
+    if (exit == EPA_EXIT_ITERATION_CAP) {
+        best = closest_face(P);
+        *depth_lo = P->faces[best].dist > 0.0 ? P->faces[best].dist : 0.0;
+    }
+    face_answer(P->verts, &P->faces[best], normal, pa, pb);
+}
+
+int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, const gjk_params *p,
+            gjk_ws *ws, gjk_trace *tr, double *depth_lo, double *depth_hi, double normal[3],
+            double pa[3], double pb[3], int *iterations) {
+    double size = gjk_pair_size(A, B);
+    epa_polytope P;
+    P.A = A; P.B = B; P.p = p; P.ws = ws;
+    P.verts = ws->verts;
+    P.faces = ws->faces;
+    P.nv = start->n;
+    P.nf = 0;
+    P.manifold = 1;
+    P.eps = p->epa_rel * size;
+    P.flat = p->epa_rel * size;
+    P.area_eps = p->degenerate_rel * size * size;
+    for (int k = 0; k < P.nv; k++) P.verts[k] = start->p[k];
+    *iterations = 0;
+    *depth_lo = 0.0;
+    *depth_hi = INFINITY;
+    start_answer(start, normal, pa, pb);
+    if (blow_up(&P, normal)) {
+        *depth_hi = 0.0;
+        return EPA_EXIT_FLAT;
+    }
+    if (build_tetrahedron(&P)) return EPA_EXIT_DEGENERATE;
 
     int exit = EPA_EXIT_ITERATION_CAP;
     int best = 0;
     for (int it = 0; it < p->max_epa; it++) {
-        best = 0;
-        for (int k = 1; k < nf; k++)
-            if (faces[k].dist < faces[best].dist) best = k;
-        epa_face f = faces[best];
+        best = closest_face(&P);
+        epa_face f = P.faces[best]; /* a copy: add_point reorders the faces */
         double lo = f.dist > 0.0 ? f.dist : 0.0;
         *depth_lo = lo;
+        /* No point of A - B lies beyond its support plane in f's normal: an upper bound. */
         gjk_vertex w;
-        const gjk_vertex *near[3] = {&verts[f.v[0]], &verts[f.v[1]], &verts[f.v[2]]};
-        support_md(A, B, f.n, p, ws, near, 3, &w, &steps_a, &steps_b);
+        int steps_a, steps_b;
+        const gjk_vertex *near[3] = {&P.verts[f.v[0]], &P.verts[f.v[1]], &P.verts[f.v[2]]};
+        support_md(&P, f.n, near, 3, &w, &steps_a, &steps_b);
         double sup = v3_dot(f.n, w.w);
         if (sup < *depth_hi) *depth_hi = sup;
         *iterations = it + 1;
         int stop = GJK_EXIT_NONE;
-        if (sup - f.dist <= eps || *depth_hi - lo <= eps) stop = EPA_EXIT_CONVERGED;
-        else if (nv >= ws->cap_verts) stop = EPA_EXIT_CAPACITY;
+        if (sup - f.dist <= P.eps || *depth_hi - lo <= P.eps) stop = EPA_EXIT_CONVERGED;
+        else if (P.nv >= ws->cap_verts) stop = EPA_EXIT_CAPACITY;
         if (stop) {
-            trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, nf, stop);
+            trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, P.nf, stop);
             exit = stop;
             break;
         }
-
-        /* Remove the faces that see w, grown from the best face across shared edges (the
-         * silhouette walk of van den Bergen 2001): a face that sees w only by rounding, out of
-         * touch with the best one, must stay, or the new faces would not close the polytope.
-         * Faces within eps of w count as seeing it: the polytope stays convex to within eps, the
-         * accuracy asked of the depth. The edges between removed and kept faces (the horizon)
-         * are joined to w. */
-        int wi = nv;
-        verts[nv++] = w;
-        int ne = 0, top = 0;
-        faces[best].alive = 0;
-        ws->stack[top++] = best;
-        while (top > 0) {
-            int k = ws->stack[--top];
-            for (int e = 0; e < 3; e++) {
-                int j = across(faces, nf, k, e, manifold);
-                if (j >= 0 && faces[j].alive && sees(&faces[j], verts, w.w, eps)) {
-                    faces[j].alive = 0;
-                    ws->stack[top++] = j;
-                }
-            }
-        }
-        /* Horizon edges in face order (the order of the new faces, and so of ties between them):
-         * a, b, the kept face j across them and the slot of that edge in j. */
-        for (int k = 0; k < nf; k++) {
-            if (faces[k].alive) continue;
-            for (int e = 0; e < 3; e++) {
-                int j = across(faces, nf, k, e, manifold);
-                if (j < 0 || faces[j].alive) {
-                    int32_t *h = ws->edges + 4 * (size_t)ne++;
-                    h[0] = faces[k].v[e];
-                    h[1] = faces[k].v[(e + 1) % 3];
-                    h[2] = j;
-                    h[3] = -1;
-                    if (manifold && j >= 0)
-                        for (int g = 0; g < 3; g++)
-                            if (faces[j].adj[g] == k) h[3] = g;
-                }
-            }
-        }
-        /* Keep the live faces in order, mapping old indices to new ones for the adjacency. */
-        int32_t *remap = ws->stack;
-        int kept = 0;
-        for (int k = 0; k < nf; k++) {
-            remap[k] = faces[k].alive ? kept : -1;
-            if (faces[k].alive) faces[kept++] = faces[k];
-        }
-        nf = kept;
-        if (manifold) {
-            for (int k = 0; k < nf; k++)
-                for (int e = 0; e < 3; e++)
-                    if (faces[k].adj[e] >= 0) faces[k].adj[e] = remap[faces[k].adj[e]];
-            for (int e = 0; e < ne; e++)
-                if (ws->edges[4 * e + 2] >= 0) ws->edges[4 * e + 2] = remap[ws->edges[4 * e + 2]];
-        }
-        if (ne < 3) {
-            stop = EPA_EXIT_DEGENERATE; /* no horizon left to close the polytope with */
-        } else if (nf + ne > ws->cap_faces) {
-            stop = EPA_EXIT_CAPACITY;
-        } else {
-            for (int e = 0; e < ne && !stop; e++)
-                if (!make_face(&faces[nf++], verts, ws->edges[4 * e], ws->edges[4 * e + 1], wi, area_eps))
-                    stop = EPA_EXIT_DEGENERATE;
-        }
-        if (!stop && manifold) {
-            /* New face e = (a, b, w): across a -> b the kept face j; across b -> w the new face
-             * whose horizon edge starts at b; across w -> a the one whose horizon edge ends at a.
-             * A vertex that starts or ends two horizon edges pinches the polytope: from then on
-             * twin() answers. */
-            int base = nf - ne;
-            int32_t *from = ws->vlink, *to = ws->vlink + ws->cap_verts;
-            for (int e = 0; e < ne; e++) {
-                int a = ws->edges[4 * e], b = ws->edges[4 * e + 1];
-                if (from[a] >= 0 || to[b] >= 0) manifold = 0;
-                from[a] = e;
-                to[b] = e;
-            }
-            for (int e = 0; e < ne && manifold; e++) {
-                const int32_t *h = ws->edges + 4 * e;
-                epa_face *g = &faces[base + e];
-                g->adj[0] = h[2];
-                g->adj[1] = from[h[1]] >= 0 ? base + from[h[1]] : -1;
-                g->adj[2] = to[h[0]] >= 0 ? base + to[h[0]] : -1;
-                if (h[2] >= 0 && h[3] < 0) manifold = 0; /* j does not hold the edge back */
-                else if (h[2] >= 0) faces[h[2]].adj[h[3]] = base + e;
-            }
-            for (int e = 0; e < ne; e++) from[ws->edges[4 * e]] = to[ws->edges[4 * e + 1]] = -1;
-        }
-        trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, nf, stop);
+        stop = add_point(&P, best, &w);
+        trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, P.nf, stop);
         if (stop) {
             /* the polytope is unusable past here; f is still the best face it had */
-            face_answer(verts, &f, normal, pa, pb);
+            face_answer(P.verts, &f, normal, pa, pb);
             return stop;
         }
     }
-    if (exit == EPA_EXIT_ITERATION_CAP) { /* the faces changed since best was chosen */
-        best = 0;
-        for (int k = 1; k < nf; k++)
-            if (faces[k].dist < faces[best].dist) best = k;
-        *depth_lo = faces[best].dist > 0.0 ? faces[best].dist : 0.0;
-    }
-    face_answer(verts, &faces[best], normal, pa, pb);
+    finish(&P, exit, best, depth_lo, normal, pa, pb);
     return exit;
 }
