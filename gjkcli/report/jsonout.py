@@ -44,7 +44,7 @@ from gjkcli.engine.results import Status
 SCHEMA_VERSION = 1
 
 
-def _num(x) -> float | None:
+def number(x) -> float | None:
     """A JSON number, or None for NaN and infinities (and for None)."""
     if x is None:
         return None
@@ -52,7 +52,7 @@ def _num(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _vec(v) -> list | None:
+def vector(v) -> list | None:
     """A JSON list of numbers: -0.0 as 0.0, NaN and infinities as null (a pair's vectors, in one
     NumPy call where the vector is an array: a large scan writes hundreds of thousands)."""
     if v is None:
@@ -62,12 +62,12 @@ def _vec(v) -> list | None:
         if all(map(math.isfinite, out)):
             return out
         return [x if math.isfinite(x) else None for x in out]
-    return [_num(x) for x in v]
+    return [number(x) for x in v]
 
 
 def _certificate(cert: dict) -> dict:
     """A certificate's dict (numbers, vectors of numbers, strings) ready for strict JSON."""
-    return {k: _vec(v) if isinstance(v, list) else _num(v) if isinstance(v, float) else v
+    return {k: vector(v) if isinstance(v, list) else number(v) if isinstance(v, float) else v
             for k, v in cert.items()}
 
 
@@ -82,7 +82,7 @@ def _clean(value):
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
-        return _num(value)
+        return number(value)
     if hasattr(value, "value"):  # enums
         return value.value
     return value
@@ -100,11 +100,11 @@ def object_dict(o) -> dict:
         "watertight": None if o.watertight is None else bool(o.watertight),
         "bodies": None if o.bodies is None else int(o.bodies),
         "dimension": int(o.dimension),
-        "bounds": [_vec(o.bounds[0]), _vec(o.bounds[1])],
+        "bounds": [vector(o.bounds[0]), vector(o.bounds[1])],
         "units": o.units,
         "convexity": o.convexity,
         "primitive": o.primitive,
-        "hull_gap": _num(o.hull_gap),
+        "hull_gap": number(o.hull_gap),
     }
 
 
@@ -123,11 +123,11 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "a": pair.a,
         "b": pair.b,
         "status": status.value,
-        "distance": _num(r.distance) if apart else 0.0,
-        "depth": _num(r.depth) if status is Status.COLLISION else None,
-        "normal": _vec(r.normal),
-        "point_a": _vec(r.point_a),
-        "point_b": _vec(r.point_b),
+        "distance": number(r.distance) if apart else 0.0,
+        "depth": number(r.depth) if status is Status.COLLISION else None,
+        "normal": vector(r.normal),
+        "point_a": vector(r.point_a),
+        "point_b": vector(r.point_b),
         "iterations": int(r.iterations),
         "mode": pair.mode,
         "certificate": certificate,
@@ -135,15 +135,15 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "conservative": bool(pair.conservative),
         "note": pair_note(pair, a, b),
         "requested_mode": pair.requested,
-        "signed_distance": _num(r.signed_distance),
-        "distance_lower": _num(r.distance_lower),
+        "signed_distance": number(r.signed_distance),
+        "distance_lower": number(r.distance_lower),
         "distance_is_lower_bound": bool(pair.distance_is_lower_bound),
-        "tolerance": _num(r.tolerance),
-        "clearance": _num(pair.clearance),
+        "tolerance": number(r.tolerance),
+        "clearance": number(pair.clearance),
         "epa_iterations": int(r.epa_iterations),
         "exit": r.exit,
         "epa_exit": r.epa_exit,
-        "elapsed": _num(r.elapsed),
+        "elapsed": number(r.elapsed),
         "allowed": bool(pair.allowed),
         "reason": pair.reason,
         "baseline": _baseline_mark(pair, found),
@@ -174,7 +174,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         violations=found.violations,
         errors=len(found.errors),
         exit_code=found.exit_code,
-        elapsed=_num(found.elapsed),
+        elapsed=number(found.elapsed),
         objects=len(found.objects),
         candidates=int(found.candidates),
         allowed=len(found.allowed),

@@ -33,7 +33,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import os
 import re
 from pathlib import PurePosixPath, PureWindowsPath
@@ -42,6 +41,7 @@ from urllib.parse import quote
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import pair_note
 from gjkcli.report.ci import describe
+from gjkcli.report.jsonout import number, vector
 
 __all__ = ["sarif_log", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
 
@@ -111,18 +111,6 @@ def rule_id(status) -> str:
 # -- numbers and names ----------------------------------------------------------------------------
 
 
-def _num(x) -> float | None:
-    """A JSON number, or None for NaN, infinities and None."""
-    if x is None:
-        return None
-    x = float(x) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return x if math.isfinite(x) else None
-
-
-def _vec(v) -> list | None:
-    return None if v is None else [_num(x) for x in v]
-
-
 def _clean(value):
     """Strict-JSON-ready: arrays and tuples to lists, numpy scalars to Python, non-finite to None."""
     if isinstance(value, dict):
@@ -136,7 +124,7 @@ def _clean(value):
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return _num(value)
+        return number(value)
     if hasattr(value, "value"):  # enums
         return value.value
     return str(value)
@@ -248,15 +236,15 @@ def _pair_properties(pair, found) -> dict:
         "objectB": pair.b,
         "fileA": pair.file_a,
         "fileB": pair.file_b,
-        "distance": _num(r.distance) if apart else 0.0,
-        "distanceLower": _num(r.distance_lower),
-        "depth": _num(r.depth) if status is Status.COLLISION else None,
-        "signedDistance": _num(r.signed_distance),
-        "tolerance": _num(r.tolerance),
-        "clearance": _num(pair.clearance),
-        "normal": _vec(r.normal),
-        "pointA": _vec(r.point_a),
-        "pointB": _vec(r.point_b),
+        "distance": number(r.distance) if apart else 0.0,
+        "distanceLower": number(r.distance_lower),
+        "depth": number(r.depth) if status is Status.COLLISION else None,
+        "signedDistance": number(r.signed_distance),
+        "tolerance": number(r.tolerance),
+        "clearance": number(pair.clearance),
+        "normal": vector(r.normal),
+        "pointA": vector(r.point_a),
+        "pointB": vector(r.point_b),
         "mode": pair.mode,
         "requestedMode": pair.requested,
         "conservative": bool(pair.conservative),
