@@ -12,7 +12,7 @@ from rich.text import Text
 
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, pair_note
 from gjkcli.report.trace import fmt, vec
-from gjkcli.engine.results import PlaneCertificate, PointCertificate, Status
+from gjkcli.engine.results import Status
 
 STYLES = {
     Status.CLEAR: "bold green",

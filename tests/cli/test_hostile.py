@@ -171,7 +171,6 @@ def test_huge_sparse_files_are_refused_before_reading(tmp_path):
 
 
 def test_archives_are_judged_by_their_accounts_before_they_inflate(tmp_path):
-    import gzip
     import tarfile
     import zipfile
 
