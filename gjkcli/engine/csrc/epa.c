@@ -16,11 +16,10 @@
 
 #include "gjk.h"
 
-/* The polytope EPA grows inside A - B (its storage is the workspace's) and the run's settings. */
+/* The polytope EPA grows inside A - B, and the run's query and tolerances. */
 typedef struct {
-    const gjk_shape *A, *B;
-    const gjk_params *p;
-    gjk_ws *ws;
+    const gjk_pair *q;
+    gjk_ws *ws;      /* q->ws, which holds the storage below and the walk's scratch */
     gjk_vertex *verts;
     epa_face *faces;
     int nv, nf;
@@ -44,8 +43,8 @@ static void support_md(const epa_polytope *P, const double d[3], const gjk_verte
         if (near[k]->ia >= 0 && da > top_a) { top_a = da; hint_a = near[k]->ia; }
         if (near[k]->ib >= 0 && db > top_b) { top_b = db; hint_b = near[k]->ib; }
     }
-    out->ia = gjk_support(P->A, d, hint_a, P->p, P->ws, out->a, steps_a);
-    out->ib = gjk_support(P->B, nd, hint_b, P->p, P->ws, out->b, steps_b);
+    out->ia = gjk_support(P->q->A, d, hint_a, P->q->p, P->ws, out->a, steps_a);
+    out->ib = gjk_support(P->q->B, nd, hint_b, P->q->p, P->ws, out->b, steps_b);
     v3_sub(out->w, out->a, out->b);
 }
 
@@ -427,23 +426,23 @@ static int add_point(epa_polytope *P, int best, const gjk_vertex *w) {
 
 /* Step 6: the answer from the best face, where the origin projects on it. After the iteration
  * cap the faces changed since `best` was chosen: choose again, and the lower bound with it. */
-static void finish(const epa_polytope *P, int exit, int best, double *depth_lo, double normal[3],
-                   double pa[3], double pb[3]) {
+static void finish(const epa_polytope *P, int exit, int best, gjk_depth *out) {
     if (exit == EPA_EXIT_ITERATION_CAP) {
         best = closest_face(P);
-        *depth_lo = P->faces[best].dist > 0.0 ? P->faces[best].dist : 0.0;
+        out->lo = P->faces[best].dist > 0.0 ? P->faces[best].dist : 0.0;
     }
-    face_answer(P->verts, &P->faces[best], normal, pa, pb);
+    face_answer(P->verts, &P->faces[best], out->normal, out->pa, out->pb);
 }
 
-int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, const gjk_params *p,
-            gjk_ws *ws, gjk_trace *tr, double *depth_lo, double *depth_hi, double normal[3],
-            double pa[3], double pb[3], int *iterations) {
-    double size = gjk_pair_size(A, B);
+/* The steps above in order. Every exit leaves out->lo <= depth <= out->hi and a usable contact. */
+int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
+    const gjk_params *p = q->p;
+    double size = gjk_pair_size(q->A, q->B);
     epa_polytope P;
-    P.A = A; P.B = B; P.p = p; P.ws = ws;
-    P.verts = ws->verts;
-    P.faces = ws->faces;
+    P.q = q;
+    P.ws = q->ws;
+    P.verts = q->ws->verts;
+    P.faces = q->ws->faces;
     P.nv = start->n;
     P.nf = 0;
     P.manifold = 1;
@@ -451,12 +450,12 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
     P.flat = p->epa_rel * size;
     P.area_eps = p->degenerate_rel * size * size;
     for (int k = 0; k < P.nv; k++) P.verts[k] = start->p[k];
-    *iterations = 0;
-    *depth_lo = 0.0;
-    *depth_hi = INFINITY;
-    start_answer(start, normal, pa, pb);
-    if (blow_up(&P, normal)) {
-        *depth_hi = 0.0;
+    out->iterations = 0;
+    out->lo = 0.0;
+    out->hi = INFINITY;
+    start_answer(start, out->normal, out->pa, out->pb);
+    if (blow_up(&P, out->normal)) {
+        out->hi = 0.0;
         return EPA_EXIT_FLAT;
     }
     if (build_tetrahedron(&P)) return EPA_EXIT_DEGENERATE;
@@ -467,31 +466,31 @@ int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, co
         best = closest_face(&P);
         epa_face f = P.faces[best]; /* a copy: add_point reorders the faces */
         double lo = f.dist > 0.0 ? f.dist : 0.0;
-        *depth_lo = lo;
+        out->lo = lo;
         /* No point of A - B lies beyond its support plane in f's normal: an upper bound. */
         gjk_vertex w;
         int steps_a, steps_b;
         const gjk_vertex *near[3] = {&P.verts[f.v[0]], &P.verts[f.v[1]], &P.verts[f.v[2]]};
         support_md(&P, f.n, near, 3, &w, &steps_a, &steps_b);
         double sup = v3_dot(f.n, w.w);
-        if (sup < *depth_hi) *depth_hi = sup;
-        *iterations = it + 1;
+        if (sup < out->hi) out->hi = sup;
+        out->iterations = it + 1;
         int stop = GJK_EXIT_NONE;
-        if (sup - f.dist <= P.eps || *depth_hi - lo <= P.eps) stop = EPA_EXIT_CONVERGED;
-        else if (P.nv >= ws->cap_verts) stop = EPA_EXIT_CAPACITY;
+        if (sup - f.dist <= P.eps || out->hi - lo <= P.eps) stop = EPA_EXIT_CONVERGED;
+        else if (P.nv >= P.ws->cap_verts) stop = EPA_EXIT_CAPACITY;
         if (stop) {
-            trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, P.nf, stop);
+            trace_put_epa(q->tr, it, &f, &w, steps_a, steps_b, sup, lo, out->hi, P.nf, stop);
             exit = stop;
             break;
         }
         stop = add_point(&P, best, &w);
-        trace_put_epa(tr, it, &f, &w, steps_a, steps_b, sup, lo, *depth_hi, P.nf, stop);
+        trace_put_epa(q->tr, it, &f, &w, steps_a, steps_b, sup, lo, out->hi, P.nf, stop);
         if (stop) {
             /* the polytope is unusable past here; f is still the best face it had */
-            face_answer(P.verts, &f, normal, pa, pb);
+            face_answer(P.verts, &f, out->normal, out->pa, out->pb);
             return stop;
         }
     }
-    finish(&P, exit, best, depth_lo, normal, pa, pb);
+    finish(&P, exit, best, out);
     return exit;
 }

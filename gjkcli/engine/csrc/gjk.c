@@ -67,9 +67,14 @@ static int repeats(const gjk_simplex *s, const gjk_vertex *w, int by_index, doub
     return 0;
 }
 
-int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
-                 gjk_trace *tr, gjk_simplex *S, double v[3], double *lower, double best_dir[3],
-                 double plane_ab[2], int *iterations) {
+/* The loop of the file's head over q's pair. Its simplex is reduced by signed volumes
+ * (gjk_closest, Montanari et al. 2017); q->p->tol enters only GJK_WANT_INTERSECT's early stop. */
+int gjk_distance(const gjk_pair *q, gjk_bounds *out) {
+    const gjk_shape *A = q->A, *B = q->B;
+    const gjk_params *p = q->p;
+    gjk_trace *tr = q->tr;
+    gjk_simplex *S = &out->simplex;
+    double *v = out->v, *best_dir = out->best_dir, *plane_ab = out->plane_ab;
     double size = gjk_pair_size(A, B);
     double eps = p->gjk_rel * size;       /* bounds closer than this have met */
     double touch = p->degenerate_rel * size; /* |v| below this: the origin is on the simplex */
@@ -79,7 +84,7 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
     int by_index = A->radius == 0.0 && B->radius == 0.0;
 
     S->n = 0;
-    *lower = -INFINITY;
+    out->lower = -INFINITY;
     /* First search direction: from A's centre towards B's; any direction would do. */
     v3_sub(v, A->t, B->t);
     if (v3_dot(v, v) <= touch * touch) { v[0] = 1.0; v[1] = 0.0; v[2] = 0.0; }
@@ -92,8 +97,8 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
         double dlen = sqrt(v3_dot(dir, dir));
         gjk_vertex w;
         int steps_a, steps_b;
-        w.ia = gjk_support(A, dir, hint_a, p, ws, w.a, &steps_a);
-        w.ib = gjk_support(B, ndir, hint_b, p, ws, w.b, &steps_b);
+        w.ia = gjk_support(A, dir, hint_a, p, q->ws, w.a, &steps_a);
+        w.ib = gjk_support(B, ndir, hint_b, p, q->ws, w.b, &steps_b);
         if (w.ia >= 0) hint_a = w.ia;
         if (w.ib >= 0) hint_b = w.ib;
         v3_sub(w.w, w.a, w.b);
@@ -102,8 +107,8 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
          * gap between the two planes is (dir.b - dir.a)/|dir| = -dir.w/|dir|. */
         double gap = -v3_dot(dir, w.w) / dlen;
         int passed = v3_dot(dir, w.w) > 0.0; /* the new point went past the origin */
-        if (gap > *lower) {
-            *lower = gap;
+        if (gap > out->lower) {
+            out->lower = gap;
             v3_scale(best_dir, dir, 1.0 / dlen);
             plane_ab[0] = v3_dot(best_dir, w.a);
             plane_ab[1] = v3_dot(best_dir, w.b);
@@ -111,8 +116,8 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
 
         gjk_simplex before = *S;
         int stop = GJK_EXIT_NONE;
-        if (p->want == GJK_WANT_INTERSECT && *lower > p->tol) stop = GJK_EXIT_SEPARATING_AXIS;
-        else if (upper - *lower <= eps) stop = GJK_EXIT_CONVERGED;
+        if (p->want == GJK_WANT_INTERSECT && out->lower > p->tol) stop = GJK_EXIT_SEPARATING_AXIS;
+        else if (upper - out->lower <= eps) stop = GJK_EXIT_CONVERGED;
         else if (repeats(S, &w, by_index, eps)) stop = GJK_EXIT_REPEATED_SUPPORT;
         if (stop == GJK_EXIT_SEPARATING_AXIS && S->n == 0) {
             /* separated at the first look: keep the support pair as witnesses */
@@ -123,7 +128,7 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
         }
         if (stop) {
             trace_put_gjk(tr, it, dir, &w, steps_a, steps_b, passed, &before, S, 0, (1 << S->n) - 1,
-                          upper, *lower, upper, stop);
+                          upper, out->lower, upper, stop);
             exit = stop;
             it++;
             break;
@@ -151,10 +156,10 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
             upper = vn;
             /* The bounds may meet here already: stopping now saves the support pair that the
              * next iteration would spend only to notice it (the test is the same as above). */
-            if (upper - *lower <= eps) stop = GJK_EXIT_CONVERGED;
+            if (upper - out->lower <= eps) stop = GJK_EXIT_CONVERGED;
         }
         trace_put_gjk(tr, it, dir, &w, steps_a, steps_b, passed, &before, S, feature, kept, vn,
-                      *lower, upper, stop);
+                      out->lower, upper, stop);
         if (stop) {
             exit = stop;
             it++;
@@ -163,6 +168,6 @@ int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gj
     }
     if (exit == GJK_EXIT_ITERATION_CAP && tr && tr->n > 0 && tr->n <= tr->cap)
         tr->buf[(size_t)(tr->n - 1) * TR_WIDTH + TR_EXIT] = exit;
-    *iterations = it;
+    out->iterations = it;
     return exit;
 }

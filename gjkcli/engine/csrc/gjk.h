@@ -165,6 +165,34 @@ typedef struct {
     double tol;          /* the touching band used */
 } gjk_result;
 
+/* One pair query as GJK and EPA read it, in place of a long parameter list: the pair (each
+ * shape posed in the pair frame), its settings (touching band, relative tolerances, caps, what
+ * is wanted), this thread's scratch memory and the trace. */
+typedef struct {
+    const gjk_shape *A, *B;
+    const gjk_params *p;
+    gjk_ws *ws;
+    gjk_trace *tr; /* NULL: no trace */
+} gjk_pair;
+
+/* What GJK leaves for the verdict and for EPA. */
+typedef struct {
+    gjk_simplex simplex; /* the last simplex; its lambda weigh its points into v */
+    double v[3];         /* the nearest point of A - B to the origin found: |v| >= the distance */
+    double lower;        /* the largest lower bound of the distance, a separating plane's gap */
+    double best_dir[3];  /* that plane's unit normal, from A towards B (before any plane: -v) */
+    double plane_ab[2];  /* best_dir . a and best_dir . b of the support pair that gave it */
+    int iterations;
+} gjk_bounds;
+
+/* What EPA leaves: the depth's bounds and the contact. */
+typedef struct {
+    double lo, hi;       /* lo <= penetration depth <= hi */
+    double normal[3];    /* unit, from A towards B */
+    double pa[3], pb[3]; /* witness points, pair frame */
+    int iterations;
+} gjk_depth;
+
 /* support.c */
 int gjk_support(const gjk_shape *s, const double d[3], int hint, const gjk_params *p, gjk_ws *ws,
                 double out[3], int *steps);
@@ -176,15 +204,12 @@ int gjk_support_local(const gjk_shape *s, const double dl[3], int hint, const gj
  * input order. */
 int gjk_closest(gjk_simplex *s, double v[3], int *kept);
 
-/* gjk.c */
-int gjk_distance(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
-                 gjk_trace *tr, gjk_simplex *simplex, double v[3], double *lower,
-                 double best_dir[3], double plane_ab[2], int *iterations);
+/* gjk.c: GJK's distance bounds of q's pair; returns the gjk_exit that ended the loop. */
+int gjk_distance(const gjk_pair *q, gjk_bounds *out);
 
-/* epa.c */
-int gjk_epa(const gjk_shape *A, const gjk_shape *B, const gjk_simplex *start, const gjk_params *p,
-            gjk_ws *ws, gjk_trace *tr, double *depth_lo, double *depth_hi, double normal[3],
-            double pa[3], double pb[3], int *iterations);
+/* epa.c: EPA's depth bounds of q's pair from GJK's final simplex, which holds the origin;
+ * returns the gjk_exit (EPA_EXIT_*) that ended the loop. */
+int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out);
 
 /* query.c */
 int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations);

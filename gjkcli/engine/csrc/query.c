@@ -52,20 +52,23 @@ static int gjk_converged(int exit) {
  * way). The trace then shows the cores' support points. */
 void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
                gjk_trace *tr, gjk_result *out) {
-    gjk_simplex S;
-    double v[3], lower, best_dir[3], plane_ab[2];
     double ra = A->radius, rb = B->radius, R = ra + rb;
     gjk_shape core_a = *A, core_b = *B;
     core_a.radius = core_b.radius = 0.0;
     gjk_params pc = *p;
     pc.tol = p->tol + R; /* the cores' separating-axis test: the band moved out by the radii */
+    /* EPA reads no band: pc serves it too */
+    gjk_pair cores = {.A = &core_a, .B = &core_b, .p = &pc, .ws = ws, .tr = tr};
+    gjk_bounds g;
     memset(out, 0, sizeof(*out));
-    out->exit = gjk_distance(&core_a, &core_b, &pc, ws, tr, &S, v, &lower, best_dir, plane_ab, &out->iterations);
+    out->exit = gjk_distance(&cores, &g);
+    out->iterations = g.iterations;
+    const gjk_simplex *S = &g.simplex;
     double core_pa[3] = {0.0, 0.0, 0.0}, core_pb[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < 3; c++) {
-        for (int k = 0; k < S.n; k++) {
-            core_pa[c] += S.lambda[k] * S.p[k].a[c];
-            core_pb[c] += S.lambda[k] * S.p[k].b[c];
+        for (int k = 0; k < S->n; k++) {
+            core_pa[c] += S->lambda[k] * S->p[k].a[c];
+            core_pb[c] += S->lambda[k] * S->p[k].b[c];
         }
     }
     int converged = gjk_converged(out->exit);
@@ -75,8 +78,8 @@ void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_
         v3_sub(d, core_pb, core_pa);
         double dist = sqrt(v3_dot(d, d));
         if (dist > 0.0) v3_scale(n, d, 1.0 / dist);
-        else v3_copy(n, best_dir);
-        double upper = dist - R, low = lower - R; /* bounds of the signed distance */
+        else v3_copy(n, g.best_dir);
+        double upper = dist - R, low = g.lower - R; /* bounds of the signed distance */
         v3_copy(out->normal, n);
         for (int c = 0; c < 3; c++) {
             out->pa[c] = core_pa[c] + ra * n[c];
@@ -85,8 +88,8 @@ void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_
         if (low > 0.0) {
             /* A lies below best_dir.x = plane_ab[0] + ra, B above best_dir.x = plane_ab[1] - rb */
             out->cert_kind = GJK_CERT_PLANE;
-            v3_copy(out->plane, best_dir);
-            out->plane[3] = 0.5 * ((plane_ab[0] + ra) + (plane_ab[1] - rb));
+            v3_copy(out->plane, g.best_dir);
+            out->plane[3] = 0.5 * ((g.plane_ab[0] + ra) + (g.plane_ab[1] - rb));
         }
         if (upper > 0.0 || R == 0.0) {
             out->distance = upper > 0.0 ? upper : 0.0;
@@ -131,20 +134,21 @@ void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_
         /* No EPA, so no contact normal: report GJK's best separating-axis candidate (the search
          * direction of the largest lower bound, from A towards B), a unit vector along which the
          * shapes overlap least among those tried, rather than a zero vector. */
-        double len = sqrt(v3_dot(best_dir, best_dir));
-        if (len > 0.0) v3_scale(out->normal, best_dir, 1.0 / len);
+        double len = sqrt(v3_dot(g.best_dir, g.best_dir));
+        if (len > 0.0) v3_scale(out->normal, g.best_dir, 1.0 / len);
         else out->normal[0] = 1.0;
         out->status = GJK_INTERSECTING;
         return;
     }
-    double lo, hi;
-    out->epa_exit = gjk_epa(&core_a, &core_b, &S, p, ws, tr, &lo, &hi, out->normal, out->pa, out->pb,
-                            &out->epa_iterations);
-    out->depth = lo + R;
-    out->depth_upper = hi + R;
+    gjk_depth d;
+    out->epa_exit = gjk_epa(&cores, S, &d);
+    out->epa_iterations = d.iterations;
+    out->depth = d.lo + R;
+    out->depth_upper = d.hi + R;
     for (int c = 0; c < 3; c++) {
-        out->pa[c] += ra * out->normal[c];
-        out->pb[c] -= rb * out->normal[c];
+        out->normal[c] = d.normal[c];
+        out->pa[c] = d.pa[c] + ra * d.normal[c];
+        out->pb[c] = d.pb[c] - rb * d.normal[c];
     }
     if (out->depth_upper <= p->tol) out->status = GJK_TOUCHING;
     else if (out->depth > p->tol) out->status = GJK_COLLISION;
