@@ -210,21 +210,21 @@ def test_the_triangle_limit_and_bad_limit_options(tmp_path):
 # -- messages ------------------------------------------------------------------------------------
 
 
-def test_a_full_disk_is_one_line_naming_the_output():
+def test_a_full_disk_is_one_line_naming_the_output(tmp_path):
     for fmt in ("table", "json"):
         with open("/dev/full", "w") as full:
             proc = subprocess.run([sys.executable, "-m", "gjkcli", "check", str(SAMPLES / "clear_a.stl"),
                                    str(SAMPLES / "clear_b.stl"), "--format", fmt], stdout=full,
-                                  stderr=subprocess.PIPE, text=True,
+                                  stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                                   env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
         assert proc.returncode == 2
         assert proc.stderr == "gjk: error: <stdout>: cannot write the report: No space left on device\n"
 
 
-def test_a_reader_that_leaves_ends_the_output_quietly():
+def test_a_reader_that_leaves_ends_the_output_quietly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "collide_a.stl"),
                              str(SAMPLES / "collide_b.stl"), "--format", "junit"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
     proc.stdout.close()
     assert proc.wait(timeout=60) == 1 and proc.stderr.read() == b""

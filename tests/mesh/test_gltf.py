@@ -349,8 +349,9 @@ def test_scan_of_a_glb_does_not_import_trimesh(tmp_path):
     code = ("import sys; from gjkcli.pipeline import run as p; "
             f"p.scan([{str(path)!r}], p.Options(mode='hull', jobs=1)); "
             "print('trimesh' in sys.modules)")
+    # run from a neutral folder: from the checkout, `-c` would import its uncompiled sources
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=ROOT, timeout=300)
+                            cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False", result.stdout
 
