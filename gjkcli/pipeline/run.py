@@ -356,7 +356,7 @@ class _Run:
         meshed = parts.meshed[i] & parts.meshed[j]
         refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
-        return _Answers(status, hull_clear, coincident, listed, exact, batch)
+        return _Answers(status, hull_clear, policy.conservative(~refine, coincident), listed, exact, batch)
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
@@ -407,11 +407,11 @@ class _Run:
                                                    parts.geoms[b].file)
             pairs.append(Finding(
                 a=parts.names[a], b=parts.names[b], result=result, mode=mode, requested=o.mode,
-                clearance=pair_clearance, conservative=mode == "hull" and not bool(ans.coincident[k]),
+                clearance=pair_clearance, conservative=bool(ans.conservative[k]),
                 violation=violation, allowed=reason is not None, reason=reason,
                 known=bool(known is not None and violation and reason is None and key in known),
                 file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
-                note=getattr(result, "note", None) or _primitive_note(parts, a, b, mode, ans.coincident[k])))
+                note=getattr(result, "note", None) or _primitive_note(parts, a, b, ans.conservative[k])))
         pairs.sort(key=_severity)
         return pairs, counts
 
@@ -545,7 +545,7 @@ class _Parts:
 class _Answers:
     status: np.ndarray  # (m,) Status values (str), clearance applied: the hulls' verdicts
     hull_clear: np.ndarray
-    coincident: np.ndarray
+    conservative: np.ndarray  # (m,) the hulls answer and a part is not its hull
     listed: np.ndarray
     exact: dict  # pair index -> the triangle test's Result
     batch: object
@@ -579,8 +579,8 @@ def _with_part_certificate(r: Result) -> Result:
     return r
 
 
-def _primitive_note(parts, a: int, b: int, mode: str, coincident: bool) -> str | None:
-    if mode != "hull" or coincident or (parts.meshed[a] and parts.meshed[b]):
+def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:
+    if not conservative or (parts.meshed[a] and parts.meshed[b]):
         return None
     curved = [parts.names[k] for k in (a, b) if not parts.meshed[k]]
     return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
