@@ -37,7 +37,10 @@ class Tolerances:
     verify_rel
         Slack of the certificate check, as a fraction of the pair size.
     convex_depth_rel, convex_volume_rel, convex_area_rel, convex_flat_rel
-        The convexity decision (gjkcli/mesh/convexity.py): a part is its own hull when its surface
+        How close to convex a part is, for the one-line reason a report gives
+        (gjkcli/mesh/convexity.py, `convexity`); no verdict rests on them: a hull verdict stands
+        only when a part is its hull within the pair's touching band (`hull_gaps`). A part is
+        close to its hull when its surface
         lies within convex_depth_rel x its bounding-box diagonal of the hull's surface and, closed,
         fills the hull's volume within convex_volume_rel (open or multi-body: its area within
         convex_area_rel); a part thinner than convex_flat_rel x its diagonal is flat.

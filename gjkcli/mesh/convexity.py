@@ -1,4 +1,5 @@
-"""Is a part its own convex hull? A geometric decision with a tolerance, not an edge-angle test.
+"""Is a part its own convex hull? Within the touching band for verdicts (`hull_gaps`), within a
+fraction of its size for the words a report gives (`convexity`).
 
 trimesh's ``is_convex`` tests every edge against an absolute planar tolerance and says False for
 the Panda arm's collision meshes in ../shared/robots/panda, which fill their hulls to within 3e-4
@@ -28,10 +29,11 @@ most 1.1e-3 D deep (link3), ballA.off 0.99997 and 4.7e-4 D, so they are convex;
 1002_tray_bottom.STL (0.990) and the UR5 links (base 0.850; the others are several bodies each)
 are not.
 
-What it means for a verdict: the hull's answers stand for a convex part up to
-3 x convex_depth_rel x D (the bound on a face's deepest point above); ``--mode auto`` keeps the
-hull's answer for such a part. For a dented, hollow or open part only the exact mesh test
-(gjkcli.engine.exact) answers.
+What it means for a verdict: nothing, any more. `convexity` measures how close a part is to its
+hull for the one-line reason a report gives. Whether a hull verdict stands for a part is
+`hull_gaps`' question, within the pair's touching band (a 10-unit part with a pocket 0.02 deep is
+within 2e-3 of its size of its hull, and its hull's verdicts are still wrong for it); the policy
+in gjkcli/pipeline/policy.py reads it.
 
 Import cost: numpy and gjkcli.mesh.load (itself numpy only); scipy on the first call.
 """

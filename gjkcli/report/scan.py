@@ -4,7 +4,7 @@
 and baseline pairs are dimmed with their reason. User data (file and object names) goes in as
 `Text`, never as markup, so an object called ``bolt[2]`` prints as itself.
 
-`progress_callback` gives the command a `scan.run(progress=...)` callback drawing a bar on a
+`progress_callback` gives the command a `gjkcli.pipeline.run.scan(progress=...)` callback drawing a bar on a
 (stderr) console; `wants_progress` says when there should be one: a terminal, not --quiet, the
 table format.
 """
@@ -143,7 +143,7 @@ def wants_progress(*, quiet: bool, output_format: str, stream) -> bool:
 
 @contextmanager
 def progress_callback(console, delay: float = 0.5):
-    """A `scan.run(progress=...)` callback drawing a bar per stage on `console` (stderr).
+    """A `gjkcli.pipeline.run.scan(progress=...)` callback drawing a bar per stage on `console` (stderr).
 
     The bar appears only once the scan has run for `delay` seconds, so short scans print nothing,
     and it is cleared when the scan ends.
