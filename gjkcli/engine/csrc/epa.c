@@ -238,7 +238,21 @@ static void flat_normal(const gjk_vertex *verts, int nv, const double dir0[3], d
     }
 }
 
-/* Step 2: blow GJK's simplex up to a tetrahedron, since EPA needs a polytope with interior: from
+/* Step 2a: GJK's simplex may hold a point that adds no dimension EPA can work with: two support
+ * points of a curved or flat boundary a rounding apart, or a fourth point all but in the plane of
+ * the other three (the origin then lies on the boundary of A - B: touching). Each face of the
+ * tetrahedron needs an area above area_eps; a point further than sqrt(area_eps) from the affine
+ * hull of the points kept before it gives every face that holds it such an area. Keep those
+ * points only; blow_up then steps out from the rest along the directions that reach furthest. */
+static void prune_start(epa_polytope *P) {
+    double reach = sqrt(P->area_eps);
+    int kept = 1;
+    for (int k = 1; k < P->nv; k++)
+        if (affine_distance(P->verts, kept, P->verts[k].w) > reach) P->verts[kept++] = P->verts[k];
+    P->nv = kept;
+}
+
+/* Step 2b: blow GJK's simplex up to a tetrahedron, since EPA needs a polytope with interior: from
  * each affine hull, step out along the direction whose support point lies furthest from it.
  * When none gets further than `flat`, A - B has no interior: EPA_EXIT_FLAT, with the flat pair's
  * contact normal. */
@@ -454,6 +468,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
     out->lo = 0.0;
     out->hi = INFINITY;
     start_answer(start, out->normal, out->pa, out->pb);
+    prune_start(&P);
     if (blow_up(&P, out->normal)) {
         out->hi = 0.0;
         return EPA_EXIT_FLAT;

@@ -96,8 +96,10 @@ void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_
             out->lower = low > 0.0 ? low : 0.0;
             if (low > p->tol) out->status = GJK_CLEAR;
             else if (upper <= p->tol) out->status = GJK_TOUCHING;
-            else if (converged) out->status = GJK_CLEAR; /* bounds met at tol's edge */
-            else out->status = GJK_UNDECIDED;
+            else if (converged && (low > 0.0 || upper - low <= pc.gjk_rel * gjk_pair_size(A, B)))
+                out->status = GJK_CLEAR; /* bounds met at tol's edge, or a separating plane found */
+            else out->status = GJK_UNDECIDED; /* stalled on a flat stretch of A - B with the
+                                               * bounds either side of the band: no guess */
             return;
         }
         /* The cores lie apart but within the radii: the witness segment, no longer than ra + rb,
