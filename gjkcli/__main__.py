@@ -10,13 +10,12 @@ import os
 import signal
 import sys
 
-import gjkcli.errors as errors
-
 _MAIN = os.getpid()
 
 
 def _interrupt(_signum, _frame):
-    for tmp in list(errors.unfinished):
+    errors = sys.modules.get("gjkcli.errors")  # not yet imported in the first instants
+    for tmp in list(errors.unfinished if errors else ()):
         try:
             os.unlink(tmp)
         except OSError:
@@ -26,11 +25,15 @@ def _interrupt(_signum, _frame):
             for child in sys.modules["multiprocessing"].active_children():
                 child.kill()
         os.write(2, b"gjk: interrupted\n")
-    os._exit(errors.EXIT_INTERRUPTED)
+    os._exit(errors.EXIT_INTERRUPTED if errors else 128 + signal.SIGINT)
+
+
+# Installed as this module is imported, before anything of gjk's: `python -m gjkcli` and the
+# `gjk` script (which imports run from here) are both covered from their first line.
+signal.signal(signal.SIGINT, _interrupt)
 
 
 def run():
-    signal.signal(signal.SIGINT, _interrupt)
     from gjkcli.cli import main
 
     main()
