@@ -16,12 +16,16 @@ import gc
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gjkcli.engine import _enums
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
+
+if TYPE_CHECKING:
+    from gjkcli.engine import _core
 
 # Shape kinds of the compiled core (gjkcli/engine/csrc/gjk.h, enum gjk_kind).
 # Shape kinds by name, their codes from the core's header (enum gjk_kind).
@@ -173,6 +177,26 @@ class Shape:
                    faces, int(dimension), np.asarray(dims, dtype=np.float64), radius,
                    np.ascontiguousarray(rotation, dtype=np.float64),
                    np.ascontiguousarray(translation, dtype=np.float64), extent, size, cube)
+
+    # -- the compiled core's view -----------------------------------------------------------------
+
+    def core(self) -> "_core.CoreShape":
+        """This shape as the compiled core reads it (`gjkcli.engine._core.CoreShape`): pointers
+        into the shape's own arrays, made on first use and kept, so that a query of one pair
+        (`gjkcli.engine.query.query`) packs nothing per call. A Shape's arrays are not changed
+        after it is made."""
+        packed = self.__dict__.get("_core_shape")
+        if packed is None:
+            from gjkcli.engine import _core
+
+            packed = _core.core_shape(
+                KINDS[self.kind], np.ascontiguousarray(self.vertices, dtype=np.float64).reshape(-1, 3),
+                np.ascontiguousarray(self.adj_start, dtype=np.int32),
+                np.ascontiguousarray(self.adj, dtype=np.int32),
+                np.ascontiguousarray(self._cube, dtype=np.int32), self.dims, self.radius,
+                self._extent, self._size, self.rotation, self.translation)
+            object.__setattr__(self, "_core_shape", packed)  # a cache, not a field: frozen stays true
+        return packed
 
     # -- derived --------------------------------------------------------------------------------
 
