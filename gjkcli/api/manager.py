@@ -52,9 +52,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from gjkcli.engine.exact import Mesh, exact_query
-from gjkcli.engine.query import batch
+from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, Result, Status
-from gjkcli.engine.shapes import Shape, ShapeSet, build_hulls
+from gjkcli.engine.shapes import Shape, build_hulls
 from gjkcli.errors import ShapeError
 from gjkcli.mesh.convexity import hull_gaps
 from gjkcli.pipeline import policy
@@ -69,7 +69,7 @@ EXTERNAL = "__external"
 # Pairs evaluated at a time while looking for the closest pair: the pairs are taken in the order
 # of their boxes' distances, and a chunk whose boxes lie farther apart than the best pair found
 # is never evaluated.
-_CLOSEST_CHUNK = 64
+_CLOSEST_CHUNK = 16
 
 # Engine status code -> does it count as "in collision" (shares a point within the band)
 _CLEAR_CODES = np.array([k for k, s in STATUS_CODES.items() if s is Status.CLEAR])
@@ -168,18 +168,72 @@ class _Geometry:
 
 
 def _prepare(geometries: Iterable[_Geometry]) -> None:
-    """Hulls and hull gaps of the geometries not prepared yet, all at once (the pipeline's way:
-    `build_hulls`, then `hull_gaps`)."""
+    """Hulls and hull gaps of the geometries not prepared yet, all at once, by the pipeline's
+    machinery: `build_hulls`, then `hull_gaps`.
+
+    A closed, consistently oriented mesh offers its own triangles as its hull (no qhull call);
+    `hull_gaps` then measures how far its faces lie inside the hull those triangles make, and
+    where that is more than rounding (the mesh is not convex) qhull builds the hull instead.
+    """
     todo = [g for g in geometries if g.hull is None]
     if not todo:
         return
-    hulls = build_hulls([g.vertices for g in todo])
-    for g, shape in zip(todo, hulls.shapes):
+    closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    hulls = build_hulls([g.vertices for g in todo],
+                        triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
+    gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
+    size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
+    own = closed & (gaps <= _OWN_HULL_REL * size)  # NaN size (no hull) compares False
+    again = np.flatnonzero(~own & closed).tolist()
+    shapes = list(hulls.shapes)
+    if again:
+        redo = build_hulls([todo[k].vertices for k in again])
+        redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
+        for slot, k in enumerate(again):
+            shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
+    for g, shape in zip(todo, shapes):
         if isinstance(shape, ShapeError):
             raise ShapeError(f"a mesh of the collision manager makes no shape: {shape}")
-    gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
-    for g, shape, gap in zip(todo, hulls.shapes, gaps.tolist()):
+    for g, shape, gap in zip(todo, shapes, gaps.tolist()):
         g.hull, g.gap = shape, gap
+
+
+# A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
+# to the mesh's size, outside any face's plane: rounding, not shape.
+_OWN_HULL_REL = 1e-12
+
+
+def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
+    """(k,) bool: each mesh is closed and consistently oriented (every directed edge once, and
+    its reverse once), all meshes at once."""
+    k = len(faces)
+    out = np.zeros(k, dtype=bool)
+    if k == 0:
+        return out
+    counts = np.array([len(f) for f in faces], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))[:-1]])
+    F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
+    if len(F) == 0:
+        return out
+    F = F + np.repeat(offsets, counts)[:, None]
+    part = np.repeat(np.repeat(np.arange(k), counts), 3)
+    a = F.ravel()
+    b = F[:, [1, 2, 0]].ravel()
+    total = int(offsets[-1] + n_vertices[-1]) + 1
+    key = a * total + b
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    bad = np.zeros(len(key), dtype=bool)
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    bad[order[dup]] = True
+    bad[order[dup + 1]] = True
+    reverse = b * total + a
+    at = np.minimum(np.searchsorted(sk, reverse), len(sk) - 1)
+    bad |= sk[at] != reverse
+    bad |= a == b
+    out[:] = np.bincount(part[bad], minlength=k) == 0
+    out &= counts >= 4
+    return out
 
 
 class ManagedObject:
@@ -243,10 +297,16 @@ _IDENTITY.flags.writeable = False
 
 
 def _is_rigid(T: np.ndarray) -> bool:
-    R = T[:3, :3]
+    """The 4x4 transform is a rotation and a translation: R^T R = I entrywise within rigid_rel,
+    det R > 0, last row [0, 0, 0, 1]. In plain floats: a 3x3 check through NumPy costs more
+    than a probe query."""
+    a, b, c, _, d, e, f, _, g, h, i, _, w0, w1, w2, w3 = T.ravel().tolist()
     tol = DEFAULT.rigid_rel
-    return bool(np.abs(R.T @ R - np.eye(3)).max() <= tol and np.linalg.det(R) > 0
-                and np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() <= tol)
+    return (abs(a * a + d * d + g * g - 1.0) <= tol and abs(b * b + e * e + h * h - 1.0) <= tol
+            and abs(c * c + f * f + i * i - 1.0) <= tol and abs(a * b + d * e + g * h) <= tol
+            and abs(a * c + d * f + g * i) <= tol and abs(b * c + e * f + h * i) <= tol
+            and a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
+            and abs(w0) <= tol and abs(w1) <= tol and abs(w2) <= tol and abs(w3 - 1.0) <= tol)
 
 
 def _as_transform(transform) -> np.ndarray:
@@ -284,14 +344,14 @@ class _Pairs:
             self.signed = np.zeros(0)
             self.need = np.zeros(0, dtype=bool)
             return
-        # only the objects of these pairs are packed for the batch call
-        used_l, at_l = np.unique(ia, return_inverse=True)
-        used_r, at_r = np.unique(ib, return_inverse=True)
-        objs = [left[k] for k in used_l.tolist()] + [right[k] for k in used_r.tolist()]
-        b = self.batch = batch(ShapeSet([o.shape for o in objs]), at_l, at_r + len(used_l), want=want)
+        # one compiled call over the pairs, each object's hull read in its kept packed form
+        objs_a = [left[k] for k in ia.tolist()]
+        objs_b = [right[k] for k in ib.tolist()]
+        b = self.batch = pairs([o.shape for o in objs_a], [o.shape for o in objs_b], want=want)
         hull_clear = np.isin(b.status, _CLEAR_CODES)
-        gap = np.array([o.geometry.gap for o in objs])
-        coincident = policy.coincide(gap[at_l], gap[at_r + len(used_l)], b.tolerance)
+        gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
+        gap_b = np.fromiter((o.geometry.gap for o in objs_b), dtype=np.float64, count=m)
+        coincident = policy.coincide(gap_a, gap_b, b.tolerance)
         self.need = policy.needs_triangles("auto", hull_clear, coincident,
                                            np.full(m, listed) | ~hull_clear, np.ones(m, dtype=bool))
         self.colliding = ~hull_clear
@@ -304,9 +364,15 @@ class _Pairs:
         mesh_a, mesh_c = a.geometry.mesh(), c.geometry.mesh()
         if mesh_a is None or mesh_c is None:
             return  # no triangles to test: the hulls' answer stands
-        r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose,
-                        tolerance=float(self.batch.tolerance[k]),
-                        want="verdict" if self.want == "verdict" else "intersect")
+        tol = float(self.batch.tolerance[k])
+        if self.want == "verdict":
+            # the distance query first (no depth search): most pairs asked are apart; the depth
+            # only for those that overlap
+            r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="distance")
+            if r.status is not Status.CLEAR:
+                r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
+        else:
+            r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="intersect")
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
@@ -414,10 +480,18 @@ class CollisionManager:
         objs = self._prepared([probe])
         if not objs:
             return _shaped(False, set(), [], return_names, return_data)
-        lo, hi = self._boxes(objs)
-        band = DEFAULT.touching_rel * np.maximum(_sizes(lo, hi), _sizes(*probe.bounds[:, None]))
+        assert self._state is not None
+        g_lo, g_hi = self._state[4]
         p_lo, p_hi = probe.bounds
-        near = np.flatnonzero(np.all((lo - band[:, None] <= p_hi) & (p_lo <= hi + band[:, None]), axis=1))
+        # each box grown by its band, the probe's by its own: their sum covers the pair's band
+        # (that of the larger part)
+        grow = DEFAULT.touching_rel * float(np.linalg.norm(p_hi - p_lo))
+        p_lo, p_hi = (p_lo - grow).tolist(), (p_hi + grow).tolist()
+        hit = (g_lo[0] <= p_hi[0]) & (g_hi[0] >= p_lo[0])
+        for axis in (1, 2):
+            hit &= g_lo[axis] <= p_hi[axis]
+            hit &= g_hi[axis] >= p_lo[axis]
+        near = np.flatnonzero(hit)
         pairs = _Pairs(objs, [probe], near, np.zeros(len(near), dtype=np.int64),
                        "verdict" if return_data else "intersect", listed=False)
         pairs.refine_all()
@@ -577,8 +651,12 @@ class CollisionManager:
         if self._state is None:
             objs = list(self._objs.values())
             _prepare([o.geometry for o in objs + extra])
-            b = np.array([o.bounds for o in objs]).reshape(-1, 2, 3)
-            self._state = (objs, b[:, 0], b[:, 1])
+            lo, hi = _world_boxes(objs)
+            band = DEFAULT.touching_rel * np.linalg.norm(hi - lo, axis=1)
+            # the boxes grown by their bands, transposed: a probe's box is tested one axis at a
+            # time against contiguous rows
+            grown = (np.ascontiguousarray((lo - band[:, None]).T), np.ascontiguousarray((hi + band[:, None]).T))
+            self._state = (objs, lo, hi, band, grown)
         elif extra:
             _prepare([o.geometry for o in extra])
         return self._state[0]
@@ -588,9 +666,37 @@ class CollisionManager:
         assert self._state is not None and objs is self._state[0]
         return self._state[1], self._state[2]
 
+    def _bands(self, objs: list) -> np.ndarray:
+        """(n,) each object's touching band (touching_rel x its box diagonal)."""
+        assert self._state is not None and objs is self._state[0]
+        return self._state[3]
+
     def _candidates(self, objs: list) -> tuple:
         lo, hi = self._boxes(objs)
-        return candidate_pairs(lo, hi, grow=DEFAULT.touching_rel * _sizes(lo, hi))
+        return candidate_pairs(lo, hi, grow=self._bands(objs))
+
+
+def _world_boxes(objs: list) -> tuple:
+    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once: the
+    hull vertices of every object moved by its pose in one pass."""
+    n = len(objs)
+    if n == 0:
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    shapes = [o.shape for o in objs]
+    counts = np.fromiter((len(s.vertices) for s in shapes), dtype=np.int64, count=n)
+    if not all(s.kind == "hull" and s.radius == 0.0 for s in shapes) or counts.min() == 0:
+        b = np.array([s.bounds for s in shapes])
+        return b[:, 0], b[:, 1]
+    V = np.concatenate([s.vertices for s in shapes])
+    R = np.stack([s.rotation for s in shapes])
+    t = np.stack([s.translation for s in shapes])
+    part = np.repeat(np.arange(n), counts)
+    W = np.einsum("nij,nj->ni", R[part], V) + t[part]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    lo, hi = np.minimum.reduceat(W, starts, axis=0), np.maximum.reduceat(W, starts, axis=0)
+    for o, l, h in zip(objs, lo, hi):
+        o._bounds = np.array([l, h])
+    return lo, hi
 
 
 def _stamp(mesh: Any):
@@ -600,10 +706,6 @@ def _stamp(mesh: Any):
         return hash(mesh)
     except TypeError:
         return (id(getattr(mesh, "vertices", None)), id(getattr(mesh, "faces", None)))
-
-
-def _sizes(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(np.atleast_2d(hi) - np.atleast_2d(lo), axis=1)
 
 
 def _box_distance(lo, hi, p_lo, p_hi) -> np.ndarray:
@@ -622,7 +724,7 @@ def _cross_candidates(boxes_a: tuple, boxes_b: tuple) -> tuple:
     (lo_a, hi_a), (lo_b, hi_b) = boxes_a, boxes_b
     n = len(lo_a)
     lo, hi = np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b])
-    i, j = candidate_pairs(lo, hi, grow=DEFAULT.touching_rel * _sizes(lo, hi)) if len(lo) else \
+    i, j = candidate_pairs(lo, hi, grow=DEFAULT.touching_rel * np.linalg.norm(hi - lo, axis=1)) if len(lo) else \
         (np.zeros(0, np.int64), np.zeros(0, np.int64))
     keep = (i < n) & (j >= n)
     return i[keep], j[keep] - n

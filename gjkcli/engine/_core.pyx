@@ -530,3 +530,85 @@ def pair(CoreShape a, CoreShape b, double tol, int want):
     if out.r.cert_kind == 1:
         out.r.plane[3] += out.r.plane[0] * c[0] + out.r.plane[1] * c[1] + out.r.plane[2] * c[2]
     return out
+
+
+def pairs(list shapes_a, list shapes_b, tol, int want):
+    """m pair answers, pair k being (shapes_a[k], shapes_b[k]), lists of CoreShape: each shape's
+    packed form is reused, nothing is packed per call. Returns the dict of result arrays of
+    `batch` (without a trace).
+
+    tol : (m,) float64 touching bands, or a float: a negative one is -rel (rel times each pair's
+    size), as in `pair`.
+    """
+    global _fast_ws_n
+    if not _configured:
+        raise RuntimeError("gjkcli.engine._core.configure was not called")
+    cdef Py_ssize_t m = len(shapes_a)
+    if len(shapes_b) != m:
+        raise ValueError("shapes_a and shapes_b differ in length")
+    cdef const double[::1] tol_view
+    cdef double tol_one = 0.0
+    cdef bint per_pair = not isinstance(tol, float)
+    if per_pair:
+        tol_view = np.ascontiguousarray(tol, dtype=np.float64).reshape(m)
+    else:
+        tol_one = tol
+    cdef CoreShape ca, cb
+    cdef int n = 1
+    cdef Py_ssize_t k
+    for k in range(m):
+        ca = <CoreShape?> shapes_a[k]
+        cb = <CoreShape?> shapes_b[k]
+        if ca.s.n > n:
+            n = ca.s.n
+        if cb.s.n > n:
+            n = cb.s.n
+    if n > _fast_ws_n:
+        if _fast_ws_n > 0:
+            gjk_ws_free(&_fast_ws)
+            _fast_ws_n = 0
+        if gjk_ws_init(&_fast_ws, n, _fast_params.max_epa) != 0:
+            raise MemoryError()
+        _fast_ws_n = n
+    cdef gjk_result *res = <gjk_result *> malloc(sizeof(gjk_result) * max(m, 1))
+    if res == NULL:
+        raise MemoryError()
+    cdef gjk_shape A, B
+    cdef gjk_params p
+    cdef double c[3]
+    cdef double t
+    cdef int i
+    try:
+        for k in range(m):
+            A = (<CoreShape> shapes_a[k]).s
+            B = (<CoreShape> shapes_b[k]).s
+            for i in range(3):
+                c[i] = 0.5 * (A.t[i] + B.t[i])
+                A.t[i] -= c[i]
+                B.t[i] -= c[i]
+            p = _fast_params
+            p.want = want
+            t = tol_view[k] if per_pair else tol_one
+            p.tol = t if t >= 0.0 else -t * gjk_pair_size(&A, &B)
+            gjk_query(&A, &B, &p, &_fast_ws, NULL, &res[k])
+            res[k].tol = p.tol
+            for i in range(3):
+                res[k].pa[i] += c[i]
+                res[k].pb[i] += c[i]
+                res[k].point[i] += c[i]
+            if res[k].cert_kind == 1:
+                res[k].plane[3] += res[k].plane[0] * c[0] + res[k].plane[1] * c[1] + res[k].plane[2] * c[2]
+        out = {
+            "status": np.empty(m, np.int8), "exit": np.empty(m, np.int8),
+            "epa_exit": np.empty(m, np.int8), "cert_kind": np.empty(m, np.int8),
+            "iterations": np.empty(m, np.int32), "epa_iterations": np.empty(m, np.int32),
+            "distance": np.empty(m), "distance_lower": np.empty(m), "depth": np.empty(m),
+            "depth_upper": np.empty(m), "tolerance": np.empty(m),
+            "normal": np.empty((m, 3)), "point_a": np.empty((m, 3)), "point_b": np.empty((m, 3)),
+            "plane": np.empty((m, 4)), "point": np.empty((m, 3)),
+        }
+        _copy_results(res, <int> m, out)
+    finally:
+        free(res)
+    out["trace"] = None
+    return out
