@@ -71,8 +71,8 @@ EXTERNAL = "__external"
 # is never evaluated.
 _CLOSEST_CHUNK = 16
 
-# Engine status code -> does it count as "in collision" (shares a point within the band)
-_CLEAR_CODES = np.array([k for k, s in STATUS_CODES.items() if s is Status.CLEAR])
+# The engine's status code of a clear pair (every other answer counts as "in collision")
+_CLEAR_CODE = next(k for k, s in STATUS_CODES.items() if s is Status.CLEAR)
 
 
 class ContactData:
@@ -171,7 +171,8 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     """Hulls and hull gaps of the geometries not prepared yet, all at once, by the pipeline's
     machinery: `build_hulls`, then `hull_gaps`.
 
-    A closed, consistently oriented mesh offers its own triangles as its hull (no qhull call);
+    A closed, consistently oriented mesh with a sphere's topology offers its own triangles as
+    its hull (no qhull call);
     `hull_gaps` then measures how far its faces lie inside the hull those triangles make, and
     where that is more than rounding (the mesh is not convex) qhull builds the hull instead.
     """
@@ -184,7 +185,7 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = closed & (gaps <= _OWN_HULL_REL * size)  # NaN size (no hull) compares False
-    again = np.flatnonzero(~own & closed).tolist()
+    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: qhull
     shapes = list(hulls.shapes)
     if again:
         redo = build_hulls([todo[k].vertices for k in again])
@@ -204,35 +205,35 @@ _OWN_HULL_REL = 1e-12
 
 
 def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
-    """(k,) bool: each mesh is closed and consistently oriented (every directed edge once, and
-    its reverse once), all meshes at once."""
+    """(k,) bool: each mesh could be the boundary of a convex polytope, by its topology alone: it
+    is closed and consistently oriented (every directed edge once, and its reverse once) and a
+    topological sphere (Euler characteristic V - E + F = 2 over its used vertices, so one body
+    and no handle: an annulus, a torus, has 0). All meshes at once."""
     k = len(faces)
     out = np.zeros(k, dtype=bool)
     if k == 0:
         return out
     counts = np.array([len(f) for f in faces], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))[:-1]])
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
     F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
     if len(F) == 0:
         return out
-    F = F + np.repeat(offsets, counts)[:, None]
-    part = np.repeat(np.repeat(np.arange(k), counts), 3)
+    F = F + np.repeat(offsets[:-1], counts)[:, None]
+    total = int(offsets[-1]) + 1
     a = F.ravel()
     b = F[:, [1, 2, 0]].ravel()
-    total = int(offsets[-1] + n_vertices[-1]) + 1
-    key = a * total + b
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    bad = np.zeros(len(key), dtype=bool)
-    dup = np.flatnonzero(sk[1:] == sk[:-1])
-    bad[order[dup]] = True
-    bad[order[dup + 1]] = True
-    reverse = b * total + a
-    at = np.minimum(np.searchsorted(sk, reverse), len(sk) - 1)
-    bad |= sk[at] != reverse
-    bad |= a == b
-    out[:] = np.bincount(part[bad], minlength=k) == 0
-    out &= counts >= 4
+    forward = np.sort(a * total + b)
+    backward = np.sort(b * total + a)
+    # a key that repeats, or whose reverse is not there, marks its mesh (found by its source vertex)
+    bad_keys = np.concatenate([forward[1:][forward[1:] == forward[:-1]], forward[forward != backward],
+                               (a * total + b)[a == b]])
+    bad_part = np.searchsorted(offsets, bad_keys // total, side="right") - 1
+    ok = np.bincount(bad_part, minlength=k) == 0
+    used = np.zeros(total, dtype=bool)
+    used[a] = True
+    n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
+    n_used[np.diff(offsets) == 0] = 0
+    out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
     return out
 
 
@@ -348,7 +349,7 @@ class _Pairs:
         objs_a = [left[k] for k in ia.tolist()]
         objs_b = [right[k] for k in ib.tolist()]
         b = self.batch = pairs([o.shape for o in objs_a], [o.shape for o in objs_b], want=want)
-        hull_clear = np.isin(b.status, _CLEAR_CODES)
+        hull_clear = b.status == _CLEAR_CODE
         gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
         gap_b = np.fromiter((o.geometry.gap for o in objs_b), dtype=np.float64, count=m)
         coincident = policy.coincide(gap_a, gap_b, b.tolerance)
