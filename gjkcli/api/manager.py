@@ -46,6 +46,7 @@ for convex meshes).
 """
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any, Iterable
 
@@ -69,7 +70,7 @@ EXTERNAL = "__external"
 # Pairs evaluated at a time while looking for the closest pair: the pairs are taken in the order
 # of their boxes' distances, and a chunk whose boxes lie farther apart than the best pair found
 # is never evaluated.
-_CLOSEST_CHUNK = 16
+_CLOSEST_CHUNK = 8
 
 # The engine's status code of a clear pair (every other answer counts as "in collision")
 _CLEAR_CODE = next(k for k, s in STATUS_CODES.items() if s is Status.CLEAR)
@@ -286,7 +287,12 @@ class ManagedObject:
     def bounds(self) -> np.ndarray:
         """(2, 3) world box of the hull (and so of the part)."""
         if self._bounds is None:
-            self._bounds = self.shape.bounds
+            shape = self.shape
+            if shape.kind == "hull" and shape.radius == 0.0:  # Shape.bounds, without its copies
+                w = shape.vertices @ shape.rotation.T + shape.translation
+                self._bounds = np.stack([w.min(axis=0), w.max(axis=0)])
+            else:
+                self._bounds = shape.bounds
         return self._bounds
 
     def __repr__(self) -> str:
@@ -486,8 +492,9 @@ class CollisionManager:
         p_lo, p_hi = probe.bounds
         # each box grown by its band, the probe's by its own: their sum covers the pair's band
         # (that of the larger part)
-        grow = DEFAULT.touching_rel * float(np.linalg.norm(p_hi - p_lo))
-        p_lo, p_hi = (p_lo - grow).tolist(), (p_hi + grow).tolist()
+        p_lo, p_hi = p_lo.tolist(), p_hi.tolist()
+        grow = DEFAULT.touching_rel * math.dist(p_lo, p_hi)
+        p_lo, p_hi = [x - grow for x in p_lo], [x + grow for x in p_hi]
         hit = (g_lo[0] <= p_hi[0]) & (g_hi[0] >= p_lo[0])
         for axis in (1, 2):
             hit &= g_lo[axis] <= p_hi[axis]
