@@ -14,9 +14,6 @@ command line's start-up do not pay for it. Type checkers read `__init__.pyi`, wh
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 __version__ = "0.1.0"
 
 # Names served lazily, with the module that defines them.
@@ -30,12 +27,15 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'gjkcli' has no attribute {name!r}")
     # importlib, not an import statement: the package root sits above every layer, and the
-    # layers below (which read __version__ from here) must not appear to import the API
+    # layers below (which read __version__ from here) must not appear to import the API. Imported
+    # here, not at the top: `import gjkcli` (the command line's start) imports nothing.
+    import importlib
+
     return getattr(importlib.import_module(module), name)
 
 
