@@ -54,7 +54,7 @@ import numpy as np
 
 from gjkcli.engine.exact import Mesh, exact_query
 from gjkcli.engine.query import pairs
-from gjkcli.engine.results import STATUS_CODES, Result, Status
+from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape, build_hulls
 from gjkcli.errors import ShapeError
 from gjkcli.mesh.convexity import hull_gaps
@@ -148,24 +148,25 @@ class _Geometry:
     """A mesh as the manager checks it, in its own frame: vertices and triangles, and once
     prepared its hull, how far the mesh lies from it (`hull_gaps`) and its triangle hierarchy."""
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "_mesh", "__weakref__")
+    __slots__ = ("vertices", "faces", "hull", "gap", "_mesh", "_no_mesh", "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
         self.faces = faces
         self.hull: Shape | None = None
         self.gap = np.inf
-        self._mesh: Mesh | None | bool = None
+        self._mesh: Mesh | None = None
+        self._no_mesh = False
 
     def mesh(self) -> Mesh | None:
         """The triangles' hierarchy (`gjkcli.engine.exact.Mesh`), made on first use; None when
         the triangles cannot make one (the hull then answers)."""
-        if self._mesh is None:
+        if self._mesh is None and not self._no_mesh:
             try:
                 self._mesh = Mesh(self.vertices, self.faces)
             except ValueError:
-                self._mesh = False
-        return self._mesh or None
+                self._no_mesh = True
+        return self._mesh
 
 
 def _prepare(geometries: Iterable[_Geometry]) -> None:
@@ -345,8 +346,8 @@ class _Pairs:
         self.left, self.right, self.ia, self.ib, self.want = left, right, ia, ib, want
         m = len(ia)
         self.exact: dict[int, Result] = {}
+        self.batch: BatchResult | None = None
         if not m:
-            self.batch = None
             self.colliding = np.zeros(0, dtype=bool)
             self.signed = np.zeros(0)
             self.need = np.zeros(0, dtype=bool)
@@ -366,6 +367,7 @@ class _Pairs:
 
     def refine(self, k: int) -> None:
         """Pair k answered by the triangles."""
+        assert self.batch is not None
         self.need[k] = False
         a, c = self.left[int(self.ia[k])], self.right[int(self.ib[k])]
         mesh_a, mesh_c = a.geometry.mesh(), c.geometry.mesh()
@@ -392,6 +394,7 @@ class _Pairs:
         r = self.exact.get(k)
         if r is None:
             b = self.batch
+            assert b is not None
             depth = float(b.depth[k]) if np.isfinite(b.depth[k]) else 0.0
             point = 0.5 * (b.point_a[k] + b.point_b[k])
             return ContactData(names, point, b.normal[k].copy(), max(depth, 0.0))
@@ -403,6 +406,7 @@ class _Pairs:
         r = self.exact.get(k)
         if r is None:
             b = self.batch
+            assert b is not None
             return DistanceData(names, float(self.signed[k]), b.point_a[k].copy(), b.point_b[k].copy())
         return DistanceData(names, float(self.signed[k]), np.asarray(r.point_a), np.asarray(r.point_b),
                             (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
@@ -616,8 +620,8 @@ class CollisionManager:
         data : DistanceData, with return_data
         """
         mine, theirs = self._prepared(), other_manager._prepared()
-        i, j = np.meshgrid(np.arange(len(mine)), np.arange(len(theirs)), indexing="ij")
-        i, j = i.ravel(), j.ravel()
+        grid_i, grid_j = np.meshgrid(np.arange(len(mine)), np.arange(len(theirs)), indexing="ij")
+        i, j = grid_i.ravel(), grid_j.ravel()
         (lo, hi), (lo2, hi2) = self._boxes(mine), other_manager._boxes(theirs)
         found = _closest(mine, theirs, i, j, _pair_box_distance(lo, hi, lo2, hi2, i, j))
         if found is None:
@@ -647,8 +651,13 @@ class CollisionManager:
         if len(faces) and (faces.min() < 0 or faces.max() >= len(vertices)):
             raise ShapeError(f"faces point past the {len(vertices)} vertices")
         geometry = _Geometry(vertices, faces)
+        cache = self._geometries
+
+        def forget(_: object) -> None:  # the entry leaves the cache when the mesh is collected
+            cache.pop(key, None)
+
         try:
-            self._geometries[key] = (weakref.ref(mesh), stamp, geometry)
+            cache[key] = (weakref.ref(mesh, forget), stamp, geometry)
         except TypeError:  # not weakly referable: no cache
             pass
         return geometry

@@ -171,13 +171,14 @@ def pairs(shapes_a, shapes_b, *, tolerance=None, want: str = "verdict") -> Batch
     code = WANT.get(want)
     if code is None:
         raise ValueError(f"want must be one of {', '.join(WANT)}, got {want!r}")
+    tol: float | np.ndarray
     if tolerance is None:
-        tol = -DEFAULT.touching_rel
+        tol = -DEFAULT.touching_rel  # the core reads a negative band as relative to each pair's size
     else:
-        tol = np.asarray(tolerance, dtype=np.float64)
-        if not np.all(tol >= 0):
+        given = np.asarray(tolerance, dtype=np.float64)
+        if not np.all(given >= 0):
             raise ValueError("tolerance must be >= 0")
-        tol = float(tol) if tol.ndim == 0 else np.broadcast_to(tol, (len(shapes_a),))
+        tol = float(given) if given.ndim == 0 else np.broadcast_to(given, (len(shapes_a),))
     try:
         cores_a = [s.core() for s in shapes_a]
         cores_b = [s.core() for s in shapes_b]
