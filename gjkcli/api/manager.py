@@ -470,8 +470,15 @@ class CollisionManager:
         """Replace the transform of an object already in the manager."""
         if name not in self._objs:
             raise ValueError(f"{name} not in collision manager!")
-        self._objs[name].place(_as_transform(transform))
-        self._state = None
+        obj = self._objs[name]
+        obj.place(_as_transform(transform))
+        if self._state is not None:  # move its box in place: the others are unchanged
+            objs, lo, hi, band, (g_lo, g_hi) = self._state
+            _prepare([obj.geometry])  # a scaled transform made new vertices
+            k = objs.index(obj)
+            lo[k], hi[k] = obj.bounds
+            band[k] = DEFAULT.touching_rel * float(np.linalg.norm(hi[k] - lo[k]))
+            g_lo[:, k], g_hi[:, k] = lo[k] - band[k], hi[k] + band[k]
 
     # -- collisions ----------------------------------------------------------------------------
 

@@ -205,6 +205,16 @@ def test_scale_in_a_transform_is_honoured():
     scaled.apply_transform(T)
     assert ours.min_distance_single(box, T) == pytest.approx(ours.min_distance_single(scaled))
     assert ours.min_distance_single(scaled) == pytest.approx(-0.1)
+    # an object moved by a scaled transform after the manager has answered, and back
+    ours.add_object("small", box, np.eye(4) + np.eye(4, k=3) * 5.0)  # at x = 5
+    assert ours.in_collision_internal() is False
+    grown = np.diag([9.0, 9.0, 9.0, 1.0])
+    grown[0, 3] = 5.0  # 9 units wide at x = 5: reaches x = 0.5, the box's face
+    ours.set_transform("small", grown)
+    assert ours.in_collision_internal(return_names=True) == (True, {("box", "small")})
+    ours.set_transform("small", np.eye(4) + np.eye(4, k=3) * 5.0)
+    assert ours.in_collision_internal() is False
+    assert ours.min_distance_internal() == pytest.approx(4.0)
 
 
 def test_overlapping_parts_have_minus_their_depth():
