@@ -376,8 +376,9 @@ class _Pairs:
         tol = float(self.batch.tolerance[k])
         if self.want == "verdict":
             # the distance query first (no depth search): most pairs asked are apart; the depth
-            # only for those that overlap
-            r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="distance")
+            # only for those that overlap. Hulls clear of each other: no containment to probe.
+            r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol,
+                            want="distance", hulls_apart=not self.colliding[k])
             if r.status is not Status.CLEAR:
                 r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
         else:
