@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial import ConvexHull
 
 trimesh = pytest.importorskip("trimesh")
 pytest.importorskip("fcl")
@@ -71,6 +72,34 @@ def test_in_collision_internal(scene):
         assert tuple(sorted(c.names)) in names
         assert c.depth >= 0 and np.isclose(np.linalg.norm(c.normal), 1.0)
         assert all(c.index(name) == -1 for name in c.names)  # the hulls answered, as FCL's convex
+
+
+def _world(manager, name):
+    o = manager._objs[name]
+    return o.geometry.vertices @ o.transform[:3, :3].T + o.transform[:3, 3]
+
+
+def test_contact_depths_against_the_minkowski_difference(scene):
+    """The depth of each colliding pair against the Minkowski difference built by qhull (the
+    penetration depth of convex parts is the origin's distance to its nearest facet), and FCL's
+    where FCL's is right."""
+    _, _, ours, theirs = scene
+    _, data = ours.in_collision_internal(return_data=True)
+    _, fcl_data = theirs.in_collision_internal(return_data=True)
+    fcl = {tuple(sorted(c.names)): c.depth for c in fcl_data}
+    fcl_right = 0
+    for c in data:
+        pair = tuple(sorted(c.names))
+        A, B = _world(ours, pair[0]), _world(ours, pair[1])
+        hull = ConvexHull((A[:, None, :] - B[None, :, :]).reshape(-1, 3))
+        truth = float(np.min(-hull.equations[:, 3]))
+        assert c.depth == pytest.approx(truth, rel=1e-9)
+        if fcl[pair] == pytest.approx(truth, rel=RTOL):
+            fcl_right += 1
+            assert c.depth == pytest.approx(fcl[pair], rel=RTOL)
+    # FCL's EPA (python-fcl 0.7) misses the depth of a few pairs of this scene, by up to a third;
+    # most it gets, and there the two agree
+    assert fcl_right >= len(data) // 2, (fcl_right, len(data))
 
 
 def test_in_collision_single_and_min_distance_single(scene):
