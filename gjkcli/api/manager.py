@@ -182,6 +182,10 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     if not todo:
         return
     closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    # only where hull_gaps tests every face against every vertex: above, it climbs the hull's
+    # support map, which on the graph of a mesh that is not convex may stop at a local maximum
+    closed &= np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
+                        for g in todo], dtype=bool)
     hulls = build_hulls([g.vertices for g in todo],
                         triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
@@ -204,6 +208,10 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
 # A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
 # to the mesh's size, outside any face's plane: rounding, not shape.
 _OWN_HULL_REL = 1e-12
+# The meshes that hull_gaps checks by brute force (gjkcli/mesh/convexity.py, _face_gaps): only
+# these offer their own triangles as their hull.
+_OWN_HULL_MAX_VERTICES = 256
+_OWN_HULL_MAX_FACES = 4096
 
 
 def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:

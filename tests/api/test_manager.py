@@ -256,3 +256,29 @@ def test_overlapping_parts_have_minus_their_depth():
     assert ours.min_distance_internal() == pytest.approx(-0.2, rel=1e-12)
     hit, data = ours.in_collision_internal(return_data=True)
     assert hit and data[0].depth == pytest.approx(0.2, rel=1e-12)
+
+
+def test_a_mesh_is_its_own_hull_only_when_it_is_convex():
+    """A mesh with a sphere's topology offers its own triangles as its hull; hull_gaps decides.
+    A dented sphere (small, and large enough that hull_gaps climbs support maps) is not taken as
+    convex: its hull and its answers are qhull's."""
+    from gjkcli.api.manager import _Geometry, _prepare
+
+    for subdivisions in (1, 4):
+        sphere = trimesh.creation.icosphere(subdivisions)
+        dented = sphere.copy()
+        v = dented.vertices.copy()
+        v[np.argmax(v[:, 2])] *= 0.5  # the top vertex pushed halfway to the centre
+        dented.vertices = v
+        geometries = [_Geometry(np.asarray(m.vertices), np.asarray(m.faces)) for m in (sphere, dented)]
+        _prepare(geometries)
+        assert geometries[0].gap <= 1e-12 and geometries[0].hull.n_vertices == len(sphere.vertices)
+        assert geometries[1].gap == np.inf  # not its hull: the triangles answer its pairs
+        assert geometries[1].hull.n_vertices == len(sphere.vertices) - 1  # qhull's: no dent
+        # a probe in the dent collides with the hull, not with the part
+        manager = CollisionManager()
+        manager.add_object("dented", dented)
+        probe = trimesh.creation.box([0.05, 0.05, 0.05])
+        T = np.eye(4)
+        T[2, 3] = 0.9
+        assert manager.in_collision_single(probe, T) is False
