@@ -5,6 +5,7 @@ The loops run in C without the GIL; this module only lays out pointers and copie
 NumPy arrays. The Python API is gjkcli.engine.query; this module is its private engine.
 """
 from libc.stdint cimport int32_t, int64_t
+from libc.math cimport sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -62,6 +63,9 @@ cdef extern from "gjk.h" nogil:
 
     int gjk_ws_init(gjk_ws *ws, int max_hull_vertices, int max_epa_iterations)
     void gjk_ws_free(gjk_ws *ws)
+    void gjk_query(const gjk_shape *A, const gjk_shape *B, const gjk_params *p, gjk_ws *ws,
+                   gjk_trace *tr, gjk_result *out)
+    double gjk_pair_size(const gjk_shape *A, const gjk_shape *B)
     void gjk_batch(const gjk_shape *shapes, const int32_t *ia, const int32_t *ib, int m,
                    const double *pose_a, const double *pose_b, const double *tol, double tol_rel,
                    const gjk_params *p0, gjk_ws *ws, gjk_trace *tr, gjk_result *out)
@@ -299,3 +303,312 @@ def support(shapeset, int index, directions, dict tolerances, bint warm=True):
                 hint = iv[k]
     gjk_ws_free(&ws)
     return points, idx, steps
+
+
+# -- one pair from Python: the fast path ----------------------------------------------------------
+#
+# A batch lays out pointers for a whole shape set and fills result arrays; for a single pair that
+# fixed cost is most of the call. Here each Shape keeps its own gjk_shape (made once, see
+# `CoreShape`), the settings are set once (`configure`), the scratch memory is kept between calls,
+# and the answer comes back as one small object. The GIL is held throughout: the scratch memory
+# is shared, and one pair is too short a computation to hand the GIL over.
+
+cdef gjk_params _fast_params
+cdef bint _configured = False
+cdef gjk_ws _fast_ws
+cdef int _fast_ws_n = 0
+
+
+def configure(dict tolerances):
+    """Set the tolerances of `pair` (gjkcli.tolerances.DEFAULT as a dict)."""
+    global _fast_params, _configured
+    _fast_params = _params(tolerances, 2)
+    _configured = True
+
+
+def _dropped():
+    """What an unpickled CoreShape becomes: nothing (its Shape makes a new one on first use)."""
+    return None
+
+
+cdef class CoreShape:
+    """The compiled core's view of one Shape: a gjk_shape pointing into the Shape's own arrays
+    (kept alive here), made once by `core_shape` and reused by every `pair` call."""
+
+    cdef gjk_shape s
+    cdef object keep
+
+    def __reduce__(self):
+        return (_dropped, ())
+
+    @property
+    def n_vertices(self):
+        return self.s.n
+
+
+def core_shape(int kind, vertices, adj_start, adj, cube, dims, double radius, double extent,
+               double size, rotation, translation):
+    """A CoreShape over a Shape's arrays (C-contiguous: float64 vertices (n, 3), int32 adj_start,
+    adj and cube), with its dimensions (3,), pose rotation (3, 3) and translation (3,)."""
+    cdef const double[:, ::1] V = vertices
+    cdef const int32_t[::1] S = adj_start
+    cdef const int32_t[::1] A = adj
+    cdef const int32_t[::1] C = cube
+    cdef const double[::1] D = np.ascontiguousarray(dims, dtype=np.float64).reshape(3)
+    cdef const double[::1] R = np.ascontiguousarray(rotation, dtype=np.float64).reshape(9)
+    cdef const double[::1] T = np.ascontiguousarray(translation, dtype=np.float64).reshape(3)
+    cdef CoreShape out = CoreShape.__new__(CoreShape)
+    cdef int c
+    out.keep = (vertices, adj_start, adj, cube)
+    out.s.kind = kind
+    out.s.n = V.shape[0]
+    out.s.v = &V[0, 0] if V.shape[0] > 0 else NULL
+    out.s.adj_start = &S[0] if S.shape[0] > 0 else NULL
+    out.s.adj = &A[0] if A.shape[0] > 0 else NULL
+    out.s.cube = &C[0] if C.shape[0] > 0 else NULL
+    out.s.cube_k = <int> (sqrt(C.shape[0] // 6) + 0.5) if C.shape[0] > 0 else 0
+    for c in range(3):
+        out.s.dim[c] = D[c]
+        out.s.t[c] = T[c]
+    for c in range(9):
+        out.s.R[c] = R[c]
+    out.s.radius = radius
+    out.s.extent = extent
+    out.s.size = size
+    return out
+
+
+cdef class PairAnswer:
+    """One pair's answer, as the core gives it (world coordinates).
+
+    status, exit, epa_exit, cert_kind : int codes (gjkcli.engine.results.STATUS_CODES, EXIT_NAMES)
+    distance, distance_lower, depth, depth_upper, tolerance : float (depth only where epa_exit)
+    iterations, epa_iterations : int
+    normal, point_a, point_b, point : (3,) float64 and plane : (4,) float64, made on access
+    """
+
+    cdef gjk_result r
+
+    @property
+    def status(self):
+        return self.r.status
+
+    @property
+    def exit(self):
+        return self.r.exit
+
+    @property
+    def epa_exit(self):
+        return self.r.epa_exit
+
+    @property
+    def cert_kind(self):
+        return self.r.cert_kind
+
+    @property
+    def iterations(self):
+        return self.r.iterations
+
+    @property
+    def epa_iterations(self):
+        return self.r.epa_iterations
+
+    @property
+    def distance(self):
+        return self.r.distance
+
+    @property
+    def distance_lower(self):
+        return self.r.lower
+
+    @property
+    def depth(self):
+        return self.r.depth
+
+    @property
+    def depth_upper(self):
+        return self.r.depth_upper
+
+    @property
+    def tolerance(self):
+        return self.r.tol
+
+    @property
+    def signed_distance(self):
+        """Distance when apart, minus the depth when the depth was computed."""
+        return -self.r.depth if self.r.epa_exit != 0 else self.r.distance
+
+    @property
+    def normal(self):
+        return _vec(self.r.normal, 3)
+
+    @property
+    def point_a(self):
+        return _vec(self.r.pa, 3)
+
+    @property
+    def point_b(self):
+        return _vec(self.r.pb, 3)
+
+    @property
+    def point(self):
+        return _vec(self.r.point, 3)
+
+    @property
+    def plane(self):
+        return _vec(self.r.plane, 4)
+
+    def vectors(self):
+        """(13,) float64: normal, point_a, point_b and the certificate's (plane normal and
+        offset, or point) in one array."""
+        out = np.empty(13)
+        cdef double[::1] o = out
+        cdef int c
+        for c in range(3):
+            o[c] = self.r.normal[c]
+            o[3 + c] = self.r.pa[c]
+            o[6 + c] = self.r.pb[c]
+        if self.r.cert_kind == 2:
+            for c in range(3):
+                o[9 + c] = self.r.point[c]
+            o[12] = 0.0
+        else:
+            for c in range(4):
+                o[9 + c] = self.r.plane[c]
+        return out
+
+
+cdef object _vec(const double *x, int n):
+    out = np.empty(n)
+    cdef double[::1] o = out
+    cdef int c
+    for c in range(n):
+        o[c] = x[c]
+    return out
+
+
+def pair(CoreShape a, CoreShape b, double tol, int want):
+    """One pair's answer: GJK, and EPA when wanted, on two CoreShapes in their poses.
+
+    tol : the touching band, model units; a negative value means DEFAULT.touching_rel (the
+    `rel` of `configure`) times the pair size, passed as -rel.
+    want : code of gjk_want
+    """
+    global _fast_ws_n
+    if not _configured:
+        raise RuntimeError("gjkcli.engine._core.configure was not called")
+    cdef gjk_shape A = a.s
+    cdef gjk_shape B = b.s
+    cdef int n = A.n if A.n > B.n else B.n
+    if n < 1:
+        n = 1
+    if n > _fast_ws_n:
+        if _fast_ws_n > 0:
+            gjk_ws_free(&_fast_ws)
+            _fast_ws_n = 0
+        if gjk_ws_init(&_fast_ws, n, _fast_params.max_epa) != 0:
+            raise MemoryError()
+        _fast_ws_n = n
+    # the pair frame: centred between the two poses, as gjk_batch works (precision far from the
+    # origin); answers are moved back
+    cdef double c[3]
+    cdef int i
+    for i in range(3):
+        c[i] = 0.5 * (A.t[i] + B.t[i])
+        A.t[i] -= c[i]
+        B.t[i] -= c[i]
+    cdef gjk_params p = _fast_params
+    p.want = want
+    p.tol = tol if tol >= 0.0 else -tol * gjk_pair_size(&A, &B)
+    cdef PairAnswer out = PairAnswer.__new__(PairAnswer)
+    gjk_query(&A, &B, &p, &_fast_ws, NULL, &out.r)
+    out.r.tol = p.tol
+    for i in range(3):
+        out.r.pa[i] += c[i]
+        out.r.pb[i] += c[i]
+        out.r.point[i] += c[i]
+    if out.r.cert_kind == 1:
+        out.r.plane[3] += out.r.plane[0] * c[0] + out.r.plane[1] * c[1] + out.r.plane[2] * c[2]
+    return out
+
+
+def pairs(list shapes_a, list shapes_b, tol, int want):
+    """m pair answers, pair k being (shapes_a[k], shapes_b[k]), lists of CoreShape: each shape's
+    packed form is reused, nothing is packed per call. Returns the dict of result arrays of
+    `batch` (without a trace).
+
+    tol : (m,) float64 touching bands, or a float: a negative one is -rel (rel times each pair's
+    size), as in `pair`.
+    """
+    global _fast_ws_n
+    if not _configured:
+        raise RuntimeError("gjkcli.engine._core.configure was not called")
+    cdef Py_ssize_t m = len(shapes_a)
+    if len(shapes_b) != m:
+        raise ValueError("shapes_a and shapes_b differ in length")
+    cdef const double[::1] tol_view
+    cdef double tol_one = 0.0
+    cdef bint per_pair = not isinstance(tol, float)
+    if per_pair:
+        tol_view = np.ascontiguousarray(tol, dtype=np.float64).reshape(m)
+    else:
+        tol_one = tol
+    cdef CoreShape ca, cb
+    cdef int n = 1
+    cdef Py_ssize_t k
+    for k in range(m):
+        ca = <CoreShape?> shapes_a[k]
+        cb = <CoreShape?> shapes_b[k]
+        if ca.s.n > n:
+            n = ca.s.n
+        if cb.s.n > n:
+            n = cb.s.n
+    if n > _fast_ws_n:
+        if _fast_ws_n > 0:
+            gjk_ws_free(&_fast_ws)
+            _fast_ws_n = 0
+        if gjk_ws_init(&_fast_ws, n, _fast_params.max_epa) != 0:
+            raise MemoryError()
+        _fast_ws_n = n
+    cdef gjk_result *res = <gjk_result *> malloc(sizeof(gjk_result) * max(m, 1))
+    if res == NULL:
+        raise MemoryError()
+    cdef gjk_shape A, B
+    cdef gjk_params p
+    cdef double c[3]
+    cdef double t
+    cdef int i
+    try:
+        for k in range(m):
+            A = (<CoreShape> shapes_a[k]).s
+            B = (<CoreShape> shapes_b[k]).s
+            for i in range(3):
+                c[i] = 0.5 * (A.t[i] + B.t[i])
+                A.t[i] -= c[i]
+                B.t[i] -= c[i]
+            p = _fast_params
+            p.want = want
+            t = tol_view[k] if per_pair else tol_one
+            p.tol = t if t >= 0.0 else -t * gjk_pair_size(&A, &B)
+            gjk_query(&A, &B, &p, &_fast_ws, NULL, &res[k])
+            res[k].tol = p.tol
+            for i in range(3):
+                res[k].pa[i] += c[i]
+                res[k].pb[i] += c[i]
+                res[k].point[i] += c[i]
+            if res[k].cert_kind == 1:
+                res[k].plane[3] += res[k].plane[0] * c[0] + res[k].plane[1] * c[1] + res[k].plane[2] * c[2]
+        out = {
+            "status": np.empty(m, np.int8), "exit": np.empty(m, np.int8),
+            "epa_exit": np.empty(m, np.int8), "cert_kind": np.empty(m, np.int8),
+            "iterations": np.empty(m, np.int32), "epa_iterations": np.empty(m, np.int32),
+            "distance": np.empty(m), "distance_lower": np.empty(m), "depth": np.empty(m),
+            "depth_upper": np.empty(m), "tolerance": np.empty(m),
+            "normal": np.empty((m, 3)), "point_a": np.empty((m, 3)), "point_b": np.empty((m, 3)),
+            "plane": np.empty((m, 4)), "point": np.empty((m, 3)),
+        }
+        _copy_results(res, <int> m, out)
+    finally:
+        free(res)
+    out["trace"] = None
+    return out

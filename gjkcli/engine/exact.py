@@ -214,7 +214,7 @@ class ExactResult(Result):
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-                want: str = "verdict") -> ExactResult:
+                want: str = "verdict", hulls_apart: bool = False) -> ExactResult:
     """The exact answer for two meshes: clear, touching or collision, with evidence.
 
     Parameters
@@ -230,6 +230,9 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
         "distance": the distance and witnesses; an intersecting pair is a collision without
         depth. "intersect": stops at the first crossing triangle pair; a clear pair's distance
         is not measured (`distance` is inf, `distance_lower` the band).
+    hulls_apart : bool
+        The caller knows the parts' convex hulls lie apart (beyond the band): no point of one
+        part can then lie inside the other, and the containment probes are skipped.
 
     Returns
     -------
@@ -242,6 +245,7 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     if want not in WANT:
         raise ValueError(f"want must be one of {WANT}, got {want!r}")
     q = _Pair(a, b, pose_a, pose_b, tolerance)
+    q.hulls_apart = hulls_apart
     if want == "intersect":
         fields = _intersect(q)
     elif want == "distance":
@@ -337,6 +341,7 @@ class _Pair:
         self.visits = 0
         self.tests = 0
         self.containment_note = ""
+        self.hulls_apart = False
 
     # frames
     def world_a(self, p) -> np.ndarray:
@@ -362,7 +367,10 @@ class _Pair:
     def overlap(self, pairs):
         """A point of one part inside the other, deeper than the band: (which, point in A's frame,
         its depth, nearest point of the other surface in A's frame), or None. Probes: each
-        part's `probes()`, and the centroids of the crossing faces in pairs ((k, 2) or None)."""
+        part's `probes()`, and the centroids of the crossing faces in pairs ((k, 2) or None).
+        None at once when the hulls lie apart: neither part can hold a point of the other."""
+        if self.hulls_apart:
+            return None
         notes = []
         for inner, outer, which in ((self.b, self.a, "b in a"), (self.a, self.b, "a in b")):
             if not outer.solid:
@@ -466,7 +474,7 @@ class _Pair:
 
     def result(self, fields: dict, elapsed: float) -> ExactResult:
         notes = [self.containment_note] if self.containment_note else []
-        if not self.containment_note and not (self.a.solid and self.b.solid):
+        if not self.containment_note and not self.hulls_apart and not (self.a.solid and self.b.solid):
             notes += [f"'{m.name}' is {m.not_solid_reason()}: only its surface counts"
                       for m in (self.a, self.b) if not m.solid]
         base = dict(depth=None, certificate=None, triangle_a=-1, triangle_b=-1, contained=None)

@@ -15,10 +15,14 @@ import numpy as np
 
 from gjkcli.engine import _core, _enums
 from gjkcli.engine.results import (
+    CERT_PLANE,
+    CERT_POINT,
     EXIT_NAMES,
     FEATURE_NAMES,
     STATUS_CODES,
     BatchResult,
+    PlaneCertificate,
+    PointCertificate,
     Result,
     Status,
     TraceStep,
@@ -31,11 +35,16 @@ WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _enums.gjk_want}
 TRACE_CAPACITY = 1024
 
 _TOL = asdict(DEFAULT)
+_core.configure(_TOL)
 
 
 def query(a: Shape, b: Shape, *, tolerance: float | None = None, trace: bool = False,
           want: str = "verdict") -> Result:
     """Verdict for one pair: clear, touching, collision or undecided, with a certificate.
+
+    One call into the compiled core: each Shape keeps its packed form (`Shape.core`), so the
+    per-call work is the argument checks and the Result. For many pairs, `batch` answers them all
+    in one compiled call (no Python work per pair).
 
     Parameters
     ----------
@@ -49,14 +58,66 @@ def query(a: Shape, b: Shape, *, tolerance: float | None = None, trace: bool = F
         "intersect" also stops at the first separating plane beyond the tolerance. Without EPA an
         intersecting pair's normal is GJK's best separating-axis candidate (a unit vector from A
         towards B along which the overlap is least among the directions tried), not the depth's.
+
+    Examples
+    --------
+    >>> r = query(Shape.sphere(1.0), Shape.sphere(1.0, center=[1.5, 0, 0]))
+    >>> r.status.value, round(r.depth, 12), r.normal.tolist()
+    ('collision', 0.5, [1.0, 0.0, 0.0])
     """
     start = time.perf_counter()
-    raw = _run(ShapeSet([a, b]), [0], [1], None, None, tolerance, want, TRACE_CAPACITY if trace else 0)
-    result = _batch_result(raw).result(0)
-    steps = None
     if trace:
-        centre = 0.5 * (a.translation + b.translation)
-        steps = tuple(_trace_step(rec, centre) for rec in raw["trace"])
+        return _traced(a, b, tolerance, want, start)
+    if type(a) is not Shape or type(b) is not Shape:
+        raise TypeError(f"query takes two Shape objects, got {type(a).__name__} and {type(b).__name__}")
+    code = WANT.get(want)
+    if code is None:
+        raise ValueError(f"want must be one of {', '.join(WANT)}, got {want!r}")
+    if tolerance is None:
+        tol = -DEFAULT.touching_rel  # the core reads a negative band as relative to the pair size
+    else:
+        tol = float(tolerance)
+        if not tol >= 0.0:
+            raise ValueError("tolerance must be >= 0")
+    raw = _core.pair(a.core(), b.core(), tol, code)
+    return _pair_result(raw, start)
+
+
+def _pair_result(raw, start: float) -> Result:
+    """A Result from the core's PairAnswer. Made without Result.__init__: a frozen dataclass's
+    __init__ sets each of its 15 fields through object.__setattr__, which cost more than the
+    query itself for small hulls; the fields are the same."""
+    v = raw.vectors()
+    kind = raw.cert_kind
+    certificate = None
+    if kind == CERT_PLANE:
+        certificate = _new(PlaneCertificate, {"normal": v[9:12], "offset": float(v[12]), "kind": "plane"})
+    elif kind == CERT_POINT:
+        certificate = _new(PointCertificate, {"point": v[9:12], "kind": "point"})
+    epa_exit = raw.epa_exit
+    return _new(Result, {
+        "status": STATUS_CODES[raw.status], "distance": raw.distance,
+        "distance_lower": raw.distance_lower, "depth": raw.depth if epa_exit else None,
+        "normal": v[0:3], "point_a": v[3:6], "point_b": v[6:9], "certificate": certificate,
+        "iterations": raw.iterations, "epa_iterations": raw.epa_iterations,
+        "exit": EXIT_NAMES[raw.exit], "epa_exit": EXIT_NAMES[epa_exit] if epa_exit else None,
+        "tolerance": raw.tolerance, "trace": None, "elapsed": time.perf_counter() - start})
+
+
+def _new(cls, fields: dict):
+    """An instance of a frozen dataclass with exactly these fields (all of them), without its
+    __init__ (see `_pair_result`)."""
+    out = object.__new__(cls)
+    out.__dict__.update(fields)
+    return out
+
+
+def _traced(a: Shape, b: Shape, tolerance, want: str, start: float) -> Result:
+    """`query` with its GJK and EPA steps recorded (through the batch call, which fills a trace)."""
+    raw = _run(ShapeSet([a, b]), [0], [1], None, None, tolerance, want, TRACE_CAPACITY)
+    result = _batch_result(raw).result(0)
+    centre = 0.5 * (a.translation + b.translation)
+    steps = tuple(_trace_step(rec, centre) for rec in raw["trace"])
     return Result(**{**result.__dict__, "trace": steps, "elapsed": time.perf_counter() - start})
 
 
@@ -86,6 +147,44 @@ def batch(shapes, ia, ib, *, pose_a=None, pose_b=None, tolerance=None, want: str
     shapeset = shapes if isinstance(shapes, ShapeSet) else ShapeSet(shapes)
     m = len(np.atleast_1d(ia))
     return _batch_result(_run(shapeset, ia, ib, _poses(pose_a, m), _poses(pose_b, m), tolerance, want, 0))
+
+
+def pairs(shapes_a, shapes_b, *, tolerance=None, want: str = "verdict") -> BatchResult:
+    """Pairs (shapes_a[k], shapes_b[k]) of Shapes in their own poses, in one compiled call, each
+    shape read through its kept packed form (`Shape.core`): for pairs drawn from a changing set
+    of shapes (a collision manager's candidates), where packing a ShapeSet per call would cost
+    more than the queries. `batch` remains the call for many pairs over one set.
+
+    Parameters
+    ----------
+    shapes_a, shapes_b : sequences of Shape, of one length m
+    tolerance : float or (m,) array, optional
+        Touching band(s) in model units; default relative to each pair's size.
+
+    Examples
+    --------
+    >>> r = pairs([Shape.sphere(1.0)] * 2, [Shape.sphere(1.0, center=[3, 0, 0]),
+    ...                                     Shape.box([1, 1, 1], transform=np.eye(4))])
+    >>> [STATUS_CODES[int(s)].value for s in r.status], float(r.distance[0])
+    (['clear', 'collision'], 1.0)
+    """
+    code = WANT.get(want)
+    if code is None:
+        raise ValueError(f"want must be one of {', '.join(WANT)}, got {want!r}")
+    tol: float | np.ndarray
+    if tolerance is None:
+        tol = -DEFAULT.touching_rel  # the core reads a negative band as relative to each pair's size
+    else:
+        given = np.asarray(tolerance, dtype=np.float64)
+        if not np.all(given >= 0):
+            raise ValueError("tolerance must be >= 0")
+        tol = float(given) if given.ndim == 0 else np.broadcast_to(given, (len(shapes_a),))
+    try:
+        cores_a = [s.core() for s in shapes_a]
+        cores_b = [s.core() for s in shapes_b]
+    except AttributeError:
+        raise TypeError("pairs takes sequences of Shape objects") from None
+    return _batch_result(_core.pairs(cores_a, cores_b, tol, code))
 
 
 def support(shape: Shape, directions, *, warm: bool = True):
@@ -173,5 +272,5 @@ def _trace_step(rec, centre) -> TraceStep:
     )
 
 
-__all__ = ["query", "intersects", "distance", "batch", "support", "Shape", "ShapeSet", "Result",
+__all__ = ["query", "intersects", "distance", "batch", "pairs", "support", "Shape", "ShapeSet", "Result",
            "BatchResult", "Status", "STATUS_CODES"]

@@ -16,12 +16,16 @@ import gc
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gjkcli.engine import _enums
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
+
+if TYPE_CHECKING:
+    from gjkcli.engine import _core
 
 # Shape kinds of the compiled core (gjkcli/engine/csrc/gjk.h, enum gjk_kind).
 # Shape kinds by name, their codes from the core's header (enum gjk_kind).
@@ -174,6 +178,26 @@ class Shape:
                    np.ascontiguousarray(rotation, dtype=np.float64),
                    np.ascontiguousarray(translation, dtype=np.float64), extent, size, cube)
 
+    # -- the compiled core's view -----------------------------------------------------------------
+
+    def core(self) -> "_core.CoreShape":
+        """This shape as the compiled core reads it (`gjkcli.engine._core.CoreShape`): pointers
+        into the shape's own arrays, made on first use and kept, so that a query of one pair
+        (`gjkcli.engine.query.query`) packs nothing per call. A Shape's arrays are not changed
+        after it is made."""
+        packed = self.__dict__.get("_core_shape")
+        if packed is None:
+            from gjkcli.engine import _core
+
+            packed = _core.core_shape(
+                KINDS[self.kind], np.ascontiguousarray(self.vertices, dtype=np.float64).reshape(-1, 3),
+                np.ascontiguousarray(self.adj_start, dtype=np.int32),
+                np.ascontiguousarray(self.adj, dtype=np.int32),
+                np.ascontiguousarray(self._cube, dtype=np.int32), self.dims, self.radius,
+                self._extent, self._size, self.rotation, self.translation)
+            object.__setattr__(self, "_core_shape", packed)  # a cache, not a field: frozen stays true
+        return packed
+
     # -- derived --------------------------------------------------------------------------------
 
     @property
@@ -308,7 +332,7 @@ def _no_gc():
             gc.enable()
 
 
-def build_hulls(points, *, jobs: int = 1, progress=None) -> Hulls:
+def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hulls:
     """Convex hulls of many parts at once, each exactly what `Shape.hull(points_i)` builds.
 
     Parameters
@@ -317,6 +341,13 @@ def build_hulls(points, *, jobs: int = 1, progress=None) -> Hulls:
         Each part's vertices in world coordinates.
     jobs : int
         Worker processes for qhull (forked, and only from _PARALLEL_HULLS_FROM parts).
+    triangles : sequence of (m_i, 3) int or None, optional
+        Per part, triangles of its points that are already its hull's surface (a closed convex
+        mesh), used in place of qhull's; None for a part whose hull qhull builds. The caller
+        checks that they are (`gjkcli.mesh.convexity.hull_gaps` of the result measures how far
+        the part's faces lie from the hull the triangles make): the hull is then the one qhull
+        would give, up to coplanar points that the triangles keep as vertices. `area` is the
+        triangles' area.
 
     How: per part, one qhull call (scipy's ConvexHull) on the points centred as Shape.hull centres
     them; then, for all parts at once in NumPy, the hull vertex selection, the re-indexed
@@ -352,7 +383,8 @@ def build_hulls(points, *, jobs: int = 1, progress=None) -> Hulls:
     # assembled here as it comes back, while the workers run the next ones. Chunks keep arrays
     # in cache and memory flat: one 22M-element pass at 100,000 parts was 3.5x slower per part.
     chunks = [(a, min(a + _HULL_CHUNK, len(good))) for a in range(0, len(good), _HULL_CHUNK)]
-    args = [(local[starts[a]: starts[b - 1] + n_pts[b - 1]], n_pts[a:b], DEFAULT.flat_rel)
+    given = [None] * len(good) if triangles is None else [triangles[k] for k in good.tolist()]
+    args = [(local[starts[a]: starts[b - 1] + n_pts[b - 1]], n_pts[a:b], DEFAULT.flat_rel, given[a:b])
             for a, b in chunks]
     all_finite = np.add.reduceat(finite.astype(np.int64), starts) == n_pts
     solid = np.zeros(len(good), dtype=bool)
@@ -408,7 +440,8 @@ def _qhull_chunk(arg):
     """
     from scipy.spatial import ConvexHull, QhullError
 
-    local, n_pts, flat_rel = arg
+    local, n_pts, flat_rel = arg[:3]
+    given = arg[3] if len(arg) > 3 else [None] * len(n_pts)
     m = len(n_pts)
     ends = np.cumsum(n_pts).tolist()
     begins = [0] + ends[:-1]
@@ -418,12 +451,20 @@ def _qhull_chunk(arg):
     # the points' thickness along any axis is at least V / (3 pi extent^2) (they lie in a ball of
     # radius sqrt(3) extent); above flat_rel extent, Shape.hull builds this very hull
     min_volume = (4.0 * np.pi * flat_rel * extent**3).tolist()
+    own, own_ok, own_area = _own_triangles(local, begins, n_pts, given, min_volume)
     out, counts = [], np.zeros(m, dtype=np.int64)
     solid = np.zeros(m, dtype=bool)
     area = np.zeros(m)
     with _no_gc():
         for k in range(m):
             if n_pts[k] < 4 or not finite[k]:
+                continue
+            if given[k] is not None:  # the part's own triangles are its hull (the caller knows)
+                if own_ok[k]:
+                    out.append(own[k])
+                    counts[k] = len(own[k])
+                    solid[k] = True
+                    area[k] = own_area[k]
                 continue
             try:
                 hull = ConvexHull(local[begins[k]: ends[k]])
@@ -437,6 +478,44 @@ def _qhull_chunk(arg):
             area[k] = hull.area
     simplices = np.concatenate(out).astype(np.int32) if out else np.zeros((0, 3), dtype=np.int32)
     return simplices, counts, solid, area
+
+
+def _own_triangles(local, begins, n_pts, given, min_volume):
+    """The given triangles of a chunk's parts (see build_hulls' `triangles`), checked for all
+    parts at once: (triangles per part, usable per part, area per part). Usable: at least 4
+    triangles, indices within the part, and a volume (the signed volume of a closed mesh, about
+    the part's centre) above the solid threshold of qhull's path."""
+    m = len(n_pts)
+    own: list = [None] * m
+    ok = [False] * m
+    area = [0.0] * m
+    parts = [k for k in range(m) if given[k] is not None]
+    if not parts:
+        return own, ok, area
+    tris = [np.asarray(given[k], dtype=np.int64).reshape(-1, 3) for k in parts]
+    counts = np.array([len(t) for t in tris], dtype=np.int64)
+    in_range = [len(t) == 0 or (t.min() >= 0 and t.max() < n_pts[k]) for t, k in zip(tris, parts)]
+    shift = np.repeat(np.asarray([begins[k] for k in parts], dtype=np.int64), counts)
+    T = np.concatenate(tris)
+    T = np.where(np.repeat(np.asarray(in_range), counts)[:, None], T, 0) + shift[:, None]
+    a, b, c = local[T[:, 0]], local[T[:, 1]], local[T[:, 2]]
+    u, v = b - a, c - a
+    cross = np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
+                      u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    nonempty = counts > 0
+    tri_area = 0.5 * np.sqrt(np.einsum("ij,ij->i", cross, cross))
+    tri_volume = np.einsum("ij,ij->i", a, cross) / 6.0
+    part_area = np.zeros(len(parts))
+    part_volume = np.zeros(len(parts))
+    if nonempty.any():
+        part_area[nonempty] = np.add.reduceat(tri_area, starts[nonempty])
+        part_volume[nonempty] = np.add.reduceat(tri_volume, starts[nonempty])
+    for slot, k in enumerate(parts):
+        own[k] = tris[slot]
+        ok[k] = bool(counts[slot] >= 4 and in_range[slot] and abs(part_volume[slot]) > min_volume[k])
+        area[k] = float(part_area[slot])
+    return own, ok, area
 
 
 def _assemble(local, centre, starts, n_pts, simplices, n_simp, solid):

@@ -1,0 +1,200 @@
+"""The Python API against its competitors, side by side in one process.
+
+(a) `gjkcli.CollisionManager` against trimesh's `CollisionManager` (python-fcl) on a scene of
+    1,000 objects (boxes, icospheres, cylinders, annuli and capsules from trimesh.creation, random
+    sizes, rotations and places): filling the manager (`add_object` per object), then
+    `in_collision_internal(return_names=True)`, 1,000 `in_collision_single` calls and 200
+    `min_distance_single` calls with probe objects at random poses. Each manager gets its own
+    copies of the meshes (made outside the clock), so that neither reads what the other cached.
+    The colliding pairs found by both are compared.
+(b) `gjkcli.engine.query.query(a, b)` against `coal.distance` called from Python, two hulls of
+    642 vertices (trimesh icospheres, subdivisions=3) over 200 random poses (about 40% of them
+    overlapping: coal then answers the signed distance through EPA, query the depth). coal's
+    result is cleared before each call (a result left over lets coal skip work); the time of the
+    clears alone is taken off.
+
+Each figure is the best of several runs (--repeats for (a), 50 for (b)): other processes on the
+machine only ever add time.
+
+Usage:
+    python benchmarks/bench_api.py [--objects N] [--repeats R] [--seed S]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+import trimesh
+import trimesh.collision
+
+from _common import no_gc, poses, random_rotations, unit_vectors
+from gjkcli import CollisionManager
+from gjkcli.engine.query import query
+from gjkcli.engine.shapes import Shape
+
+try:
+    import coal
+except ImportError:  # pragma: no cover
+    sys.exit("bench_api.py needs coal and python-fcl (pip install '.[test]')")
+
+clock = time.perf_counter
+
+
+# -- (a) the manager -------------------------------------------------------------------------------
+
+def make_meshes(rng: np.random.Generator, n: int) -> list:
+    """n meshes of five kinds, in turn, of random sizes (about 1 to 2 units across)."""
+    out = []
+    for k in range(n):
+        s = rng.uniform(0.5, 1.0, 3)
+        kind = k % 5
+        if kind == 0:
+            m = trimesh.creation.box(2 * s)
+        elif kind == 1:
+            m = trimesh.creation.icosphere(subdivisions=2, radius=s[0])
+        elif kind == 2:
+            m = trimesh.creation.cylinder(radius=s[0], height=2 * s[1], sections=24)
+        elif kind == 3:
+            m = trimesh.creation.annulus(r_min=0.5 * s[0], r_max=s[0], height=s[1], sections=24)
+        else:
+            m = trimesh.creation.capsule(height=2 * s[1], radius=0.5 * s[0], count=[12, 12])
+        out.append(m)
+    return out
+
+
+def random_transforms(rng: np.random.Generator, n: int, box: float) -> np.ndarray:
+    return poses(random_rotations(rng, n), rng.uniform(-box, box, size=(n, 3)))
+
+
+def run_manager(cls, meshes, transforms, probes, probe_tf, distance_probes, distance_tf):
+    """Seconds of each stage and the answers."""
+    t = {}
+    names = [f"part{k:04d}" for k in range(len(meshes))]
+    t0 = clock()
+    manager = cls()
+    for name, mesh, T in zip(names, meshes, transforms):
+        manager.add_object(name, mesh, T)
+    t["fill"] = clock() - t0
+    t0 = clock()
+    hit, pairs = manager.in_collision_internal(return_names=True)
+    t["in_collision_internal"] = clock() - t0
+    t0 = clock()
+    single = [manager.in_collision_single(m, T) for m, T in zip(probes, probe_tf)]
+    t["in_collision_single x%d" % len(probes)] = clock() - t0
+    t0 = clock()
+    dist = [manager.min_distance_single(m, T) for m, T in zip(distance_probes, distance_tf)]
+    t["min_distance_single x%d" % len(distance_probes)] = clock() - t0
+    return t, pairs, single, dist
+
+
+def bench_manager(rng, n, repeats):
+    box = 2.2 * n ** (1 / 3)  # about 20% of the objects overlap another
+    meshes = make_meshes(rng, n)
+    transforms = random_transforms(rng, n, box)
+    probes = [meshes[k] for k in rng.integers(0, n, 1000)]
+    probe_tf = random_transforms(rng, 1000, box)
+    dprobes = [meshes[k] for k in rng.integers(0, n, 200)]
+    dprobe_tf = random_transforms(rng, 200, box)
+    best = {}
+    for rep in range(repeats):
+        for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
+            copies = [m.copy() for m in meshes]
+            index = {id(m): k for k, m in enumerate(meshes)}
+            pcopies = [copies[index[id(m)]] for m in probes]
+            dcopies = [copies[index[id(m)]] for m in dprobes]
+            with no_gc():
+                t, pairs, single, dist = run_manager(cls, copies, transforms, pcopies, probe_tf,
+                                                     dcopies, dprobe_tf)
+            if name not in best or sum(t.values()) < sum(best[name][0].values()):
+                best[name] = (t, pairs, single, dist)
+    return best
+
+
+# -- (b) one pair --------------------------------------------------------------------------------
+
+def to_coal(shape: Shape) -> "coal.Convex":
+    """coal.Convex over exactly the gjk hull's local vertices and triangles."""
+    verts = coal.StdVec_Vec3s()
+    for v in shape.vertices:
+        verts.append(np.array(v))
+    tris = coal.StdVec_Triangle()
+    for f in shape.faces:
+        tris.append(coal.Triangle(int(f[0]), int(f[1]), int(f[2])))
+    return coal.Convex(verts, tris)
+
+
+def bench_pair(rng, m, repeats):
+    ico = trimesh.creation.icosphere(subdivisions=3)
+    a = Shape.hull(ico.vertices)
+    base = Shape.hull(ico.vertices)
+    T = poses(random_rotations(rng, m), unit_vectors(rng, m) * rng.uniform(1.6, 2.6, m)[:, None])
+    bs = [base.moved(t) for t in T]
+    ga, gb = to_coal(a), to_coal(base)
+    tf_a = coal.Transform3s(np.ascontiguousarray(a.rotation), np.ascontiguousarray(a.translation))
+    tf_b = [coal.Transform3s(np.ascontiguousarray(b.rotation), np.ascontiguousarray(b.translation))
+            for b in bs]
+    request, result = coal.DistanceRequest(), coal.DistanceResult()
+    ours = np.array([query(a, b).signed_distance for b in bs])  # also packs each shape once
+    theirs = []
+    for tb in tf_b:
+        result.clear()
+        coal.distance(ga, tf_a, gb, tb, request, result)
+        theirs.append(result.min_distance)
+    distance = coal.distance
+    clear = result.clear
+    t_ours, t_coal, t_clear = np.inf, np.inf, np.inf
+    with no_gc():
+        for _ in range(repeats):  # interleaved, so that both see the same load
+            t0 = clock()
+            for b in bs:
+                query(a, b)
+            t_ours = min(t_ours, clock() - t0)
+            t0 = clock()
+            for tb in tf_b:
+                clear()
+                distance(ga, tf_a, gb, tb, request, result)
+            t_coal = min(t_coal, clock() - t0)
+            t0 = clock()
+            for tb in tf_b:
+                clear()
+            t_clear = min(t_clear, clock() - t0)
+    return t_ours / m, (t_coal - t_clear) / m, float(np.mean(ours < 0)), float(np.max(np.abs(ours - theirs)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--objects", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=14)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+
+    best = bench_manager(rng, args.objects, args.repeats)
+    ours, theirs = best["gjk"], best["trimesh"]
+    print(f"(a) CollisionManager, {args.objects} objects (seconds, best of {args.repeats})")
+    print("| stage | gjk | trimesh | gjk / trimesh |")
+    print("|---|---|---|---|")
+    for stage in ours[0]:
+        print(f"| {stage} | {ours[0][stage]:.3f} | {theirs[0][stage]:.3f} | "
+              f"{ours[0][stage] / theirs[0][stage]:.2f} |")
+    total_ours, total_theirs = sum(ours[0].values()), sum(theirs[0].values())
+    print(f"| total | {total_ours:.3f} | {total_theirs:.3f} | {total_ours / total_theirs:.2f} |")
+    print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
+          f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
+    print(f"manager ratio (gjk / trimesh, total): {total_ours / total_theirs:.2f}")
+
+    per_ours, per_coal, overlap, diff = bench_pair(np.random.default_rng(args.seed), 200, 50)
+    print()
+    print("(b) one pair from Python: two 642-vertex hulls, 200 poses "
+          f"({overlap:.0%} overlapping; signed distances agree to {diff:.1e})")
+    print(f"query(a, b) {per_ours * 1e6:.2f} us, coal.distance {per_coal * 1e6:.2f} us")
+    print(f"pair ratio (query / coal.distance): {per_ours / per_coal:.2f}")
+
+
+if __name__ == "__main__":
+    main()
