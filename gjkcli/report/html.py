@@ -398,8 +398,7 @@ tr.clear td:nth-child(2) {{ color: #2ca02c; }}
 tr.muted {{ color: #999; }}
 button {{ margin: .4em 0; }}
 .trace {{ margin-top: 2em; border-top: 2px solid #ddd; padding-top: 1em; }}
-.trace .steps {{ display: flex; gap: 1em; align-items: flex-start; }}
-.trace pre {{ flex: 1; white-space: pre-wrap; font-size: .85em; background: #f7f7f7; padding: .6em; min-height: 8em; }}
+.trace pre {{ white-space: pre-wrap; font-size: .85em; background: #f7f7f7; padding: .6em; min-height: 6em; }}
 </style></head>
 <body>
 <h1>{title}</h1>

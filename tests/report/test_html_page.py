@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -189,3 +190,66 @@ def test_check_without_pictures_imports_no_plotting_library(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# -- the trace as pictures ------------------------------------------------------------------------
+
+
+def test_trace_page_steps_through_gjk_and_epa(chromium, tmp_path):
+    from gjkcli.report.trace import step_texts
+
+    out = tmp_path / "trace.html"
+    a, b = SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl"
+    assert gjk("check", a, b, "--trace", "--html", out, "-q").exit_code == 1
+    found = pipeline.check(str(a), str(b), pipeline.Options(trace=True))
+    steps = found.pairs[0].result.trace
+    texts = step_texts(steps)
+    assert {s.phase for s in steps} == {"gjk", "epa"}
+    loaded = open_page(chromium, out)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    assert page.locator("section.trace").count() == 1
+    assert page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length") == len(steps)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[0].strip()
+    # the slider's steps are the trace's steps; moving to the last shows its narration
+    labels = page.evaluate("document.getElementById('gjk-trace-0').layout.sliders[0].steps.map(s => s.label)")
+    assert len(labels) == len(steps) and labels[-1].endswith(f"EPA {steps[-1].iteration}")
+    page.evaluate(f"Plotly.animate('gjk-trace-0', ['{len(steps) - 1}'], "
+                  "{mode: 'immediate', frame: {duration: 0, redraw: true}, transition: {duration: 0}})")
+    page.wait_for_function(f"document.getElementById('gjk-trace-0').dataset.step === '{len(steps) - 1}'",
+                           timeout=10_000)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[-1].strip()
+    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
+    assert loaded.console_errors == [] and loaded.errors == []
+    page.close()
+
+
+def test_minkowski_difference_of_two_boxes():
+    """A = [-1, 1]^3, B = [-0.5, 0.5]^3 + t: A - B = [-1.5, 1.5]^3 - t, exactly (all differences)
+    or on its surface (sampled supports, forced by a tiny threshold)."""
+    import itertools
+
+    from gjkcli.report import tracepic
+
+    corners = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
+    t = np.array([0.3, -0.2, 2.0])
+    A, B = corners, 0.5 * corners + t
+    pts, how = tracepic.minkowski_points(A, B)
+    assert "differences" in how
+    assert np.allclose(pts.min(axis=0), -1.5 - t) and np.allclose(pts.max(axis=0), 1.5 - t)
+    old = tracepic.ALL_DIFFERENCES_UP_TO
+    tracepic.ALL_DIFFERENCES_UP_TO = 0
+    try:
+        pts, how = tracepic.minkowski_points(A, B)
+    finally:
+        tracepic.ALL_DIFFERENCES_UP_TO = old
+    assert "sampled" in how
+    # every support point of A - B along a direction is one of its corners
+    assert np.allclose(np.abs(pts + t), 1.5)
+    faces = tracepic._hull_faces(corners)
+    assert len(faces) and set(faces.ravel().tolist()) == set(range(8))
+    for f in faces:  # each hull triangle lies in one of the cube's 6 planes
+        assert any(np.allclose(corners[f][:, axis], corners[f][0, axis]) for axis in range(3))
+
+
+
