@@ -27,8 +27,14 @@ __all__ = ["html_page"]
 
 # Beyond this many drawn objects, objects share one trace (one draw call) instead of one each.
 TRACE_PER_OBJECT_UP_TO = 60
-# Planes and cones are drawn for at most this many findings (they say little in a crowd).
-MARKS_UP_TO = 300
+# Witness segments are drawn for the first this many findings, normals' cones and planes for
+# fewer (each costs the browser more than a triangle); any finding's witnesses are drawn when its
+# row is clicked.
+WITNESSES_UP_TO = 300
+MARKS_UP_TO = 50
+# The table lists at most this many findings, most severe first (JSON lists them all): a page
+# of a large scan stays quick to open.
+TABLE_ROWS_UP_TO = 1000
 # The overlap solids drawn hold at most this many triangles in all.
 OVERLAP_TRIANGLES = 60_000
 
@@ -75,7 +81,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         from gjkcli.report.tracepic import trace_sections
 
         trace_html = trace_sections(found)
-    data = {"pairs": [_pair_data(found, k, p) for k, p in enumerate(found.pairs)],
+    data = {"pairs": [_pair_data(found, k, p) for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO])],
             "selected": len(fig.data) - 1}
     return _PAGE.format(
         title=html.escape(_title(found)),
@@ -207,11 +213,12 @@ def _overlaps(fig, found: Findings, drawn) -> None:
 
 def _witnesses(fig, found: Findings) -> None:
     """Per status: the witness points of each finding and the segment between them (one trace,
-    segments apart by gaps)."""
+    segments apart by gaps), for the first WITNESSES_UP_TO findings."""
     import plotly.graph_objects as go
 
+    listed = found.pairs[:WITNESSES_UP_TO]
     for status, name in _STATUS_NAMES.items():
-        group = [p for p in found.pairs if Status(p.status) is status]
+        group = [p for p in listed if Status(p.status) is status]
         if not group:
             continue
         pts = np.full((3 * len(group), 3), np.nan, dtype=np.float32)
@@ -291,7 +298,7 @@ def _table(found: Findings) -> str:
     head = ["#", "status", "object A", "object B", "depth / gap"] + (["overlap volume"] if volumes else []) \
         + ["mode", "note"]
     rows = []
-    for k, p in enumerate(found.pairs):
+    for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO]):
         status = Status(p.status)
         notes = []
         if p.allowed:
@@ -310,9 +317,12 @@ def _table(found: Findings) -> str:
         muted = " muted" if p.allowed or (p.known and p.violation) else ""
         rows.append(f"<tr data-k='{k}' class='row {status.value}{muted}' tabindex='0'>{tds}</tr>")
     ths = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    more = len(found.pairs) - TABLE_ROWS_UP_TO
+    tail = (f"<p class='note'>... and {more:,} more findings, less severe (--format json lists "
+            f"them all)</p>") if more > 0 else ""
     return (f"<table id='findings'><caption>{'Pairs' if found.all_pairs else 'Findings'}, most "
             f"severe first: click a row to frame the pair</caption><thead><tr>{ths}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+            f"<tbody>{''.join(rows)}</tbody></table>{tail}")
 
 
 _SCRIPT = r"""
