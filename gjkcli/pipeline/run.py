@@ -527,9 +527,8 @@ class _Parts:
             from gjkcli.mesh.load import merge_close
 
             g = self.geoms[k]
-            if g.primitive is not None:  # a box: its hull's triangles are the box exactly
-                s = self.shapes[k]
-                self._meshes[k] = Mesh(s.world_vertices, _hull_triangles(s), watertight=True, name=g.name)
+            if g.primitive is not None:  # a box: its 12 triangles are the box exactly
+                self._meshes[k] = Mesh(*self.triangles(k), watertight=True, name=g.name)
             elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
             else:
@@ -595,20 +594,6 @@ class _Answers:
 # The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
 _BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
                        [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int64)
-
-
-def _hull_triangles(shape) -> np.ndarray:
-    """(m, 3) outward triangles of a solid hull's vertices (a box primitive's 12)."""
-    from scipy.spatial import ConvexHull
-
-    V = shape.world_vertices
-    hull = ConvexHull(V)
-    faces = hull.simplices.copy()
-    # qhull's simplices are not consistently wound: orient each along its facet's outward normal
-    n = np.cross(V[faces[:, 1]] - V[faces[:, 0]], V[faces[:, 2]] - V[faces[:, 0]])
-    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0
-    faces[flip] = faces[flip][:, [0, 2, 1]]
-    return faces
 
 
 def _with_part_certificate(r: Result) -> Result:

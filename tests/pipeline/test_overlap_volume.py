@@ -109,3 +109,13 @@ def test_json_and_table_show_the_volume():
         trimesh.boolean.intersection([a, b], engine="manifold").volume, rel=1e-5)
     table = runner.invoke(main, args).output
     assert "overlap" in table and f"{pair['overlap_volume']:.9g}"[:6] in table
+
+
+def test_box_primitives_in_exact_mode(tmp_path):
+    """A manifest's boxes have triangles (their 12), for the triangle test as for the volume."""
+    m = tmp_path / "m.toml"
+    m.write_text('[[object]]\nname = "block"\nbox = [2, 2, 2]\n\n[[object]]\nname = "lid"\n'
+                 'box = [1, 1, 1]\ntranslate = [0, 0, 1.25]\nrotate = [0, 0, 30]\n')
+    (pair,) = pipeline.scan([], pipeline.Options(mode="exact", jobs=1), manifest=m).pairs
+    assert pair.mode == "exact" and pair.status is Status.COLLISION
+    assert pair.overlap_volume == pytest.approx(0.25, rel=1e-9)
