@@ -40,12 +40,12 @@ def scene_state(page) -> dict:
 @pytest.fixture(scope="module")
 def check_page(tmp_path_factory):
     out = tmp_path_factory.mktemp("html") / "check.html"
-    r = gjk("check", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--html", out, "-q")
+    r = gjk("check", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--trace", "--html", out, "-q")
     assert r.exit_code == 1 and out.is_file()
     return out
 
 
-def test_check_page_in_chromium(chromium, check_page):
+def test_check_page_with_its_trace_in_chromium(chromium, check_page):
     loaded = open_page(chromium, check_page)
     page = loaded.page
     assert loaded.errors == [] and loaded.console_errors == []
@@ -66,6 +66,25 @@ def test_check_page_in_chromium(chromium, check_page):
     after = scene_state(page)
     assert after != before and after["eye"] != before["eye"]
     assert "collision" in page.inner_text("#detail")
+    # the trace (--trace --html): the slider's steps are the trace's, each with its narration
+    from gjkcli.report.trace import step_texts
+
+    steps = pipeline.check(str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl"),
+                           pipeline.Options(trace=True)).pairs[0].result.trace
+    texts = step_texts(steps)
+    assert {s.phase for s in steps} == {"gjk", "epa"}
+    assert page.locator("section.trace").count() == 1
+    assert page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length") == len(steps)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[0].strip()
+    labels = page.evaluate("document.getElementById('gjk-trace-0').layout.sliders[0].steps.map(s => s.label)")
+    assert len(labels) == len(steps) and labels[-1].endswith(f"EPA {steps[-1].iteration}")
+    page.evaluate(f"Plotly.animate('gjk-trace-0', ['{len(steps) - 1}'], "
+                  "{mode: 'immediate', frame: {duration: 0, redraw: true}, transition: {duration: 0}})")
+    page.wait_for_function(f"document.getElementById('gjk-trace-0').dataset.step === '{len(steps) - 1}'",
+                           timeout=10_000)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[-1].strip()
+    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
+    assert loaded.console_errors == [] and loaded.errors == []
     page.close()
 
 
@@ -107,7 +126,7 @@ def test_a_big_scene_draws_the_findings_objects(chromium, tmp_path):
     finally:
         sys.path.pop(0)
     glb = tmp_path / "scene.glb"
-    make_scan_scene.make(300, glb, seed=4)
+    make_scan_scene.make(120, glb, seed=4)
     out = tmp_path / "big.html"
     assert gjk("scan", glb, "--mode", "hull", "--html", out, "-q").exit_code == 1
     loaded = open_page(chromium, out)
@@ -193,35 +212,6 @@ def test_check_without_pictures_imports_no_plotting_library(tmp_path):
 
 
 # -- the trace as pictures ------------------------------------------------------------------------
-
-
-def test_trace_page_steps_through_gjk_and_epa(chromium, tmp_path):
-    from gjkcli.report.trace import step_texts
-
-    out = tmp_path / "trace.html"
-    a, b = SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl"
-    assert gjk("check", a, b, "--trace", "--html", out, "-q").exit_code == 1
-    found = pipeline.check(str(a), str(b), pipeline.Options(trace=True))
-    steps = found.pairs[0].result.trace
-    texts = step_texts(steps)
-    assert {s.phase for s in steps} == {"gjk", "epa"}
-    loaded = open_page(chromium, out)
-    page = loaded.page
-    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
-    assert page.locator("section.trace").count() == 1
-    assert page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length") == len(steps)
-    assert page.inner_text("#gjk-trace-0-text").strip() == texts[0].strip()
-    # the slider's steps are the trace's steps; moving to the last shows its narration
-    labels = page.evaluate("document.getElementById('gjk-trace-0').layout.sliders[0].steps.map(s => s.label)")
-    assert len(labels) == len(steps) and labels[-1].endswith(f"EPA {steps[-1].iteration}")
-    page.evaluate(f"Plotly.animate('gjk-trace-0', ['{len(steps) - 1}'], "
-                  "{mode: 'immediate', frame: {duration: 0, redraw: true}, transition: {duration: 0}})")
-    page.wait_for_function(f"document.getElementById('gjk-trace-0').dataset.step === '{len(steps) - 1}'",
-                           timeout=10_000)
-    assert page.inner_text("#gjk-trace-0-text").strip() == texts[-1].strip()
-    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
-    assert loaded.console_errors == [] and loaded.errors == []
-    page.close()
 
 
 def test_minkowski_difference_of_two_boxes():
