@@ -30,7 +30,7 @@ TRACE_PER_OBJECT_UP_TO = 60
 # Witness segments are drawn for the first this many findings, normals' cones and planes for
 # fewer (each costs the browser more than a triangle); any finding's witnesses are drawn when its
 # row is clicked.
-WITNESSES_UP_TO = 300
+WITNESSES_UP_TO = 200
 MARKS_UP_TO = 50
 # The table lists at most this many findings, most severe first (JSON lists them all): a page
 # of a large scan stays quick to open.

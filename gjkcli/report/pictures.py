@@ -30,7 +30,7 @@ OVERLAP_COLOUR = "#e6007e"
 # A scene is big beyond this many objects: then only the objects of findings (violations first)
 # and their neighbours are drawn, within TRIANGLE_BUDGET triangles in all.
 BIG_SCENE = 60
-TRIANGLE_BUDGET = 120_000
+TRIANGLE_BUDGET = 80_000
 # Each object keeps at most this many triangles (vertex clustering beyond).
 OBJECT_TRIANGLES = 20_000
 
