@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 from chromium_page import chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
 from gjkcli.cli import main
-from gjkcli.engine.results import Status
 from gjkcli.pipeline import run as pipeline
 from gjkcli.report.html import html_page
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from PIL import Image
 
