@@ -84,6 +84,15 @@ def _options(f):
                           "code scanning)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
                      help="Write the report to FILE instead of stdout."),
+        click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+                     help="Also write a self-contained HTML page (works offline): the parts in 3D, "
+                          "each finding's witness points, normal and overlap solid, the findings "
+                          "table (a click frames the pair); with --trace, GJK and EPA step by step."),
+        click.option("--png", "png_path", type=click.Path(path_type=str), metavar="PATH",
+                     help="Also draw PNG pictures (no browser or display needed): check writes the "
+                          "file PATH; scan writes one picture per violation into the folder PATH."),
+        click.option("--open", "open_page", is_flag=True,
+                     help="Open the --html page in the browser (only when stdout is a terminal)."),
         click.option("--trace", is_flag=True,
                      help="Narrate GJK and EPA step by step for the listed pairs (in JSON: a "
                           "'trace' list per pair)."),
@@ -166,7 +175,8 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
-                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
+                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
+                 html_file=None, png_path=None, open_page=False) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -181,7 +191,10 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug):
         from gjkcli.pipeline import run as pipeline
 
-        _refuse_to_overwrite(inputs, manifest, baseline, outputs=(output, trace_json, write_baseline))
+        if open_page and html_file is None:
+            raise click.UsageError("--open opens the --html page: give --html FILE too")
+        _refuse_to_overwrite(inputs, manifest, baseline,
+                             outputs=(output, trace_json, write_baseline, html_file, png_path))
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
@@ -200,6 +213,12 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if not quiet or output is not None:
             stage[0] = "writing the report"
             _emit(found, output_format, output, trace=trace, quiet=quiet)
+        if html_file is not None:
+            stage[0] = f"writing {html_file}"
+            _write_html(html_file, found, trace=trace, open_page=open_page)
+        if png_path is not None:
+            stage[0] = f"drawing {png_path}"
+            _write_png(png_path, found, inputs=(*inputs, manifest, baseline))
         if timings:
             spent = {**found.timings, "report": time.perf_counter() - started}
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
@@ -384,6 +403,35 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _write_html(path: str, found, trace: bool, open_page: bool) -> None:
+    """The HTML page, written whole; opened in the browser on request when stdout is a terminal."""
+    from gjkcli.report.html import html_page
+
+    if path == "-":
+        _write_text(None, html_page(found, trace=trace), "the HTML page")
+        return
+    _write_text(path, html_page(found, trace=trace), "the HTML page")
+    if open_page and sys.stdout.isatty():
+        click.launch(os.path.abspath(path))
+
+
+def _write_png(path: str, found, inputs) -> None:
+    """check: one picture in the file `path`; scan: one per violation in the folder `path`."""
+    from gjkcli.report.png import check_png, scan_pngs
+
+    try:
+        if found.command == "check":
+            write_whole(path, check_png(found))
+            return
+        os.makedirs(path, exist_ok=True)
+        for name, data in scan_pngs(found):
+            target = os.path.join(path, name)
+            _refuse_to_overwrite([p for p in inputs if p is not None], None, None, outputs=(target,))
+            write_whole(target, data)
+    except OSError as e:
+        raise InputError(path, f"cannot write the pictures: {e.strerror or e}") from e
 
 
 def _write_trace_json(path: str, found) -> None:

@@ -52,17 +52,22 @@ EXIT_INTERRUPTED = 130
 unfinished: set = set()
 
 
-def write_whole(path, text: str) -> None:
-    """Write `text` to `path` whole or not at all: a temporary file in the same folder, then a
-    rename (an interrupted or failed write leaves the old file as it was). OSError as it comes."""
+def write_whole(path, text) -> None:
+    """Write `text` (str, or bytes as they are) to `path` whole or not at all: a temporary file in
+    the same folder, then a rename (an interrupted or failed write leaves the old file as it
+    was). OSError as it comes."""
     import os
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=os.path.dirname(os.path.abspath(path)))
     unfinished.add(tmp)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as f:
+                f.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -81,6 +81,11 @@ class Finding:
     known : the baseline holds the pair's key
     key : (file, a, b), the baseline key; () when the run neither reads nor writes a baseline
     note : what an exact answer does not cover (only surfaces count for an open part), or None
+    overlap_volume : the volume both parts occupy (manifold3d's boolean of the parts, not the
+        hulls), model units cubed; for collisions only, None elsewhere and where a part bounds no
+        volume (then `overlap_reason` says which part and why)
+    overlap_mesh : ((n, 3) float64, (m, 3) int64) the overlap solid in world coordinates, for
+        pictures; None where no volume was computed
     """
 
     a: str
@@ -98,6 +103,9 @@ class Finding:
     file_b: str = ""
     key: tuple = ()
     note: str | None = None
+    overlap_volume: float | None = None
+    overlap_reason: str | None = None
+    overlap_mesh: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def status(self) -> Status:
@@ -128,6 +136,10 @@ class Findings:
     gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
+    geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
+        (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
+        pipeline hands it over so that reports never reach into the run. None when the run
+        kept no geometry
     """
 
     command: str = "scan"
@@ -149,6 +161,7 @@ class Findings:
     timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
     version: str = "unknown"
+    geometry: object = field(default=None, repr=False, compare=False)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -183,6 +196,10 @@ class Findings:
         for p in self.pairs:
             out[p.mode] = out.get(p.mode, 0) + 1
         return out
+
+    def triangles(self, name: str):
+        """Object `name`'s ((n, 3) vertices, (m, 3) faces) in world coordinates, or None."""
+        return None if self.geometry is None else self.geometry(name)
 
     def object(self, name: str) -> ObjectRecord | None:
         k = self._index.get(name)

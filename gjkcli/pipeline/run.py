@@ -214,6 +214,9 @@ class _Run:
             key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
         pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of,
                                      old.keys if old is not None else None)
+        t = self.stage("verdicts", t)
+        pairs = self._overlaps(parts, pairs)
+        t = self.stage("overlap", t)
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
@@ -228,7 +231,8 @@ class _Run:
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, _index=dict(parts.index))
+            elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
+            _index=dict(parts.index))
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
@@ -415,6 +419,27 @@ class _Run:
         pairs.sort(key=_severity)
         return pairs, counts
 
+    def _overlaps(self, parts: "_Parts", pairs: list) -> list:
+        """The listed collisions with the volume both parts occupy (manifold3d, on the parts)."""
+        from gjkcli.mesh.overlap import overlap
+
+        out = []
+        for p in pairs:
+            if p.status is Status.COLLISION:
+                a, b = parts.index[p.a], parts.index[p.b]
+                ta, tb = parts.triangles(a), parts.triangles(b)
+                if ta is None or tb is None:
+                    curved = " and ".join(parts.names[k] for k, t in ((a, ta), (b, tb)) if t is None)
+                    p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
+                                                              f"no triangles to intersect")
+                else:
+                    o = overlap(p.a, *ta, p.b, *tb)
+                    p = dataclasses.replace(
+                        p, overlap_volume=o.volume, overlap_reason=o.reason,
+                        overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
+            out.append(p)
+        return out
+
     def _trace(self, parts, a, b):
         """GJK and EPA on the hulls of the pair, step by step (what led to the answer)."""
         from gjkcli.engine.query import query
@@ -502,14 +527,29 @@ class _Parts:
             from gjkcli.mesh.load import merge_close
 
             g = self.geoms[k]
-            if g.primitive is not None:  # a box: its hull's triangles are the box exactly
-                s = self.shapes[k]
-                self._meshes[k] = Mesh(s.world_vertices, _hull_triangles(s), watertight=True, name=g.name)
+            if g.primitive is not None:  # a box: its 12 triangles are the box exactly
+                self._meshes[k] = Mesh(*self.triangles(k), watertight=True, name=g.name)
             elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
             else:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
+
+    def triangles(self, k: int):
+        """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""
+        g = self.geoms[k]
+        if g.primitive is None:
+            return g.vertices, g.faces
+        s = self.shapes[k]
+        if s.kind == "box" and s.radius == 0:  # its 8 corners from the half extents, posed
+            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * s.dims
+            return corners @ s.rotation.T + s.translation, _BOX_FACES
+        return None
+
+    def triangles_of(self, name: str):
+        """`triangles` by object name (None for a name the run does not hold)."""
+        k = self.index.get(name)
+        return None if k is None else self.triangles(k)
 
     def records(self, involved: np.ndarray) -> tuple:
         """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
@@ -551,18 +591,9 @@ class _Answers:
     batch: object
 
 
-def _hull_triangles(shape) -> np.ndarray:
-    """(m, 3) outward triangles of a solid hull's vertices (a box primitive's 12)."""
-    from scipy.spatial import ConvexHull
-
-    V = shape.world_vertices
-    hull = ConvexHull(V)
-    faces = hull.simplices.copy()
-    # qhull's simplices are not consistently wound: orient each along its facet's outward normal
-    n = np.cross(V[faces[:, 1]] - V[faces[:, 0]], V[faces[:, 2]] - V[faces[:, 0]])
-    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0
-    faces[flip] = faces[flip][:, [0, 2, 1]]
-    return faces
+# The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
+_BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                       [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int64)
 
 
 def _with_part_certificate(r: Result) -> Result:

@@ -16,7 +16,7 @@ additions of each release are listed in the README)::
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
                  "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
                  "allowed", "reason", "baseline", "fails", "file_a", "file_b",
-                 ["trace": [step, ...]]}],
+                 "overlap_volume", "overlap_reason", ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
       "gone": [{"file", "a", "b", "status"}],
@@ -150,6 +150,8 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "fails": bool(pair.fails),
         "file_a": pair.file_a,
         "file_b": pair.file_b,
+        "overlap_volume": number(pair.overlap_volume),
+        "overlap_reason": pair.overlap_reason,
     }
     if trace:
         out["trace"] = [step_dict(s) for s in (r.trace or ())]

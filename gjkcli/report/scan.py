@@ -52,8 +52,11 @@ def render_pairs(report, limit: int | None = None) -> Table:
     table.add_column("object A", overflow="fold")
     table.add_column("object B", overflow="fold")
     table.add_column("depth / gap", justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold")
     shown = report.pairs if limit is None else report.pairs[:limit]
+    volumes = any(p.overlap_volume is not None or p.overlap_reason for p in shown)
+    if volumes:
+        table.add_column("overlap vol.", justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
     for p in shown:
         status = Status(p.status)
         r = p.result
@@ -72,9 +75,14 @@ def render_pairs(report, limit: int | None = None) -> Table:
             notes.append("hulls (a part is not convex)")
         if status is Status.CLEARANCE:
             notes.append(f"{_fmt(p.clearance)} required")
+        if p.overlap_reason:
+            notes.append(f"no overlap volume: {p.overlap_reason}")
         muted = p.allowed or (p.known and p.violation)
-        table.add_row(Text(status.value, style="dim" if muted else STYLES[status]), Text(p.a),
-                      Text(p.b), Text(size), Text("; ".join(notes)), style="dim" if muted else None)
+        cells = [Text(status.value, style="dim" if muted else STYLES[status]), Text(p.a), Text(p.b),
+                 Text(size)]
+        if volumes:
+            cells.append(Text(_fmt(p.overlap_volume)))
+        table.add_row(*cells, Text("; ".join(notes)), style="dim" if muted else None)
     return table
 
 

@@ -133,6 +133,12 @@ def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | 
                      Text(f"{fmt(r.distance, 9)}{u} (certified at least {fmt(r.distance_lower, 9)}{u})"))
     if status is Status.COLLISION and r.depth is not None:
         grid.add_row(Text("depth"), Text(f"{fmt(r.depth, 9)}{u}: moving B by this along the normal separates them"))
+    if pair.overlap_volume is not None:
+        cubed = f" {units}^3" if units else " (model units cubed)"
+        grid.add_row(Text("overlap"), Text(f"{fmt(pair.overlap_volume, 9)}{cubed}: the volume both parts "
+                                            f"occupy (manifold3d, on the parts)"))
+    elif pair.overlap_reason:
+        grid.add_row(Text("overlap"), Text(f"no volume: {pair.overlap_reason}", style="dim"))
     grid.add_row(Text("normal"), Text(f"{vec(r.normal)} (from A towards B)"))
     if status is Status.COLLISION:
         grid.add_row(Text("witness A"), Text(f"{vec(r.point_a)} (deepest point of A inside B)"))

@@ -468,3 +468,17 @@ def _spaced(paragraphs):
             out.append(Text(""))
         out.append(p)
     return out
+
+
+def step_texts(trace, units: str | None = None, *, hull_vertices=None, scan_below: int | None = None) -> list[str]:
+    """The narration of each step, in the trace's order (GJK steps, then EPA's), as plain text:
+    the paragraphs `render_trace` prints, one per step, for pictures that show a step at a time."""
+    suffix = f" {units}" if units else ""
+    steps = list(trace or ())
+    supports = _Supports(hull_vertices, scan_below)
+    _, _, gjk = _gjk([s for s in steps if s.phase == "gjk"], supports, suffix)
+    epa = [s for s in steps if s.phase == "epa"]
+    out = [p.plain for p in gjk]
+    if epa:
+        out += [p.plain for p in _epa(epa, supports, suffix)[2]]
+    return out

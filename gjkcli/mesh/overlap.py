@@ -1,0 +1,84 @@
+"""The overlap of two closed parts: the solid both occupy, and its volume, by manifold3d.
+
+CAD interference checks report an interference by its volume; it is also a second figure next to
+a collision's depth that does not depend on where EPA or the triangle test looked. manifold3d
+(the boolean engine trimesh uses) intersects the parts themselves, not their hulls, in double
+precision (`Mesh64`). Both parts are shifted by one common offset (the middle of their joint
+bounding box) before the boolean, so parts far from the origin keep their digits; the volume does
+not depend on the shift and the solid is shifted back.
+
+A part that is not a closed, consistently wound surface (an open sheet, a non-manifold edge)
+bounds no volume: `Overlap.reason` says which part and why, and the volume is None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Overlap", "overlap"]
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The common solid of two parts.
+
+    volume : float or None (None when a part bounds no volume; then `reason` says why)
+    vertices : (n, 3) float64, world coordinates; faces : (m, 3) int64 (empty when the parts
+        do not overlap or the volume is None)
+    """
+
+    volume: float | None
+    vertices: np.ndarray
+    faces: np.ndarray
+    reason: str | None = None
+
+
+_NONE = (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64))
+
+
+def _solid(name: str, vertices, faces, shift):
+    """A manifold3d Manifold of the part, wound outwards; or the reason it is none."""
+    import manifold3d
+
+    v = np.ascontiguousarray(np.asarray(vertices, dtype=np.float64) - shift)
+    f = np.ascontiguousarray(np.asarray(faces), dtype=np.uint64)
+    if len(f) == 0:
+        return None, f"{name} has no triangles"
+    mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=f)
+    mesh.merge()  # vertices repeated per triangle (an unindexed file) are joined, not gaps
+    solid = manifold3d.Manifold(mesh)
+    status = solid.status()
+    if status != manifold3d.Error.NoError:
+        what = "is not a closed surface" if status == manifold3d.Error.NotManifold else \
+            f"is not a usable solid ({status.name})"
+        return None, f"{name} {what}: it bounds no volume"
+    if solid.volume() < 0:  # wound inwards throughout: the same solid, turned outwards
+        mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=np.ascontiguousarray(f[:, ::-1]))
+        mesh.merge()
+        solid = manifold3d.Manifold(mesh)
+    return solid, None
+
+
+def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) -> Overlap:
+    """The solid parts A and B share, by manifold3d's boolean intersection.
+
+    vertices_* : (n, 3) float64 world coordinates; faces_* : (m, 3) int indices into them.
+    """
+    va = np.asarray(vertices_a, dtype=np.float64).reshape(-1, 3)
+    vb = np.asarray(vertices_b, dtype=np.float64).reshape(-1, 3)
+    both = np.concatenate([va, vb]) if len(va) + len(vb) else np.zeros((1, 3))
+    shift = 0.5 * (both.min(axis=0) + both.max(axis=0))
+    a, why = _solid(name_a, va, faces_a, shift)
+    if a is None:
+        return Overlap(None, *_NONE, reason=why)
+    b, why = _solid(name_b, vb, faces_b, shift)
+    if b is None:
+        return Overlap(None, *_NONE, reason=why)
+    common = a ^ b
+    volume = max(0.0, float(common.volume()))
+    if common.is_empty():
+        return Overlap(volume, *_NONE)
+    out = common.to_mesh64()
+    vertices = np.asarray(out.vert_properties, dtype=np.float64)[:, :3] + shift
+    return Overlap(volume, vertices, np.asarray(out.tri_verts, dtype=np.int64))

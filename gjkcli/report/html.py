@@ -1,0 +1,425 @@
+"""`--html FILE`: one self-contained page of a run that works offline.
+
+The page holds plotly.js itself (`include_plotlyjs=True`), the scene and the findings: no request
+leaves the file. It shows the parts in 3D (each object coloured and named, the objects of
+findings in colour, their neighbours grey; a big scene draws only those, decimated), for each
+finding the witness points and the segment between them, the normal of a collision, the
+separating plane of a clear pair's certificate, the overlap solid of a collision in its own
+colour; then the findings table, in the terminal table's order, where a click on a row frames
+that pair. With the trace, a section per pair steps through GJK and EPA (`gjkcli.report.tracepic`).
+
+Reads the findings model only (and the triangles it hands over). plotly is imported here, so
+`gjk` pays for it only when a page is asked for.
+"""
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.report import pictures
+from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, caption, fmt, size_text, units_of
+
+__all__ = ["html_page"]
+
+# Beyond this many drawn objects, objects share one trace (one draw call) instead of one each.
+TRACE_PER_OBJECT_UP_TO = 60
+# Witness segments are drawn for the first this many findings, normals' cones and planes for
+# fewer (each costs the browser more than a triangle); any finding's witnesses are drawn when its
+# row is clicked.
+WITNESSES_UP_TO = 200
+MARKS_UP_TO = 50
+# The table lists at most this many findings, most severe first (JSON lists them all): a page
+# of a large scan stays quick to open.
+TABLE_ROWS_UP_TO = 1000
+# The overlap solids drawn hold at most this many triangles in all.
+OVERLAP_TRIANGLES = 60_000
+
+_STATUS_NAMES = {Status.COLLISION: "collision", Status.TOUCHING: "touching", Status.CLEARANCE: "clearance",
+                 Status.CLEAR: "clear", Status.UNDECIDED: "undecided"}
+
+
+def _r(x, digits: int = 6):
+    """A float rounded to `digits` significant digits for the page's data (None for NaN/inf)."""
+    if x is None:
+        return None
+    x = float(x)
+    if not np.isfinite(x):
+        return None
+    return float(f"{x:.{digits}g}")
+
+
+def _v(v):
+    return None if v is None else [_r(x) for x in np.asarray(v, dtype=float).ravel()]
+
+
+def html_page(found: Findings, *, trace: bool = False) -> str:
+    """The whole page as text."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    drawn = pictures.choose(found)
+    fig = go.Figure()
+    _objects(fig, drawn, found)
+    _overlaps(fig, found, drawn)
+    _witnesses(fig, found)
+    _marks(fig, found)
+    fig.add_trace(go.Scatter3d(x=[], y=[], z=[], mode="lines+markers", name="selected finding",
+                               line=dict(color="black", width=10), marker=dict(size=6, color="black"),
+                               showlegend=False, hoverinfo="skip"))
+    fig.update_layout(
+        scene=dict(aspectmode="data", xaxis_title="x", yaxis_title="y", zaxis_title="z"),
+        margin=dict(l=0, r=0, t=0, b=0), legend=dict(itemsizing="constant"),
+        uirevision="gjk", height=640)
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="gjk-scene",
+                       config={"displaylogo": False, "responsive": True})
+    trace_html = ""
+    if trace:
+        from gjkcli.report.tracepic import trace_sections
+
+        trace_html = trace_sections(found)
+    data = {"pairs": [_pair_data(found, k, p) for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO])],
+            "selected": len(fig.data) - 1}
+    return _PAGE.format(
+        title=html.escape(_title(found)),
+        summary=html.escape(_summary(found)),
+        notes="".join(f"<p class='note'>{html.escape(n)}</p>"
+                      for n in (*found.notes, *((drawn.note,) if drawn.note else ())) if n),
+        errors="".join(f"<p class='error'>error: {html.escape(e.file)}: {html.escape(e.message)}</p>"
+                       for e in found.errors),
+        plot=plot,
+        table=_table(found),
+        trace=trace_html,
+        data=json.dumps(data, allow_nan=False).replace("</", "<\\/"),
+        script=_SCRIPT)
+
+
+def _title(found: Findings) -> str:
+    if found.command == "check" and found.objects:
+        return f"gjk check: {' x '.join(o.name for o in found.objects[:2])}"
+    return f"gjk {found.command}: {len(found.objects):,} objects"
+
+
+def _summary(found: Findings) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in found.counts.items() if n)
+    return (f"{len(found.objects):,} objects, {found.checked:,} pair{'s' if found.checked != 1 else ''} checked"
+            f"{': ' + counts if counts else ''}; {len(found.failures):,} failing; "
+            f"exit {found.exit_code}; gjk {found.version}")
+
+
+# -- the scene -----------------------------------------------------------------------------------
+
+
+def _objects(fig, drawn, found: Findings) -> None:
+    import plotly.graph_objects as go
+
+    boxes = [(n, c) for n, m, c in zip(drawn.names, drawn.meshes, drawn.colours) if m is None]
+    meshed = [(n, m, c, r) for n, m, c, r in zip(drawn.names, drawn.meshes, drawn.colours, drawn.role)
+              if m is not None]
+    if len(meshed) <= TRACE_PER_OBJECT_UP_TO:
+        for n, (V, F), c, r in meshed:
+            fig.add_trace(go.Mesh3d(
+                x=V[:, 0].astype(np.float32), y=V[:, 1].astype(np.float32), z=V[:, 2].astype(np.float32),
+                i=F[:, 0].astype(np.int32), j=F[:, 1].astype(np.int32), k=F[:, 2].astype(np.int32),
+                name=html.escape(n), color=c, opacity=0.45 if r == "finding" else 0.2, flatshading=True,
+                showlegend=True, hovertemplate=f"{html.escape(n)}<extra></extra>"))
+    else:
+        for role, label, opacity in (("finding", "objects of findings", 0.6), ("context", "neighbours", 0.2)):
+            group = [(n, m, c) for n, m, c, r in meshed if r == role]
+            if not group:
+                continue
+            Vs, Fs, colour = [], [], []
+            base = 0
+            for k, (n, (V, F), c) in enumerate(group):
+                Vs.append(V)
+                Fs.append(F + base)
+                colour.append(np.full(len(V), k % len(pictures.COLOURS) if role == "finding" else 0.0))
+                base += len(V)
+            V, F, intensity = np.concatenate(Vs), np.concatenate(Fs), np.concatenate(colour)
+            scale = [[k / (len(pictures.COLOURS) - 1), c] for k, c in enumerate(pictures.COLOURS)] \
+                if role == "finding" else [[0, pictures.CONTEXT_COLOUR], [1, pictures.CONTEXT_COLOUR]]
+            fig.add_trace(go.Mesh3d(
+                x=V[:, 0].astype(np.float32), y=V[:, 1].astype(np.float32), z=V[:, 2].astype(np.float32),
+                i=F[:, 0].astype(np.int32), j=F[:, 1].astype(np.int32), k=F[:, 2].astype(np.int32),
+                intensity=intensity.astype(np.float32), intensitymode="vertex", colorscale=scale,
+                cmin=0, cmax=len(pictures.COLOURS) - 1, showscale=False, opacity=opacity,
+                flatshading=True, name=f"{label} ({len(group):,})", showlegend=True, hoverinfo="skip"))
+    for n, c in boxes:  # no triangles (a curved primitive): its bounding box, as lines
+        fig.add_trace(_box_lines(n, c, found.object(n).bounds))
+
+
+def _box_lines(name: str, colour: str, bounds):
+    """The 12 edges of an object's bounding box, as one line with gaps."""
+    import plotly.graph_objects as go
+
+    lo, hi = np.asarray(bounds[0], dtype=float), np.asarray(bounds[1], dtype=float)
+    corner = lambda c: np.where(np.array(c) > 0, hi, lo)  # noqa: E731
+    pts = []
+    for axis in range(3):
+        for s1 in (0, 1):
+            for s2 in (0, 1):
+                c = [0, 0, 0]
+                others = [x for x in range(3) if x != axis]
+                c[others[0]], c[others[1]] = s1, s2
+                d = list(c)
+                d[axis] = 1
+                pts += [corner(c), corner(d), np.full(3, np.nan)]
+    P = np.array(pts)
+    return go.Scatter3d(x=P[:, 0], y=P[:, 1], z=P[:, 2], mode="lines", connectgaps=False,
+                        name=html.escape(f"{name} (no triangles: its box)"), line=dict(color=colour, width=4),
+                        hoverinfo="name")
+
+
+def _overlaps(fig, found: Findings, drawn) -> None:
+    """The overlap solids of the drawn pairs, in their own colour (at most OVERLAP_TRIANGLES)."""
+    import plotly.graph_objects as go
+
+    shown = set(drawn.names)
+    solids, spent = [], 0
+    for p in found.pairs:
+        if p.overlap_mesh is not None and len(p.overlap_mesh[1]) and p.a in shown and p.b in shown:
+            spent += len(p.overlap_mesh[1])
+            if spent > OVERLAP_TRIANGLES:
+                break
+            solids.append(p)
+    if not solids:
+        return
+    if len(solids) <= TRACE_PER_OBJECT_UP_TO:
+        for n, p in enumerate(solids):  # one legend entry toggles them all
+            V, F = p.overlap_mesh
+            u = units_of(found, p)
+            fig.add_trace(go.Mesh3d(
+                x=V[:, 0], y=V[:, 1], z=V[:, 2], i=F[:, 0], j=F[:, 1], k=F[:, 2], color=OVERLAP_COLOUR,
+                opacity=1.0, flatshading=True, showlegend=n == 0, legendgroup="overlap",
+                name=(html.escape(f"overlap {p.a} x {p.b}: {fmt(p.overlap_volume)}{u + '^3' if u else ''}")
+                      if len(solids) == 1 else f"overlap solids ({len(solids)})"),
+                hovertemplate=html.escape(f"overlap of {p.a} and {p.b}: volume {fmt(p.overlap_volume)}")
+                + "<extra></extra>"))
+        return
+    Vs, Fs, base = [], [], 0
+    for p in solids:
+        V, F = p.overlap_mesh
+        Vs.append(V)
+        Fs.append(F + base)
+        base += len(V)
+    V, F = np.concatenate(Vs).astype(np.float32), np.concatenate(Fs).astype(np.int32)
+    fig.add_trace(go.Mesh3d(x=V[:, 0], y=V[:, 1], z=V[:, 2], i=F[:, 0], j=F[:, 1], k=F[:, 2],
+                            color=OVERLAP_COLOUR, opacity=1.0, flatshading=True, hoverinfo="skip",
+                            name=f"overlap solids ({len(solids):,})", showlegend=True))
+
+
+def _witnesses(fig, found: Findings) -> None:
+    """Per status: the witness points of each finding and the segment between them (one trace,
+    segments apart by gaps), for the first WITNESSES_UP_TO findings."""
+    import plotly.graph_objects as go
+
+    listed = found.pairs[:WITNESSES_UP_TO]
+    for status, name in _STATUS_NAMES.items():
+        group = [p for p in listed if Status(p.status) is status]
+        if not group:
+            continue
+        pts = np.full((3 * len(group), 3), np.nan, dtype=np.float32)
+        a = np.array([p.result.point_a for p in group], dtype=float)
+        b = np.array([p.result.point_b for p in group], dtype=float)
+        pts[0::3], pts[1::3] = a, b
+        what = {"collision": "depth", "touching": "gap", "undecided": "distance"}.get(name, "distance")
+        fig.add_trace(go.Scatter3d(
+            x=pts[:, 0], y=pts[:, 1], z=pts[:, 2], mode="lines+markers", connectgaps=False,
+            name=f"{name}: witness points ({what})", line=dict(color=STATUS_COLOURS[status], width=6),
+            marker=dict(size=3, color=STATUS_COLOURS[status]), hoverinfo="skip"))
+
+
+def _marks(fig, found: Findings) -> None:
+    """The normal of each collision (a cone at its witness segment) and the separating plane of
+    each certificate that has one, for the first MARKS_UP_TO findings."""
+    import plotly.graph_objects as go
+
+    listed = found.pairs[:MARKS_UP_TO]
+    cones = [p for p in listed if Status(p.status) is Status.COLLISION and np.all(np.isfinite(p.result.normal))]
+    if cones:
+        size = np.array([_pair_size(found, p) for p in cones])
+        at = np.array([p.result.point_a for p in cones], dtype=float)
+        n = np.array([p.result.normal for p in cones], dtype=float) * size[:, None] * 0.06
+        fig.add_trace(go.Cone(x=at[:, 0], y=at[:, 1], z=at[:, 2], u=n[:, 0], v=n[:, 1], w=n[:, 2],
+                              anchor="tail", sizemode="raw", sizeref=1.0, showscale=False,
+                              colorscale=[[0, "#d62728"], [1, "#d62728"]], name="collision normal (A to B)",
+                              showlegend=True, hoverinfo="skip"))
+    planes = [p for p in listed if getattr(p.result.certificate, "kind", None) == "plane"]
+    for p in planes[:50]:
+        cert = p.result.certificate
+        nrm = np.asarray(cert.normal, dtype=float)
+        mid = 0.5 * (np.asarray(p.result.point_a, float) + np.asarray(p.result.point_b, float))
+        centre = mid - (nrm @ mid - cert.offset) * nrm
+        u = np.cross(nrm, [1.0, 0, 0] if abs(nrm[0]) < 0.9 else [0, 1.0, 0])
+        u /= np.linalg.norm(u)
+        w = np.cross(nrm, u)
+        h = 0.4 * _pair_size(found, p)
+        Q = np.array([centre + h * (sx * u + sy * w) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+        fig.add_trace(go.Mesh3d(x=Q[:, 0], y=Q[:, 1], z=Q[:, 2], i=[0, 0], j=[1, 2], k=[2, 3],
+                                color="#2ca02c", opacity=0.25,
+                                name=html.escape(f"separating plane {p.a} | {p.b}"),
+                                showlegend=True, hoverinfo="skip"))
+
+
+def _pair_size(found: Findings, p: Finding) -> float:
+    lo, hi = _frame(found, p)
+    return float(np.linalg.norm(np.asarray(hi) - np.asarray(lo))) or 1.0
+
+
+def _frame(found: Findings, p: Finding):
+    """The box around both objects of a pair."""
+    boxes = [found.object(n).bounds for n in (p.a, p.b) if found.object(n) is not None]
+    if not boxes:
+        pts = np.array([p.result.point_a, p.result.point_b], dtype=float)
+        return pts.min(axis=0).tolist(), pts.max(axis=0).tolist()
+    lo = np.min([b[0] for b in boxes], axis=0)
+    hi = np.max([b[1] for b in boxes], axis=0)
+    return lo.tolist(), hi.tolist()
+
+
+# -- the table and the page's data ---------------------------------------------------------------
+
+
+def _pair_data(found: Findings, k: int, p: Finding) -> dict:
+    r = p.result
+    lo, hi = _frame(found, p)
+    return {"a": p.a, "b": p.b, "caption": caption(p, units_of(found, p)),
+            "point_a": _v(r.point_a), "point_b": _v(r.point_b), "normal": _v(r.normal),
+            "lo": _v(lo), "hi": _v(hi)}
+
+
+def _table(found: Findings) -> str:
+    if not found.pairs:
+        return "<p>no findings: every checked pair is clear</p>" if found.checked else ""
+    volumes = any(p.overlap_volume is not None or p.overlap_reason for p in found.pairs)
+    head = ["#", "status", "object A", "object B", "depth / gap"] + (["overlap volume"] if volumes else []) \
+        + ["mode", "note"]
+    rows = []
+    for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO]):
+        status = Status(p.status)
+        notes = []
+        if p.allowed:
+            notes.append(f"allowed: {p.reason}")
+        elif p.known and p.violation:
+            notes.append("in the baseline")
+        if p.conservative:
+            notes.append("hulls (a part is not convex)")
+        if status is Status.CLEARANCE:
+            notes.append(f"{fmt(p.clearance)} required")
+        if p.overlap_reason:
+            notes.append(f"no overlap volume: {p.overlap_reason}")
+        cells = [str(k + 1), status.value, p.a, p.b, size_text(p)] + \
+            ([fmt(p.overlap_volume)] if volumes else []) + [p.mode, "; ".join(notes)]
+        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        muted = " muted" if p.allowed or (p.known and p.violation) else ""
+        rows.append(f"<tr data-k='{k}' class='row {status.value}{muted}' tabindex='0'>{tds}</tr>")
+    ths = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    more = len(found.pairs) - TABLE_ROWS_UP_TO
+    tail = (f"<p class='note'>... and {more:,} more findings, less severe (--format json lists "
+            f"them all)</p>") if more > 0 else ""
+    return (f"<table id='findings'><caption>{'Pairs' if found.all_pairs else 'Findings'}, most "
+            f"severe first: click a row to frame the pair</caption><thead><tr>{ths}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>{tail}")
+
+
+_SCRIPT = r"""
+(function () {
+  const DATA = JSON.parse(document.getElementById('gjk-data').textContent);
+  const gd = document.getElementById('gjk-scene');
+  const detail = document.getElementById('detail');
+  function unit(v) { const n = Math.hypot(v[0], v[1], v[2]); return n > 0 ? v.map(x => x / n) : [1, 0, 0]; }
+  function cross(a, b) { return [a[1]*b[2]-a[2]*b[1], a[2]*b[0]-a[0]*b[2], a[0]*b[1]-a[1]*b[0]]; }
+  function frame(k) {
+    const p = DATA.pairs[k];
+    const c = [0, 1, 2].map(i => 0.5 * (p.lo[i] + p.hi[i]));
+    let half = 0.8 * Math.max(p.hi[0] - p.lo[0], p.hi[1] - p.lo[1], p.hi[2] - p.lo[2]);
+    if (!(half > 0)) half = 1;
+    // look across the normal, so that the gap or the overlap is seen side on
+    const n = unit(p.normal || [1, 0, 0]);
+    let side = cross(n, Math.abs(n[2]) < 0.9 ? [0, 0, 1] : [1, 0, 0]);
+    side = unit(side);
+    const eye = {x: 1.8 * side[0] + 0.35, y: 1.8 * side[1] + 0.35, z: 1.8 * side[2] + 0.6};
+    Plotly.relayout(gd, {
+      'scene.aspectmode': 'cube',
+      'scene.xaxis.range': [c[0] - half, c[0] + half],
+      'scene.yaxis.range': [c[1] - half, c[1] + half],
+      'scene.zaxis.range': [c[2] - half, c[2] + half],
+      'scene.camera.center': {x: 0, y: 0, z: 0},
+      'scene.camera.eye': eye,
+    });
+    if (p.point_a && p.point_b) {
+      Plotly.restyle(gd, {x: [[p.point_a[0], p.point_b[0]]], y: [[p.point_a[1], p.point_b[1]]],
+                          z: [[p.point_a[2], p.point_b[2]]]}, [DATA.selected]);
+    }
+    document.querySelectorAll('#findings tr.sel').forEach(r => r.classList.remove('sel'));
+    const row = document.querySelector("#findings tr[data-k='" + k + "']");
+    if (row) row.classList.add('sel');
+    detail.textContent = '';
+    const h = document.createElement('h3');
+    h.textContent = (k + 1) + '. ' + p.a + ' x ' + p.b;
+    const c1 = document.createElement('p');
+    c1.textContent = p.caption;
+    const c2 = document.createElement('p');
+    c2.className = 'mono';
+    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
+      + '\nnormal ' + JSON.stringify(p.normal);
+    detail.append(h, c1, c2);
+    gd.dataset.framed = String(k);
+  }
+  function reset() {
+    Plotly.relayout(gd, {'scene.aspectmode': 'data', 'scene.xaxis.autorange': true,
+                         'scene.yaxis.autorange': true, 'scene.zaxis.autorange': true});
+    delete gd.dataset.framed;
+  }
+  document.querySelectorAll('#findings tr.row').forEach(function (row) {
+    const k = Number(row.dataset.k);
+    row.addEventListener('click', () => frame(k));
+    row.addEventListener('keydown', e => { if (e.key === 'Enter') frame(k); });
+  });
+  const all = document.getElementById('show-all');
+  if (all) all.addEventListener('click', reset);
+  window.gjkFrame = frame;
+})();
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 1em; color: #222; }}
+h1 {{ font-size: 1.3em; margin: 0 0 .3em 0; }}
+.note {{ color: #555; margin: .2em 0; }} .error {{ color: #b00; font-weight: bold; }}
+#plotbox {{ border: 1px solid #ddd; }}
+#detail {{ font-size: .9em; border-left: 4px solid #dde8f7; padding-left: .8em; }}
+.mono {{ font-family: ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; }}
+table {{ border-collapse: collapse; margin-top: 1em; font-size: .9em; }}
+caption {{ text-align: left; font-weight: bold; padding: .3em 0; }}
+th, td {{ border-bottom: 1px solid #e4e4e4; padding: .25em .6em; text-align: left; }}
+tr.row {{ cursor: pointer; }} tr.row:hover {{ background: #f3f6fb; }} tr.sel {{ background: #dde8f7; }}
+tr.collision td:nth-child(2) {{ color: #d62728; font-weight: bold; }}
+tr.touching td:nth-child(2) {{ color: #b08800; font-weight: bold; }}
+tr.clearance td:nth-child(2) {{ color: #c03cc0; font-weight: bold; }}
+tr.undecided td:nth-child(2) {{ color: #ff7f0e; font-weight: bold; }}
+tr.clear td:nth-child(2) {{ color: #2ca02c; }}
+tr.muted {{ color: #999; }}
+button {{ margin: .4em 0; }}
+.trace {{ margin-top: 2em; border-top: 2px solid #ddd; padding-top: 1em; }}
+.trace pre {{ white-space: pre-wrap; font-size: .85em; background: #f7f7f7; padding: .6em; min-height: 6em; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<p>{summary}</p>
+{notes}{errors}
+<div id="main"><div id="plotbox">{plot}</div>
+<aside id="detail"><p>Click a finding in the table to frame its pair.</p></aside></div>
+<button id="show-all" type="button">show the whole scene</button>
+{table}
+{trace}
+<script type="application/json" id="gjk-data">{data}</script>
+<script>{script}</script>
+</body></html>
+"""

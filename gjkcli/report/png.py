@@ -1,0 +1,150 @@
+"""`--png PATH`: static pictures for CI artifacts and pull-request comments.
+
+matplotlib's Agg canvas draws them in memory: no browser, no display. `check` gets one picture
+(every pair of the check); `scan` one per violation, named after its pair. Each shows both parts,
+the witness points and the segment between them, the normal of a collision, the overlap solid in
+its own colour, and a caption with the status and numbers as the report states them.
+
+Reads the findings model only (and the triangles it hands over); matplotlib is imported here, so
+`gjk` pays for it only when a picture is asked for.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.report import pictures
+from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, caption, units_of
+
+__all__ = ["check_png", "scan_pngs", "picture_name"]
+
+# Triangles per part in a picture (vertex clustering beyond): Agg draws each as a polygon.
+PART_TRIANGLES = 6000
+SIZE_INCHES, DPI = (8.0, 6.4), 100
+
+
+def picture_name(k: int, pair: Finding) -> str:
+    """The file of the k-th violation: its rank and both names, made safe for any file system."""
+    def safe(name: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60] or "object"
+
+    return f"{k + 1:04d}_{safe(pair.a)}__{safe(pair.b)}.png"
+
+
+def check_png(found: Findings) -> bytes:
+    """One picture of a check: every pair's parts and contacts, a caption line per pair."""
+    pairs = found.pairs
+    lines = [f"{p.a} x {p.b}: {caption(p, units_of(found, p))}" for p in pairs[:6]]
+    if len(pairs) > 6:
+        lines.append(f"... and {len(pairs) - 6} more pairs")
+    if not pairs:
+        lines = ["no pairs: " + "; ".join(e.message for e in found.errors) if found.errors else "no pairs"]
+    return _draw(found, pairs, [o.name for o in found.objects], "\n".join(lines))
+
+
+def scan_pngs(found: Findings):
+    """(file name, PNG bytes) per violation of a scan, in report order."""
+    for k, p in enumerate(q for q in found.pairs if q.violation):
+        text = f"{p.a} x {p.b}\n{caption(p, units_of(found, p))}"
+        if p.allowed:
+            text += f"\nallowed: {p.reason}"
+        elif p.known:
+            text += "\nin the baseline"
+        yield picture_name(k, p), _draw(found, [p], [p.a, p.b], text)
+
+
+def _draw(found: Findings, pairs, names, text: str) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    fig = Figure(figsize=SIZE_INCHES, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.0, 0.14, 1.0, 0.86), projection="3d")
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    handles = []
+    for k, name in enumerate(names):
+        o = found.object(name)
+        if o is None:
+            continue
+        lo, hi = np.minimum(lo, o.bounds[0]), np.maximum(hi, o.bounds[1])
+        colour = pictures.COLOURS[k % len(pictures.COLOURS)]
+        tri = found.triangles(name)
+        if tri is None:  # a curved primitive: its box
+            _box(ax, o.bounds, colour)
+        else:
+            V, F = np.asarray(tri[0], dtype=float), np.asarray(tri[1], dtype=np.int64)
+            if len(F) > PART_TRIANGLES:
+                V, F = pictures.decimate(V, F, PART_TRIANGLES)
+            ax.add_collection3d(Poly3DCollection(V[F], facecolor=colour, edgecolor=(0, 0, 0, 0.08),
+                                                 linewidths=0.2, alpha=0.35, label=name))
+        handles.append((colour, name))
+    for p in pairs:
+        if p.overlap_mesh is not None and len(p.overlap_mesh[1]):
+            V, F = p.overlap_mesh
+            ax.add_collection3d(Poly3DCollection(np.asarray(V)[np.asarray(F)], facecolor=OVERLAP_COLOUR,
+                                                 edgecolor="none", alpha=0.9))
+        r = p.result
+        a, b = np.asarray(r.point_a, dtype=float), np.asarray(r.point_b, dtype=float)
+        colour = STATUS_COLOURS[Status(p.status)]
+        if np.all(np.isfinite(a)) and np.all(np.isfinite(b)):
+            ax.plot(*np.stack([a, b]).T, color=colour, linewidth=2.5, marker="o", markersize=4)
+        if Status(p.status) is Status.COLLISION and np.all(np.isfinite(r.normal)):
+            size = float(np.linalg.norm(hi - lo)) or 1.0
+            n = np.asarray(r.normal, dtype=float) * 0.12 * size
+            ax.quiver(*a, *n, color=colour, linewidth=2, arrow_length_ratio=0.3)
+    if np.all(np.isfinite(lo)):
+        centre, half = 0.5 * (lo + hi), 0.5 * float((hi - lo).max() or 1.0)
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - half, centre[1] + half)
+        ax.set_zlim(centre[2] - half, centre[2] + half)
+        ax.set_box_aspect((1, 1, 1))
+    if pairs:
+        _look_across(ax, pairs[0].result.normal)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+    from matplotlib.patches import Patch
+
+    legend = [Patch(facecolor=c, alpha=0.6, label=n[:40]) for c, n in handles[:8]]
+    if any(p.overlap_mesh is not None and len(p.overlap_mesh[1]) for p in pairs):
+        legend.append(Patch(facecolor=OVERLAP_COLOUR, label="overlap solid"))
+    if legend:
+        ax.legend(handles=legend, loc="upper left", fontsize=8, frameon=False)
+    status = Status(pairs[0].status) if pairs else None
+    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True,
+             color=STATUS_COLOURS.get(status, "#222") if status is not None else "#222",
+             family="monospace")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def _look_across(ax, normal) -> None:
+    """View the pair side on: the camera square to the normal, a little above."""
+    n = np.asarray(normal, dtype=float)
+    if not np.all(np.isfinite(n)) or not np.linalg.norm(n):
+        return
+    side = np.cross(n, [0, 0, 1.0] if abs(n[2]) < 0.9 else [1.0, 0, 0])
+    side /= np.linalg.norm(side)
+    view = side + np.array([0.25, 0.25, 0.45])
+    azim = math.degrees(math.atan2(view[1], view[0]))
+    elev = math.degrees(math.atan2(view[2], math.hypot(view[0], view[1])))
+    ax.view_init(elev=elev, azim=azim)
+
+
+def _box(ax, bounds, colour) -> None:
+    lo, hi = np.asarray(bounds[0], dtype=float), np.asarray(bounds[1], dtype=float)
+    for axis in range(3):
+        others = [x for x in range(3) if x != axis]
+        for s1 in (lo, hi):
+            for s2 in (lo, hi):
+                p, q = lo.copy(), hi.copy()
+                p[others[0]] = q[others[0]] = s1[others[0]]
+                p[others[1]] = q[others[1]] = s2[others[1]]
+                ax.plot(*np.stack([p, q]).T, color=colour, linewidth=1.5)

@@ -1,0 +1,101 @@
+"""The overlap solid of two parts (`gjkcli.mesh.overlap`) against answers that are not its own:
+box intersections by arithmetic, spherical caps by formula, and trimesh's boolean intersection
+(through its own manifold3d path: another conversion, another caller) on concave samples."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from gjkcli.mesh.overlap import overlap
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def box(lo, hi) -> trimesh.Trimesh:
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    m = trimesh.creation.box(extents=hi - lo)
+    m.apply_translation(0.5 * (lo + hi))
+    return m
+
+
+def test_random_boxes_match_the_arithmetic_of_their_intersection():
+    rng = np.random.default_rng(11)
+    overlapping = 0
+    for _ in range(60):
+        lo_a = rng.uniform(-0.7, 0.7, 3)
+        hi_a = lo_a + rng.uniform(0.2, 1.5, 3)
+        lo_b = rng.uniform(-0.7, 0.7, 3)
+        hi_b = lo_b + rng.uniform(0.2, 1.5, 3)
+        a, b = box(lo_a, hi_a), box(lo_b, hi_b)
+        truth = float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
+        o = overlap("a", a.vertices, a.faces, "b", b.vertices, b.faces)
+        assert o.reason is None
+        assert o.volume == pytest.approx(truth, rel=1e-9, abs=1e-12)
+        if truth > 0:
+            overlapping += 1
+            # the solid drawn is the solid measured
+            solid = trimesh.Trimesh(o.vertices, o.faces)
+            assert abs(solid.volume) == pytest.approx(truth, rel=1e-9)
+            assert np.all(o.vertices >= np.maximum(lo_a, lo_b) - 1e-9)
+            assert np.all(o.vertices <= np.minimum(hi_a, hi_b) + 1e-9)
+        else:
+            assert len(o.faces) == 0
+    assert 15 <= overlapping <= 50  # both kinds of case were drawn
+
+
+@pytest.mark.parametrize("h", [-0.5, 0.0, 0.6])
+def test_sphere_against_a_box_is_a_spherical_cap(h):
+    """A sphere of radius r cut by the box z >= h: a cap of height r - h, V = pi c^2 (3r - c) / 3.
+    The icosphere lies between the sphere and the ball its nearest face plane bounds, so its cap
+    lies between those two caps."""
+    r = 1.0
+    sphere = trimesh.creation.icosphere(subdivisions=4, radius=r)
+    cut = box([-2, -2, h], [2, 2, 2])
+    o = overlap("sphere", sphere.vertices, sphere.faces, "box", cut.vertices, cut.faces)
+    # the ball of the nearest face plane's distance lies inside the mesh
+    inner = float(np.abs(np.einsum("ij,ij->i", sphere.face_normals, sphere.triangles[:, 0])).min())
+
+    def cap(radius):
+        c = max(0.0, radius - h)
+        return math.pi * c * c * (3 * radius - c) / 3
+
+    assert cap(inner) * 0.999 <= o.volume <= cap(r)
+    assert o.volume == pytest.approx(cap(r), rel=0.02)
+
+
+@pytest.mark.parametrize("pair", [("pocket_box.stl", "ring.stl"), ("peg.stl", "pocket_box.stl"),
+                                  ("collide_b.stl", "ring.stl"), ("clear_b.stl", "touch_b.stl")])
+def test_concave_samples_match_trimesh_boolean(pair):
+    a, b = (trimesh.load_mesh(SAMPLES / n) for n in pair)
+    judge = trimesh.boolean.intersection([a, b], engine="manifold")
+    o = overlap(pair[0], a.vertices, a.faces, pair[1], b.vertices, b.faces)
+    assert judge.volume > 1e-4  # the samples do overlap
+    # trimesh hands manifold3d float32 coordinates: agree to that precision
+    assert o.volume == pytest.approx(judge.volume, rel=1e-5)
+
+
+def test_far_from_the_origin_keeps_its_digits():
+    a, b = box([0, 0, 0], [2, 2, 2]), box([1, 1.5, 1.75], [3, 3.5, 3.75])
+    near = overlap("a", a.vertices, a.faces, "b", b.vertices, b.faces).volume
+    far = overlap("a", a.vertices + 1e7, a.faces, "b", b.vertices + 1e7, b.faces).volume
+    assert near == pytest.approx(0.125, rel=1e-12)
+    assert far == pytest.approx(0.125, rel=1e-6)
+
+
+def test_inward_winding_is_the_same_solid():
+    a, b = box([0, 0, 0], [2, 2, 2]), box([1, 1, 1], [3, 3, 3])
+    o = overlap("a", a.vertices, a.faces[:, ::-1], "b", b.vertices, b.faces)
+    assert o.volume == pytest.approx(1.0)
+
+
+def test_an_open_part_has_no_volume_and_says_why():
+    a, b = box([0, 0, 0], [2, 2, 2]), box([1, 1, 1], [3, 3, 3])
+    o = overlap("lid", a.vertices, a.faces[:-2], "b", b.vertices, b.faces)
+    assert o.volume is None
+    assert "lid" in o.reason and "closed" in o.reason
+    o = overlap("a", a.vertices, a.faces, "sheet", b.vertices, b.faces[:1])
+    assert o.volume is None and "sheet" in o.reason

@@ -1,0 +1,244 @@
+"""`--html`: the page in a real headless Chromium with the network cut (tests/report/chromium_page.py),
+and what the page is made of.
+
+The browser tests assert what a reader sees: the page loads with no console error and no request
+off the file system, the plot has drawn (a WebGL canvas, a screenshot that is not blank), the
+findings' names and numbers are in the document, and a click on a row of the table frames that
+pair (the 3D scene's axis ranges and camera change to the pair's box).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from chromium_page import chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
+from gjkcli.cli import main
+from gjkcli.pipeline import run as pipeline
+from gjkcli.report.html import html_page
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+
+
+def gjk(*args) -> object:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def scene_state(page) -> dict:
+    return page.evaluate("""() => {
+        const s = document.getElementById('gjk-scene')._fullLayout.scene;
+        return {eye: s.camera.eye, x: s.xaxis.range, y: s.yaxis.range, z: s.zaxis.range};
+    }""")
+
+
+@pytest.fixture(scope="module")
+def check_page(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html") / "check.html"
+    r = gjk("check", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--trace", "--html", out, "-q")
+    assert r.exit_code == 1 and out.is_file()
+    return out
+
+
+def test_check_page_with_its_trace_in_chromium(chromium, check_page):
+    loaded = open_page(chromium, check_page)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == []
+    assert loaded.blocked == []  # nothing asked of the network
+    assert page.locator("#gjk-scene .gl-container canvas").count() >= 1
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+    text = page.inner_text("body")
+    found = pipeline.check(str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl"))
+    (pair,) = found.pairs
+    assert "collide_a.stl" in text and "collide_b.stl" in text and "collision" in text
+    assert f"{pair.result.depth:.6g}" in text and f"{pair.overlap_volume:.6g}" in text
+    # the legend names both parts and the overlap solid
+    legend = page.locator("#gjk-scene .legend").text_content()
+    assert "collide_a.stl" in legend and "overlap" in legend
+    before = scene_state(page)
+    page.click("#findings tr.row >> nth=0")
+    settle(page)
+    after = scene_state(page)
+    assert after != before and after["eye"] != before["eye"]
+    assert "collision" in page.inner_text("#detail")
+    # the trace (--trace --html): the slider's steps are the trace's, each with its narration
+    from gjkcli.report.trace import step_texts
+
+    steps = pipeline.check(str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl"),
+                           pipeline.Options(trace=True)).pairs[0].result.trace
+    texts = step_texts(steps)
+    assert {s.phase for s in steps} == {"gjk", "epa"}
+    assert page.locator("section.trace").count() == 1
+    assert page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length") == len(steps)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[0].strip()
+    labels = page.evaluate("document.getElementById('gjk-trace-0').layout.sliders[0].steps.map(s => s.label)")
+    assert len(labels) == len(steps) and labels[-1].endswith(f"EPA {steps[-1].iteration}")
+    page.evaluate(f"Plotly.animate('gjk-trace-0', ['{len(steps) - 1}'], "
+                  "{mode: 'immediate', frame: {duration: 0, redraw: true}, transition: {duration: 0}})")
+    page.wait_for_function(f"document.getElementById('gjk-trace-0').dataset.step === '{len(steps) - 1}'",
+                           timeout=10_000)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[-1].strip()
+    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
+    assert loaded.console_errors == [] and loaded.errors == []
+    page.close()
+
+
+def test_scan_page_frames_the_clicked_pair(chromium, tmp_path):
+    out = tmp_path / "scan.html"
+    assert gjk("scan", SAMPLES, "--html", out, "-q").exit_code == 1
+    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1))
+    loaded = open_page(chromium, out)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    rows = page.locator("#findings tr.row")
+    assert rows.count() == len(found.pairs)
+    # the table reads in the findings' order (the terminal table's)
+    for k in (0, len(found.pairs) - 1):
+        cells = rows.nth(k).locator("td").all_inner_texts()
+        assert cells[1:4] == [found.pairs[k].status.value, found.pairs[k].a, found.pairs[k].b]
+    k = len(found.pairs) - 1
+    rows.nth(k).click()
+    settle(page)
+    state = scene_state(page)
+    p = found.pairs[k]
+    a, b = found.object(p.a), found.object(p.b)
+    for axis, name in enumerate("xyz"):
+        lo, hi = state[name]
+        assert lo <= min(a.bounds[0][axis], b.bounds[0][axis]) and hi >= max(a.bounds[1][axis], b.bounds[1][axis])
+        # framed: the range is about the pair's size, not the scene's
+        assert hi - lo < 2 * max(a.bounds[1][i] - a.bounds[0][i] for i in range(3)) + \
+            2 * max(b.bounds[1][i] - b.bounds[0][i] for i in range(3))
+    assert page.locator("#findings tr.sel").count() == 1
+    page.close()
+
+
+def test_a_big_scene_draws_the_findings_objects(chromium, tmp_path):
+    """Past BIG_SCENE objects, the page draws the objects of findings (merged, one trace) and
+    says how many of the scene's objects it drew."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import make_scan_scene
+    finally:
+        sys.path.pop(0)
+    glb = tmp_path / "scene.glb"
+    make_scan_scene.make(120, glb, seed=4)
+    out = tmp_path / "big.html"
+    assert gjk("scan", glb, "--mode", "hull", "--html", out, "-q").exit_code == 1
+    loaded = open_page(chromium, out)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    text = page.inner_text("body")
+    assert "objects drawn" in text and "objects of findings" in page.locator("#gjk-scene .legend").text_content()
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+    page.close()
+
+
+# -- without a browser ----------------------------------------------------------------------------
+
+
+def test_names_are_escaped_and_the_page_needs_no_network(tmp_path):
+    import trimesh
+
+    a = tmp_path / "<b>bolt&1.stl"
+    trimesh.creation.box((1, 1, 1)).export(a)
+    b = tmp_path / "nut.stl"
+    m = trimesh.creation.box((1, 1, 1))
+    m.apply_translation([0.5, 0, 0])
+    m.export(b)
+    text = html_page(pipeline.check(str(a), str(b)))
+    import re
+
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", text, flags=re.S)  # the page outside its data
+    assert "<b>bolt" not in markup and "&lt;b&gt;bolt&amp;1.stl" in markup
+    # plotly.js is inside; no script or stylesheet is fetched
+    assert "<script src=" not in text and "<link" not in text
+    data = text.split('id="gjk-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["pairs"][0]["a"] == "<b>bolt&1.stl"
+
+    # a name can never close a script element of the page (a manifest's names are free text)
+    m = tmp_path / "m.toml"
+    m.write_text('[[object]]\nname = "</script><i>x"\nbox = [1, 1, 1]\n\n[[object]]\nname = "b"\n'
+                 'box = [1, 1, 1]\ntranslate = [0.5, 0, 0]\n')
+    text = html_page(pipeline.scan([], pipeline.Options(jobs=1), manifest=m))
+    assert text.count("</script>") == text.count("<script")
+
+
+def test_html_refuses_to_overwrite_an_input_and_writes_whole(tmp_path):
+    a = tmp_path / "a.stl"
+    a.write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    r = CliRunner().invoke(main, ["check", str(a), str(SAMPLES / "collide_b.stl"), "--html", str(a)])
+    assert r.exit_code == 2 and "refusing to write over it" in r.output
+    assert a.read_bytes() == (SAMPLES / "collide_a.stl").read_bytes()
+    missing = tmp_path / "no" / "such" / "page.html"
+    r = CliRunner().invoke(main, ["check", str(a), str(SAMPLES / "collide_b.stl"), "--html", str(missing)])
+    assert r.exit_code == 2 and "cannot write the HTML page" in r.output
+    assert not list(tmp_path.glob("**/.gjk-*"))
+
+
+def test_open_needs_html_and_a_terminal(tmp_path, monkeypatch):
+    import click
+
+    launched = []
+    monkeypatch.setattr(click, "launch", lambda url, **k: launched.append(url))
+    r = CliRunner().invoke(main, ["check", str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl"), "--open"])
+    assert r.exit_code == 2 and "--html" in r.output
+    out = tmp_path / "p.html"
+    r = CliRunner().invoke(main, ["check", str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl"),
+                                  "--html", str(out), "--open", "-q"])
+    assert r.exit_code == 1 and out.is_file()
+    assert launched == []  # CliRunner's stdout is not a terminal
+
+
+def test_check_without_pictures_imports_no_plotting_library(tmp_path):
+    import subprocess
+
+    code = ("import sys; from click.testing import CliRunner; from gjkcli.cli import main; "
+            f"CliRunner().invoke(main, ['check', {str(SAMPLES / 'collide_a.stl')!r}, "
+            f"{str(SAMPLES / 'collide_b.stl')!r}]); "
+            "print(sorted(m for m in ('plotly', 'matplotlib', 'PIL') if m in sys.modules))")
+    import os
+
+    import gjkcli
+
+    env = {**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# -- the trace as pictures ------------------------------------------------------------------------
+
+
+def test_minkowski_difference_of_two_boxes():
+    """A = [-1, 1]^3, B = [-0.5, 0.5]^3 + t: A - B = [-1.5, 1.5]^3 - t, exactly (all differences)
+    or on its surface (sampled supports, forced by a tiny threshold)."""
+    import itertools
+
+    from gjkcli.report import tracepic
+
+    corners = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
+    t = np.array([0.3, -0.2, 2.0])
+    A, B = corners, 0.5 * corners + t
+    pts, how = tracepic.minkowski_points(A, B)
+    assert "differences" in how
+    assert np.allclose(pts.min(axis=0), -1.5 - t) and np.allclose(pts.max(axis=0), 1.5 - t)
+    old = tracepic.ALL_DIFFERENCES_UP_TO
+    tracepic.ALL_DIFFERENCES_UP_TO = 0
+    try:
+        pts, how = tracepic.minkowski_points(A, B)
+    finally:
+        tracepic.ALL_DIFFERENCES_UP_TO = old
+    assert "sampled" in how
+    # every support point of A - B along a direction is one of its corners
+    assert np.allclose(np.abs(pts + t), 1.5)
+    faces = tracepic._hull_faces(corners)
+    assert len(faces) and set(faces.ravel().tolist()) == set(range(8))
+    for f in faces:  # each hull triangle lies in one of the cube's 6 planes
+        assert any(np.allclose(corners[f][:, axis], corners[f][0, axis]) for axis in range(3))
+
+
+

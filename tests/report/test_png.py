@@ -1,0 +1,79 @@
+"""`--png`: pictures drawn by matplotlib's Agg canvas, without a browser or a display.
+
+The files are read back as PNGs (Pillow): their size, that they are not blank (the spread of
+their grey levels), and for a scan one file per violation named after its pair."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+from PIL import Image
+
+import gjkcli
+from gjkcli.cli import main
+from gjkcli.pipeline import run as pipeline
+from gjkcli.report.png import DPI, SIZE_INCHES, picture_name
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SIZE = (int(SIZE_INCHES[0] * DPI), int(SIZE_INCHES[1] * DPI))
+
+
+def read_png(path: Path) -> np.ndarray:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    image = Image.open(io.BytesIO(data))
+    image.verify()  # a whole, valid PNG
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def test_check_writes_one_picture_without_a_display(tmp_path):
+    out = tmp_path / "pair.png"
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "MPLBACKEND")}
+    env["PYTHONPATH"] = str(Path(gjkcli.__file__).resolve().parents[1])
+    code = ("import sys; from gjkcli.cli import main; sys.argv = ['gjk', 'check', "
+            f"{str(SAMPLES / 'collide_a.stl')!r}, {str(SAMPLES / 'collide_b.stl')!r}, '--png', {str(out)!r}, '-q']; main()")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr  # the pair collides
+    pixels = read_png(out)
+    assert pixels.shape[:2] == (SIZE[1], SIZE[0])
+    assert pixels.std() > 20  # parts, not a blank canvas
+    # the overlap solid's colour is in the picture
+    assert np.any(np.all(np.abs(pixels.astype(int) - [0xe6, 0x00, 0x7e]) < 40, axis=2))
+
+
+def test_scan_writes_one_picture_per_violation(tmp_path):
+    files = [SAMPLES / n for n in ("collide_a.stl", "collide_b.stl", "touch_a.stl", "clear_a.stl")]
+    folder = tmp_path / "new" / "pictures"
+    r = CliRunner().invoke(main, ["scan", *map(str, files), "--png", str(folder), "-q"], catch_exceptions=False)
+    assert r.exit_code == 1
+    found = pipeline.scan([str(f) for f in files], pipeline.Options(jobs=1))
+    violations = [p for p in found.pairs if p.violation]
+    assert 2 <= len(violations) < len(found.pairs) + 1
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(picture_name(k, p) for k, p in enumerate(violations))
+    for name, p in zip(names, violations):
+        assert p.a.replace(".stl", "") in name and p.b.replace(".stl", "") in name
+    for path in folder.iterdir():
+        pixels = read_png(path)
+        assert pixels.shape[:2] == (SIZE[1], SIZE[0]) and pixels.std() > 20
+
+
+def test_picture_names_are_safe_files():
+    from gjkcli.pipeline.findings import Finding
+
+    p = Finding(a="../etc/passwd", b="a b\nc", result=None)
+    name = picture_name(2, p)
+    assert "/" not in name and "\n" not in name and name.startswith("0003_") and name.endswith(".png")
+
+
+def test_png_refuses_an_input(tmp_path):
+    a = tmp_path / "a.stl"
+    a.write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    r = CliRunner().invoke(main, ["check", str(a), str(SAMPLES / "collide_b.stl"), "--png", str(a)])
+    assert r.exit_code == 2 and "refusing to write over it" in r.output
+    assert a.read_bytes() == (SAMPLES / "collide_a.stl").read_bytes()
