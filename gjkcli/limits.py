@@ -1,4 +1,5 @@
-"""How much of a file gjk reads before it refuses: sizes and counts checked before reading.
+"""How much of a file gjk reads before it refuses (sizes and counts checked before reading), and
+how many overlap volumes a run computes.
 
 Files come from anywhere (vendors' exports, pull requests, archives). A file over a limit is an
 error of that file, one line naming the limit and how to raise it; the other inputs are still
@@ -32,6 +33,10 @@ class Limits:
     ratio
         The largest compression ratio of a member over 1 MiB (default 1,000: real meshes
         compress 3 to 20 times; a zip bomb, millions of times).
+    overlap_volumes
+        The most collisions of one run that get an overlap_volume (default 1,000, the deepest
+        first: a manifold3d boolean costs about a millisecond a pair, so a scene of thousands of
+        collisions would spend most of its time on volumes); the others say why theirs is null.
     """
 
     file_bytes: int = 1 << 30
@@ -39,6 +44,7 @@ class Limits:
     archive_members: int = 10_000
     archive_bytes: int = 1 << 30
     ratio: float = 1000.0
+    overlap_volumes: int = 1000
 
 
 DEFAULT = Limits()

@@ -420,12 +420,18 @@ class _Run:
         return pairs, counts
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
-        """The listed collisions with the volume both parts occupy (manifold3d, on the parts)."""
+        """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
+        deepest first (pairs come sorted), up to the overlap-volumes limit."""
         from gjkcli.mesh.overlap import overlap
 
-        out = []
+        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
+        out, done = [], 0
         for p in pairs:
-            if p.status is Status.COLLISION:
+            if p.status is Status.COLLISION and done >= cap:
+                p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
+                                                          f"collisions (--limit overlap-volumes=N)")
+            elif p.status is Status.COLLISION:
+                done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)
                 if ta is None or tb is None:
