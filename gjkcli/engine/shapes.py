@@ -419,7 +419,7 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
 @contextmanager
 def _hull_results(args, jobs: int):
     """The `_qhull_chunk` results of `args`, in order: from forked workers when jobs > 1."""
-    if jobs > 1 and len(args) > 1 and _can_fork():
+    if jobs > 1 and len(args) > 1 and can_fork():
         from concurrent.futures import ProcessPoolExecutor
         import multiprocessing
 
@@ -715,10 +715,15 @@ def _sorted_unique(x: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """Whether worker processes may be forked here: the platform forks, and manifold3d (whose
+    TBB worker threads a fork would copy mid-state) has not run in this process. A command forks
+    its loaders and hull builders before its overlap volumes, so only a process that runs
+    several scans (tests, a library's caller) goes on in one process after its first volume."""
     import multiprocessing
+    import sys
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return "fork" in multiprocessing.get_all_start_methods() and "manifold3d" not in sys.modules
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -41,10 +41,16 @@ def _solid(name: str, vertices, faces, shift):
     """A manifold3d Manifold of the part, wound outwards; or the reason it is none."""
     import manifold3d
 
-    v = np.ascontiguousarray(np.asarray(vertices, dtype=np.float64) - shift)
-    f = np.ascontiguousarray(np.asarray(faces), dtype=np.uint64)
+    v = np.ascontiguousarray(np.asarray(vertices, dtype=np.float64).reshape(-1, 3) - shift)
+    f = np.asarray(faces).reshape(-1, 3)
     if len(f) == 0:
         return None, f"{name} has no triangles"
+    # manifold3d reads what it is given unchecked (an index past the vertices is a crash)
+    if not (np.issubdtype(f.dtype, np.integer) and f.min() >= 0 and f.max() < len(v)):
+        return None, f"{name} has triangles that name missing vertices"
+    if not np.isfinite(v).all():
+        return None, f"{name} has coordinates that are not finite numbers"
+    f = np.ascontiguousarray(f, dtype=np.uint64)
     mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=f)
     mesh.merge()  # vertices repeated per triangle (an unindexed file) are joined, not gaps
     solid = manifold3d.Manifold(mesh)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli.engine.shapes import can_fork
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources"]
@@ -117,7 +118,7 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
     tell = tell or (lambda stage, done, total: None)
     results: list = [None] * len(sources)
     tell("load", 0, len(sources))
-    if jobs > 1 and len(sources) > 1 and _can_fork():
+    if jobs > 1 and len(sources) > 1 and can_fork():
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -139,12 +140,6 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
             geoms.extend(dataclasses.replace(g, source=k) for g in got)
     geoms.extend(_primitive(spec, manifest, len(sources) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _read_source(s: Source, strict: bool = False):
