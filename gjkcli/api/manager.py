@@ -146,15 +146,17 @@ class DistanceData:
 
 class _Geometry:
     """A mesh as the manager checks it, in its own frame: vertices and triangles, and once
-    prepared its hull, how far the mesh lies from it (`hull_gaps`) and its triangle hierarchy."""
+    prepared its hull, how far the mesh lies from it (`hull_gaps`), whether it is closed and
+    oriented with a sphere's topology (`_closed_oriented`), and its triangle hierarchy."""
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "_mesh", "_no_mesh", "__weakref__")
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "_mesh", "_no_mesh", "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
         self.faces = faces
         self.hull: Shape | None = None
         self.gap = np.inf
+        self.closed = False
         self._mesh: Mesh | None = None
         self._no_mesh = False
 
@@ -163,7 +165,8 @@ class _Geometry:
         the triangles cannot make one (the hull then answers)."""
         if self._mesh is None and not self._no_mesh:
             try:
-                self._mesh = Mesh(self.vertices, self.faces)
+                # a closed, oriented mesh needs no second look at its edges
+                self._mesh = Mesh(self.vertices, self.faces, closed_oriented=self.closed)
             except ValueError:
                 self._no_mesh = True
         return self._mesh
@@ -182,9 +185,11 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     if not todo:
         return
     closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    for g, c in zip(todo, closed.tolist()):
+        g.closed = c
     # only where hull_gaps tests every face against every vertex: above, it climbs the hull's
     # support map, which on the graph of a mesh that is not convex may stop at a local maximum
-    closed &= np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
+    closed = closed & np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
                         for g in todo], dtype=bool)
     hulls = build_hulls([g.vertices for g in todo],
                         triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
