@@ -304,7 +304,9 @@ class ManagedObject:
             shape = self.shape
             if shape.kind == "hull" and shape.radius == 0.0:  # Shape.bounds, without its copies
                 w = shape.vertices @ shape.rotation.T + shape.translation
-                self._bounds = np.stack([w.min(axis=0), w.max(axis=0)])
+                box = self._bounds = np.empty((2, 3))
+                w.min(axis=0, out=box[0])
+                w.max(axis=0, out=box[1])
             else:
                 self._bounds = shape.bounds
         return self._bounds
@@ -525,6 +527,8 @@ class CollisionManager:
             hit &= g_lo[axis] <= p_hi[axis]
             hit &= g_hi[axis] >= p_lo[axis]
         near = np.flatnonzero(hit)
+        if not len(near):  # no box near the probe's: nothing to ask the engine
+            return _shaped(False, set(), [], return_names, return_data)
         pairs = _Pairs(objs, [probe], near, np.zeros(len(near), dtype=np.int64),
                        "verdict" if return_data else "intersect", listed=False)
         pairs.refine_all()
