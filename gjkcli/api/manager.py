@@ -147,7 +147,8 @@ class DistanceData:
 class _Geometry:
     """A mesh as the manager checks it, in its own frame: vertices and triangles, and once
     prepared its hull, how far the mesh lies from it (`hull_gaps`), whether it is closed and
-    oriented with a sphere's topology (`_closed_oriented`), and its triangle hierarchy."""
+    oriented (`_closed_oriented`: every directed edge once, and its reverse once), and its
+    triangle hierarchy."""
 
     __slots__ = ("vertices", "faces", "hull", "gap", "closed", "_mesh", "_no_mesh", "__weakref__")
 
@@ -184,8 +185,8 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     todo = [g for g in geometries if g.hull is None]
     if not todo:
         return
-    closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
-    for g, c in zip(todo, closed.tolist()):
+    paired, closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    for g, c in zip(todo, paired.tolist()):
         g.closed = c
     # only where hull_gaps tests every face against every vertex: above, it climbs the hull's
     # support map, which on the graph of a mesh that is not convex may stop at a local maximum
@@ -219,20 +220,21 @@ _OWN_HULL_MAX_VERTICES = 256
 _OWN_HULL_MAX_FACES = 4096
 
 
-def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
-    """(k,) bool: each mesh could be the boundary of a convex polytope, by its topology alone: it
-    is closed and consistently oriented (every directed edge once, and its reverse once) and a
-    topological sphere (Euler characteristic V - E + F = 2 over its used vertices, so one body
-    and no handle: an annulus, a torus, has 0). All meshes at once."""
+def _closed_oriented(faces: list, n_vertices: list) -> tuple:
+    """(paired, sphere), (k,) bool each, for all meshes at once. paired: the mesh is closed and
+    consistently oriented (every directed edge once, and its reverse once). sphere: besides, it
+    could be the boundary of a convex polytope by its topology alone, a topological sphere
+    (Euler characteristic V - E + F = 2 over its used vertices, so one body and no handle: an
+    annulus, a torus, has 0)."""
     k = len(faces)
     out = np.zeros(k, dtype=bool)
     if k == 0:
-        return out
+        return out, out.copy()
     counts = np.array([len(f) for f in faces], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
     F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
     if len(F) == 0:
-        return out
+        return out, out.copy()
     F = F + np.repeat(offsets[:-1], counts)[:, None]
     total = int(offsets[-1]) + 1
     a = F.ravel()
@@ -249,7 +251,7 @@ def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
     n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
     n_used[np.diff(offsets) == 0] = 0
     out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
-    return out
+    return ok, out
 
 
 class ManagedObject:
