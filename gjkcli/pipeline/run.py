@@ -504,7 +504,8 @@ class _Parts:
             g = self.geoms[k]
             if g.primitive is not None:  # a box: its hull's triangles are the box exactly
                 s = self.shapes[k]
-                self._meshes[k] = Mesh(s.world_vertices, _hull_triangles(s), watertight=True, name=g.name)
+                corners = _box_corners(s)
+                self._meshes[k] = Mesh(corners, _hull_triangles(corners), watertight=True, name=g.name)
             elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
             else:
@@ -551,11 +552,17 @@ class _Answers:
     batch: object
 
 
-def _hull_triangles(shape) -> np.ndarray:
-    """(m, 3) outward triangles of a solid hull's vertices (a box primitive's 12)."""
+def _box_corners(shape) -> np.ndarray:
+    """(8, 3) world corners of a box primitive (a primitive keeps no vertices, only its half
+    extents `dims`)."""
+    signs = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+    return (signs * shape.dims) @ shape.rotation.T + shape.translation
+
+
+def _hull_triangles(V: np.ndarray) -> np.ndarray:
+    """(m, 3) outward triangles of the hull of points V (n, 3) in convex position (a box's 12)."""
     from scipy.spatial import ConvexHull
 
-    V = shape.world_vertices
     hull = ConvexHull(V)
     faces = hull.simplices.copy()
     # qhull's simplices are not consistently wound: orient each along its facet's outward normal
