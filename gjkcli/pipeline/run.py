@@ -81,6 +81,9 @@ class Options:
     strict : an input that cannot be read raises its InputError (for --debug) instead of
         becoming a Problem of the findings
     limits : gjkcli.limits.Limits on what a file may hold (None: the defaults)
+    dask : scan on a Dask cluster: a scheduler address ("tcp://host:8786") or "local[:N]"
+        (`gjkcli.pipeline.distributed`; None: in this process, the manifest's `dask` first)
+    dask_timeout : seconds to reach the scheduler and its first worker
     """
 
     mode: str = "auto"
@@ -95,6 +98,8 @@ class Options:
     write_baseline: str | os.PathLike | None = None
     strict: bool = False
     limits: object = None
+    dask: str | None = None
+    dask_timeout: float = 10.0
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -131,7 +136,12 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             options,
             tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
             clearance=options.clearance if options.clearance is not None else m.clearance,
-            fail_on=options.fail_on if options.fail_on is not None else m.fail_on)
+            fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
+            dask=options.dask if options.dask is not None else m.dask)
+    if options.dask is not None:
+        from gjkcli.pipeline.distributed import scan_on_cluster
+
+        return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
