@@ -262,6 +262,22 @@ def test_a_worker_killed_mid_scan_the_scan_completes(cluster, convex_files, smal
     client.wait_for_workers(2, timeout=60)  # the nanny brings the worker back for later tests
 
 
+def test_a_scheduler_without_workers_and_a_failed_task_are_cluster_errors(cluster):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        start = time.monotonic()
+        with pytest.raises(distributed.ClusterError, match="has no worker"):
+            with distributed.connect(empty.scheduler_address, timeout=1.0):
+                pass
+        assert time.monotonic() - start < 10
+    address, client = cluster
+    run = distributed._ClusterRun(pipeline.Options(dask=address), None)
+    run.client = client
+    with pytest.raises(distributed.ClusterError, match="could not finish the scan: ZeroDivisionError"):
+        run._results([client.submit(lambda: 1 / 0, pure=False)], "load")
+
+
 # -- the command ---------------------------------------------------------------------------------------
 
 
