@@ -84,9 +84,12 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
     joins it, within `timeout` seconds.
     """
     where, workers = parse_address(address)
-    with _quiet_dask(quiet):
+    try:
         from distributed import Client, LocalCluster
-
+    except ImportError:
+        raise ClusterError(f"a scan on a Dask cluster ({address}) needs dask.distributed, which is "
+                           f"not installed: pip install 'gjk[dask]'") from None
+    with _quiet_dask(quiet):
         cluster = None
         try:
             if workers is not None:

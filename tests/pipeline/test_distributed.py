@@ -326,6 +326,15 @@ def test_bad_manifest_address_names_its_line(tmp_path):
     assert manifests.load(m).dask == "local:3"
 
 
+def test_without_distributed_installed_one_line_says_what_to_install(tmp_path, convex_files):
+    code = ("import sys; sys.modules['distributed'] = None\n"  # an import of it fails
+            "from gjkcli.cli import main\nmain(['scan', sys.argv[1], '--dask', 'local'])")
+    done = subprocess.run([sys.executable, "-c", code, str(convex_files[0])], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install 'gjk[dask]'" in done.stderr
+
+
 def test_bad_address_is_a_usage_error():
     from click.testing import CliRunner
 
