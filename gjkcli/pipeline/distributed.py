@@ -50,6 +50,8 @@ LOCAL_WORKERS = 2
 # at most about this many objects per tile (so that a tile's arrays stay small to send).
 TILES_PER_WORKER = 4
 TILE_OBJECTS = 20_000
+# While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
+_WATCH_EVERY = 1.0
 
 
 class ClusterError(GjkError):
@@ -252,15 +254,34 @@ class _ClusterRun(_Run):
         return max(TILES_PER_WORKER * workers, -(-n // TILE_OBJECTS))
 
     def _results(self, futures: list, stage: str) -> list:
-        """The futures' results in order, the progress told as each completes; a task the
-        cluster could not run (its workers died too often) is a ClusterError."""
+        """The futures' results in order, the progress told as each completes.
+
+        Never waits forever: a cluster without a worker, or a scheduler out of reach, for longer
+        than the connect time-out is a ClusterError, and so is a task the cluster could not run
+        (its workers died too often: Dask's KilledWorker).
+        """
         from distributed import as_completed
 
         total = len(futures)
         self.tell(stage, 0, total)
         try:
-            for done, _ in enumerate(as_completed(futures, loop=self.client.loop), start=1):
-                self.tell(stage, done, total)
+            pending = as_completed(futures, loop=self.client.loop)
+            done, stranded, checked = 0, None, 0.0
+            while not pending.is_empty():
+                if pending.has_ready():
+                    done += len(pending.next_batch(block=False))
+                    self.tell(stage, done, total)
+                    continue
+                now = time.monotonic()
+                if now - checked >= _WATCH_EVERY:
+                    checked = now
+                    alive = self.client.status == "running" and len(self.client.nthreads()) > 0
+                    stranded = None if alive else (stranded or now)
+                    if stranded is not None and now - stranded > self.options.dask_timeout:
+                        raise ClusterError(
+                            f"the Dask cluster at {self.options.dask} has had no worker (or no "
+                            f"scheduler) for {self.options.dask_timeout:g} s; the scan stopped")
+                time.sleep(0.02)
             return [f.result() for f in futures]
         except GjkError:
             raise  # an input error of --debug's strict mode, raised on a worker
