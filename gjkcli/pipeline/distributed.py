@@ -129,14 +129,22 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
 def _quiet_dask(quiet: bool):
     """distributed's own log lines (a lost worker, a retried connection) stay off stderr, where
     gjk's one line per problem is; --debug lets them through."""
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    if quiet:
+    if not quiet:
+        yield
+        return
+    # distributed's configuration gives some of its loggers their own level
+    # (distributed.client: warning): each one is silenced, not only the parent
+    names = ["distributed"] + [name for name in logging.root.manager.loggerDict
+                               if name.startswith("distributed.")]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
         logger.setLevel(logging.CRITICAL + 1)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def scan_on_cluster(paths, options: Options, manifest, progress):
@@ -286,8 +294,8 @@ class _ClusterRun(_Run):
         except GjkError:
             raise  # an input error of --debug's strict mode, raised on a worker
         except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
-            raise ClusterError(f"the Dask cluster could not finish the scan: {type(exc).__name__}: "
-                               f"{one_line(exc)}") from exc
+            raise ClusterError(f"the Dask cluster at {self.options.dask} could not finish the scan: "
+                               f"{type(exc).__name__}: {one_line(exc)}") from exc
 
     def _release(self) -> None:
         for f in self._loads:
