@@ -61,6 +61,18 @@ def _length(_ctx, param, value):
     return value
 
 
+def _dask_address(_ctx, param, value):
+    """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
+    if value is None:
+        return None
+    from gjkcli.scene.manifest import DASK_ADDRESS
+
+    if not DASK_ADDRESS.fullmatch(value):
+        raise click.BadParameter(f"{value!r}: give a scheduler address like tcp://host:8786, or "
+                                 f"local or local:N", param=param)
+    return value
+
+
 def _options(f):
     """The options every command shares, in the order `--help` lists them."""
     shared = [
@@ -158,9 +170,17 @@ def check(ctx, a, b, **opts):
               help="Record today's findings in FILE, keyed by (file, object, object).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes for loading and hull building. Default: all cores.")
+@click.option("--dask", "dask", metavar="ADDRESS", callback=_dask_address,
+              help="Scan on a Dask cluster: a scheduler (tcp://host:8786), or local[:N] for N "
+                   "worker processes here (default 2). Default: the manifest's `dask`, else this "
+                   "process. Needs gjk[dask].")
+@click.option("--dask-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the Dask scheduler and its first worker.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, **opts):
+def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
+         dask_timeout, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -171,13 +191,14 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs, **opts)
+             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+             dask=dask, dask_timeout=dask_timeout, **opts)
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
-                 html_file=None, png_path=None, open_page=False) -> None:
+                 html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -200,7 +221,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
-            limits=file_limits)
+            limits=file_limits, dask=dask, dask_timeout=dask_timeout)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

@@ -6,6 +6,7 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
     clearance = 0.5                   # required gap, model units
     fail_on = ["collision", "clearance"]   # which findings fail the scan
     srdf = "robot.srdf"               # a MoveIt SRDF's <disable_collisions> as allowed pairs
+    dask = "tcp://scheduler:8786"     # scan on a Dask cluster, or "local" / "local:4" (gjk scan --dask)
 
     [[include]]                       # every object of a scene file
     file = "cell.glb"
@@ -74,7 +75,7 @@ DEFAULT_FAIL_ON = ("collision", "clearance")
 
 PRIMITIVES = ("box", "sphere", "capsule", "cylinder")
 
-TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "include", "object", "group", "check",
+TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "dask", "include", "object", "group", "check",
             "allow")
 TABLE_KEYS = {
     "include": ("file", "transform", "split_bodies"),
@@ -83,6 +84,10 @@ TABLE_KEYS = {
     "check": ("a", "b", "clearance"),
     "allow": ("a", "b", "reason"),
 }
+# A Dask scheduler: "local" or "local:N" (a LocalCluster of N worker processes), or an address
+# with its protocol ("tcp://host:8786", "tls://...", "inproc://...").
+DASK_ADDRESS = re.compile(r"local(:[1-9][0-9]*)?|[a-z][a-z0-9+.-]*://\S+")
+
 PRIMITIVE_KEYS = {"capsule": ("radius", "length"), "cylinder": ("radius", "height")}
 
 
@@ -162,6 +167,7 @@ class Manifest:
     clearance: float | None = None
     fail_on: tuple | None = None
     srdf: Path | None = None
+    dask: str | None = None
     includes: tuple = ()
     objects: tuple = ()
     groups: tuple = ()
@@ -403,6 +409,13 @@ class _Builder:
         srdf = None
         if "srdf" in data:
             srdf = self.file(data["srdf"], self.lines.top("srdf"), "srdf")
+        dask = None
+        if "dask" in data:
+            dask = data["dask"]
+            if not isinstance(dask, str) or not DASK_ADDRESS.fullmatch(dask):
+                self.fail(self.lines.top("dask"), f"dask must be a scheduler address like "
+                                                  f"'tcp://host:8786', or 'local' or 'local:N', got "
+                                                  f"{dask!r}")
         tables = {name: self.tables(data, name) for name in TABLE_KEYS}
         includes = tuple(self.include(t, k) for k, t in enumerate(tables["include"]))
         objects = tuple(self.object(t, k) for k, t in enumerate(tables["object"]))
@@ -414,7 +427,7 @@ class _Builder:
         if srdf is not None:
             allows += tuple(read_srdf(srdf, self.path, self.lines.top("srdf")))
         return Manifest(path=self.path, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
-                        srdf=srdf, includes=includes, objects=objects, groups=groups, checks=checks,
+                        srdf=srdf, dask=dask, includes=includes, objects=objects, groups=groups, checks=checks,
                         allows=allows)
 
     def tables(self, data: dict, name: str) -> list:

@@ -16,7 +16,8 @@ import numpy as np
 
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
 
-__all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources"]
+__all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
+           "assemble"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,21 +124,27 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
 
         with ProcessPoolExecutor(min(jobs, len(sources)),
                                  mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_source, s, strict) for s in sources]
+            futures = [pool.submit(read_source, s, strict) for s in sources]
             for k, f in enumerate(futures):
                 results[k] = f.result()
                 tell("load", k + 1, len(sources))
     else:
         for k, s in enumerate(sources):
-            results[k] = _read_source(s, strict)
+            results[k] = read_source(s, strict)
             tell("load", k + 1, len(sources))
+    return assemble(results, primitives, manifest, problems=problems)
+
+
+def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> list[Geometry]:
+    """The objects of the sources, from `read_source`'s answers in source order (a Problem adds
+    itself to `problems`), then the primitives; names made unique."""
     geoms: list[Geometry] = []
     for k, got in enumerate(results):
         if isinstance(got, Problem):
             problems.append(got)
         else:
             geoms.extend(dataclasses.replace(g, source=k) for g in got)
-    geoms.extend(_primitive(spec, manifest, len(sources) + n) for n, spec in enumerate(primitives))
+    geoms.extend(_primitive(spec, manifest, len(results) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)
 
 
@@ -147,7 +154,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _read_source(s: Source, strict: bool = False):
+def read_source(s: Source, strict: bool = False):
     """A source's objects, or a Problem naming the file (never raises an InputError unless
     strict)."""
     from gjkcli.mesh.load import load_objects, load_part, read_objects
