@@ -148,9 +148,19 @@ def check(ctx, a, b, **opts):
               help="Record today's findings in FILE, keyed by (file, object, object).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes for loading and hull building. Default: all cores.")
+@click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
+              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, then "
+                   "a folder called NAME above the URDF.")
+@click.option("--srdf", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: a MoveIt SRDF whose disabled pairs are allowed (with their reasons) and "
+                   "whose group states name poses.")
+@click.option("--joints", metavar="NAME=VALUE,...",
+              help="URDF: the pose (radians, metres), or a group state of --srdf. Default: every "
+                   "joint at 0 within its limits; a value outside the limits is an error.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, **opts):
+def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, packages, srdf,
+         joints, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -161,12 +171,29 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs, **opts)
+             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+             robot=_robot_options(packages, srdf, joints), **opts)
+
+
+def _robot_options(packages, srdf, joints):
+    """The URDF options as a gjkcli.scene.urdf.RobotOptions, or None when none is given."""
+    if not packages and srdf is None and joints is None:
+        return None
+    pairs = []
+    for item in packages:
+        name, eq, folder = item.partition("=")
+        if not eq or not name or not folder:
+            raise click.BadParameter(f"{item!r} is not NAME=DIR", param_hint="--package")
+        pairs.append((name, folder))
+    from gjkcli.scene.urdf import RobotOptions
+
+    return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints)
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
-                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None) -> None:
+                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
+                 robot=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -186,7 +213,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
-            limits=file_limits)
+            limits=file_limits, robot=robot)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

@@ -449,3 +449,31 @@ def depth_by_directions(a, b, n: int = 8000, starts: int = 6, rounds: int = 40) 
                 cap *= 0.5
         best = min(best, value)
     return best
+
+
+# -- robots ---------------------------------------------------------------------------------------
+
+ROBOTS = SHARED / "robots"
+PANDA_PACKAGE = "moveit_resources_panda_description"
+
+
+@pytest.fixture(scope="session")
+def panda_dir() -> Path:
+    """../shared/robots/panda (URDF, SRDF, collision STLs), or a skip that says why."""
+    if not (ROBOTS / "panda" / "panda.urdf").is_file():
+        pytest.skip(f"the Panda robot is not at {ROBOTS / 'panda'} (it lives in ../shared beside the project)")
+    return ROBOTS / "panda"
+
+
+@pytest.fixture(scope="session")
+def panda_package(panda_dir, tmp_path_factory) -> Path:
+    """A ROS package folder for the Panda's package:// paths, made of links to the shared files:
+    <tmp>/ws/src/moveit_resources_panda_description/{urdf/panda.urdf, meshes/collision/*.stl}."""
+    root = tmp_path_factory.mktemp("ws") / "src" / PANDA_PACKAGE
+    (root / "meshes" / "collision").mkdir(parents=True)
+    (root / "urdf").mkdir()
+    for stl in panda_dir.glob("*.stl"):
+        (root / "meshes" / "collision" / stl.name).symlink_to(stl)
+    (root / "urdf" / "panda.urdf").symlink_to(panda_dir / "panda.urdf")
+    (root / "urdf" / "panda.srdf").symlink_to(panda_dir / "panda.srdf")
+    return root

@@ -81,6 +81,7 @@ class Options:
     strict : an input that cannot be read raises its InputError (for --debug) instead of
         becoming a Problem of the findings
     limits : gjkcli.limits.Limits on what a file may hold (None: the defaults)
+    robot : gjkcli.scene.urdf.RobotOptions for URDF inputs (packages, SRDF, joints; None: none)
     """
 
     mode: str = "auto"
@@ -95,6 +96,7 @@ class Options:
     write_baseline: str | os.PathLike | None = None
     strict: bool = False
     limits: object = None
+    robot: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -133,8 +135,34 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             clearance=options.clearance if options.clearance is not None else m.clearance,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on)
     run = _Run(options, "scan", progress)
-    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
+    m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def _with_robots(m, sources, robot_options, run: "_Run"):
+    """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
+    added, and a note of each robot's pose. InputError when robot options name no robot."""
+    from gjkcli.errors import InputError
+    from gjkcli.scene import manifest as manifests
+    from gjkcli.scene import urdf
+
+    robots = [s for s in sources if s.robot is not None]
+    if not robots:
+        given = robot_options is not None and (robot_options.srdf or robot_options.joints
+                                               or robot_options.packages)
+        if given and not run.problems:
+            raise InputError("--srdf/--joints/--package", "apply to URDF inputs, and no input is a "
+                                                          "URDF; give robot.urdf")
+        return m
+    allows = []
+    srdf = robot_options.srdf if robot_options is not None else None
+    for s in robots:
+        allows.extend(urdf.allowed_pairs(s.robot, srdf, s.prefix))
+        run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
+    if m is None:
+        return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
+    return dataclasses.replace(m, allows=m.allows + tuple(allows))
 
 
 class _Run:

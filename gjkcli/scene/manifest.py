@@ -677,9 +677,10 @@ def match(pattern: str, names: list[str]) -> np.ndarray:
 
 
 def match_link(link: str, names: list[str]) -> np.ndarray:
-    """(n,) bool: objects named `link`, or "<file>:<link>" from a prefixed scene."""
-    suffix = ":" + link
-    return np.fromiter((name == link or name.endswith(suffix) for name in names),
+    """(n,) bool: objects named `link`, "<file>:<link>" from a prefixed scene, or a URDF link's
+    k-th collision element ("<link>:<k>", prefixed or not)."""
+    rx = re.compile(r"(?:.*:)?" + re.escape(link) + r"(?::\d+)?")
+    return np.fromiter((rx.fullmatch(name) is not None for name in names),
                        dtype=bool, count=len(names))
 
 

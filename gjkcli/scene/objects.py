@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
+from gjkcli.scene import urdf
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources"]
 
@@ -57,6 +58,8 @@ class Source:
     split_bodies: bool = False
     whole: bool = False
     name: str | None = None
+    robot: object | None = None  # a gjkcli.scene.urdf.Robot: the file is a URDF
+    pose: np.ndarray | None = None  # (d,) its joint values
 
 
 def file_sources(paths, split_bodies: bool = False) -> list[Source]:
@@ -65,11 +68,14 @@ def file_sources(paths, split_bodies: bool = False) -> list[Source]:
                    split_bodies=split_bodies) for p in paths]
 
 
-def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[list[Source], list]:
+def scene_sources(paths, manifest, split_bodies: bool, problems: list,
+                  robot=None) -> tuple[list[Source], list]:
     """`gjk scan`'s inputs: (file sources, manifest primitives) from paths and a manifest.
 
     Directories expand to the mesh files in them; a path that does not exist is a problem and
-    the rest are still read; a file reached twice (itself and its folder) is read once.
+    the rest are still read; a file reached twice (itself and its folder) is read once. A URDF
+    (`gjkcli.scene.urdf`) is parsed here, its pose taken from `robot` (a RobotOptions); one that
+    cannot be used is a problem.
     """
     from gjkcli.mesh.load import expand_paths
 
@@ -93,9 +99,17 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[
     base_names = [Path(p).name for p, _, _ in files]
     prefixes = [name if base_names.count(name) == 1 else Path(shown[k]).as_posix()
                 for k, name in enumerate(base_names)]
-    sources = [Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
-                      transform=T, split_bodies=split)
-               for k, (p, T, split) in enumerate(files)]
+    sources = []
+    for k, (p, T, split) in enumerate(files):
+        source = Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
+                        transform=T, split_bodies=split)
+        if urdf.is_urdf(p):
+            try:
+                source = _robot_source(source, robot or urdf.RobotOptions())
+            except InputError as exc:
+                problems.append(Problem(file=exc.source, message=one_line(exc.message)))
+                continue
+        sources.append(source)
     primitives = []
     if manifest is not None:
         for spec in manifest.objects:
@@ -105,6 +119,13 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[
             else:
                 primitives.append(spec)
     return sources, primitives
+
+
+def _robot_source(source: Source, options) -> Source:
+    """The source of a URDF: the robot parsed, its meshes found, the pose checked."""
+    robot = urdf.load(source.path, options.packages)
+    pose = urdf.parse_joints(robot, options.joints, options.srdf)
+    return dataclasses.replace(source, robot=robot, pose=pose)
 
 
 def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1,
@@ -153,6 +174,9 @@ def _read_source(s: Source, strict: bool = False):
     from gjkcli.mesh.load import load_objects, load_part, read_objects
 
     try:
+        if s.robot is not None:
+            return urdf.read_geometries(s.robot, s.pose, shown=s.shown, prefix=s.prefix,
+                                        transform=s.transform)
         if s.whole and s.split_bodies:
             parts = load_objects(s.path, split_bodies=True)
             if len(parts) == 1:
