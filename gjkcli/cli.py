@@ -157,10 +157,16 @@ def check(ctx, a, b, **opts):
 @click.option("--joints", metavar="NAME=VALUE,...",
               help="URDF: the pose (radians, metres), or a group state of --srdf. Default: every "
                    "joint at 0 within its limits; a value outside the limits is an error.")
+@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
+              help="URDF: check every pose of a CSV (a header of joint names, one pose a row); "
+                   "each finding carries its row as 'waypoint'.")
+@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
+              help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
+                   "straight joint motion between them continuously ('segment' and 't').")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, packages, srdf,
-         joints, **opts):
+         joints, poses, trajectory, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -172,13 +178,15 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
              all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
-             robot=_robot_options(packages, srdf, joints), **opts)
+             robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
 
-def _robot_options(packages, srdf, joints):
+def _robot_options(packages, srdf, joints, poses, trajectory):
     """The URDF options as a gjkcli.scene.urdf.RobotOptions, or None when none is given."""
-    if not packages and srdf is None and joints is None:
+    if not packages and srdf is None and joints is None and poses is None and trajectory is None:
         return None
+    if sum(x is not None for x in (joints, poses, trajectory)) > 1:
+        raise click.UsageError("give one of --joints, --poses and --trajectory")
     pairs = []
     for item in packages:
         name, eq, folder = item.partition("=")
@@ -187,7 +195,8 @@ def _robot_options(packages, srdf, joints):
         pairs.append((name, folder))
     from gjkcli.scene.urdf import RobotOptions
 
-    return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints)
+    return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints, poses=poses,
+                        trajectory=trajectory)
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,

@@ -81,6 +81,9 @@ class Finding:
     known : the baseline holds the pair's key
     key : (file, a, b), the baseline key; () when the run neither reads nor writes a baseline
     note : what an exact answer does not cover (only surfaces count for an open part), or None
+    waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
+    segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
+        [0, 1] (--trajectory; None otherwise)
     """
 
     a: str
@@ -98,6 +101,9 @@ class Finding:
     file_b: str = ""
     key: tuple = ()
     note: str | None = None
+    waypoint: int | None = None
+    segment: int | None = None
+    t: float | None = None
 
     @property
     def status(self) -> Status:

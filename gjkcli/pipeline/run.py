@@ -134,6 +134,12 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
             clearance=options.clearance if options.clearance is not None else m.clearance,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on)
+    robot = options.robot
+    if robot is not None and (robot.poses is not None or robot.trajectory is not None):
+        from gjkcli.pipeline.motion import scan_poses
+
+        return scan_poses(paths, options, manifest=m, progress=progress,
+                          trajectory=robot.trajectory is not None)
     run = _Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
     m = _with_robots(m, sources, options.robot, run)

@@ -42,12 +42,16 @@ class RobotOptions:
 
     packages : ((NAME, DIR), ...) from --package, tried before ROS_PACKAGE_PATH
     srdf : an SRDF whose disabled pairs are allowed and whose group states name poses
-    joints : "NAME=VALUE,..." or a group state's name (None: every joint at 0 within limits)
+    joints : "NAME=VALUE,...", a group state's name, or {NAME: VALUE} (None: every joint at 0
+        within its limits)
+    poses, trajectory : a CSV of poses (`read_pose_table`) to check each, or as one motion
     """
 
     packages: tuple = ()
     srdf: str | None = None
-    joints: str | None = None
+    joints: object = None
+    poses: str | None = None
+    trajectory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -493,6 +497,8 @@ def parse_joints(robot: Robot, text: str | None, srdf=None, where: str = "--join
     """(d,) the pose `text` names: "NAME=VALUE,..." (others at the default) or an SRDF group
     state's name. InputError for an unknown joint, a fixed or mimic one, a value outside the limits."""
     q = robot.default_pose()
+    if isinstance(text, dict):
+        return pose_from(robot, text, where)
     if text is None or not text.strip():
         return q
     text = text.strip()
@@ -657,3 +663,92 @@ _LINK_SUFFIX = re.compile(r":\d+$")
 def link_of(name: str) -> str:
     """The link an object name stands for ("panda_link3:2" -> "panda_link3")."""
     return _LINK_SUFFIX.sub("", name)
+
+
+# -- poses from a table -----------------------------------------------------------------------------
+
+
+def read_pose_table(robot: Robot, path) -> np.ndarray:
+    """(n, d) poses from a CSV file: a header of joint names (any subset of the robot's
+    independent joints, the others at the default pose), then one pose a row.
+
+    Raises InputError naming the file and the line: an unknown, fixed or mimic joint, a cell that
+    is not a number, a row of the wrong length, a value outside the joint's limits, no rows.
+    """
+    import csv
+
+    from gjkcli.scene.manifest import read_small_text
+
+    path = Path(path)
+    try:
+        text = read_small_text(path, "CSV")
+    except FileNotFoundError:
+        raise InputError(path, "no such CSV file; check the path") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    rows = [r for r in csv.reader(text.splitlines())]
+    numbered = [(k + 1, [c.strip() for c in r]) for k, r in enumerate(rows) if any(c.strip() for c in r)]
+    if not numbered:
+        raise InputError(path, "is empty: give a header of joint names and one pose a row")
+    (_, header), body = numbered[0], numbered[1:]
+    col = {name: k for k, name in enumerate(robot.variables)}
+    for name in header:
+        if name not in col:
+            pose_from(robot, {name: 0.0}, f"{path}:1")  # raises with the reason
+    if len(set(header)) != len(header):
+        raise InputError(f"{path}:1", "a joint is named twice in the header")
+    if not body:
+        raise InputError(path, "has a header and no poses: give one pose a row")
+    out = np.tile(robot.default_pose(), (len(body), 1))
+    for n, (line, cells) in enumerate(body):
+        if len(cells) != len(header):
+            raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
+        try:
+            values = {name: float(c) for name, c in zip(header, cells)}
+        except ValueError:
+            raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
+        out[n] = pose_from(robot, values, f"{path}:{line}")
+    return out
+
+
+# -- motion bounds ----------------------------------------------------------------------------------
+
+
+def element_radius(c: Collision, local_vertices: np.ndarray | None) -> float:
+    """The largest distance of any point of a collision element from its link's frame origin."""
+    if local_vertices is not None:
+        return float(np.linalg.norm(local_vertices, axis=1).max())
+    centre = float(np.linalg.norm(c.origin[:3, 3]))
+    if c.kind == "box":
+        return centre + 0.5 * float(np.linalg.norm(c.params["size"]))
+    if c.kind == "cylinder":
+        return centre + float(np.hypot(c.params["radius"], 0.5 * c.params["length"]))
+    return centre + c.params["radius"]
+
+
+def motion_radii(robot: Robot, element_radii: np.ndarray) -> np.ndarray:
+    """(J, E) how fast any point of element e can move per unit speed of joint k, for any pose.
+
+    Joint k turning at speed w moves a point p at |w| |p - o_k| at most (o_k on its axis, the
+    origin of its child's frame); prismatic joint k moves every point below it at |w|. |p - o_k|
+    is bounded without the pose by the triangle inequality along the chain: the lengths of the
+    joint origins between k and the element's link (plus any prismatic travel), plus the
+    element's radius about its link's origin (Schwarzer, Saha and Latombe 2005 bound the motion
+    of a link over a path segment the same way). Joints not above an element's link: 0.
+    """
+    parent = {j.child: k for k, j in enumerate(robot.joints)}
+    link_of_element = [c.link for c in robot.collisions]
+    out = np.zeros((len(robot.joints), len(robot.collisions)))
+    for e, link in enumerate(link_of_element):
+        reach = float(element_radii[e])  # bound on |p - origin of the current link|
+        while link in parent:
+            k = parent[link]
+            j = robot.joints[k]
+            if j.kind in ("revolute", "continuous"):
+                out[k, e] = reach
+            elif j.kind == "prismatic":
+                out[k, e] = 1.0
+            travel = max(abs(j.lower), abs(j.upper)) if j.kind == "prismatic" else 0.0
+            reach += float(np.linalg.norm(j.origin[:3, 3])) + travel
+            link = j.parent
+    return out
