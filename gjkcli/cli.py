@@ -199,6 +199,72 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
                         trajectory=trajectory)
 
 
+@main.command("collision-matrix", context_settings=CONTEXT)
+@click.argument("urdf", metavar="ROBOT.urdf", type=click.Path(path_type=str))
+@click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, metavar="N",
+              help="Random poses within the joint limits.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random poses.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Write the SRDF to FILE (an existing SRDF keeps all but its disabled pairs). "
+                   "Default: stdout.")
+@click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
+              help="Instead: check the pairs SRDF disables as Never; exit 1 with a pose for each "
+                   "that collides.")
+@click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
+              help="Where package://NAME/... lives (repeatable), as for scan.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def collision_matrix(ctx, urdf, samples, seed, output, audit, packages, quiet, debug):
+    """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
+
+    Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
+    Always (in collision in at least 95% of the samples) or Never (in none of them); the others
+    stay enabled. Writes SRDF <disable_collisions> lines with those reasons. With --audit, exit
+    code 1 when a pair the SRDF disables as Never collides. Exit code 2: an input error.
+    """
+    robot_options = _robot_options(packages, None, None, None, None)
+    with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), _quiet_libraries(debug):
+        from pathlib import Path
+
+        from gjkcli.pipeline import matrix as matrices
+        from gjkcli.report import srdf as srdfs
+        from gjkcli.scene import urdf as urdfs
+        from gjkcli.scene.manifest import read_small_text, read_srdf
+
+        robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
+        _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
+        with _progress(quiet, "table", "scan") as tell:
+            if audit is not None:
+                never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
+                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
+            else:
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
+        if audit is not None:
+            if not quiet:
+                with _stdout("the audit"):
+                    click.echo("\n".join(srdfs.audit_lines(found, len(never), samples, seed)))
+            ctx.exit(EXIT_VIOLATION if found else EXIT_OK)
+        existing = None
+        if output is not None and os.path.exists(output):
+            try:
+                existing = read_small_text(Path(output), "SRDF")
+            except (OSError, ValueError, UnicodeDecodeError) as e:
+                raise InputError(output, f"cannot read the SRDF to update: {getattr(e, 'strerror', None) or e}") from None
+        try:
+            text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS)
+        except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
+            raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
+        _write_text(output, text, "the SRDF")
+        if not quiet:
+            counts = {r: sum(1 for v in m.reasons.values() if v == r) for r in srdfs.REASON_ORDER}
+            line = (", ".join(f"{n} {r}" for r, n in counts.items()) + f"; {len(m.enabled)} pairs "
+                    f"stay enabled ({samples:,} samples, seed {seed})")
+            click.echo(f"gjk: {line}" + (f"; wrote {output}" if output else ""),
+                       err=output is None or output == "-")
+    ctx.exit(EXIT_OK)
+
+
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
