@@ -210,12 +210,17 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
 @click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
               help="Instead: check the pairs SRDF disables as Never; exit 1 with a pose for each "
                    "that collides.")
+@click.option("--prove", is_flag=True,
+              help="Certify each Never pair over the whole joint-limit box (branch and bound); "
+                   "pairs neither proven nor refuted are left enabled, listed in a comment.")
+@click.option("--prove-boxes", type=click.IntRange(min=1), default=20_000, show_default=True,
+              metavar="N", help="--prove's budget: sub-boxes per pair before it says not proven.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
               help="Where package://NAME/... lives (repeatable), as for scan.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
-def collision_matrix(ctx, urdf, samples, seed, output, audit, packages, quiet, debug):
+def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, quiet, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -240,6 +245,9 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, packages, quiet, d
                 found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
             else:
                 m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
+                proofs = None
+                if prove:
+                    m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
         if audit is not None:
             if not quiet:
                 with _stdout("the audit"):
@@ -252,7 +260,7 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, packages, quiet, d
             except (OSError, ValueError, UnicodeDecodeError) as e:
                 raise InputError(output, f"cannot read the SRDF to update: {getattr(e, 'strerror', None) or e}") from None
         try:
-            text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS)
+            text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS, proven=proofs)
         except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
             raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
         _write_text(output, text, "the SRDF")
@@ -260,6 +268,11 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, packages, quiet, d
             counts = {r: sum(1 for v in m.reasons.values() if v == r) for r in srdfs.REASON_ORDER}
             line = (", ".join(f"{n} {r}" for r, n in counts.items()) + f"; {len(m.enabled)} pairs "
                     f"stay enabled ({samples:,} samples, seed {seed})")
+            if proofs is not None:
+                verdicts = [p.verdict for p in proofs.values()]
+                line += (f"; --prove: {verdicts.count('proven')} Never proven, "
+                         f"{verdicts.count('collides')} collide, {verdicts.count('not proven')} not proven "
+                         f"(left enabled)")
             click.echo(f"gjk: {line}" + (f"; wrote {output}" if output else ""),
                        err=output is None or output == "-")
     ctx.exit(EXIT_OK)

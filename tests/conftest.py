@@ -477,3 +477,39 @@ def panda_package(panda_dir, tmp_path_factory) -> Path:
     (root / "urdf" / "panda.urdf").symlink_to(panda_dir / "panda.urdf")
     (root / "urdf" / "panda.srdf").symlink_to(panda_dir / "panda.srdf")
     return root
+
+
+class FclRobot:
+    """The robot's link meshes in python-fcl, posed by our FK (checked against yourdfpy elsewhere)."""
+
+    def __init__(self, robot):
+        from gjkcli.scene import urdf
+
+        fcl = pytest.importorskip("fcl")
+        self.local = urdf.local_meshes(robot)
+        self.fcl, self.robot = fcl, robot
+        self.links = [c.link for c in robot.collisions]
+        self.models = []
+        for V, F, *_ in self.local:
+            m = fcl.BVHModel()
+            m.beginModel(len(V), len(F))
+            m.addSubModel(V, F)
+            m.endModel()
+            self.models.append(m)
+        self.index = {name: k for k, name in enumerate(robot.links)}
+
+    def colliding(self, q, pairs) -> set:
+        fcl = self.fcl
+        F = self.robot.fk(q[None])[0]
+        objs = {}
+        for e, link in enumerate(self.links):
+            T = F[self.index[link]]
+            objs[link] = fcl.CollisionObject(self.models[e], fcl.Transform(T[:3, :3], T[:3, 3]))
+        return {p for p in pairs
+                if fcl.collide(objs[p[0]], objs[p[1]], fcl.CollisionRequest(), fcl.CollisionResult())}
+
+
+@pytest.fixture(scope="session")
+def fcl_robot():
+    """FclRobot: a robot's link meshes in python-fcl, an oracle for link-pair collisions."""
+    return FclRobot

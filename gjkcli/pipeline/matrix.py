@@ -162,6 +162,28 @@ def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=No
                   samples=samples, seed=seed)
 
 
+def prove_never(robot, m: Matrix, *, max_boxes: int, progress=None) -> tuple[Matrix, dict]:
+    """(the matrix with only proven Never pairs disabled as Never, {pair: Proof} of every Never
+    pair of `m`): branch and bound over each pair's joint box (`gjkcli.pipeline.prove`)."""
+    import dataclasses
+
+    from gjkcli.pipeline.motion import Motion
+    from gjkcli.pipeline.prove import prove_pair
+
+    tell = progress or (lambda stage, done, total: None)
+    motion = Motion.build(robot, None, None)
+    never = sorted(p for p, r in m.reasons.items() if r == "Never")
+    proofs = {}
+    tell("prove", 0, len(never))
+    for n, (a, b) in enumerate(never):
+        proofs[(a, b)] = prove_pair(motion, a, b, max_boxes=max_boxes)
+        tell("prove", n + 1, len(never))
+    reasons = {p: r for p, r in m.reasons.items()
+               if r != "Never" or proofs[p].verdict == "proven"}
+    enabled = m.enabled + tuple(p for p in never if proofs[p].verdict != "proven")
+    return dataclasses.replace(m, reasons=reasons, enabled=enabled), proofs
+
+
 @dataclass(frozen=True)
 class Counterexample:
     """A pair an SRDF disables as Never that collides: the pose (joint values) and the depth."""

@@ -16,8 +16,9 @@ def srdf_text(matrix, existing: str | None = None, *, always: float, proven: dic
     """The SRDF text: `existing` (an SRDF's text) with its disabled pairs replaced by the matrix's,
     or a new ``<robot>`` holding only them.
 
-    proven : {(link, link): True | False} for Never pairs `--prove` tried (True: certified over
-        the whole joint box; False: not proven, only not seen)
+    proven : {(link, link): `gjkcli.pipeline.prove.Proof`} of the Never pairs `--prove` tried:
+        the proven ones stay Never with a comment saying so; the others are left enabled and
+        listed in a comment (a counterexample's pose, or "not proven")
     """
     from lxml import etree
 
@@ -41,11 +42,12 @@ def srdf_text(matrix, existing: str | None = None, *, always: float, proven: dic
         root.text = "\n  "
     pct = f"{100 * always:g}%"
     summary = (f" {MARK}: {matrix.samples:,} random poses within the joint limits, seed {matrix.seed}; "
-               f"Always: in collision in at least {pct} of them; Never: in none ")
+               f"Always: in collision in at least {pct} of them; Never: in none")
     if proven:
-        summary += (f"; {sum(proven.values())} of the Never pairs proven clear over the whole "
-                    f"joint box (--prove), marked 'proven' ")
-    comment = etree.Comment(summary)
+        ok = sum(1 for p in proven.values() if p.verdict == "proven")
+        summary += (f"; branch and bound: {ok} of {len(proven)} Never pairs proven clear over the whole "
+                    f"joint-limit box (marked 'proven'); the others are left enabled")
+    comment = etree.Comment(summary + " ")
     root.append(comment)
     pairs = sorted(matrix.reasons.items(), key=lambda kv: (REASON_ORDER.index(kv[1]), kv[0]))
     last = comment
@@ -53,12 +55,23 @@ def srdf_text(matrix, existing: str | None = None, *, always: float, proven: dic
         last.tail = "\n  "
         e = etree.SubElement(root, "disable_collisions", link1=a, link2=b, reason=reason)
         last = e
-        if reason == "Never" and (a, b) in proven:
-            note = etree.Comment(" proven: clear over the whole joint box " if proven[(a, b)]
-                                 else " not proven: not seen in the samples only ")
+        if reason == "Never" and (a, b) in proven and proven[(a, b)].verdict == "proven":
+            note = etree.Comment(f" proven: clear over the whole joint-limit box of "
+                                 f"{', '.join(proven[(a, b)].joints)} ")
             last.tail = " "
             root.append(note)
             last = note
+    for (a, b), proof in sorted(proven.items()):
+        if proof.verdict == "proven":
+            continue
+        if proof.verdict == "collides":
+            pose = ", ".join(f"{k}={v:.4f}" for k, v in proof.pose.items())
+            why = f"never seen in the samples, yet collides at {pose}"
+        else:
+            why = f"not seen in the samples, not proven in {proof.boxes:,} boxes"
+        last.tail = "\n  "
+        last = etree.Comment(f" left enabled: {a} {b}: {why} ")
+        root.append(last)
     last.tail = "\n"
     # the whole document: comments before <robot> (a generator's banner) stay too
     def text(nodes):

@@ -23,39 +23,12 @@ def matrix(panda):
     return matrices.collision_matrix(panda[2], samples=10_000, seed=0)
 
 
-class FclRobot:
-    """The robot's link meshes in python-fcl, posed by our FK (checked against yourdfpy elsewhere)."""
-
-    def __init__(self, robot):
-        fcl = pytest.importorskip("fcl")
-        self.fcl, self.robot = fcl, robot
-        self.links = [c.link for c in robot.collisions]
-        self.models = []
-        for V, F, *_ in urdf.local_meshes(robot):
-            m = fcl.BVHModel()
-            m.beginModel(len(V), len(F))
-            m.addSubModel(V, F)
-            m.endModel()
-            self.models.append(m)
-        self.index = {name: k for k, name in enumerate(robot.links)}
-
-    def colliding(self, q, pairs) -> set:
-        fcl = self.fcl
-        F = self.robot.fk(q[None])[0]
-        objs = {}
-        for e, link in enumerate(self.links):
-            T = F[self.index[link]]
-            objs[link] = fcl.CollisionObject(self.models[e], fcl.Transform(T[:3, :3], T[:3, 3]))
-        return {p for p in pairs
-                if fcl.collide(objs[p[0]], objs[p[1]], fcl.CollisionRequest(), fcl.CollisionResult())}
-
-
-def test_never_pairs_do_not_collide_in_an_independent_sampling(panda, matrix):
+def test_never_pairs_do_not_collide_in_an_independent_sampling(panda, matrix, fcl_robot):
     _, _, robot = panda
     never = [p for p, r in matrix.reasons.items() if r == "Never"]
     enabled = list(matrix.enabled)
     assert 15 <= len(never) <= 30 and len(enabled) >= 10
-    oracle = FclRobot(robot)
+    oracle = fcl_robot(robot)
     rng = np.random.default_rng(777)
     seen_never, seen_enabled = set(), set()
     for q in rng.uniform(robot.lower, robot.upper, size=(600, robot.dof)):
@@ -75,7 +48,7 @@ def test_agrees_with_the_shipped_srdf(panda, matrix):
     assert ("panda_link2", "panda_link6") in matrix.enabled
 
 
-def test_audit_finds_link2_link6_with_a_pose_fcl_confirms(panda):
+def test_audit_finds_link2_link6_with_a_pose_fcl_confirms(panda, fcl_robot):
     _, srdf, robot = panda
     never = [(s.a, s.b) for s in read_srdf(srdf, srdf, None) if s.reason == "SRDF: Never"]
     found = matrices.audit(robot, never, samples=10_000, seed=0)
@@ -83,7 +56,7 @@ def test_audit_finds_link2_link6_with_a_pose_fcl_confirms(panda):
     c = found[0]
     assert c.depth > 0
     q = np.array([c.pose[name] for name in robot.variables])
-    assert FclRobot(robot).colliding(q, [("panda_link2", "panda_link6")])
+    assert fcl_robot(robot).colliding(q, [("panda_link2", "panda_link6")])
 
 
 def test_deterministic_for_a_seed_whatever_the_chunk(panda, monkeypatch):
@@ -123,3 +96,24 @@ def test_cli_writes_the_srdf_keeping_its_other_content(panda, tmp_path):
     assert r3.stdout.startswith("panda_link2 panda_link6: disabled as Never, yet collides")
     r4 = CliRunner().invoke(main, ["collision-matrix", str(path), "--audit", str(out), "--samples", "300"])
     assert r4.exit_code == 0 and "stayed clear" in r4.stdout
+
+
+def test_cli_prove_marks_proven_lines_and_leaves_the_rest_enabled(panda, tmp_path):
+    from click.testing import CliRunner
+    from lxml import etree
+
+    from gjkcli.cli import main
+
+    path, _, _ = panda
+    out = tmp_path / "proven.srdf"
+    r = CliRunner().invoke(main, ["collision-matrix", str(path), "--samples", "2000", "--prove",
+                                  "--prove-boxes", "300", "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert "--prove:" in r.stdout and "not proven (left enabled)" in r.stdout
+    root = etree.parse(str(out)).getroot()
+    never = [e for e in root.iter("disable_collisions") if e.get("reason") == "Never"]
+    # every Never line is followed by its proof's comment; the unproven pairs are comments only
+    assert never and all("proven: clear over the whole joint-limit box" in (e.getnext().text or "")
+                         for e in never)
+    left = [c.text for c in root.iter(etree.Comment) if c.text.startswith(" left enabled:")]
+    assert any("panda_link0 panda_link4" in t for t in left)
