@@ -162,9 +162,8 @@ def _with_robots(m, sources, robot_options, run: "_Run"):
                                                           "URDF; give robot.urdf")
         return m
     allows = []
-    srdf = robot_options.srdf if robot_options is not None else None
     for s in robots:
-        allows.extend(urdf.allowed_pairs(s.robot, srdf, s.prefix))
+        allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
         run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
     if m is None:
         return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))

@@ -60,6 +60,7 @@ class Source:
     name: str | None = None
     robot: object | None = None  # a gjkcli.scene.urdf.Robot: the file is a URDF
     pose: np.ndarray | None = None  # (d,) its joint values
+    srdf: object | None = None  # the robot's SRDF (allowed pairs), or None
 
 
 def file_sources(paths, split_bodies: bool = False) -> list[Source]:
@@ -112,6 +113,8 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
         sources.append(source)
     primitives = []
     if manifest is not None:
+        for spec in manifest.robots:
+            sources.append(_manifest_robot(spec, manifest))
         for spec in manifest.objects:
             if spec.file is not None:
                 sources.append(Source(path=spec.file, shown=str(spec.file), transform=spec.transform,
@@ -125,7 +128,19 @@ def _robot_source(source: Source, options) -> Source:
     """The source of a URDF: the robot parsed, its meshes found, the pose checked."""
     robot = urdf.load(source.path, options.packages)
     pose = urdf.parse_joints(robot, options.joints, options.srdf)
-    return dataclasses.replace(source, robot=robot, pose=pose)
+    return dataclasses.replace(source, robot=robot, pose=pose, srdf=options.srdf)
+
+
+def _manifest_robot(spec, manifest) -> Source:
+    """A manifest's [[robot]]: its objects "<name>:<link>", placed by its transform; an error
+    of the robot (its URDF, its pose) is the manifest's, on the robot's line."""
+    try:
+        robot = urdf.load(spec.urdf, spec.packages)
+        pose = urdf.parse_joints(robot, spec.joints, spec.srdf, where=f"[[robot]] {spec.name!r}: joints")
+    except InputError as exc:
+        raise manifest.error(spec.line, f"[[robot]] {spec.name!r}: {exc.source}: {exc.message}") from None
+    return Source(path=spec.urdf, shown=str(spec.urdf), prefix=spec.name, transform=spec.transform,
+                  robot=robot, pose=pose, srdf=spec.srdf)
 
 
 def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1,
