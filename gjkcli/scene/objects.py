@@ -105,11 +105,15 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
         source = Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
                         transform=T, split_bodies=split)
         if urdf.is_urdf(p):
+            options = robot or urdf.RobotOptions()
             try:
-                source = _robot_source(source, robot or urdf.RobotOptions())
-            except InputError as exc:
+                parsed = urdf.load(source.path, options.packages)
+            except InputError as exc:  # the file's problem: the other inputs are still checked
                 problems.append(Problem(file=exc.source, message=one_line(exc.message)))
                 continue
+            # a pose outside the limits is the user's error: the run stops with it (exit 2)
+            source = dataclasses.replace(source, robot=parsed, srdf=options.srdf,
+                                         pose=urdf.parse_joints(parsed, options.joints, options.srdf))
         sources.append(source)
     primitives = []
     if manifest is not None:
@@ -122,13 +126,6 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
             else:
                 primitives.append(spec)
     return sources, primitives
-
-
-def _robot_source(source: Source, options) -> Source:
-    """The source of a URDF: the robot parsed, its meshes found, the pose checked."""
-    robot = urdf.load(source.path, options.packages)
-    pose = urdf.parse_joints(robot, options.joints, options.srdf)
-    return dataclasses.replace(source, robot=robot, pose=pose, srdf=options.srdf)
 
 
 def _manifest_robot(spec, manifest) -> Source:
