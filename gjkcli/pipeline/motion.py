@@ -64,11 +64,46 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     segments = []
     if trajectory and len(poses) > 1:
         motion = Motion.build(robot, robots[0].transform, ropts.srdf, prefix=robots[0].prefix)
+        motion, files = _with_scene(motion, paths, manifest, options, robots[0])
         for i in range(len(poses) - 1):
-            segments.extend(dataclasses.replace(f, file_a=robots[0].shown, file_b=robots[0].shown)
+            segments.extend(dataclasses.replace(f, file_a=files.get(f.a, robots[0].shown),
+                                                file_b=files.get(f.b, robots[0].shown))
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
     return _merged(runs, segments, table, len(poses), trajectory)
+
+
+def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
+    """(the motion with the scan's other objects fixed in it, {object name: file}): the pairs of
+    a robot object and another object, as the manifest's [[check]] and [[allow]] tables select
+    them (a manifest's own [[robot]]s are checked at the waypoints only)."""
+    from gjkcli.scene.objects import gather, scene_sources
+
+    problems: list = []  # the waypoints' runs report them
+    sources, primitives = scene_sources(paths, manifest, options.split_bodies, problems,
+                                        dataclasses.replace(options.robot, poses=None, trajectory=None))
+    others = [s for s in sources if s.robot is None]
+    if not others and not primitives:
+        return motion, {}
+    geoms = gather(others, primitives, manifest, jobs=1, problems=problems)
+    taken = set(motion.names)
+    geoms = [g for g in geoms if g.name not in taken]
+    files = {g.name: g.file for g in geoms}
+    resolved = None
+    if manifest is not None:
+        names = list(motion.names) + [g.name for g in geoms]
+        resolved = manifest.resolve(names)
+        where = {name: k for k, name in enumerate(names)}
+
+    def keep(a: str, b: str) -> bool:
+        if resolved is None:
+            return True
+        i, j = where[a], where[b]
+        if resolved.checks and not any((ca[i] and cb[j]) or (cb[i] and ca[j]) for ca, cb, _, _ in resolved.checks):
+            return False
+        return not any((aa[i] and ab[j]) or (ab[i] and aa[j]) for aa, ab, _, _ in resolved.allows)
+
+    return motion.with_objects(geoms, keep), files
 
 
 def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> Findings:
@@ -166,9 +201,41 @@ class Motion:
                    pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
                    band=DEFAULT.motion_contact_rel * 2.0 * reach)
 
+    def with_objects(self, geoms, keep) -> "Motion":
+        """This motion with the scene's other objects, fixed where they are: `geoms` are
+        `gjkcli.scene.objects.Geometry` records in world coordinates; keep(a, b) says whether
+        the pair of a robot object and an object (by name) is checked."""
+        from gjkcli.engine.exact import Mesh
+        from gjkcli.engine.shapes import Shape, ShapeSet
+        from gjkcli.errors import ShapeError
+
+        E = len(self.names)
+        shapes, meshes, names = list(self.shapes.shapes), list(self.meshes), list(self.names)
+        for g in geoms:
+            try:
+                shape = g.primitive if g.primitive is not None else Shape.hull(g.vertices)
+            except ShapeError:
+                continue  # unusable geometry: the waypoints' runs report it
+            shapes.append(shape)
+            meshes.append(None if g.primitive is not None
+                          else Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name))
+            names.append(g.name)
+        fixed = len(names) - E
+        new = [(a, s) for a in range(E) for s in range(E, E + fixed) if keep(names[a], names[s])]
+        return dataclasses.replace(
+            self, names=names, shapes=ShapeSet(shapes), meshes=meshes,
+            link_index=np.concatenate([self.link_index, np.full(fixed, -1, dtype=np.int64)]),
+            radii=np.hstack([self.radii, np.zeros((self.radii.shape[0], fixed))]),
+            pairs=np.vstack([self.pairs, np.array(new, dtype=np.int64).reshape(-1, 2)]))
+
     def frames(self, q: np.ndarray) -> np.ndarray:
-        """(n, E, 4, 4) the elements' link frames in the world for poses (n, d)."""
-        return (self.transform @ self.robot.fk(q))[:, self.link_index]
+        """(n, E, 4, 4) the elements' link frames in the world for poses (n, d); the identity
+        for the scene's fixed objects."""
+        F = (self.transform @ self.robot.fk(q))[:, np.maximum(self.link_index, 0)]
+        fixed = self.link_index < 0
+        if fixed.any():
+            F[:, fixed] = np.eye(4)
+        return F
 
     def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'

@@ -128,3 +128,60 @@ def test_trajectory_and_poses_through_the_cli(panda, tmp_path):
     r = CliRunner().invoke(main, ["scan", str(path), "--poses", str(bad)])
     assert r.exit_code == 2
     assert "bad.csv:2: joint panda_joint4 = 0.5 is outside its limits" in r.stderr
+
+
+def test_a_fixed_object_in_the_way_is_found_on_the_motion(panda, tmp_path):
+    """The ready pose swung about joint 1 from -0.6 to 0.6 rad; a ball sits where the hand is at
+    0: both ends are clear of it, the motion is not; the first contact against python-fcl."""
+    import trimesh
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    fcl = pytest.importorskip("fcl")
+    path, srdf, robot = panda
+    ready = urdf.parse_joints(robot, "ready", srdf)
+    hand = robot.fk(ready[None])[0][robot.links.index("panda_hand"), :3, 3]
+    ball = trimesh.creation.icosphere(radius=0.03)
+    ball.apply_translation(hand)
+    ball.export(tmp_path / "ball.stl")
+    table = tmp_path / "sweep.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint4,panda_joint6,panda_joint7\n"
+                     "-0.6,-0.785,-2.356,1.571,0.785\n0.6,-0.785,-2.356,1.571,0.785\n")
+    r = CliRunner().invoke(main, ["scan", str(path), str(tmp_path / "ball.stl"), "--srdf", str(srdf),
+                                  "--trajectory", str(table), "--format", "json"])
+    assert r.exit_code == 1, r.stderr
+    doc = json.loads(r.stdout)
+    first = min((p for p in doc["pairs"] if p["fails"]), key=lambda p: p["t"])
+    assert first["segment"] == 0 and "ball.stl" in (first["a"], first["b"])
+    assert all(p["waypoint"] in (0, 1) and not p["fails"] for p in doc["pairs"] if "waypoint" in p)
+    # python-fcl: the robot's meshes against the ball's, sampled along the motion
+    q0, q1 = ready.copy(), ready.copy()
+    q0[0], q1[0] = -0.6, 0.6
+    model = fcl.BVHModel()
+    model.beginModel(len(ball.vertices), len(ball.faces))
+    model.addSubModel(ball.vertices, ball.faces)
+    model.endModel()
+    target = fcl.CollisionObject(model, fcl.Transform())
+    links = [c.link for c in robot.collisions]
+    models = []
+    for V, F, *_ in urdf.local_meshes(robot):
+        m = fcl.BVHModel()
+        m.beginModel(len(V), len(F))
+        m.addSubModel(V, F)
+        m.endModel()
+        models.append(m)
+    index = {name: k for k, name in enumerate(robot.links)}
+    t_fcl = None
+    for t in np.linspace(0, 1, 1201):
+        frames = robot.fk((q0 + t * (q1 - q0))[None])[0]
+        for m, link in zip(models, links):
+            T = frames[index[link]]
+            if fcl.collide(fcl.CollisionObject(m, fcl.Transform(T[:3, :3], T[:3, 3])), target,
+                           fcl.CollisionRequest(), fcl.CollisionResult()):
+                t_fcl = t
+                break
+        if t_fcl is not None:
+            break
+    assert t_fcl is not None and 0 < t_fcl < 1
+    assert t_fcl - 1 / 1200 - 1e-3 <= first["t"] <= t_fcl
