@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,13 +124,13 @@ class Robot:
         """(n, J) the value of every joint (fixed 0, mimic from its leader) for poses (n, d)."""
         q = np.atleast_2d(np.asarray(q, dtype=np.float64))
         col = {name: k for k, name in enumerate(self.variables)}
+        byname = {jj.name: jj for jj in self.joints}
         out = np.zeros((len(q), len(self.joints)))
         for k, j in enumerate(self.joints):
             if j.kind == "fixed":
                 continue
             name, mult, offset = j.name, 1.0, 0.0
             seen = set()
-            byname = {jj.name: jj for jj in self.joints}
             while byname[name].mimic is not None and name not in seen:  # a mimic of a mimic
                 seen.add(name)
                 leader, m, o = byname[name].mimic
@@ -655,14 +654,6 @@ def allowed_pairs(robot: Robot, srdf=None, prefix: str | None = None) -> list:
 def pose_text(robot: Robot, q: np.ndarray) -> str:
     """"name=value, ..." of a pose, for notes and findings."""
     return ", ".join(f"{name}={float(v):.6g}" for name, v in zip(robot.variables, q))
-
-
-_LINK_SUFFIX = re.compile(r":\d+$")
-
-
-def link_of(name: str) -> str:
-    """The link an object name stands for ("panda_link3:2" -> "panda_link3")."""
-    return _LINK_SUFFIX.sub("", name)
 
 
 # -- poses from a table -----------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 shipped panda.srdf; the audit's counterexample checked by python-fcl; the SRDF written whole."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest

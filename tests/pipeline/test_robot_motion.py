@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from gjkcli.engine.results import Status
-from gjkcli.pipeline import run
 from gjkcli.pipeline.motion import Motion
 from gjkcli.scene import urdf
 
