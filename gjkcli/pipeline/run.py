@@ -84,6 +84,7 @@ class Options:
     dask : scan on a Dask cluster: a scheduler address ("tcp://host:8786") or "local[:N]"
         (`gjkcli.pipeline.distributed`; None: in this process, the manifest's `dask` first)
     dask_timeout : seconds to reach the scheduler and its first worker
+    robot : gjkcli.scene.urdf.RobotOptions for URDF inputs (packages, SRDF, joints; None: none)
     """
 
     mode: str = "auto"
@@ -100,6 +101,7 @@ class Options:
     limits: object = None
     dask: str | None = None
     dask_timeout: float = 10.0
+    robot: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -138,13 +140,44 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             clearance=options.clearance if options.clearance is not None else m.clearance,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
             dask=options.dask if options.dask is not None else m.dask)
+    robot = options.robot
+    if robot is not None and (robot.poses is not None or robot.trajectory is not None):
+        from gjkcli.pipeline.motion import scan_poses
+
+        return scan_poses(paths, options, manifest=m, progress=progress,
+                          trajectory=robot.trajectory is not None)
     if options.dask is not None:
         from gjkcli.pipeline.distributed import scan_on_cluster
 
         return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
-    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
+    m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def _with_robots(m, sources, robot_options, run: "_Run"):
+    """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
+    added, and a note of each robot's pose. InputError when robot options name no robot."""
+    from gjkcli.errors import InputError
+    from gjkcli.scene import manifest as manifests
+    from gjkcli.scene import urdf
+
+    robots = [s for s in sources if s.robot is not None]
+    if not robots:
+        given = robot_options is not None and (robot_options.srdf or robot_options.joints
+                                               or robot_options.packages)
+        if given and not run.problems:
+            raise InputError("--srdf/--joints/--package", "apply to URDF inputs, and no input is a "
+                                                          "URDF; give robot.urdf")
+        return m
+    allows = []
+    for s in robots:
+        allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
+        run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
+    if m is None:
+        return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
+    return dataclasses.replace(m, allows=m.allows + tuple(allows))
 
 
 class _Run:
