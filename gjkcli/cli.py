@@ -61,6 +61,18 @@ def _length(_ctx, param, value):
     return value
 
 
+def _dask_address(_ctx, param, value):
+    """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
+    if value is None:
+        return None
+    from gjkcli.scene.manifest import DASK_ADDRESS
+
+    if not DASK_ADDRESS.fullmatch(value):
+        raise click.BadParameter(f"{value!r}: give a scheduler address like tcp://host:8786, or "
+                                 f"local or local:N", param=param)
+    return value
+
+
 def _options(f):
     """The options every command shares, in the order `--help` lists them."""
     shared = [
@@ -158,9 +170,32 @@ def check(ctx, a, b, **opts):
               help="Record today's findings in FILE, keyed by (file, object, object).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes for loading and hull building. Default: all cores.")
+@click.option("--dask", "dask", metavar="ADDRESS", callback=_dask_address,
+              help="Scan on a Dask cluster: a scheduler (tcp://host:8786), or local[:N] for N "
+                   "worker processes here (default 2). Default: the manifest's `dask`, else this "
+                   "process. Needs gjk[dask].")
+@click.option("--dask-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the Dask scheduler and its first worker.")
+@click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
+              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, then "
+                   "a folder called NAME above the URDF.")
+@click.option("--srdf", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: a MoveIt SRDF whose disabled pairs are allowed (with their reasons) and "
+                   "whose group states name poses.")
+@click.option("--joints", metavar="NAME=VALUE,...",
+              help="URDF: the pose (radians, metres), or a group state of --srdf. Default: every "
+                   "joint at 0 within its limits; a value outside the limits is an error.")
+@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
+              help="URDF: check every pose of a CSV (a header of joint names, one pose a row); "
+                   "each finding carries its row as 'waypoint'.")
+@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
+              help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
+                   "straight joint motion between them continuously ('segment' and 't').")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, **opts):
+def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
+         dask_timeout, packages, srdf, joints, poses, trajectory, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -171,13 +206,113 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs, **opts)
+             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+             dask=dask, dask_timeout=dask_timeout,
+             robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
+
+
+def _robot_options(packages, srdf, joints, poses, trajectory):
+    """The URDF options as a gjkcli.scene.urdf.RobotOptions, or None when none is given."""
+    if not packages and srdf is None and joints is None and poses is None and trajectory is None:
+        return None
+    if sum(x is not None for x in (joints, poses, trajectory)) > 1:
+        raise click.UsageError("give one of --joints, --poses and --trajectory")
+    pairs = []
+    for item in packages:
+        name, eq, folder = item.partition("=")
+        if not eq or not name or not folder:
+            raise click.BadParameter(f"{item!r} is not NAME=DIR", param_hint="--package")
+        pairs.append((name, folder))
+    from gjkcli.scene.urdf import RobotOptions
+
+    return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints, poses=poses,
+                        trajectory=trajectory)
+
+
+@main.command("collision-matrix", context_settings=CONTEXT)
+@click.argument("urdf", metavar="ROBOT.urdf", type=click.Path(path_type=str))
+@click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, metavar="N",
+              help="Random poses within the joint limits.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random poses.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Write the SRDF to FILE (an existing SRDF keeps all but its disabled pairs). "
+                   "Default: stdout.")
+@click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
+              help="Instead: check the pairs SRDF disables as Never; exit 1 with a pose for each "
+                   "that collides.")
+@click.option("--prove", is_flag=True,
+              help="Certify each Never pair over the whole joint-limit box (branch and bound); "
+                   "pairs neither proven nor refuted are left enabled, listed in a comment.")
+@click.option("--prove-boxes", type=click.IntRange(min=1), default=20_000, show_default=True,
+              metavar="N", help="--prove's budget: sub-boxes per pair before it says not proven.")
+@click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
+              help="Where package://NAME/... lives (repeatable), as for scan.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, quiet, debug):
+    """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
+
+    Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
+    Always (in collision in at least 95% of the samples) or Never (in none of them); the others
+    stay enabled. Writes SRDF <disable_collisions> lines with those reasons. With --audit, exit
+    code 1 when a pair the SRDF disables as Never collides. Exit code 2: an input error.
+    """
+    robot_options = _robot_options(packages, None, None, None, None)
+    with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), _quiet_libraries(debug):
+        from pathlib import Path
+
+        from gjkcli.pipeline import matrix as matrices
+        from gjkcli.report import srdf as srdfs
+        from gjkcli.scene import urdf as urdfs
+        from gjkcli.scene.manifest import read_small_text, read_srdf
+
+        robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
+        _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
+        with _progress(quiet, "table", "scan") as tell:
+            if audit is not None:
+                never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
+                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
+            else:
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
+                proofs = None
+                if prove:
+                    m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
+        if audit is not None:
+            if not quiet:
+                with _stdout("the audit"):
+                    click.echo("\n".join(srdfs.audit_lines(found, len(never), samples, seed)))
+            ctx.exit(EXIT_VIOLATION if found else EXIT_OK)
+        existing = None
+        if output is not None and os.path.exists(output):
+            try:
+                existing = read_small_text(Path(output), "SRDF")
+            except (OSError, ValueError, UnicodeDecodeError) as e:
+                raise InputError(output, f"cannot read the SRDF to update: {getattr(e, 'strerror', None) or e}") from None
+        try:
+            text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS, proven=proofs)
+        except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
+            raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
+        _write_text(output, text, "the SRDF")
+        if not quiet:
+            counts = {r: sum(1 for v in m.reasons.values() if v == r) for r in srdfs.REASON_ORDER}
+            line = (", ".join(f"{n} {r}" for r, n in counts.items()) + f"; {len(m.enabled)} pairs "
+                    f"stay enabled ({samples:,} samples, seed {seed})")
+            if proofs is not None:
+                verdicts = [p.verdict for p in proofs.values()]
+                line += (f"; --prove: {verdicts.count('proven')} Never proven, "
+                         f"{verdicts.count('collides')} collide, {verdicts.count('not proven')} not proven "
+                         f"(left enabled)")
+            click.echo(f"gjk: {line}" + (f"; wrote {output}" if output else ""),
+                       err=output is None or output == "-")
+    ctx.exit(EXIT_OK)
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
-                 html_file=None, png_path=None, open_page=False) -> None:
+                 html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
+                 robot=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -200,7 +335,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
-            limits=file_limits)
+            limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

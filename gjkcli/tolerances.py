@@ -84,6 +84,12 @@ class Tolerances:
         (warm walk, both runs) and 48 to 64 (cold), and per whole GJK + EPA query from 64 to 96.
         48 is where the support calls cross; whole queries of 48 to 64-vertex hulls can run up to
         ~20% faster with the scan, a fraction of a microsecond).
+    motion_contact_rel
+        A robot's motion between waypoints (`gjkcli.pipeline.motion`) reaches a contact when two
+        links come within this fraction of the robot's size (its reach, twice: 2.6 um for the
+        Panda): conservative advancement approaches a contact in ever smaller steps and stops
+        there. On a grazing approach the distance closes slowly, so the band sets how early the
+        reported t may be: 1e-6 puts the Panda's within 3e-4 of the first contact.
     """
 
     touching_rel: float = 1e-7
@@ -108,6 +114,7 @@ class Tolerances:
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
     brute_force_below: int = 48
+    motion_contact_rel: float = 1e-6
 
 
 DEFAULT = Tolerances()

@@ -12,9 +12,13 @@ about 0.8 colliding pairs per part, about 8,000 for n = 10,000.
 The GLB is written directly (JSON chunk plus one binary buffer of float32 positions and uint32
 indices); generating 100,000 hulls takes about a minute, trimesh's exporter would take far longer.
 
+With --files K the same scene is split over K GLB files (OUT_0.glb ... OUT_{K-1}.glb): part k goes
+to file k mod K, so neighbours sit in different files and pairs cross the files' borders (the
+scene of `benchmarks/bench_dask.py` and tests/pipeline/test_distributed.py).
+
 Usage::
 
-    python scripts/make_scan_scene.py N OUT.glb [--seed S]
+    python scripts/make_scan_scene.py N OUT.glb [--seed S] [--files K]
 
 Generated scenes are large (10,000 parts: 21 MB, 100,000 parts: 210 MB, mostly the glTF JSON of
 one mesh per part); write them to a temporary directory, never into the repository.
@@ -65,14 +69,35 @@ def random_quaternions(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def scene(n: int, seed: int = 0):
     """The glTF JSON document and its binary buffer for n parts."""
+    return scenes(n, seed, 1)[0]
+
+
+def scenes(n: int, seed: int = 0, files: int = 1) -> list:
+    """[(glTF JSON document, binary buffer)] of the n-part scene split over `files` files: part
+    k in file k mod files (the same parts, names and poses as the one-file scene)."""
     rng = np.random.default_rng(seed)
     side = SPACING * n ** (1.0 / 3.0)
     centres = rng.uniform(0.0, side, size=(n, 3))
     quats = random_quaternions(rng, n)
-    chunks, accessors, views, meshes, nodes = [], [], [], [], []
-    offset = 0
+    docs = [_Document() for _ in range(files)]
     width = len(str(n - 1))
     for k, (v, f) in enumerate(part_meshes(rng, n)):
+        docs[k % files].add(f"part_{k:0{width}d}", f"mesh_{k:0{width}d}", v, f, quats[k], centres[k])
+    return [d.finish() for d in docs]
+
+
+class _Document:
+    """A glTF scene being written, one mesh and node per part."""
+
+    def __init__(self):
+        self.chunks, self.accessors, self.views, self.meshes, self.nodes = [], [], [], [], []
+        self.offset = 0
+
+    def add(self, name: str, mesh_name: str, v, f, quat, centre) -> None:
+        chunks, accessors, views, meshes, nodes = (self.chunks, self.accessors, self.views,
+                                                   self.meshes, self.nodes)
+        k = len(nodes)
+        offset = self.offset
         vb, fb = v.tobytes(), f.tobytes()
         views.append({"buffer": 0, "byteOffset": offset, "byteLength": len(vb), "target": 34962})
         offset += len(vb)
@@ -83,23 +108,25 @@ def scene(n: int, seed: int = 0):
                           "min": v.min(axis=0).tolist(), "max": v.max(axis=0).tolist()})
         accessors.append({"bufferView": 2 * k + 1, "componentType": 5125, "count": f.size,
                           "type": "SCALAR"})
-        meshes.append({"name": f"mesh_{k:0{width}d}",
+        meshes.append({"name": mesh_name,
                        "primitives": [{"attributes": {"POSITION": 2 * k}, "indices": 2 * k + 1,
                                        "mode": 4}]})
-        nodes.append({"name": f"part_{k:0{width}d}", "mesh": k,
-                      "rotation": quats[k].tolist(), "translation": centres[k].tolist()})
-    binary = b"".join(chunks)
-    doc = {
-        "asset": {"version": "2.0", "generator": "gjk scripts/make_scan_scene.py"},
-        "scene": 0,
-        "scenes": [{"nodes": list(range(n))}],
-        "nodes": nodes,
-        "meshes": meshes,
-        "accessors": accessors,
-        "bufferViews": views,
-        "buffers": [{"byteLength": len(binary)}],
-    }
-    return doc, binary
+        nodes.append({"name": name, "mesh": k, "rotation": quat.tolist(), "translation": centre.tolist()})
+        self.offset = offset
+
+    def finish(self):
+        binary = b"".join(self.chunks)
+        doc = {
+            "asset": {"version": "2.0", "generator": "gjk scripts/make_scan_scene.py"},
+            "scene": 0,
+            "scenes": [{"nodes": list(range(len(self.nodes)))}],
+            "nodes": self.nodes,
+            "meshes": self.meshes,
+            "accessors": self.accessors,
+            "bufferViews": self.views,
+            "buffers": [{"byteLength": len(binary)}],
+        }
+        return doc, binary
 
 
 def write_glb(path: Path, doc: dict, binary: bytes) -> None:
@@ -124,14 +151,31 @@ def make(n: int, path, seed: int = 0) -> Path:
     return path
 
 
+def make_split(n: int, path, files: int, seed: int = 0) -> list:
+    """Write the n-part scene over `files` files, PATH_0.glb ...; returns their paths."""
+    path = Path(path)
+    out = []
+    for k, (doc, binary) in enumerate(scenes(n, seed, files)):
+        out.append(path.with_name(f"{path.stem}_{k}{path.suffix or '.glb'}"))
+        write_glb(out[-1], doc, binary)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("n", type=int, help="number of parts")
     parser.add_argument("out", type=Path, help="GLB file to write")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--files", type=int, default=1, help="split the scene over this many files")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("n must be >= 1")
+    if args.files < 1:
+        parser.error("--files must be >= 1")
+    if args.files > 1:
+        written = make_split(args.n, args.out, args.files, args.seed)
+        print(f"wrote {len(written)} files {written[0]} ... ({args.n} parts)")
+        return 0
     make(args.n, args.out, args.seed)
     print(f"wrote {args.out} ({args.n} parts, {args.out.stat().st_size / 1e6:.1f} MB)")
     return 0

@@ -449,3 +449,67 @@ def depth_by_directions(a, b, n: int = 8000, starts: int = 6, rounds: int = 40) 
                 cap *= 0.5
         best = min(best, value)
     return best
+
+
+# -- robots ---------------------------------------------------------------------------------------
+
+ROBOTS = SHARED / "robots"
+PANDA_PACKAGE = "moveit_resources_panda_description"
+
+
+@pytest.fixture(scope="session")
+def panda_dir() -> Path:
+    """../shared/robots/panda (URDF, SRDF, collision STLs), or a skip that says why."""
+    if not (ROBOTS / "panda" / "panda.urdf").is_file():
+        pytest.skip(f"the Panda robot is not at {ROBOTS / 'panda'} (it lives in ../shared beside the project)")
+    return ROBOTS / "panda"
+
+
+@pytest.fixture(scope="session")
+def panda_package(panda_dir, tmp_path_factory) -> Path:
+    """A ROS package folder for the Panda's package:// paths, made of links to the shared files:
+    <tmp>/ws/src/moveit_resources_panda_description/{urdf/panda.urdf, meshes/collision/*.stl}."""
+    root = tmp_path_factory.mktemp("ws") / "src" / PANDA_PACKAGE
+    (root / "meshes" / "collision").mkdir(parents=True)
+    (root / "urdf").mkdir()
+    for stl in panda_dir.glob("*.stl"):
+        (root / "meshes" / "collision" / stl.name).symlink_to(stl)
+    (root / "urdf" / "panda.urdf").symlink_to(panda_dir / "panda.urdf")
+    (root / "urdf" / "panda.srdf").symlink_to(panda_dir / "panda.srdf")
+    return root
+
+
+class FclRobot:
+    """The robot's link meshes in python-fcl, posed by our FK (checked against yourdfpy elsewhere)."""
+
+    def __init__(self, robot):
+        from gjkcli.scene import urdf
+
+        fcl = pytest.importorskip("fcl")
+        self.local = urdf.local_meshes(robot)
+        self.fcl, self.robot = fcl, robot
+        self.links = [c.link for c in robot.collisions]
+        self.models = []
+        for V, F, *_ in self.local:
+            m = fcl.BVHModel()
+            m.beginModel(len(V), len(F))
+            m.addSubModel(V, F)
+            m.endModel()
+            self.models.append(m)
+        self.index = {name: k for k, name in enumerate(robot.links)}
+
+    def colliding(self, q, pairs) -> set:
+        fcl = self.fcl
+        F = self.robot.fk(q[None])[0]
+        objs = {}
+        for e, link in enumerate(self.links):
+            T = F[self.index[link]]
+            objs[link] = fcl.CollisionObject(self.models[e], fcl.Transform(T[:3, :3], T[:3, 3]))
+        return {p for p in pairs
+                if fcl.collide(objs[p[0]], objs[p[1]], fcl.CollisionRequest(), fcl.CollisionResult())}
+
+
+@pytest.fixture(scope="session")
+def fcl_robot():
+    """FclRobot: a robot's link meshes in python-fcl, an oracle for link-pair collisions."""
+    return FclRobot

@@ -146,15 +146,18 @@ class DistanceData:
 
 class _Geometry:
     """A mesh as the manager checks it, in its own frame: vertices and triangles, and once
-    prepared its hull, how far the mesh lies from it (`hull_gaps`) and its triangle hierarchy."""
+    prepared its hull, how far the mesh lies from it (`hull_gaps`), whether it is closed and
+    oriented (`_closed_oriented`: every directed edge once, and its reverse once), and its
+    triangle hierarchy."""
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "_mesh", "_no_mesh", "__weakref__")
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "_mesh", "_no_mesh", "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
         self.faces = faces
         self.hull: Shape | None = None
         self.gap = np.inf
+        self.closed = False
         self._mesh: Mesh | None = None
         self._no_mesh = False
 
@@ -163,7 +166,8 @@ class _Geometry:
         the triangles cannot make one (the hull then answers)."""
         if self._mesh is None and not self._no_mesh:
             try:
-                self._mesh = Mesh(self.vertices, self.faces)
+                # a closed, oriented mesh needs no second look at its edges
+                self._mesh = Mesh(self.vertices, self.faces, closed_oriented=self.closed)
             except ValueError:
                 self._no_mesh = True
         return self._mesh
@@ -181,10 +185,12 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     todo = [g for g in geometries if g.hull is None]
     if not todo:
         return
-    closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    paired, closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    for g, c in zip(todo, paired.tolist()):
+        g.closed = c
     # only where hull_gaps tests every face against every vertex: above, it climbs the hull's
     # support map, which on the graph of a mesh that is not convex may stop at a local maximum
-    closed &= np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
+    closed = closed & np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
                         for g in todo], dtype=bool)
     hulls = build_hulls([g.vertices for g in todo],
                         triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
@@ -214,20 +220,21 @@ _OWN_HULL_MAX_VERTICES = 256
 _OWN_HULL_MAX_FACES = 4096
 
 
-def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
-    """(k,) bool: each mesh could be the boundary of a convex polytope, by its topology alone: it
-    is closed and consistently oriented (every directed edge once, and its reverse once) and a
-    topological sphere (Euler characteristic V - E + F = 2 over its used vertices, so one body
-    and no handle: an annulus, a torus, has 0). All meshes at once."""
+def _closed_oriented(faces: list, n_vertices: list) -> tuple:
+    """(paired, sphere), (k,) bool each, for all meshes at once. paired: the mesh is closed and
+    consistently oriented (every directed edge once, and its reverse once). sphere: besides, it
+    could be the boundary of a convex polytope by its topology alone, a topological sphere
+    (Euler characteristic V - E + F = 2 over its used vertices, so one body and no handle: an
+    annulus, a torus, has 0)."""
     k = len(faces)
     out = np.zeros(k, dtype=bool)
     if k == 0:
-        return out
+        return out, out.copy()
     counts = np.array([len(f) for f in faces], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
     F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
     if len(F) == 0:
-        return out
+        return out, out.copy()
     F = F + np.repeat(offsets[:-1], counts)[:, None]
     total = int(offsets[-1]) + 1
     a = F.ravel()
@@ -244,7 +251,7 @@ def _closed_oriented(faces: list, n_vertices: list) -> np.ndarray:
     n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
     n_used[np.diff(offsets) == 0] = 0
     out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
-    return out
+    return ok, out
 
 
 class ManagedObject:
@@ -299,7 +306,9 @@ class ManagedObject:
             shape = self.shape
             if shape.kind == "hull" and shape.radius == 0.0:  # Shape.bounds, without its copies
                 w = shape.vertices @ shape.rotation.T + shape.translation
-                self._bounds = np.stack([w.min(axis=0), w.max(axis=0)])
+                box = self._bounds = np.empty((2, 3))
+                w.min(axis=0, out=box[0])
+                w.max(axis=0, out=box[1])
             else:
                 self._bounds = shape.bounds
         return self._bounds
@@ -520,6 +529,8 @@ class CollisionManager:
             hit &= g_lo[axis] <= p_hi[axis]
             hit &= g_hi[axis] >= p_lo[axis]
         near = np.flatnonzero(hit)
+        if not len(near):  # no box near the probe's: nothing to ask the engine
+            return _shaped(False, set(), [], return_names, return_data)
         pairs = _Pairs(objs, [probe], near, np.zeros(len(near), dtype=np.int64),
                        "verdict" if return_data else "intersect", listed=False)
         pairs.refine_all()

@@ -50,7 +50,7 @@ import numpy as np
 
 from gjkcli.engine import _enums, _mesh
 from gjkcli.engine.results import PointCertificate, Result, Status
-from gjkcli.engine.topology import oriented, topology
+from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "WANT"]
@@ -99,23 +99,32 @@ class Mesh:
         vertices - centre, so that parts far from the world origin keep their precision.
     size : float
         Bounding-box diagonal.
+    used : (k,) int64
+        The vertices the faces use, in increasing order.
     bodies : int
-        Bodies, as gjkcli.engine.topology defines them (faces joined by manifold edges).
+        Bodies, as gjkcli.engine.topology defines them (faces joined by manifold edges); found
+        on first use (the probes need them; most distance queries never do).
     bvh : gjkcli.engine._mesh.BVH
+
+    `closed_oriented=True` says the caller has checked that every directed edge of the faces is
+    used once and its reverse once (as gjkcli.api.manager does for all its meshes at once):
+    the mesh is then watertight and oriented, and no edge is examined again here.
     """
 
-    __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size", "bodies",
-                 "bvh", "local_lo", "local_hi", "_body", "_probes")
+    __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
+                 "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_probes")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
-                 leaf_size: int = 1):
+                 leaf_size: int = 1, closed_oriented: bool = False):
         v = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
         f = np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3)
         if len(f) == 0:
             raise ValueError(f"{name}: a mesh needs at least one triangle")
         if f.min() < 0 or f.max() >= len(v):
             raise ValueError(f"{name}: faces point past the {len(v)} vertices")
-        used = np.unique(f)
+        # the vertices the faces use, in order: np.unique's answer, by counting (numpy 2's
+        # np.unique hashes, about 15 times slower on a small part's faces)
+        used = self.used = np.flatnonzero(np.bincount(f.ravel(), minlength=len(v)))
         if not np.isfinite(v[used]).all():
             raise ValueError(f"{name}: NaN or infinite vertex coordinates")
         lo, hi = v[used].min(axis=0), v[used].max(axis=0)
@@ -130,12 +139,15 @@ class Mesh:
         local[unused] = 0.0  # unused vertices may hold anything
         self.local_lo, self.local_hi = lo - self.centre, hi - self.centre
         self.bvh = _mesh.BVH(local, f.astype(np.int32), leaf_size)
-        face_body, self.bodies, open_face = topology(f, len(v))
-        closed = not open_face.any()
+        if closed_oriented:  # the caller found every directed edge once, and its reverse once
+            closed = True
+            self.oriented = True
+        else:
+            closed = not open_faces(f, len(v)).any()
+            self.oriented = closed and oriented(f)
         self.watertight = closed if watertight is None else bool(watertight)
-        self.oriented = closed and oriented(f)
-        self._body = np.full(len(v), -1, dtype=np.int64)  # a vertex's body: one of its faces'
-        self._body[f.ravel()] = np.repeat(face_body, 3)
+        self._bodies: int | None = None
+        self._body: np.ndarray | None = None
         self._probes = None
 
     @classmethod
@@ -157,6 +169,24 @@ class Mesh:
     @property
     def solid(self) -> bool:
         return self.watertight and self.oriented
+
+    @property
+    def bodies(self) -> int:
+        if self._bodies is None:
+            self._find_bodies()
+        return self._bodies
+
+    def vertex_bodies(self) -> np.ndarray:
+        """(n,) int64: each vertex's body (that of one of its faces), -1 for unused vertices."""
+        if self._body is None:
+            self._find_bodies()
+        return self._body
+
+    def _find_bodies(self) -> None:
+        face_body, self._bodies, _ = topology(self.faces, len(self.vertices))
+        body = np.full(len(self.vertices), -1, dtype=np.int64)
+        body[self.faces.ravel()] = np.repeat(face_body, 3)
+        self._body = body
 
     def local(self, points=None) -> np.ndarray:
         """Points (default: the vertices) in the mesh's own frame."""
@@ -512,7 +542,7 @@ def _depth_candidates(inner: Mesh, outer: Mesh, faces, to_outer) -> np.ndarray:
     its crossing faces (None: no faces), and up to DEPTH_SAMPLES of its vertices inside outer's
     box."""
     local = inner.local()
-    used = np.unique(inner.faces)
+    used = inner.used
     p = to_outer(local[used])
     inbox = used[np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)]
     if len(inbox) > DEPTH_SAMPLES:
@@ -561,9 +591,10 @@ def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
 def _probe_points(mesh: Mesh) -> np.ndarray:
     """See Mesh.probes."""
     local = mesh.local()
-    used = np.flatnonzero(mesh._body >= 0)
-    vertices = local[_spread(used, mesh._body[used], PROBES_PER_BODY)]
-    faces = _spread(np.arange(len(mesh.faces)), mesh._body[mesh.faces[:, 0]], PROBES_PER_BODY)
+    body = mesh.vertex_bodies()
+    used = np.flatnonzero(body >= 0)
+    vertices = local[_spread(used, body[used], PROBES_PER_BODY)]
+    faces = _spread(np.arange(len(mesh.faces)), body[mesh.faces[:, 0]], PROBES_PER_BODY)
     corners = local[mesh.faces[faces]]
     centroids = corners.mean(axis=1)
     points = [vertices, centroids]

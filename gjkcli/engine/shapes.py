@@ -494,16 +494,21 @@ def _own_triangles(local, begins, n_pts, given, min_volume):
         return own, ok, area
     tris = [np.asarray(given[k], dtype=np.int64).reshape(-1, 3) for k in parts]
     counts = np.array([len(t) for t in tris], dtype=np.int64)
-    in_range = [len(t) == 0 or (t.min() >= 0 and t.max() < n_pts[k]) for t, k in zip(tris, parts)]
-    shift = np.repeat(np.asarray([begins[k] for k in parts], dtype=np.int64), counts)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    nonempty = counts > 0
     T = np.concatenate(tris)
-    T = np.where(np.repeat(np.asarray(in_range), counts)[:, None], T, 0) + shift[:, None]
+    # indices within each part, for all parts at once (an empty part is in range)
+    in_range = np.ones(len(parts), dtype=bool)
+    if nonempty.any():
+        low = np.minimum.reduceat(T.min(axis=1), starts[nonempty])
+        high = np.maximum.reduceat(T.max(axis=1), starts[nonempty])
+        in_range[nonempty] = (low >= 0) & (high < np.asarray(n_pts)[np.asarray(parts)][nonempty])
+    shift = np.repeat(np.asarray([begins[k] for k in parts], dtype=np.int64), counts)
+    T = np.where(np.repeat(in_range, counts)[:, None], T, 0) + shift[:, None]
     a, b, c = local[T[:, 0]], local[T[:, 1]], local[T[:, 2]]
     u, v = b - a, c - a
     cross = np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
                       u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    nonempty = counts > 0
     tri_area = 0.5 * np.sqrt(np.einsum("ij,ij->i", cross, cross))
     tri_volume = np.einsum("ij,ij->i", a, cross) / 6.0
     part_area = np.zeros(len(parts))

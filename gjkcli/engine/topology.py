@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["topology", "oriented", "solid"]
+__all__ = ["topology", "open_faces", "oriented", "solid"]
 
 # Meshes with more triangles than this find their bodies with scipy (linear time) instead of
 # the vectorised root hooking that wins on small meshes.
@@ -61,6 +61,15 @@ def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.nd
     is_root = root == np.arange(len(root))
     body = (np.cumsum(is_root) - 1)[root]
     return (body if inverse is None else body[inverse]), int(is_root.sum()), open_face
+
+
+def open_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
+    """(m,) bool: the faces on an edge not shared by exactly two faces (`topology`'s open_face,
+    without the bodies)."""
+    order, counts = _edge_groups(faces, n_vertices)
+    open_edge = np.empty(len(order), dtype=bool)
+    open_edge[order] = np.repeat(counts != 2, counts)
+    return open_edge.reshape(-1, 3).any(axis=1)
 
 
 def _edge_groups(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:

@@ -86,6 +86,9 @@ class Finding:
         volume (then `overlap_reason` says which part and why)
     overlap_mesh : ((n, 3) float64, (m, 3) int64) the overlap solid in world coordinates, for
         pictures; None where no volume was computed
+    waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
+    segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
+        [0, 1] (--trajectory; None otherwise)
     """
 
     a: str
@@ -106,6 +109,9 @@ class Finding:
     overlap_volume: float | None = None
     overlap_reason: str | None = None
     overlap_mesh: tuple | None = field(default=None, repr=False, compare=False)
+    waypoint: int | None = None
+    segment: int | None = None
+    t: float | None = None
 
     @property
     def status(self) -> Status:

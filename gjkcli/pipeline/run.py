@@ -81,6 +81,10 @@ class Options:
     strict : an input that cannot be read raises its InputError (for --debug) instead of
         becoming a Problem of the findings
     limits : gjkcli.limits.Limits on what a file may hold (None: the defaults)
+    dask : scan on a Dask cluster: a scheduler address ("tcp://host:8786") or "local[:N]"
+        (`gjkcli.pipeline.distributed`; None: in this process, the manifest's `dask` first)
+    dask_timeout : seconds to reach the scheduler and its first worker
+    robot : gjkcli.scene.urdf.RobotOptions for URDF inputs (packages, SRDF, joints; None: none)
     """
 
     mode: str = "auto"
@@ -95,6 +99,9 @@ class Options:
     write_baseline: str | os.PathLike | None = None
     strict: bool = False
     limits: object = None
+    dask: str | None = None
+    dask_timeout: float = 10.0
+    robot: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -131,10 +138,46 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             options,
             tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
             clearance=options.clearance if options.clearance is not None else m.clearance,
-            fail_on=options.fail_on if options.fail_on is not None else m.fail_on)
+            fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
+            dask=options.dask if options.dask is not None else m.dask)
+    robot = options.robot
+    if robot is not None and (robot.poses is not None or robot.trajectory is not None):
+        from gjkcli.pipeline.motion import scan_poses
+
+        return scan_poses(paths, options, manifest=m, progress=progress,
+                          trajectory=robot.trajectory is not None)
+    if options.dask is not None:
+        from gjkcli.pipeline.distributed import scan_on_cluster
+
+        return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
-    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
+    m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def _with_robots(m, sources, robot_options, run: "_Run"):
+    """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
+    added, and a note of each robot's pose. InputError when robot options name no robot."""
+    from gjkcli.errors import InputError
+    from gjkcli.scene import manifest as manifests
+    from gjkcli.scene import urdf
+
+    robots = [s for s in sources if s.robot is not None]
+    if not robots:
+        given = robot_options is not None and (robot_options.srdf or robot_options.joints
+                                               or robot_options.packages)
+        if given and not run.problems:
+            raise InputError("--srdf/--joints/--package", "apply to URDF inputs, and no input is a "
+                                                          "URDF; give robot.urdf")
+        return m
+    allows = []
+    for s in robots:
+        allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
+        run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
+    if m is None:
+        return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
+    return dataclasses.replace(m, allows=m.allows + tuple(allows))
 
 
 class _Run:
@@ -176,17 +219,11 @@ class _Run:
         """
         from gjkcli.pipeline import baseline as baselines
         from gjkcli.scene.manifest import ManifestError, Resolved
-        from gjkcli.scene.objects import gather
 
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
+        parts = self._parts(sources, primitives, manifest)
         t = time.perf_counter()
-        with limits.active(o.limits or limits.DEFAULT):
-            geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
-                           tell=self.tell, strict=o.strict)
-        t = self.stage("load", t)
-        parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
-        t = self.stage("hulls", t)
         self._name_notes(parts)
 
         resolved = None
@@ -238,6 +275,21 @@ class _Run:
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
         return found
 
+    def _parts(self, sources, primitives, manifest) -> "_Parts":
+        """Load the sources, then build the hulls (`gjkcli.pipeline.distributed` does both on
+        a cluster)."""
+        from gjkcli.scene.objects import gather
+
+        o = self.options
+        t = time.perf_counter()
+        with limits.active(o.limits or limits.DEFAULT):
+            geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
+                           tell=self.tell, strict=o.strict)
+        t = self.stage("load", t)
+        parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
+        self.stage("hulls", t)
+        return parts
+
     # -- notes ---------------------------------------------------------------------------------
 
     def _name_notes(self, parts: "_Parts") -> None:
@@ -257,10 +309,8 @@ class _Run:
 
     def _candidates(self, parts: "_Parts", resolved, across: bool, every_pair: int):
         """(i, j, clearance per pair, broad-phase pair count): the pairs the narrow phase checks."""
-        from gjkcli.scene.broadphase import candidate_pairs, select_pairs
-        from gjkcli.tolerances import DEFAULT
+        from gjkcli.scene.broadphase import candidate_pairs
 
-        o = self.options
         n = parts.n
         empty = np.zeros(0, dtype=np.int64)
         if n < 2:
@@ -279,16 +329,7 @@ class _Run:
                 self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so the pairs whose "
                                   f"boxes are apart are clear by their boxes and only findings are "
                                   f"listed")
-            lo, hi = parts.lo, parts.hi
-            size = np.linalg.norm(hi - lo, axis=1)
-            reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
-                                                 if c is not None])
-            # the touching band of a pair is the tolerance, or touching_rel x the larger size:
-            # growing each box by its own share covers it; a hair of the scene pads the bounds'
-            # rounding
-            touch = np.full(n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
-            pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
-            i, j = candidate_pairs(lo, hi, grow=0.5 * reach + touch + pad)
+            i, j = candidate_pairs(parts.lo, parts.hi, grow=self._grow(parts, resolved))
             i, j = np.minimum(i, j), np.maximum(i, j)
             order = np.lexsort((j, i))  # pairs read in the objects' order
             i, j = i[order], j[order]
@@ -296,6 +337,32 @@ class _Run:
             keep = parts.source[i] != parts.source[j]
             i, j = i[keep], j[keep]
         candidates = len(i)
+        i, j, clearance = self._select(resolved, i, j)
+        return i.astype(np.int64), j.astype(np.int64), clearance, candidates
+
+    def _grow(self, parts: "_Parts", resolved) -> np.ndarray:
+        """(n,) how far the broad phase grows each object's box: half the largest clearance asked
+        for, the object's share of the touching band, and a hair of the scene."""
+        from gjkcli.tolerances import DEFAULT
+
+        o = self.options
+        lo, hi = parts.lo, parts.hi
+        size = np.linalg.norm(hi - lo, axis=1)
+        reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
+                                             if c is not None])
+        # the touching band of a pair is the tolerance, or touching_rel x the larger size:
+        # growing each box by its own share covers it; a hair of the scene pads the bounds'
+        # rounding
+        touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
+        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+        return 0.5 * reach + touch + pad
+
+    def _select(self, resolved, i, j):
+        """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
+        them), each with the largest clearance asked of it."""
+        from gjkcli.scene.broadphase import select_pairs
+
+        o = self.options
         clearance = np.full(len(i), o.clearance or 0.0)
         if resolved is not None and resolved.checks:
             keep = select_pairs(i, j, [(a, b) for a, b, _, _ in resolved.checks])
@@ -304,7 +371,7 @@ class _Run:
             for in_a, in_b, c, _ in resolved.checks:
                 hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
                 clearance[hit] = np.maximum(clearance[hit], c if c is not None else (o.clearance or 0.0))
-        return i.astype(np.int64), j.astype(np.int64), clearance, candidates
+        return i, j, clearance
 
     # -- narrow phase --------------------------------------------------------------------------
 
@@ -498,8 +565,16 @@ class _Parts:
             lo[index], hi[index] = hulls.lo, hulls.hi
             gap[index] = hull_gaps(hulls, [geoms[k].faces for k in mesh_index],
                                    [geoms[k].vertices for k in mesh_index])
+        return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
+
+    @classmethod
+    def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["_Parts", list]:
+        """(the parts, the indices of `geoms` kept): objects with their hulls, bounds and gaps;
+        one whose shape is a ShapeError or whose coordinates overflow becomes a problem of its
+        file."""
         from gjkcli.tolerances import DEFAULT
 
+        n = len(geoms)
         with np.errstate(invalid="ignore"):
             extent = np.maximum(np.abs(lo), np.abs(hi)).max(axis=1) if n else np.zeros(0)
         keep = []
@@ -524,7 +599,7 @@ class _Parts:
                    source=np.array([g.source for g in geoms], dtype=np.int64),
                    meshed=np.array([g.primitive is None or g.primitive.kind == "box" for g in geoms],
                                    dtype=bool),
-                   names=names, index={name: k for k, name in enumerate(names)}, _meshes={})
+                   names=names, index={name: k for k, name in enumerate(names)}, _meshes={}), keep
 
     def mesh(self, k: int):
         """Object k's triangles and their hierarchy (`gjkcli.engine.exact.Mesh`), built once."""

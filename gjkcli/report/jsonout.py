@@ -16,7 +16,9 @@ additions of each release are listed in the README)::
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
                  "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
                  "allowed", "reason", "baseline", "fails", "file_a", "file_b",
-                 "overlap_volume", "overlap_reason", ["trace": [step, ...]]}],
+                 "overlap_volume", "overlap_reason",
+                 ["waypoint", "segment", "t": robots' --poses and --trajectory only],
+                 ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
       "gone": [{"file", "a", "b", "status"}],
@@ -153,6 +155,9 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "overlap_volume": number(pair.overlap_volume),
         "overlap_reason": pair.overlap_reason,
     }
+    for key in ("waypoint", "segment", "t"):  # robots' poses and motions only
+        if getattr(pair, key) is not None:
+            out[key] = getattr(pair, key)
     if trace:
         out["trace"] = [step_dict(s) for s in (r.trace or ())]
     return out

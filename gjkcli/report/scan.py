@@ -67,6 +67,10 @@ def render_pairs(report, limit: int | None = None) -> Table:
         else:
             size = _fmt(r.distance)
         notes = []
+        if p.segment is not None:
+            notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
+        elif p.waypoint is not None:
+            notes.append(f"waypoint {p.waypoint}")
         if p.allowed:
             notes.append(f"allowed: {p.reason}")
         elif p.known and p.violation:

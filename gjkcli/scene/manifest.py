@@ -6,6 +6,7 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
     clearance = 0.5                   # required gap, model units
     fail_on = ["collision", "clearance"]   # which findings fail the scan
     srdf = "robot.srdf"               # a MoveIt SRDF's <disable_collisions> as allowed pairs
+    dask = "tcp://scheduler:8786"     # scan on a Dask cluster, or "local" / "local:4" (gjk scan --dask)
 
     [[include]]                       # every object of a scene file
     file = "cell.glb"
@@ -33,6 +34,14 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
     a = "gripper*"
     b = "part"
     reason = "grasp"
+
+    [[robot]]                         # a URDF robot in the cell (gjkcli.scene.urdf)
+    urdf = "panda.urdf"
+    name = "arm"                      # optional: its objects are "arm:<link>" (default: the file's stem)
+    srdf = "panda.srdf"               # optional: its disabled pairs allowed, its group states
+    joints = "ready"                  # optional: a group state, or {panda_joint1 = 0.5, ...}
+    translate = [0, 0, 0.8]           # or transform = 4x4 (rigid), rotate = [rx, ry, rz]
+    packages = {moveit_resources_panda_description = "description"}   # optional package:// folders
 
 Paths are relative to the manifest's folder. Top-level keys must come before the first table.
 
@@ -74,15 +83,20 @@ DEFAULT_FAIL_ON = ("collision", "clearance")
 
 PRIMITIVES = ("box", "sphere", "capsule", "cylinder")
 
-TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "include", "object", "group", "check",
-            "allow")
+TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "dask", "include", "object", "group", "check",
+            "allow", "robot")
 TABLE_KEYS = {
     "include": ("file", "transform", "split_bodies"),
     "object": ("name", "file", *PRIMITIVES, "transform", "translate", "rotate"),
     "group": ("name", "members"),
     "check": ("a", "b", "clearance"),
     "allow": ("a", "b", "reason"),
+    "robot": ("urdf", "name", "srdf", "joints", "transform", "translate", "rotate", "packages"),
 }
+# A Dask scheduler: "local" or "local:N" (a LocalCluster of N worker processes), or an address
+# with its protocol ("tcp://host:8786", "tls://...", "inproc://...").
+DASK_ADDRESS = re.compile(r"local(:[1-9][0-9]*)?|[a-z][a-z0-9+.-]*://\S+")
+
 PRIMITIVE_KEYS = {"capsule": ("radius", "length"), "cylinder": ("radius", "height")}
 
 
@@ -156,17 +170,36 @@ class AllowSpec:
 
 
 @dataclass(frozen=True)
+class RobotSpec:
+    """A URDF robot placed in the cell: its objects are "<name>:<link>".
+
+    transform : (4, 4) rigid, the robot's root in the cell; joints : a group state's name,
+    {joint: value}, or None (the default pose); packages : ((NAME, DIR), ...)
+    """
+
+    urdf: Path
+    name: str
+    srdf: Path | None
+    joints: object
+    transform: np.ndarray
+    packages: tuple
+    line: int
+
+
+@dataclass(frozen=True)
 class Manifest:
     path: Path
     tolerance: float | None = None
     clearance: float | None = None
     fail_on: tuple | None = None
     srdf: Path | None = None
+    dask: str | None = None
     includes: tuple = ()
     objects: tuple = ()
     groups: tuple = ()
     checks: tuple = ()
     allows: tuple = ()
+    robots: tuple = ()
 
     def error(self, line: int | None, message: str) -> ManifestError:
         return ManifestError(self.path, line, message)
@@ -403,19 +436,28 @@ class _Builder:
         srdf = None
         if "srdf" in data:
             srdf = self.file(data["srdf"], self.lines.top("srdf"), "srdf")
+        dask = None
+        if "dask" in data:
+            dask = data["dask"]
+            if not isinstance(dask, str) or not DASK_ADDRESS.fullmatch(dask):
+                self.fail(self.lines.top("dask"), f"dask must be a scheduler address like "
+                                                  f"'tcp://host:8786', or 'local' or 'local:N', got "
+                                                  f"{dask!r}")
         tables = {name: self.tables(data, name) for name in TABLE_KEYS}
         includes = tuple(self.include(t, k) for k, t in enumerate(tables["include"]))
         objects = tuple(self.object(t, k) for k, t in enumerate(tables["object"]))
         groups = tuple(self.group(t, k) for k, t in enumerate(tables["group"]))
         checks = tuple(self.check(t, k) for k, t in enumerate(tables["check"]))
         allows = tuple(self.allow(t, k) for k, t in enumerate(tables["allow"]))
+        robots = tuple(self.robot(t, k) for k, t in enumerate(tables["robot"]))
         self.unique(objects, "object", "objects")
+        self.unique(robots, "robot", "robots")
         self.unique(groups, "group", "groups")
         if srdf is not None:
             allows += tuple(read_srdf(srdf, self.path, self.lines.top("srdf")))
         return Manifest(path=self.path, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
-                        srdf=srdf, includes=includes, objects=objects, groups=groups, checks=checks,
-                        allows=allows)
+                        srdf=srdf, dask=dask, includes=includes, objects=objects, groups=groups, checks=checks,
+                        allows=allows, robots=robots)
 
     def tables(self, data: dict, name: str) -> list:
         value = data.get(name, [])
@@ -565,25 +607,54 @@ class _Builder:
                             f"{', '.join(keys)}, got {got}")
         return {key: self.positive(value[key], line, f"{where}: {kind} {key}") for key in keys}
 
-    def placement(self, table: dict, k: int, where: str, rigid: bool) -> np.ndarray:
+    def robot(self, table: dict, k: int) -> RobotSpec:
+        where = self.where("robot", k, table)
+        line = self.lines.table("robot", k)
+        if "urdf" not in table:
+            self.fail(line, f"{where}: the key 'urdf' is missing")
+        urdf = self.file(table["urdf"], self.lines.key("robot", k, "urdf"), f"{where}: urdf")
+        name = self.text(table, "name", self.lines.key("robot", k, "name"), where, required=False) or urdf.stem
+        srdf = None
+        if "srdf" in table:
+            srdf = self.file(table["srdf"], self.lines.key("robot", k, "srdf"), f"{where}: srdf")
+        joints = table.get("joints")
+        jline = self.lines.key("robot", k, "joints")
+        if isinstance(joints, dict):
+            joints = {str(j): self.number(v, jline, f"{where}: joints.{j}") for j, v in joints.items()}
+        elif joints is not None and not (isinstance(joints, str) and joints):
+            self.fail(jline, f"{where}: joints must be a group state's name or a table of joint "
+                             f"values, got {joints!r}")
+        packages = table.get("packages", {})
+        pline = self.lines.key("robot", k, "packages")
+        if not isinstance(packages, dict) or not all(isinstance(v, str) and v for v in packages.values()):
+            self.fail(pline, f"{where}: packages must be a table NAME = \"folder\", got {packages!r}")
+        folders = tuple((str(n), str(self.base / v) if not Path(v).is_absolute() else v)
+                        for n, v in packages.items())
+        return RobotSpec(urdf=urdf, name=name, srdf=srdf, joints=joints,
+                         transform=self.placement(table, k, where, rigid=True, name="robot"),
+                         packages=folders, line=line)
+
+    def placement(self, table: dict, k: int, where: str, rigid: bool, name: str = "object") -> np.ndarray:
         if "transform" in table:
-            line = self.lines.key("object", k, "transform")
+            line = self.lines.key(name, k, "transform")
             if "translate" in table or "rotate" in table:
                 self.fail(line, f"{where}: give transform, or translate and rotate, not both")
             T = self.transform(table["transform"], line, f"{where}: transform")
             if rigid:
                 R = T[:3, :3]
                 if not (np.allclose(R.T @ R, np.eye(3), rtol=0.0, atol=DEFAULT.rigid_rel) and np.linalg.det(R) > 0):
-                    self.fail(line, f"{where}: a primitive takes a rigid transform (rotation and "
-                                    f"translation only); give the size in the primitive instead")
+                    what = ("a robot takes a rigid transform (rotation and translation only)" if name == "robot"
+                            else "a primitive takes a rigid transform (rotation and translation "
+                                 "only); give the size in the primitive instead")
+                    self.fail(line, f"{where}: {what}")
             return T
         translate = np.zeros(3)
         rotate = np.zeros(3)
         if "translate" in table:
-            translate = self.vector(table["translate"], self.lines.key("object", k, "translate"),
+            translate = self.vector(table["translate"], self.lines.key(name, k, "translate"),
                                     f"{where}: translate")
         if "rotate" in table:
-            rotate = self.vector(table["rotate"], self.lines.key("object", k, "rotate"),
+            rotate = self.vector(table["rotate"], self.lines.key(name, k, "rotate"),
                                  f"{where}: rotate (degrees)")
         return placement(translate, rotate)
 
@@ -677,9 +748,10 @@ def match(pattern: str, names: list[str]) -> np.ndarray:
 
 
 def match_link(link: str, names: list[str]) -> np.ndarray:
-    """(n,) bool: objects named `link`, or "<file>:<link>" from a prefixed scene."""
-    suffix = ":" + link
-    return np.fromiter((name == link or name.endswith(suffix) for name in names),
+    """(n,) bool: objects named `link`, "<file>:<link>" from a prefixed scene, or a URDF link's
+    k-th collision element ("<link>:<k>", prefixed or not)."""
+    rx = re.compile(r"(?:.*:)?" + re.escape(link) + r"(?::\d+)?")
+    return np.fromiter((rx.fullmatch(name) is not None for name in names),
                        dtype=bool, count=len(names))
 
 

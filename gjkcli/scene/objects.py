@@ -16,8 +16,10 @@ import numpy as np
 
 from gjkcli.engine.shapes import can_fork
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
+from gjkcli.scene import urdf
 
-__all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources"]
+__all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
+           "assemble"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +60,9 @@ class Source:
     split_bodies: bool = False
     whole: bool = False
     name: str | None = None
+    robot: object | None = None  # a gjkcli.scene.urdf.Robot: the file is a URDF
+    pose: np.ndarray | None = None  # (d,) its joint values
+    srdf: object | None = None  # the robot's SRDF (allowed pairs), or None
 
 
 def file_sources(paths, split_bodies: bool = False) -> list[Source]:
@@ -66,11 +71,14 @@ def file_sources(paths, split_bodies: bool = False) -> list[Source]:
                    split_bodies=split_bodies) for p in paths]
 
 
-def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[list[Source], list]:
+def scene_sources(paths, manifest, split_bodies: bool, problems: list,
+                  robot=None) -> tuple[list[Source], list]:
     """`gjk scan`'s inputs: (file sources, manifest primitives) from paths and a manifest.
 
     Directories expand to the mesh files in them; a path that does not exist is a problem and
-    the rest are still read; a file reached twice (itself and its folder) is read once.
+    the rest are still read; a file reached twice (itself and its folder) is read once. A URDF
+    (`gjkcli.scene.urdf`) is parsed here, its pose taken from `robot` (a RobotOptions); one that
+    cannot be used is a problem.
     """
     from gjkcli.mesh.load import expand_paths
 
@@ -94,11 +102,25 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[
     base_names = [Path(p).name for p, _, _ in files]
     prefixes = [name if base_names.count(name) == 1 else Path(shown[k]).as_posix()
                 for k, name in enumerate(base_names)]
-    sources = [Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
-                      transform=T, split_bodies=split)
-               for k, (p, T, split) in enumerate(files)]
+    sources = []
+    for k, (p, T, split) in enumerate(files):
+        source = Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
+                        transform=T, split_bodies=split)
+        if urdf.is_urdf(p):
+            options = robot or urdf.RobotOptions()
+            try:
+                parsed = urdf.load(source.path, options.packages)
+            except InputError as exc:  # the file's problem: the other inputs are still checked
+                problems.append(Problem(file=exc.source, message=one_line(exc.message)))
+                continue
+            # a pose outside the limits is the user's error: the run stops with it (exit 2)
+            source = dataclasses.replace(source, robot=parsed, srdf=options.srdf,
+                                         pose=urdf.parse_joints(parsed, options.joints, options.srdf))
+        sources.append(source)
     primitives = []
     if manifest is not None:
+        for spec in manifest.robots:
+            sources.append(_manifest_robot(spec, manifest))
         for spec in manifest.objects:
             if spec.file is not None:
                 sources.append(Source(path=spec.file, shown=str(spec.file), transform=spec.transform,
@@ -106,6 +128,18 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list) -> tuple[
             else:
                 primitives.append(spec)
     return sources, primitives
+
+
+def _manifest_robot(spec, manifest) -> Source:
+    """A manifest's [[robot]]: its objects "<name>:<link>", placed by its transform; an error
+    of the robot (its URDF, its pose) is the manifest's, on the robot's line."""
+    try:
+        robot = urdf.load(spec.urdf, spec.packages)
+        pose = urdf.parse_joints(robot, spec.joints, spec.srdf, where=f"[[robot]] {spec.name!r}: joints")
+    except InputError as exc:
+        raise manifest.error(spec.line, f"[[robot]] {spec.name!r}: {exc.source}: {exc.message}") from None
+    return Source(path=spec.urdf, shown=str(spec.urdf), prefix=spec.name, transform=spec.transform,
+                  robot=robot, pose=pose, srdf=spec.srdf)
 
 
 def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1,
@@ -124,30 +158,39 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
 
         with ProcessPoolExecutor(min(jobs, len(sources)),
                                  mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_source, s, strict) for s in sources]
+            futures = [pool.submit(read_source, s, strict) for s in sources]
             for k, f in enumerate(futures):
                 results[k] = f.result()
                 tell("load", k + 1, len(sources))
     else:
         for k, s in enumerate(sources):
-            results[k] = _read_source(s, strict)
+            results[k] = read_source(s, strict)
             tell("load", k + 1, len(sources))
+    return assemble(results, primitives, manifest, problems=problems)
+
+
+def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> list[Geometry]:
+    """The objects of the sources, from `read_source`'s answers in source order (a Problem adds
+    itself to `problems`), then the primitives; names made unique."""
     geoms: list[Geometry] = []
     for k, got in enumerate(results):
         if isinstance(got, Problem):
             problems.append(got)
         else:
             geoms.extend(dataclasses.replace(g, source=k) for g in got)
-    geoms.extend(_primitive(spec, manifest, len(sources) + n) for n, spec in enumerate(primitives))
+    geoms.extend(_primitive(spec, manifest, len(results) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)
 
 
-def _read_source(s: Source, strict: bool = False):
+def read_source(s: Source, strict: bool = False):
     """A source's objects, or a Problem naming the file (never raises an InputError unless
     strict)."""
     from gjkcli.mesh.load import load_objects, load_part, read_objects
 
     try:
+        if s.robot is not None:
+            return urdf.read_geometries(s.robot, s.pose, shown=s.shown, prefix=s.prefix,
+                                        transform=s.transform)
         if s.whole and s.split_bodies:
             parts = load_objects(s.path, split_bodies=True)
             if len(parts) == 1:

@@ -282,3 +282,30 @@ def test_a_mesh_is_its_own_hull_only_when_it_is_convex():
         T = np.eye(4)
         T[2, 3] = 0.9
         assert manager.in_collision_single(probe, T) is False
+
+
+def test_a_mesh_checked_closed_and_oriented_by_the_manager_is_what_mesh_finds():
+    """The manager tells Mesh which meshes are closed and oriented (every directed edge once, its
+    reverse once), so that Mesh does not look at their edges again: the flags, the bodies and
+    the probes must be what Mesh finds on its own, for closed meshes (a sphere, an annulus, two
+    boxes in one mesh) and for meshes that are not (open, flipped faces, a face repeated)."""
+    from gjkcli.api.manager import _Geometry, _prepare
+
+    box = trimesh.creation.box()
+    two = trimesh.util.concatenate([box, box.copy().apply_translation([3.0, 0.0, 0.0])])
+    opened = trimesh.Trimesh(box.vertices, box.faces[1:], process=False)
+    flipped = box.faces.copy()
+    flipped[0] = flipped[0, ::-1]
+    repeated = np.concatenate([box.faces, box.faces[:1]])
+    meshes = [(trimesh.creation.icosphere(1).vertices, trimesh.creation.icosphere(1).faces),
+              (trimesh.creation.annulus(0.5, 1.0, 0.3).vertices, trimesh.creation.annulus(0.5, 1.0, 0.3).faces),
+              (two.vertices, two.faces), (opened.vertices, opened.faces), (box.vertices, flipped),
+              (box.vertices, repeated)]
+    geometries = [_Geometry(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64)) for v, f in meshes]
+    _prepare(geometries)
+    assert [g.closed for g in geometries] == [True, True, True, False, False, False]
+    for g in geometries:
+        given, own = g.mesh(), Mesh(g.vertices, g.faces)
+        assert (given.watertight, given.oriented, given.bodies) == (own.watertight, own.oriented, own.bodies)
+        assert np.array_equal(given.probes(), own.probes())
+        assert np.array_equal(given.used, np.unique(g.faces))

@@ -513,3 +513,22 @@ def test_exact_refiner_answers_for_the_parts():
     assert pair.mode == "exact" and pair.status is Status.CLEAR
     assert pair.result.distance == pytest.approx(0.35, abs=2e-3)  # a tessellated torus and cylinder
     assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("mode", ["auto", "exact"])
+def test_box_primitive_against_a_non_convex_part_on_the_triangles(tmp_path, mode):
+    """A manifest box in a ring's hole is clear by the box's corners against the ring's inner
+    wall (a polygon of the ring's inner radius); moved onto the wall it collides."""
+    ring = load.load_part(SAMPLES / "ring.stl")
+    radius = np.linalg.norm(ring.vertices[:, :2], axis=1)
+    r_in = radius.min()
+    sections = len(np.unique(np.round(np.arctan2(ring.vertices[:, 1], ring.vertices[:, 0]), 6)))
+    corner = np.sqrt(2) * 0.25
+    for x, expect in ((0.0, Status.CLEAR), (0.5 * (r_in + radius.max()), Status.COLLISION)):
+        m = tmp_path / f"box{x}.toml"
+        m.write_text(f"[[include]]\nfile = '{(SAMPLES / 'ring.stl').as_posix()}'\n"
+                     f"[[object]]\nname = 'box'\nbox = [0.5, 0.5, 0.5]\ntranslate = [{x}, 0, 0]\n")
+        (pair,) = scan.run(manifest=m, mode=mode, all_pairs=True, jobs=1).pairs
+        assert pair.mode == "exact" and pair.status is expect
+        if expect is Status.CLEAR:
+            assert r_in * np.cos(np.pi / sections) - corner - 1e-9 <= pair.result.distance <= r_in - corner + 1e-9

@@ -1,0 +1,253 @@
+"""The self-collision matrix of a robot, as MoveIt's setup assistant makes it, and its audit.
+
+`collision_matrix` sorts every pair of links with collision geometry into:
+
+- ``Adjacent``: joined by a joint (also through fixed joints past links without geometry);
+- ``Default``: in collision at the default pose (every joint at 0 within its limits);
+- ``Always``: in collision in at least `ALWAYS` of the random samples;
+- ``Never``: in collision in none of the N random samples (uniform within the joint limits);
+- enabled: everything else (it collides sometimes: a planner must check it).
+
+Speed: the samples' link frames come from one vectorised forward kinematics per chunk; every
+(sample, pair) row goes first to the engine's batch call on the hulls (`gjkcli.engine.query.batch`,
+no Python per row); rows whose hulls meet go to the triangle test (the links are not their
+hulls). A pair leaves the sampling as soon as its class is settled: once it has collided (it is
+not Never) and has missed more than 1 - ALWAYS of the samples (it is not Always).
+
+`audit` checks an SRDF's ``Never`` lines the same way and returns, per pair that does collide,
+the first sample that shows it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+
+__all__ = ["Matrix", "collision_matrix", "audit", "ALWAYS"]
+
+# A pair in collision in at least this share of the samples is "Always" (MoveIt's setup assistant
+# uses 95% too).
+ALWAYS = 0.95
+# Samples per batch: the rows of one engine call are this times the undecided pairs.
+CHUNK = 1000
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The sorted pairs. reasons : {(link, link): "Adjacent" | "Default" | "Always" | "Never"}
+    for the disabled pairs; enabled : pairs that collide sometimes; hits : {pair: collisions seen}
+    (over the samples checked before the pair was settled); samples, seed : the sampling."""
+
+    robot: str
+    reasons: dict
+    enabled: tuple
+    hits: dict
+    samples: int
+    seed: int
+
+
+class _Checker:
+    """Collision of link pairs at many poses: hulls in one batch, the triangles where they meet."""
+
+    def __init__(self, robot):
+        from gjkcli.pipeline.motion import Motion
+
+        self.robot = robot
+        self.motion = Motion.build(robot, None, None)
+        links = [c.link for c in robot.collisions]
+        self.element_link = links
+        self.links = list(dict.fromkeys(links))
+        # every pair of elements of different links (Motion.build left out adjacent ones)
+        E = len(links)
+        ia, ib = np.triu_indices(E, 1)
+        keep = np.array([links[a] != links[b] for a, b in zip(ia, ib)], dtype=bool)
+        self.ia, self.ib = ia[keep], ib[keep]
+        self.link_pairs = list(dict.fromkeys(_key(links[a], links[b]) for a, b in zip(self.ia, self.ib)))
+        self.pair_of = np.array([self.link_pairs.index(_key(links[a], links[b]))
+                                 for a, b in zip(self.ia, self.ib)], dtype=np.int64)
+
+    def collide(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """(n, len(pairs)) bool: link pair `pairs[j]` (indices into link_pairs) collides at q[i]."""
+        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.query import batch
+
+        rows = np.flatnonzero(np.isin(self.pair_of, pairs))
+        column = np.searchsorted(pairs, self.pair_of[rows])
+        n = len(q)
+        out = np.zeros((n, len(pairs)), dtype=bool)
+        if n == 0 or len(rows) == 0:
+            return out
+        F = self.motion.frames(q)  # (n, E, 4, 4)
+        ia, ib = self.ia[rows], self.ib[rows]
+        sample = np.repeat(np.arange(n), len(rows))
+        ea, eb = np.tile(ia, n), np.tile(ib, n)
+        got = batch(self.motion.shapes, ea, eb, pose_a=F[sample, ea], pose_b=F[sample, eb], want="intersect")
+        meet = np.flatnonzero(got.status != _CODE_CLEAR)
+        col = np.tile(column, n)
+        for k in meet.tolist():
+            s, a, b = int(sample[k]), int(ea[k]), int(eb[k])
+            if out[s, col[k]]:
+                continue  # another element pair of these links already collides here
+            ma, mb = self.motion.meshes[a], self.motion.meshes[b]
+            if ma is None or mb is None:  # a curved primitive: its hull is itself
+                hit = got.status[k] == _CODE_COLLISION
+            else:
+                hit = exact_query(ma, mb, pose_a=F[s, a], pose_b=F[s, b],
+                                  want="intersect").status is Status.COLLISION
+            out[s, col[k]] = hit
+        return out
+
+
+def _key(a: str, b: str) -> tuple:
+    return (a, b) if a <= b else (b, a)
+
+
+def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=None,
+                     settle: bool = True) -> Matrix:
+    """Adjacent, Default, Always and Never pairs of a `gjkcli.scene.urdf.Robot`; deterministic
+    for a seed.
+
+    settle : a pair leaves the sampling once its class is known (False: every pair at every
+        pose, the same classes; benchmarks/bench_matrix.py times both)
+    """
+    from gjkcli.scene import urdf
+
+    tell = progress or (lambda stage, done, total: None)
+    check = _Checker(robot)
+    reasons = {}
+    for a, b, _ in urdf.adjacent_links(robot):
+        reasons[_key(a, b)] = "Adjacent"
+    todo = np.array([k for k, p in enumerate(check.link_pairs) if p not in reasons], dtype=np.int64)
+    at_default = check.collide(robot.default_pose()[None], todo)[0]
+    for k in todo[at_default]:
+        reasons[check.link_pairs[k]] = "Default"
+    todo = todo[~at_default]
+    hits = np.zeros(len(check.link_pairs), dtype=np.int64)
+    misses = np.zeros(len(check.link_pairs), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    Q = rng.uniform(robot.lower, robot.upper, size=(samples, robot.dof))
+    allowed_misses = int(np.floor((1.0 - ALWAYS) * samples))  # more misses: not Always
+    stop_after = allowed_misses if settle else samples
+    done = 0
+    tell("samples", 0, samples)
+    while done < samples and len(todo):
+        q = Q[done: done + CHUNK]
+        got = check.collide(q, todo)
+        # settle pairs in sample order, so the counts do not depend on the chunk size
+        for j, k in enumerate(todo.tolist()):
+            column = got[:, j]
+            hits_before = hits[k]
+            # the sample at which the pair is settled (hit once and missed too often), if any
+            cum_hits = hits_before + np.cumsum(column)
+            cum_miss = misses[k] + np.cumsum(~column)
+            settled = np.flatnonzero((cum_hits > 0) & (cum_miss > stop_after))
+            upto = settled[0] + 1 if len(settled) else len(column)
+            hits[k] = hits_before + column[:upto].sum()
+            misses[k] += (~column[:upto]).sum()
+        done += len(q)
+        todo = todo[~((hits[todo] > 0) & (misses[todo] > stop_after))]
+        tell("samples", done, samples)
+    for k, p in enumerate(check.link_pairs):
+        if p in reasons:
+            continue
+        if hits[k] == 0:
+            reasons[p] = "Never"
+        elif misses[k] <= allowed_misses:
+            reasons[p] = "Always"
+    enabled = tuple(p for p in check.link_pairs if p not in reasons)
+    return Matrix(robot=robot.name, reasons=reasons, enabled=enabled,
+                  hits={p: int(hits[k]) for k, p in enumerate(check.link_pairs)},
+                  samples=samples, seed=seed)
+
+
+def prove_never(robot, m: Matrix, *, max_boxes: int, progress=None) -> tuple[Matrix, dict]:
+    """(the matrix with only proven Never pairs disabled as Never, {pair: Proof} of every Never
+    pair of `m`): branch and bound over each pair's joint box (`gjkcli.pipeline.prove`)."""
+    import dataclasses
+
+    from gjkcli.pipeline.motion import Motion
+    from gjkcli.pipeline.prove import prove_pair
+
+    tell = progress or (lambda stage, done, total: None)
+    motion = Motion.build(robot, None, None)
+    never = sorted(p for p, r in m.reasons.items() if r == "Never")
+    proofs = {}
+    tell("prove", 0, len(never))
+    for n, (a, b) in enumerate(never):
+        proofs[(a, b)] = prove_pair(motion, a, b, max_boxes=max_boxes)
+        tell("prove", n + 1, len(never))
+    reasons = {p: r for p, r in m.reasons.items()
+               if r != "Never" or proofs[p].verdict == "proven"}
+    enabled = m.enabled + tuple(p for p in never if proofs[p].verdict != "proven")
+    return dataclasses.replace(m, reasons=reasons, enabled=enabled), proofs
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A pair an SRDF disables as Never that collides: the pose (joint values) and the depth."""
+
+    a: str
+    b: str
+    pose: dict
+    depth: float | None
+    sample: int
+
+
+def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=None) -> list:
+    """Counterexample per pair of `never_pairs` ((link, link), ...) found colliding in the
+    sampling of `collision_matrix` (the same poses for a seed), the first sample that shows it."""
+    from gjkcli.engine.exact import exact_query
+
+    tell = progress or (lambda stage, done, total: None)
+    check = _Checker(robot)
+    index = {p: k for k, p in enumerate(check.link_pairs)}
+    todo = np.array(sorted({index[_key(a, b)] for a, b in never_pairs if _key(a, b) in index}),
+                    dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    Q = rng.uniform(robot.lower, robot.upper, size=(samples, robot.dof))
+    found = []
+    done = 0
+    tell("samples", 0, samples)
+    while done < samples and len(todo):
+        q = Q[done: done + CHUNK]
+        got = check.collide(q, todo)
+        hit_any = got.any(axis=0)
+        for j in np.flatnonzero(hit_any).tolist():
+            k = int(todo[j])
+            s = int(np.flatnonzero(got[:, j])[0])
+            a, b = check.link_pairs[k]
+            depth = _deepest(check, a, b, q[s], exact_query)
+            found.append(Counterexample(a=a, b=b, pose=dict(zip(robot.variables, q[s].tolist())),
+                                        depth=depth, sample=done + s))
+        todo = todo[~hit_any]
+        done += len(q)
+        tell("samples", done, samples)
+    return sorted(found, key=lambda c: (c.a, c.b))
+
+
+def _deepest(check: _Checker, a: str, b: str, q, exact_query) -> float | None:
+    """The deepest overlap the triangle test finds between links a and b at pose q."""
+    F = check.motion.frames(q[None])[0]
+    best = None
+    for ea, eb in zip(check.ia.tolist(), check.ib.tolist()):
+        if {check.element_link[ea], check.element_link[eb]} != {a, b}:
+            continue
+        ma, mb = check.motion.meshes[ea], check.motion.meshes[eb]
+        if ma is None or mb is None:
+            continue
+        r = exact_query(ma, mb, pose_a=F[ea], pose_b=F[eb])
+        if r.status is Status.COLLISION and r.depth is not None:
+            best = r.depth if best is None else max(best, r.depth)
+    return best
+
+
+def _codes():
+    from gjkcli.engine.results import STATUS_CODES
+
+    code = {s: c for c, s in STATUS_CODES.items()}
+    return code[Status.CLEAR], code[Status.COLLISION]
+
+
+_CODE_CLEAR, _CODE_COLLISION = _codes()

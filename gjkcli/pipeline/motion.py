@@ -1,0 +1,360 @@
+"""A robot checked at many poses, and along a motion between them: `gjk scan robot.urdf --poses
+FILE.csv` and `--trajectory FILE.csv`.
+
+- **Poses**: the one run (`gjkcli.pipeline.run`) at each row of the table; every finding carries
+  `waypoint` (the row, from 0), and the findings of all rows make one report.
+- **Trajectory**: the waypoints as poses, and the straight joint-space motion between each two
+  consecutive waypoints checked continuously by conservative advancement (Mirtich 1996; Schwarzer,
+  Saha and Latombe 2005 for the motion bound of a linked chain): over a step dt of the segment's
+  parameter t, no point of element e moves further than dt * M_e, with M_e = sum over the joints
+  above it of |joint travel over the segment| x the element's reach from that joint's axis
+  (`gjkcli.scene.urdf.motion_radii`). A pair whose certified distance at t is d cannot touch
+  before t + d / (M_a + M_b), so stepping by that never skips a contact. The distance is the
+  hulls' lower bound where the hulls are apart, the triangles' where they meet (the Panda's links
+  are not their hulls). A pair that comes within the contact band (`Tolerances.motion_contact_rel`
+  x the robot's size) at t is a finding with `segment` and `t` (the first contact, never late);
+  it is a collision when the parts are found overlapping just after, else touching.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import Finding, Findings, violates
+
+__all__ = ["scan_poses", "Motion", "segment_contacts"]
+
+# Steps of one pair over one segment before it is reported undecided (a pair that stays within a
+# hair of contact for a long stretch without touching).
+MAX_STEPS = 20_000
+
+
+def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findings:
+    """The run at every row of options.robot's pose table, merged; with `trajectory`, the
+    motion between rows too."""
+    from gjkcli.errors import InputError
+    from gjkcli.pipeline import run
+    from gjkcli.scene import urdf
+    from gjkcli.scene.objects import scene_sources
+
+    ropts = options.robot
+    table = ropts.trajectory if trajectory else ropts.poses
+    probe_problems: list = []
+    sources, _ = scene_sources(paths, None, options.split_bodies, probe_problems,
+                               dataclasses.replace(ropts, poses=None, trajectory=None))
+    robots = [s for s in sources if s.robot is not None]
+    if len(robots) != 1:
+        if probe_problems:
+            raise InputError(probe_problems[0].file, probe_problems[0].message)
+        flag = "--trajectory" if trajectory else "--poses"
+        raise InputError(table, f"{flag} needs exactly one URDF among the inputs, got {len(robots)}")
+    robot = robots[0].robot
+    poses = urdf.read_pose_table(robot, table)
+    runs = []
+    for k, q in enumerate(poses):
+        values = dict(zip(robot.variables, q.tolist()))
+        o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
+                                                                   trajectory=None))
+        found = run.scan(paths, o, manifest=manifest, progress=progress)
+        runs.append(found)
+    segments = []
+    if trajectory and len(poses) > 1:
+        motion = Motion.build(robot, robots[0].transform, ropts.srdf, prefix=robots[0].prefix)
+        motion, files = _with_scene(motion, paths, manifest, options, robots[0])
+        for i in range(len(poses) - 1):
+            segments.extend(dataclasses.replace(f, file_a=files.get(f.a, robots[0].shown),
+                                                file_b=files.get(f.b, robots[0].shown))
+                            for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
+                                                    or ("collision", "clearance"), options.mode))
+    return _merged(runs, segments, table, len(poses), trajectory)
+
+
+def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
+    """(the motion with the scan's other objects fixed in it, {object name: file}): the pairs of
+    a robot object and another object, as the manifest's [[check]] and [[allow]] tables select
+    them (a manifest's own [[robot]]s are checked at the waypoints only)."""
+    from gjkcli.scene.objects import gather, scene_sources
+
+    problems: list = []  # the waypoints' runs report them
+    sources, primitives = scene_sources(paths, manifest, options.split_bodies, problems,
+                                        dataclasses.replace(options.robot, poses=None, trajectory=None))
+    others = [s for s in sources if s.robot is None]
+    if not others and not primitives:
+        return motion, {}
+    geoms = gather(others, primitives, manifest, jobs=1, problems=problems)
+    taken = set(motion.names)
+    geoms = [g for g in geoms if g.name not in taken]
+    files = {g.name: g.file for g in geoms}
+    resolved = None
+    if manifest is not None:
+        names = list(motion.names) + [g.name for g in geoms]
+        resolved = manifest.resolve(names)
+        where = {name: k for k, name in enumerate(names)}
+
+    def keep(a: str, b: str) -> bool:
+        if resolved is None:
+            return True
+        i, j = where[a], where[b]
+        if resolved.checks and not any((ca[i] and cb[j]) or (cb[i] and ca[j]) for ca, cb, _, _ in resolved.checks):
+            return False
+        return not any((aa[i] and ab[j]) or (ab[i] and aa[j]) for aa, ab, _, _ in resolved.allows)
+
+    return motion.with_objects(geoms, keep), files
+
+
+def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> Findings:
+    """One Findings of the runs at each waypoint (pairs tagged with their row) and the segments'."""
+    first = runs[0]
+    pairs, objects, seen, counts = [], [], set(), {}
+    for k, found in enumerate(runs):
+        pairs.extend(dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        for o in found.objects:
+            if o.name not in seen:
+                seen.add(o.name)
+                objects.append(o)
+        for status, n in found.counts.items():
+            counts[status] = counts.get(status, 0) + n
+    for f in segments:
+        counts[f.status.value] = counts.get(f.status.value, 0) + 1
+    pairs.extend(segments)
+    pairs.sort(key=lambda p: (p.allowed, p.known, _SEVERITY[p.status], p.waypoint if p.waypoint is not None
+                              else -1, p.segment if p.segment is not None else -1, p.a, p.b))
+    notes = [n for n in first.notes if ": pose " not in n]
+    what = "waypoints" if trajectory else "poses"
+    notes.append(f"{rows} {what} from {table}" + (f"; the motions between them checked continuously"
+                                                  if trajectory else ""))
+    errors = tuple(dict.fromkeys(e for found in runs for e in found.errors))
+    timings: dict = {}
+    for found in runs:
+        for name, v in found.timings.items():
+            timings[name] = timings.get(name, 0.0) + v
+    return dataclasses.replace(
+        first, objects=tuple(objects), pairs=tuple(pairs), errors=errors, counts=counts,
+        checked=sum(f.checked for f in runs) + len(segments),
+        candidates=sum(f.candidates for f in runs), notes=tuple(notes), timings=timings,
+        elapsed=sum(f.elapsed for f in runs), _index={o.name: k for k, o in enumerate(objects)})
+
+
+_SEVERITY = {Status.COLLISION: 0, Status.UNDECIDED: 1, Status.TOUCHING: 2, Status.CLEARANCE: 3,
+             Status.CLEAR: 4}
+
+
+@dataclass
+class Motion:
+    """A robot's collision elements in their links' frames, ready to be moved.
+
+    shapes : ShapeSet of the elements' hulls (primitives as they are) in their links' frames
+    meshes : per element, its triangles (`gjkcli.engine.exact.Mesh`) in its link's frame, or None
+    radii : (J, E) `gjkcli.scene.urdf.motion_radii`
+    pairs : (P, 2) element pairs checked (not of one link, not allowed)
+    band : the contact band, model units
+    """
+
+    robot: object
+    transform: np.ndarray
+    names: list
+    link_index: np.ndarray
+    shapes: object
+    meshes: list
+    radii: np.ndarray
+    pairs: np.ndarray
+    band: float
+
+    @classmethod
+    def build(cls, robot, transform, srdf, prefix=None) -> "Motion":
+        from gjkcli.engine.exact import Mesh
+        from gjkcli.engine.shapes import ShapeSet, build_hulls
+        from gjkcli.scene import urdf
+        from gjkcli.tolerances import DEFAULT
+
+        local = urdf.local_meshes(robot)
+        mesh_slots = [k for k, m in enumerate(local) if m is not None]
+        hulls = build_hulls([local[k][0] for k in mesh_slots])
+        shapes = [None] * len(local)
+        for slot, k in enumerate(mesh_slots):
+            shapes[k] = hulls.shapes[slot]
+        meshes = [None] * len(local)
+        for k, c in enumerate(robot.collisions):
+            if local[k] is None:
+                shapes[k] = urdf.primitive(c, np.eye(4))
+            else:
+                V, F, watertight, _, _ = local[k]
+                meshes[k] = Mesh(V, F, watertight=watertight, name=c.name)
+        radii_e = np.array([urdf.element_radius(c, None if local[k] is None else local[k][0])
+                            for k, c in enumerate(robot.collisions)])
+        allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}
+        links = [c.link for c in robot.collisions]
+        pairs = [(a, b) for a, b in itertools.combinations(range(len(links)), 2)
+                 if links[a] != links[b] and frozenset((links[a], links[b])) not in allowed]
+        index = {name: k for k, name in enumerate(robot.links)}
+        frames = robot.fk(robot.default_pose()[None])[0]
+        reach = max(float(np.linalg.norm(frames[index[link], :3, 3])) + radii_e[e]
+                    for e, link in enumerate(links)) if links else 1.0
+        return cls(robot=robot, transform=np.eye(4) if transform is None else np.asarray(transform),
+                   names=urdf.object_names(robot, prefix),
+                   link_index=np.array([index[link] for link in links], dtype=np.int64),
+                   shapes=ShapeSet(shapes), meshes=meshes, radii=urdf.motion_radii(robot, radii_e),
+                   pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
+                   band=DEFAULT.motion_contact_rel * 2.0 * reach)
+
+    def with_objects(self, geoms, keep) -> "Motion":
+        """This motion with the scene's other objects, fixed where they are: `geoms` are
+        `gjkcli.scene.objects.Geometry` records in world coordinates; keep(a, b) says whether
+        the pair of a robot object and an object (by name) is checked."""
+        from gjkcli.engine.exact import Mesh
+        from gjkcli.engine.shapes import Shape, ShapeSet
+        from gjkcli.errors import ShapeError
+
+        E = len(self.names)
+        shapes, meshes, names = list(self.shapes.shapes), list(self.meshes), list(self.names)
+        for g in geoms:
+            try:
+                shape = g.primitive if g.primitive is not None else Shape.hull(g.vertices)
+            except ShapeError:
+                continue  # unusable geometry: the waypoints' runs report it
+            shapes.append(shape)
+            meshes.append(None if g.primitive is not None
+                          else Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name))
+            names.append(g.name)
+        fixed = len(names) - E
+        new = [(a, s) for a in range(E) for s in range(E, E + fixed) if keep(names[a], names[s])]
+        return dataclasses.replace(
+            self, names=names, shapes=ShapeSet(shapes), meshes=meshes,
+            link_index=np.concatenate([self.link_index, np.full(fixed, -1, dtype=np.int64)]),
+            radii=np.hstack([self.radii, np.zeros((self.radii.shape[0], fixed))]),
+            pairs=np.vstack([self.pairs, np.array(new, dtype=np.int64).reshape(-1, 2)]))
+
+    def frames(self, q: np.ndarray) -> np.ndarray:
+        """(n, E, 4, 4) the elements' link frames in the world for poses (n, d); the identity
+        for the scene's fixed objects."""
+        F = (self.transform @ self.robot.fk(q))[:, np.maximum(self.link_index, 0)]
+        fixed = self.link_index < 0
+        if fixed.any():
+            F[:, fixed] = np.eye(4)
+        return F
+
+    def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'
+        where they are apart beyond the band, the triangles' where they meet (meshes only)."""
+        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.query import batch
+
+        F = self.frames(q)
+        rows = np.arange(len(pairs))
+        pa, pb = F[rows, pairs[:, 0]], F[rows, pairs[:, 1]]
+        got = batch(self.shapes, pairs[:, 0], pairs[:, 1], pose_a=pa, pose_b=pb, tolerance=self.band,
+                    want="distance")
+        d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
+        for k in np.flatnonzero(d <= self.band).tolist():
+            a, b = self.meshes[pairs[k, 0]], self.meshes[pairs[k, 1]]
+            if a is None or b is None:
+                continue  # a curved primitive has no triangles: the hulls' answer stands
+            r = exact_query(a, b, pose_a=pa[k], pose_b=pb[k], tolerance=self.band, want="distance")
+            d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0
+        return d
+
+    def speeds(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """(E,) bound on how far any point of each element moves per unit of t from q0 to q1."""
+        travel = np.abs(self.robot.joint_values(q1[None]) - self.robot.joint_values(q0[None]))[0]
+        return travel @ self.radii
+
+    def segment_contacts(self, q0: np.ndarray, q1: np.ndarray):
+        """[(pair index into self.pairs, t, steps)] of the pairs that come within the band on the
+        motion from q0 to q1 (t of the first contact, a lower bound within band / speed); pairs
+        already within it at q0 are the waypoint's findings and are left out. t = None for a
+        pair that ran out of steps (undecided)."""
+        pairs = self.pairs
+        speed = self.speeds(q0, q1)
+        bound = speed[pairs[:, 0]] + speed[pairs[:, 1]]
+        active = np.flatnonzero(bound > 0)
+        t = np.zeros(len(pairs))
+        steps = np.zeros(len(pairs), dtype=np.int64)
+        d0 = self.distances(np.repeat(q0[None], len(active), axis=0), pairs[active])
+        active = active[d0 > self.band]
+        found = []
+        while len(active):
+            q = q0 + t[active, None] * (q1 - q0)
+            d = self.distances(q, pairs[active])
+            hit = d <= self.band
+            found.extend((int(k), float(t[k]), int(steps[k])) for k in active[hit])
+            active = active[~hit]
+            d = d[~hit]
+            t[active] += d / bound[active]
+            steps[active] += 1
+            stuck = steps[active] >= MAX_STEPS
+            found.extend((int(k), None, int(steps[k])) for k in active[stuck])
+            active = active[(t[active] <= 1.0) & ~stuck]
+        return found
+
+    def segment(self, i: int, q0, q1, fail_on, requested: str) -> list[Finding]:
+        """Findings of the motion from waypoint i (q0) to i + 1 (q1)."""
+        out = []
+        speed = self.speeds(q0, q1)
+        for k, t, steps in self.segment_contacts(q0, q1):
+            a, b = (int(x) for x in self.pairs[k])
+            if t is None:
+                result = _undecided(steps)
+                note = (f"undecided: {steps:,} steps of conservative advancement did not settle the "
+                        f"motion from waypoint {i} to {i + 1}")
+                t_out = None
+            else:
+                result, probe = self._verdict_after(a, b, q0, q1, t, speed[a] + speed[b])
+                t_out = t
+                note = (f"between waypoints {i} and {i + 1}: within {self.band:.2g} of contact at "
+                        f"t = {t:.6f}" + (f", overlapping at t = {probe:.6f}" if probe is not None else ""))
+            out.append(Finding(a=self.names[a], b=self.names[b], result=result,
+                               mode="exact" if self.meshes[a] is not None and self.meshes[b] is not None
+                               else "hull", requested=requested,
+                               violation=violates(result.status, None, fail_on), segment=i, t=t_out,
+                               note=note))
+        return out
+
+    def _verdict_after(self, a: int, b: int, q0, q1, t: float, bound: float):
+        """(Result, t of overlap or None): the pair at t, or where it is found overlapping just
+        after t (probes at t + band x 2^k / bound): a collision with its evidence, else the
+        touching pair at t."""
+        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.query import query
+
+        def at(s: float):
+            F = self.frames((q0 + s * (q1 - q0))[None])[0]
+            ma, mb = self.meshes[a], self.meshes[b]
+            if ma is not None and mb is not None:
+                return exact_query(ma, mb, pose_a=F[a], pose_b=F[b], tolerance=self.band)
+            sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])
+            return query(sa, sb, tolerance=self.band)
+
+        step = self.band / bound
+        s = t + 2 * step
+        while s <= 1.0:
+            r = at(s)
+            if r.status is Status.COLLISION:
+                return r, s
+            step *= 2
+            s = t + 2 * step
+        r = at(t)
+        if r.status is Status.CLEAR:  # within the band by the lower bound, a hair beyond by the query
+            r = dataclasses.replace(r, status=Status.TOUCHING)
+        return r, None
+
+
+def _undecided(steps: int):
+    from gjkcli.engine.results import Result
+
+    nan3 = np.full(3, np.nan)
+    return Result(status=Status.UNDECIDED, distance=float("nan"), distance_lower=0.0, depth=None,
+                  normal=nan3, point_a=nan3, point_b=nan3, certificate=None, iterations=steps,
+                  epa_iterations=0, exit="iteration cap", epa_exit=None, tolerance=0.0)
+
+
+def _clear_code() -> int:
+    from gjkcli.engine.results import STATUS_CODES
+
+    return next(code for code, s in STATUS_CODES.items() if s is Status.CLEAR)
+
+
+_CODE_CLEAR = _clear_code()

@@ -1,0 +1,745 @@
+"""A URDF robot as a scene: its links' collision geometry at a pose, and the kinematics behind it.
+
+- **Parsing** (`load`): lxml with entities off, no DTD, no network, as the SRDF reader of
+  `gjkcli.scene.manifest`. Links, their ``<collision>`` elements (a ``mesh`` with its
+  ``scale``, a ``box``, ``cylinder`` or ``sphere``, each at its ``origin``), and joints
+  (revolute, continuous, prismatic, fixed; ``limit`` and ``mimic``). xacro is out of scope: a
+  xacro file is refused with a line saying how to expand it.
+- **Mesh paths**: ``package://NAME/rest`` through ``--package NAME=DIR``, then each folder of
+  ROS_PACKAGE_PATH (``DIR/NAME`` or a folder called NAME itself), then the URDF's own folders
+  walking up (a folder called NAME, or NAME beside one: a workspace's ``src/``); ``file://`` and
+  plain paths are relative to the URDF's folder.
+- **Forward kinematics** (`Robot.fk`): link frames for many poses at once, one NumPy step per
+  joint over every sample (a pose is a row of the robot's independent joints; mimic joints
+  follow theirs).
+- **Objects** (`read_geometries`): one `Geometry` per collision element, named by its link
+  (``link:k`` for the k-th of a link with several, k from 1); boxes, cylinders and spheres are
+  the engine's exact primitives, meshes their triangles moved to the pose.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError
+
+__all__ = ["Robot", "Joint", "Collision", "RobotOptions", "load", "read_geometries", "is_urdf",
+           "group_states", "parse_joints", "allowed_pairs", "object_names"]
+
+JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
+XACRO_NS = "http://www.ros.org/wiki/xacro"
+# A continuous joint has no limits; sampling and proofs take one turn of it.
+CONTINUOUS_RANGE = (-np.pi, np.pi)
+
+
+@dataclass(frozen=True)
+class RobotOptions:
+    """What a user says about the robots of a run.
+
+    packages : ((NAME, DIR), ...) from --package, tried before ROS_PACKAGE_PATH
+    srdf : an SRDF whose disabled pairs are allowed and whose group states name poses
+    joints : "NAME=VALUE,...", a group state's name, or {NAME: VALUE} (None: every joint at 0
+        within its limits)
+    poses, trajectory : a CSV of poses (`read_pose_table`) to check each, or as one motion
+    """
+
+    packages: tuple = ()
+    srdf: str | None = None
+    joints: object = None
+    poses: str | None = None
+    trajectory: str | None = None
+
+
+@dataclass(frozen=True)
+class Collision:
+    """One collision element of a link.
+
+    kind : "mesh", "box", "cylinder" or "sphere"
+    origin : (4, 4) float64, the element in its link's frame
+    params : box {"size": [x, y, z]}; cylinder {"radius", "length"}; sphere {"radius"}
+    mesh : the resolved mesh file (kind "mesh"), scale : (3,) float64
+    """
+
+    link: str
+    name: str
+    kind: str
+    origin: np.ndarray
+    params: dict = field(default_factory=dict)
+    mesh: Path | None = None
+    scale: np.ndarray = field(default_factory=lambda: np.ones(3))
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint. origin : (4, 4) parent frame to joint frame; axis : (3,) unit vector.
+
+    lower, upper : the limits (continuous: none, +-inf); mimic : (joint, multiplier, offset)
+    """
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    lower: float
+    upper: float
+    velocity: float
+    mimic: tuple | None
+    line: int
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """A parsed URDF.
+
+    links : link names, the root first, every parent before its children
+    joints : Joint per child link in `links[1:]` order (so joint k moves links[k + 1])
+    variables : names of the independent joints: the columns of a pose
+    lower, upper : (d,) their limits (continuous: one turn)
+    collisions : Collision per element, in link order
+    """
+
+    name: str
+    path: Path
+    links: tuple
+    joints: tuple
+    variables: tuple
+    lower: np.ndarray
+    upper: np.ndarray
+    collisions: tuple
+
+    @property
+    def dof(self) -> int:
+        return len(self.variables)
+
+    def default_pose(self) -> np.ndarray:
+        """(d,): every joint at 0, clipped to its limits."""
+        return np.clip(np.zeros(self.dof), self.lower, self.upper)
+
+    def joint_values(self, q: np.ndarray) -> np.ndarray:
+        """(n, J) the value of every joint (fixed 0, mimic from its leader) for poses (n, d)."""
+        q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+        col = {name: k for k, name in enumerate(self.variables)}
+        byname = {jj.name: jj for jj in self.joints}
+        out = np.zeros((len(q), len(self.joints)))
+        for k, j in enumerate(self.joints):
+            if j.kind == "fixed":
+                continue
+            name, mult, offset = j.name, 1.0, 0.0
+            seen = set()
+            while byname[name].mimic is not None and name not in seen:  # a mimic of a mimic
+                seen.add(name)
+                leader, m, o = byname[name].mimic
+                mult, offset = mult * m, mult * o + offset
+                name = leader
+            out[:, k] = mult * q[:, col[name]] + offset
+        return out
+
+    def fk(self, q: np.ndarray) -> np.ndarray:
+        """(n, L, 4, 4) world frames of the links (in `links` order) for poses q (n, d)."""
+        values = self.joint_values(q)
+        n = len(values)
+        frames = np.empty((n, len(self.links), 4, 4))
+        frames[:, 0] = np.eye(4)
+        index = {name: k for k, name in enumerate(self.links)}
+        for k, j in enumerate(self.joints):
+            motion = _motion(j, values[:, k])
+            frames[:, k + 1] = frames[:, index[j.parent]] @ j.origin @ motion
+        return frames
+
+    def check_pose(self, q: np.ndarray, where: str) -> None:
+        """InputError naming the joint when a pose (d,) is outside the limits or not finite."""
+        for k, name in enumerate(self.variables):
+            v = float(q[k])
+            if not np.isfinite(v):
+                raise InputError(self.path, f"{where}: joint {name} = {v} is not a finite number")
+            j = next(jj for jj in self.joints if jj.name == name)
+            slack = 1e-9 * max(1.0, abs(j.lower), abs(j.upper))
+            if j.kind != "continuous" and not (j.lower - slack <= v <= j.upper + slack):
+                raise InputError(self.path, f"{where}: joint {name} = {v:g} is outside its limits "
+                                            f"[{j.lower:g}, {j.upper:g}]")
+
+    def link_parents(self) -> dict:
+        """{child link: (parent link, joint)}."""
+        return {j.child: (j.parent, j) for j in self.joints}
+
+
+def is_urdf(path) -> bool:
+    """A file the scan reads as a robot (.urdf, or .xacro to refuse with a reason)."""
+    return Path(path).suffix.lower() in (".urdf", ".xacro")
+
+
+# -- parsing ----------------------------------------------------------------------------------------
+
+
+def _parse_xml(path: Path, what: str):
+    from lxml import etree
+
+    from gjkcli.scene.manifest import read_small_text
+
+    # entities are never expanded, no DTD is loaded, nothing is fetched
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    try:
+        return etree.fromstring(read_small_text(path, what).encode("utf-8"), parser)
+    except FileNotFoundError:
+        raise InputError(path, f"no such {what} file; check the path") from None
+    except (OSError, ValueError, UnicodeDecodeError, etree.XMLSyntaxError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise InputError(path, f"cannot read the {what}: {why}") from exc
+
+
+def load(path, packages=()) -> Robot:
+    """Parse a URDF and resolve its mesh paths.
+
+    packages : ((NAME, DIR), ...) tried first for package://NAME/...
+
+    Raises InputError (naming the file, the line and what is wrong) for xacro, a malformed or
+    unsupported element, a cycle or a second root, or a mesh that cannot be found.
+    """
+    path = Path(path)
+    xacro_hint = ("xacro is out of scope for gjk: expand it first (`xacro robot.urdf.xacro > "
+                  "robot.urdf`) and scan the URDF")
+    if path.suffix.lower() == ".xacro":
+        raise InputError(path, f"is a xacro file; {xacro_hint}")
+    root = _parse_xml(path, "URDF")
+    if any(isinstance(e.tag, str) and e.tag.startswith("{" + XACRO_NS + "}") for e in root.iter()):
+        raise InputError(path, f"holds xacro macros or properties; {xacro_hint}")
+    if root.tag != "robot":
+        raise InputError(path, f"is not a URDF: the root element is <{root.tag}>, not <robot>")
+
+    def fail(element, message):
+        raise InputError(f"{path}:{element.sourceline}", message)
+
+    links, collisions = [], {}
+    for link in root.findall("link"):
+        name = link.get("name")
+        if not name:
+            fail(link, "<link> needs a name")
+        if name in collisions:
+            fail(link, f"the link name {name!r} is used twice")
+        links.append(name)
+        collisions[name] = [c for c in link.findall("collision")]
+    if not links:
+        raise InputError(path, "the URDF has no <link>")
+
+    joints = []
+    children = set()
+    for e in root.findall("joint"):
+        joints.append(_joint(e, set(links), fail))
+        if joints[-1].child in children:
+            fail(e, f"link {joints[-1].child!r} has two parent joints")
+        children.add(joints[-1].child)
+    names = [j.name for j in joints]
+    for j in joints:
+        if names.count(j.name) > 1:
+            raise InputError(f"{path}:{j.line}", f"the joint name {j.name!r} is used twice")
+        if j.mimic is not None and j.mimic[0] not in names:
+            raise InputError(f"{path}:{j.line}", f"joint {j.name!r} mimics {j.mimic[0]!r}, "
+                                                 f"which is not a joint of this URDF")
+    roots = [name for name in links if name not in children]
+    if len(roots) != 1:
+        raise InputError(path, f"a URDF is one tree with one root link; roots here: "
+                               f"{', '.join(roots) or 'none (a cycle)'}")
+    order, ordered_joints = _tree_order(roots[0], joints)
+    if len(order) != len(links):
+        missing = sorted(set(links) - set(order))
+        raise InputError(path, f"links not reachable from {roots[0]} (a cycle?): {', '.join(missing)}")
+
+    byname = {j.name: j for j in joints}
+    for j in joints:  # a mimic chain must end in an independent joint
+        seen, name = set(), j.name
+        while byname[name].mimic is not None:
+            if name in seen:
+                raise InputError(f"{path}:{j.line}", f"joint {j.name!r}: its mimic joints form a cycle")
+            seen.add(name)
+            name = byname[name].mimic[0]
+        if j.mimic is not None and byname[name].kind == "fixed":
+            raise InputError(f"{path}:{j.line}", f"joint {j.name!r} mimics the fixed joint {name!r}")
+    variables = tuple(j.name for j in ordered_joints if j.kind != "fixed" and j.mimic is None)
+    lower = np.array([byname[v].lower if byname[v].kind != "continuous" else CONTINUOUS_RANGE[0]
+                      for v in variables])
+    upper = np.array([byname[v].upper if byname[v].kind != "continuous" else CONTINUOUS_RANGE[1]
+                      for v in variables])
+
+    resolver = _Packages(path, dict(packages))
+    elements = []
+    for name in order:
+        found = collisions[name]
+        for k, c in enumerate(found):
+            label = name if len(found) == 1 else f"{name}:{k + 1}"
+            elements.append(_collision(c, name, label, resolver, fail))
+    return Robot(name=root.get("name") or path.stem, path=path, links=tuple(order),
+                 joints=tuple(ordered_joints), variables=variables, lower=lower, upper=upper,
+                 collisions=tuple(elements))
+
+
+def _tree_order(root: str, joints: list) -> tuple[list, list]:
+    """Links parents first (breadth-first from the root), and the joint of each non-root link."""
+    by_parent: dict[str, list] = {}
+    for j in joints:
+        by_parent.setdefault(j.parent, []).append(j)
+    order, ordered, queue = [root], [], [root]
+    while queue:
+        parent = queue.pop(0)
+        for j in by_parent.get(parent, []):
+            if j.child in order:
+                continue
+            order.append(j.child)
+            ordered.append(j)
+            queue.append(j.child)
+    return order, ordered
+
+
+def _floats(text, count: int, element, what: str, fail) -> np.ndarray:
+    try:
+        values = [float(x) for x in (text or "").split()]
+    except ValueError:
+        values = []
+    if len(values) != count or not all(np.isfinite(values)):
+        fail(element, f"{what} must be {count} finite numbers, got {text!r}")
+    return np.array(values)
+
+
+def _number(element, key: str, fail, default=None) -> float:
+    text = element.get(key)
+    if text is None:
+        if default is None:
+            fail(element, f"<{element.tag}> needs {key}")
+        return default
+    return float(_floats(text, 1, element, f"<{element.tag}> {key}", fail)[0])
+
+
+def _origin(element, fail) -> np.ndarray:
+    """(4, 4) from an <origin xyz= rpy=> child (identity when absent)."""
+    T = np.eye(4)
+    o = element.find("origin")
+    if o is None:
+        return T
+    xyz = _floats(o.get("xyz", "0 0 0"), 3, o, "<origin> xyz", fail)
+    rpy = _floats(o.get("rpy", "0 0 0"), 3, o, "<origin> rpy", fail)
+    T[:3, :3] = rpy_matrix(rpy)
+    T[:3, 3] = xyz
+    return T
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    """URDF's roll, pitch, yaw: rotations about the fixed x, y, z axes in that order (Rz Ry Rx)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _joint(e, links: set, fail) -> Joint:
+    name = e.get("name")
+    if not name:
+        fail(e, "<joint> needs a name")
+    kind = e.get("type")
+    if kind not in JOINT_KINDS:
+        fail(e, f"joint {name!r}: type {kind!r} is not supported; gjk reads "
+                f"{', '.join(JOINT_KINDS)} joints")
+    ends = {}
+    for end in ("parent", "child"):
+        sub = e.find(end)
+        link = sub.get("link") if sub is not None else None
+        if not link:
+            fail(e, f"joint {name!r} needs <{end} link=...>")
+        if link not in links:
+            fail(e, f"joint {name!r}: its {end} {link!r} is not a link of this URDF")
+        ends[end] = link
+    axis = np.array([1.0, 0.0, 0.0])
+    a = e.find("axis")
+    if a is not None and kind != "fixed":
+        axis = _floats(a.get("xyz", "1 0 0"), 3, a, f"joint {name!r}: <axis> xyz", fail)
+        norm = np.linalg.norm(axis)
+        if norm == 0:
+            fail(a, f"joint {name!r}: the axis is zero")
+        axis = axis / norm
+    lower, upper, velocity = -np.inf, np.inf, np.inf
+    limit = e.find("limit")
+    if kind in ("revolute", "prismatic"):
+        if limit is None:
+            fail(e, f"joint {name!r}: a {kind} joint needs <limit lower= upper=>")
+        lower = _number(limit, "lower", fail, 0.0)
+        upper = _number(limit, "upper", fail, 0.0)
+        if lower > upper:
+            fail(limit, f"joint {name!r}: lower limit {lower:g} is above the upper {upper:g}")
+    if limit is not None and limit.get("velocity") is not None:
+        velocity = _number(limit, "velocity", fail)
+    mimic = None
+    m = e.find("mimic")
+    if m is not None and kind != "fixed":
+        if not m.get("joint"):
+            fail(m, f"joint {name!r}: <mimic> needs joint=")
+        mimic = (m.get("joint"), _number(m, "multiplier", fail, 1.0), _number(m, "offset", fail, 0.0))
+    return Joint(name=name, kind=kind, parent=ends["parent"], child=ends["child"],
+                 origin=_origin(e, fail), axis=axis, lower=lower, upper=upper, velocity=velocity,
+                 mimic=mimic, line=e.sourceline or 0)
+
+
+def _collision(c, link: str, label: str, resolver: "_Packages", fail) -> Collision:
+    g = c.find("geometry")
+    shapes = [s for s in (g if g is not None else []) if isinstance(s.tag, str)]
+    if len(shapes) != 1:
+        fail(c, f"link {link!r}: a <collision> holds one <geometry> with one shape")
+    s = shapes[0]
+    origin = _origin(c, fail)
+    if s.tag == "mesh":
+        filename = s.get("filename")
+        if not filename:
+            fail(s, f"link {link!r}: <mesh> needs filename=")
+        scale = _floats(s.get("scale", "1 1 1"), 3, s, f"link {link!r}: <mesh> scale", fail)
+        if np.any(scale == 0):
+            fail(s, f"link {link!r}: <mesh> scale {scale.tolist()} flattens the mesh")
+        return Collision(link=link, name=label, kind="mesh", origin=origin,
+                         mesh=resolver.find(filename, s.sourceline, link), scale=scale)
+    if s.tag == "box":
+        size = _floats(s.get("size"), 3, s, f"link {link!r}: <box> size", fail)
+        if np.any(size <= 0):
+            fail(s, f"link {link!r}: <box> size must be > 0, got {size.tolist()}")
+        return Collision(link=link, name=label, kind="box", origin=origin, params={"size": size.tolist()})
+    if s.tag in ("cylinder", "sphere"):
+        keys = ("radius", "length") if s.tag == "cylinder" else ("radius",)
+        params = {key: _number(s, key, fail) for key in keys}
+        if any(v <= 0 for v in params.values()):
+            fail(s, f"link {link!r}: <{s.tag}> sizes must be > 0, got {params}")
+        return Collision(link=link, name=label, kind=s.tag, origin=origin, params=params)
+    fail(s, f"link {link!r}: <{s.tag}> is not a collision shape gjk reads (mesh, box, cylinder, sphere)")
+
+
+class _Packages:
+    """Resolves a mesh filename of a URDF: package://, file:// or a relative path."""
+
+    def __init__(self, urdf: Path, packages: dict):
+        self.urdf = urdf
+        self.packages = packages
+
+    def find(self, filename: str, line, link: str) -> Path:
+        where = f"{self.urdf}:{line}"
+        if filename.startswith("file://"):
+            p = Path(filename[len("file://"):])
+            return self._exists(p if p.is_absolute() else self.urdf.parent / p, where, filename)
+        if not filename.startswith("package://"):
+            p = Path(filename)
+            return self._exists(p if p.is_absolute() else self.urdf.parent / p, where, filename)
+        name, _, rest = filename[len("package://"):].partition("/")
+        if not name or not rest:
+            raise InputError(where, f"link {link!r}: {filename!r} is not package://NAME/PATH")
+        if name in self.packages:
+            return self._exists(Path(self.packages[name]) / rest, where, filename,
+                                f" (from --package {name}={self.packages[name]})")
+        tried = []
+        for folder in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
+            for candidate in (Path(folder) / name, Path(folder)):
+                if candidate.name == name and (candidate / rest).is_file():
+                    return candidate / rest
+            tried.append(folder)
+        for folder in Path(os.path.abspath(self.urdf)).parents:
+            for candidate in (folder, folder / name):
+                if candidate.name == name and (candidate / rest).is_file():
+                    return candidate / rest
+        raise InputError(where, f"link {link!r}: cannot find {filename}: no --package {name}=DIR, "
+                                f"{'not under ROS_PACKAGE_PATH' if tried else 'ROS_PACKAGE_PATH is unset'}, "
+                                f"and no folder named {name} above {self.urdf.parent}; "
+                                f"give --package {name}=DIR")
+
+    @staticmethod
+    def _exists(p: Path, where: str, filename: str, how: str = "") -> Path:
+        if not p.is_file():
+            raise InputError(where, f"the mesh {filename} is not at {p}{how}; check the path")
+        return p
+
+
+# -- kinematics -----------------------------------------------------------------------------------
+
+
+def _motion(j: Joint, values: np.ndarray) -> np.ndarray:
+    """(n, 4, 4) the joint's motion for values (n,): a rotation about or a slide along its axis."""
+    n = len(values)
+    T = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+    if j.kind == "prismatic":
+        T[:, :3, 3] = values[:, None] * j.axis
+    elif j.kind in ("revolute", "continuous"):
+        # Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2, K the cross-product matrix of the axis
+        x, y, z = j.axis
+        K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+        s, c = np.sin(values)[:, None, None], np.cos(values)[:, None, None]
+        T[:, :3, :3] = np.eye(3) + s * K + (1.0 - c) * (K @ K)
+    return T
+
+
+# -- poses ----------------------------------------------------------------------------------------
+
+
+def group_states(srdf) -> dict:
+    """{name: {joint: value}} of an SRDF's <group_state>s."""
+    root = _parse_xml(Path(srdf), "SRDF")
+    out = {}
+    for g in root.iter("group_state"):
+        values = {}
+        for j in g.findall("joint"):
+            try:
+                values[j.get("name")] = float(j.get("value"))
+            except (TypeError, ValueError):
+                raise InputError(f"{srdf}:{j.sourceline}", f"group_state {g.get('name')!r}: joint "
+                                                           f"{j.get('name')!r} has no numeric value") from None
+        out[g.get("name")] = values
+    return out
+
+
+def parse_joints(robot: Robot, text: str | None, srdf=None, where: str = "--joints") -> np.ndarray:
+    """(d,) the pose `text` names: "NAME=VALUE,..." (others at the default) or an SRDF group
+    state's name. InputError for an unknown joint, a fixed or mimic one, a value outside the limits."""
+    q = robot.default_pose()
+    if isinstance(text, dict):
+        return pose_from(robot, text, where)
+    if text is None or not text.strip():
+        return q
+    text = text.strip()
+    states = group_states(srdf) if srdf is not None else {}
+    if "=" not in text:
+        if text not in states:
+            known = ", ".join(states) if states else "none (give --srdf FILE)"
+            raise InputError(robot.path, f"{where}: {text!r} is neither NAME=VALUE,... nor a group "
+                                         f"state of the SRDF (group states: {known})")
+        values = states[text]
+        where = f"{where} {text}"
+    else:
+        values = {}
+        for item in filter(None, (s.strip() for s in text.split(","))):
+            name, eq, value = item.partition("=")
+            try:
+                values[name.strip()] = float(value)
+            except ValueError:
+                raise InputError(robot.path, f"{where}: {item!r} is not NAME=VALUE (a number)") from None
+    return pose_from(robot, values, where)
+
+
+def pose_from(robot: Robot, values: dict, where: str) -> np.ndarray:
+    """(d,) from {joint: value}; the others at the default pose."""
+    q = robot.default_pose()
+    col = {name: k for k, name in enumerate(robot.variables)}
+    byname = {j.name: j for j in robot.joints}
+    for name, v in values.items():
+        if name not in col:
+            if name in byname and byname[name].kind == "fixed":
+                why = "is fixed"
+            elif name in byname:
+                why = f"follows {byname[name].mimic[0]} (mimic): set that one"
+            else:
+                why = "is not a joint of this URDF"
+            raise InputError(robot.path, f"{where}: joint {name!r} {why}")
+        q[col[name]] = v
+    robot.check_pose(q, where)
+    return q
+
+
+# -- objects --------------------------------------------------------------------------------------
+
+
+def object_names(robot: Robot, prefix: str | None = None) -> list[str]:
+    return [c.name if prefix is None else f"{prefix}:{c.name}" for c in robot.collisions]
+
+
+def local_meshes(robot: Robot) -> list:
+    """Per collision element: (vertices (n, 3) in the link's frame, faces, watertight, bodies,
+    units) for meshes, None for primitives; each file read once."""
+    from gjkcli.mesh.load import load_part
+
+    cache = {}
+    out = []
+    for c in robot.collisions:
+        if c.kind != "mesh":
+            out.append(None)
+            continue
+        key = c.mesh.resolve()
+        if key not in cache:
+            try:
+                cache[key] = load_part(c.mesh)
+            except InputError as exc:
+                raise InputError(robot.path, f"link {c.link!r}: {exc.source}: {exc.message}") from None
+        part = cache[key]
+        V = (part.vertices * c.scale) @ c.origin[:3, :3].T + c.origin[:3, 3]
+        F = part.faces[:, [0, 2, 1]] if np.prod(c.scale) < 0 else part.faces
+        out.append((V, F, part.watertight, part.bodies, part.units))
+    return out
+
+
+def primitive(c: Collision, frame: np.ndarray):
+    """The engine Shape of a primitive element whose link is at `frame` (4, 4)."""
+    from gjkcli.engine.shapes import Shape
+
+    T = frame @ c.origin
+    if c.kind == "box":
+        return Shape.box(c.params["size"], transform=T)
+    if c.kind == "cylinder":
+        return Shape.cylinder(c.params["radius"], c.params["length"], transform=T)
+    return Shape.sphere(c.params["radius"], center=T[:3, 3])
+
+
+def read_geometries(robot: Robot, q: np.ndarray, *, shown: str, prefix: str | None = None,
+                    transform: np.ndarray | None = None) -> list:
+    """Geometry records (`gjkcli.scene.objects.Geometry`) of the robot's collision elements at
+    pose q (d,), in world coordinates (`transform` places the robot's root)."""
+    from gjkcli.scene.objects import Geometry
+
+    frames = robot.fk(q[None, :])[0]
+    if transform is not None:
+        frames = transform @ frames
+    link_index = {name: k for k, name in enumerate(robot.links)}
+    names = object_names(robot, prefix)
+    geoms = []
+    for c, name, mesh in zip(robot.collisions, names, local_meshes(robot)):
+        F = frames[link_index[c.link]]
+        if mesh is None:
+            geoms.append(Geometry(name=name, file=shown, primitive=primitive(c, F), watertight=True,
+                                  bodies=1))
+            continue
+        V, faces, watertight, bodies, units = mesh
+        geoms.append(Geometry(name=name, file=shown, vertices=V @ F[:3, :3].T + F[:3, 3], faces=faces,
+                              units=units, watertight=watertight, bodies=bodies))
+    return geoms
+
+
+# -- allowed pairs --------------------------------------------------------------------------------
+
+
+def adjacent_links(robot: Robot) -> list[tuple[str, str, str]]:
+    """(link, link, joint) for links joined by a joint, as MoveIt's setup assistant counts them:
+    through fixed joints to links without geometry too (panda_link7 and panda_hand through the
+    geometry-less panda_link8)."""
+    has_geometry = {c.link for c in robot.collisions}
+    parents = robot.link_parents()
+
+    def carrier(link: str) -> tuple[str | None, str]:
+        """The link with geometry a link hangs from: its parent, or up through fixed joints past
+        parents without geometry; and the joints between, parent side first."""
+        parent, joint = parents[link]
+        joint_names = [joint.name]
+        while parent not in has_geometry and parent in parents and parents[parent][1].kind == "fixed":
+            parent, joint = parents[parent]
+            joint_names.insert(0, joint.name)
+        return (parent if parent in has_geometry else None), " and ".join(joint_names)
+
+    out = []
+    for link in robot.links[1:]:
+        if link not in has_geometry:
+            continue
+        parent, joints = carrier(link)
+        if parent is not None:
+            out.append((parent, link, joints))
+    return out
+
+
+def allowed_pairs(robot: Robot, srdf=None, prefix: str | None = None) -> list:
+    """AllowSpec (`gjkcli.scene.manifest`) per pair the robot itself allows: adjacent links
+    ("adjacent: joint NAME"), then the SRDF's disabled pairs ("SRDF: <reason>")."""
+    from gjkcli.scene.manifest import AllowSpec, read_srdf
+
+    full = (lambda link: link) if prefix is None else (lambda link: f"{prefix}:{link}")
+    out = [AllowSpec(a=full(a), b=full(b), reason=f"adjacent: joint {joints}", line=0,
+                     source=str(robot.path), literal=True) for a, b, joints in adjacent_links(robot)]
+    if srdf is not None:
+        for spec in read_srdf(Path(srdf), Path(srdf), None):
+            out.append(AllowSpec(a=full(spec.a), b=full(spec.b), reason=spec.reason, line=spec.line,
+                                 source=spec.source, literal=True))
+    return out
+
+
+def pose_text(robot: Robot, q: np.ndarray) -> str:
+    """"name=value, ..." of a pose, for notes and findings."""
+    return ", ".join(f"{name}={float(v):.6g}" for name, v in zip(robot.variables, q))
+
+
+# -- poses from a table -----------------------------------------------------------------------------
+
+
+def read_pose_table(robot: Robot, path) -> np.ndarray:
+    """(n, d) poses from a CSV file: a header of joint names (any subset of the robot's
+    independent joints, the others at the default pose), then one pose a row.
+
+    Raises InputError naming the file and the line: an unknown, fixed or mimic joint, a cell that
+    is not a number, a row of the wrong length, a value outside the joint's limits, no rows.
+    """
+    import csv
+
+    from gjkcli.scene.manifest import read_small_text
+
+    path = Path(path)
+    try:
+        text = read_small_text(path, "CSV")
+    except FileNotFoundError:
+        raise InputError(path, "no such CSV file; check the path") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    rows = [r for r in csv.reader(text.splitlines())]
+    numbered = [(k + 1, [c.strip() for c in r]) for k, r in enumerate(rows) if any(c.strip() for c in r)]
+    if not numbered:
+        raise InputError(path, "is empty: give a header of joint names and one pose a row")
+    (_, header), body = numbered[0], numbered[1:]
+    col = {name: k for k, name in enumerate(robot.variables)}
+    for name in header:
+        if name not in col:
+            pose_from(robot, {name: 0.0}, f"{path}:1")  # raises with the reason
+    if len(set(header)) != len(header):
+        raise InputError(f"{path}:1", "a joint is named twice in the header")
+    if not body:
+        raise InputError(path, "has a header and no poses: give one pose a row")
+    out = np.tile(robot.default_pose(), (len(body), 1))
+    for n, (line, cells) in enumerate(body):
+        if len(cells) != len(header):
+            raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
+        try:
+            values = {name: float(c) for name, c in zip(header, cells)}
+        except ValueError:
+            raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
+        out[n] = pose_from(robot, values, f"{path}:{line}")
+    return out
+
+
+# -- motion bounds ----------------------------------------------------------------------------------
+
+
+def element_radius(c: Collision, local_vertices: np.ndarray | None) -> float:
+    """The largest distance of any point of a collision element from its link's frame origin."""
+    if local_vertices is not None:
+        return float(np.linalg.norm(local_vertices, axis=1).max())
+    centre = float(np.linalg.norm(c.origin[:3, 3]))
+    if c.kind == "box":
+        return centre + 0.5 * float(np.linalg.norm(c.params["size"]))
+    if c.kind == "cylinder":
+        return centre + float(np.hypot(c.params["radius"], 0.5 * c.params["length"]))
+    return centre + c.params["radius"]
+
+
+def motion_radii(robot: Robot, element_radii: np.ndarray) -> np.ndarray:
+    """(J, E) how fast any point of element e can move per unit speed of joint k, for any pose.
+
+    Joint k turning at speed w moves a point p at |w| |p - o_k| at most (o_k on its axis, the
+    origin of its child's frame); prismatic joint k moves every point below it at |w|. |p - o_k|
+    is bounded without the pose by the triangle inequality along the chain: the lengths of the
+    joint origins between k and the element's link (plus any prismatic travel), plus the
+    element's radius about its link's origin (Schwarzer, Saha and Latombe 2005 bound the motion
+    of a link over a path segment the same way). Joints not above an element's link: 0.
+    """
+    parent = {j.child: k for k, j in enumerate(robot.joints)}
+    link_of_element = [c.link for c in robot.collisions]
+    out = np.zeros((len(robot.joints), len(robot.collisions)))
+    for e, link in enumerate(link_of_element):
+        reach = float(element_radii[e])  # bound on |p - origin of the current link|
+        while link in parent:
+            k = parent[link]
+            j = robot.joints[k]
+            if j.kind in ("revolute", "continuous"):
+                out[k, e] = reach
+            elif j.kind == "prismatic":
+                out[k, e] = 1.0
+            travel = max(abs(j.lower), abs(j.upper)) if j.kind == "prismatic" else 0.0
+            reach += float(np.linalg.norm(j.origin[:3, 3])) + travel
+            link = j.parent
+    return out

@@ -1,0 +1,365 @@
+"""`gjk scan --dask`: the scan on a dask.distributed cluster gives the same JSON as one process.
+
+The oracle is the one-process scan (itself tested against trimesh + FCL, coal and analytic shapes
+in test_run.py and the engine's tests): the same documents, byte for byte apart from the timings,
+on scenes split over several files with pairs across files and across tile borders (tiles are
+forced small), with clearances, tolerances, manifests (includes, primitives, [[check]], [[allow]]),
+baselines, and exact and auto modes on non-convex parts. One LocalCluster of two worker processes
+serves the whole module.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from gjkcli.engine.results import Status  # noqa: E402
+from gjkcli.pipeline import distributed  # noqa: E402
+from gjkcli.pipeline import run as pipeline  # noqa: E402
+from gjkcli.report.jsonout import document, dumps  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0, silence_logs=50) as c, Client(c, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+        yield c.scheduler_address, client
+
+
+def make_scene_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_scan_scene", ROOT / "scripts" / "make_scan_scene.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def convex_files(tmp_path_factory):
+    """1,200 convex parts over 4 files: neighbours in different files."""
+    folder = tmp_path_factory.mktemp("convex")
+    return make_scene_module().make_split(1200, folder / "cell.glb", 4, seed=5)
+
+
+@pytest.fixture(scope="module")
+def ring_files(tmp_path_factory):
+    """Rings (non-convex: a hole), pegs and boxes over 3 GLB files, placed at random, seeded."""
+    import trimesh
+
+    folder = tmp_path_factory.mktemp("rings")
+    rng = np.random.default_rng(11)
+    scenes = [trimesh.Scene() for _ in range(3)]
+    for k in range(60):
+        kind = k % 3
+        if kind == 0:
+            mesh = trimesh.creation.annulus(r_min=0.6, r_max=1.0, height=0.4, sections=16)
+        elif kind == 1:
+            mesh = trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8)
+        else:
+            mesh = trimesh.creation.box([0.5, 0.5, 0.5])
+        T = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))
+        T[:3, 3] = rng.uniform(0, 5.0, size=3)
+        scenes[k % 3].add_geometry(mesh, node_name=f"obj{k:02d}", geom_name=f"g{k:02d}", transform=T)
+    paths = []
+    for k, s in enumerate(scenes):
+        paths.append(folder / f"rings_{k}.glb")
+        paths[-1].write_bytes(s.export(file_type="glb"))
+    return paths
+
+
+def untimed(doc):
+    """The JSON document with every timing (the run's stages, each "elapsed") blanked."""
+    if isinstance(doc, dict):
+        return {k: 0 if k == "elapsed" else {} if k == "timings" else untimed(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc
+
+
+def same_json(a, b) -> str:
+    """Both documents with the timings blanked: equal strings, byte for byte."""
+    texts = [dumps(untimed(json.loads(dumps(document(found))))) for found in (a, b)]
+    assert texts[0] == texts[1]
+    return texts[0]
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Tiles of about `objects` objects: many tiles, so that pairs cross their borders."""
+    def tiles(objects):
+        monkeypatch.setattr(distributed, "TILE_OBJECTS", objects)
+    return tiles
+
+
+def both(cluster, paths, *, manifest=None, **options):
+    """(one process, the cluster): the same scan."""
+    address, _client = cluster
+    one = pipeline.scan(paths, pipeline.Options(jobs=1, **options), manifest=manifest)
+    many = pipeline.scan(paths, pipeline.Options(dask=address, **options), manifest=manifest)
+    return one, many
+
+
+# -- the grid of tiles ----------------------------------------------------------------------------
+
+
+def test_every_overlapping_pair_is_owned_by_exactly_one_tile_holding_both():
+    from gjkcli.scene.broadphase import candidate_pairs
+
+    rng = np.random.default_rng(3)
+    lo = rng.uniform(0, 10, size=(400, 3))
+    hi = lo + rng.uniform(0.1, 2.5, size=(400, 3))
+    grid = distributed._Grid.fit(lo, hi, 64)
+    tiles, members = grid.assign(lo, hi)
+    spans = np.bincount(np.concatenate(members), minlength=400)
+    assert 0.2 < np.mean(spans > 1) < 0.95  # many boxes cross tile borders, not all
+    i, j = candidate_pairs(lo, hi)
+    owner = grid.tile_of(np.maximum(lo[i], lo[j]))
+    holds = {t: set(m.tolist()) for t, m in zip(tiles.tolist(), members)}
+    for a, b, t in zip(i.tolist(), j.tolist(), owner.tolist()):
+        assert a in holds[t] and b in holds[t]
+    # a pair seen by several tiles is kept by one: the union over tiles is the pairs, once each
+    kept = []
+    for t, m in zip(tiles.tolist(), members):
+        li, lj = candidate_pairs(lo[m], hi[m])
+        own = grid.tile_of(np.maximum(lo[m][li], lo[m][lj])) == t
+        kept += list(zip(m[li[own]].tolist(), m[lj[own]].tolist()))
+    assert len(kept) == len(set(kept)) == len(i)
+    assert set(kept) == set(zip(i.tolist(), j.tolist()))
+
+
+# -- the same JSON as one process ------------------------------------------------------------------
+
+
+def test_convex_scene_over_files_and_tiles(cluster, convex_files, small_tiles):
+    small_tiles(40)
+    one, many = both(cluster, convex_files)
+    same_json(one, many)
+    statuses = {p.status for p in one.pairs}
+    assert Status.COLLISION in statuses
+    assert 0.2 < one.counts["collision"] / one.checked < 0.8  # colliding and clear pairs both
+    assert any(p.file_a != p.file_b for p in one.pairs)  # pairs across files
+
+
+def test_clearance_tolerance_and_all_pairs(cluster, convex_files, small_tiles):
+    small_tiles(25)
+    one, many = both(cluster, convex_files[:3], clearance=0.3, tolerance=1e-3,
+                     all_pairs=True, fail_on=("collision", "clearance", "touching"))
+    same_json(one, many)
+    assert one.counts["clearance"] > 0 and one.counts["clear"] > 0
+
+
+@pytest.mark.parametrize("mode", ["exact", "auto"])
+def test_non_convex_parts_exact_and_auto(cluster, ring_files, mode, small_tiles, tmp_path):
+    small_tiles(8)
+    bad = tmp_path / "broken.glb"
+    bad.write_bytes(b"glTF\x02\x00\x00\x00 not really")
+    one, many = both(cluster, [*ring_files[:2], bad, ring_files[2]], mode=mode)
+    same_json(one, many)
+    assert [e.file for e in one.errors] == [str(bad)]  # one bad file stops none of the others
+    assert any(p.mode == "exact" for p in one.pairs)
+    assert one.checked > 0 and one.counts["collision"] > 0
+
+
+def test_manifest_checks_allows_primitives_and_baseline(cluster, ring_files, tmp_path, small_tiles):
+    small_tiles(6)
+    m = tmp_path / "cell.toml"
+    m.write_text("\n".join([
+        "clearance = 0.05",
+        "",
+        "[[include]]",
+        f"file = '{ring_files[0].as_posix()}'",
+        "[[include]]",
+        f"file = '{ring_files[1].as_posix()}'",
+        "transform = [[1,0,0,0.3],[0,1,0,0],[0,0,1,0],[0,0,0,1]]",
+        "[[object]]",
+        "name = 'table'",
+        "box = [6, 6, 0.5]",
+        "translate = [2.5, 2.5, 2.5]",
+        "[[object]]",
+        "name = 'ball'",
+        "sphere = 0.8",
+        "translate = [2, 2, 2]",
+        "[[group]]",
+        "name = 'rings'",
+        "members = ['*obj0*', '*obj3*']",
+        "[[check]]",
+        "a = 'rings'",
+        "b = '*'",
+        "clearance = 0.2",
+        "[[check]]",
+        "a = 'table'",
+        "b = '*'",
+        "[[allow]]",
+        "a = 'ball'",
+        "b = '*'",
+        "reason = 'the ball rests there'",
+    ]) + "\n")
+    base = tmp_path / "baseline.json"
+    first = pipeline.scan([ring_files[2]], pipeline.Options(jobs=1, write_baseline=base), manifest=m)
+    assert first.pairs
+    one, many = both(cluster, [ring_files[2]], manifest=m, baseline=base, mode="auto")
+    text = same_json(one, many)
+    assert one.counts["collision"] > 0
+    assert any(p.allowed for p in one.pairs) and any(p.known for p in one.pairs)
+    assert "the ball rests there" in text
+
+
+# -- failures: a scheduler out of reach, a worker lost ----------------------------------------------
+
+
+def test_dead_scheduler_is_one_line_and_exit_2(tmp_path, convex_files):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(convex_files[0]), "--dask",
+                           f"tcp://127.0.0.1:{port}", "--dask-timeout", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - start < 20
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"tcp://127.0.0.1:{port}" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_worker_killed_mid_scan_the_scan_completes(cluster, convex_files, small_tiles):
+    address, client = cluster
+    pids = list(client.run(os.getpid).values())
+    killed = []
+    told = []
+
+    def tell(stage, done, total):
+        told.append((stage, done, total))
+        if stage == "narrow" and done >= 2 and not killed:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    small_tiles(20)
+    one = pipeline.scan(convex_files, pipeline.Options(jobs=1))
+    many = pipeline.scan(convex_files, pipeline.Options(dask=address), progress=tell)
+    assert killed
+    same_json(one, many)
+    # progress as the tasks complete: the load tasks, then the tiles, counted up to their total
+    for stage, total in (("load", 4), ("narrow", max(d[2] for d in told if d[0] == "narrow"))):
+        counts = [d for s_, d, t in told if s_ == stage]
+        assert counts[0] == 0 and counts[-1] == total and counts == sorted(set(counts))
+        assert stage == "load" or (total > 20 and len(counts) > 5)
+    client.wait_for_workers(2, timeout=60)  # the nanny brings the worker back for later tests
+
+
+def test_a_scheduler_without_workers_and_a_failed_task_are_cluster_errors(cluster):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        start = time.monotonic()
+        with pytest.raises(distributed.ClusterError, match="has no worker"):
+            with distributed.connect(empty.scheduler_address, timeout=1.0):
+                pass
+        assert time.monotonic() - start < 10
+        # workers that are gone mid-scan for longer than the time-out: an error, never a hang
+        from distributed import Client
+
+        with Client(empty.scheduler_address, set_as_default=False) as alone:
+            run = distributed._ClusterRun(pipeline.Options(dask=empty.scheduler_address,
+                                                           dask_timeout=1.0), None)
+            run.client = alone
+            start = time.monotonic()
+            with pytest.raises(distributed.ClusterError, match="no worker"):
+                run._results([alone.submit(int, 1, pure=False)], "load")
+            assert time.monotonic() - start < 10
+    address, client = cluster
+    run = distributed._ClusterRun(pipeline.Options(dask=address), None)
+    run.client = client
+    with pytest.raises(distributed.ClusterError, match="could not finish the scan: ZeroDivisionError"):
+        run._results([client.submit(lambda: 1 / 0, pure=False)], "load")
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+
+def test_manifest_dask_key_through_the_command(cluster, convex_files, tmp_path):
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    address, _client = cluster
+    m = tmp_path / "m.toml"
+    m.write_text(f"dask = '{address}'\n" + "".join(
+        f"[[include]]\nfile = '{p.as_posix()}'\n" for p in convex_files[:2]))
+    out_one, out_many = tmp_path / "one.json", tmp_path / "many.json"
+    runner = CliRunner()
+    r1 = runner.invoke(main, ["scan", "--manifest", str(m), "--format", "json", "-o", str(out_many)],
+                       catch_exceptions=False)
+    m.write_text(m.read_text().replace(f"dask = '{address}'\n", ""))
+    r2 = runner.invoke(main, ["scan", "--manifest", str(m), "--format", "json", "-o", str(out_one)],
+                       catch_exceptions=False)
+    assert r1.exit_code == r2.exit_code == 1
+    a, b = (untimed(json.loads(p.read_text())) for p in (out_one, out_many))
+    assert a == b and a["pairs"]
+
+
+def test_local_cluster_through_the_installed_command(tmp_path, convex_files):
+    def scan(*extra):
+        out = tmp_path / f"out{len(extra)}.json"
+        done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(convex_files[0]),
+                               "--format", "json", "-o", str(out), *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and done.stderr == "", done.stderr
+        return untimed(json.loads(out.read_text()))
+
+    assert scan("--dask", "local:1") == scan()
+
+
+def test_bad_manifest_address_names_its_line(tmp_path):
+    from gjkcli.scene import manifest as manifests
+
+    m = tmp_path / "m.toml"
+    m.write_text("tolerance = 0.1\ndask = 'scheduler:8786'\n")
+    with pytest.raises(manifests.ManifestError) as e:
+        manifests.load(m)
+    assert e.value.line == 2 and "local:N" in e.value.message
+    m.write_text("dask = 'local:3'\n")
+    assert manifests.load(m).dask == "local:3"
+
+
+def test_without_distributed_installed_one_line_says_what_to_install(tmp_path, convex_files):
+    code = ("import sys; sys.modules['distributed'] = None\n"  # an import of it fails
+            "from gjkcli.cli import main\nmain(['scan', sys.argv[1], '--dask', 'local'])")
+    done = subprocess.run([sys.executable, "-c", code, str(convex_files[0])], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install 'gjk[dask]'" in done.stderr
+
+
+def test_bad_address_is_a_usage_error():
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    r = CliRunner().invoke(main, ["scan", "x.glb", "--dask", "somewhere"])
+    assert r.exit_code == 2 and "local:N" in r.output
+
+
+def test_without_dask_nothing_of_dask_is_imported(tmp_path, convex_files):
+    code = ("import sys; from gjkcli.cli import main\n"
+            "try:\n    main(['scan', sys.argv[1], '-q'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    done = subprocess.run([sys.executable, "-c", code, str(convex_files[0])], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -1,0 +1,186 @@
+"""Robots at many poses and along motions: --poses and --trajectory, against python-fcl sampling
+the same motions finely on the link meshes."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline.motion import Motion
+from gjkcli.scene import urdf
+
+
+@pytest.fixture(scope="module")
+def panda(panda_package):
+    path = panda_package / "urdf" / "panda.urdf"
+    srdf = panda_package / "urdf" / "panda.srdf"
+    return path, srdf, urdf.load(path)
+
+
+def _fcl_first_contact(robot, srdf, q0, q1, samples=2001):
+    """The first t of `samples` evenly spaced along the motion where python-fcl finds a pair of
+    link meshes (neither of one link nor allowed) colliding, or None."""
+    fcl = pytest.importorskip("fcl")
+    allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}
+    links = [c.link for c in robot.collisions]
+    models = []
+    for V, F, *_ in urdf.local_meshes(robot):
+        m = fcl.BVHModel()
+        m.beginModel(len(V), len(F))
+        m.addSubModel(V, F)
+        m.endModel()
+        models.append(m)
+    pairs = [(a, b) for a, b in itertools.combinations(range(len(links)), 2)
+             if frozenset((links[a], links[b])) not in allowed]
+    index = {name: k for k, name in enumerate(robot.links)}
+    ts = np.linspace(0.0, 1.0, samples)
+    frames = robot.fk(q0 + ts[:, None] * (q1 - q0))
+    for n, t in enumerate(ts):
+        objs = [fcl.CollisionObject(models[e], fcl.Transform(frames[n, index[link], :3, :3],
+                                                             frames[n, index[link], :3, 3]))
+                for e, link in enumerate(links)]
+        for a, b in pairs:
+            if fcl.collide(objs[a], objs[b], fcl.CollisionRequest(), fcl.CollisionResult()):
+                return float(t), (links[a], links[b])
+    return None
+
+
+def _pose(robot, **values):
+    q = robot.default_pose()
+    for name, v in values.items():
+        q[robot.variables.index(name)] = v
+    return q
+
+
+def test_a_grazing_motion_is_found_at_the_right_t(panda):
+    """Both ends free; the hand sweeps past link5 and grazes it for about 6% of the motion."""
+    path, srdf, robot = panda
+    q0 = _pose(robot, panda_joint6=0.7, panda_joint7=-1.6)
+    q1 = _pose(robot, panda_joint1=0.3, panda_joint2=-0.2, panda_joint6=0.7, panda_joint7=0.2)
+    assert _fcl_first_contact(robot, srdf, q0, q0, samples=1) is None
+    assert _fcl_first_contact(robot, srdf, q1, q1, samples=1) is None
+    t_fcl, pair = _fcl_first_contact(robot, srdf, q0, q1)
+    motion = Motion.build(robot, None, srdf)
+    found = motion.segment(0, q0, q1, ("collision", "clearance"), "auto")
+    assert [(f.a, f.b) for f in found] == [pair]
+    f = found[0]
+    assert f.status is Status.COLLISION and f.violation and f.segment == 0
+    # never late (the first sample that collides is at or after the first contact), and within
+    # one sampling step and the band's slack of it
+    assert t_fcl - 5e-4 - 1e-3 <= f.t <= t_fcl
+
+
+def test_a_free_motion_is_not_reported(panda):
+    path, srdf, robot = panda
+    q0 = _pose(robot, panda_joint6=0.7, panda_joint7=-1.6)
+    q1 = _pose(robot, panda_joint1=0.3, panda_joint2=-0.2, panda_joint6=0.7, panda_joint7=-0.9)
+    assert _fcl_first_contact(robot, srdf, q0, q1) is None
+    assert Motion.build(robot, None, srdf).segment(0, q0, q1, ("collision",), "auto") == []
+
+
+def test_motion_bound_holds_on_sampled_points(panda):
+    """No vertex moves further between two nearby poses than the bound says."""
+    _, srdf, robot = panda
+    motion = Motion.build(robot, None, srdf)
+    rng = np.random.default_rng(5)
+    local = urdf.local_meshes(robot)
+    for _ in range(20):
+        q0, q1 = rng.uniform(robot.lower, robot.upper, size=(2, robot.dof))
+        speed = motion.speeds(q0, q1)
+        F0, F1 = motion.frames(q0[None])[0], motion.frames(q1[None])[0]
+        ts = np.linspace(0, 1, 41)
+        Fs = motion.frames(q0 + ts[:, None] * (q1 - q0))
+        for e, mesh in enumerate(local):
+            V = np.c_[mesh[0], np.ones(len(mesh[0]))]
+            path_len = sum(np.linalg.norm((V @ (Fs[k + 1, e] - Fs[k, e]).T)[:, :3], axis=1).max()
+                           for k in range(len(ts) - 1))
+            assert path_len <= speed[e] * (1 + 1e-9)
+        assert F0.shape == F1.shape
+
+
+def test_trajectory_and_poses_through_the_cli(panda, tmp_path):
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    path, srdf, robot = panda
+    table = tmp_path / "motion.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint6,panda_joint7\n"
+                     "0,0,0.7,-1.6\n0.3,-0.2,0.7,0.2\n0.3,-0.2,0.7,0.25\n")
+    r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--trajectory", str(table),
+                                  "--format", "json"])
+    assert r.exit_code == 1, r.stderr
+    doc = json.loads(r.stdout)
+    failing = [p for p in doc["pairs"] if p["fails"]]
+    assert [(p["a"], p["b"], p["segment"]) for p in failing] == [("panda_link5", "panda_hand", 0)]
+    assert 0.47 < failing[0]["t"] < 0.49
+    assert {p["waypoint"] for p in doc["pairs"] if "waypoint" in p} == {0, 1, 2}
+    r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--poses", str(table),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert all("segment" not in p for p in json.loads(r.stdout)["pairs"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("panda_joint4\n0.5\n")
+    r = CliRunner().invoke(main, ["scan", str(path), "--poses", str(bad)])
+    assert r.exit_code == 2
+    assert "bad.csv:2: joint panda_joint4 = 0.5 is outside its limits" in r.stderr
+
+
+def test_a_fixed_object_in_the_way_is_found_on_the_motion(panda, tmp_path):
+    """The ready pose swung about joint 1 from -0.6 to 0.6 rad; a ball sits where the hand is at
+    0: both ends are clear of it, the motion is not; the first contact against python-fcl."""
+    import trimesh
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    fcl = pytest.importorskip("fcl")
+    path, srdf, robot = panda
+    ready = urdf.parse_joints(robot, "ready", srdf)
+    hand = robot.fk(ready[None])[0][robot.links.index("panda_hand"), :3, 3]
+    ball = trimesh.creation.icosphere(radius=0.03)
+    ball.apply_translation(hand)
+    ball.export(tmp_path / "ball.stl")
+    table = tmp_path / "sweep.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint4,panda_joint6,panda_joint7\n"
+                     "-0.6,-0.785,-2.356,1.571,0.785\n0.6,-0.785,-2.356,1.571,0.785\n")
+    r = CliRunner().invoke(main, ["scan", str(path), str(tmp_path / "ball.stl"), "--srdf", str(srdf),
+                                  "--trajectory", str(table), "--format", "json"])
+    assert r.exit_code == 1, r.stderr
+    doc = json.loads(r.stdout)
+    first = min((p for p in doc["pairs"] if p["fails"]), key=lambda p: p["t"])
+    assert first["segment"] == 0 and "ball.stl" in (first["a"], first["b"])
+    assert all(p["waypoint"] in (0, 1) and not p["fails"] for p in doc["pairs"] if "waypoint" in p)
+    # python-fcl: the robot's meshes against the ball's, sampled along the motion
+    q0, q1 = ready.copy(), ready.copy()
+    q0[0], q1[0] = -0.6, 0.6
+    model = fcl.BVHModel()
+    model.beginModel(len(ball.vertices), len(ball.faces))
+    model.addSubModel(ball.vertices, ball.faces)
+    model.endModel()
+    target = fcl.CollisionObject(model, fcl.Transform())
+    links = [c.link for c in robot.collisions]
+    models = []
+    for V, F, *_ in urdf.local_meshes(robot):
+        m = fcl.BVHModel()
+        m.beginModel(len(V), len(F))
+        m.addSubModel(V, F)
+        m.endModel()
+        models.append(m)
+    index = {name: k for k, name in enumerate(robot.links)}
+    t_fcl = None
+    for t in np.linspace(0, 1, 1201):
+        frames = robot.fk((q0 + t * (q1 - q0))[None])[0]
+        for m, link in zip(models, links):
+            T = frames[index[link]]
+            if fcl.collide(fcl.CollisionObject(m, fcl.Transform(T[:3, :3], T[:3, 3])), target,
+                           fcl.CollisionRequest(), fcl.CollisionResult()):
+                t_fcl = t
+                break
+        if t_fcl is not None:
+            break
+    assert t_fcl is not None and 0 < t_fcl < 1
+    assert t_fcl - 1 / 1200 - 1e-3 <= first["t"] <= t_fcl
