@@ -22,6 +22,7 @@ from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
 from gjkcli.report import pictures
 from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, caption, fmt, size_text, units_of
+from gjkcli.report.scan import pair_notes
 
 __all__ = ["html_page"]
 
@@ -300,17 +301,7 @@ def _table(found: Findings) -> str:
     rows = []
     for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO]):
         status = Status(p.status)
-        notes = []
-        if p.allowed:
-            notes.append(f"allowed: {p.reason}")
-        elif p.known and p.violation:
-            notes.append("in the baseline")
-        if p.conservative:
-            notes.append("hulls (a part is not convex)")
-        if status is Status.CLEARANCE:
-            notes.append(f"{fmt(p.clearance)} required")
-        if p.overlap_reason:
-            notes.append(f"no overlap volume: {p.overlap_reason}")
+        notes = pair_notes(p, fmt)
         cells = [str(k + 1), status.value, p.a, p.b, size_text(p)] + \
             ([fmt(p.overlap_volume)] if volumes else []) + [p.mode, "; ".join(notes)]
         tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)

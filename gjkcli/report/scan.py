@@ -66,21 +66,7 @@ def render_pairs(report, limit: int | None = None) -> Table:
             size = _fmt(r.signed_distance)
         else:
             size = _fmt(r.distance)
-        notes = []
-        if p.segment is not None:
-            notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
-        elif p.waypoint is not None:
-            notes.append(f"waypoint {p.waypoint}")
-        if p.allowed:
-            notes.append(f"allowed: {p.reason}")
-        elif p.known and p.violation:
-            notes.append("in the baseline")
-        if p.conservative:
-            notes.append("hulls (a part is not convex)")
-        if status is Status.CLEARANCE:
-            notes.append(f"{_fmt(p.clearance)} required")
-        if p.overlap_reason:
-            notes.append(f"no overlap volume: {p.overlap_reason}")
+        notes = pair_notes(p, _fmt)
         muted = p.allowed or (p.known and p.violation)
         cells = [Text(status.value, style="dim" if muted else STYLES[status]), Text(p.a), Text(p.b),
                  Text(size)]
@@ -184,3 +170,24 @@ def progress_callback(console, delay: float = 0.5):
     finally:
         if shown:
             bar.stop()
+
+
+def pair_notes(p, fmt) -> list[str]:
+    """The notes of a finding's row, the same in the terminal table and the HTML page: where on a
+    motion, allowed or known, answered on the hulls, the clearance, why no overlap volume."""
+    notes = []
+    if p.segment is not None:
+        notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
+    elif p.waypoint is not None:
+        notes.append(f"waypoint {p.waypoint}")
+    if p.allowed:
+        notes.append(f"allowed: {p.reason}")
+    elif p.known and p.violation:
+        notes.append("in the baseline")
+    if p.conservative:
+        notes.append("hulls (a part is not convex)")
+    if Status(p.status) is Status.CLEARANCE:
+        notes.append(f"{fmt(p.clearance)} required")
+    if p.overlap_reason:
+        notes.append(f"no overlap volume: {p.overlap_reason}")
+    return notes

@@ -19,23 +19,16 @@ import collections
 
 import numpy as np
 import pytest
+from conftest import random_rotation
 
 from gjkcli.engine.query import query
 from gjkcli.engine.results import Status
 from gjkcli.engine.shapes import Shape
 
 
-def rotation(rng) -> np.ndarray:
-    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
-    q = q * np.sign(np.diag(r))
-    if np.linalg.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
-
-
 def pose(rng, centre) -> np.ndarray:
     T = np.eye(4)
-    T[:3, :3] = rotation(rng)
+    T[:3, :3] = random_rotation(rng)
     T[:3, 3] = centre
     return T
 
