@@ -17,14 +17,16 @@ def test_docstring_examples(name):
     assert failed == 0
 
 
-def test_the_manager_is_served_lazily_from_the_package():
+def test_the_manager_is_served_lazily_from_the_package(tmp_path):
     import subprocess
     import sys
 
     code = ("import sys, gjkcli; assert 'gjkcli.api.manager' not in sys.modules; "
             "from gjkcli import CollisionManager; assert 'gjkcli.api.manager' in sys.modules; "
             "print(CollisionManager.__module__)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # from a neutral folder: a checkout's uncompiled sources must not shadow the install
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "gjkcli.api.manager"
     import gjkcli
