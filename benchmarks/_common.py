@@ -253,3 +253,17 @@ def _json_default(x):
     if isinstance(x, np.ndarray):
         return x.tolist()
     raise TypeError(type(x))
+
+
+def to_coal(shape: Shape):
+    """coal.Convex over exactly the gjk hull's local vertices and triangles (coal is imported
+    here: the scripts that compare against it need it, the others do not)."""
+    import coal
+
+    verts = coal.StdVec_Vec3s()
+    for v in shape.vertices:
+        verts.append(np.array(v))
+    tris = coal.StdVec_Triangle()
+    for f in shape.faces:
+        tris.append(coal.Triangle(int(f[0]), int(f[1]), int(f[2])))
+    return coal.Convex(verts, tris)

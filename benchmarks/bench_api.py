@@ -32,7 +32,7 @@ import numpy as np
 import trimesh
 import trimesh.collision
 
-from _common import no_gc, poses, random_rotations, unit_vectors
+from _common import no_gc, poses, random_rotations, to_coal, unit_vectors
 from gjkcli import CollisionManager
 from gjkcli.engine.query import query
 from gjkcli.engine.shapes import Shape
@@ -116,17 +116,6 @@ def bench_manager(rng, n, repeats):
 
 
 # -- (b) one pair --------------------------------------------------------------------------------
-
-def to_coal(shape: Shape) -> "coal.Convex":
-    """coal.Convex over exactly the gjk hull's local vertices and triangles."""
-    verts = coal.StdVec_Vec3s()
-    for v in shape.vertices:
-        verts.append(np.array(v))
-    tris = coal.StdVec_Triangle()
-    for f in shape.faces:
-        tris.append(coal.Triangle(int(f[0]), int(f[1]), int(f[2])))
-    return coal.Convex(verts, tris)
-
 
 def bench_pair(rng, m, repeats):
     ico = trimesh.creation.icosphere(subdivisions=3)

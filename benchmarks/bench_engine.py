@@ -51,6 +51,7 @@ from _common import (
     pack_poses,
     place_pairs,
     timer_overhead_ns,
+    to_coal,
     tolerances,
     write_json,
 )
@@ -115,17 +116,6 @@ class Subset:
         """gjk's batch() over the subset's pairs, or over some of them (index)."""
         return batch(self.pool.shapeset, self.ia[index], self.ib[index], pose_a=self.pose_a[index],
                      pose_b=self.pose_b[index], want=want)
-
-
-def to_coal(shape) -> "coal.Convex":
-    """coal.Convex over exactly the gjk hull's local vertices and triangles."""
-    verts = coal.StdVec_Vec3s()
-    for v in shape.vertices:
-        verts.append(np.array(v))
-    tris = coal.StdVec_Triangle()
-    for f in shape.faces:
-        tris.append(coal.Triangle(int(f[0]), int(f[1]), int(f[2])))
-    return coal.Convex(verts, tris)
 
 
 def world_transform(pose: np.ndarray, shape) -> "coal.Transform3s":

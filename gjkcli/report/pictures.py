@@ -14,6 +14,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.report.trace import fmt  # one way to write a number for reading
 
 __all__ = ["COLOURS", "STATUS_COLOURS", "OVERLAP_COLOUR", "Drawn", "choose", "decimate", "fmt",
            "size_text", "caption", "units_of"]
@@ -33,16 +34,6 @@ BIG_SCENE = 60
 TRIANGLE_BUDGET = 80_000
 # Each object keeps at most this many triangles (vertex clustering beyond).
 OBJECT_TRIANGLES = 20_000
-
-
-def fmt(x, digits: int = 6) -> str:
-    """A number for reading: `digits` significant digits, '-' for None, -0 as 0."""
-    if x is None:
-        return "-"
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    return "0" if x == 0 else f"{x:.{digits}g}"
 
 
 def units_of(found: Findings, pair: Finding) -> str:
