@@ -47,6 +47,8 @@ class ObjectRecord:
     watertight, bodies : None when the loader did not compute them (a scan's fast path)
     dimension : of the hull: 3 solid, 2 flat, 1 segment, 0 point
     primitive : the kind of a manifest primitive, else None
+    ifc_class, global_id, ifc_name : an IFC element's class ("IfcWall"), GlobalId and Name
+        (None for objects of other files, and for a Name the file leaves out)
     """
 
     name: str
@@ -63,6 +65,9 @@ class ObjectRecord:
     primitive: str | None = None
     convexity: str | None = None
     hull_gap: float | None = None
+    ifc_class: str | None = None
+    global_id: str | None = None
+    ifc_name: str | None = None
 
 
 @dataclass(frozen=True)

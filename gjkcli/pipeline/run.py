@@ -229,7 +229,8 @@ class _Run:
         resolved = None
         if manifest is not None and parts.n > 0:
             try:
-                resolved = manifest.resolve(parts.names)
+                classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
+                resolved = manifest.resolve(parts.names, classes if any(classes) else None)
             except ManifestError as exc:
                 if not self.problems:
                     raise
@@ -450,7 +451,7 @@ class _Run:
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
-        allow = _allowed(resolved, i, j)
+        allow = {**_hosted(parts, i, j), **_allowed(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
         for k in np.flatnonzero(ans.listed).tolist():
@@ -658,7 +659,8 @@ class _Parts:
             convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
             units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
             primitive=None if g.primitive is None else shape.kind, convexity=why[k],
-            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]))
+            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+            **_ifc_fields(g.element))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
 
 
@@ -739,6 +741,37 @@ def _allowed(resolved, i, j) -> dict:
         for k in np.flatnonzero(hit).tolist():
             out.setdefault(k, reason)
     return out
+
+
+# The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
+HOSTED = "hosted"
+
+
+def _hosted(parts, i, j) -> dict:
+    """{pair index: "hosted"} for pairs of an IFC element and an element hosting it: it fills
+    an opening (IfcRelFillsElement) that voids the other (IfcRelVoidsElement), as a door its wall.
+    GlobalIds are matched within one file."""
+    hosted = [(k, g) for k, g in enumerate(parts.geoms) if g.element is not None and g.element.hosts]
+    if not hosted or len(i) == 0:
+        return {}
+    where = {(g.file, g.element.global_id): k for k, g in enumerate(parts.geoms) if g.element is not None}
+    pairs = set()
+    for k, g in hosted:
+        for host in g.element.hosts:
+            h = where.get((g.file, host))
+            if h is not None:
+                pairs.add((min(k, h), max(k, h)))
+    if not pairs:
+        return {}
+    lo, hi = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
+    return {k: HOSTED for k, pair in enumerate(zip(lo, hi)) if pair in pairs}
+
+
+def _ifc_fields(element) -> dict:
+    """ObjectRecord's IFC fields of an object (all None for objects of other files)."""
+    if element is None:
+        return {}
+    return {"ifc_class": element.ifc_class, "global_id": element.global_id, "ifc_name": element.name}
 
 
 class _KeyMaker:

@@ -10,7 +10,7 @@ additions of each release are listed in the README)::
       "tool": {"name": "gjk", "version": str},
       "objects": [{"name", "file", "vertices", "faces", "hull_vertices", "convex", "watertight",
                    "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units", "convexity",
-                   "primitive", "hull_gap"}],
+                   "primitive", "hull_gap", "ifc_class", "global_id", "ifc_name"}],
       "pairs": [{"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b",
                  "iterations", "mode", "certificate", "violation", "conservative", "note",
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
@@ -107,6 +107,9 @@ def object_dict(o) -> dict:
         "convexity": o.convexity,
         "primitive": o.primitive,
         "hull_gap": number(o.hull_gap),
+        "ifc_class": o.ifc_class,
+        "global_id": o.global_id,
+        "ifc_name": o.ifc_name,
     }
 
 
