@@ -100,8 +100,12 @@ def box_distance(a: Box, b: Box) -> float:
 
 
 def box_depth(a: Box, b: Box) -> float:
-    """The penetration depth of two overlapping axis-aligned boxes: the least overlap along an
-    axis (the least translation that separates them); <= 0 when they do not overlap."""
+    """The penetration depth of two axis-aligned boxes: the least translation that separates
+    them, along an axis, in whichever direction is shorter (for boxes the Minkowski difference is
+    a box, so the closest face of it is an axis); <= 0 when they do not overlap."""
     lo_a, hi_a = np.asarray(a.origin, float), np.asarray(a.origin, float) + a.size
     lo_b, hi_b = np.asarray(b.origin, float), np.asarray(b.origin, float) + b.size
-    return float(np.min(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b)))
+    overlap = np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b)
+    if np.any(overlap <= 0):
+        return float(np.min(overlap))
+    return float(np.min(np.minimum(hi_a - lo_b, hi_b - lo_a)))
