@@ -20,7 +20,7 @@ import click
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
-FORMATS = ("table", "json", "junit", "github", "sarif")
+FORMATS = ("table", "json", "junit", "github", "sarif", "bcf")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
@@ -93,7 +93,8 @@ def _options(f):
                      show_default=True,
                      help="table for people; json (the documented schema); junit (violations as "
                           "failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
-                          "code scanning)."),
+                          "code scanning); bcf (BCF 2.1 topics for BIM tools, IFC models only, "
+                          "needs -o FILE.bcfzip)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
                      help="Write the report to FILE instead of stdout."),
         click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -329,6 +330,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
 
         if open_page and html_file is None:
             raise click.UsageError("--open opens the --html page: give --html FILE too")
+        if output_format == "bcf" and output in (None, "-"):
+            raise click.UsageError("--format bcf writes a zip file: give -o FILE.bcfzip")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
         options = pipeline.Options(
@@ -472,6 +475,13 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
         from gjkcli.report.ci import github_annotations
 
         text = github_annotations(found)
+    elif output_format == "bcf":
+        from gjkcli.report.bcf import bcf_zip, needs_ifc
+
+        why = needs_ifc(found)
+        if why is not None:
+            raise InputError(output, f"cannot write BCF: {why}")
+        text = bcf_zip(found)
     else:
         import json
 
