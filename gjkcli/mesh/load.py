@@ -85,6 +85,11 @@ class Part:
         Number of connected bodies: triangles joined by edges that exactly two distinct
         triangles share (trimesh's face adjacency; a triangle repeated in the file counts once).
         None from the fast path of `read_objects`.
+    eps : float
+        How far the triangles may lie from the true surface, in the part's units: a CAD file's
+        tessellation error bound (`gjkcli.mesh.cad`); 0 for a mesh file, which is its triangles.
+    brep : tuple or None
+        Where the exact solids of a CAD part are (`gjkcli.mesh.cad.SolidRef` each), else None.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -96,6 +101,8 @@ class Part:
     units: str | None = None
     watertight: bool | None = False
     bodies: int | None = 1
+    eps: float = 0.0
+    brep: tuple | None = None
 
     @property
     def bounds(self) -> np.ndarray:

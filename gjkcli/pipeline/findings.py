@@ -141,6 +141,8 @@ class Findings:
     checked : pairs the narrow phase ran on; candidates : pairs the broad phase found
     gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report
+    units : the length unit of every distance, bound, tolerance and clearance of the run
+        ("mm", "in", "m", ... of `gjkcli.units`), None when no input states one
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
@@ -164,6 +166,7 @@ class Findings:
     baseline_written: str | None = None
     gone: tuple = ()
     notes: tuple = ()
+    units: str | None = None
     timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
     version: str = "unknown"

@@ -38,6 +38,7 @@ from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import policy
 from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
+from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["check", "scan", "Options"]
 
@@ -51,15 +52,6 @@ _PAIR_CHUNK = 4096
 # is 12.5 million pairs).
 CHECK_EVERY_PAIR_UP_TO = 10_000
 
-# Spellings of one unit that files use (trimesh passes them through as written).
-UNIT_ALIASES = {
-    "millimeter": "mm", "millimeters": "mm", "millimetre": "mm", "millimetres": "mm",
-    "centimeter": "cm", "centimeters": "cm", "centimetre": "cm", "centimetres": "cm",
-    "meter": "m", "meters": "m", "metre": "m", "metres": "m",
-    "inch": "in", "inches": "in", "foot": "ft", "feet": "ft",
-    "micron": "um", "microns": "um", "micrometer": "um", "micrometers": "um",
-}
-
 Progress = Callable[[str, int, int], None]
 
 
@@ -68,8 +60,10 @@ class Options:
     """What the user asked of a run (the options of `gjk check` and `gjk scan`).
 
     mode : "auto", "hull" or "exact" (see `gjkcli.pipeline.policy`)
-    tolerance : touching band, model units (None: 1e-7 of each pair's size)
-    clearance : required gap, model units (None: none)
+    tolerance : touching band (None: 1e-7 of each pair's size): a float in the model's units,
+        or a `gjkcli.units.Length` with a unit, converted into the scene's unit once the inputs
+        are read (`_Run._one_unit`)
+    clearance : required gap (None: none), a float or a Length as `tolerance`
     fail_on : statuses that fail the run, of "collision", "touching", "clearance" (None: the
         manifest's, else collision and clearance); undecided always fails
     all_pairs : list every checked pair, not only the findings
@@ -88,8 +82,8 @@ class Options:
     """
 
     mode: str = "auto"
-    tolerance: float | None = None
-    clearance: float | None = None
+    tolerance: float | Length | None = None
+    clearance: float | Length | None = None
     fail_on: tuple | None = None
     all_pairs: bool = False
     trace: bool = False
@@ -141,7 +135,10 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
             dask=options.dask if options.dask is not None else m.dask)
     robot = options.robot
-    if robot is not None and (robot.poses is not None or robot.trajectory is not None):
+    motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
+    if motion or options.dask is not None:
+        options = _without_units(options, "--poses/--trajectory" if motion else "--dask")
+    if motion:
         from gjkcli.pipeline.motion import scan_poses
 
         return scan_poses(paths, options, manifest=m, progress=progress,
@@ -154,6 +151,29 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
     m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def _plain_lengths(options: Options) -> Options:
+    """Lengths written without a unit are plain floats in the model's units."""
+    out = {}
+    for what in ("tolerance", "clearance"):
+        value = getattr(options, what)
+        if isinstance(value, Length) and value.unit is None:
+            out[what] = value.value
+    return dataclasses.replace(options, **out) if out else options
+
+
+def _without_units(options: Options, route: str) -> Options:
+    """The options for a route that does not convert units: InputError for a length with one."""
+    from gjkcli.errors import InputError
+
+    options = _plain_lengths(options)
+    for what in ("tolerance", "clearance"):
+        value = getattr(options, what)
+        if isinstance(value, Length):
+            raise InputError(f"--{what} {value}", f"{route} takes lengths in the model's units; "
+                                                  f"give the number without a unit")
+    return options
 
 
 def _with_robots(m, sources, robot_options, run: "_Run"):
@@ -192,7 +212,10 @@ class _Run:
         for v in fail_on:
             if v not in FAIL_ON:
                 raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
+        options = _plain_lengths(options)
         for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+            if isinstance(value, Length):  # converted once the inputs' unit is known
+                continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
         jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
@@ -204,6 +227,7 @@ class _Run:
         self.problems: list[Problem] = []
         self.notes: list[str] = []
         self.timings: dict[str, float] = {}
+        self.units: str | None = None  # the scene's length unit, once the inputs are read
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -223,6 +247,7 @@ class _Run:
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         parts = self._parts(sources, primitives, manifest)
+        o = self.options  # the lengths in the scene's unit now
         t = time.perf_counter()
         self._name_notes(parts)
 
@@ -266,6 +291,7 @@ class _Run:
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
@@ -285,10 +311,58 @@ class _Run:
         with limits.active(o.limits or limits.DEFAULT):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
                            tell=self.tell, strict=o.strict)
+        geoms = self._one_unit(geoms)
         t = self.stage("load", t)
         parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
         self.stage("hulls", t)
         return parts
+
+    # -- units ---------------------------------------------------------------------------------
+
+    def _one_unit(self, geoms: list) -> list:
+        """The objects in one length unit, and the options' lengths in it.
+
+        The scene's unit is the first unit an input states (in input order). An object whose
+        file states another unit of the table (`gjkcli.units`) is scaled into it, with a note
+        naming both; an object whose file states no unit is taken to be in the scene's unit
+        (STL states none). A unit name outside the table cannot be converted: the numbers then
+        mix units, and a note says so. A length the user wrote with a unit is converted into
+        the scene's unit; when no input states a unit gjk knows, that is an InputError.
+        """
+        from gjkcli.errors import InputError
+
+        stated = [(g, canonical(g.units)) for g in geoms if g.units]
+        known = [(g, u) for g, u in stated if u is not None]
+        unit = known[0][1] if known else None
+        out, scaled = [], {}
+        for g in geoms:
+            u = canonical(g.units)
+            if unit is None or u is None or u == unit or g.primitive is not None:
+                out.append(g)
+                continue
+            k = factor(u, unit)
+            scaled.setdefault(g.file, (u, k))
+            out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
+                                           eps=g.eps * k))
+        for file, (u, k) in scaled.items():
+            self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
+                              f"{known[0][0].file}")
+        unknown = sorted({g.units for g, u in stated if u is None})
+        if unknown and (unit is not None or len(unknown) > 1):
+            self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
+                              f"knows, so it is not converted and the numbers may mix units")
+        self.units = unit
+        o, change = self.options, {}
+        for what in ("tolerance", "clearance"):
+            value = getattr(o, what)
+            if isinstance(value, Length):
+                try:
+                    change[what] = value.to(unit)
+                except UnitError as e:
+                    raise InputError(f"--{what} {value}", str(e)) from None
+        if change:
+            self.options = dataclasses.replace(o, **change)
+        return out
 
     # -- notes ---------------------------------------------------------------------------------
 
@@ -297,13 +371,6 @@ class _Run:
             self.notes.append("no objects were loaded: there is nothing to check")
         elif parts.n == 1 and self.command == "scan":
             self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
-        units = {}
-        for g in parts.geoms:
-            if g.units:
-                units.setdefault(UNIT_ALIASES.get(g.units.lower(), g.units.lower()), g.name)
-        if len(units) > 1:
-            stated = " and ".join(f"{name} states {u}" for u, name in units.items())
-            self.notes.append(f"warning: {stated}; gjk does not convert units, so the numbers mix them")
 
     # -- candidate pairs -----------------------------------------------------------------------
 
