@@ -37,6 +37,8 @@ _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
 
 # glTF and GLB: `read_objects` reads them with gjkcli.mesh.gltf, without importing trimesh.
 _GLTF_TYPES = ("glb", "gltf")
+# STEP: read by gjkcli.mesh.cad through OpenCASCADE (never by trimesh's cascadio route).
+_CAD_TYPES = ("step", "stp")
 
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
@@ -171,6 +173,8 @@ def load_part(path: str | Path) -> Part:
         units=units.pop() if len(units) == 1 else None,
         watertight=all(p.watertight for p in parts),
         bodies=sum(p.bodies for p in parts),
+        eps=max(p.eps for p in parts),
+        brep=sum((p.brep for p in parts), ()) if all(p.brep for p in parts) else None,
     )
 
 
@@ -205,8 +209,12 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
     InputError
         As `load_part`; also when one object holds no triangles (a point cloud or lines).
     """
-    parts = [part for member, scene in _read(path)
-             for part in _usable_parts(path, member, scene, split_bodies)]
+    if _file_type(Path(path)) in _CAD_TYPES:
+        _check_file(Path(path))
+        parts = _cad_parts(path, split_bodies)
+    else:
+        parts = [part for member, scene in _read(path)
+                 for part in _usable_parts(path, member, scene, split_bodies)]
     if prefix is not None:
         parts = [_renamed(part, f"{prefix}:{part.name}") for part in parts]
     return parts
@@ -250,6 +258,10 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
                      units=p.units, watertight=p.watertight, bodies=p.bodies) for p in parts]
     _check_file(path)
     file_type = _file_type(path)
+    if file_type in _CAD_TYPES:
+        from gjkcli.mesh import cad
+
+        return cad.read_step(path, shown=shown, named=named)
     scenes = None
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only
@@ -312,6 +324,25 @@ def expand_paths(paths) -> list[Path]:
     return _unique(found)
 
 
+def _cad_parts(path, split_bodies: bool) -> list[Part]:
+    """A STEP file's solids (`gjkcli.mesh.cad`), topology computed as for a mesh file: their
+    vertices merged, their bodies counted (a solid is one body unless the file says otherwise)."""
+    from gjkcli.mesh import cad
+
+    out = []
+    from types import SimpleNamespace
+
+    for p in cad.read_step(path):
+        mesh = _prepare(path, p.name, SimpleNamespace(vertices=p.vertices, faces=p.faces))
+        pieces = mesh.split() if split_bodies else [mesh]
+        for k, piece in enumerate(pieces):
+            name = p.name if len(pieces) == 1 else f"{p.name}#{k + 1}"
+            out.append(_frozen_part(name=name, source=p.source, vertices=piece.vertices,
+                                    faces=piece.faces, units=p.units, watertight=piece.watertight,
+                                    bodies=piece.bodies, eps=p.eps, brep=p.brep))
+    return out
+
+
 def _trimesh():
     """trimesh, imported on first need (about 0.5 s with what it pulls in)."""
     import trimesh
@@ -369,7 +400,7 @@ def _check_file(path: Path) -> None:
                                f"raise it with --limit file-bytes=N if the file is meant to be that big")
     file_type = _file_type(path)
     _check_container(path, file_type, size, limits)
-    if file_type not in ("stl", *_GLTF_TYPES) and file_type not in _known_types():
+    if file_type not in ("stl", *_GLTF_TYPES, *_CAD_TYPES) and file_type not in _known_types():
         # asking trimesh imports it: STL and glTF files are read without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types()))}")
@@ -552,7 +583,7 @@ def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
     loaded = []
     for member in sorted(archive):
         member_type = _file_type(Path(member))
-        if member_type in _ARCHIVE_TYPES or member_type not in _known_types() - _NOT_MESH_TYPES:
+        if member_type in (*_ARCHIVE_TYPES, *_CAD_TYPES) or member_type not in _known_types() - _NOT_MESH_TYPES:
             continue  # a README, texture or buffer next to the meshes; archives are not nested
         try:
             _require_loader(trimesh.exchange.load.mesh_loaders[member_type])
@@ -694,7 +725,7 @@ def _known_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_loaders
 
-    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES)
+    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)
 
 
 @lru_cache(maxsize=1)
@@ -703,7 +734,7 @@ def _readable_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_formats
 
-    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES)) - _NOT_MESH_TYPES
+    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)) - _NOT_MESH_TYPES
 
 
 def _mesh_files_in(directory: Path) -> list[Path]:
@@ -897,19 +928,21 @@ def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:
                         units=units, watertight=mesh.watertight, bodies=mesh.bodies)
 
 
-def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies) -> Part:
+def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies, eps=0.0,
+                 brep=None) -> Part:
     """A Part whose arrays are read-only: the engine, scan and reports share them."""
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     vertices.flags.writeable = False
     faces.flags.writeable = False
     return Part(name=name, source=str(source), vertices=vertices, faces=faces, units=units,
-                watertight=bool(watertight), bodies=int(bodies))
+                watertight=bool(watertight), bodies=int(bodies), eps=float(eps), brep=brep)
 
 
 def _renamed(part: Part, name: str) -> Part:
     return Part(name=name, source=part.source, vertices=part.vertices, faces=part.faces,
-                units=part.units, watertight=part.watertight, bodies=part.bodies)
+                units=part.units, watertight=part.watertight, bodies=part.bodies, eps=part.eps,
+                brep=part.brep)
 
 
 # --------------------------------------------------------------------------------------------

@@ -86,6 +86,12 @@ class Finding:
         volume (then `overlap_reason` says which part and why)
     overlap_mesh : ((n, 3) float64, (m, 3) int64) the overlap solid in world coordinates, for
         pictures; None where no volume was computed
+    distance_lower, distance_upper : bounds of the true solids' distance where the parts are
+        tessellations of exact solids (STEP; `gjkcli.pipeline.tessellated`): None where the
+        answer is the triangles' own (a mesh file) or a bound is unknown; equal for an exact
+        B-rep answer. Negative values are depths (signed distance)
+    tessellation : eps_a + eps_b, how far the pair's triangles may lie from the true surfaces
+        (model units), or None for parts that are their triangles
     waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
@@ -112,6 +118,9 @@ class Finding:
     waypoint: int | None = None
     segment: int | None = None
     t: float | None = None
+    distance_lower: float | None = None
+    distance_upper: float | None = None
+    tessellation: float | None = None
 
     @property
     def status(self) -> Status:

@@ -24,6 +24,7 @@ looped over only to make the listed ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -228,6 +229,7 @@ class _Run:
         self.notes: list[str] = []
         self.timings: dict[str, float] = {}
         self.units: str | None = None  # the scene's length unit, once the inputs are read
+        self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -319,7 +321,7 @@ class _Run:
 
     # -- units ---------------------------------------------------------------------------------
 
-    def _one_unit(self, geoms: list) -> list:
+    def _one_unit(self, geoms: list, convert: bool = True) -> list:
         """The objects in one length unit, and the options' lengths in it.
 
         The scene's unit is the first unit an input states (in input order). An object whose
@@ -328,6 +330,8 @@ class _Run:
         (STL states none). A unit name outside the table cannot be converted: the numbers then
         mix units, and a note says so. A length the user wrote with a unit is converted into
         the scene's unit; when no input states a unit gjk knows, that is an InputError.
+        convert : False where the hulls are built already (on a cluster): inputs in different
+        units are then an InputError.
         """
         from gjkcli.errors import InputError
 
@@ -341,6 +345,10 @@ class _Run:
                 out.append(g)
                 continue
             k = factor(u, unit)
+            if not convert:
+                raise InputError(g.file, f"states {u} and {known[0][0].file} states {unit}; "
+                                         f"--dask does not convert units: scan them in this "
+                                         f"process, or convert one")
             scaled.setdefault(g.file, (u, k))
             out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
                                            eps=g.eps * k))
@@ -422,7 +430,8 @@ class _Run:
         # rounding
         touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
-        return 0.5 * reach + touch + pad
+        # a tessellated part's true surface lies up to eps beyond its triangles
+        return 0.5 * reach + touch + pad + parts.eps
 
     def _select(self, resolved, i, j):
         """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
@@ -492,9 +501,43 @@ class _Run:
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
         meshed = parts.meshed[i] & parts.meshed[j]
+        # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
+        # the band and the clearance; every other such pair is decided on the exact solids
+        # (gjkcli.pipeline.tessellated)
+        e = parts.eps[i] + parts.eps[j]
+        lower = batch.distance_lower - e
+        bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
+        status[bounded] = Status.UNDECIDED.value  # until _bounded decides
+        listed |= bounded
         refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
-        return _Answers(status, hull_clear, policy.conservative(~refine, coincident), listed, exact, batch)
+        decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
+                         for k, got in decided.items() if got.volume is not None}
+        for k, got in decided.items():
+            status[k] = got.result.status.value
+            if got.result.status is Status.CLEAR and not self.options.all_pairs:
+                listed[k] = False
+        return _Answers(status, hull_clear, policy.conservative(~refine & ~bounded, coincident),
+                        listed, exact, batch, decided, e)
+
+    def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
+        """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
+        bound does not clear: their triangles' answer, then the exact solids."""
+        from gjkcli.engine.exact import exact_query
+        from gjkcli.pipeline import tessellated
+
+        out = {}
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            tol = float(batch.tolerance[k])
+            mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
+            out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
+                                        self.units if ga.units == gb.units else None)
+        return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
@@ -523,7 +566,11 @@ class _Run:
         for k in np.flatnonzero(ans.listed).tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
-            if k in ans.exact:
+            lower = upper = None
+            if k in ans.bounded:  # tessellated parts, decided on their bounds or exact solids
+                got = ans.bounded[k]
+                result, mode, lower, upper = got.result, got.mode, got.lower, got.upper
+            elif k in ans.exact:
                 result, mode = ans.exact[k], "exact"
                 if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
                     result = dataclasses.replace(result, status=Status.CLEARANCE)
@@ -535,6 +582,8 @@ class _Run:
                 result, mode = ans.batch.result(k), "hull"
                 if result.status is not hull_status:
                     result = dataclasses.replace(result, status=hull_status)
+            if ans.tessellation is not None and ans.tessellation[k] > 0 and k not in ans.bounded:
+                lower = float(result.distance_lower - ans.tessellation[k])  # clear on its bound
             if o.trace:
                 trace[len(pairs)] = self._trace(parts, a, b)
                 result = dataclasses.replace(result, trace=trace[len(pairs)])
@@ -549,7 +598,11 @@ class _Run:
                 violation=violation, allowed=reason is not None, reason=reason,
                 known=bool(known is not None and violation and reason is None and key in known),
                 file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
-                note=getattr(result, "note", None) or _primitive_note(parts, a, b, ans.conservative[k])))
+                note=(ans.bounded[k].note if k in ans.bounded else None) or getattr(result, "note", None)
+                or _primitive_note(parts, a, b, ans.conservative[k]),
+                distance_lower=lower, distance_upper=upper,
+                tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
+                and ans.tessellation[k] > 0 else None))
         pairs.sort(key=_severity)
         return pairs, counts
 
@@ -568,6 +621,19 @@ class _Run:
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)
+                ga, gb = parts.geoms[a], parts.geoms[b]
+                if ga.brep and gb.brep and self.units is not None:  # the exact solids (STEP)
+                    from gjkcli.mesh import cad
+
+                    volume = self._volumes.get((p.a, p.b))  # the refinement's, if it ran
+                    try:
+                        if volume is None:
+                            volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                    except Exception:  # noqa: BLE001 - fall back to the triangles' boolean
+                        volume = None
+                    if volume is not None:
+                        out.append(dataclasses.replace(p, overlap_volume=volume))
+                        continue
                 if ta is None or tb is None:
                     curved = " and ".join(parts.names[k] for k, t in ((a, ta), (b, tb)) if t is None)
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
@@ -608,6 +674,11 @@ class _Parts:
     @property
     def n(self) -> int:
         return len(self.geoms)
+
+    @functools.cached_property
+    def eps(self) -> np.ndarray:
+        """(n,) each object's tessellation error bound (0 for a mesh file or a primitive)."""
+        return np.array([float(getattr(g, "eps", 0.0) or 0.0) for g in self.geoms])
 
     @classmethod
     def build(cls, geoms, jobs: int, problems: list, tell) -> "_Parts":
@@ -737,6 +808,8 @@ class _Answers:
     listed: np.ndarray
     exact: dict  # pair index -> the triangle test's Result
     batch: object
+    bounded: dict = dataclasses.field(default_factory=dict)  # pair index -> tessellated.Bounded
+    tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
 
 
 # The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
