@@ -38,6 +38,8 @@ _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
 
 # glTF and GLB: `read_objects` reads them with gjkcli.mesh.gltf, without importing trimesh.
 _GLTF_TYPES = ("glb", "gltf")
+# STEP: read by gjkcli.mesh.cad through OpenCASCADE (never by trimesh's cascadio route).
+_CAD_TYPES = ("step", "stp")
 
 # IFC models: read by gjkcli.mesh.ifc through IfcOpenShell (IFC_TYPES there), not by trimesh.
 _IFC_TYPES = ("ifc",)
@@ -91,6 +93,11 @@ class Part:
         None from the fast path of `read_objects`.
     element : for an IFC element (`gjkcli.mesh.ifc.Element`): its class, GlobalId, Name and
         hosts; None for every other file
+    eps : float
+        How far the triangles may lie from the true surface, in the part's units: a CAD file's
+        tessellation error bound (`gjkcli.mesh.cad`); 0 for a mesh file, which is its triangles.
+    brep : tuple or None
+        Where the exact solids of a CAD part are (`gjkcli.mesh.cad.SolidRef` each), else None.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -102,6 +109,8 @@ class Part:
     units: str | None = None
     watertight: bool | None = False
     bodies: int | None = 1
+    eps: float = 0.0
+    brep: tuple | None = None
     element: object | None = None
 
     @property
@@ -172,6 +181,8 @@ def load_part(path: str | Path, *, skipped: list | None = None) -> Part:
         units=units.pop() if len(units) == 1 else None,
         watertight=all(p.watertight for p in parts),
         bodies=sum(p.bodies for p in parts),
+        eps=max(p.eps for p in parts),
+        brep=sum((p.brep for p in parts), ()) if all(p.brep for p in parts) else None,
     )
 
 
@@ -211,6 +222,9 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
     """
     if _file_type(Path(path)) in _IFC_TYPES:
         parts = _ifc_parts(path, str(path), split_bodies, skipped, prepared=True)
+    elif _file_type(Path(path)) in _CAD_TYPES:
+        _check_file(Path(path))
+        parts = _cad_parts(path, split_bodies)
     else:
         parts = [part for member, scene in _read(path)
                  for part in _usable_parts(path, member, scene, split_bodies)]
@@ -262,6 +276,10 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     if file_type in _IFC_TYPES:
         return [dataclasses.replace(p, name=named(p.name))
                 for p in _ifc_parts(path, shown, False, skipped, prepared=False)]
+    if file_type in _CAD_TYPES:
+        from gjkcli.mesh import cad
+
+        return cad.read_step(path, shown=shown, named=named)
     scenes = None
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only
@@ -331,6 +349,8 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
         arrays (as `read_objects`). An element whose geometry failed is a line in `skipped`, or
         the InputError when `skipped` is None.
     """
+    from types import SimpleNamespace
+
     from gjkcli.mesh import ifc
 
     path = Path(path)
@@ -347,7 +367,7 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
             parts.append(Part(name=name, source=shown, vertices=vertices, faces=faces,
                               units=model.units, watertight=None, bodies=None, element=element))
             continue
-        mesh = _prepare(path, name, _Arrays(vertices, faces))
+        mesh = _prepare(path, name, SimpleNamespace(vertices=vertices, faces=faces))
         pieces = mesh.split() if split_bodies and mesh.bodies > 1 else [mesh]
         for k, piece in enumerate(pieces, start=1):
             part = _frozen_part(name=name if len(pieces) == 1 else f"{name}#{k}", source=shown,
@@ -357,11 +377,23 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
     return parts
 
 
-class _Arrays:
-    """Vertices and faces where `_prepare` expects a trimesh geometry."""
+def _cad_parts(path, split_bodies: bool) -> list[Part]:
+    """A STEP file's solids (`gjkcli.mesh.cad`), topology computed as for a mesh file: their
+    vertices merged, their bodies counted (a solid is one body unless the file says otherwise)."""
+    from gjkcli.mesh import cad
 
-    def __init__(self, vertices, faces):
-        self.vertices, self.faces = vertices, faces
+    out = []
+    from types import SimpleNamespace
+
+    for p in cad.read_step(path):
+        mesh = _prepare(path, p.name, SimpleNamespace(vertices=p.vertices, faces=p.faces))
+        pieces = mesh.split() if split_bodies else [mesh]
+        for k, piece in enumerate(pieces):
+            name = p.name if len(pieces) == 1 else f"{p.name}#{k + 1}"
+            out.append(_frozen_part(name=name, source=p.source, vertices=piece.vertices,
+                                    faces=piece.faces, units=p.units, watertight=piece.watertight,
+                                    bodies=piece.bodies, eps=p.eps, brep=p.brep))
+    return out
 
 
 def _trimesh():
@@ -421,8 +453,8 @@ def _check_file(path: Path) -> None:
                                f"raise it with --limit file-bytes=N if the file is meant to be that big")
     file_type = _file_type(path)
     _check_container(path, file_type, size, limits)
-    if file_type not in ("stl", *_GLTF_TYPES, *_IFC_TYPES) and file_type not in _known_types():
-        # asking trimesh imports it: STL, glTF and IFC files are read without it
+    if file_type not in ("stl", *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES) and file_type not in _known_types():
+        # asking trimesh imports it: STL, glTF, STEP and IFC files are read without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))}")
 
@@ -604,7 +636,7 @@ def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
     loaded = []
     for member in sorted(archive):
         member_type = _file_type(Path(member))
-        if member_type in _ARCHIVE_TYPES or member_type not in _known_types() - _NOT_MESH_TYPES:
+        if member_type in (*_ARCHIVE_TYPES, *_CAD_TYPES) or member_type not in _known_types() - _NOT_MESH_TYPES:
             continue  # a README, texture or buffer next to the meshes; archives are not nested
         try:
             _require_loader(trimesh.exchange.load.mesh_loaders[member_type])
@@ -746,7 +778,7 @@ def _known_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_loaders
 
-    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES)
+    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)
 
 
 @lru_cache(maxsize=1)
@@ -755,7 +787,7 @@ def _readable_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_formats
 
-    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES)) - _NOT_MESH_TYPES
+    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)) - _NOT_MESH_TYPES
 
 
 def _mesh_files_in(directory: Path) -> list[Path]:
@@ -949,14 +981,15 @@ def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:
                         units=units, watertight=mesh.watertight, bodies=mesh.bodies)
 
 
-def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies) -> Part:
+def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies, eps=0.0,
+                 brep=None) -> Part:
     """A Part whose arrays are read-only: the engine, scan and reports share them."""
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     vertices.flags.writeable = False
     faces.flags.writeable = False
     return Part(name=name, source=str(source), vertices=vertices, faces=faces, units=units,
-                watertight=bool(watertight), bodies=int(bodies))
+                watertight=bool(watertight), bodies=int(bodies), eps=float(eps), brep=brep)
 
 
 def _renamed(part: Part, name: str) -> Part:

@@ -187,6 +187,7 @@ class _ClusterRun(_Run):
         answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
                    for got in loaded]
         geoms = assemble(answers, primitives, manifest, problems=self.problems)
+        self._one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
         lo, hi, gap = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n)

@@ -17,6 +17,8 @@ additions of each release are listed in the README)::
                  "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
                  "allowed", "reason", "baseline", "fails", "file_a", "file_b",
                  "overlap_volume", "overlap_reason",
+                 ["units": the run's length unit, when the inputs state one],
+                 ["tessellation_error", "distance_upper": tessellated (STEP) parts only],
                  ["waypoint", "segment", "t": robots' --poses and --trajectory only],
                  ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
@@ -26,7 +28,7 @@ additions of each release are listed in the README)::
                   "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
                   "allowed", "known", "failures", "gone", "exact", "hull"},
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
-              "baseline", "timings"},
+              "baseline", "timings", "units"},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
 
@@ -141,7 +143,8 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "note": pair_note(pair, a, b),
         "requested_mode": pair.requested,
         "signed_distance": number(r.signed_distance),
-        "distance_lower": number(r.distance_lower),
+        "distance_lower": number(r.distance_lower if pair.distance_lower is None
+                                 else max(pair.distance_lower, 0.0)),
         "distance_is_lower_bound": bool(pair.distance_is_lower_bound),
         "tolerance": number(r.tolerance),
         "clearance": number(pair.clearance),
@@ -158,6 +161,12 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "overlap_volume": number(pair.overlap_volume),
         "overlap_reason": pair.overlap_reason,
     }
+    if found is not None and found.units is not None:
+        out["units"] = found.units
+    if pair.tessellation is not None:  # tessellated CAD parts: the true solids' bounds
+        out["tessellation_error"] = number(pair.tessellation)
+        if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
+            out["distance_upper"] = number(max(pair.distance_upper, 0.0))
     for key in ("waypoint", "segment", "t"):  # robots' poses and motions only
         if getattr(pair, key) is not None:
             out[key] = getattr(pair, key)
@@ -202,6 +211,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "all_pairs": bool(found.all_pairs),
         "baseline": found.baseline,
         "timings": dict(found.timings),
+        "units": found.units,
     })
     out = {
         "version": SCHEMA_VERSION,

@@ -32,6 +32,9 @@ class Geometry:
     watertight, bodies : known when the object came through `gjkcli.mesh.load.load_objects`,
         else None (the fast path of scene files computes no topology)
     source : index of the source it came from (a check pairs objects of different sources)
+    eps : how far the triangles may lie from the true surface (a CAD file's tessellation error
+        bound, `gjkcli.mesh.cad`), in the object's units; 0 for a mesh file, which is its triangles
+    brep : where the object's exact solids are (a tuple of `gjkcli.mesh.cad.SolidRef`), else None
     element : an IFC element's class, GlobalId, Name and hosts (`gjkcli.mesh.ifc.Element`), else
         None
     """
@@ -45,6 +48,8 @@ class Geometry:
     bodies: int | None = None
     primitive: object | None = None
     source: int = 0
+    eps: float = 0.0
+    brep: object | None = None
     element: object | None = None
 
 
@@ -211,17 +216,18 @@ def read_source(s: Source, strict: bool = False):
                 parts = [load_part(s.path, skipped=skipped)]
             geoms = [Geometry(name=s.name if len(parts) == 1 else p.name, file=s.shown,
                               vertices=p.vertices, faces=p.faces, units=p.units,
-                              watertight=p.watertight, bodies=p.bodies, element=p.element)
+                              watertight=p.watertight, bodies=p.bodies, eps=p.eps, brep=p.brep,
+                              element=p.element)
                      for p in parts]
         elif s.whole:
             part = load_part(s.path, skipped=skipped)
             geoms = [Geometry(name=s.name, file=s.shown, vertices=part.vertices, faces=part.faces,
                               units=part.units, watertight=part.watertight, bodies=part.bodies,
-                              element=part.element)]
+                              eps=part.eps, brep=part.brep, element=part.element)]
         else:
             geoms = [Geometry(name=p.name, file=p.source, vertices=p.vertices, faces=p.faces,
                               units=p.units, watertight=p.watertight, bodies=p.bodies,
-                              element=p.element)
+                              eps=p.eps, brep=p.brep, element=p.element)
                      for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
                                            shown=s.shown, skipped=skipped)]
         if s.transform is not None:
@@ -243,7 +249,10 @@ def _moved(g: Geometry, T: np.ndarray) -> Geometry:
     """The geometry with a further 4x4 transform (scale and shear too) applied to its vertices."""
     vertices = g.vertices @ T[:3, :3].T + T[:3, 3]
     faces = g.faces[:, [0, 2, 1]] if np.linalg.det(T[:3, :3]) < 0 else g.faces
-    return dataclasses.replace(g, vertices=vertices, faces=faces)
+    # a stretch stretches the tessellation error by at most the largest singular value; the
+    # exact solids are not moved with it, so a CAD part placed by a manifest has none
+    eps = g.eps * float(np.linalg.norm(T[:3, :3], 2)) if g.eps else g.eps
+    return dataclasses.replace(g, vertices=vertices, faces=faces, eps=eps, brep=None)
 
 
 def _primitive(spec, manifest, source: int) -> Geometry:
