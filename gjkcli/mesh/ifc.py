@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError
+from gjkcli.units import canonical
 
 __all__ = ["Element", "IfcModel", "read", "element_label", "IFC_TYPES"]
 
@@ -39,11 +40,6 @@ IFC_TYPES = ("ifc",)
 # IfcElement subclasses that are not physical: openings and projections are features of their
 # host; virtual elements are boundaries with no matter.
 _NOT_PHYSICAL = ("IfcFeatureElement", "IfcVirtualElement")
-
-# Length units as the report writes them: SI prefixes of the metre, and the conversion-based units
-# IFC names (IfcConversionBasedUnit.Name, case as files write it).
-_SI_PREFIX = {None: "m", "MILLI": "mm", "CENTI": "cm", "DECI": "dm", "KILO": "km", "MICRO": "um"}
-_CONVERTED = {"inch": "in", "foot": "ft", "yard": "yd", "mile": "mi"}
 
 
 @dataclass(frozen=True)
@@ -197,16 +193,18 @@ def _element(e) -> Element:
 
 
 def _length_unit(model) -> str | None:
-    """The project's length unit as a short name ("mm", "m", "in"), None when not stated."""
+    """The project's length unit as gjkcli.units names it ("mm", "m", "in"), None when not
+    stated; a unit outside that table keeps its IFC name (the run then says it cannot convert)."""
     import ifcopenshell.util.unit as units
 
     unit = units.get_project_unit(model, "LENGTHUNIT")
     if unit is None:
         return None
-    if unit.is_a("IfcSIUnit"):
-        return _SI_PREFIX.get(unit.Prefix, f"{(unit.Prefix or '').lower()}m")
-    name = str(getattr(unit, "Name", "") or "").lower()
-    return _CONVERTED.get(name, name or None)
+    if unit.is_a("IfcSIUnit"):  # an SI prefix and METRE: "MILLI" "METRE" -> millimetre
+        name = f"{unit.Prefix or ''}{unit.Name}".lower()
+    else:  # IfcConversionBasedUnit: 'inch', 'foot', ...
+        name = str(getattr(unit, "Name", "") or "").strip().lower()
+    return canonical(name) or name or None
 
 
 class _Log:

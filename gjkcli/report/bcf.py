@@ -20,8 +20,9 @@ The standard library writes the XML (zipfile, xml.etree) against buildingSMART's
   that is not an IFC element has none and is named in the Description only) and puts a
   perspective camera looking at the contact: the midpoint of the pair's witness points (the mean
   of the overlap solid's vertices for a collision that has one), from above at 45 degrees, at a
-  distance that frames the smaller element. BCF positions are in metres: file units are
-  converted with the objects' `units` ("mm" -> 0.001).
+  distance that frames the smaller element. BCF positions are in metres: the run's length unit
+  (`Findings.units`, which every object shares once the run has converted them) is converted
+  with gjkcli.units ("mm" -> 0.001).
 """
 from __future__ import annotations
 
@@ -34,19 +35,11 @@ from xml.etree import ElementTree as ET
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.units import METRES, canonical
 
-__all__ = ["bcf_zip", "topics", "METRES_PER_UNIT", "BCF_VERSION", "needs_ifc"]
+__all__ = ["bcf_zip", "topics", "BCF_VERSION", "needs_ifc"]
 
 BCF_VERSION = "2.1"
-
-# Metres per length unit, as IFC files (gjkcli.mesh.ifc) and other readers name them.
-METRES_PER_UNIT = {
-    "m": 1.0, "mm": 1e-3, "cm": 1e-2, "dm": 1e-1, "km": 1e3, "um": 1e-6,
-    "in": 0.0254, "ft": 0.3048, "yd": 0.9144, "mi": 1609.344,
-    "meter": 1.0, "meters": 1.0, "metre": 1.0, "millimeter": 1e-3, "millimeters": 1e-3,
-    "millimetre": 1e-3, "centimeter": 1e-2, "inch": 0.0254, "inches": 0.0254, "foot": 0.3048,
-    "feet": 0.3048,
-}
 
 # The UUID namespace of gjk's topic Guids (uuid5 over the pair's key).
 _TOPIC_NAMESPACE = uuid.UUID("5f0c2f6e-8a0e-4d8c-9a51-6a6b0f1c2d16")
@@ -85,7 +78,7 @@ def bcf_zip(found: Findings, *, now: datetime | None = None) -> bytes:
             guid = _topic_guid(pair, a, b)
             viewpoint = str(uuid.uuid5(_TOPIC_NAMESPACE, guid + "/viewpoint"))
             z.writestr(f"{guid}/markup.bcf", _xml(_markup(pair, a, b, guid, viewpoint, stamp, found)))
-            z.writestr(f"{guid}/viewpoint.bcfv", _xml(_visinfo(pair, a, b, viewpoint)))
+            z.writestr(f"{guid}/viewpoint.bcfv", _xml(_visinfo(pair, a, b, viewpoint, found.units)))
     return buffer.getvalue()
 
 
@@ -110,13 +103,13 @@ def _markup(pair: Finding, a, b, guid: str, viewpoint: str, stamp: str, found: F
     ET.SubElement(topic, "Labels").text = Status(pair.status).value
     ET.SubElement(topic, "CreationDate").text = stamp
     ET.SubElement(topic, "CreationAuthor").text = f"gjk {found.version}"
-    ET.SubElement(topic, "Description").text = _description(pair, a, b)
+    ET.SubElement(topic, "Description").text = _description(pair, a, b, found.units)
     views = ET.SubElement(root, "Viewpoints", Guid=viewpoint)
     ET.SubElement(views, "Viewpoint").text = "viewpoint.bcfv"
     return root
 
 
-def _visinfo(pair: Finding, a, b, guid: str) -> ET.Element:
+def _visinfo(pair: Finding, a, b, guid: str, units: str | None) -> ET.Element:
     root = ET.Element("VisualizationInfo", Guid=guid)
     components = ET.SubElement(root, "Components")
     ids = [o.global_id for o in (a, b) if o is not None and o.global_id]
@@ -127,7 +120,7 @@ def _visinfo(pair: Finding, a, b, guid: str) -> ET.Element:
     coloring = ET.SubElement(components, "Coloring")
     for gid, colour in zip(ids, (_RED, _ORANGE)):
         ET.SubElement(ET.SubElement(coloring, "Color", Color=colour), "Component", IfcGuid=gid)
-    position, direction, up = _camera(pair, a, b)
+    position, direction, up = _camera(pair, a, b, units)
     camera = ET.SubElement(root, "PerspectiveCamera")
     for tag, v in (("CameraViewPoint", position), ("CameraDirection", direction), ("CameraUpVector", up)):
         node = ET.SubElement(camera, tag)
@@ -158,9 +151,9 @@ def _title(pair: Finding, a, b) -> str:
     return f"{what}: {_who(pair.a, a)} and {_who(pair.b, b)}"
 
 
-def _description(pair: Finding, a, b) -> str:
+def _description(pair: Finding, a, b, units: str | None = None) -> str:
     r = pair.result
-    units = (a.units if a else None) or (b.units if b else None) or "model units"
+    units = units or (a.units if a else None) or (b.units if b else None) or "model units"
     status = Status(pair.status)
     if status is Status.COLLISION:
         numbers = f"collision, depth {_num(r.depth)} {units}"
@@ -185,11 +178,14 @@ def _num(x) -> str:
     return "n/a" if x is None or not math.isfinite(float(x)) else f"{float(x):.6g}"
 
 
-def _camera(pair: Finding, a, b):
+def _camera(pair: Finding, a, b, units: str | None):
     """(position, direction, up) in metres: the camera looks at the contact from above at 45
-    degrees, far enough back that the smaller element's box fills about the view."""
-    units = (a.units if a else None) or (b.units if b else None)
-    scale = METRES_PER_UNIT.get((units or "m").lower(), 1.0)
+    degrees, far enough back that the smaller element's box fills about the view.
+
+    units : the run's length unit (`Findings.units`), else the objects' own; metres when none
+    is stated (IFC files always state one)."""
+    units = units or (a.units if a else None) or (b.units if b else None)
+    scale = METRES.get(canonical(units) or "m", 1.0)
     contact = _contact(pair)
     sizes = [math.dist(o.bounds[0], o.bounds[1]) for o in (a, b) if o is not None]
     reach = min(sizes) if sizes else 1.0

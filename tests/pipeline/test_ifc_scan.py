@@ -8,6 +8,7 @@ python-fcl's BVH distance and collision on the very triangles IfcOpenShell's ite
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -222,3 +223,27 @@ def test_the_tutorial_house_as_fcl_says():
             hosted += 1
             assert {a.ifc_class, b.ifc_class} & {"IfcDoor", "IfcWindow"}
     assert hosted >= 2
+
+
+def test_models_in_millimetres_and_metres_scan_together(tmp_path):
+    """An architect's model in millimetres and a services model in metres: the second is converted
+    into the first's unit (gjkcli.units), and the verdicts are those of the boxes in millimetres."""
+    beams = [Box("IfcBeam", "B1", (1000, 0, 2500), (200, 3000, 400)),
+             Box("IfcBeam", "B2", (4000, 0, 2500), (200, 3000, 400))]
+    ducts = [Box("IfcDuctSegment", "D1", (0.5, 1.0, 2.6), (2.0, 0.3, 0.3)),  # through B1
+             Box("IfcDuctSegment", "D2", (2.5, 2.0, 2.6), (1.45, 0.3, 0.3))]  # 50 mm short of B2
+    a = write_model(tmp_path / "structure.ifc", beams, unit="MILLIMETERS")
+    b = write_model(tmp_path / "mep.ifc", ducts, unit="METERS")
+    found = pipeline.scan([a, b], pipeline.Options(jobs=1, clearance=100.0))
+    assert found.units == "mm"
+    in_mm = [dataclasses.replace(d, origin=tuple(1000 * x for x in d.origin), size=tuple(1000 * x for x in d.size))
+             for d in ducts]
+    pairs = {frozenset((p.a.split(":", 1)[1], p.b.split(":", 1)[1])): p for p in found.pairs}
+    label = {x.name: f"{x.ifc_class} '{x.name}' {x.guid}" for x in beams + ducts}
+    through = pairs[frozenset((label["D1"], label["B1"]))]
+    assert through.status is Status.COLLISION
+    assert through.result.depth == pytest.approx(box_depth(in_mm[0], beams[0]), rel=1e-6)
+    short = pairs[frozenset((label["D2"], label["B2"]))]
+    assert short.status is Status.CLEARANCE
+    assert short.result.distance == pytest.approx(box_distance(in_mm[1], beams[1]), rel=1e-9)
+    assert box_distance(in_mm[1], beams[1]) == pytest.approx(50.0)
