@@ -20,7 +20,7 @@ import click
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
-FORMATS = ("table", "json", "junit", "github", "sarif")
+FORMATS = ("table", "json", "junit", "github", "sarif", "bcf")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
@@ -53,12 +53,16 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 
 
 def _length(_ctx, param, value):
-    """A length option: a finite number >= 0, or None when not given."""
+    """A length option: a finite number >= 0 with an optional unit ("0.1mm", "0.004in", "2um"),
+    as a gjkcli.units.Length; None when not given. Without a unit it is in the model's units."""
     if value is None:
         return None
-    if not (value >= 0.0 and value != float("inf")):
-        raise click.BadParameter(f"must be a finite number >= 0, got {value}", param=param)
-    return value
+    from gjkcli.units import UnitError, parse_length
+
+    try:
+        return parse_length(value)
+    except UnitError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 def _dask_address(_ctx, param, value):
@@ -76,12 +80,14 @@ def _dask_address(_ctx, param, value):
 def _options(f):
     """The options every command shares, in the order `--help` lists them."""
     shared = [
-        click.option("--tolerance", type=float, callback=_length, metavar="FLOAT",
-                     help="Touching band in model units: parts whose distance or depth is within it "
-                          "touch. Default: 1e-7 of each pair's size (scan: the manifest's first)."),
-        click.option("--clearance", type=float, callback=_length, metavar="FLOAT",
-                     help="Required gap in model units: a pair closer than this fails (status "
-                          "clearance; touching fails too)."),
+        click.option("--tolerance", callback=_length, metavar="LENGTH",
+                     help="Touching band: parts whose distance or depth is within it touch. In "
+                          "the model's units, or with a unit (0.01mm, 0.0004in, 10um, 1e-5m). "
+                          "Default: 1e-7 of each pair's size (scan: the manifest's first)."),
+        click.option("--clearance", callback=_length, metavar="LENGTH",
+                     help="Required gap: a pair closer than this fails (status clearance; "
+                          "touching fails too). In the model's units, or with a unit (0.1mm, "
+                          "0.004in, 2um, 1e-3m)."),
         click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
                      help="hull: the convex hulls' answer (marked conservative where a part is not "
                           "its hull); exact: the triangles wherever the hulls are not clear, and "
@@ -93,7 +99,8 @@ def _options(f):
                      show_default=True,
                      help="table for people; json (the documented schema); junit (violations as "
                           "failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
-                          "code scanning)."),
+                          "code scanning); bcf (BCF 2.1 topics for BIM tools, IFC models only, "
+                          "needs -o FILE.bcfzip)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
                      help="Write the report to FILE instead of stdout."),
         click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -329,6 +336,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
 
         if open_page and html_file is None:
             raise click.UsageError("--open opens the --html page: give --html FILE too")
+        if output_format == "bcf" and output in (None, "-"):
+            raise click.UsageError("--format bcf writes a zip file: give -o FILE.bcfzip")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
         options = pipeline.Options(
@@ -472,6 +481,13 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
         from gjkcli.report.ci import github_annotations
 
         text = github_annotations(found)
+    elif output_format == "bcf":
+        from gjkcli.report.bcf import bcf_zip, needs_ifc
+
+        why = needs_ifc(found)
+        if why is not None:
+            raise InputError(output, f"cannot write BCF: {why}")
+        text = bcf_zip(found)
     else:
         import json
 

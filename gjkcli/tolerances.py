@@ -84,6 +84,11 @@ class Tolerances:
         (warm walk, both runs) and 48 to 64 (cold), and per whole GJK + EPA query from 64 to 96.
         48 is where the support calls cross; whole queries of 48 to 64-vertex hulls can run up to
         ~20% faster with the scan, a fraction of a microsecond).
+    cad_deflection_rel
+        A STEP solid is tessellated (`gjkcli.mesh.cad`) with a linear deflection of this fraction
+        of its bounding-box diagonal: 1e-3 keeps a part of a few thousand triangles and its
+        tessellation error (`eps`) at a thousandth of its size; verdicts within the error are
+        decided on the exact solids, so a coarser mesh costs refinements, not correctness.
     motion_contact_rel
         A robot's motion between waypoints (`gjkcli.pipeline.motion`) reaches a contact when two
         links come within this fraction of the robot's size (its reach, twice: 2.6 um for the
@@ -115,6 +120,7 @@ class Tolerances:
     max_epa_iterations: int = 200
     brute_force_below: int = 48
     motion_contact_rel: float = 1e-6
+    cad_deflection_rel: float = 1e-3
 
 
 DEFAULT = Tolerances()

@@ -17,6 +17,7 @@ fast. rich and click are never imported here.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -37,6 +38,11 @@ _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
 
 # glTF and GLB: `read_objects` reads them with gjkcli.mesh.gltf, without importing trimesh.
 _GLTF_TYPES = ("glb", "gltf")
+# STEP: read by gjkcli.mesh.cad through OpenCASCADE (never by trimesh's cascadio route).
+_CAD_TYPES = ("step", "stp")
+
+# IFC models: read by gjkcli.mesh.ifc through IfcOpenShell (IFC_TYPES there), not by trimesh.
+_IFC_TYPES = ("ifc",)
 
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
@@ -85,6 +91,13 @@ class Part:
         Number of connected bodies: triangles joined by edges that exactly two distinct
         triangles share (trimesh's face adjacency; a triangle repeated in the file counts once).
         None from the fast path of `read_objects`.
+    element : for an IFC element (`gjkcli.mesh.ifc.Element`): its class, GlobalId, Name and
+        hosts; None for every other file
+    eps : float
+        How far the triangles may lie from the true surface, in the part's units: a CAD file's
+        tessellation error bound (`gjkcli.mesh.cad`); 0 for a mesh file, which is its triangles.
+    brep : tuple or None
+        Where the exact solids of a CAD part are (`gjkcli.mesh.cad.SolidRef` each), else None.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -96,6 +109,9 @@ class Part:
     units: str | None = None
     watertight: bool | None = False
     bodies: int | None = 1
+    eps: float = 0.0
+    brep: tuple | None = None
+    element: object | None = None
 
     @property
     def bounds(self) -> np.ndarray:
@@ -128,7 +144,7 @@ class Part:
 # public API
 # --------------------------------------------------------------------------------------------
 
-def load_part(path: str | Path) -> Part:
+def load_part(path: str | Path, *, skipped: list | None = None) -> Part:
     """Read a whole file as ONE object (``gjk check A B``).
 
     Every mesh of the file is moved by its node's full world transform and all are
@@ -138,6 +154,7 @@ def load_part(path: str | Path) -> Part:
     ----------
     path : str or Path
         A mesh or scene file, or an archive of them.
+    skipped : as `load_objects` (IFC elements whose geometry failed)
 
     Returns
     -------
@@ -151,7 +168,7 @@ def load_part(path: str | Path) -> Part:
         The file is missing, a directory, empty, unreadable, holds no triangles, or has NaN or
         infinite coordinates.
     """
-    parts = load_objects(path)
+    parts = load_objects(path, skipped=skipped)
     if len(parts) == 1:
         return _renamed(parts[0], Path(path).name)
     offsets = np.cumsum([0] + [p.n_vertices for p in parts[:-1]])
@@ -164,11 +181,13 @@ def load_part(path: str | Path) -> Part:
         units=units.pop() if len(units) == 1 else None,
         watertight=all(p.watertight for p in parts),
         bodies=sum(p.bodies for p in parts),
+        eps=max(p.eps for p in parts),
+        brep=sum((p.brep for p in parts), ()) if all(p.brep for p in parts) else None,
     )
 
 
 def load_objects(path: str | Path, *, split_bodies: bool = False,
-                 prefix: str | None = None) -> list[Part]:
+                 prefix: str | None = None, skipped: list | None = None) -> list[Part]:
     """Read every object of a file: one part per scene node that holds triangles.
 
     A node instancing a mesh that other nodes also use still gives its own part. A file with a
@@ -197,16 +216,25 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
     ------
     InputError
         As `load_part`; also when one object holds no triangles (a point cloud or lines).
+
+    An IFC file (`gjkcli.mesh.ifc`) gives one part per physical element; the lines about elements
+    whose geometry failed go to `skipped` (without it, the first is an InputError).
     """
-    parts = [part for member, scene in _read(path)
-             for part in _usable_parts(path, member, scene, split_bodies)]
+    if _file_type(Path(path)) in _IFC_TYPES:
+        parts = _ifc_parts(path, str(path), split_bodies, skipped, prepared=True)
+    elif _file_type(Path(path)) in _CAD_TYPES:
+        _check_file(Path(path))
+        parts = _cad_parts(path, split_bodies)
+    else:
+        parts = [part for member, scene in _read(path)
+                 for part in _usable_parts(path, member, scene, split_bodies)]
     if prefix is not None:
         parts = [_renamed(part, f"{prefix}:{part.name}") for part in parts]
     return parts
 
 
 def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | None = None,
-                 shown: str | None = None) -> list[Part]:
+                 shown: str | None = None, skipped: list | None = None) -> list[Part]:
     """Every object of a file in world coordinates, named as `load_objects` names them: fast.
 
     The fast path of scans. trimesh reads the file (with `load_objects`' options and error
@@ -224,6 +252,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     prefix : names become "<prefix>:<name>" (a scan of several files), except the name of a
     file's only object, which is the file's name already.
     shown : the path as the user gave it (the parts' `source`); default str(path).
+    skipped : receives a line per IFC element whose geometry failed (see `load_objects`).
 
     Raises InputError as load_objects does.
     """
@@ -238,11 +267,19 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         return f"{prefix}:{name}"
 
     if split_bodies:
-        parts = load_objects(path, split_bodies=True)
+        parts = load_objects(path, split_bodies=True, skipped=skipped)
         return [Part(name=named(p.name), source=shown, vertices=p.vertices, faces=p.faces,
-                     units=p.units, watertight=p.watertight, bodies=p.bodies) for p in parts]
+                     units=p.units, watertight=p.watertight, bodies=p.bodies, element=p.element)
+                for p in parts]
     _check_file(path)
     file_type = _file_type(path)
+    if file_type in _IFC_TYPES:
+        return [dataclasses.replace(p, name=named(p.name))
+                for p in _ifc_parts(path, shown, False, skipped, prepared=False)]
+    if file_type in _CAD_TYPES:
+        from gjkcli.mesh import cad
+
+        return cad.read_step(path, shown=shown, named=named)
     scenes = None
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only
@@ -305,6 +342,60 @@ def expand_paths(paths) -> list[Path]:
     return _unique(found)
 
 
+def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool) -> list[Part]:
+    """The physical elements of an IFC file (gjkcli.mesh.ifc), named "IfcWall 'Name' GlobalId".
+
+    prepared : merge vertices and compute topology (as `load_objects`), else the fast path's raw
+        arrays (as `read_objects`). An element whose geometry failed is a line in `skipped`, or
+        the InputError when `skipped` is None.
+    """
+    from types import SimpleNamespace
+
+    from gjkcli.mesh import ifc
+
+    path = Path(path)
+    _check_file(path)
+    model = ifc.read(path)
+    if model.failed:
+        if skipped is None:
+            more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""
+            raise InputError(path, model.failed[0] + more)
+        skipped.extend(model.failed)
+    parts = []
+    for name, vertices, faces, element in model.parts:
+        if not prepared:
+            parts.append(Part(name=name, source=shown, vertices=vertices, faces=faces,
+                              units=model.units, watertight=None, bodies=None, element=element))
+            continue
+        mesh = _prepare(path, name, SimpleNamespace(vertices=vertices, faces=faces))
+        pieces = mesh.split() if split_bodies and mesh.bodies > 1 else [mesh]
+        for k, piece in enumerate(pieces, start=1):
+            part = _frozen_part(name=name if len(pieces) == 1 else f"{name}#{k}", source=shown,
+                                vertices=piece.vertices, faces=piece.faces, units=model.units,
+                                watertight=piece.watertight, bodies=piece.bodies)
+            parts.append(dataclasses.replace(part, element=element))
+    return parts
+
+
+def _cad_parts(path, split_bodies: bool) -> list[Part]:
+    """A STEP file's solids (`gjkcli.mesh.cad`), topology computed as for a mesh file: their
+    vertices merged, their bodies counted (a solid is one body unless the file says otherwise)."""
+    from gjkcli.mesh import cad
+
+    out = []
+    from types import SimpleNamespace
+
+    for p in cad.read_step(path):
+        mesh = _prepare(path, p.name, SimpleNamespace(vertices=p.vertices, faces=p.faces))
+        pieces = mesh.split() if split_bodies else [mesh]
+        for k, piece in enumerate(pieces):
+            name = p.name if len(pieces) == 1 else f"{p.name}#{k + 1}"
+            out.append(_frozen_part(name=name, source=p.source, vertices=piece.vertices,
+                                    faces=piece.faces, units=p.units, watertight=piece.watertight,
+                                    bodies=piece.bodies, eps=p.eps, brep=p.brep))
+    return out
+
+
 def _trimesh():
     """trimesh, imported on first need (about 0.5 s with what it pulls in)."""
     import trimesh
@@ -362,10 +453,10 @@ def _check_file(path: Path) -> None:
                                f"raise it with --limit file-bytes=N if the file is meant to be that big")
     file_type = _file_type(path)
     _check_container(path, file_type, size, limits)
-    if file_type not in ("stl", *_GLTF_TYPES) and file_type not in _known_types():
-        # asking trimesh imports it: STL and glTF files are read without it
+    if file_type not in ("stl", *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES) and file_type not in _known_types():
+        # asking trimesh imports it: STL, glTF, STEP and IFC files are read without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
-                               f"{', '.join(sorted(_readable_types()))}")
+                               f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))}")
 
 
 def _bytes(n: float) -> str:
@@ -545,7 +636,7 @@ def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
     loaded = []
     for member in sorted(archive):
         member_type = _file_type(Path(member))
-        if member_type in _ARCHIVE_TYPES or member_type not in _known_types() - _NOT_MESH_TYPES:
+        if member_type in (*_ARCHIVE_TYPES, *_CAD_TYPES) or member_type not in _known_types() - _NOT_MESH_TYPES:
             continue  # a README, texture or buffer next to the meshes; archives are not nested
         try:
             _require_loader(trimesh.exchange.load.mesh_loaders[member_type])
@@ -687,7 +778,7 @@ def _known_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_loaders
 
-    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES)
+    return frozenset(mesh_loaders) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)
 
 
 @lru_cache(maxsize=1)
@@ -696,11 +787,11 @@ def _readable_types() -> frozenset:
     _trimesh()
     from trimesh.exchange.load import mesh_formats
 
-    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES)) - _NOT_MESH_TYPES
+    return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)) - _NOT_MESH_TYPES
 
 
 def _mesh_files_in(directory: Path) -> list[Path]:
-    mesh_types = _known_types() - _NOT_MESH_TYPES
+    mesh_types = (_known_types() - _NOT_MESH_TYPES) | frozenset(_IFC_TYPES)
     try:
         entries = sorted(directory.iterdir())
     except OSError as exc:
@@ -709,7 +800,7 @@ def _mesh_files_in(directory: Path) -> list[Path]:
              and _file_type(p) in mesh_types]
     if not files:
         raise InputError(directory, "directory holds no mesh file (looked for "
-                                    f"{', '.join(sorted(_readable_types()))})")
+                                    f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))})")
     return files
 
 
@@ -890,19 +981,19 @@ def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:
                         units=units, watertight=mesh.watertight, bodies=mesh.bodies)
 
 
-def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies) -> Part:
+def _frozen_part(*, name, source, vertices, faces, units, watertight, bodies, eps=0.0,
+                 brep=None) -> Part:
     """A Part whose arrays are read-only: the engine, scan and reports share them."""
     vertices = np.ascontiguousarray(vertices, dtype=np.float64)
     faces = np.ascontiguousarray(faces, dtype=np.int64)
     vertices.flags.writeable = False
     faces.flags.writeable = False
     return Part(name=name, source=str(source), vertices=vertices, faces=faces, units=units,
-                watertight=bool(watertight), bodies=int(bodies))
+                watertight=bool(watertight), bodies=int(bodies), eps=float(eps), brep=brep)
 
 
 def _renamed(part: Part, name: str) -> Part:
-    return Part(name=name, source=part.source, vertices=part.vertices, faces=part.faces,
-                units=part.units, watertight=part.watertight, bodies=part.bodies)
+    return dataclasses.replace(part, name=name)
 
 
 # --------------------------------------------------------------------------------------------

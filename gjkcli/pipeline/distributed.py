@@ -184,8 +184,10 @@ class _ClusterRun(_Run):
         loaded = self._results(self._loads, "load")
         t = self.stage("load", t)
 
-        answers = [got.problem if got.problem is not None else got.geometries() for got in loaded]
+        answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
+                   for got in loaded]
         geoms = assemble(answers, primitives, manifest, problems=self.problems)
+        self._one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
         lo, hi, gap = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n)
@@ -316,16 +318,17 @@ def _load(source, strict: bool, lim) -> "_Loaded":
     """One source read, its objects' hulls and hull gaps: packed in flat arrays."""
     from gjkcli.engine.shapes import build_hulls
     from gjkcli.mesh.convexity import hull_gaps
-    from gjkcli.scene.objects import read_source
+    from gjkcli.scene.objects import read_source, split_problems
 
     with limits.active(lim):
         got = read_source(source, strict)
     if isinstance(got, Problem):
         return _Loaded(problem=got)
+    got, skipped = split_problems(got)
     hulls = build_hulls([g.vertices for g in got], jobs=1)
     gap = hull_gaps(hulls, [g.faces for g in got], [g.vertices for g in got]) if got else np.zeros(0)
     return _Loaded(
-        meta=[(g.name, g.file, g.units, g.watertight, g.bodies) for g in got],
+        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element) for g in got], skipped=skipped,
         vertices=_Ragged.pack([g.vertices for g in got]), faces=_Ragged.pack([g.faces for g in got]),
         shapes=_PackedShapes.pack(hulls.shapes), lo=hulls.lo, hi=hulls.hi, gap=np.asarray(gap))
 
@@ -534,12 +537,14 @@ class _PackedShapes:
 class _Loaded:
     """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
 
-    meta : [(name, file, units, watertight, bodies)] per object; vertices, faces : their
-    meshes; shapes : their hulls; lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps
+    meta : [(name, file, units, watertight, bodies, IFC element)] per object; vertices, faces :
+    their meshes; shapes : their hulls; lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps;
+    skipped : a Problem per IFC element whose geometry failed
     """
 
     problem: Problem | None = None
     meta: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
     vertices: _Ragged | None = None
     faces: _Ragged | None = None
     shapes: _PackedShapes | None = None
@@ -555,5 +560,5 @@ class _Loaded:
         from gjkcli.scene.objects import Geometry
 
         return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
-                         units=units, watertight=watertight, bodies=bodies)
-                for k, (name, file, units, watertight, bodies) in enumerate(self.meta)]
+                         units=units, watertight=watertight, bodies=bodies, element=element)
+                for k, (name, file, units, watertight, bodies, element) in enumerate(self.meta)]

@@ -47,6 +47,8 @@ class ObjectRecord:
     watertight, bodies : None when the loader did not compute them (a scan's fast path)
     dimension : of the hull: 3 solid, 2 flat, 1 segment, 0 point
     primitive : the kind of a manifest primitive, else None
+    ifc_class, global_id, ifc_name : an IFC element's class ("IfcWall"), GlobalId and Name
+        (None for objects of other files, and for a Name the file leaves out)
     """
 
     name: str
@@ -63,6 +65,9 @@ class ObjectRecord:
     primitive: str | None = None
     convexity: str | None = None
     hull_gap: float | None = None
+    ifc_class: str | None = None
+    global_id: str | None = None
+    ifc_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,12 @@ class Finding:
         volume (then `overlap_reason` says which part and why)
     overlap_mesh : ((n, 3) float64, (m, 3) int64) the overlap solid in world coordinates, for
         pictures; None where no volume was computed
+    distance_lower, distance_upper : bounds of the true solids' distance where the parts are
+        tessellations of exact solids (STEP; `gjkcli.pipeline.tessellated`): None where the
+        answer is the triangles' own (a mesh file) or a bound is unknown; equal for an exact
+        B-rep answer. Negative values are depths (signed distance)
+    tessellation : eps_a + eps_b, how far the pair's triangles may lie from the true surfaces
+        (model units), or None for parts that are their triangles
     waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
@@ -112,6 +123,9 @@ class Finding:
     waypoint: int | None = None
     segment: int | None = None
     t: float | None = None
+    distance_lower: float | None = None
+    distance_upper: float | None = None
+    tessellation: float | None = None
 
     @property
     def status(self) -> Status:
@@ -141,6 +155,8 @@ class Findings:
     checked : pairs the narrow phase ran on; candidates : pairs the broad phase found
     gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report
+    units : the length unit of every distance, bound, tolerance and clearance of the run
+        ("mm", "in", "m", ... of `gjkcli.units`), None when no input states one
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
@@ -164,6 +180,7 @@ class Findings:
     baseline_written: str | None = None
     gone: tuple = ()
     notes: tuple = ()
+    units: str | None = None
     timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
     version: str = "unknown"

@@ -24,6 +24,7 @@ looped over only to make the listed ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import policy
 from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
+from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["check", "scan", "Options"]
 
@@ -51,15 +53,6 @@ _PAIR_CHUNK = 4096
 # is 12.5 million pairs).
 CHECK_EVERY_PAIR_UP_TO = 10_000
 
-# Spellings of one unit that files use (trimesh passes them through as written).
-UNIT_ALIASES = {
-    "millimeter": "mm", "millimeters": "mm", "millimetre": "mm", "millimetres": "mm",
-    "centimeter": "cm", "centimeters": "cm", "centimetre": "cm", "centimetres": "cm",
-    "meter": "m", "meters": "m", "metre": "m", "metres": "m",
-    "inch": "in", "inches": "in", "foot": "ft", "feet": "ft",
-    "micron": "um", "microns": "um", "micrometer": "um", "micrometers": "um",
-}
-
 Progress = Callable[[str, int, int], None]
 
 
@@ -68,8 +61,10 @@ class Options:
     """What the user asked of a run (the options of `gjk check` and `gjk scan`).
 
     mode : "auto", "hull" or "exact" (see `gjkcli.pipeline.policy`)
-    tolerance : touching band, model units (None: 1e-7 of each pair's size)
-    clearance : required gap, model units (None: none)
+    tolerance : touching band (None: 1e-7 of each pair's size): a float in the model's units,
+        or a `gjkcli.units.Length` with a unit, converted into the scene's unit once the inputs
+        are read (`_Run._one_unit`)
+    clearance : required gap (None: none), a float or a Length as `tolerance`
     fail_on : statuses that fail the run, of "collision", "touching", "clearance" (None: the
         manifest's, else collision and clearance); undecided always fails
     all_pairs : list every checked pair, not only the findings
@@ -88,8 +83,8 @@ class Options:
     """
 
     mode: str = "auto"
-    tolerance: float | None = None
-    clearance: float | None = None
+    tolerance: float | Length | None = None
+    clearance: float | Length | None = None
     fail_on: tuple | None = None
     all_pairs: bool = False
     trace: bool = False
@@ -141,7 +136,10 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
             dask=options.dask if options.dask is not None else m.dask)
     robot = options.robot
-    if robot is not None and (robot.poses is not None or robot.trajectory is not None):
+    motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
+    if motion or options.dask is not None:
+        options = _without_units(options, "--poses/--trajectory" if motion else "--dask")
+    if motion:
         from gjkcli.pipeline.motion import scan_poses
 
         return scan_poses(paths, options, manifest=m, progress=progress,
@@ -154,6 +152,29 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
     m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def _plain_lengths(options: Options) -> Options:
+    """Lengths written without a unit are plain floats in the model's units."""
+    out = {}
+    for what in ("tolerance", "clearance"):
+        value = getattr(options, what)
+        if isinstance(value, Length) and value.unit is None:
+            out[what] = value.value
+    return dataclasses.replace(options, **out) if out else options
+
+
+def _without_units(options: Options, route: str) -> Options:
+    """The options for a route that does not convert units: InputError for a length with one."""
+    from gjkcli.errors import InputError
+
+    options = _plain_lengths(options)
+    for what in ("tolerance", "clearance"):
+        value = getattr(options, what)
+        if isinstance(value, Length):
+            raise InputError(f"--{what} {value}", f"{route} takes lengths in the model's units; "
+                                                  f"give the number without a unit")
+    return options
 
 
 def _with_robots(m, sources, robot_options, run: "_Run"):
@@ -192,7 +213,10 @@ class _Run:
         for v in fail_on:
             if v not in FAIL_ON:
                 raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
+        options = _plain_lengths(options)
         for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+            if isinstance(value, Length):  # converted once the inputs' unit is known
+                continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
         jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
@@ -204,6 +228,8 @@ class _Run:
         self.problems: list[Problem] = []
         self.notes: list[str] = []
         self.timings: dict[str, float] = {}
+        self.units: str | None = None  # the scene's length unit, once the inputs are read
+        self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -223,13 +249,15 @@ class _Run:
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         parts = self._parts(sources, primitives, manifest)
+        o = self.options  # the lengths in the scene's unit now
         t = time.perf_counter()
         self._name_notes(parts)
 
         resolved = None
         if manifest is not None and parts.n > 0:
             try:
-                resolved = manifest.resolve(parts.names)
+                classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
+                resolved = manifest.resolve(parts.names, classes if any(classes) else None)
             except ManifestError as exc:
                 if not self.problems:
                     raise
@@ -266,6 +294,7 @@ class _Run:
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
@@ -285,10 +314,64 @@ class _Run:
         with limits.active(o.limits or limits.DEFAULT):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
                            tell=self.tell, strict=o.strict)
+        geoms = self._one_unit(geoms)
         t = self.stage("load", t)
         parts = _Parts.build(geoms, o.jobs, self.problems, self.tell)
         self.stage("hulls", t)
         return parts
+
+    # -- units ---------------------------------------------------------------------------------
+
+    def _one_unit(self, geoms: list, convert: bool = True) -> list:
+        """The objects in one length unit, and the options' lengths in it.
+
+        The scene's unit is the first unit an input states (in input order). An object whose
+        file states another unit of the table (`gjkcli.units`) is scaled into it, with a note
+        naming both; an object whose file states no unit is taken to be in the scene's unit
+        (STL states none). A unit name outside the table cannot be converted: the numbers then
+        mix units, and a note says so. A length the user wrote with a unit is converted into
+        the scene's unit; when no input states a unit gjk knows, that is an InputError.
+        convert : False where the hulls are built already (on a cluster): inputs in different
+        units are then an InputError.
+        """
+        from gjkcli.errors import InputError
+
+        stated = [(g, canonical(g.units)) for g in geoms if g.units]
+        known = [(g, u) for g, u in stated if u is not None]
+        unit = known[0][1] if known else None
+        out, scaled = [], {}
+        for g in geoms:
+            u = canonical(g.units)
+            if unit is None or u is None or u == unit or g.primitive is not None:
+                out.append(g)
+                continue
+            k = factor(u, unit)
+            if not convert:
+                raise InputError(g.file, f"states {u} and {known[0][0].file} states {unit}; "
+                                         f"--dask does not convert units: scan them in this "
+                                         f"process, or convert one")
+            scaled.setdefault(g.file, (u, k))
+            out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
+                                           eps=g.eps * k))
+        for file, (u, k) in scaled.items():
+            self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
+                              f"{known[0][0].file}")
+        unknown = sorted({g.units for g, u in stated if u is None})
+        if unknown and (unit is not None or len(unknown) > 1):
+            self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
+                              f"knows, so it is not converted and the numbers may mix units")
+        self.units = unit
+        o, change = self.options, {}
+        for what in ("tolerance", "clearance"):
+            value = getattr(o, what)
+            if isinstance(value, Length):
+                try:
+                    change[what] = value.to(unit)
+                except UnitError as e:
+                    raise InputError(f"--{what} {value}", str(e)) from None
+        if change:
+            self.options = dataclasses.replace(o, **change)
+        return out
 
     # -- notes ---------------------------------------------------------------------------------
 
@@ -297,13 +380,6 @@ class _Run:
             self.notes.append("no objects were loaded: there is nothing to check")
         elif parts.n == 1 and self.command == "scan":
             self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
-        units = {}
-        for g in parts.geoms:
-            if g.units:
-                units.setdefault(UNIT_ALIASES.get(g.units.lower(), g.units.lower()), g.name)
-        if len(units) > 1:
-            stated = " and ".join(f"{name} states {u}" for u, name in units.items())
-            self.notes.append(f"warning: {stated}; gjk does not convert units, so the numbers mix them")
 
     # -- candidate pairs -----------------------------------------------------------------------
 
@@ -355,7 +431,8 @@ class _Run:
         # rounding
         touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
-        return 0.5 * reach + touch + pad
+        # a tessellated part's true surface lies up to eps beyond its triangles
+        return 0.5 * reach + touch + pad + parts.eps
 
     def _select(self, resolved, i, j):
         """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
@@ -425,9 +502,43 @@ class _Run:
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
         meshed = parts.meshed[i] & parts.meshed[j]
+        # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
+        # the band and the clearance; every other such pair is decided on the exact solids
+        # (gjkcli.pipeline.tessellated)
+        e = parts.eps[i] + parts.eps[j]
+        lower = batch.distance_lower - e
+        bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
+        status[bounded] = Status.UNDECIDED.value  # until _bounded decides
+        listed |= bounded
         refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
-        return _Answers(status, hull_clear, policy.conservative(~refine, coincident), listed, exact, batch)
+        decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
+                         for k, got in decided.items() if got.volume is not None}
+        for k, got in decided.items():
+            status[k] = got.result.status.value
+            if got.result.status is Status.CLEAR and not self.options.all_pairs:
+                listed[k] = False
+        return _Answers(status, hull_clear, policy.conservative(~refine & ~bounded, coincident),
+                        listed, exact, batch, decided, e)
+
+    def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
+        """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
+        bound does not clear: their triangles' answer, then the exact solids."""
+        from gjkcli.engine.exact import exact_query
+        from gjkcli.pipeline import tessellated
+
+        out = {}
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            tol = float(batch.tolerance[k])
+            mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
+            out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
+                                        self.units if ga.units == gb.units else None)
+        return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
@@ -450,13 +561,17 @@ class _Run:
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
-        allow = _allowed(resolved, i, j)
+        allow = {**_hosted(parts, i, j), **_allowed(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
         for k in np.flatnonzero(ans.listed).tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
-            if k in ans.exact:
+            lower = upper = None
+            if k in ans.bounded:  # tessellated parts, decided on their bounds or exact solids
+                got = ans.bounded[k]
+                result, mode, lower, upper = got.result, got.mode, got.lower, got.upper
+            elif k in ans.exact:
                 result, mode = ans.exact[k], "exact"
                 if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
                     result = dataclasses.replace(result, status=Status.CLEARANCE)
@@ -468,6 +583,8 @@ class _Run:
                 result, mode = ans.batch.result(k), "hull"
                 if result.status is not hull_status:
                     result = dataclasses.replace(result, status=hull_status)
+            if ans.tessellation is not None and ans.tessellation[k] > 0 and k not in ans.bounded:
+                lower = float(result.distance_lower - ans.tessellation[k])  # clear on its bound
             if o.trace:
                 trace[len(pairs)] = self._trace(parts, a, b)
                 result = dataclasses.replace(result, trace=trace[len(pairs)])
@@ -482,7 +599,11 @@ class _Run:
                 violation=violation, allowed=reason is not None, reason=reason,
                 known=bool(known is not None and violation and reason is None and key in known),
                 file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
-                note=getattr(result, "note", None) or _primitive_note(parts, a, b, ans.conservative[k])))
+                note=(ans.bounded[k].note if k in ans.bounded else None) or getattr(result, "note", None)
+                or _primitive_note(parts, a, b, ans.conservative[k]),
+                distance_lower=lower, distance_upper=upper,
+                tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
+                and ans.tessellation[k] > 0 else None))
         pairs.sort(key=_severity)
         return pairs, counts
 
@@ -501,6 +622,19 @@ class _Run:
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)
+                ga, gb = parts.geoms[a], parts.geoms[b]
+                if ga.brep and gb.brep and self.units is not None:  # the exact solids (STEP)
+                    from gjkcli.mesh import cad
+
+                    volume = self._volumes.get((p.a, p.b))  # the refinement's, if it ran
+                    try:
+                        if volume is None:
+                            volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                    except Exception:  # noqa: BLE001 - fall back to the triangles' boolean
+                        volume = None
+                    if volume is not None:
+                        out.append(dataclasses.replace(p, overlap_volume=volume))
+                        continue
                 if ta is None or tb is None:
                     curved = " and ".join(parts.names[k] for k, t in ((a, ta), (b, tb)) if t is None)
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
@@ -541,6 +675,11 @@ class _Parts:
     @property
     def n(self) -> int:
         return len(self.geoms)
+
+    @functools.cached_property
+    def eps(self) -> np.ndarray:
+        """(n,) each object's tessellation error bound (0 for a mesh file or a primitive)."""
+        return np.array([float(getattr(g, "eps", 0.0) or 0.0) for g in self.geoms])
 
     @classmethod
     def build(cls, geoms, jobs: int, problems: list, tell) -> "_Parts":
@@ -658,7 +797,8 @@ class _Parts:
             convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
             units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
             primitive=None if g.primitive is None else shape.kind, convexity=why[k],
-            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]))
+            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+            **_ifc_fields(g.element))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
 
 
@@ -670,6 +810,8 @@ class _Answers:
     listed: np.ndarray
     exact: dict  # pair index -> the triangle test's Result
     batch: object
+    bounded: dict = dataclasses.field(default_factory=dict)  # pair index -> tessellated.Bounded
+    tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
 
 
 # The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
@@ -739,6 +881,37 @@ def _allowed(resolved, i, j) -> dict:
         for k in np.flatnonzero(hit).tolist():
             out.setdefault(k, reason)
     return out
+
+
+# The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
+HOSTED = "hosted"
+
+
+def _hosted(parts, i, j) -> dict:
+    """{pair index: "hosted"} for pairs of an IFC element and an element hosting it: it fills
+    an opening (IfcRelFillsElement) that voids the other (IfcRelVoidsElement), as a door its wall.
+    GlobalIds are matched within one file."""
+    hosted = [(k, g) for k, g in enumerate(parts.geoms) if g.element is not None and g.element.hosts]
+    if not hosted or len(i) == 0:
+        return {}
+    where = {(g.file, g.element.global_id): k for k, g in enumerate(parts.geoms) if g.element is not None}
+    pairs = set()
+    for k, g in hosted:
+        for host in g.element.hosts:
+            h = where.get((g.file, host))
+            if h is not None:
+                pairs.add((min(k, h), max(k, h)))
+    if not pairs:
+        return {}
+    lo, hi = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
+    return {k: HOSTED for k, pair in enumerate(zip(lo, hi)) if pair in pairs}
+
+
+def _ifc_fields(element) -> dict:
+    """ObjectRecord's IFC fields of an object (all None for objects of other files)."""
+    if element is None:
+        return {}
+    return {"ifc_class": element.ifc_class, "global_id": element.global_id, "ifc_name": element.name}
 
 
 class _KeyMaker:

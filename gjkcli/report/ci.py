@@ -34,8 +34,9 @@ def _fmt(x) -> str:
     return f"{x:.6g}"
 
 
-def describe(pair) -> str:
-    """The finding in one line: "collision: overlap 0.25 (hulls; X is not convex)"."""
+def describe(pair, units: str | None = None) -> str:
+    """The finding in one line: "collision: overlap 0.25 (hulls; X is not convex)"; `units`
+    (the run's length unit) follows the numbers."""
     r = pair.result
     status = Status(pair.status)
     if status is Status.COLLISION:
@@ -44,10 +45,16 @@ def describe(pair) -> str:
         text = f"touching (gap {_fmt(r.signed_distance)}, band +-{_fmt(r.tolerance)})"
     elif status is Status.CLEARANCE:
         text = f"clearance: {_fmt(r.distance)} apart, {_fmt(pair.clearance)} required"
+    elif status is Status.UNDECIDED and pair.distance_lower is not None \
+            and pair.distance_upper is not None:  # tessellated parts: the true solids' bounds
+        text = (f"undecided: the true distance is in [{_fmt(pair.distance_lower)}, "
+                f"{_fmt(pair.distance_upper)}] (tessellation error {_fmt(pair.tessellation)})")
     elif status is Status.UNDECIDED:
         text = f"undecided: distance in [{_fmt(r.distance_lower)}, {_fmt(r.distance)}]"
     else:
         text = f"clear: {_fmt(r.distance)} apart"
+    if units:
+        text += f" ({units})"
     if pair.conservative:
         text += " (between the hulls; a part is not convex)"
     return text
@@ -72,7 +79,7 @@ def junit_xml(report) -> str:
     for p in report.pairs:
         case = ET.Element("testcase", classname=_class(report, p.file_a), name=f"{p.a} x {p.b}")
         if p.fails:
-            failure = ET.SubElement(case, "failure", message=describe(p), type=Status(p.status).value)
+            failure = ET.SubElement(case, "failure", message=describe(p, report.units), type=Status(p.status).value)
             failure.text = _details(p)
             failures += 1
         elif p.violation and p.allowed:
@@ -82,7 +89,7 @@ def junit_xml(report) -> str:
             ET.SubElement(case, "skipped", message="in the baseline")
             skipped += 1
         else:
-            ET.SubElement(case, "system-out").text = describe(p)
+            ET.SubElement(case, "system-out").text = describe(p, report.units)
         cases.append(case)
     if not cases:
         case = ET.Element("testcase", classname=f"gjk.{report.command}", name=report.command)
@@ -157,7 +164,7 @@ def github_annotations(report) -> str:
     for e in report.errors:
         lines.append(_command("error", e.message, file=e.file, title=f"gjk {report.command}: cannot load"))
     for p in report.failures:
-        lines.append(_command("error", f"{p.a} x {p.b}: {describe(p)}", file=p.file_a,
+        lines.append(_command("error", f"{p.a} x {p.b}: {describe(p, report.units)}", file=p.file_a,
                               title=f"gjk {report.command} {_title(p)}"))
     for e in report.gone:
         lines.append(_command("notice", f"{e.a} x {e.b} ({e.status}) is in the baseline but no "

@@ -10,13 +10,15 @@ additions of each release are listed in the README)::
       "tool": {"name": "gjk", "version": str},
       "objects": [{"name", "file", "vertices", "faces", "hull_vertices", "convex", "watertight",
                    "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units", "convexity",
-                   "primitive", "hull_gap"}],
+                   "primitive", "hull_gap", "ifc_class", "global_id", "ifc_name"}],
       "pairs": [{"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b",
                  "iterations", "mode", "certificate", "violation", "conservative", "note",
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
                  "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
                  "allowed", "reason", "baseline", "fails", "file_a", "file_b",
                  "overlap_volume", "overlap_reason",
+                 ["units": the run's length unit, when the inputs state one],
+                 ["tessellation_error", "distance_upper": tessellated (STEP) parts only],
                  ["waypoint", "segment", "t": robots' --poses and --trajectory only],
                  ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
@@ -26,7 +28,7 @@ additions of each release are listed in the README)::
                   "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
                   "allowed", "known", "failures", "gone", "exact", "hull"},
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
-              "baseline", "timings"},
+              "baseline", "timings", "units"},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
 
@@ -107,6 +109,9 @@ def object_dict(o) -> dict:
         "convexity": o.convexity,
         "primitive": o.primitive,
         "hull_gap": number(o.hull_gap),
+        "ifc_class": o.ifc_class,
+        "global_id": o.global_id,
+        "ifc_name": o.ifc_name,
     }
 
 
@@ -138,7 +143,8 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "note": pair_note(pair, a, b),
         "requested_mode": pair.requested,
         "signed_distance": number(r.signed_distance),
-        "distance_lower": number(r.distance_lower),
+        "distance_lower": number(r.distance_lower if pair.distance_lower is None
+                                 else max(pair.distance_lower, 0.0)),
         "distance_is_lower_bound": bool(pair.distance_is_lower_bound),
         "tolerance": number(r.tolerance),
         "clearance": number(pair.clearance),
@@ -155,6 +161,12 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "overlap_volume": number(pair.overlap_volume),
         "overlap_reason": pair.overlap_reason,
     }
+    if found is not None and found.units is not None:
+        out["units"] = found.units
+    if pair.tessellation is not None:  # tessellated CAD parts: the true solids' bounds
+        out["tessellation_error"] = number(pair.tessellation)
+        if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
+            out["distance_upper"] = number(max(pair.distance_upper, 0.0))
     for key in ("waypoint", "segment", "t"):  # robots' poses and motions only
         if getattr(pair, key) is not None:
             out[key] = getattr(pair, key)
@@ -199,6 +211,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "all_pairs": bool(found.all_pairs),
         "baseline": found.baseline,
         "timings": dict(found.timings),
+        "units": found.units,
     })
     out = {
         "version": SCHEMA_VERSION,

@@ -255,6 +255,14 @@ def _pair_properties(pair, found) -> dict:
         "fails": bool(pair.fails),
         "note": pair_note(pair, found.object(pair.a), found.object(pair.b)),
     }
+    if found.units is not None:
+        props["units"] = found.units
+    if pair.tessellation is not None:  # tessellated CAD parts: the true solids' bounds
+        props["tessellationError"] = number(pair.tessellation)
+        if pair.distance_lower is not None:
+            props["distanceLower"] = number(max(pair.distance_lower, 0.0))
+        if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
+            props["distanceUpper"] = number(max(pair.distance_upper, 0.0))
     return props
 
 
@@ -264,7 +272,7 @@ def _pair_result(pair, found, artifacts: _Artifacts) -> dict:
         "ruleId": rid,
         "ruleIndex": _RULE_INDEX[rid],
         "level": "error" if pair.fails else "note",
-        "message": {"text": f"{pair.a} x {pair.b}: {describe(pair)}"},
+        "message": {"text": f"{pair.a} x {pair.b}: {describe(pair, found.units)}"},
         "locations": [_object_location(artifacts, pair.file_a, pair.a)],
         "relatedLocations": [_object_location(artifacts, pair.file_b, pair.b,
                                               message=f"the other object: {pair.b}", id_=1)],

@@ -51,7 +51,9 @@ def render_pairs(report, limit: int | None = None) -> Table:
     table.add_column("status", no_wrap=True)
     table.add_column("object A", overflow="fold")
     table.add_column("object B", overflow="fold")
-    table.add_column("depth / gap", justify="right", no_wrap=True)
+    units = getattr(report, "units", None)
+    table.add_column(f"depth / gap ({units})" if units else "depth / gap", justify="right",
+                     no_wrap=True)
     shown = report.pairs if limit is None else report.pairs[:limit]
     volumes = any(p.overlap_volume is not None or p.overlap_reason for p in shown)
     if volumes:
@@ -64,6 +66,9 @@ def render_pairs(report, limit: int | None = None) -> Table:
             size = _fmt(r.depth)
         elif status is Status.TOUCHING:
             size = _fmt(r.signed_distance)
+        elif status is Status.UNDECIDED and p.distance_lower is not None \
+                and p.distance_upper is not None:  # the tessellation's bounds
+            size = f"{_fmt(p.distance_lower)} .. {_fmt(p.distance_upper)}"
         else:
             size = _fmt(r.distance)
         notes = pair_notes(p, _fmt)

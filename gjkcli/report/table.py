@@ -93,6 +93,9 @@ def headline(pair: Finding, units: str | None = None, what: str = "parts") -> Te
             text.append(f"the {what} overlap")
     elif status is Status.CLEARANCE:
         text.append(f"the {what} are {fmt(r.distance)}{u} apart, closer than the required {fmt(pair.clearance)}{u}")
+    elif pair.distance_lower is not None and pair.distance_upper is not None:
+        text.append(f"the tessellation's error allows either verdict: the true distance lies in "
+                    f"[{fmt(pair.distance_lower)}, {fmt(pair.distance_upper)}]{u}")
     else:
         text.append(f"the query could not decide: the distance lies in [{fmt(r.distance_lower)}, {fmt(r.distance)}]{u}")
     return text
@@ -128,6 +131,18 @@ def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | 
     grid.add_row(Text("verdict"), headline(pair, units, what="hulls" if hulls_only else "parts"))
     if note:
         grid.add_row(Text(f"{pair.mode} mode"), Text(note, style="yellow"))
+    if pair.tessellation is not None:  # tessellated CAD parts: the bounds of the true solids'
+        if pair.mode == "brep" and pair.distance_lower is not None:
+            bounds = f"exact on the solids (the triangles lie within {fmt(pair.tessellation, 9)}{u})"
+        elif pair.distance_lower is not None and pair.distance_upper is not None:
+            bounds = (f"the true solids' distance lies in [{fmt(pair.distance_lower, 9)}, "
+                      f"{fmt(pair.distance_upper, 9)}]{u} (tessellation error {fmt(pair.tessellation, 9)}{u})")
+        elif pair.distance_lower is not None:
+            bounds = (f"the true solids are at least {fmt(max(pair.distance_lower, 0.0), 9)}{u} "
+                      f"apart (tessellation error {fmt(pair.tessellation, 9)}{u})")
+        else:
+            bounds = f"the triangles lie within {fmt(pair.tessellation, 9)}{u} of the true surfaces"
+        grid.add_row(Text("solids"), Text(bounds))
     if status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED):
         grid.add_row(Text("distance"),
                      Text(f"{fmt(r.distance, 9)}{u} (certified at least {fmt(r.distance_lower, 9)}{u})"))
@@ -135,8 +150,9 @@ def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | 
         grid.add_row(Text("depth"), Text(f"{fmt(r.depth, 9)}{u}: moving B by this along the normal separates them"))
     if pair.overlap_volume is not None:
         cubed = f" {units}^3" if units else " (model units cubed)"
+        how = "OpenCASCADE, on the exact solids" if pair.mode == "brep" else "manifold3d, on the parts"
         grid.add_row(Text("overlap"), Text(f"{fmt(pair.overlap_volume, 9)}{cubed}: the volume both parts "
-                                            f"occupy (manifold3d, on the parts)"))
+                                            f"occupy ({how})"))
     elif pair.overlap_reason:
         grid.add_row(Text("overlap"), Text(f"no volume: {pair.overlap_reason}", style="dim"))
     grid.add_row(Text("normal"), Text(f"{vec(r.normal)} (from A towards B)"))

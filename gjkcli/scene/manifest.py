@@ -23,7 +23,7 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
 
     [[group]]
     name = "robot"
-    members = ["panda_*"]             # globs over object names
+    members = ["panda_*"]             # globs over object names, or IFC classes ("IfcDuct*")
 
     [[check]]                         # only these pairs are checked (default: all against all)
     a = "robot"                       # a group name or a glob
@@ -52,7 +52,11 @@ header, then the key's line inside that table); a construct the finder does not 
 array of tables) falls back to the nearest line it can name.
 
 Object selections (group members, check and allow sides) are checked against the loaded objects
-by `Manifest.resolve`: a glob that matches no object is an error too, on its line.
+by `Manifest.resolve`: a glob that matches no object is an error too, on its line. A glob selects
+an object by its name, or, for an element of an IFC model, by its class or one of its supertypes
+(the object's `element.classes`, never parsed from its name; case-insensitive, as IFC's entity
+names are): ``"IfcDuct*"`` takes every duct segment and fitting, ``"IfcWall"`` takes
+IfcWallStandardCase too, as IfcClash's clash sets select elements.
 
 SRDF: every ``<disable_collisions link1= link2= reason=>`` is an allowed pair with reason
 "SRDF: <reason>". A link names the object of that exact name, or an object of a prefixed scene
@@ -204,12 +208,15 @@ class Manifest:
     def error(self, line: int | None, message: str) -> ManifestError:
         return ManifestError(self.path, line, message)
 
-    def resolve(self, names) -> "Resolved":
+    def resolve(self, names, classes=None) -> "Resolved":
         """Object selections against the loaded objects' names (in scan order).
+
+        classes : per object, the IFC classes it is an instance of (its class, then its
+            supertypes; empty for objects of other files), or None when no object is IFC.
 
         Raises ManifestError when a group member, a check side or an allow side matches nothing.
         """
-        return _resolve(self, list(names))
+        return _resolve(self, list(names), None if classes is None else [tuple(c) for c in classes])
 
 
 @dataclass(frozen=True)
@@ -755,12 +762,27 @@ def match_link(link: str, names: list[str]) -> np.ndarray:
                        dtype=bool, count=len(names))
 
 
-def _resolve(m: Manifest, names: list[str]) -> Resolved:
+def match_class(pattern: str, classes: list[tuple] | None) -> np.ndarray | None:
+    """(n,) bool: objects whose IFC class or a supertype matches the pattern (a glob, or a name),
+    ignoring case; None when no object has classes."""
+    if not classes or not any(classes):
+        return None
+    rx = re.compile(fnmatch.translate(pattern), re.IGNORECASE)
+    return np.fromiter((any(rx.match(c) is not None for c in cs) for cs in classes),
+                       dtype=bool, count=len(classes))
+
+
+def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None) -> Resolved:
+    def select(pattern: str) -> np.ndarray:
+        hit = match(pattern, names)
+        by_class = match_class(pattern, classes)
+        return hit if by_class is None else hit | by_class
+
     groups = {}
     for g in m.groups:
         mask = np.zeros(len(names), dtype=bool)
         for pattern in g.members:
-            hit = match(pattern, names)
+            hit = select(pattern)
             if not hit.any():
                 raise m.error(g.line, f"[[group]] {g.name!r}: member {pattern!r} matches no object")
             mask |= hit
@@ -769,7 +791,7 @@ def _resolve(m: Manifest, names: list[str]) -> Resolved:
     def side(pattern: str, line: int, what: str) -> np.ndarray:
         if pattern in groups:
             return groups[pattern]
-        hit = match(pattern, names)
+        hit = select(pattern)
         if not hit.any():
             raise m.error(line, f"{what}: {pattern!r} is neither a group nor a glob matching an object")
         return hit

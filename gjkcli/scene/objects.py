@@ -19,7 +19,7 @@ from gjkcli.errors import InputError, Problem, ShapeError, one_line
 from gjkcli.scene import urdf
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
-           "assemble"]
+           "assemble", "split_problems"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +32,11 @@ class Geometry:
     watertight, bodies : known when the object came through `gjkcli.mesh.load.load_objects`,
         else None (the fast path of scene files computes no topology)
     source : index of the source it came from (a check pairs objects of different sources)
+    eps : how far the triangles may lie from the true surface (a CAD file's tessellation error
+        bound, `gjkcli.mesh.cad`), in the object's units; 0 for a mesh file, which is its triangles
+    brep : where the object's exact solids are (a tuple of `gjkcli.mesh.cad.SolidRef`), else None
+    element : an IFC element's class, GlobalId, Name and hosts (`gjkcli.mesh.ifc.Element`), else
+        None
     """
 
     name: str
@@ -43,6 +48,9 @@ class Geometry:
     bodies: int | None = None
     primitive: object | None = None
     source: int = 0
+    eps: float = 0.0
+    brep: object | None = None
+    element: object | None = None
 
 
 @dataclass(frozen=True)
@@ -177,39 +185,54 @@ def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> 
         if isinstance(got, Problem):
             problems.append(got)
         else:
+            got, skipped = split_problems(got)
             geoms.extend(dataclasses.replace(g, source=k) for g in got)
+            problems.extend(skipped)
     geoms.extend(_primitive(spec, manifest, len(results) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)
 
 
+def split_problems(got: list) -> tuple[list, list]:
+    """(objects, problems) of a `read_source` list: the problems are its IFC elements whose
+    geometry failed, after the objects."""
+    problems = [g for g in got if isinstance(g, Problem)]
+    return ([g for g in got if not isinstance(g, Problem)], problems) if problems else (got, [])
+
+
 def read_source(s: Source, strict: bool = False):
     """A source's objects, or a Problem naming the file (never raises an InputError unless
-    strict)."""
+    strict). The list ends with a Problem per IFC element whose geometry failed (`split_problems`
+    takes them apart)."""
     from gjkcli.mesh.load import load_objects, load_part, read_objects
 
+    skipped: list[str] | None = None if strict else []
     try:
         if s.robot is not None:
             return urdf.read_geometries(s.robot, s.pose, shown=s.shown, prefix=s.prefix,
                                         transform=s.transform)
         if s.whole and s.split_bodies:
-            parts = load_objects(s.path, split_bodies=True)
+            parts = load_objects(s.path, split_bodies=True, skipped=skipped)
             if len(parts) == 1:
-                parts = [load_part(s.path)]
+                parts = [load_part(s.path, skipped=skipped)]
             geoms = [Geometry(name=s.name if len(parts) == 1 else p.name, file=s.shown,
                               vertices=p.vertices, faces=p.faces, units=p.units,
-                              watertight=p.watertight, bodies=p.bodies) for p in parts]
+                              watertight=p.watertight, bodies=p.bodies, eps=p.eps, brep=p.brep,
+                              element=p.element)
+                     for p in parts]
         elif s.whole:
-            part = load_part(s.path)
+            part = load_part(s.path, skipped=skipped)
             geoms = [Geometry(name=s.name, file=s.shown, vertices=part.vertices, faces=part.faces,
-                              units=part.units, watertight=part.watertight, bodies=part.bodies)]
+                              units=part.units, watertight=part.watertight, bodies=part.bodies,
+                              eps=part.eps, brep=part.brep, element=part.element)]
         else:
             geoms = [Geometry(name=p.name, file=p.source, vertices=p.vertices, faces=p.faces,
-                              units=p.units, watertight=p.watertight, bodies=p.bodies)
+                              units=p.units, watertight=p.watertight, bodies=p.bodies,
+                              eps=p.eps, brep=p.brep, element=p.element)
                      for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
-                                           shown=s.shown)]
+                                           shown=s.shown, skipped=skipped)]
         if s.transform is not None:
             geoms = [_moved(g, s.transform) for g in geoms]
-        return geoms
+        return geoms + [Problem(file=s.shown, message=one_line(line)) for line in skipped or ()]
     except InputError as exc:
         if strict:
             raise
@@ -226,7 +249,10 @@ def _moved(g: Geometry, T: np.ndarray) -> Geometry:
     """The geometry with a further 4x4 transform (scale and shear too) applied to its vertices."""
     vertices = g.vertices @ T[:3, :3].T + T[:3, 3]
     faces = g.faces[:, [0, 2, 1]] if np.linalg.det(T[:3, :3]) < 0 else g.faces
-    return dataclasses.replace(g, vertices=vertices, faces=faces)
+    # a stretch stretches the tessellation error by at most the largest singular value; the
+    # exact solids are not moved with it, so a CAD part placed by a manifest has none
+    eps = g.eps * float(np.linalg.norm(T[:3, :3], 2)) if g.eps else g.eps
+    return dataclasses.replace(g, vertices=vertices, faces=faces, eps=eps, brep=None)
 
 
 def _primitive(spec, manifest, source: int) -> Geometry:

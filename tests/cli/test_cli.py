@@ -543,12 +543,17 @@ def test_units_stated_by_the_files_are_reported(tmp_path):
     assert "2 millimeter apart" in out
 
 
-def test_mixed_units_are_warned_about(tmp_path):
+def test_mixed_units_are_converted_to_the_first(tmp_path):
+    """b.3mf in inches is scaled into a.3mf's millimetres (gjkcli.units), with a note."""
     a = _tetrahedron_3mf(tmp_path / "a.3mf", "millimeter", 0)
     b = _tetrahedron_3mf(tmp_path / "b.3mf", "inch", 3)
+    mm = _tetrahedron_3mf(tmp_path / "b_mm.3mf", "millimeter", 3 * 25.4)
     doc = json.loads(gjk("check", a, b, "--format", "json", code=0).stdout)
-    assert len(doc["notes"]) == 1 and "does not convert units" in doc["notes"][0]
-    assert "does not convert units" in " ".join(gjk("check", a, b, code=0, width=200).stdout.split())
+    same = json.loads(gjk("check", a, mm, "--format", "json", code=0).stdout)
+    assert len(doc["notes"]) == 1 and "converted to mm (x 25.4)" in doc["notes"][0]
+    assert doc["run"]["units"] == "mm" and doc["pairs"][0]["units"] == "mm"
+    assert doc["pairs"][0]["distance"] == pytest.approx(same["pairs"][0]["distance"], rel=1e-12)
+    assert "converted to mm" in " ".join(gjk("check", a, b, code=0, width=200).stdout.split())
 
 
 # -- a part that is nearly, but not quite, its hull ------------------------------------------------

@@ -1,0 +1,172 @@
+"""A STEP assembly of 1,000 parts end to end (load, tessellate, scan): gjk beside trimesh +
+cascadio + python-fcl, in one run.
+
+The assembly is written here with OpenCASCADE (XCAF, so every product has a name): a grid of
+n cells, each holding a cylinder (radius 4 mm, its seam turned by a random angle) or a box, with
+random gaps to its +x neighbour drawn from [-0.5, 1.0] mm, so that about a third of the
+neighbours overlap; products are instanced as they are in real assemblies (a few products,
+many placements). Then, each in a fresh Python process, timed from after the imports:
+
+    gjk       gjkcli.pipeline.run.scan([FILE], Options(clearance=0.05)): STEP read with
+              OpenCASCADE's XCAF reader, every solid tessellated with its error bound, broad and
+              narrow phase, the touching band and the clearance decided on the exact solids
+              where the tessellation cannot decide them (BRepExtrema / BRepAlgoAPI_Common)
+    trimesh   trimesh.load_scene (STEP through cascadio: OpenCASCADE tessellates and writes a
+              GLB in memory), trimesh.collision.CollisionManager with every node (python-fcl),
+              in_collision_internal(return_names=True): collisions of the meshes only, no
+              distances, no clearance, no tessellation bound
+
+The pair counts are printed for both, with the ratio gjk / trimesh of the wall times.
+
+Needs cascadio and python-fcl besides gjk: `pip install ".[bench]"` (or `pip install cascadio
+python-fcl`).
+
+Usage:
+    python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--keep DIR] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GJK_WORKER = """
+import json, sys, time
+t0 = time.perf_counter()
+from gjkcli.pipeline import run
+t1 = time.perf_counter()
+found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1))
+t2 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "total": t2 - t1, "stages": found.timings,
+                  "counts": found.counts, "checked": found.checked, "modes": found.modes,
+                  "collision_pairs": sorted([p.a, p.b] for p in found.pairs
+                                            if p.status.value == "collision"),
+                  "units": found.units}))
+"""
+
+TRIMESH_WORKER = """
+import json, sys, time
+t0 = time.perf_counter()
+import trimesh, fcl
+t1 = time.perf_counter()
+scene = trimesh.load_scene(sys.argv[1])
+t2 = time.perf_counter()
+manager = trimesh.collision.CollisionManager()
+for node in scene.graph.nodes_geometry:
+    transform, geometry = scene.graph[node]
+    manager.add_object(node, scene.geometry[geometry], transform=transform)
+t3 = time.perf_counter()
+_, names = manager.in_collision_internal(return_names=True)
+t4 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "total": t4 - t1, "load": t2 - t1, "add": t3 - t2,
+                  "collide": t4 - t3, "objects": len(scene.graph.nodes_geometry),
+                  "collision_pairs": len(names), "units": str(scene.units)}))
+"""
+
+
+def make_assembly(path: Path, parts: int, seed: int) -> dict:
+    """Write the grid assembly; returns what it holds."""
+    import numpy as np
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Transform
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeBox, BRepPrimAPI_MakeCylinder
+    from OCP.gp import gp_Ax1, gp_Ax2, gp_Dir, gp_Pnt, gp_Trsf, gp_Vec
+    from OCP.IFSelect import IFSelect_RetDone
+    from OCP.STEPCAFControl import STEPCAFControl_Writer
+    from OCP.STEPControl import STEPControl_AsIs
+    from OCP.TCollection import TCollection_ExtendedString
+    from OCP.TDataStd import TDataStd_Name
+    from OCP.TDocStd import TDocStd_Document
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.XCAFDoc import XCAFDoc_DocumentTool
+
+    rng = np.random.default_rng(seed)
+    doc = TDocStd_Document(TCollection_ExtendedString("bench"))
+    tool = XCAFDoc_DocumentTool.ShapeTool_s(doc.Main())
+    products = []
+    for k in range(6):  # three cylinders with their seams turned, three boxes
+        if k < 3:
+            shape = BRepPrimAPI_MakeCylinder(gp_Ax2(gp_Pnt(0, 0, 0), gp_Dir(0, 0, 1)), 4.0, 8.0).Shape()
+            t = gp_Trsf()
+            t.SetRotation(gp_Ax1(gp_Pnt(0, 0, 0), gp_Dir(0, 0, 1)), 2 * math.pi * k / 3 + 0.1)
+            shape = BRepBuilderAPI_Transform(shape, t, True).Shape()
+            name, half = f"pin_{k}", 4.0
+        else:
+            shape = BRepPrimAPI_MakeBox(gp_Pnt(-4, -4, 0), 8.0, 8.0, 8.0).Shape()
+            name, half = f"block_{k - 3}", 4.0
+        label = tool.AddShape(shape, False)
+        TDataStd_Name.Set_s(label, TCollection_ExtendedString(name))
+        products.append((label, half))
+    root = tool.NewShape()
+    TDataStd_Name.Set_s(root, TCollection_ExtendedString("grid"))
+    side = math.ceil(math.sqrt(parts))
+    x_at = 0.0
+    count = 0
+    for row in range(side):
+        x_at = 0.0
+        for col in range(side):
+            if count == parts:
+                break
+            label, half = products[int(rng.integers(len(products)))]
+            t = gp_Trsf()
+            t.SetTranslation(gp_Vec(x_at + half, row * 20.0, 0.0))
+            tool.AddComponent(root, label, TopLoc_Location(t))
+            x_at += 2 * half + float(rng.uniform(-0.5, 1.0))
+            count += 1
+    tool.UpdateAssemblies()
+    writer = STEPCAFControl_Writer()
+    writer.SetNameMode(True)
+    assert writer.Transfer(doc, STEPControl_AsIs)
+    assert writer.Write(str(path)) == IFSelect_RetDone
+    return {"parts": count, "bytes": path.stat().st_size}
+
+
+def run_worker(code: str, *args) -> dict:
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                         text=True, check=False)
+    wall = time.perf_counter() - started
+    if out.returncode != 0:
+        raise SystemExit(f"worker failed:\n{out.stderr[-3000:]}")
+    line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
+    got = json.loads(line)
+    got["wall"] = wall
+    return got
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--clearance", type=float, default=0.05)
+    parser.add_argument("--keep", type=Path, help="write the STEP file here and keep it")
+    parser.add_argument("--json", type=Path, help="write the numbers as JSON")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = make_assembly(path, args.parts, args.seed)
+        print(f"assembly: {made['parts']} parts, {made['bytes'] / 1e6:.1f} MB STEP ({path.name})")
+        gjk = run_worker(GJK_WORKER, path, args.clearance)
+        tm = run_worker(TRIMESH_WORKER, path)
+    print(f"gjk      {gjk['total']:.2f} s after imports ({gjk['imports']:.2f} s imports); "
+          f"stages: " + ", ".join(f"{k} {v:.2f}" for k, v in gjk["stages"].items()))
+    print(f"         {gjk['checked']} pairs checked: "
+          + ", ".join(f"{v} {k}" for k, v in gjk["counts"].items() if v)
+          + f"; answered by {gjk['modes']}; units {gjk['units']}")
+    print(f"trimesh  {tm['total']:.2f} s after imports ({tm['imports']:.2f} s imports): load "
+          f"(cascadio) {tm['load']:.2f}, add_object {tm['add']:.2f}, collide {tm['collide']:.2f}; "
+          f"{tm['objects']} objects, {tm['collision_pairs']} colliding pairs; units {tm['units']}")
+    ratio = gjk["total"] / tm["total"]
+    print(f"gjk / trimesh+cascadio+fcl (after imports): {ratio:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"parts": made, "gjk": gjk, "trimesh": tm,
+                                         "ratio": ratio}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,490 @@
+"""STEP files (AP203, AP214, AP242) through OpenCASCADE (`cadquery-ocp`): assemblies as named,
+placed solids, tessellated with a recorded error bound, and the exact B-rep answers the
+pipeline refines with.
+
+Reading (`read_step`): STEPCAFControl_Reader into an XCAF document keeps the assembly: every
+solid of every product instance is an object, moved by the product of the placements down its
+instance path, and named by that path of product names, the root first
+(`box_sides/gusset:3`: the third instance of product `gusset` in assembly `box_sides`); a product
+used once under its parent has no `:k`, a product of several solids names them `#k`. The STEP
+occurrence ids (`NAUO3`) are not names a user knows, so they are not used.
+
+Units: OpenCASCADE converts every length into millimetres as it reads; the file's own length
+unit (STEPControl_Reader.FileUnits, the first representation's) is what the parts are reported
+in, so the coordinates are scaled back from millimetres into it.
+
+Tessellation: BRepMesh_IncrementalMesh with a linear deflection of
+`DEFAULT.cad_deflection_rel` x the solid's bounding-box diagonal (and 0.5 rad angular). Each
+part records `eps`, how far its triangles may lie from its true surface: the deflection asked
+for, raised to the largest gap measured between the surface and the triangles at every curved
+face's triangle centres and edge midpoints (both evaluated at the same surface parameters, so
+the gap bounds the distance both ways there). Planar faces are exact where triangulated; the
+triangles of any face may miss a sliver along a curved boundary edge, whose chord error
+BRepMesh keeps within the deflection. A solid of planar faces and straight edges only (a box, a
+prism) is its triangles: eps 0.
+
+Exact answers (`exact_distance`, `common_volume`): BRepExtrema_DistShapeShape and
+BRepAlgoAPI_Common on the solids themselves, found again through `SolidRef`s (the file, the
+solid's index): a reader in a worker process hands back plain data, and the main process reads
+the file again only for the pairs that need it (the last files read stay cached).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError
+from gjkcli.units import canonical, factor
+
+__all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
+           "common_part", "available"]
+
+STEP_TYPES = frozenset({"step", "stp"})
+
+# OpenCASCADE's internal length unit as it reads STEP (xstep.cascade.unit's default).
+_OCC_UNIT = "mm"
+
+# STEP's names of length units (SI prefixes and CONVERSION_BASED_UNIT names) -> gjkcli.units.
+_STEP_UNITS = {"MM": "mm", "MILLIMETRE": "mm", "CM": "cm", "CENTIMETRE": "cm", "M": "m",
+               "METRE": "m", "KM": "km", "MICROMETRE": "um", "UM": "um", "NM": "nm",
+               "INCH": "in", "IN": "in", "FOOT": "ft", "FT": "ft", "MIL": "mil", "YARD": "yd"}
+
+_OCCURRENCE_ID = re.compile(r"NAUO\d*")
+
+# Files read in this process, newest last: path key -> [(placed solid, ...)], in mm.
+_CACHE: dict = {}
+_CACHE_FILES = 4
+
+
+@dataclass(frozen=True)
+class SolidRef:
+    """Where an exact solid is: the file (resolved path, its size and modification time, so an
+    edited file is read again) and the solid's index in `read_step`'s order."""
+
+    path: str
+    stamp: tuple
+    index: int
+
+
+def available() -> bool:
+    """Whether OpenCASCADE (the `OCP` module of cadquery-ocp) can be imported."""
+    try:
+        import OCP.STEPCAFControl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def read_step(path, *, shown: str | None = None, named=lambda name: name,
+              deflection_rel: float | None = None) -> list:
+    """Every solid of a STEP file as a `gjkcli.mesh.load.Part`, in the file's length unit.
+
+    Parameters
+    ----------
+    path : the STEP file
+    shown : the path as the user gave it (the parts' `source`)
+    named : applied to each instance path (a scan's file prefix)
+    deflection_rel : linear deflection as a fraction of each solid's diagonal (default
+        `DEFAULT.cad_deflection_rel`)
+
+    Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
+    no solid or surface.
+    """
+    from gjkcli.mesh.load import Part
+    from gjkcli.tolerances import DEFAULT
+
+    path = Path(path)
+    shown = str(path) if shown is None else shown
+    rel = DEFAULT.cad_deflection_rel if deflection_rel is None else deflection_rel
+    unit, solids = _solids(path)
+    scale = factor(_OCC_UNIT, unit)
+    ref_key = _key(path)
+    meshed: dict = {}  # a product's solid is tessellated once, however many instances place it
+    parts = []
+    for index, (name, solid, location) in enumerate(solids):
+        got = _once(meshed, solid, lambda: _tessellate(solid, rel, path, name))
+        vertices, faces, eps = got
+        T = _matrix(location)
+        stretch = float(np.linalg.norm(T[:3, :3], 2))
+        parts.append(Part(name=named(name), source=shown,
+                          vertices=(vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces=faces,
+                          units=unit, watertight=None, bodies=None, eps=eps * stretch * scale,
+                          brep=(SolidRef(ref_key[0], ref_key[1], index),)))
+    return parts
+
+
+def _once(cache: dict, shape, make):
+    """make() for the first shape of its kind (the same solid, unplaced); the cached answer for
+    the next ones."""
+    bucket = cache.setdefault(hash(shape), [])
+    for seen, answer in bucket:
+        if seen.IsEqual(shape):
+            return answer
+    answer = make()
+    bucket.append((shape, answer))
+    return answer
+
+
+def _matrix(location) -> np.ndarray:
+    """A TopLoc_Location as a 4x4 matrix."""
+    t = location.Transformation()
+    T = np.eye(4)
+    for r in range(3):
+        for c in range(4):
+            T[r, c] = t.Value(r + 1, c + 1)
+    return T
+
+
+def exact_distance(refs_a, refs_b, unit: str):
+    """The exact distance between two sets of solids (BRepExtrema_DistShapeShape), in `unit`,
+    with a closest point on each: (distance, (3,) point_a, (3,) point_b, inside) where `inside`
+    says one solid lies inside the other (distance 0 without touching surfaces)."""
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+
+    a, b = _compound(refs_a), _compound(refs_b)
+    d = BRepExtrema_DistShapeShape(a, b)
+    if not d.IsDone() or d.NbSolution() == 0:
+        raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
+    k = factor(_OCC_UNIT, unit)
+    pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
+    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
+            np.array([pb.X(), pb.Y(), pb.Z()]) * k, bool(d.InnerSolution()))
+
+
+def common_volume(refs_a, refs_b, unit: str) -> float | None:
+    """The volume both sets of solids occupy (BRepAlgoAPI_Common, then GProp), in `unit` cubed;
+    None when the boolean fails."""
+    got = _common(refs_a, refs_b)
+    return None if got is None else got[0] * factor(_OCC_UNIT, unit) ** 3
+
+
+def common_part(refs_a, refs_b, unit: str) -> tuple | None:
+    """(volume in `unit` cubed, mean thickness in `unit`) of the solids' common part, or None
+    when the boolean fails. The mean thickness, 2 x volume / surface area, is exact for a slab
+    (two parts pressed together) and 0 for parts that only touch."""
+    got = _common(refs_a, refs_b)
+    if got is None:
+        return None
+    volume, area = got
+    k = factor(_OCC_UNIT, unit)
+    return volume * k ** 3, 0.0 if area <= 0 else 2.0 * volume / area * k
+
+
+def _common(refs_a, refs_b):
+    """(volume, area) in mm of the solids' common part, or None when the boolean fails."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
+    from OCP.BRepGProp import BRepGProp
+    from OCP.GProp import GProp_GProps
+
+    common = BRepAlgoAPI_Common(_compound(refs_a), _compound(refs_b))
+    if not common.IsDone():
+        return None
+    volume, area = GProp_GProps(), GProp_GProps()
+    BRepGProp.VolumeProperties_s(common.Shape(), volume)
+    BRepGProp.SurfaceProperties_s(common.Shape(), area)
+    return abs(volume.Mass()), abs(area.Mass())
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def _key(path: Path) -> tuple:
+    st = path.stat()
+    return str(path.resolve()), (st.st_size, st.st_mtime_ns)
+
+
+def _solids(path: Path):
+    """(the file's unit, [(instance path, solid in its product's frame, its placement)]), in mm,
+    cached per file."""
+    key = _key(path)
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _read(path)
+        _CACHE[key] = hit
+        while len(_CACHE) > _CACHE_FILES:
+            _CACHE.pop(next(iter(_CACHE)))
+    return hit
+
+
+def _compound(refs):
+    """The solids of `refs` as one shape (a compound when several)."""
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+
+    shapes = []
+    for ref in refs:
+        path = Path(ref.path)
+        if _key(path) != (ref.path, ref.stamp):
+            raise InputError(ref.path, "changed while gjk was checking it; run again")
+        _, solid, location = _solids(path)[1][ref.index]
+        shapes.append(solid.Moved(location))
+    if len(shapes) == 1:
+        return shapes[0]
+    compound = TopoDS_Compound()
+    builder = BRep_Builder()
+    builder.MakeCompound(compound)
+    for s in shapes:
+        builder.Add(compound, s)
+    return compound
+
+
+def _read(path: Path):
+    try:
+        from OCP.IFSelect import IFSelect_RetDone
+        from OCP.OCP.collections import Sequence_TCollection_AsciiString as Strings
+        from OCP.OCP.collections import Sequence_TDF_Label as Labels
+        from OCP.STEPCAFControl import STEPCAFControl_Reader
+        from OCP.TCollection import TCollection_ExtendedString
+        from OCP.TDocStd import TDocStd_Document
+        from OCP.XCAFDoc import XCAFDoc_DocumentTool
+    except ImportError:
+        raise InputError(path, "STEP needs OpenCASCADE (the cadquery-ocp-novtk package), which "
+                               "does not import here; reinstall gjk with pip") from None
+    head = _head(path)
+    if b"ISO-10303-21" not in head:
+        raise InputError(path, "is not a STEP file (no ISO-10303-21 header); export it as STEP "
+                               "AP203, AP214 or AP242")
+    reader = STEPCAFControl_Reader()
+    reader.SetNameMode(True)
+    reader.SetColorMode(False)
+    reader.SetLayerMode(False)
+    if reader.ReadFile(str(path)) != IFSelect_RetDone:
+        raise InputError(path, "OpenCASCADE cannot read this STEP file (a syntax error or an "
+                               "unsupported schema); re-export it as AP203, AP214 or AP242")
+    lengths, angles, solid_angles = Strings(), Strings(), Strings()
+    reader.ChangeReader().FileUnits(lengths, angles, solid_angles)
+    names = [lengths.Value(k + 1).ToCString() for k in range(lengths.Length())]
+    unit = next((u for u in (_step_unit(n) for n in names) if u is not None), "mm")
+    doc = TDocStd_Document(TCollection_ExtendedString("gjk"))
+    if not reader.Transfer(doc):
+        raise InputError(path, "OpenCASCADE found no shapes to build in it (no solid, or only "
+                               "entities it does not support); re-export the parts as solids")
+    tool = XCAFDoc_DocumentTool.ShapeTool_s(doc.Main())
+    roots = Labels()
+    tool.GetFreeShapes(roots)
+    out: list = []
+    for k in range(roots.Length()):
+        _walk(roots.Value(k + 1), None, None, out)
+    if not out:
+        raise InputError(path, "holds no solid or surface (only points, curves or an empty "
+                               "assembly); export the parts as solids")
+    return unit, _unique(out)
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except OSError as exc:
+        raise InputError(path, f"cannot read it: {exc.strerror or exc}") from None
+
+
+def _step_unit(name: str) -> str | None:
+    key = name.strip().upper().replace(".", "")
+    return _STEP_UNITS.get(key) or canonical(name)
+
+
+def _label_name(label) -> str | None:
+    from OCP.TDataStd import TDataStd_Name
+
+    attr = TDataStd_Name()
+    if label.FindAttribute(TDataStd_Name.GetID_s(), attr):
+        text = attr.Get().ToExtString().strip()
+        return text or None
+    return None
+
+
+def _walk(label, prefix: str | None, location, out: list) -> None:
+    """Append (instance path, solid in its product's frame, placement) for every solid under
+    `label` (a product)."""
+    from OCP.OCP.collections import Sequence_TDF_Label as Labels
+    from OCP.TDF import TDF_Label
+    from OCP.TopAbs import TopAbs_SHELL, TopAbs_SOLID
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.XCAFDoc import XCAFDoc_ShapeTool
+
+    location = TopLoc_Location() if location is None else location
+    name = _label_name(label) or "part"
+    here = name if prefix is None else f"{prefix}/{name}"
+    if XCAFDoc_ShapeTool.IsAssembly_s(label):
+        components = Labels()
+        XCAFDoc_ShapeTool.GetComponents_s(label, components, False)
+        referred = []
+        for k in range(components.Length()):
+            component = components.Value(k + 1)
+            target = TDF_Label()
+            if not XCAFDoc_ShapeTool.GetReferredShape_s(component, target):
+                continue
+            referred.append((component, target, _label_name(target) or "part"))
+        count: dict = {}
+        for _, _, n in referred:
+            count[n] = count.get(n, 0) + 1
+        seen: dict = {}
+        for component, target, n in referred:
+            seen[n] = seen.get(n, 0) + 1
+            inner = location.Multiplied(XCAFDoc_ShapeTool.GetLocation_s(component))
+            before = len(out)
+            _walk(target, here, inner, out)
+            if count[n] > 1:  # the k-th instance of a product used several times here
+                tag = f"{here}/{n}"
+                for s in range(before, len(out)):
+                    path, *rest = out[s]
+                    out[s] = (tag + f":{seen[n]}" + path[len(tag):], *rest)
+        return
+    shape = XCAFDoc_ShapeTool.GetShape_s(label)
+    if shape.IsNull():
+        return
+    solids = []
+    explorer = TopExp_Explorer(shape, TopAbs_SOLID)
+    while explorer.More():
+        solids.append(explorer.Current())
+        explorer.Next()
+    if not solids:  # surfaces without a solid: each shell an object (no volume, no inside)
+        explorer = TopExp_Explorer(shape, TopAbs_SHELL)
+        while explorer.More():
+            solids.append(explorer.Current())
+            explorer.Next()
+    for k, solid in enumerate(solids):
+        out.append((here if len(solids) == 1 else f"{here}#{k + 1}", solid, location))
+
+
+def _unique(items: list) -> list:
+    """Names made unique: a repeated path gets "~k" (two free roots of one product)."""
+    seen: dict = {}
+    out = []
+    for name, *rest in items:
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name}~{seen[name]}", *rest))
+    return out
+
+
+# -- tessellation ------------------------------------------------------------------------------
+
+
+def _tessellate(shape, rel: float, path, name: str):
+    """((n, 3) vertices in mm, (m, 3) int64 faces, eps in mm): the solid's triangles, outward,
+    and the bound of their distance from the surface (see the module's docstring)."""
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.BRepMesh import BRepMesh_IncrementalMesh
+
+    box = Bnd_Box()
+    BRepBndLib.Add_s(shape, box, False)
+    if box.IsVoid():
+        raise InputError(path, f"solid '{name}' has no extent; re-export it")
+    lo, hi = box.CornerMin(), box.CornerMax()
+    diagonal = float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
+    deflection = max(rel * diagonal, 1e-12)
+    mesh = BRepMesh_IncrementalMesh(shape, deflection, False, 0.5, False)
+    mesh.Perform()
+    vertices, faces, measured = _triangles(shape, path, name)
+    if len(faces) == 0:
+        raise InputError(path, f"solid '{name}' gave no triangles (OpenCASCADE could not mesh "
+                               f"it); re-export it")
+    if not _curved(shape):  # planar faces bounded by straight edges: the triangles are exact
+        return vertices, faces, 0.0
+    return vertices, faces, max(deflection, measured)
+
+
+def _curved(shape) -> bool:
+    """Whether any face of the solid is not a plane or any edge not a straight line."""
+    from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_Line, GeomAbs_Plane
+    from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+
+    explorer = TopExp_Explorer(shape, TopAbs_FACE)
+    while explorer.More():
+        if BRepAdaptor_Surface(TopoDS.Face(explorer.Current())).GetType() != GeomAbs_Plane:
+            return True
+        explorer.Next()
+    explorer = TopExp_Explorer(shape, TopAbs_EDGE)
+    while explorer.More():
+        edge = TopoDS.Edge(explorer.Current())
+        explorer.Next()
+        from OCP.BRep import BRep_Tool
+
+        if BRep_Tool.Degenerated_s(edge):
+            continue
+        if BRepAdaptor_Curve(edge).GetType() != GeomAbs_Line:
+            return True
+    return False
+
+
+def _triangles(shape, path, name: str):
+    """Every face's triangulation in world coordinates, merged into one array, and the largest
+    surface-to-triangle gap measured on curved faces."""
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_Plane
+    from OCP.TopAbs import TopAbs_FACE, TopAbs_REVERSED
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.TopoDS import TopoDS
+
+    all_vertices, all_faces, offset, measured = [], [], 0, 0.0
+    explorer = TopExp_Explorer(shape, TopAbs_FACE)
+    while explorer.More():
+        face = TopoDS.Face(explorer.Current())
+        explorer.Next()
+        location = TopLoc_Location()
+        tri = BRep_Tool.Triangulation_s(face, location)
+        if tri is None or tri.NbTriangles() == 0:
+            continue
+        T = location.Transformation()
+        n = tri.NbNodes()
+        nodes = np.empty((n, 3))
+        for k in range(n):
+            p = tri.Node(k + 1).Transformed(T)
+            nodes[k] = (p.X(), p.Y(), p.Z())
+        tris = np.empty((tri.NbTriangles(), 3), dtype=np.int64)
+        for k in range(tri.NbTriangles()):
+            tris[k] = tri.Triangle(k + 1).Get()
+        tris -= 1
+        if face.Orientation() == TopAbs_REVERSED:
+            tris = tris[:, [0, 2, 1]]
+        surface = BRepAdaptor_Surface(face)  # placed as the face is: world coordinates
+        if surface.GetType() != GeomAbs_Plane and tri.HasUVNodes():
+            uv = np.empty((n, 2))
+            for k in range(n):
+                q = tri.UVNode(k + 1)
+                uv[k] = (q.X(), q.Y())
+            measured = max(measured, _chord_gap(surface, nodes, uv, tris))
+        all_vertices.append(nodes)
+        all_faces.append(tris + offset)
+        offset += n
+    if not all_faces:
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), 0.0
+    vertices = np.concatenate(all_vertices)
+    if not np.isfinite(vertices).all():
+        raise InputError(path, f"solid '{name}' has NaN or infinite coordinates; re-export it")
+    return vertices, np.concatenate(all_faces), measured
+
+
+def _chord_gap(surface, nodes, uv, tris) -> float:
+    """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
+    the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
+    samples_uv, samples_xyz = [], []
+    for a, b in ((0, 1), (1, 2), (2, 0)):
+        samples_uv.append(0.5 * (uv[tris[:, a]] + uv[tris[:, b]]))
+        samples_xyz.append(0.5 * (nodes[tris[:, a]] + nodes[tris[:, b]]))
+    samples_uv.append(uv[tris].mean(axis=1))
+    samples_xyz.append(nodes[tris].mean(axis=1))
+    suv = np.concatenate(samples_uv)
+    sxyz = np.concatenate(samples_xyz)
+    # an edge shared by two triangles is sampled twice; once is enough
+    suv, first = np.unique(np.round(suv, 14), axis=0, return_index=True)
+    sxyz = sxyz[first]
+    worst = 0.0
+    for (u, v), p in zip(suv.tolist(), sxyz.tolist()):
+        s = surface.Value(u, v)
+        gap = (s.X() - p[0]) ** 2 + (s.Y() - p[1]) ** 2 + (s.Z() - p[2]) ** 2
+        if gap > worst:
+            worst = gap
+    return worst ** 0.5
+

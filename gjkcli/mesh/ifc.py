@@ -1,0 +1,243 @@
+"""IFC models (IFC2X3, IFC4, IFC4X3) through IfcOpenShell's geometry iterator: one part per
+physical element.
+
+An element is *physical* when it is an ``IfcElement`` that is neither a feature (openings,
+projections, surface features: ``IfcFeatureElement``) nor an ``IfcVirtualElement``, and has a
+``Body`` representation. Spaces, zones, sites, storeys (spatial elements), annotations, grids and
+ports are not ``IfcElement`` and are never objects. Each part is named
+``IfcWall 'Wall name' 2cKYIHmn9FAgfuNu$zAIQL`` (class, Name, GlobalId; the Name is left out when
+the file gives none) and carries an `Element`: its class (with the supertypes, for manifest
+groups), GlobalId, Name and the GlobalIds of the elements it is hosted by (it fills an opening,
+``IfcRelFillsElement``, that voids them, ``IfcRelVoidsElement``).
+
+The iterator triangulates every element in world coordinates (its placement chain applied,
+openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
+millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
+...). It runs on one thread: a scan's --jobs reads several files in parallel, not the elements
+of one.
+
+An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
+(one line each); the others are read.
+
+IfcOpenShell is imported on the first read, so ``gjk --help`` never pays for it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.errors import InputError
+from gjkcli.units import canonical
+
+__all__ = ["Element", "IfcModel", "read", "element_label", "IFC_TYPES"]
+
+# File suffixes read as IFC (STEP physical files of an IFC schema). ifcXML and ifcZIP are not read.
+IFC_TYPES = ("ifc",)
+
+# IfcElement subclasses that are not physical: openings and projections are features of their
+# host; virtual elements are boundaries with no matter.
+_NOT_PHYSICAL = ("IfcFeatureElement", "IfcVirtualElement")
+
+
+@dataclass(frozen=True)
+class Element:
+    """What an object read from IFC is in the model.
+
+    ifc_class : the entity's class, "IfcWall"
+    classes : the class and its supertypes up to IfcRoot, most specific first ("IfcWall",
+        "IfcBuildingElement", "IfcElement", "IfcProduct", "IfcObject", ...)
+    global_id : the 22-character IfcGloballyUniqueId
+    name : the element's Name attribute, None when absent
+    hosts : GlobalIds of the elements whose openings this element fills (a door: its wall)
+    """
+
+    ifc_class: str
+    classes: tuple
+    global_id: str
+    name: str | None = None
+    hosts: tuple = ()
+
+
+@dataclass(frozen=True)
+class IfcModel:
+    """A read IFC file.
+
+    parts : [(name, vertices (n, 3) float64, faces (m, 3) int64, Element)] in the file's order
+    units : the length unit ("mm", "m", "in", ...), None when the file states none
+    schema : "IFC2X3", "IFC4", ...
+    failed : one line per physical element whose geometry could not be built
+    """
+
+    parts: list
+    units: str | None
+    schema: str
+    failed: tuple = ()
+
+
+def element_label(element) -> str:
+    """``IfcWall 'Wall name' 2cKYIHmn...``: class, Name (when given) and GlobalId."""
+    name = getattr(element, "Name", None)
+    quoted = f" '{name}'" if name else ""
+    return f"{element.is_a()}{quoted} {element.GlobalId}"
+
+
+def read(path: str | Path) -> IfcModel:
+    """Every physical element of an IFC file as triangles in world coordinates, file units.
+
+    Raises
+    ------
+    InputError
+        The file is not IFC IfcOpenShell can open (syntax, unknown schema), or it holds no
+        physical element with a body, or the geometry of none of them can be built.
+    """
+    path = Path(path)
+    ifcopenshell, geom = _ifcopenshell()
+    try:
+        model = ifcopenshell.open(str(path))
+    except Exception as exc:  # noqa: BLE001 - IfcOpenShell raises several kinds for a bad file
+        raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
+                               f"export it again as IFC2X3 or IFC4") from None
+    elements = [e for e in model.by_type("IfcElement")
+                if not any(e.is_a(c) for c in _NOT_PHYSICAL) and _has_body(e)]
+    if not elements:
+        raise InputError(path, f"holds no physical element with a body ({model.schema}: walls, "
+                               f"slabs, doors, ducts, ...); openings and spaces are not objects")
+    settings = geom.settings()
+    settings.set("use-world-coords", True)
+    settings.set("convert-back-units", True)  # the file's length unit, not metres
+    settings.set("weld-vertices", True)
+    ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
+    try:
+        iterator = geom.iterator(settings, model, 1, include=elements)
+        shapes = []
+        if iterator.initialize():
+            while True:
+                shapes.append(iterator.get())
+                if not iterator.next():
+                    break
+    except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
+        raise InputError(path, f"IfcOpenShell could not triangulate the model: "
+                               f"{_first_line(exc)}") from None
+    log = _Log(ifcopenshell.get_log())
+    by_id = {e.id(): e for e in elements}
+    parts, built, failed = [], set(), []
+    for shape in shapes:
+        element = by_id.get(shape.id)
+        if element is None or shape.id in built:
+            continue
+        built.add(shape.id)
+        vertices = np.asarray(shape.geometry.verts, dtype=np.float64).reshape(-1, 3)
+        faces = np.asarray(shape.geometry.faces, dtype=np.int64).reshape(-1, 3)
+        label = element_label(element)
+        if len(faces) == 0:
+            failed.append(f"element {label}: its body has no triangles (curves or points only); "
+                          f"it is not checked")
+            continue
+        if not np.isfinite(vertices).all():
+            failed.append(f"element {label}: NaN or infinite coordinates; it is not checked")
+            continue
+        parts.append((label, vertices, faces, _element(element)))
+    for e in elements:
+        if e.id() not in built:
+            why = log.about(model, e) or "IfcOpenShell could not build its geometry"
+            failed.append(f"element {element_label(e)}: {why}; it is not checked")
+    if not parts:
+        raise InputError(path, f"the geometry of none of its {len(elements)} physical elements "
+                               f"could be built (first: {failed[0]})")
+    return IfcModel(parts=parts, units=_length_unit(model), schema=model.schema, failed=tuple(failed))
+
+
+def _ifcopenshell():
+    """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
+    package when it is missing."""
+    try:
+        import ifcopenshell
+        import ifcopenshell.geom
+    except ImportError as exc:  # pragma: no cover - a dependency of gjk
+        raise InputError("<ifc>", f"reading IFC needs IfcOpenShell ({exc}); pip install "
+                                  f"ifcopenshell") from None
+    return ifcopenshell, ifcopenshell.geom
+
+
+def _has_body(element) -> bool:
+    """The element's product shape has a 3D representation the iterator meshes (its Body)."""
+    shape = getattr(element, "Representation", None)
+    if shape is None:
+        return False
+    for rep in shape.Representations or ():
+        context = rep.ContextOfItems
+        if rep.RepresentationIdentifier in ("Body", "Facetation") and \
+                getattr(context, "ContextType", None) in ("Model", None):
+            return True
+    return False
+
+
+def _element(e) -> Element:
+    hosts = []
+    for fills in getattr(e, "FillsVoids", ()) or ():
+        opening = fills.RelatingOpeningElement
+        for voids in getattr(opening, "VoidsElements", ()) or ():
+            hosts.append(voids.RelatingBuildingElement.GlobalId)
+    import ifcopenshell.util.schema
+
+    classes = []
+    declaration = ifcopenshell.util.schema.get_declaration(e)
+    while declaration is not None:
+        classes.append(declaration.name())
+        declaration = declaration.supertype()
+    return Element(ifc_class=e.is_a(), classes=tuple(classes), global_id=e.GlobalId,
+                   name=e.Name or None, hosts=tuple(dict.fromkeys(hosts)))
+
+
+def _length_unit(model) -> str | None:
+    """The project's length unit as gjkcli.units names it ("mm", "m", "in"), None when not
+    stated; a unit outside that table keeps its IFC name (the run then says it cannot convert)."""
+    import ifcopenshell.util.unit as units
+
+    unit = units.get_project_unit(model, "LENGTHUNIT")
+    if unit is None:
+        return None
+    if unit.is_a("IfcSIUnit"):  # an SI prefix and METRE: "MILLI" "METRE" -> millimetre
+        name = f"{unit.Prefix or ''}{unit.Name}".lower()
+    else:  # IfcConversionBasedUnit: 'inch', 'foot', ...
+        name = str(getattr(unit, "Name", "") or "").strip().lower()
+    return canonical(name) or name or None
+
+
+class _Log:
+    """IfcOpenShell's log of one read, to say why an element failed.
+
+    The log is a series of entries ``[error] [GEO089] [time] message:`` followed by the
+    instances they are about (``#98=IfcExtrudedAreaSolid(...)``): an element's failure is the
+    first error entry about an instance of its representation.
+    """
+
+    _ENTRY = re.compile(r"\[(\w+)\]\s*\[(\w+)\]\s*\[[^\]]*\]\s*(.*)", re.S)
+
+    def __init__(self, text):
+        self.errors = []  # (message, the first instance named, ids of the instances named)
+        for block in re.split(r"\n(?=\[)", str(text or "").strip()):
+            found = self._ENTRY.match(block)
+            if found is None or found.group(1).lower() not in ("error", "fatal"):
+                continue
+            message, _, about = found.group(3).partition("\n")
+            ids = {int(x) for x in re.findall(r"#(\d+)=", about)}
+            self.errors.append((message.strip().rstrip(":"), about.strip().split("(")[0], ids))
+
+    def about(self, model, element) -> str | None:
+        """Why the element's geometry failed, in one line; None when the log does not say."""
+        ids = {element.id()}
+        if element.Representation is not None:
+            ids |= {i.id() for i in model.traverse(element.Representation)}
+        for message, first, named in self.errors:
+            if named & ids:
+                return f"IfcOpenShell: {message} ({first})"[:300]
+        return None
+
+
+def _first_line(value) -> str:
+    text = str(value).strip()
+    return text.splitlines()[0] if text else type(value).__name__

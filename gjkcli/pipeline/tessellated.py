@@ -1,0 +1,134 @@
+"""Verdicts that survive tessellation: pairs of CAD parts whose triangles lie within `eps` of the
+true surfaces (`gjkcli.mesh.cad`).
+
+The bound. Let A, B be the true solids and A', B' their tessellations, with the two-sided
+Hausdorff distance between each solid's boundary and its triangles at most eps_A, eps_B (every
+surface point within eps of a triangle, every triangle point within eps of the surface). The
+distance between two sets, and the signed distance of two solids (minus the penetration depth
+when they overlap), moves by at most the Hausdorff distance each boundary moves: so with
+e = eps_A + eps_B and s' the triangles' signed distance,
+
+    s' - e  <=  s  <=  s' + e.
+
+Which side the error falls on depends on the curvature. On a convex face the chords cut inside
+the solid (the triangles are the smaller solid), so the triangles are FARTHER apart than the
+solids and s <= s': a mesh-level "clear by 6.7e-3" can be a true gap of 1e-4 (issue 16's
+cylinders). On a concave face (a bore, a fillet's inside) the chords bulge outside the solid, so
+the triangles are closer than the solids and s >= s'. A pair can see both (a shaft in a bore),
+which is why neither side of the interval is dropped.
+
+The verdicts. With the touching band `tol` and the required clearance `c` (0 when none):
+
+- the interval decides where it can: clear when the lower bound clears both (s' - e > tol and
+  s' - e >= c; the hulls' certified lower bound, below s', is tried first), collision when
+  the upper bound is a depth beyond the band (s' + e < -tol), closer than the clearance and
+  apart when tol < s' - e and s' + e < c;
+- everything else is refined on the exact solids, where the file gives them:
+  BRepExtrema_DistShapeShape's distance d, and for d <= tol the solids' common part
+  (BRepAlgoAPI_Common): a common solid whose mean thickness (2 x volume / area, exact for a
+  slab) exceeds tol is a collision, otherwise the solids touch;
+- where there is no exact solid (a manifest moved the part) or OpenCASCADE fails, the pair is
+  `undecided` with both bounds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli.engine.results import Result, Status
+
+__all__ = ["Bounded", "decide", "bounds_of"]
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """One refined pair: its result, where the answer came from, and the bounds of the true
+    solids' distance (lower == upper for an exact answer; None when unknown)."""
+
+    result: Result
+    mode: str
+    lower: float | None
+    upper: float | None
+    note: str | None = None
+    volume: float | None = None  # the solids' common volume, when the refinement computed it
+
+
+def bounds_of(signed: float, e: float) -> tuple[float, float]:
+    """(lower, upper) of the true signed distance from the triangles' signed distance `signed`
+    and the pair's tessellation error `e` (see the module's docstring)."""
+    return signed - e, signed + e
+
+
+def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None) -> Bounded:
+    """The verdict of a pair of tessellated parts the triangles alone cannot clear.
+
+    mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`
+    e : eps_A + eps_B; clearance : the required gap (0 for none)
+    refs : (refs_a, refs_b) the parts' `gjkcli.mesh.cad.SolidRef`s, or None
+    unit : the parts' unit (their refs are read in it)
+    """
+    signed = float(mesh.signed_distance)
+    lower, upper = bounds_of(signed, e)
+    decided = _from_interval(mesh, lower, upper, tol, clearance, None)
+    if decided.result.status is not Status.UNDECIDED:
+        return decided
+    if refs is not None and refs[0] and refs[1] and unit is not None:
+        try:
+            return _exact(mesh, tol, clearance, refs, unit)
+        except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
+            note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
+    else:
+        note = "no exact solid (the part was moved after reading)"
+    return _from_interval(mesh, lower, upper, tol, clearance, note)
+
+
+def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
+    import dataclasses
+
+    if upper < -tol:
+        status = Status.COLLISION
+    elif lower > tol and lower >= clearance:
+        status = Status.CLEAR
+    elif lower > tol and upper < clearance:
+        status = Status.CLEARANCE
+    else:
+        status = Status.UNDECIDED
+        if note is not None:
+            note = (f"{note}: the true distance is between {lower:.6g} and {upper:.6g}, the "
+                    f"triangles' error allows either verdict")
+    r = dataclasses.replace(mesh, status=status, distance_lower=max(lower, 0.0),
+                            distance=max(float(mesh.distance), 0.0))
+    return Bounded(r, "exact", lower, upper, note)
+
+
+def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str) -> Bounded:
+    """The pair on its exact solids (OpenCASCADE)."""
+    import dataclasses
+
+    from gjkcli.mesh import cad
+
+    d, pa, pb, inside = cad.exact_distance(refs[0], refs[1], unit)
+    gap = pb - pa
+    length = float(np.linalg.norm(gap))
+    normal = gap / length if length > 0 else np.asarray(mesh.normal, dtype=np.float64)
+    base = dict(point_a=pa, point_b=pb, normal=normal, certificate=None, iterations=0,
+                epa_iterations=0, exit="B-rep distance (BRepExtrema_DistShapeShape)",
+                epa_exit=None, tolerance=tol, trace=None)
+    if d > tol:
+        status = Status.CLEARANCE if d < clearance else Status.CLEAR
+        r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None, **base)
+        return Bounded(r, "brep", d, d)
+    common = cad.common_part(refs[0], refs[1], unit)
+    thickness = None if common is None else common[1]
+    if inside or (thickness is not None and thickness > tol):
+        depth = float(mesh.depth) if mesh.depth is not None and mesh.status is Status.COLLISION \
+            else (thickness if thickness is not None else 0.0)
+        r = dataclasses.replace(mesh, status=Status.COLLISION, distance=0.0, distance_lower=0.0,
+                                depth=depth, **{**base, "exit": "B-rep overlap (BRepAlgoAPI_Common)"})
+        return Bounded(r, "brep", None, None,
+                       "the solids overlap (OpenCASCADE); depth from the triangles",
+                       volume=None if common is None else common[0])
+    r = dataclasses.replace(mesh, status=Status.TOUCHING, distance=d, distance_lower=d, depth=None,
+                            **base)
+    return Bounded(r, "brep", d, d)

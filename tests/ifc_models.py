@@ -1,0 +1,111 @@
+"""IFC models for the tests, made with IfcOpenShell's authoring API (ifcopenshell.api): boxes of
+known size and place, in the file's own length unit, so every verdict has an analytic answer.
+
+`Box` is an element (or an opening): `size` (x, y, z) and `origin` (its min corner before the
+rotation `turn` about z, degrees, around that corner) in the file's unit. `write_model` writes
+them, with openings voiding their hosts and elements filling openings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# metres per file unit, as ifcopenshell.api's unit.assign_unit names them
+UNIT_SCALE = {"MILLIMETERS": 1e-3, "METERS": 1.0}
+
+
+@dataclass
+class Box:
+    ifc_class: str
+    name: str | None
+    origin: tuple
+    size: tuple
+    turn: float = 0.0
+    voids: str | None = None  # an opening: the name of the element it voids
+    fills: str | None = None  # an element: the name of the opening it fills
+    guid: str | None = field(default=None)  # set by write_model
+
+    def corners(self) -> np.ndarray:
+        """(8, 3) world corners (file units)."""
+        local = np.array([[x, y, z] for x in (0, self.size[0]) for y in (0, self.size[1])
+                          for z in (0, self.size[2])], dtype=float)
+        return local @ _turn(self.turn)[:3, :3].T + np.asarray(self.origin, dtype=float)
+
+
+def _turn(degrees: float) -> np.ndarray:
+    c, s = np.cos(np.radians(degrees)), np.sin(np.radians(degrees))
+    M = np.eye(4)
+    M[:2, :2] = [[c, -s], [s, c]]
+    return M
+
+
+def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = "MILLIMETERS") -> Path:
+    """Write the boxes as an IFC model; each Box gets its GlobalId in `guid`."""
+    import ifcopenshell
+    import ifcopenshell.api as api
+
+    f = ifcopenshell.file(schema=schema)
+    if schema == "IFC2X3":  # IFC2X3 requires an owner history on every rooted entity
+        person = api.run("owner.add_person", f)
+        org = api.run("owner.add_organisation", f)
+        user = api.run("owner.add_person_and_organisation", f, person=person, organisation=org)
+        application = api.run("owner.add_application", f)
+        import ifcopenshell.api.owner.settings as owner
+
+        owner.get_user = lambda _f: user
+        owner.get_application = lambda _f: application
+    project = api.run("root.create_entity", f, ifc_class="IfcProject", name="gjk test")
+    api.run("unit.assign_unit", f, length={"is_metric": True, "raw": unit})
+    model = api.run("context.add_context", f, context_type="Model")
+    body = api.run("context.add_context", f, context_type="Model", context_identifier="Body",
+                   target_view="MODEL_VIEW", parent=model)
+    site = api.run("root.create_entity", f, ifc_class="IfcSite", name="Site")
+    api.run("aggregate.assign_object", f, relating_object=project, products=[site])
+    storey = api.run("root.create_entity", f, ifc_class="IfcBuildingStorey", name="Level 0")
+    api.run("aggregate.assign_object", f, relating_object=site, products=[storey])
+    scale = UNIT_SCALE[unit]
+    made = {}
+    for b in boxes:
+        e = api.run("root.create_entity", f, ifc_class=b.ifc_class, name=b.name)
+        # the API takes SI lengths for representations, file units for placements (is_si=False)
+        rep = api.run("geometry.add_wall_representation", f, context=body, length=b.size[0] * scale,
+                      thickness=b.size[1] * scale, height=b.size[2] * scale)
+        api.run("geometry.assign_representation", f, product=e, representation=rep)
+        M = _turn(b.turn)
+        M[:3, 3] = b.origin
+        api.run("geometry.edit_object_placement", f, product=e, matrix=M, is_si=False)
+        if not e.is_a("IfcOpeningElement") and not e.is_a("IfcSpatialElement"):
+            api.run("spatial.assign_container", f, relating_structure=storey, products=[e])
+        made[b.name] = e
+        b.guid = e.GlobalId
+    for b in boxes:
+        if b.voids is not None:
+            api.run("feature.add_feature", f, feature=made[b.name], element=made[b.voids])
+    for b in boxes:
+        if b.fills is not None:
+            api.run("feature.add_filling", f, opening=made[b.fills], element=made[b.name])
+    f.write(str(path))
+    return Path(path)
+
+
+def box_distance(a: Box, b: Box) -> float:
+    """The distance between two axis-aligned boxes (turn 0): 0 when they touch or overlap."""
+    assert a.turn == 0 and b.turn == 0
+    lo_a, hi_a = np.asarray(a.origin, float), np.asarray(a.origin, float) + a.size
+    lo_b, hi_b = np.asarray(b.origin, float), np.asarray(b.origin, float) + b.size
+    gap = np.maximum(0.0, np.maximum(lo_a - hi_b, lo_b - hi_a))
+    return float(np.linalg.norm(gap))
+
+
+def box_depth(a: Box, b: Box) -> float:
+    """The penetration depth of two axis-aligned boxes: the least translation that separates
+    them, along an axis, in whichever direction is shorter (for boxes the Minkowski difference is
+    a box, so the closest face of it is an axis); <= 0 when they do not overlap."""
+    lo_a, hi_a = np.asarray(a.origin, float), np.asarray(a.origin, float) + a.size
+    lo_b, hi_b = np.asarray(b.origin, float), np.asarray(b.origin, float) + b.size
+    overlap = np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b)
+    if np.any(overlap <= 0):
+        return float(np.min(overlap))
+    return float(np.min(np.minimum(hi_a - lo_b, hi_b - lo_a)))

@@ -1,0 +1,140 @@
+"""Tests of gjkcli.mesh.ifc and the IFC hook of gjkcli.mesh.load: IFC models to named parts in
+world coordinates, in the file's unit.
+
+The models are made with IfcOpenShell's authoring API (tests/ifc_models.py): boxes of known size,
+place and turn, whose eight corners are the oracle of every vertex the reader returns. The real
+model (tests/data/third_party/) is checked against what its own text says: its classes, names
+and GlobalIds, read by IfcOpenShell's parser, not by the code under test.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ifcopenshell = pytest.importorskip("ifcopenshell")
+
+from gjkcli.errors import InputError  # noqa: E402
+from gjkcli.mesh import ifc  # noqa: E402
+from gjkcli.mesh.load import expand_paths, load_objects, load_part, read_objects  # noqa: E402
+from ifc_models import Box, write_model  # noqa: E402
+
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third_party"
+OPENINGS = THIRD_PARTY / "project0-openings.ifc"
+
+
+def _corners_match(vertices: np.ndarray, box: Box, scale: float) -> None:
+    """Every vertex is one of the box's corners and every corner is a vertex (to 1e-9 of the size)."""
+    corners = box.corners()
+    tol = 1e-9 * scale
+    d = np.linalg.norm(vertices[:, None, :] - corners[None, :, :], axis=2)
+    assert d.min(axis=1).max() <= tol, "a vertex is not a corner of the box"
+    assert d.min(axis=0).max() <= tol, "a corner of the box has no vertex"
+
+
+@pytest.mark.parametrize("schema", ["IFC2X3", "IFC4"])
+@pytest.mark.parametrize("unit, short, size", [("MILLIMETERS", "mm", 1000.0), ("METERS", "m", 1.0)])
+def test_elements_in_world_coordinates_and_file_units(tmp_path, schema, unit, short, size):
+    boxes = [Box("IfcWall", "Wall A", (0, 0, 0), (5 * size, 0.2 * size, 3 * size)),
+             Box("IfcBeam", "Beam", (1.5 * size, -2 * size, 2.5 * size), (0.3 * size, 4 * size, 0.4 * size),
+                 turn=30.0),
+             Box("IfcColumn", None, (-3 * size, 7 * size, 0.25 * size), (0.4 * size, 0.4 * size, 2 * size),
+                 turn=-75.0)]
+    path = write_model(tmp_path / "m.ifc", boxes, schema=schema, unit=unit)
+    parts = read_objects(path)
+    assert [p.name for p in parts] == [f"IfcWall 'Wall A' {boxes[0].guid}", f"IfcBeam 'Beam' {boxes[1].guid}",
+                                       f"IfcColumn {boxes[2].guid}"]
+    for part, box in zip(parts, boxes):
+        assert part.units == short
+        _corners_match(part.vertices, box, size * 10)
+        assert part.element.ifc_class == box.ifc_class
+        assert part.element.global_id == box.guid
+        assert part.element.classes[0] == box.ifc_class and "IfcElement" in part.element.classes
+    # the slow path computes topology: each box is one closed body
+    for part in load_objects(path):
+        assert part.watertight and part.bodies == 1 and part.units == short
+
+
+def test_openings_and_spaces_are_not_objects_and_a_door_knows_its_wall(tmp_path):
+    boxes = [Box("IfcWall", "W", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcOpeningElement", "O", (1000, -10, 0), (900, 220, 2100), voids="W"),
+             Box("IfcDoor", "D", (1000, 0, 0), (900, 200, 2100), fills="O"),
+             Box("IfcSpace", "Room", (0, 200, 0), (5000, 4000, 3000))]
+    path = write_model(tmp_path / "m.ifc", boxes)
+    parts = read_objects(path)
+    assert [p.element.ifc_class for p in parts] == ["IfcWall", "IfcDoor"]
+    wall, door = parts
+    assert door.element.hosts == (boxes[0].guid,)
+    assert wall.element.hosts == ()
+    # the opening is cut out of the wall: no wall vertex lies strictly inside the door's box
+    inside = np.all((wall.vertices > [1000 + 1e-6, -1, 1e-6]) & (wall.vertices < [1900 - 1e-6, 201, 2100 - 1e-6]),
+                    axis=1)
+    assert not inside.any()
+    # the hole shows in the wall's faces: more than a box's 12 triangles
+    assert len(wall.faces) > 12
+
+
+def test_a_failing_element_is_one_line_and_the_others_are_read(tmp_path):
+    boxes = [Box("IfcWall", "W", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcSlab", "Broken slab", (0, 0, 4000), (1000, 200, 300)),
+             Box("IfcBeam", "B", (0, 0, 6000), (1000, 200, 300))]
+    path = write_model(tmp_path / "m.ifc", boxes)
+    model = ifcopenshell.open(str(path))
+    slab = model.by_guid(boxes[1].guid)
+    solid = next(i for i in model.traverse(slab.Representation) if i.is_a("IfcExtrudedAreaSolid"))
+    solid.Depth = 0.0  # no solid can be extruded by nothing
+    model.write(str(path))
+    skipped: list = []
+    parts = read_objects(path, skipped=skipped)
+    assert [p.element.global_id for p in parts] == [boxes[0].guid, boxes[2].guid]
+    assert len(skipped) == 1
+    line = skipped[0]
+    assert "\n" not in line and f"IfcSlab 'Broken slab' {boxes[1].guid}" in line
+    assert "IfcExtrudedAreaSolid" in line  # IfcOpenShell's reason, tied to the element
+    # without a list to take the lines, the failure is the file's error
+    with pytest.raises(InputError, match="Broken slab"):
+        load_objects(path)
+
+
+def test_files_that_are_not_ifc_models(tmp_path):
+    bad = tmp_path / "bad.ifc"
+    bad.write_text("ISO-10303-21;\nHEADER;\nthis is not STEP\n")
+    with pytest.raises(InputError) as err:
+        read_objects(bad)
+    assert "bad.ifc" in str(err.value) and "\n" not in err.value.message
+    empty_model = write_model(tmp_path / "empty.ifc", [Box("IfcSpace", "Room", (0, 0, 0), (1, 1, 1))])
+    with pytest.raises(InputError, match="no physical element"):
+        read_objects(empty_model)
+
+
+def test_directories_take_ifc_files_and_prefixes_apply(tmp_path):
+    write_model(tmp_path / "a.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))])
+    assert expand_paths(tmp_path) == [tmp_path / "a.ifc"]
+    (part,) = read_objects(tmp_path / "a.ifc", prefix="a.ifc")
+    assert part.name.startswith("a.ifc:IfcWall 'W' ")
+    whole = load_part(tmp_path / "a.ifc")
+    assert whole.name == "a.ifc" and whole.units == "mm"
+
+
+def test_a_real_model_reads_as_its_text_says():
+    """IfcOpenShell's tutorial house (IFC4, metres): every wall and door an object named by its
+    class, Name and GlobalId; its openings are not objects; each door is hosted by the wall its
+    opening voids."""
+    model = ifcopenshell.open(str(OPENINGS))
+    skipped: list = []
+    parts = read_objects(OPENINGS, skipped=skipped)
+    assert skipped == []
+    expected = {e.GlobalId: e for e in model.by_type("IfcElement")
+                if not e.is_a("IfcFeatureElement") and e.Representation is not None}
+    assert {p.element.global_id for p in parts} == set(expected)
+    for p in parts:
+        e = expected[p.element.global_id]
+        assert p.name == f"{e.is_a()} '{e.Name}' {e.GlobalId}" if e.Name else f"{e.is_a()} {e.GlobalId}"
+        assert p.units == "m"
+    assert not any(p.element.ifc_class == "IfcOpeningElement" for p in parts)
+    for door in model.by_type("IfcDoor"):
+        hosts = {v.RelatingBuildingElement.GlobalId for f in door.FillsVoids
+                 for v in f.RelatingOpeningElement.VoidsElements}
+        (part,) = [p for p in parts if p.element.global_id == door.GlobalId]
+        assert set(part.element.hosts) == hosts and hosts

@@ -1,0 +1,143 @@
+"""STEP reading (gjkcli.mesh.cad): assembly names and placements, the file's unit, the
+tessellation's error bound against the analytic surface, real files from trimesh's test models,
+and bad files."""
+import gzip
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial import ConvexHull
+
+from stepfiles import box, cylinder, write_step  # skips the module without OpenCASCADE
+
+from gjkcli.errors import InputError
+from gjkcli.mesh.load import load_objects, load_part, read_objects
+
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third_party"
+
+
+@pytest.fixture(scope="module")
+def assembly(tmp_path_factory):
+    """box_sides: a base and two instances of side_panel, in inches."""
+    path = tmp_path_factory.mktemp("step") / "box_sides.step"
+    return write_step(path, [("side_panel", box(1, 10, 10)), ("base", box(20, 20, 1, (0, 0, -1)))],
+                      assembly="box_sides", unit="INCH",
+                      instances=[("base", (0, 0, 0)), ("side_panel", (0, 0, 0)),
+                                 ("side_panel", (19, 0, 0))])
+
+
+def test_assembly_names_and_placements(assembly):
+    parts = {p.name: p for p in read_objects(assembly)}
+    assert sorted(parts) == ["box_sides/base", "box_sides/side_panel:1", "box_sides/side_panel:2"]
+    lo, hi = parts["box_sides/side_panel:2"].bounds
+    np.testing.assert_allclose(lo, [19, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(hi, [20, 10, 10], atol=1e-9)
+    lo, hi = parts["box_sides/side_panel:1"].bounds
+    np.testing.assert_allclose([lo, hi], [[0, 0, 0], [1, 10, 10]], atol=1e-9)
+    assert {p.units for p in parts.values()} == {"in"}
+    # boxes are their triangles: no tessellation error, and the solids are still found again
+    assert all(p.eps == 0.0 and p.brep for p in parts.values())
+
+
+def test_prefix_and_whole_file(assembly):
+    named = [p.name for p in read_objects(assembly, prefix="asm")]
+    assert named[0].startswith("asm:box_sides/")
+    whole = load_part(assembly)
+    assert whole.name == "box_sides.step" and whole.bodies == 3 and whole.watertight
+    assert len(whole.brep) == 3 and whole.units == "in"
+    assert [p.name for p in load_objects(assembly)] == [p.name for p in read_objects(assembly)]
+
+
+@pytest.mark.parametrize("suffix", [".step", ".stp", ".STEP", ".Stp"])
+def test_suffixes_any_case(tmp_path, suffix):
+    path = write_step(tmp_path / f"c{suffix}", [("c", cylinder(5, 10))])
+    (part,) = read_objects(path)
+    assert part.units == "mm" and part.eps > 0
+
+
+def test_the_file_unit_not_millimetres(tmp_path):
+    """The same numbers in a millimetre and an inch file give the same coordinates, each in
+    its own unit (OpenCASCADE's conversion to millimetres is undone)."""
+    mm = read_objects(write_step(tmp_path / "mm.step", [("c", cylinder(0.5, 1.0))]))[0]
+    inch = read_objects(write_step(tmp_path / "in.step", [("c", cylinder(0.5, 1.0))], unit="INCH"))[0]
+    metre = read_objects(write_step(tmp_path / "m.step", [("c", cylinder(0.5, 1.0))], unit="M"))[0]
+    assert (mm.units, inch.units, metre.units) == ("mm", "in", "m")
+    np.testing.assert_allclose(inch.bounds, mm.bounds, atol=1e-12)
+    np.testing.assert_allclose(metre.bounds, mm.bounds, atol=1e-12)
+    assert inch.eps == pytest.approx(mm.eps, rel=1e-6)
+
+
+def _polygon_radius(vertices, directions):
+    """Distance from the z axis to the boundary of the convex polygon (the mesh's cross
+    section, projected on xy), along each direction: min over edges of offset / (n . dir)."""
+    hull = ConvexHull(vertices[:, :2])
+    n, offset = hull.equations[:, :2], -hull.equations[:, 2]
+    along = directions @ n.T
+    with np.errstate(divide="ignore"):
+        t = np.where(along > 1e-12, offset / along, np.inf)
+    return t.min(axis=1)
+
+
+@pytest.mark.parametrize("radius, seam", [(10.0, 0.0), (10.0, 0.1), (0.3, 1.0)])
+def test_eps_bounds_the_chord_error_both_ways(tmp_path, radius, seam):
+    """Against the analytic cylinder: every triangle point lies within eps of the surface
+    (inside it: chords of a convex face), and every surface point within eps of the triangles."""
+    part = read_objects(write_step(tmp_path / "c.step", [("c", cylinder(radius, 2 * radius,
+                                                                         seam=seam))]))[0]
+    rng = np.random.default_rng(16)
+    V, F = part.vertices, part.faces
+    w = rng.dirichlet([1, 1, 1], size=(len(F), 8))
+    points = np.einsum("fkj,fjd->fkd", w, V[F]).reshape(-1, 3)
+    rho = np.hypot(points[:, 0], points[:, 1])
+    lateral = (points[:, 2] > 1e-9) & (points[:, 2] < 2 * radius - 1e-9) & (rho > 0.5 * radius)
+    assert (rho[lateral] <= radius * (1 + 1e-12)).all()  # chords lie inside a convex surface
+    gap_in = radius - rho[lateral]
+    assert gap_in.max() <= part.eps
+    assert gap_in.max() > 0.05 * part.eps  # the bound is not vacuous
+    theta = rng.uniform(0, 2 * math.pi, 20_000)
+    gap_out = radius - _polygon_radius(V, np.column_stack([np.cos(theta), np.sin(theta)]))
+    assert gap_out.max() <= part.eps
+
+
+def test_trimesh_box_sides(tmp_path):
+    """trimesh's box_sides.STEP (SolidWorks, inches): product names and instance paths, not the
+    occurrence ids trimesh's route gives (NAUO1..10)."""
+    path = tmp_path / "box_sides.STEP"
+    with gzip.open(THIRD_PARTY / "box_sides.STEP.gz", "rb") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    parts = read_objects(path)
+    names = [p.name for p in parts]
+    assert len(parts) == 10 and not any("NAUO" in n for n in names)
+    assert names.count("box_sides/side_long:1") == 1 and "box_sides/gusset:4" in names
+    assert {p.units for p in parts} == {"in"}
+    lo = np.min([p.bounds[0] for p in parts], axis=0)
+    hi = np.max([p.bounds[1] for p in parts], axis=0)
+    assert 7.0 < (hi - lo)[0] < 7.5  # a box of a few inches, not millimetres or metres
+
+
+@pytest.mark.parametrize("name", ["base_interface_AP203.STEP", "base_interface_AP214.STEP"])
+def test_trimesh_base_interface(name):
+    """The same part exported as AP203 and AP214 reads the same."""
+    (part,) = read_objects(THIRD_PARTY / name)
+    assert part.name == name.removesuffix(".STEP") and part.units == "in"
+    np.testing.assert_allclose(part.bounds, [[-11.79946, -12.57153, -0.09375],
+                                             [11.79556, 12.57153, 0.09375]], atol=2e-3)
+    assert 0 < part.eps < 1e-3 * 35
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"solid nonsense\nendsolid\n", "is not a STEP file"),
+    (b"ISO-10303-21;\nHEADER;\nENDSEC;\nDATA;\nENDSEC;\nEND-ISO-10303-21;\n", "found no shapes"),
+    (b"ISO-10303-21;\nHEADER;\n#1 = CARTESIAN_POINT(", None),
+])
+def test_bad_files_are_one_input_error(tmp_path, content, words):
+    path = tmp_path / "bad.step"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as info:
+        read_objects(path)
+    assert info.value.source == str(path)
+    assert "\n" not in info.value.message
+    if words:
+        assert words in info.value.message
