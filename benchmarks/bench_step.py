@@ -10,7 +10,10 @@ many placements). Then, each in a fresh Python process, timed from after the imp
     gjk       gjkcli.pipeline.run.scan([FILE], Options(clearance=0.05)): STEP read with
               OpenCASCADE's XCAF reader, every solid tessellated with its error bound, broad and
               narrow phase, the touching band and the clearance decided on the exact solids
-              where the tessellation cannot decide them (BRepExtrema / BRepAlgoAPI_Common)
+              where the tessellation cannot decide them (BRepExtrema / BRepAlgoAPI_Common), and
+              each collision's overlap volume on the exact solids (BRepAlgoAPI_Common)
+    gjk -vol  the same with no overlap volume (the overlap-volumes limit at 0), the job trimesh does plus
+              the clearance and the exact touching band
     trimesh   trimesh.load_scene (STEP through cascadio: OpenCASCADE tessellates and writes a
               GLB in memory), trimesh.collision.CollisionManager with every node (python-fcl),
               in_collision_internal(return_names=True): collisions of the meshes only, no
@@ -36,11 +39,13 @@ import time
 from pathlib import Path
 
 GJK_WORKER = """
-import json, sys, time
+import dataclasses, json, sys, time
 t0 = time.perf_counter()
+from gjkcli import limits
 from gjkcli.pipeline import run
 t1 = time.perf_counter()
-found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1))
+lim = dataclasses.replace(limits.DEFAULT, overlap_volumes=int(sys.argv[3]))
+found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1, limits=lim))
 t2 = time.perf_counter()
 print(json.dumps({"imports": t1 - t0, "total": t2 - t1, "stages": found.timings,
                   "counts": found.counts, "checked": found.checked, "modes": found.modes,
@@ -151,7 +156,8 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         made = make_assembly(path, args.parts, args.seed)
         print(f"assembly: {made['parts']} parts, {made['bytes'] / 1e6:.1f} MB STEP ({path.name})")
-        gjk = run_worker(GJK_WORKER, path, args.clearance)
+        gjk = run_worker(GJK_WORKER, path, args.clearance, 1000)
+        novol = run_worker(GJK_WORKER, path, args.clearance, 0)
         tm = run_worker(TRIMESH_WORKER, path)
     print(f"gjk      {gjk['total']:.2f} s after imports ({gjk['imports']:.2f} s imports); "
           f"stages: " + ", ".join(f"{k} {v:.2f}" for k, v in gjk["stages"].items()))
@@ -161,11 +167,15 @@ def main() -> None:
     print(f"trimesh  {tm['total']:.2f} s after imports ({tm['imports']:.2f} s imports): load "
           f"(cascadio) {tm['load']:.2f}, add_object {tm['add']:.2f}, collide {tm['collide']:.2f}; "
           f"{tm['objects']} objects, {tm['collision_pairs']} colliding pairs; units {tm['units']}")
+    print(f"gjk -vol {novol['total']:.2f} s after imports (no overlap volumes)")
     ratio = gjk["total"] / tm["total"]
-    print(f"gjk / trimesh+cascadio+fcl (after imports): {ratio:.2f}")
+    ratio_novol = novol["total"] / tm["total"]
+    print(f"gjk / trimesh+cascadio+fcl (after imports): {ratio:.2f}; without overlap volumes: "
+          f"{ratio_novol:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"parts": made, "gjk": gjk, "trimesh": tm,
-                                         "ratio": ratio}, indent=2))
+        args.json.write_text(json.dumps({"parts": made, "gjk": gjk, "gjk_no_volumes": novol,
+                                         "trimesh": tm, "ratio": ratio,
+                                         "ratio_no_volumes": ratio_novol}, indent=2))
 
 
 if __name__ == "__main__":

@@ -155,7 +155,8 @@ def main() -> None:
 def check(ctx, a, b, **opts):
     """Check two parts A and B: clear, touching, collision, or closer than --clearance.
 
-    Each file is one object; every format trimesh reads (STL, OBJ, PLY, OFF, GLB/glTF, 3MF, ...).
+    Each file is one object; every format trimesh reads (STL, OBJ, PLY, OFF, GLB/glTF, 3MF, ...)
+    and STEP (OpenCASCADE: in the file's unit, verdicts bounded by the tessellation's error).
     Every pair is listed. Exit code 0: no violation; 1: collision, clearance violated or
     undecided; 2: usage or input error.
     """
@@ -511,7 +512,7 @@ def _table(found, trace: bool, to_terminal: bool) -> str | None:
         if trace:
             for pair in found.pairs:
                 a, b = found.object(pair.a), found.object(pair.b)
-                units = (a.units if a else None) or (b.units if b else None)
+                units = found.units or (a.units if a else None) or (b.units if b else None)
                 console.print(render_trace(pair.result.trace, pair.a, pair.b, units=units,
                                            hull_vertices=(a.hull_vertices, b.hull_vertices),
                                            scan_below=DEFAULT.brute_force_below))

@@ -38,7 +38,7 @@ OBJECT_TRIANGLES = 20_000
 
 def units_of(found: Findings, pair: Finding) -> str:
     a, b = found.object(pair.a), found.object(pair.b)
-    u = (a.units if a else None) or (b.units if b else None)
+    u = found.units or (a.units if a else None) or (b.units if b else None)
     return f" {u}" if u else ""
 
 
@@ -69,6 +69,9 @@ def caption(pair: Finding, units: str = "") -> str:
         text = f"clearance: {fmt(r.distance)}{units} apart, {fmt(pair.clearance)}{units} required"
     elif status is Status.CLEAR:
         text = f"clear: {fmt(r.distance)}{units} apart"
+    elif pair.distance_lower is not None and pair.distance_upper is not None:
+        text = (f"undecided: the true distance is in [{fmt(pair.distance_lower)}, "
+                f"{fmt(pair.distance_upper)}]{units} (tessellation error {fmt(pair.tessellation)}{units})")
     else:
         text = f"undecided: distance in [{fmt(r.distance_lower)}, {fmt(r.distance)}]{units}"
     text += f" ({pair.mode} mode{', hulls only' if pair.conservative else ''})"

@@ -194,3 +194,23 @@ def test_without_exact_solids_the_interval_decides(signed, e, tol, clearance, wa
     assert (got.lower, got.upper) == pytest.approx((signed - e, signed + e))
     if want is Status.UNDECIDED:
         assert "between" in got.note
+
+
+@pytest.mark.parametrize("gap", [1e-4, 0.02, 0.5])
+def test_shaft_in_a_bore_against_opencascade(tmp_path, gap):
+    """A concave face: the bore's chords bulge into the hole, towards the shaft, so the
+    triangles are closer than the solids (the other side of the interval)."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Cut
+
+    block = BRepAlgoAPI_Cut(box(20, 20, 10, (-10, -10, 0)), cylinder(5, 10)).Shape()
+    shaft = cylinder(5 - gap, 10, seam=0.3)
+    pa, pb = pair_files(tmp_path, block, shaft)
+    d, v = exact_distance(block, shaft), common_volume(block, shaft)
+    assert d == pytest.approx(gap, abs=1e-7)
+    _, pair = one_pair(pa, pb, clearance=0.01, tolerance=1e-7)
+    assert pair.status is oracle_status(d, v, 1e-7, 0.01)
+    if pair.mode == "brep":  # refined: the exact distance
+        assert pair.result.distance == pytest.approx(d, abs=1e-7)
+    else:  # decided on the interval, which holds the truth
+        assert pair.distance_lower <= d <= pair.distance_upper
+        assert pair.result.distance < d  # the bore's chords bulge towards the shaft
