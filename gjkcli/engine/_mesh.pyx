@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c).
+"""Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c; gaps.h, gaps.c).
 
 A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
@@ -73,6 +73,12 @@ cdef extern from "mesh.h" nogil:
     double mesh_winding_brute(const mesh_bvh *M, const double *q)
     int tri_tri_intersect(const double *P, const double *Q, double snap, double *point, double *straddle)
     double tri_tri_distance2(const double *P, const double *Q, double *pp, double *qq)
+
+
+cdef extern from "gaps.h" nogil:
+    int hull_face_gaps(const double *normal, const double *offset, const int64_t *t_start,
+                       const int64_t *n_tri, const double *hull, const int64_t *h_start,
+                       const int64_t *n_hull, int64_t parts, double *gap)
 
 
 # Exit reasons of the traversals, by code; the codes are the header's (enum mesh_exit in
@@ -284,3 +290,47 @@ def tri_tri(P, Q, double snap=0.0):
     cdef double d2 = tri_tri_distance2(&p[0], &q[0], pp, qq)
     return (bool(hit), np.array([x[0], x[1], x[2]]) if hit else None, st if hit else None,
             d2 ** 0.5, np.array([pp[0], pp[1], pp[2]]), np.array([qq[0], qq[1], qq[2]]))
+
+
+def face_gaps(normal, offset, t_start, n_tri, hull, h_start, n_hull):
+    """The supporting-plane test of gjkcli.mesh.convexity.hull_gaps, every face against every hull
+    vertex, for many parts at once (gjkcli/engine/csrc/gaps.c).
+
+    normal : (T, 3) float64 unit normals of the faces (zero rows for faces without area)
+    offset : (T,) float64 each face's plane offset, n . corner, in its hull's frame
+    t_start, n_tri : (p,) int64 each part's rows of normal and offset
+    hull : (H, 3) float64 hull vertices, each part's in its hull's frame
+    h_start, n_hull : (p,) int64 each part's rows of hull
+
+    Returns (p,) float64: max(0, max over the part's faces of max over its hull vertices of
+    n . h - offset); 0 for a part without faces or vertices.
+    """
+    cdef const double[:, ::1] nv = np.ascontiguousarray(normal, dtype=np.float64).reshape(-1, 3)
+    cdef const double[::1] ov = np.ascontiguousarray(offset, dtype=np.float64).reshape(-1)
+    cdef const double[:, ::1] hv = np.ascontiguousarray(hull, dtype=np.float64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    hs = np.ascontiguousarray(h_start, dtype=np.int64)
+    nh = np.ascontiguousarray(n_hull, dtype=np.int64)
+    cdef int64_t p = len(ts), k
+    if not (len(nt) == p and len(hs) == p and len(nh) == p):
+        raise ValueError("t_start, n_tri, h_start and n_hull need one entry per part")
+    if len(ov) != nv.shape[0]:
+        raise ValueError("one offset per normal")
+    if p and ((ts < 0).any() or (nt < 0).any() or (hs < 0).any() or (nh < 0).any()
+              or int((ts + nt).max()) > nv.shape[0] or int((hs + nh).max()) > hv.shape[0]):
+        raise ValueError("a part's rows lie outside the arrays")
+    out = np.zeros(p)
+    if p == 0:
+        return out
+    cdef const int64_t[::1] tsv = ts, ntv = nt, hsv = hs, nhv = nh
+    cdef double[::1] gv = out
+    cdef const double *np_ = &nv[0, 0] if nv.shape[0] else NULL
+    cdef const double *op = &ov[0] if ov.shape[0] else NULL
+    cdef const double *hp = &hv[0, 0] if hv.shape[0] else NULL
+    cdef int rc
+    with nogil:
+        rc = hull_face_gaps(np_, op, &tsv[0], &ntv[0], hp, &hsv[0], &nhv[0], p, &gv[0])
+    if rc != 0:
+        raise MemoryError("face gaps")
+    return out

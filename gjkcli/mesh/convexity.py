@@ -167,10 +167,10 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     A hull verdict stands for a pair when both gaps lie within the pair's touching band: the
     parts then coincide with their hulls as far as any verdict can tell (the pipeline's policy).
 
-    The supporting-plane test costs (triangles x hull vertices) per part; it runs in NumPy for
-    many small parts at once, bucketed by size (at most 25% padding; the padding repeats a real
-    vertex or triangle, which changes no maximum), and through the engine's support map (hill
-    climbing in C) for large parts. Parts go through in chunks of a few thousand.
+    The supporting-plane test costs (triangles x hull vertices) per part; it runs in C for small
+    parts (every face against every hull vertex, gjkcli/engine/csrc/gaps.c), and through the
+    engine's support map (hill climbing in C) for large parts. Parts go through in chunks of a
+    few thousand.
     """
     from gjkcli.errors import ShapeError
 
@@ -206,8 +206,6 @@ def _flat_gap(shape, faces, vertices) -> float:
 
 def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices)."""
-    from gjkcli.engine.shapes import ceil_bucket, padded_rows
-
     solid = range(len(shapes))
     # mesh areas and face planes for all parts at once (world coordinates)
     n_tri = np.array([len(faces[k]) for k in solid])
@@ -228,26 +226,19 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     # the offset of each triangle's plane in its hull's local frame: n.(a - translation)
     translation = np.stack([s.translation for s in shapes])
     offset = np.einsum("ij,ij->i", normal, a - np.repeat(translation, n_tri, axis=0))
-    n_hull = np.array([s.n_vertices for s in shapes])
+    n_hull = np.array([s.n_vertices for s in shapes], dtype=np.int64)
     gaps = np.full(len(shapes), np.inf)
     small = np.flatnonzero(covered & (n_hull <= 256) & (n_tri <= 4096))
     large = np.flatnonzero(covered & ~((n_hull <= 256) & (n_tri <= 4096)))
-    bucket = (ceil_bucket(n_hull[small]) << 20) | ceil_bucket(n_tri[small])
-    for key in np.unique(bucket).tolist():
-        members = small[bucket == key]
-        vb, fb = key >> 20, key & ((1 << 20) - 1)
-        step = max(1, (4 << 20) // (vb * fb))
-        for c in range(0, len(members), step):
-            group = members[c: c + step]
-            # rows padded by repeating index 0 of each part: a real vertex, a real triangle
-            hv = padded_rows(n_hull[group], vb)
-            H = np.concatenate([shapes[s].vertices for s in group.tolist()])
-            h_off = np.concatenate([[0], np.cumsum(n_hull[group])[:-1]])
-            H = H[(h_off[:, None] + hv)]  # (B, vb, 3)
-            tv = padded_rows(n_tri[group], fb) + t_starts[group][:, None]
-            N, D, R = normal[tv], offset[tv], real[tv]  # (B, fb, 3), (B, fb), (B, fb)
-            gap = np.matmul(N, H.transpose(0, 2, 1)).max(axis=2) - D  # BLAS: 5x einsum
-            gaps[group] = np.maximum(np.where(R, gap, 0.0).max(axis=1), 0.0)
+    if len(small):
+        # every face against every hull vertex, in C (gjkcli/engine/csrc/gaps.c); faces without
+        # area have a zero normal and offset, and so add 0
+        from gjkcli.engine._mesh import face_gaps
+
+        H = np.concatenate([shapes[s].vertices for s in small.tolist()])
+        h_starts = np.concatenate([[0], np.cumsum(n_hull[small])[:-1]])
+        gaps[small] = face_gaps(normal, offset, t_starts[small], n_tri[small], H, h_starts,
+                                n_hull[small])
     if len(large):
         from gjkcli.engine.query import support
 
