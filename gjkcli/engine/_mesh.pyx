@@ -78,9 +78,11 @@ cdef extern from "mesh.h" nogil:
 
 
 cdef extern from "gaps.h" nogil:
-    int hull_face_gaps(const double *normal, const double *offset, const int64_t *t_start,
-                       const int64_t *n_tri, const double *hull, const int64_t *h_start,
-                       const int64_t *n_hull, int64_t parts, double *gap)
+    int hull_face_gaps(const double *V, const int64_t *F, const int64_t *t_start,
+                       const int64_t *n_tri, const double *translation, const double *hull_area,
+                       double area_rel, const double *hull, const int64_t *h_start,
+                       const int64_t *n_hull, const uint8_t *brute, int64_t parts,
+                       double *mesh_area, double *gap)
 
 cdef extern from "ownhull.h" nogil:
     int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
@@ -303,48 +305,59 @@ def tri_tri(P, Q, double snap=0.0):
             d2 ** 0.5, np.array([pp[0], pp[1], pp[2]]), np.array([qq[0], qq[1], qq[2]]))
 
 
-def face_gaps(normal, offset, t_start, n_tri, hull, h_start, n_hull):
+def face_gaps(vertices, faces, t_start, n_tri, translation, hull_area, double area_rel, hull,
+              h_start, n_hull, brute):
     """The supporting-plane test of gjkcli.mesh.convexity.hull_gaps, every face against every hull
-    vertex, for many parts at once (gjkcli/engine/csrc/gaps.c).
+    vertex, for many parts at once (gjkcli/engine/csrc/gaps.c; gaps.h defines it exactly).
 
-    normal : (T, 3) float64 unit normals of the faces (zero rows for faces without area)
-    offset : (T,) float64 each face's plane offset, n . corner, in its hull's frame
-    t_start, n_tri : (p,) int64 each part's rows of normal and offset
-    hull : (H, 3) float64 hull vertices, each part's in its hull's frame
-    h_start, n_hull : (p,) int64 each part's rows of hull
+    vertices : (V, 3) float64 every part's vertices, world coordinates
+    faces : (T, 3) int64 indices into vertices; t_start, n_tri : (p,) int64 each part's rows
+    translation : (p, 3) float64 each hull's place; hull_area : (p,) float64 its surface area
+    area_rel : the triangles' area must be the hull's within this fraction of it
+    hull : (H, 3) float64 hull vertices, each part's in its hull's frame; h_start, n_hull : (p,)
+    brute : (p,) bool the parts to test (the others get NaN)
 
-    Returns (p,) float64: max(0, max over the part's faces of max over its hull vertices of
-    n . h - offset); 0 for a part without faces or vertices.
+    Returns (mesh_area (p,), gap (p,)): the triangles' area; max(0, max over the faces of max over
+    the hull vertices of n . h - d), inf where the triangles do not cover the hull's area once.
     """
-    cdef const double[:, ::1] nv = np.ascontiguousarray(normal, dtype=np.float64).reshape(-1, 3)
-    cdef const double[::1] ov = np.ascontiguousarray(offset, dtype=np.float64).reshape(-1)
+    cdef const double[:, ::1] vv = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
+    cdef const int64_t[:, ::1] fv = np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3)
     cdef const double[:, ::1] hv = np.ascontiguousarray(hull, dtype=np.float64).reshape(-1, 3)
+    cdef const double[:, ::1] cv = np.ascontiguousarray(translation, dtype=np.float64).reshape(-1, 3)
+    ha = np.ascontiguousarray(hull_area, dtype=np.float64)
     ts = np.ascontiguousarray(t_start, dtype=np.int64)
     nt = np.ascontiguousarray(n_tri, dtype=np.int64)
     hs = np.ascontiguousarray(h_start, dtype=np.int64)
     nh = np.ascontiguousarray(n_hull, dtype=np.int64)
-    cdef int64_t p = len(ts), k
-    if not (len(nt) == p and len(hs) == p and len(nh) == p):
-        raise ValueError("t_start, n_tri, h_start and n_hull need one entry per part")
-    if len(ov) != nv.shape[0]:
-        raise ValueError("one offset per normal")
+    bf = np.ascontiguousarray(brute, dtype=np.uint8)
+    cdef int64_t p = len(ts)
+    if not (len(nt) == p and len(hs) == p and len(nh) == p and len(ha) == p and len(bf) == p
+            and cv.shape[0] == p):
+        raise ValueError("t_start, n_tri, translation, hull_area, h_start, n_hull and brute need "
+                         "one entry per part")
     if p and ((ts < 0).any() or (nt < 0).any() or (hs < 0).any() or (nh < 0).any()
-              or int((ts + nt).max()) > nv.shape[0] or int((hs + nh).max()) > hv.shape[0]):
+              or int((ts + nt).max()) > fv.shape[0] or int((hs + nh).max()) > hv.shape[0]):
         raise ValueError("a part's rows lie outside the arrays")
-    out = np.zeros(p)
+    if fv.shape[0] and (int(np.min(fv)) < 0 or int(np.max(fv)) >= vv.shape[0]):
+        raise ValueError("faces index outside the vertices")
+    area = np.zeros(p)
+    gap = np.full(p, np.nan)
     if p == 0:
-        return out
+        return area, gap
     cdef const int64_t[::1] tsv = ts, ntv = nt, hsv = hs, nhv = nh
-    cdef double[::1] gv = out
-    cdef const double *np_ = &nv[0, 0] if nv.shape[0] else NULL
-    cdef const double *op = &ov[0] if ov.shape[0] else NULL
+    cdef const double[::1] hav = ha
+    cdef const uint8_t[::1] bv = bf
+    cdef double[::1] av = area, gv = gap
+    cdef const double *vp = &vv[0, 0] if vv.shape[0] else NULL
+    cdef const int64_t *fp = &fv[0, 0] if fv.shape[0] else NULL
     cdef const double *hp = &hv[0, 0] if hv.shape[0] else NULL
     cdef int rc
     with nogil:
-        rc = hull_face_gaps(np_, op, &tsv[0], &ntv[0], hp, &hsv[0], &nhv[0], p, &gv[0])
+        rc = hull_face_gaps(vp, fp, &tsv[0], &ntv[0], &cv[0, 0], &hav[0], area_rel, hp, &hsv[0],
+                            &nhv[0], &bv[0], p, &av[0], &gv[0])
     if rc != 0:
         raise MemoryError("face gaps")
-    return out
+    return area, gap
 
 
 def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int64_t cube_from):

@@ -1,5 +1,5 @@
-/* How far a part's faces lie inside its hull: the brute-force supporting-plane test of
- * gjkcli.mesh.convexity.hull_gaps, for many parts at once.
+/* How far a part's faces lie inside its hull: the supporting-plane test of
+ * gjkcli.mesh.convexity.hull_gaps, by brute force, for many parts at once.
  *
  * Plain C over caller-owned arrays (no Python objects), as gjk.h and mesh.h.
  */
@@ -8,15 +8,21 @@
 
 #include <stdint.h>
 
-/* For each part p (0 <= p < parts):
- *   gap[p] = max(0, max over its faces f of (max over its hull vertices h of n_f . h) - d_f)
- * with the faces' unit normals n (T, 3) and plane offsets d (T,), the faces of part p being rows
- * t_start[p] .. t_start[p] + n_tri[p] - 1, and its hull vertices (H, 3) rows h_start[p] ..
- * h_start[p] + n_hull[p] - 1 (same frame as the offsets). A face with a zero normal and offset
- * (no area) gives 0. A part without faces or hull vertices gets 0. Returns 0, or -1 when out of
- * memory (gap then untouched). */
-int hull_face_gaps(const double *normal, const double *offset, const int64_t *t_start,
-                   const int64_t *n_tri, const double *hull, const int64_t *h_start,
-                   const int64_t *n_hull, int64_t parts, double *gap);
+/* Part p (0 <= p < parts) has the triangles F[t_start[p] .. t_start[p] + n_tri[p]) (rows of 3
+ * indices into the vertices V, rows of 3, world coordinates), a hull of surface area hull_area[p]
+ * placed at translation[p] (rows of 3), and the hull vertices hull[h_start[p] .. + n_hull[p])
+ * (rows of 3, in the hull's frame). For every part:
+ *   mesh_area[p] = the triangles' total area;
+ * and where brute[p] is set:
+ *   gap[p] = inf when |mesh_area - hull_area| > area_rel * hull_area (the triangles do not cover
+ *            the hull's surface once), else
+ *            max(0, max over its triangles of (max over its hull vertices h of n . h) - d)
+ *            with n the triangle's unit normal (from its winding) and d = n . (a - translation[p]),
+ *            a its first corner; a triangle without area adds 0.
+ * gap[p] is left as it is where brute[p] is 0. Returns 0, or -1 when out of memory. */
+int hull_face_gaps(const double *V, const int64_t *F, const int64_t *t_start, const int64_t *n_tri,
+                   const double *translation, const double *hull_area, double area_rel,
+                   const double *hull, const int64_t *h_start, const int64_t *n_hull,
+                   const uint8_t *brute, int64_t parts, double *mesh_area, double *gap);
 
 #endif
