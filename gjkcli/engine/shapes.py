@@ -355,6 +355,8 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
     Shape is then made by Shape._make, which derives the rest (extent, size, the cold-start
     table). Parts for which qhull fails, or that are nearly flat (volume <= 4 pi flat_rel
     extent^3, where Shape.hull's flatness test could decide otherwise), go through Shape.hull.
+    Parts that give their own `triangles` skip qhull and are assembled in C
+    (`_with_own_triangles`).
     """
     tell = progress or (lambda stage, done, total: None)
     count = len(points)
