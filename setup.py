@@ -20,7 +20,8 @@ core = Extension(
 
 mesh = Extension(
     "gjkcli.engine._mesh",
-    sources=["gjkcli/engine/_mesh.pyx", "gjkcli/engine/csrc/bvh.c", "gjkcli/engine/csrc/tri.c"],
+    sources=["gjkcli/engine/_mesh.pyx", "gjkcli/engine/csrc/bvh.c", "gjkcli/engine/csrc/tri.c",
+             "gjkcli/engine/csrc/gaps.c", "gjkcli/engine/csrc/ownhull.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

@@ -340,7 +340,7 @@ def _as_transform(transform) -> np.ndarray:
     T = np.array(transform, dtype=np.float64)
     if T.shape != (4, 4):
         raise ValueError("transform must be (4,4)!")
-    if not np.all(np.isfinite(T)):
+    if not np.isfinite(T).all():
         raise ValueError("transform must be finite")
     return T
 
@@ -744,12 +744,14 @@ def _world_boxes(objs: list) -> tuple:
 
 
 def _stamp(mesh: Any):
-    """What changes when a mesh's data does: trimesh's cached hash of its arrays, else the
-    arrays' identities."""
+    """What changes when the mesh's vertices or faces do: the hashes of the two arrays (a trimesh
+    TrackedArray keeps a hash of its contents, recomputed only after a change; the mesh's own
+    hash combines those of all its arrays, three times the cost), else the arrays' identities."""
+    vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
     try:
-        return hash(mesh)
+        return (hash(vertices), hash(faces))
     except TypeError:
-        return (id(getattr(mesh, "vertices", None)), id(getattr(mesh, "faces", None)))
+        return (id(vertices), id(faces))
 
 
 def _box_distance(lo, hi, p_lo, p_hi) -> np.ndarray:

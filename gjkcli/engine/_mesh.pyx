@@ -1,11 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c).
+"""Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c), and
+two kernels of hull preparation (gaps.h, gaps.c: hull_gaps' plane test; ownhull.h, ownhull.c: a
+convex mesh's own triangles as its hull).
 
 A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
 loops run in C without the GIL. The Python API is gjkcli.engine.exact; this module is its private engine.
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
 
 import numpy as np
@@ -73,6 +75,23 @@ cdef extern from "mesh.h" nogil:
     double mesh_winding_brute(const mesh_bvh *M, const double *q)
     int tri_tri_intersect(const double *P, const double *Q, double snap, double *point, double *straddle)
     double tri_tri_distance2(const double *P, const double *Q, double *pp, double *qq)
+
+
+cdef extern from "gaps.h" nogil:
+    int hull_face_gaps(const double *V, const int64_t *F, const int64_t *t_start,
+                       const int64_t *n_tri, const double *translation, const double *hull_area,
+                       double area_rel, const double *hull, const int64_t *h_start,
+                       const int64_t *n_hull, const uint8_t *brute, int64_t parts,
+                       double *mesh_area, double *gap)
+
+cdef extern from "ownhull.h" nogil:
+    int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
+                  const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                  const double *min_volume, int64_t parts,
+                  uint8_t *ok, double *area, double *vertices, int64_t *h_start, int64_t *n_hull,
+                  int32_t *faces, int32_t *adj_start, int32_t *adj, int64_t *a_start,
+                  int64_t *n_adj, double *extent, double *lo, double *hi, int64_t cube_from,
+                  int32_t *cube, int64_t *c_start, int64_t *n_cube)
 
 
 # Exit reasons of the traversals, by code; the codes are the header's (enum mesh_exit in
@@ -284,3 +303,122 @@ def tri_tri(P, Q, double snap=0.0):
     cdef double d2 = tri_tri_distance2(&p[0], &q[0], pp, qq)
     return (bool(hit), np.array([x[0], x[1], x[2]]) if hit else None, st if hit else None,
             d2 ** 0.5, np.array([pp[0], pp[1], pp[2]]), np.array([qq[0], qq[1], qq[2]]))
+
+
+def face_gaps(vertices, faces, t_start, n_tri, translation, hull_area, double area_rel, hull,
+              h_start, n_hull, brute):
+    """The supporting-plane test of gjkcli.mesh.convexity.hull_gaps, every face against every hull
+    vertex, for many parts at once (gjkcli/engine/csrc/gaps.c; gaps.h defines it exactly).
+
+    vertices : (V, 3) float64 every part's vertices, world coordinates
+    faces : (T, 3) int64 indices into vertices; t_start, n_tri : (p,) int64 each part's rows
+    translation : (p, 3) float64 each hull's place; hull_area : (p,) float64 its surface area
+    area_rel : the triangles' area must be the hull's within this fraction of it
+    hull : (H, 3) float64 hull vertices, each part's in its hull's frame; h_start, n_hull : (p,)
+    brute : (p,) bool the parts to test (the others get NaN)
+
+    Returns (mesh_area (p,), gap (p,)): the triangles' area; max(0, max over the faces of max over
+    the hull vertices of n . h - d), inf where the triangles do not cover the hull's area once.
+    """
+    cdef const double[:, ::1] vv = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
+    cdef const int64_t[:, ::1] fv = np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3)
+    cdef const double[:, ::1] hv = np.ascontiguousarray(hull, dtype=np.float64).reshape(-1, 3)
+    cdef const double[:, ::1] cv = np.ascontiguousarray(translation, dtype=np.float64).reshape(-1, 3)
+    ha = np.ascontiguousarray(hull_area, dtype=np.float64)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    hs = np.ascontiguousarray(h_start, dtype=np.int64)
+    nh = np.ascontiguousarray(n_hull, dtype=np.int64)
+    bf = np.ascontiguousarray(brute, dtype=np.uint8)
+    cdef int64_t p = len(ts)
+    if not (len(nt) == p and len(hs) == p and len(nh) == p and len(ha) == p and len(bf) == p
+            and cv.shape[0] == p):
+        raise ValueError("t_start, n_tri, translation, hull_area, h_start, n_hull and brute need "
+                         "one entry per part")
+    if p and ((ts < 0).any() or (nt < 0).any() or (hs < 0).any() or (nh < 0).any()
+              or int((ts + nt).max()) > fv.shape[0] or int((hs + nh).max()) > hv.shape[0]):
+        raise ValueError("a part's rows lie outside the arrays")
+    if fv.shape[0] and (int(np.min(fv)) < 0 or int(np.max(fv)) >= vv.shape[0]):
+        raise ValueError("faces index outside the vertices")
+    area = np.zeros(p)
+    gap = np.full(p, np.nan)
+    if p == 0:
+        return area, gap
+    cdef const int64_t[::1] tsv = ts, ntv = nt, hsv = hs, nhv = nh
+    cdef const double[::1] hav = ha
+    cdef const uint8_t[::1] bv = bf
+    cdef double[::1] av = area, gv = gap
+    cdef const double *vp = &vv[0, 0] if vv.shape[0] else NULL
+    cdef const int64_t *fp = &fv[0, 0] if fv.shape[0] else NULL
+    cdef const double *hp = &hv[0, 0] if hv.shape[0] else NULL
+    cdef int rc
+    with nogil:
+        rc = hull_face_gaps(vp, fp, &tsv[0], &ntv[0], &cv[0, 0], &hav[0], area_rel, hp, &hsv[0],
+                            &nhv[0], &bv[0], p, &av[0], &gv[0])
+    if rc != 0:
+        raise MemoryError("face gaps")
+    return area, gap
+
+
+def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int64_t cube_from):
+    """Hull fields of many parts from their own triangles (gjkcli/engine/csrc/ownhull.c; see
+    ownhull.h for the exact definitions).
+
+    local : (N, 3) float64 every part's points, centred; p_start, n_pts : (p,) int64 its rows
+    tris : (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,)
+    min_volume : (p,) float64 the volume a usable part exceeds
+    cube_from : hulls of at least this many vertices get a cold-start table
+
+    Returns a dict of arrays: ok (p,) bool, area (p,), vertices (H, 3), h_start, n_hull (p,),
+    faces (T, 3) int32 (rows of usable parts), adj_start (H + p,) int32 (part p's n_hull + 1
+    rows from h_start + p), adj int32, a_start, n_adj (p,), extent (p,), lo, hi (p, 3), cube int32,
+    c_start, n_cube (p,).
+    """
+    cdef const double[:, ::1] lv = np.ascontiguousarray(local, dtype=np.float64).reshape(-1, 3)
+    cdef const int64_t[:, ::1] tv = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ps = np.ascontiguousarray(p_start, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    mv = np.ascontiguousarray(min_volume, dtype=np.float64)
+    cdef int64_t p = len(ps)
+    if not (len(npt) == p and len(ts) == p and len(nt) == p and len(mv) == p):
+        raise ValueError("p_start, n_pts, t_start, n_tri and min_volume need one entry per part")
+    if p and ((ps < 0).any() or (npt < 0).any() or (ts < 0).any() or (nt < 0).any()
+              or int((ps + npt).max()) > lv.shape[0] or int((ts + nt).max()) > tv.shape[0]):
+        raise ValueError("a part's rows lie outside the arrays")
+    total_pts, total_tri = int(npt.sum()) if p else 0, int(nt.sum()) if p else 0
+    out = {
+        "ok": np.zeros(p, dtype=np.uint8), "area": np.zeros(p),
+        "vertices": np.empty((max(total_pts, 1), 3)), "h_start": np.zeros(p, dtype=np.int64),
+        "n_hull": np.zeros(p, dtype=np.int64), "faces": np.zeros((max(tv.shape[0], 1), 3), dtype=np.int32),
+        "adj_start": np.zeros(total_pts + p + 1, dtype=np.int32),
+        "adj": np.empty(max(6 * total_tri, 1), dtype=np.int32),
+        "a_start": np.zeros(p, dtype=np.int64), "n_adj": np.zeros(p, dtype=np.int64),
+        "extent": np.zeros(p), "lo": np.zeros((p, 3)), "hi": np.zeros((p, 3)),
+        "cube": np.zeros(max(1536 * p, 1), dtype=np.int32), "c_start": np.zeros(p, dtype=np.int64),
+        "n_cube": np.zeros(p, dtype=np.int64),
+    }
+    if p == 0:
+        out["ok"] = out["ok"].astype(bool)
+        return out
+    cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts, ntv = nt
+    cdef const double[::1] mvv = mv
+    cdef uint8_t[::1] okv = out["ok"]
+    cdef double[::1] arv = out["area"], exv = out["extent"]
+    cdef double[:, ::1] vv = out["vertices"], lov = out["lo"], hiv = out["hi"]
+    cdef int64_t[::1] hsv = out["h_start"], nhv = out["n_hull"], asv = out["a_start"], nav = out["n_adj"]
+    cdef int32_t[:, ::1] fv = out["faces"]
+    cdef int32_t[::1] rsv = out["adj_start"], av = out["adj"], cv = out["cube"]
+    cdef int64_t[::1] csv = out["c_start"], ncv = out["n_cube"]
+    cdef const double *lp = &lv[0, 0] if lv.shape[0] else NULL
+    cdef const int64_t *tp = &tv[0, 0] if tv.shape[0] else NULL
+    cdef int rc
+    with nogil:
+        rc = own_hulls(lp, &psv[0], &npv[0], tp, &tsv[0], &ntv[0], &mvv[0], p, &okv[0], &arv[0],
+                       &vv[0, 0], &hsv[0], &nhv[0], &fv[0, 0], &rsv[0], &av[0], &asv[0], &nav[0],
+                       &exv[0], &lov[0, 0], &hiv[0, 0], cube_from, &cv[0], &csv[0], &ncv[0])
+    if rc != 0:
+        raise MemoryError("own hulls")
+    out["ok"] = out["ok"].astype(bool)
+    return out

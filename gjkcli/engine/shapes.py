@@ -355,9 +355,13 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
     Shape is then made by Shape._make, which derives the rest (extent, size, the cold-start
     table). Parts for which qhull fails, or that are nearly flat (volume <= 4 pi flat_rel
     extent^3, where Shape.hull's flatness test could decide otherwise), go through Shape.hull.
+    Parts that give their own `triangles` skip qhull and are assembled in C
+    (`_with_own_triangles`).
     """
     tell = progress or (lambda stage, done, total: None)
     count = len(points)
+    if triangles is not None and any(t is not None for t in triangles):
+        return _with_own_triangles(points, triangles, jobs, progress)
     lo, hi = np.full((count, 3), np.nan), np.full((count, 3), np.nan)
     area = np.full(count, np.nan)
     out: list = [None] * count
@@ -383,8 +387,7 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
     # assembled here as it comes back, while the workers run the next ones. Chunks keep arrays
     # in cache and memory flat: one 22M-element pass at 100,000 parts was 3.5x slower per part.
     chunks = [(a, min(a + _HULL_CHUNK, len(good))) for a in range(0, len(good), _HULL_CHUNK)]
-    given = [None] * len(good) if triangles is None else [triangles[k] for k in good.tolist()]
-    args = [(local[starts[a]: starts[b - 1] + n_pts[b - 1]], n_pts[a:b], DEFAULT.flat_rel, given[a:b])
+    args = [(local[starts[a]: starts[b - 1] + n_pts[b - 1]], n_pts[a:b], DEFAULT.flat_rel)
             for a, b in chunks]
     all_finite = np.add.reduceat(finite.astype(np.int64), starts) == n_pts
     solid = np.zeros(len(good), dtype=bool)
@@ -440,8 +443,7 @@ def _qhull_chunk(arg):
     """
     from scipy.spatial import ConvexHull, QhullError
 
-    local, n_pts, flat_rel = arg[:3]
-    given = arg[3] if len(arg) > 3 else [None] * len(n_pts)
+    local, n_pts, flat_rel = arg
     m = len(n_pts)
     ends = np.cumsum(n_pts).tolist()
     begins = [0] + ends[:-1]
@@ -451,20 +453,12 @@ def _qhull_chunk(arg):
     # the points' thickness along any axis is at least V / (3 pi extent^2) (they lie in a ball of
     # radius sqrt(3) extent); above flat_rel extent, Shape.hull builds this very hull
     min_volume = (4.0 * np.pi * flat_rel * extent**3).tolist()
-    own, own_ok, own_area = _own_triangles(local, begins, n_pts, given, min_volume)
     out, counts = [], np.zeros(m, dtype=np.int64)
     solid = np.zeros(m, dtype=bool)
     area = np.zeros(m)
     with _no_gc():
         for k in range(m):
             if n_pts[k] < 4 or not finite[k]:
-                continue
-            if given[k] is not None:  # the part's own triangles are its hull (the caller knows)
-                if own_ok[k]:
-                    out.append(own[k])
-                    counts[k] = len(own[k])
-                    solid[k] = True
-                    area[k] = own_area[k]
                 continue
             try:
                 hull = ConvexHull(local[begins[k]: ends[k]])
@@ -480,47 +474,82 @@ def _qhull_chunk(arg):
     return simplices, counts, solid, area
 
 
-def _own_triangles(local, begins, n_pts, given, min_volume):
-    """The given triangles of a chunk's parts (see build_hulls' `triangles`), checked for all
-    parts at once: (triangles per part, usable per part, area per part). Usable: at least 4
-    triangles, indices within the part, and a volume (the signed volume of a closed mesh, about
-    the part's centre) above the solid threshold of qhull's path."""
-    m = len(n_pts)
-    own: list = [None] * m
-    ok = [False] * m
-    area = [0.0] * m
-    parts = [k for k in range(m) if given[k] is not None]
-    if not parts:
-        return own, ok, area
-    tris = [np.asarray(given[k], dtype=np.int64).reshape(-1, 3) for k in parts]
-    counts = np.array([len(t) for t in tris], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    nonempty = counts > 0
-    T = np.concatenate(tris)
-    # indices within each part, for all parts at once (an empty part is in range)
-    in_range = np.ones(len(parts), dtype=bool)
-    if nonempty.any():
-        low = np.minimum.reduceat(T.min(axis=1), starts[nonempty])
-        high = np.maximum.reduceat(T.max(axis=1), starts[nonempty])
-        in_range[nonempty] = (low >= 0) & (high < np.asarray(n_pts)[np.asarray(parts)][nonempty])
-    shift = np.repeat(np.asarray([begins[k] for k in parts], dtype=np.int64), counts)
-    T = np.where(np.repeat(in_range, counts)[:, None], T, 0) + shift[:, None]
-    a, b, c = local[T[:, 0]], local[T[:, 1]], local[T[:, 2]]
-    u, v = b - a, c - a
-    cross = np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
-                      u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
-    tri_area = 0.5 * np.sqrt(np.einsum("ij,ij->i", cross, cross))
-    tri_volume = np.einsum("ij,ij->i", a, cross) / 6.0
-    part_area = np.zeros(len(parts))
-    part_volume = np.zeros(len(parts))
-    if nonempty.any():
-        part_area[nonempty] = np.add.reduceat(tri_area, starts[nonempty])
-        part_volume[nonempty] = np.add.reduceat(tri_volume, starts[nonempty])
-    for slot, k in enumerate(parts):
-        own[k] = tris[slot]
-        ok[k] = bool(counts[slot] >= 4 and in_range[slot] and abs(part_volume[slot]) > min_volume[k])
-        area[k] = float(part_area[slot])
-    return own, ok, area
+def _with_own_triangles(points, triangles, jobs, progress) -> Hulls:
+    """build_hulls where some parts give their own triangles: those parts' hulls are made of
+    them in C (`gjkcli.engine._mesh.own_hull_parts`, gjkcli/engine/csrc/ownhull.c: the used
+    vertices in order, the triangles renumbered, the sorted adjacency, the box, as `_assemble`
+    derives them from qhull's triangles, and the cold-start table of `_cube_map`), the others'
+    by qhull. A part whose triangles are not
+    usable (fewer than 4, an index out of range, a point not finite, no volume above the solid
+    threshold of qhull's path) goes through Shape.hull, as a part qhull could not build."""
+    count = len(points)
+    pts = [np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3) for p in points]
+    mine = [k for k in range(count) if triangles[k] is not None and len(pts[k])]
+    rest = [k for k in range(count) if triangles[k] is None or not len(pts[k])]
+    out: list = [None] * count
+    lo, hi = np.full((count, 3), np.nan), np.full((count, 3), np.nan)
+    area = np.full(count, np.nan)
+    if rest:
+        others = build_hulls([pts[k] for k in rest], jobs=jobs, progress=progress)
+        for slot, k in enumerate(rest):
+            out[k] = others.shapes[slot]
+        lo[rest], hi[rest], area[rest] = others.lo, others.hi, others.area
+    if not mine:
+        return Hulls(out, lo, hi, area)
+    from gjkcli.engine._mesh import own_hull_parts
+
+    n_pts = np.fromiter((len(pts[k]) for k in mine), dtype=np.int64, count=len(mine))
+    starts = np.concatenate([[0], np.cumsum(n_pts)[:-1]])
+    flat_pts = np.concatenate([pts[k] for k in mine])
+    with np.errstate(invalid="ignore"):
+        # centred as Shape.hull centres (on the box's centre); the solid threshold of _qhull_chunk
+        centre = 0.5 * (np.minimum.reduceat(flat_pts, starts, axis=0) + np.maximum.reduceat(flat_pts, starts, axis=0))
+        local = flat_pts - np.repeat(centre, n_pts, axis=0)
+        extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
+        min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
+    tris = [np.asarray(triangles[k], dtype=np.int64).reshape(-1, 3) for k in mine]
+    n_tri = np.fromiter((len(t) for t in tris), dtype=np.int64, count=len(mine))
+    t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]])
+    r = own_hull_parts(local, starts, n_pts, np.concatenate(tris), t_starts, n_tri, min_volume,
+                       DEFAULT.brute_force_below)
+    ok = np.flatnonzero(r["ok"])
+    hs, nh, as_, na = r["h_start"], r["n_hull"], r["a_start"], r["n_adj"]
+    vertices, adj_start, adj, faces = r["vertices"], r["adj_start"], r["adj"], r["faces"]
+    cube, cs, nc = r["cube"], r["c_start"].tolist(), r["n_cube"].tolist()
+    span = r["hi"] - r["lo"]
+    zeros3, eye = np.zeros(3), np.eye(3)
+    zeros3.flags.writeable = False
+    eye.flags.writeable = False
+    centres = list(centre.copy())
+    direct = _direct_shapes()
+    hs_, nh_, as_l, na_ = hs.tolist(), nh.tolist(), as_.tolist(), na.tolist()
+    ts_, nt_ = t_starts.tolist(), n_tri.tolist()
+    extent_v = r["extent"].tolist()
+    with _no_gc():
+        for j in ok.tolist():
+            k = mine[j]
+            v = vertices[hs_[j]: hs_[j] + nh_[j]]
+            rows = adj_start[hs_[j] + j: hs_[j] + j + nh_[j] + 1]
+            nbr = adj[as_l[j]: as_l[j] + na_[j]]
+            tri = faces[ts_[j]: ts_[j] + nt_[j]]
+            if direct:
+                out[k] = Shape("hull", v, rows, nbr, tri, 3, zeros3, 0.0, eye, centres[j], extent_v[j],
+                               math.sqrt(span[j] @ span[j]), cube[cs[j]: cs[j] + nc[j]] if nc[j] else _EMPTY_INT)
+            else:  # Shape has fields this code does not know: Shape._make derives them (slower)
+                out[k] = Shape._make("hull", v, rows, nbr, tri, 3, zeros3, 0.0, eye, centres[j])
+            lo[k], hi[k] = r["lo"][j] + centre[j], r["hi"][j] + centre[j]
+            area[k] = r["area"][j]
+    for j in np.flatnonzero(~r["ok"]).tolist():  # as a part qhull could not build
+        k = mine[j]
+        try:
+            out[k] = Shape.hull(pts[k])
+            lo[k], hi[k] = out[k].bounds
+            area[k] = np.nan
+        except ShapeError as exc:
+            out[k] = exc
+        except (IndexError, ValueError) as exc:
+            out[k] = ShapeError(f"no hull could be built ({type(exc).__name__}: {exc})")
+    return Hulls(out, lo, hi, area)
 
 
 def _assemble(local, centre, starts, n_pts, simplices, n_simp, solid):

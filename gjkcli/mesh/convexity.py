@@ -167,10 +167,10 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     A hull verdict stands for a pair when both gaps lie within the pair's touching band: the
     parts then coincide with their hulls as far as any verdict can tell (the pipeline's policy).
 
-    The supporting-plane test costs (triangles x hull vertices) per part; it runs in NumPy for
-    many small parts at once, bucketed by size (at most 25% padding; the padding repeats a real
-    vertex or triangle, which changes no maximum), and through the engine's support map (hill
-    climbing in C) for large parts. Parts go through in chunks of a few thousand.
+    The supporting-plane test costs (triangles x hull vertices) per part; it runs in C for small
+    parts (every face against every hull vertex, gjkcli/engine/csrc/gaps.c), and through the
+    engine's support map (hill climbing in C) for large parts. Parts go through in chunks of a
+    few thousand.
     """
     from gjkcli.errors import ShapeError
 
@@ -206,57 +206,42 @@ def _flat_gap(shape, faces, vertices) -> float:
 
 def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices)."""
-    from gjkcli.engine.shapes import ceil_bucket, padded_rows
+    from gjkcli.engine._mesh import face_gaps
 
     solid = range(len(shapes))
-    # mesh areas and face planes for all parts at once (world coordinates)
-    n_tri = np.array([len(faces[k]) for k in solid])
-    n_ver = np.array([len(vertices[k]) for k in solid])
+    n_tri = np.fromiter((len(faces[k]) for k in solid), dtype=np.int64, count=len(shapes))
+    n_ver = np.fromiter((len(vertices[k]) for k in solid), dtype=np.int64, count=len(shapes))
+    n_hull = np.fromiter((s.n_vertices for s in shapes), dtype=np.int64, count=len(shapes))
     v_starts = np.concatenate([[0], np.cumsum(n_ver)[:-1]])
-    V = np.concatenate([vertices[k] for k in solid])
-    F = np.concatenate([faces[k] for k in solid]) + np.repeat(v_starts, n_tri)[:, None]
-    a = V[F[:, 0]]
-    cross = np.cross(V[F[:, 1]] - a, V[F[:, 2]] - a)
-    twice = np.linalg.norm(cross, axis=1)
     t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]])
-    mesh_area = 0.5 * np.add.reduceat(twice, t_starts)
-    covered = np.abs(mesh_area - hull_area) <= DEFAULT.hull_area_rel * hull_area
-    with np.errstate(invalid="ignore", divide="ignore"):
-        normal = cross / twice[:, None]
-    real = twice > 0  # zero-area triangles have no plane, and add nothing
-    normal[~real] = 0.0
-    # the offset of each triangle's plane in its hull's local frame: n.(a - translation)
+    V = np.concatenate([np.asarray(vertices[k], dtype=np.float64).reshape(-1, 3) for k in solid])
+    F = np.concatenate([np.asarray(faces[k], dtype=np.int64).reshape(-1, 3) for k in solid])
+    F += np.repeat(v_starts, n_tri)[:, None]
     translation = np.stack([s.translation for s in shapes])
-    offset = np.einsum("ij,ij->i", normal, a - np.repeat(translation, n_tri, axis=0))
-    n_hull = np.array([s.n_vertices for s in shapes])
-    gaps = np.full(len(shapes), np.inf)
-    small = np.flatnonzero(covered & (n_hull <= 256) & (n_tri <= 4096))
-    large = np.flatnonzero(covered & ~((n_hull <= 256) & (n_tri <= 4096)))
-    bucket = (ceil_bucket(n_hull[small]) << 20) | ceil_bucket(n_tri[small])
-    for key in np.unique(bucket).tolist():
-        members = small[bucket == key]
-        vb, fb = key >> 20, key & ((1 << 20) - 1)
-        step = max(1, (4 << 20) // (vb * fb))
-        for c in range(0, len(members), step):
-            group = members[c: c + step]
-            # rows padded by repeating index 0 of each part: a real vertex, a real triangle
-            hv = padded_rows(n_hull[group], vb)
-            H = np.concatenate([shapes[s].vertices for s in group.tolist()])
-            h_off = np.concatenate([[0], np.cumsum(n_hull[group])[:-1]])
-            H = H[(h_off[:, None] + hv)]  # (B, vb, 3)
-            tv = padded_rows(n_tri[group], fb) + t_starts[group][:, None]
-            N, D, R = normal[tv], offset[tv], real[tv]  # (B, fb, 3), (B, fb), (B, fb)
-            gap = np.matmul(N, H.transpose(0, 2, 1)).max(axis=2) - D  # BLAS: 5x einsum
-            gaps[group] = np.maximum(np.where(R, gap, 0.0).max(axis=1), 0.0)
+    small = (n_hull <= 256) & (n_tri <= 4096)
+    # the face planes, the areas and, for small parts, every face against every hull vertex, in C
+    # (gjkcli/engine/csrc/gaps.c); a face without area adds 0
+    H = np.concatenate([shapes[k].vertices for k in np.flatnonzero(small).tolist()] or [np.zeros((0, 3))])
+    h_small = np.where(small, np.concatenate([[0], np.cumsum(np.where(small, n_hull, 0))[:-1]]), 0)
+    mesh_area, gaps = face_gaps(V, F, t_starts, n_tri, translation, hull_area, DEFAULT.hull_area_rel,
+                                H, h_small, np.where(small, n_hull, 0), small)
+    covered = np.abs(mesh_area - hull_area) <= DEFAULT.hull_area_rel * hull_area
+    large = np.flatnonzero(covered & ~small)
+    gaps[~covered] = np.inf
     if len(large):
         from gjkcli.engine.query import support
 
         for s in large.tolist():
-            sl = slice(t_starts[s], t_starts[s] + n_tri[s])
-            keep = real[sl]
+            T = F[t_starts[s]: t_starts[s] + n_tri[s]]
+            a = V[T[:, 0]]
+            cross = np.cross(V[T[:, 1]] - a, V[T[:, 2]] - a)
+            twice = np.linalg.norm(cross, axis=1)
+            keep = twice > 0  # faces without area have no plane, and add nothing
+            normal = cross[keep] / twice[keep, None]
+            offset = np.einsum("ij,ij->i", normal, a[keep] - translation[s])
             shape = shapes[s]
-            pts, _, _ = support(shape, np.ascontiguousarray(normal[sl][keep]))
-            gap = np.einsum("ij,ij->i", normal[sl][keep], pts - shape.translation) - offset[sl][keep]
+            pts, _, _ = support(shape, np.ascontiguousarray(normal))
+            gap = np.einsum("ij,ij->i", normal, pts - shape.translation) - offset
             gaps[s] = max(float(gap.max(initial=0.0)), 0.0)
     return gaps
 

@@ -1,0 +1,188 @@
+/* Hulls made of a closed convex mesh's own triangles (see ownhull.h).
+ *
+ * Per part: the checks of a usable triangle set (the caller, gjkcli.api.manager, has found the
+ * mesh closed and oriented with a sphere's topology; whether it is convex is hull_gaps' question,
+ * asked afterwards), then the fields gjkcli.engine.shapes._assemble derives from qhull's
+ * triangles: used vertices in order, renumbered faces, the sorted CSR adjacency, the box and the
+ * extent. The adjacency is bucketed by source (counting sort) and each bucket sorted by
+ * insertion: a vertex of a mesh has a handful of neighbours.
+ */
+#include "ownhull.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sort a[0..n) increasing: insertion for the usual handful, qsort for a large fan. */
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+static void sort_small(int32_t *a, int64_t n)
+{
+    if (n > 32) {
+        qsort(a, (size_t)n, sizeof(int32_t), cmp_i32);
+        return;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+        int32_t x = a[i];
+        int64_t j = i - 1;
+        for (; j >= 0 && a[j] > x; --j) a[j + 1] = a[j];
+        a[j + 1] = x;
+    }
+}
+
+/* The cold-start table of n hull vertices V (see ownhull.h); returns its length, 6 k k. The
+ * cell directions are those of _cube_directions in gjkcli/engine/shapes.py: face 2a + s of the
+ * major axis a (s = 1 for the negative side), then the k x k cell centres u, v in (-1, 1) on
+ * the axes a + 1 and a + 2 (mod 3). */
+static int64_t cube_table(const double *V, int64_t n, int32_t *out)
+{
+    int64_t k = (int64_t)ceil(sqrt((double)n) / 4.0);
+    if (k < 1) k = 1;
+    if (k > 16) k = 16;
+    int64_t cell = 0;
+    for (int face = 0; face < 6; ++face) {
+        const int a = face / 2;
+        for (int64_t i = 0; i < k; ++i) {
+            for (int64_t j = 0; j < k; ++j, ++cell) {
+                double d[3];
+                d[a] = face % 2 ? -1.0 : 1.0;
+                d[(a + 1) % 3] = -1.0 + (2.0 * (double)i + 1.0) / (double)k;
+                d[(a + 2) % 3] = -1.0 + (2.0 * (double)j + 1.0) / (double)k;
+                double best = -INFINITY;
+                int32_t at = 0;
+                for (int64_t v = 0; v < n; ++v) {
+                    const double s = d[0] * V[3 * v] + d[1] * V[3 * v + 1] + d[2] * V[3 * v + 2];
+                    if (s > best) { best = s; at = (int32_t)v; }  /* the first of the largest */
+                }
+                out[cell] = at;
+            }
+        }
+    }
+    return cell;
+}
+
+int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
+              const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+              const double *min_volume, int64_t parts,
+              uint8_t *ok, double *area, double *vertices, int64_t *h_start, int64_t *n_hull,
+              int32_t *faces, int32_t *adj_start, int32_t *adj, int64_t *a_start, int64_t *n_adj,
+              double *extent, double *lo, double *hi, int64_t cube_from, int32_t *cube,
+              int64_t *c_start, int64_t *n_cube)
+{
+    int64_t most_pts = 1, most_tri = 1;
+    for (int64_t p = 0; p < parts; ++p) {
+        if (n_pts[p] > most_pts) most_pts = n_pts[p];
+        if (n_tri[p] > most_tri) most_tri = n_tri[p];
+    }
+    int32_t *id = malloc((size_t)most_pts * sizeof(int32_t));          /* point -> hull vertex */
+    int64_t *fill = malloc((size_t)(most_pts + 1) * sizeof(int64_t));  /* bucket offsets */
+    int32_t *bucket = malloc((size_t)(6 * most_tri) * sizeof(int32_t)); /* targets by source */
+    if (!id || !fill || !bucket) {
+        free(id);
+        free(fill);
+        free(bucket);
+        return -1;
+    }
+    int64_t h_next = 0, a_next = 0, c_next = 0;
+    for (int64_t p = 0; p < parts; ++p) {
+        const int64_t n = n_pts[p], m = n_tri[p];
+        const double *P = local + 3 * p_start[p];
+        const int64_t *T = tris + 3 * t_start[p];
+        int32_t *row = adj_start + h_next + p;  /* the parts before used n_hull + 1 rows each */
+        h_start[p] = h_next;
+        a_start[p] = a_next;
+        n_hull[p] = 0;
+        n_adj[p] = 0;
+        c_start[p] = c_next;
+        n_cube[p] = 0;
+        ok[p] = 0;
+        area[p] = 0.0;
+        row[0] = 0;
+        /* indices within the part's points */
+        int in_range = 1;
+        for (int64_t k = 0; k < 3 * m; ++k)
+            if (T[k] < 0 || T[k] >= n) { in_range = 0; break; }
+        if (!in_range) continue;
+        /* area and signed volume (divergence theorem about the origin, the part's centre) */
+        double total_area = 0.0, volume = 0.0;
+        for (int64_t f = 0; f < m; ++f) {
+            const double *a = P + 3 * T[3 * f], *b = P + 3 * T[3 * f + 1], *c = P + 3 * T[3 * f + 2];
+            const double u0 = b[0] - a[0], u1 = b[1] - a[1], u2 = b[2] - a[2];
+            const double v0 = c[0] - a[0], v1 = c[1] - a[1], v2 = c[2] - a[2];
+            const double x = u1 * v2 - u2 * v1, y = u2 * v0 - u0 * v2, z = u0 * v1 - u1 * v0;
+            total_area += 0.5 * sqrt(x * x + y * y + z * z);
+            volume += (a[0] * x + a[1] * y + a[2] * z) / 6.0;
+        }
+        area[p] = total_area;
+        int finite = 1;
+        for (int64_t k = 0; k < 3 * n; ++k)
+            if (!isfinite(P[k])) { finite = 0; break; }
+        if (n < 4 || m < 4 || !finite || !(fabs(volume) > min_volume[p])) continue;
+        /* hull vertices: the used points, in increasing index order */
+        for (int64_t i = 0; i < n; ++i) id[i] = -1;
+        for (int64_t k = 0; k < 3 * m; ++k) id[T[k]] = 0;
+        int32_t count = 0;
+        double *V = vertices + 3 * h_next;
+        double ext = 0.0;
+        double box_lo[3] = {INFINITY, INFINITY, INFINITY}, box_hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int64_t i = 0; i < n; ++i) {
+            if (id[i] < 0) continue;
+            id[i] = count;
+            const double *q = P + 3 * i;
+            double *w = V + 3 * count;
+            for (int c = 0; c < 3; ++c) {
+                w[c] = q[c];
+                if (q[c] < box_lo[c]) box_lo[c] = q[c];
+                if (q[c] > box_hi[c]) box_hi[c] = q[c];
+            }
+            const double r = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+            if (r > ext) ext = r;
+            ++count;
+        }
+        /* faces renumbered; every edge in both directions, bucketed by source */
+        int32_t *F = faces + 3 * t_start[p];
+        for (int64_t k = 0; k < 3 * m; ++k) F[k] = id[T[k]];
+        memset(fill, 0, (size_t)(count + 1) * sizeof(int64_t));
+        for (int64_t k = 0; k < 3 * m; ++k) fill[F[k] + 1] += 2;  /* each corner: two edges out */
+        for (int32_t v = 0; v < count; ++v) fill[v + 1] += fill[v];
+        for (int64_t f = 0; f < m; ++f) {
+            const int32_t a = F[3 * f], b = F[3 * f + 1], c = F[3 * f + 2];
+            bucket[fill[a]++] = b; bucket[fill[a]++] = c;
+            bucket[fill[b]++] = c; bucket[fill[b]++] = a;
+            bucket[fill[c]++] = a; bucket[fill[c]++] = b;
+        }
+        /* fill[v] is now the end of v's bucket, and its start that of v - 1 (0 for v = 0) */
+        int32_t *out = adj + a_next;
+        int64_t written = 0, begin = 0;
+        for (int32_t v = 0; v < count; ++v) {
+            const int64_t end = fill[v];
+            sort_small(bucket + begin, end - begin);
+            for (int64_t k = begin; k < end; ++k)
+                if (k == begin || bucket[k] != bucket[k - 1]) out[written++] = bucket[k];
+            row[v + 1] = (int32_t)written;
+            begin = end;
+        }
+        ok[p] = 1;
+        n_hull[p] = count;
+        n_adj[p] = written;
+        extent[p] = ext;
+        for (int c = 0; c < 3; ++c) {
+            lo[3 * p + c] = box_lo[c];
+            hi[3 * p + c] = box_hi[c];
+        }
+        if (count >= cube_from) {
+            n_cube[p] = cube_table(V, count, cube + c_next);
+            c_next += n_cube[p];
+        }
+        h_next += count;
+        a_next += written;
+    }
+    free(id);
+    free(fill);
+    free(bucket);
+    return 0;
+}

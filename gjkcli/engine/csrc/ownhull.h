@@ -1,0 +1,41 @@
+/* Hulls made of a closed convex mesh's own triangles (build_hulls' `triangles`), for many parts at
+ * once: what gjkcli.engine.shapes assembles from qhull's triangles, from the mesh's instead.
+ *
+ * Plain C over caller-owned arrays (no Python objects), as gjk.h and mesh.h.
+ */
+#ifndef GJK_OWNHULL_H
+#define GJK_OWNHULL_H
+
+#include <stdint.h>
+
+/* Part p (0 <= p < parts) has the points local[p_start[p] .. p_start[p] + n_pts[p]) (rows of 3,
+ * centred as build_hulls centres them) and the triangles tris[t_start[p] .. t_start[p] + n_tri[p])
+ * (rows of 3 point indices local to the part). A part is usable (ok[p] = 1) when it has at least
+ * 4 points, all finite, at least 4 triangles, every index within its points, and a signed volume
+ * (divergence theorem about the centre) of magnitude above min_volume[p]. For every part:
+ *   area[p]   the triangles' total area (0 when an index is out of range)
+ * and for a usable part:
+ *   its hull vertices, the points its triangles use in increasing index order, at
+ *     vertices[h_start[p] .. h_start[p] + n_hull[p]) (rows of 3);
+ *   faces[t_start[p] ..] its triangles renumbered to those vertices (int32);
+ *   the vertex adjacency in CSR form: adj_start[h_start[p] + p .. + n_hull[p]] (n_hull[p] + 1
+ *     offsets from 0) into adj[a_start[p] .. a_start[p] + n_adj[p]), each vertex's neighbours
+ *     (both ends of every triangle edge) once each, in increasing order;
+ *   extent[p] the largest vertex norm, lo[p], hi[p] the vertices' box (rows of 3);
+ *   from cube_from vertices on, its cold-start table (the `_cube_map` of gjkcli.engine.shapes: a
+ *     k x k grid on each face of a cube of directions, k = min(16, max(1, ceil(sqrt(n) / 4))),
+ *     each cell the first vertex of largest dot product with the cell's centre direction) at
+ *     cube[c_start[p] .. c_start[p] + n_cube[p]), n_cube[p] = 6 k k (0 below cube_from).
+ * An unusable part gets n_hull[p] = n_adj[p] = 0 and one adj_start row (0). h_start and a_start
+ * run over the parts in order. Sizes: vertices and adj_start need sum(n_pts) rows (+ parts for
+ * adj_start), faces sum(n_tri) rows, adj 6 sum(n_tri) entries, cube 1536 per part. Returns 0, or -1 when out of
+ * memory. */
+int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
+              const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+              const double *min_volume, int64_t parts,
+              uint8_t *ok, double *area, double *vertices, int64_t *h_start, int64_t *n_hull,
+              int32_t *faces, int32_t *adj_start, int32_t *adj, int64_t *a_start, int64_t *n_adj,
+              double *extent, double *lo, double *hi, int64_t cube_from, int32_t *cube,
+              int64_t *c_start, int64_t *n_cube);
+
+#endif
