@@ -102,13 +102,15 @@ class _Contour:
     layer: str | None
     group: int  # the SVG element or DXF entity it came from (nonzero fill-rule scope)
     nonzero: bool  # SVG fill-rule nonzero
+    area: float = 0.0  # signed (shoelace)
 
 
 @dataclass(frozen=True)
 class Drawing:
     """A whole file: its closed contours with the nesting worked out.
 
-    contours : tuple of _Contour; depth : (n,) int64, how many contours enclose each one;
+    contours : tuple of _Contour (the sheet's left out); sheet : the contours on the sheet layer;
+    depth : (n,) int64, how many contours enclose each one;
     parent : (n,) int64, the innermost enclosing contour, -1 for none; units, chord : as FlatPart;
     open_pieces : pieces left out because they do not close
     """
@@ -120,6 +122,7 @@ class Drawing:
     units: str | None
     chord: float
     open_pieces: int = 0
+    sheet: tuple = ()
 
 
 def is_flat(path) -> bool:
@@ -137,8 +140,9 @@ def chord_for(size: float) -> float:
 # public API
 # --------------------------------------------------------------------------------------------
 
-def read_drawing(path, *, shown: str | None = None) -> Drawing:
-    """Every closed contour of an SVG or DXF file with its nesting. Raises InputError."""
+def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = None) -> Drawing:
+    """Every closed contour of an SVG or DXF file with its nesting; the contours on
+    `sheet_layer` set aside in `sheet`, out of the nesting. Raises InputError."""
     path = Path(path)
     shown = str(path) if shown is None else shown
     _check_file(path)
@@ -150,15 +154,18 @@ def read_drawing(path, *, shown: str | None = None) -> Drawing:
     else:
         raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
     joined, left = _join(pieces, _join_tolerance(closed, pieces))
-    contours = [c for c in closed + joined if len(c.ring) >= 3 and abs(signed_area(c.ring)) > 0]
+    contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
     if not contours:
         what = f" ({left} open piece{'s' * (left != 1)} that do not close)" if left else ""
         raise InputError(path, f"holds no closed contour{what}; draw the parts as closed "
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
-    depth, parent = _nesting([c.ring for c in contours])
+    sheet = tuple(c for c in contours if sheet_layer is not None and c.layer == sheet_layer)
+    if sheet:
+        contours = [c for c in contours if c.layer != sheet_layer]
+    depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
     return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent, units=units,
-                   chord=chord, open_pieces=left)
+                   chord=chord, open_pieces=left, sheet=sheet)
 
 
 def load_flat_part(path, *, name: str | None = None, shown: str | None = None) -> FlatPart:
@@ -174,31 +181,25 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
     """(parts, sheet): one part per outer contour with its holes (``gjk scan``), and the contours
     on `sheet_layer` (DXF) as the sheet, None without one. Raises InputError, also when
     `sheet_layer` names a layer that holds no closed contour."""
-    d = read_drawing(path, shown=shown)
-    on_sheet = np.array([sheet_layer is not None and c.layer == sheet_layer for c in d.contours])
+    d = read_drawing(path, shown=shown, sheet_layer=sheet_layer)
     sheet = None
     if sheet_layer is not None:
-        if not on_sheet.any():
+        if not d.sheet:
             raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet; "
                                    f"check --sheet-layer against the file's layers")
-        rings = tuple(c.ring for c, s in zip(d.contours, on_sheet) if s)
-        sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path, rings=rings, units=d.units,
-                         chord=d.chord, layer=sheet_layer)
-        if on_sheet.all():
+        if not d.contours:
             raise InputError(path, f"every closed contour is on the sheet layer {sheet_layer!r}: "
                                    f"there are no parts")
-        kept = [c for c, s in zip(d.contours, on_sheet) if not s]
-        depth, parent = _nesting([c.ring for c in kept])
-        d = Drawing(path=d.path, contours=tuple(kept), depth=depth, parent=parent, units=d.units,
-                    chord=d.chord, open_pieces=d.open_pieces)
+        sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path,
+                         rings=tuple(c.ring for c in d.sheet), units=d.units, chord=d.chord,
+                         layer=sheet_layer)
     holes: dict[int, list[int]] = {}
     for k in np.flatnonzero(d.depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
     parts = []
     for k in np.flatnonzero(d.depth % 2 == 0).tolist():
         c = d.contours[k]
-        rings = (_oriented(c.ring, 1),) + tuple(_oriented(d.contours[h].ring, -1)
-                                                for h in holes.get(k, ()))
+        rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in holes.get(k, ()))
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=d.chord,
                               layer=c.layer))
@@ -212,14 +213,14 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
 def signed_area(ring: np.ndarray) -> float:
     """Shoelace area of a closed ring, positive counter-clockwise (y up)."""
     x, y = ring[:, 0], ring[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+    return 0.5 * float(np.dot(x[:-1], y[1:]) - np.dot(x[1:], y[:-1]) + x[-1] * y[0] - x[0] * y[-1])
 
 
 def inside(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
     """(m,) bool: whether each point lies inside the ring (crossing number; a point exactly on
     the ring may go either way)."""
     points = np.atleast_2d(points)
-    a, b = ring, np.roll(ring, -1, axis=0)
+    a, b = ring, np.concatenate([ring[1:], ring[:1]])
     px, py = points[:, 0:1], points[:, 1:2]
     straddle = (a[:, 1] > py) != (b[:, 1] > py)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -227,8 +228,8 @@ def inside(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
     return (np.count_nonzero(straddle & (px < x_cross), axis=1) % 2) == 1
 
 
-def _oriented(ring: np.ndarray, sign: int) -> np.ndarray:
-    return ring if signed_area(ring) * sign > 0 else ring[::-1].copy()
+def _oriented(c: _Contour, sign: int) -> np.ndarray:
+    return c.ring if c.area * sign > 0 else c.ring[::-1].copy()
 
 
 def _ring_area_signed_by_depth(rings) -> list[float]:
@@ -238,48 +239,74 @@ def _ring_area_signed_by_depth(rings) -> list[float]:
     return [abs(signed_area(r)) * (1 if d % 2 == 0 else -1) for r, d in zip(rings, depth)]
 
 
-def _nesting(rings: list) -> tuple[np.ndarray, np.ndarray]:
+def _nesting(rings: list, areas: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(depth, parent) per ring: how many rings enclose it and the innermost one (-1: none).
 
-    Rings are assumed not to cross (a contour that crosses another is nested by its first
-    vertex). Candidates come from the boxes, in chunks, so a nest of 10,000 parts stays cheap."""
+    A ring is inside another when all its vertices are (so a contour crossing another is not
+    nested in it; one whose vertices are all inside but whose edge crosses a notch is). A ring can only enclose a ring whose first vertex lies in its box: boxes are hashed
+    into a uniform grid (cells the size of the median box), so candidates are found per cell, and
+    a nest of 10,000 parts costs a few candidates per ring, not 10,000."""
     n = len(rings)
-    lo = np.array([r.min(axis=0) for r in rings]).reshape(n, 2)
-    hi = np.array([r.max(axis=0) for r in rings]).reshape(n, 2)
-    area = np.array([abs(signed_area(r)) for r in rings])
-    probe = np.array([r[0] for r in rings]).reshape(n, 2)
     depth = np.zeros(n, dtype=np.int64)
     parent = np.full(n, -1, dtype=np.int64)
-    step = 512
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        # box of ring k (column) inside box of ring c (row) and c larger
-        holds = ((lo[:, None, :] <= lo[None, start:stop, :]).all(axis=2)
-                 & (hi[:, None, :] >= hi[None, start:stop, :]).all(axis=2)
-                 & (area[:, None] > area[None, start:stop]))
-        for c, k in zip(*np.nonzero(holds)):
-            k = int(k) + start
-            if inside(probe[k:k + 1], rings[c])[0]:
-                depth[k] += 1
-                if parent[k] < 0 or area[c] < area[parent[k]]:
-                    parent[k] = c
+    if n < 2:
+        return depth, parent
+    lo = np.array([r.min(axis=0) for r in rings])
+    hi = np.array([r.max(axis=0) for r in rings])
+    area = np.array([abs(signed_area(r)) for r in rings]) if areas is None else np.abs(areas)
+    probe = np.array([r[0] for r in rings])
+    cell = float(np.median(np.max(hi - lo, axis=1)))
+    origin = lo.min(axis=0)
+    span = hi.max(axis=0) - origin
+    if not cell > 0:
+        cell = float(max(span.max(), 1.0))
+    cell = max(cell, float(span.max()) / 4096)  # at most 4096 cells a side
+    clo = np.floor((lo - origin) / cell).astype(np.int64)
+    chi = np.floor((hi - origin) / cell).astype(np.int64)
+    width = int(chi[:, 0].max()) + 1
+    # every (cell, ring) of every ring's box: rings whose boxes cover many cells (a sheet) list many
+    nx, ny = chi[:, 0] - clo[:, 0] + 1, chi[:, 1] - clo[:, 1] + 1
+    count = nx * ny
+    owner = np.repeat(np.arange(n), count)
+    local = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    cx = clo[owner, 0] + local % nx[owner]
+    cy = clo[owner, 1] + local // nx[owner]
+    key = cy * width + cx
+    order = np.argsort(key, kind="stable")
+    key, owner = key[order], owner[order]
+    pc = np.floor((probe - origin) / cell).astype(np.int64)
+    pkey = pc[:, 1] * width + pc[:, 0]
+    first = np.searchsorted(key, pkey, side="left")
+    last = np.searchsorted(key, pkey, side="right")
+    reps = last - first
+    k_of = np.repeat(np.arange(n), reps)
+    c_of = owner[np.repeat(first, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))]
+    ok = ((c_of != k_of) & (area[c_of] > area[k_of])
+          & (lo[c_of] <= lo[k_of]).all(axis=1) & (hi[c_of] >= hi[k_of]).all(axis=1))
+    for k, c in zip(k_of[ok].tolist(), c_of[ok].tolist()):
+        # every vertex inside: a contour that crosses another (overlapping parts of a nest) is
+        # not taken for its hole
+        if inside(rings[k], rings[c]).all():
+            depth[k] += 1
+            if parent[k] < 0 or area[c] < area[parent[k]]:
+                parent[k] = c
     return depth, parent
 
 
 def _apply_nonzero(contours: list) -> list:
     """Drop the subpaths of nonzero-filled SVG elements that wind as their enclosing subpath of
     the same element does: under nonzero they are filled area, neither hole nor part."""
-    while True:
-        depth, parent = _nesting([c.ring for c in contours])
+    while any(c.nonzero for c in contours):
+        depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
         drop = set()
         for k, c in enumerate(contours):
             p = int(parent[k])
-            if c.nonzero and p >= 0 and contours[p].group == c.group \
-                    and signed_area(c.ring) * signed_area(contours[p].ring) > 0:
+            if c.nonzero and p >= 0 and contours[p].group == c.group and c.area * contours[p].area > 0:
                 drop.add(k)
         if not drop:
-            return contours
+            break
         contours = [c for k, c in enumerate(contours) if k not in drop]
+    return contours
 
 
 def _join_tolerance(closed: list, pieces: list) -> float:
@@ -329,8 +356,9 @@ def _join(pieces: list, tol: float) -> tuple[list, int]:
             if len(ring) > 1 and np.linalg.norm(ring[-1] - ring[0]) <= tol:
                 ring = ring[:-1]
             _, name, layer, group = pieces[first][:4]
-            out.append(_Contour(ring=np.ascontiguousarray(ring, dtype=np.float64), name=name,
-                                layer=layer, group=group, nonzero=False))
+            ring = np.ascontiguousarray(ring, dtype=np.float64)
+            out.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=False,
+                                area=signed_area(ring)))
         else:
             left += len(chain)
     return out, left
@@ -345,8 +373,9 @@ def _closed_or_piece(points: np.ndarray, is_closed: bool, name, layer, group, no
         if np.linalg.norm(points[-1] - points[0]) <= tol:
             points = points[:-1]
         if len(points) >= 3:
-            closed.append(_Contour(ring=np.ascontiguousarray(points), name=name, layer=layer,
-                                   group=group, nonzero=nonzero))
+            ring = np.ascontiguousarray(points)
+            closed.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=nonzero,
+                                   area=signed_area(ring)))
     else:
         pieces.append((points, name, layer, group))
 
@@ -356,7 +385,8 @@ def _dedupe(points: np.ndarray, tol: float) -> np.ndarray:
     if len(points) < 2:
         return points
     keep = np.ones(len(points), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(points, axis=0), axis=1) > tol * 1e-3
+    step = points[1:] - points[:-1]
+    keep[1:] = np.hypot(step[:, 0], step[:, 1]) > tol * 1e-3
     return points[keep]
 
 
@@ -486,7 +516,6 @@ _DXF_KINDS = ("LINE", "LWPOLYLINE", "POLYLINE", "CIRCLE", "ARC", "ELLIPSE", "SPL
 def _read_dxf(path: Path):
     try:
         import ezdxf
-        from ezdxf import bbox as ezbbox
     except ImportError as exc:  # pragma: no cover - a main dependency
         raise InputError(path, "reading DXF needs ezdxf: pip install ezdxf") from exc
     try:
@@ -501,11 +530,7 @@ def _read_dxf(path: Path):
     if not placed:
         raise InputError(path, "holds no LINE, LWPOLYLINE, POLYLINE, CIRCLE, ARC, ELLIPSE or "
                                "SPLINE in model space; draw the parts in it")
-    try:
-        box = ezbbox.extents([e for e, _, _ in placed], fast=True)
-        size = float(np.linalg.norm(np.array(box.size)[:2])) if box.has_data else 0.0
-    except Exception:  # noqa: BLE001 - a box is only needed for the chord
-        size = 0.0
+    size = _dxf_size(placed)
     chord = chord_for(size)
     tol = DEFAULT.join_rel * max(size, 1.0)
     closed: list = []
@@ -541,6 +566,8 @@ def _flatten_dxf(e, chord: float):
         return _xy(e.flattening(chord)), bool(e.closed), True
     # LWPOLYLINE, POLYLINE: straight pieces and bulge arcs, chained in the polyline's order
     closed = bool(e.closed) if kind == "LWPOLYLINE" else bool(e.is_closed)
+    if kind == "LWPOLYLINE" and _plain_lwpolyline(e):  # the common case, without ezdxf's pieces
+        return np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2), closed, False
     out: list = []
     curved = False
     for piece in e.virtual_entities():
@@ -559,6 +586,44 @@ def _flatten_dxf(e, chord: float):
     if not out:
         return np.zeros((0, 2)), closed, False
     return np.concatenate(out), closed, curved
+
+
+def _dxf_size(placed) -> float:
+    """The diagonal of the box of the entities' defining points (vertices, centres grown by
+    radii, control points): the drawing's size for the chord, without flattening anything."""
+    lo = np.full(2, np.inf)
+    hi = np.full(2, -np.inf)
+    for e, _, _ in placed:
+        kind = e.dxftype()
+        try:
+            if kind == "LWPOLYLINE" and _plain_lwpolyline(e):
+                pts = np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2)
+            elif kind in ("CIRCLE", "ARC"):
+                c, r = e.dxf.center, abs(e.dxf.radius)
+                pts = np.array([[c.x - r, c.y - r], [c.x + r, c.y + r]])
+            elif kind == "ELLIPSE":
+                c, r = e.dxf.center, e.dxf.major_axis.magnitude
+                pts = np.array([[c.x - r, c.y - r], [c.x + r, c.y + r]])
+            elif kind == "LINE":
+                pts = _xy([e.dxf.start, e.dxf.end])
+            elif kind == "SPLINE":
+                pts = _xy(e.control_points if len(e.control_points) else e.fit_points)
+            else:  # a polyline in another plane or with bulges: its own pieces
+                pts = np.concatenate([_xy(p.vertices()) if p.dxftype() != "ARC"
+                                      else _xy(p.flattening(1e300)) for p in e.virtual_entities()])
+        except Exception:  # noqa: BLE001 - the entity's own error is reported when it is read
+            continue
+        if len(pts):
+            lo = np.minimum(lo, pts.min(axis=0))
+            hi = np.maximum(hi, pts.max(axis=0))
+    return float(np.linalg.norm(hi - lo)) if np.all(hi >= lo) else 0.0
+
+
+def _plain_lwpolyline(e) -> bool:
+    """Straight segments in the world's xy plane: its OCS points are world points."""
+    ext = e.dxf.get("extrusion", None)
+    flat = ext is None or (abs(ext[0]) < 1e-12 and abs(ext[1]) < 1e-12 and ext[2] > 0)
+    return flat and not e.has_arc
 
 
 def _xy(vertices) -> np.ndarray:
