@@ -139,6 +139,13 @@ class _FlatRun:
             self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
                               f"drawing; each pair's touching band is at least its two parts' "
                               f"bounds, and the clearance is checked with them added")
+        left = {}
+        for p in parts:
+            if p.open_pieces:
+                left[p.source] = p.open_pieces
+        for file, count in left.items():
+            self.notes.append(f"warning: {file}: {count} open piece{'s' * (count != 1)} (lines, arcs "
+                              f"or paths whose ends do not meet) left out; close them to check them")
         units = sorted({p.units for p in parts if p.units})
         if len(units) > 1:
             self.notes.append(f"warning: the drawings state {' and '.join(units)}; gjk does not "
