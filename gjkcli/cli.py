@@ -371,14 +371,13 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
 
 
 def _no_pictures_in_2d(inputs, html_file, png_path) -> None:
-    """--html and --png draw 3D parts; on 2D drawings they are an input error (exit 2)."""
-    if html_file is None and png_path is None:
+    """--html draws 3D parts; on 2D drawings it is an input error (exit 2). --png draws both."""
+    if html_file is None:
         return
     flat = [p for p in inputs if os.path.splitext(str(p))[1].lower() in (".svg", ".dxf")]
     if flat:
-        what = "--html" if html_file is not None else "--png"
-        raise InputError(flat[0], f"is a 2D drawing: {what} draws 3D parts only in this version; "
-                                  f"use --format json or the table for 2D findings")
+        raise InputError(flat[0], "is a 2D drawing: --html draws 3D parts only in this version; "
+                                  "use --png for pictures of 2D findings")
 
 
 @contextlib.contextmanager

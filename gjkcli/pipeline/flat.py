@@ -174,7 +174,7 @@ class _FlatRun:
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=None, dimension=2,
+            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
             _index={r.name: k for k, r in enumerate(records)})
 
     def _pairs(self, lo, hi, size, chord, source, has_frame: bool, across: bool):
@@ -328,6 +328,26 @@ def _pack(objects):
     ps.box = box
     ps._packed = _plane.Packed(v, ring, part_ring, convex, box, nbox, nchild, order, part_node)
     return ps
+
+
+class _Outlines:
+    """Findings.geometry of a 2D run: name -> the part's rings for pictures, outer rings
+    counter-clockwise and holes clockwise (a whole-file part's rings are nested on demand);
+    the sheet's frame gives the sheet's outline only."""
+
+    def __init__(self, objects, frame):
+        self.by_name = {p.name: p for p in objects}
+        self.frame = frame
+
+    def __call__(self, name: str):
+        from gjkcli.mesh.flat import orient_even_odd
+
+        p = self.by_name.get(name)
+        if p is None:
+            return None
+        if p is self.frame:
+            return tuple(r[::-1] for r in p.rings[1:])
+        return orient_even_odd(p.rings)
 
 
 def _sheet_note(status: Status, clearance: float) -> str | None:
