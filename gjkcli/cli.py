@@ -334,7 +334,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--open opens the --html page: give --html FILE too")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
-        _no_pictures_in_2d(inputs, html_file, png_path)
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
@@ -368,16 +367,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if quiet or output_format != "table" or command == "check":
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
-
-
-def _no_pictures_in_2d(inputs, html_file, png_path) -> None:
-    """--html draws 3D parts; on 2D drawings it is an input error (exit 2). --png draws both."""
-    if html_file is None:
-        return
-    flat = [p for p in inputs if os.path.splitext(str(p))[1].lower() in (".svg", ".dxf")]
-    if flat:
-        raise InputError(flat[0], "is a 2D drawing: --html draws 3D parts only in this version; "
-                                  "use --png for pictures of 2D findings")
 
 
 @contextlib.contextmanager

@@ -63,12 +63,10 @@ def test_mixing_2d_and_3d_is_one_line_and_exit_2(tmp_path):
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "nest.dxf" in r.stderr
 
 
-def test_sheet_layer_on_3d_and_pictures_on_2d_are_input_errors(tmp_path):
+def test_sheet_layer_on_3d_is_an_input_error(tmp_path):
     stl = Path(__file__).resolve().parents[2] / "samples" / "clear_a.stl"
     r = gjk("scan", stl, "--sheet-layer", "SHEET")
     assert r.exit_code == 2 and "--sheet-layer" in r.stderr and r.stderr.count("\n") == 1
-    r = gjk("scan", NEST, "--html", tmp_path / "page.html")
-    assert r.exit_code == 2 and "--html" in r.stderr and not (tmp_path / "page.html").exists()
 
 
 def test_a_bad_drawing_is_one_line_and_the_others_are_checked(tmp_path):

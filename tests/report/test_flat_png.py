@@ -64,3 +64,43 @@ def test_scan_writes_a_picture_per_violation(tmp_path):
     written = sorted(p.name for p in (tmp_path / "pics").iterdir())
     assert written == sorted(names)
     assert all(pixels((tmp_path / "pics" / n).read_bytes()).shape[:2] == (640, 800) for n in written)
+
+
+# -- --html on 2D drawings, in a real headless Chromium ---------------------------------------------
+
+from chromium_page import DRAWN_2D, chromium, open_page, pixel_spread, settle  # noqa: E402,F401 (fixture)
+
+NEST = __import__("pathlib").Path(__file__).resolve().parents[2] / "samples" / "flat" / "nest.dxf"
+
+
+def test_2d_scan_page_in_chromium_frames_the_clicked_pair(chromium, tmp_path):
+    out = tmp_path / "nest.html"
+    r = CliRunner().invoke(main, ["scan", str(NEST), "--clearance", "0.5", "--sheet-layer", "SHEET",
+                                  "--html", str(out), "-q"], catch_exceptions=False)
+    assert r.exit_code == 1 and out.is_file()
+    found = run.scan([NEST], run.Options(clearance=0.5, sheet_layer="SHEET"))
+    loaded = open_page(chromium, out, drawn=DRAWN_2D)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+    rows = page.locator("#findings tr.row")
+    assert rows.count() == len(found.pairs)
+    # the legend names the parts of findings and the sheet
+    legend = page.locator("#gjk-scene .legend").text_content()
+    assert found.pairs[2].a in legend and "sheet:SHEET" in legend
+    k = 2  # an overlap between two parts
+    p = found.pairs[k]
+    assert p.b != "sheet:SHEET"
+    rows.nth(k).click()
+    settle(page)
+    state = page.evaluate("""() => {
+        const l = document.getElementById('gjk-scene')._fullLayout;
+        return {x: l.xaxis.range, y: l.yaxis.range};
+    }""")
+    a, b = found.object(p.a), found.object(p.b)
+    for axis, name in enumerate("xy"):
+        lo, hi = state[name]
+        assert lo <= min(a.bounds[0][axis], b.bounds[0][axis]) and hi >= max(a.bounds[1][axis], b.bounds[1][axis])
+        assert hi - lo < 4 * max(b.bounds[1][axis] - a.bounds[0][axis], 1.0)  # the pair, not the sheet
+    assert page.locator("#findings tr.sel").count() == 1 and p.a in page.inner_text("#detail")
+    page.close()
