@@ -192,10 +192,13 @@ def check(ctx, a, b, **opts):
 @click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
               help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
                    "straight joint motion between them continuously ('segment' and 't').")
+@click.option("--sheet-layer", metavar="NAME",
+              help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
+                   "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, **opts):
+         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -207,7 +210,7 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
              all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
-             dask=dask, dask_timeout=dask_timeout,
+             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
 
@@ -312,7 +315,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
-                 robot=None) -> None:
+                 robot=None, sheet_layer=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -331,11 +334,13 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--open opens the --html page: give --html FILE too")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
+        _no_pictures_in_2d(inputs, html_file, png_path)
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
-            limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot)
+            limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
+            sheet_layer=sheet_layer)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":
@@ -363,6 +368,17 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if quiet or output_format != "table" or command == "check":
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
+
+
+def _no_pictures_in_2d(inputs, html_file, png_path) -> None:
+    """--html and --png draw 3D parts; on 2D drawings they are an input error (exit 2)."""
+    if html_file is None and png_path is None:
+        return
+    flat = [p for p in inputs if os.path.splitext(str(p))[1].lower() in (".svg", ".dxf")]
+    if flat:
+        what = "--html" if html_file is not None else "--png"
+        raise InputError(flat[0], f"is a 2D drawing: {what} draws 3D parts only in this version; "
+                                  f"use --format json or the table for 2D findings")
 
 
 @contextlib.contextmanager

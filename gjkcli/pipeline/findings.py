@@ -142,6 +142,7 @@ class Findings:
     gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
+    dimension : 3 for solids, 2 for a run on 2D drawings (vectors then have two coordinates)
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
@@ -167,6 +168,7 @@ class Findings:
     timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
     version: str = "unknown"
+    dimension: int = 3
     geometry: object = field(default=None, repr=False, compare=False)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
