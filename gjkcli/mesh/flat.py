@@ -66,6 +66,9 @@ class FlatPart:
         units.
     layer : str or None
         The DXF layer of the outer contour (SVG: None).
+    open_pieces : int
+        Pieces of the part's file left out because they do not close (the same on every part of
+        one file).
     """
 
     name: str
@@ -74,6 +77,7 @@ class FlatPart:
     units: str | None = None
     chord: float = 0.0
     layer: str | None = None
+    open_pieces: int = 0
 
     @property
     def bounds(self) -> np.ndarray:
@@ -173,7 +177,7 @@ def load_flat_part(path, *, name: str | None = None, shown: str | None = None) -
     d = read_drawing(path, shown=shown)
     return FlatPart(name=name or Path(path).name, source=d.path,
                     rings=tuple(c.ring for c in d.contours), units=d.units, chord=d.chord,
-                    layer=None)
+                    layer=None, open_pieces=d.open_pieces)
 
 
 def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = None,
@@ -202,7 +206,7 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
         rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in holes.get(k, ()))
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=d.chord,
-                              layer=c.layer))
+                              layer=c.layer, open_pieces=d.open_pieces))
     return parts, sheet
 
 

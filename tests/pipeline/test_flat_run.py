@@ -151,7 +151,11 @@ def test_kerf(tmp_path, gap, expect):
     add_polygon(msp, [(0, 0), (10, 0), (10, 10), (0, 10)])
     add_polygon(msp, [(10 + gap, 2), (20, 2), (20, 8), (10 + gap, 8)])
     doc.saveas(tmp_path / "kerf.dxf")
+    if gap == 0.2:  # and a stray line, which is no part
+        msp.add_line((30, 0), (35, 5))
+        doc.saveas(tmp_path / "kerf.dxf")
     found = run.scan([tmp_path / "kerf.dxf"], run.Options(clearance=0.1))
+    assert any("1 open piece " in n for n in found.notes) == (gap == 0.2)
     if expect is None:
         assert found.pairs == () and found.exit_code == 0  # the boxes are farther apart than the kerf
         return
