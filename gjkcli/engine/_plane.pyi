@@ -7,6 +7,8 @@ TRACE_WIDTH: int
 
 def build(v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray) -> tuple[np.ndarray, ...]: ...
 
+def classify(v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray, flat_rel: float) -> np.ndarray: ...
+
 class Packed:
     def __init__(self, v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray, convex: np.ndarray,
                  box: np.ndarray, nbox: np.ndarray, nchild: np.ndarray, order: np.ndarray,

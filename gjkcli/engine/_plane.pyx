@@ -47,6 +47,8 @@ cdef extern from "plane.h" nogil:
 
     int pl_build(const double *v, const int32_t *ring, const int32_t *part_ring, int n_parts, double *nbox,
                  int32_t *nchild, int32_t *order, int32_t *part_node, double *box, double *scratch)
+    void pl_classify(const double *v, const int32_t *ring, const int32_t *part_ring, int n_parts,
+                     double flat_rel, int8_t *convex)
     int pl_support(const pl_set *S, int p, const double d[2], int hint, double plateau_rel,
                    const double shift[2], double out[2], int *steps)
     void pl_batch(const pl_set *S, const int32_t *ia, const int32_t *ib, int m, const double *tol,
@@ -62,12 +64,12 @@ def build(double[:, ::1] v, int32_t[::1] ring, int32_t[::1] part_ring):
     box (P, 4))."""
     cdef int P = part_ring.shape[0] - 1
     cdef int V = v.shape[0]
-    nbox = np.empty((max(2 * V, 1), 4))
-    nchild = np.empty((max(2 * V, 1), 2), dtype=np.int32)
+    nbox = np.empty((V + P + 1, 4))
+    nchild = np.empty((V + P + 1, 2), dtype=np.int32)
     order = np.empty((max(V, 1), 2), dtype=np.int32)
     part_node = np.empty(max(P, 1), dtype=np.int32)
     box = np.empty((max(P, 1), 4))
-    scratch = np.empty(max(V, 1))
+    scratch = np.empty(max(2 * V, 1))
     cdef double[:, ::1] nb = nbox
     cdef int32_t[:, ::1] nc = nchild
     cdef int32_t[:, ::1] od = order
@@ -78,7 +80,17 @@ def build(double[:, ::1] v, int32_t[::1] ring, int32_t[::1] part_ring):
     with nogil:
         count = pl_build(&v[0, 0], &ring[0], &part_ring[0], P, &nb[0, 0], &nc[0, 0], &od[0, 0], &pn[0],
                          &bx[0, 0], &sc[0])
-    return nbox[:count].copy(), nchild[:count].copy(), order[:V], part_node[:P], box[:P]
+    return nbox[:count], nchild[:count], order[:V], part_node[:P], box[:P]
+
+
+def classify(double[:, ::1] v, int32_t[::1] ring, int32_t[::1] part_ring, double flat_rel):
+    """(P,) int8: 1 where a part is one convex ring (pl_classify)."""
+    cdef int P = part_ring.shape[0] - 1
+    convex = np.zeros(max(P, 1), dtype=np.int8)
+    cdef int8_t[::1] cv = convex
+    with nogil:
+        pl_classify(&v[0, 0], &ring[0], &part_ring[0], P, flat_rel, &cv[0])
+    return convex[:P]
 
 
 cdef class Packed:

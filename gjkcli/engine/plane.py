@@ -11,6 +11,7 @@ The API, all of it::
     #   r.status (the Status of 3D), r.distance, r.depth, r.normal (2,), r.point_a, r.point_b,
     #   r.certificate, r.trace (TraceSteps with 2-vectors), r.exit ...: a PlaneResult
     parts = plane.PartSet([...])          # pack many parts once (hierarchies built in C)
+    parts = plane.PartSet.from_arrays(vertices, ring_offsets, part_offsets)  # no object per part
     rs = plane.batch(parts, ia, ib, tolerance=None, want="verdict")   # PlaneBatchResult, arrays
     rs.result(k)                          # the PlaneResult of pair k
     plane.verify(a, b, r)                 # gjkcli.engine.certify_plane: the certificate holds
@@ -228,7 +229,9 @@ class PartSet:
 
     Attributes
     ----------
-    parts : tuple of Polygon or Region
+    parts : tuple of Polygon or Region (None when made by `from_arrays`)
+    box : (P, 4) float64, each part's xmin, ymin, xmax, ymax (for a broad phase)
+    convex : (P,) int8, 1 where GJK and EPA answer the part's pairs with other convex parts
     voff : (P + 1,) int64, each part's first row in the packed vertices
     """
 
@@ -239,24 +242,61 @@ class PartSet:
                 raise TypeError(f"part {k} is a {type(p).__name__}, not a plane.Polygon or plane.Region")
         if not parts:
             raise ValueError("a part set needs at least one part")
-        self.parts = parts
         rings = [r for p in parts for r in p.rings]
         counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
         nring = np.fromiter((len(p.rings) for p in parts), dtype=np.int64, count=len(parts))
-        self.v = np.ascontiguousarray(np.concatenate(rings))
-        self.ring = np.zeros(len(rings) + 1, dtype=np.int32)
-        np.cumsum(counts, out=self.ring[1:])
-        self.part_ring = np.zeros(len(parts) + 1, dtype=np.int32)
-        np.cumsum(nring, out=self.part_ring[1:])
+        ring = np.zeros(len(rings) + 1, dtype=np.int32)
+        np.cumsum(counts, out=ring[1:])
+        part_ring = np.zeros(len(parts) + 1, dtype=np.int32)
+        np.cumsum(nring, out=part_ring[1:])
+        convex = np.fromiter((p.convex for p in parts), dtype=np.int8, count=len(parts))
+        self._pack(np.concatenate(rings), ring, part_ring, convex)
+        self.parts = parts
+
+    @classmethod
+    def from_arrays(cls, vertices, ring_offsets, part_offsets) -> PartSet:
+        """Many parts from packed arrays, without a Python object per part (a nest's loader).
+
+        Parameters
+        ----------
+        vertices : (V, 2) float64, every ring's points, ring after ring, part after part
+        ring_offsets : (R + 1,) int, ring r is vertices[ring_offsets[r]:ring_offsets[r + 1]],
+            at least 3 points each (a repeated point is a zero-length edge, harmless)
+        part_offsets : (P + 1,) int, part p is rings part_offsets[p]..part_offsets[p + 1]
+
+        A part of one ring whose corners all turn one way is convex (GJK and EPA answer its pairs
+        with other convex parts), in either orientation.
+        """
+        v = _points(vertices, "vertices")
+        ring = np.asarray(ring_offsets, dtype=np.int64)
+        part_ring = np.asarray(part_offsets, dtype=np.int64)
+        if len(v) >= 2**31 - 1:
+            raise ValueError("too many vertices for one part set (2**31)")
+        if ring.ndim != 1 or len(ring) < 2 or ring[0] != 0 or ring[-1] != len(v) or np.any(np.diff(ring) < 3):
+            raise ValueError("ring_offsets must rise from 0 to len(vertices) by at least 3 points a ring")
+        if (part_ring.ndim != 1 or len(part_ring) < 2 or part_ring[0] != 0 or part_ring[-1] != len(ring) - 1
+                or np.any(np.diff(part_ring) < 1)):
+            raise ValueError("part_offsets must rise from 0 to the ring count by at least 1 ring a part")
+        out = cls.__new__(cls)
+        ring32, part32 = ring.astype(np.int32), part_ring.astype(np.int32)
+        v = np.ascontiguousarray(v)
+        out._pack(v, ring32, part32, _plane.classify(v, ring32, part32, DEFAULT.flat_rel))
+        out.parts = None
+        return out
+
+    def _pack(self, v, ring, part_ring, convex):
+        self.v = np.ascontiguousarray(v)
+        self.ring = ring
+        self.part_ring = part_ring
         self.voff = self.ring[self.part_ring].astype(np.int64)
-        self.convex = np.fromiter((p.convex for p in parts), dtype=np.int8, count=len(parts))
+        self.convex = convex
         nbox, nchild, order, part_node, box = _plane.build(self.v, self.ring, self.part_ring)
         self.box = box
         self._packed = _plane.Packed(self.v, self.ring, self.part_ring, self.convex, box, nbox, nchild,
                                      order, part_node)
 
     def __len__(self) -> int:
-        return len(self.parts)
+        return len(self.convex)
 
     @property
     def sizes(self) -> np.ndarray:

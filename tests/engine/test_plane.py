@@ -256,3 +256,30 @@ def test_bad_input():
         plane.Region([[[0, 0], [1, np.nan], [0, 1]]])
     with pytest.raises(ValueError, match="start direction"):
         plane.query(plane.Polygon([[0, 0], [1, 0], [0, 1]]), plane.Polygon([[2, 0], [3, 0], [2, 1]]), start=(0, 0))
+
+
+def test_from_arrays_answers_as_the_objects():
+    """A nest packed from arrays (no object per part) answers as the same parts as Regions, and
+    finds the convex ones (either orientation) convex."""
+    rng = rng_for("plane arrays")
+    regions = []
+    for k in range(60):
+        centre = (k % 10 * 2.2, k // 10 * 2.2)
+        if k % 3 == 0:
+            v = random_convex(rng, 9, centre, 0.5)
+            regions.append(plane.Region([v]))
+        else:
+            regions.append(plane.Region(random_region(rng, centre, holes=k % 2 == 0)))
+    rings = [r for p in regions for r in p.rings]
+    ring_offsets = np.r_[0, np.cumsum([len(r) for r in rings])]
+    part_offsets = np.r_[0, np.cumsum([len(p.rings) for p in regions])]
+    packed = plane.PartSet.from_arrays(np.concatenate(rings), ring_offsets, part_offsets)
+    objects = plane.PartSet(regions)
+    assert packed.convex.tolist() == objects.convex.tolist()
+    assert packed.convex[::3].all() and 20 <= packed.convex.sum() < 60  # a star may be convex too
+    ia, ib = np.triu_indices(60, 1)
+    r1, r2 = plane.batch(packed, ia, ib), plane.batch(objects, ia, ib)
+    assert np.array_equal(r1.status, r2.status)
+    assert np.allclose(r1.distance, r2.distance, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="ring_offsets"):
+        plane.PartSet.from_arrays(np.zeros((4, 2)), [0, 2, 4], [0, 2])

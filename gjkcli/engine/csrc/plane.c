@@ -15,6 +15,9 @@
 #include "plane.h"
 
 static inline double dot2(const double a[2], const double b[2]) { return a[0] * b[0] + a[1] * b[1]; }
+/* fmax and fmin without libm's NaN handling, so that they inline (no NaN reaches them) */
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
 static inline double cross2(const double a[2], const double b[2]) { return a[0] * b[1] - a[1] * b[0]; }
 
 /* A point of A - B with the support points that made it (shifted to the pair frame). */
@@ -484,55 +487,77 @@ static void convex_query(pl_pair *q, pl_result *out) {
 
 #define PL_LEAF 4
 
-static void swapi(int32_t *o, double *key, int i, int j) {
+/* order[j] (two vertex indices) and its edge's midpoint mid[j] (2 doubles) travel together, so
+ * that the splits read memory in order, not the vertex array at random. */
+static void swap_edges(int32_t *o, double *mid, int i, int j) {
     int32_t a = o[2 * i], b = o[2 * i + 1];
     o[2 * i] = o[2 * j]; o[2 * i + 1] = o[2 * j + 1];
     o[2 * j] = a; o[2 * j + 1] = b;
-    double t = key[i]; key[i] = key[j]; key[j] = t;
+    double x = mid[2 * i], y = mid[2 * i + 1];
+    mid[2 * i] = mid[2 * j]; mid[2 * i + 1] = mid[2 * j + 1];
+    mid[2 * j] = x; mid[2 * j + 1] = y;
 }
 
-/* Quickselect: order[lo..hi) partitioned so that position mid holds its sorted key. */
-static void select_mid(int32_t *o, double *key, int lo, int hi, int mid) {
+/* Quickselect (Hoare): positions lo..hi) partitioned about position m along axis. */
+static void select_mid(int32_t *o, double *mid, int axis, int lo, int hi, int m) {
     while (hi - lo > 1) {
-        double pivot = key[lo + (hi - lo) / 2];
+        /* pivot: the median of the values at the quarter points (a ring's midpoints rise and
+         * fall along an axis, so the middle value alone is often the least of all) */
+        int q = (hi - lo) / 4;
+        double x0 = mid[2 * (lo + q) + axis], x1 = mid[2 * (lo + 2 * q) + axis], x2 = mid[2 * (hi - 1 - q) + axis];
+        double pivot = x0 < x1 ? (x1 < x2 ? x1 : (x0 < x2 ? x2 : x0)) : (x0 < x2 ? x0 : (x1 < x2 ? x2 : x1));
         int i = lo, j = hi - 1;
         while (i <= j) {
-            while (key[i] < pivot) i++;
-            while (key[j] > pivot) j--;
-            if (i <= j) { swapi(o, key, i, j); i++; j--; }
+            while (mid[2 * i + axis] < pivot) i++;
+            while (mid[2 * j + axis] > pivot) j--;
+            if (i <= j) { swap_edges(o, mid, i, j); i++; j--; }
         }
-        if (mid <= j) hi = j + 1;
-        else if (mid >= i) lo = i;
+        if (m <= j) hi = j + 1;
+        else if (m >= i) lo = i;
         else return;
     }
 }
 
-static int build_node(const double *v, int32_t *order, double *key, int lo, int hi, double *nbox, int32_t *nchild,
+/* Node over edges lo..hi): a leaf of at most PL_LEAF edges, or a split at the median midpoint
+ * along the longer side of the midpoints' box. Boxes are unions of the children's. */
+static int build_node(const double *v, int32_t *order, double *mid, int lo, int hi, double *nbox, int32_t *nchild,
                       int *count) {
     int k = (*count)++;
     double *b = nbox + 4 * (size_t)k;
-    b[0] = b[1] = INFINITY;
-    b[2] = b[3] = -INFINITY;
-    for (int j = lo; j < hi; j++)
-        for (int e = 0; e < 2; e++) {
-            const double *x = v + 2 * (size_t)order[2 * j + e];
-            if (x[0] < b[0]) b[0] = x[0];
-            if (x[1] < b[1]) b[1] = x[1];
-            if (x[0] > b[2]) b[2] = x[0];
-            if (x[1] > b[3]) b[3] = x[1];
-        }
     if (hi - lo <= PL_LEAF) {
+        b[0] = b[1] = INFINITY;
+        b[2] = b[3] = -INFINITY;
+        for (int j = lo; j < hi; j++)
+            for (int e = 0; e < 2; e++) {
+                const double *x = v + 2 * (size_t)order[2 * j + e];
+                if (x[0] < b[0]) b[0] = x[0];
+                if (x[1] < b[1]) b[1] = x[1];
+                if (x[0] > b[2]) b[2] = x[0];
+                if (x[1] > b[3]) b[3] = x[1];
+            }
         nchild[2 * k] = -1 - lo;
         nchild[2 * k + 1] = hi - lo;
         return k;
     }
-    /* split at the median of the edges' midpoints along the box's longer side */
-    int axis = (b[2] - b[0]) >= (b[3] - b[1]) ? 0 : 1;
-    for (int j = lo; j < hi; j++) key[j] = v[2 * (size_t)order[2 * j] + axis] + v[2 * (size_t)order[2 * j + 1] + axis];
-    int mid = lo + (hi - lo) / 2;
-    select_mid(order, key, lo, hi, mid);
-    int left = build_node(v, order, key, lo, mid, nbox, nchild, count);
-    int right = build_node(v, order, key, mid, hi, nbox, nchild, count);
+    double lo_x = INFINITY, lo_y = INFINITY, hi_x = -INFINITY, hi_y = -INFINITY;
+    for (int j = lo; j < hi; j++) {
+        double x = mid[2 * j], y = mid[2 * j + 1];
+        if (x < lo_x) lo_x = x;
+        if (x > hi_x) hi_x = x;
+        if (y < lo_y) lo_y = y;
+        if (y > hi_y) hi_y = y;
+    }
+    int axis = (hi_x - lo_x) >= (hi_y - lo_y) ? 0 : 1;
+    int m = lo + (hi - lo) / 2;
+    select_mid(order, mid, axis, lo, hi, m);
+    int left = build_node(v, order, mid, lo, m, nbox, nchild, count);
+    int right = build_node(v, order, mid, m, hi, nbox, nchild, count);
+    const double *l = nbox + 4 * (size_t)left, *r = nbox + 4 * (size_t)right;
+    b = nbox + 4 * (size_t)k;
+    b[0] = l[0] < r[0] ? l[0] : r[0];
+    b[1] = l[1] < r[1] ? l[1] : r[1];
+    b[2] = l[2] > r[2] ? l[2] : r[2];
+    b[3] = l[3] > r[3] ? l[3] : r[3];
     nchild[2 * k] = left;
     nchild[2 * k + 1] = right;
     return k;
@@ -545,8 +570,11 @@ int pl_build(const double *v, const int32_t *ring, const int32_t *part_ring, int
         int e0 = ring[part_ring[p]], e1 = ring[part_ring[p + 1]];
         for (int r = part_ring[p]; r < part_ring[p + 1]; r++)
             for (int i = ring[r]; i < ring[r + 1]; i++) {
+                int j = i + 1 < ring[r + 1] ? i + 1 : ring[r];
                 order[2 * i] = i;
-                order[2 * i + 1] = i + 1 < ring[r + 1] ? i + 1 : ring[r];
+                order[2 * i + 1] = j;
+                scratch[2 * i] = v[2 * (size_t)i] + v[2 * (size_t)j];
+                scratch[2 * i + 1] = v[2 * (size_t)i + 1] + v[2 * (size_t)j + 1];
             }
         part_node[p] = build_node(v, order, scratch, e0, e1, nbox, nchild, &count);
         memcpy(box + 4 * (size_t)p, nbox + 4 * (size_t)part_node[p], 4 * sizeof(double));
@@ -554,12 +582,59 @@ int pl_build(const double *v, const int32_t *ring, const int32_t *part_ring, int
     return count;
 }
 
+/* ---------------------------------------------------------------- convex parts */
+
+/* The next vertex of ring r0..r1) after i at a different place (i itself when none). */
+static int next_distinct(const double *v, int r0, int r1, int i) {
+    int j = i;
+    for (int k = 0; k < r1 - r0; k++) {
+        j = j + 1 < r1 ? j + 1 : r0;
+        if (v[2 * (size_t)j] != v[2 * (size_t)i] || v[2 * (size_t)j + 1] != v[2 * (size_t)i + 1]) return j;
+    }
+    return i;
+}
+
+void pl_classify(const double *v, const int32_t *ring, const int32_t *part_ring, int n_parts, double flat_rel,
+                 int8_t *convex) {
+    for (int p = 0; p < n_parts; p++) {
+        convex[p] = 0;
+        if (part_ring[p + 1] - part_ring[p] != 1) continue;
+        int r0 = ring[part_ring[p]], r1 = ring[part_ring[p] + 1];
+        double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+        for (int i = r0; i < r1; i++)
+            for (int c = 0; c < 2; c++) {
+                double x = v[2 * (size_t)i + c];
+                if (x < lo[c]) lo[c] = x;
+                if (x > hi[c]) hi[c] = x;
+            }
+        double scale = dmax(hi[0] - lo[0], hi[1] - lo[1]);
+        double flat = flat_rel * scale * scale;
+        /* convex: every turn of one sign (collinear corners aside), turning once round */
+        int pos = 0, neg = 0, corners = 0;
+        double total = 0.0;
+        int start = r0, i = r0;
+        do {
+            int j = next_distinct(v, r0, r1, i), k = next_distinct(v, r0, r1, j);
+            if (j == i || k == j) break;
+            double e_in[2] = {v[2 * (size_t)j] - v[2 * (size_t)i], v[2 * (size_t)j + 1] - v[2 * (size_t)i + 1]};
+            double e_out[2] = {v[2 * (size_t)k] - v[2 * (size_t)j], v[2 * (size_t)k + 1] - v[2 * (size_t)j + 1]};
+            double turn = cross2(e_in, e_out);
+            if (turn > flat) pos++;
+            else if (turn < -flat) neg++;
+            total += atan2(turn, dot2(e_in, e_out));
+            corners++;
+            i = j;
+        } while (i != start && corners <= r1 - r0);
+        convex[p] = (pos >= 3 || neg >= 3) && (pos == 0 || neg == 0) && fabs(fabs(total) - 6.283185307179586) < 1e-6;
+    }
+}
+
 /* ---------------------------------------------------------------- edge queries */
 
 /* Squared distance between boxes (shifted by nothing: boxes only prune). */
 static double box_dist2(const double *a, const double *b) {
-    double dx = fmax(0.0, fmax(a[0] - b[2], b[0] - a[2]));
-    double dy = fmax(0.0, fmax(a[1] - b[3], b[1] - a[3]));
+    double dx = dmax(0.0, dmax(a[0] - b[2], b[0] - a[2]));
+    double dy = dmax(0.0, dmax(a[1] - b[3], b[1] - a[3]));
     return dx * dx + dy * dy;
 }
 
@@ -588,7 +663,7 @@ static double seg_seg(const double a0[2], const double a1[2], const double b0[2]
         pa[0] = pb[0] = a0[0] + f * ea[0];
         pa[1] = pb[1] = a0[1] + f * ea[1];
         double la = sqrt(dot2(ea, ea)), lb = sqrt(dot2(eb, eb));
-        *deep = fmin(fabs(o1), fabs(o2)) > tol * la && fmin(fabs(o3), fabs(o4)) > tol * lb;
+        *deep = dmin(fabs(o1), fabs(o2)) > tol * la && dmin(fabs(o3), fabs(o4)) > tol * lb;
         return 0.0;
     }
     double best = INFINITY, q[2], d[2];
@@ -713,7 +788,7 @@ static double boundary_distance(const pl_set *S, int p, const double x[2], doubl
     while (top > 0) {
         int k = stack[--top];
         const double *b = S->nbox + 4 * (size_t)k;
-        double dx = fmax(0.0, fmax(b[0] - x[0], x[0] - b[2])), dy = fmax(0.0, fmax(b[1] - x[1], x[1] - b[3]));
+        double dx = dmax(0.0, dmax(b[0] - x[0], x[0] - b[2])), dy = dmax(0.0, dmax(b[1] - x[1], x[1] - b[3]));
         if (dx * dx + dy * dy > best) continue;
         if (S->nchild[2 * k] >= 0) {
             if (top + 2 <= PL_STACK) { stack[top++] = S->nchild[2 * k]; stack[top++] = S->nchild[2 * k + 1]; }
@@ -731,10 +806,8 @@ static double boundary_distance(const pl_set *S, int p, const double x[2], doubl
 }
 
 /* The deepest of part `from`'s vertices and edge midpoints inside part `into`: its distance to
- * `into`'s boundary (0 when none is inside), the point and its nearest boundary point (world).
- * every_ring_first: only each ring's first vertex (enough to tell containment when the edges
- * are apart). */
-static double deepest(const pl_set *S, int from, int into, int first_only, double pt[2], double near[2]) {
+ * `into`'s boundary (0 when none is inside), the point and its nearest boundary point (world). */
+static double deepest(const pl_set *S, int from, int into, double pt[2], double near[2]) {
     double best = 0.0;
     const double *bi = S->box + 4 * (size_t)into;
     for (int r = S->part_ring[from]; r < S->part_ring[from + 1]; r++) {
@@ -750,12 +823,8 @@ static double deepest(const pl_set *S, int from, int into, int first_only, doubl
                 if (x[0] < bi[0] || x[0] > bi[2] || x[1] < bi[1] || x[1] > bi[3]) continue;
                 if (!pl_inside(S, into, x)) continue;
                 double q[2], d = boundary_distance(S, into, x, q);
-                if (d > best || (first_only && best == 0.0)) {
-                    best = d; pt[0] = x[0]; pt[1] = x[1]; near[0] = q[0]; near[1] = q[1];
-                }
-                if (first_only) break;
+                if (d > best) { best = d; pt[0] = x[0]; pt[1] = x[1]; near[0] = q[0]; near[1] = q[1]; }
             }
-            if (first_only) break;
         }
     }
     return best;
@@ -780,9 +849,9 @@ static void edge_query(pl_pair *q, pl_result *out) {
     double pt[2], near[2], pt2[2], near2[2];
     double dab = 0.0, dba = 0.0;
     int first_only = !e.deep && e.dist > q->tol;
-    if (!e.deep || q->p->want == GJK_WANT_VERDICT) {
-        dab = deepest(S, q->a, q->b, first_only, pt, near);   /* A's points inside B */
-        dba = deepest(S, q->b, q->a, first_only, pt2, near2); /* B's points inside A */
+    if (!first_only && (!e.deep || q->p->want == GJK_WANT_VERDICT)) {
+        dab = deepest(S, q->a, q->b, pt, near);   /* A's points inside B */
+        dba = deepest(S, q->b, q->a, pt2, near2); /* B's points inside A */
     }
     int inside_ab = 0, inside_ba = 0;
     if (first_only) {
@@ -799,8 +868,8 @@ static void edge_query(pl_pair *q, pl_result *out) {
     }
     if ((inside_ab || inside_ba) && q->p->want == GJK_WANT_VERDICT) {
         /* a ring inside the other part: the depth from every examined point, not the first */
-        dab = deepest(S, q->a, q->b, 0, pt, near);
-        dba = deepest(S, q->b, q->a, 0, pt2, near2);
+        dab = deepest(S, q->a, q->b, pt, near);
+        dba = deepest(S, q->b, q->a, pt2, near2);
     }
     for (int c = 0; c < 2; c++) { out->pa[c] = e.pa[c] + q->c[c]; out->pb[c] = e.pb[c] + q->c[c]; }
     double d[2] = {e.pb[0] - e.pa[0], e.pb[1] - e.pa[1]}, len = sqrt(dot2(d, d));

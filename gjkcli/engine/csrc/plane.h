@@ -10,8 +10,8 @@
  *   precision; answers are moved back at the end.
  * - A part is a list of rings (closed polylines, the last vertex joined to the first), its solid
  *   area the points inside an odd number of rings (even-odd). A part flagged convex is one
- *   counter-clockwise ring with no reflex or collinear corner: GJK and EPA answer its pairs with
- *   another convex part; every other pair goes to the edges (segment hierarchies).
+ *   ring whose corners all turn one way (pl_classify): GJK and EPA answer its pairs with another
+ *   convex part; every other pair goes to the edges (segment hierarchies).
  */
 #ifndef GJK_PLANE_H
 #define GJK_PLANE_H
@@ -26,7 +26,7 @@ typedef struct {
     const double *v;          /* (V, 2) vertices of every ring of every part */
     const int32_t *ring;      /* (R + 1) offsets of each ring's vertices in v */
     const int32_t *part_ring; /* (P + 1) offsets of each part's rings in ring */
-    const int8_t *convex;     /* (P) 1: one convex counter-clockwise ring, GJK applies */
+    const int8_t *convex;     /* (P) 1: one convex ring (either orientation), GJK applies */
     const double *box;        /* (P, 4) xmin, ymin, xmax, ymax */
     /* Segment hierarchy of each part, over its edges (edge e joins vertex e to the next vertex
      * of its ring). Node k: box nbox[4k..4k+3]; an inner node's children are nchild[2k] and
@@ -97,10 +97,15 @@ typedef struct {
 } pl_params;
 
 /* Segment hierarchies of every part of a set whose v, ring and part_ring are given: fills nbox
- * ((2V) x 4), nchild ((2V) x 2), order (2V), part_node (P) and box (P x 4); scratch: V doubles.
- * Returns the node count (at most 2V - P). */
+ * ((V + P) x 4), nchild ((V + P) x 2), order (V x 2), part_node (P) and box (P x 4); scratch: 2V doubles.
+ * Returns the node count (at most V + P: leaves hold 2 to 4 edges). */
 int pl_build(const double *v, const int32_t *ring, const int32_t *part_ring, int n_parts, double *nbox,
              int32_t *nchild, int32_t *order, int32_t *part_node, double *box, double *scratch);
+
+/* convex[p] = 1 when part p is one ring whose corners all turn one way (turns within flat_rel x
+ * its extent squared are straight), turning once round: GJK and EPA may answer its pairs. */
+void pl_classify(const double *v, const int32_t *ring, const int32_t *part_ring, int n_parts, double flat_rel,
+                 int8_t *convex);
 
 /* Support point of convex part p in direction d, by hill climbing its ring from hint (-1: from
  * vertex 0); shift is subtracted from the point. Returns the vertex index within the ring. */
