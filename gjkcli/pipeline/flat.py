@@ -271,63 +271,17 @@ def _boxes(objects):
 
 
 def _pack(objects):
-    """The parts as one `gjkcli.engine.plane.PartSet`, built for all parts at once in NumPy.
-
-    `plane.PartSet([plane.Region(rings), ...])` checks and classifies each part in Python (about
-    0.5 ms a part: 5 s for a nest of 10,000); the readers' rings are already clean (no repeated
-    points, no closing repeat, at least three corners), so here the rings are concatenated once
-    and each part's convexity is decided for all parts together, with the rule of
-    `plane.Region`: one counter-clockwise ring whose every corner turns left by more than
-    flat_rel x its extent squared, turning once round. A convex ring drawn clockwise is reversed.
-    A ring with a collinear corner is left to the edges (exact too), where Region would drop the
-    corner and use GJK. The segment hierarchies are built by the core in one call."""
-    from gjkcli.engine import _plane, plane
-    from gjkcli.tolerances import DEFAULT
+    """The parts as one `gjkcli.engine.plane.PartSet`: their rings gathered into one array and
+    packed by `PartSet.from_arrays` (convexity classified and segment hierarchies built in the
+    core, no Python object per part)."""
+    from gjkcli.engine import plane
 
     rings = [r for p in objects for r in p.rings]
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
     counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    v = np.ascontiguousarray(np.concatenate(rings), dtype=np.float64)
-    ring = np.zeros(len(rings) + 1, dtype=np.int32)
-    np.cumsum(counts, out=ring[1:])
-    part_ring = np.zeros(len(objects) + 1, dtype=np.int32)
-    np.cumsum(nring, out=part_ring[1:])
-
-    # every vertex with its ring's neighbours
-    of = np.repeat(np.arange(len(rings)), counts)
-    idx = np.arange(len(v))
-    start, end = ring[:-1][of], ring[1:][of]
-    prev = np.where(idx == start, end - 1, idx - 1)
-    nxt = np.where(idx == end - 1, start, idx + 1)
-    e_in, e_out = v - v[prev], v[nxt] - v
-    cross = e_in[:, 0] * e_out[:, 1] - e_in[:, 1] * e_out[:, 0]
-    # orientation from the shoelace sum of each ring
-    area2 = np.add.reduceat(v[:, 0] * v[nxt, 1] - v[nxt, 0] * v[:, 1], ring[:-1])
-    sign = np.where(area2 < 0, -1.0, 1.0)
-    turn = cross * sign[of]
-    extent = np.maximum(np.maximum.reduceat(v, ring[:-1]) - np.minimum.reduceat(v, ring[:-1]), 0).max(axis=1)
-    flat = DEFAULT.flat_rel * np.where(extent > 0, extent, 1.0) ** 2
-    sharp = np.minimum.reduceat(turn - flat[of], ring[:-1]) > 0
-    dot = np.einsum("ij,ij->i", e_in, e_out)
-    winding = np.add.reduceat(np.arctan2(turn, dot), ring[:-1])
-    ring_convex = sharp & (np.abs(winding - 2 * np.pi) < 1e-6)
-    first = part_ring[:-1]
-    convex = ((nring == 1) & ring_convex[first]).astype(np.int8)
-    # convex rings drawn clockwise run counter-clockwise
-    flip = ring_convex & (area2 < 0)
-    if flip.any():
-        turned = flip[of]
-        v[turned] = v[(start + end - 1 - idx)[turned]]
-
-    ps = object.__new__(plane.PartSet)  # what PartSet.__init__ sets, from the arrays above
-    ps.parts = (None,) * len(objects)
-    ps.v, ps.ring, ps.part_ring = v, ring, part_ring
-    ps.voff = ring[part_ring].astype(np.int64)
-    ps.convex = convex
-    nbox, nchild, order, part_node, box = _plane.build(v, ring, part_ring)
-    ps.box = box
-    ps._packed = _plane.Packed(v, ring, part_ring, convex, box, nbox, nchild, order, part_node)
-    return ps
+    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
+    ring = np.concatenate([[0], np.cumsum(counts)])
+    part_ring = np.concatenate([[0], np.cumsum(nring)])
+    return plane.PartSet.from_arrays(np.concatenate(rings), ring, part_ring)
 
 
 class _Outlines:
