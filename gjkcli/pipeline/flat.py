@@ -108,6 +108,10 @@ class _FlatRun:
         for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        from gjkcli.pipeline import policy
+
+        if options.mode not in policy.MODES:
+            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
         if command == "check":
             options = dataclasses.replace(options, all_pairs=True)
         self.options = dataclasses.replace(options, fail_on=fail_on)
@@ -117,6 +121,9 @@ class _FlatRun:
         self.notes: list = []
         self.timings: dict = {}
         self.started = time.perf_counter()
+        if options.mode == "hull":
+            self.notes.append("2D parts are answered exactly (GJK and EPA for convex pairs, the "
+                              "edges for the others): --mode hull changes nothing here")
 
     def stage(self, name: str, since: float) -> float:
         now = time.perf_counter()
