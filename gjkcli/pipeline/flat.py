@@ -133,7 +133,10 @@ class _FlatRun:
     def findings(self, parts: list, source: np.ndarray, frame, *, across: bool) -> Findings:
         from gjkcli.tolerances import DEFAULT
 
+        from gjkcli.pipeline import baseline as baselines
+
         o = self.options
+        old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
         objects = list(parts) + ([frame] if frame is not None else [])
         n = len(objects)
@@ -176,13 +179,39 @@ class _FlatRun:
         self.stage("verdicts", t)
         lo_list, hi_list = lo.tolist(), hi.tolist()
         records = tuple(_record(p, lo_list[k], hi_list[k], per_part[k]) for k, p in enumerate(objects))
-        return Findings(
+        pairs, gone = self._baseline(pairs, old)
+        found = Findings(
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
             _index={r.name: k for k, r in enumerate(records)})
+        if o.write_baseline is not None:
+            baselines.write(o.write_baseline, baselines.entries(found.pairs))
+            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
+        return found
+
+    def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
+        """The pairs with their baseline keys and whether the baseline knows them (as in 3D:
+        keys only when a baseline is read or written), and the baseline's entries now gone."""
+        from gjkcli.pipeline.run import _KeyMaker
+
+        o = self.options
+        if old is None and o.write_baseline is None:
+            return pairs, ()
+        key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        out = []
+        for p in pairs:
+            key = key_of(p.a, p.b, p.file_a, p.file_b)
+            known = bool(old is not None and p.violation and key in old.keys)
+            out.append(dataclasses.replace(p, key=key, known=known))
+        gone = ()
+        if old is not None:
+            today = {p.key for p in out if p.violation and not p.allowed}
+            gone = tuple(e for e in old.entries if e.key not in today)
+        return out, gone
 
     def _pairs(self, lo, hi, size, chord, source, has_frame: bool, across: bool):
         from gjkcli.scene.broadphase import candidate_pairs

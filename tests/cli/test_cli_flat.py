@@ -90,3 +90,17 @@ def test_check_two_drawings(tmp_path):
     r = gjk("check", a, b, "--format", "json")
     (pair,) = json.loads(r.stdout)["pairs"]
     assert r.exit_code == 0 and pair["status"] == "clear" and pair["distance"] == pytest.approx(0.25)
+
+
+def test_baseline_of_a_nest(tmp_path):
+    base = tmp_path / "nest-baseline.json"
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--write-baseline", base)
+    assert r.exit_code == 1 and base.is_file()
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--baseline", base,
+            "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["summary"]["known"] == 9 and doc["summary"]["failures"] == 0
+    # without the kerf, the clearance and touching pairs are no longer violations: gone
+    r = gjk("scan", NEST, "--sheet-layer", "SHEET", "--baseline", base, "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["summary"]["gone"] == 6  # the 4 clearance and 2 touching pairs
