@@ -240,6 +240,8 @@ class _FlatRun:
         for k in np.flatnonzero(listed).tolist():
             a, b = objects[int(i[k])], objects[int(j[k])]
             result = batch.result(k)
+            if o.trace:
+                result = _traced(a, b, float(band[k]), o.start_direction, result)
             s = Status(status[k])
             if result.status is not s:
                 result = dataclasses.replace(result, status=s)
@@ -328,6 +330,17 @@ def _pack(objects):
     ps.box = box
     ps._packed = _plane.Packed(v, ring, part_ring, convex, box, nbox, nchild, order, part_node)
     return ps
+
+
+def _traced(a, b, band: float, start, result):
+    """The pair's answer again with GJK and EPA recorded step by step (`--trace`), from `start`
+    when given; the batch's answer when the pair goes to the edges (no GJK to narrate)."""
+    from gjkcli.engine import plane
+
+    if result.engine != "gjk":
+        return result
+    return plane.query(plane.Region(list(a.rings)), plane.Region(list(b.rings)), tolerance=band,
+                       want="verdict", start=start, trace=True)
 
 
 def _sheet_note(status: Status, clearance: float) -> str | None:

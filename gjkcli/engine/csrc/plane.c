@@ -279,6 +279,8 @@ static int gjk2(pl_pair *q, pl_bounds *out) {
         if (feature == GJK_FEATURE_INSIDE) {
             stop = GJK_EXIT_ORIGIN_ENCLOSED; /* the triangle holds the origin */
             v[0] = v[1] = 0.0;
+            vn = 0.0; /* the weights' rounding aside, v is the origin */
+            vnew[0] = vnew[1] = 0.0;
             upper = 0.0;
         } else if (vn <= touch) {
             stop = GJK_EXIT_ORIGIN_TOUCHED; /* the origin is on the simplex's edge or vertex */
