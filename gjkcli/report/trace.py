@@ -493,7 +493,8 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
     header.append(b_name)
     parts = [header]
     if not steps:
-        parts.append(Text("No steps were recorded (the query ran without a trace)."))
+        parts.append(Text("No steps were recorded (the query ran without a trace, or the pair was answered "
+                          "on its triangles or edges, where there is no GJK to narrate)."))
         return Group(*parts)
     if intro:
         parts.append(Text(INTRO_2D if flat else INTRO, style="dim"))
