@@ -276,6 +276,8 @@ class _FlatRun:
         for k in np.flatnonzero(listed).tolist():
             a, b = objects[int(i[k])], objects[int(j[k])]
             result = batch.result(k)
+            if o.trace:
+                result = _traced(a, b, float(band[k]), o.start_direction, result)
             s = Status(status[k])
             if result.status is not s:
                 result = dataclasses.replace(result, status=s)
@@ -338,6 +340,17 @@ class _Outlines:
         if p is self.frame:
             return tuple(r[::-1] for r in p.rings[1:])
         return orient_even_odd(p.rings)
+
+
+def _traced(a, b, band: float, start, result):
+    """The pair's answer again with GJK and EPA recorded step by step (`--trace`), from `start`
+    when given; the batch's answer when the pair goes to the edges (no GJK to narrate)."""
+    from gjkcli.engine import plane
+
+    if result.engine != "gjk":
+        return result
+    return plane.query(plane.Region(list(a.rings)), plane.Region(list(b.rings)), tolerance=band,
+                       want="verdict", start=start, trace=True)
 
 
 def _sheet_note(status: Status, clearance: float) -> str | None:

@@ -87,6 +87,8 @@ class Options:
     robot : gjkcli.scene.urdf.RobotOptions for URDF inputs (packages, SRDF, joints; None: none)
     sheet_layer : 2D drawings: the DXF layer whose outline is the sheet every part must lie
         inside by the clearance (`gjkcli.pipeline.flat`; None: no sheet)
+    start_direction : 2D drawings: GJK's first search direction (x, y) for the traced pairs
+        (`gjkcli.engine.plane.query`'s `start`; None: from A's box centre towards B's)
     """
 
     mode: str = "auto"
@@ -105,6 +107,7 @@ class Options:
     dask_timeout: float = 10.0
     robot: object = None
     sheet_layer: str | None = None
+    start_direction: tuple | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -175,6 +178,11 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
 
 
 def _no_sheet_in_3d(options: Options) -> None:
+    if options.start_direction is not None:
+        from gjkcli.errors import InputError
+
+        raise InputError("--start-direction", "sets GJK's first direction in the plane: it applies to 2D "
+                                              "drawings (.svg, .dxf), and the inputs are 3D files")
     if options.sheet_layer is not None:
         from gjkcli.errors import InputError
 

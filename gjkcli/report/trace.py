@@ -483,7 +483,8 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
     gjk = [s for s in steps if s.phase == "gjk"]
     epa = [s for s in steps if s.phase == "epa"]
     flat = _dim(steps) == 2
-    supports = _Supports(hull_vertices, scan_below, "vertex" if flat else "hull vertex")
+    # the plane always climbs its ring (no scan below a size): the counts do not apply there
+    supports = (_Supports(None, None, "vertex") if flat else _Supports(hull_vertices, scan_below))
     header = Text()
     header.append("Trace", style="bold underline")
     header.append("  A = ")
@@ -492,7 +493,8 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
     header.append(b_name)
     parts = [header]
     if not steps:
-        parts.append(Text("No steps were recorded (the query ran without a trace)."))
+        parts.append(Text("No steps were recorded (the query ran without a trace, or the pair was answered "
+                          "on its triangles or edges, where there is no GJK to narrate)."))
         return Group(*parts)
     if intro:
         parts.append(Text(INTRO_2D if flat else INTRO, style="dim"))
@@ -525,7 +527,7 @@ def step_texts(trace, units: str | None = None, *, hull_vertices=None, scan_belo
     the paragraphs `render_trace` prints, one per step, for pictures that show a step at a time."""
     suffix = f" {units}" if units else ""
     steps = list(trace or ())
-    supports = _Supports(hull_vertices, scan_below, "vertex" if _dim(steps) == 2 else "hull vertex")
+    supports = _Supports(None, None, "vertex") if _dim(steps) == 2 else _Supports(hull_vertices, scan_below)
     _, _, gjk = _gjk([s for s in steps if s.phase == "gjk"], supports, suffix)
     epa = [s for s in steps if s.phase == "epa"]
     out = [p.plain for p in gjk]

@@ -283,3 +283,21 @@ def test_from_arrays_answers_as_the_objects():
     assert np.allclose(r1.distance, r2.distance, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="ring_offsets"):
         plane.PartSet.from_arrays(np.zeros((4, 2)), [0, 2, 4], [0, 2])
+
+
+def test_every_want_is_certified():
+    """distance and intersect (no depth) on convex pairs and on parts with holes: the same
+    boolean as the verdict, certificates that hold, no depth without EPA."""
+    rng = rng_for("plane wants")
+    for k in range(60):
+        if k % 2:
+            a = plane.Polygon(random_convex(rng, 8))
+            b = plane.Polygon(random_convex(rng, 8, rng.normal(size=2) * 1.5))
+        else:
+            a = plane.Region(random_region(rng, (0.0, 0.0), holes=True))
+            b = plane.Region(random_region(rng, rng.normal(size=2) * 1.5, holes=k % 4 == 0))
+        verdict = checked(a, b)
+        for want in ("distance", "intersect"):
+            r = checked(a, b, want=want)
+            assert r.depth is None
+            assert (r.status is Status.CLEAR) == (verdict.status is Status.CLEAR), (k, want, r, verdict)
