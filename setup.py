@@ -26,7 +26,14 @@ mesh = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )
 
+plane = Extension(
+    "gjkcli.engine._plane",
+    sources=["gjkcli/engine/_plane.pyx", "gjkcli/engine/csrc/plane.c"],
+    include_dirs=["gjkcli/engine/csrc"],
+    extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
+)
+
 enums = Extension("gjkcli.engine._enums", sources=["gjkcli/engine/_enums.pyx"],
                   include_dirs=["gjkcli/engine/csrc"])
 
-setup(ext_modules=cythonize([core, mesh, enums], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))
+setup(ext_modules=cythonize([core, mesh, plane, enums], language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))

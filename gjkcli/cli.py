@@ -12,6 +12,7 @@ stay fast.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 
@@ -147,12 +148,28 @@ def main() -> None:
     """
 
 
+def _direction(_ctx, param, value):
+    """--start-direction X,Y: two finite numbers, not both zero."""
+    if value is None:
+        return None
+    try:
+        x, y = (float(t) for t in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give two numbers X,Y, e.g. 1,-1", param=param) from None
+    if not (math.isfinite(x) and math.isfinite(y)) or (x == 0 and y == 0):
+        raise click.BadParameter(f"{value!r}: give two finite numbers, not both zero", param=param)
+    return (x, y)
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("a", metavar="A", type=click.Path(path_type=str))
 @click.argument("b", metavar="B", type=click.Path(path_type=str))
+@click.option("--start-direction", callback=_direction, metavar="X,Y",
+              help="2D drawings: GJK's first search direction (as a tutorial starts it, e.g. 1,-1); "
+                   "read with --trace. Default: from A's box centre towards B's.")
 @_options
 @click.pass_context
-def check(ctx, a, b, **opts):
+def check(ctx, a, b, start_direction, **opts):
     """Check two parts A and B: clear, touching, collision, or closer than --clearance.
 
     Each file is one object; every format trimesh reads (STL, OBJ, PLY, OFF, GLB/glTF, 3MF, ...)
@@ -160,7 +177,7 @@ def check(ctx, a, b, **opts):
     Every pair is listed. Exit code 0: no violation; 1: collision, clearance violated or
     undecided; 2: usage or input error.
     """
-    _command(ctx, "check", inputs=[a, b], **opts)
+    _command(ctx, "check", inputs=[a, b], start_direction=start_direction, **opts)
 
 
 @main.command(context_settings=CONTEXT)
@@ -200,10 +217,13 @@ def check(ctx, a, b, **opts):
 @click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
               help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
                    "straight joint motion between them continuously ('segment' and 't').")
+@click.option("--sheet-layer", metavar="NAME",
+              help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
+                   "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, **opts):
+         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -215,7 +235,7 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
              all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
-             dask=dask, dask_timeout=dask_timeout,
+             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
 
@@ -320,7 +340,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
-                 robot=None) -> None:
+                 robot=None, sheet_layer=None, start_direction=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -345,7 +365,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
-            limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot)
+            limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
+            sheet_layer=sheet_layer, start_direction=start_direction)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

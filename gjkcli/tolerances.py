@@ -95,6 +95,15 @@ class Tolerances:
         Panda): conservative advancement approaches a contact in ever smaller steps and stops
         there. On a grazing approach the distance closes slowly, so the band sets how early the
         reported t may be: 1e-6 puts the Panda's within 3e-4 of the first contact.
+    chord_rel
+        Curves of a 2D drawing (SVG, DXF: `gjkcli.mesh.flat`) are flattened to polygons whose
+        chords lie within chord_rel x the drawing's size (the diagonal of its box) of the curve,
+        every vertex on it: 0.03 mm on a 3 m sheet. The bound travels with the part, and a pair's
+        touching band is widened by both parts' bounds, so no verdict rests on the flattening.
+    join_rel
+        Open pieces of a drawing (LINEs and ARCs drawn one by one) whose ends lie within join_rel
+        x the drawing's size are chained into one closed contour: CAD exports leave gaps of
+        rounding size (1e-12 relative) far below it, and a drawing's real gaps far above.
     """
 
     touching_rel: float = 1e-7
@@ -121,6 +130,8 @@ class Tolerances:
     brute_force_below: int = 48
     motion_contact_rel: float = 1e-6
     cad_deflection_rel: float = 1e-3
+    chord_rel: float = 1e-5
+    join_rel: float = 1e-6
 
 
 DEFAULT = Tolerances()

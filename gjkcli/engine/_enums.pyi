@@ -1,4 +1,4 @@
-# Type stub of the compiled module gjkcli/engine/_enums.pyx: the core's C enums (gjk.h, mesh.h)
+# Type stub of the compiled module gjkcli/engine/_enums.pyx: the core's C enums (gjk.h, mesh.h, plane.h)
 # as IntEnum classes, read by name.
 from typing import Any
 

@@ -93,3 +93,41 @@ cdef extern from "mesh.h":
         MESH_EXIT_FULL
 
 
+
+
+# The plane's certificate kinds and trace fields (gjkcli/engine/csrc/plane.h).
+cdef extern from "plane.h":
+    cpdef enum pl_cert:
+        PL_CERT_NONE
+        PL_CERT_LINE
+        PL_CERT_POINT
+        PL_CERT_EDGES
+        PL_CERT_DISTANCE
+
+    cpdef enum pl_trace_field:
+        PT_PHASE
+        PT_ITER
+        PT_DIR
+        PT_IA
+        PT_IB
+        PT_STEPS_A
+        PT_STEPS_B
+        PT_W
+        PT_A
+        PT_B
+        PT_PASSED
+        PT_N_BEFORE
+        PT_BEFORE
+        PT_N_AFTER
+        PT_AFTER
+        PT_LAMBDA
+        PT_FEATURE
+        PT_KEPT
+        PT_VNORM
+        PT_LOWER
+        PT_UPPER
+        PT_EXIT
+        PT_EDGES
+        PT_SUPPORT
+        PT_CLOSEST
+        PT_WIDTH

@@ -80,6 +80,10 @@ class Options:
         (`gjkcli.pipeline.distributed`; None: in this process, the manifest's `dask` first)
     dask_timeout : seconds to reach the scheduler and its first worker
     robot : gjkcli.scene.urdf.RobotOptions for URDF inputs (packages, SRDF, joints; None: none)
+    sheet_layer : 2D drawings: the DXF layer whose outline is the sheet every part must lie
+        inside by the clearance (`gjkcli.pipeline.flat`; None: no sheet)
+    start_direction : 2D drawings: GJK's first search direction (x, y) for the traced pairs
+        (`gjkcli.engine.plane.query`'s `start`; None: from A's box centre towards B's)
     """
 
     mode: str = "auto"
@@ -97,14 +101,20 @@ class Options:
     dask: str | None = None
     dask_timeout: float = 10.0
     robot: object = None
+    sheet_layer: str | None = None
+    start_direction: tuple | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
     """`gjk check A B`: each file one object (one per body with split_bodies), every pair of an
     object of A and an object of B listed; with split_bodies and A == B, the bodies of the one
     file against each other."""
+    from gjkcli.pipeline.flat import check_flat, is_flat_run
     from gjkcli.scene.objects import file_sources
 
+    if is_flat_run([path_a, path_b]):  # 2D drawings: the plane's run
+        return check_flat(path_a, path_b, options, progress=progress)
+    _no_sheet_in_3d(options)
     # two files: a worker pool costs more than it saves
     options = dataclasses.replace(options, all_pairs=True, jobs=1 if options.jobs is None else options.jobs)
     same = options.split_bodies and Path(path_a).resolve() == Path(path_b).resolve()
@@ -124,9 +134,20 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     Raises ManifestError (with its line) when the manifest cannot be used, InputError when the
     baseline cannot be read or written.
     """
+    from gjkcli.pipeline.flat import is_flat_run, scan_flat
     from gjkcli.scene import manifest as manifests
     from gjkcli.scene.objects import scene_sources
 
+    paths_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if is_flat_run(paths_list):  # 2D drawings: the plane's run
+        from gjkcli.errors import InputError
+
+        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options")):
+            if given is not None:
+                raise InputError(paths_list[0], f"is a 2D drawing: {what} applies to 3D scans; "
+                                                f"scan drawings without it")
+        return scan_flat(paths_list, options, sheet_layer=options.sheet_layer, progress=progress)
+    _no_sheet_in_3d(options)
     m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
     if m is not None:
         options = dataclasses.replace(
@@ -175,6 +196,19 @@ def _without_units(options: Options, route: str) -> Options:
             raise InputError(f"--{what} {value}", f"{route} takes lengths in the model's units; "
                                                   f"give the number without a unit")
     return options
+
+
+def _no_sheet_in_3d(options: Options) -> None:
+    if options.start_direction is not None:
+        from gjkcli.errors import InputError
+
+        raise InputError("--start-direction", "sets GJK's first direction in the plane: it applies to 2D "
+                                              "drawings (.svg, .dxf), and the inputs are 3D files")
+    if options.sheet_layer is not None:
+        from gjkcli.errors import InputError
+
+        raise InputError("--sheet-layer", "names a DXF layer: it applies to 2D drawings (.dxf), "
+                                          "and the inputs are 3D files")
 
 
 def _with_robots(m, sources, robot_options, run: "_Run"):

@@ -7,6 +7,7 @@ additions of each release are listed in the README)::
     {
       "version": 1, "schema_version": 1,
       "command": "check" | "scan",
+      "dimension": 3 | 2 (2: a run on 2D drawings; every vector and bound has two coordinates),
       "tool": {"name": "gjk", "version": str},
       "objects": [{"name", "file", "vertices", "faces", "hull_vertices", "convex", "watertight",
                    "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units", "convexity",
@@ -217,6 +218,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "version": SCHEMA_VERSION,
         "schema_version": SCHEMA_VERSION,
         "command": found.command,
+        "dimension": int(found.dimension),
         "tool": {"name": "gjk", "version": found.version},
         "objects": [object_dict(o) for o in found.objects],
         "pairs": [pair_dict(p, found, trace) for p in found.pairs],

@@ -17,6 +17,9 @@ Vocabulary (van den Bergen 2003, chapter 4; Ericson 2005, section 9.5):
 - v: the point of the current simplex nearest the origin; |v| bounds the distance from above, and
   a support plane that leaves the origin outside bounds it from below.
 
+In the plane (a trace of gjkcli.engine.plane, 2-vectors) the same story has a simplex of at most
+three points, a triangle that holds the origin ends GJK, and EPA grows a polygon edge by edge.
+
 Points of A - B are named after the iteration that found them: w3 is the point found at
 iteration 3. The engine records simplices as coordinates, copied and never recomputed, so a
 point keeps its name by exact coordinate match.
@@ -59,6 +62,13 @@ EPA_EXITS = {
     "degenerate face": "a new face had no normal at the working precision; the depth is only known to lie "
     "between the bounds",
 }
+
+# The 2D words where they differ (a trace whose vectors have two coordinates).
+GJK_EXITS_2D = {**GJK_EXITS, "origin enclosed": "the simplex is a triangle that contains the origin, so A - B "
+                "contains it and the parts overlap"}
+EPA_EXITS_2D = {**EPA_EXITS, "converged": "the polygon's edge nearest the origin and the support point along "
+                "its normal met within the tolerance: that edge's distance is the penetration depth",
+                "degenerate face": "every edge of the polygon had zero length; the depth is not known"}
 
 SIMPLEX_KIND = {1: "point", 2: "segment", 3: "triangle", 4: "tetrahedron"}
 # Why -v is the next search direction, by the feature v lies on.
@@ -103,9 +113,14 @@ def exit_name(exit) -> str | None:
     return str(exit)
 
 
-def _points(a) -> np.ndarray:
+def _points(a, dim: int = 3) -> np.ndarray:
     a = np.asarray(a if a is not None else (), dtype=float)
-    return a.reshape(-1, 3) if a.size else np.zeros((0, 3))
+    return a.reshape(-1, dim) if a.size else np.zeros((0, dim))
+
+
+def _dim(steps) -> int:
+    """2 for a trace in the plane (2-vector directions), else 3."""
+    return 2 if steps and np.asarray(steps[0].direction).size == 2 else 3
 
 
 def _unit(d) -> np.ndarray:
@@ -158,7 +173,8 @@ class _Supports:
     and reports 0 steps then; knowing the hull sizes lets the text say which happened.
     """
 
-    def __init__(self, hull_vertices=None, scan_below=None):
+    def __init__(self, hull_vertices=None, scan_below=None, vertex: str = "hull vertex"):
+        self.vertex = vertex
         self.sizes = tuple(hull_vertices) if hull_vertices is not None else (None, None)
         self.scan_below = scan_below
         self.told = [False, False]  # the scan is explained once per shape, then named
@@ -179,7 +195,7 @@ class _Supports:
         where = vec(point)
         if index is None or int(index) < 0:
             return f"{shape}'s support along {along} is {where} (a smooth surface, no vertex)"
-        head = f"{shape}'s support along {along} is hull vertex {int(index)} at {where}"
+        head = f"{shape}'s support along {along} is {self.vertex} {int(index)} at {where}"
         if self.scanned(which):
             if self.told[which]:
                 return f"{head} (by a scan)"
@@ -194,7 +210,7 @@ class _Supports:
 def _feature_phrase(feature, after: list[str]) -> str:
     """Where the origin's nearest point on the reduced simplex lies, in Voronoi terms."""
     if feature == "inside":
-        return "the origin lies inside the tetrahedron " + "-".join(after)
+        return f"the origin lies inside the {SIMPLEX_KIND.get(len(after), 'simplex')} " + "-".join(after)
     if feature == "vertex" or len(after) == 1:
         return f"the origin is nearest the vertex {after[0]} (it lies in that vertex's Voronoi region)"
     if feature == "edge" or len(after) == 2:
@@ -206,6 +222,7 @@ def _feature_phrase(feature, after: list[str]) -> str:
 
 def _gjk(steps, supports: _Supports, units: str):
     """Table rows, the stop caption and one paragraph per GJK step."""
+    dim = _dim(steps)
     labels = _Labels()
     rows, paragraphs, caption = [], [], None
     previous_upper = None
@@ -214,9 +231,9 @@ def _gjk(steps, supports: _Supports, units: str):
         dhat = _unit(step.direction)
         w = np.asarray(step.w, dtype=float)
         wd = float(w @ dhat)
-        before = [labels.name(p) for p in _points(step.simplex_before)]
-        after_points = _points(step.simplex_after)
-        in_before = any(np.array_equal(w, p) for p in _points(step.simplex_before))
+        before = [labels.name(p) for p in _points(step.simplex_before, dim)]
+        after_points = _points(step.simplex_after, dim)
+        in_before = any(np.array_equal(w, p) for p in _points(step.simplex_before, dim))
         w_name = labels.find(w) if in_before else labels.name(w, fresh=f"w{it}")
         candidates = before + [w_name]
         # Names in the engine's order of simplex_after (the order of the weights), by coordinates;
@@ -261,7 +278,10 @@ def _gjk(steps, supports: _Supports, units: str):
         out = Text()
         out.append(f"{it}. ", style="bold")
         out.append(f"Search along d = {vec(dhat)}")
-        if k == 0:
+        if k == 0 and dim == 2:
+            out.append(" (any first direction works: the one given by --start-direction, else from A's box "
+                       "centre towards B's)")
+        elif k == 0:
             out.append(" (any first direction works; this one points from A's centre towards B's)")
         out.append(". ")
         out.append(supports.phrase(0, step.index_a, step.steps_a, step.point_a, "d") + "; ")
@@ -312,13 +332,15 @@ def _gjk(steps, supports: _Supports, units: str):
                                    "the shapes yet)")
                     why = NEXT_DIRECTION.get(feature, "towards the origin")
                     out.append("." if exit else f"; next, search along -v, {why}.")
-        _close(out, warnings, exit, GJK_EXITS)
+        _close(out, warnings, exit, GJK_EXITS_2D if dim == 2 else GJK_EXITS)
         paragraphs.append(out)
     return rows, caption, paragraphs
 
 
 def _epa(steps, supports: _Supports, units: str):
     """Table rows, the stop caption and one paragraph per EPA step."""
+    flat = _dim(steps) == 2
+    face_word, body = ("edge", "polygon") if flat else ("face", "polytope")
     rows, paragraphs, caption = [], [], None
     previous = None
     for step in steps:
@@ -330,9 +352,9 @@ def _epa(steps, supports: _Supports, units: str):
         exit = exit_name(step.exit)
         warnings = []
         if gap < -1e-9 * max(abs(face), float(np.linalg.norm(step.w))):
-            warnings.append(f"the support value {fmt(support, 9)} lies below the face distance {fmt(face, 9)}: "
-                            "a support point can never lie inside the polytope, so the support map or the "
-                            "polytope is wrong here")
+            warnings.append(f"the support value {fmt(support, 9)} lies below the {face_word} distance "
+                            f"{fmt(face, 9)}: a support point can never lie inside the {body}, so the support "
+                            f"map or the {body} is wrong here")
         if previous is not None:
             if step.lower < previous.lower * (1 - 1e-12):
                 warnings.append("the depth's lower bound decreased")
@@ -355,18 +377,21 @@ def _epa(steps, supports: _Supports, units: str):
 
         out = Text()
         out.append(f"{it}. ", style="bold")
-        out.append(f"The polytope's face nearest the origin lies at {fmt(face)}{units}, normal n = {vec(nhat)}. ")
+        out.append(f"The {body}'s {face_word} nearest the origin lies at {fmt(face)}{units}, normal n = {vec(nhat)}. ")
         out.append(supports.phrase(0, step.index_a, step.steps_a, step.point_a, "n") + "; ")
         out.append(supports.phrase(1, step.index_b, step.steps_b, step.point_b, "-n") + ". ")
         out.append(f"The new point w = {vec(step.w)} reaches {fmt(support)} along n, {fmt(gap)}{units} beyond "
-                   "that face")
+                   f"that {face_word}")
         if exit:
             out.append(". ")
+        elif flat:
+            out.append(f"; w goes in between the edge's two ends, so the polygon grows to {int(step.faces)} "
+                       "edges (still convex: w is the furthest point of A - B along the edge's normal). ")
         else:
             out.append(f"; the faces that w can see are replaced by faces joining w to their rim, "
                        f"so the polytope grows around w to {int(step.faces)} faces. ")
         out.append(f"The depth lies in [{fmt(step.lower)}, {fmt(step.upper)}]{units}.")
-        _close(out, warnings, exit, EPA_EXITS)
+        _close(out, warnings, exit, EPA_EXITS_2D if flat else EPA_EXITS)
         paragraphs.append(out)
     return rows, caption, paragraphs
 
@@ -393,6 +418,7 @@ GJK_COLUMNS = [("it", "right"), ("A vtx", "right"), ("B vtx", "right"), ("w.d", 
                ("nearest", "left"), ("|v|", "right"), ("lower", "right")]
 EPA_COLUMNS = [("it", "right"), ("face", "right"), ("A vtx", "right"), ("B vtx", "right"), ("support", "right"),
                ("gap", "right"), ("faces", "right"), ("upper", "right")]
+EPA_COLUMNS_2D = [(("edge", j) if n == "face" else ("edges", j) if n == "faces" else (n, j)) for n, j in EPA_COLUMNS]
 
 INTRO = (
     "How to read this. GJK works on the Minkowski difference A - B, every a - b with a in A and b in B. "
@@ -419,6 +445,28 @@ EPA_INTRO = (
 )
 
 
+INTRO_2D = (
+    "How to read this. In the plane as in space, GJK works on the Minkowski difference A - B, every a - b "
+    "with a in A and b in B: the parts overlap exactly when it contains the origin, and their distance is "
+    "the distance from the origin to it. Each iteration asks A for its vertex furthest along a search "
+    "direction d (climbing A's ring of vertices from the last one) and B for its vertex furthest along -d; "
+    "their difference w is the point of A - B furthest along d. GJK keeps a simplex of up to three such "
+    "points (a point, a segment, a triangle), cuts it down to the vertex or edge that holds its point v "
+    "nearest the origin, and searches next along -v; a triangle holding the origin ends the search. "
+    "In the table, 'A vtx' is the polygon's vertex (its row in the input) and, in brackets, the climbing "
+    "steps; 'w.d' is how far w got along d (green: past the origin); 'simplex' is what was kept, after '-' "
+    "what was dropped; 'nearest' is the Voronoi region holding v."
+)
+EPA_INTRO_2D = (
+    "GJK found the origin in or on its triangle, so the parts touch or overlap; EPA measures how deep. It "
+    "grows the triangle into a convex polygon inside A - B: it takes the edge nearest the origin, asks "
+    "for the support point along that edge's outward normal and puts it in between the edge's ends. When "
+    "the support point no longer gets beyond the nearest edge, that edge's distance is the penetration "
+    "depth and its normal the direction that separates the parts. 'edge' is the nearest edge's distance "
+    "(a lower bound of the depth), 'upper' the least support value so far (an upper bound)."
+)
+
+
 def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None = None, *, intro: bool = True,
                  hull_vertices=None, scan_below: int | None = None):
     """The trace of one query as rich renderables: per phase a table and a paragraph per step.
@@ -434,7 +482,9 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
     steps = list(trace or ())
     gjk = [s for s in steps if s.phase == "gjk"]
     epa = [s for s in steps if s.phase == "epa"]
-    supports = _Supports(hull_vertices, scan_below)
+    flat = _dim(steps) == 2
+    # the plane always climbs its ring (no scan below a size): the counts do not apply there
+    supports = (_Supports(None, None, "vertex") if flat else _Supports(hull_vertices, scan_below))
     header = Text()
     header.append("Trace", style="bold underline")
     header.append("  A = ")
@@ -443,10 +493,11 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
     header.append(b_name)
     parts = [header]
     if not steps:
-        parts.append(Text("No steps were recorded (the query ran without a trace)."))
+        parts.append(Text("No steps were recorded (the query ran without a trace, or the pair was answered "
+                          "on its triangles or edges, where there is no GJK to narrate)."))
         return Group(*parts)
     if intro:
-        parts.append(Text(INTRO, style="dim"))
+        parts.append(Text(INTRO_2D if flat else INTRO, style="dim"))
     rows, caption, paragraphs = _gjk(gjk, supports, suffix)
     parts += [Text(""), _table(f"GJK: {_plural(len(gjk), 'iteration')}", caption, GJK_COLUMNS, rows), Text("")]
     parts += _spaced(paragraphs)
@@ -454,8 +505,9 @@ def render_trace(trace, a_name: str = "A", b_name: str = "B", units: str | None 
         rows, caption, paragraphs = _epa(epa, supports, suffix)
         parts.append(Text(""))
         if intro:
-            parts.append(Text(EPA_INTRO, style="dim"))
-        parts += [Text(""), _table(f"EPA: {_plural(len(epa), 'expansion')}", caption, EPA_COLUMNS, rows), Text("")]
+            parts.append(Text(EPA_INTRO_2D if flat else EPA_INTRO, style="dim"))
+        parts += [Text(""), _table(f"EPA: {_plural(len(epa), 'expansion')}", caption,
+                                   EPA_COLUMNS_2D if flat else EPA_COLUMNS, rows), Text("")]
         parts += _spaced(paragraphs)
     return Group(*parts)
 
@@ -475,7 +527,7 @@ def step_texts(trace, units: str | None = None, *, hull_vertices=None, scan_belo
     the paragraphs `render_trace` prints, one per step, for pictures that show a step at a time."""
     suffix = f" {units}" if units else ""
     steps = list(trace or ())
-    supports = _Supports(hull_vertices, scan_below)
+    supports = _Supports(None, None, "vertex") if _dim(steps) == 2 else _Supports(hull_vertices, scan_below)
     _, _, gjk = _gjk([s for s in steps if s.phase == "gjk"], supports, suffix)
     epa = [s for s in steps if s.phase == "epa"]
     out = [p.plain for p in gjk]

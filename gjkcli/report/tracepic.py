@@ -21,7 +21,7 @@ import numpy as np
 
 from gjkcli.pipeline.findings import Findings
 
-__all__ = ["trace_sections", "minkowski_points"]
+__all__ = ["trace_sections", "minkowski_points", "plane_trace_page", "plane_trace_figure", "hull_2d"]
 
 # All differences a - b up to this many (then the hull of every one is drawn); beyond, support
 # points over SAMPLED_DIRECTIONS directions.
@@ -95,7 +95,7 @@ def trace_sections(found: Findings) -> str:
     return "".join(out)
 
 
-def _section(k: int, p, figure, texts, how: str) -> str:
+def _section(k: int, p, figure, texts, how: str, note: str | None = None) -> str:
     import plotly.io as pio
 
     div = f"gjk-trace-{k}"
@@ -103,10 +103,12 @@ def _section(k: int, p, figure, texts, how: str) -> str:
                        config={"displaylogo": False}, auto_play=False)
     data = json.dumps(texts).replace("</", "<\\/")
     return (f"<section class='trace' id='trace-{k}'><h2>Trace: {html.escape(p.a)} x {html.escape(p.b)}</h2>"
-            f"<p class='note'>The Minkowski difference A - B ({html.escape(how)}), the origin (black), "
-            f"each GJK iteration's simplex, search direction d, new point w and nearest point v; then "
-            f"EPA's polytope and the normal of its face nearest the origin. Move the slider or press "
-            f"play.</p><div class='steps'><div>{plot}</div>"
+            + (f"<p class='note'>{html.escape(note)}</p>" if note else
+               f"<p class='note'>The Minkowski difference A - B ({html.escape(how)}), the origin (black), "
+               f"each GJK iteration's simplex, search direction d, new point w and nearest point v; then "
+               f"EPA's polytope and the normal of its face nearest the origin. Move the slider or press "
+               f"play.</p>")
+            + f"<div class='steps'><div>{plot}</div>"
             f"<pre class='step-text' id='{div}-text'>{html.escape(texts[0] if texts else '')}</pre></div>"
             f"<script type='application/json' id='{div}-steps'>{data}</script>"
             f"<script>(function () {{ const gd = document.getElementById('{div}');"
@@ -216,3 +218,175 @@ def _frame_data(steps, k: int, extent: float) -> list:
                      name="", hoverinfo="skip"),
         polytope,
     ]
+
+
+# -- the plane ----------------------------------------------------------------------------------
+
+
+def hull_2d(points) -> np.ndarray:
+    """(k, 2) the convex hull of 2D points, counter-clockwise (Andrew's monotone chain)."""
+    p = np.unique(np.asarray(points, dtype=float).reshape(-1, 2), axis=0)
+    if len(p) < 3:
+        return p
+
+    def half(pts):
+        out: list = []
+        for q in pts:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (q[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (q[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(q)
+        return out
+
+    lower, upper = half(p), half(p[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def _closed(ring) -> np.ndarray:
+    ring = np.asarray(ring, dtype=float).reshape(-1, 2)
+    return np.vstack([ring, ring[:1]]) if len(ring) else ring
+
+
+def _rings_xy(rings):
+    """x, y of every ring, closed, separated by gaps (one trace, even-odd fill)."""
+    xs, ys = [], []
+    for r in rings:
+        c = _closed(r)
+        xs += c[:, 0].tolist() + [None]
+        ys += c[:, 1].tolist() + [None]
+    return xs, ys
+
+
+def plane_trace_figure(trace, rings_a, rings_b, a_name: str = "A", b_name: str = "B"):
+    """A plotly figure of a 2D trace as the tutorials draw it: on the left the two parts with the
+    support points of the step, on the right the Minkowski difference A - B (the hull of every
+    vertex difference: the parts are convex when GJK ran), the origin, and per step the simplex,
+    the search direction d, the new point w and v, the simplex's point nearest the origin; for EPA
+    the polygon grown so far and the normal of its edge nearest the origin. Frames per step, a
+    slider and a play button."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    steps = list(trace)
+    va = np.concatenate([np.asarray(r, dtype=float).reshape(-1, 2) for r in rings_a])
+    vb = np.concatenate([np.asarray(r, dtype=float).reshape(-1, 2) for r in rings_b])
+    diff = hull_2d((va[:, None, :] - vb[None, :, :]).reshape(-1, 2))
+    extent = float(np.abs(diff).max()) or 1.0
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(f"the parts: A = {a_name}, B = {b_name}",
+                                                        "the Minkowski difference A - B"))
+    xa, ya = _rings_xy(rings_a)
+    xb, yb = _rings_xy(rings_b)
+    fig.add_trace(go.Scatter(x=xa, y=ya, fill="toself", mode="lines", line=dict(color="#1f77b4"),
+                             fillcolor="rgba(31,119,180,0.25)", name="A", hoverinfo="name"), 1, 1)
+    fig.add_trace(go.Scatter(x=xb, y=yb, fill="toself", mode="lines", line=dict(color="#ff7f0e"),
+                             fillcolor="rgba(255,127,14,0.25)", name="B", hoverinfo="name"), 1, 1)
+    c = _closed(diff)
+    fig.add_trace(go.Scatter(x=c[:, 0], y=c[:, 1], fill="toself", mode="lines", line=dict(color="#7f9fbf"),
+                             fillcolor="rgba(127,159,191,0.2)", name="A - B", hoverinfo="name"), 1, 2)
+    fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", marker=dict(size=9, color="black"), name="origin",
+                             hoverinfo="name"), 1, 2)
+    first = len(fig.data)
+    frames = [_plane_frame(steps, k, extent) for k in range(len(steps))]
+    for trace_ in frames[0] if frames else []:
+        fig.add_trace(trace_, 1, 2 if trace_.meta == "right" else 1)
+    n_dynamic = len(frames[0]) if frames else 0
+    axes = [("x2", "y2") if t.meta == "right" else ("x", "y") for t in (frames[0] if frames else [])]
+    for f in frames:
+        for t, (xa_, ya_) in zip(f, axes):
+            t.update(xaxis=xa_, yaxis=ya_)
+    fig.frames = [go.Frame(data=f, name=str(k), traces=list(range(first, first + n_dynamic)))
+                  for k, f in enumerate(frames)]
+    labels = [f"{k + 1} {s.phase.upper()} {int(s.iteration)}" for k, s in enumerate(steps)]
+    fig.update_xaxes(scaleanchor="y", row=1, col=1)
+    fig.update_xaxes(scaleanchor="y2", row=1, col=2)
+    fig.update_layout(
+        margin=dict(l=10, r=10, t=40, b=10), height=520,
+        sliders=[dict(active=0, currentvalue=dict(prefix="step "), pad=dict(t=30),
+                      steps=[dict(label=labels[k], method="animate",
+                                  args=[[str(k)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                       transition=dict(duration=0))])
+                             for k in range(len(steps))])],
+        updatemenus=[dict(type="buttons", showactive=False, x=1.0, y=1.12, xanchor="right", yanchor="bottom",
+                          buttons=[dict(label="play", method="animate",
+                                        args=[None, dict(frame=dict(duration=900, redraw=True), fromcurrent=True,
+                                                         transition=dict(duration=0))])])])
+    return fig
+
+
+def _plane_frame(steps, k: int, extent: float) -> list:
+    """The moving traces at step k (meta "left": on the parts, "right": on A - B)."""
+    import plotly.graph_objects as go
+
+    s = steps[k]
+    d = np.asarray(s.direction, dtype=float)
+    dn = float(np.linalg.norm(d))
+    dhat = d / dn if dn > 0 else d
+    w = np.asarray(s.w, dtype=float)
+    a, b = np.asarray(s.point_a, dtype=float), np.asarray(s.point_b, dtype=float)
+    supports = go.Scatter(x=[a[0], b[0]], y=[a[1], b[1]], mode="markers+text", text=["a", "b"],
+                          textposition="top center", marker=dict(size=10, color=["#1f77b4", "#ff7f0e"],
+                                                                 line=dict(color="black", width=1)),
+                          name="support points a (along d), b (along -d)", meta="left", hoverinfo="skip")
+    new_point = go.Scatter(x=[w[0]], y=[w[1]], mode="markers", marker=dict(size=10, color="#d62728"),
+                           name=f"new point w = a - b = ({w[0]:.4g}, {w[1]:.4g})", meta="right", hoverinfo="name")
+    if s.phase == "gjk":
+        simplex = np.asarray(s.simplex_after, dtype=float).reshape(-1, 2)
+        lam = np.asarray(s.lambdas, dtype=float).ravel()
+        v = lam @ simplex if len(lam) == len(simplex) and len(simplex) else np.zeros(2)
+        ring = _closed(simplex) if len(simplex) > 2 else simplex
+        shape = go.Scatter(x=ring[:, 0], y=ring[:, 1], mode="lines+markers", line=dict(color="#2ca02c", width=3),
+                           marker=dict(size=7, color="#2ca02c"), name=f"simplex ({len(simplex)} points)",
+                           meta="right", hoverinfo="name")
+        toward = go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers",
+                            line=dict(color="#9467bd", width=2, dash="dot"), marker=dict(size=5, color="#9467bd"),
+                            name=f"v, nearest the origin (|v| = {float(np.linalg.norm(v)):.4g})", meta="right",
+                            hoverinfo="name")
+    else:
+        known = [np.asarray(x.simplex_after, dtype=float).reshape(-1, 2) for x in steps if x.phase == "gjk"][-1:]
+        added = [np.asarray(x.w, dtype=float) for x in steps[:k] if x.phase == "epa"]
+        P = np.concatenate(known + ([np.array(added)] if added else []), axis=0) if known else np.zeros((0, 2))
+        ring = _closed(hull_2d(P)) if len(P) else P
+        shape = go.Scatter(x=ring[:, 0], y=ring[:, 1], mode="lines+markers", fill="toself",
+                           fillcolor="rgba(214,39,40,0.15)", line=dict(color="#d62728", width=3),
+                           marker=dict(size=7, color="#d62728"), name=f"EPA polygon ({len(ring) - 1} edges)",
+                           meta="right", hoverinfo="name")
+        face = float(s.vnorm) * dhat
+        toward = go.Scatter(x=[0, face[0]], y=[0, face[1]], mode="lines+markers",
+                            line=dict(color="#9467bd", width=2, dash="dot"), marker=dict(size=5, color="#9467bd"),
+                            name=f"nearest edge, {float(s.vnorm):.4g} from the origin", meta="right",
+                            hoverinfo="name")
+    arrow = go.Scatter(x=[0, 0.35 * extent * dhat[0]], y=[0, 0.35 * extent * dhat[1]], mode="lines+markers",
+                       line=dict(color="#17becf", width=3), marker=dict(size=[0, 9], color="#17becf",
+                                                                        symbol="triangle-up"),
+                       name=f"search direction d = ({dhat[0]:.3g}, {dhat[1]:.3g})", meta="right", hoverinfo="name")
+    return [supports, shape, arrow, new_point, toward]
+
+
+def plane_trace_page(trace, rings_a, rings_b, a_name: str = "A", b_name: str = "B",
+                     units: str | None = None) -> str:
+    """A self-contained HTML page (plotly.js inside, no request leaves it) of one 2D trace: the
+    figure of `plane_trace_figure` and, beside it, the narration of the step the slider shows
+    (`gjkcli.report.trace.step_texts`)."""
+    from types import SimpleNamespace
+
+    import plotly.offline
+
+    from gjkcli.report.trace import step_texts
+
+    steps = list(trace or ())
+    if not steps:
+        raise ValueError("the trace is empty: the pair was answered on its edges (non-convex parts), or "
+                         "the query ran without trace=True")
+    figure = plane_trace_figure(steps, rings_a, rings_b, a_name, b_name)
+    texts = step_texts(steps, units)
+    note = ("The parts on the left with the step's support points; on the right A - B, the origin (black), "
+            "each GJK iteration's simplex, search direction d, new point w and nearest point v; then "
+            "EPA's polygon and its edge nearest the origin. Move the slider or press play.")
+    section = _section(0, SimpleNamespace(a=a_name, b=b_name), figure, texts, "every vertex difference", note)
+    script = plotly.offline.get_plotlyjs()
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>gjk trace: "
+            f"{html.escape(a_name)} x {html.escape(b_name)}</title>"
+            "<style>body{font-family:sans-serif;margin:1em} .steps{display:flex;gap:1em;align-items:flex-start}"
+            " .steps>div{flex:3;min-width:0} .step-text{flex:2;white-space:pre-wrap;font-size:13px}"
+            " .note{color:#555}</style>"
+            f"<script>{script}</script></head><body>{section}</body></html>")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from chromium_page import chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
+from chromium_page import DRAWN_2D, chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
 from gjkcli.cli import main
 from gjkcli.pipeline import run as pipeline
 from gjkcli.report.html import html_page
@@ -241,4 +241,102 @@ def test_minkowski_difference_of_two_boxes():
         assert any(np.allclose(corners[f][:, axis], corners[f][0, axis]) for axis in range(3))
 
 
+# -- --html on 2D drawings, in a real headless Chromium ---------------------------------------------
 
+NEST = ROOT / "samples" / "flat" / "nest.dxf"
+
+
+def test_2d_scan_page_in_chromium_frames_the_clicked_pair(chromium, tmp_path):
+    out = tmp_path / "nest.html"
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--html", out, "-q")
+    assert r.exit_code == 1 and out.is_file()
+    found = pipeline.scan([NEST], pipeline.Options(clearance=0.5, sheet_layer="SHEET"))
+    loaded = open_page(chromium, out, drawn=DRAWN_2D)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+    rows = page.locator("#findings tr.row")
+    assert rows.count() == len(found.pairs)
+    # the legend names the parts of findings and the sheet
+    legend = page.locator("#gjk-scene .legend").text_content()
+    assert found.pairs[2].a in legend and "sheet:SHEET" in legend
+    k = 2  # an overlap between two parts
+    p = found.pairs[k]
+    assert p.b != "sheet:SHEET"
+    rows.nth(k).click()
+    settle(page)
+    state = page.evaluate("""() => {
+        const l = document.getElementById('gjk-scene')._fullLayout;
+        return {x: l.xaxis.range, y: l.yaxis.range};
+    }""")
+    a, b = found.object(p.a), found.object(p.b)
+    for axis, name in enumerate("xy"):
+        lo, hi = state[name]
+        assert lo <= min(a.bounds[0][axis], b.bounds[0][axis]) and hi >= max(a.bounds[1][axis], b.bounds[1][axis])
+        assert hi - lo < 4 * max(b.bounds[1][axis] - a.bounds[0][axis], 1.0)  # the pair, not the sheet
+    assert page.locator("#findings tr.sel").count() == 1 and p.a in page.inner_text("#detail")
+    page.close()
+
+
+# -- the trace in the plane (gjkcli.report.tracepic.plane_trace_page) ---------------------------------
+
+
+def open_plot(browser, path):
+    """Open a local page with the network cut; returns once the 2D plot has drawn."""
+    import os
+
+    from chromium_page import Loaded
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    loaded = Loaded(page)
+
+    def route(r):
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            loaded.blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: loaded.console.append((m.type, m.text)))
+    page.on("pageerror", lambda e: loaded.errors.append(str(e)))
+    page.goto(f"file://{os.path.abspath(path)}", timeout=60_000)
+    page.wait_for_function("document.getElementById('gjk-trace-0') !== null"
+                           " && document.getElementById('gjk-trace-0')._fullLayout !== undefined",
+                           timeout=60_000, polling=100)
+    settle(page)
+    return loaded
+
+
+def test_the_dyn4j_trace_in_chromium(chromium, tmp_path):
+    from gjkcli.engine import plane
+    from gjkcli.report import tracepic
+    from gjkcli.report.trace import step_texts
+
+    a = plane.Polygon([(4, 11), (9, 9), (4, 5)])
+    b = plane.Polygon([(5, 7), (12, 7), (10, 2), (7, 3)])
+    r = plane.query(a, b, start=(1, -1), trace=True)
+    steps, texts = r.trace, step_texts(r.trace)
+    path = tmp_path / "trace.html"
+    path.write_text(tracepic.plane_trace_page(r.trace, a.rings, b.rings, "shape1", "shape2"))
+    loaded = open_plot(chromium, path)
+    page = loaded.page
+    assert page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length") == len(steps)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[0].strip()
+    assert "(4, 2)" in texts[0]
+    # the first frame's support points are the article's (9, 9) and (5, 7)
+    xy = page.evaluate("(() => { const d = document.getElementById('gjk-trace-0').data;"
+                       " const t = d.find(t => t.name.startsWith('support points')); return [t.x, t.y]; })()")
+    assert xy == [[9, 5], [9, 7]]
+    legend = page.locator("#gjk-trace-0 .legend").text_content()
+    assert "A - B" in legend and "simplex" in legend
+    last = len(steps) - 1
+    page.evaluate(f"Plotly.animate('gjk-trace-0', ['{last}'], "
+                  "{mode: 'immediate', frame: {duration: 0, redraw: true}, transition: {duration: 0}})")
+    page.wait_for_function(f"document.getElementById('gjk-trace-0').dataset.step === '{last}'", timeout=10_000)
+    settle(page)
+    assert page.inner_text("#gjk-trace-0-text").strip() == texts[-1].strip()
+    assert "EPA polygon" in page.locator("#gjk-trace-0 .legend").text_content()
+    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
+    assert loaded.console_errors == [] and loaded.errors == [] and loaded.blocked == []
+    page.close()

@@ -1,0 +1,111 @@
+"""`gjk scan nest.dxf --clearance K` against shapely 2, side by side in one run.
+
+scripts/make_nest.py writes a DXF nest of N sheet parts (default 10,000: rectangles, slots with
+bulges, discs, L brackets, plates with holes, some with a slug in the hole; some neighbours
+planted touching, within the kerf or overlapping). The question both answer: which pairs of parts
+are closer than the kerf K, overlapping and touching pairs included.
+
+The DXF is read once by gjk's reader (gjkcli.mesh.flat.read_flat_objects: ezdxf, flattening,
+nesting); loading is OUT of both timings, and both get the same rings. Then, alternating, best of
+--repeat runs each:
+
+    gjk      gjkcli.pipeline.flat's run on the parts: packing the parts for the compiled core
+             (segment hierarchies), the broad phase on the boxes, plane.batch on the candidate
+             pairs, the verdicts and the Findings
+    shapely  shapely.Polygon per part (shell and holes) and an STRtree built over them, then
+             tree.query(polygons, predicate="dwithin", distance=D) for candidate pairs, then
+             shapely.distance on each candidate pair (vectorised), keeping those below D
+
+D is K plus both parts' flattening bounds, the same threshold gjk's clearance applies (a pair
+the flattening could hide is not passed), so the two answer the same question on the same
+polygons. The pair sets must be equal, or the script exits 1.
+
+Usage:
+    python benchmarks/bench_nest.py [--parts 10000] [--kerf 0.5] [--seed 0] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def gjk_pairs(parts, kerf: float):
+    from gjkcli.pipeline import flat
+    from gjkcli.pipeline.run import Options
+
+    options = Options(clearance=kerf)
+    run = flat._FlatRun(options, "scan", None)
+    found = run.findings(parts, np.zeros(len(parts), dtype=np.int64), None, across=False)
+    return {tuple(sorted((p.a, p.b))) for p in found.pairs if p.violation}, found
+
+
+def shapely_pairs(parts, kerf: float):
+    import shapely
+
+    polygons = np.array([shapely.Polygon(p.rings[0], holes=list(p.rings[1:])) for p in parts])
+    reach = kerf + 2 * max(p.chord for p in parts)
+    tree = shapely.STRtree(polygons)
+    a, b = tree.query(polygons, predicate="dwithin", distance=reach)
+    keep = a < b
+    a, b = a[keep], b[keep]
+    d = shapely.distance(polygons[a], polygons[b])
+    close = d < reach
+    names = [p.name for p in parts]
+    return {tuple(sorted((names[i], names[j]))) for i, j in zip(a[close].tolist(), b[close].tolist())}
+
+
+def main(argv=None) -> int:
+    from make_nest import make_nest
+
+    from gjkcli.mesh.flat import read_flat_objects
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--parts", type=int, default=10_000)
+    ap.add_argument("--kerf", type=float, default=0.5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    import shapely
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nest.dxf"
+        planted = make_nest(path, args.parts, args.seed, kerf=args.kerf, off_sheet=0)
+        t = time.perf_counter()
+        parts, _ = read_flat_objects(path, sheet_layer="SHEET")  # the sheet: not a part
+        load = time.perf_counter() - t
+    print(f"nest: {len(parts):,} parts ({args.parts:,} cells; planted {planted}), "
+          f"{sum(p.n_vertices for p in parts):,} vertices; read in {load:.2f} s (not timed below)")
+    best = {"gjk": float("inf"), "shapely": float("inf")}
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        ours, found = gjk_pairs(parts, args.kerf)
+        best["gjk"] = min(best["gjk"], time.perf_counter() - t)
+        t = time.perf_counter()
+        theirs = shapely_pairs(parts, args.kerf)
+        best["shapely"] = min(best["shapely"], time.perf_counter() - t)
+    stages = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in found.timings.items())
+    print(f"gjk: {len(ours):,} pairs closer than the kerf ({found.candidates:,} candidates; {stages})")
+    print(f"shapely {shapely.__version__}: {len(theirs):,} pairs")
+    if ours != theirs:
+        print(f"DISAGREE: {len(ours - theirs)} only gjk, {len(theirs - ours)} only shapely; "
+              f"e.g. {sorted(ours ^ theirs)[:5]}")
+        return 1
+    ratio = best["gjk"] / best["shapely"]
+    print()
+    print("| parts | pairs closer than the kerf | gjk | shapely 2 | gjk / shapely |")
+    print("|---:|---:|---:|---:|---:|")
+    print(f"| {len(parts):,} | {len(ours):,} | {best['gjk'] * 1e3:.0f} ms | "
+          f"{best['shapely'] * 1e3:.0f} ms | {ratio:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

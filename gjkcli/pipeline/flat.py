@@ -1,0 +1,422 @@
+"""The run of `gjk check` and `gjk scan` on 2D drawings (SVG, DXF): parts -> candidate pairs ->
+the plane's narrow phase -> the same findings as in 3D.
+
+1. **Parts** (`gjkcli.mesh.flat`): `check` reads each file as one part (all its closed contours,
+   even-odd); `scan` gives every outer contour with its holes as a part, so a part in another's
+   hole is its own part, clear of the one around it. A file that cannot be read is a `Problem`;
+   the others are still checked.
+2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts.
+   The sheet becomes one more object, its *frame*: a box around everything with the sheet cut
+   out of it (even-odd). A part that leaves the sheet overlaps the frame (a collision with
+   "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
+   the frame (clearance), one on the edge touches it: the statuses of every other pair, so every
+   report reads them.
+3. **Candidate pairs**: the broad phase of 3D (`gjkcli.scene.broadphase`) on the 2D boxes (z = 0),
+   grown by half the clearance, the touching band and both flattening bounds.
+4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
+   pairs, the edges for the others).
+5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
+   (`FlatPart.chord`), so no clear, collision or clearance verdict rests on how curves were cut
+   into chords: polygons closer than that read as touching, and a pair within the clearance plus
+   both bounds fails the clearance.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli.errors import InputError, Problem, one_line
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, SEVERITY, violates
+
+__all__ = ["check_flat", "scan_flat", "is_flat_run", "mixing_error"]
+
+# DXF's and SVG's suffixes (gjkcli.mesh.flat.FLAT_TYPES, repeated so that choosing the run costs
+# no import of the mesh layer's readers).
+_FLAT = (".svg", ".dxf")
+
+
+def is_flat_run(paths) -> bool:
+    """Whether the inputs are 2D drawings. InputError when 2D and 3D files are mixed."""
+    paths = [Path(p) for p in paths]
+    flat = [p for p in paths if p.suffix.lower() in _FLAT]
+    if flat and len(flat) < len(paths):
+        raise mixing_error(flat[0], next(p for p in paths if p.suffix.lower() not in _FLAT))
+    return bool(flat)
+
+
+def mixing_error(flat, solid) -> InputError:
+    return InputError(flat, f"is a 2D drawing and {solid} is a 3D file: gjk checks 2D parts "
+                            f"against 2D parts and 3D against 3D; give files of one kind")
+
+
+def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
+    """`gjk check a.svg b.dxf`: each file one part, the pair listed."""
+    from gjkcli.mesh.flat import load_flat_part
+
+    run = _FlatRun(options, "check", progress)
+    t = time.perf_counter()
+    parts, source = [], []
+    for k, p in enumerate((path_a, path_b)):
+        try:
+            parts.append(load_flat_part(p, shown=str(p)))
+            source.append(k)
+        except InputError as exc:
+            if options.strict:
+                raise
+            run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
+    run.stage("load", t)
+    return run.findings(parts, np.asarray(source, dtype=np.int64), None, across=True)
+
+
+def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) -> Findings:
+    """`gjk scan drawing.dxf ...`: every part of every drawing against every other, and against
+    the sheet of `sheet_layer`."""
+    from gjkcli.mesh.flat import read_flat_objects
+
+    run = _FlatRun(options, "scan", progress)
+    t = time.perf_counter()
+    paths = list(paths)
+    several = len(paths) > 1
+    parts, sheets = [], []
+    for p in paths:
+        prefix = Path(p).name if several else None
+        try:
+            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer)
+        except InputError as exc:
+            if options.strict:
+                raise
+            run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
+            continue
+        parts.extend(got)
+        if sheet is not None:
+            sheets.append(sheet)
+    parts = _unique(parts)
+    run.stage("load", t)
+    frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
+    return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
+
+
+class _FlatRun:
+    def __init__(self, options, command: str, progress):
+        from gjkcli.scene.manifest import DEFAULT_FAIL_ON
+
+        fail_on = tuple(options.fail_on) if options.fail_on is not None else DEFAULT_FAIL_ON
+        for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+            if value is not None and not (value >= 0 and np.isfinite(value)):
+                raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        from gjkcli.pipeline import policy
+
+        if options.mode not in policy.MODES:
+            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
+        if command == "check":
+            options = dataclasses.replace(options, all_pairs=True)
+        self.options = dataclasses.replace(options, fail_on=fail_on)
+        self.command = command
+        self.tell = progress or (lambda stage, done, total: None)
+        self.problems: list = []
+        self.notes: list = []
+        self.timings: dict = {}
+        self.started = time.perf_counter()
+        if options.mode == "hull":
+            self.notes.append("2D parts are answered exactly (GJK and EPA for convex pairs, the "
+                              "edges for the others): --mode hull changes nothing here")
+
+    def stage(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + now - since
+        return now
+
+    def findings(self, parts: list, source: np.ndarray, frame, *, across: bool) -> Findings:
+        from gjkcli.tolerances import DEFAULT
+
+        from gjkcli.pipeline import baseline as baselines
+
+        o = self.options
+        old = baselines.read(o.baseline) if o.baseline is not None else None
+        t = time.perf_counter()
+        objects = list(parts) + ([frame] if frame is not None else [])
+        n = len(objects)
+        if not parts:
+            self.notes.append("no objects were loaded: there is nothing to check")
+        elif len(parts) == 1 and self.command == "scan" and frame is None:
+            self.notes.append(f"only one object ({parts[0].name}): there are no pairs to check")
+        chord = np.fromiter((p.chord for p in objects), dtype=np.float64, count=n)
+        if n and chord.max() > 0:
+            self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
+                              f"drawing; each pair's touching band is at least its two parts' "
+                              f"bounds, and the clearance is checked with them added")
+        left = {}
+        for p in parts:
+            if p.open_pieces:
+                left[p.source] = p.open_pieces
+        for file, count in left.items():
+            self.notes.append(f"warning: {file}: {count} open piece{'s' * (count != 1)} (lines, arcs "
+                              f"or paths whose ends do not meet) left out; close them to check them")
+        units = sorted({p.units for p in parts if p.units})
+        if len(units) > 1:
+            self.notes.append(f"warning: the drawings state {' and '.join(units)}; gjk does not "
+                              f"convert units, so the numbers mix them")
+        lo, hi, per_part = _boxes(objects)
+        size = np.hypot(*(hi - lo).T)
+
+        i, j = self._pairs(lo, hi, size, chord, source, frame is not None, across)
+        candidates = len(i)
+        t = self.stage("broad", t)
+        # the touching band per pair: the user's, else relative to the pair's size; never below
+        # what the flattening may have moved the outlines
+        flat_band = chord[i] + chord[j]
+        if o.tolerance is not None:
+            band = np.maximum(o.tolerance, flat_band)
+        else:
+            band = np.maximum(DEFAULT.touching_rel * np.maximum(size[i], size[j]), flat_band)
+        batch = self._narrow(objects, i, j, band)
+        t = self.stage("narrow", t)
+        pairs, counts = self._verdicts(objects, i, j, band, flat_band, batch, frame)
+        self.stage("verdicts", t)
+        lo_list, hi_list = lo.tolist(), hi.tolist()
+        records = tuple(_record(p, lo_list[k], hi_list[k], per_part[k]) for k, p in enumerate(objects))
+        pairs, gone = self._baseline(pairs, old)
+        found = Findings(
+            command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
+            counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
+            tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
+            notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
+            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
+            _index={r.name: k for k, r in enumerate(records)})
+        if o.write_baseline is not None:
+            baselines.write(o.write_baseline, baselines.entries(found.pairs))
+            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
+        return found
+
+    def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
+        """The pairs with their baseline keys and whether the baseline knows them (as in 3D:
+        keys only when a baseline is read or written), and the baseline's entries now gone."""
+        from gjkcli.pipeline.run import _KeyMaker
+
+        o = self.options
+        if old is None and o.write_baseline is None:
+            return pairs, ()
+        key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        out = []
+        for p in pairs:
+            key = key_of(p.a, p.b, p.file_a, p.file_b)
+            known = bool(old is not None and p.violation and key in old.keys)
+            out.append(dataclasses.replace(p, key=key, known=known))
+        gone = ()
+        if old is not None:
+            today = {p.key for p in out if p.violation and not p.allowed}
+            gone = tuple(e for e in old.entries if e.key not in today)
+        return out, gone
+
+    def _pairs(self, lo, hi, size, chord, source, has_frame: bool, across: bool):
+        from gjkcli.scene.broadphase import candidate_pairs
+        from gjkcli.tolerances import DEFAULT
+
+        o = self.options
+        n = len(lo)
+        empty = np.zeros(0, dtype=np.int64)
+        if n < 2:
+            return empty, empty
+        m = n - 1 if has_frame else n  # the frame is the last object
+        if across:
+            i, j = np.triu_indices(n, 1)
+            keep = source[i] != source[j]
+            return i[keep].astype(np.int64), j[keep].astype(np.int64)
+        touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
+        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+        grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
+        zeros = np.zeros((m, 1))
+        i, j = candidate_pairs(np.hstack([lo[:m], zeros]), np.hstack([hi[:m], zeros]), grow=grow)
+        if has_frame:  # every part against the sheet's frame
+            i = np.concatenate([i, np.arange(m)])
+            j = np.concatenate([j, np.full(m, m)])
+        return i.astype(np.int64), j.astype(np.int64)
+
+    def _narrow(self, objects, i, j, band):
+        """The plane's answers for pairs (i, j), each with its touching band. Only the parts of
+        some candidate pair are packed for the core (a nest's parts are mostly clear by their
+        boxes)."""
+        from gjkcli.engine import plane
+
+        self.tell("narrow", 0, len(i))
+        if len(i) == 0:
+            return None
+        involved = np.unique(np.concatenate([i, j]))
+        packed = _pack([objects[k] for k in involved.tolist()])
+        out = plane.batch(packed, np.searchsorted(involved, i), np.searchsorted(involved, j),
+                          tolerance=band, want="verdict")
+        self.tell("narrow", len(i), len(i))
+        return out
+
+    def _verdicts(self, objects, i, j, band, flat_band, batch, frame):
+        from gjkcli.engine.results import STATUS_CODES
+
+        o = self.options
+        counts = {s.value: 0 for s in Status}
+        pairs = []
+        if batch is None:
+            return pairs, counts
+        clearance = o.clearance or 0.0
+        # the engine's verdicts within each pair's band; then the clearance, with both parts'
+        # flattening bounds added (a pair the flattening could hide is not passed)
+        status = np.array([STATUS_CODES[int(c)].value for c in np.asarray(batch.status)], dtype=object)
+        distance = np.asarray(batch.distance, dtype=np.float64)
+        if clearance > 0:
+            close = (status == Status.CLEAR.value) & (distance < clearance + flat_band)
+            status[close] = Status.CLEARANCE.value
+        for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
+            counts[code] += int(c)
+        listed = np.ones(len(i), dtype=bool) if o.all_pairs else status != Status.CLEAR.value
+        pair_clearance = o.clearance
+        for k in np.flatnonzero(listed).tolist():
+            a, b = objects[int(i[k])], objects[int(j[k])]
+            result = batch.result(k)
+            if o.trace:
+                result = _traced(a, b, float(band[k]), o.start_direction, result)
+            s = Status(status[k])
+            if result.status is not s:
+                result = dataclasses.replace(result, status=s)
+            note = _sheet_note(s, clearance) if b is frame else None
+            pairs.append(Finding(
+                a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",
+                requested=o.mode,
+                clearance=pair_clearance, conservative=False,
+                violation=violates(s, pair_clearance, o.fail_on),
+                file_a=a.source if a is not frame else "", file_b=b.source if b is not frame else a.source,
+                note=note))
+        pairs.sort(key=_severity)
+        return pairs, counts
+
+
+def _boxes(objects):
+    """((n, 2) min corners, (n, 2) max corners, vertices per part as a list), for all parts at
+    once: the rings concatenated, then reduced per part."""
+    n = len(objects)
+    if n == 0:
+        return np.zeros((0, 2)), np.zeros((0, 2)), []
+    rings = [r for p in objects for r in p.rings]
+    v = np.concatenate(rings)
+    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
+    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=n)
+    per_part = np.add.reduceat(counts, np.concatenate([[0], np.cumsum(nring)[:-1]]))
+    first = np.concatenate([[0], np.cumsum(per_part)[:-1]])
+    return np.minimum.reduceat(v, first), np.maximum.reduceat(v, first), per_part.tolist()
+
+
+def _pack(objects):
+    """The parts as one `gjkcli.engine.plane.PartSet`: their rings gathered into one array and
+    packed by `PartSet.from_arrays` (convexity classified and segment hierarchies built in the
+    core, no Python object per part)."""
+    from gjkcli.engine import plane
+
+    rings = [r for p in objects for r in p.rings]
+    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
+    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
+    ring = np.concatenate([[0], np.cumsum(counts)])
+    part_ring = np.concatenate([[0], np.cumsum(nring)])
+    return plane.PartSet.from_arrays(np.concatenate(rings), ring, part_ring)
+
+
+class _Outlines:
+    """Findings.geometry of a 2D run: name -> the part's rings for pictures, outer rings
+    counter-clockwise and holes clockwise (a whole-file part's rings are nested on demand);
+    the sheet's frame gives the sheet's outline only."""
+
+    def __init__(self, objects, frame):
+        self.by_name = {p.name: p for p in objects}
+        self.frame = frame
+
+    def __call__(self, name: str):
+        from gjkcli.mesh.flat import orient_even_odd
+
+        p = self.by_name.get(name)
+        if p is None:
+            return None
+        if p is self.frame:
+            return tuple(r[::-1] for r in p.rings[1:])
+        return orient_even_odd(p.rings)
+
+
+def _traced(a, b, band: float, start, result):
+    """The pair's answer again with GJK and EPA recorded step by step (`--trace`), from `start`
+    when given; the batch's answer when the pair goes to the edges (no GJK to narrate)."""
+    from gjkcli.engine import plane
+
+    if result.engine != "gjk":
+        return result
+    return plane.query(plane.Region(list(a.rings)), plane.Region(list(b.rings)), tolerance=band,
+                       want="verdict", start=start, trace=True)
+
+
+def _sheet_note(status: Status, clearance: float) -> str | None:
+    if status is Status.COLLISION:
+        return "the part leaves the sheet (it crosses or lies outside the sheet's outline)"
+    if status is Status.CLEARANCE:
+        return f"the part is inside the sheet but within {clearance:g} of its edge"
+    if status is Status.TOUCHING:
+        return "the part touches the sheet's edge"
+    return None
+
+
+def _frame(parts, sheets, layer):
+    """The sheet's frame: a box around every part and sheet, with the sheet rings cut out."""
+    from gjkcli.mesh.flat import FlatPart
+
+    pts = np.concatenate([np.concatenate(p.rings) for p in list(parts) + list(sheets)])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    margin = max(float(np.linalg.norm(hi - lo)), 1.0)
+    lo, hi = lo - margin, hi + margin
+    box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+    rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
+    return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
+                    chord=max(s.chord for s in sheets), layer=layer)
+
+
+_RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)
+                    if f.default is not dataclasses.MISSING}
+
+
+def _record(p, lo, hi, vertices: int) -> ObjectRecord:
+    """The part's ObjectRecord. Made by filling the frozen record's fields directly: the
+    dataclass's __init__ costs 8 us a record, most of a 10,000-part scan's Python time."""
+    rec = object.__new__(ObjectRecord)
+    rec.__dict__.update(_RECORD_DEFAULTS)
+    rec.__dict__.update(
+        name=p.name, file=p.source if p.source != "<sheet>" else "", vertices=vertices, faces=0,
+        hull_vertices=0, convex=None, watertight=None, bounds=(tuple(lo), tuple(hi)),
+        units=p.units, bodies=None, dimension=2)
+    return rec
+
+
+def _unique(parts: list) -> list:
+    seen: dict = {}
+    out = []
+    for p in parts:
+        if p.name in seen:
+            seen[p.name] += 1
+            p = dataclasses.replace(p, name=f"{p.name}#{seen[p.name]}")
+        else:
+            seen[p.name] = 1
+        out.append(p)
+    return out
+
+
+def _severity(pair: Finding):
+    r = pair.result
+    status = pair.status
+    if status is Status.COLLISION:
+        size = -(r.depth if r.depth is not None else 0.0)
+    else:
+        size = r.distance
+    return (SEVERITY[status], size, pair.a, pair.b)
+
+
+def _version() -> str:
+    from gjkcli import __version__
+
+    return __version__
