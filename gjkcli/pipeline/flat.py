@@ -106,6 +106,7 @@ class _FlatRun:
 
         fail_on = tuple(options.fail_on) if options.fail_on is not None else DEFAULT_FAIL_ON
         for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+            value = getattr(value, "value", value)  # a Length: its number (converted later)
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
         from gjkcli.pipeline import policy
@@ -121,6 +122,7 @@ class _FlatRun:
         self.notes: list = []
         self.timings: dict = {}
         self.started = time.perf_counter()
+        self.units = None
         if options.mode == "hull":
             self.notes.append("2D parts are answered exactly (GJK and EPA for convex pairs, the "
                               "edges for the others): --mode hull changes nothing here")
@@ -135,6 +137,7 @@ class _FlatRun:
 
         from gjkcli.pipeline import baseline as baselines
 
+        parts, frame = self._one_unit(parts, frame)
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
@@ -156,10 +159,6 @@ class _FlatRun:
         for file, count in left.items():
             self.notes.append(f"warning: {file}: {count} open piece{'s' * (count != 1)} (lines, arcs "
                               f"or paths whose ends do not meet) left out; close them to check them")
-        units = sorted({p.units for p in parts if p.units})
-        if len(units) > 1:
-            self.notes.append(f"warning: the drawings state {' and '.join(units)}; gjk does not "
-                              f"convert units, so the numbers mix them")
         lo, hi, per_part = _boxes(objects)
         size = np.hypot(*(hi - lo).T)
 
@@ -184,7 +183,7 @@ class _FlatRun:
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
-            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone, units=self.units,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
             _index={r.name: k for k, r in enumerate(records)})
@@ -192,6 +191,51 @@ class _FlatRun:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
         return found
+
+    def _one_unit(self, parts: list, frame):
+        """The parts (and sheet frame) in one length unit, and the options' lengths in it: as the
+        3D run does (`gjkcli.pipeline.run._Run._one_unit`). The drawing's unit is the first one a
+        drawing states; drawings in another unit of `gjkcli.units` are scaled into it, with a note;
+        a length the user wrote with a unit is converted into it (an InputError when no drawing
+        states a unit gjk knows)."""
+        from gjkcli.errors import InputError
+        from gjkcli.units import Length, UnitError, canonical, factor
+
+        known = [(p, canonical(p.units)) for p in parts if canonical(p.units) is not None]
+        unit = known[0][1] if known else None
+        self.units = unit
+        scaled, out = {}, []
+        for p in parts:
+            u = canonical(p.units)
+            if unit is None or u is None or u == unit:
+                out.append(p)
+                continue
+            k = factor(u, unit)
+            scaled.setdefault(p.source, (u, k))
+            out.append(dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
+                                           chord=p.chord * k))
+        for file, (u, k) in scaled.items():
+            self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
+                              f"{known[0][0].source}")
+        if frame is not None and unit is not None and canonical(frame.units) not in (None, unit):
+            k = factor(canonical(frame.units), unit)
+            frame = dataclasses.replace(frame, rings=tuple(r * k for r in frame.rings), units=unit,
+                                        chord=frame.chord * k)
+        unknown = sorted({p.units for p in parts if p.units and canonical(p.units) is None})
+        if unknown:
+            self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
+                              f"knows, so it is not converted and the numbers may mix units")
+        change = {}
+        for what in ("tolerance", "clearance"):
+            value = getattr(self.options, what)
+            if isinstance(value, Length):
+                try:
+                    change[what] = value.to(unit) if value.unit is not None else value.value
+                except UnitError as e:
+                    raise InputError(f"--{what} {value}", str(e)) from None
+        if change:
+            self.options = dataclasses.replace(self.options, **change)
+        return out, frame
 
     def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
         """The pairs with their baseline keys and whether the baseline knows them (as in 3D:

@@ -227,3 +227,47 @@ def test_a_bad_drawing_does_not_stop_the_others(tmp_path):
     assert [e.file for e in found.errors] == [str(tmp_path / "bad.dxf")]
     assert found.exit_code == 2 and len(found.pairs) == 1 and found.pairs[0].status is Status.COLLISION
     assert found.pairs[0].a.startswith("good.dxf:")
+
+
+# -- units: drawings in inches and millimetres, lengths with a unit ------------------------------
+
+
+def _square_drawing(path, x0, side, insunits):
+    doc = ezdxf.new()
+    doc.header["$INSUNITS"] = insunits  # 1 inches, 4 millimetres
+    add_polygon(doc.modelspace(), [(x0, 0), (x0 + side, 0), (x0 + side, side), (x0, side)])
+    doc.saveas(path)
+    return path
+
+
+def test_drawings_in_two_units_are_converted_into_the_first(tmp_path):
+    # a 10 mm square at x 0..10 mm; a 1 in square whose left edge is at 0.5 in = 12.7 mm
+    mm = _square_drawing(tmp_path / "a_mm.dxf", 0.0, 10.0, 4)
+    inch = _square_drawing(tmp_path / "b_in.dxf", 0.5, 1.0, 1)
+    found = run.check(mm, inch, run.Options())  # check lists every pair
+    assert found.units == "mm"
+    (pair,) = found.pairs
+    gap = box(0, 0, 10, 10).distance(box(12.7, 0, 38.1, 25.4))  # the oracle, in mm
+    assert pair.result.distance == pytest.approx(gap, rel=1e-12)
+    assert any("converted to mm" in n for n in found.notes)
+
+
+@pytest.mark.parametrize("clearance, fails", [("3mm", True), ("2.5mm", False), ("0.11in", True), ("0.1in", False)])
+def test_a_clearance_with_a_unit_is_converted_into_the_drawing_unit(tmp_path, clearance, fails):
+    from gjkcli.units import parse_length
+
+    mm = _square_drawing(tmp_path / "a_mm.dxf", 0.0, 10.0, 4)
+    inch = _square_drawing(tmp_path / "b_in.dxf", 0.5, 1.0, 1)  # 2.7 mm apart
+    found = run.check(mm, inch, run.Options(clearance=parse_length(clearance)))
+    (pair,) = found.pairs
+    assert (pair.status is Status.CLEARANCE) is fails
+    assert found.clearance == pytest.approx(parse_length(clearance).to("mm"))
+
+
+def test_a_length_with_a_unit_needs_a_drawing_that_states_one(tmp_path):
+    from gjkcli.units import parse_length
+
+    a = _square_drawing(tmp_path / "a.dxf", 0.0, 10.0, 0)  # 0: unitless
+    b = _square_drawing(tmp_path / "b.dxf", 12.0, 10.0, 0)
+    with pytest.raises(InputError, match="states none|no unit"):
+        run.scan([a, b], run.Options(clearance=parse_length("1mm")))
