@@ -533,6 +533,12 @@ class _Run:
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
+            if self.options.mode != "exact":  # deep on the hulls: no triangles needed
+                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
+                                                 float(parts.gap[a] + parts.gap[b]), tol)
+                if deep is not None:
+                    out[k] = deep
+                    continue
             mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
