@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from stepfiles import box, common_volume, cylinder, cylinders_gap, exact_distance, write_step
+from stepfiles import box, common_volume, cylinder, cylinders_gap, exact_distance, moved, write_step
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import run as pipeline
@@ -240,3 +240,27 @@ def test_deep_overlaps_on_the_hulls_against_opencascade(tmp_path):
         if deep:
             assert pair.mode == "hull" and want is Status.COLLISION and -gap > pair.result.depth > 0
     assert 2 <= modes.count(True) <= 8
+
+
+def test_polyhedral_overlap_volumes_against_opencascade(tmp_path):
+    """Solids of planar faces (boxes, one turned) are their triangles, so their overlap volume
+    comes from the triangles' boolean: each OpenCASCADE's BRepAlgoAPI_Common volume, in the
+    file's unit; the draw holds overlapping and clear pairs."""
+    rng = np.random.default_rng(1618)
+    overlapping = 0
+    for k in range(8):
+        a = box(4, 3, 2)
+        b = moved(box(2, 2, 2, (-1, -1, 0)), rotate_z=float(rng.uniform(0, 1)),
+                  translate=(float(rng.uniform(3, 6)), float(rng.uniform(0, 3)), 0.5))
+        unit = "MM" if k % 2 else "INCH"
+        pa, pb = pair_files(tmp_path, a, b, unit=unit, names=(f"a{k}.step", f"b{k}.step"))
+        truth = common_volume(a, b)
+        _, pair = one_pair(pa, pb)
+        if truth > 1e-9:
+            overlapping += 1
+            assert pair.status is Status.COLLISION
+            assert pair.overlap_volume == pytest.approx(truth, rel=1e-9)
+            assert pair.overlap_mesh is not None  # the triangles' boolean answered
+        else:
+            assert pair.status is not Status.COLLISION
+    assert 2 <= overlapping <= 6
