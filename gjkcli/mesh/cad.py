@@ -157,7 +157,7 @@ def exact_distance(refs_a, refs_b, unit: str):
 def common_volume(refs_a, refs_b, unit: str) -> float | None:
     """The volume both sets of solids occupy (BRepAlgoAPI_Common, then GProp), in `unit` cubed;
     None when the boolean fails."""
-    got = _common(refs_a, refs_b)
+    got = _common(refs_a, refs_b, area=False)
     return None if got is None else got[0] * factor(_OCC_UNIT, unit) ** 3
 
 
@@ -173,8 +173,9 @@ def common_part(refs_a, refs_b, unit: str) -> tuple | None:
     return volume * k ** 3, 0.0 if area <= 0 else 2.0 * volume / area * k
 
 
-def _common(refs_a, refs_b):
-    """(volume, area) in mm of the solids' common part, or None when the boolean fails."""
+def _common(refs_a, refs_b, area: bool = True):
+    """(volume, area) in mm of the solids' common part (area None unless asked), or None when
+    the boolean fails."""
     from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
     from OCP.BRepGProp import BRepGProp
     from OCP.GProp import GProp_GProps
@@ -182,10 +183,13 @@ def _common(refs_a, refs_b):
     common = BRepAlgoAPI_Common(_compound(refs_a), _compound(refs_b))
     if not common.IsDone():
         return None
-    volume, area = GProp_GProps(), GProp_GProps()
+    volume = GProp_GProps()
     BRepGProp.VolumeProperties_s(common.Shape(), volume)
-    BRepGProp.SurfaceProperties_s(common.Shape(), area)
-    return abs(volume.Mass()), abs(area.Mass())
+    if not area:
+        return abs(volume.Mass()), None
+    surface = GProp_GProps()
+    BRepGProp.SurfaceProperties_s(common.Shape(), surface)
+    return abs(volume.Mass()), abs(surface.Mass())
 
 
 # -- reading -----------------------------------------------------------------------------------
