@@ -5,13 +5,16 @@ The assembly is written here with OpenCASCADE (XCAF, so every product has a name
 n cells, each holding a cylinder (radius 4 mm, its seam turned by a random angle) or a box, with
 random gaps to its +x neighbour drawn from [-0.5, 1.0] mm, so that about a third of the
 neighbours overlap; products are instanced as they are in real assemblies (a few products,
-many placements). Then, each in a fresh Python process, timed from after the imports:
+many placements). Then, each in a fresh Python process, timed from after the imports (each side imports the
+modules its work loads, OpenCASCADE and scipy for gjk, cascadio and python-fcl for trimesh) and
+also as the whole process (Python's start, the imports, the work, the exit):
 
     gjk       gjkcli.pipeline.run.scan([FILE], Options(clearance=0.05)): STEP read with
               OpenCASCADE's XCAF reader, every solid tessellated with its error bound, broad and
               narrow phase, the touching band and the clearance decided on the exact solids
               where the tessellation cannot decide them (BRepExtrema / BRepAlgoAPI_Common), and
-              each collision's overlap volume on the exact solids (BRepAlgoAPI_Common)
+              each collision's overlap volume on the exact solids (BRepAlgoAPI_Common; for
+              two solids of planar faces, which are their triangles, manifold3d's boolean)
     gjk -vol  the same with no overlap volume (the overlap-volumes limit at 0), the job trimesh does plus
               the clearance and the exact touching band
     trimesh   trimesh.load_scene (STEP through cascadio: OpenCASCADE tessellates and writes a
@@ -43,6 +46,8 @@ import dataclasses, json, sys, time
 t0 = time.perf_counter()
 from gjkcli import limits
 from gjkcli.pipeline import run
+# the modules the scan imports when it first needs them (as trimesh's side imports cascadio)
+import OCP.STEPCAFControl, OCP.BRepMesh, OCP.BRepExtrema, OCP.BRepAlgoAPI, scipy.spatial, manifold3d
 t1 = time.perf_counter()
 lim = dataclasses.replace(limits.DEFAULT, overlap_volumes=int(sys.argv[3]))
 found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1, limits=lim))
@@ -57,7 +62,7 @@ print(json.dumps({"imports": t1 - t0, "total": t2 - t1, "stages": found.timings,
 TRIMESH_WORKER = """
 import json, sys, time
 t0 = time.perf_counter()
-import trimesh, fcl
+import trimesh, fcl, cascadio
 t1 = time.perf_counter()
 scene = trimesh.load_scene(sys.argv[1])
 t2 = time.perf_counter()
@@ -167,11 +172,15 @@ def main() -> None:
     print(f"trimesh  {tm['total']:.2f} s after imports ({tm['imports']:.2f} s imports): load "
           f"(cascadio) {tm['load']:.2f}, add_object {tm['add']:.2f}, collide {tm['collide']:.2f}; "
           f"{tm['objects']} objects, {tm['collision_pairs']} colliding pairs; units {tm['units']}")
-    print(f"gjk -vol {novol['total']:.2f} s after imports (no overlap volumes)")
+    print(f"gjk -vol {novol['total']:.2f} s after imports (no overlap volumes); stages: "
+          + ", ".join(f"{k} {v:.2f}" for k, v in novol["stages"].items()))
     ratio = gjk["total"] / tm["total"]
     ratio_novol = novol["total"] / tm["total"]
     print(f"gjk / trimesh+cascadio+fcl (after imports): {ratio:.2f}; without overlap volumes: "
           f"{ratio_novol:.2f}")
+    print(f"whole processes: gjk {gjk['wall']:.2f} s, gjk -vol {novol['wall']:.2f} s, trimesh "
+          f"{tm['wall']:.2f} s; gjk / trimesh {gjk['wall'] / tm['wall']:.2f}, without overlap "
+          f"volumes {novol['wall'] / tm['wall']:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"parts": made, "gjk": gjk, "gjk_no_volumes": novol,
                                          "trimesh": tm, "ratio": ratio,
