@@ -473,17 +473,12 @@ def _triangles(shape, path, name: str):
 def _chord_gap(surface, nodes, uv, tris) -> float:
     """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
     the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
-    samples_uv, samples_xyz = [], []
-    for a, b in ((0, 1), (1, 2), (2, 0)):
-        samples_uv.append(0.5 * (uv[tris[:, a]] + uv[tris[:, b]]))
-        samples_xyz.append(0.5 * (nodes[tris[:, a]] + nodes[tris[:, b]]))
-    samples_uv.append(uv[tris].mean(axis=1))
-    samples_xyz.append(nodes[tris].mean(axis=1))
-    suv = np.concatenate(samples_uv)
-    sxyz = np.concatenate(samples_xyz)
-    # an edge shared by two triangles is sampled twice; once is enough
-    suv, first = np.unique(np.round(suv, 14), axis=0, return_index=True)
-    sxyz = sxyz[first]
+    # each edge once (two triangles share it), by its corners' indices
+    edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    edges = np.unique(edges[:, 0] * len(nodes) + edges[:, 1])
+    ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
+    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
+    sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
     if len(suv) == 0:
         return 0.0
     gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
