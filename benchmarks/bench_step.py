@@ -28,7 +28,8 @@ Needs cascadio and python-fcl besides gjk: `pip install ".[bench]"` (or `pip ins
 python-fcl`).
 
 Usage:
-    python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--keep DIR] [--json FILE]
+    python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
+                                    [--json FILE]
 """
 from __future__ import annotations
 
@@ -44,11 +45,13 @@ from pathlib import Path
 GJK_WORKER = """
 import dataclasses, json, sys, time
 t0 = time.perf_counter()
-from gjkcli import limits
+from gjkcli import limits, tolerances
 from gjkcli.pipeline import run
 # the modules the scan imports when it first needs them (as trimesh's side imports cascadio)
 import OCP.STEPCAFControl, OCP.BRepMesh, OCP.BRepExtrema, OCP.BRepAlgoAPI, scipy.spatial, manifold3d
 t1 = time.perf_counter()
+if sys.argv[4] != "default":  # --deflection: gjkcli.mesh.cad reads the tolerance when it meshes
+    tolerances.DEFAULT = dataclasses.replace(tolerances.DEFAULT, cad_deflection_rel=float(sys.argv[4]))
 lim = dataclasses.replace(limits.DEFAULT, overlap_volumes=int(sys.argv[3]))
 found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1, limits=lim))
 t2 = time.perf_counter()
@@ -153,6 +156,8 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--clearance", type=float, default=0.05)
+    parser.add_argument("--deflection", type=float, help="gjk's cad_deflection_rel (the "
+                        "tessellation's deflection / the solid's diagonal; default 1e-3)")
     parser.add_argument("--keep", type=Path, help="write the STEP file here and keep it")
     parser.add_argument("--json", type=Path, help="write the numbers as JSON")
     args = parser.parse_args()
@@ -161,8 +166,9 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         made = make_assembly(path, args.parts, args.seed)
         print(f"assembly: {made['parts']} parts, {made['bytes'] / 1e6:.1f} MB STEP ({path.name})")
-        gjk = run_worker(GJK_WORKER, path, args.clearance, 1000)
-        novol = run_worker(GJK_WORKER, path, args.clearance, 0)
+        deflection = "default" if args.deflection is None else args.deflection
+        gjk = run_worker(GJK_WORKER, path, args.clearance, 1000, deflection)
+        novol = run_worker(GJK_WORKER, path, args.clearance, 0, deflection)
         tm = run_worker(TRIMESH_WORKER, path)
     print(f"gjk      {gjk['total']:.2f} s after imports ({gjk['imports']:.2f} s imports); "
           f"stages: " + ", ".join(f"{k} {v:.2f}" for k, v in gjk["stages"].items()))
