@@ -19,6 +19,8 @@ which is why neither side of the interval is dropped.
 
 The verdicts. With the touching band `tol` and the required clearance `c` (0 when none):
 
+- a pair whose hulls overlap deeper than e plus the parts' hull gaps plus tol is a collision
+  before any triangle test (`deep_on_hulls`: EPA's depth is a lower bound of the hulls' depth);
 - the interval decides where it can: clear when the lower bound clears both (s' - e > tol and
   s' - e >= c; the hulls' certified lower bound, below s', is tried first), collision when
   the upper bound is a depth beyond the band (s' + e < -tol), closer than the clearance and
