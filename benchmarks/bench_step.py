@@ -5,13 +5,16 @@ The assembly is written here with OpenCASCADE (XCAF, so every product has a name
 n cells, each holding a cylinder (radius 4 mm, its seam turned by a random angle) or a box, with
 random gaps to its +x neighbour drawn from [-0.5, 1.0] mm, so that about a third of the
 neighbours overlap; products are instanced as they are in real assemblies (a few products,
-many placements). Then, each in a fresh Python process, timed from after the imports:
+many placements). Then, each in a fresh Python process, timed from after the imports (each side imports the
+modules its work loads, OpenCASCADE and scipy for gjk, cascadio and python-fcl for trimesh) and
+also as the whole process (Python's start, the imports, the work, the exit):
 
     gjk       gjkcli.pipeline.run.scan([FILE], Options(clearance=0.05)): STEP read with
               OpenCASCADE's XCAF reader, every solid tessellated with its error bound, broad and
               narrow phase, the touching band and the clearance decided on the exact solids
               where the tessellation cannot decide them (BRepExtrema / BRepAlgoAPI_Common), and
-              each collision's overlap volume on the exact solids (BRepAlgoAPI_Common)
+              each collision's overlap volume on the exact solids (BRepAlgoAPI_Common; for
+              two solids of planar faces, which are their triangles, manifold3d's boolean)
     gjk -vol  the same with no overlap volume (the overlap-volumes limit at 0), the job trimesh does plus
               the clearance and the exact touching band
     trimesh   trimesh.load_scene (STEP through cascadio: OpenCASCADE tessellates and writes a
@@ -25,7 +28,8 @@ Needs cascadio and python-fcl besides gjk: `pip install ".[bench]"` (or `pip ins
 python-fcl`).
 
 Usage:
-    python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--keep DIR] [--json FILE]
+    python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
+                                    [--json FILE]
 """
 from __future__ import annotations
 
@@ -41,9 +45,13 @@ from pathlib import Path
 GJK_WORKER = """
 import dataclasses, json, sys, time
 t0 = time.perf_counter()
-from gjkcli import limits
+from gjkcli import limits, tolerances
 from gjkcli.pipeline import run
+# the modules the scan imports when it first needs them (as trimesh's side imports cascadio)
+import OCP.STEPCAFControl, OCP.BRepMesh, OCP.BRepExtrema, OCP.BRepAlgoAPI, scipy.spatial, manifold3d
 t1 = time.perf_counter()
+if sys.argv[4] != "default":  # --deflection: gjkcli.mesh.cad reads the tolerance when it meshes
+    tolerances.DEFAULT = dataclasses.replace(tolerances.DEFAULT, cad_deflection_rel=float(sys.argv[4]))
 lim = dataclasses.replace(limits.DEFAULT, overlap_volumes=int(sys.argv[3]))
 found = run.scan([sys.argv[1]], run.Options(clearance=float(sys.argv[2]), jobs=1, limits=lim))
 t2 = time.perf_counter()
@@ -57,7 +65,7 @@ print(json.dumps({"imports": t1 - t0, "total": t2 - t1, "stages": found.timings,
 TRIMESH_WORKER = """
 import json, sys, time
 t0 = time.perf_counter()
-import trimesh, fcl
+import trimesh, fcl, cascadio
 t1 = time.perf_counter()
 scene = trimesh.load_scene(sys.argv[1])
 t2 = time.perf_counter()
@@ -148,6 +156,8 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--clearance", type=float, default=0.05)
+    parser.add_argument("--deflection", type=float, help="gjk's cad_deflection_rel (the "
+                        "tessellation's deflection / the solid's diagonal; default 1e-3)")
     parser.add_argument("--keep", type=Path, help="write the STEP file here and keep it")
     parser.add_argument("--json", type=Path, help="write the numbers as JSON")
     args = parser.parse_args()
@@ -156,8 +166,9 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         made = make_assembly(path, args.parts, args.seed)
         print(f"assembly: {made['parts']} parts, {made['bytes'] / 1e6:.1f} MB STEP ({path.name})")
-        gjk = run_worker(GJK_WORKER, path, args.clearance, 1000)
-        novol = run_worker(GJK_WORKER, path, args.clearance, 0)
+        deflection = "default" if args.deflection is None else args.deflection
+        gjk = run_worker(GJK_WORKER, path, args.clearance, 1000, deflection)
+        novol = run_worker(GJK_WORKER, path, args.clearance, 0, deflection)
         tm = run_worker(TRIMESH_WORKER, path)
     print(f"gjk      {gjk['total']:.2f} s after imports ({gjk['imports']:.2f} s imports); "
           f"stages: " + ", ".join(f"{k} {v:.2f}" for k, v in gjk["stages"].items()))
@@ -167,11 +178,15 @@ def main() -> None:
     print(f"trimesh  {tm['total']:.2f} s after imports ({tm['imports']:.2f} s imports): load "
           f"(cascadio) {tm['load']:.2f}, add_object {tm['add']:.2f}, collide {tm['collide']:.2f}; "
           f"{tm['objects']} objects, {tm['collision_pairs']} colliding pairs; units {tm['units']}")
-    print(f"gjk -vol {novol['total']:.2f} s after imports (no overlap volumes)")
+    print(f"gjk -vol {novol['total']:.2f} s after imports (no overlap volumes); stages: "
+          + ", ".join(f"{k} {v:.2f}" for k, v in novol["stages"].items()))
     ratio = gjk["total"] / tm["total"]
     ratio_novol = novol["total"] / tm["total"]
     print(f"gjk / trimesh+cascadio+fcl (after imports): {ratio:.2f}; without overlap volumes: "
           f"{ratio_novol:.2f}")
+    print(f"whole processes: gjk {gjk['wall']:.2f} s, gjk -vol {novol['wall']:.2f} s, trimesh "
+          f"{tm['wall']:.2f} s; gjk / trimesh {gjk['wall'] / tm['wall']:.2f}, without overlap "
+          f"volumes {novol['wall'] / tm['wall']:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"parts": made, "gjk": gjk, "gjk_no_volumes": novol,
                                          "trimesh": tm, "ratio": ratio,

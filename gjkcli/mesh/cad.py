@@ -40,7 +40,7 @@ from gjkcli.errors import InputError
 from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
-           "common_part", "available"]
+           "common_part", "available", "surface_points"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -157,7 +157,7 @@ def exact_distance(refs_a, refs_b, unit: str):
 def common_volume(refs_a, refs_b, unit: str) -> float | None:
     """The volume both sets of solids occupy (BRepAlgoAPI_Common, then GProp), in `unit` cubed;
     None when the boolean fails."""
-    got = _common(refs_a, refs_b)
+    got = _common(refs_a, refs_b, area=False)
     return None if got is None else got[0] * factor(_OCC_UNIT, unit) ** 3
 
 
@@ -173,8 +173,9 @@ def common_part(refs_a, refs_b, unit: str) -> tuple | None:
     return volume * k ** 3, 0.0 if area <= 0 else 2.0 * volume / area * k
 
 
-def _common(refs_a, refs_b):
-    """(volume, area) in mm of the solids' common part, or None when the boolean fails."""
+def _common(refs_a, refs_b, area: bool = True):
+    """(volume, area) in mm of the solids' common part (area None unless asked), or None when
+    the boolean fails."""
     from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
     from OCP.BRepGProp import BRepGProp
     from OCP.GProp import GProp_GProps
@@ -182,10 +183,13 @@ def _common(refs_a, refs_b):
     common = BRepAlgoAPI_Common(_compound(refs_a), _compound(refs_b))
     if not common.IsDone():
         return None
-    volume, area = GProp_GProps(), GProp_GProps()
+    volume = GProp_GProps()
     BRepGProp.VolumeProperties_s(common.Shape(), volume)
-    BRepGProp.SurfaceProperties_s(common.Shape(), area)
-    return abs(volume.Mass()), abs(area.Mass())
+    if not area:
+        return abs(volume.Mass()), None
+    surface = GProp_GProps()
+    BRepGProp.SurfaceProperties_s(common.Shape(), surface)
+    return abs(volume.Mass()), abs(surface.Mass())
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -379,8 +383,7 @@ def _tessellate(shape, rel: float, path, name: str):
     lo, hi = box.CornerMin(), box.CornerMax()
     diagonal = float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
     deflection = max(rel * diagonal, 1e-12)
-    mesh = BRepMesh_IncrementalMesh(shape, deflection, False, 0.5, False)
-    mesh.Perform()
+    BRepMesh_IncrementalMesh(shape, deflection, False, 0.5, False)  # meshes as it is made
     vertices, faces, measured = _triangles(shape, path, name)
     if len(faces) == 0:
         raise InputError(path, f"solid '{name}' gave no triangles (OpenCASCADE could not mesh "
@@ -436,12 +439,13 @@ def _triangles(shape, path, name: str):
         tri = BRep_Tool.Triangulation_s(face, location)
         if tri is None or tri.NbTriangles() == 0:
             continue
-        T = location.Transformation()
         n = tri.NbNodes()
         nodes = np.empty((n, 3))
         for k in range(n):
-            p = tri.Node(k + 1).Transformed(T)
+            p = tri.Node(k + 1)
             nodes[k] = (p.X(), p.Y(), p.Z())
+        M = _matrix(location)  # the face's placement, applied to all its nodes at once
+        nodes = nodes @ M[:3, :3].T + M[:3, 3]
         tris = np.empty((tri.NbTriangles(), 3), dtype=np.int64)
         for k in range(tri.NbTriangles()):
             tris[k] = tri.Triangle(k + 1).Get()
@@ -469,22 +473,47 @@ def _triangles(shape, path, name: str):
 def _chord_gap(surface, nodes, uv, tris) -> float:
     """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
     the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
-    samples_uv, samples_xyz = [], []
-    for a, b in ((0, 1), (1, 2), (2, 0)):
-        samples_uv.append(0.5 * (uv[tris[:, a]] + uv[tris[:, b]]))
-        samples_xyz.append(0.5 * (nodes[tris[:, a]] + nodes[tris[:, b]]))
-    samples_uv.append(uv[tris].mean(axis=1))
-    samples_xyz.append(nodes[tris].mean(axis=1))
-    suv = np.concatenate(samples_uv)
-    sxyz = np.concatenate(samples_xyz)
-    # an edge shared by two triangles is sampled twice; once is enough
-    suv, first = np.unique(np.round(suv, 14), axis=0, return_index=True)
-    sxyz = sxyz[first]
-    worst = 0.0
-    for (u, v), p in zip(suv.tolist(), sxyz.tolist()):
-        s = surface.Value(u, v)
-        gap = (s.X() - p[0]) ** 2 + (s.Y() - p[1]) ** 2 + (s.Z() - p[2]) ** 2
-        if gap > worst:
-            worst = gap
-    return worst ** 0.5
+    # each edge once (two triangles share it), by its corners' indices
+    edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    edges = np.unique(edges[:, 0] * len(nodes) + edges[:, 1])
+    ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
+    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
+    sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
+    if len(suv) == 0:
+        return 0.0
+    gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
+    return float(gaps.max())
+
+
+def surface_points(surface, uv: np.ndarray) -> np.ndarray:
+    """(k, 3) points S(u, v) of a BRepAdaptor_Surface at (k, 2) parameters: the elementary
+    surfaces (cylinder, cone, sphere, torus) in NumPy from their placed axes, with OpenCASCADE's
+    parametrisations (ElSLib); any other surface one `Value` call per point."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
+
+    kind = surface.GetType()
+    u, v = uv[:, 0:1], uv[:, 1:2]
+    if kind in (GeomAbs_Cylinder, GeomAbs_Cone, GeomAbs_Sphere, GeomAbs_Torus):
+        # BRepAdaptor_Surface's elementary surfaces come placed as the face is
+        shape = {GeomAbs_Cylinder: surface.Cylinder, GeomAbs_Cone: surface.Cone,
+                 GeomAbs_Sphere: surface.Sphere, GeomAbs_Torus: surface.Torus}[kind]()
+        axes = shape.Position()
+        o, x, y, z = (np.array([d.X(), d.Y(), d.Z()]) for d in
+                      (axes.Location(), axes.XDirection(), axes.YDirection(), axes.Direction()))
+        ring = np.cos(u) * x + np.sin(u) * y  # the unit radial direction at angle u
+        if kind == GeomAbs_Cylinder:  # o + R ring(u) + v z
+            return o + shape.Radius() * ring + v * z
+        if kind == GeomAbs_Cone:  # o + (R + v sin a) ring(u) + v cos a z
+            a = shape.SemiAngle()
+            return o + (shape.RefRadius() + v * np.sin(a)) * ring + v * np.cos(a) * z
+        if kind == GeomAbs_Sphere:  # o + R cos v ring(u) + R sin v z
+            r = shape.Radius()
+            return o + r * np.cos(v) * ring + r * np.sin(v) * z
+        big, small = shape.MajorRadius(), shape.MinorRadius()  # torus
+        return o + (big + small * np.cos(v)) * ring + small * np.sin(v) * z
+    out = np.empty((len(uv), 3))
+    for k, (a, b) in enumerate(uv.tolist()):
+        p = surface.Value(a, b)
+        out[k] = (p.X(), p.Y(), p.Z())
+    return out
 

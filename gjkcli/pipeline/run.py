@@ -567,6 +567,12 @@ class _Run:
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
+            if self.options.mode != "exact":  # deep on the hulls: no triangles needed
+                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
+                                                 float(parts.gap[a] + parts.gap[b]), tol)
+                if deep is not None:
+                    out[k] = deep
+                    continue
             mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
@@ -657,10 +663,21 @@ class _Run:
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)
                 ga, gb = parts.geoms[a], parts.geoms[b]
-                if ga.brep and gb.brep and self.units is not None:  # the exact solids (STEP)
+                volume = self._volumes.get((p.a, p.b))  # the refinement's, if it ran
+                brep = bool(ga.brep and gb.brep and self.units is not None)  # exact solids (STEP)
+                if brep and volume is None and parts.eps[a] == 0 and parts.eps[b] == 0 \
+                        and ta is not None and tb is not None:
+                    # solids of planar faces and straight edges are their triangles (eps 0):
+                    # the triangles' boolean is the solids' own, at a fraction of the B-rep's cost
+                    o = overlap(p.a, *ta, p.b, *tb)
+                    if o.volume is not None:
+                        out.append(dataclasses.replace(
+                            p, overlap_volume=o.volume, overlap_reason=o.reason,
+                            overlap_mesh=(o.vertices, o.faces)))
+                        continue
+                if brep:
                     from gjkcli.mesh import cad
 
-                    volume = self._volumes.get((p.a, p.b))  # the refinement's, if it ran
                     try:
                         if volume is None:
                             volume = cad.common_volume(ga.brep, gb.brep, self.units)

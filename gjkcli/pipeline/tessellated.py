@@ -19,6 +19,8 @@ which is why neither side of the interval is dropped.
 
 The verdicts. With the touching band `tol` and the required clearance `c` (0 when none):
 
+- a pair whose hulls overlap deeper than e plus the parts' hull gaps plus tol is a collision
+  before any triangle test (`deep_on_hulls`: EPA's depth is a lower bound of the hulls' depth);
 - the interval decides where it can: clear when the lower bound clears both (s' - e > tol and
   s' - e >= c; the hulls' certified lower bound, below s', is tried first), collision when
   the upper bound is a depth beyond the band (s' + e < -tol), closer than the clearance and
@@ -38,7 +40,7 @@ import numpy as np
 
 from gjkcli.engine.results import Result, Status
 
-__all__ = ["Bounded", "decide", "bounds_of"]
+__all__ = ["Bounded", "decide", "bounds_of", "deep_on_hulls"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,30 @@ def bounds_of(signed: float, e: float) -> tuple[float, float]:
     """(lower, upper) of the true signed distance from the triangles' signed distance `signed`
     and the pair's tessellation error `e` (see the module's docstring)."""
     return signed - e, signed + e
+
+
+def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | None:
+    """The collision of a pair whose hulls overlap deeper than every error allows, without the
+    triangle test; None when the hulls cannot tell (then the triangles and the exact solids do).
+
+    hull : the hulls' answer (`gjkcli.engine`), whose `depth` is EPA's lower bound of the hulls'
+        penetration depth
+    e : eps_A + eps_B; gaps : the parts' `hull_gaps` summed (inf when a part is not its hull)
+
+    Each part's triangles fill its hull and lie within its gap of the hull's boundary, so the
+    triangles' depth is at least the hulls' depth less the gaps, and the true solids' signed
+    distance is at most  -depth + gaps + e  (the module's bound). Below -tol it is a collision.
+    """
+    if hull.status is not Status.COLLISION or hull.depth is None or not np.isfinite(gaps):
+        return None
+    upper = -float(hull.depth) + gaps + e
+    if not upper < -tol:
+        return None
+    import dataclasses
+
+    r = dataclasses.replace(hull, distance=0.0, distance_lower=0.0)
+    return Bounded(r, "hull", None, None, "the hulls overlap deeper than the tessellation's error "
+                                          "allows; depth from the hulls")
 
 
 def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None) -> Bounded:

@@ -141,3 +141,48 @@ def test_bad_files_are_one_input_error(tmp_path, content, words):
     assert "\n" not in info.value.message
     if words:
         assert words in info.value.message
+
+
+@pytest.mark.parametrize("kind", ["cylinder", "cone", "sphere", "torus"])
+def test_surface_points_are_opencascades(kind):
+    """The chord-error samples of elementary surfaces, evaluated in NumPy, are OpenCASCADE's own
+    BRepAdaptor_Surface.Value at the same parameters, on a solid turned and moved (so each
+    face's placement counts)."""
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.BRepPrimAPI import (BRepPrimAPI_MakeCone, BRepPrimAPI_MakeSphere,
+                                 BRepPrimAPI_MakeTorus)
+    from OCP.GeomAbs import GeomAbs_Plane
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+    from stepfiles import moved
+
+    from gjkcli.mesh.cad import surface_points
+
+    made = {"cylinder": lambda: cylinder(3, 7).Reversed(),
+            "cone": lambda: BRepPrimAPI_MakeCone(4.0, 1.5, 6.0).Shape(),
+            "sphere": lambda: BRepPrimAPI_MakeSphere(2.5).Shape(),
+            "torus": lambda: BRepPrimAPI_MakeTorus(5.0, 1.25).Shape()}[kind]()
+    from OCP.gp import gp_Ax1, gp_Dir, gp_Pnt, gp_Trsf
+    from OCP.TopLoc import TopLoc_Location
+
+    turn = gp_Trsf()
+    turn.SetRotation(gp_Ax1(gp_Pnt(1, 1, 0), gp_Dir(0.3, -1.0, 0.2)), 1.1)
+    # turned in its geometry, then placed by a location (as an assembly instance is)
+    solid = moved(made, rotate_z=0.7, translate=(3.0, -2.0, 11.0), axis=(1.0, 2.0, 0.5))
+    solid = solid.Moved(TopLoc_Location(turn))
+    rng = np.random.default_rng(7)
+    curved = 0
+    explorer = TopExp_Explorer(solid, TopAbs_FACE)
+    while explorer.More():
+        surface = BRepAdaptor_Surface(TopoDS.Face(explorer.Current()))
+        explorer.Next()
+        if surface.GetType() == GeomAbs_Plane:
+            continue
+        curved += 1
+        uv = np.column_stack([rng.uniform(surface.FirstUParameter(), surface.LastUParameter(), 50),
+                              rng.uniform(surface.FirstVParameter(), surface.LastVParameter(), 50)])
+        truth = np.array([[p.X(), p.Y(), p.Z()] for p in (surface.Value(a, b) for a, b in uv)])
+        assert np.abs(surface_points(surface, uv) - truth).max() < 1e-12 * (1 + np.abs(truth).max())
+        assert np.abs(surface_points(surface, uv + 0.1) - truth).max() > 1e-3  # can fail
+    assert curved >= 1

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from stepfiles import box, common_volume, cylinder, cylinders_gap, exact_distance, write_step
+from stepfiles import box, common_volume, cylinder, cylinders_gap, exact_distance, moved, write_step
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import run as pipeline
@@ -214,3 +214,53 @@ def test_shaft_in_a_bore_against_opencascade(tmp_path, gap):
     else:  # decided on the interval, which holds the truth
         assert pair.distance_lower <= d <= pair.distance_upper
         assert pair.result.distance < d  # the bore's chords bulge towards the shaft
+
+
+def test_deep_overlaps_on_the_hulls_against_opencascade(tmp_path):
+    """Seeded random cylinders and boxes from clear to deeply overlapping: a pair the hulls show
+    overlapping deeper than the tessellation's error is a collision without the triangle test
+    (mode "hull"); every verdict is OpenCASCADE's, the same as the triangles' route (mode
+    exact), and the draw holds pairs decided each way (so the test can fail either way)."""
+    rng = np.random.default_rng(1617)
+    modes = []
+    for k in range(10):
+        r1, r2 = rng.uniform(1, 6, 2)
+        gap = float(rng.choice([-1, -1, 1]) * 10 ** rng.uniform(-4, 0.3))
+        a = cylinder(r1, 10, seam=float(rng.uniform(0, 2 * math.pi)))
+        b = (cylinder(r2, 10, x=r1 + r2 + gap, seam=float(rng.uniform(0, 2 * math.pi)))
+             if k % 2 else box(2 * r2, 2 * r2, 10, (r1 + gap, -r2, 0)))
+        pa, pb = pair_files(tmp_path, a, b, names=(f"a{k}.step", f"b{k}.step"))
+        want = oracle_status(exact_distance(a, b), common_volume(a, b), 1e-7, 1e-3)
+        _, pair = one_pair(pa, pb, clearance=1e-3, tolerance=1e-7)
+        _, triangles = one_pair(pa, pb, clearance=1e-3, tolerance=1e-7, mode="exact")
+        assert pair.status is want and triangles.status is want, (k, r1, r2, gap)
+        deep = "deeper than the tessellation" in (pair.note or "")
+        assert "deeper than the tessellation" not in (triangles.note or "")
+        modes.append(deep)
+        if deep:
+            assert pair.mode == "hull" and want is Status.COLLISION and -gap > pair.result.depth > 0
+    assert 2 <= modes.count(True) <= 8
+
+
+def test_polyhedral_overlap_volumes_against_opencascade(tmp_path):
+    """Solids of planar faces (boxes, one turned) are their triangles, so their overlap volume
+    comes from the triangles' boolean: each OpenCASCADE's BRepAlgoAPI_Common volume, in the
+    file's unit; the draw holds overlapping and clear pairs."""
+    rng = np.random.default_rng(1618)
+    overlapping = 0
+    for k in range(8):
+        a = box(4, 3, 2)
+        b = moved(box(2, 2, 2, (-1, -1, 0)), rotate_z=float(rng.uniform(0, 1)),
+                  translate=(float(rng.uniform(3, 6)), float(rng.uniform(0, 3)), 0.5))
+        unit = "MM" if k % 2 else "INCH"
+        pa, pb = pair_files(tmp_path, a, b, unit=unit, names=(f"a{k}.step", f"b{k}.step"))
+        truth = common_volume(a, b)
+        _, pair = one_pair(pa, pb)
+        if truth > 1e-9:
+            overlapping += 1
+            assert pair.status is Status.COLLISION
+            assert pair.overlap_volume == pytest.approx(truth, rel=1e-9)
+            assert pair.overlap_mesh is not None  # the triangles' boolean answered
+        else:
+            assert pair.status is not Status.COLLISION
+    assert 2 <= overlapping <= 6
