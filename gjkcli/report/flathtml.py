@@ -21,7 +21,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
-from gjkcli.report.html import WITNESSES_UP_TO, _PAGE, _pair_data, _summary, _table, _title
+from gjkcli.report.html import WITNESSES_UP_TO, _PAGE, _pair_data, _summary, _table, _title, page_script
 from gjkcli.report.pictures import STATUS_COLOURS
 from gjkcli.report.flatpng import is_sheet
 
@@ -105,16 +105,12 @@ def flat_page(found: Findings) -> str:
         errors="".join(f"<p class='error'>error: {html.escape(e.file)}: {html.escape(e.message)}</p>"
                        for e in found.errors),
         plot=plot, table=_table(found), trace="",
-        data=json.dumps(data, allow_nan=False).replace("</", "<\\/"), script=_SCRIPT)
+        data=json.dumps(data, allow_nan=False).replace("</", "<\\/"), script=page_script(_VIEW_2D))
 
 
-_SCRIPT = r"""
-(function () {
-  const DATA = JSON.parse(document.getElementById('gjk-data').textContent);
-  const gd = document.getElementById('gjk-scene');
-  const detail = document.getElementById('detail');
-  function frame(k) {
-    const p = DATA.pairs[k];
+# the plane's view: a square round the pair's box
+_VIEW_2D = r"""
+  function look(p) {
     const c = [0, 1].map(i => 0.5 * (p.lo[i] + p.hi[i]));
     let half = 0.6 * Math.max(p.hi[0] - p.lo[0], p.hi[1] - p.lo[1]);
     if (!(half > 0)) half = 1;
@@ -124,32 +120,9 @@ _SCRIPT = r"""
       Plotly.restyle(gd, {x: [[p.point_a[0], p.point_b[0]]], y: [[p.point_a[1], p.point_b[1]]]},
                      [DATA.selected]);
     }
-    document.querySelectorAll('#findings tr.sel').forEach(r => r.classList.remove('sel'));
-    const row = document.querySelector("#findings tr[data-k='" + k + "']");
-    if (row) row.classList.add('sel');
-    detail.textContent = '';
-    const h = document.createElement('h3');
-    h.textContent = (k + 1) + '. ' + p.a + ' x ' + p.b;
-    const c1 = document.createElement('p');
-    c1.textContent = p.caption;
-    const c2 = document.createElement('p');
-    c2.className = 'mono';
-    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
-      + '\nnormal ' + JSON.stringify(p.normal);
-    detail.append(h, c1, c2);
-    gd.dataset.framed = String(k);
   }
   function reset() {
     Plotly.relayout(gd, {'xaxis.autorange': true, 'yaxis.autorange': true});
     delete gd.dataset.framed;
   }
-  document.querySelectorAll('#findings tr.row').forEach(function (row) {
-    const k = Number(row.dataset.k);
-    row.addEventListener('click', () => frame(k));
-    row.addEventListener('keydown', e => { if (e.key === 'Enter') frame(k); });
-  });
-  const all = document.getElementById('show-all');
-  if (all) all.addEventListener('click', reset);
-  window.gjkFrame = frame;
-})();
 """

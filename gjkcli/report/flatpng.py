@@ -8,8 +8,6 @@ rings counter-clockwise, holes clockwise, so matplotlib's nonzero fill leaves th
 """
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
 from gjkcli.engine.results import Status
@@ -19,7 +17,7 @@ from gjkcli.report.pictures import STATUS_COLOURS, caption, units_of
 
 __all__ = ["check_png_2d", "scan_pngs_2d", "is_sheet"]
 
-SIZE_INCHES, DPI = (8.0, 6.4), 100
+SIZE_INCHES = (8.0, 6.4)
 
 
 def is_sheet(found: Findings, name: str) -> bool:
@@ -54,7 +52,10 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
     from matplotlib.patches import Patch, PathPatch
     from matplotlib.path import Path
 
-    fig = Figure(figsize=SIZE_INCHES, dpi=DPI)
+    from gjkcli.report import png
+    from gjkcli.report.png import png_bytes
+
+    fig = Figure(figsize=SIZE_INCHES, dpi=png.DPI)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.08, 0.2, 0.9, 0.76))
     lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
@@ -96,10 +97,4 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
     ax.set_ylabel("y (as in the file)")
     if legend:
         ax.legend(handles=legend[:8], loc="upper right", fontsize=8, frameon=False)
-    status = Status(pairs[0].status) if pairs else None
-    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True,
-             color=STATUS_COLOURS.get(status, "#222") if status is not None else "#222",
-             family="monospace")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    return buf.getvalue()
+    return png_bytes(fig, text, pairs[0].status if pairs else None)

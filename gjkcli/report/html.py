@@ -99,7 +99,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         table=_table(found),
         trace=trace_html,
         data=json.dumps(data, allow_nan=False).replace("</", "<\\/"),
-        script=_SCRIPT)
+        script=page_script(_VIEW_3D))
 
 
 def _title(found: Findings) -> str:
@@ -320,15 +320,56 @@ def _table(found: Findings) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>{tail}")
 
 
-_SCRIPT = r"""
+def page_script(view: str) -> str:
+    """The page's script: a click (or Enter) on a finding's row frames its pair and shows its
+    numbers; "show all" resets the view. `view` is the JavaScript of two functions for the plot's
+    dimension: `look(p)`, which frames pair p's box and draws its witness segment, and
+    `reset()`, which shows every part again."""
+    return _SCRIPT_HEAD + view + _SCRIPT_TAIL
+
+
+_SCRIPT_HEAD = r"""
 (function () {
   const DATA = JSON.parse(document.getElementById('gjk-data').textContent);
   const gd = document.getElementById('gjk-scene');
   const detail = document.getElementById('detail');
-  function unit(v) { const n = Math.hypot(v[0], v[1], v[2]); return n > 0 ? v.map(x => x / n) : [1, 0, 0]; }
-  function cross(a, b) { return [a[1]*b[2]-a[2]*b[1], a[2]*b[0]-a[0]*b[2], a[0]*b[1]-a[1]*b[0]]; }
+"""
+
+_SCRIPT_TAIL = r"""
   function frame(k) {
     const p = DATA.pairs[k];
+    look(p);
+    document.querySelectorAll('#findings tr.sel').forEach(r => r.classList.remove('sel'));
+    const row = document.querySelector("#findings tr[data-k='" + k + "']");
+    if (row) row.classList.add('sel');
+    detail.textContent = '';
+    const h = document.createElement('h3');
+    h.textContent = (k + 1) + '. ' + p.a + ' x ' + p.b;
+    const c1 = document.createElement('p');
+    c1.textContent = p.caption;
+    const c2 = document.createElement('p');
+    c2.className = 'mono';
+    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
+      + '\nnormal ' + JSON.stringify(p.normal);
+    detail.append(h, c1, c2);
+    gd.dataset.framed = String(k);
+  }
+  document.querySelectorAll('#findings tr.row').forEach(function (row) {
+    const k = Number(row.dataset.k);
+    row.addEventListener('click', () => frame(k));
+    row.addEventListener('keydown', e => { if (e.key === 'Enter') frame(k); });
+  });
+  const all = document.getElementById('show-all');
+  if (all) all.addEventListener('click', reset);
+  window.gjkFrame = frame;
+})();
+"""
+
+# the 3D view: a cube round the pair's box, looked at across the normal
+_VIEW_3D = r"""
+  function unit(v) { const n = Math.hypot(v[0], v[1], v[2]); return n > 0 ? v.map(x => x / n) : [1, 0, 0]; }
+  function cross(a, b) { return [a[1]*b[2]-a[2]*b[1], a[2]*b[0]-a[0]*b[2], a[0]*b[1]-a[1]*b[0]]; }
+  function look(p) {
     const c = [0, 1, 2].map(i => 0.5 * (p.lo[i] + p.hi[i]));
     let half = 0.8 * Math.max(p.hi[0] - p.lo[0], p.hi[1] - p.lo[1], p.hi[2] - p.lo[2]);
     if (!(half > 0)) half = 1;
@@ -349,35 +390,12 @@ _SCRIPT = r"""
       Plotly.restyle(gd, {x: [[p.point_a[0], p.point_b[0]]], y: [[p.point_a[1], p.point_b[1]]],
                           z: [[p.point_a[2], p.point_b[2]]]}, [DATA.selected]);
     }
-    document.querySelectorAll('#findings tr.sel').forEach(r => r.classList.remove('sel'));
-    const row = document.querySelector("#findings tr[data-k='" + k + "']");
-    if (row) row.classList.add('sel');
-    detail.textContent = '';
-    const h = document.createElement('h3');
-    h.textContent = (k + 1) + '. ' + p.a + ' x ' + p.b;
-    const c1 = document.createElement('p');
-    c1.textContent = p.caption;
-    const c2 = document.createElement('p');
-    c2.className = 'mono';
-    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
-      + '\nnormal ' + JSON.stringify(p.normal);
-    detail.append(h, c1, c2);
-    gd.dataset.framed = String(k);
   }
   function reset() {
     Plotly.relayout(gd, {'scene.aspectmode': 'data', 'scene.xaxis.autorange': true,
                          'scene.yaxis.autorange': true, 'scene.zaxis.autorange': true});
     delete gd.dataset.framed;
   }
-  document.querySelectorAll('#findings tr.row').forEach(function (row) {
-    const k = Number(row.dataset.k);
-    row.addEventListener('click', () => frame(k));
-    row.addEventListener('keydown', e => { if (e.key === 'Enter') frame(k); });
-  });
-  const all = document.getElementById('show-all');
-  if (all) all.addEventListener('click', reset);
-  window.gjkFrame = frame;
-})();
 """
 
 _PAGE = """<!DOCTYPE html>

@@ -125,9 +125,14 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
         legend.append(Patch(facecolor=OVERLAP_COLOUR, label="overlap solid"))
     if legend:
         ax.legend(handles=legend, loc="upper left", fontsize=8, frameon=False)
-    status = Status(pairs[0].status) if pairs else None
-    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True,
-             color=STATUS_COLOURS.get(status, "#222") if status is not None else "#222",
+    return png_bytes(fig, text, pairs[0].status if pairs else None)
+
+
+def png_bytes(fig, text: str, status) -> bytes:
+    """The figure as PNG bytes, with `text` at its foot in the colour of the first pair's status
+    (the 2D pictures end the same way: `gjkcli.report.flatpng`)."""
+    colour = STATUS_COLOURS.get(Status(status), "#222") if status is not None else "#222"
+    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True, color=colour,
              family="monospace")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
