@@ -351,7 +351,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--open opens the --html page: give --html FILE too")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
-        _no_pictures_in_2d(inputs, html_file, png_path)
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
@@ -385,17 +384,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if quiet or output_format != "table" or command == "check":
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
-
-
-def _no_pictures_in_2d(inputs, html_file, png_path) -> None:
-    """--html and --png draw 3D parts; on 2D drawings they are an input error (exit 2)."""
-    if html_file is None and png_path is None:
-        return
-    flat = [p for p in inputs if os.path.splitext(str(p))[1].lower() in (".svg", ".dxf")]
-    if flat:
-        what = "--html" if html_file is not None else "--png"
-        raise InputError(flat[0], f"is a 2D drawing: {what} draws 3D parts only in this version; "
-                                  f"use --format json or the table for 2D findings")
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["FLAT_TYPES", "FlatPart", "Drawing", "is_flat", "read_drawing", "load_flat_part",
-           "read_flat_objects", "chord_for", "signed_area", "inside"]
+           "read_flat_objects", "chord_for", "signed_area", "inside", "orient_even_odd"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -230,6 +230,17 @@ def inside(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         x_cross = a[:, 0] + (py - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
     return (np.count_nonzero(straddle & (px < x_cross), axis=1) % 2) == 1
+
+
+def orient_even_odd(rings) -> tuple:
+    """The rings with outer contours (even depth) counter-clockwise and holes clockwise, so that
+    a nonzero fill (matplotlib's) draws the even-odd area."""
+    depth, _ = _nesting(list(rings))
+    out = []
+    for r, d in zip(rings, depth.tolist()):
+        sign = 1 if d % 2 == 0 else -1
+        out.append(r if signed_area(r) * sign > 0 else r[::-1].copy())
+    return tuple(out)
 
 
 def _oriented(c: _Contour, sign: int) -> np.ndarray:

@@ -142,7 +142,8 @@ class Findings:
     gone : baseline entries (gjkcli.pipeline.baseline.Entry) that are no longer findings
     notes : plain sentences for the report
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
-    dimension : 3 for solids, 2 for a run on 2D drawings (vectors then have two coordinates)
+    dimension : 3 for solids, 2 for a run on 2D drawings (vectors then have two coordinates;
+        `geometry` then gives an object's outlines, read through `rings`)
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
@@ -208,6 +209,11 @@ class Findings:
     def triangles(self, name: str):
         """Object `name`'s ((n, 3) vertices, (m, 3) faces) in world coordinates, or None."""
         return None if self.geometry is None else self.geometry(name)
+
+    def rings(self, name: str):
+        """2D runs: object `name`'s outlines, a tuple of (n, 2) float64 rings (outer rings
+        counter-clockwise, holes clockwise; the sheet's outline for the sheet), or None."""
+        return None if self.geometry is None or self.dimension != 2 else self.geometry(name)
 
     def object(self, name: str) -> ObjectRecord | None:
         k = self._index.get(name)

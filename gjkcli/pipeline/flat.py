@@ -108,6 +108,10 @@ class _FlatRun:
         for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        from gjkcli.pipeline import policy
+
+        if options.mode not in policy.MODES:
+            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
         if command == "check":
             options = dataclasses.replace(options, all_pairs=True)
         self.options = dataclasses.replace(options, fail_on=fail_on)
@@ -117,6 +121,9 @@ class _FlatRun:
         self.notes: list = []
         self.timings: dict = {}
         self.started = time.perf_counter()
+        if options.mode == "hull":
+            self.notes.append("2D parts are answered exactly (GJK and EPA for convex pairs, the "
+                              "edges for the others): --mode hull changes nothing here")
 
     def stage(self, name: str, since: float) -> float:
         now = time.perf_counter()
@@ -126,7 +133,10 @@ class _FlatRun:
     def findings(self, parts: list, source: np.ndarray, frame, *, across: bool) -> Findings:
         from gjkcli.tolerances import DEFAULT
 
+        from gjkcli.pipeline import baseline as baselines
+
         o = self.options
+        old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
         objects = list(parts) + ([frame] if frame is not None else [])
         n = len(objects)
@@ -169,13 +179,39 @@ class _FlatRun:
         self.stage("verdicts", t)
         lo_list, hi_list = lo.tolist(), hi.tolist()
         records = tuple(_record(p, lo_list[k], hi_list[k], per_part[k]) for k, p in enumerate(objects))
-        return Findings(
+        pairs, gone = self._baseline(pairs, old)
+        found = Findings(
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=None, dimension=2,
+            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
             _index={r.name: k for k, r in enumerate(records)})
+        if o.write_baseline is not None:
+            baselines.write(o.write_baseline, baselines.entries(found.pairs))
+            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
+        return found
+
+    def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
+        """The pairs with their baseline keys and whether the baseline knows them (as in 3D:
+        keys only when a baseline is read or written), and the baseline's entries now gone."""
+        from gjkcli.pipeline.run import _KeyMaker
+
+        o = self.options
+        if old is None and o.write_baseline is None:
+            return pairs, ()
+        key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        out = []
+        for p in pairs:
+            key = key_of(p.a, p.b, p.file_a, p.file_b)
+            known = bool(old is not None and p.violation and key in old.keys)
+            out.append(dataclasses.replace(p, key=key, known=known))
+        gone = ()
+        if old is not None:
+            today = {p.key for p in out if p.violation and not p.allowed}
+            gone = tuple(e for e in old.entries if e.key not in today)
+        return out, gone
 
     def _pairs(self, lo, hi, size, chord, source, has_frame: bool, across: bool):
         from gjkcli.scene.broadphase import candidate_pairs
@@ -273,63 +309,37 @@ def _boxes(objects):
 
 
 def _pack(objects):
-    """The parts as one `gjkcli.engine.plane.PartSet`, built for all parts at once in NumPy.
-
-    `plane.PartSet([plane.Region(rings), ...])` checks and classifies each part in Python (about
-    0.5 ms a part: 5 s for a nest of 10,000); the readers' rings are already clean (no repeated
-    points, no closing repeat, at least three corners), so here the rings are concatenated once
-    and each part's convexity is decided for all parts together, with the rule of
-    `plane.Region`: one counter-clockwise ring whose every corner turns left by more than
-    flat_rel x its extent squared, turning once round. A convex ring drawn clockwise is reversed.
-    A ring with a collinear corner is left to the edges (exact too), where Region would drop the
-    corner and use GJK. The segment hierarchies are built by the core in one call."""
-    from gjkcli.engine import _plane, plane
-    from gjkcli.tolerances import DEFAULT
+    """The parts as one `gjkcli.engine.plane.PartSet`: their rings gathered into one array and
+    packed by `PartSet.from_arrays` (convexity classified and segment hierarchies built in the
+    core, no Python object per part)."""
+    from gjkcli.engine import plane
 
     rings = [r for p in objects for r in p.rings]
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
     counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    v = np.ascontiguousarray(np.concatenate(rings), dtype=np.float64)
-    ring = np.zeros(len(rings) + 1, dtype=np.int32)
-    np.cumsum(counts, out=ring[1:])
-    part_ring = np.zeros(len(objects) + 1, dtype=np.int32)
-    np.cumsum(nring, out=part_ring[1:])
+    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
+    ring = np.concatenate([[0], np.cumsum(counts)])
+    part_ring = np.concatenate([[0], np.cumsum(nring)])
+    return plane.PartSet.from_arrays(np.concatenate(rings), ring, part_ring)
 
-    # every vertex with its ring's neighbours
-    of = np.repeat(np.arange(len(rings)), counts)
-    idx = np.arange(len(v))
-    start, end = ring[:-1][of], ring[1:][of]
-    prev = np.where(idx == start, end - 1, idx - 1)
-    nxt = np.where(idx == end - 1, start, idx + 1)
-    e_in, e_out = v - v[prev], v[nxt] - v
-    cross = e_in[:, 0] * e_out[:, 1] - e_in[:, 1] * e_out[:, 0]
-    # orientation from the shoelace sum of each ring
-    area2 = np.add.reduceat(v[:, 0] * v[nxt, 1] - v[nxt, 0] * v[:, 1], ring[:-1])
-    sign = np.where(area2 < 0, -1.0, 1.0)
-    turn = cross * sign[of]
-    extent = np.maximum(np.maximum.reduceat(v, ring[:-1]) - np.minimum.reduceat(v, ring[:-1]), 0).max(axis=1)
-    flat = DEFAULT.flat_rel * np.where(extent > 0, extent, 1.0) ** 2
-    sharp = np.minimum.reduceat(turn - flat[of], ring[:-1]) > 0
-    dot = np.einsum("ij,ij->i", e_in, e_out)
-    winding = np.add.reduceat(np.arctan2(turn, dot), ring[:-1])
-    ring_convex = sharp & (np.abs(winding - 2 * np.pi) < 1e-6)
-    first = part_ring[:-1]
-    convex = ((nring == 1) & ring_convex[first]).astype(np.int8)
-    # convex rings drawn clockwise run counter-clockwise
-    flip = ring_convex & (area2 < 0)
-    if flip.any():
-        turned = flip[of]
-        v[turned] = v[(start + end - 1 - idx)[turned]]
 
-    ps = object.__new__(plane.PartSet)  # what PartSet.__init__ sets, from the arrays above
-    ps.parts = (None,) * len(objects)
-    ps.v, ps.ring, ps.part_ring = v, ring, part_ring
-    ps.voff = ring[part_ring].astype(np.int64)
-    ps.convex = convex
-    nbox, nchild, order, part_node, box = _plane.build(v, ring, part_ring)
-    ps.box = box
-    ps._packed = _plane.Packed(v, ring, part_ring, convex, box, nbox, nchild, order, part_node)
-    return ps
+class _Outlines:
+    """Findings.geometry of a 2D run: name -> the part's rings for pictures, outer rings
+    counter-clockwise and holes clockwise (a whole-file part's rings are nested on demand);
+    the sheet's frame gives the sheet's outline only."""
+
+    def __init__(self, objects, frame):
+        self.by_name = {p.name: p for p in objects}
+        self.frame = frame
+
+    def __call__(self, name: str):
+        from gjkcli.mesh.flat import orient_even_odd
+
+        p = self.by_name.get(name)
+        if p is None:
+            return None
+        if p is self.frame:
+            return tuple(r[::-1] for r in p.rings[1:])
+        return orient_even_odd(p.rings)
 
 
 def _traced(a, b, band: float, start, result):

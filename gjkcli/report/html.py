@@ -59,6 +59,10 @@ def _v(v):
 
 def html_page(found: Findings, *, trace: bool = False) -> str:
     """The whole page as text."""
+    if found.dimension == 2:
+        from gjkcli.report.flathtml import flat_page
+
+        return flat_page(found)
     import plotly.graph_objects as go
     import plotly.io as pio
 

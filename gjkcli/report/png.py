@@ -38,6 +38,10 @@ def picture_name(k: int, pair: Finding) -> str:
 
 def check_png(found: Findings) -> bytes:
     """One picture of a check: every pair's parts and contacts, a caption line per pair."""
+    if found.dimension == 2:
+        from gjkcli.report.flatpng import check_png_2d
+
+        return check_png_2d(found)
     pairs = found.pairs
     lines = [f"{p.a} x {p.b}: {caption(p, units_of(found, p))}" for p in pairs[:6]]
     if len(pairs) > 6:
@@ -49,6 +53,11 @@ def check_png(found: Findings) -> bytes:
 
 def scan_pngs(found: Findings):
     """(file name, PNG bytes) per violation of a scan, in report order."""
+    if found.dimension == 2:
+        from gjkcli.report.flatpng import scan_pngs_2d
+
+        yield from scan_pngs_2d(found)
+        return
     for k, p in enumerate(q for q in found.pairs if q.violation):
         text = f"{p.a} x {p.b}\n{caption(p, units_of(found, p))}"
         if p.allowed:

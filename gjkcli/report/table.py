@@ -54,10 +54,15 @@ def render_objects(objects) -> Table:
         table.add_row(Text(label, style="dim"), *cells)
 
     row("file", [Text(o.file) for o in objects])
-    row("vertices", [Text(f"{o.vertices} ({o.faces} faces)") for o in objects])
-    row("hull vertices", [Text(str(o.hull_vertices) + _dimension(o)) for o in objects])
-    row("convex", [_convex(o) for o in objects])
-    row("watertight", [_yes(o.watertight) for o in objects])
+    # 2D drawings' parts (gjkcli.pipeline.flat) have outlines, no triangles and no hull
+    drawing = all(o.dimension == 2 and o.faces == 0 and o.hull_vertices == 0 for o in objects)
+    if drawing:
+        row("vertices", [Text(f"{o.vertices} (outline points, 2D)") for o in objects])
+    else:
+        row("vertices", [Text(f"{o.vertices} ({o.faces} faces)") for o in objects])
+        row("hull vertices", [Text(str(o.hull_vertices) + _dimension(o)) for o in objects])
+        row("convex", [_convex(o) for o in objects])
+        row("watertight", [_yes(o.watertight) for o in objects])
     if any(o.bodies not in (1, None) for o in objects):
         row("bodies", [Text(str(o.bodies)) for o in objects])
     row("bounds min", [Text(vec(o.bounds[0])) for o in objects])

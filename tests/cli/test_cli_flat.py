@@ -63,12 +63,10 @@ def test_mixing_2d_and_3d_is_one_line_and_exit_2(tmp_path):
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "nest.dxf" in r.stderr
 
 
-def test_sheet_layer_on_3d_and_pictures_on_2d_are_input_errors(tmp_path):
+def test_sheet_layer_on_3d_is_an_input_error(tmp_path):
     stl = Path(__file__).resolve().parents[2] / "samples" / "clear_a.stl"
     r = gjk("scan", stl, "--sheet-layer", "SHEET")
     assert r.exit_code == 2 and "--sheet-layer" in r.stderr and r.stderr.count("\n") == 1
-    r = gjk("scan", NEST, "--html", tmp_path / "page.html")
-    assert r.exit_code == 2 and "--html" in r.stderr and not (tmp_path / "page.html").exists()
 
 
 def test_a_bad_drawing_is_one_line_and_the_others_are_checked(tmp_path):
@@ -92,3 +90,17 @@ def test_check_two_drawings(tmp_path):
     r = gjk("check", a, b, "--format", "json")
     (pair,) = json.loads(r.stdout)["pairs"]
     assert r.exit_code == 0 and pair["status"] == "clear" and pair["distance"] == pytest.approx(0.25)
+
+
+def test_baseline_of_a_nest(tmp_path):
+    base = tmp_path / "nest-baseline.json"
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--write-baseline", base)
+    assert r.exit_code == 1 and base.is_file()
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--baseline", base,
+            "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["summary"]["known"] == 9 and doc["summary"]["failures"] == 0
+    # without the kerf, the clearance and touching pairs are no longer violations: gone
+    r = gjk("scan", NEST, "--sheet-layer", "SHEET", "--baseline", base, "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["summary"]["gone"] == 6  # the 4 clearance and 2 touching pairs

@@ -63,8 +63,14 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, path, *, width: int = 1280, height: int = 900) -> Loaded:
-    """Open a local file with the network cut; returns once the plot has drawn."""
+# the 3D scene's WebGL canvas; a 2D plot (2D drawings) draws SVG: pass DRAWN_2D
+DRAWN_3D = "#gjk-scene .gl-container canvas"
+DRAWN_2D = "#gjk-scene .main-svg .scatterlayer .trace"
+
+
+def open_page(browser, path, *, width: int = 1280, height: int = 900, drawn: str = DRAWN_3D) -> Loaded:
+    """Open a local file with the network cut; returns once the plot has drawn (`drawn`, a CSS
+    selector, is in the document)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     loaded = Loaded(page)
 
@@ -80,7 +86,7 @@ def open_page(browser, path, *, width: int = 1280, height: int = 900) -> Loaded:
     page.on("pageerror", lambda e: loaded.errors.append(str(e)))
     page.goto(f"file://{os.path.abspath(path)}", timeout=60_000)
     page.wait_for_function(
-        "document.querySelector('#gjk-scene .gl-container canvas') !== null"
+        f"document.querySelector({drawn!r}) !== null"
         " && document.getElementById('gjk-scene')._fullLayout !== undefined", timeout=60_000, polling=100)
     settle(page)
     return loaded

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from chromium_page import chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
+from chromium_page import DRAWN_2D, chromium, open_page, pixel_spread, settle  # noqa: F401 (fixture)
 from gjkcli.cli import main
 from gjkcli.pipeline import run as pipeline
 from gjkcli.report.html import html_page
@@ -241,7 +241,41 @@ def test_minkowski_difference_of_two_boxes():
         assert any(np.allclose(corners[f][:, axis], corners[f][0, axis]) for axis in range(3))
 
 
+# -- --html on 2D drawings, in a real headless Chromium ---------------------------------------------
 
+NEST = ROOT / "samples" / "flat" / "nest.dxf"
+
+
+def test_2d_scan_page_in_chromium_frames_the_clicked_pair(chromium, tmp_path):
+    out = tmp_path / "nest.html"
+    r = gjk("scan", NEST, "--clearance", "0.5", "--sheet-layer", "SHEET", "--html", out, "-q")
+    assert r.exit_code == 1 and out.is_file()
+    found = pipeline.scan([NEST], pipeline.Options(clearance=0.5, sheet_layer="SHEET"))
+    loaded = open_page(chromium, out, drawn=DRAWN_2D)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+    rows = page.locator("#findings tr.row")
+    assert rows.count() == len(found.pairs)
+    # the legend names the parts of findings and the sheet
+    legend = page.locator("#gjk-scene .legend").text_content()
+    assert found.pairs[2].a in legend and "sheet:SHEET" in legend
+    k = 2  # an overlap between two parts
+    p = found.pairs[k]
+    assert p.b != "sheet:SHEET"
+    rows.nth(k).click()
+    settle(page)
+    state = page.evaluate("""() => {
+        const l = document.getElementById('gjk-scene')._fullLayout;
+        return {x: l.xaxis.range, y: l.yaxis.range};
+    }""")
+    a, b = found.object(p.a), found.object(p.b)
+    for axis, name in enumerate("xy"):
+        lo, hi = state[name]
+        assert lo <= min(a.bounds[0][axis], b.bounds[0][axis]) and hi >= max(a.bounds[1][axis], b.bounds[1][axis])
+        assert hi - lo < 4 * max(b.bounds[1][axis] - a.bounds[0][axis], 1.0)  # the pair, not the sheet
+    assert page.locator("#findings tr.sel").count() == 1 and p.a in page.inner_text("#detail")
+    page.close()
 
 
 # -- the trace in the plane (gjkcli.report.tracepic.plane_trace_page) ---------------------------------
