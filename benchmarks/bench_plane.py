@@ -12,7 +12,7 @@ alternating:
 The distances must agree to 1e-9 of the parts' size, or the script exits 1.
 
 Usage:
-    python benchmarks/bench_plane.py [--pairs 20000] [--repeat 5] [--seed 0]
+    python benchmarks/bench_plane.py [--pairs 5000] [--repeat 3] [--seed 0]
 """
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def run_case(name, rings, pairs, repeat):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=20_000)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=5_000)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     import shapely

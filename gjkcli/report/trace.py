@@ -223,6 +223,7 @@ def _feature_phrase(feature, after: list[str]) -> str:
 def _gjk(steps, supports: _Supports, units: str):
     """Table rows, the stop caption and one paragraph per GJK step."""
     dim = _dim(steps)
+    flat_word = "line" if dim == 2 else "plane"  # what separates in the plane, and in space
     labels = _Labels()
     rows, paragraphs, caption = [], [], None
     previous_upper = None
@@ -295,12 +296,12 @@ def _gjk(steps, supports: _Supports, units: str):
             out.append(f"{w_name} lies beyond the origin along d, so this direction does not rule out contact. ")
         elif wd < 0:
             out.append(f"w.d = {fmt(wd)} < 0: ", style="red")
-            out.append(f"no point of A - B gets past the origin along d, so the plane through {w_name} normal "
+            out.append(f"no point of A - B gets past the origin along d, so the {flat_word} through {w_name} normal "
                        f"to d leaves the origin outside: the shapes are at least {fmt(-wd)}{units} apart. ")
         else:
             out.append("w.d = 0: ", style="red")
             out.append("no point of A - B gets past the origin along d and the origin lies on the support "
-                       "plane: the shapes can at most touch. ")
+                       f"{flat_word}: the shapes can at most touch. ")
 
         if feature is None:
             # The loop stopped on this support point without adding it: the simplex is unchanged.
@@ -328,8 +329,8 @@ def _gjk(steps, supports: _Supports, units: str):
                     if step.lower > 0:
                         out.append(f"so the distance lies in [{fmt(step.lower)}, {fmt(step.upper)}]{units}")
                     else:
-                        out.append(f"so the distance is at most {fmt(step.upper)}{units} (no plane has separated "
-                                   "the shapes yet)")
+                        out.append(f"so the distance is at most {fmt(step.upper)}{units} (no {flat_word} has "
+                                   "separated the shapes yet)")
                     why = NEXT_DIRECTION.get(feature, "towards the origin")
                     out.append("." if exit else f"; next, search along -v, {why}.")
         _close(out, warnings, exit, GJK_EXITS_2D if dim == 2 else GJK_EXITS)

@@ -135,7 +135,7 @@ static void tri(const pl_vertex *p, pl_sub *r) {
     double best = INFINITY;
     for (int j = 0; j < 3; j++) {
         if (mu != 0.0 && same_sign(mu, c[j])) continue; /* degenerate (mu = 0): every edge */
-        pl_sub e;
+        pl_sub e = {{0, 0, 0}, {0.0, 0.0, 0.0}, 0};
         seg(p, (j + 1) % 3, (j + 2) % 3, &e);
         double d2 = sub_norm2(p, &e);
         if (d2 < best) { best = d2; *r = e; }
@@ -732,11 +732,16 @@ static void edge_distance(const pl_set *S, int a, int b, const double c[2], doub
                 double a0[2], a1[2];
                 at(S, S->order[2 * i], c, a0);
                 at(S, S->order[2 * i + 1], c, a1);
+                double alo[2] = {dmin(a0[0], a1[0]), dmin(a0[1], a1[1])}, ahi[2] = {dmax(a0[0], a1[0]), dmax(a0[1], a1[1])};
                 for (int j = fb; j < fb + cb; j++) {
-                    double b0[2], b1[2], pa[2], pb[2];
+                    double b0[2], b1[2], pa[2] = {0.0, 0.0}, pb[2] = {0.0, 0.0};
                     int deep;
                     at(S, S->order[2 * j], c, b0);
                     at(S, S->order[2 * j + 1], c, b1);
+                    /* the segments' boxes already farther apart than the best: no closer pair here */
+                    double gx = dmax(0.0, dmax(alo[0] - dmax(b0[0], b1[0]), dmin(b0[0], b1[0]) - ahi[0]));
+                    double gy = dmax(0.0, dmax(alo[1] - dmax(b0[1], b1[1]), dmin(b0[1], b1[1]) - ahi[1]));
+                    if (gx * gx + gy * gy > out->dist * out->dist) continue;
                     double d = seg_seg(a0, a1, b0, b1, tol, pa, pb, &deep);
                     if (d < out->dist || deep) {
                         out->dist = d;
