@@ -46,8 +46,9 @@ def _xy(rings) -> tuple[list, list]:
     return xs, ys
 
 
-def flat_page(found: Findings) -> str:
-    """The whole page of a 2D run as text."""
+def flat_page(found: Findings, *, trace: bool = False) -> str:
+    """The whole page of a 2D run as text; with `trace`, a section per traced pair steps through
+    GJK and EPA in the plane (`gjkcli.report.tracepic`)."""
     import plotly.graph_objects as go
     import plotly.io as pio
 
@@ -104,7 +105,7 @@ def flat_page(found: Findings) -> str:
         notes="".join(f"<p class='note'>{html.escape(n)}</p>" for n in found.notes if n),
         errors="".join(f"<p class='error'>error: {html.escape(e.file)}: {html.escape(e.message)}</p>"
                        for e in found.errors),
-        plot=plot, table=_table(found), trace="",
+        plot=plot, table=_table(found), trace=_trace_html(found) if trace else "",
         data=json.dumps(data, allow_nan=False).replace("</", "<\\/"), script=page_script(_VIEW_2D))
 
 
@@ -126,3 +127,9 @@ _VIEW_2D = r"""
     delete gd.dataset.framed;
   }
 """
+
+
+def _trace_html(found: Findings) -> str:
+    from gjkcli.report.tracepic import trace_sections
+
+    return trace_sections(found)

@@ -62,7 +62,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
     if found.dimension == 2:
         from gjkcli.report.flathtml import flat_page
 
-        return flat_page(found)
+        return flat_page(found, trace=trace)
     import plotly.graph_objects as go
     import plotly.io as pio
 

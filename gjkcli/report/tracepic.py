@@ -82,9 +82,12 @@ def trace_sections(found: Findings) -> str:
     out = []
     traced = [p for p in found.pairs if p.result is not None and p.result.trace]
     for k, p in enumerate(traced[:PAIRS_UP_TO]):
-        ta, tb = found.triangles(p.a), found.triangles(p.b)
         a, b = found.object(p.a), found.object(p.b)
-        units = (a.units if a else None) or (b.units if b else None)
+        units = found.units or (a.units if a else None) or (b.units if b else None)
+        if found.dimension == 2:
+            out.append(_plane_section(k, p, p.result.trace, found.rings(p.a), found.rings(p.b), units))
+            continue
+        ta, tb = found.triangles(p.a), found.triangles(p.b)
         texts = step_texts(p.result.trace, units,
                            hull_vertices=(a.hull_vertices, b.hull_vertices) if a and b else None)
         figure, how = _figure(p.result.trace, ta, tb)
@@ -362,6 +365,18 @@ def _plane_frame(steps, k: int, extent: float) -> list:
     return [supports, shape, arrow, new_point, toward]
 
 
+def _plane_section(k: int, p, trace, rings_a, rings_b, units: str | None) -> str:
+    """The section of one 2D trace: `plane_trace_figure` and the narration of each step."""
+    from gjkcli.report.trace import step_texts
+
+    steps = list(trace)
+    figure = plane_trace_figure(steps, rings_a, rings_b, p.a, p.b)
+    note = ("The parts on the left with the step's support points; on the right A - B, the origin (black), "
+            "each GJK iteration's simplex, search direction d, new point w and nearest point v; then "
+            "EPA's polygon and its edge nearest the origin. Move the slider or press play.")
+    return _section(k, p, figure, step_texts(steps, units), "every vertex difference", note)
+
+
 def plane_trace_page(trace, rings_a, rings_b, a_name: str = "A", b_name: str = "B",
                      units: str | None = None) -> str:
     """A self-contained HTML page (plotly.js inside, no request leaves it) of one 2D trace: the
@@ -371,18 +386,10 @@ def plane_trace_page(trace, rings_a, rings_b, a_name: str = "A", b_name: str = "
 
     import plotly.offline
 
-    from gjkcli.report.trace import step_texts
-
-    steps = list(trace or ())
-    if not steps:
+    if not trace:
         raise ValueError("the trace is empty: the pair was answered on its edges (non-convex parts), or "
                          "the query ran without trace=True")
-    figure = plane_trace_figure(steps, rings_a, rings_b, a_name, b_name)
-    texts = step_texts(steps, units)
-    note = ("The parts on the left with the step's support points; on the right A - B, the origin (black), "
-            "each GJK iteration's simplex, search direction d, new point w and nearest point v; then "
-            "EPA's polygon and its edge nearest the origin. Move the slider or press play.")
-    section = _section(0, SimpleNamespace(a=a_name, b=b_name), figure, texts, "every vertex difference", note)
+    section = _plane_section(0, SimpleNamespace(a=a_name, b=b_name), trace, rings_a, rings_b, units)
     script = plotly.offline.get_plotlyjs()
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>gjk trace: "
             f"{html.escape(a_name)} x {html.escape(b_name)}</title>"

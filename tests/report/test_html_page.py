@@ -340,3 +340,28 @@ def test_the_dyn4j_trace_in_chromium(chromium, tmp_path):
     assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
     assert loaded.console_errors == [] and loaded.errors == [] and loaded.blocked == []
     page.close()
+
+
+def test_the_dyn4j_check_page_from_the_command_line_in_chromium(chromium, tmp_path):
+    """`gjk check shape1.svg shape2.svg --trace --start-direction 1,-1 --html`: the 2D page with
+    the findings and, below them, the trace in the plane, as a reader opens it."""
+    out = tmp_path / "dyn4j.html"
+    dyn4j = SAMPLES / "dyn4j"
+    r = gjk("check", dyn4j / "shape1.svg", dyn4j / "shape2.svg", "--trace", "--start-direction", "1,-1",
+            "--html", out, "-q")
+    assert r.exit_code == 1 and out.is_file()
+    loaded = open_plot(chromium, out)
+    page = loaded.page
+    assert page.locator("section.trace").count() == 1
+    assert "shape1.svg" in page.locator("#findings").inner_text()
+    assert "collision" in page.locator("#findings").inner_text().lower()
+    text = page.inner_text("#gjk-trace-0-text")
+    assert "(4, 2)" in text  # the article's first support point, (9, 9) - (5, 7)
+    xy = page.evaluate("(() => { const d = document.getElementById('gjk-trace-0').data;"
+                       " const t = d.find(t => t.name.startsWith('support points')); return [t.x, t.y]; })()")
+    assert xy == [[9, 5], [9, 7]]
+    frames = page.evaluate("document.getElementById('gjk-trace-0')._transitionData._frames.length")
+    assert frames >= 3
+    assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
+    assert loaded.console_errors == [] and loaded.errors == [] and loaded.blocked == []
+    page.close()
