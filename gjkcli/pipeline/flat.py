@@ -11,8 +11,8 @@ the plane's narrow phase -> the same findings as in 3D.
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
    the frame (clearance), one on the edge touches it: the statuses of every other pair, so every
    report reads them.
-3. **Candidate pairs**: the broad phase of 3D (`gjkcli.scene.broadphase`) on the 2D boxes (z = 0),
-   grown by half the clearance, the touching band and both flattening bounds.
+3. **Candidate pairs**: `gjkcli.scene.broadphase`'s uniform grid on the 2D boxes, grown by half
+   the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
 5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
@@ -30,7 +30,8 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.errors import InputError, Problem, one_line
-from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, SEVERITY, violates
+from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ObjectRecord, SEVERITY,
+                                      violates)
 
 __all__ = ["check_flat", "scan_flat", "is_flat_run", "mixing_error"]
 
@@ -176,8 +177,8 @@ class _FlatRun:
         t = self.stage("narrow", t)
         pairs, counts = self._verdicts(objects, i, j, band, flat_band, batch, frame)
         self.stage("verdicts", t)
-        lo_list, hi_list = lo.tolist(), hi.tolist()
-        records = tuple(_record(p, lo_list[k], hi_list[k], per_part[k]) for k, p in enumerate(objects))
+        records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
+                                                   int(per_part[k])))
         pairs, gone = self._baseline(pairs, old)
         found = Findings(
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
@@ -186,7 +187,7 @@ class _FlatRun:
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone, units=self.units,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
-            _index={r.name: k for k, r in enumerate(records)})
+            _index={p.name: k for k, p in enumerate(objects)})
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
@@ -201,27 +202,31 @@ class _FlatRun:
         from gjkcli.errors import InputError
         from gjkcli.units import Length, UnitError, canonical, factor
 
-        known = [(p, canonical(p.units)) for p in parts if canonical(p.units) is not None]
-        unit = known[0][1] if known else None
+        # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
+        # and one spelling)
+        spelled = {p.units for p in parts}
+        short = {u: canonical(u) for u in spelled}
+        first = next((p for p in parts if short[p.units] is not None), None)
+        unit = short[first.units] if first is not None else None
         self.units = unit
-        scaled, out = {}, []
-        for p in parts:
-            u = canonical(p.units)
-            if unit is None or u is None or u == unit:
-                out.append(p)
-                continue
-            k = factor(u, unit)
-            scaled.setdefault(p.source, (u, k))
-            out.append(dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
-                                           chord=p.chord * k))
+        scaled, out = {}, list(parts)
+        if unit is not None and any(short[u] not in (None, unit) for u in spelled):
+            for n, p in enumerate(parts):
+                u = short[p.units]
+                if u is None or u == unit:
+                    continue
+                k = factor(u, unit)
+                scaled.setdefault(p.source, (u, k))
+                out[n] = dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
+                                             chord=p.chord * k)
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
-                              f"{known[0][0].source}")
+                              f"{first.source}")
         if frame is not None and unit is not None and canonical(frame.units) not in (None, unit):
             k = factor(canonical(frame.units), unit)
             frame = dataclasses.replace(frame, rings=tuple(r * k for r in frame.rings), units=unit,
                                         chord=frame.chord * k)
-        unknown = sorted({p.units for p in parts if p.units and canonical(p.units) is None})
+        unknown = sorted(u for u, c in short.items() if u and c is None)
         if unknown:
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")
@@ -274,8 +279,7 @@ class _FlatRun:
         touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
-        zeros = np.zeros((m, 1))
-        i, j = candidate_pairs(np.hstack([lo[:m], zeros]), np.hstack([hi[:m], zeros]), grow=grow)
+        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="grid")
         if has_frame:  # every part against the sheet's frame
             i = np.concatenate([i, np.arange(m)])
             j = np.concatenate([j, np.full(m, m)])
