@@ -76,13 +76,13 @@ def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
 def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) -> Findings:
     """`gjk scan drawing.dxf ...`: every part of every drawing against every other, and against
     the sheet of `sheet_layer`."""
-    from gjkcli.mesh.flat import read_flat_objects
+    from gjkcli.mesh.flat import FlatParts, read_flat_objects
 
     run = _FlatRun(options, "scan", progress)
     t = time.perf_counter()
     paths = list(paths)
     several = len(paths) > 1
-    parts, sheets = [], []
+    read, sheets = [], []
     for p in paths:
         prefix = Path(p).name if several else None
         try:
@@ -92,10 +92,10 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
                 raise
             run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
             continue
-        parts.extend(got)
+        read.append(got)
         if sheet is not None:
             sheets.append(sheet)
-    parts = _unique(parts)
+    parts = _unique(FlatParts.joined(read))
     run.stage("load", t)
     frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
     return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
@@ -138,11 +138,16 @@ class _FlatRun:
 
         from gjkcli.pipeline import baseline as baselines
 
+        from gjkcli.mesh.flat import FlatParts
+
         parts, frame = self._one_unit(parts, frame)
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
-        objects = list(parts) + ([frame] if frame is not None else [])
+        # every object's rings also as packed arrays (a scan's reader made them; else here)
+        objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
+        if frame is not None:
+            objects = FlatParts.joined([objects, FlatParts([frame])])
         n = len(objects)
         if not parts:
             self.notes.append("no objects were loaded: there is nothing to check")
@@ -209,8 +214,9 @@ class _FlatRun:
         first = next((p for p in parts if short[p.units] is not None), None)
         unit = short[first.units] if first is not None else None
         self.units = unit
-        scaled, out = {}, list(parts)
+        scaled, out = {}, parts  # the same list (its packed arrays) when nothing is scaled
         if unit is not None and any(short[u] not in (None, unit) for u in spelled):
+            out = list(parts)
             for n, p in enumerate(parts):
                 u = short[p.units]
                 if u is None or u == unit:
@@ -295,7 +301,7 @@ class _FlatRun:
         if len(i) == 0:
             return None
         involved = np.unique(np.concatenate([i, j]))
-        packed = _pack([objects[k] for k in involved.tolist()])
+        packed = _pack(objects, involved)
         out = plane.batch(packed, np.searchsorted(involved, i), np.searchsorted(involved, j),
                           tolerance=band, want="verdict")
         self.tell("narrow", len(i), len(i))
@@ -342,32 +348,36 @@ class _FlatRun:
 
 
 def _boxes(objects):
-    """((n, 2) min corners, (n, 2) max corners, vertices per part as a list), for all parts at
-    once: the rings concatenated, then reduced per part."""
-    n = len(objects)
-    if n == 0:
-        return np.zeros((0, 2)), np.zeros((0, 2)), []
-    rings = [r for p in objects for r in p.rings]
-    v = np.concatenate(rings)
-    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=n)
-    per_part = np.add.reduceat(counts, np.concatenate([[0], np.cumsum(nring)[:-1]]))
-    first = np.concatenate([[0], np.cumsum(per_part)[:-1]])
-    return np.minimum.reduceat(v, first), np.maximum.reduceat(v, first), per_part.tolist()
+    """((n, 2) min corners, (n, 2) max corners, (n,) vertices per part) of a FlatParts, reduced
+    over its packed vertices part by part."""
+    if len(objects) == 0:
+        return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    start = objects.ring_start[objects.part_ring]  # each part's first vertex, and the end
+    first = start[:-1]
+    v = objects.vertices
+    return np.minimum.reduceat(v, first), np.maximum.reduceat(v, first), np.diff(start)
 
 
-def _pack(objects):
-    """The parts as one `gjkcli.engine.plane.PartSet`: their rings gathered into one array and
-    packed by `PartSet.from_arrays` (convexity classified and segment hierarchies built in the
-    core, no Python object per part)."""
+def _ranges(starts, counts):
+    """starts[0] .. starts[0] + counts[0] - 1, then the same for the next, as one array."""
+    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return shift + np.arange(counts.sum())
+
+
+def _pack(objects, which):
+    """Parts `which` of a FlatParts as one `gjkcli.engine.plane.PartSet`: their slices of the
+    packed arrays, packed by `PartSet.from_arrays` (convexity classified and segment hierarchies
+    built in the core, no Python object per part)."""
     from gjkcli.engine import plane
 
-    rings = [r for p in objects for r in p.rings]
-    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
-    ring = np.concatenate([[0], np.cumsum(counts)])
-    part_ring = np.concatenate([[0], np.cumsum(nring)])
-    return plane.PartSet.from_arrays(np.concatenate(rings), ring, part_ring)
+    r0 = objects.part_ring[which]
+    nring = objects.part_ring[which + 1] - r0
+    rings = _ranges(r0, nring)
+    v0 = objects.ring_start[rings]
+    count = objects.ring_start[rings + 1] - v0
+    vertices = objects.vertices[_ranges(v0, count)]
+    return plane.PartSet.from_arrays(vertices, np.concatenate([[0], np.cumsum(count)]),
+                                     np.concatenate([[0], np.cumsum(nring)]))
 
 
 class _Outlines:
@@ -415,7 +425,7 @@ def _frame(parts, sheets, layer):
     """The sheet's frame: a box around every part and sheet, with the sheet rings cut out."""
     from gjkcli.mesh.flat import FlatPart
 
-    pts = np.concatenate([np.concatenate(p.rings) for p in list(parts) + list(sheets)])
+    pts = np.concatenate([parts.vertices] + [r for s in sheets for r in s.rings])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     margin = max(float(np.linalg.norm(hi - lo)), 1.0)
     lo, hi = lo - margin, hi + margin
@@ -441,8 +451,14 @@ def _record(p, lo, hi, vertices: int) -> ObjectRecord:
     return rec
 
 
-def _unique(parts: list) -> list:
+def _unique(parts):
+    """The parts with repeated names numbered ("name#2"); the same list when no name repeats."""
     seen: dict = {}
+    for p in parts:
+        seen[p.name] = seen.get(p.name, 0) + 1
+    if len(seen) == len(parts):
+        return parts
+    seen = {}
     out = []
     for p in parts:
         if p.name in seen:
@@ -451,7 +467,7 @@ def _unique(parts: list) -> list:
         else:
             seen[p.name] = 1
         out.append(p)
-    return out
+    return parts.renamed(out)
 
 
 def _severity(pair: Finding):
