@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -185,14 +186,16 @@ class _FlatRun:
         records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
                                                    int(per_part[k])))
         pairs, gone = self._baseline(pairs, old)
+        index = _NameIndex(objects)
         found = Findings(
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone, units=self.units,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
-            _index={p.name: k for k, p in enumerate(objects)})
+            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame, index),
+            dimension=2,
+            _index=index)
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
@@ -380,19 +383,44 @@ def _pack(objects, which):
                                      np.concatenate([[0], np.cumsum(nring)]))
 
 
+class _NameIndex(Mapping):
+    """name -> position of the objects, made the first time it is read (`Findings.object`, a
+    picture's outlines): a scan whose report names no object pays nothing for it."""
+
+    def __init__(self, objects):
+        self._objects = objects
+        self._index = None
+
+    def _built(self) -> dict:
+        if self._index is None:
+            self._index = {p.name: k for k, p in enumerate(self._objects)}
+        return self._index
+
+    def __getitem__(self, name):
+        return self._built()[name]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+
 class _Outlines:
     """Findings.geometry of a 2D run: name -> the part's rings for pictures, outer rings
     counter-clockwise and holes clockwise (a whole-file part's rings are nested on demand);
     the sheet's frame gives the sheet's outline only."""
 
-    def __init__(self, objects, frame):
-        self.by_name = {p.name: p for p in objects}
+    def __init__(self, objects, frame, index):
+        self.index = index
+        self.objects = objects
         self.frame = frame
 
     def __call__(self, name: str):
         from gjkcli.mesh.flat import orient_even_odd
 
-        p = self.by_name.get(name)
+        k = self.index.get(name)
+        p = self.objects[k] if k is not None else None
         if p is None:
             return None
         if p is self.frame:
