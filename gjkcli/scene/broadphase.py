@@ -3,7 +3,7 @@
 The narrow phase (the engine's batch call) runs only on these pairs, so the broad phase must never
 miss a pair whose shapes can be closer than the margin, and must not look at all n^2 pairs.
 
-Two methods, the same answer (tests/test_broadphase.py checks both against brute force):
+Three methods, the same answer (tests/scene/test_broadphase.py checks each against brute force):
 
 - ``"bvh"`` (the default): a linear bounding volume hierarchy. Boxes are sorted along a Morton
   (Z-order) curve through their centres, which puts nearby boxes next to each other; the sorted

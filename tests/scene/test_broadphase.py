@@ -1,4 +1,4 @@
-"""The broad phase against brute force: the same candidate set, pair for pair, for both methods.
+"""The broad phase against brute force: the same candidate set, pair for pair, for every method.
 
 Brute force here is the O(n^2) overlap test of every pair of grown boxes, written independently
 of gjkcli.scene.broadphase (closed intervals: boxes that share a face are a pair).
