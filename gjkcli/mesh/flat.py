@@ -37,7 +37,7 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["FLAT_TYPES", "FlatPart", "Drawing", "is_flat", "read_drawing", "load_flat_part",
+__all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "is_flat", "read_drawing", "load_flat_part",
            "read_flat_objects", "chord_for", "signed_area", "inside", "orient_even_odd"]
 
 FLAT_TYPES = ("svg", "dxf")
@@ -97,6 +97,50 @@ class FlatPart:
     def __repr__(self) -> str:
         return (f"FlatPart(name={self.name!r}, source={self.source!r}, rings={len(self.rings)},"
                 f" n_vertices={self.n_vertices}, units={self.units!r}, chord={self.chord:g})")
+
+
+class FlatParts(list):
+    """A list of FlatPart that also holds all their rings as three packed arrays, so that a run
+    on a 10,000-part nest finds boxes and packs parts for the core by array slices, with no
+    Python step per part:
+
+    vertices : (V, 2) float64, every ring's points, ring after ring, part after part
+    ring_start : (R + 1,) int64, ring r is vertices[ring_start[r]:ring_start[r + 1]]
+    part_ring : (P + 1,) int64, part p is rings part_ring[p] .. part_ring[p + 1] - 1
+
+    The arrays describe the parts it was made with: a list operation that changes the parts
+    (append, a new part in place) does not update them; make a new FlatParts instead.
+    """
+
+    def __init__(self, parts=(), arrays=None):
+        super().__init__(parts)
+        if arrays is None:
+            rings = [r for p in self for r in p.rings]
+            counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
+            nring = np.fromiter((len(p.rings) for p in self), dtype=np.int64, count=len(self))
+            vertices = np.concatenate(rings) if rings else np.zeros((0, 2))
+            arrays = (vertices, np.concatenate([[0], np.cumsum(counts)]),
+                      np.concatenate([[0], np.cumsum(nring)]))
+        self.vertices, self.ring_start, self.part_ring = arrays
+
+    @classmethod
+    def joined(cls, lists) -> "FlatParts":
+        """The parts of several FlatParts one after the other, arrays included."""
+        lists = list(lists)
+        if not lists:
+            return cls()
+        vertices = np.concatenate([f.vertices for f in lists])
+        shift_v = np.cumsum([0] + [len(f.vertices) for f in lists[:-1]])
+        shift_r = np.cumsum([0] + [len(f.ring_start) - 1 for f in lists[:-1]])
+        ring_start = np.concatenate([[0]] + [f.ring_start[1:] + k for f, k in zip(lists, shift_v)])
+        part_ring = np.concatenate([[0]] + [f.part_ring[1:] + k for f, k in zip(lists, shift_r)])
+        return cls([p for f in lists for p in f], (vertices, ring_start, part_ring))
+
+    def renamed(self, parts) -> "FlatParts":
+        """The same geometry under other FlatPart records (new names), part for part."""
+        if len(parts) != len(self):
+            raise ValueError("renamed needs one part per part")
+        return FlatParts(parts, (self.vertices, self.ring_start, self.part_ring))
 
 
 @dataclass(frozen=True)
@@ -181,10 +225,11 @@ def load_flat_part(path, *, name: str | None = None, shown: str | None = None) -
 
 
 def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = None,
-                      sheet_layer: str | None = None) -> tuple[list[FlatPart], FlatPart | None]:
-    """(parts, sheet): one part per outer contour with its holes (``gjk scan``), and the contours
-    on `sheet_layer` (DXF) as the sheet, None without one. Raises InputError, also when
-    `sheet_layer` names a layer that holds no closed contour."""
+                      sheet_layer: str | None = None) -> tuple[FlatParts, FlatPart | None]:
+    """(parts, sheet): one part per outer contour with its holes (``gjk scan``), as a FlatParts
+    (the rings also packed into arrays), and the contours on `sheet_layer` (DXF) as the sheet,
+    None without one. Raises InputError, also when `sheet_layer` names a layer that holds no
+    closed contour."""
     d = read_drawing(path, shown=shown, sheet_layer=sheet_layer)
     sheet = None
     if sheet_layer is not None:
@@ -207,7 +252,7 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=d.chord,
                               layer=c.layer, open_pieces=d.open_pieces))
-    return parts, sheet
+    return FlatParts(parts), sheet
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,12 +15,13 @@ Imports only `gjkcli.engine.results` (numpy): renderers pay nothing more for the
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
-__all__ = ["ObjectRecord", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
+__all__ = ["ObjectRecord", "LazyRecords", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
            "EXIT_ERROR", "SEVERITY", "violates", "pair_note", "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
@@ -68,6 +69,45 @@ class ObjectRecord:
     ifc_class: str | None = None
     global_id: str | None = None
     ifc_name: str | None = None
+
+
+class LazyRecords(Sequence):
+    """`Findings.objects` of a run with many objects: a read-only sequence whose record k is made
+    by `make(k)` the first time a report reads it, then kept. A 10,000-part nest's scan then pays
+    for records only when a report lists them (a summary reads only the count). Reads like the
+    tuple it stands for (len, index, slice, iteration, ==), and pickles as that tuple."""
+
+    __slots__ = ("_make", "_made")
+
+    def __init__(self, n: int, make):
+        self._make = make
+        self._made = [None] * n
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self[i] for i in range(*k.indices(len(self._made))))
+        rec = self._made[k]  # IndexError past the end, as a tuple
+        if rec is None:
+            k = k % len(self._made)
+            rec = self._made[k] = self._make(k)
+        return rec
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self._made)))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return tuple, (tuple(self),)
+
+    def __repr__(self) -> str:
+        return f"LazyRecords({len(self._made)} objects)"
 
 
 @dataclass(frozen=True)
@@ -147,7 +187,7 @@ class Findings:
     """Everything one run found.
 
     command : "check" or "scan"
-    objects : ObjectRecord per object, in input order
+    objects : ObjectRecord per object, in input order (a tuple, or `LazyRecords`)
     pairs : the listed findings, most severe first: every pair that is not clear, or every
         checked pair (`all_pairs`; always for check)
     errors : Problem per input that could not be used

@@ -11,8 +11,8 @@ the plane's narrow phase -> the same findings as in 3D.
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
    the frame (clearance), one on the edge touches it: the statuses of every other pair, so every
    report reads them.
-3. **Candidate pairs**: the broad phase of 3D (`gjkcli.scene.broadphase`) on the 2D boxes (z = 0),
-   grown by half the clearance, the touching band and both flattening bounds.
+3. **Candidate pairs**: `gjkcli.scene.broadphase`'s uniform grid on the 2D boxes, grown by half
+   the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
 5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.errors import InputError, Problem, one_line
-from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, SEVERITY, violates
+from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ObjectRecord, SEVERITY,
+                                      violates)
 
 __all__ = ["check_flat", "scan_flat", "is_flat_run", "mixing_error"]
 
@@ -75,13 +77,13 @@ def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
 def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) -> Findings:
     """`gjk scan drawing.dxf ...`: every part of every drawing against every other, and against
     the sheet of `sheet_layer`."""
-    from gjkcli.mesh.flat import read_flat_objects
+    from gjkcli.mesh.flat import FlatParts, read_flat_objects
 
     run = _FlatRun(options, "scan", progress)
     t = time.perf_counter()
     paths = list(paths)
     several = len(paths) > 1
-    parts, sheets = [], []
+    read, sheets = [], []
     for p in paths:
         prefix = Path(p).name if several else None
         try:
@@ -91,10 +93,10 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
                 raise
             run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
             continue
-        parts.extend(got)
+        read.append(got)
         if sheet is not None:
             sheets.append(sheet)
-    parts = _unique(parts)
+    parts = _unique(FlatParts.joined(read))
     run.stage("load", t)
     frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
     return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
@@ -137,11 +139,16 @@ class _FlatRun:
 
         from gjkcli.pipeline import baseline as baselines
 
+        from gjkcli.mesh.flat import FlatParts
+
         parts, frame = self._one_unit(parts, frame)
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
-        objects = list(parts) + ([frame] if frame is not None else [])
+        # every object's rings also as packed arrays (a scan's reader made them; else here)
+        objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
+        if frame is not None:
+            objects = FlatParts.joined([objects, FlatParts([frame])])
         n = len(objects)
         if not parts:
             self.notes.append("no objects were loaded: there is nothing to check")
@@ -176,17 +183,19 @@ class _FlatRun:
         t = self.stage("narrow", t)
         pairs, counts = self._verdicts(objects, i, j, band, flat_band, batch, frame)
         self.stage("verdicts", t)
-        lo_list, hi_list = lo.tolist(), hi.tolist()
-        records = tuple(_record(p, lo_list[k], hi_list[k], per_part[k]) for k, p in enumerate(objects))
+        records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
+                                                   int(per_part[k])))
         pairs, gone = self._baseline(pairs, old)
+        index = _NameIndex(objects)
         found = Findings(
             command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone, units=self.units,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame), dimension=2,
-            _index={r.name: k for k, r in enumerate(records)})
+            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame, index),
+            dimension=2,
+            _index=index)
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
@@ -201,27 +210,32 @@ class _FlatRun:
         from gjkcli.errors import InputError
         from gjkcli.units import Length, UnitError, canonical, factor
 
-        known = [(p, canonical(p.units)) for p in parts if canonical(p.units) is not None]
-        unit = known[0][1] if known else None
+        # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
+        # and one spelling)
+        spelled = {p.units for p in parts}
+        short = {u: canonical(u) for u in spelled}
+        first = next((p for p in parts if short[p.units] is not None), None)
+        unit = short[first.units] if first is not None else None
         self.units = unit
-        scaled, out = {}, []
-        for p in parts:
-            u = canonical(p.units)
-            if unit is None or u is None or u == unit:
-                out.append(p)
-                continue
-            k = factor(u, unit)
-            scaled.setdefault(p.source, (u, k))
-            out.append(dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
-                                           chord=p.chord * k))
+        scaled, out = {}, parts  # the same list (its packed arrays) when nothing is scaled
+        if unit is not None and any(short[u] not in (None, unit) for u in spelled):
+            out = list(parts)
+            for n, p in enumerate(parts):
+                u = short[p.units]
+                if u is None or u == unit:
+                    continue
+                k = factor(u, unit)
+                scaled.setdefault(p.source, (u, k))
+                out[n] = dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
+                                             chord=p.chord * k)
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
-                              f"{known[0][0].source}")
+                              f"{first.source}")
         if frame is not None and unit is not None and canonical(frame.units) not in (None, unit):
             k = factor(canonical(frame.units), unit)
             frame = dataclasses.replace(frame, rings=tuple(r * k for r in frame.rings), units=unit,
                                         chord=frame.chord * k)
-        unknown = sorted({p.units for p in parts if p.units and canonical(p.units) is None})
+        unknown = sorted(u for u, c in short.items() if u and c is None)
         if unknown:
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")
@@ -274,8 +288,7 @@ class _FlatRun:
         touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
-        zeros = np.zeros((m, 1))
-        i, j = candidate_pairs(np.hstack([lo[:m], zeros]), np.hstack([hi[:m], zeros]), grow=grow)
+        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="grid")
         if has_frame:  # every part against the sheet's frame
             i = np.concatenate([i, np.arange(m)])
             j = np.concatenate([j, np.full(m, m)])
@@ -291,7 +304,7 @@ class _FlatRun:
         if len(i) == 0:
             return None
         involved = np.unique(np.concatenate([i, j]))
-        packed = _pack([objects[k] for k in involved.tolist()])
+        packed = _pack(objects, involved)
         out = plane.batch(packed, np.searchsorted(involved, i), np.searchsorted(involved, j),
                           tolerance=band, want="verdict")
         self.tell("narrow", len(i), len(i))
@@ -338,32 +351,59 @@ class _FlatRun:
 
 
 def _boxes(objects):
-    """((n, 2) min corners, (n, 2) max corners, vertices per part as a list), for all parts at
-    once: the rings concatenated, then reduced per part."""
-    n = len(objects)
-    if n == 0:
-        return np.zeros((0, 2)), np.zeros((0, 2)), []
-    rings = [r for p in objects for r in p.rings]
-    v = np.concatenate(rings)
-    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=n)
-    per_part = np.add.reduceat(counts, np.concatenate([[0], np.cumsum(nring)[:-1]]))
-    first = np.concatenate([[0], np.cumsum(per_part)[:-1]])
-    return np.minimum.reduceat(v, first), np.maximum.reduceat(v, first), per_part.tolist()
+    """((n, 2) min corners, (n, 2) max corners, (n,) vertices per part) of a FlatParts, reduced
+    over its packed vertices part by part."""
+    if len(objects) == 0:
+        return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    start = objects.ring_start[objects.part_ring]  # each part's first vertex, and the end
+    first = start[:-1]
+    v = objects.vertices
+    return np.minimum.reduceat(v, first), np.maximum.reduceat(v, first), np.diff(start)
 
 
-def _pack(objects):
-    """The parts as one `gjkcli.engine.plane.PartSet`: their rings gathered into one array and
-    packed by `PartSet.from_arrays` (convexity classified and segment hierarchies built in the
-    core, no Python object per part)."""
+def _ranges(starts, counts):
+    """starts[0] .. starts[0] + counts[0] - 1, then the same for the next, as one array."""
+    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return shift + np.arange(counts.sum())
+
+
+def _pack(objects, which):
+    """Parts `which` of a FlatParts as one `gjkcli.engine.plane.PartSet`: their slices of the
+    packed arrays, packed by `PartSet.from_arrays` (convexity classified and segment hierarchies
+    built in the core, no Python object per part)."""
     from gjkcli.engine import plane
 
-    rings = [r for p in objects for r in p.rings]
-    counts = np.fromiter((len(r) for r in rings), dtype=np.int64, count=len(rings))
-    nring = np.fromiter((len(p.rings) for p in objects), dtype=np.int64, count=len(objects))
-    ring = np.concatenate([[0], np.cumsum(counts)])
-    part_ring = np.concatenate([[0], np.cumsum(nring)])
-    return plane.PartSet.from_arrays(np.concatenate(rings), ring, part_ring)
+    r0 = objects.part_ring[which]
+    nring = objects.part_ring[which + 1] - r0
+    rings = _ranges(r0, nring)
+    v0 = objects.ring_start[rings]
+    count = objects.ring_start[rings + 1] - v0
+    vertices = objects.vertices[_ranges(v0, count)]
+    return plane.PartSet.from_arrays(vertices, np.concatenate([[0], np.cumsum(count)]),
+                                     np.concatenate([[0], np.cumsum(nring)]))
+
+
+class _NameIndex(Mapping):
+    """name -> position of the objects, made the first time it is read (`Findings.object`, a
+    picture's outlines): a scan whose report names no object pays nothing for it."""
+
+    def __init__(self, objects):
+        self._objects = objects
+        self._index = None
+
+    def _built(self) -> dict:
+        if self._index is None:
+            self._index = {p.name: k for k, p in enumerate(self._objects)}
+        return self._index
+
+    def __getitem__(self, name):
+        return self._built()[name]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._objects)
 
 
 class _Outlines:
@@ -371,14 +411,16 @@ class _Outlines:
     counter-clockwise and holes clockwise (a whole-file part's rings are nested on demand);
     the sheet's frame gives the sheet's outline only."""
 
-    def __init__(self, objects, frame):
-        self.by_name = {p.name: p for p in objects}
+    def __init__(self, objects, frame, index):
+        self.index = index
+        self.objects = objects
         self.frame = frame
 
     def __call__(self, name: str):
         from gjkcli.mesh.flat import orient_even_odd
 
-        p = self.by_name.get(name)
+        k = self.index.get(name)
+        p = self.objects[k] if k is not None else None
         if p is None:
             return None
         if p is self.frame:
@@ -411,7 +453,7 @@ def _frame(parts, sheets, layer):
     """The sheet's frame: a box around every part and sheet, with the sheet rings cut out."""
     from gjkcli.mesh.flat import FlatPart
 
-    pts = np.concatenate([np.concatenate(p.rings) for p in list(parts) + list(sheets)])
+    pts = np.concatenate([parts.vertices] + [r for s in sheets for r in s.rings])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     margin = max(float(np.linalg.norm(hi - lo)), 1.0)
     lo, hi = lo - margin, hi + margin
@@ -437,8 +479,14 @@ def _record(p, lo, hi, vertices: int) -> ObjectRecord:
     return rec
 
 
-def _unique(parts: list) -> list:
+def _unique(parts):
+    """The parts with repeated names numbered ("name#2"); the same list when no name repeats."""
     seen: dict = {}
+    for p in parts:
+        seen[p.name] = seen.get(p.name, 0) + 1
+    if len(seen) == len(parts):
+        return parts
+    seen = {}
     out = []
     for p in parts:
         if p.name in seen:
@@ -447,7 +495,7 @@ def _unique(parts: list) -> list:
         else:
             seen[p.name] = 1
         out.append(p)
-    return out
+    return parts.renamed(out)
 
 
 def _severity(pair: Finding):

@@ -227,3 +227,41 @@ def test_missing_and_only_lines(tmp_path):
     doc.saveas(tmp_path / "line.dxf")
     with pytest.raises(InputError, match="holds no closed contour"):
         read_drawing(tmp_path / "line.dxf")
+
+
+def test_scan_parts_carry_their_rings_packed(tmp_path):
+    """read_flat_objects' FlatParts: the packed arrays are the parts' rings, part for part, and
+    joining or renaming keeps them so."""
+    from gjkcli.mesh.flat import FlatParts
+
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(0, 0), (40, 0), (40, 30), (0, 30)], close=True)
+    msp.add_circle((20, 15), 8)
+    msp.add_circle((20, 15), 5)
+    msp.add_lwpolyline([(50, 0), (60, 0), (55, 9)], close=True)
+    doc.saveas(tmp_path / "plate.dxf")
+    parts, _ = read_flat_objects(tmp_path / "plate.dxf")
+    assert isinstance(parts, FlatParts) and len(parts) == 3
+
+    def unpacked(f):
+        out = []
+        for p in range(len(f)):
+            rings = range(f.part_ring[p], f.part_ring[p + 1])
+            out.append([f.vertices[f.ring_start[r]:f.ring_start[r + 1]] for r in rings])
+        return out
+
+    def same(f, parts):
+        got = unpacked(f)
+        assert len(got) == len(parts)
+        for rings, p in zip(got, parts):
+            assert len(rings) == len(p.rings)
+            assert all(np.array_equal(a, b) for a, b in zip(rings, p.rings))
+
+    same(parts, parts)
+    assert [len(p.rings) for p in parts] != [1] * 3  # the plate has its hole
+    both = FlatParts.joined([parts, FlatParts(list(parts)[::-1])])
+    same(both, list(parts) + list(parts)[::-1])
+    assert len(FlatParts.joined([])) == 0 and len(FlatParts().vertices) == 0
+    with pytest.raises(ValueError):
+        parts.renamed(list(parts)[:1])

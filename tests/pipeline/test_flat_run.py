@@ -271,3 +271,35 @@ def test_a_length_with_a_unit_needs_a_drawing_that_states_one(tmp_path):
     b = _square_drawing(tmp_path / "b.dxf", 12.0, 10.0, 0)
     with pytest.raises(InputError, match="states none|no unit"):
         run.scan([a, b], run.Options(clearance=parse_length("1mm")))
+
+
+def test_lazy_object_records_and_repeated_names(tmp_path):
+    """Findings.objects of a 2D scan is made on demand (LazyRecords) and reads as the tuple of
+    records; parts with one name are numbered, with the packed rings still theirs."""
+    import pickle
+
+    from gjkcli.mesh.flat import FlatPart, FlatParts
+    from gjkcli.pipeline import flat
+    from gjkcli.pipeline.findings import LazyRecords, ObjectRecord
+
+    sq = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    parts = FlatParts([FlatPart(name="p", source="a.dxf", rings=(sq + [3.0 * k, 0.0],), units="mm")
+                       for k in range(3)] + [FlatPart(name="q", source="a.dxf",
+                                                      rings=(sq + [1.2, 0.0],), units="mm")])
+    named = flat._unique(parts)
+    assert [p.name for p in named] == ["p", "p#2", "p#3", "q"]
+    assert named.vertices is parts.vertices
+    found = flat._FlatRun(run.Options(clearance=0.5), "scan", None).findings(
+        named, np.zeros(4, dtype=np.int64), None, across=False)
+    assert isinstance(found.objects, LazyRecords) and len(found.objects) == 4
+    records = tuple(found.objects)
+    assert all(isinstance(r, ObjectRecord) for r in records)
+    assert [r.name for r in records] == ["p", "p#2", "p#3", "q"]
+    assert records[3].bounds == ((1.2, 0.0), (2.2, 1.0)) and records[1].vertices == 4
+    assert found.objects[-1] is records[3] and found.objects[1:3] == records[1:3]
+    assert found.objects == records and found.object("p#3") is records[2]
+    with pytest.raises(IndexError):
+        found.objects[4]
+    assert pickle.loads(pickle.dumps(found.objects)) == records
+    # q sits 0.2 from p (and from p#2, 0.8 away: clear by the clearance of 0.5)
+    assert {k: p.status for k, p in pairs_by_name(found).items()} == {("p", "q"): Status.CLEARANCE}

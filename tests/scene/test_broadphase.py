@@ -1,4 +1,4 @@
-"""The broad phase against brute force: the same candidate set, pair for pair, for both methods.
+"""The broad phase against brute force: the same candidate set, pair for pair, for every method.
 
 Brute force here is the O(n^2) overlap test of every pair of grown boxes, written independently
 of gjkcli.scene.broadphase (closed intervals: boxes that share a face are a pair).
@@ -101,6 +101,32 @@ def test_methods_agree_on_a_dense_cluster():
     assert len(a[0]) > 0.1 * 600 * 599 / 2  # many pairs overlap: the output itself is O(n^2)
 
 
+@pytest.mark.parametrize("n", [9, 400, 3000])
+def test_grid_on_2d_boxes_matches_brute_force(n):
+    """The 2D run's broad phase: sheet-part boxes, some wide (a long strip, a plate under many
+    parts), some touching exactly and some degenerate (a point, a segment)."""
+    rng = np.random.default_rng(100 + n)
+    centre = rng.uniform(0.0, 50.0, size=(n, 2))
+    extent = rng.uniform(0.2, 2.0, size=(n, 2))
+    extent[rng.random(n) < 0.02] *= 20.0  # wide boxes
+    extent[rng.random(n) < 0.02] = 0.0  # points
+    lo, hi = centre - extent / 2, centre + extent / 2
+    if n >= 9:
+        lo[1], hi[1] = hi[0], hi[0] + 1.0  # corner to corner with box 0
+        lo[2], hi[2] = [lo[0, 0], hi[0, 1]], [hi[0, 0], hi[0, 1] + 0.5]  # on box 0's top edge
+    want = brute_force(lo, hi, 0.3)
+    got = candidate_pairs(lo, hi, grow=0.3, method="grid")
+    assert_same(got, want)
+    assert len(want[0]) > 0 and len(want[0]) < n * (n - 1) / 2  # pairs and non-pairs both
+
+
+def test_grid_when_every_box_is_a_point_or_one_is_huge():
+    lo = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [-100.0, -100.0], [5.0, 5.0]])
+    hi = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [100.0, 100.0], [5.0, 5.0]])
+    assert_same(candidate_pairs(lo, hi, method="grid"), brute_force(lo, hi))
+    assert_same(candidate_pairs(lo[:3], hi[:3], method="grid"), brute_force(lo[:3], hi[:3]))
+
+
 def test_pairs_are_sorted_and_ordered():
     rng = np.random.default_rng(5)
     lo, hi = random_boxes(rng, 500)
@@ -112,7 +138,9 @@ def test_pairs_are_sorted_and_ordered():
 def test_bad_input():
     lo = np.zeros((3, 3))
     with pytest.raises(ValueError, match="method"):
-        candidate_pairs(lo, lo + 1, method="grid")
+        candidate_pairs(lo, lo + 1, method="octree")
+    with pytest.raises(ValueError, match=r"\(n, 3\) arrays"):
+        candidate_pairs(np.zeros((3, 2)), np.ones((3, 2)), method="bvh")
     with pytest.raises(ValueError, match="finite"):
         candidate_pairs(np.array([[0, 0, np.nan], [0, 0, 0]]), np.ones((2, 3)))
     with pytest.raises(ValueError, match=">= 0"):
