@@ -19,42 +19,22 @@ import json
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
-from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, caption, fmt, size_text, units_of
-from gjkcli.report.scan import pair_notes
+from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, fmt, units_of
+from gjkcli.report.page import (PAGE, TABLE_ROWS_UP_TO, WITNESSES_UP_TO, findings_table, page_script,
+                                pair_data, pair_size, summary, title)
 
 __all__ = ["html_page"]
 
 # Beyond this many drawn objects, objects share one trace (one draw call) instead of one each.
 TRACE_PER_OBJECT_UP_TO = 60
-# Witness segments are drawn for the first this many findings, normals' cones and planes for
-# fewer (each costs the browser more than a triangle); any finding's witnesses are drawn when its
-# row is clicked.
-WITNESSES_UP_TO = 200
 MARKS_UP_TO = 50
-# The table lists at most this many findings, most severe first (JSON lists them all): a page
-# of a large scan stays quick to open.
-TABLE_ROWS_UP_TO = 1000
 # The overlap solids drawn hold at most this many triangles in all.
 OVERLAP_TRIANGLES = 60_000
 
 _STATUS_NAMES = {Status.COLLISION: "collision", Status.TOUCHING: "touching", Status.CLEARANCE: "clearance",
                  Status.CLEAR: "clear", Status.UNDECIDED: "undecided"}
-
-
-def _r(x, digits: int = 6):
-    """A float rounded to `digits` significant digits for the page's data (None for NaN/inf)."""
-    if x is None:
-        return None
-    x = float(x)
-    if not np.isfinite(x):
-        return None
-    return float(f"{x:.{digits}g}")
-
-
-def _v(v):
-    return None if v is None else [_r(x) for x in np.asarray(v, dtype=float).ravel()]
 
 
 def html_page(found: Findings, *, trace: bool = False) -> str:
@@ -86,33 +66,20 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         from gjkcli.report.tracepic import trace_sections
 
         trace_html = trace_sections(found)
-    data = {"pairs": [_pair_data(found, k, p) for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO])],
+    data = {"pairs": [pair_data(found, k, p) for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO])],
             "selected": len(fig.data) - 1}
-    return _PAGE.format(
-        title=html.escape(_title(found)),
-        summary=html.escape(_summary(found)),
+    return PAGE.format(
+        title=html.escape(title(found)),
+        summary=html.escape(summary(found)),
         notes="".join(f"<p class='note'>{html.escape(n)}</p>"
                       for n in (*found.notes, *((drawn.note,) if drawn.note else ())) if n),
         errors="".join(f"<p class='error'>error: {html.escape(e.file)}: {html.escape(e.message)}</p>"
                        for e in found.errors),
         plot=plot,
-        table=_table(found),
+        table=findings_table(found),
         trace=trace_html,
         data=json.dumps(data, allow_nan=False).replace("</", "<\\/"),
         script=page_script(_VIEW_3D))
-
-
-def _title(found: Findings) -> str:
-    if found.command == "check" and found.objects:
-        return f"gjk check: {' x '.join(o.name for o in found.objects[:2])}"
-    return f"gjk {found.command}: {len(found.objects):,} objects"
-
-
-def _summary(found: Findings) -> str:
-    counts = ", ".join(f"{n} {s}" for s, n in found.counts.items() if n)
-    return (f"{len(found.objects):,} objects, {found.checked:,} pair{'s' if found.checked != 1 else ''} checked"
-            f"{': ' + counts if counts else ''}; {len(found.failures):,} failing; "
-            f"exit {found.exit_code}; gjk {found.version}")
 
 
 # -- the scene -----------------------------------------------------------------------------------
@@ -245,7 +212,7 @@ def _marks(fig, found: Findings) -> None:
     listed = found.pairs[:MARKS_UP_TO]
     cones = [p for p in listed if Status(p.status) is Status.COLLISION and np.all(np.isfinite(p.result.normal))]
     if cones:
-        size = np.array([_pair_size(found, p) for p in cones])
+        size = np.array([pair_size(found, p) for p in cones])
         at = np.array([p.result.point_a for p in cones], dtype=float)
         n = np.array([p.result.normal for p in cones], dtype=float) * size[:, None] * 0.06
         fig.add_trace(go.Cone(x=at[:, 0], y=at[:, 1], z=at[:, 2], u=n[:, 0], v=n[:, 1], w=n[:, 2],
@@ -261,7 +228,7 @@ def _marks(fig, found: Findings) -> None:
         u = np.cross(nrm, [1.0, 0, 0] if abs(nrm[0]) < 0.9 else [0, 1.0, 0])
         u /= np.linalg.norm(u)
         w = np.cross(nrm, u)
-        h = 0.4 * _pair_size(found, p)
+        h = 0.4 * pair_size(found, p)
         Q = np.array([centre + h * (sx * u + sy * w) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
         fig.add_trace(go.Mesh3d(x=Q[:, 0], y=Q[:, 1], z=Q[:, 2], i=[0, 0], j=[1, 2], k=[2, 3],
                                 color="#2ca02c", opacity=0.25,
@@ -269,101 +236,8 @@ def _marks(fig, found: Findings) -> None:
                                 showlegend=True, hoverinfo="skip"))
 
 
-def _pair_size(found: Findings, p: Finding) -> float:
-    lo, hi = _frame(found, p)
-    return float(np.linalg.norm(np.asarray(hi) - np.asarray(lo))) or 1.0
-
-
-def _frame(found: Findings, p: Finding):
-    """The box around both objects of a pair."""
-    boxes = [found.object(n).bounds for n in (p.a, p.b) if found.object(n) is not None]
-    if not boxes:
-        pts = np.array([p.result.point_a, p.result.point_b], dtype=float)
-        return pts.min(axis=0).tolist(), pts.max(axis=0).tolist()
-    lo = np.min([b[0] for b in boxes], axis=0)
-    hi = np.max([b[1] for b in boxes], axis=0)
-    return lo.tolist(), hi.tolist()
-
-
 # -- the table and the page's data ---------------------------------------------------------------
 
-
-def _pair_data(found: Findings, k: int, p: Finding) -> dict:
-    r = p.result
-    lo, hi = _frame(found, p)
-    return {"a": p.a, "b": p.b, "caption": caption(p, units_of(found, p)),
-            "point_a": _v(r.point_a), "point_b": _v(r.point_b), "normal": _v(r.normal),
-            "lo": _v(lo), "hi": _v(hi)}
-
-
-def _table(found: Findings) -> str:
-    if not found.pairs:
-        return "<p>no findings: every checked pair is clear</p>" if found.checked else ""
-    volumes = any(p.overlap_volume is not None or p.overlap_reason for p in found.pairs)
-    head = ["#", "status", "object A", "object B", "depth / gap"] + (["overlap volume"] if volumes else []) \
-        + ["mode", "note"]
-    rows = []
-    for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO]):
-        status = Status(p.status)
-        notes = pair_notes(p, fmt)
-        cells = [str(k + 1), status.value, p.a, p.b, size_text(p)] + \
-            ([fmt(p.overlap_volume)] if volumes else []) + [p.mode, "; ".join(notes)]
-        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-        muted = " muted" if p.allowed or (p.known and p.violation) else ""
-        rows.append(f"<tr data-k='{k}' class='row {status.value}{muted}' tabindex='0'>{tds}</tr>")
-    ths = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    more = len(found.pairs) - TABLE_ROWS_UP_TO
-    tail = (f"<p class='note'>... and {more:,} more findings, less severe (--format json lists "
-            f"them all)</p>") if more > 0 else ""
-    return (f"<table id='findings'><caption>{'Pairs' if found.all_pairs else 'Findings'}, most "
-            f"severe first: click a row to frame the pair</caption><thead><tr>{ths}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>{tail}")
-
-
-def page_script(view: str) -> str:
-    """The page's script: a click (or Enter) on a finding's row frames its pair and shows its
-    numbers; "show all" resets the view. `view` is the JavaScript of two functions for the plot's
-    dimension: `look(p)`, which frames pair p's box and draws its witness segment, and
-    `reset()`, which shows every part again."""
-    return _SCRIPT_HEAD + view + _SCRIPT_TAIL
-
-
-_SCRIPT_HEAD = r"""
-(function () {
-  const DATA = JSON.parse(document.getElementById('gjk-data').textContent);
-  const gd = document.getElementById('gjk-scene');
-  const detail = document.getElementById('detail');
-"""
-
-_SCRIPT_TAIL = r"""
-  function frame(k) {
-    const p = DATA.pairs[k];
-    look(p);
-    document.querySelectorAll('#findings tr.sel').forEach(r => r.classList.remove('sel'));
-    const row = document.querySelector("#findings tr[data-k='" + k + "']");
-    if (row) row.classList.add('sel');
-    detail.textContent = '';
-    const h = document.createElement('h3');
-    h.textContent = (k + 1) + '. ' + p.a + ' x ' + p.b;
-    const c1 = document.createElement('p');
-    c1.textContent = p.caption;
-    const c2 = document.createElement('p');
-    c2.className = 'mono';
-    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
-      + '\nnormal ' + JSON.stringify(p.normal);
-    detail.append(h, c1, c2);
-    gd.dataset.framed = String(k);
-  }
-  document.querySelectorAll('#findings tr.row').forEach(function (row) {
-    const k = Number(row.dataset.k);
-    row.addEventListener('click', () => frame(k));
-    row.addEventListener('keydown', e => { if (e.key === 'Enter') frame(k); });
-  });
-  const all = document.getElementById('show-all');
-  if (all) all.addEventListener('click', reset);
-  window.gjkFrame = frame;
-})();
-"""
 
 # the 3D view: a cube round the pair's box, looked at across the normal
 _VIEW_3D = r"""
@@ -398,41 +272,3 @@ _VIEW_3D = r"""
   }
 """
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1em; color: #222; }}
-h1 {{ font-size: 1.3em; margin: 0 0 .3em 0; }}
-.note {{ color: #555; margin: .2em 0; }} .error {{ color: #b00; font-weight: bold; }}
-#plotbox {{ border: 1px solid #ddd; }}
-#detail {{ font-size: .9em; border-left: 4px solid #dde8f7; padding-left: .8em; }}
-.mono {{ font-family: ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; }}
-table {{ border-collapse: collapse; margin-top: 1em; font-size: .9em; }}
-caption {{ text-align: left; font-weight: bold; padding: .3em 0; }}
-th, td {{ border-bottom: 1px solid #e4e4e4; padding: .25em .6em; text-align: left; }}
-tr.row {{ cursor: pointer; }} tr.row:hover {{ background: #f3f6fb; }} tr.sel {{ background: #dde8f7; }}
-tr.collision td:nth-child(2) {{ color: #d62728; font-weight: bold; }}
-tr.touching td:nth-child(2) {{ color: #b08800; font-weight: bold; }}
-tr.clearance td:nth-child(2) {{ color: #c03cc0; font-weight: bold; }}
-tr.undecided td:nth-child(2) {{ color: #ff7f0e; font-weight: bold; }}
-tr.clear td:nth-child(2) {{ color: #2ca02c; }}
-tr.muted {{ color: #999; }}
-button {{ margin: .4em 0; }}
-.trace {{ margin-top: 2em; border-top: 2px solid #ddd; padding-top: 1em; }}
-.trace pre {{ white-space: pre-wrap; font-size: .85em; background: #f7f7f7; padding: .6em; min-height: 6em; }}
-</style></head>
-<body>
-<h1>{title}</h1>
-<p>{summary}</p>
-{notes}{errors}
-<div id="main"><div id="plotbox">{plot}</div>
-<aside id="detail"><p>Click a finding in the table to frame its pair.</p></aside></div>
-<button id="show-all" type="button">show the whole scene</button>
-{table}
-{trace}
-<script type="application/json" id="gjk-data">{data}</script>
-<script>{script}</script>
-</body></html>
-"""
