@@ -31,7 +31,7 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "explain"]
+__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -61,6 +61,24 @@ _OPTIONS = {
     "glb": {"merge_primitives": True},
     "gltf": {"merge_primitives": True},
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A part placed as a rigid copy of a mesh other parts share: its hull can be built once
+    for the mesh and moved (a hull commutes with rotations and translations, not with a scale
+    or a mirror, which never make an Instance).
+
+    key : hashable, equal exactly for parts that place the same `local` mesh
+    local : (n, 3) float64 the shared mesh's vertices in its own frame, in the part's units;
+        the part's `faces` index them as they index its `vertices`
+    pose : (4, 4) float64 a rotation (det +1) and a translation: the part's vertices are
+        local @ pose[:3, :3].T + pose[:3, 3], to rounding
+    """
+
+    key: object
+    local: np.ndarray
+    pose: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +116,9 @@ class Part:
         tessellation error bound (`gjkcli.mesh.cad`); 0 for a mesh file, which is its triangles.
     brep : tuple or None
         Where the exact solids of a CAD part are (`gjkcli.mesh.cad.SolidRef` each), else None.
+    instance : Instance or None
+        When the part is a rigid placement of a mesh that other parts place too (a STEP
+        product's solid in each of its instances), that mesh and this placement; else None.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -112,6 +133,7 @@ class Part:
     eps: float = 0.0
     brep: tuple | None = None
     element: object | None = None
+    instance: "Instance | None" = None
 
     @property
     def bounds(self) -> np.ndarray:
