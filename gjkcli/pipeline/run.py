@@ -656,6 +656,7 @@ class _Run:
 
         cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         out, done = [], 0
+        commons: dict = {}  # `_placement_key` -> the exact solids' common volume
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
                 p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
@@ -680,9 +681,14 @@ class _Run:
                 if brep:
                     from gjkcli.mesh import cad
 
+                    same = _placement_key(ga, gb) if volume is None else None
                     try:
                         if volume is None:
+                            volume = commons.get(same) if same is not None else None
+                        if volume is None:
                             volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                            if same is not None and volume is not None:
+                                commons[same] = volume
                     except Exception:  # noqa: BLE001 - fall back to the triangles' boolean
                         volume = None
                     if volume is not None:
@@ -960,6 +966,28 @@ def _allowed(resolved, i, j) -> dict:
 
 # The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
 HOSTED = "hosted"
+
+
+def _placement_key(ga, gb):
+    """A key equal for two pairs of STEP solids exactly when they are the same two products in
+    the same relative pose (rows and patterns of parts), so that their common volume is
+    computed once; None when the objects are not single placed products.
+
+    The relative pose, A's pose inverted then B's (R_a^T R_b, R_a^T (t_b - t_a)), is compared
+    as the floats it computes to, nothing rounded: equal keys then mean relative poses equal
+    to the rounding of that composition (~1e-16 of the coordinates), far below what the
+    boolean itself resolves. Rounding the poses to a grid would instead merge poses that truly
+    differ. A rotation that is orthonormal only to `rigid_rel` (R^T is then not quite its
+    inverse) gets no key."""
+    ia, ib = ga.instance, gb.instance
+    if ia is None or ib is None or len(ga.brep) != 1 or len(gb.brep) != 1:
+        return None
+    Ra, Rb = ia.pose[:3, :3], ib.pose[:3, :3]
+    for R in (Ra, Rb):
+        if np.abs(R.T @ R - np.eye(3)).max() > 8 * np.finfo(float).eps:
+            return None
+    relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (ib.pose[:3, 3] - ia.pose[:3, 3])])
+    return ia.key, ib.key, (relative + 0.0).tobytes()  # + 0.0: -0.0 and 0.0 alike
 
 
 def _scaled(instance, k: float):

@@ -193,3 +193,33 @@ def test_only_a_rigid_motion_keeps_an_instance():
     assert np.allclose(local @ P[:3, :3].T + P[:3, 3], again.vertices, atol=1e-12)
     for T in (np.diag([2.0, 2.0, 2.0, 1.0]), np.diag([-1.0, 1.0, 1.0, 1.0])):
         assert objects._moved(g, T).instance is None
+
+
+def test_a_row_of_equal_overlaps_computes_one_boolean(tmp_path, monkeypatch):
+    """Pegs 7.5 mm apart (radius 4: 0.5 mm overlaps), all in the same relative pose: one
+    OpenCASCADE boolean for the row, each volume still the oracle's; a turned peg and a peg at
+    another pitch are other poses, computed on their own."""
+    from gjkcli.mesh import cad
+
+    peg = cylinder(4.0, 8.0)
+    xs = [0.0, 7.5, 15.0, 22.5, 30.0]
+    instances = [("peg", (x, 0.0, 0.0)) for x in xs] + [("peg", (37.25, 0.0, 0.0), 0.3)]
+    instances += [("peg", (0.0, 20.0, 0.0)), ("peg", (7.25, 20.0, 0.0))]
+    path = write_step(tmp_path / "row.step", [("peg", peg)], assembly="asm", instances=instances)
+    placed = {f"asm/peg:{k + 1}": moved(peg, rotate_z=i[2] if len(i) > 2 else 0.0, translate=i[1])
+              for k, i in enumerate(instances)}
+    calls = []
+    common = cad.common_volume
+
+    def counted(a, b, unit):
+        calls.append((a, b))
+        return common(a, b, unit)
+
+    monkeypatch.setattr(cad, "common_volume", counted)
+    found = scan(path)
+    collisions = [p for p in found.pairs if p.status is Status.COLLISION]
+    assert len(collisions) == 6
+    for p in collisions:
+        assert p.overlap_volume == pytest.approx(common_volume(placed[p.a], placed[p.b]), rel=1e-6)
+    # 4 pairs in one pose, the turned peg's pair, the pair at 7.25: 3 booleans
+    assert len(calls) == 3
