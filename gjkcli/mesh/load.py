@@ -1117,16 +1117,36 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
         bad = int(node_of_row[np.argmin(finite)])
         raise InputError(path, f"object '{names[bad]}' has NaN or infinite coordinates after its "
                                f"node transform; fix the export")
-    mirrored = (np.linalg.det(T[:, :3, :3]) < 0).tolist()
+    det = np.linalg.det(T[:, :3, :3])
+    mirrored = (det < 0).tolist()
+    shared = _shared_rigidly(T, det, mesh_of)
+    key = str(Path(path).resolve())
     starts, ends = row_start.tolist(), (row_start + n_rows).tolist()
     out = []
     for k, (name, m) in enumerate(zip(names, mesh_of.tolist())):
-        _, faces, units = meshes[m]
+        local, faces, units = meshes[m]
         if mirrored[k]:
             faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
         out.append(Part(name=name, source=shown, vertices=world[starts[k]: ends[k]], faces=faces,
-                        units=units, watertight=None, bodies=None))
+                        units=units, watertight=None, bodies=None,
+                        instance=Instance(key=(key, m), local=local, pose=T[k]) if shared[k] else None))
     return out
+
+
+def _shared_rigidly(T: np.ndarray, det: np.ndarray, mesh_of: np.ndarray) -> list:
+    """(n,) bool per node: its mesh is placed by two nodes or more and its transform is a
+    rotation and a translation (`gjkcli.engine.shapes.rigid_pose`'s test, for all nodes at once):
+    such nodes share their mesh's hull (`Instance`)."""
+    from gjkcli.tolerances import DEFAULT
+
+    if len(T) == 0:
+        return []
+    R = T[:, :3, :3]
+    gram = np.einsum("nji,njk->nik", R, R) - np.eye(3)
+    rigid = ((np.abs(gram).max(axis=(1, 2)) <= DEFAULT.rigid_rel) & (det > 0)
+             & (np.abs(T[:, 3] - [0.0, 0.0, 0.0, 1.0]).max(axis=1) <= DEFAULT.rigid_rel))
+    uses = np.bincount(mesh_of)
+    return (rigid & (uses[mesh_of] > 1)).tolist()
 
 
 def _mesh_arrays(path, names, geometries) -> list:
