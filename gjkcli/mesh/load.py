@@ -31,7 +31,8 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "explain"]
+__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close",
+           "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")

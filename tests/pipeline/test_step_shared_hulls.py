@@ -44,7 +44,8 @@ def rows(tmp_path, seed: int, n_rows: int = 3, per_row: int = 6, unit: str = "MM
             if c:
                 neighbours.append((list(placed)[-1], None))
             kind = "peg" if rng.random() < 0.6 else "block"
-            angle = float(rng.uniform(0, 2 * math.pi)) if kind == "peg" else float(rng.integers(4)) * math.pi / 2
+            turns = rng.uniform(0, 2 * math.pi) if kind == "peg" else rng.integers(4) * math.pi / 2
+            angle = float(turns)
             at = (x, 12.0 * r, 0.0)
             instances.append((kind, at, angle))
             count[kind] += 1
