@@ -54,10 +54,13 @@ def box(dx: float, dy: float, dz: float, at=(0.0, 0.0, 0.0)):
     return BRepPrimAPI_MakeBox(gp_Pnt(*at), dx, dy, dz).Shape()
 
 
-def _location(translate):
+def _location(translate, rotate_z: float = 0.0):
+    """Turned by `rotate_z` radians about z, then moved by `translate`."""
+    r = gp_Trsf()
+    r.SetRotation(gp_Ax1(gp_Pnt(0, 0, 0), gp_Dir(0, 0, 1)), rotate_z)
     t = gp_Trsf()
     t.SetTranslation(gp_Vec(*translate))
-    return TopLoc_Location(t)
+    return TopLoc_Location(t.Multiplied(r))
 
 
 def write_step(path, parts, *, unit: str = "MM", assembly: str | None = None,
@@ -66,7 +69,9 @@ def write_step(path, parts, *, unit: str = "MM", assembly: str | None = None,
 
     parts : [(product name, shape)] placed as given (no assembly), or the products of `instances`
     assembly : the root assembly's product name (then `instances` places the products)
-    instances : [(product name, (x, y, z) translation)] components of the assembly, repeats allowed
+    instances : [(product name, (x, y, z) translation)] or [(product name, translation, angle)]
+        components of the assembly, repeats allowed, each turned by the angle (radians) about z
+        before it is moved
     unit : the file's length unit: "MM", "INCH" or "M" (the shapes' numbers are in it)
     """
     doc = TDocStd_Document(TCollection_ExtendedString("gjk-tests"))
@@ -79,8 +84,8 @@ def write_step(path, parts, *, unit: str = "MM", assembly: str | None = None,
     if assembly is not None:
         root = tool.NewShape()
         TDataStd_Name.Set_s(root, TCollection_ExtendedString(assembly))
-        for name, translate in instances:
-            tool.AddComponent(root, labels[name], _location(translate))
+        for name, translate, *angle in instances:
+            tool.AddComponent(root, labels[name], _location(translate, *angle))
         tool.UpdateAssemblies()
     Interface_Static.SetCVal_s("write.step.schema", "AP214IS")
     writer = STEPCAFControl_Writer()

@@ -792,6 +792,16 @@ def _pose_translate(p) -> np.ndarray:
     return T
 
 
+def rigid_pose(transform):
+    """(R, t) of a finite 4x4 transform that is a rotation plus a translation (to
+    `DEFAULT.rigid_rel`, as Shape.hull decides), else None (a scale, a shear, a mirror, or not a
+    finite 4x4 transform at all)."""
+    try:
+        return _rigid_part(transform)
+    except ShapeError:
+        return None
+
+
 def _rigid_part(transform):
     """(R, t) of a 4x4 transform if it is a rotation plus a translation, else None."""
     T = np.asarray(transform, dtype=np.float64)

@@ -93,7 +93,8 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
     no solid or surface.
     """
-    from gjkcli.mesh.load import Part
+    from gjkcli.engine.shapes import rigid_pose
+    from gjkcli.mesh.load import Instance, Part
     from gjkcli.tolerances import DEFAULT
 
     path = Path(path)
@@ -103,17 +104,34 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     scale = factor(_OCC_UNIT, unit)
     ref_key = _key(path)
     meshed: dict = {}  # a product's solid is tessellated once, however many instances place it
+    products: list = []  # per distinct solid: its vertices in the file's unit (Instance.local)
+
+    def product(solid, name):
+        vertices, faces, eps = _tessellate(solid, rel, path, name)
+        products.append(vertices * scale)
+        return vertices, faces, eps, len(products) - 1
+
     parts = []
     for index, (name, solid, location) in enumerate(solids):
-        got = _once(meshed, solid, lambda: _tessellate(solid, rel, path, name))
-        vertices, faces, eps = got
+        vertices, faces, eps, k = _once(meshed, solid, lambda: product(solid, name))
         T = _matrix(location)
         stretch = float(np.linalg.norm(T[:3, :3], 2))
+        # a rigid placement (the usual one) shares the product's mesh, so that its hull is built
+        # once (`gjkcli.pipeline.run._Parts`); a scaled or mirrored one is on its own
+        rigid = rigid_pose(T)
+        instance = None if rigid is None else Instance(
+            key=(ref_key, k), local=products[k], pose=_pose(rigid[0], rigid[1] * scale))
         parts.append(Part(name=named(name), source=shown,
                           vertices=(vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces=faces,
                           units=unit, watertight=None, bodies=None, eps=eps * stretch * scale,
-                          brep=(SolidRef(ref_key[0], ref_key[1], index),)))
+                          brep=(SolidRef(ref_key[0], ref_key[1], index),), instance=instance))
     return parts
+
+
+def _pose(R, t) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = R, t
+    return T
 
 
 def _once(cache: dict, shape, make):

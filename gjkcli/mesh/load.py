@@ -31,7 +31,8 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close", "explain"]
+__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close",
+           "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
 _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
@@ -61,6 +62,24 @@ _OPTIONS = {
     "glb": {"merge_primitives": True},
     "gltf": {"merge_primitives": True},
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A part placed as a rigid copy of a mesh other parts share: its hull can be built once
+    for the mesh and moved (a hull commutes with rotations and translations, not with a scale
+    or a mirror, which never make an Instance).
+
+    key : hashable, equal exactly for parts that place the same `local` mesh
+    local : (n, 3) float64 the shared mesh's vertices in its own frame, in the part's units;
+        the part's `faces` index them as they index its `vertices`
+    pose : (4, 4) float64 a rotation (det +1) and a translation: the part's vertices are
+        local @ pose[:3, :3].T + pose[:3, 3], to rounding
+    """
+
+    key: object
+    local: np.ndarray
+    pose: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +117,9 @@ class Part:
         tessellation error bound (`gjkcli.mesh.cad`); 0 for a mesh file, which is its triangles.
     brep : tuple or None
         Where the exact solids of a CAD part are (`gjkcli.mesh.cad.SolidRef` each), else None.
+    instance : Instance or None
+        When the part is a rigid placement of a mesh that other parts place too (a STEP
+        product's solid in each of its instances), that mesh and this placement; else None.
 
     Equality is identity (the arrays make value equality ambiguous).
     """
@@ -112,6 +134,7 @@ class Part:
     eps: float = 0.0
     brep: tuple | None = None
     element: object | None = None
+    instance: "Instance | None" = None
 
     @property
     def bounds(self) -> np.ndarray:
@@ -1095,16 +1118,36 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
         bad = int(node_of_row[np.argmin(finite)])
         raise InputError(path, f"object '{names[bad]}' has NaN or infinite coordinates after its "
                                f"node transform; fix the export")
-    mirrored = (np.linalg.det(T[:, :3, :3]) < 0).tolist()
+    det = np.linalg.det(T[:, :3, :3])
+    mirrored = (det < 0).tolist()
+    shared = _shared_rigidly(T, det, mesh_of)
+    key = str(Path(path).resolve())
     starts, ends = row_start.tolist(), (row_start + n_rows).tolist()
     out = []
     for k, (name, m) in enumerate(zip(names, mesh_of.tolist())):
-        _, faces, units = meshes[m]
+        local, faces, units = meshes[m]
         if mirrored[k]:
             faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
         out.append(Part(name=name, source=shown, vertices=world[starts[k]: ends[k]], faces=faces,
-                        units=units, watertight=None, bodies=None))
+                        units=units, watertight=None, bodies=None,
+                        instance=Instance(key=(key, m), local=local, pose=T[k]) if shared[k] else None))
     return out
+
+
+def _shared_rigidly(T: np.ndarray, det: np.ndarray, mesh_of: np.ndarray) -> list:
+    """(n,) bool per node: its mesh is placed by two nodes or more and its transform is a
+    rotation and a translation (`gjkcli.engine.shapes.rigid_pose`'s test, for all nodes at once):
+    such nodes share their mesh's hull (`Instance`)."""
+    from gjkcli.tolerances import DEFAULT
+
+    if len(T) == 0:
+        return []
+    R = T[:, :3, :3]
+    gram = np.einsum("nji,njk->nik", R, R) - np.eye(3)
+    rigid = ((np.abs(gram).max(axis=(1, 2)) <= DEFAULT.rigid_rel) & (det > 0)
+             & (np.abs(T[:, 3] - [0.0, 0.0, 0.0, 1.0]).max(axis=1) <= DEFAULT.rigid_rel))
+    uses = np.bincount(mesh_of)
+    return (rigid & (uses[mesh_of] > 1)).tolist()
 
 
 def _mesh_arrays(path, names, geometries) -> list:

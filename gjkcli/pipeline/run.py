@@ -6,7 +6,9 @@ phase -> findings.
    becomes a `Problem`; the others are still checked.
 2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part, everything else for
    all parts at once in NumPy; and how far each part is from its hull
-   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once.
+   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
+   rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
+   in the mesh's frame and moved to each.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
    --split-bodies, and in `scan`, a BVH over the world boxes grown by the clearance and the
    touching band picks them (`gjkcli.scene.broadphase`), never all n^2; manifest `[[check]]`
@@ -386,7 +388,7 @@ class _Run:
                                          f"process, or convert one")
             scaled.setdefault(g.file, (u, k))
             out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
-                                           eps=g.eps * k))
+                                           eps=g.eps * k, instance=_scaled(g.instance, k)))
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
                               f"{known[0][0].file}")
@@ -654,6 +656,7 @@ class _Run:
 
         cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         out, done = [], 0
+        commons: dict = {}  # `_placement_key` -> the exact solids' common volume
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
                 p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
@@ -678,9 +681,14 @@ class _Run:
                 if brep:
                     from gjkcli.mesh import cad
 
+                    same = _placement_key(ga, gb) if volume is None else None
                     try:
                         if volume is None:
+                            volume = commons.get(same) if same is not None else None
+                        if volume is None:
                             volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                            if same is not None and volume is not None:
+                                commons[same] = volume
                     except Exception:  # noqa: BLE001 - fall back to the triangles' boolean
                         volume = None
                     if volume is not None:
@@ -740,21 +748,43 @@ class _Parts:
         from gjkcli.mesh.convexity import hull_gaps
 
         mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
-        hulls = build_hulls([geoms[k].vertices for k in mesh_index], jobs=jobs, progress=tell)
+        # objects that place one mesh rigidly (a STEP product's instances) share its hull: built
+        # once in the mesh's frame, then moved to each (a hull commutes with rigid motions)
+        groups: dict = {}
+        for k in mesh_index:
+            if geoms[k].instance is not None:
+                groups.setdefault(geoms[k].instance.key, []).append(k)
+        groups = {key: ks for key, ks in groups.items() if len(ks) > 1}
+        shared = {k for ks in groups.values() for k in ks}
+        alone = [k for k in mesh_index if k not in shared]
+        firsts = [ks[0] for ks in groups.values()]
+        points = [geoms[k].vertices for k in alone] + [geoms[k].instance.local for k in firsts]
+        hulls = build_hulls(points, jobs=jobs, progress=tell)
         n = len(geoms)
         shapes: list = [g.primitive for g in geoms]
-        lo, hi = np.empty((n, 3)), np.empty((n, 3))
+        lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
         for k, g in enumerate(geoms):
             if g.primitive is not None:
                 lo[k], hi[k] = g.primitive.bounds
-        index = np.asarray(mesh_index, dtype=np.int64)
-        for slot, k in enumerate(mesh_index):
-            shapes[k] = hulls.shapes[slot]
         gap = np.zeros(n)
+        if not points:
+            return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
+        gaps = hull_gaps(hulls, [geoms[k].faces for k in alone + firsts], points)
+        index = np.asarray(alone, dtype=np.int64)
+        for slot, k in enumerate(alone):
+            shapes[k] = hulls.shapes[slot]
         if len(index):
-            lo[index], hi[index] = hulls.lo, hulls.hi
-            gap[index] = hull_gaps(hulls, [geoms[k].faces for k in mesh_index],
-                                   [geoms[k].vertices for k in mesh_index])
+            lo[index], hi[index] = hulls.lo[:len(alone)], hulls.hi[:len(alone)]
+            gap[index] = gaps[:len(alone)]
+        for slot, ks in enumerate(groups.values(), start=len(alone)):
+            base = hulls.shapes[slot]
+            for k in ks:
+                if isinstance(base, ShapeError):
+                    shapes[k] = base
+                    continue
+                shapes[k] = base.moved(geoms[k].instance.pose)
+                lo[k], hi[k] = shapes[k].bounds
+                gap[k] = gaps[slot]
         return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
 
     @classmethod
@@ -936,6 +966,38 @@ def _allowed(resolved, i, j) -> dict:
 
 # The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
 HOSTED = "hosted"
+
+
+def _placement_key(ga, gb):
+    """A key equal for two pairs of STEP solids exactly when they are the same two products in
+    the same relative pose (rows and patterns of parts), so that their common volume is
+    computed once; None when the objects are not single placed products.
+
+    The relative pose, A's pose inverted then B's (R_a^T R_b, R_a^T (t_b - t_a)), is compared
+    as the floats it computes to, nothing rounded: equal keys then mean relative poses equal
+    to the rounding of that composition (~1e-16 of the coordinates), far below what the
+    boolean itself resolves. Rounding the poses to a grid would instead merge poses that truly
+    differ. A rotation that is orthonormal only to `rigid_rel` (R^T is then not quite its
+    inverse) gets no key."""
+    ia, ib = ga.instance, gb.instance
+    if ia is None or ib is None or len(ga.brep) != 1 or len(gb.brep) != 1:
+        return None
+    Ra, Rb = ia.pose[:3, :3], ib.pose[:3, :3]
+    for R in (Ra, Rb):
+        if np.abs(R.T @ R - np.eye(3)).max() > 8 * np.finfo(float).eps:
+            return None
+    relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (ib.pose[:3, 3] - ia.pose[:3, 3])])
+    return ia.key, ib.key, (relative + 0.0).tobytes()  # + 0.0: -0.0 and 0.0 alike
+
+
+def _scaled(instance, k: float):
+    """An Instance (`gjkcli.mesh.load.Instance`) with its lengths times k (a unit converted):
+    the scaled mesh is another mesh, so the key changes with it."""
+    if instance is None:
+        return None
+    pose = instance.pose.copy()
+    pose[:3, 3] *= k
+    return dataclasses.replace(instance, key=(instance.key, k), local=instance.local * k, pose=pose)
 
 
 def _hosted(parts, i, j) -> dict:

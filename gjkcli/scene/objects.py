@@ -37,6 +37,8 @@ class Geometry:
     brep : where the object's exact solids are (a tuple of `gjkcli.mesh.cad.SolidRef`), else None
     element : an IFC element's class, GlobalId, Name and hosts (`gjkcli.mesh.ifc.Element`), else
         None
+    instance : the shared mesh and rigid pose of an instanced part (`gjkcli.mesh.load.Instance`:
+        its hull is built once per mesh), else None
     """
 
     name: str
@@ -51,6 +53,7 @@ class Geometry:
     eps: float = 0.0
     brep: object | None = None
     element: object | None = None
+    instance: object | None = None
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,7 @@ def read_source(s: Source, strict: bool = False):
         else:
             geoms = [Geometry(name=p.name, file=p.source, vertices=p.vertices, faces=p.faces,
                               units=p.units, watertight=p.watertight, bodies=p.bodies,
-                              eps=p.eps, brep=p.brep, element=p.element)
+                              eps=p.eps, brep=p.brep, element=p.element, instance=p.instance)
                      for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
                                            shown=s.shown, skipped=skipped)]
         if s.transform is not None:
@@ -252,7 +255,18 @@ def _moved(g: Geometry, T: np.ndarray) -> Geometry:
     # a stretch stretches the tessellation error by at most the largest singular value; the
     # exact solids are not moved with it, so a CAD part placed by a manifest has none
     eps = g.eps * float(np.linalg.norm(T[:3, :3], 2)) if g.eps else g.eps
-    return dataclasses.replace(g, vertices=vertices, faces=faces, eps=eps, brep=None)
+    return dataclasses.replace(g, vertices=vertices, faces=faces, eps=eps, brep=None,
+                               instance=placed(g.instance, T))
+
+
+def placed(instance, T: np.ndarray):
+    """An Instance (`gjkcli.mesh.load.Instance`) moved further by the 4x4 transform T, or None
+    (none given, or T not rigid: the mesh then differs from its shared one by more than a pose)."""
+    from gjkcli.engine.shapes import rigid_pose
+
+    if instance is None or rigid_pose(T) is None:
+        return None
+    return dataclasses.replace(instance, pose=np.asarray(T, dtype=np.float64) @ instance.pose)
 
 
 def _primitive(spec, manifest, source: int) -> Geometry:
