@@ -1,7 +1,7 @@
 """`--png PATH` for 2D drawings: the parts as filled outlines with their holes, the witness points
 and the segment between them, the normal of a collision, the sheet's outline, and the caption of
 each pair as the report states it. `check` gets one picture, `scan` one per violation (the same
-file names as in 3D: gjkcli.report.png.picture_name).
+file names as in 3D: gjkcli.report.pictures.picture_name).
 
 Reads the findings model only: `Findings.rings(name)` hands over each part's outlines (outer
 rings counter-clockwise, holes clockwise, so matplotlib's nonzero fill leaves the holes open).
@@ -13,12 +13,9 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
-from gjkcli.report.pictures import STATUS_COLOURS, caption, units_of
+from gjkcli.report.pictures import DPI, SIZE_INCHES, STATUS_COLOURS, caption, picture_name, png_bytes, units_of
 
 __all__ = ["check_png_2d", "scan_pngs_2d", "is_sheet"]
-
-SIZE_INCHES = (8.0, 6.4)
-
 
 def is_sheet(found: Findings, name: str) -> bool:
     """Whether the object is the sheet of --sheet-layer (drawn as an outline, never filled)."""
@@ -37,7 +34,6 @@ def check_png_2d(found: Findings) -> bytes:
 
 def scan_pngs_2d(found: Findings):
     """(file name, PNG bytes) per violation of a 2D scan, in report order."""
-    from gjkcli.report.png import picture_name
 
     for k, p in enumerate(q for q in found.pairs if q.violation):
         text = f"{p.a} x {p.b}\n{caption(p, units_of(found, p))}"
@@ -52,10 +48,8 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
     from matplotlib.patches import Patch, PathPatch
     from matplotlib.path import Path
 
-    from gjkcli.report import png
-    from gjkcli.report.png import png_bytes
 
-    fig = Figure(figsize=SIZE_INCHES, dpi=png.DPI)
+    fig = Figure(figsize=SIZE_INCHES, dpi=DPI)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.08, 0.2, 0.9, 0.76))
     lo, hi = np.full(2, np.inf), np.full(2, -np.inf)

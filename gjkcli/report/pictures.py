@@ -7,7 +7,9 @@ the pairs, and the triangles the run hands over through `Findings.triangles`.
 """
 from __future__ import annotations
 
+import io
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -218,3 +220,27 @@ def decimate(vertices: np.ndarray, faces: np.ndarray, target: int):
         if len(newF) <= target or cells <= 2:
             return newV, newF
         cells = max(2, int(cells * 0.7))
+
+
+# -- PNG files (gjkcli.report.png in 3D, gjkcli.report.flatpng in 2D) -----------------------------
+
+SIZE_INCHES, DPI = (8.0, 6.4), 100
+
+
+def picture_name(k: int, pair: Finding) -> str:
+    """The file of the k-th violation: its rank and both names, made safe for any file system."""
+    def safe(name: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60] or "object"
+
+    return f"{k + 1:04d}_{safe(pair.a)}__{safe(pair.b)}.png"
+
+
+def png_bytes(fig, text: str, status) -> bytes:
+    """The figure as PNG bytes, with `text` at its foot in the colour of the first pair's status
+    (the 2D pictures end the same way: `gjkcli.report.flatpng`)."""
+    colour = STATUS_COLOURS.get(Status(status), "#222") if status is not None else "#222"
+    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True, color=colour,
+             family="monospace")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()

@@ -10,30 +10,20 @@ Reads the findings model only (and the triangles it hands over); matplotlib is i
 """
 from __future__ import annotations
 
-import io
 import math
-import re
 
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli.pipeline.findings import Finding, Findings
+from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
-from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, caption, units_of
+from gjkcli.report.pictures import (DPI, OVERLAP_COLOUR, SIZE_INCHES, STATUS_COLOURS, caption, picture_name,
+                                    png_bytes, units_of)
 
 __all__ = ["check_png", "scan_pngs", "picture_name"]
 
 # Triangles per part in a picture (vertex clustering beyond): Agg draws each as a polygon.
 PART_TRIANGLES = 6000
-SIZE_INCHES, DPI = (8.0, 6.4), 100
-
-
-def picture_name(k: int, pair: Finding) -> str:
-    """The file of the k-th violation: its rank and both names, made safe for any file system."""
-    def safe(name: str) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:60] or "object"
-
-    return f"{k + 1:04d}_{safe(pair.a)}__{safe(pair.b)}.png"
 
 
 def check_png(found: Findings) -> bytes:
@@ -126,17 +116,6 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
     if legend:
         ax.legend(handles=legend, loc="upper left", fontsize=8, frameon=False)
     return png_bytes(fig, text, pairs[0].status if pairs else None)
-
-
-def png_bytes(fig, text: str, status) -> bytes:
-    """The figure as PNG bytes, with `text` at its foot in the colour of the first pair's status
-    (the 2D pictures end the same way: `gjkcli.report.flatpng`)."""
-    colour = STATUS_COLOURS.get(Status(status), "#222") if status is not None else "#222"
-    fig.text(0.02, 0.02, text, fontsize=9, va="bottom", ha="left", wrap=True, color=colour,
-             family="monospace")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    return buf.getvalue()
 
 
 def _look_across(ax, normal) -> None:
