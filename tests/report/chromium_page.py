@@ -68,9 +68,10 @@ DRAWN_3D = "#gjk-scene .gl-container canvas"
 DRAWN_2D = "#gjk-scene .main-svg .scatterlayer .trace"
 
 
-def open_page(browser, path, *, width: int = 1280, height: int = 900, drawn: str = DRAWN_3D) -> Loaded:
+def open_page(browser, path, *, width: int = 1280, height: int = 900, drawn: str = DRAWN_3D,
+              plot: str = "gjk-scene") -> Loaded:
     """Open a local file with the network cut; returns once the plot has drawn (`drawn`, a CSS
-    selector, is in the document)."""
+    selector, is in the document, and plotly has laid out the element of id `plot`)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     loaded = Loaded(page)
 
@@ -87,7 +88,7 @@ def open_page(browser, path, *, width: int = 1280, height: int = 900, drawn: str
     page.goto(f"file://{os.path.abspath(path)}", timeout=60_000)
     page.wait_for_function(
         f"document.querySelector({drawn!r}) !== null"
-        " && document.getElementById('gjk-scene')._fullLayout !== undefined", timeout=60_000, polling=100)
+        f" && document.getElementById({plot!r})._fullLayout !== undefined", timeout=60_000, polling=100)
     settle(page)
     return loaded
 

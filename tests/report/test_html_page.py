@@ -282,30 +282,8 @@ def test_2d_scan_page_in_chromium_frames_the_clicked_pair(chromium, tmp_path):
 
 
 def open_plot(browser, path):
-    """Open a local page with the network cut; returns once the 2D plot has drawn."""
-    import os
-
-    from chromium_page import Loaded
-
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    loaded = Loaded(page)
-
-    def route(r):
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            loaded.blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("console", lambda m: loaded.console.append((m.type, m.text)))
-    page.on("pageerror", lambda e: loaded.errors.append(str(e)))
-    page.goto(f"file://{os.path.abspath(path)}", timeout=60_000)
-    page.wait_for_function("document.getElementById('gjk-trace-0') !== null"
-                           " && document.getElementById('gjk-trace-0')._fullLayout !== undefined",
-                           timeout=60_000, polling=100)
-    settle(page)
-    return loaded
+    """Open a page of a 2D trace with the network cut; returns once its first trace plot has drawn."""
+    return open_page(browser, path, drawn="#gjk-trace-0 .main-svg", plot="gjk-trace-0")
 
 
 def test_the_dyn4j_trace_in_chromium(chromium, tmp_path):
