@@ -15,6 +15,7 @@ The API, all of it::
     rs = plane.batch(parts, ia, ib, tolerance=None, want="verdict")   # PlaneBatchResult, arrays
     rs.result(k)                          # the PlaneResult of pair k
     plane.verify(a, b, r)                 # gjkcli.engine.certify_plane: the certificate holds
+    i, j = plane.box_pairs(lo, hi)        # every pair of overlapping (n, 2) boxes, by a C sweep
 
 Which engine answers (the mode policy's "hull" and "exact" live in gjkcli.pipeline.policy):
 
@@ -60,7 +61,7 @@ from gjkcli.engine.results import (
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Polygon", "Region", "PartSet", "PlaneResult", "PlaneBatchResult", "LineCertificate",
-           "EdgesCertificate", "query", "batch", "support", "inside", "verify", "WANT"]
+           "EdgesCertificate", "query", "batch", "support", "inside", "verify", "box_pairs", "WANT"]
 
 WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _enums.gjk_want}
 TRACE_CAPACITY = 1024
@@ -583,6 +584,35 @@ def inside(part, points) -> np.ndarray:
     ps = PartSet([part])
     pts = _points(np.atleast_2d(points), "points")
     return np.array([ps._packed.inside(0, float(x), float(y)) for x, y in pts], dtype=bool)
+
+
+def box_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of boxes that overlap, boxes closed (sharing an edge or a corner is a pair).
+
+    lo, hi : (n, 2) float64, finite, lo <= hi; the boxes already grown by any margin.
+    Returns i, j : (k,) int64, i < j, sorted by i then j.
+
+    One sort along the axis on which the box centres spread the most, then a sweep in C
+    (csrc/boxpairs.c) that tests the other axis of every pair overlapping along it.
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    if lo.shape != hi.shape or lo.ndim != 2 or lo.shape[1] != 2:
+        raise ValueError(f"boxes must be (n, 2) arrays, got {lo.shape} and {hi.shape}")
+    n = len(lo)
+    if n < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    if not (np.all(lo <= hi) and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError("box corners must be finite, with lo <= hi")
+    along = int(np.argmax((lo + hi).var(axis=0)))
+    order = np.argsort(lo[:, along], kind="stable")
+    sweep = np.empty((n, 4))
+    sweep[:, 0] = lo[order, along]
+    sweep[:, 1] = lo[order, 1 - along]
+    sweep[:, 2] = hi[order, along]
+    sweep[:, 3] = hi[order, 1 - along]
+    return _plane.box_pairs(sweep, order.astype(np.int32))
 
 
 def verify(a, b, result, slack: float | None = None) -> bool:

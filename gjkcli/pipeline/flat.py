@@ -11,8 +11,8 @@ the plane's narrow phase -> the same findings as in 3D.
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
    the frame (clearance), one on the edge touches it: the statuses of every other pair, so every
    report reads them.
-3. **Candidate pairs**: `gjkcli.scene.broadphase`'s uniform grid on the 2D boxes, grown by half
-   the clearance, the touching band and both flattening bounds.
+3. **Candidate pairs**: `gjkcli.scene.broadphase`'s compiled sweep ("sweep") on the 2D boxes,
+   grown by half the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
 5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
@@ -288,7 +288,7 @@ class _FlatRun:
         touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
-        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="grid")
+        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="sweep")
         if has_frame:  # every part against the sheet's frame
             i = np.concatenate([i, np.arange(m)])
             j = np.concatenate([j, np.full(m, m)])

@@ -301,3 +301,20 @@ def test_every_want_is_certified():
             r = checked(a, b, want=want)
             assert r.depth is None
             assert (r.status is Status.CLEAR) == (verdict.status is Status.CLEAR), (k, want, r, verdict)
+
+
+def test_box_pairs_against_every_pair_and_bad_boxes():
+    """plane.box_pairs (the 2D run's broad phase) against the O(n^2) test of every pair; more
+    cases in tests/scene/test_broadphase.py."""
+    rng = np.random.default_rng(31)
+    lo = rng.uniform(0.0, 20.0, size=(300, 2))
+    hi = lo + rng.uniform(0.0, 1.5, size=(300, 2))
+    i, j = plane.box_pairs(lo, hi)
+    every = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=2)
+    wi, wj = np.nonzero(np.triu(every, 1))
+    assert np.array_equal(i, wi) and np.array_equal(j, wj)
+    assert 0 < len(i) < 300 * 299 // 20
+    with pytest.raises(ValueError, match="lo <= hi"):
+        plane.box_pairs(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[1.0, -1.0], [2.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        plane.box_pairs(np.zeros((2, 3)), np.ones((2, 3)))
