@@ -425,6 +425,49 @@ class PlaneBatchResult:
     def statuses(self) -> list[Status]:
         return [STATUS_CODES[int(s)] for s in self.status]
 
+    def results(self, ks, status=None) -> list[PlaneResult]:
+        """The PlaneResults of pairs ks, equal to `result(k)` for each k, with each status
+        replaced by status[q] (Status values) when given. One NumPy read per field for all of
+        them instead of one per field and pair (a nest lists hundreds of pairs)."""
+        ks = np.asarray(ks, dtype=np.int64)
+        kind = self.cert_kind[ks].tolist()
+        line, point = self.line[ks], self.point[ks]
+        normal, pa, pb = self.normal[ks], self.point_a[ks], self.point_b[ks]
+        depth = self.depth[ks]
+        gone = np.isnan(depth).tolist()
+        depth, upper = depth.tolist(), self.depth_upper[ks].tolist()
+        lower = self.distance_lower[ks].tolist()
+        edge_a, edge_b = self.edge_a[ks].tolist(), self.edge_b[ks].tolist()
+        convex, epa_exit = self.convex[ks].tolist(), self.epa_exit[ks].tolist()
+        exits = self.exit[ks].tolist()
+        codes = self.status[ks].tolist()
+        distance, tol = self.distance[ks].tolist(), self.tolerance[ks].tolist()
+        iterations, epa_iterations = self.iterations[ks].tolist(), self.epa_iterations[ks].tolist()
+        out = []
+        for q in range(len(ks)):
+            cert: object = None
+            c = kind[q]
+            if c == _CERT["PL_CERT_LINE"]:
+                cert = LineCertificate(line[q, :2].copy(), float(line[q, 2]))
+            elif c == _CERT["PL_CERT_POINT"]:
+                cert = PointCertificate(point[q].copy())
+            elif c == _CERT["PL_CERT_EDGES"]:
+                cert = EdgesCertificate(edge_a[q], edge_b[q], point[q].copy())
+            elif c == _CERT["PL_CERT_DISTANCE"]:
+                cert = DistanceCertificate(lower[q])
+            cx, epa = bool(convex[q]), epa_exit[q]
+            out.append(PlaneResult(
+                status=STATUS_CODES[codes[q]] if status is None else Status(status[q]),
+                distance=distance[q], distance_lower=lower[q],
+                depth=None if gone[q] else depth[q], depth_upper=None if gone[q] else upper[q],
+                normal=normal[q].copy(), point_a=pa[q].copy(), point_b=pb[q].copy(), certificate=cert,
+                engine="gjk" if cx else "edges", iterations=iterations[q],
+                epa_iterations=epa_iterations[q],
+                exit=EXIT_NAMES[exits[q]] if cx else EDGE_EXIT[exits[q]],
+                epa_exit=(EXIT_NAMES[epa] if cx else "sampled points") if epa else None,
+                tolerance=tol[q], trace=None, elapsed=0.0))
+        return out
+
     def result(self, k: int, trace: tuple | None = None, elapsed: float = 0.0) -> PlaneResult:
         """Pair k's PlaneResult."""
         kind = int(self.cert_kind[k])

@@ -321,7 +321,10 @@ class _FlatRun:
         clearance = o.clearance or 0.0
         # the engine's verdicts within each pair's band; then the clearance, with both parts'
         # flattening bounds added (a pair the flattening could hide is not passed)
-        status = np.array([STATUS_CODES[int(c)].value for c in np.asarray(batch.status)], dtype=object)
+        value = np.empty(max(STATUS_CODES) + 1, dtype=object)  # code -> the Status's value
+        for c, st in STATUS_CODES.items():
+            value[c] = st.value
+        status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
         if clearance > 0:
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band)
@@ -330,14 +333,16 @@ class _FlatRun:
             counts[code] += int(c)
         listed = np.ones(len(i), dtype=bool) if o.all_pairs else status != Status.CLEAR.value
         pair_clearance = o.clearance
-        for k in np.flatnonzero(listed).tolist():
-            a, b = objects[int(i[k])], objects[int(j[k])]
-            result = batch.result(k)
+        ks = np.flatnonzero(listed)
+        # every listed pair's result in one call, its status the verdict's
+        results = batch.results(ks, status=status[ks])
+        for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
+            a, b = objects[ia], objects[ib]
+            s = result.status
             if o.trace:
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
-            s = Status(status[k])
-            if result.status is not s:
-                result = dataclasses.replace(result, status=s)
+                if result.status is not s:
+                    result = dataclasses.replace(result, status=s)
             note = _sheet_note(s, clearance) if b is frame else None
             pairs.append(Finding(
                 a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",
