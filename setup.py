@@ -28,7 +28,8 @@ mesh = Extension(
 
 plane = Extension(
     "gjkcli.engine._plane",
-    sources=["gjkcli/engine/_plane.pyx", "gjkcli/engine/csrc/plane.c"],
+    sources=["gjkcli/engine/_plane.pyx", "gjkcli/engine/csrc/plane.c",
+             "gjkcli/engine/csrc/boxpairs.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

@@ -9,6 +9,8 @@ def build(v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray) -> tuple[np.nd
 
 def classify(v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray, flat_rel: float) -> np.ndarray: ...
 
+def box_pairs(sweep: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
 class Packed:
     def __init__(self, v: np.ndarray, ring: np.ndarray, part_ring: np.ndarray, convex: np.ndarray,
                  box: np.ndarray, nbox: np.ndarray, nchild: np.ndarray, order: np.ndarray,

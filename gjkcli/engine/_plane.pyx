@@ -2,7 +2,7 @@
 """Bindings of the plane's compiled core (gjkcli/engine/csrc/plane.c): packed rings in, result
 arrays out. The loops run in C without the GIL. The Python API is gjkcli.engine.plane.
 """
-from libc.stdint cimport int8_t, int32_t
+from libc.stdint cimport int8_t, int32_t, int64_t
 
 import numpy as np
 
@@ -54,6 +54,9 @@ cdef extern from "plane.h" nogil:
     void pl_batch(const pl_set *S, const int32_t *ia, const int32_t *ib, int m, const double *tol,
                   double tol_rel, const pl_params *p, pl_trace *tr, pl_result *out)
     int pl_inside(const pl_set *S, int p, const double x[2])
+    int64_t pl_box_pairs_count(const double *sweep, const int32_t *index, int n, int64_t *count)
+    void pl_box_pairs_fill(const double *sweep, const int32_t *index, int n, int64_t *next, int64_t *pi,
+                           int64_t *pj)
 
 
 TRACE_WIDTH = PT_WIDTH
@@ -91,6 +94,29 @@ def classify(double[:, ::1] v, int32_t[::1] ring, int32_t[::1] part_ring, double
     with nogil:
         pl_classify(&v[0, 0], &ring[0], &part_ring[0], P, flat_rel, &cv[0])
     return convex[:P]
+
+
+def box_pairs(double[:, ::1] sweep, int32_t[::1] index):
+    """Every pair of overlapping boxes (pl_box_pairs_*): sweep (n, 4) sorted by its first column,
+    index (n,) their numbers. Returns (i (k,) int64, j (k,) int64), i < j, sorted by i then j."""
+    cdef int n = index.shape[0]
+    count = np.empty(max(n, 1), dtype=np.int64)
+    cdef int64_t[::1] cn = count
+    cdef int64_t total = 0
+    if n > 1:
+        with nogil:
+            total = pl_box_pairs_count(&sweep[0, 0], &index[0], n, &cn[0])
+    pi = np.empty(max(total, 1), dtype=np.int64)
+    pj = np.empty(max(total, 1), dtype=np.int64)
+    if total == 0:
+        return pi[:0], pj[:0]
+    nxt = np.cumsum(count[:n]) - count[:n]
+    cdef int64_t[::1] nx = nxt
+    cdef int64_t[::1] ci = pi
+    cdef int64_t[::1] cj = pj
+    with nogil:
+        pl_box_pairs_fill(&sweep[0, 0], &index[0], n, &nx[0], &ci[0], &cj[0])
+    return pi, pj
 
 
 cdef class Packed:

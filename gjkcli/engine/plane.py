@@ -15,6 +15,7 @@ The API, all of it::
     rs = plane.batch(parts, ia, ib, tolerance=None, want="verdict")   # PlaneBatchResult, arrays
     rs.result(k)                          # the PlaneResult of pair k
     plane.verify(a, b, r)                 # gjkcli.engine.certify_plane: the certificate holds
+    i, j = plane.box_pairs(lo, hi)        # every pair of overlapping (n, 2) boxes, by a C sweep
 
 Which engine answers (the mode policy's "hull" and "exact" live in gjkcli.pipeline.policy):
 
@@ -60,7 +61,7 @@ from gjkcli.engine.results import (
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Polygon", "Region", "PartSet", "PlaneResult", "PlaneBatchResult", "LineCertificate",
-           "EdgesCertificate", "query", "batch", "support", "inside", "verify", "WANT"]
+           "EdgesCertificate", "query", "batch", "support", "inside", "verify", "box_pairs", "WANT"]
 
 WANT = {m.name[len("GJK_WANT_"):].lower(): int(m) for m in _enums.gjk_want}
 TRACE_CAPACITY = 1024
@@ -424,6 +425,49 @@ class PlaneBatchResult:
     def statuses(self) -> list[Status]:
         return [STATUS_CODES[int(s)] for s in self.status]
 
+    def results(self, ks, status=None) -> list[PlaneResult]:
+        """The PlaneResults of pairs ks, equal to `result(k)` for each k, with each status
+        replaced by status[q] (Status values) when given. One NumPy read per field for all of
+        them instead of one per field and pair (a nest lists hundreds of pairs)."""
+        ks = np.asarray(ks, dtype=np.int64)
+        kind = self.cert_kind[ks].tolist()
+        line, point = self.line[ks], self.point[ks]
+        normal, pa, pb = self.normal[ks], self.point_a[ks], self.point_b[ks]
+        depth = self.depth[ks]
+        gone = np.isnan(depth).tolist()
+        depth, upper = depth.tolist(), self.depth_upper[ks].tolist()
+        lower = self.distance_lower[ks].tolist()
+        edge_a, edge_b = self.edge_a[ks].tolist(), self.edge_b[ks].tolist()
+        convex, epa_exit = self.convex[ks].tolist(), self.epa_exit[ks].tolist()
+        exits = self.exit[ks].tolist()
+        codes = self.status[ks].tolist()
+        distance, tol = self.distance[ks].tolist(), self.tolerance[ks].tolist()
+        iterations, epa_iterations = self.iterations[ks].tolist(), self.epa_iterations[ks].tolist()
+        out = []
+        for q in range(len(ks)):
+            cert: object = None
+            c = kind[q]
+            if c == _CERT["PL_CERT_LINE"]:
+                cert = LineCertificate(line[q, :2].copy(), float(line[q, 2]))
+            elif c == _CERT["PL_CERT_POINT"]:
+                cert = PointCertificate(point[q].copy())
+            elif c == _CERT["PL_CERT_EDGES"]:
+                cert = EdgesCertificate(edge_a[q], edge_b[q], point[q].copy())
+            elif c == _CERT["PL_CERT_DISTANCE"]:
+                cert = DistanceCertificate(lower[q])
+            cx, epa = bool(convex[q]), epa_exit[q]
+            out.append(PlaneResult(
+                status=STATUS_CODES[codes[q]] if status is None else Status(status[q]),
+                distance=distance[q], distance_lower=lower[q],
+                depth=None if gone[q] else depth[q], depth_upper=None if gone[q] else upper[q],
+                normal=normal[q].copy(), point_a=pa[q].copy(), point_b=pb[q].copy(), certificate=cert,
+                engine="gjk" if cx else "edges", iterations=iterations[q],
+                epa_iterations=epa_iterations[q],
+                exit=EXIT_NAMES[exits[q]] if cx else EDGE_EXIT[exits[q]],
+                epa_exit=(EXIT_NAMES[epa] if cx else "sampled points") if epa else None,
+                tolerance=tol[q], trace=None, elapsed=0.0))
+        return out
+
     def result(self, k: int, trace: tuple | None = None, elapsed: float = 0.0) -> PlaneResult:
         """Pair k's PlaneResult."""
         kind = int(self.cert_kind[k])
@@ -583,6 +627,35 @@ def inside(part, points) -> np.ndarray:
     ps = PartSet([part])
     pts = _points(np.atleast_2d(points), "points")
     return np.array([ps._packed.inside(0, float(x), float(y)) for x, y in pts], dtype=bool)
+
+
+def box_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of boxes that overlap, boxes closed (sharing an edge or a corner is a pair).
+
+    lo, hi : (n, 2) float64, finite, lo <= hi; the boxes already grown by any margin.
+    Returns i, j : (k,) int64, i < j, sorted by i then j.
+
+    One sort along the axis on which the box centres spread the most, then a sweep in C
+    (csrc/boxpairs.c) that tests the other axis of every pair overlapping along it.
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    if lo.shape != hi.shape or lo.ndim != 2 or lo.shape[1] != 2:
+        raise ValueError(f"boxes must be (n, 2) arrays, got {lo.shape} and {hi.shape}")
+    n = len(lo)
+    if n < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    if not (np.all(lo <= hi) and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError("box corners must be finite, with lo <= hi")
+    along = int(np.argmax((lo + hi).var(axis=0)))
+    order = np.argsort(lo[:, along], kind="stable")
+    sweep = np.empty((n, 4))
+    sweep[:, 0] = lo[order, along]
+    sweep[:, 1] = lo[order, 1 - along]
+    sweep[:, 2] = hi[order, along]
+    sweep[:, 3] = hi[order, 1 - along]
+    return _plane.box_pairs(sweep, order.astype(np.int32))
 
 
 def verify(a, b, result, slack: float | None = None) -> bool:

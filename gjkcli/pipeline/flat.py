@@ -11,8 +11,8 @@ the plane's narrow phase -> the same findings as in 3D.
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
    the frame (clearance), one on the edge touches it: the statuses of every other pair, so every
    report reads them.
-3. **Candidate pairs**: `gjkcli.scene.broadphase`'s uniform grid on the 2D boxes, grown by half
-   the clearance, the touching band and both flattening bounds.
+3. **Candidate pairs**: `gjkcli.scene.broadphase`'s compiled sweep ("sweep") on the 2D boxes,
+   grown by half the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
 5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
@@ -288,7 +288,7 @@ class _FlatRun:
         touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
-        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="grid")
+        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="sweep")
         if has_frame:  # every part against the sheet's frame
             i = np.concatenate([i, np.arange(m)])
             j = np.concatenate([j, np.full(m, m)])
@@ -321,7 +321,10 @@ class _FlatRun:
         clearance = o.clearance or 0.0
         # the engine's verdicts within each pair's band; then the clearance, with both parts'
         # flattening bounds added (a pair the flattening could hide is not passed)
-        status = np.array([STATUS_CODES[int(c)].value for c in np.asarray(batch.status)], dtype=object)
+        value = np.empty(max(STATUS_CODES) + 1, dtype=object)  # code -> the Status's value
+        for c, st in STATUS_CODES.items():
+            value[c] = st.value
+        status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
         if clearance > 0:
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band)
@@ -330,14 +333,16 @@ class _FlatRun:
             counts[code] += int(c)
         listed = np.ones(len(i), dtype=bool) if o.all_pairs else status != Status.CLEAR.value
         pair_clearance = o.clearance
-        for k in np.flatnonzero(listed).tolist():
-            a, b = objects[int(i[k])], objects[int(j[k])]
-            result = batch.result(k)
+        ks = np.flatnonzero(listed)
+        # every listed pair's result in one call, its status the verdict's
+        results = batch.results(ks, status=status[ks])
+        for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
+            a, b = objects[ia], objects[ib]
+            s = result.status
             if o.trace:
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
-            s = Status(status[k])
-            if result.status is not s:
-                result = dataclasses.replace(result, status=s)
+                if result.status is not s:
+                    result = dataclasses.replace(result, status=s)
             note = _sheet_note(s, clearance) if b is frame else None
             pairs.append(Finding(
                 a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",

@@ -5,6 +5,8 @@ shares of collisions and clear pairs, so the tests can fail.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import shapely
@@ -258,6 +260,17 @@ def test_bad_input():
         plane.query(plane.Polygon([[0, 0], [1, 0], [0, 1]]), plane.Polygon([[2, 0], [3, 0], [2, 1]]), start=(0, 0))
 
 
+def same_fields(x, y) -> bool:
+    """Dataclasses x and y hold equal fields, arrays and nested dataclasses compared exactly."""
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, np.ndarray):
+        return x.shape == y.shape and np.array_equal(x, y)
+    if dataclasses.is_dataclass(x):
+        return all(same_fields(getattr(x, f.name), getattr(y, f.name)) for f in dataclasses.fields(x))
+    return x == y
+
+
 def test_from_arrays_answers_as_the_objects():
     """A nest packed from arrays (no object per part) answers as the same parts as Regions, and
     finds the convex ones (either orientation) convex."""
@@ -281,6 +294,13 @@ def test_from_arrays_answers_as_the_objects():
     r1, r2 = plane.batch(packed, ia, ib), plane.batch(objects, ia, ib)
     assert np.array_equal(r1.status, r2.status)
     assert np.allclose(r1.distance, r2.distance, rtol=0, atol=1e-12)
+    # the listed pairs' results read in one call are pair k's results (the 2D run's verdicts)
+    ks = np.flatnonzero(r1.distance < 1.0)
+    assert {int(c) for c in r1.cert_kind[ks]} >= {1, 3, 4} and 10 < len(ks) < len(ia)
+    for k, got in zip(ks.tolist(), r1.results(ks)):
+        assert same_fields(got, r1.result(k)), k
+    flipped = ["clearance" if r.status is Status.CLEAR else r.status.value for r in r1.results(ks)]
+    assert [r.status.value for r in r1.results(ks, status=flipped)] == flipped
     with pytest.raises(ValueError, match="ring_offsets"):
         plane.PartSet.from_arrays(np.zeros((4, 2)), [0, 2, 4], [0, 2])
 
@@ -301,3 +321,20 @@ def test_every_want_is_certified():
             r = checked(a, b, want=want)
             assert r.depth is None
             assert (r.status is Status.CLEAR) == (verdict.status is Status.CLEAR), (k, want, r, verdict)
+
+
+def test_box_pairs_against_every_pair_and_bad_boxes():
+    """plane.box_pairs (the 2D run's broad phase) against the O(n^2) test of every pair; more
+    cases in tests/scene/test_broadphase.py."""
+    rng = np.random.default_rng(31)
+    lo = rng.uniform(0.0, 20.0, size=(300, 2))
+    hi = lo + rng.uniform(0.0, 1.5, size=(300, 2))
+    i, j = plane.box_pairs(lo, hi)
+    every = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=2)
+    wi, wj = np.nonzero(np.triu(every, 1))
+    assert np.array_equal(i, wi) and np.array_equal(j, wj)
+    assert 0 < len(i) < 300 * 299 // 20
+    with pytest.raises(ValueError, match="lo <= hi"):
+        plane.box_pairs(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[1.0, -1.0], [2.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        plane.box_pairs(np.zeros((2, 3)), np.ones((2, 3)))

@@ -101,8 +101,9 @@ def test_methods_agree_on_a_dense_cluster():
     assert len(a[0]) > 0.1 * 600 * 599 / 2  # many pairs overlap: the output itself is O(n^2)
 
 
+@pytest.mark.parametrize("method", ["grid", "sweep"])
 @pytest.mark.parametrize("n", [9, 400, 3000])
-def test_grid_on_2d_boxes_matches_brute_force(n):
+def test_2d_boxes_match_brute_force(method, n):
     """The 2D run's broad phase: sheet-part boxes, some wide (a long strip, a plate under many
     parts), some touching exactly and some degenerate (a point, a segment)."""
     rng = np.random.default_rng(100 + n)
@@ -115,16 +116,52 @@ def test_grid_on_2d_boxes_matches_brute_force(n):
         lo[1], hi[1] = hi[0], hi[0] + 1.0  # corner to corner with box 0
         lo[2], hi[2] = [lo[0, 0], hi[0, 1]], [hi[0, 0], hi[0, 1] + 0.5]  # on box 0's top edge
     want = brute_force(lo, hi, 0.3)
-    got = candidate_pairs(lo, hi, grow=0.3, method="grid")
+    got = candidate_pairs(lo, hi, grow=0.3, method=method)
     assert_same(got, want)
     assert len(want[0]) > 0 and len(want[0]) < n * (n - 1) / 2  # pairs and non-pairs both
 
 
-def test_grid_when_every_box_is_a_point_or_one_is_huge():
+@pytest.mark.parametrize("method", ["grid", "sweep"])
+def test_2d_when_every_box_is_a_point_or_one_is_huge(method):
     lo = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [-100.0, -100.0], [5.0, 5.0]])
     hi = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [100.0, 100.0], [5.0, 5.0]])
-    assert_same(candidate_pairs(lo, hi, method="grid"), brute_force(lo, hi))
-    assert_same(candidate_pairs(lo[:3], hi[:3], method="grid"), brute_force(lo[:3], hi[:3]))
+    assert_same(candidate_pairs(lo, hi, method=method), brute_force(lo, hi))
+    assert_same(candidate_pairs(lo[:3], hi[:3], method=method), brute_force(lo[:3], hi[:3]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sweep_on_a_lattice_of_touching_boxes(seed):
+    """Boxes on an integer lattice (exact in binary), so many share an edge or a corner exactly
+    and many are exactly one unit apart: closed intervals at their boundary, in both axes and
+    whichever axis the sweep takes. Some boxes are points, some segments, one is huge."""
+    rng = np.random.default_rng(200 + seed)
+    n = 500
+    lo = rng.integers(0, 40, size=(n, 2)).astype(float)
+    size = rng.integers(0, 3, size=(n, 2)).astype(float)  # 0: a point or a segment
+    if seed % 2:
+        lo[:, 1] *= 3.0  # spread along y: the sweep runs along y
+    hi = lo + size
+    lo[7], hi[7] = [-1e6, -1e6], [1e6, 1e6]  # one box over all the others
+    want = brute_force(lo, hi)
+    got = candidate_pairs(lo, hi, method="sweep")
+    assert_same(got, want)
+    # the test can fail: hits and misses both, and pairs that only touch
+    assert 0.002 < len(want[0]) / (n * (n - 1) / 2) < 0.2
+    touching = np.any((hi[want[0]] == lo[want[1]]) | (lo[want[0]] == hi[want[1]]), axis=1)
+    assert touching.sum() > 50
+
+
+def test_sweep_empty_and_bad_input():
+    for n in (0, 1):
+        i, j = candidate_pairs(np.zeros((n, 2)), np.ones((n, 2)), method="sweep")
+        assert i.dtype == np.int64 and len(i) == 0 and len(j) == 0
+    far = candidate_pairs(np.array([[0.0, 0.0], [5.0, 5.0]]), np.array([[1.0, 1.0], [6.0, 6.0]]),
+                          method="sweep")
+    assert len(far[0]) == 0
+    with pytest.raises(ValueError, match=r"\(n, 2\) arrays"):
+        candidate_pairs(np.zeros((3, 3)), np.ones((3, 3)), method="sweep")
+    with pytest.raises(ValueError, match="finite"):
+        candidate_pairs(np.array([[0, np.inf], [0, 0]]), np.ones((2, 2)), method="sweep")
 
 
 def test_pairs_are_sorted_and_ordered():

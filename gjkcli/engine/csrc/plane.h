@@ -119,4 +119,15 @@ void pl_batch(const pl_set *S, const int32_t *ia, const int32_t *ib, int m, cons
 /* Even-odd: is point x inside part p's solid area? */
 int pl_inside(const pl_set *S, int p, const double x[2]);
 
+/* Box pairs: every pair of closed boxes that overlap, by one sweep (Baraff 1992; Ericson 2005,
+ * 7.5.1). sweep: (n, 4) boxes as (lo along the sweep axis, lo across, hi along, hi across),
+ * sorted by their first column; index[s]: the caller's number of sorted box s. Two passes over
+ * the same sweep: count[k] = the pairs whose lower number is k; then the pairs themselves into
+ * pi, pj (lower number first, sorted by pi then pj), where next[k] is the first slot of k's pairs
+ * on entry (the running sum of count) and one past its last on return. The boxes are grown by
+ * the caller and valid (lo <= hi); boxes sharing only an edge or a corner are a pair. */
+int64_t pl_box_pairs_count(const double *sweep, const int32_t *index, int n, int64_t *count);
+void pl_box_pairs_fill(const double *sweep, const int32_t *index, int n, int64_t *next, int64_t *pi,
+                       int64_t *pj);
+
 #endif
