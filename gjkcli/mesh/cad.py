@@ -262,9 +262,12 @@ def _read(path: Path):
         from OCP.TCollection import TCollection_ExtendedString
         from OCP.TDocStd import TDocStd_Document
         from OCP.XCAFDoc import XCAFDoc_DocumentTool
-    except ImportError:
-        raise InputError(path, "STEP needs OpenCASCADE (the cadquery-ocp-novtk package), which "
-                               "does not import here; reinstall gjk with pip") from None
+    except ImportError as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        fix = ("install the system's OpenGL library, which OpenCASCADE's wheel links "
+               "(Debian, Ubuntu: apt-get install libgl1)" if "libGL" in why else "reinstall gjk with pip")
+        raise InputError(path, f"STEP needs OpenCASCADE (the cadquery-ocp-novtk package), which does "
+                               f"not import here ({why}); {fix}") from None
     head = _head(path)
     if b"ISO-10303-21" not in head:
         raise InputError(path, "is not a STEP file (no ISO-10303-21 header); export it as STEP "

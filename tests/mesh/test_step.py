@@ -186,3 +186,24 @@ def test_surface_points_are_opencascades(kind):
         assert np.abs(surface_points(surface, uv) - truth).max() < 1e-12 * (1 + np.abs(truth).max())
         assert np.abs(surface_points(surface, uv + 0.1) - truth).max() > 1e-3  # can fail
     assert curved >= 1
+
+
+def test_a_missing_system_libgl_is_one_line_that_says_what_to_install(tmp_path, monkeypatch):
+    """OpenCASCADE's wheel links libGL.so.1; on a machine without it the import fails, and the
+    user reads which package to install, not a traceback."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_libgl(name, *args, **kwargs):
+        if name == "OCP" or name.startswith("OCP."):
+            raise ImportError("libGL.so.1: cannot open shared object file: No such file or directory")
+        return real_import(name, *args, **kwargs)
+
+    path = write_step(tmp_path / "box.step", [("box", box(1, 1, 1))])
+    monkeypatch.setattr(builtins, "__import__", no_libgl)
+    with pytest.raises(InputError) as info:
+        load_objects(path)
+    message = str(info.value)
+    assert "libGL.so.1" in message and "apt-get install libgl1" in message
+    assert "\n" not in message
