@@ -141,10 +141,12 @@ def _options(f):
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def main() -> None:
-    """gjk: collision, touching and clearance checks between 3D parts.
+    """gjk: collision, touching and clearance checks between parts: 3D (meshes, scenes, STEP,
+    IFC, URDF) and flat (SVG, DXF).
 
-    GJK and EPA on convex hulls, the parts' triangles where the hulls are not the parts, with a
-    certificate behind every verdict. `gjk check -h` for two parts, `gjk scan -h` for scenes.
+    GJK and EPA on convex hulls, the parts' triangles (in 2D their edges) where the hulls are not
+    the parts, with a certificate behind every verdict. `gjk check -h` for two parts, `gjk scan
+    -h` for scenes, nests and buildings.
     """
 
 
