@@ -40,6 +40,14 @@ def verify(a, b, result, slack: float | None = None) -> bool:
     return check_certificate(a, b, result, slack) is None
 
 
+def not_finite(result) -> bool:
+    """Whether a result (3D or 2D) holds a NaN or an infinity among its numbers."""
+    values = [result.distance, result.distance_lower, *result.normal, *result.point_a, *result.point_b]
+    if result.depth is not None:
+        values.append(result.depth)
+    return not np.all(np.isfinite(values))
+
+
 def check_certificate(a, b, result, slack: float | None = None) -> str | None:
     """Why `result` does not hold for a and b, in one line; None when it holds.
 
@@ -53,10 +61,7 @@ def check_certificate(a, b, result, slack: float | None = None) -> str | None:
     """
     if slack is None:
         slack = default_slack(a, b)
-    values = [result.distance, result.distance_lower, *result.normal, *result.point_a, *result.point_b]
-    if result.depth is not None:
-        values.append(result.depth)
-    if not np.all(np.isfinite(values)):
+    if not_finite(result):
         return "the result holds NaN or infinite numbers"
     status = Status(result.status)
     cert = result.certificate

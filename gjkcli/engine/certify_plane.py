@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gjkcli.engine.certify import not_finite
 from gjkcli.engine.results import DistanceCertificate, PointCertificate, Status
 from gjkcli.tolerances import DEFAULT
 
@@ -126,10 +127,7 @@ def check_certificate(a, b, result, slack: float | None = None) -> str | None:
     """
     if slack is None:
         slack = default_slack(a, b)
-    values = [result.distance, result.distance_lower, *result.normal, *result.point_a, *result.point_b]
-    if result.depth is not None:
-        values.append(result.depth)
-    if not np.all(np.isfinite(values)):
+    if not_finite(result):
         return "the result holds NaN or infinite numbers"
     status = Status(result.status)
     cert = result.certificate
