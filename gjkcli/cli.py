@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from gjkcli import extras
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
@@ -363,6 +364,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--format bcf writes a zip file: give -o FILE.bcfzip")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
+        # before the run: a picture whose library is missing fails now, not after a long scan
+        if html_file is not None:
+            extras.require("html", html_file, "writing the HTML page")
+        if png_path is not None:
+            extras.require("png", png_path, "drawing PNG pictures")
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
