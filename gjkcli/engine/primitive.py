@@ -48,7 +48,7 @@ from gjkcli.engine.results import PointCertificate, Result, Status
 from gjkcli.engine.shapes import KINDS, Shape, rigid_pose
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["primitive_query", "pair_query", "inner_distance", "core_samples", "CURVED"]
+__all__ = ["primitive_query", "pair_query", "exact_body", "inner_distance", "core_samples", "CURVED"]
 
 # The primitives that have no triangles of their own ("point" is a sphere, "segment" a capsule).
 CURVED = ("point", "segment", "cylinder", "cone")
@@ -131,6 +131,16 @@ def pair_query(a, b, *, pose_a=None, pose_b=None, tolerance: float | None = None
     sa = a if pose_a is None else a.moved(pose_a)
     sb = b if pose_b is None else b.moved(pose_b)
     return query(sa, sb, tolerance=tolerance)
+
+
+def exact_body(mesh: Mesh | None, shape: Shape):
+    """What the exact test reads of a part: its triangles when it has them, else its Shape (a
+    primitive: sphere, capsule, cylinder, cone, box)."""
+    if mesh is not None:
+        return mesh
+    if shape.kind == "hull":
+        raise ValueError("a hull without its triangles has no exact answer")
+    return shape
 
 
 def swapped(r: ExactResult) -> ExactResult:
