@@ -225,6 +225,7 @@ class _Placed:
         self.tol = tol
         self.ws = ws
         self.notes = []
+        self.inside = None  # (core point inside the solid, its nearest surface point), mesh frame
 
     def world(self, p) -> np.ndarray:
         return self.to_world[:3, :3] @ np.asarray(p, dtype=np.float64) + self.to_world[:3, 3]
@@ -276,6 +277,9 @@ class _Placed:
             n = np.cross(corners[1] - corners[0], corners[2] - corners[0])
             normals.append(n)
             normals.append(-n)
+        if self.inside is not None:  # a core point inside the solid: out through its nearest point
+            p, c = self.inside
+            normals.append(np.asarray(c) - np.asarray(p))
         for n in normals:
             length = np.linalg.norm(n)
             if not length > 0:
@@ -309,6 +313,8 @@ class _Placed:
                 # the vertex is on the mesh's surface and inside the primitive
                 best = (depth, EXIT_VERTEX_INSIDE, v, v, v, None, "b in a")
         got = self.core_inside()
+        if got is not None:
+            self.inside = got[1], got[2]
         if got is not None and (best is None or got[0] > best[0]):
             depth, p, c = got
             best = (depth, EXIT_CORE_INSIDE, p, p, c, None, "a in b")
@@ -327,7 +333,7 @@ class _Placed:
             return self.straddle(hit, f"{hit['undecided']} triangle answers straddle the band")
         if hit["distance"] > tol:
             return self.apart(hit, Status.CLEAR, EXIT_CLOSEST)
-        if hit["distance"] > 0.0 or self.moved_apart(hit):
+        if (hit["distance"] > 0.0 and self.inside is None) or self.moved_apart(hit):
             return self.apart(hit, Status.TOUCHING, EXIT_TOUCH)
         return self.straddle(hit, "the band's move along the contact normal does not part them")
 
