@@ -56,7 +56,7 @@ CURVED = ("point", "segment", "cylinder", "cone")
 # Points of the primitive's core examined for lying inside the mesh: along an axis, and per axis
 # of a box's inner box.
 AXIS_SAMPLES = 33
-BOX_SAMPLES = 5
+BOX_SAMPLES = 3
 
 EXIT_DEEP_TRIANGLE = "a triangle overlaps the primitive beyond the band"
 EXIT_VERTEX_INSIDE = "a mesh vertex lies inside the primitive beyond the band"
@@ -246,14 +246,20 @@ class _Placed:
             return None
         return float(inner[k]), v[k]
 
-    def core_inside(self):
+    def core_inside(self, apart: bool):
         """The core point deepest inside the mesh solid, by inner distance plus the distance to
-        the mesh's surface: (depth, point, nearest mesh point) in the mesh frame, or None."""
+        the mesh's surface: (depth, point, nearest mesh point) in the mesh frame, or None.
+        apart : no triangle meets the primitive, so it lies wholly inside the solid or wholly
+        outside: its centre's winding number says which before any other point is examined."""
         m = self.mesh
         if not m.solid:
             self.notes.append(f"'{m.name}' is {m.not_solid_reason()}: only its surface counts, a "
                               f"primitive inside it is not detected")
             return None
+        if apart:
+            m.bvh.prepare_winding()
+            if not abs(_mesh.winding(m.bvh, self.t[None, :], self.ws)[0]) > DEFAULT.winding_inside:
+                return None
         s = core_samples(self.shape)
         inner = inner_distance(self.shape, s)
         points = s @ self.R.T + self.t
@@ -312,7 +318,8 @@ class _Placed:
                 depth, v = got
                 # the vertex is on the mesh's surface and inside the primitive
                 best = (depth, EXIT_VERTEX_INSIDE, v, v, v, None, "b in a")
-        got = self.core_inside()
+        # proven already: the core's points would only deepen the witness, at a winding number each
+        got = None if best is not None and best[0] > tol else self.core_inside(hit["distance"] > 0.0)
         if got is not None:
             self.inside = got[1], got[2]
         if got is not None and (best is None or got[0] > best[0]):
