@@ -196,3 +196,30 @@ def test_collision_matrix_audit_and_prove_keep_a_never_pair_in_the_notch(notch):
     assert [(c.a, c.b) for c in found] == [("base", "probe")]
     assert found[0].depth is not None and found[0].depth > 0
     assert abs(found[0].pose["slide"]) > 0.35 - 1e-9
+
+
+# -- a tessellated (STEP) part: the triangles' bound widened by the tessellation error ---------------
+
+
+def test_a_sphere_beside_a_step_cylinder_is_decided_on_the_bounds(tmp_path):
+    """A sphere 0.03 from a STEP cylinder, closer than the cylinder's tessellation error: the
+    triangles answer the sphere (before, the pair had no triangles to ask and the run failed),
+    and the tessellation's bounds hold the true gap, so the pair is undecided, honestly."""
+    stepfiles = pytest.importorskip("stepfiles")
+    stepfiles.write_step(tmp_path / "post.step", [("post", stepfiles.cylinder(10.0, 50.0))])
+    at = float(15.03 / np.sqrt(2.0))  # 15.03 from the axis: 0.03 from the cylinder
+    (tmp_path / "cell.toml").write_text(f"""
+[[include]]
+file = "post.step"
+
+[[object]]
+name = "near"
+sphere = 5
+translate = [{at!r}, {at!r}, 25]
+""")
+    found = run.scan([], run.Options(jobs=1, all_pairs=True), manifest=str(tmp_path / "cell.toml"))
+    (near,) = found.pairs
+    assert near.mode == "exact" and not near.conservative
+    assert near.status.value == "undecided"
+    assert near.distance_lower <= 0.03 <= near.distance_upper
+    assert "no exact solid" in near.note
