@@ -107,7 +107,8 @@ def main() -> None:
                 elif apart_ours == hit:
                     disagree += 1
             a, b = 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
-            print(f"| {name} | {len(f):,} | {kind} | {a:.3f} | {b:.3f} | {a / b:.2f} | {disagree} | {inside} |")
+            print(f"| {name} | {len(f):,} | {kind} | {a:.3f} | {b:.3f} | {a / b:.2f} | {disagree} "
+                  f"| {inside} |")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ counts and the result's `note` says so.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import asdict
@@ -48,10 +49,7 @@ from gjkcli.engine.results import PointCertificate, Result, Status
 from gjkcli.engine.shapes import KINDS, Shape, rigid_pose
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["primitive_query", "pair_query", "exact_body", "inner_distance", "core_samples", "CURVED"]
-
-# The primitives that have no triangles of their own ("point" is a sphere, "segment" a capsule).
-CURVED = ("point", "segment", "cylinder", "cone")
+__all__ = ["primitive_query", "pair_query", "exact_body", "swapped", "inner_distance", "core_samples"]
 
 # Points of the primitive's core examined for lying inside the mesh: along an axis, and per axis
 # of a box's inner box.
@@ -106,8 +104,7 @@ def primitive_query(shape: Shape, mesh: Mesh, *, pose_shape=None, pose_mesh=None
     tol = touching_tolerance(max(shape.size, mesh.size), tolerance)
     ws = _workspace()
     hit = _mesh.primitive_mesh(mesh.bvh, KINDS[shape.kind], shape.dims, shape.radius, R, t,
-                               shape.size, shape.size, tol,
-                               _TOL, True, ws)
+                               shape.size, shape.size, tol, _TOL, True, ws)
     q = _Placed(shape, mesh, R, t, to_world, tol, ws)
     fields = q.decide(hit)
     return q.result(fields, hit, time.perf_counter() - start)
@@ -145,8 +142,6 @@ def exact_body(mesh: Mesh | None, shape: Shape):
 
 def swapped(r: ExactResult) -> ExactResult:
     """The same answer with A and B exchanged."""
-    import dataclasses
-
     contained = {"a in b": "b in a", "b in a": "a in b"}.get(r.contained, r.contained)
     return dataclasses.replace(r, normal=-np.asarray(r.normal), point_a=r.point_b, point_b=r.point_a,
                                solid_a=r.solid_b, solid_b=r.solid_a, contained=contained,

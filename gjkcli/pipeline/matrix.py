@@ -11,8 +11,9 @@
 Speed: the samples' link frames come from one vectorised forward kinematics per chunk; every
 (sample, pair) row goes first to the engine's batch call on the hulls (`gjkcli.engine.query.batch`,
 no Python per row); rows whose hulls meet go to the triangle test (the links are not their
-hulls; a primitive against a mesh goes to the mesh's triangles). A pair leaves the sampling as soon as its class is settled: once it has collided (it is
-not Never) and has missed more than 1 - ALWAYS of the samples (it is not Always).
+hulls; a primitive against a mesh goes to the mesh's triangles). A pair leaves the sampling as
+soon as its class is settled: once it has collided (it is not Never) and has missed more than
+1 - ALWAYS of the samples (it is not Always).
 
 `audit` checks an SRDF's ``Never`` lines the same way and returns, per pair that does collide,
 the first sample that shows it.
