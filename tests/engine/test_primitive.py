@@ -15,6 +15,7 @@ import trimesh
 from conftest import random_rotation
 from shapely.geometry import Polygon
 
+from gjkcli.engine import certify
 from gjkcli.engine.exact import Mesh, exact_query
 from gjkcli.engine.primitive import inner_distance, pair_query, primitive_query
 from gjkcli.engine.results import Status
@@ -142,8 +143,9 @@ def test_a_primitive_in_a_torus_hole_reads_clear(kind):
 @pytest.mark.parametrize("name,make", [("torus", torus), ("u", u_shape), ("ring", ring)])
 def test_random_placements_agree_with_fcl(name, make):
     """Every kind in random poses in and around a non-convex solid: a clear or touching pair at
-    FCL's distance, a collision where FCL's surfaces meet or where trimesh finds one part inside
-    the other; and a mix of both outcomes, so that the test can fail."""
+    FCL's distance, its witnesses on both parts; a collision where FCL's surfaces meet or where
+    trimesh finds one part inside the other, its point certificate checked by
+    gjkcli.engine.certify; and a mix of both outcomes, so that the test can fail."""
     v, f = make()
     mesh = Mesh(v, f, name=name)
     assert mesh.solid
@@ -159,6 +161,12 @@ def test_random_placements_agree_with_fcl(name, make):
         assert r.status is not Status.UNDECIDED, (kind, T, r)
         if r.status is Status.COLLISION:
             assert r.depth > r.tolerance
+            # the certificate, checked apart from the engine (gjkcli.engine.certify): a point in
+            # the primitive, and on the mesh's surface or inside its solid
+            x = np.asarray(r.certificate.point)
+            assert certify.distance_to_shape(s, x) <= 1e-9, (kind, T, r)
+            on_surface = certify.point_mesh_distance(v, f, x[None])[0] <= 1e-9
+            assert on_surface or abs(certify.winding_number(v, f, x[None])[0]) > 0.5, (kind, T, r)
             if not hit:  # no surface contact: a part wholly inside the other
                 assert r.contained is not None, (kind, T, r)
                 if r.contained == "a in b":
@@ -166,6 +174,10 @@ def test_random_placements_agree_with_fcl(name, make):
             seen["inside"] += not hit
         else:
             assert not hit or r.status is Status.TOUCHING, (kind, T, r, d)
+            # the witnesses: on the primitive, on the mesh, as far apart as the distance
+            assert certify.distance_to_shape(s, r.point_a) <= 1e-9
+            assert certify.point_mesh_distance(v, f, r.point_b[None])[0] <= 1e-9
+            assert np.linalg.norm(r.point_b - r.point_a) == pytest.approx(r.distance, abs=1e-9)
             # FCL's GJK on curved shapes stops at 1e-6 relative (libccd's tolerance)
             assert r.distance == pytest.approx(d, abs=1e-5), (kind, T, r, d)
     n = sum(seen[s] for s in Status)
