@@ -24,7 +24,8 @@ touching
     Contact within the band is proven (a triangle lies within the band) and no depth beyond it:
     either the parts do not overlap at all, or moving the primitive by the band along the contact
     normal leaves it apart from the triangles and outside the solid (so the depth is at most
-    the band).
+    the band), or the primitive shrunk by the band is apart from the part (so no point of either
+    lies deeper than the band inside the other: a peg snug in a bore).
 undecided
     Neither: the parts overlap, no witness goes deeper than the band, and the band's move along
     the normals tried does not part them; or a triangle's own answer straddled the band.
@@ -283,22 +284,43 @@ class _Placed:
             normals.append(np.asarray(c) - np.asarray(p))
         for n in normals:
             length = np.linalg.norm(n)
-            if not length > 0:
-                continue
-            t = self.t + (self.tol / length) * n
-            got = _mesh.primitive_mesh(self.mesh.bvh, KINDS[self.shape.kind], self.shape.dims,
-                                       self.shape.radius, self.R, t,
-                                       self.shape.size, self.shape.size,
-                                       0.0, _TOL, True, self.ws)
-            if not (got["lower"] > 0.0 and got["undecided"] == 0):
-                continue
-            if self.mesh.solid:
-                self.mesh.bvh.prepare_winding()
-                w = _mesh.winding(self.mesh.bvh, t[None, :], self.ws)
-                if abs(w[0]) > DEFAULT.winding_inside:
-                    continue
-            return True
+            if length > 0 and self.outside(self.shape.dims, self.shape.radius,
+                                           self.t + (self.tol / length) * n):
+                return True
         return False
+
+    def shallow(self) -> bool:
+        """The primitive shrunk by the band (every point of it within the band of the shrunk one)
+        is apart from the triangles and outside the solid: every point of the mesh inside the
+        primitive lies within the band of its surface, and every point of the primitive inside the
+        solid within the band of the mesh's surface, as the triangle engine measures depth (a
+        point's distance to the other surface). Cones are not shrunk."""
+        d, r, tol = self.shape.dims, self.shape.radius, self.tol
+        kind = self.shape.kind
+        if kind in ("point", "segment") or (kind == "box" and r >= tol):
+            dims, radius = d, max(r - tol, 0.0)
+        elif kind == "box" and r == 0.0:
+            dims, radius = np.maximum(d - tol / np.sqrt(3.0), 0.0), 0.0  # a corner moves sqrt(3) x
+        elif kind == "cylinder" and r == 0.0:
+            step = tol / np.sqrt(2.0)  # a point of the rim moves sqrt(2) x the step
+            dims, radius = np.array([max(d[0] - step, 0.0), max(d[1] - step, 0.0), 0.0]), 0.0
+        else:
+            return False
+        return self.outside(dims, radius, self.t)
+
+    def outside(self, dims, radius: float, t) -> bool:
+        """The primitive of these dimensions, at t (the mesh frame, rotation R), is apart from
+        every triangle and its centre outside the solid: it lies wholly outside the part."""
+        got = _mesh.primitive_mesh(self.mesh.bvh, KINDS[self.shape.kind], dims, radius, self.R, t,
+                                   self.shape.size, self.shape.size, 0.0, _TOL, True, self.ws)
+        if not (got["lower"] > 0.0 and got["undecided"] == 0):
+            return False
+        if self.mesh.solid:
+            self.mesh.bvh.prepare_winding()
+            w = _mesh.winding(self.mesh.bvh, np.asarray(t)[None, :], self.ws)[0]
+            if abs(w) > DEFAULT.winding_inside:
+                return False
+        return True
 
     # the verdict
     def decide(self, hit) -> dict:
@@ -335,9 +357,10 @@ class _Placed:
             return self.straddle(hit, f"{hit['undecided']} triangle answers straddle the band")
         if hit["distance"] > tol:
             return self.apart(hit, Status.CLEAR, EXIT_CLOSEST)
-        if (hit["distance"] > 0.0 and self.inside is None) or self.moved_apart(hit):
+        if (hit["distance"] > 0.0 and self.inside is None) or self.moved_apart(hit) or self.shallow():
             return self.apart(hit, Status.TOUCHING, EXIT_TOUCH)
-        return self.straddle(hit, "the band's move along the contact normal does not part them")
+        return self.straddle(hit, "neither the band's move along the contact normal nor the band's "
+                                  "shrinking parts them")
 
     def centre_axis(self) -> np.ndarray:
         n = -self.t

@@ -305,3 +305,31 @@ def test_inner_distance_of_each_kind():
     # 1/sqrt(5) away (the line from (1, -1) to (0, 1)), the base 1
     assert inner_distance(Shape.cone(1.0, 2.0), [[0, 0, 0.0]])[0] == pytest.approx(1 / np.sqrt(5))
     assert inner_distance(Shape.cone(1.0, 2.0), [[0, 0, 1.5]])[0] < 0
+
+
+@pytest.mark.parametrize("kind", ["sphere", "capsule", "cylinder", "box"])
+def test_snug_in_a_faceted_bore_is_touching_and_a_tight_fit_a_collision(kind):
+    """The primitive in a square bore that fits it, its faces on all four walls: no single move
+    by the band parts it, but shrunk by the band it is apart, so the contact lies within the
+    band: touching. Made wider than the bore by three bands it overlaps every wall deeper than
+    the band: a collision."""
+    band = 1e-3
+    outer = trimesh.creation.box(extents=[4.0, 4.0, 2.0])
+    bore = trimesh.creation.box(extents=[1.0, 1.0, 4.0])
+    block = outer.difference(bore)
+    mesh = Mesh(block.vertices, block.faces, name="block")
+    assert mesh.solid
+
+    def sized(half: float) -> Shape:
+        if kind == "sphere":
+            return Shape.sphere(half)
+        if kind == "capsule":
+            return Shape.capsule(half, 1.0)
+        if kind == "cylinder":
+            return Shape.cylinder(half, 1.0)
+        return Shape.box([2 * half, 2 * half, 1.0])
+
+    snug = primitive_query(sized(0.5), mesh, tolerance=band)
+    assert snug.status is Status.TOUCHING, snug
+    tight = primitive_query(sized(0.5 + 3 * band), mesh, tolerance=band)
+    assert tight.status is Status.COLLISION and tight.depth > band, tight
