@@ -239,8 +239,9 @@ class Motion:
 
     def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'
-        where they are apart beyond the band, the triangles' where they meet (meshes only)."""
-        from gjkcli.engine.exact import exact_query
+        where they are apart beyond the band, the triangles' where they meet (a primitive against
+        a mesh's triangles; two primitives are their hulls)."""
+        from gjkcli.engine.primitive import exact_body, pair_query
         from gjkcli.engine.query import batch
 
         F = self.frames(q)
@@ -250,10 +251,12 @@ class Motion:
                     want="distance")
         d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
         for k in np.flatnonzero(d <= self.band).tolist():
-            a, b = self.meshes[pairs[k, 0]], self.meshes[pairs[k, 1]]
-            if a is None or b is None:
-                continue  # a curved primitive has no triangles: the hulls' answer stands
-            r = exact_query(a, b, pose_a=pa[k], pose_b=pb[k], tolerance=self.band, want="distance")
+            ea, eb = int(pairs[k, 0]), int(pairs[k, 1])
+            if self.meshes[ea] is None and self.meshes[eb] is None:
+                continue  # two primitives: each is its own hull, the hulls' answer is theirs
+            r = pair_query(exact_body(self.meshes[ea], self.shapes.shapes[ea]),
+                           exact_body(self.meshes[eb], self.shapes.shapes[eb]), pose_a=pa[k],
+                           pose_b=pb[k], tolerance=self.band, want="distance")
             d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0
         return d
 
@@ -307,7 +310,7 @@ class Motion:
                 note = (f"between waypoints {i} and {i + 1}: within {self.band:.2g} of contact at "
                         f"t = {t:.6f}" + (f", overlapping at t = {probe:.6f}" if probe is not None else ""))
             out.append(Finding(a=self.names[a], b=self.names[b], result=result,
-                               mode="exact" if self.meshes[a] is not None and self.meshes[b] is not None
+                               mode="exact" if self.meshes[a] is not None or self.meshes[b] is not None
                                else "hull", requested=requested,
                                violation=violates(result.status, None, fail_on), segment=i, t=t_out,
                                note=note))
@@ -317,14 +320,16 @@ class Motion:
         """(Result, t of overlap or None): the pair at t, or where it is found overlapping just
         after t (probes at t + band x 2^k / bound): a collision with its evidence, else the
         touching pair at t."""
-        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.primitive import exact_body, pair_query
         from gjkcli.engine.query import query
 
         def at(s: float):
             F = self.frames((q0 + s * (q1 - q0))[None])[0]
             ma, mb = self.meshes[a], self.meshes[b]
-            if ma is not None and mb is not None:
-                return exact_query(ma, mb, pose_a=F[a], pose_b=F[b], tolerance=self.band)
+            if ma is not None or mb is not None:  # a primitive against a mesh: its triangles
+                return pair_query(exact_body(ma, self.shapes.shapes[a]),
+                                  exact_body(mb, self.shapes.shapes[b]), pose_a=F[a], pose_b=F[b],
+                                  tolerance=self.band)
             sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])
             return query(sa, sb, tolerance=self.band)
 

@@ -537,7 +537,9 @@ class _Run:
         hull_clear = status == _CLEAR
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
-        meshed = parts.meshed[i] & parts.meshed[j]
+        # a pair with triangles on one side at least: a curved primitive goes to the triangles
+        # against the other part's (gjkcli.engine.primitive); two primitives are their hulls
+        meshed = parts.meshed[i] | parts.meshed[j]
         # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
         # the band and the clearance; every other such pair is decided on the exact solids
         # (gjkcli.pipeline.tessellated)
@@ -562,7 +564,7 @@ class _Run:
     def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
         bound does not clear: their triangles' answer, then the exact solids."""
-        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.primitive import pair_query
         from gjkcli.pipeline import tessellated
 
         out = {}
@@ -575,7 +577,7 @@ class _Run:
                 if deep is not None:
                     out[k] = deep
                     continue
-            mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
+            mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
             out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
@@ -584,13 +586,13 @@ class _Run:
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
-        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.primitive import pair_query
 
         self.tell("refine", 0, len(todo))
         out = {}
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
-            r = exact_query(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
+            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]))
             out[k] = _with_part_certificate(r)
             self.tell("refine", n + 1, len(todo))
         return out
@@ -726,7 +728,7 @@ class _Parts:
     hi: np.ndarray
     gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
     source: np.ndarray  # (n,) input each object came from
-    meshed: np.ndarray  # (n,) the object has triangles
+    meshed: np.ndarray  # (n,) the object has triangles (a mesh or a box; not a curved primitive)
     names: list
     index: dict
     _meshes: dict
@@ -836,6 +838,14 @@ class _Parts:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
 
+    def body(self, k: int):
+        """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a
+        curved primitive (sphere, capsule, cylinder: `gjkcli.engine.primitive` answers it
+        against the other part's triangles)."""
+        if not self.meshed[k]:
+            return self.shapes[k]
+        return self.mesh(k)
+
     def triangles(self, k: int):
         """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""
         g = self.geoms[k]
@@ -904,7 +914,8 @@ def _with_part_certificate(r: Result) -> Result:
     """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
     both, or a certified lower bound of the distance."""
     if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
-            and getattr(r, "triangle_a", -1) >= 0 and r.certificate is not None:
+            and getattr(r, "triangle_a", -1) >= 0 and getattr(r, "triangle_b", -1) >= 0 \
+            and r.certificate is not None:
         return dataclasses.replace(r, certificate=TrianglesCertificate(
             int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
     if r.status is Status.CLEAR:
@@ -915,11 +926,13 @@ def _with_part_certificate(r: Result) -> Result:
 
 
 def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:
+    """Why a pair with a curved primitive kept the hulls' answer: only --mode hull asks for it
+    (every other mode answers such a pair on the other part's triangles)."""
     if not conservative or (parts.meshed[a] and parts.meshed[b]):
         return None
     curved = [parts.names[k] for k in (a, b) if not parts.meshed[k]]
-    return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
-            f"answered on the hulls")
+    return (f"{' and '.join(curved)}: a curved primitive answered on the other part's hull "
+            f"(--mode hull): a bound, not the parts' answer")
 
 
 # -- statuses ------------------------------------------------------------------------------------
