@@ -22,6 +22,8 @@ __all__ = ["METRES", "ALIASES", "Length", "canonical", "factor", "parse_length",
 METRES = {
     "nm": 1e-9, "um": 1e-6, "mm": 1e-3, "cm": 1e-2, "dm": 1e-1, "m": 1.0, "km": 1e3,
     "mil": 25.4e-6, "in": 25.4e-3, "ft": 0.3048, "yd": 0.9144,
+    # CSS's absolute units, as SVG states them: 96 px, 72 pt and 6 pc to the inch
+    "px": 25.4e-3 / 96, "pt": 25.4e-3 / 72, "pc": 25.4e-3 / 6,
 }
 
 # Other spellings of the units above, lower case, as files (STEP's SI_UNIT prefixes, trimesh's
@@ -39,6 +41,7 @@ ALIASES = {
     "inch": "in", "inches": "in", '"': "in",
     "foot": "ft", "feet": "ft", "'": "ft",
     "yard": "yd", "yards": "yd",
+    "pixel": "px", "pixels": "px", "point": "pt", "points": "pt", "pica": "pc", "picas": "pc",
 }
 
 # A number, then optionally a unit: "0.1mm", "1e-3 m", "2 um", ".5in".

@@ -26,6 +26,9 @@ ezdxf and svgelements are imported on the first read.
 """
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -37,8 +40,9 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "is_flat", "read_drawing", "load_flat_part",
-           "read_flat_objects", "chord_for", "signed_area", "inside", "orient_even_odd"]
+__all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
+           "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
+           "inside", "orient_even_odd"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -69,6 +73,9 @@ class FlatPart:
     open_pieces : int
         Pieces of the part's file left out because they do not close (the same on every part of
         one file).
+    notes : tuple of str
+        What reading the part's file assumed or left out, one line each (the same on every part
+        of one file).
     """
 
     name: str
@@ -78,6 +85,7 @@ class FlatPart:
     chord: float = 0.0
     layer: str | None = None
     open_pieces: int = 0
+    notes: tuple = ()
 
     @property
     def bounds(self) -> np.ndarray:
@@ -151,6 +159,30 @@ class _Contour:
     group: int  # the SVG element or DXF entity it came from (nonzero fill-rule scope)
     nonzero: bool  # SVG fill-rule nonzero
     area: float = 0.0  # signed (shoelace)
+    chord: float = 0.0  # how far it may lie from the curves it flattens (0: none flattened)
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """An open piece (a LINE, an ARC, an open polyline or subpath) waiting to be joined."""
+
+    points: np.ndarray  # (n, 2)
+    name: str
+    layer: str | None
+    group: int
+    chord: float
+    what: str  # how the warning names it: "LINE #2A", "ARC in BLK@3F", "path3"
+
+
+@dataclass
+class _Read:
+    """What a format's reader hands `read_drawing`."""
+
+    closed: list
+    pieces: list
+    units: str | None
+    join_tol: float  # the default: join_rel of the drawing's size
+    layers: set  # every layer name met (DXF)
 
 
 @dataclass(frozen=True)
@@ -159,8 +191,10 @@ class Drawing:
 
     contours : tuple of _Contour (the sheet's left out); sheet : the contours on the sheet layer;
     depth : (n,) int64, how many contours enclose each one;
-    parent : (n,) int64, the innermost enclosing contour, -1 for none; units, chord : as FlatPart;
-    open_pieces : pieces left out because they do not close
+    parent : (n,) int64, the innermost enclosing contour, -1 for none; units : as FlatPart;
+    chord : the largest bound of any contour (each contour carries its own);
+    open_pieces : pieces left out because they do not close; notes : as FlatPart;
+    layers : the DXF layers the file's entities are on, read or not
     """
 
     path: str
@@ -171,6 +205,8 @@ class Drawing:
     chord: float
     open_pieces: int = 0
     sheet: tuple = ()
+    notes: tuple = ()
+    layers: tuple = ()
 
 
 def is_flat(path) -> bool:
@@ -188,70 +224,142 @@ def chord_for(size: float) -> float:
 # public API
 # --------------------------------------------------------------------------------------------
 
-def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = None) -> Drawing:
+@dataclass(frozen=True)
+class Layers:
+    """Which DXF layers a read takes: `only` (globs; empty: every layer) less `ignore` (globs).
+    Names and globs compare case-insensitively, as AutoCAD's layer names do ("SHEET" is the
+    layer "Sheet"). The sheet layer is read whatever they say."""
+
+    only: tuple = ()
+    ignore: tuple = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.only or self.ignore)
+
+    def takes(self, layer: str | None) -> bool:
+        if layer is None:
+            return True
+        if self.only and not any(layer_matches(layer, g) for g in self.only):
+            return False
+        return not any(layer_matches(layer, g) for g in self.ignore)
+
+
+def layer_matches(layer: str | None, glob: str) -> bool:
+    """Whether a DXF layer name matches a glob (``*``, ``?``, ``[...]``), case-insensitively."""
+    return layer is not None and fnmatch.fnmatchcase(layer.casefold(), glob.casefold())
+
+
+def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = None,
+                 layers: Layers = Layers(), join_tolerance=None) -> Drawing:
     """Every closed contour of an SVG or DXF file with its nesting; the contours on
-    `sheet_layer` set aside in `sheet`, out of the nesting. Raises InputError."""
+    `sheet_layer` (a layer name or glob, case-insensitive) set aside in `sheet`, out of the
+    nesting. `layers` selects the DXF layers read; `join_tolerance` (a float in the file's units,
+    or a `gjkcli.units.Length`; None: `join_rel` of the drawing's size) is how far apart the ends
+    of open pieces may be and still be joined. Raises InputError."""
     path = Path(path)
     shown = str(path) if shown is None else shown
     _check_file(path)
     kind = path.suffix.lower().lstrip(".")
-    if kind == "svg":
-        pieces, closed, units, chord = _read_svg(path)
-    elif kind == "dxf":
-        pieces, closed, units, chord = _read_dxf(path)
-    else:
-        raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
-    joined, left = _join(pieces, _join_tolerance(closed, pieces))
+    sheet_of = (lambda layer: layer_matches(layer, sheet_layer)) if sheet_layer is not None else None
+    with _library_warnings() as said:
+        if kind == "svg":
+            got = _read_svg(path)
+        elif kind == "dxf":
+            got = _read_dxf(path, layers, sheet_of)
+        else:
+            raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
+    notes = [f"{shown}: {kind.upper()} reader: {line}" for line in said()]
+    if layers and kind == "svg":
+        notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
+                     f"files, and every shape of it is read")
+    tol = got.join_tol
+    if join_tolerance is not None:
+        tol = _length_in(join_tolerance, got.units, path, "--join-tolerance")
+    closed = [c for c in got.closed]
+    # pieces that close on themselves within the join tolerance (a polyline not flagged closed)
+    pieces = []
+    for piece in got.pieces:
+        pts = piece.points
+        if len(pts) > 2 and np.linalg.norm(pts[-1] - pts[0]) <= tol:
+            closed.append(_contour(pts, piece))
+        else:
+            pieces.append(piece)
+    joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
+    if bridged > got.join_tol:
+        notes.append(f"{shown}: open pieces joined across gaps up to {bridged:.3g} (within "
+                     f"--join-tolerance {tol:g}); each gap is closed by a straight edge")
+    if left:
+        notes.append(f"warning: {shown}: {_open_summary(left)} left out (lines, arcs or paths "
+                     f"whose ends do not meet); close them, or join small gaps with "
+                     f"--join-tolerance")
     contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
-    if not contours:
-        what = f" ({left} open piece{'s' * (left != 1)} that do not close)" if left else ""
-        raise InputError(path, f"holds no closed contour{what}; draw the parts as closed "
+    sheet = tuple(c for c in contours if sheet_of is not None and sheet_of(c.layer))
+    if sheet:
+        contours = [c for c in contours if not sheet_of(c.layer)]
+    if not contours and not sheet:
+        what = f" ({len(left)} open piece{'s' * (len(left) != 1)} that do not close)" if left else ""
+        where = ""
+        if layers and got.layers:
+            where = f" on the layers read (the file's layers: {', '.join(sorted(got.layers))})"
+        raise InputError(path, f"holds no closed contour{what}{where}; draw the parts as closed "
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
-    sheet = tuple(c for c in contours if sheet_layer is not None and c.layer == sheet_layer)
-    if sheet:
-        contours = [c for c in contours if c.layer != sheet_layer]
-    depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
-    return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent, units=units,
-                   chord=chord, open_pieces=left, sheet=sheet)
+    size = _size([c.ring for c in contours])
+    depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
+                             slack=_nest_slack(contours, size))
+    chord = max((c.chord for c in (*contours, *sheet)), default=0.0)
+    return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent,
+                   units=got.units, chord=chord, open_pieces=len(left), sheet=sheet,
+                   notes=tuple(notes), layers=tuple(sorted(got.layers)))
 
 
-def load_flat_part(path, *, name: str | None = None, shown: str | None = None) -> FlatPart:
+def load_flat_part(path, *, name: str | None = None, shown: str | None = None,
+                   layers: Layers = Layers(), join_tolerance=None) -> FlatPart:
     """The whole file as ONE part (``gjk check a.svg b.dxf``): all its closed contours."""
-    d = read_drawing(path, shown=shown)
+    d = read_drawing(path, shown=shown, layers=layers, join_tolerance=join_tolerance)
+    if not d.contours:
+        raise InputError(path, "holds no closed contour; draw the parts as closed polylines, "
+                               "circles or paths")
     return FlatPart(name=name or Path(path).name, source=d.path,
-                    rings=tuple(c.ring for c in d.contours), units=d.units, chord=d.chord,
-                    layer=None, open_pieces=d.open_pieces)
+                    rings=tuple(c.ring for c in d.contours), units=d.units,
+                    chord=max(c.chord for c in d.contours), layer=None,
+                    open_pieces=d.open_pieces, notes=d.notes)
 
 
 def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = None,
-                      sheet_layer: str | None = None) -> tuple[FlatParts, FlatPart | None]:
+                      sheet_layer: str | None = None, layers: Layers = Layers(),
+                      join_tolerance=None) -> tuple[FlatParts, FlatPart | None]:
     """(parts, sheet): one part per outer contour with its holes (``gjk scan``), as a FlatParts
     (the rings also packed into arrays), and the contours on `sheet_layer` (DXF) as the sheet,
-    None without one. Raises InputError, also when `sheet_layer` names a layer that holds no
-    closed contour."""
-    d = read_drawing(path, shown=shown, sheet_layer=sheet_layer)
+    None without one. Each part carries its own flattening bound: the largest of its rings'
+    (0 when none flattened a curve). Raises InputError, also when `sheet_layer` names a layer
+    that holds no closed contour."""
+    d = read_drawing(path, shown=shown, sheet_layer=sheet_layer, layers=layers,
+                     join_tolerance=join_tolerance)
     sheet = None
     if sheet_layer is not None:
         if not d.sheet:
-            raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet; "
-                                   f"check --sheet-layer against the file's layers")
+            known = f" (the file's layers: {', '.join(d.layers)})" if d.layers else ""
+            raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet"
+                                   f"{known}; check --sheet-layer against the file's layers")
         if not d.contours:
             raise InputError(path, f"every closed contour is on the sheet layer {sheet_layer!r}: "
                                    f"there are no parts")
         sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path,
-                         rings=tuple(c.ring for c in d.sheet), units=d.units, chord=d.chord,
-                         layer=sheet_layer)
+                         rings=tuple(c.ring for c in d.sheet), units=d.units,
+                         chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer)
     holes: dict[int, list[int]] = {}
     for k in np.flatnonzero(d.depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
     parts = []
     for k in np.flatnonzero(d.depth % 2 == 0).tolist():
         c = d.contours[k]
-        rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in holes.get(k, ()))
+        inner = holes.get(k, ())
+        rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in inner)
+        chord = max([c.chord] + [d.contours[h].chord for h in inner])
         name = c.name if prefix is None else f"{prefix}:{c.name}"
-        parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=d.chord,
-                              layer=c.layer, open_pieces=d.open_pieces))
+        parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=chord,
+                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes))
     return FlatParts(parts), sheet
 
 
@@ -299,20 +407,31 @@ def _ring_area_signed_by_depth(rings) -> list[float]:
     return [abs(signed_area(r)) * (1 if d % 2 == 0 else -1) for r, d in zip(rings, depth)]
 
 
-def _nesting(rings: list, areas: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _nesting(rings: list, areas: np.ndarray | None = None,
+             slack: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(depth, parent) per ring: how many rings enclose it and the innermost one (-1: none).
 
-    A ring is inside another when all its vertices are (so a contour crossing another is not
-    nested in it; one whose vertices are all inside but whose edge crosses a notch is). A ring can only enclose a ring whose first vertex lies in its box: boxes are hashed
-    into a uniform grid (cells the size of the median box), so candidates are found per cell, and
-    a nest of 10,000 parts costs a few candidates per ring, not 10,000."""
+    A ring is inside another when all its vertices and edge midpoints are inside it or within
+    `slack` (per enclosing ring; default: `nest_rel` of the rings' extent) of its outline: a
+    square sharing two edges with a larger one is its hole however the rounding of a 45-degree
+    insert puts its corners, and a square inscribed in a flattened circle (whose chords cut
+    inside the true circle) is inside it when the slack holds the circle's flattening bound. A
+    contour that crosses another farther than that is not nested in it (overlapping parts of a
+    nest stay parts), nor is one that closes a notch of another (an edge midpoint outside it);
+    one whose points are all inside but whose edge crosses a notch is.
+
+    A ring can only enclose a ring whose first vertex lies in its box: boxes are hashed into a
+    uniform grid (cells the size of the median box), so candidates are found per cell, and a
+    nest of 10,000 parts costs a few candidates per ring, not 10,000."""
     n = len(rings)
     depth = np.zeros(n, dtype=np.int64)
     parent = np.full(n, -1, dtype=np.int64)
     if n < 2:
         return depth, parent
-    lo = np.array([r.min(axis=0) for r in rings])
-    hi = np.array([r.max(axis=0) for r in rings])
+    if slack is None:
+        slack = np.full(n, DEFAULT.nest_rel * _size(rings))
+    lo = np.array([r.min(axis=0) for r in rings]) - slack[:, None]
+    hi = np.array([r.max(axis=0) for r in rings]) + slack[:, None]
     area = np.array([abs(signed_area(r)) for r in rings]) if areas is None else np.abs(areas)
     probe = np.array([r[0] for r in rings])
     cell = float(np.median(np.max(hi - lo, axis=1)))
@@ -341,23 +460,64 @@ def _nesting(rings: list, areas: np.ndarray | None = None) -> tuple[np.ndarray, 
     reps = last - first
     k_of = np.repeat(np.arange(n), reps)
     c_of = owner[np.repeat(first, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))]
+    # the enclosed ring's own box (grown by the container's slack) within the container's
     ok = ((c_of != k_of) & (area[c_of] > area[k_of])
-          & (lo[c_of] <= lo[k_of]).all(axis=1) & (hi[c_of] >= hi[k_of]).all(axis=1))
+          & (lo[c_of] <= lo[k_of] + slack[k_of, None]).all(axis=1)
+          & (hi[c_of] >= hi[k_of] - slack[k_of, None]).all(axis=1))
     for k, c in zip(k_of[ok].tolist(), c_of[ok].tolist()):
-        # every vertex inside: a contour that crosses another (overlapping parts of a nest) is
-        # not taken for its hole
-        if inside(rings[k], rings[c]).all():
+        if _within(rings[k], rings[c], float(slack[c])):
             depth[k] += 1
             if parent[k] < 0 or area[c] < area[parent[k]]:
                 parent[k] = c
     return depth, parent
 
 
+def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
+    """Whether every vertex and edge midpoint of `ring` lies inside `outer` or within `slack` of
+    its outline."""
+    mid = 0.5 * (ring + np.roll(ring, -1, axis=0))
+    points = np.concatenate([ring, mid])
+    out = points[~inside(points, outer)]
+    for k in range(0, len(out), 64):  # most candidates that are not nested fail on the first few
+        if (_distance_to_ring(out[k:k + 64], outer) > slack).any():
+            return False
+    return True
+
+
+def _distance_to_ring(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
+    """(m,) distance of each point to the ring's outline (its closed polyline)."""
+    a = ring
+    ab = np.roll(ring, -1, axis=0) - a
+    ap = points[:, None, :] - a[None, :, :]
+    length2 = np.einsum("ij,ij->i", ab, ab)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip(np.einsum("mij,ij->mi", ap, ab) / length2, 0.0, 1.0)
+    t = np.where(length2 > 0, t, 0.0)
+    d = ap - t[:, :, None] * ab[None, :, :]
+    return np.sqrt(np.einsum("mij,mij->mi", d, d).min(axis=1))
+
+
+def _size(rings) -> float:
+    """The diagonal of the rings' box (1 when they have no extent)."""
+    if not len(rings):
+        return 1.0
+    pts = np.concatenate(rings)
+    return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 1e-300)
+
+
+def _nest_slack(contours: list, size: float) -> np.ndarray:
+    """(n,) how far outside each contour a point may lie and count as on it when contours are
+    nested: the drawing's rounding (`nest_rel` of its size) and the contour's own flattening
+    bound (its chords cut inside the curve it flattens by up to that)."""
+    return DEFAULT.nest_rel * size + np.array([c.chord for c in contours], dtype=np.float64)
+
+
 def _apply_nonzero(contours: list) -> list:
     """Drop the subpaths of nonzero-filled SVG elements that wind as their enclosing subpath of
     the same element does: under nonzero they are filled area, neither hole nor part."""
     while any(c.nonzero for c in contours):
-        depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
+        depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
+                                 slack=_nest_slack(contours, _size([c.ring for c in contours])))
         drop = set()
         for k, c in enumerate(contours):
             p = int(parent[k])
@@ -369,32 +529,25 @@ def _apply_nonzero(contours: list) -> list:
     return contours
 
 
-def _join_tolerance(closed: list, pieces: list) -> float:
-    pts = [c.ring for c in closed] + [p[0] for p in pieces]
-    if not pts:
-        return 0.0
-    allp = np.concatenate(pts)
-    size = float(np.linalg.norm(allp.max(axis=0) - allp.min(axis=0)))
-    return DEFAULT.join_rel * max(size, 1.0)
-
-
-def _join(pieces: list, tol: float) -> tuple[list, int]:
-    """Chain open pieces [(points (n, 2), name, layer, group)] end to end into closed contours;
-    (contours, pieces left open). Ends meet within `tol`."""
+def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
+    """Chain open pieces (`_Piece`) end to end into closed contours: (contours, the pieces left
+    open, the widest gap bridged). Ends meet within `tol`; ends within `merge` (rounding) are one
+    point, farther ones are joined by a straight edge. A contour's bound is the largest of its
+    pieces'."""
     if not pieces:
-        return [], 0
+        return [], [], 0.0
     from scipy.spatial import cKDTree
 
-    ends = np.array([[p[0][0], p[0][-1]] for p in pieces]).reshape(-1, 2)  # 2k start, 2k+1 end
+    ends = np.array([[p.points[0], p.points[-1]] for p in pieces]).reshape(-1, 2)  # 2k start, 2k+1 end
     tree = cKDTree(ends)
     used = np.zeros(len(pieces), dtype=bool)
-    out = []
-    left = 0
+    out, left = [], []
+    bridged = 0.0
     for first in range(len(pieces)):
         if used[first]:
             continue
         used[first] = True
-        chain = [pieces[first][0]]
+        chain, members, gaps = [pieces[first].points], [first], []
         start, tail = ends[2 * first], ends[2 * first + 1]
         closed = bool(np.linalg.norm(tail - start) <= tol)
         while not closed:
@@ -407,25 +560,54 @@ def _join(pieces: list, tol: float) -> tuple[list, int]:
                 break
             k = nxt // 2
             used[k] = True
-            pts = pieces[k][0] if nxt % 2 == 0 else pieces[k][0][::-1]
-            chain.append(pts[1:])
+            members.append(k)
+            pts = pieces[k].points if nxt % 2 == 0 else pieces[k].points[::-1]
+            gaps.append(float(np.linalg.norm(pts[0] - tail)))
+            # a gap wider than rounding keeps both ends: the straight edge between them bridges it
+            chain.append(pts[1:] if gaps[-1] <= merge else pts)
             tail = pts[-1]
             closed = bool(np.linalg.norm(tail - start) <= tol)
         if closed:
             ring = np.concatenate(chain)
-            if len(ring) > 1 and np.linalg.norm(ring[-1] - ring[0]) <= tol:
+            gaps.append(float(np.linalg.norm(ring[-1] - ring[0])))
+            if len(ring) > 1 and gaps[-1] <= merge:
                 ring = ring[:-1]
-            _, name, layer, group = pieces[first][:4]
+            bridged = max([bridged] + gaps)
+            piece = pieces[first]
             ring = np.ascontiguousarray(ring, dtype=np.float64)
-            out.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=False,
-                                area=signed_area(ring)))
+            out.append(_Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
+                                nonzero=False, area=signed_area(ring),
+                                chord=max(pieces[m].chord for m in members)))
         else:
-            left += len(chain)
-    return out, left
+            left.extend(pieces[m] for m in members)
+    return out, left, bridged
+
+
+def _contour(points: np.ndarray, piece: _Piece) -> _Contour:
+    ring = np.ascontiguousarray(points, dtype=np.float64)
+    return _Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
+                    nonzero=False, area=signed_area(ring), chord=piece.chord)
+
+
+def _open_summary(left: list, shown: int = 3) -> str:
+    """"134 open pieces (layers: Gravir 120, 0 14; e.g. LINE #2A, ARC #3F, ...)"."""
+    by_layer: dict = {}
+    for p in left:
+        by_layer[p.layer] = by_layer.get(p.layer, 0) + 1
+    n = len(left)
+    text = f"{n} open piece{'s' * (n != 1)}"
+    what = []
+    if any(layer is not None for layer in by_layer):
+        layers = sorted(by_layer.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        what.append("on layer" + "s" * (len(layers) != 1) + " "
+                    + ", ".join(f"{layer} ({c})" for layer, c in layers))
+    examples = ", ".join(p.what for p in left[:shown]) + (", ..." if n > shown else "")
+    what.append(f"e.g. {examples}" if n > 1 else examples)
+    return f"{text} ({'; '.join(what)})"
 
 
 def _closed_or_piece(points: np.ndarray, is_closed: bool, name, layer, group, nonzero,
-                     closed: list, pieces: list, tol: float) -> None:
+                     closed: list, pieces: list, tol: float, chord: float, what: str) -> None:
     points = _dedupe(np.asarray(points, dtype=np.float64)[:, :2], tol)
     if len(points) < 2:
         return
@@ -435,9 +617,47 @@ def _closed_or_piece(points: np.ndarray, is_closed: bool, name, layer, group, no
         if len(points) >= 3:
             ring = np.ascontiguousarray(points)
             closed.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=nonzero,
-                                   area=signed_area(ring)))
+                                   area=signed_area(ring), chord=chord))
     else:
-        pieces.append((points, name, layer, group))
+        pieces.append(_Piece(points=points, name=name, layer=layer, group=group, chord=chord,
+                             what=what))
+
+
+@contextlib.contextmanager
+def _library_warnings():
+    """Collect what ezdxf logs (``copy process ignored DIMASSOC(#F5) ...``) instead of letting
+    it reach stderr; yields a callable giving the distinct lines, each with its count."""
+    logger = logging.getLogger("ezdxf")
+    lines: dict = {}
+
+    class _Collect(logging.Handler):
+        def emit(self, record):
+            text = " ".join(record.getMessage().split())
+            lines[text] = lines.get(text, 0) + 1
+
+    handler = _Collect(level=logging.WARNING)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield lambda: [t if c == 1 else f"{t} ({c} times)" for t, c in lines.items()]
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _length_in(value, units: str | None, path: Path, option: str) -> float:
+    """A length option (a float in the file's units, or a `gjkcli.units.Length`) in the file's
+    units; an InputError when it has a unit and the file states none gjk knows."""
+    from gjkcli.units import UnitError
+
+    try:
+        out = value.to(units) if hasattr(value, "to") else float(value)
+    except UnitError as exc:
+        raise InputError(path, f"{option} {value}: {exc}") from None
+    if not (out >= 0 and math.isfinite(out)):
+        raise InputError(path, f"{option} must be a finite length >= 0, got {value}")
+    return float(out)
 
 
 def _dedupe(points: np.ndarray, tol: float) -> np.ndarray:
@@ -493,7 +713,6 @@ def _read_svg(path: Path):
     tol = DEFAULT.join_rel * max(size, 1.0)
     closed: list = []
     pieces: list = []
-    curved = False
     counts: dict[str, int] = {}
     for k, e, p in shapes:
         tag = type(e).__name__.lower()
@@ -502,10 +721,10 @@ def _read_svg(path: Path):
         nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
         for sub in p.as_subpaths():
             pts, is_closed, had_curve = _flatten_svg(se, sub, chord)
-            curved |= had_curve
             if len(pts):
-                _closed_or_piece(pts, is_closed, name, None, k, nonzero, closed, pieces, tol)
-    return pieces, closed, units, chord if curved else 0.0
+                _closed_or_piece(pts, is_closed, name, None, k, nonzero, closed, pieces, tol,
+                                 chord if had_curve else 0.0, name)
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=set())
 
 
 def _flatten_svg(se, sub, chord: float):
@@ -553,15 +772,18 @@ def _segments_needed(se, seg, chord: float) -> int:
 
 
 def _svg_units(svg) -> str | None:
+    """The unit of one user unit as the root's width states it: its unit when the viewBox maps
+    one user unit to one of it (or there is no viewBox and the width is in px: user units are CSS
+    px, 1/96 in), "<s> <unit>" when it maps one user unit to s of them, "px" for a width in other
+    units without a viewBox; None when the width is missing, a bare number or a percentage (the
+    file does not say)."""
     width = svg.values.get("width")
     m = _LENGTH.match(str(width)) if width is not None else None
     if m is None or not m.group(2) or m.group(2) == "%":
         return None
     value, unit = float(m.group(1)), m.group(2).lower()
-    if unit == "px":
-        return "px"
     if svg.viewbox is None or not svg.viewbox.width:
-        return "px"  # user units are CSS pixels whatever the width says
+        return "px"  # user units are CSS px whatever the width says
     per_user = value / float(svg.viewbox.width)
     return unit if abs(per_user - 1.0) < 1e-9 else f"{per_user:g} {unit}"
 
@@ -573,7 +795,7 @@ def _svg_units(svg) -> str | None:
 _DXF_KINDS = ("LINE", "LWPOLYLINE", "POLYLINE", "CIRCLE", "ARC", "ELLIPSE", "SPLINE")
 
 
-def _read_dxf(path: Path):
+def _read_dxf(path: Path, layers: Layers, sheet_of):
     try:
         import ezdxf
     except ImportError as exc:  # pragma: no cover - a main dependency
@@ -590,21 +812,35 @@ def _read_dxf(path: Path):
     if not placed:
         raise InputError(path, "holds no LINE, LWPOLYLINE, POLYLINE, CIRCLE, ARC, ELLIPSE or "
                                "SPLINE in model space; draw the parts in it")
+    seen = {layer for _, _, layer, _ in placed}
+    if layers:
+        placed = [p for p in placed if layers.takes(p[2]) or (sheet_of is not None and sheet_of(p[2]))]
+        if not placed:
+            raise InputError(path, f"holds nothing on the layers asked for ({_layer_ask(layers)}); "
+                                   f"the file's layers: {', '.join(sorted(seen))}")
     size = _dxf_size(placed)
     chord = chord_for(size)
     tol = DEFAULT.join_rel * max(size, 1.0)
     closed: list = []
     pieces: list = []
-    curved = False
-    for k, (e, name, layer) in enumerate(placed):
+    for k, (e, name, layer, what) in enumerate(placed):
         try:
             pts, is_closed, had_curve = _flatten_dxf(e, chord)
         except Exception as exc:  # noqa: BLE001 - one bad entity names itself
             raise InputError(path, f"{e.dxftype()} {name}: cannot be read ({_short(exc)}); "
                                    f"fix or redraw it") from None
-        curved |= had_curve
-        _closed_or_piece(pts, is_closed, name, layer, k, False, closed, pieces, tol)
-    return pieces, closed, units, chord if curved else 0.0
+        _closed_or_piece(pts, is_closed, name, layer, k, False, closed, pieces, tol,
+                         chord if had_curve else 0.0, what)
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+
+
+def _layer_ask(layers: Layers) -> str:
+    said = []
+    if layers.only:
+        said.append("--layers " + ",".join(layers.only))
+    if layers.ignore:
+        said.append("--ignore-layers " + ",".join(layers.ignore))
+    return ", ".join(said)
 
 
 def _flatten_dxf(e, chord: float):
@@ -653,7 +889,7 @@ def _dxf_size(placed) -> float:
     radii, control points): the drawing's size for the chord, without flattening anything."""
     lo = np.full(2, np.inf)
     hi = np.full(2, -np.inf)
-    for e, _, _ in placed:
+    for e, *_ in placed:
         kind = e.dxftype()
         try:
             if kind == "LWPOLYLINE" and _plain_lwpolyline(e):
@@ -690,11 +926,17 @@ def _xy(vertices) -> np.ndarray:
     return np.array([(v.x, v.y) for v in vertices], dtype=np.float64).reshape(-1, 2)
 
 
-def _dxf_entities(layout, block: str | None = None, handle: str | None = None, depth: int = 0):
-    """(entity in world coordinates, part name, layer) for the drawable entities, INSERTs
-    expanded (nested ones too) into virtual entities placed by their full transforms."""
+def _dxf_entities(layout, block: str | None = None, handle: str | None = None, depth: int = 0,
+                  inherit: str | None = None):
+    """(entity in world coordinates, part name, layer, how a warning names it) for the drawable
+    entities, INSERTs expanded (nested ones too) into virtual entities placed by their full
+    transforms. An entity on layer "0" inside a block is on its INSERT's layer, as AutoCAD
+    draws it."""
     for e in layout:
         kind = e.dxftype()
+        layer = e.dxf.get("layer", "0")
+        if inherit is not None and layer == "0":
+            layer = inherit
         if kind == "INSERT":
             if depth > 32:
                 continue
@@ -704,13 +946,12 @@ def _dxf_entities(layout, block: str | None = None, handle: str | None = None, d
                 virtual = list(e.virtual_entities())
             except Exception:  # noqa: BLE001 - a non-uniform scale of an arc ezdxf cannot place
                 continue
-            yield from _dxf_entities(virtual, name, h, depth + 1)
+            yield from _dxf_entities(virtual, name, h, depth + 1, layer)
         elif kind in _DXF_KINDS:
-            layer = e.dxf.get("layer", "0")
             if block is not None:
-                yield e, f"{block}@{handle}", layer
+                yield e, f"{block}@{handle}", layer, f"{kind} in {block}@{handle}"
             else:
-                yield e, f"{layer}:{e.dxf.handle}", layer
+                yield e, f"{layer}:{e.dxf.handle}", layer, f"{kind} #{e.dxf.handle}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
     parts, source = [], []
     for k, p in enumerate((path_a, path_b)):
         try:
-            parts.append(load_flat_part(p, shown=str(p)))
+            parts.append(load_flat_part(p, shown=str(p), layers=_layers(options),
+                                        join_tolerance=options.join_tolerance))
             source.append(k)
         except InputError as exc:
             if options.strict:
@@ -87,7 +88,9 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
     for p in paths:
         prefix = Path(p).name if several else None
         try:
-            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer)
+            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer,
+                                           layers=_layers(options),
+                                           join_tolerance=options.join_tolerance)
         except InputError as exc:
             if options.strict:
                 raise
@@ -100,6 +103,13 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
     run.stage("load", t)
     frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
     return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
+
+
+def _layers(options):
+    """The options' DXF layer selection as the reader takes it."""
+    from gjkcli.mesh.flat import Layers
+
+    return Layers(only=tuple(options.layers or ()), ignore=tuple(options.ignore_layers or ()))
 
 
 class _FlatRun:
@@ -155,33 +165,38 @@ class _FlatRun:
         elif len(parts) == 1 and self.command == "scan" and frame is None:
             self.notes.append(f"only one object ({parts[0].name}): there are no pairs to check")
         chord = np.fromiter((p.chord for p in objects), dtype=np.float64, count=n)
-        if n and chord.max() > 0:
+        curved = int(np.count_nonzero(chord))
+        if curved:
             self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
-                              f"drawing; each pair's touching band is at least its two parts' "
-                              f"bounds, and the clearance is checked with them added")
-        left = {}
+                              f"drawing, on {curved} of {n} objects; each pair's touching band is "
+                              f"at least its two parts' bounds (0 for a part of straight edges), "
+                              f"and the clearance is checked with them added")
+        said = {}  # each file's reading notes once, in file order
         for p in parts:
-            if p.open_pieces:
-                left[p.source] = p.open_pieces
-        for file, count in left.items():
-            self.notes.append(f"warning: {file}: {count} open piece{'s' * (count != 1)} (lines, arcs "
-                              f"or paths whose ends do not meet) left out; close them to check them")
+            if p.notes and p.source not in said:
+                said[p.source] = p.notes
+        for lines in said.values():
+            self.notes.extend(lines)
         lo, hi, per_part = _boxes(objects)
         size = np.hypot(*(hi - lo).T)
+        if frame is not None:  # the frame's pairs scale with the sheet, not the box around it
+            sheet = np.concatenate(frame.rings[1:])
+            size[-1] = float(np.hypot(*(sheet.max(axis=0) - sheet.min(axis=0))))
 
         i, j = self._pairs(lo, hi, size, chord, source, frame is not None, across)
         candidates = len(i)
         t = self.stage("broad", t)
         # the touching band per pair: the user's, else relative to the pair's size; never below
-        # what the flattening may have moved the outlines
+        # what the flattening may have moved the two outlines (each part's own bound)
         flat_band = chord[i] + chord[j]
         if o.tolerance is not None:
-            band = np.maximum(o.tolerance, flat_band)
+            rounding = np.full(len(i), float(o.tolerance))
         else:
-            band = np.maximum(DEFAULT.touching_rel * np.maximum(size[i], size[j]), flat_band)
+            rounding = DEFAULT.touching_rel * np.maximum(size[i], size[j])
+        band = np.maximum(rounding, flat_band)
         batch = self._narrow(objects, i, j, band)
         t = self.stage("narrow", t)
-        pairs, counts = self._verdicts(objects, i, j, band, flat_band, batch, frame)
+        pairs, counts = self._verdicts(objects, i, j, band, flat_band, rounding, batch, frame)
         self.stage("verdicts", t)
         records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
                                                    int(per_part[k])))
@@ -310,7 +325,7 @@ class _FlatRun:
         self.tell("narrow", len(i), len(i))
         return out
 
-    def _verdicts(self, objects, i, j, band, flat_band, batch, frame):
+    def _verdicts(self, objects, i, j, band, flat_band, rounding, batch, frame):
         from gjkcli.engine.results import STATUS_CODES
 
         o = self.options
@@ -320,14 +335,16 @@ class _FlatRun:
             return pairs, counts
         clearance = o.clearance or 0.0
         # the engine's verdicts within each pair's band; then the clearance, with both parts'
-        # flattening bounds added (a pair the flattening could hide is not passed)
+        # flattening bounds added (a pair the flattening could hide is not passed); a gap within
+        # the touching band's rounding of the clearance is at the clearance, as a gap within it
+        # of 0 is touching: a nest laid out exactly at its margin passes
         value = np.empty(max(STATUS_CODES) + 1, dtype=object)  # code -> the Status's value
         for c, st in STATUS_CODES.items():
             value[c] = st.value
         status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
         if clearance > 0:
-            close = (status == Status.CLEAR.value) & (distance < clearance + flat_band)
+            close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
             counts[code] += int(c)
@@ -480,7 +497,7 @@ def _record(p, lo, hi, vertices: int) -> ObjectRecord:
     rec.__dict__.update(
         name=p.name, file=p.source if p.source != "<sheet>" else "", vertices=vertices, faces=0,
         hull_vertices=0, convex=None, watertight=None, bounds=(tuple(lo), tuple(hi)),
-        units=p.units, bodies=None, dimension=2)
+        units=p.units, bodies=None, dimension=2, layer=p.layer, flattening=float(p.chord))
     return rec
 
 
