@@ -343,8 +343,10 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
             raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet"
                                    f"{known}; check --sheet-layer against the file's layers")
         if not d.contours:
-            raise InputError(path, f"every closed contour is on the sheet layer {sheet_layer!r}: "
-                                   f"there are no parts")
+            which = (f" of the layers asked for ({_layer_ask(layers)}; the file's layers: "
+                     f"{', '.join(d.layers)})" if layers else "")
+            raise InputError(path, f"every closed contour{which} is on the sheet layer "
+                                   f"{sheet_layer!r}: there are no parts")
         sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path,
                          rings=tuple(c.ring for c in d.sheet), units=d.units,
                          chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer)

@@ -482,7 +482,7 @@ def _frame(parts, sheets, layer):
     box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
     rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
     return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
-                    chord=max(s.chord for s in sheets), layer=layer)
+                    chord=max(s.chord for s in sheets), layer=sheets[0].layer)
 
 
 _RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)

@@ -12,11 +12,8 @@ import math
 import ezdxf
 import numpy as np
 import pytest
-import shapely
 from shapely.geometry import Point, Polygon, box
 
-from gjkcli.engine.results import Status
-from gjkcli.mesh.flat import read_flat_objects
 from gjkcli.pipeline import run
 from gjkcli.report import jsonout
 from gjkcli.units import Length
