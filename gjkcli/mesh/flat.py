@@ -275,7 +275,7 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     tol = got.join_tol
     if join_tolerance is not None:
         tol = _length_in(join_tolerance, got.units, path, "--join-tolerance")
-    closed = [c for c in got.closed]
+    closed = list(got.closed)
     # pieces that close on themselves within the join tolerance (a polyline not flagged closed)
     pieces = []
     for piece in got.pieces:
@@ -317,9 +317,6 @@ def load_flat_part(path, *, name: str | None = None, shown: str | None = None,
                    layers: Layers = Layers(), join_tolerance=None) -> FlatPart:
     """The whole file as ONE part (``gjk check a.svg b.dxf``): all its closed contours."""
     d = read_drawing(path, shown=shown, layers=layers, join_tolerance=join_tolerance)
-    if not d.contours:
-        raise InputError(path, "holds no closed contour; draw the parts as closed polylines, "
-                               "circles or paths")
     return FlatPart(name=name or Path(path).name, source=d.path,
                     rings=tuple(c.ring for c in d.contours), units=d.units,
                     chord=max(c.chord for c in d.contours), layer=None,
@@ -500,7 +497,7 @@ def _distance_to_ring(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
 
 
 def _size(rings) -> float:
-    """The diagonal of the rings' box (1 when they have no extent)."""
+    """The diagonal of the rings' box (1 for no rings; never 0, as it scales tolerances)."""
     if not len(rings):
         return 1.0
     pts = np.concatenate(rings)

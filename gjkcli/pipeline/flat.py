@@ -15,10 +15,16 @@ the plane's narrow phase -> the same findings as in 3D.
    grown by half the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
-5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
-   (`FlatPart.chord`), so no clear, collision or clearance verdict rests on how curves were cut
-   into chords: polygons closer than that read as touching, and a pair within the clearance plus
-   both bounds fails the clearance.
+5. **Verdicts**: a pair's touching band is at least the sum of the two parts' own flattening
+   bounds (`FlatPart.chord`: 0 for a part of straight edges), so no clear, collision or clearance
+   verdict rests on how curves were cut into chords, and no pair pays for another part's curves:
+   polygons closer than that read as touching, and a pair within the clearance plus both bounds
+   fails the clearance, unless its gap is within the touching band's rounding of the clearance
+   (at it, as a gap that close to 0 is touching): a nest laid out exactly at its margin passes.
+
+The reader's choices travel in `Options`: `layers` and `ignore_layers` (DXF layer globs,
+case-insensitive), `join_tolerance`, `sheet_layer`; what it assumed or left out comes back as
+each file's notes.
 """
 from __future__ import annotations
 
