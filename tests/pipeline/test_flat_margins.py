@@ -68,15 +68,18 @@ def _margin_nest(rng, closer: float = 0.0):
     return doc, shapes
 
 
-@pytest.mark.parametrize("closer", [0.0, 1e-3, 0.02])
-def test_a_nest_exactly_at_its_margin(tmp_path, closer):
+@pytest.mark.parametrize("closer, clearance", [(0.0, 5.0), (1e-3, 5.0), (0.02, 5.0),
+                                               (0.0, 4.999), (0.0, 5.001)])
+def test_a_nest_exactly_at_its_margin(tmp_path, closer, clearance):
     """Every part exactly 5 mm from the sheet's edge and from its neighbour: no finding at
     --clearance 5, whatever bound the drawing's discs carry; a part 1 um or 20 um closer (both
-    below the discs' flattening bound, 0.034 mm) fails against the sheet, and only it."""
+    below the discs' flattening bound, 0.034 mm) fails against the sheet, and only it; at
+    --clearance 5.001 every pair at the margin fails, at 4.999 none."""
     doc, shapes = _margin_nest(np.random.default_rng(30), closer)
     doc.saveas(tmp_path / "sheet.dxf")
     found = run.scan([tmp_path / "sheet.dxf"],
-                     run.Options(clearance=Length(5.0, "mm"), sheet_layer="SHEET", all_pairs=True))
+                     run.Options(clearance=Length(clearance, "mm"), sheet_layer="SHEET",
+                                 all_pairs=True))
     assert not found.errors and found.units == "mm"
     # the oracle: shapely's distances between the shapes as drawn, and to the sheet's outside
     frame = box(-1e4, -1e4, 1e4, 1e4).difference(box(0, 0, *SHEET))
@@ -90,8 +93,8 @@ def test_a_nest_exactly_at_its_margin(tmp_path, closer):
     at_margin = [k for k, d in truth.items() if abs(d - MARGIN) < 1e-9]
     assert len(at_margin) >= 12 + 11 + 1 - 2 * (closer > 0)  # the row's parts to the edge
     # and to each other, the bracket to two edges
-    closer_than = {k for k, d in truth.items() if d < MARGIN - 1e-6}
-    assert len(closer_than) == (closer > 0)
+    closer_than = {k for k, d in truth.items() if d < clearance - 1e-6}
+    assert len(closer_than) == (closer > 0 if clearance <= MARGIN else len(at_margin))
     failing = {tuple(sorted((p.a, p.b))) if p.b != "sheet:SHEET" else (p.a, p.b)
                for p in found.pairs if p.violation}
     assert failing == closer_than
