@@ -115,12 +115,14 @@ class FlatParts(list):
     vertices : (V, 2) float64, every ring's points, ring after ring, part after part
     ring_start : (R + 1,) int64, ring r is vertices[ring_start[r]:ring_start[r + 1]]
     part_ring : (P + 1,) int64, part p is rings part_ring[p] .. part_ring[p + 1] - 1
+    chord : (P,) float64, each part's flattening bound (`FlatPart.chord`)
+    notes : tuple of str, the parts' files' notes, each file's once (`FlatPart.notes`)
 
     The arrays describe the parts it was made with: a list operation that changes the parts
     (append, a new part in place) does not update them; make a new FlatParts instead.
     """
 
-    def __init__(self, parts=(), arrays=None):
+    def __init__(self, parts=(), arrays=None, chord=None, notes=None):
         super().__init__(parts)
         if arrays is None:
             rings = [r for p in self for r in p.rings]
@@ -130,6 +132,12 @@ class FlatParts(list):
             arrays = (vertices, np.concatenate([[0], np.cumsum(counts)]),
                       np.concatenate([[0], np.cumsum(nring)]))
         self.vertices, self.ring_start, self.part_ring = arrays
+        if chord is None:
+            chord = np.fromiter((p.chord for p in self), dtype=np.float64, count=len(self))
+        self.chord = chord
+        if notes is None:
+            notes = _file_notes(p.notes for p in self)
+        self.notes = tuple(notes)
 
     @classmethod
     def joined(cls, lists) -> "FlatParts":
@@ -142,13 +150,28 @@ class FlatParts(list):
         shift_r = np.cumsum([0] + [len(f.ring_start) - 1 for f in lists[:-1]])
         ring_start = np.concatenate([[0]] + [f.ring_start[1:] + k for f, k in zip(lists, shift_v)])
         part_ring = np.concatenate([[0]] + [f.part_ring[1:] + k for f, k in zip(lists, shift_r)])
-        return cls([p for f in lists for p in f], (vertices, ring_start, part_ring))
+        return cls([p for f in lists for p in f], (vertices, ring_start, part_ring),
+                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists))
 
     def renamed(self, parts) -> "FlatParts":
         """The same geometry under other FlatPart records (new names), part for part."""
         if len(parts) != len(self):
             raise ValueError("renamed needs one part per part")
-        return FlatParts(parts, (self.vertices, self.ring_start, self.part_ring))
+        return FlatParts(parts, (self.vertices, self.ring_start, self.part_ring), self.chord,
+                         self.notes)
+
+
+def _file_notes(groups) -> list:
+    """The lines of several groups of notes, each group once (the parts of one file share one
+    tuple), in order."""
+    seen: dict = {}
+    for group in groups:
+        if group and id(group) not in seen:
+            seen[id(group)] = group
+    lines: dict = {}
+    for group in seen.values():
+        lines.update(dict.fromkeys(group))
+    return list(lines)
 
 
 @dataclass(frozen=True)

@@ -170,19 +170,14 @@ class _FlatRun:
             self.notes.append("no objects were loaded: there is nothing to check")
         elif len(parts) == 1 and self.command == "scan" and frame is None:
             self.notes.append(f"only one object ({parts[0].name}): there are no pairs to check")
-        chord = np.fromiter((p.chord for p in objects), dtype=np.float64, count=n)
+        chord = objects.chord
         curved = int(np.count_nonzero(chord))
         if curved:
             self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
                               f"drawing, on {curved} of {n} objects; each pair's touching band is "
                               f"at least its two parts' bounds (0 for a part of straight edges), "
                               f"and the clearance is checked with them added")
-        said = {}  # each file's reading notes once, in file order
-        for p in parts:
-            if p.notes and p.source not in said:
-                said[p.source] = p.notes
-        for lines in said.values():
-            self.notes.extend(lines)
+        self.notes.extend(objects.notes)  # what reading each file assumed or left out
         lo, hi, per_part = _boxes(objects)
         size = np.hypot(*(hi - lo).T)
         if frame is not None:  # the frame's pairs scale with the sheet, not the box around it
