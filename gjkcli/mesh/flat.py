@@ -295,6 +295,10 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     if layers and kind == "svg":
         notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
                      f"files, and every shape of it is read")
+    elif layers:
+        out = sorted(x for x in got.layers if not (layers.takes(x) or (sheet_of and sheet_of(x))))
+        if out:
+            notes.append(f"{shown}: layers left out ({_layer_ask(layers)}): {', '.join(out)}")
     tol = got.join_tol
     if join_tolerance is not None:
         tol = _length_in(join_tolerance, got.units, path, "--join-tolerance")

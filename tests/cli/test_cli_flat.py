@@ -136,6 +136,7 @@ def test_sheet_layer_named_in_another_case_and_layer_globs(tmp_path):
             "--ignore-layers", "grav*")
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and not any("open piece" in n for n in doc["notes"])
+    assert any(n.endswith("layers left out (--ignore-layers grav*): Gravír") for n in doc["notes"])
     assert doc["objects"][0]["vertices"] == plate["vertices"] - 4  # the engraved square's hole is gone
     r = gjk("scan", path, "--sheet-layer", "SHEET", "--layers", "nope", "-q")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "the file's layers" in r.stderr
