@@ -1,5 +1,6 @@
-"""Nests laid out exactly at their margin, per-part flattening bounds, layers and units in the 2D
-run (gjkcli.pipeline.flat), each against shapely on the shapes the drawing was made from.
+"""Nests laid out exactly at their margin and per-part flattening bounds in the 2D run
+(gjkcli.pipeline.flat), against shapely on the shapes the drawing was made from. (Layers, units,
+holes: tests/mesh/test_flat_nesting.py.)
 
 The drawings are built here with ezdxf from numbers the test keeps; shapely gets the same
 numbers (a disc as a fine buffer), never gjk's parts.
