@@ -16,7 +16,8 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["METRES", "ALIASES", "Length", "canonical", "factor", "parse_length", "UnitError"]
+__all__ = ["METRES", "ALIASES", "Length", "canonical", "factor", "parse_length", "scaled_unit",
+           "UnitError"]
 
 # The size of each unit in metres. Inch and foot are exact by definition (1959).
 METRES = {
@@ -60,6 +61,22 @@ def canonical(name: str | None) -> str | None:
     if key in METRES:
         return key
     return ALIASES.get(key)
+
+
+def scaled_unit(name: str | None) -> tuple[float, str] | None:
+    """(s, unit) for a unit that is s of a unit of the table, as an SVG states its user unit
+    ("0.264583 mm": its viewBox maps one user unit to that much of the width's unit); (1, unit)
+    for a plain unit; None for anything else."""
+    short = canonical(name)
+    if short is not None:
+        return 1.0, short
+    if name is None:
+        return None
+    m = _LENGTH.fullmatch(str(name))
+    if m is None or not m.group(2) or canonical(m.group(2)) is None:
+        return None
+    s = float(m.group(1))
+    return (s, canonical(m.group(2))) if s > 0 and math.isfinite(s) else None
 
 
 def factor(src: str, dst: str) -> float:

@@ -678,10 +678,14 @@ def _library_warnings():
 def _length_in(value, units: str | None, path: Path, option: str) -> float:
     """A length option (a float in the file's units, or a `gjkcli.units.Length`) in the file's
     units; an InputError when it has a unit and the file states none gjk knows."""
-    from gjkcli.units import UnitError
+    from gjkcli.units import UnitError, scaled_unit
 
     try:
-        out = value.to(units) if hasattr(value, "to") else float(value)
+        if getattr(value, "unit", None) is not None and scaled_unit(units) is not None:
+            s, short = scaled_unit(units)  # "0.264583 mm": one user unit is s mm
+            out = value.to(short) / s
+        else:
+            out = value.to(units) if hasattr(value, "to") else float(value)
     except UnitError as exc:
         raise InputError(path, f"{option} {value}: {exc}") from None
     if not (out >= 0 and math.isfinite(out)):
@@ -814,7 +818,7 @@ def _svg_units(svg) -> str | None:
     if svg.viewbox is None or not svg.viewbox.width:
         return "px"  # user units are CSS px whatever the width says
     per_user = value / float(svg.viewbox.width)
-    return unit if abs(per_user - 1.0) < 1e-9 else f"{per_user:g} {unit}"
+    return unit if abs(per_user - 1.0) < 1e-9 else f"{per_user:.15g} {unit}"  # every digit: it scales
 
 
 # --------------------------------------------------------------------------------------------

@@ -224,34 +224,39 @@ class _FlatRun:
         a length the user wrote with a unit is converted into it (an InputError when no drawing
         states a unit gjk knows)."""
         from gjkcli.errors import InputError
-        from gjkcli.units import Length, UnitError, canonical, factor
+        from gjkcli.units import Length, UnitError, factor, scaled_unit
 
         # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
-        # and one spelling)
+        # and one spelling): a unit of the table, or s of one ("0.264583 mm": an SVG whose
+        # viewBox maps one user unit to that)
         spelled = {p.units for p in parts}
-        short = {u: canonical(u) for u in spelled}
-        first = next((p for p in parts if short[p.units] is not None), None)
-        unit = short[first.units] if first is not None else None
+        known = {u: scaled_unit(u) for u in spelled}
+        first = next((p for p in parts if known[p.units] is not None), None)
+        unit = known[first.units][1] if first is not None else None
         self.units = unit
+
+        def scale(u) -> float:  # how many `unit` one drawing unit `u` is (1: nothing to do)
+            s, short = known[u] if u in known else scaled_unit(u)
+            return s * factor(short, unit)
+
         scaled, out = {}, parts  # the same list (its packed arrays) when nothing is scaled
-        if unit is not None and any(short[u] not in (None, unit) for u in spelled):
+        if unit is not None and any(known[u] not in (None, (1.0, unit)) for u in spelled):
             out = list(parts)
             for n, p in enumerate(parts):
-                u = short[p.units]
-                if u is None or u == unit:
+                if known[p.units] in (None, (1.0, unit)):
                     continue
-                k = factor(u, unit)
-                scaled.setdefault(p.source, (u, k))
+                k = scale(p.units)
+                scaled.setdefault(p.source, (p.units, k))
                 out[n] = dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
                                              chord=p.chord * k)
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
                               f"{first.source}")
-        if frame is not None and unit is not None and canonical(frame.units) not in (None, unit):
-            k = factor(canonical(frame.units), unit)
+        if frame is not None and unit is not None and scaled_unit(frame.units) not in (None, (1.0, unit)):
+            k = scale(frame.units)
             frame = dataclasses.replace(frame, rings=tuple(r * k for r in frame.rings), units=unit,
                                         chord=frame.chord * k)
-        unknown = sorted(u for u, c in short.items() if u and c is None)
+        unknown = sorted(u for u, c in known.items() if u and c is None)
         if unknown:
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")

@@ -294,3 +294,31 @@ def test_ezdxf_warnings_become_notes(tmp_path, capfd):
     assert "DIMASSOC" not in err and "DIMASSOC" not in out
     (note,) = [n for n in found.notes if "DIMASSOC" in n]
     assert note.startswith(str(DATA / "dimension_in_nested_blocks.dxf")) and "6 times" in note
+
+
+def test_svg_whose_user_unit_is_a_fraction_of_a_mm(tmp_path):
+    """An SVG as older Inkscape writes it: width in mm, a viewBox in 96-dpi px, so one user unit
+    is 0.264583 mm. The run converts it into mm (with a note), so --clearance 0.2mm and
+    --join-tolerance 0.5mm apply; the gaps are shapely's, times 25.4 / 96."""
+    per_px = 25.4 / 96
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="100mm" height="50mm" '
+           f'viewBox="0 0 {100 / per_px:.6f} {50 / per_px:.6f}">'
+           '<rect id="a" x="10" y="10" width="50" height="50"/>'
+           '<rect id="b" x="60.7" y="10" width="50" height="50"/>'
+           '<path id="c" d="M 120 10 L 170 10 L 170 60 L 120 60 L 120 11"/></svg>')
+    (tmp_path / "old.svg").write_text(svg)
+    parts, _ = read_flat_objects(tmp_path / "old.svg", join_tolerance=Length(0.5, "mm"))
+    (unit,) = {p.units for p in parts}
+    assert unit.startswith("0.26458333") and unit.endswith(" mm") and len(parts) == 3
+    found = run.scan([tmp_path / "old.svg"], run.Options(clearance=Length(0.2, "mm"),
+                                                         join_tolerance=Length(0.5, "mm")))
+    assert found.units == "mm" and not found.errors
+    assert any("converted to mm (x 0.264583)" in n for n in found.notes)
+    shapes = {p.name: as_shapely(p) for p in parts}
+    gap = shapes["a"].distance(shapes["b"]) * per_px
+    assert gap == pytest.approx(0.7 * per_px)  # 0.185 mm: under 0.2 mm
+    (pair,) = [p for p in found.pairs if p.violation]
+    assert {pair.a, pair.b} == {"a", "b"} and pair.result.distance == pytest.approx(gap, rel=1e-9)
+    # 1 user unit (0.26 mm) is open at c's corner: joined at 0.5 mm, left out at 0.2 mm
+    d = read_drawing(tmp_path / "old.svg", join_tolerance=Length(0.2, "mm"))
+    assert d.open_pieces == 1 and len(d.contours) == 2
