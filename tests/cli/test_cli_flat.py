@@ -157,3 +157,22 @@ def test_ezdxf_chatter_stays_off_stderr():
     r = gjk("scan", data, "--format", "json")
     assert r.exit_code == 0 and r.stderr == ""
     assert any("copy process ignored DIMASSOC" in n for n in json.loads(r.stdout)["notes"])
+
+
+def test_check_reads_only_the_layers_asked_for(tmp_path):
+    """`gjk check a.dxf b.dxf`: b's marking square on layer "MARK" overlaps a's plate; with
+    --ignore-layers mark the pair is clear by shapely's gap between the plates."""
+    from shapely.geometry import box
+
+    a = square(tmp_path / "a.dxf", 0.0, layer="Cut")
+    doc = ezdxf.new()
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(12, 0), (22, 0), (22, 10), (12, 10)], close=True, dxfattribs={"layer": "Cut"})
+    msp.add_lwpolyline([(8, 2), (11, 2), (11, 5), (8, 5)], close=True, dxfattribs={"layer": "Mark"})
+    doc.saveas(tmp_path / "b.dxf")
+    r = gjk("check", a, tmp_path / "b.dxf", "--format", "json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["pairs"][0]["status"] == "collision"
+    r = gjk("check", a, tmp_path / "b.dxf", "--format", "json", "--ignore-layers", "mark")
+    (pair,) = json.loads(r.stdout)["pairs"]
+    assert r.exit_code == 0 and pair["status"] == "clear"
+    assert pair["distance"] == pytest.approx(box(0, 0, 10, 10).distance(box(12, 0, 22, 10)))
