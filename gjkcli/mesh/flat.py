@@ -42,7 +42,7 @@ from gjkcli.tolerances import DEFAULT
 
 __all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
            "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
-           "inside", "orient_even_odd"]
+           "inside", "orient_even_odd", "reversed_straight"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -76,6 +76,10 @@ class FlatPart:
     notes : tuple of str
         What reading the part's file assumed or left out, one line each (the same on every part
         of one file).
+    straight : tuple of (n,) bool, or None
+        Per ring, whether edge i (vertex i to vertex i + 1, the last one closing the ring) is
+        exact: drawn straight (a LINE, a polyline's straight segment, a bridged gap), not a
+        chord of a flattened curve. None: not known (every edge may be a chord).
     """
 
     name: str
@@ -86,6 +90,7 @@ class FlatPart:
     layer: str | None = None
     open_pieces: int = 0
     notes: tuple = ()
+    straight: tuple | None = None
 
     @property
     def bounds(self) -> np.ndarray:
@@ -183,6 +188,7 @@ class _Contour:
     nonzero: bool  # SVG fill-rule nonzero
     area: float = 0.0  # signed (shoelace)
     chord: float = 0.0  # how far it may lie from the curves it flattens (0: none flattened)
+    straight: np.ndarray | None = None  # (n,) bool: edge i (to i + 1, wrapping) is drawn straight
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,7 @@ class _Piece:
     group: int
     chord: float
     what: str  # how the warning names it: "LINE #2A", "ARC in BLK@3F", "path3"
+    straight: np.ndarray  # (n,) bool: edge i (to i + 1) is drawn straight; the last is unused
 
 
 @dataclass
@@ -347,7 +354,8 @@ def load_flat_part(path, *, name: str | None = None, shown: str | None = None,
     return FlatPart(name=name or Path(path).name, source=d.path,
                     rings=tuple(c.ring for c in d.contours), units=d.units,
                     chord=max(c.chord for c in d.contours), layer=None,
-                    open_pieces=d.open_pieces, notes=d.notes)
+                    open_pieces=d.open_pieces, notes=d.notes,
+                    straight=tuple(_oriented_straight(c, c.area) for c in d.contours))
 
 
 def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = None,
@@ -373,7 +381,8 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
                                    f"{sheet_layer!r}: there are no parts")
         sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path,
                          rings=tuple(c.ring for c in d.sheet), units=d.units,
-                         chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer)
+                         chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer,
+                         straight=tuple(_oriented_straight(c, c.area) for c in d.sheet))
     holes: dict[int, list[int]] = {}
     for k in np.flatnonzero(d.depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
@@ -382,10 +391,13 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
         c = d.contours[k]
         inner = holes.get(k, ())
         rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in inner)
+        straight = (_oriented_straight(c, 1),) + tuple(_oriented_straight(d.contours[h], -1)
+                                                      for h in inner)
         chord = max([c.chord] + [d.contours[h].chord for h in inner])
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=chord,
-                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes))
+                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes,
+                              straight=straight if chord > 0 else None))
     return FlatParts(parts), sheet
 
 
@@ -424,6 +436,18 @@ def orient_even_odd(rings) -> tuple:
 
 def _oriented(c: _Contour, sign: int) -> np.ndarray:
     return c.ring if c.area * sign > 0 else c.ring[::-1].copy()
+
+
+def _oriented_straight(c: _Contour, sign) -> np.ndarray:
+    """The contour's straight-edge mask for `_oriented(c, sign)`: reversing a ring makes its
+    edge i the old edge n - 2 - i."""
+    mask = c.straight if c.straight is not None else np.zeros(len(c.ring), dtype=bool)
+    return mask if c.area * sign > 0 else reversed_straight(mask)
+
+
+def reversed_straight(mask: np.ndarray) -> np.ndarray:
+    """The straight-edge mask of a ring read backwards (`ring[::-1]`)."""
+    return np.roll(mask[::-1], -1)
 
 
 def _ring_area_signed_by_depth(rings) -> list[float]:
@@ -577,6 +601,7 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
             continue
         used[first] = True
         chain, members, gaps = [pieces[first].points], [first], []
+        masks = [pieces[first].straight.copy()]
         start, tail = ends[2 * first], ends[2 * first + 1]
         closed = bool(np.linalg.norm(tail - start) <= tol)
         while not closed:
@@ -591,22 +616,32 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
             used[k] = True
             members.append(k)
             pts = pieces[k].points if nxt % 2 == 0 else pieces[k].points[::-1]
+            mask = pieces[k].straight if nxt % 2 == 0 else reversed_straight(pieces[k].straight)
             gaps.append(float(np.linalg.norm(pts[0] - tail)))
             # a gap wider than rounding keeps both ends: the straight edge between them bridges it
-            chain.append(pts[1:] if gaps[-1] <= merge else pts)
+            if gaps[-1] <= merge:
+                masks[-1][-1] = mask[0]  # the tail goes on along the piece's first edge
+                chain.append(pts[1:])
+                masks.append(mask[1:].copy())
+            else:
+                masks[-1][-1] = True  # the bridge
+                chain.append(pts)
+                masks.append(mask.copy())
             tail = pts[-1]
             closed = bool(np.linalg.norm(tail - start) <= tol)
         if closed:
             ring = np.concatenate(chain)
+            straight = np.concatenate(masks)
+            straight[-1] = True  # the closing edge, when it bridges a gap
             gaps.append(float(np.linalg.norm(ring[-1] - ring[0])))
             if len(ring) > 1 and gaps[-1] <= merge:
-                ring = ring[:-1]
+                ring, straight = ring[:-1], straight[:-1]
             bridged = max([bridged] + gaps)
             piece = pieces[first]
             ring = np.ascontiguousarray(ring, dtype=np.float64)
             out.append(_Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
                                 nonzero=False, area=signed_area(ring),
-                                chord=max(pieces[m].chord for m in members)))
+                                chord=max(pieces[m].chord for m in members), straight=straight))
         else:
             left.extend(pieces[m] for m in members)
     return out, left, bridged
@@ -614,8 +649,10 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
 
 def _contour(points: np.ndarray, piece: _Piece) -> _Contour:
     ring = np.ascontiguousarray(points, dtype=np.float64)
+    straight = piece.straight.copy()
+    straight[-1] = True  # the closing edge bridges the gap between the piece's ends
     return _Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
-                    nonzero=False, area=signed_area(ring), chord=piece.chord)
+                    nonzero=False, area=signed_area(ring), chord=piece.chord, straight=straight)
 
 
 def _open_summary(left: list, shown: int = 3) -> str:
@@ -635,21 +672,31 @@ def _open_summary(left: list, shown: int = 3) -> str:
     return f"{text} ({'; '.join(what)})"
 
 
-def _closed_or_piece(points: np.ndarray, is_closed: bool, name, layer, group, nonzero,
-                     closed: list, pieces: list, tol: float, chord: float, what: str) -> None:
-    points = _dedupe(np.asarray(points, dtype=np.float64)[:, :2], tol)
+def _closed_or_piece(points: np.ndarray, straight: np.ndarray, is_closed: bool, name, layer,
+                     group, nonzero, closed: list, pieces: list, tol: float, chord: float,
+                     what: str) -> None:
+    """File one flattened entity or subpath: a closed contour, or an open piece to be joined.
+    straight : (n,) bool, edge i (point i to i + 1; the last one closing) drawn straight."""
+    points = np.asarray(points, dtype=np.float64)[:, :2]
+    keep = _dedupe_mask(points, tol)
+    if not keep.all():
+        # a kept point's edge runs on to the next kept point: its last original edge says
+        kept = np.flatnonzero(keep)
+        straight = straight[np.concatenate([kept[1:] - 1, [len(points) - 1]])]
+        points = points[kept]
     if len(points) < 2:
         return
     if is_closed or (len(points) > 2 and np.linalg.norm(points[-1] - points[0]) <= tol):
         if np.linalg.norm(points[-1] - points[0]) <= tol:
-            points = points[:-1]
+            points, straight = points[:-1], straight[:-1]
         if len(points) >= 3:
             ring = np.ascontiguousarray(points)
             closed.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=nonzero,
-                                   area=signed_area(ring), chord=chord))
+                                   area=signed_area(ring), chord=chord,
+                                   straight=np.ascontiguousarray(straight, dtype=bool)))
     else:
         pieces.append(_Piece(points=points, name=name, layer=layer, group=group, chord=chord,
-                             what=what))
+                             what=what, straight=np.ascontiguousarray(straight, dtype=bool)))
 
 
 @contextlib.contextmanager
@@ -693,14 +740,14 @@ def _length_in(value, units: str | None, path: Path, option: str) -> float:
     return float(out)
 
 
-def _dedupe(points: np.ndarray, tol: float) -> np.ndarray:
-    """Consecutive repeats removed (a flattened curve repeats its joints)."""
-    if len(points) < 2:
-        return points
+def _dedupe_mask(points: np.ndarray, tol: float) -> np.ndarray:
+    """(n,) bool: the points kept when consecutive repeats go (a flattened curve repeats its
+    joints)."""
     keep = np.ones(len(points), dtype=bool)
-    step = points[1:] - points[:-1]
-    keep[1:] = np.hypot(step[:, 0], step[:, 1]) > tol * 1e-3
-    return points[keep]
+    if len(points) >= 2:
+        step = points[1:] - points[:-1]
+        keep[1:] = np.hypot(step[:, 0], step[:, 1]) > tol * 1e-3
+    return keep
 
 
 # --------------------------------------------------------------------------------------------
@@ -753,38 +800,47 @@ def _read_svg(path: Path):
         name = e.id if getattr(e, "id", None) else f"{tag}{counts[tag]}"
         nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
         for sub in p.as_subpaths():
-            pts, is_closed, had_curve = _flatten_svg(se, sub, chord)
+            pts, straight, is_closed, had_curve = _flatten_svg(se, sub, chord)
             if len(pts):
-                _closed_or_piece(pts, is_closed, name, None, k, nonzero, closed, pieces, tol,
-                                 chord if had_curve else 0.0, name)
+                _closed_or_piece(pts, straight, is_closed, name, None, k, nonzero, closed, pieces,
+                                 tol, chord if had_curve else 0.0, name)
     return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=set())
 
 
 def _flatten_svg(se, sub, chord: float):
-    """(points (n, 2), closed, whether a curve was flattened) of one subpath."""
+    """(points (n, 2), (n,) whether edge i (to i + 1; the last one closing) is a straight
+    segment, closed, whether a curve was flattened) of one subpath."""
     pts: list = []
+    straight: list = []  # one per point: the edge that leaves it
     closed = False
     curved = False
     for seg in sub:
         if isinstance(seg, se.Move):
             if seg.end is not None:
                 pts.append([seg.end.x, seg.end.y])
+                straight.append(True)
             continue
         if isinstance(seg, se.Close):
-            closed = True
+            closed = True  # the closing edge is a straight line (True already)
             continue
         if seg.start is None or seg.end is None:
             continue
         if not pts:
             pts.append([seg.start.x, seg.start.y])
+            straight.append(True)
         if isinstance(seg, se.Line):
             pts.append([seg.end.x, seg.end.y])
+            straight[-1] = True
+            straight.append(True)
             continue
         curved = True
         n = _segments_needed(se, seg, chord)
         t = np.linspace(0.0, 1.0, n + 1)[1:]
         pts.extend(np.asarray(seg.npoint(t), dtype=np.float64).reshape(-1, 2).tolist())
-    return np.array(pts, dtype=np.float64).reshape(-1, 2), closed, curved
+        straight[-1] = False
+        straight.extend([False] * (n - 1) + [True])
+    return (np.array(pts, dtype=np.float64).reshape(-1, 2), np.array(straight, dtype=bool),
+            closed, curved)
 
 
 def _segments_needed(se, seg, chord: float) -> int:
@@ -858,11 +914,11 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
     pieces: list = []
     for k, (e, name, layer, what) in enumerate(placed):
         try:
-            pts, is_closed, had_curve = _flatten_dxf(e, chord)
+            pts, straight, is_closed, had_curve = _flatten_dxf(e, chord)
         except Exception as exc:  # noqa: BLE001 - one bad entity names itself
             raise InputError(path, f"{e.dxftype()} {name}: cannot be read ({_short(exc)}); "
                                    f"fix or redraw it") from None
-        _closed_or_piece(pts, is_closed, name, layer, k, False, closed, pieces, tol,
+        _closed_or_piece(pts, straight, is_closed, name, layer, k, False, closed, pieces, tol,
                          chord if had_curve else 0.0, what)
     return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
 
@@ -877,33 +933,35 @@ def _layer_ask(layers: Layers) -> str:
 
 
 def _flatten_dxf(e, chord: float):
-    """(points (n, 2) in WCS, closed, whether a curve was flattened) of one entity. Arcs,
-    circles, ellipses and splines are flattened by the entity's own `flattening` (points on the
-    curve itself, not on a Bezier approximation of it); polylines through their LINE and ARC
-    pieces (bulges are arcs)."""
+    """(points (n, 2) in WCS, (n,) whether edge i (to i + 1; the last one closing) is drawn
+    straight, closed, whether a curve was flattened) of one entity. Arcs, circles, ellipses and
+    splines are flattened by the entity's own `flattening` (points on the curve itself, not on a
+    Bezier approximation of it); polylines through their LINE and ARC pieces (bulges are arcs)."""
     kind = e.dxftype()
     if kind == "LINE":
-        return _xy([e.dxf.start, e.dxf.end]), False, False
-    if kind == "CIRCLE":
-        return _xy(e.flattening(chord)), True, True
-    if kind == "ARC":
-        return _xy(e.flattening(chord)), False, True
-    if kind == "ELLIPSE":
-        full = abs(abs(e.dxf.end_param - e.dxf.start_param) - 2 * math.pi) < 1e-9
-        return _xy(e.flattening(chord)), full, True
-    if kind == "SPLINE":
-        return _xy(e.flattening(chord)), bool(e.closed), True
+        return _xy([e.dxf.start, e.dxf.end]), np.array([True, False]), False, False
+    if kind in ("CIRCLE", "ARC", "ELLIPSE", "SPLINE"):
+        pts = _xy(e.flattening(chord))
+        if kind == "CIRCLE":
+            closed = True
+        elif kind == "ELLIPSE":
+            closed = abs(abs(e.dxf.end_param - e.dxf.start_param) - 2 * math.pi) < 1e-9
+        else:
+            closed = kind == "SPLINE" and bool(e.closed)
+        return pts, np.zeros(len(pts), dtype=bool), closed, True
     # LWPOLYLINE, POLYLINE: straight pieces and bulge arcs, chained in the polyline's order
     closed = bool(e.closed) if kind == "LWPOLYLINE" else bool(e.is_closed)
     if kind == "LWPOLYLINE" and _plain_lwpolyline(e):  # the common case, without ezdxf's pieces
-        return np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2), closed, False
+        pts = np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2)
+        return pts, np.ones(len(pts), dtype=bool), closed, False
     out: list = []
+    straight: list = []
     curved = False
     for piece in e.virtual_entities():
         if piece.dxftype() == "LINE":
-            pts = _xy([piece.dxf.start, piece.dxf.end])
+            pts, line = _xy([piece.dxf.start, piece.dxf.end]), True
         elif piece.dxftype() == "ARC":
-            pts, curved = _xy(piece.flattening(chord)), True
+            pts, line, curved = _xy(piece.flattening(chord)), False, True
         else:
             continue
         if out:
@@ -911,10 +969,15 @@ def _flatten_dxf(e, chord: float):
             if np.linalg.norm(pts[-1] - tail) < np.linalg.norm(pts[0] - tail):
                 pts = pts[::-1]  # an ARC runs counter-clockwise whatever the bulge's sign
             pts = pts[1:]
+            straight[-1][-1] = line  # the edge that leaves the tail is this piece's first
         out.append(pts)
+        straight.append(np.full(len(pts), line))
+        straight[-1][-1] = False  # to be set by the next piece (or the closing edge below)
     if not out:
-        return np.zeros((0, 2)), closed, False
-    return np.concatenate(out), closed, curved
+        return np.zeros((0, 2)), np.zeros(0, dtype=bool), closed, False
+    # a closed polyline's last piece comes back to its first vertex (dropped as a repeat), so
+    # its last edge is judged by that piece
+    return np.concatenate(out), np.concatenate(straight), closed, curved
 
 
 def _dxf_size(placed) -> float:

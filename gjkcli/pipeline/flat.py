@@ -21,6 +21,9 @@ the plane's narrow phase -> the same findings as in 3D.
    polygons closer than that read as touching, and a pair within the clearance plus both bounds
    fails the clearance, unless its gap is within the touching band's rounding of the clearance
    (at it, as a gap that close to 0 is touching): a nest laid out exactly at its margin passes.
+   A pair that fails only by its bounds is bounded edge by edge (`_gap_lower_bound`: chords of
+   curves widened by their part's bound, edges drawn straight exact), so a plate whose curves
+   lie away from its closest edges passes at its margin too.
 
 The reader's choices travel in `Options`: `layers` and `ignore_layers` (DXF layer globs,
 case-insensitive), `join_tolerance`, `sheet_layer`; what it assumed or left out comes back as
@@ -351,6 +354,12 @@ class _FlatRun:
         distance = np.asarray(batch.distance, dtype=np.float64)
         if clearance > 0:
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
+            # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
+            # of a curve widened by its part's bound, each edge drawn straight as it is
+            for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
+                low = _gap_lower_bound(objects[int(i[k])], objects[int(j[k])])
+                if low is not None and low >= clearance - rounding[k]:
+                    close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
             counts[code] += int(c)
@@ -376,6 +385,49 @@ class _FlatRun:
                 note=note))
         pairs.sort(key=_severity)
         return pairs, counts
+
+
+def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
+    """A lower bound of the gap between the true outlines of two clear parts whose rings are
+    flattened: the least distance between an edge of A and an edge of B, less the bound of each
+    part whose edge there is the chord of a curve (an edge drawn straight is exact). The parts
+    are clear, so their outlines do not cross and the least distance between edges is the gap.
+    None when the edges are unknown or too many pairs (over `most`) to compare."""
+    ea, ca = _edges(a)
+    eb, cb = _edges(b)
+    if ea is None or eb is None or len(ea) * len(eb) > most:
+        return None
+    d = _segment_distances(ea, eb)
+    d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
+    return float(d.min())
+
+
+def _edges(p):
+    """((n, 2, 2) edges of the part's rings, (n,) whether each is a chord of a curve)."""
+    if p.chord > 0 and p.straight is None:
+        return None, None
+    seg, chord = [], []
+    for k, r in enumerate(p.rings):
+        seg.append(np.stack([r, np.roll(r, -1, axis=0)], axis=1))
+        chord.append(np.zeros(len(r), dtype=bool) if p.chord == 0 else ~p.straight[k])
+    return np.concatenate(seg), np.concatenate(chord)
+
+
+def _segment_distances(s, t):
+    """(n, m) distances between segments s (n, 2, 2) and t (m, 2, 2) that do not cross: the
+    least of the four endpoint-to-segment distances."""
+    def point_to(points, seg):  # (k, 2) points against (m, 2, 2) segments -> (k, m)
+        a, ab = seg[:, 0], seg[:, 1] - seg[:, 0]
+        ap = points[:, None, :] - a[None, :, :]
+        length2 = np.einsum("ij,ij->i", ab, ab)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.clip(np.einsum("kij,ij->ki", ap, ab) / length2, 0.0, 1.0)
+        u = np.where(length2 > 0, u, 0.0)
+        dv = ap - u[:, :, None] * ab[None, :, :]
+        return np.sqrt(np.einsum("kij,kij->ki", dv, dv))
+
+    return np.minimum(np.minimum(point_to(s[:, 0], t), point_to(s[:, 1], t)),
+                      np.minimum(point_to(t[:, 0], s), point_to(t[:, 1], s)).T)
 
 
 def _boxes(objects):
@@ -486,9 +538,16 @@ def _frame(parts, sheets, layer):
     margin = max(float(np.linalg.norm(hi - lo)), 1.0)
     lo, hi = lo - margin, hi + margin
     box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+    from gjkcli.mesh.flat import reversed_straight
+
     rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
+    straight = [np.ones(4, dtype=bool)]
+    for s in sheets:
+        masks = s.straight or tuple(np.zeros(len(r), dtype=bool) for r in s.rings)
+        straight.extend(reversed_straight(m) for m in masks)
     return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
-                    chord=max(s.chord for s in sheets), layer=sheets[0].layer)
+                    chord=max(s.chord for s in sheets), layer=sheets[0].layer,
+                    straight=tuple(straight))
 
 
 _RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)

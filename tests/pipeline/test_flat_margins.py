@@ -120,3 +120,64 @@ def test_json_gives_each_part_its_bound_and_layer(tmp_path):
     got = {(o["layer"], o["flattening"] > 0) for o in doc_json["objects"]}
     assert got == {("Cut", False), ("Cut", True), ("Plates", True)}
     assert all(o["flattening"] >= 0 for o in doc_json["objects"])
+
+
+def test_curved_parts_at_the_margin(tmp_path):
+    """Plates with round holes and a slot (bulges) exactly 5 mm from the sheet's edge and from
+    each other pass --clearance 5: their curves lie far from the closest edges, which are drawn
+    straight and so exact. A rounded rectangle whose corner arcs run tangent into its straight
+    edges at the margin still fails: the chords next to the tangent points carry the bound."""
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(0, 0), (3000, 0), (3000, 1500), (0, 1500)], close=True,
+                       dxfattribs={"layer": "Sheet"})
+    msp.add_lwpolyline([(5, 5), (105, 5), (105, 55), (5, 55)], close=True)
+    msp.add_circle((30, 30), 10)
+    msp.add_circle((80, 30), 10)
+    msp.add_lwpolyline([(110, 5), (210, 5), (210, 55), (110, 55)], close=True)
+    msp.add_lwpolyline([(140, 25, 0, 0, 0), (180, 25, 0, 0, 1), (180, 35, 0, 0, 0),
+                        (140, 35, 0, 0, 1)], format="xyseb", close=True)
+    r, b = 10.0, math.tan(math.pi / 8)  # a quarter circle as a bulge
+    x0, y0, x1, y1 = 2000.0, 5.0, 2100.0, 55.0
+    rounded = msp.add_lwpolyline(
+        [(x0 + r, y0, 0, 0, 0), (x1 - r, y0, 0, 0, b), (x1, y0 + r, 0, 0, 0), (x1, y1 - r, 0, 0, b),
+         (x1 - r, y1, 0, 0, 0), (x0 + r, y1, 0, 0, b), (x0, y1 - r, 0, 0, 0), (x0, y0 + r, 0, 0, b)],
+        format="xyseb", close=True)
+    doc.saveas(tmp_path / "curved.dxf")
+    found = run.scan([tmp_path / "curved.dxf"], run.Options(clearance=5.0, sheet_layer="Sheet",
+                                                            all_pairs=True))
+    failing = {(p.a, p.b) for p in found.pairs if p.violation}
+    assert failing == {(f"0:{rounded.dxf.handle}", "sheet:Sheet")}
+    assert all(p.result.distance == pytest.approx(5.0, abs=1e-9) for p in found.pairs)
+    assert [o.flattening > 0 for o in found.objects] == [True, True, True, False]  # the sheet last
+    # shapely: every gap is 5 (the holes do not change a plate's outline)
+    frame = box(-1e4, -1e4, 1e4, 1e4).difference(box(0, 0, 3000, 1500))
+    assert box(5, 5, 105, 55).distance(frame) == box(5, 5, 105, 55).distance(box(110, 5, 210, 55)) == 5
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_discs_never_pass_closer_than_the_clearance(tmp_path, seed):
+    """Discs at true gaps from K - 0.03 to K + 0.05 from a straight plate (around their
+    flattening bound, 0.02 here), turned at random so the flattened polygons face the plate
+    with a vertex or a chord: a disc truly closer than K always fails, whatever its polygon's
+    gap; of those farther than K + twice the bound, none fails; between 20% and 80% fail."""
+    rng = np.random.default_rng(seed)
+    K = 5.0
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(0, 0), (3700, 0), (3700, 10), (0, 10)], close=True)
+    truth = {}
+    for k in range(40):
+        gap = K + rng.uniform(-0.03, 0.05)
+        r = rng.uniform(20, 40)
+        c = (50 + 90 * k, 10 + gap + r)  # apart from each other
+        e = msp.add_circle(c, r)
+        truth[f"0:{e.dxf.handle}"] = gap
+    doc.saveas(tmp_path / "discs.dxf")
+    found = run.scan([tmp_path / "discs.dxf"], run.Options(clearance=K, all_pairs=True))
+    bound = max(o.flattening for o in found.objects)
+    fails = {p.b if p.a not in truth else p.a for p in found.pairs if p.violation
+             and (p.a in truth) != (p.b in truth)}
+    assert all(name in fails for name, g in truth.items() if g < K)
+    assert not any(name in fails for name, g in truth.items() if g > K + 2 * bound)
+    assert 0.2 <= len(fails) / len(truth) <= 0.8
