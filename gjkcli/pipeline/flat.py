@@ -393,41 +393,39 @@ def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
     part whose edge there is the chord of a curve (an edge drawn straight is exact). The parts
     are clear, so their outlines do not cross and the least distance between edges is the gap.
     None when the edges are unknown or too many pairs (over `most`) to compare."""
-    ea, ca = _edges(a)
-    eb, cb = _edges(b)
-    if ea is None or eb is None or len(ea) * len(eb) > most:
+    a0, a1, ca = _edges(a)
+    b0, b1, cb = _edges(b)
+    if a0 is None or b0 is None or len(a0) * len(b0) > most:
         return None
-    d = _segment_distances(ea, eb)
+    # the least of the four endpoint-to-segment distances, each edge pair once
+    d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
+                   _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
 
 
 def _edges(p):
-    """((n, 2, 2) edges of the part's rings, (n,) whether each is a chord of a curve)."""
+    """(n, 2) edge starts, (n, 2) edge ends of the part's rings, (n,) whether each edge is a
+    chord of a curve; (None, None, None) when that is not known."""
     if p.chord > 0 and p.straight is None:
-        return None, None
-    seg, chord = [], []
-    for k, r in enumerate(p.rings):
-        seg.append(np.stack([r, np.roll(r, -1, axis=0)], axis=1))
-        chord.append(np.zeros(len(r), dtype=bool) if p.chord == 0 else ~p.straight[k])
-    return np.concatenate(seg), np.concatenate(chord)
+        return None, None, None
+    start = np.concatenate(p.rings) if len(p.rings) > 1 else p.rings[0]
+    end = np.concatenate([np.roll(r, -1, axis=0) for r in p.rings])
+    chord = (np.zeros(len(start), dtype=bool) if p.chord == 0
+             else ~np.concatenate(p.straight))
+    return start, end, chord
 
 
-def _segment_distances(s, t):
-    """(n, m) distances between segments s (n, 2, 2) and t (m, 2, 2) that do not cross: the
-    least of the four endpoint-to-segment distances."""
-    def point_to(points, seg):  # (k, 2) points against (m, 2, 2) segments -> (k, m)
-        a, ab = seg[:, 0], seg[:, 1] - seg[:, 0]
-        ap = points[:, None, :] - a[None, :, :]
-        length2 = np.einsum("ij,ij->i", ab, ab)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.clip(np.einsum("kij,ij->ki", ap, ab) / length2, 0.0, 1.0)
-        u = np.where(length2 > 0, u, 0.0)
-        dv = ap - u[:, :, None] * ab[None, :, :]
-        return np.sqrt(np.einsum("kij,kij->ki", dv, dv))
-
-    return np.minimum(np.minimum(point_to(s[:, 0], t), point_to(s[:, 1], t)),
-                      np.minimum(point_to(t[:, 0], s), point_to(t[:, 1], s)).T)
+def _point_segment(points, s0, s1):
+    """(k, m) distances of k points to m segments s0 -> s1."""
+    ex, ey = (s1 - s0).T
+    px = points[:, 0, None] - s0[:, 0]
+    py = points[:, 1, None] - s0[:, 1]
+    length2 = ex * ex + ey * ey
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.clip((px * ex + py * ey) / length2, 0.0, 1.0)
+    u[:, length2 == 0] = 0.0
+    return np.hypot(px - u * ex, py - u * ey)
 
 
 def _boxes(objects):
