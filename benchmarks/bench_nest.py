@@ -22,9 +22,10 @@ row before the clock starts. Then, alternating, best of --repeat runs each:
     shapely packed   the same, with the polygons made in one call from the packed arrays
                      (shapely.from_ragged_array): shapely given what gjk's reader gives gjk
 
-D is K plus both parts' flattening bounds, the same threshold gjk's clearance applies (a pair
-the flattening could hide is not passed), so the two answer the same question on the same
-polygons. The pair sets must be equal, or the script exits 1.
+D is K plus the pair's two flattening bounds (each part its own: 0 for straight edges), the
+threshold gjk's clearance applies (a pair the flattening could hide is not passed; gjk also
+lets a gap within the touching band's rounding of K pass), so the two answer the same question
+on the same polygons. The pair sets must be equal, or the script exits 1.
 
 Usage:
     python benchmarks/bench_nest.py [--parts 10000] [--kerf 0.5] [--seed 0] [--repeat 3]
@@ -57,13 +58,13 @@ def shapely_pairs(parts, kerf: float):
     import shapely
 
     polygons = np.array([shapely.Polygon(p.rings[0], holes=list(p.rings[1:])) for p in parts])
-    reach = kerf + 2 * max(p.chord for p in parts)
+    chord = np.array([p.chord for p in parts])
     tree = shapely.STRtree(polygons)
-    a, b = tree.query(polygons, predicate="dwithin", distance=reach)
+    a, b = tree.query(polygons, predicate="dwithin", distance=kerf + 2 * chord.max())
     keep = a < b
     a, b = a[keep], b[keep]
     d = shapely.distance(polygons[a], polygons[b])
-    close = d < reach
+    close = d < kerf + chord[a] + chord[b]
     names = [p.name for p in parts]
     return {tuple(sorted((names[i], names[j]))) for i, j in zip(a[close].tolist(), b[close].tolist())}
 
@@ -82,13 +83,13 @@ def shapely_packed_pairs(parts, packed, kerf: float):
     import shapely
 
     polygons = shapely.from_ragged_array(shapely.GeometryType.POLYGON, *packed)
-    reach = kerf + 2 * max(p.chord for p in parts)
+    chord = np.array([p.chord for p in parts])
     tree = shapely.STRtree(polygons)
-    a, b = tree.query(polygons, predicate="dwithin", distance=reach)
+    a, b = tree.query(polygons, predicate="dwithin", distance=kerf + 2 * chord.max())
     keep = a < b
     a, b = a[keep], b[keep]
     d = shapely.distance(polygons[a], polygons[b])
-    close = d < reach
+    close = d < kerf + chord[a] + chord[b]
     names = [p.name for p in parts]
     return {tuple(sorted((names[i], names[j]))) for i, j in zip(a[close].tolist(), b[close].tolist())}
 

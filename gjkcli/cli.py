@@ -103,6 +103,17 @@ def _length(_ctx, param, value):
         raise click.BadParameter(str(e), param=param) from None
 
 
+def _globs(_ctx, param, value):
+    """--layers / --ignore-layers: repeatable, each a comma-separated list of globs; None when
+    not given."""
+    if not value:
+        return None
+    globs = tuple(g.strip() for v in value for g in v.split(",") if g.strip())
+    if not globs:
+        raise click.BadParameter("give one or more layer names or globs (CUT,MARK*)", param=param)
+    return globs
+
+
 def _dask_address(_ctx, param, value):
     """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
     if value is None:
@@ -156,6 +167,18 @@ def _options(f):
         click.option("--trace-json", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
                      help="Write the trace steps to FILE as JSON lines, one object per step ('-' "
                           "for stdout)."),
+        click.option("--layers", callback=_globs, multiple=True, metavar="GLOBS",
+                     help="2D drawings (DXF): read only the layers matching these globs "
+                          "(comma-separated or repeated; case-insensitive, as AutoCAD's layer "
+                          "names). Default: every layer."),
+        click.option("--ignore-layers", callback=_globs, multiple=True, metavar="GLOBS",
+                     help="2D drawings (DXF): leave out the layers matching these globs "
+                          "(engraving, marking, dimensions)."),
+        click.option("--join-tolerance", callback=_length, metavar="LENGTH",
+                     help="2D drawings: join open pieces whose ends are this close into one "
+                          "outline (micro-joints, tabs), closing each gap with a straight edge. "
+                          "In the drawing's units, or with a unit. Default: 1e-6 of the "
+                          "drawing's size."),
         click.option("--timings", is_flag=True,
                      help="Print where the time went (load, hulls, broad, narrow, refine, report) "
                           "on stderr."),
@@ -393,7 +416,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
-                 robot=None, sheet_layer=None, start_direction=None) -> None:
+                 robot=None, sheet_layer=None, start_direction=None, layers=None,
+                 ignore_layers=None, join_tolerance=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -424,7 +448,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
-            sheet_layer=sheet_layer, start_direction=start_direction)
+            sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
+            ignore_layers=ignore_layers, join_tolerance=join_tolerance)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

@@ -104,6 +104,12 @@ class Tolerances:
         Open pieces of a drawing (LINEs and ARCs drawn one by one) whose ends lie within join_rel
         x the drawing's size are chained into one closed contour: CAD exports leave gaps of
         rounding size (1e-12 relative) far below it, and a drawing's real gaps far above.
+    nest_rel
+        Contours of a 2D drawing are nested (a hole in a part, a part in a hole) when every point
+        of the inner one lies inside the outer one or within nest_rel x the drawing's size of its
+        outline (plus the outer one's flattening bound): a block inserted at 45 degrees puts the
+        corners of a square that shares edges with a larger one 1e-14 outside it, float32
+        exports 6e-8 relative; a contour that really crosses another does so by far more.
     """
 
     touching_rel: float = 1e-7
@@ -132,6 +138,7 @@ class Tolerances:
     cad_deflection_rel: float = 1e-3
     chord_rel: float = 1e-5
     join_rel: float = 1e-6
+    nest_rel: float = 1e-7
 
 
 DEFAULT = Tolerances()

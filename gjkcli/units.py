@@ -16,12 +16,15 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["METRES", "ALIASES", "Length", "canonical", "factor", "parse_length", "UnitError"]
+__all__ = ["METRES", "ALIASES", "Length", "canonical", "factor", "parse_length", "scaled_unit",
+           "UnitError"]
 
 # The size of each unit in metres. Inch and foot are exact by definition (1959).
 METRES = {
     "nm": 1e-9, "um": 1e-6, "mm": 1e-3, "cm": 1e-2, "dm": 1e-1, "m": 1.0, "km": 1e3,
     "mil": 25.4e-6, "in": 25.4e-3, "ft": 0.3048, "yd": 0.9144,
+    # CSS's absolute units, as SVG states them: 96 px, 72 pt and 6 pc to the inch
+    "px": 25.4e-3 / 96, "pt": 25.4e-3 / 72, "pc": 25.4e-3 / 6,
 }
 
 # Other spellings of the units above, lower case, as files (STEP's SI_UNIT prefixes, trimesh's
@@ -39,6 +42,7 @@ ALIASES = {
     "inch": "in", "inches": "in", '"': "in",
     "foot": "ft", "feet": "ft", "'": "ft",
     "yard": "yd", "yards": "yd",
+    "pixel": "px", "pixels": "px", "point": "pt", "points": "pt", "pica": "pc", "picas": "pc",
 }
 
 # A number, then optionally a unit: "0.1mm", "1e-3 m", "2 um", ".5in".
@@ -57,6 +61,22 @@ def canonical(name: str | None) -> str | None:
     if key in METRES:
         return key
     return ALIASES.get(key)
+
+
+def scaled_unit(name: str | None) -> tuple[float, str] | None:
+    """(s, unit) for a unit that is s of a unit of the table, as an SVG states its user unit
+    ("0.264583 mm": its viewBox maps one user unit to that much of the width's unit); (1, unit)
+    for a plain unit; None for anything else."""
+    short = canonical(name)
+    if short is not None:
+        return 1.0, short
+    if name is None:
+        return None
+    m = _LENGTH.fullmatch(str(name))
+    if m is None or not m.group(2) or canonical(m.group(2)) is None:
+        return None
+    s = float(m.group(1))
+    return (s, canonical(m.group(2))) if s > 0 and math.isfinite(s) else None
 
 
 def factor(src: str, dst: str) -> float:

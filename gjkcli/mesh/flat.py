@@ -26,6 +26,9 @@ ezdxf and svgelements are imported on the first read.
 """
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -38,8 +41,9 @@ from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "is_flat", "read_drawing", "load_flat_part",
-           "read_flat_objects", "chord_for", "signed_area", "inside", "orient_even_odd"]
+__all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
+           "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
+           "inside", "orient_even_odd", "reversed_straight"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -70,6 +74,13 @@ class FlatPart:
     open_pieces : int
         Pieces of the part's file left out because they do not close (the same on every part of
         one file).
+    notes : tuple of str
+        What reading the part's file assumed or left out, one line each (the same on every part
+        of one file).
+    straight : tuple of (n,) bool, or None
+        Per ring, whether edge i (vertex i to vertex i + 1, the last one closing the ring) is
+        exact: drawn straight (a LINE, a polyline's straight segment, a bridged gap), not a
+        chord of a flattened curve. None: not known (every edge may be a chord).
     """
 
     name: str
@@ -79,6 +90,8 @@ class FlatPart:
     chord: float = 0.0
     layer: str | None = None
     open_pieces: int = 0
+    notes: tuple = ()
+    straight: tuple | None = None
 
     @property
     def bounds(self) -> np.ndarray:
@@ -108,12 +121,14 @@ class FlatParts(list):
     vertices : (V, 2) float64, every ring's points, ring after ring, part after part
     ring_start : (R + 1,) int64, ring r is vertices[ring_start[r]:ring_start[r + 1]]
     part_ring : (P + 1,) int64, part p is rings part_ring[p] .. part_ring[p + 1] - 1
+    chord : (P,) float64, each part's flattening bound (`FlatPart.chord`)
+    notes : tuple of str, the parts' files' notes, each file's once (`FlatPart.notes`)
 
     The arrays describe the parts it was made with: a list operation that changes the parts
     (append, a new part in place) does not update them; make a new FlatParts instead.
     """
 
-    def __init__(self, parts=(), arrays=None):
+    def __init__(self, parts=(), arrays=None, chord=None, notes=None):
         super().__init__(parts)
         if arrays is None:
             rings = [r for p in self for r in p.rings]
@@ -123,6 +138,12 @@ class FlatParts(list):
             arrays = (vertices, np.concatenate([[0], np.cumsum(counts)]),
                       np.concatenate([[0], np.cumsum(nring)]))
         self.vertices, self.ring_start, self.part_ring = arrays
+        if chord is None:
+            chord = np.fromiter((p.chord for p in self), dtype=np.float64, count=len(self))
+        self.chord = chord
+        if notes is None:
+            notes = _file_notes(p.notes for p in self)
+        self.notes = tuple(notes)
 
     @classmethod
     def joined(cls, lists) -> "FlatParts":
@@ -135,13 +156,28 @@ class FlatParts(list):
         shift_r = np.cumsum([0] + [len(f.ring_start) - 1 for f in lists[:-1]])
         ring_start = np.concatenate([[0]] + [f.ring_start[1:] + k for f, k in zip(lists, shift_v)])
         part_ring = np.concatenate([[0]] + [f.part_ring[1:] + k for f, k in zip(lists, shift_r)])
-        return cls([p for f in lists for p in f], (vertices, ring_start, part_ring))
+        return cls([p for f in lists for p in f], (vertices, ring_start, part_ring),
+                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists))
 
     def renamed(self, parts) -> "FlatParts":
         """The same geometry under other FlatPart records (new names), part for part."""
         if len(parts) != len(self):
             raise ValueError("renamed needs one part per part")
-        return FlatParts(parts, (self.vertices, self.ring_start, self.part_ring))
+        return FlatParts(parts, (self.vertices, self.ring_start, self.part_ring), self.chord,
+                         self.notes)
+
+
+def _file_notes(groups) -> list:
+    """The lines of several groups of notes, each group once (the parts of one file share one
+    tuple), in order."""
+    seen: dict = {}
+    for group in groups:
+        if group and id(group) not in seen:
+            seen[id(group)] = group
+    lines: dict = {}
+    for group in seen.values():
+        lines.update(dict.fromkeys(group))
+    return list(lines)
 
 
 @dataclass(frozen=True)
@@ -152,6 +188,32 @@ class _Contour:
     group: int  # the SVG element or DXF entity it came from (nonzero fill-rule scope)
     nonzero: bool  # SVG fill-rule nonzero
     area: float = 0.0  # signed (shoelace)
+    chord: float = 0.0  # how far it may lie from the curves it flattens (0: none flattened)
+    straight: np.ndarray | None = None  # (n,) bool: edge i (to i + 1, wrapping) is drawn straight
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """An open piece (a LINE, an ARC, an open polyline or subpath) waiting to be joined."""
+
+    points: np.ndarray  # (n, 2)
+    name: str
+    layer: str | None
+    group: int
+    chord: float
+    what: str  # how the warning names it: "LINE #2A", "ARC in BLK@3F", "path3"
+    straight: np.ndarray  # (n,) bool: edge i (to i + 1) is drawn straight; the last is unused
+
+
+@dataclass
+class _Read:
+    """What a format's reader hands `read_drawing`."""
+
+    closed: list
+    pieces: list
+    units: str | None
+    join_tol: float  # the default: join_rel of the drawing's size
+    layers: set  # every layer name met (DXF)
 
 
 @dataclass(frozen=True)
@@ -160,8 +222,10 @@ class Drawing:
 
     contours : tuple of _Contour (the sheet's left out); sheet : the contours on the sheet layer;
     depth : (n,) int64, how many contours enclose each one;
-    parent : (n,) int64, the innermost enclosing contour, -1 for none; units, chord : as FlatPart;
-    open_pieces : pieces left out because they do not close
+    parent : (n,) int64, the innermost enclosing contour, -1 for none; units : as FlatPart;
+    chord : the largest bound of any contour (each contour carries its own);
+    open_pieces : pieces left out because they do not close; notes : as FlatPart;
+    layers : the DXF layers the file's entities are on, read or not
     """
 
     path: str
@@ -172,6 +236,8 @@ class Drawing:
     chord: float
     open_pieces: int = 0
     sheet: tuple = ()
+    notes: tuple = ()
+    layers: tuple = ()
 
 
 def is_flat(path) -> bool:
@@ -189,70 +255,150 @@ def chord_for(size: float) -> float:
 # public API
 # --------------------------------------------------------------------------------------------
 
-def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = None) -> Drawing:
+@dataclass(frozen=True)
+class Layers:
+    """Which DXF layers a read takes: `only` (globs; empty: every layer) less `ignore` (globs).
+    Names and globs compare case-insensitively, as AutoCAD's layer names do ("SHEET" is the
+    layer "Sheet"). The sheet layer is read whatever they say."""
+
+    only: tuple = ()
+    ignore: tuple = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.only or self.ignore)
+
+    def takes(self, layer: str | None) -> bool:
+        if layer is None:
+            return True
+        if self.only and not any(layer_matches(layer, g) for g in self.only):
+            return False
+        return not any(layer_matches(layer, g) for g in self.ignore)
+
+
+def layer_matches(layer: str | None, glob: str) -> bool:
+    """Whether a DXF layer name matches a glob (``*``, ``?``, ``[...]``), case-insensitively."""
+    return layer is not None and fnmatch.fnmatchcase(layer.casefold(), glob.casefold())
+
+
+def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = None,
+                 layers: Layers = Layers(), join_tolerance=None) -> Drawing:
     """Every closed contour of an SVG or DXF file with its nesting; the contours on
-    `sheet_layer` set aside in `sheet`, out of the nesting. Raises InputError."""
+    `sheet_layer` (a layer name or glob, case-insensitive) set aside in `sheet`, out of the
+    nesting. `layers` selects the DXF layers read; `join_tolerance` (a float in the file's units,
+    or a `gjkcli.units.Length`; None: `join_rel` of the drawing's size) is how far apart the ends
+    of open pieces may be and still be joined. Raises InputError."""
     path = Path(path)
     shown = str(path) if shown is None else shown
     _check_file(path)
     kind = path.suffix.lower().lstrip(".")
-    if kind == "svg":
-        pieces, closed, units, chord = _read_svg(path)
-    elif kind == "dxf":
-        pieces, closed, units, chord = _read_dxf(path)
-    else:
-        raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
-    joined, left = _join(pieces, _join_tolerance(closed, pieces))
+    sheet_of = (lambda layer: layer_matches(layer, sheet_layer)) if sheet_layer is not None else None
+    with _library_warnings() as said:
+        if kind == "svg":
+            got = _read_svg(path)
+        elif kind == "dxf":
+            got = _read_dxf(path, layers, sheet_of)
+        else:
+            raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
+    notes = [f"{shown}: {kind.upper()} reader: {line}" for line in said()]
+    if layers and kind == "svg":
+        notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
+                     f"files, and every shape of it is read")
+    elif layers:
+        out = sorted(x for x in got.layers if not (layers.takes(x) or (sheet_of and sheet_of(x))))
+        if out:
+            notes.append(f"{shown}: layers left out ({_layer_ask(layers)}): {', '.join(out)}")
+    tol = got.join_tol
+    if join_tolerance is not None:
+        tol = _length_in(join_tolerance, got.units, path, "--join-tolerance")
+    closed = list(got.closed)
+    # pieces that close on themselves within the join tolerance (a polyline not flagged closed)
+    pieces = []
+    for piece in got.pieces:
+        pts = piece.points
+        if len(pts) > 2 and np.linalg.norm(pts[-1] - pts[0]) <= tol:
+            closed.append(_contour(pts, piece))
+        else:
+            pieces.append(piece)
+    joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
+    if bridged > got.join_tol:
+        notes.append(f"{shown}: open pieces joined across gaps up to {bridged:.3g} (within "
+                     f"--join-tolerance {tol:g}); each gap is closed by a straight edge")
+    if left:
+        notes.append(f"warning: {shown}: {_open_summary(left)} left out (lines, arcs or paths "
+                     f"whose ends do not meet); close them, or join small gaps with "
+                     f"--join-tolerance")
     contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
-    if not contours:
-        what = f" ({left} open piece{'s' * (left != 1)} that do not close)" if left else ""
-        raise InputError(path, f"holds no closed contour{what}; draw the parts as closed "
+    sheet = tuple(c for c in contours if sheet_of is not None and sheet_of(c.layer))
+    if sheet:
+        contours = [c for c in contours if not sheet_of(c.layer)]
+    if not contours and not sheet:
+        what = f" ({len(left)} open piece{'s' * (len(left) != 1)} that do not close)" if left else ""
+        where = ""
+        if layers and got.layers:
+            where = f" on the layers read (the file's layers: {', '.join(sorted(got.layers))})"
+        raise InputError(path, f"holds no closed contour{what}{where}; draw the parts as closed "
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
-    sheet = tuple(c for c in contours if sheet_layer is not None and c.layer == sheet_layer)
-    if sheet:
-        contours = [c for c in contours if c.layer != sheet_layer]
-    depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
-    return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent, units=units,
-                   chord=chord, open_pieces=left, sheet=sheet)
+    size = _size([c.ring for c in contours])
+    depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
+                             slack=_nest_slack(contours, size))
+    chord = max((c.chord for c in (*contours, *sheet)), default=0.0)
+    return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent,
+                   units=got.units, chord=chord, open_pieces=len(left), sheet=sheet,
+                   notes=tuple(notes), layers=tuple(sorted(got.layers)))
 
 
-def load_flat_part(path, *, name: str | None = None, shown: str | None = None) -> FlatPart:
+def load_flat_part(path, *, name: str | None = None, shown: str | None = None,
+                   layers: Layers = Layers(), join_tolerance=None) -> FlatPart:
     """The whole file as ONE part (``gjk check a.svg b.dxf``): all its closed contours."""
-    d = read_drawing(path, shown=shown)
+    d = read_drawing(path, shown=shown, layers=layers, join_tolerance=join_tolerance)
     return FlatPart(name=name or Path(path).name, source=d.path,
-                    rings=tuple(c.ring for c in d.contours), units=d.units, chord=d.chord,
-                    layer=None, open_pieces=d.open_pieces)
+                    rings=tuple(c.ring for c in d.contours), units=d.units,
+                    chord=max(c.chord for c in d.contours), layer=None,
+                    open_pieces=d.open_pieces, notes=d.notes,
+                    straight=tuple(_oriented_straight(c, c.area) for c in d.contours))
 
 
 def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = None,
-                      sheet_layer: str | None = None) -> tuple[FlatParts, FlatPart | None]:
+                      sheet_layer: str | None = None, layers: Layers = Layers(),
+                      join_tolerance=None) -> tuple[FlatParts, FlatPart | None]:
     """(parts, sheet): one part per outer contour with its holes (``gjk scan``), as a FlatParts
     (the rings also packed into arrays), and the contours on `sheet_layer` (DXF) as the sheet,
-    None without one. Raises InputError, also when `sheet_layer` names a layer that holds no
-    closed contour."""
-    d = read_drawing(path, shown=shown, sheet_layer=sheet_layer)
+    None without one. Each part carries its own flattening bound: the largest of its rings'
+    (0 when none flattened a curve). Raises InputError, also when `sheet_layer` names a layer
+    that holds no closed contour."""
+    d = read_drawing(path, shown=shown, sheet_layer=sheet_layer, layers=layers,
+                     join_tolerance=join_tolerance)
     sheet = None
     if sheet_layer is not None:
         if not d.sheet:
-            raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet; "
-                                   f"check --sheet-layer against the file's layers")
+            known = f" (the file's layers: {', '.join(d.layers)})" if d.layers else ""
+            raise InputError(path, f"layer {sheet_layer!r} holds no closed contour to be the sheet"
+                                   f"{known}; check --sheet-layer against the file's layers")
         if not d.contours:
-            raise InputError(path, f"every closed contour is on the sheet layer {sheet_layer!r}: "
-                                   f"there are no parts")
+            which = (f" of the layers asked for ({_layer_ask(layers)}; the file's layers: "
+                     f"{', '.join(d.layers)})" if layers else "")
+            raise InputError(path, f"every closed contour{which} is on the sheet layer "
+                                   f"{sheet_layer!r}: there are no parts")
         sheet = FlatPart(name=f"sheet:{sheet_layer}", source=d.path,
-                         rings=tuple(c.ring for c in d.sheet), units=d.units, chord=d.chord,
-                         layer=sheet_layer)
+                         rings=tuple(c.ring for c in d.sheet), units=d.units,
+                         chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer,
+                         straight=tuple(_oriented_straight(c, c.area) for c in d.sheet))
     holes: dict[int, list[int]] = {}
     for k in np.flatnonzero(d.depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
     parts = []
     for k in np.flatnonzero(d.depth % 2 == 0).tolist():
         c = d.contours[k]
-        rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in holes.get(k, ()))
+        inner = holes.get(k, ())
+        rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in inner)
+        straight = (_oriented_straight(c, 1),) + tuple(_oriented_straight(d.contours[h], -1)
+                                                      for h in inner)
+        chord = max([c.chord] + [d.contours[h].chord for h in inner])
         name = c.name if prefix is None else f"{prefix}:{c.name}"
-        parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=d.chord,
-                              layer=c.layer, open_pieces=d.open_pieces))
+        parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=chord,
+                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes,
+                              straight=straight if chord > 0 else None))
     return FlatParts(parts), sheet
 
 
@@ -293,6 +439,18 @@ def _oriented(c: _Contour, sign: int) -> np.ndarray:
     return c.ring if c.area * sign > 0 else c.ring[::-1].copy()
 
 
+def _oriented_straight(c: _Contour, sign) -> np.ndarray:
+    """The contour's straight-edge mask for `_oriented(c, sign)`: reversing a ring makes its
+    edge i the old edge n - 2 - i."""
+    mask = c.straight if c.straight is not None else np.zeros(len(c.ring), dtype=bool)
+    return mask if c.area * sign > 0 else reversed_straight(mask)
+
+
+def reversed_straight(mask: np.ndarray) -> np.ndarray:
+    """The straight-edge mask of a ring read backwards (`ring[::-1]`)."""
+    return np.roll(mask[::-1], -1)
+
+
 def _ring_area_signed_by_depth(rings) -> list[float]:
     if not rings:
         return []
@@ -300,20 +458,31 @@ def _ring_area_signed_by_depth(rings) -> list[float]:
     return [abs(signed_area(r)) * (1 if d % 2 == 0 else -1) for r, d in zip(rings, depth)]
 
 
-def _nesting(rings: list, areas: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _nesting(rings: list, areas: np.ndarray | None = None,
+             slack: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(depth, parent) per ring: how many rings enclose it and the innermost one (-1: none).
 
-    A ring is inside another when all its vertices are (so a contour crossing another is not
-    nested in it; one whose vertices are all inside but whose edge crosses a notch is). A ring can only enclose a ring whose first vertex lies in its box: boxes are hashed
-    into a uniform grid (cells the size of the median box), so candidates are found per cell, and
-    a nest of 10,000 parts costs a few candidates per ring, not 10,000."""
+    A ring is inside another when all its vertices and edge midpoints are inside it or within
+    `slack` (per enclosing ring; default: `nest_rel` of the rings' extent) of its outline: a
+    square sharing two edges with a larger one is its hole however the rounding of a 45-degree
+    insert puts its corners, and a square inscribed in a flattened circle (whose chords cut
+    inside the true circle) is inside it when the slack holds the circle's flattening bound. A
+    contour that crosses another farther than that is not nested in it (overlapping parts of a
+    nest stay parts), nor is one that closes a notch of another (an edge midpoint outside it);
+    one whose points are all inside but whose edge crosses a notch is.
+
+    A ring can only enclose a ring whose first vertex lies in its box: boxes are hashed into a
+    uniform grid (cells the size of the median box), so candidates are found per cell, and a
+    nest of 10,000 parts costs a few candidates per ring, not 10,000."""
     n = len(rings)
     depth = np.zeros(n, dtype=np.int64)
     parent = np.full(n, -1, dtype=np.int64)
     if n < 2:
         return depth, parent
-    lo = np.array([r.min(axis=0) for r in rings])
-    hi = np.array([r.max(axis=0) for r in rings])
+    if slack is None:
+        slack = np.full(n, DEFAULT.nest_rel * _size(rings))
+    lo = np.array([r.min(axis=0) for r in rings]) - slack[:, None]
+    hi = np.array([r.max(axis=0) for r in rings]) + slack[:, None]
     area = np.array([abs(signed_area(r)) for r in rings]) if areas is None else np.abs(areas)
     probe = np.array([r[0] for r in rings])
     cell = float(np.median(np.max(hi - lo, axis=1)))
@@ -342,23 +511,67 @@ def _nesting(rings: list, areas: np.ndarray | None = None) -> tuple[np.ndarray, 
     reps = last - first
     k_of = np.repeat(np.arange(n), reps)
     c_of = owner[np.repeat(first, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))]
+    # the enclosed ring's own box (grown by the container's slack) within the container's
     ok = ((c_of != k_of) & (area[c_of] > area[k_of])
-          & (lo[c_of] <= lo[k_of]).all(axis=1) & (hi[c_of] >= hi[k_of]).all(axis=1))
+          & (lo[c_of] <= lo[k_of] + slack[k_of, None]).all(axis=1)
+          & (hi[c_of] >= hi[k_of] - slack[k_of, None]).all(axis=1))
     for k, c in zip(k_of[ok].tolist(), c_of[ok].tolist()):
-        # every vertex inside: a contour that crosses another (overlapping parts of a nest) is
-        # not taken for its hole
-        if inside(rings[k], rings[c]).all():
+        if _within(rings[k], rings[c], float(slack[c])):
             depth[k] += 1
             if parent[k] < 0 or area[c] < area[parent[k]]:
                 parent[k] = c
     return depth, parent
 
 
+def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
+    """Whether every vertex and edge midpoint of `ring` lies inside `outer` or within `slack` of
+    its outline. Points go in blocks of about 2 million point-edge tests (bounded memory on a
+    large outline; a contour that is not nested fails on its first block)."""
+    mid = 0.5 * (ring + np.roll(ring, -1, axis=0))
+    points = np.concatenate([ring, mid])
+    step = max(16, (1 << 21) // max(len(outer), 1))
+    for k in range(0, len(points), step):
+        block = points[k:k + step]
+        out = block[~inside(block, outer)]
+        if len(out) and (_distance_to_ring(out, outer) > slack).any():
+            return False
+    return True
+
+
+def _distance_to_ring(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
+    """(m,) distance of each point to the ring's outline (its closed polyline)."""
+    a = ring
+    ab = np.roll(ring, -1, axis=0) - a
+    ap = points[:, None, :] - a[None, :, :]
+    length2 = np.einsum("ij,ij->i", ab, ab)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip(np.einsum("mij,ij->mi", ap, ab) / length2, 0.0, 1.0)
+    t = np.where(length2 > 0, t, 0.0)
+    d = ap - t[:, :, None] * ab[None, :, :]
+    return np.sqrt(np.einsum("mij,mij->mi", d, d).min(axis=1))
+
+
+def _size(rings) -> float:
+    """The diagonal of the rings' box (1 for no rings; never 0, as it scales tolerances)."""
+    if not len(rings):
+        return 1.0
+    pts = np.concatenate(rings)
+    return max(float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))), 1e-300)
+
+
+def _nest_slack(contours: list, size: float) -> np.ndarray:
+    """(n,) how far outside each contour a point may lie and count as on it when contours are
+    nested: the drawing's rounding (`nest_rel` of its size) and the contour's own flattening
+    bound (its chords cut inside the curve it flattens by up to that)."""
+    return DEFAULT.nest_rel * size + np.array([c.chord for c in contours], dtype=np.float64)
+
+
 def _apply_nonzero(contours: list) -> list:
     """Drop the subpaths of nonzero-filled SVG elements that wind as their enclosing subpath of
     the same element does: under nonzero they are filled area, neither hole nor part."""
     while any(c.nonzero for c in contours):
-        depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]))
+        depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
+                                 slack=_nest_slack(contours, _size([c.ring for c in contours])))
         drop = set()
         for k, c in enumerate(contours):
             p = int(parent[k])
@@ -370,32 +583,26 @@ def _apply_nonzero(contours: list) -> list:
     return contours
 
 
-def _join_tolerance(closed: list, pieces: list) -> float:
-    pts = [c.ring for c in closed] + [p[0] for p in pieces]
-    if not pts:
-        return 0.0
-    allp = np.concatenate(pts)
-    size = float(np.linalg.norm(allp.max(axis=0) - allp.min(axis=0)))
-    return DEFAULT.join_rel * max(size, 1.0)
-
-
-def _join(pieces: list, tol: float) -> tuple[list, int]:
-    """Chain open pieces [(points (n, 2), name, layer, group)] end to end into closed contours;
-    (contours, pieces left open). Ends meet within `tol`."""
+def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
+    """Chain open pieces (`_Piece`) end to end into closed contours: (contours, the pieces left
+    open, the widest gap bridged). Ends meet within `tol`; ends within `merge` (rounding) are one
+    point, farther ones are joined by a straight edge. A contour's bound is the largest of its
+    pieces'."""
     if not pieces:
-        return [], 0
+        return [], [], 0.0
     from scipy.spatial import cKDTree
 
-    ends = np.array([[p[0][0], p[0][-1]] for p in pieces]).reshape(-1, 2)  # 2k start, 2k+1 end
+    ends = np.array([[p.points[0], p.points[-1]] for p in pieces]).reshape(-1, 2)  # 2k start, 2k+1 end
     tree = cKDTree(ends)
     used = np.zeros(len(pieces), dtype=bool)
-    out = []
-    left = 0
+    out, left = [], []
+    bridged = 0.0
     for first in range(len(pieces)):
         if used[first]:
             continue
         used[first] = True
-        chain = [pieces[first][0]]
+        chain, members, gaps = [pieces[first].points], [first], []
+        masks = [pieces[first].straight.copy()]
         start, tail = ends[2 * first], ends[2 * first + 1]
         closed = bool(np.linalg.norm(tail - start) <= tol)
         while not closed:
@@ -408,47 +615,140 @@ def _join(pieces: list, tol: float) -> tuple[list, int]:
                 break
             k = nxt // 2
             used[k] = True
-            pts = pieces[k][0] if nxt % 2 == 0 else pieces[k][0][::-1]
-            chain.append(pts[1:])
+            members.append(k)
+            pts = pieces[k].points if nxt % 2 == 0 else pieces[k].points[::-1]
+            mask = pieces[k].straight if nxt % 2 == 0 else reversed_straight(pieces[k].straight)
+            gaps.append(float(np.linalg.norm(pts[0] - tail)))
+            # a gap wider than rounding keeps both ends: the straight edge between them bridges it
+            if gaps[-1] <= merge:
+                masks[-1][-1] = mask[0]  # the tail goes on along the piece's first edge
+                chain.append(pts[1:])
+                masks.append(mask[1:].copy())
+            else:
+                masks[-1][-1] = True  # the bridge
+                chain.append(pts)
+                masks.append(mask.copy())
             tail = pts[-1]
             closed = bool(np.linalg.norm(tail - start) <= tol)
         if closed:
             ring = np.concatenate(chain)
-            if len(ring) > 1 and np.linalg.norm(ring[-1] - ring[0]) <= tol:
-                ring = ring[:-1]
-            _, name, layer, group = pieces[first][:4]
+            straight = np.concatenate(masks)
+            straight[-1] = True  # the closing edge, when it bridges a gap
+            gaps.append(float(np.linalg.norm(ring[-1] - ring[0])))
+            if len(ring) > 1 and gaps[-1] <= merge:
+                ring, straight = ring[:-1], straight[:-1]
+            bridged = max([bridged] + gaps)
+            piece = pieces[first]
             ring = np.ascontiguousarray(ring, dtype=np.float64)
-            out.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=False,
-                                area=signed_area(ring)))
+            out.append(_Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
+                                nonzero=False, area=signed_area(ring),
+                                chord=max(pieces[m].chord for m in members), straight=straight))
         else:
-            left += len(chain)
-    return out, left
+            left.extend(pieces[m] for m in members)
+    return out, left, bridged
 
 
-def _closed_or_piece(points: np.ndarray, is_closed: bool, name, layer, group, nonzero,
-                     closed: list, pieces: list, tol: float) -> None:
-    points = _dedupe(np.asarray(points, dtype=np.float64)[:, :2], tol)
+def _contour(points: np.ndarray, piece: _Piece) -> _Contour:
+    ring = np.ascontiguousarray(points, dtype=np.float64)
+    straight = piece.straight.copy()
+    straight[-1] = True  # the closing edge bridges the gap between the piece's ends
+    return _Contour(ring=ring, name=piece.name, layer=piece.layer, group=piece.group,
+                    nonzero=False, area=signed_area(ring), chord=piece.chord, straight=straight)
+
+
+def _open_summary(left: list, shown: int = 3) -> str:
+    """"134 open pieces (layers: Gravir 120, 0 14; e.g. LINE #2A, ARC #3F, ...)"."""
+    by_layer: dict = {}
+    for p in left:
+        by_layer[p.layer] = by_layer.get(p.layer, 0) + 1
+    n = len(left)
+    text = f"{n} open piece{'s' * (n != 1)}"
+    what = []
+    if any(layer is not None for layer in by_layer):
+        layers = sorted(by_layer.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        what.append("on layer" + "s" * (len(layers) != 1) + " "
+                    + ", ".join(f"{layer} ({c})" for layer, c in layers))
+    examples = ", ".join(p.what for p in left[:shown]) + (", ..." if n > shown else "")
+    what.append(f"e.g. {examples}" if n > 1 else examples)
+    return f"{text} ({'; '.join(what)})"
+
+
+def _closed_or_piece(points: np.ndarray, straight: np.ndarray, is_closed: bool, name, layer,
+                     group, nonzero, closed: list, pieces: list, tol: float, chord: float,
+                     what: str) -> None:
+    """File one flattened entity or subpath: a closed contour, or an open piece to be joined.
+    straight : (n,) bool, edge i (point i to i + 1; the last one closing) drawn straight."""
+    points = np.asarray(points, dtype=np.float64)[:, :2]
+    keep = _dedupe_mask(points, tol)
+    if not keep.all():
+        # a kept point's edge runs on to the next kept point: its last original edge says
+        kept = np.flatnonzero(keep)
+        straight = straight[np.concatenate([kept[1:] - 1, [len(points) - 1]])]
+        points = points[kept]
     if len(points) < 2:
         return
     if is_closed or (len(points) > 2 and np.linalg.norm(points[-1] - points[0]) <= tol):
         if np.linalg.norm(points[-1] - points[0]) <= tol:
-            points = points[:-1]
+            points, straight = points[:-1], straight[:-1]
         if len(points) >= 3:
             ring = np.ascontiguousarray(points)
             closed.append(_Contour(ring=ring, name=name, layer=layer, group=group, nonzero=nonzero,
-                                   area=signed_area(ring)))
+                                   area=signed_area(ring), chord=chord,
+                                   straight=np.ascontiguousarray(straight, dtype=bool)))
     else:
-        pieces.append((points, name, layer, group))
+        pieces.append(_Piece(points=points, name=name, layer=layer, group=group, chord=chord,
+                             what=what, straight=np.ascontiguousarray(straight, dtype=bool)))
 
 
-def _dedupe(points: np.ndarray, tol: float) -> np.ndarray:
-    """Consecutive repeats removed (a flattened curve repeats its joints)."""
-    if len(points) < 2:
-        return points
+@contextlib.contextmanager
+def _library_warnings():
+    """Collect what ezdxf logs (``copy process ignored DIMASSOC(#F5) ...``) instead of letting
+    it reach stderr; yields a callable giving the distinct lines, each with its count."""
+    logger = logging.getLogger("ezdxf")
+    lines: dict = {}
+
+    class _Collect(logging.Handler):
+        def emit(self, record):
+            text = " ".join(record.getMessage().split())
+            lines[text] = lines.get(text, 0) + 1
+
+    handler = _Collect(level=logging.WARNING)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield lambda: [t if c == 1 else f"{t} ({c} times)" for t, c in lines.items()]
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _length_in(value, units: str | None, path: Path, option: str) -> float:
+    """A length option (a float in the file's units, or a `gjkcli.units.Length`) in the file's
+    units; an InputError when it has a unit and the file states none gjk knows."""
+    from gjkcli.units import UnitError, scaled_unit
+
+    try:
+        if getattr(value, "unit", None) is not None and scaled_unit(units) is not None:
+            s, short = scaled_unit(units)  # "0.264583 mm": one user unit is s mm
+            out = value.to(short) / s
+        else:
+            out = value.to(units) if hasattr(value, "to") else float(value)
+    except UnitError as exc:
+        raise InputError(path, f"{option} {value}: {exc}") from None
+    if not (out >= 0 and math.isfinite(out)):
+        raise InputError(path, f"{option} must be a finite length >= 0, got {value}")
+    return float(out)
+
+
+def _dedupe_mask(points: np.ndarray, tol: float) -> np.ndarray:
+    """(n,) bool: the points kept when consecutive repeats go (a flattened curve repeats its
+    joints)."""
     keep = np.ones(len(points), dtype=bool)
-    step = points[1:] - points[:-1]
-    keep[1:] = np.hypot(step[:, 0], step[:, 1]) > tol * 1e-3
-    return points[keep]
+    if len(points) >= 2:
+        step = points[1:] - points[:-1]
+        keep[1:] = np.hypot(step[:, 0], step[:, 1]) > tol * 1e-3
+    return keep
 
 
 # --------------------------------------------------------------------------------------------
@@ -493,7 +793,6 @@ def _read_svg(path: Path):
     tol = DEFAULT.join_rel * max(size, 1.0)
     closed: list = []
     pieces: list = []
-    curved = False
     counts: dict[str, int] = {}
     for k, e, p in shapes:
         tag = type(e).__name__.lower()
@@ -501,38 +800,47 @@ def _read_svg(path: Path):
         name = e.id if getattr(e, "id", None) else f"{tag}{counts[tag]}"
         nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
         for sub in p.as_subpaths():
-            pts, is_closed, had_curve = _flatten_svg(se, sub, chord)
-            curved |= had_curve
+            pts, straight, is_closed, had_curve = _flatten_svg(se, sub, chord)
             if len(pts):
-                _closed_or_piece(pts, is_closed, name, None, k, nonzero, closed, pieces, tol)
-    return pieces, closed, units, chord if curved else 0.0
+                _closed_or_piece(pts, straight, is_closed, name, None, k, nonzero, closed, pieces,
+                                 tol, chord if had_curve else 0.0, name)
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=set())
 
 
 def _flatten_svg(se, sub, chord: float):
-    """(points (n, 2), closed, whether a curve was flattened) of one subpath."""
+    """(points (n, 2), (n,) whether edge i (to i + 1; the last one closing) is a straight
+    segment, closed, whether a curve was flattened) of one subpath."""
     pts: list = []
+    straight: list = []  # one per point: the edge that leaves it
     closed = False
     curved = False
     for seg in sub:
         if isinstance(seg, se.Move):
             if seg.end is not None:
                 pts.append([seg.end.x, seg.end.y])
+                straight.append(True)
             continue
         if isinstance(seg, se.Close):
-            closed = True
+            closed = True  # the closing edge is a straight line (True already)
             continue
         if seg.start is None or seg.end is None:
             continue
         if not pts:
             pts.append([seg.start.x, seg.start.y])
+            straight.append(True)
         if isinstance(seg, se.Line):
             pts.append([seg.end.x, seg.end.y])
+            straight[-1] = True
+            straight.append(True)
             continue
         curved = True
         n = _segments_needed(se, seg, chord)
         t = np.linspace(0.0, 1.0, n + 1)[1:]
         pts.extend(np.asarray(seg.npoint(t), dtype=np.float64).reshape(-1, 2).tolist())
-    return np.array(pts, dtype=np.float64).reshape(-1, 2), closed, curved
+        straight[-1] = False
+        straight.extend([False] * (n - 1) + [True])
+    return (np.array(pts, dtype=np.float64).reshape(-1, 2), np.array(straight, dtype=bool),
+            closed, curved)
 
 
 def _segments_needed(se, seg, chord: float) -> int:
@@ -553,17 +861,20 @@ def _segments_needed(se, seg, chord: float) -> int:
 
 
 def _svg_units(svg) -> str | None:
+    """The unit of one user unit as the root's width states it: its unit when the viewBox maps
+    one user unit to one of it (or there is no viewBox and the width is in px: user units are CSS
+    px, 1/96 in), "<s> <unit>" when it maps one user unit to s of them, "px" for a width in other
+    units without a viewBox; None when the width is missing, a bare number or a percentage (the
+    file does not say)."""
     width = svg.values.get("width")
     m = _LENGTH.match(str(width)) if width is not None else None
     if m is None or not m.group(2) or m.group(2) == "%":
         return None
     value, unit = float(m.group(1)), m.group(2).lower()
-    if unit == "px":
-        return "px"
     if svg.viewbox is None or not svg.viewbox.width:
-        return "px"  # user units are CSS pixels whatever the width says
+        return "px"  # user units are CSS px whatever the width says
     per_user = value / float(svg.viewbox.width)
-    return unit if abs(per_user - 1.0) < 1e-9 else f"{per_user:g} {unit}"
+    return unit if abs(per_user - 1.0) < 1e-9 else f"{per_user:.15g} {unit}"  # every digit: it scales
 
 
 # --------------------------------------------------------------------------------------------
@@ -573,7 +884,7 @@ def _svg_units(svg) -> str | None:
 _DXF_KINDS = ("LINE", "LWPOLYLINE", "POLYLINE", "CIRCLE", "ARC", "ELLIPSE", "SPLINE")
 
 
-def _read_dxf(path: Path):
+def _read_dxf(path: Path, layers: Layers, sheet_of):
     extras.require("dxf", path, "reading DXF")
     import ezdxf
 
@@ -589,51 +900,67 @@ def _read_dxf(path: Path):
     if not placed:
         raise InputError(path, "holds no LINE, LWPOLYLINE, POLYLINE, CIRCLE, ARC, ELLIPSE or "
                                "SPLINE in model space; draw the parts in it")
+    seen = {layer for _, _, layer, _ in placed}
+    if layers:
+        placed = [p for p in placed if layers.takes(p[2]) or (sheet_of is not None and sheet_of(p[2]))]
+        if not placed:
+            raise InputError(path, f"holds nothing on the layers asked for ({_layer_ask(layers)}); "
+                                   f"the file's layers: {', '.join(sorted(seen))}")
     size = _dxf_size(placed)
     chord = chord_for(size)
     tol = DEFAULT.join_rel * max(size, 1.0)
     closed: list = []
     pieces: list = []
-    curved = False
-    for k, (e, name, layer) in enumerate(placed):
+    for k, (e, name, layer, what) in enumerate(placed):
         try:
-            pts, is_closed, had_curve = _flatten_dxf(e, chord)
+            pts, straight, is_closed, had_curve = _flatten_dxf(e, chord)
         except Exception as exc:  # noqa: BLE001 - one bad entity names itself
             raise InputError(path, f"{e.dxftype()} {name}: cannot be read ({_short(exc)}); "
                                    f"fix or redraw it") from None
-        curved |= had_curve
-        _closed_or_piece(pts, is_closed, name, layer, k, False, closed, pieces, tol)
-    return pieces, closed, units, chord if curved else 0.0
+        _closed_or_piece(pts, straight, is_closed, name, layer, k, False, closed, pieces, tol,
+                         chord if had_curve else 0.0, what)
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+
+
+def _layer_ask(layers: Layers) -> str:
+    said = []
+    if layers.only:
+        said.append("--layers " + ",".join(layers.only))
+    if layers.ignore:
+        said.append("--ignore-layers " + ",".join(layers.ignore))
+    return ", ".join(said)
 
 
 def _flatten_dxf(e, chord: float):
-    """(points (n, 2) in WCS, closed, whether a curve was flattened) of one entity. Arcs,
-    circles, ellipses and splines are flattened by the entity's own `flattening` (points on the
-    curve itself, not on a Bezier approximation of it); polylines through their LINE and ARC
-    pieces (bulges are arcs)."""
+    """(points (n, 2) in WCS, (n,) whether edge i (to i + 1; the last one closing) is drawn
+    straight, closed, whether a curve was flattened) of one entity. Arcs, circles, ellipses and
+    splines are flattened by the entity's own `flattening` (points on the curve itself, not on a
+    Bezier approximation of it); polylines through their LINE and ARC pieces (bulges are arcs)."""
     kind = e.dxftype()
     if kind == "LINE":
-        return _xy([e.dxf.start, e.dxf.end]), False, False
-    if kind == "CIRCLE":
-        return _xy(e.flattening(chord)), True, True
-    if kind == "ARC":
-        return _xy(e.flattening(chord)), False, True
-    if kind == "ELLIPSE":
-        full = abs(abs(e.dxf.end_param - e.dxf.start_param) - 2 * math.pi) < 1e-9
-        return _xy(e.flattening(chord)), full, True
-    if kind == "SPLINE":
-        return _xy(e.flattening(chord)), bool(e.closed), True
+        return _xy([e.dxf.start, e.dxf.end]), np.array([True, False]), False, False
+    if kind in ("CIRCLE", "ARC", "ELLIPSE", "SPLINE"):
+        pts = _xy(e.flattening(chord))
+        if kind == "CIRCLE":
+            closed = True
+        elif kind == "ELLIPSE":
+            closed = abs(abs(e.dxf.end_param - e.dxf.start_param) - 2 * math.pi) < 1e-9
+        else:
+            closed = kind == "SPLINE" and bool(e.closed)
+        return pts, np.zeros(len(pts), dtype=bool), closed, True
     # LWPOLYLINE, POLYLINE: straight pieces and bulge arcs, chained in the polyline's order
     closed = bool(e.closed) if kind == "LWPOLYLINE" else bool(e.is_closed)
     if kind == "LWPOLYLINE" and _plain_lwpolyline(e):  # the common case, without ezdxf's pieces
-        return np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2), closed, False
+        pts = np.array(e.get_points("xy"), dtype=np.float64).reshape(-1, 2)
+        return pts, np.ones(len(pts), dtype=bool), closed, False
     out: list = []
+    straight: list = []
     curved = False
     for piece in e.virtual_entities():
         if piece.dxftype() == "LINE":
-            pts = _xy([piece.dxf.start, piece.dxf.end])
+            pts, line = _xy([piece.dxf.start, piece.dxf.end]), True
         elif piece.dxftype() == "ARC":
-            pts, curved = _xy(piece.flattening(chord)), True
+            pts, line, curved = _xy(piece.flattening(chord)), False, True
         else:
             continue
         if out:
@@ -641,10 +968,15 @@ def _flatten_dxf(e, chord: float):
             if np.linalg.norm(pts[-1] - tail) < np.linalg.norm(pts[0] - tail):
                 pts = pts[::-1]  # an ARC runs counter-clockwise whatever the bulge's sign
             pts = pts[1:]
+            straight[-1][-1] = line  # the edge that leaves the tail is this piece's first
         out.append(pts)
+        straight.append(np.full(len(pts), line))
+        straight[-1][-1] = False  # to be set by the next piece (or the closing edge below)
     if not out:
-        return np.zeros((0, 2)), closed, False
-    return np.concatenate(out), closed, curved
+        return np.zeros((0, 2)), np.zeros(0, dtype=bool), closed, False
+    # a closed polyline's last piece comes back to its first vertex (dropped as a repeat), so
+    # its last edge is judged by that piece
+    return np.concatenate(out), np.concatenate(straight), closed, curved
 
 
 def _dxf_size(placed) -> float:
@@ -652,7 +984,7 @@ def _dxf_size(placed) -> float:
     radii, control points): the drawing's size for the chord, without flattening anything."""
     lo = np.full(2, np.inf)
     hi = np.full(2, -np.inf)
-    for e, _, _ in placed:
+    for e, *_ in placed:
         kind = e.dxftype()
         try:
             if kind == "LWPOLYLINE" and _plain_lwpolyline(e):
@@ -689,11 +1021,17 @@ def _xy(vertices) -> np.ndarray:
     return np.array([(v.x, v.y) for v in vertices], dtype=np.float64).reshape(-1, 2)
 
 
-def _dxf_entities(layout, block: str | None = None, handle: str | None = None, depth: int = 0):
-    """(entity in world coordinates, part name, layer) for the drawable entities, INSERTs
-    expanded (nested ones too) into virtual entities placed by their full transforms."""
+def _dxf_entities(layout, block: str | None = None, handle: str | None = None, depth: int = 0,
+                  inherit: str | None = None):
+    """(entity in world coordinates, part name, layer, how a warning names it) for the drawable
+    entities, INSERTs expanded (nested ones too) into virtual entities placed by their full
+    transforms. An entity on layer "0" inside a block is on its INSERT's layer, as AutoCAD
+    draws it."""
     for e in layout:
         kind = e.dxftype()
+        layer = e.dxf.get("layer", "0")
+        if inherit is not None and layer == "0":
+            layer = inherit
         if kind == "INSERT":
             if depth > 32:
                 continue
@@ -703,13 +1041,12 @@ def _dxf_entities(layout, block: str | None = None, handle: str | None = None, d
                 virtual = list(e.virtual_entities())
             except Exception:  # noqa: BLE001 - a non-uniform scale of an arc ezdxf cannot place
                 continue
-            yield from _dxf_entities(virtual, name, h, depth + 1)
+            yield from _dxf_entities(virtual, name, h, depth + 1, layer)
         elif kind in _DXF_KINDS:
-            layer = e.dxf.get("layer", "0")
             if block is not None:
-                yield e, f"{block}@{handle}", layer
+                yield e, f"{block}@{handle}", layer, f"{kind} in {block}@{handle}"
             else:
-                yield e, f"{layer}:{e.dxf.handle}", layer
+                yield e, f"{layer}:{e.dxf.handle}", layer, f"{kind} #{e.dxf.handle}"
 
 
 # --------------------------------------------------------------------------------------------

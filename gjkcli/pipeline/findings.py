@@ -50,6 +50,8 @@ class ObjectRecord:
     primitive : the kind of a manifest primitive, else None
     ifc_class, global_id, ifc_name : an IFC element's class ("IfcWall"), GlobalId and Name
         (None for objects of other files, and for a Name the file leaves out)
+    layer, flattening : a 2D part's DXF layer (None: SVG, a whole file) and how far its
+        outline may lie from the curves it flattens (0: straight edges only); None in 3D
     """
 
     name: str
@@ -69,6 +71,8 @@ class ObjectRecord:
     ifc_class: str | None = None
     global_id: str | None = None
     ifc_name: str | None = None
+    layer: str | None = None
+    flattening: float | None = None
 
 
 class LazyRecords(Sequence):

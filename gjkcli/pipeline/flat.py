@@ -15,10 +15,19 @@ the plane's narrow phase -> the same findings as in 3D.
    grown by half the clearance, the touching band and both flattening bounds.
 4. **Narrow phase**: `gjkcli.engine.plane.batch` on the candidate pairs (GJK and EPA for convex
    pairs, the edges for the others).
-5. **Verdicts**: a pair's touching band is at least the sum of the two parts' flattening bounds
-   (`FlatPart.chord`), so no clear, collision or clearance verdict rests on how curves were cut
-   into chords: polygons closer than that read as touching, and a pair within the clearance plus
-   both bounds fails the clearance.
+5. **Verdicts**: a pair's touching band is at least the sum of the two parts' own flattening
+   bounds (`FlatPart.chord`: 0 for a part of straight edges), so no clear, collision or clearance
+   verdict rests on how curves were cut into chords, and no pair pays for another part's curves:
+   polygons closer than that read as touching, and a pair within the clearance plus both bounds
+   fails the clearance, unless its gap is within the touching band's rounding of the clearance
+   (at it, as a gap that close to 0 is touching): a nest laid out exactly at its margin passes.
+   A pair that fails only by its bounds is bounded edge by edge (`_gap_lower_bound`: chords of
+   curves widened by their part's bound, edges drawn straight exact), so a plate whose curves
+   lie away from its closest edges passes at its margin too.
+
+The reader's choices travel in `Options`: `layers` and `ignore_layers` (DXF layer globs,
+case-insensitive), `join_tolerance`, `sheet_layer`; what it assumed or left out comes back as
+each file's notes.
 """
 from __future__ import annotations
 
@@ -64,7 +73,8 @@ def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
     parts, source = [], []
     for k, p in enumerate((path_a, path_b)):
         try:
-            parts.append(load_flat_part(p, shown=str(p)))
+            parts.append(load_flat_part(p, shown=str(p), layers=_layers(options),
+                                        join_tolerance=options.join_tolerance))
             source.append(k)
         except InputError as exc:
             if options.strict:
@@ -87,7 +97,9 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
     for p in paths:
         prefix = Path(p).name if several else None
         try:
-            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer)
+            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer,
+                                           layers=_layers(options),
+                                           join_tolerance=options.join_tolerance)
         except InputError as exc:
             if options.strict:
                 raise
@@ -100,6 +112,13 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
     run.stage("load", t)
     frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
     return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
+
+
+def _layers(options):
+    """The options' DXF layer selection as the reader takes it."""
+    from gjkcli.mesh.flat import Layers
+
+    return Layers(only=tuple(options.layers or ()), ignore=tuple(options.ignore_layers or ()))
 
 
 class _FlatRun:
@@ -154,34 +173,34 @@ class _FlatRun:
             self.notes.append("no objects were loaded: there is nothing to check")
         elif len(parts) == 1 and self.command == "scan" and frame is None:
             self.notes.append(f"only one object ({parts[0].name}): there are no pairs to check")
-        chord = np.fromiter((p.chord for p in objects), dtype=np.float64, count=n)
-        if n and chord.max() > 0:
+        chord = objects.chord
+        curved = int(np.count_nonzero(chord))
+        if curved:
             self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
-                              f"drawing; each pair's touching band is at least its two parts' "
-                              f"bounds, and the clearance is checked with them added")
-        left = {}
-        for p in parts:
-            if p.open_pieces:
-                left[p.source] = p.open_pieces
-        for file, count in left.items():
-            self.notes.append(f"warning: {file}: {count} open piece{'s' * (count != 1)} (lines, arcs "
-                              f"or paths whose ends do not meet) left out; close them to check them")
+                              f"drawing, on {curved} of {n} objects; each pair's touching band is "
+                              f"at least its two parts' bounds (0 for a part of straight edges), "
+                              f"and the clearance is checked with them added")
+        self.notes.extend(objects.notes)  # what reading each file assumed or left out
         lo, hi, per_part = _boxes(objects)
         size = np.hypot(*(hi - lo).T)
+        if frame is not None:  # the frame's pairs scale with the sheet, not the box around it
+            sheet = np.concatenate(frame.rings[1:])
+            size[-1] = float(np.hypot(*(sheet.max(axis=0) - sheet.min(axis=0))))
 
         i, j = self._pairs(lo, hi, size, chord, source, frame is not None, across)
         candidates = len(i)
         t = self.stage("broad", t)
         # the touching band per pair: the user's, else relative to the pair's size; never below
-        # what the flattening may have moved the outlines
+        # what the flattening may have moved the two outlines (each part's own bound)
         flat_band = chord[i] + chord[j]
         if o.tolerance is not None:
-            band = np.maximum(o.tolerance, flat_band)
+            rounding = np.full(len(i), float(o.tolerance))
         else:
-            band = np.maximum(DEFAULT.touching_rel * np.maximum(size[i], size[j]), flat_band)
+            rounding = DEFAULT.touching_rel * np.maximum(size[i], size[j])
+        band = np.maximum(rounding, flat_band)
         batch = self._narrow(objects, i, j, band)
         t = self.stage("narrow", t)
-        pairs, counts = self._verdicts(objects, i, j, band, flat_band, batch, frame)
+        pairs, counts = self._verdicts(objects, i, j, band, flat_band, rounding, batch, frame)
         self.stage("verdicts", t)
         records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
                                                    int(per_part[k])))
@@ -208,34 +227,39 @@ class _FlatRun:
         a length the user wrote with a unit is converted into it (an InputError when no drawing
         states a unit gjk knows)."""
         from gjkcli.errors import InputError
-        from gjkcli.units import Length, UnitError, canonical, factor
+        from gjkcli.units import Length, UnitError, factor, scaled_unit
 
         # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
-        # and one spelling)
+        # and one spelling): a unit of the table, or s of one ("0.264583 mm": an SVG whose
+        # viewBox maps one user unit to that)
         spelled = {p.units for p in parts}
-        short = {u: canonical(u) for u in spelled}
-        first = next((p for p in parts if short[p.units] is not None), None)
-        unit = short[first.units] if first is not None else None
+        known = {u: scaled_unit(u) for u in spelled}
+        first = next((p for p in parts if known[p.units] is not None), None)
+        unit = known[first.units][1] if first is not None else None
         self.units = unit
+
+        def scale(u) -> float:  # how many `unit` one drawing unit `u` is (1: nothing to do)
+            s, short = known[u] if u in known else scaled_unit(u)
+            return s * factor(short, unit)
+
         scaled, out = {}, parts  # the same list (its packed arrays) when nothing is scaled
-        if unit is not None and any(short[u] not in (None, unit) for u in spelled):
+        if unit is not None and any(known[u] not in (None, (1.0, unit)) for u in spelled):
             out = list(parts)
             for n, p in enumerate(parts):
-                u = short[p.units]
-                if u is None or u == unit:
+                if known[p.units] in (None, (1.0, unit)):
                     continue
-                k = factor(u, unit)
-                scaled.setdefault(p.source, (u, k))
+                k = scale(p.units)
+                scaled.setdefault(p.source, (p.units, k))
                 out[n] = dataclasses.replace(p, rings=tuple(r * k for r in p.rings), units=unit,
                                              chord=p.chord * k)
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
                               f"{first.source}")
-        if frame is not None and unit is not None and canonical(frame.units) not in (None, unit):
-            k = factor(canonical(frame.units), unit)
+        if frame is not None and unit is not None and scaled_unit(frame.units) not in (None, (1.0, unit)):
+            k = scale(frame.units)
             frame = dataclasses.replace(frame, rings=tuple(r * k for r in frame.rings), units=unit,
                                         chord=frame.chord * k)
-        unknown = sorted(u for u, c in short.items() if u and c is None)
+        unknown = sorted(u for u, c in known.items() if u and c is None)
         if unknown:
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")
@@ -310,7 +334,7 @@ class _FlatRun:
         self.tell("narrow", len(i), len(i))
         return out
 
-    def _verdicts(self, objects, i, j, band, flat_band, batch, frame):
+    def _verdicts(self, objects, i, j, band, flat_band, rounding, batch, frame):
         from gjkcli.engine.results import STATUS_CODES
 
         o = self.options
@@ -320,14 +344,22 @@ class _FlatRun:
             return pairs, counts
         clearance = o.clearance or 0.0
         # the engine's verdicts within each pair's band; then the clearance, with both parts'
-        # flattening bounds added (a pair the flattening could hide is not passed)
+        # flattening bounds added (a pair the flattening could hide is not passed); a gap within
+        # the touching band's rounding of the clearance is at the clearance, as a gap within it
+        # of 0 is touching: a nest laid out exactly at its margin passes
         value = np.empty(max(STATUS_CODES) + 1, dtype=object)  # code -> the Status's value
         for c, st in STATUS_CODES.items():
             value[c] = st.value
         status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
         if clearance > 0:
-            close = (status == Status.CLEAR.value) & (distance < clearance + flat_band)
+            close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
+            # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
+            # of a curve widened by its part's bound, each edge drawn straight as it is
+            for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
+                low = _gap_lower_bound(objects[int(i[k])], objects[int(j[k])])
+                if low is not None and low >= clearance - rounding[k]:
+                    close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
             counts[code] += int(c)
@@ -353,6 +385,47 @@ class _FlatRun:
                 note=note))
         pairs.sort(key=_severity)
         return pairs, counts
+
+
+def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
+    """A lower bound of the gap between the true outlines of two clear parts whose rings are
+    flattened: the least distance between an edge of A and an edge of B, less the bound of each
+    part whose edge there is the chord of a curve (an edge drawn straight is exact). The parts
+    are clear, so their outlines do not cross and the least distance between edges is the gap.
+    None when the edges are unknown or too many pairs (over `most`) to compare."""
+    a0, a1, ca = _edges(a)
+    b0, b1, cb = _edges(b)
+    if a0 is None or b0 is None or len(a0) * len(b0) > most:
+        return None
+    # the least of the four endpoint-to-segment distances, each edge pair once
+    d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
+                   _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
+    d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
+    return float(d.min())
+
+
+def _edges(p):
+    """(n, 2) edge starts, (n, 2) edge ends of the part's rings, (n,) whether each edge is a
+    chord of a curve; (None, None, None) when that is not known."""
+    if p.chord > 0 and p.straight is None:
+        return None, None, None
+    start = np.concatenate(p.rings) if len(p.rings) > 1 else p.rings[0]
+    end = np.concatenate([np.roll(r, -1, axis=0) for r in p.rings])
+    chord = (np.zeros(len(start), dtype=bool) if p.chord == 0
+             else ~np.concatenate(p.straight))
+    return start, end, chord
+
+
+def _point_segment(points, s0, s1):
+    """(k, m) distances of k points to m segments s0 -> s1."""
+    ex, ey = (s1 - s0).T
+    px = points[:, 0, None] - s0[:, 0]
+    py = points[:, 1, None] - s0[:, 1]
+    length2 = ex * ex + ey * ey
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.clip((px * ex + py * ey) / length2, 0.0, 1.0)
+    u[:, length2 == 0] = 0.0
+    return np.hypot(px - u * ex, py - u * ey)
 
 
 def _boxes(objects):
@@ -463,9 +536,16 @@ def _frame(parts, sheets, layer):
     margin = max(float(np.linalg.norm(hi - lo)), 1.0)
     lo, hi = lo - margin, hi + margin
     box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+    from gjkcli.mesh.flat import reversed_straight
+
     rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
+    straight = [np.ones(4, dtype=bool)]
+    for s in sheets:
+        masks = s.straight or tuple(np.zeros(len(r), dtype=bool) for r in s.rings)
+        straight.extend(reversed_straight(m) for m in masks)
     return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
-                    chord=max(s.chord for s in sheets), layer=layer)
+                    chord=max(s.chord for s in sheets), layer=sheets[0].layer,
+                    straight=tuple(straight))
 
 
 _RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)
@@ -480,7 +560,7 @@ def _record(p, lo, hi, vertices: int) -> ObjectRecord:
     rec.__dict__.update(
         name=p.name, file=p.source if p.source != "<sheet>" else "", vertices=vertices, faces=0,
         hull_vertices=0, convex=None, watertight=None, bounds=(tuple(lo), tuple(hi)),
-        units=p.units, bodies=None, dimension=2)
+        units=p.units, bodies=None, dimension=2, layer=p.layer, flattening=float(p.chord))
     return rec
 
 

@@ -86,6 +86,11 @@ class Options:
         inside by the clearance (`gjkcli.pipeline.flat`; None: no sheet)
     start_direction : 2D drawings: GJK's first search direction (x, y) for the traced pairs
         (`gjkcli.engine.plane.query`'s `start`; None: from A's box centre towards B's)
+    layers, ignore_layers : 2D drawings: DXF layers to read (globs; None: all) and to leave out
+        (globs), case-insensitive (`gjkcli.mesh.flat.Layers`)
+    join_tolerance : 2D drawings: how far apart the ends of open pieces may be and still be
+        joined into one outline, a float in each drawing's units or a Length (None: `join_rel`
+        of the drawing's size)
     """
 
     mode: str = "auto"
@@ -105,6 +110,9 @@ class Options:
     robot: object = None
     sheet_layer: str | None = None
     start_direction: tuple | None = None
+    layers: tuple | None = None
+    ignore_layers: tuple | None = None
+    join_tolerance: float | Length | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -211,6 +219,13 @@ def _no_sheet_in_3d(options: Options) -> None:
 
         raise InputError("--sheet-layer", "names a DXF layer: it applies to 2D drawings (.dxf), "
                                           "and the inputs are 3D files")
+    for option, value in (("--layers", options.layers), ("--ignore-layers", options.ignore_layers),
+                          ("--join-tolerance", options.join_tolerance)):
+        if value is not None:
+            from gjkcli.errors import InputError
+
+            raise InputError(option, "applies to 2D drawings (.svg, .dxf), and the inputs are 3D "
+                                     "files")
 
 
 def _with_robots(m, sources, robot_options, run: "_Run"):

@@ -11,7 +11,9 @@ additions of each release are listed in the README)::
       "tool": {"name": "gjk", "version": str},
       "objects": [{"name", "file", "vertices", "faces", "hull_vertices", "convex", "watertight",
                    "bodies", "dimension", "bounds": [[x, y, z], [x, y, z]], "units", "convexity",
-                   "primitive", "hull_gap", "ifc_class", "global_id", "ifc_name"}],
+                   "primitive", "hull_gap", "ifc_class", "global_id", "ifc_name",
+                   ["layer", "flattening": 2D parts only: the DXF layer, the outline's own
+                    flattening bound]}],
       "pairs": [{"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b",
                  "iterations", "mode", "certificate", "violation", "conservative", "note",
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
@@ -113,6 +115,8 @@ def object_dict(o) -> dict:
         "ifc_class": o.ifc_class,
         "global_id": o.global_id,
         "ifc_name": o.ifc_name,
+        **({"layer": o.layer, "flattening": number(o.flattening)} if o.flattening is not None
+           else {}),
     }
 
 

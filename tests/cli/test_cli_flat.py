@@ -104,3 +104,75 @@ def test_baseline_of_a_nest(tmp_path):
     r = gjk("scan", NEST, "--sheet-layer", "SHEET", "--baseline", base, "--format", "json")
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and doc["summary"]["gone"] == 6  # the 4 clearance and 2 touching pairs
+
+
+def _engraved_sheet(path):
+    """A plate on "Cut" with an engraved line on "Gravír" inside it, on a sheet drawn on the
+    layer "Sheet" (mixed case, as exported), in mm."""
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(0, 0), (100, 0), (100, 50), (0, 50)], close=True, dxfattribs={"layer": "Sheet"})
+    msp.add_lwpolyline([(5, 5), (45, 5), (45, 45), (5, 45)], close=True, dxfattribs={"layer": "Cut"})
+    msp.add_lwpolyline([(10, 10), (20, 10), (20, 20), (10, 20)], close=True, dxfattribs={"layer": "Gravír"})
+    msp.add_line((50, 5), (95, 5), dxfattribs={"layer": "Gravír"})
+    doc.saveas(path)
+    return path
+
+
+def test_sheet_layer_named_in_another_case_and_layer_globs(tmp_path):
+    """`--sheet-layer SHEET` finds the layer "Sheet"; the plate lies exactly 5 from the sheet's
+    edge, so --clearance 5mm passes; --ignore-layers 'grav*' drops the engraving (no hole, no
+    open piece); the JSON gives each part its layer and bound."""
+    path = _engraved_sheet(tmp_path / "sheet.dxf")
+    r = gjk("scan", path, "--sheet-layer", "SHEET", "--clearance", "5mm", "--format", "json",
+            "--all-pairs")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [(o["name"].split(":")[0], o["layer"], o["flattening"]) for o in doc["objects"]] == [
+        ("Cut", "Cut", 0.0), ("sheet", "Sheet", 0.0)]
+    assert any("1 open piece (on layer Gravír (1); LINE #" in n for n in doc["notes"])
+    plate = doc["objects"][0]
+    r = gjk("scan", path, "--sheet-layer", "sheet", "--clearance", "5mm", "--format", "json",
+            "--ignore-layers", "grav*")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and not any("open piece" in n for n in doc["notes"])
+    assert any(n.endswith("layers left out (--ignore-layers grav*): Gravír") for n in doc["notes"])
+    assert doc["objects"][0]["vertices"] == plate["vertices"] - 4  # the engraved square's hole is gone
+    r = gjk("scan", path, "--sheet-layer", "SHEET", "--layers", "nope", "-q")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "the file's layers" in r.stderr
+
+
+def test_layer_options_on_3d_files_are_input_errors(tmp_path):
+    import trimesh
+
+    stl = tmp_path / "a.stl"
+    trimesh.creation.box().export(stl)
+    for option in (("--layers", "CUT"), ("--ignore-layers", "MARK"), ("--join-tolerance", "0.1")):
+        r = gjk("scan", stl, *option)
+        assert r.exit_code == 2 and option[0] in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_ezdxf_chatter_stays_off_stderr():
+    data = Path(__file__).resolve().parents[1] / "data" / "third_party" / "dimension_in_nested_blocks.dxf"
+    r = gjk("scan", data, "--format", "json")
+    assert r.exit_code == 0 and r.stderr == ""
+    assert any("copy process ignored DIMASSOC" in n for n in json.loads(r.stdout)["notes"])
+
+
+def test_check_reads_only_the_layers_asked_for(tmp_path):
+    """`gjk check a.dxf b.dxf`: b's marking square on layer "MARK" overlaps a's plate; with
+    --ignore-layers mark the pair is clear by shapely's gap between the plates."""
+    from shapely.geometry import box
+
+    a = square(tmp_path / "a.dxf", 0.0, layer="Cut")
+    doc = ezdxf.new()
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(12, 0), (22, 0), (22, 10), (12, 10)], close=True, dxfattribs={"layer": "Cut"})
+    msp.add_lwpolyline([(8, 2), (11, 2), (11, 5), (8, 5)], close=True, dxfattribs={"layer": "Mark"})
+    doc.saveas(tmp_path / "b.dxf")
+    r = gjk("check", a, tmp_path / "b.dxf", "--format", "json")
+    assert r.exit_code == 1 and json.loads(r.stdout)["pairs"][0]["status"] == "collision"
+    r = gjk("check", a, tmp_path / "b.dxf", "--format", "json", "--ignore-layers", "mark")
+    (pair,) = json.loads(r.stdout)["pairs"]
+    assert r.exit_code == 0 and pair["status"] == "clear"
+    assert pair["distance"] == pytest.approx(box(0, 0, 10, 10).distance(box(12, 0, 22, 10)))
