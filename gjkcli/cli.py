@@ -126,7 +126,7 @@ def _options(f):
                      help="Raise or lower what a file may hold before gjk refuses it (repeatable): "
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
                           "archive-bytes (1 GiB inflated), ratio (1,000, compression); and "
-                          "overlap-volumes (1,000: the deepest collisions that get a volume)."),
+                          "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none)."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer."),
         click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors."),
         click.option("--version", is_flag=True, expose_value=False, is_eager=True,

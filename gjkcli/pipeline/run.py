@@ -651,10 +651,13 @@ class _Run:
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
         """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
-        deepest first (pairs come sorted), up to the overlap-volumes limit."""
+        deepest first (pairs come sorted), up to the overlap-volumes limit: only the listed
+        findings (those a report shows) are ever given one, and none with the limit at 0."""
+        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
+        if cap == 0:  # none asked for (--limit overlap-volumes=0): none computed, none mentioned
+            return pairs
         from gjkcli.mesh.overlap import overlap
 
-        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         out, done = [], 0
         commons: dict = {}  # `_placement_key` -> the exact solids' common volume
         for p in pairs:
