@@ -277,10 +277,12 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
               metavar="N", help="--prove's budget: sub-boxes per pair before it says not proven.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
               help="Where package://NAME/... lives (repeatable), as for scan.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes the samples are split over. Default: all cores.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
-def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, quiet, debug):
+def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, jobs, quiet, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -298,13 +300,14 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         from gjkcli.scene.manifest import read_small_text, read_srdf
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
+        jobs = max(1, os.cpu_count() or 1) if jobs is None else jobs
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
                 never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
-                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
+                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell, jobs=jobs)
             else:
-                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs)
                 proofs = None
                 if prove:
                     m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
