@@ -21,7 +21,8 @@ core = Extension(
 mesh = Extension(
     "gjkcli.engine._mesh",
     sources=["gjkcli/engine/_mesh.pyx", "gjkcli/engine/csrc/bvh.c", "gjkcli/engine/csrc/tri.c",
-             "gjkcli/engine/csrc/gaps.c", "gjkcli/engine/csrc/ownhull.c"],
+             "gjkcli/engine/csrc/gaps.c", "gjkcli/engine/csrc/ownhull.c",
+             "gjkcli/engine/csrc/smallhull.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

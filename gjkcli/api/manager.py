@@ -21,8 +21,9 @@ Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
 the hulls' answer where both parts are their hulls within the pair's touching band, the parts'
 triangles (`gjkcli.engine.exact`) elsewhere. Meshes are prepared in bulk on the first query after
-they are added (`gjkcli.engine.shapes.build_hulls`: one qhull call per mesh, the rest for all
-meshes at once), so filling a manager costs little per object.
+they are added (`gjkcli.engine.shapes.build_hulls`: small meshes' hulls in the compiled core, all
+in one call, one qhull call per larger mesh, the rest for all meshes at once), so filling a
+manager costs little per object.
 
 "In collision" means the parts share a point, or come within the touching band of each other
 (gjk's *touching*): `DEFAULT.touching_rel` (1e-7) of the pair's size. Contact data holds one
@@ -182,7 +183,8 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     A closed, consistently oriented mesh with a sphere's topology offers its own triangles as
     its hull (no qhull call);
     `hull_gaps` then measures how far its faces lie inside the hull those triangles make, and
-    where that is more than rounding (the mesh is not convex) qhull builds the hull instead.
+    where that is more than rounding (the mesh is not convex) the hull is built from its points
+    instead: by the compiled core for small meshes, by qhull for the others.
     """
     # each geometry once, however many objects share it
     todo = list({id(g): g for g in geometries if g.hull is None}.values())
@@ -195,15 +197,15 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     # support map, which on the graph of a mesh that is not convex may stop at a local maximum
     closed = closed & np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
                         for g in todo], dtype=bool)
-    hulls = build_hulls([g.vertices for g in todo],
+    hulls = build_hulls([g.vertices for g in todo], small=True,
                         triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = closed & (gaps <= _OWN_HULL_REL * size)  # NaN size (no hull) compares False
-    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: qhull
+    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: from the points
     shapes = list(hulls.shapes)
     if again:
-        redo = build_hulls([todo[k].vertices for k in again])
+        redo = build_hulls([todo[k].vertices for k in again], small=True)
         redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
         for slot, k in enumerate(again):
             shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]

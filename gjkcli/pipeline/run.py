@@ -4,8 +4,9 @@ phase -> findings.
 1. **Objects** (`gjkcli.scene.objects.gather`): every input as named objects in world
    coordinates, moved by their full transforms (scale included). An input that fails to load
    becomes a `Problem`; the others are still checked.
-2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part, everything else for
-   all parts at once in NumPy; and how far each part is from its hull
+2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): the hulls of small parts (up to 128 points)
+   in the compiled core, all in one call and each checked there; one qhull call per larger part
+   (or per part the core could not prove); everything else for all parts at once in NumPy; and how far each part is from its hull
    (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
    rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
    in the mesh's frame and moved to each.
@@ -762,7 +763,8 @@ class _Parts:
         alone = [k for k in mesh_index if k not in shared]
         firsts = [ks[0] for ks in groups.values()]
         points = [geoms[k].vertices for k in alone] + [geoms[k].instance.local for k in firsts]
-        hulls = build_hulls(points, jobs=jobs, progress=tell)
+        # small parts' hulls in the compiled core, all at once; qhull for the others
+        hulls = build_hulls(points, jobs=jobs, progress=tell, small=True)
         n = len(geoms)
         shapes: list = [g.primitive for g in geoms]
         lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
