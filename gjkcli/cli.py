@@ -371,7 +371,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
-            sheet_layer=sheet_layer, start_direction=start_direction)
+            sheet_layer=sheet_layer, start_direction=start_direction,
+            shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path))
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":
@@ -399,6 +400,19 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if quiet or output_format != "table" or command == "check":
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
+
+
+def _shown(command, output_format, output, quiet, all_pairs, html_file, png_path) -> int | None:
+    """How many findings the run's reports show, most severe first (the overlap volumes are
+    computed for those only): none for -q without a file to write, the table's rows for a scan's
+    table, all of them otherwise."""
+    if html_file is not None or png_path is not None:
+        return None
+    if quiet and output is None:
+        return 0
+    if output_format == "table" and command == "scan" and not all_pairs:
+        return TABLE_ROWS
+    return None
 
 
 @contextlib.contextmanager

@@ -6,8 +6,9 @@ phase -> findings.
    becomes a `Problem`; the others are still checked.
 2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): the hulls of small parts (up to 128 points)
    in the compiled core, all in one call and each checked there; one qhull call per larger part
-   (or per part the core could not prove); everything else for all parts at once in NumPy; and how far each part is from its hull
-   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
+   (or per part the core could not prove); everything else for all parts at once in NumPy; and
+   how far each part is from its hull (`gjkcli.mesh.convexity.hull_gaps`), also for all parts
+   at once. Parts that place one mesh
    rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
    in the mesh's frame and moved to each.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
@@ -87,6 +88,8 @@ class Options:
         inside by the clearance (`gjkcli.pipeline.flat`; None: no sheet)
     start_direction : 2D drawings: GJK's first search direction (x, y) for the traced pairs
         (`gjkcli.engine.plane.query`'s `start`; None: from A's box centre towards B's)
+    shown : how many of the listed findings (most severe first) the report shows: overlap
+        volumes are computed for those only (None: all of them; 0: none, as for -q)
     """
 
     mode: str = "auto"
@@ -106,6 +109,7 @@ class Options:
     robot: object = None
     sheet_layer: str | None = None
     start_direction: tuple | None = None
+    shown: int | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -652,11 +656,17 @@ class _Run:
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
         """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
-        deepest first (pairs come sorted), up to the overlap-volumes limit: only the listed
-        findings (those a report shows) are ever given one, and none with the limit at 0."""
+        deepest first (pairs come sorted), up to the overlap-volumes limit: only the findings
+        the report shows (`Options.shown`) are given one, and none with the limit at 0."""
         cap = (self.options.limits or limits.DEFAULT).overlap_volumes
-        if cap == 0:  # none asked for (--limit overlap-volumes=0): none computed, none mentioned
+        shown = len(pairs) if self.options.shown is None else self.options.shown
+        if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
+        if shown < len(pairs):  # the pairs the report does not show get none
+            return self._overlaps_of(parts, pairs[:shown], cap) + pairs[shown:]
+        return self._overlaps_of(parts, pairs, cap)
+
+    def _overlaps_of(self, parts: "_Parts", pairs: list, cap: int) -> list:
         from gjkcli.mesh.overlap import overlap
 
         out, done = [], 0

@@ -79,3 +79,32 @@ def test_overlap_volumes_zero_on_the_command_line(tmp_path):
     assert '"overlap_volume":null' in out.output.replace(' ', '')
     bad = CliRunner().invoke(main, ["scan", *paths, "--limit", "triangles=0"], catch_exceptions=False)
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_volumes_only_for_the_findings_a_report_shows(tmp_path):
+    """Options.shown: the first N findings (most severe first) get their volume, the others none
+    and no note; the command line sets it from the report (the table's rows, none for -q)."""
+    from click.testing import CliRunner
+
+    from gjkcli.cli import TABLE_ROWS, _shown, main
+
+    paths = []
+    for k in range(5):
+        cube = trimesh.creation.box([1.0, 1.0, 1.0])
+        cube.apply_translation([0.15 * k, 0.0, 0.0])  # every pair overlaps, depths differ
+        paths.append(tmp_path / f"cube{k}.stl")
+        cube.export(paths[-1])
+    every = scan(paths, Options())
+    first = scan(paths, Options(shown=3))
+    assert [(p.a, p.b) for p in first.pairs] == [(p.a, p.b) for p in every.pairs]
+    assert len(every.pairs) == 10 and all(p.overlap_volume is not None for p in every.pairs)
+    assert [p.overlap_volume for p in first.pairs[:3]] == [p.overlap_volume for p in every.pairs[:3]]
+    assert all(p.overlap_volume is None and p.overlap_reason is None for p in first.pairs[3:])
+    assert _shown("scan", "table", None, False, False, None, None) == TABLE_ROWS
+    assert _shown("scan", "table", None, False, True, None, None) is None  # --all-pairs
+    assert _shown("scan", "json", "out.json", True, False, None, None) is None  # -q -o: the file lists all
+    assert _shown("scan", "json", None, True, False, None, None) == 0  # -q: nothing shown
+    assert _shown("scan", "table", None, True, False, "page.html", None) is None  # the page shows all
+    assert _shown("check", "table", None, False, False, None, None) is None
+    out = CliRunner().invoke(main, ["scan", *map(str, paths), "-q"], catch_exceptions=False)
+    assert out.exit_code == 1 and out.output == ""
