@@ -25,7 +25,8 @@ mesh = Extension(
              # a primitive against the triangles (primmesh.c) runs GJK and EPA per triangle
              "gjkcli/engine/csrc/primmesh.c", "gjkcli/engine/csrc/support.c",
              "gjkcli/engine/csrc/simplex.c", "gjkcli/engine/csrc/gjk.c", "gjkcli/engine/csrc/epa.c",
-             "gjkcli/engine/csrc/query.c"],
+             "gjkcli/engine/csrc/query.c",
+             "gjkcli/engine/csrc/smallhull.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

@@ -12,12 +12,18 @@
     overlapping: coal then answers the signed distance through EPA, query the depth). coal's
     result is cleared before each call (a result left over lets coal skip work); the time of the
     clears alone is taken off.
+(c) The two managers under moves: 300 objects (the kinds of (a)), then 100 steps of
+    `set_transform` of one object to a random pose, `in_collision_internal(return_names=True)`
+    and `min_distance_internal()`: what a planner's loop asks. The answers of every step are
+    compared (the colliding pairs; the distances where both say clear).
+(d) (a) again with 1,000 objects made from 5 shared meshes (each mesh added 200 times, as a
+    scene of repeated parts): gjk prepares each mesh once.
 
 Each figure is the best of several runs (--repeats for (a), 50 for (b)): other processes on the
 machine only ever add time.
 
 Usage:
-    python benchmarks/bench_api.py [--objects N] [--repeats R] [--seed S]
+    python benchmarks/bench_api.py [--objects N] [--repeats R] [--seed S] [--moving N] [--steps S]
 """
 from __future__ import annotations
 
@@ -92,9 +98,13 @@ def run_manager(cls, meshes, transforms, probes, probe_tf, distance_probes, dist
     return t, pairs, single, dist
 
 
-def bench_manager(rng, n, repeats):
+def bench_manager(rng, n, repeats, shared: int = 0):
+    """Best times and answers of both managers; `shared` > 0: that many distinct meshes, each
+    added n / shared times (the objects share them, as the parts of a scene share their file)."""
     box = 2.2 * n ** (1 / 3)  # about 20% of the objects overlap another
     meshes = make_meshes(rng, n)
+    if shared:
+        meshes = [meshes[k % shared] for k in range(n)]
     transforms = random_transforms(rng, n, box)
     probes = [meshes[k] for k in rng.integers(0, n, 1000)]
     probe_tf = random_transforms(rng, 1000, box)
@@ -103,16 +113,53 @@ def bench_manager(rng, n, repeats):
     best = {}
     for rep in range(repeats):
         for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
-            copies = [m.copy() for m in meshes]
-            index = {id(m): k for k, m in enumerate(meshes)}
-            pcopies = [copies[index[id(m)]] for m in probes]
-            dcopies = [copies[index[id(m)]] for m in dprobes]
+            made = {id(m): m.copy() for m in meshes}  # a shared mesh stays shared
+            copies = [made[id(m)] for m in meshes]
+            pcopies = [made[id(m)] for m in probes]
+            dcopies = [made[id(m)] for m in dprobes]
             with no_gc():
                 t, pairs, single, dist = run_manager(cls, copies, transforms, pcopies, probe_tf,
                                                      dcopies, dprobe_tf)
             if name not in best or sum(t.values()) < sum(best[name][0].values()):
                 best[name] = (t, pairs, single, dist)
     return best
+
+
+# -- (c) moves ------------------------------------------------------------------------------------
+
+def run_moves(cls, meshes, transforms, moves):
+    """Seconds of the moving steps (the filling and first answer outside) and every answer."""
+    manager = cls()
+    names = [f"part{k:04d}" for k in range(len(meshes))]
+    for name, mesh, T in zip(names, meshes, transforms):
+        manager.add_object(name, mesh, T)
+    manager.in_collision_internal()
+    answers = []
+    t0 = clock()
+    for k, T in moves:
+        manager.set_transform(names[k], T)
+        hit, pairs = manager.in_collision_internal(return_names=True)
+        answers.append((pairs, manager.min_distance_internal()))
+    return clock() - t0, answers
+
+
+def bench_moves(rng, n, steps, repeats):
+    box = 2.2 * n ** (1 / 3)
+    meshes = make_meshes(rng, n)
+    transforms = random_transforms(rng, n, box)
+    moves = list(zip(rng.integers(0, n, steps).tolist(), random_transforms(rng, steps, box)))
+    best = {}
+    for rep in range(repeats):
+        for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
+            copies = [m.copy() for m in meshes]
+            with no_gc():
+                t, answers = run_moves(cls, copies, transforms, moves)
+            if name not in best or t < best[name][0]:
+                best[name] = (t, answers)
+    same_pairs = sum(a[0] == b[0] for a, b in zip(best["gjk"][1], best["trimesh"][1]))
+    both_clear = [(a[1], b[1]) for a, b in zip(best["gjk"][1], best["trimesh"][1]) if a[1] > 0 and b[1] > 0]
+    diff = max((abs(a - b) / max(b, 1e-9) for a, b in both_clear), default=0.0)
+    return best["gjk"][0], best["trimesh"][0], same_pairs, len(both_clear), diff
 
 
 # -- (b) one pair --------------------------------------------------------------------------------
@@ -160,25 +207,48 @@ def main() -> None:
     ap.add_argument("--objects", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=14)
+    ap.add_argument("--moving", type=int, default=300, help="objects of (c)")
+    ap.add_argument("--steps", type=int, default=100, help="steps of (c)")
+    ap.add_argument("--shared", type=int, default=5, help="distinct meshes of (d)")
+    ap.add_argument("--only", choices=("a", "b", "c", "d"), action="append",
+                    help="run only these parts (repeatable)")
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
+    only = set(args.only or "abcd")
 
-    best = bench_manager(rng, args.objects, args.repeats)
-    ours, theirs = best["gjk"], best["trimesh"]
-    print(f"(a) CollisionManager, {args.objects} objects (seconds, best of {args.repeats})")
-    print("| stage | gjk | trimesh | gjk / trimesh |")
-    print("|---|---|---|---|")
-    for stage in ours[0]:
-        print(f"| {stage} | {ours[0][stage]:.3f} | {theirs[0][stage]:.3f} | "
-              f"{ours[0][stage] / theirs[0][stage]:.2f} |")
-    total_ours, total_theirs = sum(ours[0].values()), sum(theirs[0].values())
-    print(f"| total | {total_ours:.3f} | {total_theirs:.3f} | {total_ours / total_theirs:.2f} |")
-    print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
-          f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
-    print(f"manager ratio (gjk / trimesh, total): {total_ours / total_theirs:.2f}")
+    for part, shared in (("a", 0), ("d", args.shared)):
+        if part not in only:
+            continue
+        rng = np.random.default_rng(args.seed)
+        best = bench_manager(rng, args.objects, args.repeats, shared)
+        ours, theirs = best["gjk"], best["trimesh"]
+        what = f"{args.objects} objects" + (f" made from {shared} shared meshes" if shared else "")
+        print(f"({part}) CollisionManager, {what} (seconds, best of {args.repeats})")
+        print("| stage | gjk | trimesh | gjk / trimesh |")
+        print("|---|---|---|---|")
+        for stage in ours[0]:
+            print(f"| {stage} | {ours[0][stage]:.3f} | {theirs[0][stage]:.3f} | "
+                  f"{ours[0][stage] / theirs[0][stage]:.2f} |")
+        total_ours, total_theirs = sum(ours[0].values()), sum(theirs[0].values())
+        print(f"| total | {total_ours:.3f} | {total_theirs:.3f} | {total_ours / total_theirs:.2f} |")
+        print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
+              f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
+        print(f"manager ratio{' (shared meshes)' if shared else ''} (gjk / trimesh, total): "
+              f"{total_ours / total_theirs:.2f}")
+        print()
+
+    if "c" in only:
+        t_ours, t_theirs, same, clear, diff = bench_moves(np.random.default_rng(args.seed), args.moving,
+                                                          args.steps, args.repeats)
+        print(f"(c) {args.moving} objects, {args.steps} x (set_transform + in_collision_internal + "
+              f"min_distance_internal), best of {args.repeats}")
+        print(f"gjk {t_ours:.3f} s, trimesh {t_theirs:.3f} s; colliding pairs equal at {same} of "
+              f"{args.steps} steps; distances (both clear, {clear} steps) agree to {diff:.1e} relative")
+        print(f"moves ratio (gjk / trimesh): {t_ours / t_theirs:.2f}")
+        print()
+    if "b" not in only:
+        return
 
     per_ours, per_coal, overlap, diff = bench_pair(np.random.default_rng(args.seed), 200, 50)
-    print()
     print("(b) one pair from Python: two 642-vertex hulls, 200 poses "
           f"({overlap:.0%} overlapping; signed distances agree to {diff:.1e})")
     print(f"query(a, b) {per_ours * 1e6:.2f} us, coal.distance {per_coal * 1e6:.2f} us")

@@ -186,7 +186,7 @@ def _options(f):
                      help="Raise or lower what a file may hold before gjk refuses it (repeatable): "
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
                           "archive-bytes (1 GiB inflated), ratio (1,000, compression); and "
-                          "overlap-volumes (1,000: the deepest collisions that get a volume)."),
+                          "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none)."),
         click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
                      help="Colour in the report on stdout: auto (on a terminal, unless NO_COLOR is "
                           "set), always (also through a pipe, as for a CI log), never."),
@@ -350,10 +350,12 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
               metavar="N", help="--prove's budget: sub-boxes per pair before it says not proven.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
               help="Where package://NAME/... lives (repeatable), as for scan.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes the samples are split over. Default: all cores.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
-def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, quiet, debug):
+def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, jobs, quiet, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -371,13 +373,14 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         from gjkcli.scene.manifest import read_small_text, read_srdf
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
+        jobs = max(1, os.cpu_count() or 1) if jobs is None else jobs
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
                 never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
-                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
+                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell, jobs=jobs)
             else:
-                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs)
                 proofs = None
                 if prove:
                     m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
@@ -449,7 +452,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             jobs=jobs, baseline=baseline, write_baseline=write_baseline, strict=debug,
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
-            ignore_layers=ignore_layers, join_tolerance=join_tolerance)
+            ignore_layers=ignore_layers, join_tolerance=join_tolerance,
+            shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path))
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":
@@ -477,6 +481,19 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if quiet or output_format != "table" or command == "check":
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
+
+
+def _shown(command, output_format, output, quiet, all_pairs, html_file, png_path) -> int | None:
+    """How many findings the run's reports show, most severe first (the overlap volumes are
+    computed for those only): none for -q without a file to write, the table's rows for a scan's
+    table, all of them otherwise."""
+    if html_file is not None or png_path is not None:
+        return None
+    if quiet and output is None:
+        return 0
+    if output_format == "table" and command == "scan" and not all_pairs:
+        return TABLE_ROWS
+    return None
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ class Limits:
         The most collisions of one run that get an overlap_volume (default 1,000, the deepest
         first: a manifold3d boolean costs about a millisecond a pair, so a scene of thousands of
         collisions would spend most of its time on volumes); the others say why theirs is null.
+        0 computes none, and says nothing of them (a run that only wants the verdicts).
     """
 
     file_bytes: int = 1 << 30
@@ -48,6 +49,9 @@ class Limits:
 
 
 DEFAULT = Limits()
+
+# The limits that may be 0: a count of work done on request (overlap-volumes=0: none computed).
+_MAY_BE_ZERO = frozenset({"overlap_volumes"})
 
 # Command-line names of the limits.
 NAMES = {f.name.replace("_", "-"): f.name for f in dataclasses.fields(Limits)}
@@ -71,8 +75,9 @@ def active(limits: Limits):
 
 
 def parse(specs, base: Limits = DEFAULT) -> Limits:
-    """Limits from "name=value" strings ("file-bytes=2e9", "triangles=5e7"); ValueError with the
-    reason for an unknown name or a value that is not a positive number."""
+    """Limits from "name=value" strings ("file-bytes=2e9", "triangles=5e7", "overlap-volumes=0");
+    ValueError with the reason for an unknown name or a value that is not a positive number
+    (or 0, for overlap-volumes)."""
     changes = {}
     for spec in specs:
         name, sep, value = str(spec).partition("=")
@@ -83,7 +88,10 @@ def parse(specs, base: Limits = DEFAULT) -> Limits:
             number = float(value)
         except ValueError:
             raise ValueError(f"'{spec}': {value!r} is not a number") from None
-        if not number > 0 or number == float("inf"):
-            raise ValueError(f"'{spec}': the value must be a positive finite number")
+        if field in _MAY_BE_ZERO and number == 0:
+            pass
+        elif not number > 0 or number == float("inf"):
+            zero = " (or 0)" if field in _MAY_BE_ZERO else ""
+            raise ValueError(f"'{spec}': the value must be a positive finite number{zero}")
         changes[field] = number if field == "ratio" else int(number)
     return dataclasses.replace(base, **changes)

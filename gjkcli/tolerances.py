@@ -84,6 +84,12 @@ class Tolerances:
         (warm walk, both runs) and 48 to 64 (cold), and per whole GJK + EPA query from 64 to 96.
         48 is where the support calls cross; whole queries of 48 to 64-vertex hulls can run up to
         ~20% faster with the scan, a fraction of a microsecond).
+    small_hull_rel
+        The compiled hull of small point sets (`build_hulls`' `small`, csrc/smallhull.c) takes a
+        point closer than this fraction of the part's extent to a face's plane as on it (not a
+        vertex): far below the touching band and flat_rel, far above the rounding of centred
+        coordinates (a few 1e-16); the hull may then miss a point by that much, a shift no
+        verdict sees.
     cad_deflection_rel
         A STEP solid is tessellated (`gjkcli.mesh.cad`) with a linear deflection of this fraction
         of its bounding-box diagonal: 1e-3 keeps a part of a few thousand triangles and its
@@ -134,6 +140,7 @@ class Tolerances:
     max_gjk_iterations: int = 128
     max_epa_iterations: int = 200
     brute_force_below: int = 48
+    small_hull_rel: float = 1e-12
     motion_contact_rel: float = 1e-6
     cad_deflection_rel: float = 1e-3
     chord_rel: float = 1e-5

@@ -21,8 +21,9 @@ Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
 the hulls' answer where both parts are their hulls within the pair's touching band, the parts'
 triangles (`gjkcli.engine.exact`) elsewhere. Meshes are prepared in bulk on the first query after
-they are added (`gjkcli.engine.shapes.build_hulls`: one qhull call per mesh, the rest for all
-meshes at once), so filling a manager costs little per object.
+they are added (`gjkcli.engine.shapes.build_hulls`: small meshes' hulls in the compiled core, all
+in one call, one qhull call per larger mesh, the rest for all meshes at once), so filling a
+manager costs little per object.
 
 "In collision" means the parts share a point, or come within the touching band of each other
 (gjk's *touching*): `DEFAULT.touching_rel` (1e-7) of the pair's size. Contact data holds one
@@ -46,9 +47,11 @@ for convex meshes).
 """
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
 import weakref
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal, TypeVar, Union, overload
 
 import numpy as np
 
@@ -62,7 +65,7 @@ from gjkcli.pipeline import policy
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["CollisionManager", "ContactData", "DistanceData", "ManagedObject", "scene_to_collision"]
+__all__ = ["CollisionManager", "ContactData", "DistanceData", "ManagedObject", "Transform", "scene_to_collision"]
 
 # The name trimesh gives the probe object of `in_collision_single` and `min_distance_single` in
 # contact and distance data.
@@ -180,9 +183,11 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     A closed, consistently oriented mesh with a sphere's topology offers its own triangles as
     its hull (no qhull call);
     `hull_gaps` then measures how far its faces lie inside the hull those triangles make, and
-    where that is more than rounding (the mesh is not convex) qhull builds the hull instead.
+    where that is more than rounding (the mesh is not convex) the hull is built from its points
+    instead: by the compiled core for small meshes, by qhull for the others.
     """
-    todo = [g for g in geometries if g.hull is None]
+    # each geometry once, however many objects share it
+    todo = list({id(g): g for g in geometries if g.hull is None}.values())
     if not todo:
         return
     paired, closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
@@ -192,15 +197,15 @@ def _prepare(geometries: Iterable[_Geometry]) -> None:
     # support map, which on the graph of a mesh that is not convex may stop at a local maximum
     closed = closed & np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
                         for g in todo], dtype=bool)
-    hulls = build_hulls([g.vertices for g in todo],
+    hulls = build_hulls([g.vertices for g in todo], small=True,
                         triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = closed & (gaps <= _OWN_HULL_REL * size)  # NaN size (no hull) compares False
-    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: qhull
+    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: from the points
     shapes = list(hulls.shapes)
     if again:
-        redo = build_hulls([todo[k].vertices for k in again])
+        redo = build_hulls([todo[k].vertices for k in again], small=True)
         redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
         for slot, k in enumerate(again):
             shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
@@ -254,8 +259,66 @@ def _closed_oriented(faces: list, n_vertices: list) -> tuple:
     return ok, out
 
 
+class Transform:
+    """A rigid placement as python-fcl's `fcl.Transform` reads: `getRotation()` (3, 3),
+    `getTranslation()` (3,), `getQuatRotation()` (4,) as [w, x, y, z]; `matrix` (4, 4).
+
+    `ManagedObject.getTransform` returns one; `ManagedObject.setTransform` takes one (or an
+    `fcl.Transform`, or a (4, 4) matrix).
+    """
+
+    __slots__ = ("matrix",)
+
+    def __init__(self, rotation=None, translation=None):
+        self.matrix = np.eye(4)
+        if rotation is not None:
+            self.matrix[:3, :3] = rotation
+        if translation is not None:
+            self.matrix[:3, 3] = translation
+
+    def getRotation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        return self.matrix[:3, :3].copy()
+
+    def getTranslation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        return self.matrix[:3, 3].copy()
+
+    def getQuatRotation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        return _quaternion(self.matrix[:3, :3])
+
+    def __array__(self, dtype=None, copy=None):
+        return self.matrix.astype(dtype) if dtype is not None else self.matrix.copy()
+
+    def __repr__(self) -> str:
+        return f"Transform(translation={self.matrix[:3, 3].tolist()})"
+
+
+def _quaternion(R: np.ndarray) -> np.ndarray:
+    """[w, x, y, z] of a rotation matrix (Shepperd 1978: from its largest diagonal term, so that
+    no division is by a small number)."""
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax([trace, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        w = 0.5 * math.sqrt(max(1.0 + trace, 0.0))
+        q = [w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)]
+    else:
+        i = k - 1
+        j, m = (i + 1) % 3, (i + 2) % 3
+        r = 0.5 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        q = [0.0] * 4
+        q[1 + i] = r
+        q[0] = (R[m, j] - R[j, m]) / (4 * r)
+        q[1 + j] = (R[j, i] + R[i, j]) / (4 * r)
+        q[1 + m] = (R[m, i] + R[i, m]) / (4 * r)
+    out = np.array(q)
+    return out if out[0] >= 0 else -out
+
+
 class ManagedObject:
     """An object of a manager: its name, transform and geometry (what `add_object` returns).
+
+    Besides its attributes it answers python-fcl's `fcl.CollisionObject` methods that trimesh's
+    `add_object` hands back: `getTranslation`, `getRotation`, `getQuatRotation`, `getTransform`,
+    and `setTransform`, which moves the object in its manager (as `set_transform` does).
 
     Attributes
     ----------
@@ -264,11 +327,14 @@ class ManagedObject:
         As given (scale included).
     """
 
-    __slots__ = ("name", "transform", "source", "geometry", "pose", "_shape", "_bounds")
+    __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "_shape", "_bounds",
+                 "_manager", "__weakref__")
 
-    def __init__(self, name: str, geometry: _Geometry, transform: np.ndarray):
+    def __init__(self, name: str, geometry: _Geometry, transform: np.ndarray, manager=None):
         self.name = name
         self.source = geometry
+        self.uid = next(_UIDS)  # increasing: a manager's objects in insertion order
+        self._manager = weakref.ref(manager) if manager is not None else None
         self.place(transform)
 
     def place(self, transform: np.ndarray) -> None:
@@ -283,6 +349,37 @@ class ManagedObject:
             self.geometry, self.pose = _Geometry(baked, np.ascontiguousarray(faces)), _IDENTITY
         self._shape: Shape | None = None
         self._bounds: np.ndarray | None = None
+
+    # -- python-fcl's CollisionObject ------------------------------------------------------------
+
+    def getTranslation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        """(3,) float64 the translation of the object's transform."""
+        return self.transform[:3, 3].copy()
+
+    def getRotation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        """(3, 3) float64 the transform's 3x3 block (a rotation for a rigid transform)."""
+        return self.transform[:3, :3].copy()
+
+    def getQuatRotation(self) -> np.ndarray:  # noqa: N802 - python-fcl's name
+        """(4,) float64 [w, x, y, z] of the rotation (for a rigid transform)."""
+        return _quaternion(self.transform[:3, :3])
+
+    def getTransform(self) -> Transform:  # noqa: N802 - python-fcl's name
+        """The object's placement, as an `fcl.Transform` reads."""
+        return Transform(self.transform[:3, :3], self.transform[:3, 3])
+
+    def setTransform(self, transform) -> None:  # noqa: N802 - python-fcl's name
+        """Move the object: a (4, 4) matrix, a `Transform` or an `fcl.Transform`. In its manager
+        this is `set_transform(name, transform)`."""
+        if hasattr(transform, "getRotation") and hasattr(transform, "getTranslation"):
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = transform.getRotation(), transform.getTranslation()
+            transform = T
+        manager = self._manager() if self._manager is not None else None
+        if manager is not None and manager._objs.get(self.name) is self:
+            manager.set_transform(self.name, transform)
+        else:  # removed, replaced, or a probe: only the object moves
+            self.place(_as_transform(transform))
 
     @property
     def shape(self) -> Shape:
@@ -317,6 +414,8 @@ class ManagedObject:
         return f"ManagedObject(name={self.name!r})"
 
 
+_UIDS = itertools.count()
+
 _IDENTITY = np.eye(4)
 _IDENTITY.flags.writeable = False
 
@@ -346,7 +445,7 @@ def _as_transform(transform) -> np.ndarray:
 
 
 class _Pairs:
-    """The answers for m pairs (left[ia[k]], right[ib[k]]) of placed objects, by the mode policy.
+    """The answers for m pairs (objs_a[k], objs_b[k]) of placed objects, by the mode policy.
 
     The hulls answer every pair in one batch call; `refine` has the triangles answer the pairs
     the policy sends to them (`needs_triangles`).
@@ -358,10 +457,9 @@ class _Pairs:
     exact : {k: Result} the triangles' answers
     """
 
-    def __init__(self, left: list, right: list, ia: np.ndarray, ib: np.ndarray, want: str,
-                 listed: bool):
-        self.left, self.right, self.ia, self.ib, self.want = left, right, ia, ib, want
-        m = len(ia)
+    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool):
+        self.a, self.b, self.want = objs_a, objs_b, want
+        m = len(objs_a)
         self.exact: dict[int, Result] = {}
         self.batch: BatchResult | None = None
         if not m:
@@ -370,8 +468,6 @@ class _Pairs:
             self.need = np.zeros(0, dtype=bool)
             return
         # one compiled call over the pairs, each object's hull read in its kept packed form
-        objs_a = [left[k] for k in ia.tolist()]
-        objs_b = [right[k] for k in ib.tolist()]
         b = self.batch = pairs([o.shape for o in objs_a], [o.shape for o in objs_b], want=want)
         hull_clear = b.status == _CLEAR_CODE
         gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
@@ -386,7 +482,7 @@ class _Pairs:
         """Pair k answered by the triangles."""
         assert self.batch is not None
         self.need[k] = False
-        a, c = self.left[int(self.ia[k])], self.right[int(self.ib[k])]
+        a, c = self.a[k], self.b[k]
         mesh_a, mesh_c = a.geometry.mesh(), c.geometry.mesh()
         if mesh_a is None or mesh_c is None:
             return  # no triangles to test: the hulls' answer stands
@@ -435,6 +531,12 @@ class CollisionManager:
     another manager: trimesh's `CollisionManager` API, gjk's answers (see the module's
     docstring for the three deliberate differences).
 
+    The manager keeps its own copy of each mesh it is given (changing the mesh afterwards
+    changes nothing here), prepared once per distinct content: a mesh added 200 times is one
+    hull and one triangle hierarchy. Moving an object changes its transform, its box in the
+    broad phase and the answers of its own pairs, nothing else: the other pairs' answers are
+    kept until one of their objects moves.
+
     Examples
     --------
     >>> import numpy as np, trimesh
@@ -454,10 +556,14 @@ class CollisionManager:
 
     def __init__(self) -> None:
         self._objs: dict[str, ManagedObject] = {}
-        # (objects in order, lo, hi) while no object is added, removed or moved
-        self._state: tuple | None = None
+        # the objects placed, their boxes and which boxes meet: made on the first query after an
+        # object is added or removed, updated in place when one moves
+        self._state: _Placed | None = None
         # geometry of the meshes given, by id, while the mesh lives and its data is unchanged
         self._geometries: dict[int, tuple] = {}
+        # answers of pairs of objects, per kind of question: {uid: {uid: (_Pairs, k)}}, both
+        # ways; an object's entries leave when it moves or leaves
+        self._answered: dict[str, dict] = {mode: {} for mode in _MODES}
 
     # -- the objects ----------------------------------------------------------------------------
 
@@ -468,11 +574,19 @@ class CollisionManager:
         ----------
         name : str
         mesh : trimesh.Trimesh (or anything with ``vertices`` (n, 3) and ``faces`` (m, 3))
+            Copied: changing it afterwards does not change the manager's answers.
         transform : (4, 4) float, optional
             Where the mesh goes; scale, shear and mirror are applied to its vertices.
+
+        Returns
+        -------
+        ManagedObject
+            With python-fcl's `getTranslation`, `getRotation`, `getTransform`, `setTransform`.
         """
-        obj = ManagedObject(name, self._geometry(mesh), _as_transform(transform))
-        self._objs.pop(name, None)  # a replaced object goes to the end, as a new one
+        obj = ManagedObject(name, self._geometry(mesh), _as_transform(transform), self)
+        old = self._objs.pop(name, None)  # a replaced object goes to the end, as a new one
+        if old is not None:
+            self._forget(old.uid)
         self._objs[name] = obj
         self._state = None
         return obj
@@ -481,7 +595,7 @@ class CollisionManager:
         """Delete the object of that name (ValueError when there is none)."""
         if name not in self._objs:
             raise ValueError(f"{name} not in collision manager!")
-        del self._objs[name]
+        self._forget(self._objs.pop(name).uid)
         self._state = None
 
     def set_transform(self, name: str, transform) -> None:
@@ -490,18 +604,37 @@ class CollisionManager:
             raise ValueError(f"{name} not in collision manager!")
         obj = self._objs[name]
         obj.place(_as_transform(transform))
+        self._forget(obj.uid)
         if self._state is not None:  # move its box in place: the others are unchanged
-            objs, lo, hi, band, (g_lo, g_hi) = self._state
             _prepare([obj.geometry])  # a scaled transform made new vertices
-            k = objs.index(obj)
-            lo[k], hi[k] = obj.bounds
-            band[k] = DEFAULT.touching_rel * float(np.linalg.norm(hi[k] - lo[k]))
-            g_lo[:, k], g_hi[:, k] = lo[k] - band[k], hi[k] + band[k]
+            self._state.move(self._state.at[obj.uid])
 
     # -- collisions ----------------------------------------------------------------------------
 
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any = ..., return_names: Literal[False] = ...,
+                            return_data: Literal[False] = ...) -> bool: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any, return_names: Literal[True],
+                            return_data: Literal[False] = ...) -> tuple[bool, set[str]]: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any = ..., *, return_names: Literal[True],
+                            return_data: Literal[False] = ...) -> tuple[bool, set[str]]: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any = ..., return_names: Literal[False] = ..., *,
+                            return_data: Literal[True]) -> tuple[bool, list[ContactData]]: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any, return_names: Literal[True],
+                            return_data: Literal[True]) -> tuple[bool, set[str], list[ContactData]]: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any = ..., *, return_names: Literal[True],
+                            return_data: Literal[True]) -> tuple[bool, set[str], list[ContactData]]: ...
+    @overload
+    def in_collision_single(self, mesh: Any, transform: Any = ..., return_names: bool = ...,
+                            return_data: bool = ...) -> _Collision[str]: ...
+
     def in_collision_single(self, mesh: Any, transform=None, return_names: bool = False,
-                            return_data: bool = False):
+                            return_data: bool = False) -> _Collision[str]:
         """Does one probe object collide with any object of the manager?
 
         Returns
@@ -513,35 +646,44 @@ class CollisionManager:
             One per colliding object, named (object, "__external").
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
-        objs = self._prepared([probe])
+        objs, placed = self._placed([probe])
         if not objs:
             return _shaped(False, set(), [], return_names, return_data)
-        assert self._state is not None
-        g_lo, g_hi = self._state[4]
         p_lo, p_hi = probe.bounds
-        # each box grown by its band, the probe's by its own: their sum covers the pair's band
-        # (that of the larger part)
-        p_lo, p_hi = p_lo.tolist(), p_hi.tolist()
-        grow = DEFAULT.touching_rel * math.dist(p_lo, p_hi)
-        p_lo, p_hi = [x - grow for x in p_lo], [x + grow for x in p_hi]
-        hit = (g_lo[0] <= p_hi[0]) & (g_hi[0] >= p_lo[0])
-        for axis in (1, 2):
-            hit &= g_lo[axis] <= p_hi[axis]
-            hit &= g_hi[axis] >= p_lo[axis]
-        near = np.flatnonzero(hit)
+        near = placed.meeting(p_lo, p_hi, DEFAULT.touching_rel * math.dist(p_lo.tolist(), p_hi.tolist()))
         if not len(near):  # no box near the probe's: nothing to ask the engine
             return _shaped(False, set(), [], return_names, return_data)
-        pairs = _Pairs(objs, [probe], near, np.zeros(len(near), dtype=np.int64),
-                       "verdict" if return_data else "intersect", listed=False)
+        near_objs = [objs[k] for k in near.tolist()]
+        pairs = _Pairs(near_objs, [probe] * len(near_objs), "verdict" if return_data else "intersect",
+                       listed=False)
         pairs.refine_all()
-        hit = np.flatnonzero(pairs.colliding)
-        names = {objs[int(near[k])].name for k in hit.tolist()}
-        data = [pairs.contact(k, (objs[int(near[k])].name, EXTERNAL)) for k in hit.tolist()] \
-            if return_data else []
-        return _shaped(bool(len(hit)), names, data, return_names, return_data)
+        hit = np.flatnonzero(pairs.colliding).tolist()
+        names = {near_objs[k].name for k in hit}
+        data = [pairs.contact(k, (near_objs[k].name, EXTERNAL)) for k in hit] if return_data else []
+        return _shaped(bool(hit), names, data, return_names, return_data)
 
-    def in_collision_internal(self, return_names: bool = False, return_data: bool = False):
+    @overload
+    def in_collision_internal(self, return_names: Literal[False] = ...,
+                              return_data: Literal[False] = ...) -> bool: ...
+    @overload
+    def in_collision_internal(self, return_names: Literal[True],
+                              return_data: Literal[False] = ...) -> tuple[bool, set[tuple[str, str]]]: ...
+    @overload
+    def in_collision_internal(self, return_names: Literal[False] = ..., *,
+                              return_data: Literal[True]) -> tuple[bool, list[ContactData]]: ...
+    @overload
+    def in_collision_internal(self, return_names: Literal[True],
+                              return_data: Literal[True]) -> tuple[bool, set[tuple[str, str]], list[ContactData]]: ...
+    @overload
+    def in_collision_internal(self, return_names: bool = ...,
+                              return_data: bool = ...) -> _Collision[tuple[str, str]]: ...
+
+    def in_collision_internal(self, return_names: bool = False,
+                              return_data: bool = False) -> _Collision[tuple[str, str]]:
         """Does any pair of the manager's objects collide?
+
+        Only the pairs whose boxes meet are asked, and of those only the pairs with an object
+        moved (or added) since the last question; the others keep their answers.
 
         Returns
         -------
@@ -550,18 +692,38 @@ class CollisionManager:
             Each colliding pair, its names sorted.
         contacts : list of ContactData, with return_data
         """
-        objs = self._prepared()
-        i, j = self._candidates(objs)
-        pairs = _Pairs(objs, objs, i, j, "verdict" if return_data else "intersect", listed=False)
-        pairs.refine_all()
-        hit = np.flatnonzero(pairs.colliding).tolist()
-        names = {tuple(sorted((objs[int(i[k])].name, objs[int(j[k])].name))) for k in hit}
-        data = [pairs.contact(k, (objs[int(i[k])].name, objs[int(j[k])].name)) for k in hit] \
-            if return_data else []
+        objs, placed = self._placed()
+        i, j = placed.pairs()
+        mode = "contact" if return_data else "intersect"
+        hit = []
+        for slot, (pairs, k) in enumerate(self._answers(mode, objs, i, j)):
+            if pairs.need[k]:
+                pairs.refine(k)
+            if pairs.colliding[k]:
+                hit.append((slot, pairs, k))
+        named = [(objs[i[s]].name, objs[j[s]].name, pairs, k) for s, pairs, k in hit]
+        names = {(a, b) if a <= b else (b, a) for a, b, _, _ in named}
+        data = [pairs.contact(k, (a, b)) for a, b, pairs, k in named] if return_data else []
         return _shaped(bool(hit), names, data, return_names, return_data)
 
+    @overload
+    def in_collision_other(self, other_manager: "CollisionManager", return_names: Literal[False] = ...,
+                           return_data: Literal[False] = ...) -> bool: ...
+    @overload
+    def in_collision_other(self, other_manager: "CollisionManager", return_names: Literal[True],
+                           return_data: Literal[False] = ...) -> tuple[bool, set[tuple[str, str]]]: ...
+    @overload
+    def in_collision_other(self, other_manager: "CollisionManager", return_names: Literal[False] = ..., *,
+                           return_data: Literal[True]) -> tuple[bool, list[ContactData]]: ...
+    @overload
+    def in_collision_other(self, other_manager: "CollisionManager", return_names: Literal[True],
+                           return_data: Literal[True]) -> tuple[bool, set[tuple[str, str]], list[ContactData]]: ...
+    @overload
+    def in_collision_other(self, other_manager: "CollisionManager", return_names: bool = ...,
+                           return_data: bool = ...) -> _Collision[tuple[str, str]]: ...
+
     def in_collision_other(self, other_manager: "CollisionManager", return_names: bool = False,
-                           return_data: bool = False):
+                           return_data: bool = False) -> _Collision[tuple[str, str]]:
         """Does any object of this manager collide with any object of another?
 
         Returns
@@ -571,9 +733,10 @@ class CollisionManager:
             (name in this manager, name in the other) of each colliding pair.
         contacts : list of ContactData, with return_data
         """
-        mine, theirs = self._prepared(), other_manager._prepared()
-        i, j = _cross_candidates(self._boxes(mine), other_manager._boxes(theirs))
-        pairs = _Pairs(mine, theirs, i, j, "verdict" if return_data else "intersect", listed=False)
+        (mine, here), (theirs, there) = self._placed(), other_manager._placed()
+        i, j = _cross_candidates(here, there, 0.0)
+        pairs = _Pairs([mine[k] for k in i.tolist()], [theirs[k] for k in j.tolist()],
+                       "verdict" if return_data else "intersect", listed=False)
         pairs.refine_all()
         hit = np.flatnonzero(pairs.colliding).tolist()
         names = {(mine[int(i[k])].name, theirs[int(j[k])].name) for k in hit}
@@ -583,93 +746,170 @@ class CollisionManager:
 
     # -- distances -----------------------------------------------------------------------------
 
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any = ..., return_name: Literal[False] = ...,
+                            return_data: Literal[False] = ...) -> float: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any, return_name: Literal[True],
+                            return_data: Literal[False] = ...) -> tuple[float, str | None]: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any = ..., *, return_name: Literal[True],
+                            return_data: Literal[False] = ...) -> tuple[float, str | None]: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any = ..., return_name: Literal[False] = ..., *,
+                            return_data: Literal[True]) -> tuple[float, DistanceData]: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any, return_name: Literal[True],
+                            return_data: Literal[True]) -> tuple[float, str | None, DistanceData]: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any = ..., *, return_name: Literal[True],
+                            return_data: Literal[True]) -> tuple[float, str | None, DistanceData]: ...
+    @overload
+    def min_distance_single(self, mesh: Any, transform: Any = ..., return_name: bool = ...,
+                            return_data: bool = ...) -> _Distance[str | None]: ...
+
     def min_distance_single(self, mesh: Any, transform=None, return_name: bool = False,
-                            return_data: bool = False):
+                            return_data: bool = False) -> _Distance[str | None]:
         """The distance from a probe object to the nearest object of the manager (minus the
         depth of the deepest overlap when they overlap).
 
         Returns
         -------
-        distance : float (inf for an empty manager)
-        name : str, with return_name
+        distance : float (inf for an empty manager, where trimesh + FCL give 1.8e308)
+        name : str, with return_name (None for an empty manager)
         data : DistanceData, with return_data (names: the object and "__external")
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
-        objs = self._prepared([probe])
-        lo, hi = self._boxes(objs)
-        lower = _box_distance(lo, hi, *probe.bounds)
-        found = _closest(objs, [probe], np.arange(len(objs)), np.zeros(len(objs), dtype=np.int64), lower)
-        if found is None:
-            return _shaped_distance(np.inf, None, None, return_name, return_data)
+        objs, placed = self._placed([probe])
+        if not objs:
+            return _shaped_distance(np.inf, None, _nothing(None, EXTERNAL), return_name, return_data)
+        lower = _box_distance(placed.lo, placed.hi, *probe.bounds)
+        found = _closest(lambda take: _fresh(objs, [probe], take, np.zeros(len(take), dtype=np.int64)), lower)
+        assert found is not None
         pairs, k = found
-        name = objs[int(pairs.ia[k])].name
+        name = pairs.a[k].name
         data = pairs.distance(k, (name, EXTERNAL)) if return_data else None
         return _shaped_distance(float(pairs.signed[k]), name, data, return_name, return_data)
 
+    @overload
+    def min_distance_internal(self, name: str | None = ..., return_names: Literal[False] = ...,
+                              return_data: Literal[False] = ...) -> float: ...
+    @overload
+    def min_distance_internal(self, name: str | None, return_names: Literal[True],
+                              return_data: Literal[False] = ...) -> tuple[float, _Names]: ...
+    @overload
+    def min_distance_internal(self, name: str | None = ..., *, return_names: Literal[True],
+                              return_data: Literal[False] = ...) -> tuple[float, _Names]: ...
+    @overload
+    def min_distance_internal(self, name: str | None = ..., return_names: Literal[False] = ..., *,
+                              return_data: Literal[True]) -> tuple[float, DistanceData]: ...
+    @overload
+    def min_distance_internal(self, name: str | None, return_names: Literal[True],
+                              return_data: Literal[True]) -> tuple[float, _Names, DistanceData]: ...
+    @overload
+    def min_distance_internal(self, name: str | None = ..., *, return_names: Literal[True],
+                              return_data: Literal[True]) -> tuple[float, _Names, DistanceData]: ...
+    @overload
+    def min_distance_internal(self, name: str | None = ..., return_names: bool = ...,
+                              return_data: bool = ...) -> _Distance[_Names]: ...
+
     def min_distance_internal(self, name: str | None = None, return_names: bool = False,
-                              return_data: bool = False):
+                              return_data: bool = False) -> _Distance[_Names]:
         """The least distance between two objects of the manager, or between the object `name`
         and the others.
 
+        The pairs are walked with a shrinking bound, never all of them: first those whose boxes
+        meet; when the best of those is apart by d, those whose boxes lie within d (the broad
+        phase with its boxes grown by d / 2); a pair whose boxes lie farther apart than the best
+        answer so far is never asked. Answers of pairs whose objects did not move are kept.
+
         Returns
         -------
-        distance : float (inf with fewer than two objects)
-        names : (str, str), with return_names, sorted
+        distance : float (inf with fewer than two objects, where trimesh + FCL give 1.8e308)
+        names : (str, str), with return_names, sorted ((None, None) with fewer than two objects)
         data : DistanceData, with return_data
         """
-        objs = self._prepared()
+        objs, placed = self._placed()
         if name is not None:
             if name not in self._objs:
                 raise ValueError(f"{name} not in collision manager!")
-            me = [k for k, o in enumerate(objs) if o.name == name][0]
-            others = np.array([k for k in range(len(objs)) if k != me], dtype=np.int64)
-            i, j = np.full(len(others), me, dtype=np.int64), others
+            me = placed.at[self._objs[name].uid]
+            others = np.delete(np.arange(len(objs)), me)
+            # each pair in the manager's order, as the pairs of the whole manager are kept
+            i, j = np.minimum(others, me), np.maximum(others, me)
+            lower = _box_distance(placed.lo[others], placed.hi[others], placed.lo[me], placed.hi[me])
+            found = _closest(lambda take: self._answers("distance", objs, i[take], j[take]), lower)
+        elif len(objs) >= 2:
+            found = _by_radius(lambda r: placed.pairs() if r == 0.0 else placed.within(r),
+                               lambda i, j: _pair_box_distance(placed.lo, placed.hi, placed.lo, placed.hi, i, j),
+                               lambda i, j: (lambda take: self._answers("distance", objs, i[take], j[take])),
+                               placed.typical())
         else:
-            i, j = np.triu_indices(len(objs), 1)
-        lo, hi = self._boxes(objs)
-        found = _closest(objs, objs, i, j, _pair_box_distance(lo, hi, lo, hi, i, j))
+            found = None
         if found is None:
-            return _shaped_distance(np.inf, None, None, return_names, return_data)
+            return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
-        pair = (objs[int(pairs.ia[k])].name, objs[int(pairs.ib[k])].name)
+        pair = (pairs.a[k].name, pairs.b[k].name)
         data = pairs.distance(k, pair) if return_data else None
         return _shaped_distance(float(pairs.signed[k]), tuple(sorted(pair)), data, return_names,
                                 return_data)
 
+    @overload
+    def min_distance_other(self, other_manager: "CollisionManager", return_names: Literal[False] = ...,
+                           return_data: Literal[False] = ...) -> float: ...
+    @overload
+    def min_distance_other(self, other_manager: "CollisionManager", return_names: Literal[True],
+                           return_data: Literal[False] = ...) -> tuple[float, _Names]: ...
+    @overload
+    def min_distance_other(self, other_manager: "CollisionManager", return_names: Literal[False] = ..., *,
+                           return_data: Literal[True]) -> tuple[float, DistanceData]: ...
+    @overload
+    def min_distance_other(self, other_manager: "CollisionManager", return_names: Literal[True],
+                           return_data: Literal[True]) -> tuple[float, _Names, DistanceData]: ...
+    @overload
+    def min_distance_other(self, other_manager: "CollisionManager", return_names: bool = ...,
+                           return_data: bool = ...) -> _Distance[_Names]: ...
+
     def min_distance_other(self, other_manager: "CollisionManager", return_names: bool = False,
-                           return_data: bool = False):
-        """The least distance between an object of this manager and one of another.
+                           return_data: bool = False) -> _Distance[_Names]:
+        """The least distance between an object of this manager and one of another (walked with
+        a shrinking bound, as `min_distance_internal`).
 
         Returns
         -------
-        distance : float
-        names : (str, str), with return_names: (name here, name in the other)
+        distance : float (inf when either manager is empty, where trimesh + FCL give 1.8e308)
+        names : (str, str), with return_names: (name here, name in the other); (None, None)
+            when either manager is empty
         data : DistanceData, with return_data
         """
-        mine, theirs = self._prepared(), other_manager._prepared()
-        grid_i, grid_j = np.meshgrid(np.arange(len(mine)), np.arange(len(theirs)), indexing="ij")
-        i, j = grid_i.ravel(), grid_j.ravel()
-        (lo, hi), (lo2, hi2) = self._boxes(mine), other_manager._boxes(theirs)
-        found = _closest(mine, theirs, i, j, _pair_box_distance(lo, hi, lo2, hi2, i, j))
+        (mine, here), (theirs, there) = self._placed(), other_manager._placed()
+        found = None
+        if mine and theirs:
+            found = _by_radius(lambda r: _cross_candidates(here, there, r),
+                               lambda i, j: _pair_box_distance(here.lo, here.hi, there.lo, there.hi, i, j),
+                               lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take])),
+                               max(here.typical(), there.typical()))
         if found is None:
-            return _shaped_distance(np.inf, None, None, return_names, return_data)
+            return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
-        pair = (mine[int(pairs.ia[k])].name, theirs[int(pairs.ib[k])].name)
+        pair = (pairs.a[k].name, pairs.b[k].name)
         data = pairs.distance(k, pair) if return_data else None
         return _shaped_distance(float(pairs.signed[k]), pair, data, return_names, return_data)
 
     # -- inside ----------------------------------------------------------------------------------
 
     def _geometry(self, mesh: Any) -> _Geometry:
-        """The mesh's _Geometry, made once per mesh (while its data does not change)."""
+        """A copy of the mesh, as a _Geometry shared by every mesh of the same content (in this
+        process): made once per mesh while its data does not change, found by content else."""
         key = id(mesh)
         stamp = _stamp(mesh)
         hit = self._geometries.get(key)
-        if hit is not None and hit[0]() is mesh and hit[1] == stamp:
+        if stamp is not None and hit is not None and hit[0]() is mesh and hit[1] == stamp:
             return hit[2]
         try:
-            vertices = np.ascontiguousarray(mesh.vertices, dtype=np.float64).reshape(-1, 3)
-            faces = np.ascontiguousarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+            # copies: the caller's arrays may change after this call
+            vertices = np.array(mesh.vertices, dtype=np.float64, order="C").reshape(-1, 3)
+            faces = np.array(mesh.faces, dtype=np.int64, order="C").reshape(-1, 3)
         except (AttributeError, TypeError, ValueError) as exc:
             raise TypeError(f"expected a mesh with vertices (n, 3) and faces (m, 3), got "
                             f"{type(mesh).__name__}: {exc}") from None
@@ -677,7 +917,16 @@ class CollisionManager:
             raise ShapeError("a mesh needs vertices, all finite")
         if len(faces) and (faces.min() < 0 or faces.max() >= len(vertices)):
             raise ShapeError(f"faces point past the {len(vertices)} vertices")
-        geometry = _Geometry(vertices, faces)
+        digest = hashlib.blake2b(vertices.tobytes(), digest_size=16)
+        digest.update(faces.tobytes())
+        content = (len(vertices), len(faces), digest.digest())
+        geometry = _BY_CONTENT.get(content)
+        if geometry is None:
+            vertices.flags.writeable = False
+            faces.flags.writeable = False
+            geometry = _BY_CONTENT[content] = _Geometry(vertices, faces)
+        if stamp is None:  # no way to tell a change: found by content each time
+            return geometry
         cache = self._geometries
 
         def forget(_: object) -> None:  # the entry leaves the cache when the mesh is collected
@@ -689,35 +938,129 @@ class CollisionManager:
             pass
         return geometry
 
-    def _prepared(self, extra: Iterable[ManagedObject] = ()) -> list:
-        """The objects (a list, in insertion order) with their geometries prepared."""
+    def _placed(self, extra: Iterable[ManagedObject] = ()) -> tuple:
+        """(the objects, a list in insertion order, their _Placed), their geometries prepared
+        (and those of `extra`)."""
         extra = list(extra)
         if self._state is None:
             objs = list(self._objs.values())
             _prepare([o.geometry for o in objs + extra])
-            lo, hi = _world_boxes(objs)
-            band = DEFAULT.touching_rel * np.linalg.norm(hi - lo, axis=1)
-            # the boxes grown by their bands, transposed: a probe's box is tested one axis at a
-            # time against contiguous rows
-            grown = (np.ascontiguousarray((lo - band[:, None]).T), np.ascontiguousarray((hi + band[:, None]).T))
-            self._state = (objs, lo, hi, band, grown)
+            self._state = _Placed(objs)
         elif extra:
             _prepare([o.geometry for o in extra])
-        return self._state[0]
+        return self._state.objs, self._state
 
-    def _boxes(self, objs: list) -> tuple:
-        """(lo, hi) (n, 3) world boxes of the objects `_prepared` returned."""
-        assert self._state is not None and objs is self._state[0]
-        return self._state[1], self._state[2]
+    def _answers(self, mode: str, objs: list, i: np.ndarray, j: np.ndarray) -> list:
+        """[(_Pairs, k)] the answers of the pairs (objs[i], objs[j]) to `mode`'s question: kept
+        ones, and one engine call for the others."""
+        kept = self._answered[mode]
+        uid_a = [objs[k].uid for k in i.tolist()]
+        uid_b = [objs[k].uid for k in j.tolist()]
+        out: list = [None] * len(uid_a)
+        missing = []
+        for slot, (a, b) in enumerate(zip(uid_a, uid_b)):
+            got = kept.get(a)
+            got = got.get(b) if got is not None else None
+            if got is None:
+                missing.append(slot)
+            else:
+                out[slot] = got
+        if missing:
+            want, listed = _MODES[mode]
+            pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed)
+            for k, slot in enumerate(missing):
+                out[slot] = entry = (pairs, k)
+                a, b = uid_a[slot], uid_b[slot]
+                kept.setdefault(a, {})[b] = entry
+                kept.setdefault(b, {})[a] = entry
+        return out
 
-    def _bands(self, objs: list) -> np.ndarray:
-        """(n,) each object's touching band (touching_rel x its box diagonal)."""
-        assert self._state is not None and objs is self._state[0]
-        return self._state[3]
+    def _forget(self, uid: int) -> None:
+        """Drop the kept answers of the object's pairs (it moved or left)."""
+        for kept in self._answered.values():
+            for other in kept.pop(uid, {}):
+                partners = kept.get(other)
+                if partners is not None:
+                    partners.pop(uid, None)
 
-    def _candidates(self, objs: list) -> tuple:
-        lo, hi = self._boxes(objs)
-        return candidate_pairs(lo, hi, grow=self._bands(objs))
+
+# Questions whose answers a manager keeps: (the engine's want, whether the pair is listed: its
+# answer must be the parts', not only their hulls')
+_MODES = {"intersect": ("intersect", False), "contact": ("verdict", False), "distance": ("verdict", True)}
+
+# Geometry by content (vertex and face counts, a hash of both arrays), shared by every manager of
+# the process while some object holds it: a mesh given many times is prepared once.
+_BY_CONTENT: "weakref.WeakValueDictionary[tuple, _Geometry]" = weakref.WeakValueDictionary()
+
+_N = TypeVar("_N")
+_Names = Union[tuple[str, str], tuple[None, None]]
+_Collision = Union[bool, tuple[bool, set[_N]], tuple[bool, list[ContactData]],
+                   tuple[bool, set[_N], list[ContactData]]]
+_Distance = Union[float, tuple[float, _N], tuple[float, DistanceData], tuple[float, _N, DistanceData]]
+
+
+class _Placed:
+    """A manager's objects placed in the world: their boxes, grown by their touching bands, and
+    which grown boxes meet (the broad phase, updated object by object as they move).
+
+    objs : list of ManagedObject; at : {uid: index}
+    lo, hi : (n, 3) world boxes of the hulls; band : (n,) each one's touching band
+    g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
+        all, one axis at a time, along contiguous rows
+    near : list of set, per object the objects whose grown boxes meet its own
+    """
+
+    def __init__(self, objs: list):
+        self.objs = objs
+        self.at = {o.uid: k for k, o in enumerate(objs)}
+        self.lo, self.hi = _world_boxes(objs)
+        self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
+        self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
+        self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
+        self.near: list[set] = [set() for _ in objs]
+        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if len(objs) else (np.zeros(0, np.int64),) * 2
+        for a, b in zip(i.tolist(), j.tolist()):
+            self.near[a].add(b)
+            self.near[b].add(a)
+
+    def move(self, k: int) -> None:
+        """Object k moved: its box, its band, and its entries in `near`, anew."""
+        lo, hi = self.objs[k].bounds
+        self.lo[k], self.hi[k] = lo, hi
+        band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(hi - lo))
+        self.g_lo[:, k], self.g_hi[:, k] = lo - band, hi + band
+        for other in self.near[k]:
+            self.near[other].discard(k)
+        meets = set(self.meeting(lo, hi, band).tolist())
+        meets.discard(k)
+        self.near[k] = meets
+        for other in meets:
+            self.near[other].add(k)
+
+    def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
+        """Indices of the objects whose grown boxes meet the box (lo, hi) grown by `grow`."""
+        lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
+        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
+        for axis in (1, 2):
+            hit &= self.g_lo[axis] <= hi[axis]
+            hit &= self.g_hi[axis] >= lo[axis]
+        return np.flatnonzero(hit)
+
+    def pairs(self) -> tuple:
+        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
+        flat = [a * len(self.objs) + b for a, others in enumerate(self.near) for b in others if a < b]
+        flat.sort()
+        key = np.array(flat, dtype=np.int64)
+        return key // max(len(self.objs), 1), key % max(len(self.objs), 1)
+
+    def within(self, r: float) -> tuple:
+        """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
+        broad phase compares axis by axis), i < j."""
+        return candidate_pairs(self.lo, self.hi, grow=self.band + 0.5 * r)
+
+    def typical(self) -> float:
+        """A length of the scene to start a search from: the median box diagonal."""
+        return float(np.median(np.linalg.norm(self.hi - self.lo, axis=1))) if len(self.objs) else 1.0
 
 
 def _world_boxes(objs: list) -> tuple:
@@ -746,12 +1089,13 @@ def _world_boxes(objs: list) -> tuple:
 def _stamp(mesh: Any):
     """What changes when the mesh's vertices or faces do: the hashes of the two arrays (a trimesh
     TrackedArray keeps a hash of its contents, recomputed only after a change; the mesh's own
-    hash combines those of all its arrays, three times the cost), else the arrays' identities."""
+    hash combines those of all its arrays, three times the cost); None for arrays that keep no
+    such hash (a plain ndarray changed in place keeps its identity)."""
     vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
     try:
         return (hash(vertices), hash(faces))
     except TypeError:
-        return (id(vertices), id(faces))
+        return None
 
 
 def _box_distance(lo, hi, p_lo, p_hi) -> np.ndarray:
@@ -765,56 +1109,90 @@ def _pair_box_distance(lo, hi, lo2, hi2, i, j) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", gap, gap))
 
 
-def _cross_candidates(boxes_a: tuple, boxes_b: tuple) -> tuple:
-    """Pairs (i in A, j in B) whose boxes, grown by the touching band, overlap."""
-    (lo_a, hi_a), (lo_b, hi_b) = boxes_a, boxes_b
-    n = len(lo_a)
-    lo, hi = np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b])
-    i, j = candidate_pairs(lo, hi, grow=DEFAULT.touching_rel * np.linalg.norm(hi - lo, axis=1)) if len(lo) else \
-        (np.zeros(0, np.int64), np.zeros(0, np.int64))
+def _cross_candidates(here: _Placed, there: _Placed, r: float) -> tuple:
+    """Pairs (i in here, j in there) whose boxes, grown by the touching band and r / 2, meet:
+    every pair whose boxes lie within r (and a few farther)."""
+    n = len(here.objs)
+    lo, hi = np.concatenate([here.lo, there.lo]), np.concatenate([here.hi, there.hi])
+    if len(lo) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    i, j = candidate_pairs(lo, hi, grow=np.concatenate([here.band, there.band]) + 0.5 * r)
     keep = (i < n) & (j >= n)
     return i[keep], j[keep] - n
 
 
-def _closest(left: list, right: list, ia: np.ndarray, ib: np.ndarray, lower: np.ndarray):
+def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray) -> list:
+    """[(_Pairs, k)] for the pairs (left[ia], right[ib]) asked anew (nothing kept)."""
+    pairs = _Pairs([left[k] for k in ia.tolist()], [right[k] for k in ib.tolist()], "verdict", listed=True)
+    return [(pairs, k) for k in range(len(ia))]
+
+
+def _closest(entries, lower: np.ndarray):
     """(the _Pairs holding the closest pair, its index there), or None when there is no pair.
 
-    The pairs go in order of their boxes' distances (a lower bound of the parts'), a chunk at a
-    time; every pair whose boxes overlap is evaluated (their parts may overlap, and the deepest
-    overlap is the least signed distance), then chunks only while their boxes lie closer than
-    the best pair found.
+    entries(take) gives the (_Pairs, k) answers of the pairs `take` (indices into `lower`).
+    The pairs go in order of their boxes' distances (`lower`, a lower bound of the parts'), a
+    chunk at a time; every pair whose boxes overlap is evaluated (their parts may overlap, and
+    the deepest overlap is the least signed distance), then chunks only while their boxes lie
+    closer than the best pair found.
     """
-    if len(ia) == 0:
+    if len(lower) == 0:
         return None
     order = np.argsort(lower, kind="stable")
-    overlapping = int(np.searchsorted(lower[order], 0.0, side="right"))
+    ordered = lower[order]
+    overlapping = int(np.searchsorted(ordered, 0.0, side="right"))
     best, where = np.inf, None
     start = 0
     while start < len(order):
         stop = max(overlapping, start + _CLOSEST_CHUNK) if start == 0 else start + _CLOSEST_CHUNK
-        take = order[start:stop]
-        pairs = _Pairs(left, right, ia[take], ib[take], "verdict", listed=True)
+        todo = []
+        for pairs, k in entries(order[start:stop]):
+            signed = float(pairs.signed[k])
+            if pairs.need[k]:
+                todo.append((signed, pairs, k))
+            elif signed < best:  # settled: the hulls' answer (or the triangles', kept) stands
+                best, where = signed, (pairs, k)
         # the hulls' signed distance bounds the parts' from below: the triangles are asked only
         # for pairs whose hulls come closer than the best answer so far
-        settled = ~pairs.need
-        if settled.any():
-            k = int(np.flatnonzero(settled)[np.argmin(pairs.signed[settled])])
-            if pairs.signed[k] < best:
-                best, where = float(pairs.signed[k]), (pairs, k)
-        todo = np.flatnonzero(pairs.need)
-        for k in todo[np.argsort(pairs.signed[todo], kind="stable")].tolist():
-            if not pairs.signed[k] < best:
+        todo.sort(key=lambda t: t[0])
+        for signed, pairs, k in todo:
+            if not signed < best:
                 break
             pairs.refine(k)
             if pairs.signed[k] < best:
                 best, where = float(pairs.signed[k]), (pairs, k)
         start = stop
-        if start < len(order) and lower[order[start]] > best:
+        if start < len(order) and ordered[start] > best:
             break
     return where
 
 
-def _shaped(result: bool, names: set, data: list, return_names: bool, return_data: bool):
+def _by_radius(pairs_at, lower_of, entries_of, typical: float):
+    """The closest pair (as `_closest`), walking the broad phase with a shrinking bound.
+
+    pairs_at(r) gives (i, j), every pair whose boxes lie within r (pairs_at(0.0): those whose
+    boxes meet); lower_of(i, j) their boxes' distances; entries_of(i, j) the `entries` function
+    of `_closest` over them. First the pairs whose boxes meet: a best answer <= 0 is final (the
+    other boxes lie apart). Else, the best being d, the pairs within d: none other can come
+    closer. With no pair at all, the radius grows from `typical` until some boxes meet.
+    """
+    r = 0.0
+    while True:
+        i, j = pairs_at(r)
+        found = _closest(entries_of(i, j), lower_of(i, j)) if len(i) else None
+        best = float(found[0].signed[found[1]]) if found is not None else np.inf
+        if best <= r:
+            return found
+        r = best if np.isfinite(best) else max(4.0 * r, typical, np.finfo(float).tiny)
+
+
+def _nothing(a, b) -> DistanceData:
+    """The distance data of an empty search (trimesh's names the pair (None, None))."""
+    nowhere = np.full(3, np.nan)
+    return DistanceData((a, b), np.inf, nowhere, nowhere.copy())
+
+
+def _shaped(result: bool, names: set, data: list, return_names: bool, return_data: bool) -> Any:
     if return_names and return_data:
         return result, names, data
     if return_names:
@@ -824,7 +1202,7 @@ def _shaped(result: bool, names: set, data: list, return_names: bool, return_dat
     return result
 
 
-def _shaped_distance(distance: float, names, data, return_names: bool, return_data: bool):
+def _shaped_distance(distance: float, names, data, return_names: bool, return_data: bool) -> Any:
     if return_names and return_data:
         return distance, names, data
     if return_names:
@@ -834,7 +1212,7 @@ def _shaped_distance(distance: float, names, data, return_names: bool, return_da
     return distance
 
 
-def scene_to_collision(scene: Any) -> tuple:
+def scene_to_collision(scene: Any) -> tuple[CollisionManager, dict[str, ManagedObject]]:
     """A manager holding every geometry node of a trimesh Scene, with its world transform.
 
     Returns

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c), and
-two kernels of hull preparation (gaps.h, gaps.c: hull_gaps' plane test; ownhull.h, ownhull.c: a
-convex mesh's own triangles as its hull).
+three kernels of hull preparation (gaps.h, gaps.c: hull_gaps' plane test; ownhull.h, ownhull.c: a
+convex mesh's own triangles as its hull; smallhull.h, smallhull.c: the hulls of small point sets).
 
 A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
@@ -93,6 +93,11 @@ cdef extern from "ownhull.h" nogil:
                   int32_t *faces, int32_t *adj_start, int32_t *adj, int64_t *a_start,
                   int64_t *n_adj, double *extent, double *lo, double *hi, int64_t cube_from,
                   int32_t *cube, int64_t *c_start, int64_t *n_cube)
+
+cdef extern from "smallhull.h" nogil:
+    int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
+                    int64_t max_pts, double tol_rel, const double *min_volume,
+                    uint8_t *ok, int64_t *tris, const int64_t *t_start, int64_t *n_tri)
 
 
 # Exit reasons of the traversals, by code; the codes are the header's (enum mesh_exit in
@@ -426,3 +431,45 @@ def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int6
 
 
 include "_primmesh.pxi"
+
+
+def small_hull_parts(local, p_start, n_pts, int64_t max_pts, double tol_rel, min_volume):
+    """Hull triangles of many small point sets (gjkcli/engine/csrc/smallhull.c; see smallhull.h
+    for what is built and checked).
+
+    local : (N, 3) float64 every part's points, centred; p_start, n_pts : (p,) int64 its rows
+    max_pts : parts of more points are left alone; tol_rel : the coplanarity tolerance, relative
+    to each part's extent; min_volume : (p,) float64 the volume a hull must exceed
+
+    Returns (ok (p,) bool, tris (T, 3) int64 point indices local to each part, t_start (p,),
+    n_tri (p,)): part p's triangles are tris[t_start[p]: t_start[p] + n_tri[p]] where ok[p].
+    """
+    cdef const double[:, ::1] lv = np.ascontiguousarray(local, dtype=np.float64).reshape(-1, 3)
+    ps = np.ascontiguousarray(p_start, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    mv = np.ascontiguousarray(min_volume, dtype=np.float64)
+    cdef int64_t p = len(ps)
+    if not (len(npt) == p and len(mv) == p):
+        raise ValueError("p_start, n_pts and min_volume need one entry per part")
+    if p and ((ps < 0).any() or (npt < 0).any() or int((ps + npt).max()) > lv.shape[0]):
+        raise ValueError("a part's rows lie outside the arrays")
+    room = np.where((npt >= 4) & (npt <= max_pts), 2 * npt - 4, 0)
+    ts = np.concatenate([[0], np.cumsum(room)[:-1]]).astype(np.int64) if p else np.zeros(0, np.int64)
+    ok = np.zeros(p, dtype=np.uint8)
+    tris = np.zeros((max(int(room.sum()) if p else 0, 1), 3), dtype=np.int64)
+    n_tri = np.zeros(p, dtype=np.int64)
+    if p == 0:
+        return ok.astype(bool), tris[:0], ts, n_tri
+    cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts
+    cdef const double[::1] mvv = mv
+    cdef uint8_t[::1] okv = ok
+    cdef int64_t[:, ::1] tv = tris
+    cdef int64_t[::1] ntv = n_tri
+    cdef const double *lp = &lv[0, 0] if lv.shape[0] else NULL
+    cdef int rc
+    with nogil:
+        rc = small_hulls(lp, &psv[0], &npv[0], p, max_pts, tol_rel, &mvv[0], &okv[0], &tv[0, 0],
+                         &tsv[0], &ntv[0])
+    if rc != 0:
+        raise MemoryError("small hulls")
+    return ok.astype(bool), tris, ts, n_tri

@@ -332,7 +332,7 @@ def _no_gc():
             gc.enable()
 
 
-def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hulls:
+def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: bool = False) -> Hulls:
     """Convex hulls of many parts at once, each exactly what `Shape.hull(points_i)` builds.
 
     Parameters
@@ -348,6 +348,13 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
         the part's faces lie from the hull the triangles make): the hull is then the one qhull
         would give, up to coplanar points that the triangles keep as vertices. `area` is the
         triangles' area.
+    small : bool
+        Parts of 4 to SMALL_HULL_POINTS points get their hull from the compiled core
+        (gjkcli/engine/csrc/smallhull.c, all parts in one call, no Python call per part), each
+        checked there (closed, oriented, a sphere, every point inside within
+        DEFAULT.small_hull_rel of the part's extent); the parts it cannot prove, and larger
+        ones, go to qhull. The hull is qhull's up to points within that tolerance of a face
+        (a vertex of one may be a point on the other's face), not bit for bit.
 
     How: per part, one qhull call (scipy's ConvexHull) on the points centred as Shape.hull centres
     them; then, for all parts at once in NumPy, the hull vertex selection, the re-indexed
@@ -360,8 +367,21 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
     """
     tell = progress or (lambda stage, done, total: None)
     count = len(points)
+    if small:  # the parts that give no triangles of their own get the compiled core's, where it can
+        given = list(triangles) if triangles is not None else [None] * count
+        rest = [k for k in range(count) if given[k] is None]
+        for k, t in zip(rest, small_hull_triangles([points[k] for k in rest])):
+            given[k] = t
+        triangles = given
     if triangles is not None and any(t is not None for t in triangles):
         return _with_own_triangles(points, triangles, jobs, progress)
+    return _qhull_hulls(points, jobs, progress)
+
+
+def _qhull_hulls(points, jobs: int, progress) -> Hulls:
+    """build_hulls of parts that give no triangles: qhull per part (see build_hulls)."""
+    tell = progress or (lambda stage, done, total: None)
+    count = len(points)
     lo, hi = np.full((count, 3), np.nan), np.full((count, 3), np.nan)
     area = np.full(count, np.nan)
     out: list = [None] * count
@@ -417,6 +437,42 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None) -> Hull
         except (IndexError, ValueError) as exc:  # seen from 2 distinct points in an older shapes.py
             out[k] = ShapeError(f"no hull could be built ({type(exc).__name__}: {exc})")
     return Hulls(out, lo, hi, area)
+
+
+def small_hull_triangles(points) -> list:
+    """Per part, the triangles of its convex hull (point indices, outward) built and checked by
+    the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of
+    fewer than 4 or more than SMALL_HULL_POINTS points, flat or nearly flat ones, any part the
+    core could not prove."""
+    from gjkcli.engine._mesh import small_hull_parts
+
+    count = len(points)
+    out: list = [None] * count
+    pts = [np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3) for p in points]
+    n_pts = np.fromiter((len(p) for p in pts), dtype=np.int64, count=count)
+    mine = np.flatnonzero((n_pts >= 4) & (n_pts <= SMALL_HULL_POINTS))
+    if not len(mine):
+        return out
+    n = n_pts[mine]
+    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
+    flat = np.concatenate([pts[k] for k in mine.tolist()])
+    with np.errstate(invalid="ignore"):
+        # centred as Shape.hull centres (on the box's centre); the solid threshold of _qhull_chunk
+        centre = 0.5 * (np.minimum.reduceat(flat, starts, axis=0) + np.maximum.reduceat(flat, starts, axis=0))
+        local = flat - np.repeat(centre, n, axis=0)
+        extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
+        min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
+    min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
+    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, SMALL_HULL_POINTS, DEFAULT.small_hull_rel,
+                                                min_volume)
+    for slot in np.flatnonzero(ok).tolist():
+        out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]
+    return out
+
+
+# The largest parts whose hull the compiled core builds (`build_hulls`' `small`): its quickhull
+# finds faces by a scan, O(n^2) per part, which passes qhull's cost (through scipy) near here.
+SMALL_HULL_POINTS = 128
 
 
 @contextmanager
@@ -490,7 +546,7 @@ def _with_own_triangles(points, triangles, jobs, progress) -> Hulls:
     lo, hi = np.full((count, 3), np.nan), np.full((count, 3), np.nan)
     area = np.full(count, np.nan)
     if rest:
-        others = build_hulls([pts[k] for k in rest], jobs=jobs, progress=progress)
+        others = _qhull_hulls([pts[k] for k in rest], jobs, progress)
         for slot, k in enumerate(rest):
             out[k] = others.shapes[slot]
         lo[rest], hi[rest], area[rest] = others.lo, others.hi, others.area

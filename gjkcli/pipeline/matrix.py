@@ -13,13 +13,16 @@ Speed: the samples' link frames come from one vectorised forward kinematics per 
 no Python per row); rows whose hulls meet go to the triangle test (the links are not their
 hulls; a primitive against a mesh goes to the mesh's triangles). A pair leaves the sampling as
 soon as its class is settled: once it has collided (it is not Never) and has missed more than
-1 - ALWAYS of the samples (it is not Always).
+1 - ALWAYS of the samples (it is not Always). With `jobs` > 1 each chunk's samples are split
+over forked worker processes (the checker is built once, before the fork); the matrix is the
+same for any number of them.
 
 `audit` checks an SRDF's ``Never`` lines the same way and returns, per pair that does collide,
 the first sample that shows it.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,13 +109,50 @@ def _key(a: str, b: str) -> tuple:
     return (a, b) if a <= b else (b, a)
 
 
+@contextmanager
+def _collider(check: _Checker, jobs: int):
+    """check.collide, its samples split over `jobs` forked worker processes (each holds the
+    checker it was forked with); the answers are the same, in sample order."""
+    from gjkcli.engine.shapes import can_fork
+
+    if jobs <= 1 or not can_fork():
+        yield check.collide
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _FORKED
+    _FORKED = check  # what the workers inherit when forked
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            def collide(q, pairs):
+                parts = [p for p in np.array_split(q, jobs) if len(p)]
+                if len(parts) < 2:
+                    return check.collide(q, pairs)
+                return np.concatenate(list(pool.map(_collide_forked, [(p, pairs) for p in parts])))
+
+            yield collide
+    finally:
+        _FORKED = None
+
+
+_FORKED: _Checker | None = None
+
+
+def _collide_forked(arg):
+    q, pairs = arg
+    assert _FORKED is not None
+    return _FORKED.collide(q, pairs)
+
+
 def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=None,
-                     settle: bool = True) -> Matrix:
+                     settle: bool = True, jobs: int = 1) -> Matrix:
     """Adjacent, Default, Always and Never pairs of a `gjkcli.scene.urdf.Robot`; deterministic
-    for a seed.
+    for a seed (and the same for any `jobs`).
 
     settle : a pair leaves the sampling once its class is known (False: every pair at every
         pose, the same classes; benchmarks/bench_matrix.py times both)
+    jobs : worker processes the samples of each chunk are split over
     """
     from gjkcli.scene import urdf
 
@@ -134,23 +174,24 @@ def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=No
     stop_after = allowed_misses if settle else samples
     done = 0
     tell("samples", 0, samples)
-    while done < samples and len(todo):
-        q = Q[done: done + CHUNK]
-        got = check.collide(q, todo)
-        # settle pairs in sample order, so the counts do not depend on the chunk size
-        for j, k in enumerate(todo.tolist()):
-            column = got[:, j]
-            hits_before = hits[k]
-            # the sample at which the pair is settled (hit once and missed too often), if any
-            cum_hits = hits_before + np.cumsum(column)
-            cum_miss = misses[k] + np.cumsum(~column)
-            settled = np.flatnonzero((cum_hits > 0) & (cum_miss > stop_after))
-            upto = settled[0] + 1 if len(settled) else len(column)
-            hits[k] = hits_before + column[:upto].sum()
-            misses[k] += (~column[:upto]).sum()
-        done += len(q)
-        todo = todo[~((hits[todo] > 0) & (misses[todo] > stop_after))]
-        tell("samples", done, samples)
+    with _collider(check, jobs) as collide:
+        while done < samples and len(todo):
+            q = Q[done: done + CHUNK * jobs]
+            got = collide(q, todo)
+            # settle pairs in sample order, so the counts do not depend on the chunk size
+            for j, k in enumerate(todo.tolist()):
+                column = got[:, j]
+                hits_before = hits[k]
+                # the sample at which the pair is settled (hit once and missed too often), if any
+                cum_hits = hits_before + np.cumsum(column)
+                cum_miss = misses[k] + np.cumsum(~column)
+                settled = np.flatnonzero((cum_hits > 0) & (cum_miss > stop_after))
+                upto = settled[0] + 1 if len(settled) else len(column)
+                hits[k] = hits_before + column[:upto].sum()
+                misses[k] += (~column[:upto]).sum()
+            done += len(q)
+            todo = todo[~((hits[todo] > 0) & (misses[todo] > stop_after))]
+            tell("samples", done, samples)
     for k, p in enumerate(check.link_pairs):
         if p in reasons:
             continue
@@ -197,9 +238,11 @@ class Counterexample:
     sample: int
 
 
-def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=None) -> list:
+def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=None,
+          jobs: int = 1) -> list:
     """Counterexample per pair of `never_pairs` ((link, link), ...) found colliding in the
-    sampling of `collision_matrix` (the same poses for a seed), the first sample that shows it."""
+    sampling of `collision_matrix` (the same poses for a seed), the first sample that shows it;
+    `jobs` worker processes as there."""
     from gjkcli.engine.primitive import pair_query
 
     tell = progress or (lambda stage, done, total: None)
@@ -212,20 +255,21 @@ def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=
     found = []
     done = 0
     tell("samples", 0, samples)
-    while done < samples and len(todo):
-        q = Q[done: done + CHUNK]
-        got = check.collide(q, todo)
-        hit_any = got.any(axis=0)
-        for j in np.flatnonzero(hit_any).tolist():
-            k = int(todo[j])
-            s = int(np.flatnonzero(got[:, j])[0])
-            a, b = check.link_pairs[k]
-            depth = _deepest(check, a, b, q[s], pair_query)
-            found.append(Counterexample(a=a, b=b, pose=dict(zip(robot.variables, q[s].tolist())),
-                                        depth=depth, sample=done + s))
-        todo = todo[~hit_any]
-        done += len(q)
-        tell("samples", done, samples)
+    with _collider(check, jobs) as collide:
+        while done < samples and len(todo):
+            q = Q[done: done + CHUNK * jobs]
+            got = collide(q, todo)
+            hit_any = got.any(axis=0)
+            for j in np.flatnonzero(hit_any).tolist():
+                k = int(todo[j])
+                s = int(np.flatnonzero(got[:, j])[0])
+                a, b = check.link_pairs[k]
+                depth = _deepest(check, a, b, q[s], pair_query)
+                found.append(Counterexample(a=a, b=b, pose=dict(zip(robot.variables, q[s].tolist())),
+                                            depth=depth, sample=done + s))
+            todo = todo[~hit_any]
+            done += len(q)
+            tell("samples", done, samples)
     return sorted(found, key=lambda c: (c.a, c.b))
 
 

@@ -4,9 +4,11 @@ phase -> findings.
 1. **Objects** (`gjkcli.scene.objects.gather`): every input as named objects in world
    coordinates, moved by their full transforms (scale included). An input that fails to load
    becomes a `Problem`; the others are still checked.
-2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): one qhull call per part, everything else for
-   all parts at once in NumPy; and how far each part is from its hull
-   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
+2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): the hulls of small parts (up to 128 points)
+   in the compiled core, all in one call and each checked there; one qhull call per larger part
+   (or per part the core could not prove); everything else for all parts at once in NumPy; and
+   how far each part is from its hull (`gjkcli.mesh.convexity.hull_gaps`), also for all parts
+   at once. Parts that place one mesh
    rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
    in the mesh's frame and moved to each.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
@@ -91,6 +93,8 @@ class Options:
     join_tolerance : 2D drawings: how far apart the ends of open pieces may be and still be
         joined into one outline, a float in each drawing's units or a Length (None: `join_rel`
         of the drawing's size)
+    shown : how many of the listed findings (most severe first) the report shows: overlap
+        volumes are computed for those only (None: all of them; 0: none, as for -q)
     """
 
     mode: str = "auto"
@@ -113,6 +117,7 @@ class Options:
     layers: tuple | None = None
     ignore_layers: tuple | None = None
     join_tolerance: float | Length | None = None
+    shown: int | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -668,10 +673,19 @@ class _Run:
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
         """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
-        deepest first (pairs come sorted), up to the overlap-volumes limit."""
+        deepest first (pairs come sorted), up to the overlap-volumes limit: only the findings
+        the report shows (`Options.shown`) are given one, and none with the limit at 0."""
+        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
+        shown = len(pairs) if self.options.shown is None else self.options.shown
+        if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
+            return pairs
+        if shown < len(pairs):  # the pairs the report does not show get none
+            return self._overlaps_of(parts, pairs[:shown], cap) + pairs[shown:]
+        return self._overlaps_of(parts, pairs, cap)
+
+    def _overlaps_of(self, parts: "_Parts", pairs: list, cap: int) -> list:
         from gjkcli.mesh.overlap import overlap
 
-        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         out, done = [], 0
         commons: dict = {}  # `_placement_key` -> the exact solids' common volume
         for p in pairs:
@@ -776,7 +790,8 @@ class _Parts:
         alone = [k for k in mesh_index if k not in shared]
         firsts = [ks[0] for ks in groups.values()]
         points = [geoms[k].vertices for k in alone] + [geoms[k].instance.local for k in firsts]
-        hulls = build_hulls(points, jobs=jobs, progress=tell)
+        # small parts' hulls in the compiled core, all at once; qhull for the others
+        hulls = build_hulls(points, jobs=jobs, progress=tell, small=True)
         n = len(geoms)
         shapes: list = [g.primitive for g in geoms]
         lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)

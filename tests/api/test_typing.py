@@ -1,6 +1,7 @@
 """The API's annotations satisfy a type checker (mypy): the manager, query and the package root's
-lazy names (read through gjkcli/__init__.pyi), checked from a caller's script whose one
-deliberate mistake must be the one error found."""
+lazy names (read through gjkcli/__init__.pyi), checked from a caller's script whose two
+deliberate mistakes must be the two errors found: the query methods' return types follow
+return_names and return_data (overloads), so that a wrong use of their tuples is an error."""
 from __future__ import annotations
 
 import subprocess
@@ -26,6 +27,19 @@ r = query(Shape.sphere(1.0), Shape.box([1, 1, 1]))
 d: float = r.distance
 rs = pairs([Shape.sphere(1.0)], [Shape.point([2, 0, 0])])
 wrong: int = manager.remove_object
+typed: tuple[bool, set[tuple[str, str]]] = manager.in_collision_internal(return_names=True)
+hit2, pairs_hit = manager.in_collision_internal(return_names=True)
+first: tuple[str, str] = next(iter(pairs_hit))
+hit3, contacts = manager.in_collision_internal(return_data=True)
+depth: float = contacts[0].depth
+one: tuple[bool, set[str]] = manager.in_collision_single(object(), return_names=True)
+far: float = manager.min_distance_single(object())
+d2, (n1, n2) = manager.min_distance_other(CollisionManager(), return_names=True)
+d3, data3 = manager.min_distance_internal(return_data=True)
+where: float = data3.distance
+other, objects = scene_to_collision(None)
+moved = objects["a"].getTranslation()
+also_wrong: int = manager.in_collision_internal(return_names=True)
 '''
 
 
@@ -39,5 +53,8 @@ def test_a_callers_script_and_the_api_type_check(tmp_path):
          str(script), "gjkcli/api/manager.py", "gjkcli/engine/query.py"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     errors = [line for line in out.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1, out.stdout + out.stderr
+    # the two deliberate mistakes, and nothing else: the overloads on return_names and
+    # return_data give tuples of known types (with Any, line 25 would pass)
+    assert len(errors) == 2, out.stdout + out.stderr
     assert "caller.py:12:" in errors[0] and "Incompatible types in assignment" in errors[0]
+    assert "caller.py:25:" in errors[1] and "tuple[bool, set[tuple[str, str]]]" in errors[1], errors

@@ -71,6 +71,35 @@ def test_deterministic_for_a_seed_whatever_the_chunk(panda, monkeypatch):
     assert all(every.hits[p] >= a.hits[p] for p in a.hits)
 
 
+def test_the_same_matrix_and_audit_on_several_workers(panda, monkeypatch):
+    """-j: each chunk's samples split over forked workers; the matrix (hits included) and the
+    audit's counterexamples are those of one process."""
+    from gjkcli.engine.shapes import can_fork
+
+    if not can_fork():
+        pytest.skip("no fork here (or manifold3d already ran in this process)")
+    path, srdf, robot = panda
+    monkeypatch.setattr(matrices, "CHUNK", 300)
+    one = matrices.collision_matrix(robot, samples=1500, seed=5)
+    two = matrices.collision_matrix(robot, samples=1500, seed=5, jobs=2)
+    three = matrices.collision_matrix(robot, samples=1500, seed=5, jobs=3)
+    assert one == two == three
+    never = [(s.a, s.b) for s in read_srdf(srdf, srdf, None) if s.reason == "SRDF: Never"]
+    alone = matrices.audit(robot, never, samples=3000, seed=0)
+    shared = matrices.audit(robot, never, samples=3000, seed=0, jobs=2)
+    assert [(c.a, c.b, c.sample, c.depth) for c in alone] == [(c.a, c.b, c.sample, c.depth) for c in shared]
+    assert alone and matrices._FORKED is None
+    # the workers did the sampling: the parent's collide ran only for the default pose
+    calls = []
+    monkeypatch.setattr(matrices._Checker, "collide", lambda self, q, pairs, _real=matrices._Checker.collide:
+                        calls.append(len(q)) or _real(self, q, pairs))
+    assert matrices.collision_matrix(robot, samples=600, seed=5, jobs=2) == \
+        matrices.collision_matrix(robot, samples=600, seed=5, jobs=1)
+    # the default pose of each run, and the samples of the run with jobs=1 (two chunks of 300):
+    # the run with jobs=2 sampled in its workers only
+    assert sorted(calls) == [1, 1, 300, 300]
+
+
 def test_cli_writes_the_srdf_keeping_its_other_content(panda, tmp_path):
     from click.testing import CliRunner
 
