@@ -74,8 +74,10 @@ COLLECT = 64
 # pairs collected whose triangles are searched, at most; rounds of subdivision; triangles kept
 # per round. Every vertex of a part inside the other's box is examined besides.
 WITNESS_PAIRS = 4096
-WITNESS_ROUNDS = 12
-WITNESS_LIVE = 4096
+WITNESS_ROUNDS = 10
+WITNESS_LIVE = 2048
+# Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
+WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
 SHIFTS = 8
 
@@ -695,17 +697,20 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
 def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws):
     """The point (outer's frame) inside `outer` farthest from its surface, if farther than beat:
     (distance, point, nearest surface point) or None. Points are tried by decreasing distance and
-    the first one inside wins, so the winding number is evaluated only as often as needed."""
+    the first one inside wins, so the winding number is evaluated only as often as needed (in
+    chunks of growing size, up to WITNESS_VERTICES points: points far outside come first too)."""
     if len(points) == 0:
         return None
     dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
     order = np.argsort(-dist)
-    order = order[dist[order] > beat]
+    order = order[dist[order] > beat][:WITNESS_VERTICES]
     if len(order) == 0:
         return None
     outer.bvh.prepare_winding()
-    for start in range(0, len(order), 8):
-        chunk = order[start:start + 8]
+    start, size = 0, 8
+    while start < len(order):
+        chunk = order[start:start + size]
+        start, size = start + size, 2 * size
         w = _mesh.winding(outer.bvh, points[chunk], ws)
         inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
         if len(inside):
@@ -724,7 +729,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     triangles whose bound beats the best depth by more than DEFAULT.witness_rel of it (of the
     band before any), at most WITNESS_LIVE / 4 of them by bound, and splits each in four at its
     edges' midpoints. The winding number (the sign) is asked only where the distance exceeds
-    the best depth: elsewhere s <= distance cannot win."""
+    the best depth (at most WITNESS_VERTICES a round, farthest first): elsewhere s <= distance
+    cannot win."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     for _ in range(WITNESS_ROUNDS):
@@ -733,6 +739,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > beat)
+        if len(ask) > WITNESS_VERTICES:  # the rest keep their distance as the bound
+            ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
             outer.bvh.prepare_winding()
             inside = np.abs(_mesh.winding(outer.bvh, c[ask], ws)) > DEFAULT.winding_inside
