@@ -496,11 +496,14 @@ class _Pair:
             local = inner.local()
             p = to_outer(local[inner.used])
             inbox = np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)
-            points = np.concatenate([p[inbox], to_outer(inner.probes())])
             beat = 0.0 if best is None else best[0]
-            hit = _deepest_inside(outer, points, beat, self.ws)
-            if hit is not None:
-                beat = hit[0]
+            hit = None
+            # the probes first, every one (a few per body: a body wholly inside is found), then
+            # the vertices, farthest from the surface first
+            for points, cap in ((to_outer(inner.probes()), None), (p[inbox], WITNESS_VERTICES)):
+                deeper = _deepest_inside(outer, points, beat, self.ws, cap)
+                if deeper is not None:
+                    hit, beat = deeper, deeper[0]
             faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
             if len(faces):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
@@ -538,6 +541,8 @@ class _Pair:
         snap from the other surface (a body whose surface crosses nothing lies wholly on one
         side); a body with no such probe counts as not apart. A part inside one that is not a
         solid is not looked for (the result's note says so)."""
+        if self.hulls_apart:  # neither can hold a point of the other
+            return True
         R = self.R
         for inner, outer, to_outer in ((self.b, self.a, lambda x: x @ R.T + t),
                                        (self.a, self.b, lambda x: (x - t) @ R)):
@@ -694,16 +699,16 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
     return float(dist[k]), points[k], near[k]
 
 
-def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws):
+def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):
     """The point (outer's frame) inside `outer` farthest from its surface, if farther than beat:
     (distance, point, nearest surface point) or None. Points are tried by decreasing distance and
     the first one inside wins, so the winding number is evaluated only as often as needed (in
-    chunks of growing size, up to WITNESS_VERTICES points: points far outside come first too)."""
+    chunks of growing size, up to `cap` points: points far outside come first too)."""
     if len(points) == 0:
         return None
     dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
     order = np.argsort(-dist)
-    order = order[dist[order] > beat][:WITNESS_VERTICES]
+    order = order[dist[order] > beat][:cap]
     if len(order) == 0:
         return None
     outer.bvh.prepare_winding()
