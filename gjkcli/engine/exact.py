@@ -27,9 +27,10 @@ When do two triangles "cross by more than the band"? When each reaches farther t
 beyond the other's plane AND they cut each other along a segment longer than the band (see
 tri_tri_intersect in gjkcli/engine/csrc/tri.c). That alone misses volumes that overlap deeply
 where every triangle is narrow: a pipe of 256 facets through a wall crosses it one facet width at
-a time. So the depth is searched for (`_Pair.witness`): every vertex of a part inside the other's
-box, its probes (`Mesh.probes`), and the triangles of every crossing pair (up to WITNESS_PAIRS),
-subdivided where a deeper point may lie (`_deepest_on_triangles`). Faces exported to touch meet
+a time. So the depth is searched for (`_Pair.witness`): a part's probes (`Mesh.probes`), its
+vertices inside the other's box (up to WITNESS_VERTICES asked their side), and the triangles of
+the crossing pairs (up to WITNESS_PAIRS), subdivided where a deeper point may lie
+(`_deepest_on_triangles`). Faces exported to touch meet
 without crossing (coplanar faces, a face resting on another, corners or edges meeting at a
 point): touching with no move, where FCL's triangle test calls them colliding.
 
@@ -362,7 +363,7 @@ def _verdict(q: "_Pair") -> dict:
         return fields
     # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the
-    # deepest point of one part inside the other, along the crossing triangles and at every vertex.
+    # deepest point of one part inside the other, along the crossing triangles and at the vertices.
     crossings = q.crossings() if crossing else np.zeros((0, 2), dtype=np.int32)
     best = q.witness(crossings)
     if best is not None and best[0] > q.tol:
@@ -479,9 +480,10 @@ class _Pair:
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
-        Examined: every vertex of each part inside the other's box, its probes, and the
-        triangles of the crossing pairs ((k, 2) faces of A and B), subdivided where a deeper
-        point could lie (_deepest_on_triangles). Any translation that separates the parts moves
+        Examined: each part's probes, its vertices inside the other's box (the side asked of
+        at most WITNESS_VERTICES, farthest from the surface first), and the triangles of the
+        crossing pairs ((k, 2) faces of A and B), subdivided where a deeper point could lie
+        (_deepest_on_triangles). Any translation that separates the parts moves
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid."""
         if self.hulls_apart:
