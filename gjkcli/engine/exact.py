@@ -127,7 +127,8 @@ class Mesh:
     """
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
-                 "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_probes", "_outward")
+                 "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
+                 "_outward")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -163,6 +164,7 @@ class Mesh:
         self.watertight = closed if watertight is None else bool(watertight)
         self._bodies: int | None = None
         self._body: np.ndarray | None = None
+        self._face_body: np.ndarray | None = None
         self._probes = None
         self._outward = None
 
@@ -198,8 +200,15 @@ class Mesh:
             self._find_bodies()
         return self._body
 
+    def face_bodies(self) -> np.ndarray:
+        """(m,) int64: each face's body, 0 .. bodies - 1."""
+        if self._face_body is None:
+            self._find_bodies()
+        return self._face_body
+
     def _find_bodies(self) -> None:
         face_body, self._bodies, _ = topology(self.faces, len(self.vertices))
+        self._face_body = np.asarray(face_body, dtype=np.int64)
         body = np.full(len(self.vertices), -1, dtype=np.int64)
         body[self.faces.ravel()] = np.repeat(face_body, 3)
         self._body = body
@@ -217,7 +226,7 @@ class Mesh:
         return self.labelled_probes()[0]
 
     def labelled_probes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(probes (k, 3), their bodies (k,) int64): every body has at least one probe."""
+        """(probes (k, 3), their bodies (k,) int64): every body has probes (face centroids)."""
         if self._probes is None:
             self._probes = _probe_points(self)
         return self._probes
@@ -800,7 +809,7 @@ def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
     body = mesh.vertex_bodies()
     used = np.flatnonzero(body >= 0)
     spread = _spread(used, body[used], PROBES_PER_BODY)
-    face_body = body[mesh.faces[:, 0]]
+    face_body = mesh.face_bodies()  # every body has faces; a vertex may be in several bodies
     faces = _spread(np.arange(len(mesh.faces)), face_body, PROBES_PER_BODY)
     corners = local[mesh.faces[faces]]
     centroids = corners.mean(axis=1)
