@@ -53,6 +53,10 @@ class Tolerances:
     exact_step_rel
         Exact mode's overlap probes: points just inside a solid, a face centroid moved inward by
         this fraction of the part's size.
+    witness_rel
+        Exact mode's search for the deepest point of one part inside the other stops refining a
+        triangle where it could gain no more than this fraction of the depth found (or of the
+        band, before a point inside is found): the depth it reports is a lower bound either way.
     winding_inside
         A point is inside a solid when its generalized winding number exceeds this in magnitude
         (0 or 1 up to rounding away from the surface; -1 inside an inside-out solid).
@@ -131,6 +135,7 @@ class Tolerances:
     convex_flat_rel: float = 1e-6
     exact_snap_rel: float = 1e-12
     exact_step_rel: float = 1e-3
+    witness_rel: float = 1e-3
     winding_inside: float = 0.5
     hull_area_rel: float = 1e-6
     merge_rel: float = 2.0**-40

@@ -564,7 +564,12 @@ def verify_part_certificate(vertices_a, faces_a, vertices_b, faces_b, certificat
             (`triangles_cross` with `tolerance`) and the point lies within `tolerance` of both;
         {"kind": "distance", "lower"}: the parts' surfaces are at least `lower` apart (brute force
             over the triangle pairs; more than MAX_TRIANGLE_PAIRS are refused) and, for each part
-            that is a closed surface, no corner of the other lies inside it.
+            that is a closed surface, no corner of the other lies inside it;
+        {"kind": "shift", "shift", "upper"} (touching): |shift| <= upper <= `tolerance`, and with
+            B moved by shift no triangle pair crosses (`triangles_cross` with the slack) and, for
+            each part that is a closed surface, no corner of the other, nor a point just inside
+            one of its faces, lies inside it (points within the slack of the surface aside): the
+            volumes are then apart, so the penetration depth is at most `upper`.
     tolerance : the touching band of the pair, model units.
     Every test may miss by `part_slack` (the rounding of the coordinates).
     """
@@ -589,6 +594,8 @@ def verify_part_certificate(vertices_a, faces_a, vertices_b, faces_b, certificat
             return _verify_triangles(tri_a, tri_b, certificate, tol, slack)
         if kind == "distance":
             return _verify_distance(tri_a, tri_b, certificate, slack)
+        if kind == "shift":
+            return _verify_shift(tri_a, tri_b, certificate, tol, slack)
     except (KeyError, TypeError, ValueError) as exc:
         return f"malformed {kind} certificate: {exc}"
     return f"unknown certificate kind {kind!r}"
@@ -697,6 +704,65 @@ def _verify_distance(tri_a, tri_b, cert, slack) -> str | None:
             return (f"a corner of {other_name}, {corners[inside[0]].tolist()}, lies inside {name} "
                     f"(winding number {w[inside[0]]:.3g}): the surfaces' distance is no distance of the parts")
     return None
+
+
+def _verify_shift(tri_a, tri_b, cert, tol, slack) -> str | None:
+    shift = _vector(cert.get("shift"), "shift")
+    upper = _number(cert.get("upper"), "upper")
+    length = float(np.linalg.norm(shift))
+    if length > upper + slack:
+        return f"the shift is {length!r} long, more than its bound {upper!r}"
+    if upper > tol + slack:
+        return f"the depth bound {upper!r} exceeds the band {tol!r}"
+    pairs = len(tri_a) * len(tri_b)
+    if pairs > MAX_TRIANGLE_PAIRS:
+        return (f"{len(tri_a)} x {len(tri_b)} triangle pairs are more than this brute-force check "
+                f"takes ({MAX_TRIANGLE_PAIRS})")
+    moved = tri_b + shift
+    lo_a, hi_a = tri_a.min(axis=1), tri_a.max(axis=1)
+    lo_b, hi_b = moved.min(axis=1), moved.max(axis=1)
+    step = max(1, PART_BLOCK // len(moved))
+    for i in range(0, len(tri_a), step):
+        meet = np.all(lo_b[None] - hi_a[i:i + step, None, :] <= slack, axis=2) \
+            & np.all(lo_a[i:i + step, None, :] - hi_b[None] <= slack, axis=2)
+        for ia, ib in np.argwhere(meet).tolist():
+            if triangles_cross(tri_a[i + ia], moved[ib], slack):
+                return (f"with B moved by {shift.tolist()}, triangle {i + ia} of A still crosses "
+                        f"triangle {ib} of B")
+    for name, tri, other_name, other in (("A", tri_a, "B", moved), ("B", moved, "A", tri_a)):
+        faces = np.arange(3 * len(tri)).reshape(-1, 3)
+        if not _closed(tri.reshape(-1, 3), faces):
+            continue  # only its surface counts
+        points = np.concatenate([np.unique(other.reshape(-1, 3), axis=0), _just_inside(other)])
+        off = point_mesh_distance(tri.reshape(-1, 3), faces, points)
+        points = points[off > slack]
+        w = winding_number(tri.reshape(-1, 3), faces, points)
+        inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
+        if len(inside):
+            return (f"with B moved by {shift.tolist()}, a point of {other_name}, "
+                    f"{points[inside[0]].tolist()}, lies inside {name} (winding number "
+                    f"{w[inside[0]]:.3g})")
+    return None
+
+
+def _just_inside(tri) -> np.ndarray:
+    """Points just inside a closed part's faces (each centroid moved 1e-3 of the part's size
+    against its face's normal, kept where the winding number says inside); none for an open
+    part. They decide a part whose corners all lie on the other's surface (two copies of one
+    part in one place)."""
+    corners = tri.reshape(-1, 3)
+    faces = np.arange(len(corners)).reshape(-1, 3)
+    if not _closed(corners, faces):
+        return np.zeros((0, 3))
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(n, axis=1)
+    keep = length > 0
+    step = 1e-3 * _diagonal(corners)
+    points = []
+    for sign in (1.0, -1.0):  # the faces' orientation is not assumed: keep the side that is inside
+        p = tri[keep].mean(axis=1) - sign * step * n[keep] / length[keep, None]
+        points.append(p[np.abs(winding_number(corners, faces, p)) > DEFAULT.winding_inside])
+    return np.concatenate(points)
 
 
 __all__ += ["winding_number", "triangles_cross", "verify_part_certificate", "part_slack",

@@ -8,33 +8,39 @@ clear
     The surfaces are farther apart than the touching band and neither part is inside the other.
     `distance` is the exact minimum distance between the surfaces, with its witness points.
 touching
-    The surfaces come within the band, or meet only within it, and no point of one part was
-    found inside the other deeper than the band.
+    The surfaces come within the band, and the penetration depth (the shortest move that takes
+    the volumes apart) is proved to be at most the band: B moved by no more than the band (not
+    at all, or the band along the faces' normals where they cross) leaves no two triangles
+    crossing by more than the snap and no body of one part inside the other. The move is the
+    result's ShiftCertificate; `depth_upper` its length.
 collision
-    The surfaces cross by more than the band, or a point of one part lies inside the other
-    (generalized winding number, Jacobson, Kavan and Sorkine-Hornung 2013) farther than the band
-    from its surface: the parts' volumes overlap (a part wholly inside another included, which
-    trimesh + FCL miss: trimesh #1875, #2223, fcl #492).
+    A point of one part lies inside the other (generalized winding number, Jacobson, Kavan and
+    Sorkine-Hornung 2013) farther than the band from its surface: any move that separates the
+    parts carries it that far, so the depth exceeds the band (a part wholly inside another
+    included, which trimesh + FCL miss: trimesh #1875, #2223, fcl #492). Or the surfaces cross
+    by more than the band.
+undecided
+    Neither: no point deeper than the band was found, and no move within the band takes the
+    volumes apart. `depth` is the deepest point found (a lower bound, at most the band).
 
 When do two triangles "cross by more than the band"? When each reaches farther than the band
 beyond the other's plane AND they cut each other along a segment longer than the band (see
-tri_tri_intersect in gjkcli/engine/csrc/tri.c). Faces exported to touch meet without crossing: coplanar
-faces, a face resting on another, corners or edges meeting at a point. They are touching here,
-where FCL's triangle test calls them colliding. Flush faces can still bound overlapping volumes
-(a drill through a plate, flush with both faces; two copies of one part in one place): the
-probes find those (`Mesh.probes`, and the centroids of the faces that meet).
+tri_tri_intersect in gjkcli/engine/csrc/tri.c). That alone misses volumes that overlap deeply
+where every triangle is narrow: a pipe of 256 facets through a wall crosses it one facet width at
+a time. So the depth is searched for (`_Pair.witness`): a part's probes (`Mesh.probes`), its
+vertices inside the other's box (up to WITNESS_VERTICES asked their side), and the triangles of
+the crossing pairs (up to WITNESS_PAIRS), subdivided where a deeper point may lie
+(`_deepest_on_triangles`). Faces exported to touch meet
+without crossing (coplanar faces, a face resting on another, corners or edges meeting at a
+point): touching with no move, where FCL's triangle test calls them colliding.
 
 Containment needs a solid: a part whose every edge joins exactly two consistently oriented faces.
 For a part that is not one, only its surface counts: a part inside it is not a collision, and the
 result's `note` says so.
 
-How deep (`Result.depth`, verdict only): the largest distance, among the points examined, from a
-point of one part inside the other to the other's surface. Any translation that separates the
-parts moves that point at least that far, so it is a lower bound of the penetration depth (the
-shortest separating translation). The points examined are the corners and centroids of up to
-DEPTH_PAIRS crossing triangle pairs, up to DEPTH_SAMPLES vertices of each part inside the other's
-box, and the probes. None when no examined point lies inside deeper than the band (the volumes
-overlap only between the points examined), or when the other part is not a solid.
+How deep (`Result.depth`, verdict only): the largest distance found from a point of one part
+inside the other to the other's surface, a lower bound of the penetration depth. None when no
+point deeper than the band was found (touching) or the other part is not a solid.
 
 Poses: each mesh may be moved by a rigid 4x4 pose per query (the hierarchy is reused); answers
 are in world coordinates.
@@ -49,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gjkcli.engine import _enums, _mesh
-from gjkcli.engine.results import PointCertificate, Result, Status
+from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, Status
 from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
@@ -65,15 +71,24 @@ WANT = ("verdict", "distance", "intersect")
 PROBES_PER_BODY = 6
 # Crossings within the band recorded for probing (their triangles' centroids), at most.
 COLLECT = 64
-# Depth: vertices of each part inside the other's box examined at most, and crossing triangle
-# pairs whose centroids are examined at most.
-DEPTH_SAMPLES = 64
-DEPTH_PAIRS = 256
+# The deepest point of one part inside the other (see _deepest_on_triangles): crossing triangle
+# pairs collected whose triangles are searched, at most; rounds of subdivision; triangles kept
+# per round. Every vertex of a part inside the other's box is examined besides.
+WITNESS_PAIRS = 4096
+WITNESS_ROUNDS = 10
+WITNESS_LIVE = 2048
+# Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
+WITNESS_VERTICES = 1024
+# The touching certificate: directions B is moved along by the band, at most (after no move).
+SHIFTS = 8
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
 EXIT_CROSSING = "surfaces cross"
 EXIT_CONTAINED = "inside the other part"
+EXIT_DEEP_POINT = "a point inside the other part beyond the band"
+EXIT_SHIFT = "volumes apart after a move within the band"
+EXIT_UNDECIDED = "neither a depth beyond the band nor a move within it found"
 EXIT_TOUCH = "surfaces within the band"
 EXIT_CLOSEST = "closest pair found"
 EXIT_APART = "no triangle pair within the band"
@@ -112,7 +127,8 @@ class Mesh:
     """
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
-                 "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_probes")
+                 "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
+                 "_outward")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -148,7 +164,9 @@ class Mesh:
         self.watertight = closed if watertight is None else bool(watertight)
         self._bodies: int | None = None
         self._body: np.ndarray | None = None
+        self._face_body: np.ndarray | None = None
         self._probes = None
+        self._outward = None
 
     @classmethod
     def from_arrays(cls, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
@@ -182,8 +200,15 @@ class Mesh:
             self._find_bodies()
         return self._body
 
+    def face_bodies(self) -> np.ndarray:
+        """(m,) int64: each face's body, 0 .. bodies - 1."""
+        if self._face_body is None:
+            self._find_bodies()
+        return self._face_body
+
     def _find_bodies(self) -> None:
         face_body, self._bodies, _ = topology(self.faces, len(self.vertices))
+        self._face_body = np.asarray(face_body, dtype=np.int64)
         body = np.full(len(self.vertices), -1, dtype=np.int64)
         body[self.faces.ravel()] = np.repeat(face_body, 3)
         self._body = body
@@ -198,9 +223,25 @@ class Mesh:
         points just inside it (a centroid moved inward by DEFAULT.exact_step_rel x size, kept where the
         winding number confirms it is inside). Inside points catch a part whose surface is
         everywhere flush with another's (two copies of one part in one place). Made once."""
+        return self.labelled_probes()[0]
+
+    def labelled_probes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(probes (k, 3), their bodies (k,) int64): every body has probes (face centroids)."""
         if self._probes is None:
             self._probes = _probe_points(self)
         return self._probes
+
+    def outward(self) -> float:
+        """+1 when the faces' normals (right hand) point out of the part, -1 when in, 0 when the
+        faces do not agree (not oriented): the sign of the enclosed volume."""
+        if self._outward is None:
+            if not self.oriented:
+                self._outward = 0.0
+            else:
+                f = self.local()[self.faces]
+                volume = np.einsum("ij,ij->", f[:, 0], np.cross(f[:, 1], f[:, 2]))
+                self._outward = 1.0 if volume >= 0.0 else -1.0
+        return self._outward
 
     def not_solid_reason(self) -> str:
         if not self.watertight:
@@ -232,6 +273,9 @@ class ExactResult(Result):
         Faces of the witness pair (crossing or closest), -1 when none.
     triangle_pairs : int
         Triangle pairs tested. (`iterations` counts the box pairs visited.)
+    depth_upper : float or None
+        An upper bound of the penetration depth, when one was certified (touching: the length
+        of the move in the ShiftCertificate; 0 when the volumes are apart as they stand).
     """
 
     solid_a: bool = True
@@ -241,6 +285,7 @@ class ExactResult(Result):
     triangle_a: int = -1
     triangle_b: int = -1
     triangle_pairs: int = 0
+    depth_upper: float | None = None
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
@@ -323,27 +368,38 @@ def _verdict(q: "_Pair") -> dict:
     q.count(visits, tests)
     if crossing == 2:
         fields = q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
-        # collect crossings for the depth (deep = inf: record, never stop early but when full)
-        *_, visits, tests, crossings = _mesh.intersect(q.a.bvh, q.b.bvh, q.pose, 0.0, float("inf"),
-                                                       q.snap, q.ws, DEPTH_PAIRS)
+        q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
+        return fields
+    # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
+    # finely faceted pipe through a wall crosses it one facet width at a time): look for the
+    # deepest point of one part inside the other, along the crossing triangles and at the vertices.
+    crossings = q.crossings() if crossing else np.zeros((0, 2), dtype=np.int32)
+    best = q.witness(crossings)
+    if best is not None and best[0] > q.tol:
+        fields = q.contained((best[3], best[1], best[0], best[2]))
+        fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
+        q.deepest(fields, best)
+        return fields
+    hint = None
+    if crossing == 0:
+        exit_, dist, pa, pb, ta, tb, visits, tests = _mesh.distance(
+            q.a.bvh, q.b.bvh, q.pose, float("inf"), 0.0, q.snap, q.ws)
         q.count(visits, tests)
-        q.deepest(fields, np.vstack([[ta, tb], crossings]), None)
-        return fields
-    # crossings within the band only: faces flush with each other, which may still bound
-    # overlapping volumes (a tool flush with both faces of a plate); probe the crossing faces too
-    found = q.overlap(pairs)
-    if found is not None:
-        fields = q.contained(found)
-        q.deepest(fields, pairs, found)
-        return fields
-    if crossing == 1:
-        return q.touch(point, ta, tb, distance=0.0)
-    exit_, dist, pa, pb, ta, tb, visits, tests = _mesh.distance(
-        q.a.bvh, q.b.bvh, q.pose, float("inf"), 0.0, q.snap, q.ws)
-    q.count(visits, tests)
-    if near or dist <= q.tol:
-        return q.touch(pa, ta, tb, distance=dist, pb=pb)
-    return q.apart(dist, pa, pb, ta, tb)
+        if q.bodies_apart(q.t):  # no surface crossing, no body inside the other: depth 0
+            if near or dist <= q.tol:
+                fields = q.touch(pa, ta, tb, distance=dist, pb=pb)
+                fields.update(certificate=ShiftCertificate(np.zeros(3), 0.0), depth_upper=0.0)
+                return fields
+            return q.apart(dist, pa, pb, ta, tb)
+        point, hint = pa, np.asarray(pb) - np.asarray(pa)  # a body inside the other, within the band
+    shift = q.moved_apart(crossings, hint, crossing == 0)
+    if shift is None:
+        return q.undecided(point, ta, tb, best)
+    fields = q.touch(point, ta, tb, distance=0.0)
+    length = min(float(np.linalg.norm(shift)), q.tol)  # |tol * unit| may round a bit above tol
+    fields.update(certificate=ShiftCertificate(q.Ra @ shift, length), depth_upper=length,
+                  exit=EXIT_SHIFT if length > 0 else EXIT_TOUCH)
+    return fields
 
 
 # ------------------------------------------------------------------------------------------------
@@ -422,27 +478,60 @@ class _Pair:
         self.containment_note = "; ".join(notes)
         return None
 
-    def deepest(self, fields: dict, pairs, found) -> None:
-        """Fill depth, witness points and normal from the deepest point found (see the module
-        docstring), examining the crossing triangles of pairs ((k, 2) faces of A and B, or None)
-        besides the samples; leave depth None when no examined point lies inside."""
-        best = None  # (depth, point of the inner part, nearest point of the other surface, which)
-        if found is not None:
-            which, p, depth, c = found
-            best = (depth, p, c, which)
-        for inner, outer, which in ((self.a, self.b, "a in b"), (self.b, self.a, "b in a")):
+    def crossings(self) -> np.ndarray:
+        """(k, 2) faces of A and B of every crossing triangle pair, up to WITNESS_PAIRS."""
+        *_, visits, tests, pairs = _mesh.intersect(self.a.bvh, self.b.bvh, self.pose, 0.0,
+                                                   float("inf"), self.snap, self.ws, WITNESS_PAIRS)
+        self.count(visits, tests)
+        return pairs
+
+    def witness(self, crossings):
+        """The deepest point found of one part inside the other: (depth, point in A's frame,
+        nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
+
+        Examined: each part's probes, its vertices inside the other's box (the side asked of
+        at most WITNESS_VERTICES, farthest from the surface first), and the triangles of the
+        crossing pairs ((k, 2) faces of A and B), subdivided where a deeper point could lie
+        (_deepest_on_triangles). Any translation that separates the parts moves
+        the point out of the other, so the depth is a lower bound of the penetration depth.
+        None at once when the hulls lie apart, and for a part inside one that is not a solid."""
+        if self.hulls_apart:
+            return None
+        best, notes = None, []
+        for inner, outer, which, col in ((self.a, self.b, "a in b", 0), (self.b, self.a, "b in a", 1)):
             if not outer.solid:
+                notes.append(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts,"
+                             f" a part inside it is not detected")
                 continue
-            faces = None if pairs is None else pairs[:, 0 if which == "a in b" else 1]
             to_outer = self.a_to_b if which == "a in b" else self.b_to_a
-            points = to_outer(np.concatenate([_depth_candidates(inner, outer, faces, to_outer),
-                                              inner.probes()]))
-            hit = _deepest_inside(outer, points, 0.0 if best is None else best[0], self.ws)
+            local = inner.local()
+            p = to_outer(local[inner.used])
+            inbox = np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)
+            beat = 0.0 if best is None else best[0]
+            hit = None
+            # the probes first, every one (a few per body: a body wholly inside is found), then
+            # the vertices, farthest from the surface first
+            for points, cap in ((to_outer(inner.probes()), None), (p[inbox], WITNESS_VERTICES)):
+                deeper = _deepest_inside(outer, points, beat, self.ws, cap)
+                if deeper is not None:
+                    hit, beat = deeper, deeper[0]
+            faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
+            if len(faces):
+                tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
+                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws)
+                if deeper is not None:
+                    hit = deeper
             if hit is not None:
                 depth, p, c = hit
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
                 best = (depth, p, c, which)
+        self.containment_note = "; ".join(notes)
+        return best
+
+    def deepest(self, fields: dict, best) -> None:
+        """Fill depth, witness points and normal from the deepest point found (see `witness`);
+        leave depth None when that point is not deeper than the band."""
         if best is None or best[0] <= self.tol:
             return
         depth, p, c, which = best
@@ -455,6 +544,75 @@ class _Pair:
             fields["normal"] = self.Ra @ (n / length)
         pa, pb = (p, c) if which == "a in b" else (c, p)
         fields["point_a"], fields["point_b"] = self.world_a(pa), self.world_a(pb)
+
+    # the touching certificate
+    def bodies_apart(self, t) -> bool:
+        """With B placed by (R, t) in A's frame, and the surfaces not crossing: is every body of
+        each part outside the other? Each body is decided by one of its probes farther than the
+        snap from the other surface (a body whose surface crosses nothing lies wholly on one
+        side); a body with no such probe counts as not apart. A part inside one that is not a
+        solid is not looked for (the result's note says so)."""
+        if self.hulls_apart:  # neither can hold a point of the other
+            return True
+        R = self.R
+        for inner, outer, to_outer in ((self.b, self.a, lambda x: x @ R.T + t),
+                                       (self.a, self.b, lambda x: (x - t) @ R)):
+            if not outer.solid:
+                continue
+            points, body = inner.labelled_probes()
+            p = np.ascontiguousarray(to_outer(points))
+            dist, _, _ = _mesh.closest(outer.bvh, p, float("inf"), 0.0, self.ws)
+            far = np.flatnonzero(dist > self.snap)
+            if len(np.unique(body[far])) < inner.bodies:
+                return False
+            outer.bvh.prepare_winding()
+            if np.any(np.abs(_mesh.winding(outer.bvh, p[far], self.ws)) > DEFAULT.winding_inside):
+                return False
+        return True
+
+    def moved_apart(self, crossings, hint, uncrossed: bool):
+        """A move of B (A's frame, length <= the band) after which the parts' surfaces cross
+        nowhere by more than the snap and no body of one lies inside the other, or None. Tried:
+        no move (unless `uncrossed`, where it is known to fail), then the band along the faces'
+        normals at the crossings (A's outward, B's inward: their means, then each distinct one)
+        and along `hint`."""
+        if not uncrossed and self.apart_after(np.zeros(3)):
+            return np.zeros(3)
+        for n in self.directions(crossings, hint):
+            shift = self.tol * n
+            if self.apart_after(shift):
+                return shift
+        return None
+
+    def apart_after(self, shift) -> bool:
+        t = self.t + shift
+        pose = np.ascontiguousarray(np.concatenate([self.R.ravel(), t]))
+        _, crossing, *_, visits, tests, _ = _mesh.intersect(self.a.bvh, self.b.bvh, pose, 0.0,
+                                                            self.snap, self.snap, self.ws)
+        self.count(visits, tests)
+        return crossing != 2 and self.bodies_apart(t)
+
+    def directions(self, crossings, hint) -> list:
+        """Unit directions (A's frame) to move B along, at most SHIFTS, most promising first."""
+        out = []
+        if len(crossings):
+            na = _normals(self.a, np.unique(crossings[:, 0]))
+            nb = -_normals(self.b, np.unique(crossings[:, 1])) @ self.R.T
+            groups = []
+            for n, sign in ((na, self.a.outward()), (nb, self.b.outward())):
+                groups += [sign * n] if sign else [n, -n]  # not oriented: either way
+            out += [g.mean(axis=0) for g in groups]
+            every = np.concatenate(groups)
+            _, first = np.unique(np.round(every, 3), axis=0, return_index=True)
+            out += list(every[np.sort(first)])
+        if hint is not None:
+            out.append(np.asarray(hint, dtype=np.float64))
+        units = []
+        for n in out:
+            length = np.linalg.norm(n)
+            if length > 1e-9 and not any(np.dot(u, n) > (1 - 1e-9) * length for u in units):
+                units.append(n / length)
+        return units[:SHIFTS]
 
     # result fields
     def crossed(self, point, ta, tb, exit_) -> dict:
@@ -480,6 +638,19 @@ class _Pair:
                     point_b=y,
                     certificate=PointCertificate(x.copy()) if pb is None and distance == 0.0 else None,
                     triangle_a=ta, triangle_b=tb)
+
+    def undecided(self, point, ta, tb, best) -> dict:
+        """Neither bound settles the band: the depth found (a lower bound, at most the band) and
+        no move within the band that leaves the volumes apart."""
+        x = self.world_a(point)
+        fields = dict(status=Status.UNDECIDED, distance=0.0, distance_lower=0.0,
+                      exit=EXIT_UNDECIDED, normal=self.face_normal(ta), point_a=x, point_b=x.copy(),
+                      triangle_a=ta, triangle_b=tb)
+        if best is not None:
+            depth, p, c, which = best
+            pa, pb = (p, c) if which == "a in b" else (c, p)
+            fields.update(depth=float(depth), point_a=self.world_a(pa), point_b=self.world_a(pb))
+        return fields
 
     def apart(self, dist, pa, pb, ta, tb) -> dict:
         x, y = self.world_a(pa), self.world_a(pb)
@@ -507,7 +678,8 @@ class _Pair:
         if not self.containment_note and not self.hulls_apart and not (self.a.solid and self.b.solid):
             notes += [f"'{m.name}' is {m.not_solid_reason()}: only its surface counts"
                       for m in (self.a, self.b) if not m.solid]
-        base = dict(depth=None, certificate=None, triangle_a=-1, triangle_b=-1, contained=None)
+        base = dict(depth=None, certificate=None, triangle_a=-1, triangle_b=-1, contained=None,
+                    depth_upper=None)
         base.update(fields)
         return ExactResult(
             status=base["status"], distance=base["distance"], distance_lower=base["distance_lower"],
@@ -517,7 +689,8 @@ class _Pair:
             iterations=self.visits, epa_iterations=0, exit=base["exit"], epa_exit=None,
             tolerance=self.tol, elapsed=elapsed, solid_a=self.a.solid, solid_b=self.b.solid,
             contained=base["contained"], note="; ".join(notes), triangle_a=int(base["triangle_a"]),
-            triangle_b=int(base["triangle_b"]), triangle_pairs=self.tests)
+            triangle_b=int(base["triangle_b"]), triangle_pairs=self.tests,
+            depth_upper=base["depth_upper"])
 
 
 def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
@@ -537,43 +710,85 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
     return float(dist[k]), points[k], near[k]
 
 
-def _depth_candidates(inner: Mesh, outer: Mesh, faces, to_outer) -> np.ndarray:
-    """Points of `inner` (its own frame) worth examining for depth: the corners and centroids of
-    its crossing faces (None: no faces), and up to DEPTH_SAMPLES of its vertices inside outer's
-    box."""
-    local = inner.local()
-    used = inner.used
-    p = to_outer(local[used])
-    inbox = used[np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)]
-    if len(inbox) > DEPTH_SAMPLES:
-        inbox = inbox[np.linspace(0, len(inbox) - 1, DEPTH_SAMPLES).astype(np.int64)]
-    if faces is None or len(faces) == 0:
-        return local[inbox]
-    faces = np.unique(faces)
-    corners = np.unique(np.concatenate([inner.faces[faces].ravel(), inbox]))
-    return np.concatenate([local[corners], local[inner.faces[faces]].mean(axis=1)])
-
-
-def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws):
+def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):
     """The point (outer's frame) inside `outer` farthest from its surface, if farther than beat:
     (distance, point, nearest surface point) or None. Points are tried by decreasing distance and
-    the first one inside wins, so the winding number is evaluated only as often as needed."""
+    the first one inside wins, so the winding number is evaluated only as often as needed (in
+    chunks of growing size, up to `cap` points: points far outside come first too)."""
     if len(points) == 0:
         return None
-    dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), 0.0, ws)
+    dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
     order = np.argsort(-dist)
-    order = order[dist[order] > beat]
+    order = order[dist[order] > beat][:cap]
     if len(order) == 0:
         return None
     outer.bvh.prepare_winding()
-    for start in range(0, len(order), 8):
-        chunk = order[start:start + 8]
+    start, size = 0, 8
+    while start < len(order):
+        chunk = order[start:start + size]
+        start, size = start + size, 2 * size
         w = _mesh.winding(outer.bvh, points[chunk], ws)
         inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
         if len(inside):
             k = int(chunk[inside[0]])
             return float(dist[k]), points[k], near[k]
     return None
+
+
+def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws):
+    """The deepest point found inside `outer` on the triangles (k, 3, 3) (outer's frame), if
+    deeper than beat: (depth, point, nearest surface point) or None.
+
+    Branch and bound on the signed distance s (the distance to outer's surface, positive
+    inside): s is 1-Lipschitz, so no point of a triangle whose centroid has s = s_c, within r of
+    every corner, lies deeper than s_c + r. Each round evaluates the centroids, keeps the
+    triangles whose bound beats the best depth by more than DEFAULT.witness_rel of it (of the
+    band before any), at most WITNESS_LIVE / 4 of them by bound, and splits each in four at its
+    edges' midpoints. The winding number (the sign) is asked only where the distance exceeds
+    the best depth (at most WITNESS_VERTICES a round, farthest first): elsewhere s <= distance
+    cannot win."""
+    best = None
+    live = np.ascontiguousarray(tris, dtype=np.float64)
+    for _ in range(WITNESS_ROUNDS):
+        c = np.ascontiguousarray(live.mean(axis=1))
+        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+        dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
+        signed = dist.copy()  # an upper bound of s until the sign is known
+        ask = np.flatnonzero(dist > beat)
+        if len(ask) > WITNESS_VERTICES:  # the rest keep their distance as the bound
+            ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
+        if len(ask):
+            outer.bvh.prepare_winding()
+            inside = np.abs(_mesh.winding(outer.bvh, c[ask], ws)) > DEFAULT.winding_inside
+            signed[ask[~inside]] *= -1.0
+            if inside.any():
+                k = int(ask[inside][np.argmax(dist[ask[inside]])])
+                beat = float(dist[k])
+                best = (beat, c[k], near[k])
+        bound = signed + reach
+        keep = np.flatnonzero(bound > beat + DEFAULT.witness_rel * max(beat, tol))
+        if len(keep) == 0:
+            break
+        if len(keep) > WITNESS_LIVE // 4:
+            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE // 4]]
+        live = _split4(live[keep])
+    return best
+
+
+def _split4(tris: np.ndarray) -> np.ndarray:
+    """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3)."""
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
+    return np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c),
+                                                          (ab, bc, ca))])
+
+
+def _normals(mesh: Mesh, faces: np.ndarray) -> np.ndarray:
+    """Unit normals (k, 3) of the faces (right hand, the mesh's own frame; 0 for no area)."""
+    f = mesh.local()[mesh.faces[faces]]
+    n = np.cross(f[:, 1] - f[:, 0], f[:, 2] - f[:, 0])
+    length = np.linalg.norm(n, axis=1)
+    return np.divide(n, length[:, None], out=np.zeros_like(n), where=length[:, None] > 0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -588,30 +803,31 @@ def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     return index[np.concatenate(picks)]
 
 
-def _probe_points(mesh: Mesh) -> np.ndarray:
-    """See Mesh.probes."""
+def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
+    """See Mesh.probes: (points (k, 3), body of each (k,))."""
     local = mesh.local()
     body = mesh.vertex_bodies()
     used = np.flatnonzero(body >= 0)
-    vertices = local[_spread(used, body[used], PROBES_PER_BODY)]
-    faces = _spread(np.arange(len(mesh.faces)), body[mesh.faces[:, 0]], PROBES_PER_BODY)
+    spread = _spread(used, body[used], PROBES_PER_BODY)
+    face_body = mesh.face_bodies()  # every body has faces; a vertex may be in several bodies
+    faces = _spread(np.arange(len(mesh.faces)), face_body, PROBES_PER_BODY)
     corners = local[mesh.faces[faces]]
     centroids = corners.mean(axis=1)
-    points = [vertices, centroids]
+    points = [local[spread], centroids]
+    labels = [body[spread], face_body[faces]]
     if mesh.solid:
         n = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
         length = np.linalg.norm(n, axis=1)
         keep = length > 0
         # inward is against the normal of an outward-facing solid (positive volume)
-        f = local[mesh.faces]
-        outward = np.einsum("ij,ij->", f[:, 0], np.cross(f[:, 1], f[:, 2])) >= 0.0
-        step = (-1.0 if outward else 1.0) * DEFAULT.exact_step_rel * mesh.size
+        step = -mesh.outward() * DEFAULT.exact_step_rel * mesh.size
         inner = centroids[keep] + step * n[keep] / length[keep, None]
         if len(inner):
             mesh.bvh.prepare_winding()
             w = _mesh.winding(mesh.bvh, inner, _workspace())
             points.append(inner[np.abs(w) > DEFAULT.winding_inside])
-    return np.ascontiguousarray(np.concatenate(points))
+            labels.append(face_body[faces][keep][np.abs(w) > DEFAULT.winding_inside])
+    return np.ascontiguousarray(np.concatenate(points)), np.concatenate(labels)
 
 
 _I3 = np.eye(3)

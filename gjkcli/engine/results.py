@@ -109,6 +109,22 @@ class DistanceCertificate:
 
 
 @dataclass(frozen=True)
+class ShiftCertificate:
+    """Moving B by `shift` leaves the parts' interiors disjoint: their surfaces then meet at most
+    within the snap, and no body of one lies inside the other. Every point of the overlap is
+    therefore removed by a translation of length |shift| <= the touching band: the penetration
+    depth is at most `upper` = |shift| (0: the surfaces meet without crossing). shift : (3,)
+    float64, world coordinates"""
+
+    shift: np.ndarray
+    upper: float
+    kind: str = "shift"
+
+    def as_dict(self) -> dict:
+        return {"kind": "shift", "shift": [float(x) for x in self.shift], "upper": float(self.upper)}
+
+
+@dataclass(frozen=True)
 class TraceStep:
     """One iteration of GJK (phase "gjk") or EPA (phase "epa").
 

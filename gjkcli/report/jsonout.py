@@ -36,7 +36,8 @@ additions of each release are listed in the README)::
     }
 
 A certificate is {"kind": "plane", "normal", "offset"}, {"kind": "point", "point"},
-{"kind": "triangles", "a", "b", "point"} or {"kind": "distance", "lower"}, with "of": "parts"
+{"kind": "triangles", "a", "b", "point"}, {"kind": "distance", "lower"} or {"kind": "shift",
+"shift", "upper"} (touching: B moved by shift leaves the volumes apart), with "of": "parts"
 when it proves the verdict for the parts, "hulls" when only for their hulls (conservative).
 
 Numbers that are not finite are written as null, so the output is strict JSON.

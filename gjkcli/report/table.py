@@ -119,6 +119,9 @@ def _certificate(cert, of_hulls: bool) -> Text | None:
     if kind == "distance":
         return Text(f"no triangle of A comes closer than {fmt(cert.lower, 9)} to a triangle of B, "
                     f"and neither part is inside the other")
+    if kind == "shift":
+        return Text(f"moving B by {vec(cert.shift)} leaves the parts' volumes apart: "
+                    f"depth at most {fmt(cert.upper, 9)}")
     return None
 
 

@@ -336,6 +336,8 @@ def test_json_keys_and_types(pair, mode):
         assert isinstance(cert["a"], int) and isinstance(cert["b"], int) and len(cert["point"]) == 3
     elif cert["kind"] == "distance":  # a lower bound of the parts' distance over their triangles
         assert cert["lower"] <= p["distance"]
+    elif cert["kind"] == "shift":  # touching: B moved by the shift leaves the volumes apart
+        assert len(cert["shift"]) == 3 and 0.0 <= cert["upper"] <= p["tolerance"]
     else:
         assert cert["kind"] == "point" and len(cert["point"]) == 3
     assert cert["of"] == ("hulls" if p["conservative"] else "parts")
