@@ -70,8 +70,8 @@ class _Checker:
 
     def collide(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(n, len(pairs)) bool: link pair `pairs[j]` (indices into link_pairs) collides at q[i]."""
-        from gjkcli.engine.exact import exact_query
         from gjkcli.engine.query import batch
+        from gjkcli.pipeline.pairs import exact_pair
 
         rows = np.flatnonzero(np.isin(self.pair_of, pairs))
         column = np.searchsorted(pairs, self.pair_of[rows])
@@ -90,12 +90,12 @@ class _Checker:
             s, a, b = int(sample[k]), int(ea[k]), int(eb[k])
             if out[s, col[k]]:
                 continue  # another element pair of these links already collides here
-            ma, mb = self.motion.meshes[a], self.motion.meshes[b]
-            if ma is None or mb is None:  # a curved primitive: its hull is itself
+            r = exact_pair(self.motion.meshes[a], self.motion.meshes[b], pose_a=F[s, a],
+                           pose_b=F[s, b], want="intersect")
+            if r is None:  # a curved primitive: its hull is itself
                 hit = got.status[k] == _CODE_COLLISION
             else:
-                hit = exact_query(ma, mb, pose_a=F[s, a], pose_b=F[s, b],
-                                  want="intersect").status is Status.COLLISION
+                hit = r.status is Status.COLLISION
             out[s, col[k]] = hit
         return out
 

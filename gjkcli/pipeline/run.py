@@ -39,7 +39,7 @@ from gjkcli.engine.results import (
     DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
 from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
-from gjkcli.pipeline import policy
+from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
 from gjkcli.units import Length, UnitError, canonical, factor
 
@@ -321,6 +321,11 @@ class _Run:
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
+        checked = len(i)
+        if parts.owned:  # findings, counts and records per object, not per element
+            pairs, counts, checked = elements.by_object(pairs, parts.owned, parts.owner_ids, i, j,
+                                                        key_of, old.keys if old is not None else None)
+            objects = elements.merged_records(objects, parts.owned)
         gone = ()
         if old is not None:
             today = {p.key for p in pairs if p.violation and not p.allowed}
@@ -328,7 +333,7 @@ class _Run:
         self.stage("verdicts", t)
         found = Findings(
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
-            counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
+            counts=counts, checked=checked, candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
@@ -447,6 +452,9 @@ class _Run:
             i, j = i[order], j[order]
         if across:
             keep = parts.source[i] != parts.source[j]
+            i, j = i[keep], j[keep]
+        if parts.owned:  # a link's elements are one object: never checked against each other
+            keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]
         candidates = len(i)
         i, j, clearance = self._select(resolved, i, j)
@@ -584,13 +592,13 @@ class _Run:
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
-        from gjkcli.engine.exact import exact_query
+        from gjkcli.pipeline.pairs import exact_pair
 
         self.tell("refine", 0, len(todo))
         out = {}
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
-            r = exact_query(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
+            r = exact_pair(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
             out[k] = _with_part_certificate(r)
             self.tell("refine", n + 1, len(todo))
         return out
@@ -841,16 +849,28 @@ class _Parts:
         g = self.geoms[k]
         if g.primitive is None:
             return g.vertices, g.faces
-        s = self.shapes[k]
-        if s.kind == "box" and s.radius == 0:  # its 8 corners from the half extents, posed
-            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * s.dims
-            return corners @ s.rotation.T + s.translation, _BOX_FACES
-        return None
+        from gjkcli.pipeline.pairs import box_triangles
+
+        return box_triangles(self.shapes[k])  # a box's 12 triangles are the box; None if curved
 
     def triangles_of(self, name: str):
-        """`triangles` by object name (None for a name the run does not hold)."""
+        """`triangles` by object name, an owner's its elements' together (None for a name the
+        run does not hold)."""
         k = self.index.get(name)
+        if k is None and name in self.owned.values():
+            members = [k for k, g in enumerate(self.geoms) if g.owner == name]
+            return elements.merged_triangles(self.triangles, members)
         return None if k is None else self.triangles(k)
+
+    @functools.cached_property
+    def owned(self) -> dict:
+        """{element name: its object's name} of the parts that are elements of an object (a URDF
+        link's collision elements), `gjkcli.pipeline.elements`."""
+        return {g.name: g.owner for g in self.geoms if g.owner is not None}
+
+    @functools.cached_property
+    def owner_ids(self) -> np.ndarray:
+        return elements.owner_ids([g.owner or g.name for g in self.geoms])
 
     def records(self, involved: np.ndarray) -> tuple:
         """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
@@ -893,11 +913,6 @@ class _Answers:
     batch: object
     bounded: dict = dataclasses.field(default_factory=dict)  # pair index -> tessellated.Bounded
     tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
-
-
-# The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
-_BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
-                       [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int64)
 
 
 def _with_part_certificate(r: Result) -> Result:

@@ -13,8 +13,10 @@
   joint over every sample (a pose is a row of the robot's independent joints; mimic joints
   follow theirs).
 - **Objects** (`read_geometries`): one `Geometry` per collision element, named by its link
-  (``link:k`` for the k-th of a link with several, k from 1); boxes, cylinders and spheres are
-  the engine's exact primitives, meshes their triangles moved to the pose.
+  (``link:k`` for the k-th of a link with several, k from 1, owned by the link: a link is one
+  object, its elements never checked against each other, `gjkcli.pipeline.elements`); boxes,
+  cylinders and spheres are the engine's exact primitives, meshes their triangles moved to the
+  pose.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 from gjkcli.errors import InputError
 
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "load", "read_geometries", "is_urdf",
-           "group_states", "parse_joints", "allowed_pairs", "object_names"]
+           "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names"]
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
 XACRO_NS = "http://www.ros.org/wiki/xacro"
@@ -543,7 +545,13 @@ def pose_from(robot: Robot, values: dict, where: str) -> np.ndarray:
 
 
 def object_names(robot: Robot, prefix: str | None = None) -> list[str]:
+    """Per collision element, its name ("link", or "link:k" for the k-th of several)."""
     return [c.name if prefix is None else f"{prefix}:{c.name}" for c in robot.collisions]
+
+
+def link_names(robot: Robot, prefix: str | None = None) -> list[str]:
+    """Per collision element, the name of the object it is part of: its link (MoveIt's one body)."""
+    return [c.link if prefix is None else f"{prefix}:{c.link}" for c in robot.collisions]
 
 
 def local_meshes(robot: Robot) -> list:
@@ -594,15 +602,17 @@ def read_geometries(robot: Robot, q: np.ndarray, *, shown: str, prefix: str | No
     link_index = {name: k for k, name in enumerate(robot.links)}
     names = object_names(robot, prefix)
     geoms = []
-    for c, name, mesh in zip(robot.collisions, names, local_meshes(robot)):
+    links = link_names(robot, prefix)
+    for c, name, link, mesh in zip(robot.collisions, names, links, local_meshes(robot)):
         F = frames[link_index[c.link]]
+        owner = link if link != name else None  # an element of a link with several
         if mesh is None:
             geoms.append(Geometry(name=name, file=shown, primitive=primitive(c, F), watertight=True,
-                                  bodies=1))
+                                  bodies=1, owner=owner))
             continue
         V, faces, watertight, bodies, units = mesh
         geoms.append(Geometry(name=name, file=shown, vertices=V @ F[:3, :3].T + F[:3, 3], faces=faces,
-                              units=units, watertight=watertight, bodies=bodies))
+                              units=units, watertight=watertight, bodies=bodies, owner=owner))
     return geoms
 
 

@@ -1,0 +1,48 @@
+"""One pair's own answer, the same wherever a run asks for it: a scan's narrow phase (every pose
+of `--poses`), a robot's motion between waypoints (`gjkcli.pipeline.motion`) and the
+collision matrix (`gjkcli.pipeline.matrix`).
+
+A part that has triangles (a mesh, or a box: its 12 triangles are the box exactly) is answered
+on them (`gjkcli.engine.exact`); a curved primitive (sphere, capsule, cylinder) has none, so a
+pair with one keeps its hulls' answer, which stands only where the other part is its hull
+(`gjkcli.pipeline.policy`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["box_triangles", "part_mesh", "exact_pair"]
+
+# The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
+BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int64)
+
+
+def box_triangles(shape):
+    """((8, 3) corners, (12, 3) faces) of a box Shape as placed, or None for another shape (a
+    rounded box included: its corners are curved)."""
+    if shape.kind != "box" or shape.radius != 0:
+        return None
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * shape.dims
+    return corners @ shape.rotation.T + shape.translation, BOX_FACES
+
+
+def part_mesh(shape=None, vertices=None, faces=None, *, watertight: bool | None = None, name: str):
+    """The part's triangles and their hierarchy (`gjkcli.engine.exact.Mesh`): the mesh's, a
+    box's own 12, or None for a curved primitive."""
+    from gjkcli.engine.exact import Mesh
+
+    if vertices is not None:
+        return Mesh(vertices, faces, watertight=watertight, name=name)
+    box = box_triangles(shape) if shape is not None else None
+    return None if box is None else Mesh(*box, watertight=True, name=name)
+
+
+def exact_pair(mesh_a, mesh_b, *, pose_a=None, pose_b=None, tolerance=None, want: str = "verdict"):
+    """The parts' own answer (an `gjkcli.engine.exact.ExactResult`) at their poses (4, 4), or
+    None when a part has no triangles (`part_mesh` None): the hulls' answer then stands."""
+    from gjkcli.engine.exact import exact_query
+
+    if mesh_a is None or mesh_b is None:
+        return None
+    return exact_query(mesh_a, mesh_b, pose_a=pose_a, pose_b=pose_b, tolerance=tolerance, want=want)
