@@ -16,7 +16,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, ObjectRecord
 
-__all__ = ["owner_ids", "same_object", "by_object", "merged_records", "merged_triangles"]
+__all__ = ["owner_ids", "same_object", "by_object", "object_pairs", "merged_records", "merged_triangles"]
 
 
 def owner_ids(owners: list) -> np.ndarray:
@@ -31,7 +31,7 @@ def same_object(ids: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
 
 
 def by_object(pairs: list, owner: dict, ids: np.ndarray, i: np.ndarray, j: np.ndarray,
-              key_of=None, known=None) -> tuple[list, dict, int]:
+              key_of=None, known=None, objects_checked: int | None = None) -> tuple[list, dict, int]:
     """(findings, counts per status, pairs of objects checked) with each pair of objects once.
 
     pairs : the element pairs' Findings, most severe first (the run's order): the first of each
@@ -40,6 +40,7 @@ def by_object(pairs: list, owner: dict, ids: np.ndarray, i: np.ndarray, j: np.nd
     ids, i, j : `owner_ids` and the checked pairs: a pair of objects none of whose element
         pairs is listed is clear (the run lists every pair that is not)
     key_of, known : the baseline key maker and the baseline's keys, or None
+    objects_checked : `object_pairs(ids, i, j)`, when the caller knows it already
     """
     out, seen = [], {}
     for p in pairs:
@@ -52,13 +53,19 @@ def by_object(pairs: list, owner: dict, ids: np.ndarray, i: np.ndarray, j: np.nd
         if (a, b) != (p.a, p.b):
             p = _renamed(p, a, b, key_of, known)
         out.append(p)
-    n = len(np.unique(np.stack([np.minimum(ids[i], ids[j]), np.maximum(ids[i], ids[j])]), axis=1)[0]) \
-        if len(i) else 0
+    n = object_pairs(ids, i, j) if objects_checked is None else objects_checked
     counts = {s.value: 0 for s in Status}
     for p in out:
         counts[p.status.value] += 1
     counts[Status.CLEAR.value] += n - len(out)
     return out, counts, n
+
+
+def object_pairs(ids: np.ndarray, i: np.ndarray, j: np.ndarray) -> int:
+    """How many pairs of objects the part pairs (i, j) make."""
+    if not len(i):
+        return 0
+    return len(np.unique(np.stack([np.minimum(ids[i], ids[j]), np.maximum(ids[i], ids[j])]), axis=1)[0])
 
 
 def _renamed(p: Finding, a: str, b: str, key_of, known) -> Finding:

@@ -25,6 +25,8 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings, violates
+from gjkcli.pipeline.poses import Prepared, Unprepared
+from gjkcli.pipeline.poses import applies as poses_applies
 
 __all__ = ["scan_poses", "Motion", "segment_contacts"]
 
@@ -55,7 +57,16 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     robot = robots[0].robot
     poses = urdf.read_pose_table(robot, table)
     runs = []
-    for k, q in enumerate(poses):
+    if poses_applies(options, manifest, sources):  # the robot alone: prepared once
+        try:
+            prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
+            runs = prepared.runs(poses)
+            runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
+                f"{prepared.allowed_links} allowed pairs of links (adjacent, SRDF) not checked at "
+                f"each pose",))
+        except Unprepared:
+            runs = []
+    for k, q in enumerate(poses if not runs else ()):
         values = dict(zip(robot.variables, q.tolist()))
         o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
                                                                    trajectory=None))
@@ -71,6 +82,13 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
     return _merged(runs, segments, table, len(poses), trajectory)
+
+
+def _run_options(options):
+    """The options as a run holds them: fail_on and the mode checked, lengths plain numbers."""
+    from gjkcli.pipeline.run import run_options
+
+    return run_options(options)
 
 
 def _with_scene(motion: "Motion", paths, manifest, options, robot_source):

@@ -9,9 +9,14 @@ pair with one keeps its hulls' answer, which stands only where the other part is
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-__all__ = ["box_triangles", "part_mesh", "exact_pair"]
+from gjkcli.engine.results import (
+    DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
+
+__all__ = ["box_triangles", "part_mesh", "exact_pair", "with_part_certificate", "primitive_note"]
 
 # The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
 BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
@@ -46,3 +51,26 @@ def exact_pair(mesh_a, mesh_b, *, pose_a=None, pose_b=None, tolerance=None, want
     if mesh_a is None or mesh_b is None:
         return None
     return exact_query(mesh_a, mesh_b, pose_a=pose_a, pose_b=pose_b, tolerance=tolerance, want=want)
+
+
+def with_part_certificate(r: Result) -> Result:
+    """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
+    both, or a certified lower bound of the distance."""
+    if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
+            and getattr(r, "triangle_a", -1) >= 0 and r.certificate is not None:
+        return dataclasses.replace(r, certificate=TrianglesCertificate(
+            int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
+    if r.status is Status.CLEAR:
+        return dataclasses.replace(r, certificate=DistanceCertificate(float(r.distance_lower)))
+    if r.status is Status.COLLISION and r.certificate is None:
+        return dataclasses.replace(r, certificate=PointCertificate(np.asarray(r.point_a)))
+    return r
+
+
+def primitive_note(names, meshed, a: int, b: int, conservative: bool) -> str | None:
+    """The note of a pair answered on the hulls because a part is a curved primitive."""
+    if not conservative or (meshed[a] and meshed[b]):
+        return None
+    curved = [names[k] for k in (a, b) if not meshed[k]]
+    return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
+            f"answered on the hulls")

@@ -35,15 +35,15 @@ from typing import Callable
 
 import numpy as np
 
-from gjkcli.engine.results import (
-    DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
+from gjkcli.engine.results import Status
 from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy
-from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["check", "scan", "Options"]
+__all__ = ["check", "scan", "Options", "run_options"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -175,6 +175,12 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
     m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def run_options(options: Options) -> Options:
+    """The options as a run holds them: the mode and fail_on checked (ValueError), fail_on and
+    jobs filled in, lengths written without a unit as plain numbers."""
+    return _Run(options, "scan", None).options
 
 
 def _plain_lengths(options: Options) -> Options:
@@ -599,7 +605,7 @@ class _Run:
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
             r = exact_pair(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
-            out[k] = _with_part_certificate(r)
+            out[k] = with_part_certificate(r)
             self.tell("refine", n + 1, len(todo))
         return out
 
@@ -654,7 +660,7 @@ class _Run:
                 distance_lower=lower, distance_upper=upper,
                 tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
                 and ans.tessellation[k] > 0 else None))
-        pairs.sort(key=_severity)
+        pairs.sort(key=severity_key)
         return pairs, counts
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
@@ -915,26 +921,8 @@ class _Answers:
     tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
 
 
-def _with_part_certificate(r: Result) -> Result:
-    """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
-    both, or a certified lower bound of the distance."""
-    if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
-            and getattr(r, "triangle_a", -1) >= 0 and r.certificate is not None:
-        return dataclasses.replace(r, certificate=TrianglesCertificate(
-            int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
-    if r.status is Status.CLEAR:
-        return dataclasses.replace(r, certificate=DistanceCertificate(float(r.distance_lower)))
-    if r.status is Status.COLLISION and r.certificate is None:
-        return dataclasses.replace(r, certificate=PointCertificate(np.asarray(r.point_a)))
-    return r
-
-
 def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:
-    if not conservative or (parts.meshed[a] and parts.meshed[b]):
-        return None
-    curved = [parts.names[k] for k in (a, b) if not parts.meshed[k]]
-    return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
-            f"answered on the hulls")
+    return primitive_note(parts.names, parts.meshed, a, b, conservative)
 
 
 # -- statuses ------------------------------------------------------------------------------------
@@ -953,18 +941,6 @@ def _engine_statuses() -> np.ndarray:
 
 
 _STATUS_OF_ENGINE = _engine_statuses()
-
-
-def _severity(pair: Finding):
-    r = pair.result
-    status = pair.status
-    if status is Status.COLLISION:
-        size = -(r.depth if r.depth is not None else 0.0)
-    elif status in (Status.CLEARANCE, Status.CLEAR, Status.UNDECIDED):
-        size = r.distance
-    else:
-        size = r.signed_distance
-    return (pair.allowed, pair.known, SEVERITY[status], size, pair.a, pair.b)
 
 
 def _allowed(resolved, i, j) -> dict:

@@ -209,3 +209,57 @@ def test_the_cli_names_links(notch, tmp_path):
     doc = json.loads(r.stdout)
     assert {o["name"] for o in doc["objects"]} == {"base", "slider"}
     assert {(p["a"], p["b"]) for p in doc["pairs"]} == {("base", "slider")}
+
+
+def _verdicts(found):
+    """The findings that can fail (the prepared path does not check allowed pairs)."""
+    return sorted((p.a, p.b, p.status.value, p.mode, p.conservative, p.violation)
+                  for p in found.pairs if not p.allowed)
+
+
+def _per_pose_and_prepared(path, srdf, Q):
+    """The per-pose run (the whole pipeline at each pose) and the prepared path on poses Q."""
+    from gjkcli.pipeline.poses import Prepared
+    from gjkcli.pipeline.run import run_options
+    from gjkcli.scene.objects import scene_sources
+
+    robot = urdf.load(path)
+    runs = []
+    for q in Q:
+        o = run.Options(robot=urdf.RobotOptions(srdf=srdf, joints=dict(zip(robot.variables, q.tolist()))),
+                        jobs=1)
+        runs.append(run.scan([path], o))
+    sources, _ = scene_sources([path], None, False, [], urdf.RobotOptions(srdf=srdf))
+    prepared = Prepared(sources[0], srdf, run_options(run.Options(jobs=1))).runs(Q)
+    return runs, prepared
+
+
+def test_prepared_poses_answer_as_the_per_pose_run(panda_package):
+    """16 random Panda poses with the SRDF: the prepared path's findings are the run's, pose by
+    pose (statuses, which engine answered, conservative or not), allowed pairs aside; between 2
+    and 14 of the poses have a failing pair, so both outcomes are exercised."""
+    path = panda_package / "urdf" / "panda.urdf"
+    srdf = panda_package / "urdf" / "panda.srdf"
+    robot = urdf.load(path)
+    Q = np.random.default_rng(22).uniform(robot.lower, robot.upper, size=(16, robot.dof))
+    runs, prepared = _per_pose_and_prepared(path, srdf, Q)
+    failing = 0
+    for k, (a, b) in enumerate(zip(runs, prepared)):
+        assert _verdicts(a) == _verdicts(b), k
+        assert a.exit_code == b.exit_code
+        failing += a.exit_code == EXIT_VIOLATION
+    assert 2 <= failing <= 14, failing
+
+
+def test_prepared_poses_on_the_notch_robot(notch, tmp_path):
+    robot = urdf.load(notch)
+    rng = np.random.default_rng(3)
+    Q = np.column_stack([rng.uniform(0.2, 0.5, 30), rng.uniform(-0.25, 0.25, 30), rng.uniform(-3, 3, 30)])
+    runs, prepared = _per_pose_and_prepared(notch, None, Q)
+    assert [_verdicts(a) for a in runs] == [_verdicts(b) for b in prepared]
+    assert [o.name for o in runs[0].objects] == [o.name for o in prepared[0].objects]
+    hits = sum(bool(a.pairs) for a in runs)
+    assert 3 <= hits <= 27, hits
+    # through --poses, each finding tagged with its row
+    found = _scan(notch, poses=str(_csv(tmp_path / "poses.csv", Q)))
+    assert sorted({p.waypoint for p in found.pairs}) == [k for k, a in enumerate(runs) if a.pairs]
