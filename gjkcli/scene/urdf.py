@@ -701,14 +701,23 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     if not body:
         raise InputError(path, "has a header and no poses: give one pose a row")
     out = np.tile(robot.default_pose(), (len(body), 1))
+    columns = [col[name] for name in header]
     for n, (line, cells) in enumerate(body):
         if len(cells) != len(header):
             raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
         try:
-            values = {name: float(c) for name, c in zip(header, cells)}
+            out[n, columns] = [float(c) for c in cells]
         except ValueError:
             raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
-        out[n] = pose_from(robot, values, f"{path}:{line}")
+    # the limits checked for every row at once; the first bad row says why, as pose_from does
+    continuous = np.array([next(j for j in robot.joints if j.name == v).kind == "continuous"
+                           for v in robot.variables], dtype=bool)
+    slack = 1e-9 * np.maximum(1.0, np.maximum(np.abs(robot.lower), np.abs(robot.upper)))
+    inside = (out >= robot.lower - slack) & (out <= robot.upper + slack)
+    bad = ~np.isfinite(out).all(axis=1) | ~(inside | continuous).all(axis=1)
+    for n in np.flatnonzero(bad)[:1].tolist():
+        line, cells = body[n]
+        pose_from(robot, {name: float(c) for name, c in zip(header, cells)}, f"{path}:{line}")
     return out
 
 
