@@ -263,3 +263,12 @@ def test_prepared_poses_on_the_notch_robot(notch, tmp_path):
     # through --poses, each finding tagged with its row
     found = _scan(notch, poses=str(_csv(tmp_path / "poses.csv", Q)))
     assert sorted({p.waypoint for p in found.pairs}) == [k for k, a in enumerate(runs) if a.pairs]
+
+
+def test_a_manifest_robot_names_its_links(notch, tmp_path):
+    """A manifest's [[robot]]: the slider's elements are one object "cell:slider" there too."""
+    cell = tmp_path / "cell.toml"
+    cell.write_text(f'[[robot]]\nurdf = "{notch}"\nname = "cell"\njoints = "lift=0.3,slide=0.17"\n')
+    found = run.scan([], run.Options(jobs=1), manifest=cell)
+    assert [(p.a, p.b, p.status) for p in found.pairs] == [("cell:base", "cell:slider", Status.COLLISION)]
+    assert {o.name for o in found.objects} == {"cell:base", "cell:slider"}
