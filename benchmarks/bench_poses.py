@@ -9,6 +9,9 @@ process, side by side on the same random Panda poses.
     gjk          the whole `gjk scan ... --poses FILE --format json` process (interpreter start,
                  imports, reading, every pose, the report), timed from outside
 
+Wall time and CPU time are both printed (the process's user + system time; on a shared machine
+the wall time of a subprocess also counts the time others held the cores).
+
 Both sides' failing link pairs per pose are compared and the poses where they differ printed:
 fcl's mesh-against-mesh test finds crossing triangles only, so a finger wholly inside a link
 (every vertex inside it, as trimesh's `contains` confirms) is clear for fcl and a collision for
@@ -36,13 +39,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_matrix import PACKAGE, package_tree  # noqa: E402
 
 
-def fcl_poses(robot, srdf, Q: np.ndarray) -> tuple[float, list]:
-    """(seconds, [set of colliding (link, link) per pose]) by trimesh's CollisionManager."""
+def fcl_poses(robot, srdf, Q: np.ndarray) -> tuple[float, float, list]:
+    """(seconds, CPU seconds, [set of colliding (link, link) per pose]) by trimesh's
+    CollisionManager."""
     import trimesh
 
     from gjkcli.scene import urdf
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     manager = trimesh.collision.CollisionManager()
     links = [c.link for c in robot.collisions]
     for c, link in zip(robot.collisions, links):
@@ -59,22 +63,29 @@ def fcl_poses(robot, srdf, Q: np.ndarray) -> tuple[float, list]:
             manager.set_transform(link, frames[n, k])
         _, names = manager.in_collision_internal(return_names=True)
         out.append({tuple(sorted(p)) for p in names if frozenset(p) not in allowed})
-    return time.perf_counter() - start, out
+    return time.perf_counter() - start, time.process_time() - cpu, out
 
 
-def gjk_poses(urdf_path: Path, srdf: Path, table: Path, n: int) -> tuple[float, list, int]:
-    """(seconds, [set of failing (link, link) per pose], exit code) of the whole gjk process."""
-    start = time.perf_counter()
+def gjk_poses(urdf_path: Path, srdf: Path, table: Path, n: int) -> tuple[float, float, list, int]:
+    """(seconds, CPU seconds, [set of failing (link, link) per pose], exit code) of the whole
+    gjk process."""
+    import resource
+
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    start, cpu = time.perf_counter(), children()
     r = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(urdf_path), "--srdf", str(srdf),
                         "--poses", str(table), "--format", "json"], capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children() - cpu
     if r.returncode not in (0, 1):
         raise SystemExit(f"gjk failed ({r.returncode}): {r.stderr.strip()}")
     out = [set() for _ in range(n)]
     for p in json.loads(r.stdout)["pairs"]:
         if p["fails"]:
             out[p["waypoint"]].add(tuple(sorted((p["a"], p["b"]))))
-    return seconds, out, r.returncode
+    return seconds, cpu, out, r.returncode
 
 
 def main(argv=None) -> None:
@@ -94,16 +105,17 @@ def main(argv=None) -> None:
         table = Path(tmp) / "poses.csv"
         table.write_text(",".join(robot.variables) + "\n"
                          + "".join(",".join(f"{v:.17g}" for v in q) + "\n" for q in Q))
-        t_fcl, by_fcl = fcl_poses(robot, srdf, Q)
-        t_gjk, by_gjk, code = gjk_poses(path, srdf, table, len(Q))
+        t_fcl, c_fcl, by_fcl = fcl_poses(robot, srdf, Q)
+        t_gjk, c_gjk, by_gjk, code = gjk_poses(path, srdf, table, len(Q))
     differ = [(n, sorted(a ^ b)) for n, (a, b) in enumerate(zip(by_fcl, by_gjk)) if a != b]
     colliding = sum(1 for s in by_fcl if s)
     print(f"{args.poses:,} random Panda poses (seed {args.seed}); {colliding:,} with a colliding "
           f"pair that the SRDF does not allow (fcl); gjk exit {code}")
-    print("| side | seconds | per pose (ms) | gjk / trimesh+fcl |")
-    print("|---|---|---|---|")
-    print(f"| trimesh+fcl (in process) | {t_fcl:.2f} | {1e3 * t_fcl / args.poses:.2f} | |")
-    print(f"| gjk (whole process) | {t_gjk:.2f} | {1e3 * t_gjk / args.poses:.2f} | {t_gjk / t_fcl:.2f} |")
+    print("| side | wall (s) | CPU (s) | wall per pose (ms) | gjk / trimesh+fcl, wall | CPU |")
+    print("|---|---|---|---|---|---|")
+    print(f"| trimesh+fcl (in process) | {t_fcl:.2f} | {c_fcl:.2f} | {1e3 * t_fcl / args.poses:.2f} | | |")
+    print(f"| gjk (whole process) | {t_gjk:.2f} | {c_gjk:.2f} | {1e3 * t_gjk / args.poses:.2f} | "
+          f"{t_gjk / t_fcl:.2f} | {c_gjk / c_fcl:.2f} |")
     print(f"poses whose failing pairs differ: {len(differ)}" + "".join(
         f"\n  pose {n}: {pairs}" for n, pairs in differ[:10]))
 

@@ -109,18 +109,25 @@ class Prepared:
         self.units = next((u for u in units if u is not None), None)
         self.link_pairs = elements.object_pairs(self.owner_ids, self.ia, self.ib)
         self.owned = {n: o for n, o in zip(self.names, self.owners) if n != o}
-        self._all_records: tuple | None = None
 
     def frames(self, q: np.ndarray) -> np.ndarray:
         """(n, E, 4, 4) the elements' link frames in the world for poses (n, d)."""
         return (self.transform @ self.robot.fk(q))[:, self.link_index]
 
     def runs(self, Q: np.ndarray) -> list[Findings]:
-        """One Findings per pose of Q (n, d), as the per-pose run reports it."""
+        """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
+        are made once, at the first pose (a report of many poses keeps the first pose's), with
+        a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
         out = []
         for start in range(0, len(Q), CHUNK):
             out.extend(self._chunk(Q[start: start + CHUNK]))
-        return out
+        if not out:
+            return out
+        involved = {n for f in out for p in f.pairs for n in (p.a, p.b)}
+        F = self.frames(Q[:1])[0]
+        records = tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
+        index = {r.name: k for k, r in enumerate(records)}
+        return [dataclasses.replace(f, objects=records, _index=index) for f in out]
 
     def _chunk(self, Q: np.ndarray) -> list[Findings]:
         from gjkcli.engine.query import batch
@@ -173,25 +180,18 @@ class Prepared:
             pairs = sorted(by_pose[s], key=severity_key)
             pairs, counts, checked = elements.by_object(pairs, self.owned, ids, self.ia, self.ib,
                                                         objects_checked=self.link_pairs)
-            objects = self._objects(pairs, F[s])
             out.append(Findings(
-                command="scan", objects=objects, pairs=tuple(pairs), counts=counts, checked=checked,
+                command="scan", pairs=tuple(pairs), counts=counts, checked=checked,
                 candidates=P, requested=o.mode, tolerance=o.tolerance, clearance=None,
                 fail_on=o.fail_on, units=self.units, timings=dict(share), elapsed=sum(share.values()),
-                version=_version(), _index={r.name: k for k, r in enumerate(objects)}))
+                version=_version()))
         return out
 
     def _members(self, name: str) -> list:
         return [e for e, (n, o) in enumerate(zip(self.names, self.owners)) if o == name or n == name]
 
-    def _objects(self, pairs: list, F: np.ndarray) -> tuple:
-        """ObjectRecords of every object (link), as a run lists them: made at the first pose
-        checked and kept (a report of many poses keeps the first pose's records)."""
-        if self._all_records is None:
-            self._all_records = tuple(self._record(name, F) for name in dict.fromkeys(self.owners))
-        return self._all_records
-
-    def _record(self, name: str, F: np.ndarray) -> ObjectRecord:
+    def _record(self, name: str, F: np.ndarray, reason: bool) -> ObjectRecord:
+        """Object `name`'s record at link frames F (E, 4, 4); its convexity reason when asked."""
         from gjkcli.mesh.convexity import part_verdicts
         from gjkcli.tolerances import DEFAULT
 
@@ -205,7 +205,7 @@ class Prepared:
             else:
                 V, fc, watertight, bodies, _ = self.local[e]
                 decided, reasons = part_verdicts(self.gap[e:e + 1], np.array([DEFAULT.touching_rel * size]),
-                                                 [0], [V], [fc], [watertight], [bodies])
+                                                 [0] if reason else [], [V], [fc], [watertight], [bodies])
                 convex, why, V, faces = decided[0], reasons[0], len(V), len(fc)
             m = self.local[e]
             records.append(ObjectRecord(
