@@ -18,8 +18,12 @@ fcl's mesh-against-mesh test finds crossing triangles only, so a finger wholly i
 gjk; gjk's touching band and fcl's exact contact may also part on grazing pairs. The poses are
 uniform within the joint limits, from a seed.
 
+Then a planner's output: `--waypoints` rows (default 10,000) along straight joint-space lines
+between 11 random poses, through the whole gjk process alone (the target: under 10 s).
+
 Usage:
-    python benchmarks/bench_poses.py [--poses 3000] [--seed 0] [--robot ../shared/robots/panda]
+    python benchmarks/bench_poses.py [--poses 3000] [--waypoints 10000] [--seed 0]
+                                     [--robot ../shared/robots/panda]
 """
 from __future__ import annotations
 
@@ -93,6 +97,7 @@ def main(argv=None) -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--poses", type=int, default=3000)
+    ap.add_argument("--waypoints", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--robot", type=Path, default=ROOT.parent / "shared" / "robots" / "panda")
     args = ap.parse_args(argv)
@@ -102,11 +107,14 @@ def main(argv=None) -> None:
         robot = urdf.load(path, ((PACKAGE, str(path.parents[1])),))
         rng = np.random.default_rng(args.seed)
         Q = rng.uniform(robot.lower, robot.upper, size=(args.poses, robot.dof))
-        table = Path(tmp) / "poses.csv"
-        table.write_text(",".join(robot.variables) + "\n"
-                         + "".join(",".join(f"{v:.17g}" for v in q) + "\n" for q in Q))
+        table = _table(Path(tmp) / "poses.csv", robot, Q)
         t_fcl, c_fcl, by_fcl = fcl_poses(robot, srdf, Q)
         t_gjk, c_gjk, by_gjk, code = gjk_poses(path, srdf, table, len(Q))
+        ends = rng.uniform(robot.lower, robot.upper, size=(11, robot.dof))
+        s = np.linspace(0.0, 10.0, args.waypoints)
+        k = np.minimum(s.astype(int), 9)
+        W = ends[k] + (s - k)[:, None] * (ends[k + 1] - ends[k])
+        t_way, c_way, by_way, _ = gjk_poses(path, srdf, _table(Path(tmp) / "path.csv", robot, W), len(W))
     differ = [(n, sorted(a ^ b)) for n, (a, b) in enumerate(zip(by_fcl, by_gjk)) if a != b]
     colliding = sum(1 for s in by_fcl if s)
     print(f"{args.poses:,} random Panda poses (seed {args.seed}); {colliding:,} with a colliding "
@@ -118,6 +126,14 @@ def main(argv=None) -> None:
           f"{t_gjk / t_fcl:.2f} | {c_gjk / c_fcl:.2f} |")
     print(f"poses whose failing pairs differ: {len(differ)}" + "".join(
         f"\n  pose {n}: {pairs}" for n, pairs in differ[:10]))
+    print(f"{args.waypoints:,} waypoints on lines between 11 random poses ({sum(1 for w in by_way if w):,} "
+          f"with a failing pair): gjk {t_way:.2f} s wall, {c_way:.2f} s CPU")
+
+
+def _table(path: Path, robot, Q: np.ndarray) -> Path:
+    path.write_text(",".join(robot.variables) + "\n"
+                    + "".join(",".join(f"{v:.17g}" for v in q) + "\n" for q in Q))
+    return path
 
 
 if __name__ == "__main__":
