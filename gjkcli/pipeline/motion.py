@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     from gjkcli.scene import urdf
     from gjkcli.scene.objects import scene_sources
 
+    started = time.perf_counter()
     ropts = options.robot
     table = ropts.trajectory if trajectory else ropts.poses
     probe_problems: list = []
@@ -81,7 +83,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                                                 file_b=files.get(f.b, robots[0].shown))
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
-    return _merged(runs, segments, table, len(poses), trajectory)
+    found = _merged(runs, segments, table, len(poses), trajectory)
+    return dataclasses.replace(found, elapsed=time.perf_counter() - started)  # the motion's too
 
 
 def _run_options(options):
