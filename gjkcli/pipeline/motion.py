@@ -59,7 +59,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     robot = robots[0].robot
     poses = urdf.read_pose_table(robot, table)
     runs = []
-    if poses_applies(options, manifest, sources):  # the robot alone: prepared once
+    if not probe_problems and poses_applies(options, manifest, sources):  # the robot alone: prepared once
         try:
             prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
             runs = prepared.runs(poses)

@@ -272,3 +272,16 @@ def test_a_manifest_robot_names_its_links(notch, tmp_path):
     found = run.scan([], run.Options(jobs=1), manifest=cell)
     assert [(p.a, p.b, p.status) for p in found.pairs] == [("cell:base", "cell:slider", Status.COLLISION)]
     assert {o.name for o in found.objects} == {"cell:base", "cell:slider"}
+
+
+def test_an_input_that_fails_still_fails_a_pose_table(notch, tmp_path):
+    """The prepared path takes the robot alone: a second input that cannot be read is reported
+    (exit 2) as the per-pose run reports it."""
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    csv = _csv(tmp_path / "poses.csv", [(0.3, 0.0, 0.0)])
+    r = CliRunner(catch_exceptions=False).invoke(main, ["scan", str(notch), str(tmp_path / "missing.stl"),
+                                                        "--poses", str(csv)])
+    assert r.exit_code == 2 and "missing.stl" in r.output + r.stderr
