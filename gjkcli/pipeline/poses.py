@@ -106,6 +106,8 @@ class Prepared:
         self.allowed_links = elements.object_pairs(self.owner_ids, self.ia[allowed], self.ib[allowed])
         self.ia, self.ib = self.ia[~allowed], self.ib[~allowed]
         units = [canonical(m[4]) for m in local if m is not None and m[4]]
+        if len(set(units)) > 1:  # files in several units (or one gjk does not know): the run converts
+            raise Unprepared(f"meshes in several units: {sorted(map(str, set(units)))}")
         self.units = next((u for u in units if u is not None), None)
         self.link_pairs = elements.object_pairs(self.owner_ids, self.ia, self.ib)
         self.owned = {n: o for n, o in zip(self.names, self.owners) if n != o}
