@@ -21,7 +21,11 @@ core = Extension(
 mesh = Extension(
     "gjkcli.engine._mesh",
     sources=["gjkcli/engine/_mesh.pyx", "gjkcli/engine/csrc/bvh.c", "gjkcli/engine/csrc/tri.c",
-             "gjkcli/engine/csrc/gaps.c", "gjkcli/engine/csrc/ownhull.c"],
+             "gjkcli/engine/csrc/gaps.c", "gjkcli/engine/csrc/ownhull.c",
+             # a primitive against the triangles (primmesh.c) runs GJK and EPA per triangle
+             "gjkcli/engine/csrc/primmesh.c", "gjkcli/engine/csrc/support.c",
+             "gjkcli/engine/csrc/simplex.c", "gjkcli/engine/csrc/gjk.c", "gjkcli/engine/csrc/epa.c",
+             "gjkcli/engine/csrc/query.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

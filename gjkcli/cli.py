@@ -18,10 +18,12 @@ import sys
 
 import click
 
+from gjkcli import extras
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
 FORMATS = ("table", "json", "junit", "github", "sarif", "bcf")
+COLORS = ("auto", "always", "never")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
@@ -32,6 +34,41 @@ EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 TABLE_ROWS = 25
 # `gjk check` shows a panel per pair up to this many pairs (--split-bodies), then the table.
 CHECK_PANELS = 12
+
+# `--help` lists the options in these groups, in this order (by each option's parameter name); an
+# option named in no group is listed under "Other options".
+HELP_GROUPS = (
+    ("Inputs", ("manifest", "split_bodies", "limit")),
+    ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "baseline", "write_baseline")),
+    ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "color", "quiet",
+                 "timings")),
+    ("Pictures", ("html_file", "png_path", "open_page")),
+    ("The trace", ("trace", "trace_json", "start_direction")),
+    ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory")),
+    ("2D drawings (SVG, DXF)", ("sheet_layer", "layers", "ignore_layers", "join_tolerance")),
+    ("Performance", ("jobs", "dask", "dask_timeout")),
+)
+
+
+class GroupedCommand(click.Command):
+    """A command whose --help lists its options in HELP_GROUPS and keeps its examples (the
+    epilog) line by line."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = {p.name: p.get_help_record(ctx) for p in self.get_params(ctx)
+                if isinstance(p, click.Option)}
+        rows = {name: row for name, row in rows.items() if row is not None}
+        for title, names in (*HELP_GROUPS, ("Other options", tuple(rows))):
+            listed = [rows.pop(n) for n in names if n in rows]
+            if listed:
+                with formatter.section(title):
+                    formatter.write_dl(listed)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if self.epilog:
+            with formatter.section("Examples"):
+                for line in self.epilog.strip().splitlines():  # never wrapped: copied as is
+                    formatter.write(" " * formatter.current_indent + line.strip() + "\n")
 
 
 def _version() -> str:
@@ -127,6 +164,9 @@ def _options(f):
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
                           "archive-bytes (1 GiB inflated), ratio (1,000, compression); and "
                           "overlap-volumes (1,000: the deepest collisions that get a volume)."),
+        click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
+                     help="Colour in the report on stdout: auto (on a terminal, unless NO_COLOR is "
+                          "set), always (also through a pipe, as for a CI log), never."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer."),
         click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors."),
         click.option("--version", is_flag=True, expose_value=False, is_eager=True,
@@ -163,7 +203,11 @@ def _direction(_ctx, param, value):
     return (x, y)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=GroupedCommand, epilog="""
+    gjk check samples/pocket_box.stl samples/pocket_cube.stl
+    gjk check bracket.step bolt.step --clearance 0.2mm --html pair.html
+    gjk check samples/dyn4j/shape1.svg samples/dyn4j/shape2.svg --trace --start-direction 1,-1
+    """)
 @click.argument("a", metavar="A", type=click.Path(path_type=str))
 @click.argument("b", metavar="B", type=click.Path(path_type=str))
 @click.option("--start-direction", callback=_direction, metavar="X,Y",
@@ -182,7 +226,13 @@ def check(ctx, a, b, start_direction, **opts):
     _command(ctx, "check", inputs=[a, b], start_direction=start_direction, **opts)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=GroupedCommand, epilog="""
+    gjk scan parts/ --clearance 0.1mm
+    gjk scan --manifest gjk.toml --format sarif -o gjk.sarif
+    gjk scan building.ifc --tolerance 2mm --format bcf -o clashes.bcfzip
+    gjk scan panda.urdf --srdf panda.srdf --poses poses.csv
+    gjk scan nest.dxf --sheet-layer SHEET --clearance 0.5
+    """)
 @click.argument("files", metavar="FILE...", nargs=-1, type=click.Path(path_type=str))
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="A TOML (or JSON) manifest: includes, primitives, groups, checks, allowed pairs, "
@@ -339,7 +389,8 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
-                 output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
+                 output_format, output, trace, trace_json, timings, limit, quiet, debug, color="auto",
+                 manifest=None,
                  fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None) -> None:
@@ -363,6 +414,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--format bcf writes a zip file: give -o FILE.bcfzip")
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
+        # before the run: a picture whose library is missing fails now, not after a long scan
+        if html_file is not None:
+            extras.require("html", html_file, "writing the HTML page")
+        if png_path is not None:
+            extras.require("png", png_path, "drawing PNG pictures")
         options = pipeline.Options(
             mode=mode, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
             all_pairs=all_pairs, trace=trace or trace_json is not None, split_bodies=split_bodies,
@@ -381,7 +437,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             _write_trace_json(trace_json, found)
         if not quiet or output is not None:
             stage[0] = "writing the report"
-            _emit(found, output_format, output, trace=trace, quiet=quiet)
+            _emit(found, output_format, output, trace=trace, quiet=quiet, color=color)
         if html_file is not None:
             stage[0] = f"writing {html_file}"
             _write_html(html_file, found, trace=trace, open_page=open_page)
@@ -485,12 +541,13 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
                                               f"over it: name another output file")
 
 
-def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool) -> None:
+def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool,
+          color: str = "auto") -> None:
     """Render the findings in their format, to --output or stdout."""
     if output_format == "table":
         if found.command == "check" and found.errors and output is None:
             return  # the errors are on stderr; there is nothing to compare
-        text = _table(found, trace, to_terminal=output is None)
+        text = _table(found, trace, to_terminal=output is None, color=color)
         if text is None:
             return
     elif output_format == "json":
@@ -521,8 +578,9 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
     _write_text(output, text, "the report")
 
 
-def _table(found, trace: bool, to_terminal: bool) -> str | None:
-    """Print the table on the terminal (None), or return its plain text for a file."""
+def _table(found, trace: bool, to_terminal: bool, color: str = "auto") -> str | None:
+    """Print the table on stdout (None), or return its plain text for a file. `color`: auto
+    (rich's own choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
@@ -530,7 +588,9 @@ def _table(found, trace: bool, to_terminal: bool) -> str | None:
     from gjkcli.report.trace import render_trace
     from gjkcli.tolerances import DEFAULT
 
-    console = Console() if to_terminal else Console(record=True, width=120, file=open(os.devnull, "w"))
+    style = {"always": {"force_terminal": True}, "never": {"no_color": True, "highlight": False}}
+    console = Console(**style.get(color, {})) if to_terminal else \
+        Console(record=True, width=120, file=open(os.devnull, "w"))
     with _stdout("the report"):
         if trace:
             for pair in found.pairs:

@@ -9,6 +9,7 @@ loops run in C without the GIL. The Python API is gjkcli.engine.exact; this modu
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
+from libc.string cimport memset
 
 import numpy as np
 
@@ -422,3 +423,6 @@ def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int6
         raise MemoryError("own hulls")
     out["ok"] = out["ok"].astype(bool)
     return out
+
+
+include "_primmesh.pxi"

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli import extras
 from gjkcli.errors import InputError
 from gjkcli.units import canonical, factor
 
@@ -263,6 +264,8 @@ def _read(path: Path):
         from OCP.TDocStd import TDocStd_Document
         from OCP.XCAFDoc import XCAFDoc_DocumentTool
     except ImportError as exc:
+        if extras.missing("cad", exc):
+            raise InputError(path, extras.message("reading STEP", "cad")) from None
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         fix = ("install the system's OpenGL library, which OpenCASCADE's wheel links "
                "(Debian, Ubuntu: apt-get install libgl1)" if "libGL" in why else "reinstall gjk with pip")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli import extras
 from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
@@ -458,10 +459,9 @@ _LENGTH = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-zA-
 
 
 def _read_svg(path: Path):
-    try:
-        import svgelements as se
-    except ImportError as exc:  # pragma: no cover - a main dependency
-        raise InputError(path, "reading SVG needs svgelements: pip install svgelements") from exc
+    extras.require("svg", path, "reading SVG")
+    import svgelements as se
+
     try:
         svg = se.SVG.parse(str(path), reify=True)
     except Exception as exc:  # noqa: BLE001 - the XML parser's and svgelements' errors alike
@@ -574,10 +574,9 @@ _DXF_KINDS = ("LINE", "LWPOLYLINE", "POLYLINE", "CIRCLE", "ARC", "ELLIPSE", "SPL
 
 
 def _read_dxf(path: Path):
-    try:
-        import ezdxf
-    except ImportError as exc:  # pragma: no cover - a main dependency
-        raise InputError(path, "reading DXF needs ezdxf: pip install ezdxf") from exc
+    extras.require("dxf", path, "reading DXF")
+    import ezdxf
+
     try:
         doc = ezdxf.readfile(str(path))
     except ezdxf.DXFStructureError as exc:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli import extras
 from gjkcli.errors import InputError
 from gjkcli.units import canonical
 
@@ -156,9 +157,11 @@ def _ifcopenshell():
     try:
         import ifcopenshell
         import ifcopenshell.geom
-    except ImportError as exc:  # pragma: no cover - a dependency of gjk
-        raise InputError("<ifc>", f"reading IFC needs IfcOpenShell ({exc}); pip install "
-                                  f"ifcopenshell") from None
+    except ImportError as exc:
+        if extras.missing("bim", exc):
+            raise InputError("<ifc>", extras.message("reading IFC", "bim")) from None
+        raise InputError("<ifc>", f"reading IFC needs IfcOpenShell, which does not import here "
+                                  f"({exc}); reinstall it: pip install \"gjk[bim]\"") from None
     return ifcopenshell, ifcopenshell.geom
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli import extras
 from gjkcli.engine.topology import topology
 from gjkcli.errors import InputError
 from gjkcli.limits import current as current_limits
@@ -692,7 +693,7 @@ def _require_loader(loader) -> None:
 _KINDS = {"gltf": "glTF", "zip": "ZIP", "tar.gz": "tar.gz", "tar.bz2": "tar.bz2", "bz2": "bz2"}
 
 # pip names of the modules trimesh's optional loaders import, where they differ
-_PIP_NAMES = {"collada": "pycollada", "PIL": "pillow"}
+_PIP_NAMES = {"PIL": "pillow"}
 
 
 def _cause(exc: Exception, file_type: str) -> str:
@@ -705,6 +706,8 @@ def _cause(exc: Exception, file_type: str) -> str:
         if missing in ("charset_normalizer", "chardet"):
             # trimesh guesses a text encoding only once the bytes failed to decode as UTF-8
             return f"not a valid {kind} file (binary data where text was expected); re-export it"
+        if missing == "collada" or "pycollada" in str(exc):  # trimesh's own words for it
+            return extras.message(f"reading {kind} files", "robots")
         package = _PIP_NAMES.get(missing, missing)
         return f"reading {kind} files needs the Python package '{package}' (pip install {package})"
     if isinstance(exc, FileNotFoundError) and exc.strerror is None:

@@ -11,8 +11,9 @@
 Speed: the samples' link frames come from one vectorised forward kinematics per chunk; every
 (sample, pair) row goes first to the engine's batch call on the hulls (`gjkcli.engine.query.batch`,
 no Python per row); rows whose hulls meet go to the triangle test (the links are not their
-hulls). A pair leaves the sampling as soon as its class is settled: once it has collided (it is
-not Never) and has missed more than 1 - ALWAYS of the samples (it is not Always).
+hulls; a primitive against a mesh goes to the mesh's triangles). A pair leaves the sampling as
+soon as its class is settled: once it has collided (it is not Never) and has missed more than
+1 - ALWAYS of the samples (it is not Always).
 
 `audit` checks an SRDF's ``Never`` lines the same way and returns, per pair that does collide,
 the first sample that shows it.
@@ -90,11 +91,12 @@ class _Checker:
             s, a, b = int(sample[k]), int(ea[k]), int(eb[k])
             if out[s, col[k]]:
                 continue  # another element pair of these links already collides here
-            r = exact_pair(self.motion.meshes[a], self.motion.meshes[b], pose_a=F[s, a],
-                           pose_b=F[s, b], want="intersect")
-            if r is None:  # a curved primitive: its hull is itself
+            shapes = self.motion.shapes.shapes
+            r = exact_pair(self.motion.meshes[a], shapes[a], self.motion.meshes[b], shapes[b],
+                           pose_a=F[s, a], pose_b=F[s, b], want="intersect")
+            if r is None:  # two primitives: each is its own hull
                 hit = got.status[k] == _CODE_COLLISION
-            else:
+            else:  # a primitive against a mesh goes to the mesh's triangles
                 hit = r.status is Status.COLLISION
             out[s, col[k]] = hit
         return out
@@ -198,7 +200,7 @@ class Counterexample:
 def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=None) -> list:
     """Counterexample per pair of `never_pairs` ((link, link), ...) found colliding in the
     sampling of `collision_matrix` (the same poses for a seed), the first sample that shows it."""
-    from gjkcli.engine.exact import exact_query
+    from gjkcli.engine.primitive import pair_query
 
     tell = progress or (lambda stage, done, total: None)
     check = _Checker(robot)
@@ -218,7 +220,7 @@ def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=
             k = int(todo[j])
             s = int(np.flatnonzero(got[:, j])[0])
             a, b = check.link_pairs[k]
-            depth = _deepest(check, a, b, q[s], exact_query)
+            depth = _deepest(check, a, b, q[s], pair_query)
             found.append(Counterexample(a=a, b=b, pose=dict(zip(robot.variables, q[s].tolist())),
                                         depth=depth, sample=done + s))
         todo = todo[~hit_any]
@@ -227,17 +229,21 @@ def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=
     return sorted(found, key=lambda c: (c.a, c.b))
 
 
-def _deepest(check: _Checker, a: str, b: str, q, exact_query) -> float | None:
-    """The deepest overlap the triangle test finds between links a and b at pose q."""
+def _deepest(check: _Checker, a: str, b: str, q, pair_query) -> float | None:
+    """The deepest overlap the exact test finds between links a and b at pose q (primitives
+    against meshes included; two primitives, which the hulls answer, are left out)."""
+    from gjkcli.engine.primitive import exact_body
+
     F = check.motion.frames(q[None])[0]
     best = None
     for ea, eb in zip(check.ia.tolist(), check.ib.tolist()):
         if {check.element_link[ea], check.element_link[eb]} != {a, b}:
             continue
         ma, mb = check.motion.meshes[ea], check.motion.meshes[eb]
-        if ma is None or mb is None:
+        if ma is None and mb is None:
             continue
-        r = exact_query(ma, mb, pose_a=F[ea], pose_b=F[eb])
+        shapes = check.motion.shapes.shapes
+        r = pair_query(exact_body(ma, shapes[ea]), exact_body(mb, shapes[eb]), pose_a=F[ea], pose_b=F[eb])
         if r.status is Status.COLLISION and r.depth is not None:
             best = r.depth if best is None else max(best, r.depth)
     return best

@@ -267,8 +267,8 @@ class Motion:
 
     def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'
-        where they are apart beyond the band, the parts' own (`gjkcli.pipeline.pairs`, as at a
-        waypoint) where they meet."""
+        where they are apart beyond the band, the parts' own where they meet (as at a waypoint:
+        `gjkcli.pipeline.pairs.exact_pair`; two primitives are their hulls)."""
         from gjkcli.engine.query import batch
         from gjkcli.pipeline.pairs import exact_pair
 
@@ -279,10 +279,12 @@ class Motion:
                     want="distance")
         d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
         for k in np.flatnonzero(d <= self.band).tolist():
-            r = exact_pair(self.meshes[pairs[k, 0]], self.meshes[pairs[k, 1]], pose_a=pa[k],
+            ea, eb = int(pairs[k, 0]), int(pairs[k, 1])
+            shapes = self.shapes.shapes
+            r = exact_pair(self.meshes[ea], shapes[ea], self.meshes[eb], shapes[eb], pose_a=pa[k],
                            pose_b=pb[k], tolerance=self.band, want="distance")
             if r is None:
-                continue  # a curved primitive has no triangles: the hulls' answer stands
+                continue  # two primitives: each is its own hull, the hulls' answer is theirs
             d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0
         return d
 
@@ -338,10 +340,9 @@ class Motion:
                         f"t = {t:.6f}" + (f", overlapping at t = {probe:.6f}" if probe is not None else ""))
             if (self.owners[a], self.owners[b]) != (self.names[a], self.names[b]):
                 note += f"; first of their elements' pairs: {self.names[a]} against {self.names[b]}"
-            exact = self.meshes[a] is not None and self.meshes[b] is not None
             out.append(Finding(a=self.owners[a], b=self.owners[b], result=result,
-                               mode="exact" if exact else "hull", requested=requested,
-                               conservative=not exact and self._may_not_be_hull(a, b),
+                               mode="exact" if self.meshes[a] is not None or self.meshes[b] is not None
+                               else "hull", requested=requested,
                                violation=violates(result.status, None, fail_on), segment=i, t=t_out,
                                note=note))
         out.sort(key=lambda f: (f.t if f.t is not None else np.inf, _SEVERITY[f.status]))
@@ -349,11 +350,6 @@ class Motion:
         for f in out:
             first.setdefault(frozenset((f.a, f.b)), f)
         return list(first.values())
-
-    def _may_not_be_hull(self, a: int, b: int) -> bool:
-        """A hull answer for elements a and b is a bound, not the parts' answer: a side is a mesh
-        (a primitive is its own hull)."""
-        return any(self.shapes.shapes[k].kind == "hull" for k in (a, b))
 
     def _verdict_after(self, a: int, b: int, q0, q1, t: float, bound: float):
         """(Result, t of overlap or None): the pair at t, or where it is found overlapping just
@@ -364,7 +360,8 @@ class Motion:
 
         def at(s: float):
             F = self.frames((q0 + s * (q1 - q0))[None])[0]
-            r = exact_pair(self.meshes[a], self.meshes[b], pose_a=F[a], pose_b=F[b], tolerance=self.band)
+            r = exact_pair(self.meshes[a], self.shapes.shapes[a], self.meshes[b], self.shapes.shapes[b],
+                           pose_a=F[a], pose_b=F[b], tolerance=self.band)
             if r is not None:
                 return r
             sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])

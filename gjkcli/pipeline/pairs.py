@@ -3,9 +3,8 @@ of `--poses`), a robot's motion between waypoints (`gjkcli.pipeline.motion`) and
 collision matrix (`gjkcli.pipeline.matrix`).
 
 A part that has triangles (a mesh, or a box: its 12 triangles are the box exactly) is answered
-on them (`gjkcli.engine.exact`); a curved primitive (sphere, capsule, cylinder) has none, so a
-pair with one keeps its hulls' answer, which stands only where the other part is its hull
-(`gjkcli.pipeline.policy`).
+on them (`gjkcli.engine.exact`); a curved primitive (sphere, capsule, cylinder, cone) against a
+part with triangles by `gjkcli.engine.primitive`; two primitives are their own hulls.
 """
 from __future__ import annotations
 
@@ -43,21 +42,26 @@ def part_mesh(shape=None, vertices=None, faces=None, *, watertight: bool | None 
     return None if box is None else Mesh(*box, watertight=True, name=name)
 
 
-def exact_pair(mesh_a, mesh_b, *, pose_a=None, pose_b=None, tolerance=None, want: str = "verdict"):
-    """The parts' own answer (an `gjkcli.engine.exact.ExactResult`) at their poses (4, 4), or
-    None when a part has no triangles (`part_mesh` None): the hulls' answer then stands."""
-    from gjkcli.engine.exact import exact_query
+def exact_pair(mesh_a, shape_a, mesh_b, shape_b, *, pose_a=None, pose_b=None, tolerance=None,
+               want: str = "verdict"):
+    """The parts' own answer at their poses (4, 4): a part's triangles (`part_mesh`), else its
+    primitive Shape, through `gjkcli.engine.primitive.pair_query` (the single-pose run's); None
+    when neither part has triangles (two primitives: each is its own hull, the hulls' answer is
+    theirs)."""
+    from gjkcli.engine.primitive import exact_body, pair_query
 
-    if mesh_a is None or mesh_b is None:
+    if mesh_a is None and mesh_b is None:
         return None
-    return exact_query(mesh_a, mesh_b, pose_a=pose_a, pose_b=pose_b, tolerance=tolerance, want=want)
+    return pair_query(exact_body(mesh_a, shape_a), exact_body(mesh_b, shape_b), pose_a=pose_a,
+                      pose_b=pose_b, tolerance=tolerance, want=want)
 
 
 def with_part_certificate(r: Result) -> Result:
     """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
     both, or a certified lower bound of the distance."""
     if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
-            and getattr(r, "triangle_a", -1) >= 0 and r.certificate is not None:
+            and getattr(r, "triangle_a", -1) >= 0 and getattr(r, "triangle_b", -1) >= 0 \
+            and r.certificate is not None:
         return dataclasses.replace(r, certificate=TrianglesCertificate(
             int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
     if r.status is Status.CLEAR:
@@ -68,9 +72,10 @@ def with_part_certificate(r: Result) -> Result:
 
 
 def primitive_note(names, meshed, a: int, b: int, conservative: bool) -> str | None:
-    """The note of a pair answered on the hulls because a part is a curved primitive."""
+    """Why a pair with a curved primitive kept the hulls' answer: only --mode hull asks for it
+    (every other mode answers such a pair on the other part's triangles)."""
     if not conservative or (meshed[a] and meshed[b]):
         return None
     curved = [names[k] for k in (a, b) if not meshed[k]]
-    return (f"{' and '.join(curved)}: a curved primitive has no triangles, so the pair is "
-            f"answered on the hulls")
+    return (f"{' and '.join(curved)}: a curved primitive answered on the other part's hull "
+            f"(--mode hull): a bound, not the parts' answer")

@@ -22,9 +22,11 @@ So, per mode:
            the hulls only for pairs they show clear and that are not listed
 =========  ==========================================================================
 
-A part without triangles (a curved manifest primitive: sphere, capsule, cylinder) cannot go to
-the triangle test; its pairs keep the hulls' answer, marked conservative where the other part
-does not coincide with its hull.
+A curved primitive (sphere, capsule, cylinder, cone) has no triangles of its own: against a part
+with triangles the triangle test answers it exactly, the primitive against the other part's
+triangles (`gjkcli.engine.primitive`); two primitives are their own hulls, so the hulls' answer
+is theirs. Only ``hull`` mode leaves a primitive's pair on a hull that is not its part, marked
+conservative.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def needs_triangles(mode: str, hull_clear: np.ndarray, coincident: np.ndarray,
     hull_clear : (m,) the hulls are clear (and not closer than the pair's clearance)
     coincident : (m,) `coincide` of the pair
     listed : (m,) the report lists the pair (check lists every pair; scan with --all-pairs)
-    meshed : (m,) both parts have triangles
+    meshed : (m,) a part of the pair has triangles (the other may be a curved primitive)
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")

@@ -150,15 +150,16 @@ class Prepared:
         hull_clear = status == Status.CLEAR.value
         coincident = policy.coincide(self.gap[ea], self.gap[eb], got.tolerance)
         listed = ~hull_clear
+        # a side with triangles at least, as the run: a curved primitive against them
         refine = policy.needs_triangles(o.mode, hull_clear, coincident, listed,
-                                        self.meshed[ea] & self.meshed[eb])
+                                        self.meshed[ea] | self.meshed[eb])
         conservative = policy.conservative(~refine, coincident)
         by_pose: list[list] = [[] for _ in range(n)]
         for k in np.flatnonzero(listed).tolist():
             s, a, b = int(pose[k]), int(ea[k]), int(eb[k])
             if refine[k]:
-                r = exact_pair(self.meshes[a], self.meshes[b], pose_a=F[s, a], pose_b=F[s, b],
-                               tolerance=float(got.tolerance[k]))
+                r = exact_pair(self.meshes[a], self.shape_list[a], self.meshes[b], self.shape_list[b],
+                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]))
                 result, mode = with_part_certificate(r), "exact"
                 if result.status is Status.CLEAR:
                     continue  # the hulls meet, the parts do not: not a finding

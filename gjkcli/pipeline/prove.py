@@ -67,7 +67,7 @@ def moving_variables(robot, a: str, b: str) -> np.ndarray:
 
 def prove_pair(motion, a: str, b: str, *, max_boxes: int = MAX_BOXES) -> Proof:
     """Branch and bound for links a and b of `motion` (a `gjkcli.pipeline.motion.Motion`)."""
-    from gjkcli.engine.exact import exact_query
+    from gjkcli.engine.primitive import exact_body, pair_query
     from gjkcli.engine.query import batch
 
     robot = motion.robot
@@ -108,11 +108,13 @@ def prove_pair(motion, a: str, b: str, *, max_boxes: int = MAX_BOXES) -> Proof:
             d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
             for k in np.flatnonzero(d <= bound).tolist():
                 ma, mb = motion.meshes[ea], motion.meshes[eb]
-                if ma is None or mb is None:
+                if ma is None and mb is None:  # two primitives: each is its own hull
                     if got.status[k] == _CODE_COLLISION:
                         return Proof(a, b, "collides", examined, names, dict(zip(robot.variables, c[k].tolist())))
                     continue
-                r = exact_query(ma, mb, pose_a=F[k, ea], pose_b=F[k, eb], want="distance")
+                shapes = motion.shapes.shapes  # a primitive against a mesh: the mesh's triangles
+                r = pair_query(exact_body(ma, shapes[ea]), exact_body(mb, shapes[eb]), pose_a=F[k, ea],
+                               pose_b=F[k, eb], want="distance")
                 if r.status is Status.COLLISION:
                     return Proof(a, b, "collides", examined, names, dict(zip(robot.variables, c[k].tolist())))
                 d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0

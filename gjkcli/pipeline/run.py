@@ -551,7 +551,9 @@ class _Run:
         hull_clear = status == _CLEAR
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
-        meshed = parts.meshed[i] & parts.meshed[j]
+        # a pair with triangles on one side at least: a curved primitive goes to the triangles
+        # against the other part's (gjkcli.engine.primitive); two primitives are their hulls
+        meshed = parts.meshed[i] | parts.meshed[j]
         # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
         # the band and the clearance; every other such pair is decided on the exact solids
         # (gjkcli.pipeline.tessellated)
@@ -576,7 +578,7 @@ class _Run:
     def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
         bound does not clear: their triangles' answer, then the exact solids."""
-        from gjkcli.engine.exact import exact_query
+        from gjkcli.engine.primitive import pair_query
         from gjkcli.pipeline import tessellated
 
         out = {}
@@ -589,7 +591,7 @@ class _Run:
                 if deep is not None:
                     out[k] = deep
                     continue
-            mesh = exact_query(parts.mesh(a), parts.mesh(b), tolerance=tol)
+            mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
             out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
@@ -598,13 +600,13 @@ class _Run:
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
-        from gjkcli.pipeline.pairs import exact_pair
+        from gjkcli.engine.primitive import pair_query
 
         self.tell("refine", 0, len(todo))
         out = {}
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
-            r = exact_pair(parts.mesh(a), parts.mesh(b), tolerance=float(batch.tolerance[k]))
+            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]))
             out[k] = with_part_certificate(r)
             self.tell("refine", n + 1, len(todo))
         return out
@@ -740,7 +742,7 @@ class _Parts:
     hi: np.ndarray
     gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
     source: np.ndarray  # (n,) input each object came from
-    meshed: np.ndarray  # (n,) the object has triangles
+    meshed: np.ndarray  # (n,) the object has triangles (a mesh or a box; not a curved primitive)
     names: list
     index: dict
     _meshes: dict
@@ -849,6 +851,14 @@ class _Parts:
             else:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
+
+    def body(self, k: int):
+        """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a
+        curved primitive (sphere, capsule, cylinder: `gjkcli.engine.primitive` answers it
+        against the other part's triangles)."""
+        if not self.meshed[k]:
+            return self.shapes[k]
+        return self.mesh(k)
 
     def triangles(self, k: int):
         """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""

@@ -105,7 +105,8 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
-        note = "no exact solid (the part was moved after reading)"
+        note = ("no exact solid for one of the parts (a manifest primitive has none; a part moved "
+                "after reading loses its own)")
     return _from_interval(mesh, lower, upper, tol, clearance, note)
 
 

@@ -203,10 +203,10 @@ def render_summary(check: Findings) -> Text:
     text = Text(f"{len(check.pairs)} pair{'s' if len(check.pairs) != 1 else ''}")
     if parts:
         text.append(": " + ", ".join(parts))
-    violations = sum(1 for p in check.pairs if p.violation)
+    failing = len(check.failures)  # the word and the count `gjk scan` uses
     code = check.exit_code
     style = "green" if code == 0 else "red"
-    text.append(f"; {violations} violation{'s' if violations != 1 else ''}", style=style)
+    text.append(f"; {failing} failing", style=style)
     text.append(f"; exit {code}", style=style)
     text.append(f"  ({_duration(check.elapsed)} in all)", style="dim")
     return text

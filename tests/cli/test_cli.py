@@ -257,6 +257,49 @@ def test_help_lists_the_options():
         assert option in out
 
 
+@pytest.mark.parametrize("command", ["check", "scan"])
+def test_help_groups_every_option_and_ends_with_examples(command):
+    from gjkcli.cli import HELP_GROUPS
+
+    out = gjk(command, "--help", code=0).stdout
+    lines = out.splitlines()
+    titles = [line[:-1] for line in lines if line.endswith(":") and not line.startswith(" ")]
+    # the groups in HELP_GROUPS' order, every option of the command in a group of its own
+    known = [t for t, _ in HELP_GROUPS]
+    assert [t for t in titles if t in known] == [t for t in known if t in titles]
+    params = [p for p in main.commands[command].params if p.__class__.__name__ == "Option"]
+    grouped = {n for _, names in HELP_GROUPS for n in names}
+    ungrouped = sorted(p.name for p in params if p.name not in grouped and p.name not in ("debug", "help"))
+    assert ungrouped == ["version"], ungrouped
+    for title in ("Verdicts", "Reports"):
+        assert title in titles
+    assert titles[-1] == "Examples"
+    examples = lines[lines.index("Examples:") + 1:]
+    assert examples and all(line.startswith(f"  gjk {command} ") for line in examples if line)
+
+
+def test_check_and_scan_say_failing_alike(tmp_path):
+    check = gjk("check", sample("collide_a.stl"), sample("collide_b.stl"), code=1).stdout
+    scan = gjk("scan", sample("collide_a.stl"), sample("collide_b.stl"), code=1).stdout
+    assert "; 1 failing; exit 1" in check and "; 1 failing; exit 1" in scan
+    assert "violation" not in check.splitlines()[-1]
+
+
+@pytest.mark.parametrize("color, ansi", [("always", True), ("never", False), ("auto", False)])
+def test_color_through_a_pipe(color, ansi):
+    """CliRunner's stdout is not a terminal: auto and never print plain text, always colours."""
+    out = gjk("check", sample("collide_a.stl"), sample("collide_b.stl"), "--color", color, code=1).stdout
+    assert ("\x1b[" in out) is ansi
+    assert "COLLISION" in out
+
+
+def test_no_color_in_the_environment_wins_over_auto():
+    result = CliRunner(catch_exceptions=False).invoke(
+        main, ["check", sample("collide_a.stl"), sample("collide_b.stl"), "--color", "auto"],
+        env={"NO_COLOR": "1", "FORCE_COLOR": None}, color=True)
+    assert "\x1b[" not in result.stdout
+
+
 # -- JSON ---------------------------------------------------------------------------------------
 
 PAIR_TYPES = {"a": str, "b": str, "status": str, "distance": float, "normal": list, "point_a": list,

@@ -1,0 +1,78 @@
+"""The optional parts of gjk's install: which extra brings which library, and the one line a user
+reads when a file or option needs an extra that is not installed.
+
+`pip install gjk` reads meshes and scenes (STL, OBJ, PLY, OFF, glTF/GLB, 3MF, archives) and writes
+every text report. The rest comes with an extra, as trimesh keeps its own readers in extras:
+
+    gjk[cad]       STEP assemblies, through OpenCASCADE (OCP)
+    gjk[bim]       IFC models and BCF topics, through IfcOpenShell
+    gjk[robots]    URDF links whose meshes are COLLADA (.dae), through pycollada
+    gjk[flat]      2D drawings: SVG through svgelements, DXF through ezdxf
+    gjk[pictures]  --html (plotly) and --png (matplotlib)
+    gjk[dask]      gjk scan --dask
+    gjk[all]       every one of them
+
+The names here are the ones in pyproject.toml's [project.optional-dependencies]
+(tests/test_extras.py holds the two together).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from gjkcli.errors import InputError
+
+__all__ = ["Extra", "EXTRAS", "require", "missing", "message"]
+
+
+@dataclass(frozen=True)
+class Extra:
+    """One extra: its name in `pip install "gjk[NAME]"`, the modules it brings (each imported by
+    the code that needs it) and the library a user knows it by."""
+
+    name: str
+    modules: tuple
+    library: str
+
+
+EXTRAS = {
+    "cad": Extra("cad", ("OCP",), "OpenCASCADE"),
+    "bim": Extra("bim", ("ifcopenshell",), "IfcOpenShell"),
+    "robots": Extra("robots", ("collada",), "pycollada"),
+    "svg": Extra("flat", ("svgelements",), "svgelements"),
+    "dxf": Extra("flat", ("ezdxf",), "ezdxf"),
+    "html": Extra("pictures", ("plotly",), "plotly"),
+    "png": Extra("pictures", ("matplotlib",), "matplotlib"),
+    "dask": Extra("dask", ("dask", "distributed"), "dask.distributed"),
+}
+
+
+def message(what: str, key: str) -> str:
+    """The words after the file's name: `reading STEP needs OpenCASCADE: pip install "gjk[cad]"`."""
+    extra = EXTRAS[key]
+    return f'{what} needs {extra.library}: pip install "gjk[{extra.name}]"'
+
+
+def missing(key: str, exc: BaseException) -> bool:
+    """Whether `exc` (raised by an import) says that a module of extra `key` is not installed, as
+    opposed to installed but broken (a missing system library, say)."""
+    name = getattr(exc, "name", None) or ""
+    return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in EXTRAS[key].modules
+
+
+def require(key: str, source, what: str) -> None:
+    """Import extra `key`'s modules, or raise the InputError naming `source` and the extra.
+
+    Parameters
+    ----------
+    key : a key of EXTRAS ("cad", "bim", "robots", "svg", "dxf", "html", "png", "dask")
+    source : the file or option the user gave (the error line starts with it)
+    what : what needed the extra, as the user would say it ("reading STEP", "--html")
+    """
+    for module in EXTRAS[key].modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            if missing(key, exc):
+                raise InputError(source, message(what, key)) from None
+            raise
