@@ -1,8 +1,8 @@
 """A link is one body, and a motion is checked with the answers of a single pose.
 
 The robot is written here: a U-shaped base (one non-convex mesh: its hull fills the notch) and a
-slider on two prismatic joints and a revolute one, whose link carries three overlapping
-collision elements (two boxes and a mesh bar). Poses and motions inside the notch are clear;
+slider on two prismatic joints and a revolute one, whose link carries four overlapping
+collision elements (two boxes, a mesh bar and a sphere). Poses and motions inside the notch are clear;
 a motion into an arm first touches at the t the construction gives. python-fcl answers on the
 same elements, placed by yourdfpy's forward kinematics.
 """
@@ -24,8 +24,9 @@ from gjkcli.scene import urdf
 # notch between the arms is x in (-0.2, 0.2), y in (0.1, 0.5).
 U = [(-0.3, 0), (0.3, 0), (0.3, 0.5), (0.2, 0.5), (0.2, 0.1), (-0.2, 0.1), (-0.2, 0.5), (-0.3, 0.5)]
 ARM_X = 0.2
-# The slider's elements, centred on its frame: boxes (size) and a bar mesh 0.12 x 0.04 x 0.04.
-BOX1, BOX2, BAR = (0.1, 0.1, 0.1), (0.04, 0.16, 0.04), (0.12, 0.04, 0.04)
+# The slider's elements, centred on its frame: boxes (size), a bar mesh 0.12 x 0.04 x 0.04 and a
+# sphere (radius), which never reaches furthest.
+BOX1, BOX2, BAR, BALL = (0.1, 0.1, 0.1), (0.04, 0.16, 0.04), (0.12, 0.04, 0.04), 0.05
 
 URDF = """<robot name="notch">
   <link name="base"><collision><geometry><mesh filename="u.stl"/></geometry></collision></link>
@@ -35,6 +36,7 @@ URDF = """<robot name="notch">
     <collision><geometry><box size="{b1}"/></geometry></collision>
     <collision><geometry><box size="{b2}"/></geometry></collision>
     <collision><geometry><mesh filename="bar.stl"/></geometry></collision>
+    <collision><geometry><sphere radius="{r}"/></geometry></collision>
   </link>
   <joint name="lift" type="prismatic"><parent link="base"/><child link="carriage"/>
     <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="0" upper="1" effort="1" velocity="1"/>
@@ -56,7 +58,7 @@ def notch(tmp_path_factory):
     trimesh.creation.extrude_polygon(Polygon(U), 0.2).export(d / "u.stl")
     trimesh.creation.box(BAR).export(d / "bar.stl")
     path = d / "notch.urdf"
-    path.write_text(URDF.format(b1=" ".join(map(str, BOX1)), b2=" ".join(map(str, BOX2))))
+    path.write_text(URDF.format(b1=" ".join(map(str, BOX1)), b2=" ".join(map(str, BOX2)), r=BALL))
     return path
 
 
@@ -72,7 +74,7 @@ def _scan(robot_path, **robot):
 def _reach_x(turn: float) -> float:
     """How far the slider's elements reach along +x from its frame, turned by `turn` about z."""
     c, s = abs(np.cos(turn)), abs(np.sin(turn))
-    return max(0.5 * (w * c + h * s) for w, h, _ in (BOX1, BOX2, BAR))
+    return max([0.5 * (w * c + h * s) for w, h, _ in (BOX1, BOX2, BAR)] + [BALL])
 
 
 class _Fcl:
@@ -95,7 +97,8 @@ class _Fcl:
             return m
 
         self.base = fcl.CollisionObject(bvh(trimesh.load(path.parent / "u.stl")), fcl.Transform())
-        self.elements = [fcl.Box(*BOX1), fcl.Box(*BOX2), bvh(trimesh.load(path.parent / "bar.stl"))]
+        self.elements = [fcl.Box(*BOX1), fcl.Box(*BOX2), bvh(trimesh.load(path.parent / "bar.stl")),
+                         fcl.Sphere(BALL)]
 
     def slider_frame(self, q) -> np.ndarray:
         self.model.update_cfg(np.asarray(q, dtype=float))
@@ -140,7 +143,7 @@ def test_poses_inside_the_notch_are_clear(notch, tmp_path):
 
 
 def test_a_link_is_one_object(notch):
-    """The slider's three overlapping elements are never checked against each other and every
+    """The slider's four overlapping elements are never checked against each other and every
     finding, record and count names the link."""
     found = run.scan([notch], run.Options(robot=urdf.RobotOptions(joints="lift=0.3,slide=0.17"),
                                           all_pairs=True, jobs=1))
@@ -148,7 +151,7 @@ def test_a_link_is_one_object(notch):
     assert [(p.a, p.b) for p in found.pairs] == [("base", "slider")]
     assert found.checked == 1 and sum(found.counts.values()) == 1
     slider = found.objects[1]
-    assert slider.convex is False and "3 collision elements" in slider.convexity
+    assert slider.convex is False and "4 collision elements" in slider.convexity
     # the deepest element pair answers: the bar (0.03 into the arm), not the large box (0.02)
     assert "slider:3" in found.pairs[0].note and found.pairs[0].result.depth > 0.02
     # the matrix and the motion pair links, never a link with itself
