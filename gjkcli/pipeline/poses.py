@@ -129,7 +129,22 @@ class Prepared:
         F = self.frames(Q[:1])[0]
         records = tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
         index = {r.name: k for k, r in enumerate(records)}
-        return [dataclasses.replace(f, objects=records, _index=index) for f in out]
+
+        def geometry(name: str):  # an object's triangles at the first pose, for pictures
+            return elements.merged_triangles(lambda e: self._world(e, F), self._members(name))
+
+        return [dataclasses.replace(f, objects=records, _index=index, geometry=geometry) for f in out]
+
+    def _world(self, e: int, F: np.ndarray):
+        """Element e's ((n, 3) world vertices, faces) at link frames F (E, 4, 4); None for a
+        curved primitive."""
+        from gjkcli.pipeline.pairs import box_triangles
+
+        got = (self.local[e][0], self.local[e][1]) if self.local[e] is not None \
+            else box_triangles(self.shape_list[e])
+        if got is None:
+            return None
+        return got[0] @ F[e, :3, :3].T + F[e, :3, 3], got[1]
 
     def _chunk(self, Q: np.ndarray) -> list[Findings]:
         from gjkcli.engine.query import batch
