@@ -22,7 +22,7 @@ from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
 __all__ = ["ObjectRecord", "LazyRecords", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
-           "EXIT_ERROR", "SEVERITY", "violates", "pair_note", "hull_note"]
+           "EXIT_ERROR", "SEVERITY", "severity_key", "violates", "pair_note", "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
 EXIT_OK = 0
@@ -325,3 +325,17 @@ def hull_note(pair: Finding, a: ObjectRecord | None, b: ObjectRecord | None) -> 
         return (f"{which} not convex: the hulls are closer than the clearance; the parts may be "
                 f"further apart")
     return f"{which} not convex: undecided for the hulls"
+
+
+def severity_key(pair: Finding):
+    """The report's order: failing before allowed and known, then by status, the deepest
+    collision and the closest gap first."""
+    r = pair.result
+    status = pair.status
+    if status is Status.COLLISION:
+        size = -(r.depth if r.depth is not None else 0.0)
+    elif status in (Status.CLEARANCE, Status.CLEAR, Status.UNDECIDED):
+        size = r.distance
+    else:
+        size = r.signed_distance
+    return (pair.allowed, pair.known, SEVERITY[status], size, pair.a, pair.b)

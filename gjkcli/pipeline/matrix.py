@@ -74,8 +74,8 @@ class _Checker:
 
     def collide(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(n, len(pairs)) bool: link pair `pairs[j]` (indices into link_pairs) collides at q[i]."""
-        from gjkcli.engine.primitive import exact_body, pair_query
         from gjkcli.engine.query import batch
+        from gjkcli.pipeline.pairs import exact_pair
 
         rows = np.flatnonzero(np.isin(self.pair_of, pairs))
         column = np.searchsorted(pairs, self.pair_of[rows])
@@ -94,13 +94,13 @@ class _Checker:
             s, a, b = int(sample[k]), int(ea[k]), int(eb[k])
             if out[s, col[k]]:
                 continue  # another element pair of these links already collides here
-            ma, mb = self.motion.meshes[a], self.motion.meshes[b]
-            if ma is None and mb is None:  # two primitives: each is its own hull
+            shapes = self.motion.shapes.shapes
+            r = exact_pair(self.motion.meshes[a], shapes[a], self.motion.meshes[b], shapes[b],
+                           pose_a=F[s, a], pose_b=F[s, b], want="intersect")
+            if r is None:  # two primitives: each is its own hull
                 hit = got.status[k] == _CODE_COLLISION
             else:  # a primitive against a mesh goes to the mesh's triangles
-                shapes = self.motion.shapes.shapes
-                hit = pair_query(exact_body(ma, shapes[a]), exact_body(mb, shapes[b]), pose_a=F[s, a],
-                                 pose_b=F[s, b], want="intersect").status is Status.COLLISION
+                hit = r.status is Status.COLLISION
             out[s, col[k]] = hit
         return out
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings, violates
+from gjkcli.pipeline.poses import Prepared, Unprepared
+from gjkcli.pipeline.poses import applies as poses_applies
 
 __all__ = ["scan_poses", "Motion", "segment_contacts"]
 
@@ -41,6 +44,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     from gjkcli.scene import urdf
     from gjkcli.scene.objects import scene_sources
 
+    started = time.perf_counter()
     ropts = options.robot
     table = ropts.trajectory if trajectory else ropts.poses
     probe_problems: list = []
@@ -55,7 +59,16 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     robot = robots[0].robot
     poses = urdf.read_pose_table(robot, table)
     runs = []
-    for k, q in enumerate(poses):
+    if not probe_problems and poses_applies(options, manifest, sources):  # the robot alone: prepared once
+        try:
+            prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
+            runs = prepared.runs(poses)
+            runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
+                f"{prepared.allowed_links} allowed pairs of links (adjacent, SRDF) not checked at "
+                f"each pose",))
+        except Unprepared:
+            runs = []
+    for k, q in enumerate(poses if not runs else ()):
         values = dict(zip(robot.variables, q.tolist()))
         o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
                                                                    trajectory=None))
@@ -70,7 +83,15 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                                                 file_b=files.get(f.b, robots[0].shown))
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
-    return _merged(runs, segments, table, len(poses), trajectory)
+    found = _merged(runs, segments, table, len(poses), trajectory)
+    return dataclasses.replace(found, elapsed=time.perf_counter() - started)  # the motion's too
+
+
+def _run_options(options):
+    """The options as a run holds them: fail_on and the mode checked, lengths plain numbers."""
+    from gjkcli.pipeline.run import run_options
+
+    return run_options(options)
 
 
 def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
@@ -152,6 +173,8 @@ class Motion:
     radii : (J, E) `gjkcli.scene.urdf.motion_radii`
     pairs : (P, 2) element pairs checked (not of one link, not allowed)
     band : the contact band, model units
+    owners : per element, the object it is part of (its link, `gjkcli.scene.urdf.link_names`; a
+        fixed object itself): findings are reported under these names
     """
 
     robot: object
@@ -163,11 +186,12 @@ class Motion:
     radii: np.ndarray
     pairs: np.ndarray
     band: float
+    owners: list
 
     @classmethod
     def build(cls, robot, transform, srdf, prefix=None) -> "Motion":
-        from gjkcli.engine.exact import Mesh
         from gjkcli.engine.shapes import ShapeSet, build_hulls
+        from gjkcli.pipeline.pairs import part_mesh
         from gjkcli.scene import urdf
         from gjkcli.tolerances import DEFAULT
 
@@ -181,9 +205,10 @@ class Motion:
         for k, c in enumerate(robot.collisions):
             if local[k] is None:
                 shapes[k] = urdf.primitive(c, np.eye(4))
+                meshes[k] = part_mesh(shapes[k], name=c.name)  # a box's triangles, as a pose's run
             else:
                 V, F, watertight, _, _ = local[k]
-                meshes[k] = Mesh(V, F, watertight=watertight, name=c.name)
+                meshes[k] = part_mesh(vertices=V, faces=F, watertight=watertight, name=c.name)
         radii_e = np.array([urdf.element_radius(c, None if local[k] is None else local[k][0])
                             for k, c in enumerate(robot.collisions)])
         allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}
@@ -195,7 +220,7 @@ class Motion:
         reach = max(float(np.linalg.norm(frames[index[link], :3, 3])) + radii_e[e]
                     for e, link in enumerate(links)) if links else 1.0
         return cls(robot=robot, transform=np.eye(4) if transform is None else np.asarray(transform),
-                   names=urdf.object_names(robot, prefix),
+                   names=urdf.object_names(robot, prefix), owners=urdf.link_names(robot, prefix),
                    link_index=np.array([index[link] for link in links], dtype=np.int64),
                    shapes=ShapeSet(shapes), meshes=meshes, radii=urdf.motion_radii(robot, radii_e),
                    pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
@@ -205,25 +230,28 @@ class Motion:
         """This motion with the scene's other objects, fixed where they are: `geoms` are
         `gjkcli.scene.objects.Geometry` records in world coordinates; keep(a, b) says whether
         the pair of a robot object and an object (by name) is checked."""
-        from gjkcli.engine.exact import Mesh
         from gjkcli.engine.shapes import Shape, ShapeSet
         from gjkcli.errors import ShapeError
+        from gjkcli.pipeline.pairs import part_mesh
 
         E = len(self.names)
         shapes, meshes, names = list(self.shapes.shapes), list(self.meshes), list(self.names)
+        owners = list(self.owners)
         for g in geoms:
             try:
                 shape = g.primitive if g.primitive is not None else Shape.hull(g.vertices)
             except ShapeError:
                 continue  # unusable geometry: the waypoints' runs report it
             shapes.append(shape)
-            meshes.append(None if g.primitive is not None
-                          else Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name))
+            meshes.append(part_mesh(g.primitive, name=g.name) if g.primitive is not None
+                          else part_mesh(vertices=g.vertices, faces=g.faces, watertight=g.watertight,
+                                         name=g.name))
             names.append(g.name)
+            owners.append(g.owner or g.name)
         fixed = len(names) - E
         new = [(a, s) for a in range(E) for s in range(E, E + fixed) if keep(names[a], names[s])]
         return dataclasses.replace(
-            self, names=names, shapes=ShapeSet(shapes), meshes=meshes,
+            self, names=names, owners=owners, shapes=ShapeSet(shapes), meshes=meshes,
             link_index=np.concatenate([self.link_index, np.full(fixed, -1, dtype=np.int64)]),
             radii=np.hstack([self.radii, np.zeros((self.radii.shape[0], fixed))]),
             pairs=np.vstack([self.pairs, np.array(new, dtype=np.int64).reshape(-1, 2)]))
@@ -239,10 +267,10 @@ class Motion:
 
     def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'
-        where they are apart beyond the band, the triangles' where they meet (a primitive against
-        a mesh's triangles; two primitives are their hulls)."""
-        from gjkcli.engine.primitive import exact_body, pair_query
+        where they are apart beyond the band, the parts' own where they meet (as at a waypoint:
+        `gjkcli.pipeline.pairs.exact_pair`; two primitives are their hulls)."""
         from gjkcli.engine.query import batch
+        from gjkcli.pipeline.pairs import exact_pair
 
         F = self.frames(q)
         rows = np.arange(len(pairs))
@@ -252,11 +280,11 @@ class Motion:
         d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
         for k in np.flatnonzero(d <= self.band).tolist():
             ea, eb = int(pairs[k, 0]), int(pairs[k, 1])
-            if self.meshes[ea] is None and self.meshes[eb] is None:
-                continue  # two primitives: each is its own hull, the hulls' answer is theirs
-            r = pair_query(exact_body(self.meshes[ea], self.shapes.shapes[ea]),
-                           exact_body(self.meshes[eb], self.shapes.shapes[eb]), pose_a=pa[k],
+            shapes = self.shapes.shapes
+            r = exact_pair(self.meshes[ea], shapes[ea], self.meshes[eb], shapes[eb], pose_a=pa[k],
                            pose_b=pb[k], tolerance=self.band, want="distance")
+            if r is None:
+                continue  # two primitives: each is its own hull, the hulls' answer is theirs
             d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0
         return d
 
@@ -294,7 +322,8 @@ class Motion:
         return found
 
     def segment(self, i: int, q0, q1, fail_on, requested: str) -> list[Finding]:
-        """Findings of the motion from waypoint i (q0) to i + 1 (q1)."""
+        """Findings of the motion from waypoint i (q0) to i + 1 (q1), one per pair of objects
+        (links): the first contact of any of their elements' pairs."""
         out = []
         speed = self.speeds(q0, q1)
         for k, t, steps in self.segment_contacts(q0, q1):
@@ -309,27 +338,32 @@ class Motion:
                 t_out = t
                 note = (f"between waypoints {i} and {i + 1}: within {self.band:.2g} of contact at "
                         f"t = {t:.6f}" + (f", overlapping at t = {probe:.6f}" if probe is not None else ""))
-            out.append(Finding(a=self.names[a], b=self.names[b], result=result,
+            if (self.owners[a], self.owners[b]) != (self.names[a], self.names[b]):
+                note += f"; first of their elements' pairs: {self.names[a]} against {self.names[b]}"
+            out.append(Finding(a=self.owners[a], b=self.owners[b], result=result,
                                mode="exact" if self.meshes[a] is not None or self.meshes[b] is not None
                                else "hull", requested=requested,
                                violation=violates(result.status, None, fail_on), segment=i, t=t_out,
                                note=note))
-        return out
+        out.sort(key=lambda f: (f.t if f.t is not None else np.inf, _SEVERITY[f.status]))
+        first: dict = {}
+        for f in out:
+            first.setdefault(frozenset((f.a, f.b)), f)
+        return list(first.values())
 
     def _verdict_after(self, a: int, b: int, q0, q1, t: float, bound: float):
         """(Result, t of overlap or None): the pair at t, or where it is found overlapping just
         after t (probes at t + band x 2^k / bound): a collision with its evidence, else the
         touching pair at t."""
-        from gjkcli.engine.primitive import exact_body, pair_query
         from gjkcli.engine.query import query
+        from gjkcli.pipeline.pairs import exact_pair
 
         def at(s: float):
             F = self.frames((q0 + s * (q1 - q0))[None])[0]
-            ma, mb = self.meshes[a], self.meshes[b]
-            if ma is not None or mb is not None:  # a primitive against a mesh: its triangles
-                return pair_query(exact_body(ma, self.shapes.shapes[a]),
-                                  exact_body(mb, self.shapes.shapes[b]), pose_a=F[a], pose_b=F[b],
-                                  tolerance=self.band)
+            r = exact_pair(self.meshes[a], self.shapes.shapes[a], self.meshes[b], self.shapes.shapes[b],
+                           pose_a=F[a], pose_b=F[b], tolerance=self.band)
+            if r is not None:
+                return r
             sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])
             return query(sa, sb, tolerance=self.band)
 

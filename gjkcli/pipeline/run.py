@@ -37,15 +37,15 @@ from typing import Callable
 
 import numpy as np
 
-from gjkcli.engine.results import (
-    DistanceCertificate, PointCertificate, Result, Status, TrianglesCertificate)
+from gjkcli.engine.results import Status
 from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError, one_line
-from gjkcli.pipeline import policy
-from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, violates
+from gjkcli.pipeline import elements, policy
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["check", "scan", "Options"]
+__all__ = ["check", "scan", "Options", "run_options"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -188,6 +188,12 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
     m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
+
+
+def run_options(options: Options) -> Options:
+    """The options as a run holds them: the mode and fail_on checked (ValueError), fail_on and
+    jobs filled in, lengths written without a unit as plain numbers."""
+    return _Run(options, "scan", None).options
 
 
 def _plain_lengths(options: Options) -> Options:
@@ -341,6 +347,11 @@ class _Run:
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
+        checked = len(i)
+        if parts.owned:  # findings, counts and records per object, not per element
+            pairs, counts, checked = elements.by_object(pairs, parts.owned, parts.owner_ids, i, j,
+                                                        key_of, old.keys if old is not None else None)
+            objects = elements.merged_records(objects, parts.owned)
         gone = ()
         if old is not None:
             today = {p.key for p in pairs if p.violation and not p.allowed}
@@ -348,7 +359,7 @@ class _Run:
         self.stage("verdicts", t)
         found = Findings(
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
-            counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
+            counts=counts, checked=checked, candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
@@ -467,6 +478,9 @@ class _Run:
             i, j = i[order], j[order]
         if across:
             keep = parts.source[i] != parts.source[j]
+            i, j = i[keep], j[keep]
+        if parts.owned:  # a link's elements are one object: never checked against each other
+            keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]
         candidates = len(i)
         i, j, clearance = self._select(resolved, i, j)
@@ -613,7 +627,7 @@ class _Run:
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
             r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]))
-            out[k] = _with_part_certificate(r)
+            out[k] = with_part_certificate(r)
             self.tell("refine", n + 1, len(todo))
         return out
 
@@ -668,7 +682,7 @@ class _Run:
                 distance_lower=lower, distance_upper=upper,
                 tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
                 and ans.tessellation[k] > 0 else None))
-        pairs.sort(key=_severity)
+        pairs.sort(key=severity_key)
         return pairs, counts
 
     def _overlaps(self, parts: "_Parts", pairs: list) -> list:
@@ -881,16 +895,28 @@ class _Parts:
         g = self.geoms[k]
         if g.primitive is None:
             return g.vertices, g.faces
-        s = self.shapes[k]
-        if s.kind == "box" and s.radius == 0:  # its 8 corners from the half extents, posed
-            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * s.dims
-            return corners @ s.rotation.T + s.translation, _BOX_FACES
-        return None
+        from gjkcli.pipeline.pairs import box_triangles
+
+        return box_triangles(self.shapes[k])  # a box's 12 triangles are the box; None if curved
 
     def triangles_of(self, name: str):
-        """`triangles` by object name (None for a name the run does not hold)."""
+        """`triangles` by object name, an owner's its elements' together (None for a name the
+        run does not hold)."""
         k = self.index.get(name)
+        if k is None and name in self.owned.values():
+            members = [k for k, g in enumerate(self.geoms) if g.owner == name]
+            return elements.merged_triangles(self.triangles, members)
         return None if k is None else self.triangles(k)
+
+    @functools.cached_property
+    def owned(self) -> dict:
+        """{element name: its object's name} of the parts that are elements of an object (a URDF
+        link's collision elements), `gjkcli.pipeline.elements`."""
+        return {g.name: g.owner for g in self.geoms if g.owner is not None}
+
+    @functools.cached_property
+    def owner_ids(self) -> np.ndarray:
+        return elements.owner_ids([g.owner or g.name for g in self.geoms])
 
     def records(self, involved: np.ndarray) -> tuple:
         """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
@@ -935,34 +961,8 @@ class _Answers:
     tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
 
 
-# The 12 outward triangles of the corners (x, y, z) in {-1, 1}^3 listed x-major: corner 4x + 2y + z.
-_BOX_FACES = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
-                       [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int64)
-
-
-def _with_part_certificate(r: Result) -> Result:
-    """The triangle test's proof in the terms of the parts: crossing triangles, a point inside
-    both, or a certified lower bound of the distance."""
-    if r.status is Status.COLLISION and getattr(r, "contained", None) is None \
-            and getattr(r, "triangle_a", -1) >= 0 and getattr(r, "triangle_b", -1) >= 0 \
-            and r.certificate is not None:
-        return dataclasses.replace(r, certificate=TrianglesCertificate(
-            int(r.triangle_a), int(r.triangle_b), np.asarray(r.certificate.point)))
-    if r.status is Status.CLEAR:
-        return dataclasses.replace(r, certificate=DistanceCertificate(float(r.distance_lower)))
-    if r.status is Status.COLLISION and r.certificate is None:
-        return dataclasses.replace(r, certificate=PointCertificate(np.asarray(r.point_a)))
-    return r
-
-
 def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:
-    """Why a pair with a curved primitive kept the hulls' answer: only --mode hull asks for it
-    (every other mode answers such a pair on the other part's triangles)."""
-    if not conservative or (parts.meshed[a] and parts.meshed[b]):
-        return None
-    curved = [parts.names[k] for k in (a, b) if not parts.meshed[k]]
-    return (f"{' and '.join(curved)}: a curved primitive answered on the other part's hull "
-            f"(--mode hull): a bound, not the parts' answer")
+    return primitive_note(parts.names, parts.meshed, a, b, conservative)
 
 
 # -- statuses ------------------------------------------------------------------------------------
@@ -981,18 +981,6 @@ def _engine_statuses() -> np.ndarray:
 
 
 _STATUS_OF_ENGINE = _engine_statuses()
-
-
-def _severity(pair: Finding):
-    r = pair.result
-    status = pair.status
-    if status is Status.COLLISION:
-        size = -(r.depth if r.depth is not None else 0.0)
-    elif status in (Status.CLEARANCE, Status.CLEAR, Status.UNDECIDED):
-        size = r.distance
-    else:
-        size = r.signed_distance
-    return (pair.allowed, pair.known, SEVERITY[status], size, pair.a, pair.b)
 
 
 def _allowed(resolved, i, j) -> dict:

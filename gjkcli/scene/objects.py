@@ -39,6 +39,8 @@ class Geometry:
         None
     instance : the shared mesh and rigid pose of an instanced part (`gjkcli.mesh.load.Instance`:
         its hull is built once per mesh), else None
+    owner : the object this one is an element of (a URDF link with several collision elements:
+        never checked against its own elements, reported under the owner's name), else None
     """
 
     name: str
@@ -54,6 +56,7 @@ class Geometry:
     brep: object | None = None
     element: object | None = None
     instance: object | None = None
+    owner: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,10 @@
   joint over every sample (a pose is a row of the robot's independent joints; mimic joints
   follow theirs).
 - **Objects** (`read_geometries`): one `Geometry` per collision element, named by its link
-  (``link:k`` for the k-th of a link with several, k from 1); boxes, cylinders and spheres are
-  the engine's exact primitives, meshes their triangles moved to the pose.
+  (``link:k`` for the k-th of a link with several, k from 1, owned by the link: a link is one
+  object, its elements never checked against each other, `gjkcli.pipeline.elements`); boxes,
+  cylinders and spheres are the engine's exact primitives, meshes their triangles moved to the
+  pose.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 from gjkcli.errors import InputError
 
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "load", "read_geometries", "is_urdf",
-           "group_states", "parse_joints", "allowed_pairs", "object_names"]
+           "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names"]
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
 XACRO_NS = "http://www.ros.org/wiki/xacro"
@@ -543,7 +545,13 @@ def pose_from(robot: Robot, values: dict, where: str) -> np.ndarray:
 
 
 def object_names(robot: Robot, prefix: str | None = None) -> list[str]:
+    """Per collision element, its name ("link", or "link:k" for the k-th of several)."""
     return [c.name if prefix is None else f"{prefix}:{c.name}" for c in robot.collisions]
+
+
+def link_names(robot: Robot, prefix: str | None = None) -> list[str]:
+    """Per collision element, the name of the object it is part of: its link (MoveIt's one body)."""
+    return [c.link if prefix is None else f"{prefix}:{c.link}" for c in robot.collisions]
 
 
 def local_meshes(robot: Robot) -> list:
@@ -594,15 +602,17 @@ def read_geometries(robot: Robot, q: np.ndarray, *, shown: str, prefix: str | No
     link_index = {name: k for k, name in enumerate(robot.links)}
     names = object_names(robot, prefix)
     geoms = []
-    for c, name, mesh in zip(robot.collisions, names, local_meshes(robot)):
+    links = link_names(robot, prefix)
+    for c, name, link, mesh in zip(robot.collisions, names, links, local_meshes(robot)):
         F = frames[link_index[c.link]]
+        owner = link if link != name else None  # an element of a link with several
         if mesh is None:
             geoms.append(Geometry(name=name, file=shown, primitive=primitive(c, F), watertight=True,
-                                  bodies=1))
+                                  bodies=1, owner=owner))
             continue
         V, faces, watertight, bodies, units = mesh
         geoms.append(Geometry(name=name, file=shown, vertices=V @ F[:3, :3].T + F[:3, 3], faces=faces,
-                              units=units, watertight=watertight, bodies=bodies))
+                              units=units, watertight=watertight, bodies=bodies, owner=owner))
     return geoms
 
 
@@ -691,14 +701,23 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     if not body:
         raise InputError(path, "has a header and no poses: give one pose a row")
     out = np.tile(robot.default_pose(), (len(body), 1))
+    columns = [col[name] for name in header]
     for n, (line, cells) in enumerate(body):
         if len(cells) != len(header):
             raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
         try:
-            values = {name: float(c) for name, c in zip(header, cells)}
+            out[n, columns] = [float(c) for c in cells]
         except ValueError:
             raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
-        out[n] = pose_from(robot, values, f"{path}:{line}")
+    # the limits checked for every row at once; the first bad row says why, as pose_from does
+    continuous = np.array([next(j for j in robot.joints if j.name == v).kind == "continuous"
+                           for v in robot.variables], dtype=bool)
+    slack = 1e-9 * np.maximum(1.0, np.maximum(np.abs(robot.lower), np.abs(robot.upper)))
+    inside = (out >= robot.lower - slack) & (out <= robot.upper + slack)
+    bad = ~np.isfinite(out).all(axis=1) | ~(inside | continuous).all(axis=1)
+    for n in np.flatnonzero(bad)[:1].tolist():
+        line, cells = body[n]
+        pose_from(robot, {name: float(c) for name, c in zip(header, cells)}, f"{path}:{line}")
     return out
 
 

@@ -117,7 +117,9 @@ def test_trajectory_and_poses_through_the_cli(panda, tmp_path):
     failing = [p for p in doc["pairs"] if p["fails"]]
     assert [(p["a"], p["b"], p["segment"]) for p in failing] == [("panda_link5", "panda_hand", 0)]
     assert 0.47 < failing[0]["t"] < 0.49
-    assert {p["waypoint"] for p in doc["pairs"] if "waypoint" in p} == {0, 1, 2}
+    # the waypoints' pairs are all allowed: counted, not listed, at many poses
+    assert not any("waypoint" in p for p in doc["pairs"])
+    assert any("allowed pairs of links (adjacent, SRDF) not checked" in n for n in doc["notes"])
     r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--poses", str(table),
                                   "--format", "json"])
     assert r.exit_code == 0, r.stderr

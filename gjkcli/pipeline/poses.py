@@ -1,0 +1,244 @@
+"""A robot alone at many poses (`gjk scan robot.urdf --poses FILE.csv`, and the waypoints of
+`--trajectory`), on geometry prepared once: MoveIt's `CollisionEnv` checks a `RobotState`
+against geometry built when the model loaded; so does this.
+
+Prepared once: each collision element's hull, hull gap and triangles in its link's frame, and
+the pairs of elements of different links that no rule allows. Per pose: forward kinematics
+(every pose at once), every element pair on the hulls in the engine's batch call (poses passed
+along, nothing moved in Python), then the policy of the single-pose run
+(`gjkcli.pipeline.policy`) and the triangles where it asks (`gjkcli.pipeline.pairs.exact_pair`,
+the run's own), findings per pair of links (`gjkcli.pipeline.elements`).
+
+The findings that can fail are the per-pose run's. What differs, for speed (a planner's
+thousands of waypoints): the allowed pairs (adjacent links, the SRDF), which never fail, are not
+checked, as MoveIt's collision checks skip what its matrix allows, and a note counts them (the
+per-pose run lists each at each pose); every other pair of links is checked at every pose (no
+broad phase: the counts are per link pair); overlap volumes are not computed (one boolean per
+colliding pair costs more than the pose); object records are the first pose's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline import elements, policy
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.pairs import exact_pair, part_mesh, primitive_note, with_part_certificate
+
+__all__ = ["Prepared", "Unprepared", "applies"]
+
+# Overlap volumes are not computed at many poses: a boolean per colliding pair and pose costs more
+# than the pose.
+OVERLAP_REASON = "not computed at many poses (--joints: one pose, with it)"
+# Poses per engine call: the rows of one call are this times the element pairs.
+CHUNK = 1000
+
+
+def applies(options, manifest, sources) -> bool:
+    """The run is one robot and nothing else, with no option the prepared path does not take
+    (the per-pose run answers the others)."""
+    return (manifest is None and len(sources) == 1 and sources[0].robot is not None
+            and not options.trace and options.baseline is None and options.write_baseline is None
+            and not options.all_pairs and options.clearance is None and options.dask is None
+            and options.mode in policy.MODES)
+
+
+class Unprepared(Exception):
+    """An element the prepared path cannot take (unusable geometry): the per-pose run reports it."""
+
+
+class Prepared:
+    """A robot's collision elements, prepared once, checked at any number of poses."""
+
+    def __init__(self, source, srdf, options):
+        from gjkcli.engine.shapes import ShapeSet, build_hulls
+        from gjkcli.errors import ShapeError
+        from gjkcli.mesh.convexity import hull_gaps
+        from gjkcli.scene import urdf
+        from gjkcli.scene.manifest import match_link
+        from gjkcli.units import canonical
+
+        robot = self.robot = source.robot
+        self.source = source
+        self.options = options
+        self.transform = np.eye(4) if source.transform is None else np.asarray(source.transform)
+        local = urdf.local_meshes(robot)
+        slots = [k for k, m in enumerate(local) if m is not None]
+        hulls = build_hulls([local[k][0] for k in slots])
+        E = len(robot.collisions)
+        shapes: list = [None] * E
+        for slot, k in enumerate(slots):
+            if isinstance(hulls.shapes[slot], ShapeError):  # the per-pose run reports it
+                raise Unprepared(str(hulls.shapes[slot]))
+            shapes[k] = hulls.shapes[slot]
+        self.gap = np.zeros(E)
+        if slots:
+            self.gap[slots] = hull_gaps(hulls, [local[k][1] for k in slots], [local[k][0] for k in slots])
+        self.meshes: list = [None] * E
+        for k, c in enumerate(robot.collisions):
+            if local[k] is None:
+                shapes[k] = urdf.primitive(c, np.eye(4))
+                self.meshes[k] = part_mesh(shapes[k], name=c.name)
+            else:
+                V, F, watertight, _, _ = local[k]
+                self.meshes[k] = part_mesh(vertices=V, faces=F, watertight=watertight, name=c.name)
+        self.local = local
+        self.shapes = ShapeSet(shapes)
+        self.shape_list = shapes
+        self.names = urdf.object_names(robot, source.prefix)
+        self.owners = urdf.link_names(robot, source.prefix)
+        self.meshed = np.array([m is not None for m in self.meshes], dtype=bool)
+        index = {name: k for k, name in enumerate(robot.links)}
+        self.link_index = np.array([index[c.link] for c in robot.collisions], dtype=np.int64)
+        links = [c.link for c in robot.collisions]
+        ia, ib = np.triu_indices(E, 1)
+        keep = np.array([links[a] != links[b] for a, b in zip(ia, ib)], dtype=bool)
+        self.ia, self.ib = ia[keep], ib[keep]
+        # the allowed pairs (adjacent links, the SRDF) never fail: not checked, but counted
+        allowed = np.zeros(len(self.ia), dtype=bool)
+        for spec in urdf.allowed_pairs(robot, srdf, source.prefix):
+            in_a, in_b = match_link(spec.a, self.names), match_link(spec.b, self.names)
+            allowed |= (in_a[self.ia] & in_b[self.ib]) | (in_b[self.ia] & in_a[self.ib])
+        self.owner_ids = elements.owner_ids(self.owners)
+        self.allowed_links = elements.object_pairs(self.owner_ids, self.ia[allowed], self.ib[allowed])
+        self.ia, self.ib = self.ia[~allowed], self.ib[~allowed]
+        units = [canonical(m[4]) for m in local if m is not None and m[4]]
+        if len(set(units)) > 1:  # files in several units (or one gjk does not know): the run converts
+            raise Unprepared(f"meshes in several units: {sorted(map(str, set(units)))}")
+        self.units = next((u for u in units if u is not None), None)
+        self.link_pairs = elements.object_pairs(self.owner_ids, self.ia, self.ib)
+        self.owned = {n: o for n, o in zip(self.names, self.owners) if n != o}
+
+    def frames(self, q: np.ndarray) -> np.ndarray:
+        """(n, E, 4, 4) the elements' link frames in the world for poses (n, d)."""
+        return (self.transform @ self.robot.fk(q))[:, self.link_index]
+
+    def runs(self, Q: np.ndarray) -> list[Findings]:
+        """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
+        are made once, at the first pose (a report of many poses keeps the first pose's), with
+        a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
+        out = []
+        for start in range(0, len(Q), CHUNK):
+            out.extend(self._chunk(Q[start: start + CHUNK]))
+        if not out:
+            return out
+        involved = {n for f in out for p in f.pairs for n in (p.a, p.b)}
+        F = self.frames(Q[:1])[0]
+        records = tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
+        index = {r.name: k for k, r in enumerate(records)}
+
+        def geometry(name: str):  # an object's triangles at the first pose, for pictures
+            return elements.merged_triangles(lambda e: self._world(e, F), self._members(name))
+
+        return [dataclasses.replace(f, objects=records, _index=index, geometry=geometry) for f in out]
+
+    def _world(self, e: int, F: np.ndarray):
+        """Element e's ((n, 3) world vertices, faces) at link frames F (E, 4, 4); None for a
+        curved primitive."""
+        from gjkcli.pipeline.pairs import box_triangles
+
+        got = (self.local[e][0], self.local[e][1]) if self.local[e] is not None \
+            else box_triangles(self.shape_list[e])
+        if got is None:
+            return None
+        return got[0] @ F[e, :3, :3].T + F[e, :3, 3], got[1]
+
+    def _chunk(self, Q: np.ndarray) -> list[Findings]:
+        from gjkcli.engine.query import batch
+        from gjkcli.engine.results import STATUS_CODES
+
+        o = self.options
+        t0 = time.perf_counter()
+        n, P = len(Q), len(self.ia)
+        F = self.frames(Q)
+        pose = np.repeat(np.arange(n), P)
+        ea, eb = np.tile(self.ia, n), np.tile(self.ib, n)
+        t1 = time.perf_counter()
+        got = batch(self.shapes, ea, eb, pose_a=F[pose, ea], pose_b=F[pose, eb], tolerance=o.tolerance,
+                    want="verdict")
+        t2 = time.perf_counter()
+        code = {c: s.value for c, s in STATUS_CODES.items()}
+        status = np.array([code[c] for c in range(max(code) + 1)], dtype=object)[got.status]
+        hull_clear = status == Status.CLEAR.value
+        coincident = policy.coincide(self.gap[ea], self.gap[eb], got.tolerance)
+        listed = ~hull_clear
+        # a side with triangles at least, as the run: a curved primitive against them
+        refine = policy.needs_triangles(o.mode, hull_clear, coincident, listed,
+                                        self.meshed[ea] | self.meshed[eb])
+        conservative = policy.conservative(~refine, coincident)
+        by_pose: list[list] = [[] for _ in range(n)]
+        for k in np.flatnonzero(listed).tolist():
+            s, a, b = int(pose[k]), int(ea[k]), int(eb[k])
+            if refine[k]:
+                r = exact_pair(self.meshes[a], self.shape_list[a], self.meshes[b], self.shape_list[b],
+                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]))
+                result, mode = with_part_certificate(r), "exact"
+                if result.status is Status.CLEAR:
+                    continue  # the hulls meet, the parts do not: not a finding
+            else:
+                result, mode = got.result(k), "hull"
+                if result.status.value != status[k]:
+                    result = dataclasses.replace(result, status=Status(status[k]))
+            note = getattr(result, "note", None) or primitive_note(self.names, self.meshed, a, b,
+                                                                   bool(conservative[k]))
+            by_pose[s].append(Finding(
+                a=self.names[a], b=self.names[b], result=result, mode=mode, requested=o.mode,
+                conservative=bool(conservative[k]), violation=violates(result.status, None, o.fail_on),
+                file_a=self.source.shown,
+                file_b=self.source.shown, note=note,
+                overlap_reason=OVERLAP_REASON if result.status is Status.COLLISION else None))
+        t3 = time.perf_counter()
+        share = {"forward kinematics": (t1 - t0) / n, "narrow": (t2 - t1) / n, "refine": (t3 - t2) / n}
+        ids = self.owner_ids
+        out = []
+        for s in range(n):
+            pairs = sorted(by_pose[s], key=severity_key)
+            pairs, counts, checked = elements.by_object(pairs, self.owned, ids, self.ia, self.ib,
+                                                        objects_checked=self.link_pairs)
+            out.append(Findings(
+                command="scan", pairs=tuple(pairs), counts=counts, checked=checked,
+                candidates=P, requested=o.mode, tolerance=o.tolerance, clearance=None,
+                fail_on=o.fail_on, units=self.units, timings=dict(share), elapsed=sum(share.values()),
+                version=_version()))
+        return out
+
+    def _members(self, name: str) -> list:
+        return [e for e, (n, o) in enumerate(zip(self.names, self.owners)) if o == name or n == name]
+
+    def _record(self, name: str, F: np.ndarray, reason: bool) -> ObjectRecord:
+        """Object `name`'s record at link frames F (E, 4, 4); its convexity reason when asked."""
+        from gjkcli.mesh.convexity import part_verdicts
+        from gjkcli.tolerances import DEFAULT
+
+        records = []
+        for e in self._members(name):
+            shape = self.shape_list[e].moved(F[e])
+            lo, hi = shape.bounds
+            size = float(np.linalg.norm(np.asarray(hi) - np.asarray(lo)))
+            if self.local[e] is None:
+                convex, why, V, faces = True, "a primitive", 0, 0
+            else:
+                V, fc, watertight, bodies, _ = self.local[e]
+                decided, reasons = part_verdicts(self.gap[e:e + 1], np.array([DEFAULT.touching_rel * size]),
+                                                 [0] if reason else [], [V], [fc], [watertight], [bodies])
+                convex, why, V, faces = decided[0], reasons[0], len(V), len(fc)
+            m = self.local[e]
+            records.append(ObjectRecord(
+                name=self.names[e], file=self.source.shown, vertices=V, faces=faces,
+                hull_vertices=int(shape.n_vertices), convex=convex,
+                watertight=True if m is None else m[2], bounds=(tuple(map(float, lo)), tuple(map(float, hi))),
+                units=None if m is None else m[4], bodies=1 if m is None else m[3],
+                dimension=int(shape.dimension), primitive=shape.kind if m is None else None,
+                convexity=why, hull_gap=None if m is None else float(self.gap[e])))
+        if len(records) == 1 and records[0].name == name:
+            return records[0]
+        return elements.merged_records(records, {r.name: name for r in records})[0]
+
+
+def _version() -> str:
+    from gjkcli import __version__
+
+    return __version__
