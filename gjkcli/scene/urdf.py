@@ -578,8 +578,8 @@ class _Packages:
     crawls); each prefix of AMENT_PREFIX_PATH whose ament index lists NAME (ROS 2:
     PREFIX/share/ament_index/resource_index/packages/NAME, the package in PREFIX/share/NAME), then
     this Python's prefix (a robot installed by pip with its index, as example-robot-data is); a
-    folder NAME (or NAME beside one) above the URDF, both as its path was typed and with its
-    symbolic links resolved.
+    folder NAME (or NAME beside one) above the URDF, as its path was typed, with its folder's
+    symbolic links resolved, and beside the file a link to the URDF leads to.
     """
 
     def __init__(self, urdf: Path, packages: dict, notes: list):
@@ -627,9 +627,10 @@ class _Packages:
         for prefix in [*_path_list("AMENT_PREFIX_PATH"), sys.prefix]:
             if (Path(prefix) / AMENT_INDEX / name).is_file():
                 yield Path(prefix) / "share" / name
+        # the folder as typed, with its links resolved, and the file's own target's folder
         typed = Path(os.path.abspath(self.urdf))
-        for start in dict.fromkeys([typed, typed.resolve()]):
-            for folder in start.parents:
+        for start in dict.fromkeys([typed.parent, typed.parent.resolve(), typed.resolve().parent]):
+            for folder in (start, *start.parents):
                 for candidate in (folder, folder / name):
                     if candidate.name == name:
                         yield candidate
