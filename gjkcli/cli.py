@@ -268,8 +268,10 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
               help="Write the SRDF to FILE (an existing SRDF keeps all but its disabled pairs). "
                    "Default: stdout.")
 @click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
-              help="Instead: check the pairs SRDF disables as Never; exit 1 with a pose for each "
-                   "that collides.")
+              help="Instead: check every pair SRDF disables but Adjacent ones (Never, unlabelled, "
+                   "a disable_default_collisions link's; less enable_collisions) at random poses; "
+                   "exit 1 with a pose for each that collides, unless its reason (Default, Always) "
+                   "says it does.")
 @click.option("--prove", is_flag=True,
               help="Certify each Never pair over the whole joint-limit box (branch and bound); "
                    "pairs neither proven nor refuted are left enabled, listed in a comment.")
@@ -286,7 +288,8 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
     Always (in collision in at least 95% of the samples) or Never (in none of them); the others
     stay enabled. Writes SRDF <disable_collisions> lines with those reasons. With --audit, exit
-    code 1 when a pair the SRDF disables as Never collides. Exit code 2: an input error.
+    code 1 when a pair the SRDF disables, not as Adjacent, Default or Always, collides. Exit code
+    2: an input error.
     """
     robot_options = _robot_options(packages, None, None, None, None)
     with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), _quiet_libraries(debug):
@@ -295,14 +298,21 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         from gjkcli.pipeline import matrix as matrices
         from gjkcli.report import srdf as srdfs
         from gjkcli.scene import urdf as urdfs
-        from gjkcli.scene.manifest import read_small_text, read_srdf
+        from gjkcli.scene.manifest import read_small_text
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
-                never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
-                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell)
+                # every pair the SRDF allows but adjacent links (joined, they touch by design)
+                with_geometry = {c.link for c in robot.collisions}
+                adjacent = {frozenset((a, b)) for a, b, _ in urdfs.adjacent_links(robot)}
+                disabled = [(a, b, reason) for a, b, reason, _ in
+                            urdfs.srdf_disabled(robot, urdfs.read_srdf_rules(audit))
+                            if reason != "Adjacent" and frozenset((a, b)) not in adjacent]
+                audited = {(a, b): reason for a, b, reason in disabled
+                           if a in with_geometry and b in with_geometry}
+                found = matrices.audit(robot, list(audited), samples=samples, seed=seed, progress=tell)
             else:
                 m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell)
                 proofs = None
@@ -311,8 +321,11 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         if audit is not None:
             if not quiet:
                 with _stdout("the audit"):
-                    click.echo("\n".join(srdfs.audit_lines(found, len(never), samples, seed)))
-            ctx.exit(EXIT_VIOLATION if found else EXIT_OK)
+                    click.echo("\n".join(srdfs.audit_lines(found, audited, samples, seed,
+                                                            unchecked=len(disabled) - len(audited))))
+            failing = [c for c in found if not srdfs.expected_to_collide(audited.get((c.a, c.b),
+                                                                               audited.get((c.b, c.a))))]
+            ctx.exit(EXIT_VIOLATION if failing else EXIT_OK)
         existing = None
         if output is not None and os.path.exists(output):
             try:

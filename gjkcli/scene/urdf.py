@@ -861,18 +861,88 @@ def adjacent_links(robot: Robot) -> list[tuple[str, str, str]]:
     return out
 
 
+@dataclass(frozen=True)
+class SrdfRules:
+    """The collision entries of a MoveIt SRDF, as MoveIt applies them to its allowed collision
+    matrix: a link's default first, then the disabled pairs, then the enabled pairs over both.
+
+    disabled : ((link, link, reason or None, line), ...) of <disable_collisions>
+    defaults : ((link, line), ...) of <disable_default_collisions link=...>: every pair of the
+        link is allowed unless enabled
+    enabled : ((link, link, line), ...) of <enable_collisions>
+    """
+
+    disabled: tuple
+    defaults: tuple
+    enabled: tuple
+
+    def enabled_keys(self) -> set:
+        return {frozenset((a, b)) for a, b, _ in self.enabled}
+
+
+def read_srdf_rules(srdf) -> SrdfRules:
+    """The SRDF's collision entries. InputError naming the line of an entry without its links."""
+    path = Path(srdf)
+    root = _parse_xml(path, "SRDF")
+    disabled, defaults, enabled = [], [], []
+    for e in root.iter("disable_collisions", "enable_collisions", "disable_default_collisions"):
+        where = f"{path}:{e.sourceline}"
+        if e.tag == "disable_default_collisions":
+            if not e.get("link"):
+                raise InputError(where, "<disable_default_collisions> needs link=")
+            defaults.append((e.get("link"), e.sourceline or 0))
+            continue
+        a, b = e.get("link1"), e.get("link2")
+        if not a or not b:
+            raise InputError(where, f"<{e.tag}> needs link1 and link2")
+        if e.tag == "enable_collisions":
+            enabled.append((a, b, e.sourceline or 0))
+        else:
+            disabled.append((a, b, e.get("reason") or None, e.sourceline or 0))
+    return SrdfRules(disabled=tuple(disabled), defaults=tuple(defaults), enabled=tuple(enabled))
+
+
+DEFAULT_REASON = "Default link"  # the reason of a pair allowed by <disable_default_collisions>
+
+
+def srdf_disabled(robot: Robot, rules: SrdfRules) -> list[tuple[str, str, str | None, int]]:
+    """(link, link, reason, line) of every pair the SRDF allows, as MoveIt reads it: the
+    <disable_collisions> pairs, and each pair of a <disable_default_collisions> link with the
+    robot's other links with geometry (reason `DEFAULT_REASON`), less the <enable_collisions>
+    pairs; each pair once (its <disable_collisions> entry first)."""
+    enabled = rules.enabled_keys()
+    seen, out = set(), []
+    for a, b, reason, line in rules.disabled:
+        key = frozenset((a, b))
+        if key not in enabled and key not in seen:
+            seen.add(key)
+            out.append((a, b, reason, line))
+    with_geometry = list(dict.fromkeys(c.link for c in robot.collisions))
+    for link, line in rules.defaults:
+        for other in with_geometry:
+            key = frozenset((link, other))
+            if other != link and key not in enabled and key not in seen:
+                seen.add(key)
+                out.append((link, other, DEFAULT_REASON, line))
+    return out
+
+
 def allowed_pairs(robot: Robot, srdf=None, prefix: str | None = None) -> list:
     """AllowSpec (`gjkcli.scene.manifest`) per pair the robot itself allows: adjacent links
-    ("adjacent: joint NAME"), then the SRDF's disabled pairs ("SRDF: <reason>")."""
-    from gjkcli.scene.manifest import AllowSpec, read_srdf
+    ("adjacent: joint NAME"), then the SRDF's (`srdf_disabled`: "SRDF: <reason>", "SRDF:
+    disabled" for an entry without one). An SRDF's <enable_collisions> pair is checked even when
+    its links are adjacent: the user asked for it."""
+    from gjkcli.scene.manifest import AllowSpec
 
     full = (lambda link: link) if prefix is None else (lambda link: f"{prefix}:{link}")
+    rules = read_srdf_rules(srdf) if srdf is not None else SrdfRules((), (), ())
+    enabled = rules.enabled_keys()
     out = [AllowSpec(a=full(a), b=full(b), reason=f"adjacent: joint {joints}", line=0,
-                     source=str(robot.path), literal=True) for a, b, joints in adjacent_links(robot)]
-    if srdf is not None:
-        for spec in read_srdf(Path(srdf), Path(srdf), None):
-            out.append(AllowSpec(a=full(spec.a), b=full(spec.b), reason=spec.reason, line=spec.line,
-                                 source=spec.source, literal=True))
+                     source=str(robot.path), literal=True) for a, b, joints in adjacent_links(robot)
+           if frozenset((a, b)) not in enabled]
+    for a, b, reason, line in srdf_disabled(robot, rules):
+        out.append(AllowSpec(a=full(a), b=full(b), reason=f"SRDF: {reason or 'disabled'}", line=line,
+                             source=str(srdf), literal=True))
     return out
 
 
