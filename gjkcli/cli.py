@@ -213,12 +213,14 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--joints", metavar="NAME=VALUE,...",
               help="URDF: the pose (radians, metres), or a group state of --srdf. Default: every "
                    "joint at 0 within its limits; a value outside the limits is an error.")
-@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
-              help="URDF: check every pose of a CSV (a header of joint names, one pose a row); "
-                   "each finding carries its row as 'waypoint'.")
-@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
-              help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
-                   "straight joint motion between them continuously ('segment' and 't').")
+@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: check every pose of a CSV (a header of joint names, one pose a row) or "
+                   "a ROS trajectory (below); each finding carries its row as 'waypoint'.")
+@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: the waypoints of one motion: each waypoint, and the straight joint motion "
+                   "between them continuously ('segment' and 't'). A CSV as --poses, or a "
+                   "JointTrajectory or MoveIt RobotTrajectory as JSON or YAML (as `ros2 topic "
+                   "echo` prints it): findings carry 'time_from_start' too.")
 @click.option("--sheet-layer", metavar="NAME",
               help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
                    "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")

@@ -140,6 +140,8 @@ class Finding:
     waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
+    time_from_start : seconds into a ROS trajectory the pair was found at (a JointTrajectory or
+        RobotTrajectory file; None otherwise)
     """
 
     a: str
@@ -163,6 +165,7 @@ class Finding:
     waypoint: int | None = None
     segment: int | None = None
     t: float | None = None
+    time_from_start: float | None = None
     distance_lower: float | None = None
     distance_upper: float | None = None
     tessellation: float | None = None

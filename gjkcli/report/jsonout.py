@@ -21,6 +21,7 @@ additions of each release are listed in the README)::
                  ["units": the run's length unit, when the inputs state one],
                  ["tessellation_error", "distance_upper": tessellated (STEP) parts only],
                  ["waypoint", "segment", "t": robots' --poses and --trajectory only],
+                 ["time_from_start": seconds, a ROS trajectory's (JSON or YAML) only],
                  ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
@@ -168,7 +169,7 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         out["tessellation_error"] = number(pair.tessellation)
         if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
             out["distance_upper"] = number(max(pair.distance_upper, 0.0))
-    for key in ("waypoint", "segment", "t"):  # robots' poses and motions only
+    for key in ("waypoint", "segment", "t", "time_from_start"):  # robots' poses and motions only
         if getattr(pair, key) is not None:
             out[key] = getattr(pair, key)
     if trace:

@@ -185,6 +185,8 @@ def pair_notes(p, fmt) -> list[str]:
         notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
     elif p.waypoint is not None:
         notes.append(f"waypoint {p.waypoint}")
+    if getattr(p, "time_from_start", None) is not None:
+        notes[-1] += f" ({p.time_from_start:.3f} s)"
     if p.allowed:
         notes.append(f"allowed: {p.reason}")
     elif p.known and p.violation:
