@@ -191,6 +191,9 @@ def check(ctx, a, b, start_direction, **opts):
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
 @click.option("--all-pairs", is_flag=True, help="List every pair the narrow phase checked, with its distance.")
+@click.option("--show-allowed", is_flag=True,
+              help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
+                   "as suppressed and skipped). Default: counted in the summary, not listed.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Fail only on findings not recorded in FILE; report the recorded ones that are gone.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -226,7 +229,7 @@ def check(ctx, a, b, start_direction, **opts):
                    "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
+def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
          dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
@@ -238,7 +241,8 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+             all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
+             write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
@@ -355,7 +359,8 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, manifest=None,
-                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
+                 fail_on=None, all_pairs=False, show_allowed=False, baseline=None,
+                 write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None) -> None:
     """The pipeline, then the report, then the exit code."""
@@ -390,6 +395,10 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
+        if show_allowed:
+            import dataclasses
+
+            found = dataclasses.replace(found, show_allowed=True)
         started = time.perf_counter()
         if trace_json is not None:
             stage[0] = f"writing {trace_json}"

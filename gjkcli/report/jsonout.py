@@ -30,9 +30,12 @@ additions of each release are listed in the README)::
                   "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
                   "allowed", "known", "failures", "gone", "exact", "hull"},
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
-              "baseline", "timings", "units"},
+              "show_allowed", "baseline", "timings", "units"},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
+
+"pairs" leaves out the allowed pairs unless the run shows them ("show_allowed", or "all_pairs");
+"summary" counts them ("allowed": those that would fail).
 
 A certificate is {"kind": "plane", "normal", "offset"}, {"kind": "point", "point"},
 {"kind": "triangles", "a", "b", "point"} or {"kind": "distance", "lower"}, with "of": "parts"
@@ -211,6 +214,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "clearance": found.clearance,
         "fail_on": list(found.fail_on),
         "all_pairs": bool(found.all_pairs),
+        "show_allowed": bool(found.show_allowed),
         "baseline": found.baseline,
         "timings": dict(found.timings),
         "units": found.units,
@@ -222,7 +226,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "dimension": int(found.dimension),
         "tool": {"name": "gjk", "version": found.version},
         "objects": [object_dict(o) for o in found.objects],
-        "pairs": [pair_dict(p, found, trace) for p in found.pairs],
+        "pairs": [pair_dict(p, found, trace) for p in found.listed],
         "errors": [{"file": e.file, "message": e.message} for e in found.errors],
         "notes": list(found.notes),
         "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],
