@@ -208,8 +208,8 @@ def check(ctx, a, b, start_direction, **opts):
               show_default=True, metavar="SECONDS",
               help="How long to wait for the Dask scheduler and its first worker.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
-              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, then "
-                   "a folder called NAME above the URDF.")
+              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, the "
+                   "ament index of AMENT_PREFIX_PATH, a folder called NAME above the URDF.")
 @click.option("--srdf", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="URDF: a MoveIt SRDF whose disabled pairs are allowed (with their reasons) and "
                    "whose group states name poses.")

@@ -86,6 +86,18 @@ def test_every_layout_reads_the_same_poses_and_times(panda, tmp_path, name, text
             np.testing.assert_allclose(frames[n, k], T, atol=1e-9)
 
 
+def test_the_sample_plan_is_the_sample_motion(panda):
+    """samples/panda_plan.yaml (the README's planner trajectory) holds the waypoints of
+    samples/panda_motion.csv, at 0, 2 and 3.5 s."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    _, _, robot = panda
+    plan = trajectory.read_poses(robot, samples / "panda_plan.yaml")
+    np.testing.assert_array_equal(plan.poses, trajectory.read_poses(robot, samples / "panda_motion.csv").poses)
+    assert plan.times.tolist() == [0.0, 2.0, 3.5]
+
+
 def test_a_csv_still_reads_without_times(panda, tmp_path):
     _, _, robot = panda
     table = tmp_path / "motion.csv"
