@@ -419,14 +419,14 @@ def _number(element, key: str, fail, default=None) -> float:
     return float(_floats(text, 1, element, f"<{element.tag}> {key}", fail)[0])
 
 
-def _origin(element, fail) -> np.ndarray:
+def _origin(element, fail, note) -> np.ndarray:
     """(4, 4) from an <origin xyz= rpy=> child (identity when absent)."""
     T = np.eye(4)
     o = element.find("origin")
     if o is None:
         return T
-    xyz = _floats(o.get("xyz", "0 0 0"), 3, o, "<origin> xyz", fail)
-    rpy = _floats(o.get("rpy", "0 0 0"), 3, o, "<origin> rpy", fail)
+    xyz = _three(o, "xyz", "0 0 0", "<origin> xyz", fail, note)
+    rpy = _three(o, "rpy", "0 0 0", "<origin> rpy", fail, note)
     T[:3, :3] = rpy_matrix(rpy)
     T[:3, 3] = xyz
     return T
@@ -490,7 +490,7 @@ def _joint(e, links: set, fail, note) -> list[Joint]:
         if not m.get("joint"):
             fail(m, f"joint {name!r}: <mimic> needs joint=")
         mimic = (m.get("joint"), _number(m, "multiplier", fail, 1.0), _number(m, "offset", fail, 0.0))
-    origin = _origin(e, fail)
+    origin = _origin(e, fail, note)
     line = e.sourceline or 0
     if kind not in COMPOUND_COLUMNS:
         return [Joint(name=name, kind=kind, parent=ends["parent"], child=ends["child"],
@@ -527,7 +527,7 @@ def _collision(c, link: str, label: str, resolver: "_Packages", fail, note) -> C
     if len(shapes) != 1:
         fail(c, f"link {link!r}: a <collision> holds one <geometry> with one shape")
     s = shapes[0]
-    origin = _origin(c, fail)
+    origin = _origin(c, fail, note)
     if s.tag == "mesh":
         filename = s.get("filename")
         if not filename:
@@ -551,23 +551,28 @@ def _collision(c, link: str, label: str, resolver: "_Packages", fail, note) -> C
     fail(s, f"link {link!r}: <{s.tag}> is not a collision shape gjk reads (mesh, box, cylinder, sphere)")
 
 
-def _scale(s, link: str, fail, note) -> np.ndarray:
-    """(3,) a mesh's scale: three numbers; as yourdfpy and pybullet read it, also one (the same
-    on every axis), commas between them, or more than three (the first three), with a note."""
-    text = s.get("scale", "1 1 1")
+def _three(e, key: str, default: str, what: str, fail, note, uniform: bool = False) -> np.ndarray:
+    """(3,) an attribute of three numbers; as pybullet reads it, also with commas between them or
+    more than three (the first three), and with `uniform` one number (the same on every axis),
+    each with a note."""
+    text = e.get(key, default)
     cells = text.replace(",", " ").split()
-    what = f"link {link!r}: <mesh> scale"
-    if len(cells) == 1:
-        value = _floats(cells[0], 1, s, what, fail)
-        note(s, f"{what} {text!r} is one number: the same on every axis")
+    if uniform and len(cells) == 1:
+        value = _floats(cells[0], 1, e, what, fail)
+        note(e, f"{what} {text!r} is one number: the same on every axis")
         return np.repeat(value, 3)
     if len(cells) > 3:
-        _floats(" ".join(cells), len(cells), s, what, fail)
-        note(s, f"{what} {text!r} has {len(cells)} numbers: took the first three, as pybullet does")
+        _floats(" ".join(cells), len(cells), e, what, fail)
+        note(e, f"{what} {text!r} has {len(cells)} numbers: took the first three, as pybullet does")
         cells = cells[:3]
     elif "," in text:
-        note(s, f"{what} {text!r} separates its numbers with commas: read them as spaces")
-    return _floats(" ".join(cells), 3, s, what, fail)
+        note(e, f"{what} {text!r} separates its numbers with commas: read them as spaces")
+    return _floats(" ".join(cells), 3, e, what, fail)
+
+
+def _scale(s, link: str, fail, note) -> np.ndarray:
+    """(3,) a mesh's scale: three numbers, or as yourdfpy and pybullet read it (`_three`)."""
+    return _three(s, "scale", "1 1 1", f"link {link!r}: <mesh> scale", fail, note, uniform=True)
 
 
 class _Packages:
@@ -577,7 +582,8 @@ class _Packages:
     ROS_PACKAGE_PATH (a folder NAME holding REST, up to `PACKAGE_DEPTH` folders down, as rospack
     crawls); each prefix of AMENT_PREFIX_PATH whose ament index lists NAME (ROS 2:
     PREFIX/share/ament_index/resource_index/packages/NAME, the package in PREFIX/share/NAME), then
-    this Python's prefix (a robot installed by pip with its index, as example-robot-data is); a
+    this Python's prefixes (`_python_prefixes`: a robot installed by pip with its index, as
+    example-robot-data is); a
     folder NAME (or NAME beside one) above the URDF, as its path was typed, with its folder's
     symbolic links resolved, and beside the file a link to the URDF leads to.
     """
@@ -624,7 +630,7 @@ class _Packages:
         """Folders that may be the package NAME, in the order of the class's docstring."""
         for folder in _path_list("ROS_PACKAGE_PATH"):
             yield from _named_below(Path(folder), name, PACKAGE_DEPTH)
-        for prefix in [*_path_list("AMENT_PREFIX_PATH"), sys.prefix]:
+        for prefix in [*_path_list("AMENT_PREFIX_PATH"), *_python_prefixes()]:
             if (Path(prefix) / AMENT_INDEX / name).is_file():
                 yield Path(prefix) / "share" / name
         # the folder as typed, with its links resolved, and the file's own target's folder
@@ -646,6 +652,14 @@ class _Packages:
 AMENT_INDEX = Path("share") / "ament_index" / "resource_index" / "packages"
 # How deep below a ROS_PACKAGE_PATH folder a package is looked for (a workspace's src/REPO/PKG).
 PACKAGE_DEPTH = 3
+
+
+def _python_prefixes() -> list[str]:
+    """Where robots installed by pip keep their ament index: this Python's prefix, and the
+    `cmeel.prefix` folder that cmeel wheels (example-robot-data, pinocchio) install into."""
+    import sysconfig
+
+    return [sys.prefix, *(str(Path(sysconfig.get_paths()[k]) / "cmeel.prefix") for k in ("purelib", "platlib"))]
 
 
 def _path_list(variable: str) -> list[str]:

@@ -71,6 +71,23 @@ def test_lenient_urdfs_read_with_a_note_and_agree_with_yourdfpy(tmp_path, case):
         np.testing.assert_allclose(_ours(robot, q), _yourdfpy_frames(path, robot, q), atol=1e-12)
 
 
+@pytest.mark.parametrize("origin, note", [
+    ('<origin xyz="0, 0, 0.2" rpy="0.3,0.2,0.1"/>', "separates its numbers with commas"),
+    ('<origin xyz="0 0 0.2" rpy="0.3 0.2 0.1 0"/>', "rpy '0.3 0.2 0.1 0' has 4 numbers: took the first three"),
+])
+def test_origins_as_pybullet_reads_them(tmp_path, origin, note):
+    """pybullet's reading of an <origin> with commas or a fourth number, against yourdfpy's
+    frames of the same URDF written strictly."""
+    strict = _arm().replace('<origin xyz="0 0 0.2"/>', '<origin xyz="0 0 0.2" rpy="0.3 0.2 0.1"/>')
+    loose = _arm().replace('<origin xyz="0 0 0.2"/>', origin)
+    (tmp_path / "strict.urdf").write_text(strict)
+    (tmp_path / "loose.urdf").write_text(loose)
+    robot = urdf.load(tmp_path / "loose.urdf")
+    assert any(note in n for n in robot.notes), robot.notes
+    q = [0.4, -0.3]
+    np.testing.assert_allclose(_ours(robot, q), _yourdfpy_frames(tmp_path / "strict.urdf", robot, q), atol=1e-12)
+
+
 def test_strict_urdf_has_no_notes(tmp_path):
     path = tmp_path / "robot.urdf"
     path.write_text(_arm())
