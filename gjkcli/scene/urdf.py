@@ -556,13 +556,21 @@ def _three(e, key: str, default: str, what: str, fail, note, uniform: bool = Fal
     more than three (the first three), and with `uniform` one number (the same on every axis),
     each with a note."""
     text = e.get(key, default)
+    if "$(" in text or "${" in text:
+        fail(e, f"{what} {text!r} is an unexpanded xacro or roslaunch substitution: expand the file "
+                f"first (`xacro robot.urdf.xacro > robot.urdf`)")
     cells = text.replace(",", " ").split()
     if uniform and len(cells) == 1:
         value = _floats(cells[0], 1, e, what, fail)
         note(e, f"{what} {text!r} is one number: the same on every axis")
         return np.repeat(value, 3)
     if len(cells) > 3:
-        _floats(" ".join(cells), len(cells), e, what, fail)
+        try:
+            extra = [float(c) for c in cells]
+        except ValueError:
+            extra = [np.nan]
+        if not all(np.isfinite(extra)):
+            fail(e, f"{what} must be 3 finite numbers, got {text!r}")
         note(e, f"{what} {text!r} has {len(cells)} numbers: took the first three, as pybullet does")
         cells = cells[:3]
     elif "," in text:

@@ -147,7 +147,11 @@ def test_a_scale_that_is_not_numbers_is_refused(tmp_path, tool_mesh):
     path.write_text('<robot name="r"><link name="a"><collision><geometry><mesh '
                     'filename="package://tools/meshes/tip.stl" scale="1 x 1 1"/></geometry></collision>'
                     '</link></robot>')
-    with pytest.raises(InputError, match=r"robot.urdf:1.*scale must be 4 finite numbers"):
+    with pytest.raises(InputError, match=r"robot.urdf:1.*scale must be 3 finite numbers, got '1 x 1 1'"):
+        urdf.load(path)
+    path.write_text('<robot name="r"><link name="a"><collision><origin xyz="$(optenv IMU_XYZ 0 0 1)"/>'
+                    '<geometry><box size="1 1 1"/></geometry></collision></link></robot>')
+    with pytest.raises(InputError, match=r"unexpanded xacro or roslaunch substitution: expand"):
         urdf.load(path)
 
 
