@@ -153,7 +153,7 @@ def test_motion_findings_carry_time_from_start(panda, tmp_path):
     f = tmp_path / "planned.yaml"
     f.write_text(_echo(_robot_trajectory()))
     r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--trajectory", str(f),
-                                  "--format", "json"], catch_exceptions=False)
+                                  "--format", "json", "--show-allowed"], catch_exceptions=False)
     assert r.exit_code == 1, r.stderr
     doc = json.loads(r.stdout)
     failing = [p for p in doc["pairs"] if p["fails"]]
