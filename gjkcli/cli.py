@@ -264,6 +264,9 @@ def check(ctx, a, b, start_direction, **opts):
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
 @click.option("--all-pairs", is_flag=True, help="List every pair the narrow phase checked, with its distance.")
+@click.option("--show-allowed", is_flag=True,
+              help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
+                   "as suppressed and skipped). Default: counted in the summary, not listed.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Fail only on findings not recorded in FILE; report the recorded ones that are gone.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -278,26 +281,28 @@ def check(ctx, a, b, start_direction, **opts):
               show_default=True, metavar="SECONDS",
               help="How long to wait for the Dask scheduler and its first worker.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
-              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, then "
-                   "a folder called NAME above the URDF.")
+              help="URDF: where package://NAME/... lives (repeatable); then ROS_PACKAGE_PATH, the "
+                   "ament index of AMENT_PREFIX_PATH, a folder called NAME above the URDF.")
 @click.option("--srdf", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="URDF: a MoveIt SRDF whose disabled pairs are allowed (with their reasons) and "
                    "whose group states name poses.")
 @click.option("--joints", metavar="NAME=VALUE,...",
               help="URDF: the pose (radians, metres), or a group state of --srdf. Default: every "
                    "joint at 0 within its limits; a value outside the limits is an error.")
-@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
-              help="URDF: check every pose of a CSV (a header of joint names, one pose a row); "
-                   "each finding carries its row as 'waypoint'.")
-@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE.csv",
-              help="URDF: the waypoints of one motion (CSV as --poses): each waypoint, and the "
-                   "straight joint motion between them continuously ('segment' and 't').")
+@click.option("--poses", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: check every pose of a CSV (a header of joint names, one pose a row) or "
+                   "a ROS trajectory (below); each finding carries its row as 'waypoint'.")
+@click.option("--trajectory", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="URDF: the waypoints of one motion: each waypoint, and the straight joint motion "
+                   "between them continuously ('segment' and 't'). A CSV as --poses, or a "
+                   "JointTrajectory or MoveIt RobotTrajectory as JSON or YAML (as `ros2 topic "
+                   "echo` prints it): findings carry 'time_from_start' too.")
 @click.option("--sheet-layer", metavar="NAME",
               help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
                    "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, jobs, dask,
+def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
          dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
@@ -309,7 +314,8 @@ def scan(ctx, files, manifest, fail_on, all_pairs, baseline, write_baseline, job
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+             all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
+             write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
@@ -341,8 +347,10 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
               help="Write the SRDF to FILE (an existing SRDF keeps all but its disabled pairs). "
                    "Default: stdout.")
 @click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
-              help="Instead: check the pairs SRDF disables as Never; exit 1 with a pose for each "
-                   "that collides.")
+              help="Instead: check every pair SRDF disables but Adjacent ones (Never, unlabelled, "
+                   "a disable_default_collisions link's; less enable_collisions) at random poses; "
+                   "exit 1 with a pose for each that collides, unless its reason (Default, Always) "
+                   "says it does.")
 @click.option("--prove", is_flag=True,
               help="Certify each Never pair over the whole joint-limit box (branch and bound); "
                    "pairs neither proven nor refuted are left enabled, listed in a comment.")
@@ -361,7 +369,8 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
     Always (in collision in at least 95% of the samples) or Never (in none of them); the others
     stay enabled. Writes SRDF <disable_collisions> lines with those reasons. With --audit, exit
-    code 1 when a pair the SRDF disables as Never collides. Exit code 2: an input error.
+    code 1 when a pair the SRDF disables, not as Adjacent, Default or Always, collides. Exit code
+    2: an input error.
     """
     robot_options = _robot_options(packages, None, None, None, None)
     with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), _quiet_libraries(debug):
@@ -370,15 +379,23 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         from gjkcli.pipeline import matrix as matrices
         from gjkcli.report import srdf as srdfs
         from gjkcli.scene import urdf as urdfs
-        from gjkcli.scene.manifest import read_small_text, read_srdf
+        from gjkcli.scene.manifest import read_small_text
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
         jobs = max(1, os.cpu_count() or 1) if jobs is None else jobs
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
-                never = [(s.a, s.b) for s in read_srdf(audit, audit, None) if s.reason == "SRDF: Never"]
-                found = matrices.audit(robot, never, samples=samples, seed=seed, progress=tell, jobs=jobs)
+                # every pair the SRDF allows but adjacent links (joined, they touch by design)
+                with_geometry = {c.link for c in robot.collisions}
+                adjacent = {frozenset((a, b)) for a, b, _ in urdfs.adjacent_links(robot)}
+                disabled = [(a, b, reason) for a, b, reason, _ in
+                            urdfs.srdf_disabled(robot, urdfs.read_srdf_rules(audit))
+                            if reason != "Adjacent" and frozenset((a, b)) not in adjacent]
+                audited = {(a, b): reason for a, b, reason in disabled
+                           if a in with_geometry and b in with_geometry}
+                found = matrices.audit(robot, list(audited), samples=samples, seed=seed, progress=tell,
+                                        jobs=jobs)
             else:
                 m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs)
                 proofs = None
@@ -387,8 +404,11 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
         if audit is not None:
             if not quiet:
                 with _stdout("the audit"):
-                    click.echo("\n".join(srdfs.audit_lines(found, len(never), samples, seed)))
-            ctx.exit(EXIT_VIOLATION if found else EXIT_OK)
+                    click.echo("\n".join(srdfs.audit_lines(found, audited, samples, seed,
+                                                            unchecked=len(disabled) - len(audited))))
+            failing = [c for c in found if not srdfs.expected_to_collide(audited.get((c.a, c.b),
+                                                                               audited.get((c.b, c.a))))]
+            ctx.exit(EXIT_VIOLATION if failing else EXIT_OK)
         existing = None
         if output is not None and os.path.exists(output):
             try:
@@ -416,8 +436,8 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, color="auto",
-                 manifest=None,
-                 fail_on=None, all_pairs=False, baseline=None, write_baseline=None, jobs=None,
+                 manifest=None, fail_on=None, all_pairs=False, show_allowed=False, baseline=None,
+                 write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
                  ignore_layers=None, join_tolerance=None) -> None:
@@ -460,6 +480,10 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
+        if show_allowed:
+            import dataclasses
+
+            found = dataclasses.replace(found, show_allowed=True)
         started = time.perf_counter()
         if trace_json is not None:
             stage[0] = f"writing {trace_json}"

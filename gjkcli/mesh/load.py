@@ -701,7 +701,9 @@ def _cause(exc: Exception, file_type: str) -> str:
     kind = _KINDS.get(file_type, file_type.upper())
     if isinstance(exc, ImportError):
         # trimesh re-raises a stored ImportError from its message alone, without `.name`
-        found = re.search(r"No module named '([^'.]+)", str(exc))
+        # ... or says "missing `pip install NAME`" (trimesh's COLLADA loader without pycollada)
+        found = (re.search(r"No module named '([^'.]+)", str(exc))
+                 or re.search(r"pip install ([\w.-]+)", str(exc)))
         missing = exc.name or (found.group(1) if found else str(exc))
         if missing in ("charset_normalizer", "chardet"):
             # trimesh guesses a text encoding only once the bytes failed to decode as UTF-8

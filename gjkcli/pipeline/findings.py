@@ -144,6 +144,8 @@ class Finding:
     waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
+    time_from_start : seconds into a ROS trajectory the pair was found at (a JointTrajectory or
+        RobotTrajectory file; None otherwise)
     """
 
     a: str
@@ -167,6 +169,7 @@ class Finding:
     waypoint: int | None = None
     segment: int | None = None
     t: float | None = None
+    time_from_start: float | None = None
     distance_lower: float | None = None
     distance_upper: float | None = None
     tessellation: float | None = None
@@ -204,6 +207,8 @@ class Findings:
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
     dimension : 3 for solids, 2 for a run on 2D drawings (vectors then have two coordinates;
         `geometry` then gives an object's outlines, read through `rings`)
+    show_allowed : listings (the table, JSON) show the allowed pairs too; without it they are
+        counted, not listed (`listed`), as ruff counts the diagnostics it ignores
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
@@ -231,6 +236,7 @@ class Findings:
     elapsed: float = 0.0
     version: str = "unknown"
     dimension: int = 3
+    show_allowed: bool = False
     geometry: object = field(default=None, repr=False, compare=False)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -250,6 +256,19 @@ class Findings:
     @property
     def allowed(self) -> tuple:
         return tuple(p for p in self.pairs if p.allowed and p.violation)
+
+    @property
+    def listed(self) -> tuple:
+        """The pairs a listing shows: every one with `show_allowed` or `all_pairs`, else all but
+        the allowed ones (the summary counts those)."""
+        if self.show_allowed or self.all_pairs:
+            return self.pairs
+        return tuple(p for p in self.pairs if not p.allowed)
+
+    @property
+    def unlisted(self) -> int:
+        """Allowed pairs `listed` leaves out."""
+        return len(self.pairs) - len(self.listed)
 
     @property
     def known(self) -> tuple:

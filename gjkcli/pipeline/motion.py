@@ -41,7 +41,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     motion between rows too."""
     from gjkcli.errors import InputError
     from gjkcli.pipeline import run
-    from gjkcli.scene import urdf
+    from gjkcli.scene import trajectory as trajectory_files
     from gjkcli.scene.objects import scene_sources
 
     started = time.perf_counter()
@@ -57,7 +57,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         flag = "--trajectory" if trajectory else "--poses"
         raise InputError(table, f"{flag} needs exactly one URDF among the inputs, got {len(robots)}")
     robot = robots[0].robot
-    poses = urdf.read_pose_table(robot, table)
+    read = trajectory_files.read_poses(robot, table)
+    poses = read.poses
     runs = []
     if not probe_problems and poses_applies(options, manifest, sources):  # the robot alone: prepared once
         try:
@@ -83,7 +84,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                                                 file_b=files.get(f.b, robots[0].shown))
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
-    found = _merged(runs, segments, table, len(poses), trajectory)
+    merged = _merged(runs, segments, table, len(poses), trajectory)
+    found = _timed(merged, read.times, read.notes, table)
     return dataclasses.replace(found, elapsed=time.perf_counter() - started)  # the motion's too
 
 
@@ -92,6 +94,23 @@ def _run_options(options):
     from gjkcli.pipeline.run import run_options
 
     return run_options(options)
+
+
+def _timed(found: Findings, times, notes, table) -> Findings:
+    """The findings with each one's time_from_start (a waypoint's; a motion's contact at t of
+    its segment, at the time the straight joint motion from waypoint to waypoint reaches it, t
+    scaled between the two times) and the reader's notes."""
+    if times is not None:
+        def at(f: Finding):
+            if f.segment is not None and f.t is not None:
+                return float(times[f.segment] + f.t * (times[f.segment + 1] - times[f.segment]))
+            return float(times[f.waypoint]) if f.waypoint is not None else None
+
+        found = dataclasses.replace(found, pairs=tuple(dataclasses.replace(f, time_from_start=at(f))
+                                                       for f in found.pairs))
+    if notes:
+        found = dataclasses.replace(found, notes=found.notes + tuple(f"{table}: {n}" for n in notes))
+    return found
 
 
 def _with_scene(motion: "Motion", paths, manifest, options, robot_source):

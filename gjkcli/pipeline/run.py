@@ -258,6 +258,7 @@ def _with_robots(m, sources, robot_options, run: "_Run"):
     for s in robots:
         allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
         run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
+        run.notes.extend(f"{s.shown}: {note}" for note in s.robot.notes)
     if m is None:
         return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
     return dataclasses.replace(m, allows=m.allows + tuple(allows))

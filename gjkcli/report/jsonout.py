@@ -23,6 +23,7 @@ additions of each release are listed in the README)::
                  ["units": the run's length unit, when the inputs state one],
                  ["tessellation_error", "distance_upper": tessellated (STEP) parts only],
                  ["waypoint", "segment", "t": robots' --poses and --trajectory only],
+                 ["time_from_start": seconds, a ROS trajectory's (JSON or YAML) only],
                  ["trace": [step, ...]]}],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
@@ -31,9 +32,12 @@ additions of each release are listed in the README)::
                   "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
                   "allowed", "known", "failures", "gone", "exact", "hull"},
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
-              "baseline", "timings", "units"},
+              "show_allowed", "baseline", "timings", "units"},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
+
+"pairs" leaves out the allowed pairs unless the run shows them ("show_allowed", or "all_pairs");
+"summary" counts them ("allowed": those that would fail).
 
 A certificate is {"kind": "plane", "normal", "offset"}, {"kind": "point", "point"},
 {"kind": "triangles", "a", "b", "point"}, {"kind": "distance", "lower"} or {"kind": "shift",
@@ -173,7 +177,7 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         out["tessellation_error"] = number(pair.tessellation)
         if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
             out["distance_upper"] = number(max(pair.distance_upper, 0.0))
-    for key in ("waypoint", "segment", "t"):  # robots' poses and motions only
+    for key in ("waypoint", "segment", "t", "time_from_start"):  # robots' poses and motions only
         if getattr(pair, key) is not None:
             out[key] = getattr(pair, key)
     if trace:
@@ -215,6 +219,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "clearance": found.clearance,
         "fail_on": list(found.fail_on),
         "all_pairs": bool(found.all_pairs),
+        "show_allowed": bool(found.show_allowed),
         "baseline": found.baseline,
         "timings": dict(found.timings),
         "units": found.units,
@@ -226,7 +231,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "dimension": int(found.dimension),
         "tool": {"name": "gjk", "version": found.version},
         "objects": [object_dict(o) for o in found.objects],
-        "pairs": [pair_dict(p, found, trace) for p in found.pairs],
+        "pairs": [pair_dict(p, found, trace) for p in found.listed],
         "errors": [{"file": e.file, "message": e.message} for e in found.errors],
         "notes": list(found.notes),
         "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],

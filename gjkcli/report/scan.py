@@ -54,7 +54,8 @@ def render_pairs(report, limit: int | None = None) -> Table:
     units = getattr(report, "units", None)
     table.add_column(f"depth / gap ({units})" if units else "depth / gap", justify="right",
                      no_wrap=True)
-    shown = report.pairs if limit is None else report.pairs[:limit]
+    listed = getattr(report, "listed", report.pairs)
+    shown = listed if limit is None else listed[:limit]
     volumes = any(p.overlap_volume is not None or p.overlap_reason for p in shown)
     if volumes:
         table.add_column("overlap vol.", justify="right", no_wrap=True)
@@ -98,8 +99,9 @@ def render_summary(report) -> Text:
     style = "green" if code == 0 else "red"
     text.append(f"; {failing} failing", style=style)
     extra = []
-    if allowed:
-        extra.append(f"{allowed} allowed")
+    unlisted = getattr(report, "unlisted", 0)
+    if allowed or unlisted:
+        extra.append(f"{allowed} allowed" + (", not listed: --show-allowed lists them" if unlisted else ""))
     if known:
         extra.append(f"{known} in the baseline")
     if report.gone:
@@ -121,11 +123,14 @@ def render_scan(report, limit: int | None = None) -> Group:
     parts = []
     for note in report.notes:
         parts.append(Text(note, style="bold" if "no pairs" in note or "nothing" in note else "dim"))
-    if report.pairs:
+    listed = getattr(report, "listed", report.pairs)
+    if listed:
         parts.append(render_pairs(report, limit))
-        if limit is not None and len(report.pairs) > limit:
-            parts.append(Text(f"... and {len(report.pairs) - limit} more (--all-pairs or a machine format lists them all)",
+        if limit is not None and len(listed) > limit:
+            parts.append(Text(f"... and {len(listed) - limit} more (--all-pairs or a machine format lists them all)",
                               style="dim"))
+    elif report.pairs:
+        parts.append(Text("no findings but allowed ones (--show-allowed lists them)", style="green"))
     elif report.checked and not report.errors:
         parts.append(Text("no findings: every checked pair is clear", style="green"))
     for e in report.errors:
@@ -185,6 +190,8 @@ def pair_notes(p, fmt) -> list[str]:
         notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
     elif p.waypoint is not None:
         notes.append(f"waypoint {p.waypoint}")
+    if getattr(p, "time_from_start", None) is not None:
+        notes[-1] += f" ({p.time_from_start:.3f} s)"
     if p.allowed:
         notes.append(f"allowed: {p.reason}")
     elif p.known and p.violation:

@@ -6,7 +6,7 @@ were. The new lines go at the end of the ``robot`` element, sorted by reason the
 """
 from __future__ import annotations
 
-__all__ = ["srdf_text", "audit_lines", "REASON_ORDER"]
+__all__ = ["srdf_text", "audit_lines", "expected_to_collide", "REASON_ORDER"]
 
 REASON_ORDER = ("Adjacent", "Default", "Always", "Never")
 MARK = "gjk collision-matrix"
@@ -94,14 +94,48 @@ def _remove(e) -> None:
     parent.remove(e)
 
 
-def audit_lines(found, checked: int, samples: int, seed: int) -> list[str]:
-    """One line per Never pair that collides, then the summary."""
+# Reasons that say a pair does collide (at the default pose, in nearly every pose): an audit that
+# finds them colliding confirms them.
+COLLIDING_REASONS = ("Default", "Always")
+
+
+def expected_to_collide(reason: str | None) -> bool:
+    return reason in COLLIDING_REASONS
+
+
+def audit_lines(found, audited: dict, samples: int, seed: int, unchecked: int = 0) -> list[str]:
+    """One line per disabled pair that collides though its reason says it does not (Never, no
+    reason, any other), then the summary: the pairs by reason, those whose reason says they
+    collide and do.
+
+    audited : {(link, link): reason or None} every pair checked
+    unchecked : pairs the SRDF disables whose links have no geometry (nothing to check)
+    """
     out = []
+    confirmed = 0
     for c in found:
+        reason = audited.get((c.a, c.b), audited.get((c.b, c.a)))
+        if expected_to_collide(reason):
+            confirmed += 1
+            continue
         pose = ", ".join(f"{k}={v:.4f}" for k, v in c.pose.items())
         depth = f"depth {c.depth:.4g}" if c.depth is not None else "depth unknown"
-        out.append(f"{c.a} {c.b}: disabled as Never, yet collides ({depth}) at sample {c.sample}: {pose}")
-    verdict = (f"{len(found)} of {checked} Never pairs collide" if found
-               else f"all {checked} Never pairs stayed clear")
-    out.append(f"{verdict} in {samples:,} random poses (seed {seed})")
+        why = f"disabled as {reason}" if reason else "disabled without a reason"
+        out.append(f"{c.a} {c.b}: {why}, yet collides ({depth}) at sample {c.sample}: {pose}")
+    counts: dict = {}
+    for reason in audited.values():
+        if not expected_to_collide(reason):
+            counts[reason or "no reason"] = counts.get(reason or "no reason", 0) + 1
+    by_reason = ", ".join(f"{n} {r}" for r, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    failing, checked = len(found) - confirmed, sum(counts.values())
+    verdict = (f"{failing} of {checked} disabled pairs collide" if failing
+               else f"all {checked} disabled pairs stayed clear")
+    line = f"{verdict} ({by_reason or 'none'}) in {samples:,} random poses (seed {seed})"
+    colliding = len(audited) - checked
+    if colliding:
+        line += (f"; {confirmed} of {colliding} pairs disabled as Default or Always collide, as "
+                 f"their reason says")
+    if unchecked:
+        line += f"; {unchecked} name a link without geometry (not checked)"
+    out.append(line)
     return out

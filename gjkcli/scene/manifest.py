@@ -161,6 +161,10 @@ class CheckSpec:
     line: int
 
 
+# An SRDF's <disable_default_collisions link=L>: L may meet any other object.
+ANY_LINK = "*"
+
+
 @dataclass(frozen=True)
 class AllowSpec:
     """A pair that may touch or overlap. `literal`: a and b are exact (SRDF link) names."""
@@ -720,7 +724,9 @@ def placement(translate=(0.0, 0.0, 0.0), rotate=(0.0, 0.0, 0.0)) -> np.ndarray:
 
 
 def read_srdf(path: Path, manifest: Path, line: int | None) -> list[AllowSpec]:
-    """The <disable_collisions> entries of a MoveIt SRDF as literal allowed pairs."""
+    """The <disable_collisions> entries of a MoveIt SRDF as literal allowed pairs, less its
+    <enable_collisions> pairs; a <disable_default_collisions link=L> as (L, `ANY_LINK`): L with
+    every other object (a robot's own SRDF is read in full by `gjkcli.scene.urdf`)."""
     from lxml import etree
 
     # entities are never expanded, no DTD is loaded, nothing is fetched
@@ -731,8 +737,15 @@ def read_srdf(path: Path, manifest: Path, line: int | None) -> list[AllowSpec]:
         why = getattr(exc, "strerror", None) or exc
         raise ManifestError(manifest, line, f"srdf: cannot read {path}: {why}") from exc
     allows = []
+    enabled = {frozenset((e.get("link1"), e.get("link2"))) for e in root.iter("enable_collisions")}
+    for element in root.iter("disable_default_collisions"):
+        if element.get("link"):
+            allows.append(AllowSpec(a=element.get("link"), b=ANY_LINK, reason="SRDF: Default link",
+                                    line=element.sourceline or 0, source=str(path), literal=True))
     for element in root.iter("disable_collisions"):
         a, b = element.get("link1"), element.get("link2")
+        if frozenset((a, b)) in enabled:
+            continue
         if not a or not b:
             raise ManifestError(manifest, line, f"srdf: {path}:{element.sourceline}: "
                                                 f"<disable_collisions> needs link1 and link2")
@@ -801,7 +814,8 @@ def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None) 
     allows, notes, missing = [], [], []
     for k, a in enumerate(m.allows):
         if a.literal:
-            in_a, in_b = match_link(a.a, names), match_link(a.b, names)
+            in_a = match_link(a.a, names)
+            in_b = ~in_a if a.b == ANY_LINK else match_link(a.b, names)
             for link, hit in ((a.a, in_a), (a.b, in_b)):
                 if not hit.any():
                     missing.append(link)

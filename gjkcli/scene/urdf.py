@@ -20,7 +20,10 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +34,20 @@ from gjkcli.errors import InputError
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "load", "read_geometries", "is_urdf",
            "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names"]
 
-JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
+JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
+# A joint of several degrees of freedom is read as a chain of one-DOF joints through links without
+# geometry, one pose column each, named JOINT/COLUMN. Rotations are URDF's roll, pitch, yaw (about
+# the joint frame's fixed x, y, z: the chain turns yaw, then pitch, then roll), as in <origin rpy>.
+# planar: x and y in the plane normal to the axis, theta about it (MoveIt's variables).
+COMPOUND_COLUMNS = {
+    "floating": (("x", "prismatic", (1, 0, 0)), ("y", "prismatic", (0, 1, 0)),
+                 ("z", "prismatic", (0, 0, 1)), ("yaw", "continuous", (0, 0, 1)),
+                 ("pitch", "continuous", (0, 1, 0)), ("roll", "continuous", (1, 0, 0))),
+    "planar": (("x", "prismatic", (1, 0, 0)), ("y", "prismatic", (0, 1, 0)),
+               ("theta", "continuous", (0, 0, 1))),
+    "spherical": (("yaw", "continuous", (0, 0, 1)), ("pitch", "continuous", (0, 1, 0)),
+                  ("roll", "continuous", (1, 0, 0))),
+}
 XACRO_NS = "http://www.ros.org/wiki/xacro"
 # A continuous joint has no limits; sampling and proofs take one turn of it.
 CONTINUOUS_RANGE = (-np.pi, np.pi)
@@ -103,6 +119,9 @@ class Robot:
     variables : names of the independent joints: the columns of a pose
     lower, upper : (d,) their limits (continuous: one turn)
     collisions : Collision per element, in link order
+    notes : what the reader assumed where the file was looser than URDF (one line each)
+    compound : {joint: its pose columns} of the floating, planar and spherical joints
+    virtual : links the reader made between a compound joint's one-DOF steps (no geometry)
     """
 
     name: str
@@ -113,6 +132,9 @@ class Robot:
     lower: np.ndarray
     upper: np.ndarray
     collisions: tuple
+    notes: tuple = ()
+    compound: dict = field(default_factory=dict)
+    virtual: frozenset = frozenset()
 
     @property
     def dof(self) -> int:
@@ -133,12 +155,13 @@ class Robot:
                 continue
             name, mult, offset = j.name, 1.0, 0.0
             seen = set()
-            while byname[name].mimic is not None and name not in seen:  # a mimic of a mimic
-                seen.add(name)
+            while name is not None and byname[name].mimic is not None and name not in seen:
+                seen.add(name)  # a mimic of a mimic
                 leader, m, o = byname[name].mimic
                 mult, offset = mult * m, mult * o + offset
                 name = leader
-            out[:, k] = mult * q[:, col[name]] + offset
+            # a mimic of a joint that is not there (leader None): 0 plus its offset, as yourdfpy
+            out[:, k] = offset if name is None else mult * q[:, col[name]] + offset
         return out
 
     def fk(self, q: np.ndarray) -> np.ndarray:
@@ -171,14 +194,54 @@ class Robot:
 
 
 def is_urdf(path) -> bool:
-    """A file the scan reads as a robot (.urdf, or .xacro to refuse with a reason)."""
-    return Path(path).suffix.lower() in (".urdf", ".xacro")
+    """A file the scan reads as a robot: .urdf; .xacro, .sdf and .mjcf to refuse with a reason;
+    an .xml file whose root element is <robot>, <mujoco> or <sdf>."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".urdf", ".xacro", ".sdf", ".mjcf"):
+        return True
+    return suffix == ".xml" and _root_tag(Path(path)) in ("robot", *OTHER_ROBOT_FORMATS)
+
+
+def _root_tag(path: Path) -> str | None:
+    """The root element's name of an XML file (None when it cannot be read as XML)."""
+    from lxml import etree
+
+    try:
+        for _, element in etree.iterparse(str(path), events=("start",), resolve_entities=False,
+                                          load_dtd=False, no_network=True, recover=True):
+            return element.tag if isinstance(element.tag, str) else None
+    except (OSError, etree.Error):
+        return None
+    return None
 
 
 # -- parsing ----------------------------------------------------------------------------------------
 
 
-def _parse_xml(path: Path, what: str):
+_DECLARATION = re.compile(r"<\?xml\s[^>]*?\?>")
+_VERSION = re.compile(r"""version\s*=\s*["']([^"']*)["']""")
+
+
+def _lenient_declaration(text: str, notes: list) -> str:
+    """The text with an XML declaration libxml2 refuses blanked out (same length, so lines and
+    columns stay): one not at the very start (after a comment or a blank line) or of a version
+    other than 1.x; the readers robotics users have (yourdfpy, pybullet, urdfdom) take both."""
+    m = _DECLARATION.search(text)
+    if m is None:
+        return text
+    version = _VERSION.search(m.group(0))
+    if m.start() > 0:
+        line = text.count("\n", 0, m.start()) + 1
+        notes.append(f"the XML declaration is not at the start of the file (line {line}): ignored it")
+    elif version is not None and not version.group(1).startswith("1."):
+        notes.append(f"XML version {version.group(1)!r} is not one XML has: read it as 1.0")
+    else:
+        return text
+    return text[:m.start()] + " " * len(m.group(0)) + text[m.end():]
+
+
+def _parse_xml(path: Path, what: str, notes: list | None = None):
+    """The root element; with `notes`, a declaration libxml2 refuses is passed over with a note."""
     from lxml import etree
 
     from gjkcli.scene.manifest import read_small_text
@@ -186,7 +249,10 @@ def _parse_xml(path: Path, what: str):
     # entities are never expanded, no DTD is loaded, nothing is fetched
     parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
     try:
-        return etree.fromstring(read_small_text(path, what).encode("utf-8"), parser)
+        text = read_small_text(path, what)
+        if notes is not None:
+            text = _lenient_declaration(text, notes)
+        return etree.fromstring(text.encode("utf-8"), parser)
     except FileNotFoundError:
         raise InputError(path, f"no such {what} file; check the path") from None
     except (OSError, ValueError, UnicodeDecodeError, etree.XMLSyntaxError) as exc:
@@ -199,22 +265,31 @@ def load(path, packages=()) -> Robot:
 
     packages : ((NAME, DIR), ...) tried first for package://NAME/...
 
-    Raises InputError (naming the file, the line and what is wrong) for xacro, a malformed or
-    unsupported element, a cycle or a second root, or a mesh that cannot be found.
+    Raises InputError (naming the file, the line and what is wrong) for xacro, MJCF or SDF, a
+    malformed or unsupported element, a cycle or a second root, or a mesh that cannot be found.
+    Where the file is looser than URDF and the readers robotics users have take it (yourdfpy,
+    pybullet), the Robot's `notes` say what was assumed.
     """
     path = Path(path)
     xacro_hint = ("xacro is out of scope for gjk: expand it first (`xacro robot.urdf.xacro > "
                   "robot.urdf`) and scan the URDF")
     if path.suffix.lower() == ".xacro":
         raise InputError(path, f"is a xacro file; {xacro_hint}")
-    root = _parse_xml(path, "URDF")
+    notes: list[str] = []
+    root = _parse_xml(path, "URDF", notes)
     if any(isinstance(e.tag, str) and e.tag.startswith("{" + XACRO_NS + "}") for e in root.iter()):
         raise InputError(path, f"holds xacro macros or properties; {xacro_hint}")
+    if root.tag in OTHER_ROBOT_FORMATS:
+        raise InputError(path, f"is {OTHER_ROBOT_FORMATS[root.tag]}, an unsupported robot format: "
+                               f"gjk reads URDF (convert it to URDF, or scan its meshes)")
     if root.tag != "robot":
         raise InputError(path, f"is not a URDF: the root element is <{root.tag}>, not <robot>")
 
     def fail(element, message):
         raise InputError(f"{path}:{element.sourceline}", message)
+
+    def note(element, message):
+        notes.append(f"line {element.sourceline}: {message}")
 
     links, collisions = [], {}
     for link in root.findall("link"):
@@ -230,18 +305,36 @@ def load(path, packages=()) -> Robot:
 
     joints = []
     children = set()
+    compound, virtual = {}, set()
     for e in root.findall("joint"):
-        joints.append(_joint(e, set(links), fail))
-        if joints[-1].child in children:
-            fail(e, f"link {joints[-1].child!r} has two parent joints")
-        children.add(joints[-1].child)
+        steps = _joint(e, set(links), fail, note)
+        if steps[-1].child in children:
+            fail(e, f"link {steps[-1].child!r} has two parent joints")
+        children.update(j.child for j in steps)
+        if len(steps) > 1:
+            compound[e.get("name")] = tuple(j.name for j in steps)
+            virtual.update(j.child for j in steps[:-1])
+            if virtual & set(links):
+                fail(e, f"joint {e.get('name')!r}: a link is named like one of its steps "
+                        f"({', '.join(sorted(virtual & set(links)))})")
+        joints.extend(steps)
+    links.extend(sorted(virtual))
     names = [j.name for j in joints]
-    for j in joints:
+    byname = {j.name: j for j in joints}
+    for k, j in enumerate(joints):
         if names.count(j.name) > 1:
             raise InputError(f"{path}:{j.line}", f"the joint name {j.name!r} is used twice")
-        if j.mimic is not None and j.mimic[0] not in names:
-            raise InputError(f"{path}:{j.line}", f"joint {j.name!r} mimics {j.mimic[0]!r}, "
-                                                 f"which is not a joint of this URDF")
+        if j.mimic is None:
+            continue
+        leader = j.mimic[0]
+        why = ("which is not a joint of this URDF" if leader not in byname else
+               "which is fixed" if byname[leader].kind == "fixed" else None)
+        if leader in compound:
+            why = f"which is {len(compound[leader])}-DOF"
+        if why is not None:  # yourdfpy assumes 0 plus the offset, with a warning
+            notes.append(f"line {j.line}: joint {j.name!r} mimics {leader!r}, {why}: held at its "
+                         f"offset {j.mimic[2]:g}")
+            joints[k] = dataclasses.replace(j, mimic=(None, j.mimic[1], j.mimic[2]))
     roots = [name for name in links if name not in children]
     if len(roots) != 1:
         raise InputError(path, f"a URDF is one tree with one root link; roots here: "
@@ -252,31 +345,44 @@ def load(path, packages=()) -> Robot:
         raise InputError(path, f"links not reachable from {roots[0]} (a cycle?): {', '.join(missing)}")
 
     byname = {j.name: j for j in joints}
-    for j in joints:  # a mimic chain must end in an independent joint
+    for j in joints:  # a mimic chain ends in an independent joint or in a missing one
         seen, name = set(), j.name
-        while byname[name].mimic is not None:
+        while name is not None and byname[name].mimic is not None:
             if name in seen:
                 raise InputError(f"{path}:{j.line}", f"joint {j.name!r}: its mimic joints form a cycle")
             seen.add(name)
             name = byname[name].mimic[0]
-        if j.mimic is not None and byname[name].kind == "fixed":
-            raise InputError(f"{path}:{j.line}", f"joint {j.name!r} mimics the fixed joint {name!r}")
     variables = tuple(j.name for j in ordered_joints if j.kind != "fixed" and j.mimic is None)
-    lower = np.array([byname[v].lower if byname[v].kind != "continuous" else CONTINUOUS_RANGE[0]
-                      for v in variables])
-    upper = np.array([byname[v].upper if byname[v].kind != "continuous" else CONTINUOUS_RANGE[1]
-                      for v in variables])
+    ranges = [_sampled_range(byname[v]) for v in variables]
+    lower = np.array([lo for lo, _ in ranges])
+    upper = np.array([hi for _, hi in ranges])
 
-    resolver = _Packages(path, dict(packages))
+    resolver = _Packages(path, dict(packages), notes)
     elements = []
     for name in order:
-        found = collisions[name]
+        found = collisions.get(name, [])
         for k, c in enumerate(found):
             label = name if len(found) == 1 else f"{name}:{k + 1}"
-            elements.append(_collision(c, name, label, resolver, fail))
+            elements.append(_collision(c, name, label, resolver, fail, note))
     return Robot(name=root.get("name") or path.stem, path=path, links=tuple(order),
                  joints=tuple(ordered_joints), variables=variables, lower=lower, upper=upper,
-                 collisions=tuple(elements))
+                 collisions=tuple(elements), notes=tuple(dict.fromkeys(notes)), compound=compound,
+                 virtual=frozenset(virtual))
+
+
+# The robot formats gjk does not read, by their root element, as a user would name them.
+OTHER_ROBOT_FORMATS = {"mujoco": "an MJCF (MuJoCo) model", "sdf": "an SDF (Gazebo) model"}
+
+
+def _sampled_range(j: Joint) -> tuple[float, float]:
+    """The range poses are drawn from (the collision matrix, its proofs) and a default pose is
+    clipped to: the limits; one turn for a rotation without limits; 0 for a slide without
+    limits (a floating base's translation: self-collision does not depend on it)."""
+    if np.isfinite(j.lower) and np.isfinite(j.upper) and j.kind != "continuous":
+        return j.lower, j.upper
+    if j.kind in ("revolute", "continuous"):
+        return CONTINUOUS_RANGE
+    return 0.0, 0.0
 
 
 def _tree_order(root: str, joints: list) -> tuple[list, list]:
@@ -315,14 +421,14 @@ def _number(element, key: str, fail, default=None) -> float:
     return float(_floats(text, 1, element, f"<{element.tag}> {key}", fail)[0])
 
 
-def _origin(element, fail) -> np.ndarray:
+def _origin(element, fail, note) -> np.ndarray:
     """(4, 4) from an <origin xyz= rpy=> child (identity when absent)."""
     T = np.eye(4)
     o = element.find("origin")
     if o is None:
         return T
-    xyz = _floats(o.get("xyz", "0 0 0"), 3, o, "<origin> xyz", fail)
-    rpy = _floats(o.get("rpy", "0 0 0"), 3, o, "<origin> rpy", fail)
+    xyz = _three(o, "xyz", "0 0 0", "<origin> xyz", fail, note)
+    rpy = _three(o, "rpy", "0 0 0", "<origin> rpy", fail, note)
     T[:3, :3] = rpy_matrix(rpy)
     T[:3, 3] = xyz
     return T
@@ -337,7 +443,9 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
-def _joint(e, links: set, fail) -> Joint:
+def _joint(e, links: set, fail, note) -> list[Joint]:
+    """The joint, or the chain of one-DOF steps a floating, planar or spherical joint is read as
+    (`COMPOUND_COLUMNS`: its first step at the joint's origin, its last moving the child)."""
     name = e.get("name")
     if not name:
         fail(e, "<joint> needs a name")
@@ -356,12 +464,15 @@ def _joint(e, links: set, fail) -> Joint:
         ends[end] = link
     axis = np.array([1.0, 0.0, 0.0])
     a = e.find("axis")
-    if a is not None and kind != "fixed":
+    if a is not None and kind not in ("fixed", "floating", "spherical"):
         axis = _floats(a.get("xyz", "1 0 0"), 3, a, f"joint {name!r}: <axis> xyz", fail)
         norm = np.linalg.norm(axis)
         if norm == 0:
             fail(a, f"joint {name!r}: the axis is zero")
         axis = axis / norm
+    elif kind == "planar":
+        axis = np.array([0.0, 0.0, 1.0])
+        note(e, f"planar joint {name!r} has no <axis>: moves in its frame's x-y plane, as MoveIt's")
     lower, upper, velocity = -np.inf, np.inf, np.inf
     limit = e.find("limit")
     if kind in ("revolute", "prismatic"):
@@ -369,33 +480,61 @@ def _joint(e, links: set, fail) -> Joint:
             fail(e, f"joint {name!r}: a {kind} joint needs <limit lower= upper=>")
         lower = _number(limit, "lower", fail, 0.0)
         upper = _number(limit, "upper", fail, 0.0)
-        if lower > upper:
-            fail(limit, f"joint {name!r}: lower limit {lower:g} is above the upper {upper:g}")
+        if lower > upper:  # pybullet's reading
+            note(limit, f"joint {name!r}: lower limit {lower:g} is above the upper {upper:g}: "
+                        f"read as no limit, as pybullet does")
+            lower, upper = -np.inf, np.inf
     if limit is not None and limit.get("velocity") is not None:
         velocity = _number(limit, "velocity", fail)
     mimic = None
     m = e.find("mimic")
-    if m is not None and kind != "fixed":
+    if m is not None and kind in ("revolute", "continuous", "prismatic"):
         if not m.get("joint"):
             fail(m, f"joint {name!r}: <mimic> needs joint=")
         mimic = (m.get("joint"), _number(m, "multiplier", fail, 1.0), _number(m, "offset", fail, 0.0))
-    return Joint(name=name, kind=kind, parent=ends["parent"], child=ends["child"],
-                 origin=_origin(e, fail), axis=axis, lower=lower, upper=upper, velocity=velocity,
-                 mimic=mimic, line=e.sourceline or 0)
+    origin = _origin(e, fail, note)
+    line = e.sourceline or 0
+    if kind not in COMPOUND_COLUMNS:
+        return [Joint(name=name, kind=kind, parent=ends["parent"], child=ends["child"],
+                      origin=origin, axis=axis, lower=lower, upper=upper, velocity=velocity,
+                      mimic=mimic, line=line)]
+    # planar: x and y span the plane normal to the axis (the turn taking z to the axis)
+    basis = _turn_z_to(axis) if kind == "planar" else np.eye(3)
+    steps, parent = [], ends["parent"]
+    columns = COMPOUND_COLUMNS[kind]
+    for k, (column, step_kind, step_axis) in enumerate(columns):
+        child = ends["child"] if k == len(columns) - 1 else f"{name}/{column}"
+        steps.append(Joint(name=f"{name}/{column}", kind=step_kind, parent=parent, child=child,
+                           origin=origin if k == 0 else np.eye(4),
+                           axis=basis @ np.array(step_axis, dtype=np.float64), lower=-np.inf,
+                           upper=np.inf, velocity=velocity, mimic=None, line=line))
+        parent = child
+    return steps
 
 
-def _collision(c, link: str, label: str, resolver: "_Packages", fail) -> Collision:
+def _turn_z_to(axis: np.ndarray) -> np.ndarray:
+    """(3, 3) the shortest turn taking z to the unit vector `axis` (a half turn about x for -z)."""
+    z = np.array([0.0, 0.0, 1.0])
+    c = float(axis @ z)
+    if c < -1.0 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    v = np.cross(z, axis)
+    K = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.eye(3) + K + K @ K / (1.0 + c)  # Rodrigues with sin = |v|, 1 - cos = |v|^2 / (1 + c)
+
+
+def _collision(c, link: str, label: str, resolver: "_Packages", fail, note) -> Collision:
     g = c.find("geometry")
     shapes = [s for s in (g if g is not None else []) if isinstance(s.tag, str)]
     if len(shapes) != 1:
         fail(c, f"link {link!r}: a <collision> holds one <geometry> with one shape")
     s = shapes[0]
-    origin = _origin(c, fail)
+    origin = _origin(c, fail, note)
     if s.tag == "mesh":
         filename = s.get("filename")
         if not filename:
             fail(s, f"link {link!r}: <mesh> needs filename=")
-        scale = _floats(s.get("scale", "1 1 1"), 3, s, f"link {link!r}: <mesh> scale", fail)
+        scale = _scale(s, link, fail, note)
         if np.any(scale == 0):
             fail(s, f"link {link!r}: <mesh> scale {scale.tolist()} flattens the mesh")
         return Collision(link=link, name=label, kind="mesh", origin=origin,
@@ -414,12 +553,56 @@ def _collision(c, link: str, label: str, resolver: "_Packages", fail) -> Collisi
     fail(s, f"link {link!r}: <{s.tag}> is not a collision shape gjk reads (mesh, box, cylinder, sphere)")
 
 
-class _Packages:
-    """Resolves a mesh filename of a URDF: package://, file:// or a relative path."""
+def _three(e, key: str, default: str, what: str, fail, note, uniform: bool = False) -> np.ndarray:
+    """(3,) an attribute of three numbers; as pybullet reads it, also with commas between them or
+    more than three (the first three), and with `uniform` one number (the same on every axis),
+    each with a note."""
+    text = e.get(key, default)
+    if "$(" in text or "${" in text:
+        fail(e, f"{what} {text!r} is an unexpanded xacro or roslaunch substitution: expand the file "
+                f"first (`xacro robot.urdf.xacro > robot.urdf`)")
+    cells = text.replace(",", " ").split()
+    if uniform and len(cells) == 1:
+        value = _floats(cells[0], 1, e, what, fail)
+        note(e, f"{what} {text!r} is one number: the same on every axis")
+        return np.repeat(value, 3)
+    if len(cells) > 3:
+        try:
+            extra = [float(c) for c in cells]
+        except ValueError:
+            extra = [np.nan]
+        if not all(np.isfinite(extra)):
+            fail(e, f"{what} must be 3 finite numbers, got {text!r}")
+        note(e, f"{what} {text!r} has {len(cells)} numbers: took the first three, as pybullet does")
+        cells = cells[:3]
+    elif "," in text:
+        note(e, f"{what} {text!r} separates its numbers with commas: read them as spaces")
+    return _floats(" ".join(cells), 3, e, what, fail)
 
-    def __init__(self, urdf: Path, packages: dict):
+
+def _scale(s, link: str, fail, note) -> np.ndarray:
+    """(3,) a mesh's scale: three numbers, or as yourdfpy and pybullet read it (`_three`)."""
+    return _three(s, "scale", "1 1 1", f"link {link!r}: <mesh> scale", fail, note, uniform=True)
+
+
+class _Packages:
+    """Resolves a mesh filename of a URDF: package://, file:// or a relative path.
+
+    package://NAME/REST is looked for, in order: --package NAME=DIR; each folder of
+    ROS_PACKAGE_PATH (a folder NAME holding REST, up to `PACKAGE_DEPTH` folders down, as rospack
+    crawls); each prefix of AMENT_PREFIX_PATH whose ament index lists NAME (ROS 2:
+    PREFIX/share/ament_index/resource_index/packages/NAME, the package in PREFIX/share/NAME), then
+    this Python's prefixes (`_python_prefixes`: a robot installed by pip with its index, as
+    example-robot-data is); a
+    folder NAME (or NAME beside one) above the URDF, as its path was typed, with its folder's
+    symbolic links resolved, and beside the file a link to the URDF leads to.
+    """
+
+    def __init__(self, urdf: Path, packages: dict, notes: list):
         self.urdf = urdf
         self.packages = packages
+        self.notes = notes
+        self.found: dict[str, Path] = {}
 
     def find(self, filename: str, line, link: str) -> Path:
         where = f"{self.urdf}:{line}"
@@ -429,32 +612,90 @@ class _Packages:
         if not filename.startswith("package://"):
             p = Path(filename)
             return self._exists(p if p.is_absolute() else self.urdf.parent / p, where, filename)
-        name, _, rest = filename[len("package://"):].partition("/")
+        tail = filename[len("package://"):]
+        if tail.startswith("/"):  # package:///NAME/...: yourdfpy and pybullet take it
+            self.notes.append(f"line {line}: {filename!r} has a slash too many after package://: "
+                              f"read as package://{tail.lstrip('/')}")
+            tail = tail.lstrip("/")
+        name, _, rest = tail.partition("/")
         if not name or not rest:
             raise InputError(where, f"link {link!r}: {filename!r} is not package://NAME/PATH")
         if name in self.packages:
             return self._exists(Path(self.packages[name]) / rest, where, filename,
                                 f" (from --package {name}={self.packages[name]})")
-        tried = []
-        for folder in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
-            for candidate in (Path(folder) / name, Path(folder)):
-                if candidate.name == name and (candidate / rest).is_file():
-                    return candidate / rest
-            tried.append(folder)
-        for folder in Path(os.path.abspath(self.urdf)).parents:
-            for candidate in (folder, folder / name):
-                if candidate.name == name and (candidate / rest).is_file():
-                    return candidate / rest
+        if name in self.found and (self.found[name] / rest).is_file():
+            return self.found[name] / rest
+        for folder in self._candidates(name):
+            if (folder / rest).is_file():
+                self.found[name] = folder
+                return folder / rest
+        ros = "not under ROS_PACKAGE_PATH" if os.environ.get("ROS_PACKAGE_PATH") else "ROS_PACKAGE_PATH is unset"
+        ament = ("not in the ament index of AMENT_PREFIX_PATH" if os.environ.get("AMENT_PREFIX_PATH")
+                 else "AMENT_PREFIX_PATH is unset")
         raise InputError(where, f"link {link!r}: cannot find {filename}: no --package {name}=DIR, "
-                                f"{'not under ROS_PACKAGE_PATH' if tried else 'ROS_PACKAGE_PATH is unset'}, "
-                                f"and no folder named {name} above {self.urdf.parent}; "
+                                f"{ros}, {ament}, and no folder named {name} above {self.urdf.parent}; "
                                 f"give --package {name}=DIR")
+
+    def _candidates(self, name: str):
+        """Folders that may be the package NAME, in the order of the class's docstring."""
+        for folder in _path_list("ROS_PACKAGE_PATH"):
+            yield from _named_below(Path(folder), name, PACKAGE_DEPTH)
+        for prefix in [*_path_list("AMENT_PREFIX_PATH"), *_python_prefixes()]:
+            if (Path(prefix) / AMENT_INDEX / name).is_file():
+                yield Path(prefix) / "share" / name
+        # the folder as typed, with its links resolved, and the file's own target's folder
+        typed = Path(os.path.abspath(self.urdf))
+        for start in dict.fromkeys([typed.parent, typed.parent.resolve(), typed.resolve().parent]):
+            for folder in (start, *start.parents):
+                for candidate in (folder, folder / name):
+                    if candidate.name == name:
+                        yield candidate
 
     @staticmethod
     def _exists(p: Path, where: str, filename: str, how: str = "") -> Path:
         if not p.is_file():
             raise InputError(where, f"the mesh {filename} is not at {p}{how}; check the path")
         return p
+
+
+# ROS 2's index of installed packages under a prefix (ament_index_python reads the same).
+AMENT_INDEX = Path("share") / "ament_index" / "resource_index" / "packages"
+# How deep below a ROS_PACKAGE_PATH folder a package is looked for (a workspace's src/REPO/PKG).
+PACKAGE_DEPTH = 3
+
+
+def _python_prefixes() -> list[str]:
+    """Where robots installed by pip keep their ament index: this Python's prefix, and the
+    `cmeel.prefix` folder that cmeel wheels (example-robot-data, pinocchio) install into."""
+    import sysconfig
+
+    return [sys.prefix, *(str(Path(sysconfig.get_paths()[k]) / "cmeel.prefix") for k in ("purelib", "platlib"))]
+
+
+def _path_list(variable: str) -> list[str]:
+    return [p for p in os.environ.get(variable, "").split(os.pathsep) if p]
+
+
+def _named_below(top: Path, name: str, depth: int):
+    """`top` itself when it is called `name`, then folders called `name` below it, breadth
+    first, at most `depth` levels down; hidden folders skipped."""
+    if top.name == name:
+        yield top
+    level = [top]
+    for _ in range(depth):
+        below = []
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda d: d.name)
+            except OSError:
+                continue
+            for d in entries:
+                if d.name.startswith(".") or not d.is_dir():
+                    continue
+                if d.name == name:
+                    yield Path(d.path)
+                below.append(Path(d.path))
+        level = below
 
 
 # -- kinematics -----------------------------------------------------------------------------------
@@ -529,8 +770,13 @@ def pose_from(robot: Robot, values: dict, where: str) -> np.ndarray:
     byname = {j.name: j for j in robot.joints}
     for name, v in values.items():
         if name not in col:
-            if name in byname and byname[name].kind == "fixed":
+            if name in robot.compound:
+                why = (f"has {len(robot.compound[name])} degrees of freedom: set "
+                       f"{', '.join(robot.compound[name])}")
+            elif name in byname and byname[name].kind == "fixed":
                 why = "is fixed"
+            elif name in byname and byname[name].mimic[0] is None:
+                why = f"mimics a joint that is not there: it is held at {byname[name].mimic[2]:g}"
             elif name in byname:
                 why = f"follows {byname[name].mimic[0]} (mimic): set that one"
             else:
@@ -631,7 +877,8 @@ def adjacent_links(robot: Robot) -> list[tuple[str, str, str]]:
         parents without geometry; and the joints between, parent side first."""
         parent, joint = parents[link]
         joint_names = [joint.name]
-        while parent not in has_geometry and parent in parents and parents[parent][1].kind == "fixed":
+        while (parent not in has_geometry and parent in parents
+               and (parents[parent][1].kind == "fixed" or parent in robot.virtual)):
             parent, joint = parents[parent]
             joint_names.insert(0, joint.name)
         return (parent if parent in has_geometry else None), " and ".join(joint_names)
@@ -646,18 +893,88 @@ def adjacent_links(robot: Robot) -> list[tuple[str, str, str]]:
     return out
 
 
+@dataclass(frozen=True)
+class SrdfRules:
+    """The collision entries of a MoveIt SRDF, as MoveIt applies them to its allowed collision
+    matrix: a link's default first, then the disabled pairs, then the enabled pairs over both.
+
+    disabled : ((link, link, reason or None, line), ...) of <disable_collisions>
+    defaults : ((link, line), ...) of <disable_default_collisions link=...>: every pair of the
+        link is allowed unless enabled
+    enabled : ((link, link, line), ...) of <enable_collisions>
+    """
+
+    disabled: tuple
+    defaults: tuple
+    enabled: tuple
+
+    def enabled_keys(self) -> set:
+        return {frozenset((a, b)) for a, b, _ in self.enabled}
+
+
+def read_srdf_rules(srdf) -> SrdfRules:
+    """The SRDF's collision entries. InputError naming the line of an entry without its links."""
+    path = Path(srdf)
+    root = _parse_xml(path, "SRDF")
+    disabled, defaults, enabled = [], [], []
+    for e in root.iter("disable_collisions", "enable_collisions", "disable_default_collisions"):
+        where = f"{path}:{e.sourceline}"
+        if e.tag == "disable_default_collisions":
+            if not e.get("link"):
+                raise InputError(where, "<disable_default_collisions> needs link=")
+            defaults.append((e.get("link"), e.sourceline or 0))
+            continue
+        a, b = e.get("link1"), e.get("link2")
+        if not a or not b:
+            raise InputError(where, f"<{e.tag}> needs link1 and link2")
+        if e.tag == "enable_collisions":
+            enabled.append((a, b, e.sourceline or 0))
+        else:
+            disabled.append((a, b, e.get("reason") or None, e.sourceline or 0))
+    return SrdfRules(disabled=tuple(disabled), defaults=tuple(defaults), enabled=tuple(enabled))
+
+
+DEFAULT_REASON = "Default link"  # the reason of a pair allowed by <disable_default_collisions>
+
+
+def srdf_disabled(robot: Robot, rules: SrdfRules) -> list[tuple[str, str, str | None, int]]:
+    """(link, link, reason, line) of every pair the SRDF allows, as MoveIt reads it: the
+    <disable_collisions> pairs, and each pair of a <disable_default_collisions> link with the
+    robot's other links with geometry (reason `DEFAULT_REASON`), less the <enable_collisions>
+    pairs; each pair once (its <disable_collisions> entry first)."""
+    enabled = rules.enabled_keys()
+    seen, out = set(), []
+    for a, b, reason, line in rules.disabled:
+        key = frozenset((a, b))
+        if key not in enabled and key not in seen:
+            seen.add(key)
+            out.append((a, b, reason, line))
+    with_geometry = list(dict.fromkeys(c.link for c in robot.collisions))
+    for link, line in rules.defaults:
+        for other in with_geometry:
+            key = frozenset((link, other))
+            if other != link and key not in enabled and key not in seen:
+                seen.add(key)
+                out.append((link, other, DEFAULT_REASON, line))
+    return out
+
+
 def allowed_pairs(robot: Robot, srdf=None, prefix: str | None = None) -> list:
     """AllowSpec (`gjkcli.scene.manifest`) per pair the robot itself allows: adjacent links
-    ("adjacent: joint NAME"), then the SRDF's disabled pairs ("SRDF: <reason>")."""
-    from gjkcli.scene.manifest import AllowSpec, read_srdf
+    ("adjacent: joint NAME"), then the SRDF's (`srdf_disabled`: "SRDF: <reason>", "SRDF:
+    disabled" for an entry without one). An SRDF's <enable_collisions> pair is checked even when
+    its links are adjacent: the user asked for it."""
+    from gjkcli.scene.manifest import AllowSpec
 
     full = (lambda link: link) if prefix is None else (lambda link: f"{prefix}:{link}")
+    rules = read_srdf_rules(srdf) if srdf is not None else SrdfRules((), (), ())
+    enabled = rules.enabled_keys()
     out = [AllowSpec(a=full(a), b=full(b), reason=f"adjacent: joint {joints}", line=0,
-                     source=str(robot.path), literal=True) for a, b, joints in adjacent_links(robot)]
-    if srdf is not None:
-        for spec in read_srdf(Path(srdf), Path(srdf), None):
-            out.append(AllowSpec(a=full(spec.a), b=full(spec.b), reason=spec.reason, line=spec.line,
-                                 source=spec.source, literal=True))
+                     source=str(robot.path), literal=True) for a, b, joints in adjacent_links(robot)
+           if frozenset((a, b)) not in enabled]
+    for a, b, reason, line in srdf_disabled(robot, rules):
+        out.append(AllowSpec(a=full(a), b=full(b), reason=f"SRDF: {reason or 'disabled'}", line=line,
+                             source=str(srdf), literal=True))
     return out
 
 

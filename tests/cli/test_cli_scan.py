@@ -90,6 +90,9 @@ def test_allowed_pair_does_not_fail(scene, tmp_path):
     manifest.write_text(f'[[include]]\nfile = "{scene.name}"\n\n[[allow]]\na = "a"\nb = "b"\n'
                         f'reason = "press fit"\n')
     doc = json.loads(gjk("scan", "--manifest", manifest, "--format", "json", "--jobs", "1", code=0).stdout)
+    assert doc["pairs"] == [] and doc["summary"]["allowed"] == 1  # counted, not listed
+    doc = json.loads(gjk("scan", "--manifest", manifest, "--format", "json", "--jobs", "1",
+                         "--show-allowed", code=0).stdout)
     pair = doc["pairs"][0]
     assert pair["allowed"] is True and pair["reason"] == "press fit"
 

@@ -111,7 +111,7 @@ def test_trajectory_and_poses_through_the_cli(panda, tmp_path):
     table.write_text("panda_joint1,panda_joint2,panda_joint6,panda_joint7\n"
                      "0,0,0.7,-1.6\n0.3,-0.2,0.7,0.2\n0.3,-0.2,0.7,0.25\n")
     r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--trajectory", str(table),
-                                  "--format", "json"])
+                                  "--format", "json", "--show-allowed"])
     assert r.exit_code == 1, r.stderr
     doc = json.loads(r.stdout)
     failing = [p for p in doc["pairs"] if p["fails"]]

@@ -7,6 +7,7 @@ collision that FCL does not is checked to be such a containment, with qhull's fa
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import xml.etree.ElementTree as ET
@@ -250,7 +251,10 @@ reason = "press fit"
     assert report.pairs[0] is ac  # failing findings first, allowed ones after
     relaxed = scan.run([], manifest=m, fail_on=["collision"], jobs=1)
     assert relaxed.exit_code == 0
+    # counted, not listed, unless asked for (as ruff counts the diagnostics it ignores)
     doc = scan_document(report)
+    assert [{p["a"], p["b"]} for p in doc["pairs"]] == [{"a", "c"}] and doc["summary"]["allowed"] == 1
+    doc = scan_document(dataclasses.replace(report, show_allowed=True))
     pair = next(p for p in doc["pairs"] if {p["a"], p["b"]} == {"a", "b"})
     assert pair["allowed"] is True and pair["reason"] == "press fit" and pair["fails"] is False
 
@@ -481,11 +485,16 @@ def test_rich_table_renders(tmp_path):
     console = Console(width=120, record=True, color_system=None)
     console.print(render_scan(report))
     text = console.export_text()
+    assert "bolt[1]" in text and "welded" not in text
+    assert "2 failing (1 allowed, not listed: --show-allowed lists them); exit 1" in text
+    console = Console(width=120, record=True, color_system=None)
+    console.print(render_scan(dataclasses.replace(report, show_allowed=True)))
+    text = console.export_text()
     assert "bolt[1]" in text and "allowed: welded" in text and "more" not in text
     assert "3 objects, 3 pairs checked: 3 collision; 2 failing (1 allowed); exit 1" in text
     assert text.index("bolt[1]") < text.index("allowed: welded")
     console = Console(width=120, record=True, color_system=None)
-    console.print(render_scan(report, limit=2))
+    console.print(render_scan(dataclasses.replace(report, show_allowed=True), limit=2))
     assert "... and 1 more (--all-pairs or a machine format lists them all)" in console.export_text()
     assert not wants_progress(quiet=False, output_format="table", stream=None)
     assert not wants_progress(quiet=True, output_format="table", stream=None)

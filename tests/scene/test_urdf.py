@@ -85,14 +85,16 @@ def test_package_found_walking_up(panda_package, monkeypatch):
     ('<xacro:property name="a" value="1" xmlns:xacro="http://www.ros.org/wiki/xacro"/>'
      '<link name="a"/>', "xacro is out of scope"),
     ('<link name="a"/><link name="b"/>', "one root link; roots here: a, b"),
-    ('<link name="a"/><link name="b"/><joint name="j" type="floating"><parent link="a"/>'
-     '<child link="b"/></joint>', "type 'floating' is not supported"),
+    ('<link name="a"/><link name="b"/><joint name="j" type="screw"><parent link="a"/>'
+     '<child link="b"/></joint>', "type 'screw' is not supported"),
     ('<link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/>'
      '<child link="b"/></joint>', "needs <limit"),
     ('<link name="a"><collision><geometry><box size="1 2"/></geometry></collision></link>',
      "size must be 3 finite numbers"),
-    ('<link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/>'
-     '<child link="b"/><limit lower="0" upper="1"/><mimic joint="k"/></joint>', "mimics 'k'"),
+    ('<link name="a"/><link name="b"/><link name="c"/><joint name="j" type="revolute">'
+     '<parent link="a"/><child link="b"/><limit lower="0" upper="1"/><mimic joint="k"/></joint>'
+     '<joint name="k" type="revolute"><parent link="b"/><child link="c"/><limit lower="0" upper="1"/>'
+     '<mimic joint="j"/></joint>', "mimic joints form a cycle"),
 ])
 def test_bad_urdfs_say_what_is_wrong(tmp_path, body, message):
     with pytest.raises(InputError, match=message):

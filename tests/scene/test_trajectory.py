@@ -1,0 +1,214 @@
+"""Trajectories as ROS writes them: a JointTrajectory as JSON or YAML, MoveIt's RobotTrajectory and
+DisplayTrajectory as `ros2 topic echo` prints them (ROS 1's {secs, nsecs} too), a floating base's
+multi-DOF points; the poses read against yourdfpy's forward kinematics, the motion's contact
+against python-fcl, and each finding's time_from_start."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from gjkcli.errors import InputError
+from gjkcli.scene import trajectory, urdf
+
+ARM = [f"panda_joint{k}" for k in range(1, 8)]
+# the grazing motion of tests/pipeline/test_robot_motion.py: the hand sweeps past link5 in the
+# first segment (t about 0.48), then a small step
+WAYPOINTS = [
+    {"panda_joint6": 0.7, "panda_joint7": -1.6},
+    {"panda_joint1": 0.3, "panda_joint2": -0.2, "panda_joint6": 0.7, "panda_joint7": 0.2},
+    {"panda_joint1": 0.3, "panda_joint2": -0.2, "panda_joint6": 0.7, "panda_joint7": 0.25},
+]
+TIMES = [0.0, 2.0, 2.5]
+
+
+@pytest.fixture(scope="module")
+def panda(panda_package):
+    path = panda_package / "urdf" / "panda.urdf"
+    return path, panda_package / "urdf" / "panda.srdf", urdf.load(path)
+
+
+def _joint_trajectory(ros1: bool = False) -> dict:
+    def stamp(t):
+        sec = int(t)
+        nano = int(round((t - sec) * 1e9))
+        return {"secs": sec, "nsecs": nano} if ros1 else {"sec": sec, "nanosec": nano}
+
+    points = [{"positions": [w.get(name, 0.0) for name in ARM], "velocities": [], "accelerations": [],
+               "effort": [], "time_from_start": stamp(t)} for w, t in zip(WAYPOINTS, TIMES)]
+    return {"header": {"stamp": stamp(0), "frame_id": "panda_link0"}, "joint_names": list(ARM),
+            "points": points}
+
+
+def _robot_trajectory() -> dict:
+    empty = {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": [],
+             "points": []}
+    return {"joint_trajectory": _joint_trajectory(), "multi_dof_joint_trajectory": empty}
+
+
+def _echo(message: dict) -> str:
+    """A message as `ros2 topic echo` prints it: block YAML, then a line of ---."""
+    return yaml.safe_dump(message, sort_keys=False, default_flow_style=False) + "---\n"
+
+
+def _expected(robot) -> np.ndarray:
+    return np.array([urdf.pose_from(robot, w, "test") for w in WAYPOINTS])
+
+
+@pytest.mark.parametrize("name, text", [
+    ("joint.json", lambda: json.dumps(_joint_trajectory(), indent=2)),
+    ("joint.yaml", lambda: yaml.safe_dump(_joint_trajectory())),
+    ("ros1.yaml", lambda: yaml.safe_dump(_joint_trajectory(ros1=True))),
+    ("robot.yaml", lambda: _echo(_robot_trajectory())),
+    ("display.yaml", lambda: _echo({"model_id": "panda", "trajectory": [_robot_trajectory()],
+                                    "trajectory_start": {"joint_state": {"name": [], "position": []}}})),
+    ("plan.json", lambda: json.dumps({"trajectory": _robot_trajectory(), "planning_time": 0.1})),
+])
+def test_every_layout_reads_the_same_poses_and_times(panda, tmp_path, name, text):
+    """Each layout gives the waypoints and times it was written from, and the link frames at
+    those poses are yourdfpy's."""
+    yourdfpy = pytest.importorskip("yourdfpy")
+    path, _, robot = panda
+    f = tmp_path / name
+    f.write_text(text())
+    read = trajectory.read_poses(robot, f)
+    np.testing.assert_array_equal(read.poses, _expected(robot))
+    np.testing.assert_allclose(read.times, TIMES, atol=1e-9)
+    other = yourdfpy.URDF.load(str(path), load_meshes=False, load_collision_meshes=False,
+                               build_scene_graph=True)
+    frames = robot.fk(read.poses)
+    for n, q in enumerate(read.poses):
+        other.update_cfg(dict(zip(robot.variables, q)))
+        for k, link in enumerate(robot.links):
+            T = other.get_transform(frame_to=link, frame_from=other.base_link)
+            np.testing.assert_allclose(frames[n, k], T, atol=1e-9)
+
+
+def test_the_sample_plan_is_the_sample_motion(panda):
+    """samples/panda_plan.yaml (the README's planner trajectory) holds the waypoints of
+    samples/panda_motion.csv, at 0, 2 and 3.5 s."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    _, _, robot = panda
+    plan = trajectory.read_poses(robot, samples / "panda_plan.yaml")
+    np.testing.assert_array_equal(plan.poses, trajectory.read_poses(robot, samples / "panda_motion.csv").poses)
+    assert plan.times.tolist() == [0.0, 2.0, 3.5]
+
+
+def test_a_csv_still_reads_without_times(panda, tmp_path):
+    _, _, robot = panda
+    table = tmp_path / "motion.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint6,panda_joint7\n"
+                     "0,0,0.7,-1.6\n0.3,-0.2,0.7,0.2\n0.3,-0.2,0.7,0.25\n")
+    read = trajectory.read_poses(robot, table)
+    assert read.times is None
+    np.testing.assert_array_equal(read.poses, _expected(robot))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m["points"][1].update(positions=[0.0] * 3), "point 1: positions must be 7 numbers"),
+    (lambda m: m["points"][2].update(time_from_start={"sec": 1, "nanosec": 0}),
+     "point 2: time_from_start 1 s is before point 1's 2 s"),
+    (lambda m: m["joint_names"].__setitem__(0, "elbow"), "bad.yaml: point 0: joint 'elbow' is not a joint"),
+    (lambda m: m["points"][0]["positions"].__setitem__(3, 1.0),
+     "bad.yaml: point 0: joint panda_joint4 = 1 is outside its limits"),
+    (lambda m: m["points"][1].pop("time_from_start"), "point 1 has no time_from_start, and others do"),
+    (lambda m: m["points"][0].update(time_from_start="soon"), "neither seconds nor"),
+])
+def test_bad_trajectories_name_the_point(panda, tmp_path, change, message):
+    _, _, robot = panda
+    msg = _joint_trajectory()
+    change(msg)
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(msg))
+    with pytest.raises(InputError, match=message):
+        trajectory.read_poses(robot, f)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: [1, 2\n", "bad.yaml:2: is not YAML"),
+    ("header: {frame_id: x}\n", "holds no trajectory"),
+    ("", "holds no trajectory"),
+])
+def test_not_a_trajectory(panda, tmp_path, text, message):
+    _, _, robot = panda
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError, match=message):
+        trajectory.read_poses(robot, f)
+
+
+def test_motion_findings_carry_time_from_start(panda, tmp_path):
+    """The grazing motion as a RobotTrajectory: the contact on segment 0 at t (python-fcl's first
+    contact, as tests/pipeline/test_robot_motion.py checks it) is at 2 t seconds; each
+    waypoint's findings at its own time."""
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    path, srdf, _ = panda
+    f = tmp_path / "planned.yaml"
+    f.write_text(_echo(_robot_trajectory()))
+    r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--trajectory", str(f),
+                                  "--format", "json", "--show-allowed"], catch_exceptions=False)
+    assert r.exit_code == 1, r.stderr
+    doc = json.loads(r.stdout)
+    failing = [p for p in doc["pairs"] if p["fails"]]
+    assert [(p["a"], p["b"], p["segment"]) for p in failing] == [("panda_link5", "panda_hand", 0)]
+    assert failing[0]["time_from_start"] == pytest.approx(2.0 * failing[0]["t"], abs=1e-12)
+    assert 0.94 < failing[0]["time_from_start"] < 0.98
+    at = {p["waypoint"]: p["time_from_start"] for p in doc["pairs"] if "waypoint" in p}
+    assert at == {0: 0.0, 1: 2.0, 2: 2.5}
+    r = CliRunner(env={"COLUMNS": "240"}).invoke(main, ["scan", str(path), "--srdf", str(srdf),
+                                                       "--trajectory", str(f)], catch_exceptions=False)
+    seconds = f"{failing[0]['time_from_start']:.3f} s"
+    assert f"motion 0->1 at t={failing[0]['t']:.4f} ({seconds})" in r.stdout, r.stdout
+
+
+FLYER = """<?xml version="1.0"?>
+<robot name="flyer">
+<link name="world"/>
+<link name="body"><collision><geometry><box size="0.4 0.2 0.1"/></geometry></collision></link>
+<link name="leg"><collision><origin xyz="0 0 -0.25"/><geometry><box size="0.05 0.05 0.5"/></geometry>
+  </collision></link>
+<joint name="base" type="floating"><parent link="world"/><child link="body"/></joint>
+<joint name="hip" type="revolute"><parent link="body"/><child link="leg"/><origin xyz="0.15 0 0"/>
+  <axis xyz="0 1 0"/><limit lower="-2" upper="2"/></joint>
+</robot>
+"""
+
+
+def test_multi_dof_points_move_a_floating_base(tmp_path):
+    """MoveIt's multi_dof_joint_trajectory: a translation and a quaternion per point, read as the
+    floating joint's columns; the body's frame is the transform."""
+    from scipy.spatial.transform import Rotation
+
+    path = tmp_path / "flyer.urdf"
+    path.write_text(FLYER)
+    robot = urdf.load(path)
+    turns = Rotation.from_rotvec([[0, 0, 0], [0.3, -0.2, 1.1], [-1.0, 0.4, 0.2]])
+    shifts = [[0, 0, 0], [1.0, -2.0, 0.5], [0.2, 0.1, -3.0]]
+    msg = {"joint_trajectory": {"joint_names": ["hip"], "points": [
+               {"positions": [h], "time_from_start": {"sec": k, "nanosec": 0}}
+               for k, h in enumerate([0.0, 0.5, -0.5])]},
+           "multi_dof_joint_trajectory": {"joint_names": ["base"], "points": [
+               {"transforms": [{"translation": dict(zip("xyz", s)),
+                                "rotation": dict(zip("xyzw", r.as_quat().tolist()))}],
+                "time_from_start": {"sec": k, "nanosec": 0}}
+               for k, (s, r) in enumerate(zip(shifts, turns))]}}
+    f = tmp_path / "fly.yaml"
+    f.write_text(_echo(msg))
+    read = trajectory.read_poses(robot, f)
+    frames = robot.fk(read.poses)
+    body = robot.links.index("body")
+    for k in range(3):
+        np.testing.assert_allclose(frames[k, body, :3, 3], shifts[k], atol=1e-12)
+        np.testing.assert_allclose(frames[k, body, :3, :3], turns[k].as_matrix(), atol=1e-12)
+    assert read.poses[:, robot.variables.index("hip")].tolist() == [0.0, 0.5, -0.5]
+    msg["multi_dof_joint_trajectory"]["joint_names"] = ["hip"]
+    f.write_text(_echo(msg))
+    with pytest.raises(InputError, match="'hip' is not a floating or planar joint"):
+        trajectory.read_poses(robot, f)
