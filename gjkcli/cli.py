@@ -473,7 +473,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
-            shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path))
+            shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
+            show_allowed=show_allowed)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

@@ -42,7 +42,7 @@ def applies(options, manifest, sources) -> bool:
     (the per-pose run answers the others)."""
     return (manifest is None and len(sources) == 1 and sources[0].robot is not None
             and not options.trace and options.baseline is None and options.write_baseline is None
-            and not options.all_pairs and options.clearance is None and options.dask is None
+            and not options.all_pairs and not options.show_allowed and options.clearance is None and options.dask is None
             and options.mode in policy.MODES)
 
 

@@ -93,6 +93,8 @@ class Options:
     join_tolerance : 2D drawings: how far apart the ends of open pieces may be and still be
         joined into one outline, a float in each drawing's units or a Length (None: `join_rel`
         of the drawing's size)
+    show_allowed : the allowed pairs are listed too (--show-allowed), so each is checked where a
+        prepared path would only count them
     shown : how many of the listed findings (most severe first) the report shows: overlap
         volumes are computed for those only (None: all of them; 0: none, as for -q)
     """
@@ -118,6 +120,7 @@ class Options:
     ignore_layers: tuple | None = None
     join_tolerance: float | Length | None = None
     shown: int | None = None
+    show_allowed: bool = False
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

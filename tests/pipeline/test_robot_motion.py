@@ -117,7 +117,13 @@ def test_trajectory_and_poses_through_the_cli(panda, tmp_path):
     failing = [p for p in doc["pairs"] if p["fails"]]
     assert [(p["a"], p["b"], p["segment"]) for p in failing] == [("panda_link5", "panda_hand", 0)]
     assert 0.47 < failing[0]["t"] < 0.49
-    # the waypoints' pairs are all allowed: counted, not listed, at many poses
+    # --show-allowed: the waypoints' pairs, all allowed, are checked and listed at each pose
+    listed = [p for p in doc["pairs"] if "waypoint" in p]
+    assert listed and all(p["allowed"] and not p["fails"] for p in listed)
+    # without it they are counted, not listed: the robot is prepared once for the many poses
+    r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--trajectory", str(table),
+                                  "--format", "json"])
+    doc = json.loads(r.stdout)
     assert not any("waypoint" in p for p in doc["pairs"])
     assert any("allowed pairs of links (adjacent, SRDF) not checked" in n for n in doc["notes"])
     r = CliRunner().invoke(main, ["scan", str(path), "--srdf", str(srdf), "--poses", str(table),
