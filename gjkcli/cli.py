@@ -716,6 +716,11 @@ def _write_png(path: str, found, inputs, cap: int = 100, progress: bool = False)
                 tell(k + 1, drawn)
     except OSError as e:
         raise InputError(path, f"cannot write the pictures: {e.strerror or e}") from e
+    except KeyboardInterrupt:  # an in-process caller (no entry handler): the same clean-up
+        for done in reversed(errors.provisional):
+            with contextlib.suppress(OSError):
+                os.rmdir(done) if os.path.isdir(done) else os.unlink(done)
+        raise
     finally:
         errors.provisional.clear()  # the run is over: what it wrote stays
     if drawn < violations:

@@ -145,3 +145,23 @@ def test_ctrl_c_while_drawing_removes_the_pictures_of_the_run(tmp_path):
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "gjk: interrupted"
     assert sorted(p.name for p in keep.iterdir()) == ["old.txt"]  # no picture, no folder, no temporary
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+def test_an_interrupt_in_process_removes_the_pictures_too(tmp_path, monkeypatch):
+    """Without the entry's SIGINT handler (CliRunner, an embedding program), a KeyboardInterrupt
+    after two pictures ends the run with 130 and takes the run's pictures and folder with it."""
+    from gjkcli.report import png
+
+    files = [str(SAMPLES / n) for n in ("collide_a.stl", "collide_b.stl", "touch_a.stl", "touch_b.stl")]
+    drawn = list(png.scan_pngs(pipeline.scan(files, pipeline.Options(jobs=1))))
+    assert len(drawn) >= 3
+
+    def interrupted(found):
+        yield from drawn[:2]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(png, "scan_pngs", interrupted)
+    folder = tmp_path / "pictures"
+    r = CliRunner().invoke(main, ["scan", *files, "--png", str(folder), "-q"])
+    assert r.exit_code == 130 and "interrupted" in r.output
+    assert list(tmp_path.iterdir()) == []
