@@ -3,7 +3,8 @@
 The SIGINT handler is installed before anything else is imported. It does not raise into the
 run (a library may swallow a KeyboardInterrupt, or be left holding a lock): it removes the
 temporary files of outputs being written (every output is a temporary file, then a rename, so
-nothing else is half written), says so in one line and ends the process with exit code 130
+nothing else is half written) and the files already written of an output of many files (the
+pictures of `--png DIR`), says so in one line and ends the process with exit code 130
 (128 + SIGINT), never a traceback. Worker processes inherit it and end quietly.
 """
 import os
@@ -18,6 +19,11 @@ def _interrupt(_signum, _frame):
     for tmp in list(errors.unfinished if errors else ()):
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+    for done in reversed(errors.provisional if errors else ()):  # a whole output or nothing of it
+        try:
+            os.rmdir(done) if os.path.isdir(done) else os.unlink(done)
         except OSError:
             pass
     if os.getpid() == _MAIN:

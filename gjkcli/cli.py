@@ -186,7 +186,8 @@ def _options(f):
                      help="Raise or lower what a file may hold before gjk refuses it (repeatable): "
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
                           "archive-bytes (1 GiB inflated), ratio (1,000, compression); and "
-                          "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none)."),
+                          "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none); pngs (100: "
+                          "the most severe violations that --png draws)."),
         click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
                      help="Colour in the report on stdout: auto (on a terminal, unless NO_COLOR is "
                           "set), always (also through a pipe, as for a CI log), never."),
@@ -497,7 +498,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             _write_html(html_file, found, trace=trace, open_page=open_page)
         if png_path is not None:
             stage[0] = f"drawing {png_path}"
-            _write_png(png_path, found, inputs=(*inputs, manifest, baseline))
+            _write_png(png_path, found, inputs=(*inputs, manifest, baseline), cap=file_limits.pngs,
+                       progress=not quiet and sys.stderr.isatty())
         if timings:
             spent = {**found.timings, "report": time.perf_counter() - started}
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
@@ -720,21 +722,66 @@ def _write_html(path: str, found, trace: bool, open_page: bool) -> None:
         click.launch(os.path.abspath(path))
 
 
-def _write_png(path: str, found, inputs) -> None:
-    """check: one picture in the file `path`; scan: one per violation in the folder `path`."""
+def _write_png(path: str, found, inputs, cap: int = 100, progress: bool = False) -> None:
+    """check: one picture in the file `path`; scan: one per violation in the folder `path`, the
+    `cap` most severe (report order), a note on stderr when some were left out.
+
+    Each picture is written whole; until the last is, the pictures this run added (and the
+    folders it made for them) are listed in `errors.provisional`, which the Ctrl-C handler
+    removes: an interrupted run leaves the folder as it was, not a first few pictures."""
+    import itertools
+
+    from gjkcli import errors
     from gjkcli.report.png import check_png, scan_pngs
 
     try:
         if found.command == "check":
             write_whole(path, check_png(found))
             return
+        violations = sum(1 for p in found.pairs if p.violation)
+        drawn = min(cap, violations)
+        made = []  # the folders this run creates, outermost first
+        folder = os.path.abspath(path)
+        while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+            made.insert(0, folder)
+            folder = os.path.dirname(folder)
+        errors.provisional.extend(made)
         os.makedirs(path, exist_ok=True)
-        for name, data in scan_pngs(found):
-            target = os.path.join(path, name)
-            _refuse_to_overwrite([p for p in inputs if p is not None], None, None, outputs=(target,))
-            write_whole(target, data)
+        with _picture_progress(progress) as tell:
+            for k, (name, data) in enumerate(itertools.islice(scan_pngs(found), drawn)):
+                target = os.path.join(path, name)
+                _refuse_to_overwrite([p for p in inputs if p is not None], None, None, outputs=(target,))
+                new = not os.path.lexists(target)  # a picture of an earlier run is replaced, not removed
+                write_whole(target, data)
+                if new:
+                    errors.provisional.append(os.path.abspath(target))
+                tell(k + 1, drawn)
     except OSError as e:
         raise InputError(path, f"cannot write the pictures: {e.strerror or e}") from e
+    except KeyboardInterrupt:  # an in-process caller (no entry handler): the same clean-up
+        for done in reversed(errors.provisional):
+            with contextlib.suppress(OSError):
+                os.rmdir(done) if os.path.isdir(done) else os.unlink(done)
+        raise
+    finally:
+        errors.provisional.clear()  # the run is over: what it wrote stays
+    if drawn < violations:
+        click.echo(f"gjk: note: drew {drawn:,} pictures of {violations:,} violations in {shown(path)}, "
+                   f"the most severe first (--limit pngs=N draws more)", err=True)
+
+
+@contextlib.contextmanager
+def _picture_progress(shown_bar: bool):
+    """tell(done, total) for the pictures being drawn: a bar on stderr when it is a terminal."""
+    if not shown_bar:
+        yield lambda done, total: None
+        return
+    from rich.console import Console
+
+    from gjkcli.report.scan import progress_callback
+
+    with progress_callback(Console(stderr=True)) as update:
+        yield lambda done, total: update("drawing pictures", done, total)
 
 
 def _write_trace_json(path: str, found) -> None:

@@ -77,3 +77,10 @@ def write_whole(path, text) -> None:
         raise
     finally:
         unfinished.discard(tmp)
+
+
+# Files and folders a run has finished but whose output is not (the pictures of `--png DIR` and
+# the folders made for them, in the order made): the Ctrl-C handler removes them too, newest
+# first, so an interrupted run leaves no part of that output. The run empties it once the
+# output is complete.
+provisional: list = []

@@ -1,5 +1,5 @@
 """How much of a file gjk reads before it refuses (sizes and counts checked before reading), and
-how many overlap volumes a run computes.
+how many overlap volumes and pictures a run makes.
 
 Files come from anywhere (vendors' exports, pull requests, archives). A file over a limit is an
 error of that file, one line naming the limit and how to raise it; the other inputs are still
@@ -38,6 +38,10 @@ class Limits:
         first: a manifold3d boolean costs about a millisecond a pair, so a scene of thousands of
         collisions would spend most of its time on volumes); the others say why theirs is null.
         0 computes none, and says nothing of them (a run that only wants the verdicts).
+    pngs
+        The most pictures `scan --png DIR` draws (default 100, the most severe violations first:
+        a picture costs about a tenth of a second and 100 KB, so a scene of thousands of
+        collisions would otherwise fill a disk); a note says how many were drawn of how many.
     """
 
     file_bytes: int = 1 << 30
@@ -46,6 +50,7 @@ class Limits:
     archive_bytes: int = 1 << 30
     ratio: float = 1000.0
     overlap_volumes: int = 1000
+    pngs: int = 100
 
 
 DEFAULT = Limits()

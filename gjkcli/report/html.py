@@ -4,7 +4,8 @@ The page holds plotly.js itself (`include_plotlyjs=True`), the scene and the fin
 leaves the file. It shows the parts in 3D (each object coloured and named, the objects of
 findings in colour, their neighbours grey; a big scene draws only those, decimated), for each
 finding the witness points and the segment between them, the normal of a collision, the
-separating plane of a clear pair's certificate, the overlap solid of a collision in its own
+separating plane of a clear pair's certificate (a small patch at its witness points, in a colour
+of its own), the overlap solid of a collision in its own
 colour; then the findings table, in the terminal table's order, where a click on a row frames
 that pair. With the trace, a section per pair steps through GJK and EPA (`gjkcli.report.tracepic`).
 
@@ -21,7 +22,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
-from gjkcli.report.pictures import OVERLAP_COLOUR, STATUS_COLOURS, fmt, units_of
+from gjkcli.report.pictures import OVERLAP_COLOUR, PLANE_COLOUR, STATUS_COLOURS, fmt, units_of
 from gjkcli.report.page import (PAGE, TABLE_ROWS_UP_TO, WITNESSES_UP_TO, findings_table, page_script,
                                 pair_data, pair_size, summary, title)
 
@@ -30,6 +31,9 @@ __all__ = ["html_page"]
 # Beyond this many drawn objects, objects share one trace (one draw call) instead of one each.
 TRACE_PER_OBJECT_UP_TO = 60
 MARKS_UP_TO = 50
+# A separating plane is drawn as a square this share of its pair's size across (or the gap, if
+# wider): enough to show its tilt between the witness points, small enough to hide nothing.
+PLANE_PATCH = 0.15
 # The overlap solids drawn hold at most this many triangles in all.
 OVERLAP_TRIANGLES = 60_000
 
@@ -220,20 +224,38 @@ def _marks(fig, found: Findings) -> None:
                               colorscale=[[0, "#d62728"], [1, "#d62728"]], name="collision normal (A to B)",
                               showlegend=True, hoverinfo="skip"))
     planes = [p for p in listed if getattr(p.result.certificate, "kind", None) == "plane"]
-    for p in planes[:50]:
+    if planes:
+        fig.add_trace(_plane_patches(found, planes))
+
+
+def _plane_patches(found: Findings, planes):
+    """Each certificate's separating plane as a small square where it separates: centred on the
+    witness segment's foot on the plane, PLANE_PATCH of the pair's size across (at least the
+    gap), in PLANE_COLOUR; one trace for all of them."""
+    import plotly.graph_objects as go
+
+    corners, faces = [], []
+    for p in planes:
         cert = p.result.certificate
         nrm = np.asarray(cert.normal, dtype=float)
-        mid = 0.5 * (np.asarray(p.result.point_a, float) + np.asarray(p.result.point_b, float))
-        centre = mid - (nrm @ mid - cert.offset) * nrm
+        nrm = nrm / np.linalg.norm(nrm)
+        a, b = np.asarray(p.result.point_a, float), np.asarray(p.result.point_b, float)
+        mid = 0.5 * (a + b)
+        centre = mid - (nrm @ mid - cert.offset) * nrm  # its foot on the plane
         u = np.cross(nrm, [1.0, 0, 0] if abs(nrm[0]) < 0.9 else [0, 1.0, 0])
         u /= np.linalg.norm(u)
         w = np.cross(nrm, u)
-        h = 0.4 * pair_size(found, p)
-        Q = np.array([centre + h * (sx * u + sy * w) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
-        fig.add_trace(go.Mesh3d(x=Q[:, 0], y=Q[:, 1], z=Q[:, 2], i=[0, 0], j=[1, 2], k=[2, 3],
-                                color="#2ca02c", opacity=0.25,
-                                name=html.escape(f"separating plane {p.a} | {p.b}"),
-                                showlegend=True, hoverinfo="skip"))
+        half = 0.5 * max(PLANE_PATCH * pair_size(found, p), float(np.linalg.norm(b - a)))
+        base = len(corners)
+        corners += [centre + half * (sx * u + sy * w) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+        faces += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
+    Q, F = np.array(corners), np.array(faces)
+    return go.Mesh3d(x=Q[:, 0].tolist(), y=Q[:, 1].tolist(), z=Q[:, 2].tolist(),
+                     i=F[:, 0].tolist(), j=F[:, 1].tolist(), k=F[:, 2].tolist(),
+                     color=PLANE_COLOUR, opacity=0.6, flatshading=True, showlegend=True,
+                     name=f"separating plane{'s' if len(planes) > 1 else ''} at the witness points"
+                          f"{f' ({len(planes)})' if len(planes) > 1 else ''}",
+                     hoverinfo="skip")
 
 
 # -- the table and the page's data ---------------------------------------------------------------

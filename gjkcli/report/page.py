@@ -15,6 +15,7 @@ from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
 from gjkcli.report.pictures import caption, fmt, size_text, units_of
 from gjkcli.report.scan import pair_notes
+from gjkcli.report.trace import vec
 
 # Witness segments are drawn for the first this many findings, normals' cones and planes for
 # fewer (each costs the browser more than a triangle); any finding's witnesses are drawn when its
@@ -70,23 +71,38 @@ def pair_box(found: Findings, p: Finding):
 def pair_data(found: Findings, k: int, p: Finding) -> dict:
     r = p.result
     lo, hi = pair_box(found, p)
-    return {"a": p.a, "b": p.b, "caption": caption(p, units_of(found, p)),
+    units = units_of(found, p)
+    return {"a": p.a, "b": p.b, "caption": caption(p, units),
             "point_a": vector(r.point_a), "point_b": vector(r.point_b), "normal": vector(r.normal),
-            "lo": vector(lo), "hi": vector(hi)}
+            "lo": vector(lo), "hi": vector(hi),
+            "witness": f"witness A {point_text(r.point_a, units)}\nwitness B {point_text(r.point_b, units)}"
+                       f"\nnormal {point_text(r.normal)}"}
+
+
+def point_text(v, units: str = "") -> str:
+    """A point (or direction) as the reader writes it: (x, y, z) mm; "none" if the query has none."""
+    if v is None or not np.all(np.isfinite(np.asarray(v, dtype=float))):
+        return "none"
+    return vec(v) + units
 
 
 def findings_table(found: Findings) -> str:
     if not found.pairs:
         return "<p>no findings: every checked pair is clear</p>" if found.checked else ""
     volumes = any(p.overlap_volume is not None or p.overlap_reason for p in found.pairs)
-    head = ["#", "status", "object A", "object B", "depth / gap"] + (["overlap volume"] if volumes else []) \
+    listed = found.pairs[:TABLE_ROWS_UP_TO]
+    units = [units_of(found, p) for p in listed]
+    # each number with its unit; where no input states one, the header says so
+    size_head = "depth / gap" if any(units) else "depth / gap (model units)"
+    head = ["#", "status", "object A", "object B", size_head] + (["overlap volume"] if volumes else []) \
         + ["mode", "note"]
     rows = []
-    for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO]):
+    for k, (p, u) in enumerate(zip(listed, units)):
         status = Status(p.status)
         notes = pair_notes(p, fmt)
-        cells = [str(k + 1), status.value, p.a, p.b, size_text(p)] + \
-            ([fmt(p.overlap_volume)] if volumes else []) + [p.mode, "; ".join(notes)]
+        volume = fmt(p.overlap_volume) + (f"{u}^3" if u and p.overlap_volume is not None else "")
+        cells = [str(k + 1), status.value, p.a, p.b, size_text(p) + u] + \
+            ([volume] if volumes else []) + [p.mode, "; ".join(notes)]
         tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
         muted = " muted" if p.allowed or (p.known and p.violation) else ""
         rows.append(f"<tr data-k='{k}' class='row {status.value}{muted}' tabindex='0'>{tds}</tr>")
@@ -128,10 +144,13 @@ _SCRIPT_TAIL = r"""
     c1.textContent = p.caption;
     const c2 = document.createElement('p');
     c2.className = 'mono';
-    c2.textContent = 'witness A ' + JSON.stringify(p.point_a) + '\nwitness B ' + JSON.stringify(p.point_b)
-      + '\nnormal ' + JSON.stringify(p.normal);
+    c2.textContent = p.witness;
     detail.append(h, c1, c2);
     gd.dataset.framed = String(k);
+    // the plot sits above the table: bring it back into view, or the click frames nothing seen
+    const main = document.getElementById('main');
+    const box = main.getBoundingClientRect();
+    if (box.top < 0 || box.top > window.innerHeight / 2) main.scrollIntoView({block: 'start'});
   }
   document.querySelectorAll('#findings tr.row').forEach(function (row) {
     const k = Number(row.dataset.k);

@@ -18,7 +18,7 @@ from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
 from gjkcli.report.trace import fmt  # one way to write a number for reading
 
-__all__ = ["COLOURS", "STATUS_COLOURS", "OVERLAP_COLOUR", "Drawn", "choose", "decimate", "fmt",
+__all__ = ["COLOURS", "STATUS_COLOURS", "OVERLAP_COLOUR", "PLANE_COLOUR", "Drawn", "choose", "decimate", "fmt",
            "size_text", "caption", "units_of"]
 
 # Objects in turn (a qualitative palette readable on white); context objects are grey.
@@ -29,6 +29,8 @@ STATUS_COLOURS = {Status.CLEAR: "#2ca02c", Status.TOUCHING: "#d4a000", Status.CO
                   Status.CLEARANCE: "#c03cc0", Status.UNDECIDED: "#ff7f0e"}
 # The overlap solid of a collision: a colour no object takes.
 OVERLAP_COLOUR = "#e6007e"
+# The patch of a separating plane at a clear pair's witness points: a colour of its own too.
+PLANE_COLOUR = "#00b8e6"
 
 # A scene is big beyond this many objects: then only the objects of findings (violations first)
 # and their neighbours are drawn, within TRIANGLE_BUDGET triangles in all.

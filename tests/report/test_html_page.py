@@ -116,6 +116,61 @@ def test_scan_page_frames_the_clicked_pair(chromium, tmp_path):
     page.close()
 
 
+def test_a_click_keeps_the_plot_in_view_and_reads_like_the_report(chromium, tmp_path):
+    """Issue 28's pictures: a row clicked far down the table brings the plot back into view; the
+    separating plane is a small patch at the witness points in a colour no part has; the depth
+    column and the witness points read with units and as coordinates, as the terminal table."""
+    from gjkcli.report.html import PLANE_PATCH
+    from gjkcli.report.page import pair_size
+    from gjkcli.report.pictures import COLOURS, CONTEXT_COLOUR, OVERLAP_COLOUR, PLANE_COLOUR, STATUS_COLOURS
+    from gjkcli.report.trace import vec
+
+    out = tmp_path / "all.html"
+    assert gjk("scan", SAMPLES, "--all-pairs", "--html", out, "-q").exit_code == 1
+    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1, all_pairs=True))
+    planes = [k for k, p in enumerate(found.pairs) if getattr(p.result.certificate, "kind", None) == "plane"]
+    assert planes, "no clear pair with a separating plane among the samples"
+    k = planes[0]
+    p = found.pairs[k]
+    loaded = open_page(chromium, out, height=700)
+    page = loaded.page
+    assert loaded.errors == [] and loaded.console_errors == [] and loaded.blocked == []
+    top = "document.getElementById('main').getBoundingClientRect().top"
+    row = page.locator("#findings tr.row").nth(k)
+    row.scroll_into_view_if_needed()
+    assert page.evaluate(top) < -300  # the plot is out of sight ...
+    row.click()
+    settle(page)
+    assert 0 <= page.evaluate(top) <= 5  # ... and back in view once the row is clicked
+    page.screenshot(path=str(tmp_path / "clicked.png"))
+    assert pixel_spread(page.locator("#gjk-scene").screenshot()) > 5.0
+
+    # the witness points as coordinates, the normal too (no raw arrays)
+    detail = page.inner_text("#detail")
+    assert f"witness A {vec(p.result.point_a)}" in detail and f"witness B {vec(p.result.point_b)}" in detail
+    assert "[" not in detail
+    # the depth / gap column: no input states a unit, and the header says so
+    assert "depth / gap (model units)" in page.locator("#findings thead").inner_text()
+
+    # the separating plane: one patch per plane, centred between the witness points, small
+    trace = page.evaluate("""() => document.getElementById('gjk-scene').data
+        .filter(t => (t.name || '').startsWith('separating plane'))
+        .map(t => ({colour: t.color, x: Array.from(t.x), y: Array.from(t.y), z: Array.from(t.z)}))""")
+    assert len(trace) == 1
+    assert trace[0]["colour"] == PLANE_COLOUR
+    assert PLANE_COLOUR not in (*COLOURS, CONTEXT_COLOUR, OVERLAP_COLOUR, *STATUS_COLOURS.values())
+    corners = np.array([trace[0][c] for c in "xyz"]).T
+    assert len(corners) == 4 * len(planes)
+    square = corners[:4]
+    a, b = np.asarray(p.result.point_a), np.asarray(p.result.point_b)
+    assert np.linalg.norm(square.mean(axis=0) - 0.5 * (a + b)) <= 0.5 * np.linalg.norm(b - a) + 1e-6
+    across = np.linalg.norm(square[2] - square[0])  # the diagonal
+    assert across <= np.sqrt(2) * max(PLANE_PATCH * pair_size(found, p), np.linalg.norm(b - a)) + 1e-6
+    assert across < 0.5 * pair_size(found, p)  # a patch, not a sheet across the scene
+    assert "separating plane" in page.locator("#gjk-scene .legend").text_content()
+    page.close()
+
+
 def test_a_big_scene_draws_the_findings_objects(chromium, tmp_path):
     """Past BIG_SCENE objects, the page draws the objects of findings (merged, one trace) and
     says how many of the scene's objects it drew."""
@@ -275,6 +330,14 @@ def test_2d_scan_page_in_chromium_frames_the_clicked_pair(chromium, tmp_path):
         assert lo <= min(a.bounds[0][axis], b.bounds[0][axis]) and hi >= max(a.bounds[1][axis], b.bounds[1][axis])
         assert hi - lo < 4 * max(b.bounds[1][axis] - a.bounds[0][axis], 1.0)  # the pair, not the sheet
     assert page.locator("#findings tr.sel").count() == 1 and p.a in page.inner_text("#detail")
+    # the drawing states its unit: every number of the table and the detail carries it
+    assert found.units == "mm"
+    assert rows.nth(k).locator("td").nth(4).inner_text().endswith(" mm")
+    assert page.locator("#findings thead").inner_text().count("(model units)") == 0
+    from gjkcli.report.trace import vec
+
+    detail = page.inner_text("#detail")
+    assert f"witness A {vec(p.result.point_a)} mm" in detail and "[" not in detail
     page.close()
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +52,7 @@ def test_scan_writes_one_picture_per_violation(tmp_path):
     files = [SAMPLES / n for n in ("collide_a.stl", "collide_b.stl", "touch_a.stl", "clear_a.stl")]
     folder = tmp_path / "new" / "pictures"
     r = CliRunner().invoke(main, ["scan", *map(str, files), "--png", str(folder), "-q"], catch_exceptions=False)
-    assert r.exit_code == 1
+    assert r.exit_code == 1 and "drew" not in r.output  # under the cap: every violation, no note
     found = pipeline.scan([str(f) for f in files], pipeline.Options(jobs=1))
     violations = [p for p in found.pairs if p.violation]
     assert 2 <= len(violations) < len(found.pairs) + 1
@@ -77,3 +79,89 @@ def test_png_refuses_an_input(tmp_path):
     r = CliRunner().invoke(main, ["check", str(a), str(SAMPLES / "collide_b.stl"), "--png", str(a)])
     assert r.exit_code == 2 and "refusing to write over it" in r.output
     assert a.read_bytes() == (SAMPLES / "collide_a.stl").read_bytes()
+
+
+# -- the cap, the note, the progress bar and Ctrl-C ------------------------------------------------
+
+
+def run_gjk(*args, cwd, **popen):
+    env = {**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-m", "gjkcli", *map(str, args)], cwd=cwd, env=env, **popen)
+
+
+def test_scan_draws_the_most_severe_violations_up_to_the_limit(tmp_path):
+    """`--limit pngs=N`: the first N violations in report order (the most severe), a note saying
+    how many of how many, and a bar on stderr when it is a terminal (a pty here)."""
+    import pty
+
+    from gjkcli import limits
+
+    assert limits.DEFAULT.pngs == 100 and limits.parse(["pngs=7"]).pngs == 7
+    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1))
+    violations = [p for p in found.pairs if p.violation]
+    assert len(violations) > 5  # else the cap would not be tested
+    folder = tmp_path / "pictures"
+    leader, follower = pty.openpty()
+    proc = run_gjk("scan", SAMPLES, "--png", folder, "--limit", "pngs=5", cwd=tmp_path,
+                   stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    err = b""
+    while True:  # the terminal's output until the process closes it
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(leader)
+    assert proc.wait(timeout=300) == 1
+    text = err.decode("utf-8", "replace")
+    assert sorted(p.name for p in folder.iterdir()) == [picture_name(k, p) for k, p in enumerate(violations[:5])]
+    assert f"drew 5 pictures of {len(violations)} violations" in text and "--limit pngs=N" in text
+    assert "drawing pictures" in text  # the bar
+    r = CliRunner().invoke(main, ["scan", str(SAMPLES), "--png", str(tmp_path / "x"), "--limit", "pngs=0"])
+    assert r.exit_code == 2 and "positive" in r.output and not (tmp_path / "x").exists()
+
+
+def test_ctrl_c_while_drawing_removes_the_pictures_of_the_run(tmp_path):
+    """A real SIGINT once the first pictures are written: exit 130, and the folders are as they
+    were: the pictures this run wrote and the folders it made are gone, an earlier file stays."""
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "old.txt").write_text("an earlier file\n")
+    folder = keep / "made" / "pictures"
+    proc = run_gjk("scan", SAMPLES, "--png", folder, "-q", cwd=tmp_path,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waited = time.monotonic() + 240
+    while time.monotonic() < waited and proc.poll() is None:
+        if folder.is_dir() and len([p for p in folder.iterdir() if p.suffix == ".png"]) >= 2:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run ended before two pictures were written"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "gjk: interrupted"
+    assert sorted(p.name for p in keep.iterdir()) == ["old.txt"]  # no picture, no folder, no temporary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+def test_an_interrupt_in_process_removes_the_pictures_too(tmp_path, monkeypatch):
+    """Without the entry's SIGINT handler (CliRunner, an embedding program), a KeyboardInterrupt
+    after two pictures ends the run with 130 and takes the run's pictures and folder with it."""
+    from gjkcli.report import png
+
+    files = [str(SAMPLES / n) for n in ("collide_a.stl", "collide_b.stl", "touch_a.stl", "touch_b.stl")]
+    drawn = list(png.scan_pngs(pipeline.scan(files, pipeline.Options(jobs=1))))
+    assert len(drawn) >= 3
+
+    def interrupted(found):
+        yield from drawn[:2]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(png, "scan_pngs", interrupted)
+    folder = tmp_path / "pictures"
+    r = CliRunner().invoke(main, ["scan", *files, "--png", str(folder), "-q"])
+    assert r.exit_code == 130 and "interrupted" in r.output
+    assert list(tmp_path.iterdir()) == []
