@@ -41,8 +41,12 @@ def _turn(degrees: float) -> np.ndarray:
     return M
 
 
-def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = "MILLIMETERS") -> Path:
-    """Write the boxes as an IFC model; each Box gets its GlobalId in `guid`."""
+def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = "MILLIMETERS",
+                context_type: str = "Model") -> Path:
+    """Write the boxes as an IFC model; each Box gets its GlobalId in `guid`.
+
+    context_type : the representation contexts' ContextType ("MODEL" as AutoCAD Architecture
+        writes it)"""
     import ifcopenshell
     import ifcopenshell.api as api
 
@@ -58,8 +62,8 @@ def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = 
         owner.get_application = lambda _f: application
     project = api.run("root.create_entity", f, ifc_class="IfcProject", name="gjk test")
     api.run("unit.assign_unit", f, length={"is_metric": True, "raw": unit})
-    model = api.run("context.add_context", f, context_type="Model")
-    body = api.run("context.add_context", f, context_type="Model", context_identifier="Body",
+    model = api.run("context.add_context", f, context_type=context_type)
+    body = api.run("context.add_context", f, context_type=context_type, context_identifier="Body",
                    target_view="MODEL_VIEW", parent=model)
     site = api.run("root.create_entity", f, ifc_class="IfcSite", name="Site")
     api.run("aggregate.assign_object", f, relating_object=project, products=[site])

@@ -100,11 +100,10 @@ def read(path: str | Path) -> IfcModel:
     except Exception as exc:  # noqa: BLE001 - IfcOpenShell raises several kinds for a bad file
         raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
                                f"export it again as IFC2X3 or IFC4") from None
-    elements = [e for e in model.by_type("IfcElement")
-                if not any(e.is_a(c) for c in _NOT_PHYSICAL) and _has_body(e)]
+    physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
+    elements = [e for e in physical if _has_body(e)]
     if not elements:
-        raise InputError(path, f"holds no physical element with a body ({model.schema}: walls, "
-                               f"slabs, doors, ducts, ...); openings and spaces are not objects")
+        raise InputError(path, _why_no_body(model, physical))
     settings = geom.settings()
     settings.set("use-world-coords", True)
     settings.set("convert-back-units", True)  # the file's length unit, not metres
@@ -162,6 +161,17 @@ def _ifcopenshell():
     return ifcopenshell, ifcopenshell.geom
 
 
+# The representations the iterator meshes: a Body (or Facetation) in a 3D model context. Exporters
+# spell the labels in their own case: AutoCAD Architecture writes the context type 'MODEL', so
+# the labels are compared ignoring case, as IfcOpenShell's iterator compares them.
+_BODY_IDENTIFIERS = ("body", "facetation")
+_MODEL_CONTEXTS = ("model", None)
+
+
+def _label(value) -> str | None:
+    return value.strip().lower() if isinstance(value, str) else None
+
+
 def _has_body(element) -> bool:
     """The element's product shape has a 3D representation the iterator meshes (its Body)."""
     shape = getattr(element, "Representation", None)
@@ -169,10 +179,24 @@ def _has_body(element) -> bool:
         return False
     for rep in shape.Representations or ():
         context = rep.ContextOfItems
-        if rep.RepresentationIdentifier in ("Body", "Facetation") and \
-                getattr(context, "ContextType", None) in ("Model", None):
+        if _label(rep.RepresentationIdentifier) in _BODY_IDENTIFIERS and \
+                _label(getattr(context, "ContextType", None)) in _MODEL_CONTEXTS:
             return True
     return False
+
+
+def _why_no_body(model, physical) -> str:
+    """Why a file gives no object: no physical element at all, or none with a 3D body (and the
+    representations they have instead)."""
+    if not physical:
+        return (f"holds no physical element ({model.schema}: walls, slabs, doors, ducts, ...); "
+                f"openings and spaces are not objects")
+    kinds = sorted({f"'{rep.RepresentationIdentifier}' in a '{getattr(rep.ContextOfItems, 'ContextType', None)}' "
+                    f"context" for e in physical if e.Representation is not None
+                    for rep in e.Representation.Representations or ()})
+    have = f"; they have {', '.join(kinds[:4])}" if kinds else "; none has a representation"
+    return (f"none of its {len(physical)} physical elements has a 3D body (a 'Body' representation "
+            f"in a 'Model' context){have}; export the model with 3D bodies")
 
 
 def _element(e) -> Element:
