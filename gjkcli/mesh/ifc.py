@@ -34,8 +34,10 @@ from gjkcli.units import canonical
 
 __all__ = ["Element", "IfcModel", "read", "element_label", "IFC_TYPES"]
 
-# File suffixes read as IFC (STEP physical files of an IFC schema). ifcXML and ifcZIP are not read.
-IFC_TYPES = ("ifc",)
+# File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
+# such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
+# does not read it ("Reading .ifcXML files is not currently supported").
+IFC_TYPES = ("ifc", "ifczip", "ifcxml")
 
 # IfcElement subclasses that are not physical: openings and projections are features of their
 # host; virtual elements are boundaries with no matter.
@@ -85,7 +87,8 @@ def element_label(element) -> str:
 
 
 def read(path: str | Path) -> IfcModel:
-    """Every physical element of an IFC file as triangles in world coordinates, file units.
+    """Every physical element of an IFC file (or the one .ifc of an ifcZIP) as triangles in world
+    coordinates, file units.
 
     Raises
     ------
@@ -94,9 +97,44 @@ def read(path: str | Path) -> IfcModel:
         physical element with a body, or the geometry of none of them can be built.
     """
     path = Path(path)
+    kind = path.suffix.lower()
+    if kind == ".ifcxml":
+        raise InputError(path, "is ifcXML, which IfcOpenShell (and so gjk) does not read; export "
+                               "the model as .ifc or .ifczip")
+    if kind == ".ifczip":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
+            return _read(path, _unzipped(path, Path(folder)))
+    return _read(path, path)
+
+
+def _unzipped(path: Path, folder: Path) -> Path:
+    """The .ifc inside an ifcZIP, extracted into `folder` (the archive's sizes and ratios were
+    checked against the limits before: gjkcli.mesh.load)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            ifcs = [m for m in members if m.filename.lower().endswith(".ifc")]
+            if len(ifcs) != 1:
+                xml = any(m.filename.lower().endswith(".ifcxml") for m in members)
+                what = ("holds ifcXML, which IfcOpenShell does not read" if xml and not ifcs else
+                        f"holds {len(ifcs)} .ifc files ({', '.join(m.filename for m in ifcs[:3])})"
+                        if ifcs else "holds no .ifc file")
+                raise InputError(path, f"is an ifcZIP that {what}; an ifcZIP holds one .ifc model")
+            return Path(archive.extract(ifcs[0], folder))
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(path, f"is not a readable ifcZIP: {_first_line(exc)}; zip the .ifc "
+                               f"again") from None
+
+
+def _read(path: Path, ifc_file: Path) -> IfcModel:
+    """`read` of the STEP file `ifc_file`; errors name `path` (the ifcZIP it came from)."""
     ifcopenshell, geom = _ifcopenshell()
     try:
-        model = ifcopenshell.open(str(path))
+        model = ifcopenshell.open(str(ifc_file))
     except Exception as exc:  # noqa: BLE001 - IfcOpenShell raises several kinds for a bad file
         raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
                                f"export it again as IFC2X3 or IFC4") from None

@@ -138,6 +138,42 @@ def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):
     assert "'Body' in a 'Plan' context" in message and "openings" not in message
 
 
+def test_an_ifczip_reads_as_its_ifc(tmp_path):
+    """An ifcZIP (any case of the suffix) gives the parts of the .ifc it holds, array for array;
+    an ifcZIP that holds no single .ifc, and an ifcXML, are one line naming the file."""
+    import zipfile
+
+    boxes = [Box("IfcWall", "W", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcBeam", "B", (1000, -500, 2500), (300, 1200, 400), turn=20.0)]
+    path = write_model(tmp_path / "house.ifc", boxes)
+    packed = tmp_path / "house.ifcZIP"
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(path, "export/house.ifc")
+    plain, zipped = read_objects(path), read_objects(packed)
+    assert [p.name for p in zipped] == [p.name for p in plain]
+    for a, b in zip(plain, zipped):
+        assert np.array_equal(a.vertices, b.vertices) and np.array_equal(a.faces, b.faces)
+        assert b.units == "mm" and b.element == a.element
+    assert expand_paths(tmp_path) == [path, packed]
+
+    two = tmp_path / "two.ifczip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.write(path, "a.ifc")
+        z.write(path, "b.ifc")
+    with pytest.raises(InputError, match="holds 2 .ifc files") as err:
+        read_objects(two)
+    assert str(two) in str(err.value)
+    broken = tmp_path / "broken.ifczip"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(InputError) as err:
+        read_objects(broken)
+    assert "broken.ifczip" in str(err.value) and "\n" not in err.value.message
+    xml = tmp_path / "house.ifcXML"
+    xml.write_text("<?xml version='1.0'?><ifcXML/>")
+    with pytest.raises(InputError, match="ifcXML, which IfcOpenShell"):
+        read_objects(xml)
+
+
 def test_directories_take_ifc_files_and_prefixes_apply(tmp_path):
     write_model(tmp_path / "a.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))])
     assert expand_paths(tmp_path) == [tmp_path / "a.ifc"]
