@@ -25,6 +25,7 @@ class Box:
     turn: float = 0.0
     voids: str | None = None  # an opening: the name of the element it voids
     fills: str | None = None  # an element: the name of the opening it fills
+    psets: dict | None = None  # {"Pset_WallCommon": {"IsExternal": True}}
     guid: str | None = field(default=None)  # set by write_model
 
     def corners(self) -> np.ndarray:
@@ -82,6 +83,9 @@ def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = 
         api.run("geometry.edit_object_placement", f, product=e, matrix=M, is_si=False)
         if not e.is_a("IfcOpeningElement") and not e.is_a("IfcSpatialElement"):
             api.run("spatial.assign_container", f, relating_structure=storey, products=[e])
+        for pset_name, properties in (b.psets or {}).items():
+            pset = api.run("pset.add_pset", f, product=e, name=pset_name)
+            api.run("pset.edit_pset", f, pset=pset, properties=properties)
         made[b.name] = e
         b.guid = e.GlobalId
     for b in boxes:

@@ -32,7 +32,7 @@ import numpy as np
 from gjkcli.errors import InputError
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "element_label", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "select", "element_label", "IFC_TYPES"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -107,6 +107,42 @@ def read(path: str | Path) -> IfcModel:
         with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
             return _read(path, _unzipped(path, Path(folder)))
     return _read(path, path)
+
+
+def select(path: str | Path, queries) -> dict:
+    """{query: frozenset of GlobalIds}: the elements each query of IfcOpenShell's selector syntax
+    (`ifcopenshell.util.selector.filter_elements`: ``"IfcBeam, IfcMember"``,
+    ``"IfcWall, /Pset_WallCommon/.IsExternal=TRUE"``, ``"IfcElement, ! IfcSpace"``) returns
+    from the model, which is opened once for all of them.
+
+    Raises InputError when the file cannot be opened or a query fails on it.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".ifczip":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
+            return _select(path, _unzipped(path, Path(folder)), queries)
+    return _select(path, path, queries)
+
+
+def _select(path: Path, ifc_file: Path, queries) -> dict:
+    ifcopenshell, _ = _ifcopenshell()
+    import ifcopenshell.util.selector as selector
+
+    try:
+        model = ifcopenshell.open(str(ifc_file))
+    except Exception as exc:  # noqa: BLE001 - as in `read`
+        raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}") from None
+    out = {}
+    for query in queries:
+        try:
+            chosen = selector.filter_elements(model, query)
+        except Exception as exc:  # noqa: BLE001 - the selector's own failures on this model
+            raise InputError(path, f"the selector query {query!r} fails on this model: "
+                                   f"{_first_line(exc)}") from None
+        out[query] = frozenset(e.GlobalId for e in chosen if hasattr(e, "GlobalId"))
+    return out
 
 
 def _unzipped(path: Path, folder: Path) -> Path:

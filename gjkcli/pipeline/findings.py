@@ -140,6 +140,7 @@ class Finding:
     waypoint : the row of --poses or --trajectory the pair was found at (None: one pose)
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
+    clash_set : the name of the manifest [[check]] the pair is reported under (None: no checks)
     """
 
     a: str
@@ -166,6 +167,7 @@ class Finding:
     distance_lower: float | None = None
     distance_upper: float | None = None
     tessellation: float | None = None
+    clash_set: str | None = None
 
     @property
     def status(self) -> Status:

@@ -266,6 +266,7 @@ class _Run:
         self.timings: dict[str, float] = {}
         self.units: str | None = None  # the scene's length unit, once the inputs are read
         self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
+        self._sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -293,7 +294,10 @@ class _Run:
         if manifest is not None and parts.n > 0:
             try:
                 classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
-                resolved = manifest.resolve(parts.names, classes if any(classes) else None)
+                elements = [(g.file, g.element.global_id) if g.element is not None else None
+                            for g in parts.geoms]
+                resolved = manifest.resolve(parts.names, classes if any(classes) else None,
+                                            elements if any(classes) else None)
             except ManifestError as exc:
                 if not self.problems:
                     raise
@@ -466,6 +470,9 @@ class _Run:
         # growing each box by its own share covers it; a hair of the scene pads the bounds'
         # rounding
         touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
+        bands = [s.tolerance for s in (resolved.sets if resolved else ()) if s.tolerance is not None]
+        if bands:  # a clash set's own band
+            touch = np.maximum(touch, max(bands))
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         # a tessellated part's true surface lies up to eps beyond its triangles
         return 0.5 * reach + touch + pad + parts.eps
@@ -474,6 +481,8 @@ class _Run:
         """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
         them), each with the largest clearance asked of it."""
         from gjkcli.scene.broadphase import select_pairs
+
+        from gjkcli.pipeline.clashsets import assign
 
         o = self.options
         clearance = np.full(len(i), o.clearance or 0.0)
@@ -484,6 +493,7 @@ class _Run:
             for in_a, in_b, c, _ in resolved.checks:
                 hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
                 clearance[hit] = np.maximum(clearance[hit], c if c is not None else (o.clearance or 0.0))
+        self._sets = assign(resolved, i, j)
         return i, j, clearance
 
     # -- narrow phase --------------------------------------------------------------------------
@@ -500,10 +510,13 @@ class _Run:
             return None
         packed = ShapeSet(parts.shapes)
         chunks = [(a, min(a + _PAIR_CHUNK, m)) for a in range(0, m, _PAIR_CHUNK)]
+        bands = self._sets.tolerance(self.options.tolerance) if self._sets is not None else None
 
         def one(chunk):
             a, b = chunk
-            return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+            if bands is None:
+                return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+            return _banded(packed, i[a:b], j[a:b], bands[a:b])
 
         done = []
         if self.options.jobs > 1 and len(chunks) > 1:
@@ -538,6 +551,7 @@ class _Run:
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
         meshed = parts.meshed[i] & parts.meshed[j]
+        modes = self._sets.modes(self.options.mode) if self._sets is not None else None
         # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
         # the band and the clearance; every other such pair is decided on the exact solids
         # (gjkcli.pipeline.tessellated)
@@ -546,7 +560,13 @@ class _Run:
         bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
         status[bounded] = Status.UNDECIDED.value  # until _bounded decides
         listed |= bounded
-        refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        if modes is None:
+            refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        else:  # each clash set's own mode
+            refine = np.zeros(m, dtype=bool)
+            for mode in set(modes.tolist()):
+                mine = modes == mode
+                refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, listed, meshed)[mine]
         refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
         decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
@@ -566,10 +586,11 @@ class _Run:
         from gjkcli.pipeline import tessellated
 
         out = {}
+        modes = self._sets.modes(self.options.mode) if self._sets is not None else None
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
-            if self.options.mode != "exact":  # deep on the hulls: no triangles needed
+            if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
                 deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
                                                  float(parts.gap[a] + parts.gap[b]), tol)
                 if deep is not None:
@@ -600,6 +621,7 @@ class _Run:
     def _listed(self, parts, i, j, clearance, ans: "_Answers", resolved, key_of, known):
         """(listed Findings most severe first, counts per status over every checked pair)."""
         o = self.options
+        modes = self._sets.modes(o.mode) if self._sets is not None else None
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
@@ -632,11 +654,14 @@ class _Run:
                 result = dataclasses.replace(result, trace=trace[len(pairs)])
             pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
             reason = allow.get(k)
-            violation = violates(result.status, pair_clearance, o.fail_on)
+            fail_on = o.fail_on if self._sets is None else self._sets.fail_on(k, o.fail_on)
+            violation = violates(result.status, pair_clearance, fail_on)
             key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
                                                    parts.geoms[b].file)
             pairs.append(Finding(
-                a=parts.names[a], b=parts.names[b], result=result, mode=mode, requested=o.mode,
+                a=parts.names[a], b=parts.names[b], result=result, mode=mode,
+                requested=o.mode if modes is None else str(modes[k]),
+                clash_set=self._sets.name(k) if self._sets is not None else None,
                 clearance=pair_clearance, conservative=bool(ans.conservative[k]),
                 violation=violation, allowed=reason is not None, reason=reason,
                 known=bool(known is not None and violation and reason is None and key in known),
@@ -881,6 +906,30 @@ class _Parts:
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
             **_ifc_fields(g.element))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
+
+
+def _banded(packed, i, j, bands):
+    """`batch` of pairs (i, j) at their own touching bands (NaN: relative to the pair's size),
+    in two calls when some pairs have a band and some the relative one."""
+    from gjkcli.engine.query import batch
+    from gjkcli.engine.results import BatchResult
+
+    relative = np.isnan(bands)
+    if not relative.any():
+        return batch(packed, i, j, tolerance=bands, want="verdict")
+    if relative.all():
+        return batch(packed, i, j, tolerance=None, want="verdict")
+    parts = [(relative, batch(packed, i[relative], j[relative], tolerance=None, want="verdict")),
+             (~relative, batch(packed, i[~relative], j[~relative], tolerance=bands[~relative],
+                               want="verdict"))]
+    out = {}
+    for f in dataclasses.fields(BatchResult):
+        first = getattr(parts[0][1], f.name)
+        merged = np.empty((len(i),) + first.shape[1:], dtype=first.dtype)
+        for mask, got in parts:
+            merged[mask] = getattr(got, f.name)
+        out[f.name] = merged
+    return BatchResult(**out)
 
 
 @dataclass
