@@ -80,9 +80,9 @@ class IfcModel:
 
 
 def element_label(element) -> str:
-    """``IfcWall 'Wall name' 2cKYIHmn...``: class, Name (when given) and GlobalId."""
+    """``IfcWall 'Wall name' 2cKYIHmn...``: class, Name (when given and not blank) and GlobalId."""
     name = getattr(element, "Name", None)
-    quoted = f" '{name}'" if name else ""
+    quoted = f" '{name}'" if name and name.strip() else ""
     return f"{element.is_a()}{quoted} {element.GlobalId}"
 
 
@@ -287,7 +287,7 @@ def _element(e) -> Element:
         classes.append(declaration.name())
         declaration = declaration.supertype()
     return Element(ifc_class=e.is_a(), classes=tuple(classes), global_id=e.GlobalId,
-                   name=e.Name or None, hosts=tuple(dict.fromkeys(hosts)))
+                   name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)))
 
 
 def _length_unit(model) -> str | None:

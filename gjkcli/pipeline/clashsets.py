@@ -1,9 +1,10 @@
 """Clash sets: what each manifest [[check]] asks of the pairs it selects.
 
 A [[check]] (`gjkcli.scene.manifest.CheckSpec`) may give its pairs their own touching band,
-fail_on and mode. A pair that several checks select answers to the strictest of them: the
-smallest tolerance any of them gives, every fail_on, the most exact mode (a check that gives no
-fail_on or mode stands for the run's); it is reported under the first of them (manifest order).
+fail_on and mode; a named check is a clash set. A pair that several checks select answers to the
+strictest of them: the smallest tolerance any of them gives, every fail_on, the most exact mode
+(a check that gives no fail_on or mode stands for the run's); it is reported under the first
+named one (manifest order).
 Clearances are the run's business already (`_Run._select`: the largest).
 """
 from __future__ import annotations
@@ -26,16 +27,12 @@ class PairSets:
     hits: np.ndarray
     specs: tuple
 
-    @property
-    def first(self) -> np.ndarray:
-        """(m,) the index of the first check selecting each pair, -1 where none does."""
-        if not len(self.specs):
-            return np.full(self.hits.shape[1], -1)
-        return np.where(self.hits.any(axis=0), np.argmax(self.hits, axis=0), -1)
-
     def name(self, p: int) -> str | None:
-        c = int(self.first[p]) if len(self.specs) else -1
-        return self.specs[c].name if c >= 0 else None
+        """The clash set pair p is reported under: the first named check selecting it."""
+        for c, s in enumerate(self.specs):
+            if s.name and self.hits[c, p]:
+                return s.name
+        return None
 
     def take(self, keep) -> "PairSets":
         return PairSets(self.hits[:, keep], self.specs)

@@ -141,6 +141,8 @@ class Finding:
     segment, t : a contact on the motion from waypoint `segment` to the next, first at t in
         [0, 1] (--trajectory; None otherwise)
     clash_set : the name of the manifest [[check]] the pair is reported under (None: no checks)
+    group : the number of the group of clashes at one place the pair is in (1, 2, ...;
+        `gjkcli.pipeline.grouping`), None when the run does not group or the pair does not fail
     """
 
     a: str
@@ -168,6 +170,7 @@ class Finding:
     distance_upper: float | None = None
     tessellation: float | None = None
     clash_set: str | None = None
+    group: int | None = None
 
     @property
     def status(self) -> Status:

@@ -57,6 +57,9 @@ CHECK_EVERY_PAIR_UP_TO = 10_000
 
 Progress = Callable[[str, int, int], None]
 
+# The options that are lengths: a number in the model's units, or a `Length` with its unit.
+_LENGTHS = ("tolerance", "clearance", "group_within")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -86,6 +89,9 @@ class Options:
         inside by the clearance (`gjkcli.pipeline.flat`; None: no sheet)
     start_direction : 2D drawings: GJK's first search direction (x, y) for the traced pairs
         (`gjkcli.engine.plane.query`'s `start`; None: from A's box centre towards B's)
+    group_within : group the failing pairs of each clash set whose contacts lie within this
+        distance of each other, chained (`gjkcli.pipeline.grouping`; None: the manifest's, else
+        no grouping); a float or a Length as `tolerance`
     """
 
     mode: str = "auto"
@@ -105,6 +111,7 @@ class Options:
     robot: object = None
     sheet_layer: str | None = None
     start_direction: tuple | None = None
+    group_within: float | Length | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -157,7 +164,8 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
             clearance=options.clearance if options.clearance is not None else m.clearance,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
-            dask=options.dask if options.dask is not None else m.dask)
+            dask=options.dask if options.dask is not None else m.dask,
+            group_within=options.group_within if options.group_within is not None else m.group_within)
     robot = options.robot
     motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
     if motion or options.dask is not None:
@@ -180,7 +188,7 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
 def _plain_lengths(options: Options) -> Options:
     """Lengths written without a unit are plain floats in the model's units."""
     out = {}
-    for what in ("tolerance", "clearance"):
+    for what in _LENGTHS:
         value = getattr(options, what)
         if isinstance(value, Length) and value.unit is None:
             out[what] = value.value
@@ -192,10 +200,10 @@ def _without_units(options: Options, route: str) -> Options:
     from gjkcli.errors import InputError
 
     options = _plain_lengths(options)
-    for what in ("tolerance", "clearance"):
+    for what in _LENGTHS:
         value = getattr(options, what)
         if isinstance(value, Length):
-            raise InputError(f"--{what} {value}", f"{route} takes lengths in the model's units; "
+            raise InputError(f"--{what.replace('_', '-')} {value}", f"{route} takes lengths in the model's units; "
                                                   f"give the number without a unit")
     return options
 
@@ -250,7 +258,7 @@ class _Run:
             if v not in FAIL_ON:
                 raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
         options = _plain_lengths(options)
-        for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+        for what, value in ((what, getattr(options, what)) for what in _LENGTHS):
             if isinstance(value, Length):  # converted once the inputs' unit is known
                 continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
@@ -322,6 +330,7 @@ class _Run:
         t = self.stage("verdicts", t)
         pairs = self._overlaps(parts, pairs)
         t = self.stage("overlap", t)
+        pairs = self._grouped(pairs, resolved)
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
@@ -402,13 +411,13 @@ class _Run:
                               f"knows, so it is not converted and the numbers may mix units")
         self.units = unit
         o, change = self.options, {}
-        for what in ("tolerance", "clearance"):
+        for what in _LENGTHS:
             value = getattr(o, what)
             if isinstance(value, Length):
                 try:
                     change[what] = value.to(unit)
                 except UnitError as e:
-                    raise InputError(f"--{what} {value}", str(e)) from None
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
         if change:
             self.options = dataclasses.replace(o, **change)
         return out
@@ -730,6 +739,18 @@ class _Run:
                         overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
             out.append(p)
         return out
+
+    def _grouped(self, pairs: list, resolved) -> list:
+        """The pairs with their groups of clashes at one place, where the run groups
+        (--group-within, the manifest's group_within, a [[check]]'s own)."""
+        from gjkcli.pipeline.grouping import group_pairs
+
+        own = {s.name: s.group_within for s in (resolved.sets if resolved is not None else ())
+               if s.group_within is not None}
+        every = self.options.group_within
+        if every is None and not own:
+            return pairs
+        return list(group_pairs(pairs, lambda name: own.get(name, every)))
 
     def _trace(self, parts, a, b):
         """GJK and EPA on the hulls of the pair, step by step (what led to the answer)."""

@@ -28,8 +28,8 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
     members = ["panda_*"]             # globs over object names, or IFC classes ("IfcDuct*")
     select = "IfcBeam, IfcMember"     # and/or IFC elements by IfcOpenShell's selector syntax
 
-    [[check]]                         # a clash set: only these pairs are checked (default: all
-    name = "structure / walls"        # against all); name optional (default "A / B")
+    [[check]]                         # only these pairs are checked (default: all against all);
+    name = "structure / walls"        # named, a clash set: reports, groups and BCFs by set
     a = "robot"                       # a group name or a glob
     b = "fixtures"
     clearance = 2.0                   # optional, for these pairs; so are the next four
@@ -67,11 +67,11 @@ storeys), run on every IFC model of the scan; it takes the elements it returns a
 (objects of other files never). Its syntax is checked when the manifest is read; a query that
 selects no object is an error like a glob's.
 
-Each [[check]] is a clash set with its own name and, optionally, its own clearance, tolerance,
-fail_on, mode and group_within (the top-level values, then the command line's, where it gives
-none). A pair that several checks select answers to the strictest of them: the largest
-clearance, the smallest tolerance, every fail_on, the most exact mode; it is reported under
-the first of them. A glob selects
+Each [[check]] may give its own clearance, tolerance, fail_on, mode and group_within (the
+command line's, then the top-level values, where it gives none); a named one is a clash set,
+whose name its findings carry (reports, grouping, one BCF file per set). A pair that several
+checks select answers to the strictest of them: the largest clearance, the smallest tolerance,
+every fail_on, the most exact mode; it is reported under the first named one. A glob selects
 an object by its name, or, for an element of an IFC model, by its class or one of its supertypes
 (the object's `element.classes`, never parsed from its name; case-insensitive, as IFC's entity
 names are): ``"IfcDuct*"`` takes every duct segment and fitting, ``"IfcWall"`` takes
@@ -188,7 +188,7 @@ class CheckSpec:
     b: str
     clearance: float | None
     line: int
-    name: str = ""
+    name: str | None = None
     tolerance: float | None = None
     fail_on: tuple | None = None
     mode: str | None = None
@@ -755,7 +755,7 @@ class _Builder:
         if mode is not None and mode not in MODES:
             self.fail(self.lines.key("check", k, "mode"), f"{where}: mode must be one of "
                                                           f"{', '.join(MODES)}, got {mode!r}")
-        return CheckSpec(a=a, b=b, line=line, name=name or f"{a} / {b}", fail_on=fail_on, mode=mode,
+        return CheckSpec(a=a, b=b, line=line, name=name, fail_on=fail_on, mode=mode,
                          **lengths)
 
     def allow(self, table: dict, k: int) -> AllowSpec:
