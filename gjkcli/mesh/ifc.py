@@ -13,8 +13,8 @@ groups), GlobalId, Name and the GlobalIds of the elements it is hosted by (it fi
 The iterator triangulates every element in world coordinates (its placement chain applied,
 openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
 millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
-...). It runs on one thread: a scan's --jobs reads several files in parallel, not the elements
-of one.
+...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). It runs on one thread: a scan's
+--jobs reads several files in parallel, not the elements of one.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
@@ -183,27 +183,27 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
     settings.set("convert-back-units", True)  # the file's length unit, not metres
     settings.set("weld-vertices", True)
     ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
+    by_id = {e.id(): e for e in elements}
+    meshes = {}  # element id -> (vertices, faces), each shape's buffers copied once, then dropped
     try:
-        iterator = geom.iterator(settings, model, 1, include=elements)
-        shapes = []
+        iterator = _iterator(geom, settings, model, elements)
         if iterator.initialize():
             while True:
-                shapes.append(iterator.get())
+                shape = iterator.get()
+                if shape.id in by_id and shape.id not in meshes:
+                    meshes[shape.id] = _arrays(shape.geometry)
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
         raise InputError(path, f"IfcOpenShell could not triangulate the model: "
                                f"{_first_line(exc)}") from None
     log = _Log(ifcopenshell.get_log())
-    by_id = {e.id(): e for e in elements}
     parts, built, failed = [], set(), []
-    for shape in shapes:
-        element = by_id.get(shape.id)
-        if element is None or shape.id in built:
+    for element in sorted(elements, key=lambda e: e.id()):  # the file's order, not the iterator's
+        if element.id() not in meshes:
             continue
-        built.add(shape.id)
-        vertices = np.asarray(shape.geometry.verts, dtype=np.float64).reshape(-1, 3)
-        faces = np.asarray(shape.geometry.faces, dtype=np.int64).reshape(-1, 3)
+        built.add(element.id())
+        vertices, faces = meshes.pop(element.id())
         label = element_label(element)
         if len(faces) == 0:
             failed.append(f"element {label}: its body has no triangles (curves or points only); "
@@ -221,6 +221,31 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
         raise InputError(path, f"the geometry of none of its {len(elements)} physical elements "
                                f"could be built (first: {failed[0]})")
     return IfcModel(parts=parts, units=_length_unit(model), schema=model.schema, failed=tuple(failed))
+
+
+# IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,
+# tessellations, mapped items), OpenCASCADE for the rest (booleans with openings, B-reps,
+# sweeps). On IfcOpenShell's test models it gives OpenCASCADE's very triangles (the same vertex
+# arrays on the Great Court roof, 5,178 beams), 6 times faster there
+# (benchmarks/bench_ifc.py --kernels).
+GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
+
+
+def _iterator(geom, settings, model, elements):
+    """IfcOpenShell's iterator over `elements` on one thread: on IfcOpenShell 0.9, more threads
+    made the roof slower on two cores (benchmarks/bench_ifc.py --threads)."""
+    try:
+        return geom.iterator(settings, model, 1, include=elements, geometry_library=GEOMETRY_LIBRARY)
+    except (TypeError, ValueError, RuntimeError):  # an IfcOpenShell without that kernel
+        return geom.iterator(settings, model, 1, include=elements)
+
+
+def _arrays(geometry) -> tuple:
+    """(vertices (n, 3) float64, faces (m, 3) int64) of a triangulation, read from its buffers
+    (one copy each; `geometry.verts` would build a Python tuple of every coordinate first)."""
+    vertices = np.frombuffer(geometry.verts_buffer, dtype=np.float64).reshape(-1, 3).copy()
+    faces = np.frombuffer(geometry.faces_buffer, dtype=np.int32).reshape(-1, 3).astype(np.int64)
+    return vertices, faces
 
 
 def _ifcopenshell():
