@@ -125,12 +125,7 @@ def _version() -> ET.Element:
 
 
 def _markup(pair: Finding, a, b, guid: str, viewpoint: str, stamp: str, found: Findings) -> ET.Element:
-    root = ET.Element("Markup")
-    header = ET.SubElement(root, "Header")
-    for file in dict.fromkeys((pair.file_a, pair.file_b)):
-        entry = ET.SubElement(header, "File", isExternal="true")
-        ET.SubElement(entry, "Filename").text = file.replace("\\", "/").rsplit("/", 1)[-1]
-        ET.SubElement(entry, "Reference").text = file
+    root = _header((pair.file_a, pair.file_b))
     topic = ET.SubElement(root, "Topic", Guid=guid, TopicType="Clash", TopicStatus="Open")
     ET.SubElement(topic, "Title").text = _title(pair, a, b)
     for label in _labels([pair]):
@@ -140,6 +135,17 @@ def _markup(pair: Finding, a, b, guid: str, viewpoint: str, stamp: str, found: F
     ET.SubElement(topic, "Description").text = _description(pair, a, b, found.units)
     views = ET.SubElement(root, "Viewpoints", Guid=viewpoint)
     ET.SubElement(views, "Viewpoint").text = "viewpoint.bcfv"
+    return root
+
+
+def _header(files) -> ET.Element:
+    """A Markup with its Header: each file once."""
+    root = ET.Element("Markup")
+    header = ET.SubElement(root, "Header")
+    for file in dict.fromkeys(files):
+        entry = ET.SubElement(header, "File", isExternal="true")
+        ET.SubElement(entry, "Filename").text = file.replace("\\", "/").rsplit("/", 1)[-1]
+        ET.SubElement(entry, "Reference").text = file
     return root
 
 
@@ -154,12 +160,7 @@ _SEVERITY_ORDER = [Status.UNDECIDED, Status.COLLISION, Status.CLEARANCE, Status.
 
 def _group_markup(number: int, pairs: list, guid: str, viewpoint: str, stamp: str,
                   found: Findings) -> ET.Element:
-    root = ET.Element("Markup")
-    header = ET.SubElement(root, "Header")
-    for file in dict.fromkeys(f for p in pairs for f in (p.file_a, p.file_b)):
-        entry = ET.SubElement(header, "File", isExternal="true")
-        ET.SubElement(entry, "Filename").text = file.replace("\\", "/").rsplit("/", 1)[-1]
-        ET.SubElement(entry, "Reference").text = file
+    root = _header(f for p in pairs for f in (p.file_a, p.file_b))
     topic = ET.SubElement(root, "Topic", Guid=guid, TopicType="Clash", TopicStatus="Open")
     names = list(dict.fromkeys(n for p in pairs for n in (p.a, p.b)))
     who = [_who(n, found.object(n)) for n in names]
