@@ -24,6 +24,7 @@ IfcOpenShell is imported on the first read, so ``gjk --help`` never pays for it.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,12 +102,8 @@ def read(path: str | Path) -> IfcModel:
     if kind == ".ifcxml":
         raise InputError(path, "is ifcXML, which IfcOpenShell (and so gjk) does not read; export "
                                "the model as .ifc or .ifczip")
-    if kind == ".ifczip":
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
-            return _read(path, _unzipped(path, Path(folder)))
-    return _read(path, path)
+    with _step_file(path) as step:
+        return _read(path, step)
 
 
 def select(path: str | Path, queries) -> dict:
@@ -118,12 +115,8 @@ def select(path: str | Path, queries) -> dict:
     Raises InputError when the file cannot be opened or a query fails on it.
     """
     path = Path(path)
-    if path.suffix.lower() == ".ifczip":
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
-            return _select(path, _unzipped(path, Path(folder)), queries)
-    return _select(path, path, queries)
+    with _step_file(path) as step:
+        return _select(path, step, queries)
 
 
 def _select(path: Path, ifc_file: Path, queries) -> dict:
@@ -143,6 +136,19 @@ def _select(path: Path, ifc_file: Path, queries) -> dict:
                                    f"{_first_line(exc)}") from None
         out[query] = frozenset(e.GlobalId for e in chosen if hasattr(e, "GlobalId"))
     return out
+
+
+@contextmanager
+def _step_file(path: Path):
+    """The IFC STEP file to open: the file itself, or the .ifc of an ifcZIP extracted into a
+    temporary folder that lives as long as the context."""
+    if path.suffix.lower() != ".ifczip":
+        yield path
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
+        yield _unzipped(path, Path(folder))
 
 
 def _unzipped(path: Path, folder: Path) -> Path:
