@@ -45,12 +45,21 @@ ROOF = "geometrygym_great_court_roof"
 
 
 def timed(command: list) -> tuple:
-    """(wall seconds, peak resident MB, return code) of a child process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    return wall, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
+    """(wall seconds, peak resident MB, return code) of a child process.
+
+    The peak is GNU time's (%M) when /usr/bin/time exists: a child forked from this process
+    starts with this process's peak in its ru_maxrss (it grows with every report read here), a
+    child of the small `time` process does not."""
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        prefix = [str(gnu_time), "-q", "-f", "%M", "-o", rss.name] if gnu_time.exists() else []
+        start = time.perf_counter()
+        child = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        text = rss.read().strip().splitlines() if prefix else []
+    peak_kb = float(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
+    return wall, peak_kb / 1024.0, os.waitstatus_to_exitcode(status)
 
 
 def gjk_run(model: Path, band_m: float, out: Path) -> tuple:
