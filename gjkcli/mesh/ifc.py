@@ -232,8 +232,8 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
 # IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,
 # tessellations, mapped items), OpenCASCADE for the rest (booleans with openings, B-reps,
 # sweeps). On IfcOpenShell's test models it gives OpenCASCADE's very triangles (the same vertex
-# arrays on the Great Court roof, 5,178 beams), 6 times faster there
-# (benchmarks/bench_ifc.py --kernels).
+# arrays on the Great Court roof, 5,178 beams), 6 to 9 times faster there and 3 times on
+# acad2010_objects (benchmarks/bench_ifc.py --kernels; the spread is the shared machine's load).
 GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
 
 
