@@ -301,10 +301,14 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--sheet-layer", metavar="NAME",
               help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
                    "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
+@click.option("--group-within", callback=_length, metavar="LENGTH",
+              help="Group the failing pairs of each clash set whose contacts lie within LENGTH of "
+                   "each other (chained): groups in every report, one BCF topic per group. In the "
+                   "model's units or with a unit (3m). Default: the manifest's group_within.")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, **opts):
+         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -317,7 +321,7 @@ def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
              all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
-             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer,
+             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
 
 
@@ -441,7 +445,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
-                 ignore_layers=None, join_tolerance=None) -> None:
+                 ignore_layers=None, join_tolerance=None, group_within=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -475,7 +479,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
-            show_allowed=show_allowed)
+            show_allowed=show_allowed, group_within=group_within)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":
@@ -632,12 +636,16 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
 
         text = github_annotations(found)
     elif output_format == "bcf":
-        from gjkcli.report.bcf import bcf_zip, needs_ifc
+        from gjkcli.report.bcf import bcf_files, needs_ifc
 
         why = needs_ifc(found)
         if why is not None:
             raise InputError(output, f"cannot write BCF: {why}")
-        text = bcf_zip(found)
+        files = bcf_files(found)
+        if len(files) > 1:  # one BCF per clash set, beside the named one
+            _write_per_set(output, files, quiet)
+            return
+        text = files[0][1]
     else:
         import json
 
@@ -645,6 +653,24 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
 
         text = json.dumps(sarif_log(found), indent=2, allow_nan=False) + "\n"
     _write_text(output, text, "the report")
+
+
+def _write_per_set(output: str, files: list, quiet: bool) -> None:
+    """One BCF per clash set: OUT.bcfzip becomes OUT.<set>.bcfzip for each set (the name made
+    safe for a file name; no input of a scan is a .bcfzip)."""
+    import re
+    from pathlib import Path
+
+    out = Path(output)
+    suffix = out.suffix or ".bcfzip"
+    written = []
+    for name, data in files:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name or "no-set").strip("-.") or "set"
+        target = out.with_name(f"{out.stem}.{slug}{suffix}")
+        _write_text(str(target), data, "the report")
+        written.append(str(target))
+    if not quiet:
+        click.echo(f"gjk: one BCF per clash set: {', '.join(written)}", err=True)
 
 
 def _table(found, trace: bool, to_terminal: bool, color: str = "auto") -> str | None:

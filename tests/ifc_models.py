@@ -25,6 +25,7 @@ class Box:
     turn: float = 0.0
     voids: str | None = None  # an opening: the name of the element it voids
     fills: str | None = None  # an element: the name of the opening it fills
+    psets: dict | None = None  # {"Pset_WallCommon": {"IsExternal": True}}
     guid: str | None = field(default=None)  # set by write_model
 
     def corners(self) -> np.ndarray:
@@ -41,8 +42,12 @@ def _turn(degrees: float) -> np.ndarray:
     return M
 
 
-def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = "MILLIMETERS") -> Path:
-    """Write the boxes as an IFC model; each Box gets its GlobalId in `guid`."""
+def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = "MILLIMETERS",
+                context_type: str = "Model") -> Path:
+    """Write the boxes as an IFC model; each Box gets its GlobalId in `guid`.
+
+    context_type : the representation contexts' ContextType ("MODEL" as AutoCAD Architecture
+        writes it)"""
     import ifcopenshell
     import ifcopenshell.api as api
 
@@ -58,8 +63,8 @@ def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = 
         owner.get_application = lambda _f: application
     project = api.run("root.create_entity", f, ifc_class="IfcProject", name="gjk test")
     api.run("unit.assign_unit", f, length={"is_metric": True, "raw": unit})
-    model = api.run("context.add_context", f, context_type="Model")
-    body = api.run("context.add_context", f, context_type="Model", context_identifier="Body",
+    model = api.run("context.add_context", f, context_type=context_type)
+    body = api.run("context.add_context", f, context_type=context_type, context_identifier="Body",
                    target_view="MODEL_VIEW", parent=model)
     site = api.run("root.create_entity", f, ifc_class="IfcSite", name="Site")
     api.run("aggregate.assign_object", f, relating_object=project, products=[site])
@@ -78,6 +83,9 @@ def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = 
         api.run("geometry.edit_object_placement", f, product=e, matrix=M, is_si=False)
         if not e.is_a("IfcOpeningElement") and not e.is_a("IfcSpatialElement"):
             api.run("spatial.assign_container", f, relating_structure=storey, products=[e])
+        for pset_name, properties in (b.psets or {}).items():
+            pset = api.run("pset.add_pset", f, product=e, name=pset_name)
+            api.run("pset.edit_pset", f, pset=pset, properties=properties)
         made[b.name] = e
         b.guid = e.GlobalId
     for b in boxes:

@@ -13,8 +13,8 @@ groups), GlobalId, Name and the GlobalIds of the elements it is hosted by (it fi
 The iterator triangulates every element in world coordinates (its placement chain applied,
 openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
 millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
-...). It runs on one thread: a scan's --jobs reads several files in parallel, not the elements
-of one.
+...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). It runs on one thread: a scan's
+--jobs reads several files in parallel, not the elements of one.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
@@ -24,6 +24,7 @@ IfcOpenShell is imported on the first read, so ``gjk --help`` never pays for it.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +34,12 @@ from gjkcli import extras
 from gjkcli.errors import InputError
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "element_label", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "select", "element_label", "IFC_TYPES"]
 
-# File suffixes read as IFC (STEP physical files of an IFC schema). ifcXML and ifcZIP are not read.
-IFC_TYPES = ("ifc",)
+# File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
+# such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
+# does not read it ("Reading .ifcXML files is not currently supported").
+IFC_TYPES = ("ifc", "ifczip", "ifcxml")
 
 # IfcElement subclasses that are not physical: openings and projections are features of their
 # host; virtual elements are boundaries with no matter.
@@ -79,14 +82,15 @@ class IfcModel:
 
 
 def element_label(element) -> str:
-    """``IfcWall 'Wall name' 2cKYIHmn...``: class, Name (when given) and GlobalId."""
+    """``IfcWall 'Wall name' 2cKYIHmn...``: class, Name (when given and not blank) and GlobalId."""
     name = getattr(element, "Name", None)
-    quoted = f" '{name}'" if name else ""
+    quoted = f" '{name}'" if name and name.strip() else ""
     return f"{element.is_a()}{quoted} {element.GlobalId}"
 
 
 def read(path: str | Path) -> IfcModel:
-    """Every physical element of an IFC file as triangles in world coordinates, file units.
+    """Every physical element of an IFC file (or the one .ifc of an ifcZIP) as triangles in world
+    coordinates, file units.
 
     Raises
     ------
@@ -95,43 +99,118 @@ def read(path: str | Path) -> IfcModel:
         physical element with a body, or the geometry of none of them can be built.
     """
     path = Path(path)
+    kind = path.suffix.lower()
+    if kind == ".ifcxml":
+        raise InputError(path, "is ifcXML, which IfcOpenShell (and so gjk) does not read; export "
+                               "the model as .ifc or .ifczip")
+    with _step_file(path) as step:
+        return _read(path, step)
+
+
+def select(path: str | Path, queries) -> dict:
+    """{query: frozenset of GlobalIds}: the elements each query of IfcOpenShell's selector syntax
+    (`ifcopenshell.util.selector.filter_elements`: ``"IfcBeam, IfcMember"``,
+    ``"IfcWall, /Pset_WallCommon/.IsExternal=TRUE"``, ``"IfcElement, ! IfcSpace"``) returns
+    from the model, which is opened once for all of them.
+
+    Raises InputError when the file cannot be opened or a query fails on it.
+    """
+    path = Path(path)
+    with _step_file(path) as step:
+        return _select(path, step, queries)
+
+
+def _select(path: Path, ifc_file: Path, queries) -> dict:
+    ifcopenshell, _ = _ifcopenshell()
+    import ifcopenshell.util.selector as selector
+
+    try:
+        model = ifcopenshell.open(str(ifc_file))
+    except Exception as exc:  # noqa: BLE001 - as in `read`
+        raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}") from None
+    out = {}
+    for query in queries:
+        try:
+            chosen = selector.filter_elements(model, query)
+        except Exception as exc:  # noqa: BLE001 - the selector's own failures on this model
+            raise InputError(path, f"the selector query {query!r} fails on this model: "
+                                   f"{_first_line(exc)}") from None
+        out[query] = frozenset(e.GlobalId for e in chosen if hasattr(e, "GlobalId"))
+    return out
+
+
+@contextmanager
+def _step_file(path: Path):
+    """The IFC STEP file to open: the file itself, or the .ifc of an ifcZIP extracted into a
+    temporary folder that lives as long as the context."""
+    if path.suffix.lower() != ".ifczip":
+        yield path
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gjk-ifczip-") as folder:
+        yield _unzipped(path, Path(folder))
+
+
+def _unzipped(path: Path, folder: Path) -> Path:
+    """The .ifc inside an ifcZIP, extracted into `folder` (the archive's sizes and ratios were
+    checked against the limits before: gjkcli.mesh.load)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            ifcs = [m for m in members if m.filename.lower().endswith(".ifc")]
+            if len(ifcs) != 1:
+                xml = any(m.filename.lower().endswith(".ifcxml") for m in members)
+                what = ("holds ifcXML, which IfcOpenShell does not read" if xml and not ifcs else
+                        f"holds {len(ifcs)} .ifc files ({', '.join(m.filename for m in ifcs[:3])})"
+                        if ifcs else "holds no .ifc file")
+                raise InputError(path, f"is an ifcZIP that {what}; an ifcZIP holds one .ifc model")
+            return Path(archive.extract(ifcs[0], folder))
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(path, f"is not a readable ifcZIP: {_first_line(exc)}; zip the .ifc "
+                               f"again") from None
+
+
+def _read(path: Path, ifc_file: Path) -> IfcModel:
+    """`read` of the STEP file `ifc_file`; errors name `path` (the ifcZIP it came from)."""
     ifcopenshell, geom = _ifcopenshell()
     try:
-        model = ifcopenshell.open(str(path))
+        model = ifcopenshell.open(str(ifc_file))
     except Exception as exc:  # noqa: BLE001 - IfcOpenShell raises several kinds for a bad file
         raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
                                f"export it again as IFC2X3 or IFC4") from None
-    elements = [e for e in model.by_type("IfcElement")
-                if not any(e.is_a(c) for c in _NOT_PHYSICAL) and _has_body(e)]
+    physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
+    elements = [e for e in physical if _has_body(e)]
     if not elements:
-        raise InputError(path, f"holds no physical element with a body ({model.schema}: walls, "
-                               f"slabs, doors, ducts, ...); openings and spaces are not objects")
+        raise InputError(path, _why_no_body(model, physical))
     settings = geom.settings()
     settings.set("use-world-coords", True)
     settings.set("convert-back-units", True)  # the file's length unit, not metres
     settings.set("weld-vertices", True)
     ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
+    by_id = {e.id(): e for e in elements}
+    meshes = {}  # element id -> (vertices, faces), each shape's buffers copied once, then dropped
     try:
-        iterator = geom.iterator(settings, model, 1, include=elements)
-        shapes = []
+        iterator = _iterator(geom, settings, model, elements)
         if iterator.initialize():
             while True:
-                shapes.append(iterator.get())
+                shape = iterator.get()
+                if shape.id in by_id and shape.id not in meshes:
+                    meshes[shape.id] = _arrays(shape.geometry)
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
         raise InputError(path, f"IfcOpenShell could not triangulate the model: "
                                f"{_first_line(exc)}") from None
     log = _Log(ifcopenshell.get_log())
-    by_id = {e.id(): e for e in elements}
     parts, built, failed = [], set(), []
-    for shape in shapes:
-        element = by_id.get(shape.id)
-        if element is None or shape.id in built:
+    for element in sorted(elements, key=lambda e: e.id()):  # the file's order, not the iterator's
+        if element.id() not in meshes:
             continue
-        built.add(shape.id)
-        vertices = np.asarray(shape.geometry.verts, dtype=np.float64).reshape(-1, 3)
-        faces = np.asarray(shape.geometry.faces, dtype=np.int64).reshape(-1, 3)
+        built.add(element.id())
+        vertices, faces = meshes.pop(element.id())
         label = element_label(element)
         if len(faces) == 0:
             failed.append(f"element {label}: its body has no triangles (curves or points only); "
@@ -151,6 +230,31 @@ def read(path: str | Path) -> IfcModel:
     return IfcModel(parts=parts, units=_length_unit(model), schema=model.schema, failed=tuple(failed))
 
 
+# IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,
+# tessellations, mapped items), OpenCASCADE for the rest (booleans with openings, B-reps,
+# sweeps). On IfcOpenShell's test models it gives OpenCASCADE's very triangles (the same vertex
+# arrays on the Great Court roof, 5,178 beams), 6 to 9 times faster there and 3 times on
+# acad2010_objects (benchmarks/bench_ifc.py --kernels; the spread is the shared machine's load).
+GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
+
+
+def _iterator(geom, settings, model, elements):
+    """IfcOpenShell's iterator over `elements` on one thread: on IfcOpenShell 0.9, more threads
+    made the roof slower on two cores (benchmarks/bench_ifc.py --threads)."""
+    try:
+        return geom.iterator(settings, model, 1, include=elements, geometry_library=GEOMETRY_LIBRARY)
+    except (TypeError, ValueError, RuntimeError):  # an IfcOpenShell without that kernel
+        return geom.iterator(settings, model, 1, include=elements)
+
+
+def _arrays(geometry) -> tuple:
+    """(vertices (n, 3) float64, faces (m, 3) int64) of a triangulation, read from its buffers
+    (one copy each; `geometry.verts` would build a Python tuple of every coordinate first)."""
+    vertices = np.frombuffer(geometry.verts_buffer, dtype=np.float64).reshape(-1, 3).copy()
+    faces = np.frombuffer(geometry.faces_buffer, dtype=np.int32).reshape(-1, 3).astype(np.int64)
+    return vertices, faces
+
+
 def _ifcopenshell():
     """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
     package when it is missing."""
@@ -165,6 +269,17 @@ def _ifcopenshell():
     return ifcopenshell, ifcopenshell.geom
 
 
+# The representations the iterator meshes: a Body (or Facetation) in a 3D model context. Exporters
+# spell the labels in their own case: AutoCAD Architecture writes the context type 'MODEL', so
+# the labels are compared ignoring case, as IfcOpenShell's iterator compares them.
+_BODY_IDENTIFIERS = ("body", "facetation")
+_MODEL_CONTEXTS = ("model", None)
+
+
+def _label(value) -> str | None:
+    return value.strip().lower() if isinstance(value, str) else None
+
+
 def _has_body(element) -> bool:
     """The element's product shape has a 3D representation the iterator meshes (its Body)."""
     shape = getattr(element, "Representation", None)
@@ -172,10 +287,24 @@ def _has_body(element) -> bool:
         return False
     for rep in shape.Representations or ():
         context = rep.ContextOfItems
-        if rep.RepresentationIdentifier in ("Body", "Facetation") and \
-                getattr(context, "ContextType", None) in ("Model", None):
+        if _label(rep.RepresentationIdentifier) in _BODY_IDENTIFIERS and \
+                _label(getattr(context, "ContextType", None)) in _MODEL_CONTEXTS:
             return True
     return False
+
+
+def _why_no_body(model, physical) -> str:
+    """Why a file gives no object: no physical element at all, or none with a 3D body (and the
+    representations they have instead)."""
+    if not physical:
+        return (f"holds no physical element ({model.schema}: walls, slabs, doors, ducts, ...); "
+                f"openings and spaces are not objects")
+    kinds = sorted({f"'{rep.RepresentationIdentifier}' in a '{getattr(rep.ContextOfItems, 'ContextType', None)}' "
+                    f"context" for e in physical if e.Representation is not None
+                    for rep in e.Representation.Representations or ()})
+    have = f"; they have {', '.join(kinds[:4])}" if kinds else "; none has a representation"
+    return (f"none of its {len(physical)} physical elements has a 3D body (a 'Body' representation "
+            f"in a 'Model' context){have}; export the model with 3D bodies")
 
 
 def _element(e) -> Element:
@@ -192,7 +321,7 @@ def _element(e) -> Element:
         classes.append(declaration.name())
         declaration = declaration.supertype()
     return Element(ifc_class=e.is_a(), classes=tuple(classes), global_id=e.GlobalId,
-                   name=e.Name or None, hosts=tuple(dict.fromkeys(hosts)))
+                   name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)))
 
 
 def _length_unit(model) -> str | None:

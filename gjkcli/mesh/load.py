@@ -44,7 +44,7 @@ _GLTF_TYPES = ("glb", "gltf")
 _CAD_TYPES = ("step", "stp")
 
 # IFC models: read by gjkcli.mesh.ifc through IfcOpenShell (IFC_TYPES there), not by trimesh.
-_IFC_TYPES = ("ifc",)
+_IFC_TYPES = ("ifc", "ifczip", "ifcxml")
 
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
@@ -491,7 +491,7 @@ def _bytes(n: float) -> str:
 
 
 # Formats that are ZIP containers, and compressed streams.
-_ZIP_TYPES = ("zip", "3mf", "3dxml")
+_ZIP_TYPES = ("zip", "3mf", "3dxml", "ifczip")
 _STREAM_TYPES = {"tar.gz": "gzip", "tar.bz2": "bz2", "bz2": "bz2"}
 # Members below this size are not held to the compression ratio limit (a small member of zeros
 # compresses well and costs nothing).

@@ -253,6 +253,11 @@ class _ClusterRun(_Run):
             self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
                                          for name in fields})
         i, j, clearance = self._select(resolved, i, j)  # the tiles kept only selected pairs
+        if self._sets is not None and self._sets.tolerance(None) is not None:
+            from gjkcli.errors import InputError
+
+            raise InputError("--dask", "a [[check]] with its own tolerance is not scanned on a Dask "
+                                       "cluster (the tiles answer at the run's band); scan without --dask")
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
     def _narrow(self, parts: _Parts, i, j):

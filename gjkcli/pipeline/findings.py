@@ -146,6 +146,9 @@ class Finding:
         [0, 1] (--trajectory; None otherwise)
     time_from_start : seconds into a ROS trajectory the pair was found at (a JointTrajectory or
         RobotTrajectory file; None otherwise)
+    clash_set : the name of the manifest [[check]] the pair is reported under (None: no checks)
+    group : the number of the group of clashes at one place the pair is in (1, 2, ...;
+        `gjkcli.pipeline.grouping`), None when the run does not group or the pair does not fail
     """
 
     a: str
@@ -173,6 +176,8 @@ class Finding:
     distance_lower: float | None = None
     distance_upper: float | None = None
     tessellation: float | None = None
+    clash_set: str | None = None
+    group: int | None = None
 
     @property
     def status(self) -> Status:

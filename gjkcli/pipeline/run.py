@@ -59,6 +59,9 @@ CHECK_EVERY_PAIR_UP_TO = 10_000
 
 Progress = Callable[[str, int, int], None]
 
+# The options that are lengths: a number in the model's units, or a `Length` with its unit.
+_LENGTHS = ("tolerance", "clearance", "group_within")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -97,6 +100,9 @@ class Options:
         prepared path would only count them
     shown : how many of the listed findings (most severe first) the report shows: overlap
         volumes are computed for those only (None: all of them; 0: none, as for -q)
+    group_within : group the failing pairs of each clash set whose contacts lie within this
+        distance of each other, chained (`gjkcli.pipeline.grouping`; None: the manifest's, else
+        no grouping); a float or a Length as `tolerance`
     """
 
     mode: str = "auto"
@@ -121,6 +127,7 @@ class Options:
     join_tolerance: float | Length | None = None
     shown: int | None = None
     show_allowed: bool = False
+    group_within: float | Length | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -173,7 +180,8 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             tolerance=options.tolerance if options.tolerance is not None else m.tolerance,
             clearance=options.clearance if options.clearance is not None else m.clearance,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
-            dask=options.dask if options.dask is not None else m.dask)
+            dask=options.dask if options.dask is not None else m.dask,
+            group_within=options.group_within if options.group_within is not None else m.group_within)
     robot = options.robot
     motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
     if motion or options.dask is not None:
@@ -202,7 +210,7 @@ def run_options(options: Options) -> Options:
 def _plain_lengths(options: Options) -> Options:
     """Lengths written without a unit are plain floats in the model's units."""
     out = {}
-    for what in ("tolerance", "clearance"):
+    for what in _LENGTHS:
         value = getattr(options, what)
         if isinstance(value, Length) and value.unit is None:
             out[what] = value.value
@@ -214,10 +222,10 @@ def _without_units(options: Options, route: str) -> Options:
     from gjkcli.errors import InputError
 
     options = _plain_lengths(options)
-    for what in ("tolerance", "clearance"):
+    for what in _LENGTHS:
         value = getattr(options, what)
         if isinstance(value, Length):
-            raise InputError(f"--{what} {value}", f"{route} takes lengths in the model's units; "
+            raise InputError(f"--{what.replace('_', '-')} {value}", f"{route} takes lengths in the model's units; "
                                                   f"give the number without a unit")
     return options
 
@@ -280,7 +288,7 @@ class _Run:
             if v not in FAIL_ON:
                 raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
         options = _plain_lengths(options)
-        for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
+        for what, value in ((what, getattr(options, what)) for what in _LENGTHS):
             if isinstance(value, Length):  # converted once the inputs' unit is known
                 continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
@@ -296,6 +304,7 @@ class _Run:
         self.timings: dict[str, float] = {}
         self.units: str | None = None  # the scene's length unit, once the inputs are read
         self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
+        self._sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -323,7 +332,10 @@ class _Run:
         if manifest is not None and parts.n > 0:
             try:
                 classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
-                resolved = manifest.resolve(parts.names, classes if any(classes) else None)
+                elements = [(g.file, g.element.global_id) if g.element is not None else None
+                            for g in parts.geoms]
+                resolved = manifest.resolve(parts.names, classes if any(classes) else None,
+                                            elements if any(classes) else None)
             except ManifestError as exc:
                 if not self.problems:
                     raise
@@ -348,6 +360,7 @@ class _Run:
         t = self.stage("verdicts", t)
         pairs = self._overlaps(parts, pairs)
         t = self.stage("overlap", t)
+        pairs = self._grouped(pairs, resolved)
         objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
                                                           [parts.index[p.b] for p in pairs]]))
                                 if pairs else np.zeros(0, dtype=np.int64))
@@ -433,13 +446,13 @@ class _Run:
                               f"knows, so it is not converted and the numbers may mix units")
         self.units = unit
         o, change = self.options, {}
-        for what in ("tolerance", "clearance"):
+        for what in _LENGTHS:
             value = getattr(o, what)
             if isinstance(value, Length):
                 try:
                     change[what] = value.to(unit)
                 except UnitError as e:
-                    raise InputError(f"--{what} {value}", str(e)) from None
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
         if change:
             self.options = dataclasses.replace(o, **change)
         return out
@@ -504,6 +517,9 @@ class _Run:
         # growing each box by its own share covers it; a hair of the scene pads the bounds'
         # rounding
         touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
+        bands = [s.tolerance for s in (resolved.sets if resolved else ()) if s.tolerance is not None]
+        if bands:  # a clash set's own band
+            touch = np.maximum(touch, max(bands))
         pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
         # a tessellated part's true surface lies up to eps beyond its triangles
         return 0.5 * reach + touch + pad + parts.eps
@@ -512,6 +528,8 @@ class _Run:
         """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
         them), each with the largest clearance asked of it."""
         from gjkcli.scene.broadphase import select_pairs
+
+        from gjkcli.pipeline.clashsets import assign
 
         o = self.options
         clearance = np.full(len(i), o.clearance or 0.0)
@@ -522,6 +540,7 @@ class _Run:
             for in_a, in_b, c, _ in resolved.checks:
                 hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
                 clearance[hit] = np.maximum(clearance[hit], c if c is not None else (o.clearance or 0.0))
+        self._sets = assign(resolved, i, j)
         return i, j, clearance
 
     # -- narrow phase --------------------------------------------------------------------------
@@ -538,10 +557,13 @@ class _Run:
             return None
         packed = ShapeSet(parts.shapes)
         chunks = [(a, min(a + _PAIR_CHUNK, m)) for a in range(0, m, _PAIR_CHUNK)]
+        bands = self._sets.tolerance(self.options.tolerance) if self._sets is not None else None
 
         def one(chunk):
             a, b = chunk
-            return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+            if bands is None:
+                return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+            return _banded(packed, i[a:b], j[a:b], bands[a:b])
 
         done = []
         if self.options.jobs > 1 and len(chunks) > 1:
@@ -578,6 +600,7 @@ class _Run:
         # a pair with triangles on one side at least: a curved primitive goes to the triangles
         # against the other part's (gjkcli.engine.primitive); two primitives are their hulls
         meshed = parts.meshed[i] | parts.meshed[j]
+        modes = self._sets.modes(self.options.mode) if self._sets is not None else None
         # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
         # the band and the clearance; every other such pair is decided on the exact solids
         # (gjkcli.pipeline.tessellated)
@@ -586,7 +609,13 @@ class _Run:
         bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
         status[bounded] = Status.UNDECIDED.value  # until _bounded decides
         listed |= bounded
-        refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        if modes is None:
+            refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        else:  # each clash set's own mode
+            refine = np.zeros(m, dtype=bool)
+            for mode in set(modes.tolist()):
+                mine = modes == mode
+                refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, listed, meshed)[mine]
         refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
         decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
@@ -606,10 +635,11 @@ class _Run:
         from gjkcli.pipeline import tessellated
 
         out = {}
+        modes = self._sets.modes(self.options.mode) if self._sets is not None else None
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
-            if self.options.mode != "exact":  # deep on the hulls: no triangles needed
+            if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
                 deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
                                                  float(parts.gap[a] + parts.gap[b]), tol)
                 if deep is not None:
@@ -640,6 +670,7 @@ class _Run:
     def _listed(self, parts, i, j, clearance, ans: "_Answers", resolved, key_of, known):
         """(listed Findings most severe first, counts per status over every checked pair)."""
         o = self.options
+        modes = self._sets.modes(o.mode) if self._sets is not None else None
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
@@ -672,11 +703,14 @@ class _Run:
                 result = dataclasses.replace(result, trace=trace[len(pairs)])
             pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
             reason = allow.get(k)
-            violation = violates(result.status, pair_clearance, o.fail_on)
+            fail_on = o.fail_on if self._sets is None else self._sets.fail_on(k, o.fail_on)
+            violation = violates(result.status, pair_clearance, fail_on)
             key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
                                                    parts.geoms[b].file)
             pairs.append(Finding(
-                a=parts.names[a], b=parts.names[b], result=result, mode=mode, requested=o.mode,
+                a=parts.names[a], b=parts.names[b], result=result, mode=mode,
+                requested=o.mode if modes is None else str(modes[k]),
+                clash_set=self._sets.name(k) if self._sets is not None else None,
                 clearance=pair_clearance, conservative=bool(ans.conservative[k]),
                 violation=violation, allowed=reason is not None, reason=reason,
                 known=bool(known is not None and violation and reason is None and key in known),
@@ -754,6 +788,18 @@ class _Run:
                         overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
             out.append(p)
         return out
+
+    def _grouped(self, pairs: list, resolved) -> list:
+        """The pairs with their groups of clashes at one place, where the run groups
+        (--group-within, the manifest's group_within, a [[check]]'s own)."""
+        from gjkcli.pipeline.grouping import group_pairs
+
+        own = {s.name: s.group_within for s in (resolved.sets if resolved is not None else ())
+               if s.group_within is not None}
+        every = self.options.group_within
+        if every is None and not own:
+            return pairs
+        return list(group_pairs(pairs, lambda name: own.get(name, every)))
 
     def _trace(self, parts, a, b):
         """GJK and EPA on the hulls of the pair, step by step (what led to the answer)."""
@@ -951,6 +997,30 @@ class _Parts:
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
             **_ifc_fields(g.element))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
+
+
+def _banded(packed, i, j, bands):
+    """`batch` of pairs (i, j) at their own touching bands (NaN: relative to the pair's size),
+    in two calls when some pairs have a band and some the relative one."""
+    from gjkcli.engine.query import batch
+    from gjkcli.engine.results import BatchResult
+
+    relative = np.isnan(bands)
+    if not relative.any():
+        return batch(packed, i, j, tolerance=bands, want="verdict")
+    if relative.all():
+        return batch(packed, i, j, tolerance=None, want="verdict")
+    parts = [(relative, batch(packed, i[relative], j[relative], tolerance=None, want="verdict")),
+             (~relative, batch(packed, i[~relative], j[~relative], tolerance=bands[~relative],
+                               want="verdict"))]
+    out = {}
+    for f in dataclasses.fields(BatchResult):
+        first = getattr(parts[0][1], f.name)
+        merged = np.empty((len(i),) + first.shape[1:], dtype=first.dtype)
+        for mask, got in parts:
+            merged[mask] = getattr(got, f.name)
+        out[f.name] = merged
+    return BatchResult(**out)
 
 
 @dataclass

@@ -24,7 +24,11 @@ additions of each release are listed in the README)::
                  ["tessellation_error", "distance_upper": tessellated (STEP) parts only],
                  ["waypoint", "segment", "t": robots' --poses and --trajectory only],
                  ["time_from_start": seconds, a ROS trajectory's (JSON or YAML) only],
+                 ["clash_set": the manifest [[check]] the pair is reported under],
+                 ["group": the number of its group of clashes at one place],
                  ["trace": [step, ...]]}],
+      ["groups": [{"group", "clash_set", "pairs", "elements", "centre"}]: when the scan
+                 groups its clashes (--group-within, group_within)],
       "errors": [{"file": str, "message": str}],
       "notes": [str],
       "gone": [{"file", "a", "b", "status"}],
@@ -177,7 +181,7 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         out["tessellation_error"] = number(pair.tessellation)
         if pair.distance_upper is not None and pair.distance_upper != pair.distance_lower:
             out["distance_upper"] = number(max(pair.distance_upper, 0.0))
-    for key in ("waypoint", "segment", "t", "time_from_start"):  # robots' poses and motions only
+    for key in ("waypoint", "segment", "t", "time_from_start", "clash_set", "group"):  # where the run has them
         if getattr(pair, key) is not None:
             out[key] = getattr(pair, key)
     if trace:
@@ -240,7 +244,19 @@ def document(found: Findings, trace: bool = False) -> dict:
     }
     if found.command == "scan":
         out["scan"] = run
+    grouped = groups_list(found)
+    if grouped:
+        out["groups"] = grouped
     return out
+
+
+def groups_list(found: Findings) -> list:
+    """The groups of clashes at one place (`gjkcli.pipeline.grouping`): number, clash set, the
+    number of pairs, every element in it and the mean of its contacts."""
+    from gjkcli.pipeline.groups import groups
+
+    return [{"group": g.number, "clash_set": g.clash_set, "pairs": len(g.pairs),
+             "elements": list(g.elements), "centre": vector(g.centre)} for g in groups(found.pairs)]
 
 
 def dumps(document: dict) -> str:

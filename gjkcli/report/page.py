@@ -94,15 +94,18 @@ def findings_table(found: Findings) -> str:
     units = [units_of(found, p) for p in listed]
     # each number with its unit; where no input states one, the header says so
     size_head = "depth / gap" if any(units) else "depth / gap (model units)"
+    sets = any(p.clash_set is not None for p in found.pairs)
+    grouped = any(p.group is not None for p in found.pairs)
     head = ["#", "status", "object A", "object B", size_head] + (["overlap volume"] if volumes else []) \
-        + ["mode", "note"]
+        + (["clash set"] if sets else []) + (["group"] if grouped else []) + ["mode", "note"]
     rows = []
     for k, (p, u) in enumerate(zip(listed, units)):
         status = Status(p.status)
         notes = pair_notes(p, fmt)
         volume = fmt(p.overlap_volume) + (f"{u}^3" if u and p.overlap_volume is not None else "")
         cells = [str(k + 1), status.value, p.a, p.b, size_text(p) + u] + \
-            ([volume] if volumes else []) + [p.mode, "; ".join(notes)]
+            ([volume] if volumes else []) + ([p.clash_set or ""] if sets else []) + \
+            ([str(p.group) if p.group is not None else ""] if grouped else []) + [p.mode, "; ".join(notes)]
         tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
         muted = " muted" if p.allowed or (p.known and p.violation) else ""
         rows.append(f"<tr data-k='{k}' class='row {status.value}{muted}' tabindex='0'>{tds}</tr>")
@@ -110,9 +113,28 @@ def findings_table(found: Findings) -> str:
     more = len(found.pairs) - TABLE_ROWS_UP_TO
     tail = (f"<p class='note'>... and {more:,} more findings, less severe (--format json lists "
             f"them all)</p>") if more > 0 else ""
-    return (f"<table id='findings'><caption>{'Pairs' if found.all_pairs else 'Findings'}, most "
+    return (groups_table(found) +
+            f"<table id='findings'><caption>{'Pairs' if found.all_pairs else 'Findings'}, most "
             f"severe first: click a row to frame the pair</caption><thead><tr>{ths}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>{tail}")
+
+
+def groups_table(found: Findings) -> str:
+    """The groups of clashes at one place (`gjkcli.pipeline.grouping`), "" when the run did not
+    group: number, clash set, how many pairs, every element, the centre."""
+    from gjkcli.pipeline.groups import groups
+
+    found_groups = groups(found.pairs)
+    if not found_groups:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("group", "clash set", "pairs", "elements", "centre"))
+    rows = []
+    for g in found_groups:
+        cells = [str(g.number), g.clash_set or "", str(len(g.pairs)), "; ".join(g.elements),
+                 ", ".join(fmt(x) for x in g.centre)]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    return (f"<table id='groups'><caption>{len(found_groups)} groups of clashes at one place"
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
 def page_script(view: str) -> str:

@@ -59,6 +59,12 @@ def render_pairs(report, limit: int | None = None) -> Table:
     volumes = any(p.overlap_volume is not None or p.overlap_reason for p in shown)
     if volumes:
         table.add_column("overlap vol.", justify="right", no_wrap=True)
+    sets = any(p.clash_set is not None for p in shown)
+    if sets:
+        table.add_column("clash set", overflow="fold")
+    grouped = any(p.group is not None for p in shown)
+    if grouped:
+        table.add_column("group", justify="right", no_wrap=True)
     table.add_column("note", overflow="fold")
     for p in shown:
         status = Status(p.status)
@@ -78,7 +84,31 @@ def render_pairs(report, limit: int | None = None) -> Table:
                  Text(size)]
         if volumes:
             cells.append(Text(_fmt(p.overlap_volume)))
+        if sets:
+            cells.append(Text(p.clash_set or ""))
+        if grouped:
+            cells.append(Text(str(p.group) if p.group is not None else ""))
         table.add_row(*cells, Text("; ".join(notes)), style="dim" if muted else None)
+    return table
+
+
+def render_groups(report, limit: int | None = None) -> Table | None:
+    """The groups of clashes at one place (`gjkcli.pipeline.grouping`), None when the run did
+    not group: number, clash set, how many pairs, the elements (the first few), the centre."""
+    from gjkcli.pipeline.groups import groups
+
+    found = groups(report.pairs)
+    if not found:
+        return None
+    table = Table(title=f"{len(found)} groups of clashes at one place", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    for name, justify in (("group", "right"), ("clash set", "left"), ("pairs", "right"),
+                          ("elements", "left"), ("centre", "left")):
+        table.add_column(name, justify=justify, overflow="fold")
+    for g in found if limit is None else found[:limit]:
+        more = f" and {len(g.elements) - 4} more" if len(g.elements) > 4 else ""
+        table.add_row(Text(str(g.number)), Text(g.clash_set or ""), Text(str(len(g.pairs))),
+                      Text("; ".join(g.elements[:4]) + more), Text(", ".join(_fmt(x) for x in g.centre)))
     return table
 
 
@@ -125,6 +155,9 @@ def render_scan(report, limit: int | None = None) -> Group:
         parts.append(Text(note, style="bold" if "no pairs" in note or "nothing" in note else "dim"))
     listed = getattr(report, "listed", report.pairs)
     if listed:
+        groups = render_groups(report, limit)
+        if groups is not None:
+            parts.append(groups)
         parts.append(render_pairs(report, limit))
         if limit is not None and len(listed) > limit:
             parts.append(Text(f"... and {len(listed) - limit} more (--all-pairs or a machine format lists them all)",

@@ -21,14 +21,22 @@ Keys (the contract; any other key is an error, so that a typo is never silently 
     translate = [0, 0, 10]            # or transform = 4x4; rotate = [rx, ry, rz] degrees about
     rotate = [0, 0, 90]               # the fixed x, y, z axes, in that order
 
+    group_within = 3.0                # group the clashes lying within this of each other (chained)
+
     [[group]]
     name = "robot"
     members = ["panda_*"]             # globs over object names, or IFC classes ("IfcDuct*")
+    select = "IfcBeam, IfcMember"     # and/or IFC elements by IfcOpenShell's selector syntax
 
-    [[check]]                         # only these pairs are checked (default: all against all)
+    [[check]]                         # only these pairs are checked (default: all against all);
+    name = "structure / walls"        # named, a clash set: reports, groups and BCFs by set
     a = "robot"                       # a group name or a glob
     b = "fixtures"
-    clearance = 2.0                   # optional, for these pairs
+    clearance = 2.0                   # optional, for these pairs; so are the next four
+    tolerance = 0.002                 # its touching band
+    fail_on = ["collision"]           # which of its findings fail the scan
+    mode = "exact"                    # auto, hull or exact
+    group_within = 1.0                # its clashes' grouping distance
 
     [[allow]]                         # pairs that may touch or overlap
     a = "gripper*"
@@ -52,7 +60,18 @@ header, then the key's line inside that table); a construct the finder does not 
 array of tables) falls back to the nearest line it can name.
 
 Object selections (group members, check and allow sides) are checked against the loaded objects
-by `Manifest.resolve`: a glob that matches no object is an error too, on its line. A glob selects
+by `Manifest.resolve`: a glob that matches no object is an error too, on its line. A group's
+`select` is a query of IfcOpenShell's selector (`ifcopenshell.util.selector.filter_elements`:
+classes, ``! IfcSpace`` to leave out, ``/Pset_WallCommon/.IsExternal=TRUE``, types, materials,
+storeys), run on every IFC model of the scan; it takes the elements it returns and nothing else
+(objects of other files never). Its syntax is checked when the manifest is read; a query that
+selects no object is an error like a glob's.
+
+Each [[check]] may give its own clearance, tolerance, fail_on, mode and group_within (the
+command line's, then the top-level values, where it gives none); a named one is a clash set,
+whose name its findings carry (reports, grouping, one BCF file per set). A pair that several
+checks select answers to the strictest of them: the largest clearance, the smallest tolerance,
+every fail_on, the most exact mode; it is reported under the first named one. A glob selects
 an object by its name, or, for an element of an IFC model, by its class or one of its supertypes
 (the object's `element.classes`, never parsed from its name; case-insensitive, as IFC's entity
 names are): ``"IfcDuct*"`` takes every duct segment and fitting, ``"IfcWall"`` takes
@@ -78,22 +97,25 @@ from gjkcli.errors import InputError
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
-           "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "rotation_matrix",
+           "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "MODES", "rotation_matrix",
            "placement"]
 
 FAIL_ON = ("collision", "touching", "clearance")
 # Touching is not a failure by itself (parts meant to sit on each other touch), as in `gjk check`.
 DEFAULT_FAIL_ON = ("collision", "clearance")
+# A check's mode, least exact first (gjkcli.pipeline.policy.MODES): a pair of several checks
+# takes the last of theirs.
+MODES = ("hull", "auto", "exact")
 
 PRIMITIVES = ("box", "sphere", "capsule", "cylinder")
 
-TOP_KEYS = ("tolerance", "clearance", "fail_on", "srdf", "dask", "include", "object", "group", "check",
-            "allow", "robot")
+TOP_KEYS = ("tolerance", "clearance", "fail_on", "group_within", "srdf", "dask", "include", "object",
+            "group", "check", "allow", "robot")
 TABLE_KEYS = {
     "include": ("file", "transform", "split_bodies"),
     "object": ("name", "file", *PRIMITIVES, "transform", "translate", "rotate"),
-    "group": ("name", "members"),
-    "check": ("a", "b", "clearance"),
+    "group": ("name", "members", "select"),
+    "check": ("name", "a", "b", "clearance", "tolerance", "fail_on", "mode", "group_within"),
     "allow": ("a", "b", "reason"),
     "robot": ("urdf", "name", "srdf", "joints", "transform", "translate", "rotate", "packages"),
 }
@@ -148,17 +170,29 @@ class ObjectSpec:
 
 @dataclass(frozen=True)
 class Group:
+    """Objects by name or IFC class globs (`members`) and IFC elements by a selector query
+    (`select`, IfcOpenShell's syntax); either may be empty, not both."""
+
     name: str
     members: tuple
     line: int
+    select: str | None = None
 
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """A clash set: the pairs of an object of `a` and one of `b`, with what it asks of them
+    (None: the run's own)."""
+
     a: str
     b: str
     clearance: float | None
     line: int
+    name: str | None = None
+    tolerance: float | None = None
+    fail_on: tuple | None = None
+    mode: str | None = None
+    group_within: float | None = None
 
 
 # An SRDF's <disable_default_collisions link=L>: L may meet any other object.
@@ -200,6 +234,7 @@ class Manifest:
     tolerance: float | None = None
     clearance: float | None = None
     fail_on: tuple | None = None
+    group_within: float | None = None
     srdf: Path | None = None
     dask: str | None = None
     includes: tuple = ()
@@ -212,15 +247,18 @@ class Manifest:
     def error(self, line: int | None, message: str) -> ManifestError:
         return ManifestError(self.path, line, message)
 
-    def resolve(self, names, classes=None) -> "Resolved":
+    def resolve(self, names, classes=None, elements=None) -> "Resolved":
         """Object selections against the loaded objects' names (in scan order).
 
         classes : per object, the IFC classes it is an instance of (its class, then its
             supertypes; empty for objects of other files), or None when no object is IFC.
+        elements : per object, (IFC file, GlobalId) for an IFC element, else None; what a
+            group's `select` query is run against (None: no object is IFC)
 
         Raises ManifestError when a group member, a check side or an allow side matches nothing.
         """
-        return _resolve(self, list(names), None if classes is None else [tuple(c) for c in classes])
+        return _resolve(self, list(names), None if classes is None else [tuple(c) for c in classes],
+                        None if elements is None else list(elements))
 
 
 @dataclass(frozen=True)
@@ -230,11 +268,14 @@ class Resolved:
     checks : ((in_a, in_b, clearance or None, line), ...); empty means all against all
     allows : ((in_a, in_b, reason, line), ...)
     notes : things said about the manifest (SRDF links without objects)
+    sets : the CheckSpec of each entry of `checks`, in the same order (the clash sets' names,
+        tolerances, fail_on, modes)
     """
 
     checks: tuple = ()
     allows: tuple = ()
     notes: tuple = field(default=())
+    sets: tuple = ()
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -444,6 +485,7 @@ class _Builder:
         fail_on = None
         if "fail_on" in data:
             fail_on = self.fail_on(data["fail_on"], self.lines.top("fail_on"))
+        group_within = self.length(data, "group_within", self.lines.top("group_within"), "group_within")
         srdf = None
         if "srdf" in data:
             srdf = self.file(data["srdf"], self.lines.top("srdf"), "srdf")
@@ -467,7 +509,7 @@ class _Builder:
         if srdf is not None:
             allows += tuple(read_srdf(srdf, self.path, self.lines.top("srdf")))
         return Manifest(path=self.path, tolerance=tolerance, clearance=clearance, fail_on=fail_on,
-                        srdf=srdf, dask=dask, includes=includes, objects=objects, groups=groups, checks=checks,
+                        group_within=group_within, srdf=srdf, dask=dask, includes=includes, objects=objects, groups=groups, checks=checks,
                         allows=allows, robots=robots)
 
     def tables(self, data: dict, name: str) -> list:
@@ -674,22 +716,51 @@ class _Builder:
         name = self.text(table, "name", self.lines.key("group", k, "name"), where)
         line = self.lines.key("group", k, "members")
         members = table.get("members")
+        select = self.text(table, "select", self.lines.key("group", k, "select"), where, required=False)
+        if members is None and select is None:
+            self.fail(self.lines.table("group", k), f"{where}: the key 'members' is missing (globs; "
+                                                    f"or 'select', an IFC selector query)")
         if members is None:
-            self.fail(self.lines.table("group", k), f"{where}: the key 'members' is missing")
-        if isinstance(members, str):
+            members = []
+        elif isinstance(members, str):
             members = [members]
-        if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
+        if not isinstance(members, list) or not (members or select) or \
+                not all(isinstance(m, str) and m for m in members):
             self.fail(line, f"{where}: members must be a non-empty list of globs, got {members!r}")
-        return Group(name=name, members=tuple(members), line=self.lines.table("group", k))
+        if select is not None:
+            self.selector(select, self.lines.key("group", k, "select"), where)
+        return Group(name=name, members=tuple(members), line=self.lines.table("group", k), select=select)
+
+    def selector(self, query: str, line, where) -> None:
+        """A syntax error in an IFC selector query, on its line (IfcOpenShell's own grammar)."""
+        try:
+            import ifcopenshell.util.selector as selector
+        except ImportError:  # pragma: no cover - a dependency of gjk
+            self.fail(line, f"{where}: select needs IfcOpenShell; pip install ifcopenshell")
+        try:
+            selector.filter_elements_grammar.parse(query)
+        except Exception as exc:  # noqa: BLE001 - lark's several parse errors
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self.fail(line, f"{where}: select {query!r} is not a selector query IfcOpenShell "
+                            f"reads ({why}); see ifcopenshell.util.selector")
 
     def check(self, table: dict, k: int) -> CheckSpec:
         where = self.where("check", k, table)
         line = self.lines.table("check", k)
         a = self.text(table, "a", self.lines.key("check", k, "a") if "a" in table else line, where)
         b = self.text(table, "b", self.lines.key("check", k, "b") if "b" in table else line, where)
-        clearance = self.length(table, "clearance", self.lines.key("check", k, "clearance"),
-                                f"{where}: clearance")
-        return CheckSpec(a=a, b=b, clearance=clearance, line=line)
+        name = self.text(table, "name", self.lines.key("check", k, "name"), where, required=False)
+        lengths = {key: self.length(table, key, self.lines.key("check", k, key), f"{where}: {key}")
+                   for key in ("clearance", "tolerance", "group_within")}
+        fail_on = None
+        if "fail_on" in table:
+            fail_on = self.fail_on(table["fail_on"], self.lines.key("check", k, "fail_on"))
+        mode = table.get("mode")
+        if mode is not None and mode not in MODES:
+            self.fail(self.lines.key("check", k, "mode"), f"{where}: mode must be one of "
+                                                          f"{', '.join(MODES)}, got {mode!r}")
+        return CheckSpec(a=a, b=b, line=line, name=name, fail_on=fail_on, mode=mode,
+                         **lengths)
 
     def allow(self, table: dict, k: int) -> AllowSpec:
         where = self.where("allow", k, table)
@@ -785,12 +856,35 @@ def match_class(pattern: str, classes: list[tuple] | None) -> np.ndarray | None:
                        dtype=bool, count=len(classes))
 
 
-def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None) -> Resolved:
+def match_selector(queries: list[str], elements: list | None) -> dict:
+    """{query: (n,) bool}: the IFC elements each IfcOpenShell selector query returns, run on
+    every IFC file the objects come from (each file opened once); objects that are not IFC
+    elements are never selected."""
+    n = len(elements or ())
+    out = {q: np.zeros(n, dtype=bool) for q in queries}
+    if not queries or not elements:
+        return out
+    from gjkcli.mesh import ifc
+
+    by_file: dict = {}
+    for k, e in enumerate(elements):
+        if e is not None and e[1]:
+            by_file.setdefault(str(e[0]), []).append(k)
+    for file, ks in by_file.items():
+        chosen = ifc.select(file, queries)
+        for q in queries:
+            out[q][ks] = [elements[k][1] in chosen[q] for k in ks]
+    return out
+
+
+def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None,
+             elements: list | None = None) -> Resolved:
     def select(pattern: str) -> np.ndarray:
         hit = match(pattern, names)
         by_class = match_class(pattern, classes)
         return hit if by_class is None else hit | by_class
 
+    queried = match_selector([g.select for g in m.groups if g.select], elements)
     groups = {}
     for g in m.groups:
         mask = np.zeros(len(names), dtype=bool)
@@ -798,6 +892,13 @@ def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None) 
             hit = select(pattern)
             if not hit.any():
                 raise m.error(g.line, f"[[group]] {g.name!r}: member {pattern!r} matches no object")
+            mask |= hit
+        if g.select:
+            hit = queried.get(g.select, np.zeros(len(names), dtype=bool))
+            if not hit.any():
+                what = "IFC element of the scan" if elements and any(elements) else \
+                    "object: no object of the scan is an IFC element"
+                raise m.error(g.line, f"[[group]] {g.name!r}: select {g.select!r} matches no {what}")
             mask |= hit
         groups[g.name] = mask
 
@@ -827,4 +928,4 @@ def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None) 
     if missing:
         links = ", ".join(sorted(set(missing)))
         notes.append(f"SRDF links without an object (their pairs are skipped): {links}")
-    return Resolved(checks=checks, allows=tuple(allows), notes=tuple(notes))
+    return Resolved(checks=checks, allows=tuple(allows), notes=tuple(notes), sets=tuple(m.checks))

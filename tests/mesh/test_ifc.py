@@ -108,6 +108,72 @@ def test_files_that_are_not_ifc_models(tmp_path):
         read_objects(empty_model)
 
 
+@pytest.mark.parametrize("context_type", ["MODEL", "model", "Model"])
+def test_context_labels_are_read_in_any_case(tmp_path, context_type):
+    """AutoCAD Architecture labels its representation context 'MODEL': the bodies are read as
+    they are in a 'Model' context, and the boxes' corners are the oracle of their vertices."""
+    boxes = [Box("IfcWall", "W", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcBeam", "B", (1000, -500, 2500), (300, 1200, 400))]
+    path = write_model(tmp_path / "acad.ifc", boxes, context_type=context_type)
+    model = ifcopenshell.open(str(path))
+    assert {c.ContextType for c in model.by_type("IfcGeometricRepresentationContext")} == {context_type}
+    parts = read_objects(path)
+    assert [p.element.global_id for p in parts] == [b.guid for b in boxes]
+    for part, box in zip(parts, boxes):
+        _corners_match(part.vertices, box, 5000.0)
+
+
+def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):
+    """Elements whose only representation is in a plan context: the error says what they have,
+    not that openings and spaces are not objects."""
+    path = write_model(tmp_path / "plan.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))])
+    model = ifcopenshell.open(str(path))
+    for context in model.by_type("IfcGeometricRepresentationContext"):
+        context.ContextType = "Plan"
+    model.write(str(path))
+    with pytest.raises(InputError) as err:
+        read_objects(path)
+    message = err.value.message
+    assert "none of its 1 physical elements has a 3D body" in message
+    assert "'Body' in a 'Plan' context" in message and "openings" not in message
+
+
+def test_an_ifczip_reads_as_its_ifc(tmp_path):
+    """An ifcZIP (any case of the suffix) gives the parts of the .ifc it holds, array for array;
+    an ifcZIP that holds no single .ifc, and an ifcXML, are one line naming the file."""
+    import zipfile
+
+    boxes = [Box("IfcWall", "W", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcBeam", "B", (1000, -500, 2500), (300, 1200, 400), turn=20.0)]
+    path = write_model(tmp_path / "house.ifc", boxes)
+    packed = tmp_path / "house.ifcZIP"
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(path, "export/house.ifc")
+    plain, zipped = read_objects(path), read_objects(packed)
+    assert [p.name for p in zipped] == [p.name for p in plain]
+    for a, b in zip(plain, zipped):
+        assert np.array_equal(a.vertices, b.vertices) and np.array_equal(a.faces, b.faces)
+        assert b.units == "mm" and b.element == a.element
+    assert expand_paths(tmp_path) == [path, packed]
+
+    two = tmp_path / "two.ifczip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.write(path, "a.ifc")
+        z.write(path, "b.ifc")
+    with pytest.raises(InputError, match="holds 2 .ifc files") as err:
+        read_objects(two)
+    assert str(two) in str(err.value)
+    broken = tmp_path / "broken.ifczip"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(InputError) as err:
+        read_objects(broken)
+    assert "broken.ifczip" in str(err.value) and "\n" not in err.value.message
+    xml = tmp_path / "house.ifcXML"
+    xml.write_text("<?xml version='1.0'?><ifcXML/>")
+    with pytest.raises(InputError, match="ifcXML, which IfcOpenShell"):
+        read_objects(xml)
+
+
 def test_directories_take_ifc_files_and_prefixes_apply(tmp_path):
     write_model(tmp_path / "a.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))])
     assert expand_paths(tmp_path) == [tmp_path / "a.ifc"]

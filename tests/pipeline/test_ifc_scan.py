@@ -247,3 +247,25 @@ def test_models_in_millimetres_and_metres_scan_together(tmp_path):
     assert short.status is Status.CLEARANCE
     assert short.result.distance == pytest.approx(box_distance(in_mm[1], beams[1]), rel=1e-9)
     assert box_distance(in_mm[1], beams[1]) == pytest.approx(50.0)
+
+
+def test_an_ifczip_scans_as_its_ifc_and_an_ifcxml_is_one_error_line(tmp_path):
+    import zipfile
+
+    path, boxes = _house(tmp_path)
+    packed = tmp_path / "house.ifczip"
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(path, path.name)
+    xml = tmp_path / "other.ifcxml"
+    xml.write_text("<?xml version='1.0'?><ifcXML/>")
+    plain = pipeline.scan([path], pipeline.Options(jobs=1))
+    assert plain.pairs
+    result = CliRunner().invoke(main, ["scan", str(packed), str(xml), "--format", "json", "--jobs", "1",
+                                       "-o", str(tmp_path / "r.json")], catch_exceptions=False)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.startswith("gjk: error:")]
+    assert len(lines) == 1 and str(xml) in lines[0] and "ifcXML" in lines[0]
+    assert "Traceback" not in result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert sorted((p["a"].split(":", 1)[-1], p["b"].split(":", 1)[-1], p["status"]) for p in doc["pairs"]) == \
+        sorted((p.a, p.b, p.status.value) for p in plain.pairs)

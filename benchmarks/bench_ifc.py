@@ -1,0 +1,209 @@
+"""IFC models end to end: `gjk scan` beside IfcClash (IfcOpenShell's clash tool), whole processes
+side by side in one run, and the two choices of gjkcli.mesh.ifc's reader that speed sets.
+
+For each model (IfcOpenShell's test files, and any other .ifc given), `--runs` rounds, each
+running both tools once, in alternating order, as fresh processes:
+
+    gjk       gjk scan MODEL --tolerance BAND --format json -o FILE -q: every physical element
+              against every other, collisions deeper than the band, touching within it
+    ifcclash  python -m ifcclash SETS.json -o FILE: one clash set, the model against itself,
+              mode "intersection" at the same band (its tolerance, in metres: IfcClash reads in
+              metres), check_all
+
+Printed per model: the median wall time of each (whole processes: Python's start, the imports,
+the read, the clash, the report), the ratio gjk / IfcClash, each one's peak resident memory
+(the child's ru_maxrss), and the pairs each reports (gjk: collisions at the band; IfcClash: its
+clashes). Targets (issue 24): the Great Court roof at most 0.7 of IfcClash's time, every other
+model at most 1.0, peak memory no more than IfcClash's.
+
+`--kernels` times IfcOpenShell's iterator over each model with OpenCASCADE alone and with the
+hybrid kernel gjk uses (gjkcli.mesh.ifc.GEOMETRY_LIBRARY) and checks that both give the same
+vertices; `--threads` times the iterator with 1 and 2 threads.
+
+IfcClash comes with the bench extra (`pip install ".[bench]"`). The models are not in the
+repository: IfcOpenShell's test files (github.com/IfcOpenShell/IfcOpenShell, test/input/,
+LGPL-3.0; geometrygym_great_court_roof.ifc, acad2010_objects.ifc, acad2010_walls.ifc,
+revit2011_wall1.ifc, ...) in a folder given as --models.
+
+Usage:
+    python benchmarks/bench_ifc.py --models DIR [--runs 3] [--band 0.002] [--only NAME ...]
+                                   [--kernels] [--threads] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOF = "geometrygym_great_court_roof"
+
+
+def timed(command: list) -> tuple:
+    """(wall seconds, peak resident MB, return code) of a child process.
+
+    The peak is GNU time's (%M) when /usr/bin/time exists: a child forked from this process
+    starts with this process's peak in its ru_maxrss (it grows with every report read here), a
+    child of the small `time` process does not."""
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        prefix = [str(gnu_time), "-q", "-f", "%M", "-o", rss.name] if gnu_time.exists() else []
+        start = time.perf_counter()
+        child = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        text = rss.read().strip().splitlines() if prefix else []
+    peak_kb = float(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
+    return wall, peak_kb / 1024.0, os.waitstatus_to_exitcode(status)
+
+
+def gjk_run(model: Path, band_m: float, out: Path) -> tuple:
+    exe = Path(sys.executable).with_name("gjk")
+    command = [str(exe) if exe.exists() else "gjk", "scan", str(model), "--tolerance", f"{band_m}m",
+               "--format", "json", "-o", str(out), "-q", "--jobs", "1"]
+    wall, peak, code = timed(command)
+    if code not in (0, 1):
+        raise RuntimeError(f"gjk exited {code} on {model}")
+    doc = json.loads(out.read_text())
+    return wall, peak, int(doc["summary"]["collision"])
+
+
+def ifcclash_run(model: Path, band_m: float, folder: Path) -> tuple:
+    sets = folder / "sets.json"
+    out = folder / "ifcclash.json"
+    sets.write_text(json.dumps([{"name": model.stem, "a": [{"file": str(model)}], "mode": "intersection",
+                                 "tolerance": band_m, "check_all": True}]))
+    wall, peak, code = timed([sys.executable, "-m", "ifcclash", str(sets), "-o", str(out)])
+    if code != 0:
+        raise RuntimeError(f"ifcclash exited {code} on {model}")
+    return wall, peak, len(json.loads(out.read_text())[0].get("clashes", {}))
+
+
+def compare(models: list, runs: int, band_m: float) -> list:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for model in models:
+            got = {"gjk": [], "ifcclash": []}
+            for k in range(runs):
+                order = ("gjk", "ifcclash") if k % 2 == 0 else ("ifcclash", "gjk")
+                for tool in order:
+                    if tool == "gjk":
+                        got[tool].append(gjk_run(model, band_m, folder / "gjk.json"))
+                    else:
+                        got[tool].append(ifcclash_run(model, band_m, folder))
+            row = {"model": model.stem, "runs": runs}
+            for tool, results in got.items():
+                row[f"{tool}_s"] = [round(r[0], 3) for r in results]
+                row[f"{tool}_median_s"] = statistics.median(r[0] for r in results)
+                row[f"{tool}_peak_mb"] = max(r[1] for r in results)
+                row[f"{tool}_pairs"] = results[-1][2]
+            row["ratio"] = row["gjk_median_s"] / row["ifcclash_median_s"]
+            row["target"] = 0.7 if model.stem == ROOF else 1.0
+            rows.append(row)
+            print_row(row)
+    return rows
+
+
+def print_row(row: dict) -> None:
+    ok = "yes" if row["ratio"] <= row["target"] and row["gjk_peak_mb"] <= row["ifcclash_peak_mb"] else "no"
+    print(f"| {row['model']} | {row['gjk_median_s']:.2f} ({', '.join(map(str, row['gjk_s']))}) | "
+          f"{row['ifcclash_median_s']:.2f} ({', '.join(map(str, row['ifcclash_s']))}) | "
+          f"{row['ratio']:.2f} (<= {row['target']}) | {row['gjk_peak_mb']:.0f} | "
+          f"{row['ifcclash_peak_mb']:.0f} | {row['gjk_pairs']} | {row['ifcclash_pairs']} | {ok} |",
+          flush=True)
+
+
+def iterate(model: Path, library: str, threads: int) -> tuple:
+    """(seconds, {element id: sorted vertex rows}) of IfcOpenShell's iterator over the model's
+    elements with gjk's settings."""
+    import ifcopenshell
+    import ifcopenshell.geom as geom
+    import numpy as np
+
+    f = ifcopenshell.open(str(model))
+    elements = [e for e in f.by_type("IfcElement") if not e.is_a("IfcFeatureElement") and e.Representation]
+    settings = geom.settings()
+    for name in ("use-world-coords", "convert-back-units", "weld-vertices"):
+        settings.set(name, True)
+    start = time.perf_counter()
+    iterator = geom.iterator(settings, f, threads, include=elements, geometry_library=library)
+    out = {}
+    if iterator.initialize():
+        while True:
+            shape = iterator.get()
+            v = np.frombuffer(shape.geometry.verts_buffer, dtype=np.float64).reshape(-1, 3)
+            out[shape.id] = v[np.lexsort(v.T[::-1])]
+            if not iterator.next():
+                break
+    return time.perf_counter() - start, out
+
+
+def kernels(models: list) -> None:
+    import numpy as np
+
+    from gjkcli.mesh.ifc import GEOMETRY_LIBRARY
+
+    print(f"| model | OpenCASCADE s | {GEOMETRY_LIBRARY} s | ratio | same vertices |")
+    print("|---|---|---|---|---|")
+    for model in models:
+        t_occ, occ = iterate(model, "opencascade", 1)
+        t_hyb, hyb = iterate(model, GEOMETRY_LIBRARY, 1)
+        same = sum(1 for k in occ if k in hyb and occ[k].shape == hyb[k].shape
+                   and np.allclose(occ[k], hyb[k], rtol=0, atol=1e-9))
+        print(f"| {model.stem} | {t_occ:.2f} | {t_hyb:.2f} | {t_hyb / t_occ:.2f} | {same} of {len(occ)} |",
+              flush=True)
+
+
+def threads(models: list) -> None:
+    from gjkcli.mesh.ifc import GEOMETRY_LIBRARY
+
+    print("| model | 1 thread s | 2 threads s |")
+    print("|---|---|---|")
+    for model in models:
+        one, _ = iterate(model, GEOMETRY_LIBRARY, 1)
+        two, _ = iterate(model, GEOMETRY_LIBRARY, 2)
+        print(f"| {model.stem} | {one:.2f} | {two:.2f} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", type=Path, required=True, help="a folder of .ifc files")
+    parser.add_argument("--only", nargs="*", help="model names (stems) to run")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--band", type=float, default=0.002, help="touching band, metres")
+    parser.add_argument("--kernels", action="store_true")
+    parser.add_argument("--threads", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    models = sorted(args.models.glob("*.ifc"))
+    if args.only:
+        models = [m for m in models if m.stem in args.only]
+    if not models:
+        raise SystemExit(f"no .ifc model in {args.models}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    if args.kernels:
+        kernels(models)
+        return
+    if args.threads:
+        threads(models)
+        return
+    try:
+        import ifcclash  # noqa: F401
+    except ImportError:
+        raise SystemExit('IfcClash is missing: pip install ".[bench]"') from None
+    print("| model | gjk s, median (runs) | IfcClash s, median (runs) | gjk / IfcClash | gjk peak MB | "
+          "IfcClash peak MB | gjk collisions | IfcClash clashes | targets met |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = compare(models, args.runs, args.band)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
