@@ -40,8 +40,8 @@ CHECK_PANELS = 12
 HELP_GROUPS = (
     ("Inputs", ("manifest", "split_bodies", "limit")),
     ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "baseline", "write_baseline")),
-    ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "color", "quiet",
-                 "timings")),
+    ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
+                 "quiet", "timings")),
     ("Pictures", ("html_file", "png_path", "open_page")),
     ("The trace", ("trace", "trace_json", "start_direction")),
     ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory")),
