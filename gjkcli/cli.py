@@ -314,7 +314,7 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
                     click.echo("\n".join(srdfs.audit_lines(found, len(never), samples, seed)))
             ctx.exit(EXIT_VIOLATION if found else EXIT_OK)
         existing = None
-        if output is not None and os.path.exists(output):
+        if output is not None and os.path.isfile(output):  # a device or a FIFO holds no SRDF to update
             try:
                 existing = read_small_text(Path(output), "SRDF")
             except (OSError, ValueError, UnicodeDecodeError) as e:
