@@ -284,3 +284,35 @@ def test_devices_are_not_manifests_baselines_or_meshes(tmp_path):
                          "--format", "json").stdout)
     assert doc["summary"]["collision"] == 1 and len(doc["errors"]) == 2  # neither is silently taken
 
+
+# -- the last hostile inputs: one line, exit 2 ----------------------------------------------------
+
+
+def test_coordinates_of_1e308_are_one_line_in_words(tmp_path):
+    """Before: "no hull could be built (LinAlgError: SVD did not converge)" from scan."""
+    huge = tmp_path / "huge.stl"
+    huge.write_text("solid huge\n" + "".join(
+        f"facet normal 0 0 1\nouter loop\nvertex {a}\nvertex {b}\nvertex {c}\nendloop\nendfacet\n"
+        for a, b, c in [("0 0 0", "1e308 0 0", "0 1e308 0"), ("0 0 0", "1e308 0 0", "0 0 1e308"),
+                        ("0 0 0", "0 1e308 0", "0 0 1e308"), ("1e308 0 0", "0 1e308 0", "0 0 1e308")])
+        + "endsolid huge\n")
+    check = gjk("check", huge, SAMPLES / "collide_a.stl")
+    assert check.exit_code == 2
+    line = one_error_line(check, "huge.stl")
+    assert "coordinates up to 1e+308" in line and "overflow double precision" in line
+    scan = gjk("scan", huge, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json")
+    assert scan.exit_code == 2
+    (error,) = json.loads(scan.stdout)["errors"]
+    assert "overflow double precision" in error["message"] and "Error" not in error["message"]
+
+
+def test_an_obj_face_using_index_0_is_one_line_naming_the_line(tmp_path):
+    bad = tmp_path / "zero.obj"
+    bad.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 0 4 3\nf 2 3 4\n")
+    check = gjk("check", bad, SAMPLES / "collide_a.stl")
+    assert check.exit_code == 2
+    assert "line 7: a face uses index 0" in one_error_line(check, "zero.obj")
+    scan = gjk("scan", bad, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json")
+    doc = json.loads(scan.stdout)
+    assert scan.exit_code == 2 and doc["summary"]["collision"] == 1  # the others still checked
+    assert doc["errors"][0]["message"].startswith("line 7: a face uses index 0")
