@@ -56,3 +56,16 @@ def test_two_runs_give_the_same_json_bytes():
     timed = json.loads(gjk("check", A, B, "--format", "json", "--timings").stdout)
     assert timed["summary"]["elapsed"] > 0 and timed["run"]["timings"]["load"] > 0
     assert timed["pairs"][0]["elapsed"] >= 0
+
+
+def test_writing_a_baseline_is_a_success(tmp_path):
+    """--write-baseline records today's failing findings and exits 0 (as ruff's --add-noqa);
+    a run against the baseline then fails only on a new finding."""
+    base = tmp_path / "baseline.json"
+    written = gjk("scan", A, B, "--write-baseline", base, "--format", "json")
+    assert written.exit_code == 0 and json.loads(written.stdout)["summary"]["exit_code"] == 0
+    assert len(json.loads(base.read_text())["findings"]) == 1
+    assert gjk("scan", A, B, "--baseline", base).exit_code == 0
+    assert gjk("scan", A, B, SAMPLES / "peg.stl", "--baseline", base).exit_code == 1
+    bad = gjk("scan", A, B, tmp_path / "missing.stl", "--write-baseline", base)
+    assert bad.exit_code == 2  # an input error is still one
