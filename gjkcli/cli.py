@@ -12,6 +12,7 @@ stay fast.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import sys
@@ -415,7 +416,7 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
                                                                                audited.get((c.b, c.a))))]
             ctx.exit(EXIT_VIOLATION if failing else EXIT_OK)
         existing = None
-        if output is not None and os.path.exists(output):
+        if output is not None and os.path.isfile(output):  # a device or a FIFO holds no SRDF to update
             try:
                 existing = read_small_text(Path(output), "SRDF")
             except (OSError, ValueError, UnicodeDecodeError) as e:
@@ -491,12 +492,17 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
 
             found = dataclasses.replace(found, show_allowed=True)
         started = time.perf_counter()
+        # each input error is one line on stderr, whatever the format, before the report: the
+        # reason comes before what it led to ("only one object", the summary), and a CI log or
+        # `gjk scan ... >/dev/null` shows it; a table on stdout leaves them to these lines
+        for problem in found.errors:
+            click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
         if trace_json is not None:
             stage[0] = f"writing {trace_json}"
             _write_trace_json(trace_json, found)
         if not quiet or output is not None:
             stage[0] = "writing the report"
-            _emit(found, output_format, output, trace=trace, quiet=quiet, color=color)
+            _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color)
         if html_file is not None:
             stage[0] = f"writing {html_file}"
             _write_html(html_file, found, trace=trace, open_page=open_page)
@@ -508,9 +514,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             spent = {**found.timings, "report": time.perf_counter() - started}
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
                        err=True)
-    for problem in found.errors:  # in the report too; stderr keeps them visible in CI logs
-        if quiet or output_format != "table" or command == "check":
-            click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
     ctx.exit(found.exit_code)
 
 
@@ -614,19 +617,22 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
                                               f"over it: name another output file")
 
 
-def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool,
+def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool, timings: bool,
           color: str = "auto") -> None:
-    """Render the findings in their format, to --output or stdout."""
+    """Render the findings in their format, to --output or stdout (the JSON's clock only with
+    --timings; the table's colour as --color says)."""
     if output_format == "table":
         if found.command == "check" and found.errors and output is None:
             return  # the errors are on stderr; there is nothing to compare
-        text = _table(found, trace, to_terminal=output is None, color=color)
+        on_stdout = output is None or output == "-"
+        live = on_stdout and (_is_terminal(sys.stdout) or color == "always")
+        text = _table(found, trace, terminal=live, errors=not on_stdout, color=color)
         if text is None:
             return
     elif output_format == "json":
         from gjkcli.report.jsonout import document, dumps
 
-        text = dumps(document(found, trace=trace)) + "\n"
+        text = dumps(document(found, trace=trace, timings=timings)) + "\n"
     elif output_format == "junit":
         from gjkcli.report.ci import junit_xml
 
@@ -673,9 +679,17 @@ def _write_per_set(output: str, files: list, quiet: bool) -> None:
         click.echo(f"gjk: one BCF per clash set: {', '.join(written)}", err=True)
 
 
-def _table(found, trace: bool, to_terminal: bool, color: str = "auto") -> str | None:
-    """Print the table on stdout (None), or return its plain text for a file. `color`: auto
-    (rich's own choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto") -> str | None:
+    """Print the table on the terminal (None), or return its plain text for a file or a pipe:
+    lines not wrapped (a summary stays one line however long) and without trailing spaces (a
+    table's title is centred with them), as ruff's and pytest's plain output. `errors`: list
+    the input errors (False on stdout, where stderr has them). `color`: auto (rich's own
+    choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
@@ -684,8 +698,8 @@ def _table(found, trace: bool, to_terminal: bool, color: str = "auto") -> str | 
     from gjkcli.tolerances import DEFAULT
 
     style = {"always": {"force_terminal": True}, "never": {"no_color": True, "highlight": False}}
-    console = Console(**style.get(color, {})) if to_terminal else \
-        Console(record=True, width=120, file=open(os.devnull, "w"))
+    console = Console(**style.get(color, {})) if terminal else \
+        Console(record=True, width=120, file=io.StringIO(), soft_wrap=True)
     with _stdout("the report"):
         if trace:
             for pair in found.pairs:
@@ -698,8 +712,11 @@ def _table(found, trace: bool, to_terminal: bool, color: str = "auto") -> str | 
         if found.command == "check" and len(found.pairs) <= CHECK_PANELS:
             console.print(render_check(found))
         else:
-            console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS))
-    return None if to_terminal else console.export_text()
+            console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS,
+                                      errors=errors))
+    if terminal:
+        return None
+    return "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
 
 
 @contextlib.contextmanager

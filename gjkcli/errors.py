@@ -1,9 +1,11 @@
-"""The exception family and the record of an unusable input.
+"""The exception family, the record of an unusable input, and how an output is written.
 
 The CLI maps every `GjkError` to one line on stderr and exit code 2.
 """
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 
 
@@ -53,22 +55,115 @@ unfinished: set = set()
 
 
 def write_whole(path, text) -> None:
-    """Write `text` (str, or bytes as they are) to `path` whole or not at all: a temporary file in
-    the same folder, then a rename (an interrupted or failed write leaves the old file as it
-    was). OSError as it comes."""
-    import os
-    import tempfile
+    """Write `text` (str, or bytes as they are) to what `path` names, never changing its type.
 
-    fd, tmp = tempfile.mkstemp(prefix=".gjk-", dir=os.path.dirname(os.path.abspath(path)))
+    - A regular file, or a path that does not exist yet: written whole or not at all (a temporary
+      file in the same folder, then a rename; an interrupted or failed write leaves the old file
+      as it was). A new file's mode is 0666 less the umask, as any tool's; a file replaced keeps
+      its mode.
+    - A symlink is followed (a chain of them too, or one pointing where nothing is yet), and its
+      target is replaced: the link stays a link.
+    - A character device (/dev/null), a FIFO (`-o >(gzip > r.gz)`) or a socket is written in
+      place, as a shell's `>` would; so is the file this process's stdout or stderr is
+      (/dev/stdout when it is redirected to a file).
+    - A folder or a block device is refused.
+    OSError as it comes.
+    """
+    import stat
+
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    try:
+        st = os.stat(path)  # follows symlinks; /dev/stdout included
+    except FileNotFoundError:
+        st = None  # nothing there yet, or a symlink to where nothing is yet
+    if st is not None:
+        fd = _standard_stream(st)
+        if fd is not None:
+            _write_fd(fd, data)
+            return
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            _write_in_place(path, data)
+            return
+        if stat.S_ISSOCK(st.st_mode):
+            _send_to_socket(path, data)
+            return
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder; name a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "is a block device (a disk); gjk writes no report onto one")
+    _replace_whole(os.path.realpath(path), data, None if st is None else stat.S_IMODE(st.st_mode))
+
+
+def _standard_stream(st):
+    """1 or 2 when `st` is the file this process's stdout or stderr writes to, else None."""
+    import sys
+
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        try:
+            mine = os.fstat(fd)
+        except OSError:
+            continue
+        if (mine.st_dev, mine.st_ino) == (st.st_dev, st.st_ino):
+            if stream is not None:
+                stream.flush()  # what was printed before comes before
+            return fd
+    return None
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_in_place(path, data: bytes) -> None:
+    """A device or a FIFO: opened for writing, as it is (a FIFO waits for its reader)."""
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        _write_fd(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _send_to_socket(path, data: bytes) -> None:
+    """A Unix socket: connected to and sent the bytes (a stream socket, else a datagram one)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(os.fspath(path))
+            s.sendall(data)
+    except OSError as e:
+        if e.errno != errno.EPROTOTYPE:
+            raise
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.connect(os.fspath(path))
+            s.sendall(data)
+
+
+def _replace_whole(target: str, data: bytes, mode) -> None:
+    """A temporary file beside `target`, then a rename over it. The temporary file is created
+    with mode 0666 so that the kernel applies the umask (tempfile.mkstemp's 0600 would stay);
+    `mode`, the replaced file's, is kept when given."""
+    import secrets
+
+    folder = os.path.dirname(target)
+    while True:
+        tmp = os.path.join(folder, f".gjk-{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            break
+        except FileExistsError:
+            continue
     unfinished.add(tmp)
     try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as f:
-                f.write(text)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-        os.replace(tmp, path)
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            _write_fd(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -316,7 +316,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
             except Exception:  # noqa: BLE001 - `_read` reads it again and words the error
                 scenes = None
     if scenes is None:
-        scenes = [(member, _trimesh_nodes(scene)) for member, scene in _read(path)]
+        scenes = [(member, _trimesh_nodes(path, scene)) for member, scene in _read(path)]
     out = []
     for member, (nodes, geometry) in scenes:
         if not nodes:
@@ -567,10 +567,35 @@ def _load_scene(path: Path, file_type: str):
     if file_type == "stl":
         with open(path, "rb") as stream:
             _check_stl(path, stream.read(4096), path.stat().st_size)
+    if file_type == "obj":  # read once: checked, then parsed from memory
+        import io
+
+        data = path.read_bytes()
+        _check_obj(path, data)
+        return trimesh.load_scene(
+            io.BytesIO(data), file_type=file_type, resolver=trimesh.resolvers.FilePathResolver(path),
+            process=False, **_OPTIONS.get(file_type, {}))
     with open(path, "rb") as stream:
         return trimesh.load_scene(
             stream, file_type=file_type, resolver=trimesh.resolvers.FilePathResolver(path),
             process=False, **_OPTIONS.get(file_type, {}))
+
+
+# A 0 among an OBJ face's indices (vertex, texture or normal): OBJ counts from 1 (negative
+# numbers count back from the end), and trimesh would take a 0 as -1, the last vertex. The
+# pattern finds every number 0 after a separator; `_check_obj` keeps those on face lines.
+_OBJ_ZERO = re.compile(rb"[ \t/][+-]?0+(?![^ \t/\r\n#])")
+
+
+def _check_obj(path, data: bytes) -> None:
+    """InputError naming the first line whose face uses index 0."""
+    for match in _OBJ_ZERO.finditer(data):
+        start = data.rfind(b"\n", 0, match.start()) + 1
+        line = data[start:match.start() + 1]
+        if line.lstrip()[:2] in (b"f ", b"f\t") and b"#" not in line:
+            number = data.count(b"\n", 0, start) + 1
+            raise InputError(path, f"line {number}: a face uses index 0, but OBJ counts vertices "
+                                   f"from 1; fix the export")
 
 
 @dataclass(frozen=True)
@@ -664,10 +689,13 @@ def _read_archive(path: Path, file_type: str) -> list[tuple[str, object]]:
             continue  # a README, texture or buffer next to the meshes; archives are not nested
         try:
             _require_loader(trimesh.exchange.load.mesh_loaders[member_type])
-            if member_type == "stl":
+            if member_type in ("stl", "obj"):
                 data = archive[member].read()
                 archive[member].seek(0)
-                _check_stl(path, data[:4096], len(data))
+                if member_type == "stl":
+                    _check_stl(path, data[:4096], len(data))
+                else:
+                    _check_obj(path, data)
             scene = trimesh.load_scene(archive[member], file_type=member_type, resolver=resolver,
                                        process=False, **_OPTIONS.get(member_type, {}))
         except InputError as exc:
@@ -905,8 +933,9 @@ def _scene_parts(path, member: str | None, scene, split_bodies: bool) -> list[Pa
                                f"its geometry")
     prepared: dict[str, list[tuple[str, _Mesh]]] = {}
     parts = []
+    placed = _placements(path, scene)
     for node in nodes:
-        transform, geometry_name = scene.graph[node]
+        transform, geometry_name = placed[node]
         name = _object_name(path, member, node, len(nodes))
         if geometry_name not in prepared:
             mesh = _prepare(path, name, scene.geometry[geometry_name])
@@ -944,6 +973,7 @@ def _prepare(path, name: str, geometry) -> _Mesh:
                                f"{len(vertices)} vertices; re-export it")
     _check_finite(path, name, vertices, faces)
     vertices, faces = merge_close(vertices, faces)
+    _check_extent(path, name, vertices)
     body, bodies, open_face = topology(faces, len(vertices))
     return _Mesh(vertices, faces, body, bodies, open_face)
 
@@ -956,6 +986,17 @@ def _check_finite(path, name: str, vertices: np.ndarray, faces: np.ndarray) -> N
     if bad:
         raise InputError(path, f"object '{name}' has NaN or infinite coordinates in {bad} of "
                                f"{len(used)} vertices; fix the export")
+
+
+def _check_extent(path, name: str, vertices: np.ndarray, where: str = "") -> None:
+    """InputError when a coordinate's magnitude is over `DEFAULT.max_coordinate`: the squared
+    distances between such points overflow double precision, and so would the hull's linear
+    algebra (an SVD that does not converge); said here, in words, before any of it runs."""
+    top = float(np.abs(vertices).max()) if vertices.size else 0.0
+    if top > DEFAULT.max_coordinate:
+        raise InputError(path, f"object '{name}' has coordinates up to {top:.3g}{where}: beyond "
+                               f"{DEFAULT.max_coordinate:.0e}, distances overflow double "
+                               f"precision; check the file's scale and units")
 
 
 def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1002,6 +1043,7 @@ def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:
     if not np.isfinite(vertices).all():
         raise InputError(path, f"object '{name}' has NaN or infinite coordinates after its "
                                f"node transform; fix the export")
+    _check_extent(path, name, vertices, " after its node transform")
     faces = mesh.faces
     if np.linalg.det(linear) < 0:
         faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
@@ -1028,14 +1070,50 @@ def _renamed(part: Part, name: str) -> Part:
 # the fast path of `read_objects`: scene nodes -> parts, every node's vertices moved at once
 # --------------------------------------------------------------------------------------------
 
-def _trimesh_nodes(scene):
+def _trimesh_nodes(path, scene):
     """([(node, world transform, geometry name)], {geometry name: geometry}) of a trimesh Scene."""
+    placed = _placements(path, scene)
+    return [(node, *placed[node]) for node in scene.graph.nodes_geometry], scene.geometry
+
+
+def _placements(path, scene) -> dict:
+    """{node: (world transform (4, 4) float64, geometry name)} for a scene's nodes with geometry.
+
+    A trimesh scene graph's transforms are composed here, in float64, down each node's chain
+    of parents, each product once: trimesh's ``graph[node]`` drops every edge within 1e-8 of the
+    identity (a chain of small steps loses them all) and orders a chain's product by
+    numpy.linalg.multi_dot, whose plan costs cubic time and quadratic memory in the chain's
+    length (a chain 20,000 deep ran for over 15 minutes; 100,000 deep asks for 75 GB).
+    """
     graph = scene.graph
-    nodes = []
+    if isinstance(graph, _ListedScene):  # composed by the reader already
+        return {node: graph[node] for node in graph.nodes_geometry}
+    from trimesh.transformations import fix_rigid
+
+    forest = graph.transforms
+    base = graph.base_frame
+    repair = getattr(graph, "repair_rigid", None)
+    world: dict = {base: np.eye(4)}
+    out = {}
     for node in graph.nodes_geometry:
-        transform, geometry_name = graph[node]
-        nodes.append((node, transform, geometry_name))
-    return nodes, scene.geometry
+        chain = []
+        frame = node
+        while frame not in world:
+            if frame not in forest.parents or len(chain) > len(forest.parents):
+                raise InputError(path, f"node '{node}' is not connected to the scene's root; "
+                                       f"re-export the file")
+            chain.append(frame)
+            frame = forest.parents[frame]
+        for child in reversed(chain):
+            parent = forest.parents[child]
+            matrix = forest.edge_data[(parent, child)].get("matrix")
+            world[child] = world[parent] if matrix is None else \
+                world[parent] @ np.asarray(matrix, dtype=np.float64)
+        matrix = world[node]
+        if repair is not None:  # as trimesh's graph does: a rotation written with 6 digits
+            matrix = fix_rigid(matrix, max_deviance=repair)  # (3DXML) made a rotation again
+        out[node] = (matrix, forest.node_data[node].get("geometry"))
+    return out
 
 
 class _GltfMesh:
@@ -1123,6 +1201,12 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
         bad = int(node_of_row[np.argmin(finite)])
         raise InputError(path, f"object '{names[bad]}' has NaN or infinite coordinates after its "
                                f"node transform; fix the export")
+    if len(world):
+        top = np.abs(world).max(axis=1)
+        if top.max() > DEFAULT.max_coordinate:
+            bad = int(node_of_row[np.argmax(top)])
+            moved = np.abs(V).max() <= DEFAULT.max_coordinate
+            _check_extent(path, names[bad], world[node_of_row == bad], " after its node transform" if moved else "")
     det = np.linalg.det(T[:, :3, :3])
     mirrored = (det < 0).tolist()
     shared = _shared_rigidly(T, det, mesh_of)

@@ -129,7 +129,8 @@ def object_dict(o) -> dict:
     }
 
 
-def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False) -> dict:
+def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False,
+              timings: bool = True) -> dict:
     """One pair. `distance` is 0 when touching or colliding; `depth` is null unless colliding."""
     r = pair.result
     status = Status(r.status)
@@ -165,7 +166,7 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False)
         "epa_iterations": int(r.epa_iterations),
         "exit": r.exit,
         "epa_exit": r.epa_exit,
-        "elapsed": number(r.elapsed),
+        "elapsed": number(r.elapsed) if timings else None,
         "allowed": bool(pair.allowed),
         "reason": pair.reason,
         "baseline": _baseline_mark(pair, found),
@@ -200,14 +201,18 @@ def step_dict(step) -> dict:
     return _clean(step.as_dict())
 
 
-def document(found: Findings, trace: bool = False) -> dict:
-    """The whole `--format json` document; `trace` adds each pair's steps under "trace"."""
+def document(found: Findings, trace: bool = False, timings: bool = True) -> dict:
+    """The whole `--format json` document; `trace` adds each pair's steps under "trace".
+
+    timings=False (the command without --timings) leaves the clock out: each pair's and the
+    summary's "elapsed" are null and "run"."timings" is empty, so two runs on the same inputs
+    give the same bytes (golden files, caches)."""
     summary = {"pairs": int(found.checked), **{k: int(v) for k, v in found.counts.items()}}
     summary.update(
         violations=found.violations,
         errors=len(found.errors),
         exit_code=found.exit_code,
-        elapsed=number(found.elapsed),
+        elapsed=number(found.elapsed) if timings else None,
         objects=len(found.objects),
         candidates=int(found.candidates),
         allowed=len(found.allowed),
@@ -225,7 +230,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "all_pairs": bool(found.all_pairs),
         "show_allowed": bool(found.show_allowed),
         "baseline": found.baseline,
-        "timings": dict(found.timings),
+        "timings": dict(found.timings) if timings else {},
         "units": found.units,
     })
     out = {
@@ -235,7 +240,7 @@ def document(found: Findings, trace: bool = False) -> dict:
         "dimension": int(found.dimension),
         "tool": {"name": "gjk", "version": found.version},
         "objects": [object_dict(o) for o in found.objects],
-        "pairs": [pair_dict(p, found, trace) for p in found.listed],
+        "pairs": [pair_dict(p, found, trace, timings) for p in found.listed],
         "errors": [{"file": e.file, "message": e.message} for e in found.errors],
         "notes": list(found.notes),
         "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],

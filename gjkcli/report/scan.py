@@ -145,12 +145,17 @@ def render_summary(report) -> Text:
     return text
 
 
-def render_scan(report, limit: int | None = None) -> Group:
-    """The whole report: notes, findings, errors, baseline entries gone, the summary line.
+def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
+    """The whole report: errors, notes, findings, baseline entries gone, the summary line.
 
     limit : show at most this many pairs (the summary still counts them all).
+    errors : list the input errors (first: the reason before what it led to); False where they
+        are on stderr already (the command's table on stdout), the summary still counts them.
     """
     parts = []
+    if errors:
+        for e in report.errors:
+            parts.append(Text(f"error: {e.file}: {e.message}", style="bold red"))
     for note in report.notes:
         parts.append(Text(note, style="bold" if "no pairs" in note or "nothing" in note else "dim"))
     listed = getattr(report, "listed", report.pairs)
@@ -166,8 +171,6 @@ def render_scan(report, limit: int | None = None) -> Group:
         parts.append(Text("no findings but allowed ones (--show-allowed lists them)", style="green"))
     elif report.checked and not report.errors:
         parts.append(Text("no findings: every checked pair is clear", style="green"))
-    for e in report.errors:
-        parts.append(Text(f"error: {e.file}: {e.message}", style="bold red"))
     for e in report.gone:
         parts.append(Text(f"gone from the baseline: {e.a} x {e.b} ({e.status}, {e.file})", style="cyan"))
     if report.baseline_written:

@@ -143,9 +143,13 @@ def test_ctrl_c_stops_the_run_and_leaves_the_baseline(tmp_path, delay):
                             env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
     # the delay counts from the exec: a signal between fork and exec would be lost with the
     # parent's handler, and the run would then finish as if it had come too late
-    waited = time.monotonic() + 10
-    while b"gjkcli" not in Path(f"/proc/{proc.pid}/cmdline").read_bytes() and time.monotonic() < waited:
-        time.sleep(0.001)
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    if cmdline.exists():
+        waited = time.monotonic() + 10
+        while b"gjkcli" not in cmdline.read_bytes() and time.monotonic() < waited:
+            time.sleep(0.001)
+    else:  # no /proc on this machine: give the exec a moment
+        time.sleep(0.2)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -223,13 +227,19 @@ def test_the_triangle_limit_and_bad_limit_options(tmp_path):
 # -- messages ------------------------------------------------------------------------------------
 
 
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(),
+                    reason="/dev/full is not a character device on this machine (some VMs and "
+                           "containers lack it): no full disk to write to")
 def test_a_full_disk_is_one_line_naming_the_output(tmp_path):
     for fmt in ("table", "json"):
-        with open("/dev/full", "w") as full:
+        full = os.open("/dev/full", os.O_WRONLY)  # never O_CREAT: a missing device stays missing
+        try:
             proc = subprocess.run([sys.executable, "-m", "gjkcli", "check", str(SAMPLES / "clear_a.stl"),
                                    str(SAMPLES / "clear_b.stl"), "--format", fmt], stdout=full,
                                   stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                                   env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
+        finally:
+            os.close(full)
         assert proc.returncode == 2
         assert proc.stderr == "gjk: error: <stdout>: cannot write the report: No space left on device\n"
 
@@ -263,6 +273,7 @@ def test_manifests_and_baselines_nested_without_end(tmp_path, kind):
     assert result.exit_code == 2 and "nested deeper than any baseline is" in one_error_line(result, "base.json")
 
 
+@pytest.mark.skipif(not Path("/dev/zero").is_char_device(), reason="/dev/zero is not a character device on this machine")
 def test_devices_are_not_manifests_baselines_or_meshes(tmp_path):
     for option in ("--manifest", "--baseline"):
         result = gjk("scan", SAMPLES / "clear_a.stl", option, "/dev/zero")
@@ -272,3 +283,36 @@ def test_devices_are_not_manifests_baselines_or_meshes(tmp_path):
     doc = json.loads(gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--manifest", manifest,
                          "--format", "json").stdout)
     assert doc["summary"]["collision"] == 1 and len(doc["errors"]) == 2  # neither is silently taken
+
+
+# -- the last hostile inputs: one line, exit 2 ----------------------------------------------------
+
+
+def test_coordinates_of_1e308_are_one_line_in_words(tmp_path):
+    """Before: "no hull could be built (LinAlgError: SVD did not converge)" from scan."""
+    huge = tmp_path / "huge.stl"
+    huge.write_text("solid huge\n" + "".join(
+        f"facet normal 0 0 1\nouter loop\nvertex {a}\nvertex {b}\nvertex {c}\nendloop\nendfacet\n"
+        for a, b, c in [("0 0 0", "1e308 0 0", "0 1e308 0"), ("0 0 0", "1e308 0 0", "0 0 1e308"),
+                        ("0 0 0", "0 1e308 0", "0 0 1e308"), ("1e308 0 0", "0 1e308 0", "0 0 1e308")])
+        + "endsolid huge\n")
+    check = gjk("check", huge, SAMPLES / "collide_a.stl")
+    assert check.exit_code == 2
+    line = one_error_line(check, "huge.stl")
+    assert "coordinates up to 1e+308" in line and "overflow double precision" in line
+    scan = gjk("scan", huge, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json")
+    assert scan.exit_code == 2
+    (error,) = json.loads(scan.stdout)["errors"]
+    assert "overflow double precision" in error["message"] and "Error" not in error["message"]
+
+
+def test_an_obj_face_using_index_0_is_one_line_naming_the_line(tmp_path):
+    bad = tmp_path / "zero.obj"
+    bad.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 0 4 3\nf 2 3 4\n")
+    check = gjk("check", bad, SAMPLES / "collide_a.stl")
+    assert check.exit_code == 2
+    assert "line 7: a face uses index 0" in one_error_line(check, "zero.obj")
+    scan = gjk("scan", bad, SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json")
+    doc = json.loads(scan.stdout)
+    assert scan.exit_code == 2 and doc["summary"]["collision"] == 1  # the others still checked
+    assert doc["errors"][0]["message"].startswith("line 7: a face uses index 0")
