@@ -568,6 +568,7 @@ class _Run:
         from gjkcli.pipeline import tessellated
 
         out = {}
+        memo = tessellated.ExactMemo()  # a product pair in one relative pose decided once
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
@@ -580,8 +581,13 @@ class _Run:
             mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
+            # the key names the two products in one order, whichever this pair lists first
+            flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
+            first, second = (gb, ga) if flip else (ga, gb)
             out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
-                                        self.units if ga.units == gb.units else None)
+                                        self.units if ga.units == gb.units else None, memo=memo,
+                                        same=_placement_key(first, second), flip=flip,
+                                        pose=None if first.instance is None else first.instance.pose)
         return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
