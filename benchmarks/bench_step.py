@@ -163,8 +163,8 @@ def run_worker(code: str, *args) -> dict:
 
 
 REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "third_party"
-REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz", "step/eight_cyl.stp",
-              "step/stp_multiple_shp_at_root.stp")
+REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
+              "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
 
 
 def run_gjk_scan(path: Path) -> dict:
@@ -211,8 +211,9 @@ def real(repeat: int, json_out: Path | None) -> None:
                   f"{t['collision_pairs']} colliding pairs")
             print(f"{'':30s} gjk's stages: {g['timings']}")
     total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
-    print(f"total over {len(rows)} files (medians of {repeat}, whole processes): gjk {total_g:.2f} s, "
-          f"trimesh+cascadio+fcl {total_t:.2f} s; gjk / trimesh {total_g / total_t:.2f}")
+    print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
+          f"gjk {total_g:.2f} s, trimesh+cascadio+fcl {total_t:.2f} s; "
+          f"gjk / trimesh {total_g / total_t:.2f}")
     if json_out:
         json_out.write_text(json.dumps({"files": rows, "gjk": total_g, "trimesh": total_t,
                                         "ratio": total_g / total_t, "repeat": repeat}, indent=2))

@@ -46,7 +46,8 @@ def as1_bspline():
     the scan makes counted."""
     calls = {"distance": 0, "common": 0}
     made = []
-    real_distance, real_common, real_init = cad.exact_distance, cad.common_part, tessellated.ExactMemo.__init__
+    real_distance, real_common = cad.exact_distance, cad.common_part
+    real_init = tessellated.ExactMemo.__init__
 
     def distance(*args):
         calls["distance"] += 1
@@ -135,8 +136,8 @@ def test_memo_flips_and_places_points():
 
 @pytest.mark.parametrize("name", ["as1_pe_203.stp", "eight_cyl.stp", "stp_multiple_shp_at_root.stp"])
 def test_assemblies_agree_with_opencascade_on_a_subset(name):
-    """Each other committed assembly scanned (eight_cyl is one solid: no pair); its listed pairs (at most 6, the first in report
-    order) held against OpenCASCADE's distance and common volume on the pair's own solids."""
+    """Each other committed assembly scanned (eight_cyl is one solid: no pair); its listed pairs
+    (at most 6, the first in report order) held against OpenCASCADE's distance and common volume on the pair's own solids."""
     found = pipeline.scan([str(STEP_DIR / name)], pipeline.Options(jobs=1))
     assert not found.errors and len(found.objects) > 0
     refs = {part.name: part.brep[0] for part in cad.read_step(STEP_DIR / name)}
