@@ -27,9 +27,18 @@ The pair counts are printed for both, with the ratio gjk / trimesh of the wall t
 Needs cascadio and python-fcl besides gjk: `pip install ".[bench]"` (or `pip install cascadio
 python-fcl`).
 
+Real assemblies (`--real`): the five STEP files of issue 29 committed under
+tests/data/third_party/ (AS1 in AP214 with its cylinders as B-spline surfaces and in AP203,
+box_sides, eight cylinders, several shapes at the root). Each side as a whole process, `repeat`
+times per file (median): `python -m gjkcli scan FILE --timings` (every core: `-j` as the user
+gets it) against the trimesh worker above. Printed per file: both medians, gjk's stages (the
+median run's `--timings`) and its pair counts; then the totals over the five and their ratio,
+gjk / trimesh (the issue's target: at most 1.0).
+
 Usage:
     python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
                                     [--json FILE]
+    python benchmarks/bench_step.py --real [--repeat 3] [--json FILE]
 """
 from __future__ import annotations
 
@@ -72,6 +81,8 @@ t2 = time.perf_counter()
 manager = trimesh.collision.CollisionManager()
 for node in scene.graph.nodes_geometry:
     transform, geometry = scene.graph[node]
+    if not hasattr(scene.geometry[geometry], "faces"):  # a curve cascadio exported: no volume
+        continue
     manager.add_object(node, scene.geometry[geometry], transform=transform)
 t3 = time.perf_counter()
 _, names = manager.in_collision_internal(return_names=True)
@@ -151,6 +162,63 @@ def run_worker(code: str, *args) -> dict:
     return got
 
 
+REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "third_party"
+REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
+              "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
+
+
+def run_gjk_scan(path: Path) -> dict:
+    """`gjk scan FILE --timings --format json` as a whole process: its wall time, stages, counts."""
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(path), "--timings",
+                          "--format", "json"], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"gjk scan {path.name} failed:\n{out.stderr[-3000:]}")
+    timings = [l for l in out.stderr.splitlines() if "timings:" in l]
+    report = json.loads(out.stdout)
+    return {"wall": wall, "timings": timings[-1].split("timings: ", 1)[-1] if timings else "",
+            "counts": {k: report["summary"][k] for k in
+                       ("clear", "touching", "collision", "clearance", "undecided")}}
+
+
+def real(repeat: int, json_out: Path | None) -> None:
+    import gzip
+    import shutil
+    import statistics
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in REAL_FILES:
+            path = REAL / name
+            if name.endswith(".gz"):  # committed compressed; both sides read the STEP file
+                plain = Path(tmp) / Path(name).stem
+                with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                path = plain
+            gjk = sorted((run_gjk_scan(path) for _ in range(repeat)), key=lambda r: r["wall"])
+            tm = sorted((run_worker(TRIMESH_WORKER, path) for _ in range(repeat)),
+                        key=lambda r: r["wall"])
+            g, t = gjk[len(gjk) // 2], tm[len(tm) // 2]
+            g_wall = statistics.median(r["wall"] for r in gjk)
+            t_wall = statistics.median(r["wall"] for r in tm)
+            rows.append({"file": path.name, "gjk": g_wall, "trimesh": t_wall,
+                         "gjk_timings": g["timings"], "counts": g["counts"],
+                         "trimesh_collisions": t["collision_pairs"]})
+            counts = ", ".join(f"{v} {k}" for k, v in g["counts"].items() if v)
+            print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh {t_wall:6.2f} s  ratio "
+                  f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
+                  f"{t['collision_pairs']} colliding pairs")
+            print(f"{'':30s} gjk's stages: {g['timings']}")
+    total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
+    print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
+          f"gjk {total_g:.2f} s, trimesh+cascadio+fcl {total_t:.2f} s; "
+          f"gjk / trimesh {total_g / total_t:.2f}")
+    if json_out:
+        json_out.write_text(json.dumps({"files": rows, "gjk": total_g, "trimesh": total_t,
+                                        "ratio": total_g / total_t, "repeat": repeat}, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", type=int, default=1000)
@@ -160,7 +228,12 @@ def main() -> None:
                         "tessellation's deflection / the solid's diagonal; default 1e-3)")
     parser.add_argument("--keep", type=Path, help="write the STEP file here and keep it")
     parser.add_argument("--json", type=Path, help="write the numbers as JSON")
+    parser.add_argument("--real", action="store_true", help="the five committed real assemblies")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per file with --real (median)")
     args = parser.parse_args()
+    if args.real:
+        real(args.repeat, args.json)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"
         path.parent.mkdir(parents=True, exist_ok=True)

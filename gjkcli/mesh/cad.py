@@ -41,7 +41,7 @@ from gjkcli.errors import InputError
 from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
-           "common_part", "available", "surface_points"]
+           "common_part", "placed_solid", "available", "surface_points"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -230,6 +230,11 @@ def _solids(path: Path):
         while len(_CACHE) > _CACHE_FILES:
             _CACHE.pop(next(iter(_CACHE)))
     return hit
+
+
+def placed_solid(ref: SolidRef):
+    """The exact solid of `ref` (an OpenCASCADE TopoDS_Shape), placed in the assembly, in mm."""
+    return _compound((ref,))
 
 
 def _compound(refs):

@@ -636,6 +636,7 @@ class _Run:
 
         out = {}
         modes = self._sets.modes(self.options.mode) if self._sets is not None else None
+        memo = tessellated.ExactMemo()  # a product pair in one relative pose decided once
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
@@ -648,8 +649,14 @@ class _Run:
             mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
+            # the key names the two products in one order, whichever this pair lists first
+            flip = bool(ga.instance and gb.instance
+                        and repr(gb.instance.key) < repr(ga.instance.key))
+            first, second = (gb, ga) if flip else (ga, gb)
+            pose = None if first.instance is None else first.instance.pose
             out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
-                                        self.units if ga.units == gb.units else None)
+                                        self.units if ga.units == gb.units else None, memo=memo,
+                                        same=_placement_key(first, second), flip=flip, pose=pose)
         return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:

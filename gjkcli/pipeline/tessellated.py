@@ -31,6 +31,14 @@ The verdicts. With the touching band `tol` and the required clearance `c` (0 whe
   slab) exceeds tol is a collision, otherwise the solids touch;
 - where there is no exact solid (a manifest moved the part) or OpenCASCADE fails, the pair is
   `undecided` with both bounds.
+
+Repeated pairs. An assembly places the same two products in the same relative pose many times
+(six bolts in six holes). OpenCASCADE's answers depend only on that relative pose, so an
+`ExactMemo` keeps them by `same`, a key naming the two products and their relative pose
+(`gjkcli.pipeline.run`'s `_placement_key`, equal only for relative poses equal as floats,
+its two products in one order whichever the pair lists first): the distance once, its closest
+points stored in the first product's frame and placed again with each pair's pose of it; the
+common part's volume and thickness as they are.
 """
 from __future__ import annotations
 
@@ -40,7 +48,7 @@ import numpy as np
 
 from gjkcli.engine.results import Result, Status
 
-__all__ = ["Bounded", "decide", "bounds_of", "deep_on_hulls"]
+__all__ = ["Bounded", "ExactMemo", "decide", "bounds_of", "deep_on_hulls"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,53 @@ class Bounded:
     upper: float | None
     note: str | None = None
     volume: float | None = None  # the solids' common volume, when the refinement computed it
+
+
+class ExactMemo:
+    """OpenCASCADE's answers for pairs of products in one relative pose, computed once (see the
+    module's docstring); `computed` and `reused` count the calls each way."""
+
+    def __init__(self):
+        self._distance: dict = {}
+        self._common: dict = {}
+        self.computed = 0
+        self.reused = 0
+
+    def distance(self, refs, unit: str, same=None, pose=None, flip: bool = False):
+        """`gjkcli.mesh.cad.exact_distance` of refs = (refs_a, refs_b); with `same` (the pair's
+        key) and `pose` (the 4x4 rigid pose of the key's first product) the answer of an earlier
+        pair of that key, its points placed with this pose. flip: the key names B's product
+        first (A's and B's roles swap, so that B against A meets A against B)."""
+        from gjkcli.mesh import cad
+
+        if same is None or pose is None:
+            self.computed += 1
+            return cad.exact_distance(refs[0], refs[1], unit)
+        R, t = pose[:3, :3], pose[:3, 3]
+        hit = self._distance.get(same)
+        if hit is None:
+            self.computed += 1
+            first, second = (refs[1], refs[0]) if flip else refs
+            d, p1, p2, inside = cad.exact_distance(first, second, unit)
+            hit = self._distance[same] = (d, (p1 - t) @ R, (p2 - t) @ R, inside)  # R^T (p - t)
+        else:
+            self.reused += 1
+        d, l1, l2, inside = hit
+        p1, p2 = l1 @ R.T + t, l2 @ R.T + t
+        return (d, p2, p1, inside) if flip else (d, p1, p2, inside)
+
+    def common(self, refs, unit: str, same=None):
+        """`gjkcli.mesh.cad.common_part` of refs = (refs_a, refs_b), once per key `same`."""
+        from gjkcli.mesh import cad
+
+        if same is not None and same in self._common:
+            self.reused += 1
+            return self._common[same]
+        self.computed += 1
+        got = cad.common_part(refs[0], refs[1], unit)
+        if same is not None:
+            self._common[same] = got
+        return got
 
 
 def bounds_of(signed: float, e: float) -> tuple[float, float]:
@@ -86,13 +141,17 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
                                           "allows; depth from the hulls")
 
 
-def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None) -> Bounded:
+def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None, *,
+           memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False) -> Bounded:
     """The verdict of a pair of tessellated parts the triangles alone cannot clear.
 
     mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`
     e : eps_A + eps_B; clearance : the required gap (0 for none)
     refs : (refs_a, refs_b) the parts' `gjkcli.mesh.cad.SolidRef`s, or None
     unit : the parts' unit (their refs are read in it)
+    memo, same, pose, flip : OpenCASCADE's answers kept across pairs (`ExactMemo`), this pair's
+        key (None: not shared), the rigid pose of the key's first product, and whether that
+        product is B's
     """
     signed = float(mesh.signed_distance)
     lower, upper = bounds_of(signed, e)
@@ -101,7 +160,8 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         return decided
     if refs is not None and refs[0] and refs[1] and unit is not None:
         try:
-            return _exact(mesh, tol, clearance, refs, unit)
+            return _exact(mesh, tol, clearance, refs, unit, ExactMemo() if memo is None else memo,
+                          same, pose, flip)
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
@@ -129,13 +189,12 @@ def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
     return Bounded(r, "exact", lower, upper, note)
 
 
-def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str) -> Bounded:
+def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str, memo: ExactMemo, same,
+           pose, flip: bool) -> Bounded:
     """The pair on its exact solids (OpenCASCADE)."""
     import dataclasses
 
-    from gjkcli.mesh import cad
-
-    d, pa, pb, inside = cad.exact_distance(refs[0], refs[1], unit)
+    d, pa, pb, inside = memo.distance(refs, unit, same, pose, flip)
     gap = pb - pa
     length = float(np.linalg.norm(gap))
     normal = gap / length if length > 0 else np.asarray(mesh.normal, dtype=np.float64)
@@ -146,7 +205,7 @@ def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str) -> Bound
         status = Status.CLEARANCE if d < clearance else Status.CLEAR
         r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None, **base)
         return Bounded(r, "brep", d, d)
-    common = cad.common_part(refs[0], refs[1], unit)
+    common = memo.common(refs, unit, same)
     thickness = None if common is None else common[1]
     if inside or (thickness is not None and thickness > tol):
         depth = float(mesh.depth) if mesh.depth is not None and mesh.status is Status.COLLISION \

@@ -1,0 +1,153 @@
+"""The five real assemblies of issue 29 (tests/data/third_party/step/): the exact answers a
+scan shares between pairs of the same two products in the same relative pose
+(`gjkcli.pipeline.tessellated.ExactMemo`), held against OpenCASCADE called here on each pair's
+own placed solids (BRepExtrema_DistShapeShape, BRepAlgoAPI_Common)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
+
+from OCP.BRepAlgoAPI import BRepAlgoAPI_Common  # noqa: E402
+from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeVertex  # noqa: E402
+from OCP.BRepExtrema import BRepExtrema_DistShapeShape  # noqa: E402
+from OCP.BRepGProp import BRepGProp  # noqa: E402
+from OCP.GProp import GProp_GProps  # noqa: E402
+from OCP.gp import gp_Pnt  # noqa: E402
+
+from gjkcli.engine.results import Status  # noqa: E402
+from gjkcli.mesh import cad  # noqa: E402
+from gjkcli.pipeline import run as pipeline  # noqa: E402
+from gjkcli.pipeline import tessellated  # noqa: E402
+
+STEP_DIR = Path(__file__).resolve().parents[1] / "data" / "third_party" / "step"
+
+
+def occ_distance(a, b) -> float:
+    d = BRepExtrema_DistShapeShape(a, b)
+    assert d.IsDone()
+    return d.Value()
+
+
+def occ_common_volume(a, b) -> float:
+    common = BRepAlgoAPI_Common(a, b)
+    assert common.IsDone()
+    props = GProp_GProps()
+    BRepGProp.VolumeProperties_s(common.Shape(), props)
+    return abs(props.Mass())
+
+
+@pytest.fixture(scope="module")
+def as1_bspline():
+    """The AP214 AS1 (its cylinders B-spline surfaces) scanned once, with every OpenCASCADE call
+    the scan makes counted."""
+    calls = {"distance": 0, "common": 0}
+    made = []
+    real_distance, real_common = cad.exact_distance, cad.common_part
+    real_init = tessellated.ExactMemo.__init__
+
+    def distance(*args):
+        calls["distance"] += 1
+        return real_distance(*args)
+
+    def common(*args):
+        calls["common"] += 1
+        return real_common(*args)
+
+    def init(self):
+        real_init(self)
+        made.append(self)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(cad, "exact_distance", distance)
+    mp.setattr(cad, "common_part", common)
+    mp.setattr(tessellated.ExactMemo, "__init__", init)
+    try:
+        found = pipeline.scan([str(STEP_DIR / "as1-oc-214.stp")], pipeline.Options(jobs=1))
+    finally:
+        mp.undo()
+    return found, calls, made
+
+
+def test_as1_repeated_pairs_are_measured_once(as1_bspline):
+    """32 touching pairs (bolts in holes, nuts on bolts), but the bolt against its nut is one
+    product pair in one pose six times and each bolt against its bracket twice: OpenCASCADE
+    runs for fewer pairs than are refined, and every pair still reads touching."""
+    found, calls, (memo,) = as1_bspline
+    assert not found.errors
+    brep = [p for p in found.pairs if p.mode == "brep"]
+    assert found.counts["touching"] == 32 and len(brep) == 32
+    assert all(p.status is Status.TOUCHING for p in brep)
+    assert memo.reused >= 16 and calls["distance"] == calls["common"] <= 24
+    assert memo.computed == calls["distance"] + calls["common"]
+
+
+def test_as1_shared_answers_hold_on_each_pairs_own_solids(as1_bspline):
+    """Each of the six bolt/nut pairs (one measured, five given the first one's answer) and the
+    two plate/bolt pairs listed in either order: OpenCASCADE's distance on the pair's own solids
+    is the reported one, the common volume is ~0 (no collision) and the reported closest points,
+    placed with the pair's own pose, lie on the pair's own solids."""
+    found, _, _ = as1_bspline
+    refs = {part.name: part.brep[0] for part in cad.read_step(STEP_DIR / "as1-oc-214.stp")}
+    chosen = [p for p in found.pairs if p.a.endswith("/bolt") and p.b.endswith("/nut")]
+    chosen += [p for p in found.pairs if {p.a.rsplit("/", 1)[-1], p.b.rsplit("/", 1)[-1]} ==
+               {"plate", "bolt"}][:2]
+    assert len(chosen) == 8
+    for p in chosen:
+        a, b = cad.placed_solid(refs[p.a]), cad.placed_solid(refs[p.b])
+        tol = p.result.tolerance
+        d = occ_distance(a, b)
+        assert d <= tol and p.result.distance == pytest.approx(d, abs=1e-9)
+        volume = occ_common_volume(a, b)
+        assert volume < 1e-6  # mm^3: surfaces meet, no solid in common
+        for point, solid in ((p.result.point_a, a), (p.result.point_b, b)):
+            vertex = BRepBuilderAPI_MakeVertex(gp_Pnt(*np.asarray(point, dtype=float))).Vertex()
+            assert occ_distance(vertex, solid) < 1e-6, (p.a, p.b)
+
+
+def test_memo_flips_and_places_points():
+    """ExactMemo on its own: an answer stored for (A, B) at one pose is handed back for (B, A)
+    at another pose with its points swapped and moved rigidly, without a second call."""
+    calls = []
+
+    def fake(refs_a, refs_b, unit):
+        calls.append((refs_a, refs_b))
+        return 0.5, np.array([1.0, 0.0, 0.0]), np.array([1.5, 0.0, 0.0]), False
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(cad, "exact_distance", fake)
+    try:
+        memo = tessellated.ExactMemo()
+        first = memo.distance(("A", "B"), "mm", same="k", pose=np.eye(4))
+        turn = np.eye(4)
+        turn[:3, :3] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]  # a quarter turn about z, then +10 z
+        turn[2, 3] = 10.0
+        d, pa, pb, inside = memo.distance(("B", "A"), "mm", same="k", pose=turn, flip=True)
+    finally:
+        mp.undo()
+    assert calls == [("A", "B")] and first[0] == d == 0.5 and not inside
+    assert memo.computed == 1 and memo.reused == 1
+    np.testing.assert_allclose(pb, [0.0, 1.0, 10.0])  # A's point, placed, is now B's
+    np.testing.assert_allclose(pa, [0.0, 1.5, 10.0])
+
+
+@pytest.mark.parametrize("name", ["as1_pe_203.stp", "eight_cyl.stp", "stp_multiple_shp_at_root.stp"])
+def test_assemblies_agree_with_opencascade_on_a_subset(name):
+    """Each other committed assembly scanned (eight_cyl is one solid: no pair); its listed pairs
+    (at most 6, the first in report order) held against OpenCASCADE's distance and common volume on the pair's own solids."""
+    found = pipeline.scan([str(STEP_DIR / name)], pipeline.Options(jobs=1))
+    assert not found.errors and len(found.objects) > 0
+    refs = {part.name: part.brep[0] for part in cad.read_step(STEP_DIR / name)}
+    for p in found.pairs[:6]:
+        a, b = cad.placed_solid(refs[p.a]), cad.placed_solid(refs[p.b])
+        tol = p.result.tolerance
+        d = occ_distance(a, b)
+        if p.status is Status.COLLISION:
+            assert d <= tol and occ_common_volume(a, b) > 0
+        elif p.status is Status.TOUCHING:
+            assert d <= tol
+        else:
+            assert p.status in (Status.CLEAR, Status.CLEARANCE) and d > tol
