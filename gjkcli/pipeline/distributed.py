@@ -40,6 +40,7 @@ import numpy as np
 
 from gjkcli import limits
 from gjkcli.errors import GjkError, Problem, ShapeError, one_line
+from gjkcli.pipeline import elements
 from gjkcli.pipeline.run import _PAIR_CHUNK, Options, _Parts, _Run
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
@@ -252,6 +253,11 @@ class _ClusterRun(_Run):
             fields = [f.name for f in dataclasses.fields(BatchResult)]
             self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
                                          for name in fields})
+        if parts.owned and len(i):  # a link's elements are one object: never checked against each other
+            keep = ~elements.same_object(parts.owner_ids, i, j)
+            i, j = i[keep], j[keep]
+            self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
+                                         for f in dataclasses.fields(BatchResult)})
         i, j, clearance = self._select(resolved, i, j)  # the tiles kept only selected pairs
         if self._sets is not None and self._sets.tolerance(None) is not None:
             from gjkcli.errors import InputError
@@ -333,7 +339,8 @@ def _load(source, strict: bool, lim) -> "_Loaded":
     hulls = build_hulls([g.vertices for g in got], jobs=1)
     gap = hull_gaps(hulls, [g.faces for g in got], [g.vertices for g in got]) if got else np.zeros(0)
     return _Loaded(
-        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element) for g in got], skipped=skipped,
+        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner) for g in got],
+        skipped=skipped,
         vertices=_Ragged.pack([g.vertices for g in got]), faces=_Ragged.pack([g.faces for g in got]),
         shapes=_PackedShapes.pack(hulls.shapes), lo=hulls.lo, hi=hulls.hi, gap=np.asarray(gap))
 
@@ -542,8 +549,8 @@ class _PackedShapes:
 class _Loaded:
     """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
 
-    meta : [(name, file, units, watertight, bodies, IFC element)] per object; vertices, faces :
-    their meshes; shapes : their hulls; lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps;
+    meta : [(name, file, units, watertight, bodies, IFC element, owner)] per object; vertices,
+    faces : their meshes; shapes : their hulls; lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps;
     skipped : a Problem per IFC element whose geometry failed
     """
 
@@ -565,5 +572,6 @@ class _Loaded:
         from gjkcli.scene.objects import Geometry
 
         return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
-                         units=units, watertight=watertight, bodies=bodies, element=element)
-                for k, (name, file, units, watertight, bodies, element) in enumerate(self.meta)]
+                         units=units, watertight=watertight, bodies=bodies, element=element,
+                         owner=owner)
+                for k, (name, file, units, watertight, bodies, element, owner) in enumerate(self.meta)]

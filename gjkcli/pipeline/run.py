@@ -332,10 +332,10 @@ class _Run:
         if manifest is not None and parts.n > 0:
             try:
                 classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
-                elements = [(g.file, g.element.global_id) if g.element is not None else None
-                            for g in parts.geoms]
+                ifc_ids = [(g.file, g.element.global_id) if g.element is not None else None
+                           for g in parts.geoms]
                 resolved = manifest.resolve(parts.names, classes if any(classes) else None,
-                                            elements if any(classes) else None)
+                                            ifc_ids if any(classes) else None)
             except ManifestError as exc:
                 if not self.problems:
                     raise
@@ -382,7 +382,8 @@ class _Run:
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
-            _index=dict(parts.index))
+            # the records are the parts', one per part, unless a link's elements were merged
+            _index={r.name: k for k, r in enumerate(objects)} if parts.owned else dict(parts.index))
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))

@@ -217,7 +217,12 @@ def test_manifest_checks_allows_primitives_and_baseline(cluster, ring_files, tmp
     text = same_json(one, many)
     assert one.counts["collision"] > 0
     assert any(p.allowed for p in one.pairs) and any(p.known for p in one.pairs)
-    assert "the ball rests there" in text
+    # the allowed pairs are counted, not listed, unless asked for (--show-allowed)
+    assert "the ball rests there" not in text
+    import dataclasses
+
+    shown = dumps(document(dataclasses.replace(many, show_allowed=True)))
+    assert "the ball rests there" in shown
 
 
 # -- failures: a scheduler out of reach, a worker lost ----------------------------------------------
@@ -363,3 +368,29 @@ def test_without_dask_nothing_of_dask_is_imported(tmp_path, convex_files):
     done = subprocess.run([sys.executable, "-c", code, str(convex_files[0])], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_link_is_one_object_on_the_cluster_too(cluster, tmp_path):
+    """A URDF link of two overlapping boxes (meshes), beside another link it collides with: the
+    cluster, as one process, never checks the link against itself and reports the pair under the
+    links' names."""
+    import trimesh
+
+    trimesh.creation.box((1, 1, 1)).export(tmp_path / "cube.stl")
+    trimesh.creation.box((0.5, 0.5, 0.5)).export(tmp_path / "small.stl")
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r">'
+        f'<link name="a"><collision>{mesh.format("cube.stl")}</collision>'
+        f'<collision><origin xyz="0.3 0 0"/>{mesh.format("cube.stl")}</collision></link>'
+        f'<link name="b"><collision><origin xyz="0.9 0 0"/>{mesh.format("small.stl")}</collision></link>'
+        f'<link name="c"><collision><origin xyz="5 0 0"/>{mesh.format("cube.stl")}</collision></link>'
+        '<joint name="ac" type="fixed"><parent link="a"/><child link="c"/></joint>'
+        '<joint name="cb" type="fixed"><parent link="c"/><child link="b"/></joint>'
+        '</robot>')
+    one, many = both(cluster, [tmp_path / "r.urdf"])
+    for found in (one, many):
+        assert [(p.a, p.b, p.status) for p in found.pairs if p.violation] == [("a", "b", Status.COLLISION)]
+        assert all(p.a != p.b for p in found.pairs)
+        assert sorted(o.name for o in found.objects) == ["a", "b", "c"]
+        assert json.loads(dumps(document(found)))["pairs"][0]["a"] == "a"
