@@ -291,7 +291,7 @@ class _FlatRun:
             out.append(dataclasses.replace(p, key=key, known=known))
         gone = ()
         if old is not None:
-            today = {p.key for p in out if p.violation and not p.allowed}
+            today = {p.key for p in out if p.violation}  # allowed or not, still there
             gone = tuple(e for e in old.entries if e.key not in today)
         return out, gone
 

@@ -371,7 +371,7 @@ class _Run:
             objects = elements.merged_records(objects, parts.owned)
         gone = ()
         if old is not None:
-            today = {p.key for p in pairs if p.violation and not p.allowed}
+            today = {p.key for p in pairs if p.violation}  # allowed or not, still there
             gone = tuple(e for e in old.entries if e.key not in today)
         self.stage("verdicts", t)
         found = Findings(

@@ -334,6 +334,17 @@ def test_baseline_new_known_and_gone(tmp_path):
     assert doc["summary"]["known"] == 1 and scan_document(gone)["gone"][0]["a"] == "x"
 
 
+def test_a_recorded_pair_allowed_later_is_not_gone(tmp_path):
+    """The baseline holds (a, b); a later [[allow]] names it (b, a): the pair, still colliding
+    and now allowed, is not reported as gone from the baseline."""
+    scan.run([], manifest=two_scenes(tmp_path), write_baseline=tmp_path / "base.json", jobs=1)
+    cell = tmp_path / "cell.toml"
+    cell.write_text(cell.read_text() + '\n[[allow]]\na = "b"\nb = "a"\nreason = "pressed in"\n')
+    later = scan.run([], manifest=cell, baseline=tmp_path / "base.json", jobs=1)
+    assert [(p.a, p.b, p.allowed) for p in later.pairs] == [("a", "b", True)]
+    assert later.gone == () and later.exit_code == 0
+
+
 def test_baseline_errors(tmp_path):
     from gjkcli.errors import InputError
 
