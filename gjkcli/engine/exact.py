@@ -59,7 +59,7 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "exact_result", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -678,19 +678,29 @@ class _Pair:
         if not self.containment_note and not self.hulls_apart and not (self.a.solid and self.b.solid):
             notes += [f"'{m.name}' is {m.not_solid_reason()}: only its surface counts"
                       for m in (self.a, self.b) if not m.solid]
-        base = dict(depth=None, certificate=None, triangle_a=-1, triangle_b=-1, contained=None,
-                    depth_upper=None)
-        base.update(fields)
-        return ExactResult(
-            status=base["status"], distance=base["distance"], distance_lower=base["distance_lower"],
-            depth=base["depth"], normal=np.asarray(base["normal"], dtype=np.float64),
-            point_a=np.asarray(base["point_a"], dtype=np.float64),
-            point_b=np.asarray(base["point_b"], dtype=np.float64), certificate=base["certificate"],
-            iterations=self.visits, epa_iterations=0, exit=base["exit"], epa_exit=None,
-            tolerance=self.tol, elapsed=elapsed, solid_a=self.a.solid, solid_b=self.b.solid,
-            contained=base["contained"], note="; ".join(notes), triangle_a=int(base["triangle_a"]),
-            triangle_b=int(base["triangle_b"]), triangle_pairs=self.tests,
-            depth_upper=base["depth_upper"])
+        return exact_result(fields, tolerance=self.tol, elapsed=elapsed, iterations=self.visits,
+                            triangle_pairs=self.tests, solid_a=self.a.solid, solid_b=self.b.solid,
+                            note="; ".join(notes))
+
+
+def exact_result(fields: dict, *, tolerance: float, elapsed: float, iterations: int,
+                 triangle_pairs: int, solid_a: bool, solid_b: bool, note: str) -> ExactResult:
+    """An ExactResult from a query's fields (status, distance, distance_lower, normal, point_a,
+    point_b, exit, and where known depth, depth_upper, certificate, triangle_a, triangle_b,
+    contained), the arrays as float64; shared by the triangle and the primitive queries."""
+    base = dict(depth=None, certificate=None, triangle_a=-1, triangle_b=-1, contained=None,
+                depth_upper=None)
+    base.update(fields)
+    return ExactResult(
+        status=base["status"], distance=base["distance"], distance_lower=base["distance_lower"],
+        depth=base["depth"], normal=np.asarray(base["normal"], dtype=np.float64),
+        point_a=np.asarray(base["point_a"], dtype=np.float64),
+        point_b=np.asarray(base["point_b"], dtype=np.float64), certificate=base["certificate"],
+        iterations=iterations, epa_iterations=0, exit=base["exit"], epa_exit=None,
+        tolerance=tolerance, elapsed=elapsed, solid_a=solid_a, solid_b=solid_b,
+        contained=base["contained"], note=note, triangle_a=int(base["triangle_a"]),
+        triangle_b=int(base["triangle_b"]), triangle_pairs=triangle_pairs,
+        depth_upper=base["depth_upper"])
 
 
 def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):

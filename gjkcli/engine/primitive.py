@@ -45,7 +45,7 @@ from dataclasses import asdict
 import numpy as np
 
 from gjkcli.engine import _mesh
-from gjkcli.engine.exact import ExactResult, Mesh, exact_query
+from gjkcli.engine.exact import ExactResult, Mesh, exact_query, exact_result
 from gjkcli.engine.results import PointCertificate, Result, Status
 from gjkcli.engine.shapes import KINDS, Shape, rigid_pose
 from gjkcli.tolerances import DEFAULT, touching_tolerance
@@ -386,17 +386,9 @@ class _Placed:
         return fields
 
     def result(self, fields: dict, hit, elapsed: float) -> ExactResult:
-        base = dict(depth=None, certificate=None, triangle_b=-1, contained=None)
-        base.update(fields)
-        return ExactResult(
-            status=base["status"], distance=base["distance"], distance_lower=base["distance_lower"],
-            depth=base["depth"], normal=np.asarray(base["normal"], dtype=np.float64),
-            point_a=np.asarray(base["point_a"], dtype=np.float64),
-            point_b=np.asarray(base["point_b"], dtype=np.float64), certificate=base["certificate"],
-            iterations=int(hit["visits"]), epa_iterations=0, exit=base["exit"], epa_exit=None,
-            tolerance=self.tol, elapsed=elapsed, solid_a=True, solid_b=self.mesh.solid,
-            contained=base["contained"], note="; ".join(self.notes), triangle_a=-1,
-            triangle_b=int(base["triangle_b"]), triangle_pairs=int(hit["tests"]))
+        return exact_result(fields, tolerance=self.tol, elapsed=elapsed, iterations=int(hit["visits"]),
+                            triangle_pairs=int(hit["tests"]), solid_a=True, solid_b=self.mesh.solid,
+                            note="; ".join(self.notes))
 
 
 def _rigid(pose, what: str):
