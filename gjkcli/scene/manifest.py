@@ -313,6 +313,17 @@ def read_small_text(path: Path, what: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def read_input_text(path: Path, what: str) -> str:
+    """read_small_text, its failures an InputError naming the file ("no such CSV file; check the
+    path", "cannot read it: ..."): for files a command reads in full before parsing them."""
+    try:
+        return read_small_text(path, what)
+    except FileNotFoundError:
+        raise InputError(path, f"no such {what} file; check the path") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def parse(text: str, path) -> Manifest:
     """Validate manifest text; `path` names it in errors and anchors relative paths."""
     path = Path(path)

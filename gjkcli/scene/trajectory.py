@@ -63,14 +63,9 @@ def read_poses(robot, path) -> Poses:
 
 def _documents(path: Path) -> list:
     """The file's JSON value, or its YAML documents (None ones dropped)."""
-    from gjkcli.scene.manifest import read_small_text
+    from gjkcli.scene.manifest import read_input_text
 
-    try:
-        text = read_small_text(path, "trajectory")
-    except FileNotFoundError:
-        raise InputError(path, "no such trajectory file; check the path") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_input_text(path, "trajectory")
     if path.suffix.lower() == ".json":
         import json
 

@@ -995,15 +995,10 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     """
     import csv
 
-    from gjkcli.scene.manifest import read_small_text
+    from gjkcli.scene.manifest import read_input_text
 
     path = Path(path)
-    try:
-        text = read_small_text(path, "CSV")
-    except FileNotFoundError:
-        raise InputError(path, "no such CSV file; check the path") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_input_text(path, "CSV")
     rows = [r for r in csv.reader(text.splitlines())]
     numbered = [(k + 1, [c.strip() for c in r]) for k, r in enumerate(rows) if any(c.strip() for c in r)]
     if not numbered:
