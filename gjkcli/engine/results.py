@@ -185,7 +185,7 @@ class Result:
     status : Status
         clear, touching, collision or undecided.
     distance : float
-        Separation |point_a - point_b| >= 0; 0 when the shapes intersect.
+        Separation ``|point_a - point_b| >= 0``; 0 when the shapes intersect.
     distance_lower : float
         A certified lower bound of the separation (the separating plane's gap).
     depth : float or None
