@@ -1,0 +1,186 @@
+"""Every code block of the README and the docs pages runs, and exits as its page says.
+
+A page's fenced blocks are read by their language:
+
+- `console`: each line starting with `$ ` is a command; `sh`, `bash`: each line is one (comments
+  after `#` dropped). Commands run against a copy of `samples/` in a temporary folder (the
+  current directory there), `gjk` in-process through click's CliRunner. The exit code expected is
+  the one the page states: `<!-- exit: N -->` just above the block, else `exit N` in a command's
+  comment or in the block's printed output, else 0.
+- `python`: executed, the current directory the same temporary folder.
+- `toml`, `yaml`, `json`: parsed; a manifest's TOML is read by gjk's own manifest reader.
+- `text` and blocks without a language are what a command prints, not run.
+
+A block that needs what the tests cannot give (a file the reader supplies, a robot from
+../shared, a cluster, the network) is marked `<!-- not run: REASON -->` just above it, and the
+test skips it with that reason, so every block is either run or says why not. A block that runs
+but takes long (a Dask cluster started) is marked `<!-- slow: REASON -->` and runs with
+GJK_DOCS_SLOW=1 set.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gjkcli.cli import main
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+SHELL = {"console", "sh", "bash", "shell"}
+PARSED = {"toml", "yaml", "json"}
+OUTPUT = {"", "text"}
+MARK = re.compile(r"<!--\s*(exit|not run|slow):\s*(.*?)\s*-->")
+EXIT = re.compile(r"\bexit (\d)\b")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int
+    lang: str
+    text: str
+    marks: tuple[tuple[str, str], ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.name}:{self.line}"
+
+    def mark(self, key: str) -> str | None:
+        return next((value for k, value in self.marks if k == key), None)
+
+
+def read_blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a Markdown page, with the marks in the comments just above each."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks = []
+    k = 0
+    while k < len(lines):
+        opening = re.match(r"^(`{3,})(\S*)\s*$", lines[k])
+        if not opening:
+            k += 1
+            continue
+        fence, lang = opening.groups()
+        end = next(j for j in range(k + 1, len(lines)) if lines[j].rstrip() == fence)
+        marks = []
+        above = k - 1
+        while above >= 0 and (not lines[above].strip() or MARK.search(lines[above])):
+            marks += MARK.findall(lines[above])
+            above -= 1
+        if not lang.startswith("{"):  # a MyST directive (toctree, eval-rst) is not an example
+            blocks.append(Block(page, k + 1, lang, "\n".join(lines[k + 1:end]), tuple(marks)))
+        k = end + 1
+    return blocks
+
+
+BLOCKS = [b for page in PAGES for b in read_blocks(page)]
+RUN = [b for b in BLOCKS if b.lang not in OUTPUT]
+
+
+def test_every_block_has_a_language_the_tests_know():
+    unknown = [(b.id, b.lang) for b in BLOCKS if b.lang not in SHELL | PARSED | OUTPUT | {"python"}]
+    assert not unknown, unknown
+    assert len(RUN) >= 20  # the pages were read: the README and the docs hold dozens of examples
+
+
+def commands(block: Block) -> list[tuple[str, int]]:
+    """(command line, expected exit code) of a shell block."""
+    stated = block.mark("exit")
+    printed = [int(m) for line in block.text.splitlines() if not line.startswith("$ ")
+               for m in EXIT.findall(line)]
+    out = []
+    for line in block.text.splitlines():
+        if block.lang == "console":
+            if not line.startswith("$ "):
+                continue
+            line = line[2:]
+        command, _, comment = line.partition(" #")
+        if line.lstrip().startswith("#") or not command.strip():
+            continue
+        said = EXIT.findall(comment)
+        code = int(stated) if stated else int(said[0]) if said else printed[0] if printed else 0
+        out.append((command.strip(), code))
+    return out
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    shutil.copytree(ROOT / "samples", tmp_path / "samples")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("block", RUN, ids=[b.id for b in RUN])
+def test_the_example_runs(block, workdir):
+    reason = block.mark("not run")
+    if reason:
+        pytest.skip(f"{block.id} is not run: {reason}")
+    slow = block.mark("slow")
+    if slow and not os.environ.get("GJK_DOCS_SLOW"):
+        pytest.skip(f"{block.id} takes long ({slow}); GJK_DOCS_SLOW=1 runs it")
+    if block.lang in SHELL:
+        run_shell(block)
+    elif block.lang == "python":
+        exec(compile(block.text, block.id, "exec"), {"__name__": "__docs__"})
+    elif block.lang == "toml":
+        parsed = tomllib.loads(block.text)
+        if {"object", "include", "robot", "group", "check", "allow"} & set(parsed):
+            check_manifest(block, workdir)
+    elif block.lang == "yaml":
+        yaml.safe_load(block.text)
+    else:
+        json.loads(block.text)
+
+
+def run_shell(block: Block) -> None:
+    found = commands(block)
+    assert found, f"{block.id}: no command in the block"
+    for command, code in found:
+        assert not re.search(r"[|&;<>$`]", command), (
+            f"{block.id}: `{command}` needs a shell; write it for gjk alone or mark the block "
+            "<!-- not run: REASON -->")
+        argv = shlex.split(command)
+        assert argv[0] == "gjk", f"{block.id}: `{command}` is not a gjk command"
+        result = CliRunner(catch_exceptions=False).invoke(main, argv[1:], env={"COLUMNS": "100"})
+        assert result.exit_code == code, (block.id, command, result.exit_code, result.stdout[-2000:],
+                                          result.stderr[-2000:])
+        if code == 2:
+            assert result.stderr.startswith("gjk: error: "), result.stderr
+
+
+def check_manifest(block: Block, workdir: Path) -> None:
+    """A manifest example is read by gjk's manifest reader: every key is one gjk knows.
+
+    The files it names are the reader's own (cell.glb, panda.srdf): each that the reader asks for
+    is made in the folder, empty (an SRDF: a robot with no entries), and the manifest read again.
+    """
+    from gjkcli.scene import manifest
+
+    path = workdir / "example.toml"
+    made = set()
+    while True:
+        try:
+            manifest.parse(block.text, path)
+            return
+        except manifest.ManifestError as error:
+            name = re.search(r"no such file '([^']+)'", str(error))
+            if not name or name.group(1) in made:
+                raise
+            made.add(name.group(1))
+            target = workdir / name.group(1)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text('<robot name="r"/>\n' if target.suffix == ".srdf" else "", encoding="utf-8")
