@@ -3,8 +3,8 @@
 A page's fenced blocks are read by their language:
 
 - `console`: each line starting with `$ ` is a command; `sh`, `bash`: each line is one (comments
-  after `#` dropped). Commands run against a copy of `samples/` in a temporary folder (the
-  current directory there), `gjk` in-process through click's CliRunner. The exit code expected is
+  after `#` dropped). Commands run against a copy of `samples/` and `tests/data/third_party/` in
+  a temporary folder (the current directory there), `gjk` in-process through click's CliRunner. The exit code expected is
   the one the page states: `<!-- exit: N -->` just above the block, else `exit N` in a command's
   comment or in the block's printed output, else 0.
 - `python`: executed, the current directory the same temporary folder.
@@ -97,6 +97,13 @@ def test_every_block_has_a_language_the_tests_know():
     assert len(RUN) >= 20  # the pages were read: the README and the docs hold dozens of examples
 
 
+def test_no_command_hides_in_an_output_block():
+    """A command written in a block without a language would never run: it must say `console`."""
+    hidden = [b.id for b in BLOCKS if b.lang in OUTPUT
+              and any(line.startswith(("$ gjk", "gjk ")) for line in b.text.splitlines())]
+    assert not hidden, hidden
+
+
 def commands(block: Block) -> list[tuple[str, int]]:
     """(command line, expected exit code) of a shell block."""
     stated = block.mark("exit")
@@ -120,6 +127,8 @@ def commands(block: Block) -> list[tuple[str, int]]:
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "samples", tmp_path / "samples")
+    # the real files committed with the tests (a STEP assembly, an IFC house), as the pages name them
+    shutil.copytree(ROOT / "tests" / "data" / "third_party", tmp_path / "tests" / "data" / "third_party")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
