@@ -129,6 +129,7 @@ def workdir(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "samples", tmp_path / "samples")
     # the real files committed with the tests (a STEP assembly, an IFC house), as the pages name them
     shutil.copytree(ROOT / "tests" / "data" / "third_party", tmp_path / "tests" / "data" / "third_party")
+    shutil.copytree(DOCS / "schema", tmp_path / "docs" / "schema")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
