@@ -23,6 +23,7 @@ import argparse
 import csv
 import datetime as dt
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
@@ -44,26 +45,84 @@ class Bench:
     quick: tuple[str, ...]
     full: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()  # importable modules, "shared" or "chromium"
+    what: str = ""  # what is compared, for the docs page
 
 
 SUITE = (
-    Bench("engine", "The engine against coal", "bench_engine.py", ("--quick",), (), ("coal",)),
-    Bench("support", "Support maps against hull size", "bench_support.py", ("--quick",)),
+    Bench("engine", "The engine against coal", "bench_engine.py", ("--quick",), (), ("coal",),
+          "Random hulls of 100 and 1,000 vertices at random rotations, about half of the pairs "
+          "overlapping; microseconds per pair, gjk in one `batch()` call, coal called per pair from "
+          "Python, interleaved chunk by chunk so that both see the same load. The verdicts, "
+          "distances and depths are compared (second table)."),
+    Bench("support", "Support maps against hull size", "bench_support.py", ("--quick",), (), (),
+          "The cost of one support call on hulls of 100 to 100,000 vertices (warm walks as inside "
+          "GJK, and cold calls), against a linear scan; where the scan beats hill climbing."),
     Bench("exact", "The triangle test against python-fcl", "bench_exact.py", ("--quick",), (),
-          ("fcl", "shared")),
+          ("fcl", "shared"),
+          "Real meshes of ../shared at random poses whose hulls overlap: the compiled core's "
+          "intersection and distance queries and its hierarchy's build against FCL's OBBRSS "
+          "BVHModel, each called from Python, median per call."),
     Bench("primitive", "A primitive against a mesh, beside python-fcl", "bench_primitive.py",
-          ("--poses", "50"), (), ("fcl", "shared")),
+          ("--poses", "50"), (), ("fcl", "shared"),
+          "A sphere, capsule, cylinder, cone or box against a real mesh's triangles: gjk's "
+          "`primitive_query` against FCL's own primitive against the mesh's BVHModel."),
     Bench("api", "The Python API against trimesh's CollisionManager", "bench_api.py",
-          ("--objects", "300", "--repeats", "1", "--moving", "100", "--steps", "20"), (), ("fcl",)),
+          ("--objects", "300", "--repeats", "1", "--moving", "100", "--steps", "20"), (), ("fcl",),
+          "(a) `gjkcli.CollisionManager` against trimesh's (python-fcl) on a scene of meshes from "
+          "`trimesh.creation`: filling it, `in_collision_internal`, `in_collision_single` and "
+          "`min_distance_single` with probes; (b) one pair, `query` against `coal.distance` from "
+          "Python; (c) the managers under moves; (d) (a) with shared meshes."),
     Bench("scan", "gjk scan against trimesh + python-fcl", "bench_scan.py", ("--sizes", "1000"),
-          ("--sizes", "1000,10000"), ("fcl",)),
+          ("--sizes", "1000,10000"), ("fcl",),
+          "Generated GLB scenes of 40-point convex parts. trimesh's pipeline (`load_scene`, "
+          "`add_object` per node, `in_collision_internal`) timed after `import trimesh`; `gjk scan "
+          "--mode hull` end to end in a fresh process (interpreter and imports included), with "
+          "JSON, the table and `-q`. Both must find the same pairs."),
     Bench("plane", "The plane's narrow phase against shapely", "bench_plane.py",
-          ("--pairs", "1000"), (), ("shapely",)),
+          ("--pairs", "1000"), (), ("shapely",),
+          "Seeded pairs of 2D parts (convex polygons, plates with holes), about half overlapping, "
+          "polygons built beforehand for both: `plane.batch` against `shapely.distance` (GEOS), "
+          "vectorised. The distances must agree to 1e-9 of the parts' size."),
     Bench("nest", "A 2D nest against shapely", "bench_nest.py", ("--parts", "1000"), (),
-          ("shapely", "ezdxf")),
+          ("shapely", "ezdxf"),
+          "A DXF nest written by scripts/make_nest.py, read once by gjk's reader (loading is out of "
+          "every timing): which pairs are closer than the kerf. gjk from the packed parts to the "
+          "findings; shapely with a `Polygon` per part, an STRtree and `distance`; and shapely "
+          "given the same packed arrays (`from_ragged_array`). The pair sets must be equal."),
     Bench("matrix", "The self-collision matrix against trimesh + python-fcl", "bench_matrix.py",
-          ("--samples", "2000"), (), ("fcl", "shared")),
-    Bench("check", "gjk check's wall time", "bench_check.py", ("--runs", "3")),
+          ("--samples", "2000"), (), ("fcl", "shared"),
+          "The Panda at random poses, both sides from the parsed robot in one process: trimesh's "
+          "`CollisionManager` checks every pair at every pose, as MoveIt's setup assistant does; "
+          "gjk's matrix settles pairs as it goes (and is also timed checking every pair). The two "
+          "matrices must agree."),
+    Bench("check", "gjk check's wall time", "bench_check.py", ("--runs", "3"), (), (),
+          "`gjk check` on the samples in fresh processes, the first run included, and importing the "
+          "CLI, against budgets of 1 s and 0.3 s."),
+    Bench("poses", "--poses against trimesh + python-fcl", "bench_poses.py",
+          ("--poses", "300", "--waypoints", "1000"), (), ("fcl", "shared"),
+          "Random Panda poses with its SRDF: trimesh + python-fcl in one process (`set_transform` "
+          "per link and `in_collision_internal` per pose) against the whole `gjk scan panda.urdf "
+          "--poses FILE` process; wall and CPU time."),
+    Bench("html", "The HTML page of a large scan in headless Chromium", "bench_html.py",
+          ("--parts", "2000", "--repeat", "1"), (), ("plotly", "playwright", "chromium"),
+          "`gjk scan --mode hull --html` on the benchmark scene: the page's size, and how long "
+          "headless Chromium (software WebGL) takes to draw it and to reframe a pair on a click."),
+    Bench("dask", "One process against a Dask cluster", "bench_dask.py",
+          ("--parts", "20000", "--files", "4", "--workers", "2"), (), ("distributed", "psutil"),
+          "The scan scene split over several GLB files: `gjk scan` in one process against `--dask "
+          "local:N`, wall time, stages and the peak memory of every process; the JSON reports "
+          "must be equal. A 2-core machine cannot make a cluster faster; the script also models "
+          "the time on more workers from Dask's task stream."),
+    Bench("step", "A STEP assembly against trimesh, cascadio and python-fcl", "bench_step.py",
+          ("--parts", "200"), (), ("OCP", "cascadio", "fcl"),
+          "A generated assembly of instanced cylinders and boxes, end to end from the STEP file, "
+          "each side in a fresh process: gjk (with and without overlap volumes) against trimesh's "
+          "route through cascadio and FCL (collisions only)."),
+    Bench("ifc", "IFC models against IfcClash", "bench_ifc.py",
+          ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "1"), (),
+          ("ifcopenshell", "ifcclash"),
+          "`gjk scan` and IfcClash side by side on IFC models at a 2 mm band, whole processes: "
+          "median times and peak memory."),
 )
 
 # The libraries whose versions the tables depend on.
@@ -88,23 +147,22 @@ def missing(bench: Bench) -> str | None:
     return None
 
 
-def split_output(text: str) -> tuple[list[list[str]], list[str]]:
-    """The Markdown tables in a script's output (each a list of lines) and its other lines."""
-    tables: list[list[str]] = []
-    other: list[str] = []
-    current: list[str] = []
+def split_output(text: str) -> list[tuple[str, list[str]]]:
+    """A script's output in order as ("table", lines), ("caption", [line]) and ("text", lines):
+    Markdown tables, the `## ` headings scripts print above them, and everything else."""
+    parts: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
-        if line.lstrip().startswith("|"):
-            current.append(line.strip())
+        stripped = line.strip()
+        if not stripped:
             continue
-        if current:
-            tables.append(current)
-            current = []
-        if line.strip():
-            other.append(line.rstrip())
-    if current:
-        tables.append(current)
-    return tables, other
+        kind = "table" if stripped.startswith("|") else "caption" if stripped.startswith("## ") else "text"
+        if kind == "caption":
+            parts.append((kind, [stripped[3:]]))
+        elif parts and parts[-1][0] == kind:
+            parts[-1][1].append(stripped if kind == "table" else line.rstrip())
+        else:
+            parts.append((kind, [stripped if kind == "table" else line.rstrip()]))
+    return parts
 
 
 def table_rows(table: list[str]) -> list[list[str]]:
@@ -122,24 +180,53 @@ def run(bench: Bench, quick: bool, out: Path) -> tuple[str, float]:
     """Run one script, write its tables; return its status line and its wall time."""
     args = bench.quick if quick else bench.full
     cmd = [sys.executable, str(ROOT / "benchmarks" / bench.script), *args]
-    shown = " ".join(["python", f"benchmarks/{bench.script}", *args])
+    shown = " ".join(["python", f"benchmarks/{bench.script}",
+                      *(str(Path(x).relative_to(ROOT)) if x.startswith(str(ROOT)) else x for x in args)])
+    before = load()
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT / "benchmarks", capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    if done.returncode != 0:
+    if done.returncode != 0 and "|" not in done.stdout:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"failed (exit {done.returncode}: {tail})", seconds
-    tables, other = split_output(done.stdout)
     page = [f"<!-- written by `python benchmarks/tables.py{' --quick' if quick else ''}`; do not edit -->",
-            "", f"Command: `{shown}` ({seconds:.0f} s).", ""]
-    for k, table in enumerate(tables, 1):
-        page += [*table, ""]
-        with open(out / f"{bench.name}-{k}.csv", "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows(table_rows(table))
-    if other:
-        page += ["The script's other output:", "", "```text", *other, "```", ""]
+            "", f"Command: `{shown}` ({seconds:.0f} s), run {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC,"
+            f" load average {before} before and {load()} after (1, 5, 15 min).", ""]
+    parts = split_output(done.stdout)
+    k = 0
+    for kind, lines in parts:
+        if kind == "table":
+            k += 1
+            page += [*lines, ""]
+            with open(out / f"{bench.name}-{k}.csv", "w", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerows(table_rows(lines))
+        elif kind == "caption":
+            page += [f"**{lines[0]}**", ""]
+        else:
+            page += ["```text", *lines, "```", ""]
+    if done.returncode != 0:
+        # the scripts exit 1 when a target is missed or the two sides' answers differ: the tables
+        # stand, with that said beside them
+        page += [f"The script exited with {done.returncode}: a target was not met or the answers "
+                 "differed; its output above says which.", ""]
+        (out / f"{bench.name}.md").write_text("\n".join(page), encoding="utf-8")
+        return f"{k} table(s); exit {done.returncode}, a target not met (see its output)", seconds
     (out / f"{bench.name}.md").write_text("\n".join(page), encoding="utf-8")
-    return f"{len(tables)} table(s)", seconds
+    return f"{k} table(s)", seconds
+
+
+def write_results(out: Path, known: dict) -> None:
+    """results.md: per benchmark, what it compares and the tables of its last run, or why none."""
+    page = ["<!-- written by `python benchmarks/tables.py`; do not edit -->", ""]
+    for bench in SUITE:
+        page += [f"## {bench.title}", "", bench.what, ""]
+        tables = out / f"{bench.name}.md"
+        said = known.get(bench.name, {}).get("result", "not run yet")
+        if tables.exists() and not said.startswith(("skipped", "failed", "not run")):
+            page += [tables.read_text(encoding="utf-8").split("\n", 2)[2].strip(), ""]
+        else:
+            page += [f"No table here: {said}. Run `python benchmarks/{bench.script}` where it can.", ""]
+    (out / "results.md").write_text("\n".join(page), encoding="utf-8")
 
 
 def cpu_model() -> str:
@@ -215,9 +302,15 @@ def main() -> int:
              f"| sizes | {'quick (each script below with the arguments shown)' if a.quick else 'the scripts defaults'} |"]
     if a.note:
         lines.append(f"| note | {a.note} |")
+    # the status of every benchmark, those of earlier runs of this script kept (--only)
+    record = a.out / "status.json"
+    known = json.loads(record.read_text()) if record.exists() else {}
+    known.update({b.name: {"result": said, "seconds": round(sec)} for b, said, sec in status})
+    record.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     lines += ["", "| benchmark | result | wall time (s) |", "|---|---|---:|"]
-    lines += [f"| {b.name} | {said} | {sec:.0f} |" for b, said, sec in status]
+    lines += [f"| {b.name} | {known[b.name]['result']} | {known[b.name]['seconds']} |" for b in SUITE if b.name in known]
     (a.out / "machine.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_results(a.out, known)
     return 0 if all(not s.startswith("failed") for _, s, _ in status) else 1
 
 
