@@ -26,6 +26,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -147,13 +148,18 @@ def missing(bench: Bench) -> str | None:
     return None
 
 
+# Terminal colours, and OpenCASCADE's banners when a script writes a STEP file
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CHATTER = re.compile(r"^(\*+|\*{2,}.*|Step File Name :.*)$")
+
+
 def split_output(text: str) -> list[tuple[str, list[str]]]:
     """A script's output in order as ("table", lines), ("caption", [line]) and ("text", lines):
     Markdown tables, the `## ` headings scripts print above them, and everything else."""
     parts: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
+    for line in ANSI.sub("", text).splitlines():
         stripped = line.strip()
-        if not stripped:
+        if not stripped or CHATTER.match(stripped):
             continue
         kind = "table" if stripped.startswith("|") else "caption" if stripped.startswith("## ") else "text"
         if kind == "caption":
