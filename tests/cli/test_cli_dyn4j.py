@@ -1,5 +1,5 @@
 """`gjk check --trace --start-direction X,Y` on the committed dyn4j sample (samples/dyn4j): the
-trace's numbers as the README walks through them, beside the article's worked example."""
+trace's numbers as docs/trace.md walks through them, beside the article's worked example."""
 from __future__ import annotations
 
 import json

@@ -1211,7 +1211,7 @@ def test_scene_graphs(cases, case):
 
 
 def test_a_chain_of_100000_nodes_is_read(cases):
-    """README: a valid node chain 100,000 deep is read."""
+    """docs/security.md: a valid node chain 100,000 deep is read."""
     nodes = [{"name": f"n{k}", "translation": [1e-5, 0.0, 0.0], "children": [k + 1]} for k in range(100_000)]
     del nodes[-1]["children"]
     nodes[-1]["mesh"] = 0

@@ -15,7 +15,7 @@ CLEAR, COINCIDE, LISTED, MESHED = COMBOS.T
 
 
 def expected(mode: str, clear: bool, coincide: bool, listed: bool, meshed: bool) -> bool:
-    """The README's table, written out case by case."""
+    """The table of docs/certified.md (which engine answers), written out case by case."""
     if mode == "hull" or not meshed:
         return False
     if mode == "exact":
