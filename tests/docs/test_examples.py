@@ -13,7 +13,9 @@ A page's fenced blocks are read by their language:
 
 A block that needs what the tests cannot give (a file the reader supplies, a robot from
 ../shared, a cluster, the network) is marked `<!-- not run: REASON -->` just above it, and the
-test skips it with that reason, so every block is either run or says why not. A block that runs
+test skips it with that reason, so every block is either run or says why not. Blocks that build
+on another (the robots page's package folder) are marked `<!-- setup: NAME -->` and
+`<!-- shell: NAME -->` and run in bash, the setup first. A block that runs
 but takes long (a Dask cluster started) is marked `<!-- slow: REASON -->` and runs with
 GJK_DOCS_SLOW=1 set.
 """
@@ -24,6 +26,8 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +48,7 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 SHELL = {"console", "sh", "bash", "shell"}
 PARSED = {"toml", "yaml", "json"}
 OUTPUT = {"", "text"}
-MARK = re.compile(r"<!--\s*(exit|not run|slow):\s*(.*?)\s*-->")
+MARK = re.compile(r"<!--\s*(exit|not run|slow|setup|shell):\s*(.*?)\s*-->")
 EXIT = re.compile(r"\bexit (\d)\b")
 
 
@@ -124,14 +128,20 @@ def commands(block: Block) -> list[tuple[str, int]]:
     return out
 
 
+SHARED = ROOT.parent / "shared"
+
+
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    shutil.copytree(ROOT / "samples", tmp_path / "samples")
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "samples", work / "samples")
     # the real files committed with the tests (a STEP assembly, an IFC house), as the pages name them
-    shutil.copytree(ROOT / "tests" / "data" / "third_party", tmp_path / "tests" / "data" / "third_party")
-    shutil.copytree(DOCS / "schema", tmp_path / "docs" / "schema")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    shutil.copytree(ROOT / "tests" / "data" / "third_party", work / "tests" / "data" / "third_party")
+    shutil.copytree(DOCS / "schema", work / "docs" / "schema")
+    if SHARED.is_dir():  # ../shared beside the checkout, as the robots page reaches it
+        (tmp_path / "shared").symlink_to(SHARED, target_is_directory=True)
+    monkeypatch.chdir(work)
+    return work
 
 
 @pytest.mark.parametrize("block", RUN, ids=[b.id for b in RUN])
@@ -142,7 +152,9 @@ def test_the_example_runs(block, workdir):
     slow = block.mark("slow")
     if slow and not os.environ.get("GJK_DOCS_SLOW"):
         pytest.skip(f"{block.id} takes long ({slow}); GJK_DOCS_SLOW=1 runs it")
-    if block.lang in SHELL:
+    if block.mark("setup") or block.mark("shell"):
+        run_bash(block, workdir)
+    elif block.lang in SHELL:
         run_shell(block)
     elif block.lang == "python":
         exec(compile(block.text, block.id, "exec"), {"__name__": "__docs__"})
@@ -170,6 +182,26 @@ def run_shell(block: Block) -> None:
                                           result.stderr[-2000:])
         if code == 2:
             assert result.stderr.startswith("gjk: error: "), result.stderr
+
+
+def run_bash(block: Block, workdir: Path) -> None:
+    """A block that builds on a setup block of its page (`<!-- setup: NAME -->`, variables and
+    folders), marked `<!-- shell: NAME -->`: the setup and the block run in one bash, `set -eu`,
+    with this Python's `gjk` first on PATH. Such blocks use the Panda in ../shared."""
+    if not (SHARED / "robots" / "panda").is_dir():
+        pytest.skip(f"{block.id} needs the Panda robot at {SHARED / 'robots' / 'panda'}")
+    name = block.mark("setup") or block.mark("shell")
+    setup = next(b for b in BLOCKS if b.page == block.page and b.mark("setup") == name)
+    script = setup.text if block is setup else f"{setup.text}\n{block.text}"
+    stated = block.mark("exit")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "COLUMNS": "100"}
+    env.pop("AMENT_PREFIX_PATH", None)
+    env.pop("ROS_PACKAGE_PATH", None)
+    done = subprocess.run(["bash", "-euc", script], cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=600)
+    code = int(stated) if stated else 0
+    assert done.returncode == code, (block.id, done.returncode, done.stdout[-2000:], done.stderr[-2000:])
 
 
 def check_manifest(block: Block, workdir: Path) -> None:
