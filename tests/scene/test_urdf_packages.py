@@ -136,3 +136,37 @@ def test_collada_without_pycollada_is_one_line(tmp_path):
     assert len(lines) == 1, out.stderr
     assert 'needs pycollada: pip install "gjk[robots]"' in lines[0]
     assert "missing" not in lines[0] and "Error" not in lines[0]
+
+
+def test_a_mesh_missing_from_a_found_package_is_left_out(tmp_path, no_ros):
+    """The package is found (a folder called NAME above the URDF) but one file is not in it: a
+    MissingMesh naming the link and the file looked for; with missing="skip" the element is
+    left out, the link's other element read (named after the link alone), and listed."""
+    import trimesh
+
+    package = tmp_path / "ws" / "src" / "desc"
+    (package / "meshes").mkdir(parents=True)
+    (package / "urdf").mkdir()
+    trimesh.creation.box([1, 1, 1]).export(package / "meshes" / "box.stl")
+    path = package / "urdf" / "robot.urdf"
+    path.write_text('<robot name="r"><link name="a">'
+                    '<collision><geometry><mesh filename="package://desc/meshes/gone.stl"/></geometry></collision>'
+                    '<collision><geometry><mesh filename="package://desc/meshes/box.stl"/></geometry></collision>'
+                    '<collision><geometry><sphere radius="1"/></geometry></collision>'
+                    '</link></robot>')
+    with pytest.raises(urdf.MissingMesh, match=r"robot.urdf:1: link 'a': the mesh package://desc/meshes/"
+                                                r"gone.stl is not at .*ws/src/desc/meshes/gone.stl"):
+        urdf.load(path)
+    robot = urdf.load(path, missing="skip")
+    assert [(c.name, c.kind) for c in robot.collisions] == [("a:1", "mesh"), ("a:2", "sphere")]
+    (m,) = robot.missing
+    assert (m.link, m.filename, m.looked) == ("a", "package://desc/meshes/gone.stl",
+                                              str(package / "meshes" / "gone.stl"))
+    (u,), fails = urdf.missing_notes(robot, "robot.urdf", None)
+    assert fails and u.file == "robot.urdf:1" and "that geometry is not checked" in u.message
+    assert urdf.missing_notes(robot, "robot.urdf", urdf.RobotOptions(skip_missing=True))[1] is False
+    # a package found nowhere is still the file's error: the user says where it is
+    path.write_text(path.read_text().replace("package://desc/meshes/gone", "package://other/gone"))
+    with pytest.raises(InputError, match="cannot find package://other/gone.stl") as exc:
+        urdf.load(path, missing="skip")
+    assert not isinstance(exc.value, urdf.MissingMesh)
