@@ -45,7 +45,7 @@ from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_k
 from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["check", "scan", "Options", "run_options"]
+__all__ = ["check", "scan", "Options", "run_options", "with_robots"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -197,7 +197,7 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
         return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
-    m = _with_robots(m, sources, options.robot, run)
+    m = with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
 
 
@@ -250,7 +250,7 @@ def _no_sheet_in_3d(options: Options) -> None:
                                      "files")
 
 
-def _with_robots(m, sources, robot_options, run: "_Run"):
+def with_robots(m, sources, robot_options, run: "_Run"):
     """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
     added, and a note of each robot's pose. InputError when robot options name no robot."""
     from gjkcli.errors import InputError
