@@ -670,7 +670,10 @@ class _Packages:
         """The mesh file. MissingMesh when it is not where the path leads; InputError when the
         package is found nowhere."""
         where = f"{self.urdf}:{line}"
-        exists = lambda p, how="": self._exists(p, where, filename, link, line, how)  # noqa: E731
+
+        def exists(p: Path, how: str = "") -> Path:
+            return self._exists(p, where, filename, link, line, how)
+
         if filename.startswith("file://"):
             p = Path(filename[len("file://"):])
             return exists(p if p.is_absolute() else self.urdf.parent / p)
