@@ -171,3 +171,16 @@ def test_a_deformable_beside_links_is_named(robot, tmp_path):
                                               '</deformable></robot>'))
     r = gjk("scan", path, "--skip-missing-meshes", code=0)
     assert "<deformable name='flag'> is a soft body" in r.stdout
+
+
+def test_a_manifest_robot_with_a_missing_mesh(robot, tmp_path):
+    """A manifest's [[robot]] is read the same way: its links' names carry the robot's name, the
+    camera is a note and the run exits 1."""
+    cell = tmp_path / "cell.toml"
+    cell.write_text(f'[[robot]]\nurdf = "{robot}"\nname = "left"\ntranslate = [3, 0, 0]\n\n'
+                    '[[object]]\nname = "crate"\nbox = [0.2, 0.2, 0.2]\n')
+    r = gjk("scan", "--manifest", cell, "--format", "json", code=1)
+    doc = json.loads(r.stdout)
+    assert any(n.startswith(f"{robot}:4: link 'camera'") for n in doc["notes"])
+    assert sorted(o["name"] for o in doc["objects"]) == ["crate", "left:arm", "left:base", "left:tip"]
+    assert gjk("scan", "--manifest", cell, "--skip-missing-meshes", "-q").exit_code == 0
