@@ -45,7 +45,7 @@ HELP_GROUPS = (
                  "quiet", "timings")),
     ("Pictures", ("html_file", "png_path", "open_page")),
     ("The trace", ("trace", "trace_json", "start_direction")),
-    ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory")),
+    ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory", "skip_missing_meshes")),
     ("2D drawings (SVG, DXF)", ("sheet_layer", "layers", "ignore_layers", "join_tolerance")),
     ("Performance", ("jobs", "dask", "dask_timeout")),
 )
@@ -299,6 +299,10 @@ def check(ctx, a, b, start_direction, **opts):
                    "between them continuously ('segment' and 't'). A CSV as --poses, or a "
                    "JointTrajectory or MoveIt RobotTrajectory as JSON or YAML (as `ros2 topic "
                    "echo` prints it): findings carry 'time_from_start' too.")
+@click.option("--skip-missing-meshes", is_flag=True,
+              help="URDF: a link whose mesh file is not there is checked without it and the run "
+                   "passes on the rest (a note names it). Default: that geometry is not checked and "
+                   "the run exits 1.")
 @click.option("--sheet-layer", metavar="NAME",
               help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
                    "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
@@ -309,7 +313,8 @@ def check(ctx, a, b, start_direction, **opts):
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, group_within, **opts):
+         dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
+         group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -323,12 +328,13 @@ def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write
              all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
-             robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
+             robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
 
 
-def _robot_options(packages, srdf, joints, poses, trajectory):
+def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):
     """The URDF options as a gjkcli.scene.urdf.RobotOptions, or None when none is given."""
-    if not packages and srdf is None and joints is None and poses is None and trajectory is None:
+    if (not packages and srdf is None and joints is None and poses is None and trajectory is None
+            and not skip_missing):
         return None
     if sum(x is not None for x in (joints, poses, trajectory)) > 1:
         raise click.UsageError("give one of --joints, --poses and --trajectory")
@@ -341,7 +347,7 @@ def _robot_options(packages, srdf, joints, poses, trajectory):
     from gjkcli.scene.urdf import RobotOptions
 
     return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints, poses=poses,
-                        trajectory=trajectory)
+                        trajectory=trajectory, skip_missing=skip_missing)
 
 
 @main.command("collision-matrix", context_settings=CONTEXT)

@@ -1,4 +1,5 @@
-"""The exception family, the record of an unusable input, and how an output is written.
+"""The exception family, the records of an unusable input and of geometry left unchecked, and
+how an output is written.
 
 The CLI maps every `GjkError` to one line on stderr and exit code 2.
 """
@@ -38,6 +39,21 @@ class Problem:
 
     file: str
     message: str
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """Geometry of an input that was read but not checked (a URDF link whose mesh file is not
+    there): the input as the user named it (FILE:LINE), and what was left out and why.
+
+    The run checks the rest, says so in a note, and fails (exit 1) so that CI notices.
+    """
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
 
 
 def one_line(text) -> str:

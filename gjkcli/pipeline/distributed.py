@@ -151,12 +151,16 @@ def _quiet_dask(quiet: bool):
 def scan_on_cluster(paths, options: Options, manifest, progress):
     """`gjkcli.pipeline.run.scan` on the cluster at `options.dask` (the manifest already read
     and merged into the options by `run.scan`, which calls this)."""
+    from gjkcli.pipeline.run import with_robots
     from gjkcli.scene.objects import scene_sources
 
     run = _ClusterRun(options, progress)
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
         run.client = client
-        sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems)
+        sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems,
+                                            options.robot)
+        # a robot's pose, allowed pairs, notes and geometry left unchecked, as in one process
+        manifest = with_robots(manifest, sources, options.robot, run)
         return run.findings(sources, primitives, manifest, across=False, every_pair=0)
 
 

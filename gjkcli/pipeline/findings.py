@@ -214,6 +214,9 @@ class Findings:
         `geometry` then gives an object's outlines, read through `rings`)
     show_allowed : listings (the table, JSON) show the allowed pairs too; without it they are
         counted, not listed (`listed`), as ruff counts the diagnostics it ignores
+    unchecked : `gjkcli.errors.Unchecked` per piece of geometry the run did not check though its
+        input was read (a URDF link whose mesh file is not there; each also a note): the run
+        fails (exit 1)
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
@@ -242,6 +245,7 @@ class Findings:
     version: str = "unknown"
     dimension: int = 3
     show_allowed: bool = False
+    unchecked: tuple = ()
     geometry: object = field(default=None, repr=False, compare=False)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -249,6 +253,8 @@ class Findings:
     def exit_code(self) -> int:
         if self.errors:
             return EXIT_ERROR
+        if self.unchecked:  # a pass would claim geometry nobody looked at
+            return EXIT_VIOLATION
         if self.baseline_written is not None:  # today's state recorded: a success (ruff --add-noqa)
             return EXIT_OK
         if any(p.fails for p in self.pairs):

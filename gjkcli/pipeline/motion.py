@@ -42,6 +42,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     from gjkcli.errors import InputError
     from gjkcli.pipeline import run
     from gjkcli.scene import trajectory as trajectory_files
+    from gjkcli.scene import urdf
     from gjkcli.scene.objects import scene_sources
 
     started = time.perf_counter()
@@ -86,7 +87,12 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                                                     or ("collision", "clearance"), options.mode))
     merged = _merged(runs, segments, table, len(poses), trajectory)
     found = _timed(merged, read.times, read.notes, table)
-    return dataclasses.replace(found, elapsed=time.perf_counter() - started)  # the motion's too
+    # the robot's own notes and the geometry it could not check (the prepared runs carry none)
+    missing, fails = urdf.missing_notes(robot, robots[0].shown, ropts)
+    notes = (*(f"{robots[0].shown}: {n}" for n in robot.notes), *map(str, missing), *found.notes)
+    return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
+                               unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
+                               elapsed=time.perf_counter() - started)  # the motion's too
 
 
 def _run_options(options):

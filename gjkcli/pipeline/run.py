@@ -45,7 +45,7 @@ from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_k
 from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["check", "scan", "Options", "run_options"]
+__all__ = ["check", "scan", "Options", "run_options", "with_robots"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -197,7 +197,7 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
         return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
-    m = _with_robots(m, sources, options.robot, run)
+    m = with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
 
 
@@ -250,7 +250,7 @@ def _no_sheet_in_3d(options: Options) -> None:
                                      "files")
 
 
-def _with_robots(m, sources, robot_options, run: "_Run"):
+def with_robots(m, sources, robot_options, run: "_Run"):
     """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
     added, and a note of each robot's pose. InputError when robot options name no robot."""
     from gjkcli.errors import InputError
@@ -270,6 +270,9 @@ def _with_robots(m, sources, robot_options, run: "_Run"):
         allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
         run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
         run.notes.extend(f"{s.shown}: {note}" for note in s.robot.notes)
+        missing, fails = urdf.missing_notes(s.robot, s.shown, robot_options)
+        run.notes.extend(str(m) for m in missing)
+        run.unchecked.extend(missing if fails else ())
     if m is None:
         return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
     return dataclasses.replace(m, allows=m.allows + tuple(allows))
@@ -301,6 +304,7 @@ class _Run:
         self.tell = progress or (lambda stage, done, total: None)
         self.problems: list[Problem] = []
         self.notes: list[str] = []
+        self.unchecked: list = []  # errors.Unchecked: geometry read but not checked
         self.timings: dict[str, float] = {}
         self.units: str | None = None  # the scene's length unit, once the inputs are read
         self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
@@ -380,7 +384,8 @@ class _Run:
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
-            notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
+            notes=tuple(self.notes), unchecked=tuple(self.unchecked), timings=dict(self.timings),
+            version=_version(),
             elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
             # the records are the parts', one per part, unless a link's elements were merged
             _index={r.name: k for k, r in enumerate(objects)} if parts.owned else dict(parts.index))

@@ -5,13 +5,14 @@ library is imported, so a CI run pays no import it does not need. (The JSON docu
 gjkcli/report/jsonout.py; SARIF is gjkcli/report/sarif.py.)
 
 JUnit (`junit_xml`): one test case per listed pair, named "a x b", in a class per file; failing
-pairs carry a <failure>, allowed and baseline pairs are <skipped> with the reason, and every file
-that failed to load is a test case with an <error>. A run with nothing to list still has one
+pairs carry a <failure>, allowed and baseline pairs are <skipped> with the reason, every file
+that failed to load is a test case with an <error>, and geometry read but not checked (a URDF
+link whose mesh is missing) a test case with a <failure>. A run with nothing to list still has one
 passing case, so CI systems show that it ran. Text that XML 1.0 cannot hold (control characters
 in a file name) is written as "\\xNN".
 
-GitHub (`github_annotations`): one ``::error file=F,title=T::message`` line per failing pair and
-per file that failed to load; ``::notice`` lines for baseline findings that are gone. Property
+GitHub (`github_annotations`): one ``::error file=F,title=T::message`` line per failing pair, per
+file that failed to load and per piece of geometry not checked; ``::notice`` lines for baseline findings that are gone. Property
 values and messages are escaped as the workflow-command syntax requires.
 """
 from __future__ import annotations
@@ -76,6 +77,12 @@ def junit_xml(report) -> str:
         ET.SubElement(case, "error", message=e.message, type="input").text = f"{e.file}: {e.message}"
         cases.append(case)
         errors += 1
+    for u in getattr(report, "unchecked", ()):
+        case = ET.Element("testcase", classname=_class(report, u.file.rpartition(":")[0]),
+                          name=f"check {u.file}")
+        ET.SubElement(case, "failure", message=u.message, type="not checked").text = str(u)
+        cases.append(case)
+        failures += 1
     for p in report.pairs:
         case = ET.Element("testcase", classname=_class(report, p.file_a), name=f"{p.a} x {p.b}")
         if p.fails:
@@ -163,6 +170,10 @@ def github_annotations(report) -> str:
     lines = []
     for e in report.errors:
         lines.append(_command("error", e.message, file=e.file, title=f"gjk {report.command}: cannot load"))
+    for u in getattr(report, "unchecked", ()):
+        file, _, line = u.file.rpartition(":")
+        lines.append(_command("error", u.message, file=file, line=line,
+                              title=f"gjk {report.command}: not checked"))
     for p in report.failures:
         lines.append(_command("error", f"{p.a} x {p.b}: {describe(p, report.units)}", file=p.file_a,
                               title=f"gjk {report.command} {_title(p)}"))

@@ -138,6 +138,9 @@ def render_summary(report) -> Text:
         extra.append(f"{len(report.gone)} gone from the baseline")
     if report.errors:
         extra.append(f"{len(report.errors)} file error{'s' if len(report.errors) != 1 else ''}")
+    unchecked = len(getattr(report, "unchecked", ()))
+    if unchecked:
+        extra.insert(0, f"{unchecked} not checked")
     if extra:
         text.append(" (" + ", ".join(extra) + ")")
     text.append(f"; exit {code}", style=style)
@@ -156,8 +159,10 @@ def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
     if errors:
         for e in report.errors:
             parts.append(Text(f"error: {e.file}: {e.message}", style="bold red"))
+    failing_notes = {str(u) for u in getattr(report, "unchecked", ())}
     for note in report.notes:
-        parts.append(Text(note, style="bold" if "no pairs" in note or "nothing" in note else "dim"))
+        parts.append(Text(note, style="bold red" if note in failing_notes else
+                          "bold" if "no pairs" in note or "nothing" in note else "dim"))
     listed = getattr(report, "listed", report.pairs)
     if listed:
         groups = render_groups(report, limit)

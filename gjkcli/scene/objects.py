@@ -92,7 +92,8 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
     Directories expand to the mesh files in them; a path that does not exist is a problem and
     the rest are still read; a file reached twice (itself and its folder) is read once. A URDF
     (`gjkcli.scene.urdf`) is parsed here, its pose taken from `robot` (a RobotOptions); one that
-    cannot be used is a problem.
+    cannot be used is a problem; a link whose mesh file is not there is left out of the robot
+    (`urdf.Robot.missing`: the run says it is not checked).
     """
     from gjkcli.mesh.load import expand_paths
 
@@ -123,7 +124,7 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
         if urdf.is_urdf(p):
             options = robot or urdf.RobotOptions()
             try:
-                parsed = urdf.load(source.path, options.packages)
+                parsed = urdf.load(source.path, options.packages, missing="skip")
             except InputError as exc:  # the file's problem: the other inputs are still checked
                 problems.append(Problem(file=exc.source, message=one_line(exc.message)))
                 continue
@@ -148,7 +149,7 @@ def _manifest_robot(spec, manifest) -> Source:
     """A manifest's [[robot]]: its objects "<name>:<link>", placed by its transform; an error
     of the robot (its URDF, its pose) is the manifest's, on the robot's line."""
     try:
-        robot = urdf.load(spec.urdf, spec.packages)
+        robot = urdf.load(spec.urdf, spec.packages, missing="skip")
         pose = urdf.parse_joints(robot, spec.joints, spec.srdf, where=f"[[robot]] {spec.name!r}: joints")
     except InputError as exc:
         raise manifest.error(spec.line, f"[[robot]] {spec.name!r}: {exc.source}: {exc.message}") from None

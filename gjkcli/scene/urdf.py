@@ -8,7 +8,9 @@
 - **Mesh paths**: ``package://NAME/rest`` through ``--package NAME=DIR``, then each folder of
   ROS_PACKAGE_PATH (``DIR/NAME`` or a folder called NAME itself), then the URDF's own folders
   walking up (a folder called NAME, or NAME beside one: a workspace's ``src/``); ``file://`` and
-  plain paths are relative to the URDF's folder.
+  plain paths are relative to the URDF's folder. A package found nowhere is an error of the file;
+  a mesh file that is not where its path leads is a `MissingMesh`: with ``missing="skip"`` that
+  element is left out and listed in `Robot.missing`, the rest of the robot is read.
 - **Forward kinematics** (`Robot.fk`): link frames for many poses at once, one NumPy step per
   joint over every sample (a pose is a row of the robot's independent joints; mimic joints
   follow theirs).
@@ -29,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli.errors import InputError
+from gjkcli.errors import InputError, Unchecked
 
-__all__ = ["Robot", "Joint", "Collision", "RobotOptions", "load", "read_geometries", "is_urdf",
-           "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names"]
+__all__ = ["Robot", "Joint", "Collision", "RobotOptions", "MissingMesh", "load", "read_geometries",
+           "is_urdf", "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names",
+           "missing_notes"]
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 # A joint of several degrees of freedom is read as a chain of one-DOF joints through links without
@@ -62,6 +65,9 @@ class RobotOptions:
     joints : "NAME=VALUE,...", a group state's name, or {NAME: VALUE} (None: every joint at 0
         within its limits)
     poses, trajectory : a CSV of poses (`read_pose_table`) to check each, or as one motion
+    skip_missing : a link whose mesh file is not there is checked without it and the run passes
+        on its findings (a note names it); by default that link's geometry is not checked and
+        the run fails (exit 1), so that CI notices (`missing_notes`)
     """
 
     packages: tuple = ()
@@ -69,6 +75,7 @@ class RobotOptions:
     joints: object = None
     poses: str | None = None
     trajectory: str | None = None
+    skip_missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,8 @@ class Robot:
     notes : what the reader assumed where the file was looser than URDF (one line each)
     compound : {joint: its pose columns} of the floating, planar and spherical joints
     virtual : links the reader made between a compound joint's one-DOF steps (no geometry)
+    missing : MissingMesh per collision element left out because its mesh file is not there
+        (`load` with missing="skip"); the robot is checked without them
     """
 
     name: str
@@ -135,6 +144,7 @@ class Robot:
     notes: tuple = ()
     compound: dict = field(default_factory=dict)
     virtual: frozenset = frozenset()
+    missing: tuple = ()
 
     @property
     def dof(self) -> int:
@@ -169,7 +179,7 @@ class Robot:
         values = self.joint_values(q)
         n = len(values)
         frames = np.empty((n, len(self.links), 4, 4))
-        frames[:, 0] = np.eye(4)
+        frames[:, :1] = np.eye(4)  # the root's frame (a URDF without links has none)
         index = {name: k for k, name in enumerate(self.links)}
         for k, j in enumerate(self.joints):
             motion = _motion(j, values[:, k])
@@ -260,15 +270,18 @@ def _parse_xml(path: Path, what: str, notes: list | None = None):
         raise InputError(path, f"cannot read the {what}: {why}") from exc
 
 
-def load(path, packages=()) -> Robot:
+def load(path, packages=(), missing: str = "error") -> Robot:
     """Parse a URDF and resolve its mesh paths.
 
     packages : ((NAME, DIR), ...) tried first for package://NAME/...
+    missing : "error": a mesh file that is not there is a `MissingMesh` (an InputError);
+        "skip": its collision element is left out and listed in the Robot's `missing`
 
     Raises InputError (naming the file, the line and what is wrong) for xacro, MJCF or SDF, a
-    malformed or unsupported element, a cycle or a second root, or a mesh that cannot be found.
+    malformed or unsupported element, a cycle or a second root, or a package found nowhere.
     Where the file is looser than URDF and the readers robotics users have take it (yourdfpy,
-    pybullet), the Robot's `notes` say what was assumed.
+    pybullet), the Robot's `notes` say what was assumed. A URDF without a <link> (pybullet's
+    soft bodies are a <deformable> alone) is a Robot without links and a note: nothing to check.
     """
     path = Path(path)
     xacro_hint = ("xacro is out of scope for gjk: expand it first (`xacro robot.urdf.xacro > "
@@ -291,6 +304,9 @@ def load(path, packages=()) -> Robot:
     def note(element, message):
         notes.append(f"line {element.sourceline}: {message}")
 
+    for d in root.findall("deformable"):  # pybullet's soft body: no rigid geometry to check
+        note(d, f"<deformable name={d.get('name')!r}> is a soft body (pybullet's extension): "
+                f"gjk checks the rigid links' <collision> elements and leaves it out")
     links, collisions = [], {}
     for link in root.findall("link"):
         name = link.get("name")
@@ -301,7 +317,12 @@ def load(path, packages=()) -> Robot:
         links.append(name)
         collisions[name] = [c for c in link.findall("collision")]
     if not links:
-        raise InputError(path, "the URDF has no <link>")
+        if root.findall("joint"):
+            raise InputError(path, "the URDF has joints and no <link>")
+        notes.append("no rigid links to check: the URDF has no <link>")
+        return Robot(name=root.get("name") or path.stem, path=path, links=(), joints=(),
+                     variables=(), lower=np.zeros(0), upper=np.zeros(0), collisions=(),
+                     notes=tuple(dict.fromkeys(notes)))
 
     joints = []
     children = set()
@@ -357,17 +378,58 @@ def load(path, packages=()) -> Robot:
     lower = np.array([lo for lo, _ in ranges])
     upper = np.array([hi for _, hi in ranges])
 
+    if missing not in ("error", "skip"):
+        raise ValueError(f"missing must be 'error' or 'skip', got {missing!r}")
     resolver = _Packages(path, dict(packages), notes)
-    elements = []
+    elements, left_out = [], []
     for name in order:
-        found = collisions.get(name, [])
-        for k, c in enumerate(found):
-            label = name if len(found) == 1 else f"{name}:{k + 1}"
-            elements.append(_collision(c, name, label, resolver, fail, note))
+        found = []
+        for c in collisions.get(name, []):
+            try:
+                found.append(_collision(c, name, name, resolver, fail, note))
+            except MissingMesh as exc:
+                if missing == "error":
+                    raise
+                left_out.append(exc)
+        # "link:k" counts the elements read (a link left with one is the link itself)
+        elements.extend(c if len(found) == 1 else dataclasses.replace(c, name=f"{name}:{k + 1}")
+                        for k, c in enumerate(found))
     return Robot(name=root.get("name") or path.stem, path=path, links=tuple(order),
                  joints=tuple(ordered_joints), variables=variables, lower=lower, upper=upper,
                  collisions=tuple(elements), notes=tuple(dict.fromkeys(notes)), compound=compound,
-                 virtual=frozenset(virtual))
+                 virtual=frozenset(virtual), missing=tuple(left_out))
+
+
+class MissingMesh(InputError):
+    """A mesh file a URDF names is not where its path leads (the package, if any, was found).
+
+    link, filename : the link and its <mesh filename=...>; looked : the file gjk looked for;
+    line : the <mesh> element's line in the URDF
+    """
+
+    def __init__(self, source, message, link: str = "", filename: str = "", looked: str = "",
+                 line: int = 0):
+        super().__init__(source, message)
+        self.link, self.filename, self.looked, self.line = link, filename, looked, line
+
+    def __reduce__(self):
+        return (type(self), (self.source, self.message, self.link, self.filename, self.looked,
+                             self.line))
+
+
+def missing_notes(robot: Robot, shown: str, options: RobotOptions | None) -> tuple[list, bool]:
+    """(an `Unchecked` per collision element left out because its mesh file is not there,
+    whether they fail the run): the URDF as the user named it and the line, the link, the file
+    looked for. They fail it unless the user chose `RobotOptions.skip_missing`
+    (--skip-missing-meshes); either way each is a note."""
+    skip = options is not None and options.skip_missing
+    how = " (--skip-missing-meshes)" if skip else ""
+    out = []
+    for m in robot.missing:
+        where = "is not there" if m.looked == m.filename else f"is not at {m.looked}"
+        out.append(Unchecked(f"{shown}:{m.line}", f"link {m.link!r}: its mesh {m.filename} {where}: "
+                                                 f"that geometry is not checked{how}"))
+    return out, bool(out) and not skip
 
 
 # The robot formats gjk does not read, by their root element, as a user would name them.
@@ -605,13 +667,19 @@ class _Packages:
         self.found: dict[str, Path] = {}
 
     def find(self, filename: str, line, link: str) -> Path:
+        """The mesh file. MissingMesh when it is not where the path leads; InputError when the
+        package is found nowhere."""
         where = f"{self.urdf}:{line}"
+
+        def exists(p: Path, how: str = "") -> Path:
+            return self._exists(p, where, filename, link, line, how)
+
         if filename.startswith("file://"):
             p = Path(filename[len("file://"):])
-            return self._exists(p if p.is_absolute() else self.urdf.parent / p, where, filename)
+            return exists(p if p.is_absolute() else self.urdf.parent / p)
         if not filename.startswith("package://"):
             p = Path(filename)
-            return self._exists(p if p.is_absolute() else self.urdf.parent / p, where, filename)
+            return exists(p if p.is_absolute() else self.urdf.parent / p)
         tail = filename[len("package://"):]
         if tail.startswith("/"):  # package:///NAME/...: yourdfpy and pybullet take it
             self.notes.append(f"line {line}: {filename!r} has a slash too many after package://: "
@@ -621,14 +689,19 @@ class _Packages:
         if not name or not rest:
             raise InputError(where, f"link {link!r}: {filename!r} is not package://NAME/PATH")
         if name in self.packages:
-            return self._exists(Path(self.packages[name]) / rest, where, filename,
-                                f" (from --package {name}={self.packages[name]})")
+            return exists(Path(self.packages[name]) / rest,
+                          f" (from --package {name}={self.packages[name]})")
         if name in self.found and (self.found[name] / rest).is_file():
             return self.found[name] / rest
+        first = None  # the first folder that is the package, when none holds the file
         for folder in self._candidates(name):
             if (folder / rest).is_file():
                 self.found[name] = folder
                 return folder / rest
+            if first is None and folder.is_dir():
+                first = folder
+        if first is not None:  # the package is there, the file is not
+            return exists(first / rest)
         ros = "not under ROS_PACKAGE_PATH" if os.environ.get("ROS_PACKAGE_PATH") else "ROS_PACKAGE_PATH is unset"
         ament = ("not in the ament index of AMENT_PREFIX_PATH" if os.environ.get("AMENT_PREFIX_PATH")
                  else "AMENT_PREFIX_PATH is unset")
@@ -652,9 +725,12 @@ class _Packages:
                         yield candidate
 
     @staticmethod
-    def _exists(p: Path, where: str, filename: str, how: str = "") -> Path:
+    def _exists(p: Path, where: str, filename: str, link: str, line, how: str = "") -> Path:
         if not p.is_file():
-            raise InputError(where, f"the mesh {filename} is not at {p}{how}; check the path")
+            looked = f"{p}{how}"
+            at = "is not there" if looked == filename else f"is not at {looked}"
+            raise MissingMesh(where, f"link {link!r}: the mesh {filename} {at}; check the path",
+                              link=link, filename=filename, looked=looked, line=line or 0)
         return p
 
 
@@ -980,6 +1056,8 @@ def allowed_pairs(robot: Robot, srdf=None, prefix: str | None = None) -> list:
 
 def pose_text(robot: Robot, q: np.ndarray) -> str:
     """"name=value, ..." of a pose, for notes and findings."""
+    if not robot.variables:
+        return "(no moving joints)"
     return ", ".join(f"{name}={float(v):.6g}" for name, v in zip(robot.variables, q))
 
 

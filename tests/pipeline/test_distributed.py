@@ -9,6 +9,7 @@ serves the whole module.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -394,3 +395,35 @@ def test_a_link_is_one_object_on_the_cluster_too(cluster, tmp_path):
         assert all(p.a != p.b for p in found.pairs)
         assert sorted(o.name for o in found.objects) == ["a", "b", "c"]
         assert json.loads(dumps(document(found)))["pairs"][0]["a"] == "a"
+
+
+def test_a_robot_on_the_cluster_as_in_one_process(cluster, tmp_path):
+    """The robot's own rules reach the cluster: its adjacent links are allowed, its pose and
+    notes are the run's, and a link whose mesh file is not there fails the run (exit 1) on the
+    cluster as in one process."""
+    import trimesh
+
+    from gjkcli.scene import urdf
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r">'
+        f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+        f'<link name="arm"><collision><origin xyz="0 0 0.4"/>{mesh.format("rod.stl")}</collision></link>'
+        f'<link name="cam"><collision>{mesh.format("gone.stl")}</collision></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+        '<limit lower="-2" upper="2"/></joint>'
+        '<joint name="m" type="fixed"><parent link="base"/><child link="cam"/></joint>'
+        '</robot>')
+    robot = urdf.RobotOptions(joints="j=0.5")
+    one, many = both(cluster, [tmp_path / "r.urdf"], robot=robot)
+    for found in (one, many):
+        (pair,) = [p for p in found.pairs if p.violation]
+        assert (pair.a, pair.b, pair.allowed, pair.reason) == ("base", "arm", True, "adjacent: joint j")
+        assert found.exit_code == 1 and len(found.unchecked) == 1
+        assert f"{tmp_path / 'r.urdf'}: pose j=0.5" in found.notes
+    assert many.notes == one.notes
+    one, many = both(cluster, [tmp_path / "r.urdf"], robot=dataclasses.replace(robot, skip_missing=True))
+    assert one.exit_code == many.exit_code == 0

@@ -212,3 +212,53 @@ def test_multi_dof_points_move_a_floating_base(tmp_path):
     f.write_text(_echo(msg))
     with pytest.raises(InputError, match="'hip' is not a floating or planar joint"):
         trajectory.read_poses(robot, f)
+
+
+def test_the_ros2_sample_workspace_and_its_plan(tmp_path, monkeypatch):
+    """samples/ros2_ws (the README's ROS 2 example): arm.urdf's meshes are found only through the
+    ament index of install/; its plan (a RobotTrajectory as `ros2 topic echo` prints it) swings
+    the arm through the post between waypoints 0 and 1. The first contact is at the t where the
+    arm's side meets the post's corner (tan(a/2) = 0.03/0.42, turn = -1.2 + 2.4 t = -a), 2 t
+    seconds into the plan, and python-fcl on the frames yourdfpy gives agrees on either side."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    fcl = pytest.importorskip("fcl")
+    yourdfpy = pytest.importorskip("yourdfpy")
+    import trimesh
+
+    ws = Path(__file__).resolve().parents[2] / "samples" / "ros2_ws"
+    args = ["scan", str(ws / "arm.urdf"), "--trajectory", str(ws / "arm_plan.yaml"), "--format", "json"]
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert r.exit_code == 2 and "AMENT_PREFIX_PATH is unset" in r.stderr
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(ws / "install"))
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert r.exit_code == 1, r.stderr
+    (hit,) = [p for p in json.loads(r.stdout)["pairs"] if p["fails"]]
+    assert (hit["a"], hit["b"], hit["status"], hit["segment"]) == ("post", "arm", "collision", 0)
+    a = 2 * np.arctan(0.03 / 0.42)
+    assert hit["t"] == pytest.approx((1.2 - a) / 2.4, abs=1e-5)
+    assert hit["time_from_start"] == pytest.approx(2 * hit["t"], abs=1e-12)
+
+    share = ws / "install" / "share" / "gjk_demo_arm" / "meshes" / "collision"
+    model = yourdfpy.URDF.load(str(ws / "arm.urdf"), load_meshes=False, build_scene_graph=True)
+
+    def meets(t: float) -> bool:
+        model.update_cfg({"turn": -1.2 + 2.4 * t, "lift": 0.0})
+        objs = []
+        for link, name, offset in (("post", "post", [0, 0, 0.3]), ("arm", "arm", [0.3, 0, 0])):
+            mesh = trimesh.load(share / f"{name}.stl")
+            m = fcl.BVHModel()
+            m.beginModel(len(mesh.vertices), len(mesh.faces))
+            m.addSubModel(mesh.vertices, mesh.faces)
+            m.endModel()
+            T = model.get_transform(frame_to=link, frame_from="base_link")
+            objs.append(fcl.CollisionObject(m, fcl.Transform(T[:3, :3], T[:3, :3] @ offset + T[:3, 3])))
+        return fcl.collide(*objs, fcl.CollisionRequest(), fcl.CollisionResult()) > 0
+
+    assert not meets(0.0) and not meets(hit["t"] - 1e-3) and meets(hit["t"] + 1e-3) and meets(0.5)

@@ -1,8 +1,10 @@
 """Where a URDF's package://NAME meshes are found: a ROS 1 ROS_PACKAGE_PATH crawled as rospack
-does, a ROS 2 ament index (AMENT_PREFIX_PATH), a workspace reached through a symbolic link; and
-COLLADA meshes (pycollada), whose absence is one line."""
+does, a ROS 2 ament index (AMENT_PREFIX_PATH), a workspace reached through a symbolic link (the
+robot found each way, at a planner's poses, against yourdfpy and python-fcl); a mesh missing from
+a package that is there; and COLLADA meshes (pycollada), whose absence is one line."""
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -136,3 +138,109 @@ def test_collada_without_pycollada_is_one_line(tmp_path):
     assert len(lines) == 1, out.stderr
     assert 'needs pycollada: pip install "gjk[robots]"' in lines[0]
     assert "missing" not in lines[0] and "Error" not in lines[0]
+
+
+def test_a_mesh_missing_from_a_found_package_is_left_out(tmp_path, no_ros):
+    """The package is found (a folder called NAME above the URDF) but one file is not in it: a
+    MissingMesh naming the link and the file looked for; with missing="skip" the element is
+    left out, the link's other element read (named after the link alone), and listed."""
+    import trimesh
+
+    package = tmp_path / "ws" / "src" / "desc"
+    (package / "meshes").mkdir(parents=True)
+    (package / "urdf").mkdir()
+    trimesh.creation.box([1, 1, 1]).export(package / "meshes" / "box.stl")
+    path = package / "urdf" / "robot.urdf"
+    path.write_text('<robot name="r"><link name="a">'
+                    '<collision><geometry><mesh filename="package://desc/meshes/gone.stl"/></geometry></collision>'
+                    '<collision><geometry><mesh filename="package://desc/meshes/box.stl"/></geometry></collision>'
+                    '<collision><geometry><sphere radius="1"/></geometry></collision>'
+                    '</link></robot>')
+    with pytest.raises(urdf.MissingMesh, match=r"robot.urdf:1: link 'a': the mesh package://desc/meshes/"
+                                                r"gone.stl is not at .*ws/src/desc/meshes/gone.stl"):
+        urdf.load(path)
+    robot = urdf.load(path, missing="skip")
+    assert [(c.name, c.kind) for c in robot.collisions] == [("a:1", "mesh"), ("a:2", "sphere")]
+    (m,) = robot.missing
+    assert (m.link, m.filename, m.looked) == ("a", "package://desc/meshes/gone.stl",
+                                              str(package / "meshes" / "gone.stl"))
+    (u,), fails = urdf.missing_notes(robot, "robot.urdf", None)
+    assert fails and u.file == "robot.urdf:1" and "that geometry is not checked" in u.message
+    assert urdf.missing_notes(robot, "robot.urdf", urdf.RobotOptions(skip_missing=True))[1] is False
+    # a package found nowhere is still the file's error: the user says where it is
+    path.write_text(path.read_text().replace("package://desc/meshes/gone", "package://other/gone"))
+    with pytest.raises(InputError, match="cannot find package://other/gone.stl") as exc:
+        urdf.load(path, missing="skip")
+    assert not isinstance(exc.value, urdf.MissingMesh)
+
+
+@pytest.mark.parametrize("setup, layout", [("ament index", "JointTrajectory JSON"),
+                                           ("symlinked workspace", "RobotTrajectory YAML")])
+def test_a_workspace_robot_at_a_planners_poses_agrees_with_yourdfpy_and_fcl(
+        panda_dir, panda_package, tmp_path, no_ros, monkeypatch, setup, layout):
+    """The Panda found through a ROS 2 install prefix (AMENT_PREFIX_PATH) or through a link to its
+    workspace folder, at the poses of a trajectory as ROS writes it: the colliding pairs of links
+    at each waypoint are python-fcl's on the shared meshes posed by yourdfpy, and each finding
+    carries its waypoint's time_from_start."""
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    fcl = pytest.importorskip("fcl")
+    yourdfpy = pytest.importorskip("yourdfpy")
+    import trimesh
+
+    if setup == "ament index":
+        _panda_install(panda_dir, tmp_path / "install")
+        path = tmp_path / "elsewhere" / "panda.urdf"
+        path.parent.mkdir()
+        path.write_text((panda_dir / "panda.urdf").read_text())
+        monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "install"))
+    else:
+        (tmp_path / "my_robot").symlink_to(panda_package / "urdf", target_is_directory=True)
+        path = tmp_path / "my_robot" / "panda.urdf"
+    robot = urdf.load(path)
+    poses = np.random.default_rng(29).uniform(robot.lower, robot.upper, size=(16, robot.dof))
+    message = {"joint_names": list(robot.variables), "points": [
+        {"positions": q.tolist(), "time_from_start": {"sec": k // 2, "nanosec": 500_000_000 * (k % 2)}}
+        for k, q in enumerate(poses)]}
+    plan = tmp_path / ("plan.json" if layout == "JointTrajectory JSON" else "plan.yaml")
+    if layout == "JointTrajectory JSON":
+        plan.write_text(json.dumps(message))
+    else:  # as `ros2 topic echo` prints a moveit_msgs/RobotTrajectory
+        plan.write_text(yaml.safe_dump({"joint_trajectory": message, "multi_dof_joint_trajectory": {
+            "joint_names": [], "points": []}}, sort_keys=False) + "---\n")
+    r = CliRunner().invoke(main, ["scan", str(path), "--poses", str(plan), "--format", "json"],
+                           catch_exceptions=False)
+    assert r.exit_code in (0, 1), r.stderr
+    found = json.loads(r.stdout)["pairs"]
+    assert all(p["time_from_start"] == pytest.approx(0.5 * p["waypoint"]) for p in found)
+    ours = {(p["waypoint"], frozenset((p["a"], p["b"]))) for p in found
+            if p["status"] == "collision" and not p["allowed"]}
+
+    models = {}
+    for c in robot.collisions:  # the shared files themselves, not the ones gjk found
+        mesh = trimesh.load(panda_dir / c.mesh.name, force="mesh")
+        m = fcl.BVHModel()
+        m.beginModel(len(mesh.vertices), len(mesh.faces))
+        m.addSubModel(mesh.vertices, mesh.faces)
+        m.endModel()
+        models[c.link] = (m, c.origin)
+    other = yourdfpy.URDF.load(str(panda_dir / "panda.urdf"), load_meshes=False, build_scene_graph=True)
+    adjacent = {frozenset((a, b)) for a, b, _ in urdf.adjacent_links(robot)}
+    theirs = set()
+    for k, q in enumerate(poses):
+        other.update_cfg(dict(zip(robot.variables, q)))
+        objs = {}
+        for link, (m, origin) in models.items():
+            T = other.get_transform(frame_to=link, frame_from=other.base_link) @ origin
+            objs[link] = fcl.CollisionObject(m, fcl.Transform(T[:3, :3], T[:3, 3]))
+        for a, b in itertools.combinations(objs, 2):
+            if frozenset((a, b)) not in adjacent and fcl.collide(
+                    objs[a], objs[b], fcl.CollisionRequest(), fcl.CollisionResult()):
+                theirs.add((k, frozenset((a, b))))
+    assert ours == theirs
+    assert 2 <= len({k for k, _ in theirs}) <= 14  # some poses collide (4 of 16), some do not
