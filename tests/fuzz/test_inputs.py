@@ -3,7 +3,7 @@
 Every generated file goes through `gjk check BAD GOOD` and `gjk scan BAD GOOD_A GOOD_B --format
 json` (the good pair collides), and every run keeps the contract of the module's helpers below: exit
 0, 1 or 2; on 2 one stderr line per bad file naming it, in words; the good pair still checked;
-no traceback or class name; a few seconds at most. Where the generator knows what the file is,
+no traceback or class name. Where the generator knows what the file is,
 more is asserted: a valid file (one triangle, a flat plate, a segment, stray or duplicate
 triangles) gets a verdict, and the verdict is the one the geometry gives (a triangle reaching
 into the cube collides with it, a soup far from it is clear); a file that lies (NaN coordinates,
@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
@@ -48,9 +47,6 @@ CUBE_HALF = 0.5
 
 NAN, INF = float("nan"), float("inf")
 F32_MAX = float(np.finfo(np.float32).max)
-
-# One run of the command, loaded machine included (a run takes 5 to 50 ms here).
-SECONDS_PER_RUN = float(os.environ.get("GJK_FUZZ_RUN_SECONDS", "10"))
 
 # What must never reach a user: a traceback, the last-resort line, a Python class name.
 LEAKS = re.compile(r"Traceback|internal error|\b[A-Z][a-zA-Z]*(Error|Exception|Warning)\b|"
@@ -86,10 +82,8 @@ def cases(tmp_path_factory) -> Cases:
 
 
 def gjk(*args):
-    """(result, seconds) of the real command in this process."""
-    started = time.perf_counter()
-    result = CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
-    return result, time.perf_counter() - started
+    """The real command's result, run in this process."""
+    return CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
 
 
 def shown(result, command) -> str:
@@ -139,8 +133,7 @@ def good_pair(doc: dict):
 def run_check(bad: Path, *, valid: bool | None = None, extra=()):
     """`gjk check bad good` under the contract. valid: True when the file must get a verdict."""
     command = ["check", bad, GOOD_A, *extra]
-    result, seconds = gjk(*command)
-    assert seconds < SECONDS_PER_RUN, f"took {seconds:.1f} s" + shown(result, command)
+    result = gjk(*command)
     assert result.exit_code in (0, 1, 2), shown(result, command)
     assert_clean_stderr(result, command)
     if result.exit_code == 2:
@@ -164,8 +157,7 @@ def run_scan(bad_files, *, valid: bool | None = None, extra=(), manifest=None,
     command = ["scan", *bad_files, GOOD_A, GOOD_B, "--format", "json", *extra]
     if manifest is not None:
         command += ["--manifest", manifest]
-    result, seconds = gjk(*command)
-    assert seconds < SECONDS_PER_RUN, f"took {seconds:.1f} s" + shown(result, command)
+    result = gjk(*command)
     assert result.exit_code in (0, 1, 2), shown(result, command)
     assert_clean_stderr(result, command)
     named = [*bad_files, *([manifest] if manifest is not None else []), *also_named]
