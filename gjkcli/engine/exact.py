@@ -289,7 +289,7 @@ class ExactResult(Result):
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-                want: str = "verdict", hulls_apart: bool = False) -> ExactResult:
+                want: str = "verdict", hulls_apart: bool = False, depth: bool = True) -> ExactResult:
     """The exact answer for two meshes: clear, touching or collision, with evidence.
 
     Parameters
@@ -308,6 +308,12 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     hulls_apart : bool
         The caller knows the parts' convex hulls lie apart (beyond the band): no point of one
         part can then lie inside the other, and the containment probes are skipped.
+    depth : bool
+        "verdict" only. False: a collision proved by surfaces crossing beyond the band is not
+        searched for its deepest point (its depth is None, its witnesses the crossing point);
+        the status is the same as with True, since that crossing alone proves it. Where the
+        verdict itself rests on a point found inside the other part, that point is searched
+        for as with True. A sweep of many poses asks for this (`gjkcli.pipeline.poses`).
 
     Returns
     -------
@@ -326,7 +332,7 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     elif want == "distance":
         fields = _distance(q)
     else:
-        fields = _verdict(q)
+        fields = _verdict(q, depth)
     return q.result(fields, time.perf_counter() - start)
 
 
@@ -362,13 +368,14 @@ def _distance(q: "_Pair") -> dict:
     return q.apart(dist, pa, pb, ta, tb)
 
 
-def _verdict(q: "_Pair") -> dict:
+def _verdict(q: "_Pair", depth: bool = True) -> dict:
     exit_, crossing, near, ta, tb, point, straddle, visits, tests, pairs = _mesh.intersect(
         q.a.bvh, q.b.bvh, q.pose, q.tol, q.tol, q.snap, q.ws, COLLECT)
     q.count(visits, tests)
     if crossing == 2:
         fields = q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
-        q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
+        if depth:  # the deep crossing alone proves the collision; the depth is a measurement
+            q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
         return fields
     # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the

@@ -26,7 +26,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings, violates
-from gjkcli.pipeline.poses import Prepared, Unprepared
+from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
 __all__ = ["scan_poses", "Motion", "segment_contacts"]
@@ -64,9 +64,11 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         try:
             prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
             runs = prepared.runs(poses)
+            depthless = any(p.status is Status.COLLISION and p.result.depth is None
+                            for found in runs for p in found.pairs)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{prepared.allowed_links} allowed pairs of links (adjacent, SRDF) not checked at "
-                f"each pose",))
+                f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
     for k, q in enumerate(poses if not runs else ()):

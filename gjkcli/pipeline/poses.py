@@ -14,7 +14,10 @@ thousands of waypoints): the allowed pairs (adjacent links, the SRDF), which nev
 checked, as MoveIt's collision checks skip what its matrix allows, and a note counts them (the
 per-pose run lists each at each pose); every other pair of links is checked at every pose (no
 broad phase: the counts are per link pair); overlap volumes are not computed (one boolean per
-colliding pair costs more than the pose); object records are the first pose's.
+colliding pair costs more than the pose); a collision proved by surfaces crossing beyond the band
+is not measured for its depth (the search for the deepest point costs about 20 times the verdict;
+`exact_query`'s `depth=False`), so its depth is null and the note DEPTH_NOTE says why; object
+records are the first pose's.
 """
 from __future__ import annotations
 
@@ -33,6 +36,9 @@ __all__ = ["Prepared", "Unprepared", "applies"]
 # Overlap volumes are not computed at many poses: a boolean per colliding pair and pose costs more
 # than the pose.
 OVERLAP_REASON = "not computed at many poses (--joints: one pose, with it)"
+# The run's note when collisions were left without their depth.
+DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are proved without them); "
+              "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
 
@@ -174,7 +180,8 @@ class Prepared:
             s, a, b = int(pose[k]), int(ea[k]), int(eb[k])
             if refine[k]:
                 r = exact_pair(self.meshes[a], self.shape_list[a], self.meshes[b], self.shape_list[b],
-                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]))
+                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]),
+                               depth=False)  # the verdict, proved, without the depth search
                 result, mode = with_part_certificate(r), "exact"
                 if result.status is Status.CLEAR:
                     continue  # the hulls meet, the parts do not: not a finding
