@@ -211,25 +211,13 @@ class Motion:
 
     @classmethod
     def build(cls, robot, transform, srdf, prefix=None) -> "Motion":
-        from gjkcli.engine.shapes import ShapeSet, build_hulls
-        from gjkcli.pipeline.pairs import part_mesh
+        from gjkcli.engine.shapes import ShapeSet
+        from gjkcli.pipeline.poses import prepared_elements
         from gjkcli.scene import urdf
         from gjkcli.tolerances import DEFAULT
 
         local = urdf.local_meshes(robot)
-        mesh_slots = [k for k, m in enumerate(local) if m is not None]
-        hulls = build_hulls([local[k][0] for k in mesh_slots])
-        shapes = [None] * len(local)
-        for slot, k in enumerate(mesh_slots):
-            shapes[k] = hulls.shapes[slot]
-        meshes = [None] * len(local)
-        for k, c in enumerate(robot.collisions):
-            if local[k] is None:
-                shapes[k] = urdf.primitive(c, np.eye(4))
-                meshes[k] = part_mesh(shapes[k], name=c.name)  # a box's triangles, as a pose's run
-            else:
-                V, F, watertight, _, _ = local[k]
-                meshes[k] = part_mesh(vertices=V, faces=F, watertight=watertight, name=c.name)
+        shapes, _, meshes = prepared_elements(robot, local)  # prepared once per distinct mesh
         radii_e = np.array([urdf.element_radius(c, None if local[k] is None else local[k][0])
                             for k, c in enumerate(robot.collisions)])
         allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}
