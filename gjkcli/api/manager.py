@@ -61,7 +61,7 @@ from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape
 from gjkcli.errors import ShapeError
 from gjkcli.pipeline import policy
-from gjkcli.pipeline.prepared import Geometry, prepare
+from gjkcli.pipeline.prepared import Geometry, Placements, prepare
 from gjkcli.pipeline.prepared import geometry as geometry_of
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
@@ -882,68 +882,22 @@ _Collision = Union[bool, tuple[bool, set[_N]], tuple[bool, list[ContactData]],
 _Distance = Union[float, tuple[float, _N], tuple[float, DistanceData], tuple[float, _N, DistanceData]]
 
 
-class _Placed:
-    """A manager's objects placed in the world: their boxes, grown by their touching bands, and
-    which grown boxes meet (the broad phase, updated object by object as they move).
+class _Placed(Placements):
+    """A manager's objects placed in the world: the broad phase of their hulls' boxes
+    (`gjkcli.pipeline.prepared.Placements`), updated object by object as they move.
 
     objs : list of ManagedObject; at : {uid: index}
-    lo, hi : (n, 3) world boxes of the hulls; band : (n,) each one's touching band
-    g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
-        all, one axis at a time, along contiguous rows
-    near : list of set, per object the objects whose grown boxes meet its own
     """
 
     def __init__(self, objs: list):
         self.objs = objs
         self.at = {o.uid: k for k, o in enumerate(objs)}
-        self.lo, self.hi = _world_boxes(objs)
-        self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
-        self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
-        self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
-        self.near: list[set] = [set() for _ in objs]
-        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if len(objs) else (np.zeros(0, np.int64),) * 2
-        for a, b in zip(i.tolist(), j.tolist()):
-            self.near[a].add(b)
-            self.near[b].add(a)
+        super().__init__(*_world_boxes(objs))
 
-    def move(self, k: int) -> None:
-        """Object k moved: its box, its band, and its entries in `near`, anew."""
+    def move(self, k: int) -> None:  # type: ignore[override]
+        """Object k moved: its box anew, from its hull at its pose."""
         lo, hi = self.objs[k].bounds
-        self.lo[k], self.hi[k] = lo, hi
-        band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(hi - lo))
-        self.g_lo[:, k], self.g_hi[:, k] = lo - band, hi + band
-        for other in self.near[k]:
-            self.near[other].discard(k)
-        meets = set(self.meeting(lo, hi, band).tolist())
-        meets.discard(k)
-        self.near[k] = meets
-        for other in meets:
-            self.near[other].add(k)
-
-    def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
-        """Indices of the objects whose grown boxes meet the box (lo, hi) grown by `grow`."""
-        lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
-        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
-        for axis in (1, 2):
-            hit &= self.g_lo[axis] <= hi[axis]
-            hit &= self.g_hi[axis] >= lo[axis]
-        return np.flatnonzero(hit)
-
-    def pairs(self) -> tuple:
-        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
-        flat = [a * len(self.objs) + b for a, others in enumerate(self.near) for b in others if a < b]
-        flat.sort()
-        key = np.array(flat, dtype=np.int64)
-        return key // max(len(self.objs), 1), key % max(len(self.objs), 1)
-
-    def within(self, r: float) -> tuple:
-        """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
-        broad phase compares axis by axis), i < j."""
-        return candidate_pairs(self.lo, self.hi, grow=self.band + 0.5 * r)
-
-    def typical(self) -> float:
-        """A length of the scene to start a search from: the median box diagonal."""
-        return float(np.median(np.linalg.norm(self.hi - self.lo, axis=1))) if len(self.objs) else 1.0
+        super().move(k, lo, hi)
 
 
 def _world_boxes(objs: list) -> tuple:

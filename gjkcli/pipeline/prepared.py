@@ -8,7 +8,8 @@ frame: its vertices and triangles (copies, read-only), and once `prepare`d its c
 far the mesh lies from that hull (`gjkcli.mesh.convexity.hull_gaps`: the mode policy's
 "coincide") and its triangle hierarchy (`gjkcli.engine.exact.Mesh`, made on first use). `geometry`
 finds it by content (the counts and a hash of both arrays), so a mesh given 200 times, or two
-links made of one file, is one hull and one hierarchy.
+links made of one file, is one hull and one hierarchy. `Placements` is the broad phase over the
+placed parts' boxes, updated for the parts that move, never rebuilt.
 
 How a hull is made (`prepare`, every geometry not prepared yet in one go): a closed, consistently
 oriented mesh with a sphere's topology and at most _OWN_HULL_MAX_VERTICES vertices offers its own
@@ -29,8 +30,10 @@ from gjkcli.engine.exact import Mesh
 from gjkcli.engine.shapes import Shape, build_hulls
 from gjkcli.errors import ShapeError
 from gjkcli.mesh.convexity import hull_gaps
+from gjkcli.scene.broadphase import candidate_pairs
+from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Geometry", "geometry", "prepare", "closed_oriented"]
+__all__ = ["Geometry", "geometry", "prepare", "closed_oriented", "Placements"]
 
 # A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
 # to the mesh's size, outside any face's plane: rounding, not shape.
@@ -179,3 +182,69 @@ def closed_oriented(faces: list, n_vertices: list) -> tuple:
     n_used[np.diff(offsets) == 0] = 0
     out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
     return ok, out
+
+
+class Placements:
+    """Parts placed in the world, as their world boxes: the boxes grown by each part's touching
+    band, and which grown boxes meet (the broad phase). Moving a part updates its box and its
+    entries, nothing else (FCL's `DynamicAABBTreeCollisionManager::update`, Bullet's
+    `btDbvtBroadphase`: the moved leaves, not a rebuild); no query lists all pairs.
+
+    lo, hi : (n, 3) world boxes; band : (n,) each one's touching band (DEFAULT.touching_rel x
+        its diagonal)
+    g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
+        all, one axis at a time, along contiguous rows
+    near : list of set, per part the parts whose grown boxes meet its own
+    """
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray):
+        self.lo = np.array(lo, dtype=np.float64).reshape(-1, 3)
+        self.hi = np.array(hi, dtype=np.float64).reshape(-1, 3)
+        n = len(self.lo)
+        self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
+        self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
+        self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
+        self.near: list[set] = [set() for _ in range(n)]
+        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
+        for a, b in zip(i.tolist(), j.tolist()):
+            self.near[a].add(b)
+            self.near[b].add(a)
+
+    def move(self, k: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Part k is now in the box (lo, hi): its box, its band and its entries in `near`, anew."""
+        self.lo[k], self.hi[k] = lo, hi
+        band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(np.asarray(hi) - np.asarray(lo)))
+        self.g_lo[:, k], self.g_hi[:, k] = np.asarray(lo) - band, np.asarray(hi) + band
+        for other in self.near[k]:
+            self.near[other].discard(k)
+        meets = set(self.meeting(np.asarray(lo), np.asarray(hi), band).tolist())
+        meets.discard(k)
+        self.near[k] = meets
+        for other in meets:
+            self.near[other].add(k)
+
+    def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
+        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`."""
+        lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
+        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
+        for axis in (1, 2):
+            hit &= self.g_lo[axis] <= hi[axis]
+            hit &= self.g_hi[axis] >= lo[axis]
+        return np.flatnonzero(hit)
+
+    def pairs(self) -> tuple:
+        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
+        n = max(len(self.lo), 1)
+        flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
+        flat.sort()
+        key = np.array(flat, dtype=np.int64)
+        return key // n, key % n
+
+    def within(self, r: float) -> tuple:
+        """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
+        broad phase compares axis by axis), i < j."""
+        return candidate_pairs(self.lo, self.hi, grow=self.band + 0.5 * r)
+
+    def typical(self) -> float:
+        """A length of the scene to start a search from: the median box diagonal."""
+        return float(np.median(np.linalg.norm(self.hi - self.lo, axis=1))) if len(self.lo) else 1.0

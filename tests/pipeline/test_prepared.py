@@ -149,3 +149,43 @@ def test_preparing_small_meshes_does_not_import_scipy():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
+def _brute_pairs(lo, hi, band) -> set:
+    g_lo, g_hi = lo - band[:, None], hi + band[:, None]
+    n = len(lo)
+    return {(a, b) for a in range(n) for b in range(a + 1, n)
+            if np.all(g_lo[a] <= g_hi[b]) and np.all(g_lo[b] <= g_hi[a])}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_placements_moved_are_placements_made_anew(seed):
+    """The broad phase updated for moved parts lists the pairs a new one lists, and the pairs
+    of brute force over every pair of boxes (touching boxes included: a gap of 0 meets)."""
+    from gjkcli.pipeline.prepared import Placements
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    lo = rng.uniform(0, 10, (n, 3))
+    hi = lo + rng.uniform(0.2, 1.5, (n, 3))
+    placed = Placements(lo, hi)
+    changed = 0
+    for _ in range(40):
+        before = set(zip(*(x.tolist() for x in placed.pairs())))
+        for k in rng.choice(n, 3, replace=False).tolist():
+            shift = rng.uniform(-2, 2, 3)
+            lo[k], hi[k] = lo[k] + shift, hi[k] + shift
+            placed.move(k, lo[k], hi[k])
+        # one box moved to touch another exactly, face to face
+        a, b = (int(x) for x in rng.choice(n, 2, replace=False))
+        width = hi[a] - lo[a]
+        lo[a] = np.array([hi[b][0], lo[b][1], lo[b][2]])
+        hi[a] = lo[a] + width
+        placed.move(a, lo[a], hi[a])
+        got = set(zip(*(x.tolist() for x in placed.pairs())))
+        fresh = Placements(lo, hi)
+        assert got == set(zip(*(x.tolist() for x in fresh.pairs())))
+        assert got == _brute_pairs(lo, hi, fresh.band)
+        assert (min(a, b), max(a, b)) in got
+        changed += got != before
+    assert changed >= 30  # the moves change the pairs: the comparison can fail
