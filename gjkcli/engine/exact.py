@@ -859,12 +859,13 @@ def _rigid(pose, what: str):
     if T.shape != (4, 4):
         raise ValueError(f"{what} must be a 4x4 matrix, got shape {T.shape}")
     rows = T.tolist()
-    cols = list(zip(*(row[:3] for row in rows[:3])))
-    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in rows[:3])
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[0], rows[1], rows[2]
     det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    gram = max(abs(sum(x * y for x, y in zip(cols[j], cols[k])) - (j == k))
-               for j in range(3) for k in range(j, 3))
-    finite = all(math.isfinite(row[3]) for row in rows[:3])
+    # the columns' Gram matrix against the identity, entry by entry (written out: a sweep of
+    # many poses checks two per pair)
+    gram = max(abs(a * a + d * d + g * g - 1), abs(a * b + d * e + g * h), abs(a * c + d * f + g * i),
+               abs(b * b + e * e + h * h - 1), abs(b * c + e * f + h * i), abs(c * c + f * f + i * i - 1))
+    finite = math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
     if not (gram <= DEFAULT.rigid_rel and det > 0 and rows[3] == [0.0, 0.0, 0.0, 1.0] and finite):
         raise ValueError(f"{what} must be a finite rigid transform (rotation and translation, last "
                          f"row 0 0 0 1); bake scale, shear or mirror into the vertices with "

@@ -153,7 +153,7 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     first = runs[0]
     pairs, objects, seen, counts = [], [], set(), {}
     for k, found in enumerate(runs):
-        pairs.extend(dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
         for o in found.objects:
             if o.name not in seen:
                 seen.add(o.name)

@@ -152,7 +152,7 @@ class Prepared:
         o = self.options
         rows: list = []
         for start in range(0, len(Q), CHUNK):
-            rows.extend(self._chunk(Q[start: start + CHUNK]))
+            rows.extend(self._chunk(Q[start: start + CHUNK], start))
         if not rows:
             return []
         involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
@@ -196,8 +196,9 @@ class Prepared:
         pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
         return gap <= self.margin + pad
 
-    def _chunk(self, Q: np.ndarray) -> list[tuple]:
-        """Per pose of Q (n, d): (its findings, counts, pairs of objects checked, timings)."""
+    def _chunk(self, Q: np.ndarray, first: int) -> list[tuple]:
+        """Per pose of Q (n, d): (its findings, counts, pairs of objects checked, timings); the
+        findings carry their pose's row (`waypoint`), `first` the row of Q[0]."""
         from gjkcli.engine.query import batch
         from gjkcli.engine.results import STATUS_CODES
 
@@ -241,7 +242,7 @@ class Prepared:
                 a=self.names[a], b=self.names[b], result=result, mode=mode, requested=o.mode,
                 conservative=bool(conservative[k]), violation=violates(result.status, None, o.fail_on),
                 file_a=self.source.shown,
-                file_b=self.source.shown, note=note,
+                file_b=self.source.shown, note=note, waypoint=first + s,
                 overlap_reason=OVERLAP_REASON if result.status is Status.COLLISION else None))
         t3 = time.perf_counter()
         share = {"forward kinematics": (t1 - t0) / n, "narrow": (t2 - t1) / n, "refine": (t3 - t2) / n}
