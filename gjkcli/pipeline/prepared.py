@@ -119,10 +119,11 @@ def geometry(vertices, faces) -> Geometry:
     return found
 
 
-def prepare(geometries: Iterable[Geometry]) -> None:
+def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None) -> None:
     """Hulls and hull gaps of the geometries not prepared yet, each once however many parts
     share it, all in one go (see the module's docstring). A geometry whose hull cannot be made
-    keeps hull None and its `error`."""
+    keeps hull None and its `error`. jobs, progress : `build_hulls`' (qhull in forked workers
+    for many large parts; progress(stage, done, total))."""
     todo = list({id(g): g for g in geometries if g.hull is None and g.error is None}.values())
     if not todo:
         return
@@ -132,14 +133,16 @@ def prepare(geometries: Iterable[Geometry]) -> None:
     offer = sphere & np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
                                for g in todo], dtype=bool)
     hulls = build_hulls([g.vertices for g in todo], small=True, small_points=SMALL_HULL_POINTS,
-                        triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())])
+                        triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())],
+                        jobs=jobs, progress=progress)
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = offer & (gaps <= OWN_HULL_REL * size)  # NaN size (no hull) compares False
     again = np.flatnonzero(~own & offer).tolist()  # offered, but not convex: from the points
     shapes = list(hulls.shapes)
     if again:
-        redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=SMALL_HULL_POINTS)
+        redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=SMALL_HULL_POINTS,
+                           jobs=jobs)
         redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
         for slot, k in enumerate(again):
             shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
