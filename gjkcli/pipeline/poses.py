@@ -4,16 +4,18 @@ against geometry built when the model loaded; so does this.
 
 Prepared once: each collision element's hull, hull gap and triangles in its link's frame (once
 per distinct mesh: `gjkcli.pipeline.prepared`), and the pairs of elements of different links
-that no rule allows. Per pose: forward kinematics (every pose at once), every element pair on the hulls in the engine's batch call (poses passed
-along, nothing moved in Python), then the policy of the single-pose run
-(`gjkcli.pipeline.policy`) and the triangles where it asks (`gjkcli.pipeline.pairs.exact_pair`,
-the run's own), findings per pair of links (`gjkcli.pipeline.elements`).
+that no rule allows. Per pose: forward kinematics (every pose at once), the element pairs' boxes
+(`Prepared._near`, FCL's broad phase: a pair whose boxes lie apart beyond its band is clear), the
+others on the hulls in the engine's batch call (poses passed along, nothing moved in Python),
+then the policy of the single-pose run (`gjkcli.pipeline.policy`) and the triangles where it asks
+(`gjkcli.pipeline.pairs.exact_pair`, the run's own), findings per pair of links
+(`gjkcli.pipeline.elements`).
 
 The findings that can fail are the per-pose run's. What differs, for speed (a planner's
 thousands of waypoints): the allowed pairs (adjacent links, the SRDF), which never fail, are not
 checked, as MoveIt's collision checks skip what its matrix allows, and a note counts them (the
-per-pose run lists each at each pose); every other pair of links is checked at every pose (no
-broad phase: the counts are per link pair); overlap volumes are not computed (one boolean per
+per-pose run lists each at each pose); every other pair of links is counted as checked at every
+pose (the box test only answers clear early: the counts are per link pair); overlap volumes are not computed (one boolean per
 colliding pair costs more than the pose); a collision proved by surfaces crossing beyond the band
 is not measured for its depth (the search for the deepest point costs about 20 times the verdict;
 `exact_query`'s `depth=False`), so its depth is null and the note DEPTH_NOTE says why; object
@@ -191,7 +193,8 @@ class Prepared:
         R, t = F[:, :, :3, :3], F[:, :, :3, 3]
         centre = np.einsum("neij,ej->nei", R, self.box_centre) + t
         half = np.einsum("neij,ej->nei", np.abs(R), self.box_half)
-        gap = (np.abs(centre[:, self.ia] - centre[:, self.ib]) - half[:, self.ia] - half[:, self.ib]).max(axis=2)
+        apart = np.abs(centre[:, self.ia] - centre[:, self.ib]) - half[:, self.ia] - half[:, self.ib]
+        gap = apart.max(axis=2)
         # the rounding of the boxes must not drop a touching pair (as the scan's broad phase)
         pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
         return gap <= self.margin + pad
