@@ -21,9 +21,10 @@ Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
 the hulls' answer where both parts are their hulls within the pair's touching band, the parts'
 triangles (`gjkcli.engine.exact`) elsewhere. Meshes are prepared in bulk on the first query after
-they are added (`gjkcli.engine.shapes.build_hulls`: small meshes' hulls in the compiled core, all
-in one call, one qhull call per larger mesh, the rest for all meshes at once), so filling a
-manager costs little per object.
+they are added, once per distinct content however many objects share it, by the pipeline's
+preparation (`gjkcli.pipeline.prepared`: small meshes' hulls in the compiled core, all in one
+call, one qhull call per larger mesh, the rest for all meshes at once), so filling a manager
+costs little per object.
 
 "In collision" means the parts share a point, or come within the touching band of each other
 (gjk's *touching*): `DEFAULT.touching_rel` (1e-7) of the pair's size. Contact data holds one
@@ -47,7 +48,6 @@ for convex meshes).
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import weakref
@@ -58,10 +58,11 @@ import numpy as np
 from gjkcli.engine.exact import Mesh, exact_query
 from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
-from gjkcli.engine.shapes import Shape, build_hulls
+from gjkcli.engine.shapes import Shape
 from gjkcli.errors import ShapeError
-from gjkcli.mesh.convexity import hull_gaps
 from gjkcli.pipeline import policy
+from gjkcli.pipeline.prepared import Geometry, Placements, prepare
+from gjkcli.pipeline.prepared import geometry as geometry_of
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
@@ -147,116 +148,15 @@ class DistanceData:
         return f"DistanceData(names={sorted(self.names)}, distance={self.distance:.6g})"
 
 
-class _Geometry:
-    """A mesh as the manager checks it, in its own frame: vertices and triangles, and once
-    prepared its hull, how far the mesh lies from it (`hull_gaps`), whether it is closed and
-    oriented (`_closed_oriented`: every directed edge once, and its reverse once), and its
-    triangle hierarchy."""
-
-    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "_mesh", "_no_mesh", "__weakref__")
-
-    def __init__(self, vertices: np.ndarray, faces: np.ndarray):
-        self.vertices = vertices
-        self.faces = faces
-        self.hull: Shape | None = None
-        self.gap = np.inf
-        self.closed = False
-        self._mesh: Mesh | None = None
-        self._no_mesh = False
-
-    def mesh(self) -> Mesh | None:
-        """The triangles' hierarchy (`gjkcli.engine.exact.Mesh`), made on first use; None when
-        the triangles cannot make one (the hull then answers)."""
-        if self._mesh is None and not self._no_mesh:
-            try:
-                # a closed, oriented mesh needs no second look at its edges
-                self._mesh = Mesh(self.vertices, self.faces, closed_oriented=self.closed)
-            except ValueError:
-                self._no_mesh = True
-        return self._mesh
-
-
-def _prepare(geometries: Iterable[_Geometry]) -> None:
-    """Hulls and hull gaps of the geometries not prepared yet, all at once, by the pipeline's
-    machinery: `build_hulls`, then `hull_gaps`.
-
-    A closed, consistently oriented mesh with a sphere's topology offers its own triangles as
-    its hull (no qhull call);
-    `hull_gaps` then measures how far its faces lie inside the hull those triangles make, and
-    where that is more than rounding (the mesh is not convex) the hull is built from its points
-    instead: by the compiled core for small meshes, by qhull for the others.
-    """
-    # each geometry once, however many objects share it
-    todo = list({id(g): g for g in geometries if g.hull is None}.values())
-    if not todo:
-        return
-    paired, closed = _closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
-    for g, c in zip(todo, paired.tolist()):
-        g.closed = c
-    # only where hull_gaps tests every face against every vertex: above, it climbs the hull's
-    # support map, which on the graph of a mesh that is not convex may stop at a local maximum
-    closed = closed & np.array([len(g.vertices) <= _OWN_HULL_MAX_VERTICES and len(g.faces) <= _OWN_HULL_MAX_FACES
-                        for g in todo], dtype=bool)
-    hulls = build_hulls([g.vertices for g in todo], small=True,
-                        triangles=[g.faces if c else None for g, c in zip(todo, closed.tolist())])
-    gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
-    size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
-    own = closed & (gaps <= _OWN_HULL_REL * size)  # NaN size (no hull) compares False
-    again = np.flatnonzero(~own & closed).tolist()  # offered, but not convex: from the points
-    shapes = list(hulls.shapes)
-    if again:
-        redo = build_hulls([todo[k].vertices for k in again], small=True)
-        redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
-        for slot, k in enumerate(again):
-            shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
-    for g, shape in zip(todo, shapes):
-        if isinstance(shape, ShapeError):
-            raise ShapeError(f"a mesh of the collision manager makes no shape: {shape}")
-    for g, shape, gap in zip(todo, shapes, gaps.tolist()):
-        g.hull, g.gap = shape, gap
-
-
-# A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
-# to the mesh's size, outside any face's plane: rounding, not shape.
-_OWN_HULL_REL = 1e-12
-# The meshes that hull_gaps checks by brute force (gjkcli/mesh/convexity.py, _face_gaps): only
-# these offer their own triangles as their hull.
-_OWN_HULL_MAX_VERTICES = 256
-_OWN_HULL_MAX_FACES = 4096
-
-
-def _closed_oriented(faces: list, n_vertices: list) -> tuple:
-    """(paired, sphere), (k,) bool each, for all meshes at once. paired: the mesh is closed and
-    consistently oriented (every directed edge once, and its reverse once). sphere: besides, it
-    could be the boundary of a convex polytope by its topology alone, a topological sphere
-    (Euler characteristic V - E + F = 2 over its used vertices, so one body and no handle: an
-    annulus, a torus, has 0)."""
-    k = len(faces)
-    out = np.zeros(k, dtype=bool)
-    if k == 0:
-        return out, out.copy()
-    counts = np.array([len(f) for f in faces], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
-    F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
-    if len(F) == 0:
-        return out, out.copy()
-    F = F + np.repeat(offsets[:-1], counts)[:, None]
-    total = int(offsets[-1]) + 1
-    a = F.ravel()
-    b = F[:, [1, 2, 0]].ravel()
-    forward = np.sort(a * total + b)
-    backward = np.sort(b * total + a)
-    # a key that repeats, or whose reverse is not there, marks its mesh (found by its source vertex)
-    bad_keys = np.concatenate([forward[1:][forward[1:] == forward[:-1]], forward[forward != backward],
-                               (a * total + b)[a == b]])
-    bad_part = np.searchsorted(offsets, bad_keys // total, side="right") - 1
-    ok = np.bincount(bad_part, minlength=k) == 0
-    used = np.zeros(total, dtype=bool)
-    used[a] = True
-    n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
-    n_used[np.diff(offsets) == 0] = 0
-    out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
-    return ok, out
+def _prepare(geometries: Iterable[Geometry]) -> None:
+    """Hulls and hull gaps of the geometries not prepared yet, all at once
+    (`gjkcli.pipeline.prepared.prepare`, the pipeline's preparation); a mesh that makes no hull
+    is an error of the manager, as trimesh's is."""
+    geometries = list(geometries)
+    prepare(geometries)
+    for g in geometries:
+        if g.error is not None:
+            raise ShapeError(f"a mesh of the collision manager makes no shape: {g.error}")
 
 
 class Transform:
@@ -330,7 +230,7 @@ class ManagedObject:
     __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "_shape", "_bounds",
                  "_manager", "__weakref__")
 
-    def __init__(self, name: str, geometry: _Geometry, transform: np.ndarray, manager=None):
+    def __init__(self, name: str, geometry: Geometry, transform: np.ndarray, manager=None):
         self.name = name
         self.source = geometry
         self.uid = next(_UIDS)  # increasing: a manager's objects in insertion order
@@ -346,7 +246,7 @@ class ManagedObject:
         else:  # scale, shear or mirror: applied to the vertices (trimesh + FCL drop it)
             baked = geometry.vertices @ transform[:3, :3].T + transform[:3, 3]
             faces = geometry.faces if np.linalg.det(transform[:3, :3]) > 0 else geometry.faces[:, ::-1]
-            self.geometry, self.pose = _Geometry(baked, np.ascontiguousarray(faces)), _IDENTITY
+            self.geometry, self.pose = Geometry(baked, np.ascontiguousarray(faces)), _IDENTITY
         self._shape: Shape | None = None
         self._bounds: np.ndarray | None = None
 
@@ -898,33 +798,20 @@ class CollisionManager:
 
     # -- inside ----------------------------------------------------------------------------------
 
-    def _geometry(self, mesh: Any) -> _Geometry:
-        """A copy of the mesh, as a _Geometry shared by every mesh of the same content (in this
-        process): made once per mesh while its data does not change, found by content else."""
+    def _geometry(self, mesh: Any) -> Geometry:
+        """A copy of the mesh, as the Geometry shared by every mesh of the same content
+        (`gjkcli.pipeline.prepared.geometry`): made once per mesh while its data does not
+        change, found by content else."""
         key = id(mesh)
         stamp = _stamp(mesh)
         hit = self._geometries.get(key)
         if stamp is not None and hit is not None and hit[0]() is mesh and hit[1] == stamp:
             return hit[2]
-        try:
-            # copies: the caller's arrays may change after this call
-            vertices = np.array(mesh.vertices, dtype=np.float64, order="C").reshape(-1, 3)
-            faces = np.array(mesh.faces, dtype=np.int64, order="C").reshape(-1, 3)
+        try:  # copies: the caller's arrays may change after this call
+            geometry = geometry_of(mesh.vertices, mesh.faces)
         except (AttributeError, TypeError, ValueError) as exc:
             raise TypeError(f"expected a mesh with vertices (n, 3) and faces (m, 3), got "
                             f"{type(mesh).__name__}: {exc}") from None
-        if len(vertices) == 0 or not np.all(np.isfinite(vertices)):
-            raise ShapeError("a mesh needs vertices, all finite")
-        if len(faces) and (faces.min() < 0 or faces.max() >= len(vertices)):
-            raise ShapeError(f"faces point past the {len(vertices)} vertices")
-        digest = hashlib.blake2b(vertices.tobytes(), digest_size=16)
-        digest.update(faces.tobytes())
-        content = (len(vertices), len(faces), digest.digest())
-        geometry = _BY_CONTENT.get(content)
-        if geometry is None:
-            vertices.flags.writeable = False
-            faces.flags.writeable = False
-            geometry = _BY_CONTENT[content] = _Geometry(vertices, faces)
         if stamp is None:  # no way to tell a change: found by content each time
             return geometry
         cache = self._geometries
@@ -988,10 +875,6 @@ class CollisionManager:
 # answer must be the parts', not only their hulls')
 _MODES = {"intersect": ("intersect", False), "contact": ("verdict", False), "distance": ("verdict", True)}
 
-# Geometry by content (vertex and face counts, a hash of both arrays), shared by every manager of
-# the process while some object holds it: a mesh given many times is prepared once.
-_BY_CONTENT: "weakref.WeakValueDictionary[tuple, _Geometry]" = weakref.WeakValueDictionary()
-
 _N = TypeVar("_N")
 _Names = Union[tuple[str, str], tuple[None, None]]
 _Collision = Union[bool, tuple[bool, set[_N]], tuple[bool, list[ContactData]],
@@ -999,68 +882,22 @@ _Collision = Union[bool, tuple[bool, set[_N]], tuple[bool, list[ContactData]],
 _Distance = Union[float, tuple[float, _N], tuple[float, DistanceData], tuple[float, _N, DistanceData]]
 
 
-class _Placed:
-    """A manager's objects placed in the world: their boxes, grown by their touching bands, and
-    which grown boxes meet (the broad phase, updated object by object as they move).
+class _Placed(Placements):
+    """A manager's objects placed in the world: the broad phase of their hulls' boxes
+    (`gjkcli.pipeline.prepared.Placements`), updated object by object as they move.
 
     objs : list of ManagedObject; at : {uid: index}
-    lo, hi : (n, 3) world boxes of the hulls; band : (n,) each one's touching band
-    g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
-        all, one axis at a time, along contiguous rows
-    near : list of set, per object the objects whose grown boxes meet its own
     """
 
     def __init__(self, objs: list):
         self.objs = objs
         self.at = {o.uid: k for k, o in enumerate(objs)}
-        self.lo, self.hi = _world_boxes(objs)
-        self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
-        self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
-        self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
-        self.near: list[set] = [set() for _ in objs]
-        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if len(objs) else (np.zeros(0, np.int64),) * 2
-        for a, b in zip(i.tolist(), j.tolist()):
-            self.near[a].add(b)
-            self.near[b].add(a)
+        super().__init__(*_world_boxes(objs))
 
-    def move(self, k: int) -> None:
-        """Object k moved: its box, its band, and its entries in `near`, anew."""
+    def move(self, k: int) -> None:  # type: ignore[override]
+        """Object k moved: its box anew, from its hull at its pose."""
         lo, hi = self.objs[k].bounds
-        self.lo[k], self.hi[k] = lo, hi
-        band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(hi - lo))
-        self.g_lo[:, k], self.g_hi[:, k] = lo - band, hi + band
-        for other in self.near[k]:
-            self.near[other].discard(k)
-        meets = set(self.meeting(lo, hi, band).tolist())
-        meets.discard(k)
-        self.near[k] = meets
-        for other in meets:
-            self.near[other].add(k)
-
-    def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
-        """Indices of the objects whose grown boxes meet the box (lo, hi) grown by `grow`."""
-        lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
-        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
-        for axis in (1, 2):
-            hit &= self.g_lo[axis] <= hi[axis]
-            hit &= self.g_hi[axis] >= lo[axis]
-        return np.flatnonzero(hit)
-
-    def pairs(self) -> tuple:
-        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
-        flat = [a * len(self.objs) + b for a, others in enumerate(self.near) for b in others if a < b]
-        flat.sort()
-        key = np.array(flat, dtype=np.int64)
-        return key // max(len(self.objs), 1), key % max(len(self.objs), 1)
-
-    def within(self, r: float) -> tuple:
-        """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
-        broad phase compares axis by axis), i < j."""
-        return candidate_pairs(self.lo, self.hi, grow=self.band + 0.5 * r)
-
-    def typical(self) -> float:
-        """A length of the scene to start a search from: the median box diagonal."""
-        return float(np.median(np.linalg.norm(self.hi - self.lo, axis=1))) if len(self.objs) else 1.0
+        super().move(k, lo, hi)
 
 
 def _world_boxes(objs: list) -> tuple:

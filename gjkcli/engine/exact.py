@@ -289,7 +289,7 @@ class ExactResult(Result):
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-                want: str = "verdict", hulls_apart: bool = False) -> ExactResult:
+                want: str = "verdict", hulls_apart: bool = False, depth: bool = True) -> ExactResult:
     """The exact answer for two meshes: clear, touching or collision, with evidence.
 
     Parameters
@@ -308,6 +308,12 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     hulls_apart : bool
         The caller knows the parts' convex hulls lie apart (beyond the band): no point of one
         part can then lie inside the other, and the containment probes are skipped.
+    depth : bool
+        "verdict" only. False: a collision proved by surfaces crossing beyond the band is not
+        searched for its deepest point (its depth is None, its witnesses the crossing point);
+        the status is the same as with True, since that crossing alone proves it. Where the
+        verdict itself rests on a point found inside the other part, that point is searched
+        for as with True. A sweep of many poses asks for this (`gjkcli.pipeline.poses`).
 
     Returns
     -------
@@ -326,7 +332,7 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     elif want == "distance":
         fields = _distance(q)
     else:
-        fields = _verdict(q)
+        fields = _verdict(q, depth)
     return q.result(fields, time.perf_counter() - start)
 
 
@@ -362,13 +368,14 @@ def _distance(q: "_Pair") -> dict:
     return q.apart(dist, pa, pb, ta, tb)
 
 
-def _verdict(q: "_Pair") -> dict:
+def _verdict(q: "_Pair", depth: bool = True) -> dict:
     exit_, crossing, near, ta, tb, point, straddle, visits, tests, pairs = _mesh.intersect(
         q.a.bvh, q.b.bvh, q.pose, q.tol, q.tol, q.snap, q.ws, COLLECT)
     q.count(visits, tests)
     if crossing == 2:
         fields = q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
-        q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
+        if depth:  # the deep crossing alone proves the collision; the depth is a measurement
+            q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
         return fields
     # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the
@@ -852,12 +859,13 @@ def _rigid(pose, what: str):
     if T.shape != (4, 4):
         raise ValueError(f"{what} must be a 4x4 matrix, got shape {T.shape}")
     rows = T.tolist()
-    cols = list(zip(*(row[:3] for row in rows[:3])))
-    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in rows[:3])
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = rows[0], rows[1], rows[2]
     det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    gram = max(abs(sum(x * y for x, y in zip(cols[j], cols[k])) - (j == k))
-               for j in range(3) for k in range(j, 3))
-    finite = all(math.isfinite(row[3]) for row in rows[:3])
+    # the columns' Gram matrix against the identity, entry by entry (written out: a sweep of
+    # many poses checks two per pair)
+    gram = max(abs(a * a + d * d + g * g - 1), abs(a * b + d * e + g * h), abs(a * c + d * f + g * i),
+               abs(b * b + e * e + h * h - 1), abs(b * c + e * f + h * i), abs(c * c + f * f + i * i - 1))
+    finite = math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
     if not (gram <= DEFAULT.rigid_rel and det > 0 and rows[3] == [0.0, 0.0, 0.0, 1.0] and finite):
         raise ValueError(f"{what} must be a finite rigid transform (rotation and translation, last "
                          f"row 0 0 0 1); bake scale, shear or mirror into the vertices with "

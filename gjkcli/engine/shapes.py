@@ -332,7 +332,8 @@ def _no_gc():
             gc.enable()
 
 
-def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: bool = False) -> Hulls:
+def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: bool = False,
+                small_points: int | None = None) -> Hulls:
     """Convex hulls of many parts at once, each exactly what `Shape.hull(points_i)` builds.
 
     Parameters
@@ -355,6 +356,10 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
         DEFAULT.small_hull_rel of the part's extent); the parts it cannot prove, and larger
         ones, go to qhull. The hull is qhull's up to points within that tolerance of a face
         (a vertex of one may be a point on the other's face), not bit for bit.
+    small_points : int, optional
+        The largest parts `small` builds in the compiled core (default SMALL_HULL_POINTS). A
+        client that builds few hulls once (`gjkcli.pipeline.prepared`) raises it: its quickhull
+        scan, O(n^2), then costs less than importing scipy for qhull.
 
     How: per part, one qhull call (scipy's ConvexHull) on the points centred as Shape.hull centres
     them; then, for all parts at once in NumPy, the hull vertex selection, the re-indexed
@@ -370,7 +375,7 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
     if small:  # the parts that give no triangles of their own get the compiled core's, where it can
         given = list(triangles) if triangles is not None else [None] * count
         rest = [k for k in range(count) if given[k] is None]
-        for k, t in zip(rest, small_hull_triangles([points[k] for k in rest])):
+        for k, t in zip(rest, small_hull_triangles([points[k] for k in rest], small_points)):
             given[k] = t
         triangles = given
     if triangles is not None and any(t is not None for t in triangles):
@@ -439,18 +444,20 @@ def _qhull_hulls(points, jobs: int, progress) -> Hulls:
     return Hulls(out, lo, hi, area)
 
 
-def small_hull_triangles(points) -> list:
+def small_hull_triangles(points, up_to: int | None = None) -> list:
     """Per part, the triangles of its convex hull (point indices, outward) built and checked by
     the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of
-    fewer than 4 or more than SMALL_HULL_POINTS points, flat or nearly flat ones, any part the
-    core could not prove."""
+    fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points, flat or nearly flat
+    ones, any part the core could not prove."""
     from gjkcli.engine._mesh import small_hull_parts
+
+    up_to = SMALL_HULL_POINTS if up_to is None else int(up_to)
 
     count = len(points)
     out: list = [None] * count
     pts = [np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3) for p in points]
     n_pts = np.fromiter((len(p) for p in pts), dtype=np.int64, count=count)
-    mine = np.flatnonzero((n_pts >= 4) & (n_pts <= SMALL_HULL_POINTS))
+    mine = np.flatnonzero((n_pts >= 4) & (n_pts <= up_to))
     if not len(mine):
         return out
     n = n_pts[mine]
@@ -463,7 +470,7 @@ def small_hull_triangles(points) -> list:
         extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
         min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
     min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
-    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, SMALL_HULL_POINTS, DEFAULT.small_hull_rel,
+    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, up_to, DEFAULT.small_hull_rel,
                                                 min_volume)
     for slot in np.flatnonzero(ok).tolist():
         out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]

@@ -26,7 +26,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings, violates
-from gjkcli.pipeline.poses import Prepared, Unprepared
+from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
 __all__ = ["scan_poses", "Motion", "segment_contacts"]
@@ -65,9 +65,11 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         try:
             prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
             runs = prepared.runs(poses)
+            depthless = any(p.status is Status.COLLISION and p.result.depth is None
+                            for found in runs for p in found.pairs)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{prepared.allowed_links} allowed pairs of links (adjacent, SRDF) not checked at "
-                f"each pose",))
+                f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
     for k, q in enumerate(poses if not runs else ()):
@@ -157,7 +159,7 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     first = runs[0]
     pairs, objects, seen, counts = [], [], set(), {}
     for k, found in enumerate(runs):
-        pairs.extend(dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
         for o in found.objects:
             if o.name not in seen:
                 seen.add(o.name)
@@ -215,25 +217,13 @@ class Motion:
 
     @classmethod
     def build(cls, robot, transform, srdf, prefix=None) -> "Motion":
-        from gjkcli.engine.shapes import ShapeSet, build_hulls
-        from gjkcli.pipeline.pairs import part_mesh
+        from gjkcli.engine.shapes import ShapeSet
+        from gjkcli.pipeline.poses import prepared_elements
         from gjkcli.scene import urdf
         from gjkcli.tolerances import DEFAULT
 
         local = urdf.local_meshes(robot)
-        mesh_slots = [k for k, m in enumerate(local) if m is not None]
-        hulls = build_hulls([local[k][0] for k in mesh_slots])
-        shapes = [None] * len(local)
-        for slot, k in enumerate(mesh_slots):
-            shapes[k] = hulls.shapes[slot]
-        meshes = [None] * len(local)
-        for k, c in enumerate(robot.collisions):
-            if local[k] is None:
-                shapes[k] = urdf.primitive(c, np.eye(4))
-                meshes[k] = part_mesh(shapes[k], name=c.name)  # a box's triangles, as a pose's run
-            else:
-                V, F, watertight, _, _ = local[k]
-                meshes[k] = part_mesh(vertices=V, faces=F, watertight=watertight, name=c.name)
+        shapes, _, meshes = prepared_elements(robot, local)  # prepared once per distinct mesh
         radii_e = np.array([urdf.element_radius(c, None if local[k] is None else local[k][0])
                             for k, c in enumerate(robot.collisions)])
         allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}

@@ -43,17 +43,18 @@ def part_mesh(shape=None, vertices=None, faces=None, *, watertight: bool | None 
 
 
 def exact_pair(mesh_a, shape_a, mesh_b, shape_b, *, pose_a=None, pose_b=None, tolerance=None,
-               want: str = "verdict"):
+               want: str = "verdict", depth: bool = True):
     """The parts' own answer at their poses (4, 4): a part's triangles (`part_mesh`), else its
     primitive Shape, through `gjkcli.engine.primitive.pair_query` (the single-pose run's); None
     when neither part has triangles (two primitives: each is its own hull, the hulls' answer is
-    theirs)."""
+    theirs). depth=False: a collision of two meshes proved by crossing surfaces is not measured
+    (`gjkcli.engine.exact.exact_query`)."""
     from gjkcli.engine.primitive import exact_body, pair_query
 
     if mesh_a is None and mesh_b is None:
         return None
     return pair_query(exact_body(mesh_a, shape_a), exact_body(mesh_b, shape_b), pose_a=pose_a,
-                      pose_b=pose_b, tolerance=tolerance, want=want)
+                      pose_b=pose_b, tolerance=tolerance, want=want, depth=depth)
 
 
 def with_part_certificate(r: Result) -> Result:

@@ -2,19 +2,24 @@
 `--trajectory`), on geometry prepared once: MoveIt's `CollisionEnv` checks a `RobotState`
 against geometry built when the model loaded; so does this.
 
-Prepared once: each collision element's hull, hull gap and triangles in its link's frame, and
-the pairs of elements of different links that no rule allows. Per pose: forward kinematics
-(every pose at once), every element pair on the hulls in the engine's batch call (poses passed
-along, nothing moved in Python), then the policy of the single-pose run
-(`gjkcli.pipeline.policy`) and the triangles where it asks (`gjkcli.pipeline.pairs.exact_pair`,
-the run's own), findings per pair of links (`gjkcli.pipeline.elements`).
+Prepared once: each collision element's hull, hull gap and triangles in its link's frame (once
+per distinct mesh: `gjkcli.pipeline.prepared`), and the pairs of elements of different links
+that no rule allows. Per pose: forward kinematics (every pose at once), the element pairs' boxes
+(`Prepared._near`, FCL's broad phase: a pair whose boxes lie apart beyond its band is clear), the
+others on the hulls in the engine's batch call (poses passed along, nothing moved in Python),
+then the policy of the single-pose run (`gjkcli.pipeline.policy`) and the triangles where it asks
+(`gjkcli.pipeline.pairs.exact_pair`, the run's own), findings per pair of links
+(`gjkcli.pipeline.elements`).
 
 The findings that can fail are the per-pose run's. What differs, for speed (a planner's
 thousands of waypoints): the allowed pairs (adjacent links, the SRDF), which never fail, are not
 checked, as MoveIt's collision checks skip what its matrix allows, and a note counts them (the
-per-pose run lists each at each pose); every other pair of links is checked at every pose (no
-broad phase: the counts are per link pair); overlap volumes are not computed (one boolean per
-colliding pair costs more than the pose); object records are the first pose's.
+per-pose run lists each at each pose); every other pair of links is counted as checked at every
+pose (the box test only answers clear early: the counts are per link pair); overlap volumes are not computed (one boolean per
+colliding pair costs more than the pose); a collision proved by surfaces crossing beyond the band
+is not measured for its depth (the search for the deepest point costs about 20 times the verdict;
+`exact_query`'s `depth=False`), so its depth is null and the note DEPTH_NOTE says why; object
+records are the first pose's.
 """
 from __future__ import annotations
 
@@ -28,11 +33,14 @@ from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
 from gjkcli.pipeline.pairs import exact_pair, part_mesh, primitive_note, with_part_certificate
 
-__all__ = ["Prepared", "Unprepared", "applies"]
+__all__ = ["Prepared", "Unprepared", "applies", "prepared_elements", "DEPTH_NOTE"]
 
 # Overlap volumes are not computed at many poses: a boolean per colliding pair and pose costs more
 # than the pose.
 OVERLAP_REASON = "not computed at many poses (--joints: one pose, with it)"
+# The run's note when collisions were left without their depth.
+DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are proved without them); "
+              "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
 
@@ -46,6 +54,35 @@ def applies(options, manifest, sources) -> bool:
             and options.mode in policy.MODES)
 
 
+def prepared_elements(robot, local) -> tuple[list, np.ndarray, list]:
+    """(shapes, gaps (E,), meshes) of a robot's collision elements in their links' frames: a mesh
+    element's hull, hull gap and triangles from its Geometry (`gjkcli.pipeline.prepared`: once
+    per distinct content, all in one go), a primitive as it is (gap 0; a box's 12 triangles, as
+    a pose's run). local : `gjkcli.scene.urdf.local_meshes(robot)`. Raises ShapeError for a mesh
+    that makes no hull."""
+    from gjkcli.errors import ShapeError
+    from gjkcli.pipeline.prepared import geometry, prepare
+    from gjkcli.scene import urdf
+
+    E = len(robot.collisions)
+    shapes: list = [None] * E
+    meshes: list = [None] * E
+    gaps = np.zeros(E)
+    geometries = {k: geometry(m[0], m[1]) for k, m in enumerate(local) if m is not None}
+    prepare(geometries.values())
+    for k, c in enumerate(robot.collisions):
+        g = geometries.get(k)
+        if g is None:
+            shapes[k] = urdf.primitive(c, np.eye(4))
+            meshes[k] = part_mesh(shapes[k], name=c.name)
+            continue
+        if g.error is not None:
+            raise ShapeError(str(g.error))
+        shapes[k], gaps[k] = g.hull, g.gap
+        meshes[k] = g.mesh(name=c.name, watertight=local[k][2])
+    return shapes, gaps, meshes
+
+
 class Unprepared(Exception):
     """An element the prepared path cannot take (unusable geometry): the per-pose run reports it."""
 
@@ -54,11 +91,11 @@ class Prepared:
     """A robot's collision elements, prepared once, checked at any number of poses."""
 
     def __init__(self, source, srdf, options):
-        from gjkcli.engine.shapes import ShapeSet, build_hulls
+        from gjkcli.engine.shapes import ShapeSet
         from gjkcli.errors import ShapeError
-        from gjkcli.mesh.convexity import hull_gaps
         from gjkcli.scene import urdf
         from gjkcli.scene.manifest import match_link
+        from gjkcli.tolerances import touching_tolerance
         from gjkcli.units import canonical
 
         robot = self.robot = source.robot
@@ -66,25 +103,11 @@ class Prepared:
         self.options = options
         self.transform = np.eye(4) if source.transform is None else np.asarray(source.transform)
         local = urdf.local_meshes(robot)
-        slots = [k for k, m in enumerate(local) if m is not None]
-        hulls = build_hulls([local[k][0] for k in slots])
+        try:
+            shapes, self.gap, self.meshes = prepared_elements(robot, local)
+        except ShapeError as exc:  # the per-pose run reports it
+            raise Unprepared(str(exc)) from None
         E = len(robot.collisions)
-        shapes: list = [None] * E
-        for slot, k in enumerate(slots):
-            if isinstance(hulls.shapes[slot], ShapeError):  # the per-pose run reports it
-                raise Unprepared(str(hulls.shapes[slot]))
-            shapes[k] = hulls.shapes[slot]
-        self.gap = np.zeros(E)
-        if slots:
-            self.gap[slots] = hull_gaps(hulls, [local[k][1] for k in slots], [local[k][0] for k in slots])
-        self.meshes: list = [None] * E
-        for k, c in enumerate(robot.collisions):
-            if local[k] is None:
-                shapes[k] = urdf.primitive(c, np.eye(4))
-                self.meshes[k] = part_mesh(shapes[k], name=c.name)
-            else:
-                V, F, watertight, _, _ = local[k]
-                self.meshes[k] = part_mesh(vertices=V, faces=F, watertight=watertight, name=c.name)
         self.local = local
         self.shapes = ShapeSet(shapes)
         self.shape_list = shapes
@@ -110,6 +133,14 @@ class Prepared:
             raise Unprepared(f"meshes in several units: {sorted(map(str, set(units)))}")
         self.units = next((u for u in units if u is not None), None)
         self.link_pairs = elements.object_pairs(self.owner_ids, self.ia, self.ib)
+        # each element's box in its link's frame, and per pair the margin the box test keeps
+        # (twice the largest touching band the pair can have, and rounding)
+        bounds = np.array([s.bounds for s in shapes]).reshape(E, 2, 3)
+        self.box_centre = 0.5 * (bounds[:, 0] + bounds[:, 1])
+        self.box_half = 0.5 * (bounds[:, 1] - bounds[:, 0])
+        size = np.array([s.size for s in shapes])
+        self.margin = 2.0 * np.array([touching_tolerance(x, options.tolerance)
+                                      for x in (size[self.ia] + size[self.ib]).tolist()])
         self.owned = {n: o for n, o in zip(self.names, self.owners) if n != o}
 
     def frames(self, q: np.ndarray) -> np.ndarray:
@@ -120,12 +151,13 @@ class Prepared:
         """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
         are made once, at the first pose (a report of many poses keeps the first pose's), with
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
-        out = []
+        o = self.options
+        rows: list = []
         for start in range(0, len(Q), CHUNK):
-            out.extend(self._chunk(Q[start: start + CHUNK]))
-        if not out:
-            return out
-        involved = {n for f in out for p in f.pairs for n in (p.a, p.b)}
+            rows.extend(self._chunk(Q[start: start + CHUNK], start))
+        if not rows:
+            return []
+        involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
         F = self.frames(Q[:1])[0]
         records = tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
         index = {r.name: k for k, r in enumerate(records)}
@@ -133,7 +165,13 @@ class Prepared:
         def geometry(name: str):  # an object's triangles at the first pose, for pictures
             return elements.merged_triangles(lambda e: self._world(e, F), self._members(name))
 
-        return [dataclasses.replace(f, objects=records, _index=index, geometry=geometry) for f in out]
+        version = _version()
+        return [Findings(command="scan", pairs=pairs, counts=counts, checked=checked,
+                         candidates=len(self.ia), requested=o.mode, tolerance=o.tolerance,
+                         clearance=None, fail_on=o.fail_on, units=self.units, timings=dict(share),
+                         elapsed=sum(share.values()), version=version, objects=records, _index=index,
+                         geometry=geometry)
+                for pairs, counts, checked, share in rows]
 
     def _world(self, e: int, F: np.ndarray):
         """Element e's ((n, 3) world vertices, faces) at link frames F (E, 4, 4); None for a
@@ -146,7 +184,24 @@ class Prepared:
             return None
         return got[0] @ F[e, :3, :3].T + F[e, :3, 3], got[1]
 
-    def _chunk(self, Q: np.ndarray) -> list[Findings]:
+    def _near(self, F: np.ndarray) -> np.ndarray:
+        from gjkcli.tolerances import DEFAULT
+
+        """(n, P) bool: the element pairs whose boxes, at link frames F (n, E, 4, 4), come within
+        the pairs' margin of each other. The others are clear: their hulls lie inside their
+        boxes, farther apart than any touching band of the pair (FCL's and Bullet's broad phase)."""
+        R, t = F[:, :, :3, :3], F[:, :, :3, 3]
+        centre = np.einsum("neij,ej->nei", R, self.box_centre) + t
+        half = np.einsum("neij,ej->nei", np.abs(R), self.box_half)
+        apart = np.abs(centre[:, self.ia] - centre[:, self.ib]) - half[:, self.ia] - half[:, self.ib]
+        gap = apart.max(axis=2)
+        # the rounding of the boxes must not drop a touching pair (as the scan's broad phase)
+        pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
+        return gap <= self.margin + pad
+
+    def _chunk(self, Q: np.ndarray, first: int) -> list[tuple]:
+        """Per pose of Q (n, d): (its findings, counts, pairs of objects checked, timings); the
+        findings carry their pose's row (`waypoint`), `first` the row of Q[0]."""
         from gjkcli.engine.query import batch
         from gjkcli.engine.results import STATUS_CODES
 
@@ -154,8 +209,9 @@ class Prepared:
         t0 = time.perf_counter()
         n, P = len(Q), len(self.ia)
         F = self.frames(Q)
-        pose = np.repeat(np.arange(n), P)
-        ea, eb = np.tile(self.ia, n), np.tile(self.ib, n)
+        near = np.flatnonzero(self._near(F).ravel())  # (pose, pair) rows, pose-major
+        pose, pair = np.divmod(near, max(P, 1))
+        ea, eb = self.ia[pair], self.ib[pair]
         t1 = time.perf_counter()
         got = batch(self.shapes, ea, eb, pose_a=F[pose, ea], pose_b=F[pose, eb], tolerance=o.tolerance,
                     want="verdict")
@@ -169,12 +225,13 @@ class Prepared:
         refine = policy.needs_triangles(o.mode, hull_clear, coincident, listed,
                                         self.meshed[ea] | self.meshed[eb])
         conservative = policy.conservative(~refine, coincident)
-        by_pose: list[list] = [[] for _ in range(n)]
+        by_pose: dict = {}
         for k in np.flatnonzero(listed).tolist():
             s, a, b = int(pose[k]), int(ea[k]), int(eb[k])
             if refine[k]:
                 r = exact_pair(self.meshes[a], self.shape_list[a], self.meshes[b], self.shape_list[b],
-                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]))
+                               pose_a=F[s, a], pose_b=F[s, b], tolerance=float(got.tolerance[k]),
+                               depth=False)  # the verdict, proved, without the depth search
                 result, mode = with_part_certificate(r), "exact"
                 if result.status is Status.CLEAR:
                     continue  # the hulls meet, the parts do not: not a finding
@@ -184,25 +241,27 @@ class Prepared:
                     result = dataclasses.replace(result, status=Status(status[k]))
             note = getattr(result, "note", None) or primitive_note(self.names, self.meshed, a, b,
                                                                    bool(conservative[k]))
-            by_pose[s].append(Finding(
+            by_pose.setdefault(s, []).append(Finding(
                 a=self.names[a], b=self.names[b], result=result, mode=mode, requested=o.mode,
                 conservative=bool(conservative[k]), violation=violates(result.status, None, o.fail_on),
                 file_a=self.source.shown,
-                file_b=self.source.shown, note=note,
+                file_b=self.source.shown, note=note, waypoint=first + s,
                 overlap_reason=OVERLAP_REASON if result.status is Status.COLLISION else None))
         t3 = time.perf_counter()
         share = {"forward kinematics": (t1 - t0) / n, "narrow": (t2 - t1) / n, "refine": (t3 - t2) / n}
         ids = self.owner_ids
+        # a pose without findings: every pair of objects clear
+        clear = ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs},
+                 self.link_pairs, share)
         out = []
         for s in range(n):
+            if s not in by_pose:
+                out.append((clear[0], dict(clear[1]), clear[2], share))
+                continue
             pairs = sorted(by_pose[s], key=severity_key)
             pairs, counts, checked = elements.by_object(pairs, self.owned, ids, self.ia, self.ib,
                                                         objects_checked=self.link_pairs)
-            out.append(Findings(
-                command="scan", pairs=tuple(pairs), counts=counts, checked=checked,
-                candidates=P, requested=o.mode, tolerance=o.tolerance, clearance=None,
-                fail_on=o.fail_on, units=self.units, timings=dict(share), elapsed=sum(share.values()),
-                version=_version()))
+            out.append((tuple(pairs), counts, checked, share))
         return out
 
     def _members(self, name: str) -> list:

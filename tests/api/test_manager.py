@@ -262,7 +262,7 @@ def test_a_mesh_is_its_own_hull_only_when_it_is_convex():
     """A mesh with a sphere's topology offers its own triangles as its hull; hull_gaps decides.
     A dented sphere (small, and large enough that hull_gaps climbs support maps) is not taken as
     convex: its hull and its answers are qhull's."""
-    from gjkcli.api.manager import _Geometry, _prepare
+    from gjkcli.pipeline.prepared import Geometry, prepare
 
     for subdivisions in (1, 4):
         sphere = trimesh.creation.icosphere(subdivisions)
@@ -270,8 +270,8 @@ def test_a_mesh_is_its_own_hull_only_when_it_is_convex():
         v = dented.vertices.copy()
         v[np.argmax(v[:, 2])] *= 0.5  # the top vertex pushed halfway to the centre
         dented.vertices = v
-        geometries = [_Geometry(np.asarray(m.vertices), np.asarray(m.faces)) for m in (sphere, dented)]
-        _prepare(geometries)
+        geometries = [Geometry(np.asarray(m.vertices), np.asarray(m.faces)) for m in (sphere, dented)]
+        prepare(geometries)
         assert geometries[0].gap <= 1e-12 and geometries[0].hull.n_vertices == len(sphere.vertices)
         assert geometries[1].gap == np.inf  # not its hull: the triangles answer its pairs
         assert geometries[1].hull.n_vertices == len(sphere.vertices) - 1  # qhull's: no dent
@@ -289,7 +289,7 @@ def test_a_mesh_checked_closed_and_oriented_by_the_manager_is_what_mesh_finds():
     reverse once), so that Mesh does not look at their edges again: the flags, the bodies and
     the probes must be what Mesh finds on its own, for closed meshes (a sphere, an annulus, two
     boxes in one mesh) and for meshes that are not (open, flipped faces, a face repeated)."""
-    from gjkcli.api.manager import _Geometry, _prepare
+    from gjkcli.pipeline.prepared import Geometry, prepare
 
     box = trimesh.creation.box()
     two = trimesh.util.concatenate([box, box.copy().apply_translation([3.0, 0.0, 0.0])])
@@ -301,8 +301,8 @@ def test_a_mesh_checked_closed_and_oriented_by_the_manager_is_what_mesh_finds():
               (trimesh.creation.annulus(0.5, 1.0, 0.3).vertices, trimesh.creation.annulus(0.5, 1.0, 0.3).faces),
               (two.vertices, two.faces), (opened.vertices, opened.faces), (box.vertices, flipped),
               (box.vertices, repeated)]
-    geometries = [_Geometry(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64)) for v, f in meshes]
-    _prepare(geometries)
+    geometries = [Geometry(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64)) for v, f in meshes]
+    prepare(geometries)
     assert [g.closed for g in geometries] == [True, True, True, False, False, False]
     for g in geometries:
         given, own = g.mesh(), Mesh(g.vertices, g.faces)

@@ -13,6 +13,7 @@ from trimesh import collision as tc  # noqa: E402
 
 from gjkcli import CollisionManager  # noqa: E402
 from gjkcli.api import manager as managers  # noqa: E402
+from gjkcli.pipeline.prepared import Geometry  # noqa: E402
 
 
 def _moved(x=0.0, y=0.0, z=0.0):
@@ -122,7 +123,7 @@ def test_quaternions_are_the_rotation(seed):
     for R in Rotation.random(50, random_state=seed).as_matrix():
         T = np.eye(4)
         T[:3, :3] = R
-        q = managers.ManagedObject("x", managers._Geometry(np.zeros((1, 3)), np.zeros((0, 3), int)),
+        q = managers.ManagedObject("x", Geometry(np.zeros((1, 3)), np.zeros((0, 3), int)),
                                    T).getQuatRotation()
         w, x, y, z = q
         assert w >= 0 and np.allclose(Rotation.from_quat([x, y, z, w]).as_matrix(), R, atol=1e-12)
@@ -162,13 +163,15 @@ def test_empty_managers_answer_as_trimesh_s():
 
 def test_a_mesh_added_many_times_is_prepared_once(monkeypatch):
     built = []
-    real = managers.build_hulls
+    from gjkcli.pipeline import prepared
+
+    real = prepared.build_hulls
 
     def counting(points, **kw):
         built.append(len(points))
         return real(points, **kw)
 
-    monkeypatch.setattr(managers, "build_hulls", counting)
+    monkeypatch.setattr(prepared, "build_hulls", counting)
     rng = np.random.default_rng(2)
     sphere = trimesh.creation.icosphere(2, radius=0.3 + rng.uniform(0, 1e-3))  # new content
     copy = sphere.copy()  # another mesh of the same content

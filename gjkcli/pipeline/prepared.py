@@ -1,0 +1,253 @@
+"""Geometry prepared once per distinct content, placed by transforms: what the Python manager
+(`gjkcli.api.manager`), the robot at many poses (`gjkcli.pipeline.poses`), its motion and the
+collision matrix (`gjkcli.pipeline.motion`, `gjkcli.pipeline.matrix`) stand on.
+
+FCL and coal keep one `CollisionGeometry` (a hull, a BVH over triangles) shared by any number of
+`CollisionObject`s, each holding only a transform; so does this. A `Geometry` is a mesh in its own
+frame: its vertices and triangles (copies, read-only), and once `prepare`d its convex hull, how
+far the mesh lies from that hull (`gjkcli.mesh.convexity.hull_gaps`: the mode policy's
+"coincide") and its triangle hierarchy (`gjkcli.engine.exact.Mesh`, made on first use). `geometry`
+finds it by content (the counts and a hash of both arrays), so a mesh given 200 times, or two
+links made of one file, is one hull and one hierarchy. `Placements` is the broad phase over the
+placed parts' boxes, updated for the parts that move, never rebuilt.
+
+How a hull is made (`prepare`, every geometry not prepared yet in one go): a closed, consistently
+oriented mesh with a sphere's topology and at most _OWN_HULL_MAX_VERTICES vertices offers its own
+triangles (no qhull call, no import of scipy); `hull_gaps` then checks every face against every
+hull vertex, and where a vertex lies more than rounding outside a face's plane (the mesh is not
+convex) the hull is built from its points instead: by the compiled core for point sets of up to
+SMALL_HULL_POINTS (gjkcli/engine/csrc/smallhull.c), by qhull for the others.
+"""
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Iterable
+
+import numpy as np
+
+from gjkcli.engine.exact import Mesh
+from gjkcli.engine.shapes import Shape, build_hulls
+from gjkcli.errors import ShapeError
+from gjkcli.mesh.convexity import hull_gaps
+from gjkcli.scene.broadphase import candidate_pairs
+from gjkcli.tolerances import DEFAULT
+
+__all__ = ["Geometry", "geometry", "prepare", "closed_oriented", "Placements"]
+
+# A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
+# to the mesh's size, outside any face's plane: rounding, not shape.
+OWN_HULL_REL = 1e-12
+# The meshes that hull_gaps checks by brute force (gjkcli/mesh/convexity.py, _face_gaps): only
+# these offer their own triangles as their hull (above, hull_gaps climbs the hull's support map,
+# which on the graph of a mesh that is not convex may stop at a local maximum).
+OWN_HULL_MAX_VERTICES = 256
+OWN_HULL_MAX_FACES = 4096
+# The largest point sets whose hull the compiled core builds here (`build_hulls`' small_points):
+# a prepared scene builds each distinct hull once, and a robot's or a manager's few hundred
+# points cost the core's quickhull less than importing scipy for qhull (about 0.35 s).
+SMALL_HULL_POINTS = 256
+
+
+class Geometry:
+    """A mesh in its own frame, prepared once for every placement of it.
+
+    Attributes
+    ----------
+    vertices : (n, 3) float64, read-only
+    faces : (m, 3) int64, read-only
+    hull : Shape or None
+        The convex hull, once `prepare`d (None before, and where none could be made: `error`).
+    gap : float
+        `hull_gaps` of the mesh against its hull (inf: not its hull), once prepared.
+    closed : bool
+        Every directed edge once, and its reverse once (`closed_oriented`), once prepared.
+    error : ShapeError or None
+        Why no hull could be made.
+    """
+
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "_meshes", "__weakref__")
+
+    def __init__(self, vertices: np.ndarray, faces: np.ndarray):
+        self.vertices = vertices
+        self.faces = faces
+        self.hull: Shape | None = None
+        self.gap = np.inf
+        self.closed = False
+        self.error: ShapeError | None = None
+        self._meshes: dict = {}
+
+    def mesh(self, name: str = "mesh", watertight: bool | None = None) -> Mesh | None:
+        """The triangles' hierarchy (`gjkcli.engine.exact.Mesh`) under `name` (its notes name
+        the part), made on first use; None when the triangles cannot make one (the hull then
+        answers). `watertight`: the loader's flag, when it has one."""
+        key = (name, watertight)
+        if key not in self._meshes:
+            try:
+                # a closed, oriented mesh needs no second look at its edges
+                self._meshes[key] = Mesh(self.vertices, self.faces, name=name, watertight=watertight,
+                                         closed_oriented=self.closed and watertight is not False)
+            except ValueError:
+                self._meshes[key] = None
+        return self._meshes[key]
+
+
+# Geometry by content (vertex and face counts, a hash of both arrays), shared by every client of
+# the process while some part holds it.
+_BY_CONTENT: "weakref.WeakValueDictionary[tuple, Geometry]" = weakref.WeakValueDictionary()
+
+
+def geometry(vertices, faces) -> Geometry:
+    """The Geometry of these vertices (n, 3) and faces (m, 3): the one already made for the same
+    content, else a new one holding read-only copies (the caller's arrays may change after).
+    Raises ShapeError for no vertices, a coordinate that is not finite, or a face pointing past
+    the vertices."""
+    v = np.array(vertices, dtype=np.float64, order="C").reshape(-1, 3)
+    f = np.array(faces, dtype=np.int64, order="C").reshape(-1, 3)
+    if len(v) == 0 or not np.all(np.isfinite(v)):
+        raise ShapeError("a mesh needs vertices, all finite")
+    if len(f) and (f.min() < 0 or f.max() >= len(v)):
+        raise ShapeError(f"faces point past the {len(v)} vertices")
+    digest = hashlib.blake2b(v.tobytes(), digest_size=16)
+    digest.update(f.tobytes())
+    content = (len(v), len(f), digest.digest())
+    found = _BY_CONTENT.get(content)
+    if found is None:
+        v.flags.writeable = False
+        f.flags.writeable = False
+        found = _BY_CONTENT[content] = Geometry(v, f)
+    return found
+
+
+def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None) -> None:
+    """Hulls and hull gaps of the geometries not prepared yet, each once however many parts
+    share it, all in one go (see the module's docstring). A geometry whose hull cannot be made
+    keeps hull None and its `error`. jobs, progress : `build_hulls`' (qhull in forked workers
+    for many large parts; progress(stage, done, total))."""
+    todo = list({id(g): g for g in geometries if g.hull is None and g.error is None}.values())
+    if not todo:
+        return
+    paired, sphere = closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
+    for g, c in zip(todo, paired.tolist()):
+        g.closed = c
+    offer = sphere & np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
+                               for g in todo], dtype=bool)
+    hulls = build_hulls([g.vertices for g in todo], small=True, small_points=SMALL_HULL_POINTS,
+                        triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())],
+                        jobs=jobs, progress=progress)
+    gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
+    size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
+    own = offer & (gaps <= OWN_HULL_REL * size)  # NaN size (no hull) compares False
+    again = np.flatnonzero(~own & offer).tolist()  # offered, but not convex: from the points
+    shapes = list(hulls.shapes)
+    if again:
+        redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=SMALL_HULL_POINTS,
+                           jobs=jobs)
+        redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
+        for slot, k in enumerate(again):
+            shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
+    for g, shape, gap in zip(todo, shapes, gaps.tolist()):
+        if isinstance(shape, ShapeError):
+            g.error = shape
+        else:
+            g.hull, g.gap = shape, gap
+
+
+def closed_oriented(faces: list, n_vertices: list) -> tuple:
+    """(paired, sphere), (k,) bool each, for all meshes at once. paired: the mesh is closed and
+    consistently oriented (every directed edge once, and its reverse once). sphere: besides, it
+    could be the boundary of a convex polytope by its topology alone, a topological sphere
+    (Euler characteristic V - E + F = 2 over its used vertices, so one body and no handle: an
+    annulus, a torus, has 0)."""
+    k = len(faces)
+    out = np.zeros(k, dtype=bool)
+    if k == 0:
+        return out, out.copy()
+    counts = np.array([len(f) for f in faces], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
+    F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
+    if len(F) == 0:
+        return out, out.copy()
+    F = F + np.repeat(offsets[:-1], counts)[:, None]
+    total = int(offsets[-1]) + 1
+    a = F.ravel()
+    b = F[:, [1, 2, 0]].ravel()
+    forward = np.sort(a * total + b)
+    backward = np.sort(b * total + a)
+    # a key that repeats, or whose reverse is not there, marks its mesh (found by its source vertex)
+    bad_keys = np.concatenate([forward[1:][forward[1:] == forward[:-1]], forward[forward != backward],
+                               (a * total + b)[a == b]])
+    bad_part = np.searchsorted(offsets, bad_keys // total, side="right") - 1
+    ok = np.bincount(bad_part, minlength=k) == 0
+    used = np.zeros(total, dtype=bool)
+    used[a] = True
+    n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
+    n_used[np.diff(offsets) == 0] = 0
+    out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
+    return ok, out
+
+
+class Placements:
+    """Parts placed in the world, as their world boxes: the boxes grown by each part's touching
+    band, and which grown boxes meet (the broad phase). Moving a part updates its box and its
+    entries, nothing else (FCL's `DynamicAABBTreeCollisionManager::update`, Bullet's
+    `btDbvtBroadphase`: the moved leaves, not a rebuild); no query lists all pairs.
+
+    lo, hi : (n, 3) world boxes; band : (n,) each one's touching band (DEFAULT.touching_rel x
+        its diagonal)
+    g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
+        all, one axis at a time, along contiguous rows
+    near : list of set, per part the parts whose grown boxes meet its own
+    """
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray):
+        self.lo = np.array(lo, dtype=np.float64).reshape(-1, 3)
+        self.hi = np.array(hi, dtype=np.float64).reshape(-1, 3)
+        n = len(self.lo)
+        self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
+        self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
+        self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
+        self.near: list[set] = [set() for _ in range(n)]
+        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
+        for a, b in zip(i.tolist(), j.tolist()):
+            self.near[a].add(b)
+            self.near[b].add(a)
+
+    def move(self, k: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Part k is now in the box (lo, hi): its box, its band and its entries in `near`, anew."""
+        self.lo[k], self.hi[k] = lo, hi
+        band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(np.asarray(hi) - np.asarray(lo)))
+        self.g_lo[:, k], self.g_hi[:, k] = np.asarray(lo) - band, np.asarray(hi) + band
+        for other in self.near[k]:
+            self.near[other].discard(k)
+        meets = set(self.meeting(np.asarray(lo), np.asarray(hi), band).tolist())
+        meets.discard(k)
+        self.near[k] = meets
+        for other in meets:
+            self.near[other].add(k)
+
+    def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
+        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`."""
+        lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
+        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
+        for axis in (1, 2):
+            hit &= self.g_lo[axis] <= hi[axis]
+            hit &= self.g_hi[axis] >= lo[axis]
+        return np.flatnonzero(hit)
+
+    def pairs(self) -> tuple:
+        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
+        n = max(len(self.lo), 1)
+        flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
+        flat.sort()
+        key = np.array(flat, dtype=np.int64)
+        return key // n, key % n
+
+    def within(self, r: float) -> tuple:
+        """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
+        broad phase compares axis by axis), i < j."""
+        return candidate_pairs(self.lo, self.hi, grow=self.band + 0.5 * r)
+
+    def typical(self) -> float:
+        """A length of the scene to start a search from: the median box diagonal."""
+        return float(np.median(np.linalg.norm(self.hi - self.lo, axis=1))) if len(self.lo) else 1.0
