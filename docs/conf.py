@@ -50,7 +50,9 @@ nitpick_ignore_regex = [
     # array shapes and dtypes in NumPy-style attribute types: `(n, 3) float64`, `(n + 1,) int32`
     ("py:class", r"\d+|[a-z]|n \+ 1|float64|int32"),
     # the compiled core's own types and private helpers, which are not part of the API
-    ("py:class", r"_core\..*|_Geometry"),
+    ("py:class", r"_core\..*"),
+    # the prepared scene's geometry a managed object holds (gjkcli/pipeline/prepared.py), internal
+    ("py:class", r"(gjkcli\.pipeline\.prepared\.)?Geometry"),
     # named in the API's signatures and documented in their modules (gjkcli/engine/results.py,
     # gjkcli/api/manager.py), not rendered on the API page
     ("py:class", r"(gjkcli\.engine\.results\.)?(Status|TraceStep|PointCertificate|PlaneCertificate)"),
