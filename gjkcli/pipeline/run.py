@@ -38,7 +38,7 @@ from typing import Callable
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli import limits
+from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
@@ -308,9 +308,9 @@ class _Run:
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
-        now = time.perf_counter()
-        self.timings[name] = self.timings.get(name, 0.0) + now - since
-        return now
+        """Book the time since `since` under `name`, the imports made meanwhile under "imports"
+        (gjkcli.clock); return now."""
+        return clock.stage(self.timings, name, since)
 
     def findings(self, sources, primitives, manifest, *, across: bool, every_pair: int) -> Findings:
         """The run over `sources` (then `primitives`, a manifest's): findings.
