@@ -515,9 +515,9 @@ def _check_container(path: Path, file_type: str, size: int, limits) -> None:
     ZIP headers state each member's size, and Python's zipfile never reads past it; gzip and bz2
     streams state nothing, so they are inflated in chunks and counted, up to the limit.
     """
-    import zipfile
-
     if file_type in _ZIP_TYPES:
+        import zipfile
+
         try:
             with zipfile.ZipFile(path) as archive:
                 members = archive.infolist()
