@@ -59,7 +59,7 @@ def read(path: Path, file_type: str) -> tuple[np.ndarray, np.ndarray] | None:
     data = path.read_bytes()
     try:
         found = _READERS[file_type](data)
-    except (ValueError, IndexError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError):
         return None  # a file these readers do not take whole: trimesh reads it
     if found is None:
         return None

@@ -113,6 +113,9 @@ def write(path: Path, mesh, kind: str) -> Path:
         path.write_bytes(header + rows.tobytes() + faces.tobytes())
     elif kind == "off":
         path.write_text(trimesh.exchange.off.export_off(mesh))
+    elif kind in ("obj_crlf", "off_crlf", "ply_ascii_crlf"):  # Windows line ends
+        write(path, mesh, kind.replace("_crlf", ""))
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     elif kind == "off_quads":
         rows = [f"{x:.17g} {y:.17g} {z:.17g}" for x, y, z in v] + \
                ["4 " + " ".join(map(str, q)) for q in quads(mesh)]
@@ -121,7 +124,8 @@ def write(path: Path, mesh, kind: str) -> Path:
 
 
 KINDS = {"obj": "obj", "obj_quads": "obj", "obj_normals": "obj", "ply": "ply", "ply_ascii": "ply",
-         "ply_big": "ply", "off": "off", "off_quads": "off"}
+         "ply_big": "ply", "off": "off", "off_quads": "off", "obj_crlf": "obj", "off_crlf": "off",
+         "ply_ascii_crlf": "ply"}
 
 
 def test_seeded_random_meshes_read_as_trimesh_reads_them(tmp_path, monkeypatch):
