@@ -2,7 +2,7 @@
 
 Target: at most 0.3 s of wall time per format, the median of 5 runs. Each run is a fresh
 process, as a user's at a terminal or in a pre-commit hook is. The two parts are a unit cube and
-an icosphere of 42 vertices 0.2 away from it (verdict: clear, exit code 0), written by trimesh
+an icosphere of 642 vertices (trimesh's default) 0.2 away from it (verdict: clear, exit code 0), written by trimesh
 into a temporary folder as ASCII STL, binary STL, OBJ, PLY (binary and ASCII), OFF and GLB.
 Formats are run in turn (one run of each, then the next round), so that a load on the machine
 falls on all of them alike.
@@ -11,7 +11,7 @@ Reference lines, measured the same way: the bare interpreter (`python -c pass`, 
 Python command), `import numpy`, and `import trimesh` (the floor of a tool that reads its meshes
 through trimesh, as the peer's lean path does).
 
-    python benchmarks/bench_startup.py [--runs 5] [--gjk PATH]
+    python benchmarks/bench_startup.py [--runs 5] [--gjk CMD] [--before CMD]
 
 Prints a markdown table of medians (wall and CPU seconds) and, per format, the ratio to the target.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -52,7 +53,7 @@ def write_parts(folder: Path) -> dict:
     import trimesh
 
     cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
-    ball = trimesh.creation.icosphere(subdivisions=1, radius=0.5)
+    ball = trimesh.creation.icosphere(radius=0.5)  # trimesh's default: 642 vertices
     ball.apply_translation((1.2, 0.0, 0.0))
     out = {}
     for k, (name, suffix, export) in enumerate(FORMATS):
@@ -88,8 +89,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--gjk", help="the gjk command (default: gjk beside this Python, else "
                                       "python -m gjkcli)")
+    parser.add_argument("--before", help="another gjk command (an older install, say "
+                                         "'/other/venv/bin/python -m gjkcli'), run in turn with "
+                                         "the first: its medians and the ratio are printed too")
     args = parser.parse_args()
-    gjk = [args.gjk] if args.gjk else None
+    gjk = shlex.split(args.gjk) if args.gjk else None
     if gjk is None:
         found = shutil.which("gjk", path=str(Path(sys.executable).parent)) or shutil.which("gjk")
         gjk = [found] if found else [sys.executable, "-m", "gjkcli"]
@@ -102,6 +106,9 @@ def main() -> None:
         files = write_parts(Path(tmp))
         ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
         commands = {name: [*gjk, "check", str(a), str(b)] for name, (a, b) in files.items()}
+        if args.before:
+            commands.update({f"{name}, before": [*shlex.split(args.before), "check", str(a), str(b)]
+                             for name, (a, b) in files.items()})
         for cmd in commands.values():  # once untimed: bytecode caches written, verdict checked
             wall(cmd, expect=0)
         for cmd in references.values():
@@ -113,19 +120,26 @@ def main() -> None:
             for name, cmd in references.items():
                 times[name].append(wall(cmd))
 
-    print(f"`gjk check A B`, two small parts (a cube, a 42-vertex sphere), median of "
+    print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere), median of "
           f"{args.runs} runs; target {TARGET} s\n")
     print("| format | median wall (s) | min wall (s) | median CPU (s) | median wall / target |")
     print("|---|---|---|---|---|")
     for name in commands:
         print(f"| {name} | {_median(times[name], 0):.3f} | {min(t for t, _ in times[name]):.3f} | "
               f"{_median(times[name], 1):.3f} | {_median(times[name], 0) / TARGET:.2f} |")
+    if args.before:
+        print("\n| format | before / now, median wall | before / now, median CPU |")
+        print("|---|---|---|")
+        for name in files:
+            was, now = times[f"{name}, before"], times[name]
+            print(f"| {name} | {_median(was, 0) / _median(now, 0):.2f} | "
+                  f"{_median(was, 1) / _median(now, 1):.2f} |")
     print("\n| reference | median wall (s) | min wall (s) | median CPU (s) |")
     print("|---|---|---|---|")
     for name in references:
         print(f"| {name} | {_median(times[name], 0):.3f} | {min(t for t, _ in times[name]):.3f} | "
               f"{_median(times[name], 1):.3f} |")
-    worst = max(_median(times[name], 0) for name in commands)
+    worst = max(_median(times[name], 0) for name in files)
     print(f"\nslowest format: {worst:.3f} s wall ({'meets' if worst <= TARGET else 'misses'} the "
           f"{TARGET} s target); on a loaded machine read it against `python -c pass` and the CPU "
           f"column")
