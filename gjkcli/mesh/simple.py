@@ -98,8 +98,13 @@ _OBJ_IGNORED = (b"vn", b"vt", b"s", b"mtllib")
 
 
 def _obj(data: bytes):
+    data = data.replace(b"\r\n", b"\n")
+    if b"\r" in data:
+        return None  # trimesh splits lines on "\n" alone
     vertex_rows, face_rows = [], []
-    for line in data.replace(b"\\\r\n", b"").replace(b"\\\n", b"").splitlines():
+    for line in data.replace(b"\\\n", b"").split(b"\n"):
+        if line[:1].isspace() and line.strip():
+            return None  # an indented statement, which trimesh does not take as one
         head, _, rest = line.strip().partition(b" ")
         if head == b"v":
             vertex_rows.append(rest)
