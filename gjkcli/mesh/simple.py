@@ -12,7 +12,7 @@ What each reader takes (anything beyond is None):
 - OBJ: ``v x y z`` lines (every one with the same count of numbers, the first three used, as
   trimesh takes them), ``f`` lines of plain vertex indices (no ``/vt/vn``), 1-based and within
   the vertices, every face of 3 indices or every face of 4; ``vn``, ``vt``, ``s``, ``mtllib``,
-  comments and blank lines are ignored. Objects, groups and materials (``o``, ``g``,
+  comments and blank lines are ignored; lines end in LF or CR LF and none is indented. Objects, groups and materials (``o``, ``g``,
   ``usemtl``), which trimesh splits on, negative indices (which trimesh counts from the end of
   the file) and the rest go to trimesh. Vertices no face uses are dropped, as trimesh drops them.
 - PLY (ASCII, binary little or big endian): a ``vertex`` element with scalar properties x, y, z
