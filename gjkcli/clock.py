@@ -69,7 +69,9 @@ def record() -> None:
     def timed(real):
         def wrapper(*args, **kwargs):
             global _depth
-            if _depth or threading.current_thread() is not main:
+            # a module may have kept this wrapper (`from importlib import import_module`) after
+            # `stop`: it then only passes calls on
+            if not _installed or _depth or threading.current_thread() is not main:
                 return real(*args, **kwargs)
             _depth += 1
             start = time.perf_counter()
