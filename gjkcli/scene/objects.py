@@ -119,7 +119,7 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
     for k, (p, T, split) in enumerate(files):
         source = Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
                         transform=T, split_bodies=split)
-        if _robot_file(p):
+        if robot_file(p):
             from gjkcli.scene import urdf
 
             options = robot or urdf.RobotOptions()
@@ -150,7 +150,7 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
 _ROBOT_SUFFIXES = (".urdf", ".xacro", ".sdf", ".mjcf", ".xml")
 
 
-def _robot_file(path) -> bool:
+def robot_file(path) -> bool:
     """`urdf.is_urdf(path)`, importing the URDF reader only for a suffix it may take."""
     if Path(path).suffix.lower() not in _ROBOT_SUFFIXES:
         return False

@@ -264,3 +264,20 @@ def test_checking_plain_files_imports_neither_trimesh_nor_scipy(tmp_path):
         "print(sorted(m for m in ('trimesh', 'scipy', 'networkx') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_urdf_reader_is_asked_about_every_suffix_it_takes(tmp_path):
+    """A check imports the URDF reader only for the suffixes in gjkcli.scene.objects'
+    _ROBOT_SUFFIXES: every suffix `urdf.is_urdf` takes must be one of them."""
+    from gjkcli.scene import objects, urdf
+
+    robot = '<?xml version="1.0"?>\n<robot name="r"><link name="a"/></robot>\n'
+    taken = []
+    for suffix in (".urdf", ".xacro", ".sdf", ".mjcf", ".xml", ".world", ".srdf", ".dae", ".stl",
+                   ".obj", ".glb", ".step", ".ifc", ".txt", ".URDF", ".XML"):
+        path = tmp_path / f"robot{suffix}"
+        path.write_text(robot)
+        if urdf.is_urdf(path):
+            taken.append(suffix)
+            assert objects.robot_file(path)
+    assert {".urdf", ".xml"} <= set(taken)
