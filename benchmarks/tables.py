@@ -99,6 +99,11 @@ SUITE = (
     Bench("check", "gjk check's wall time", "bench_check.py", ("--runs", "3"), (), (),
           "`gjk check` on the samples in fresh processes, the first run included, and importing the "
           "CLI, against budgets of 1 s and 0.3 s."),
+    Bench("startup", "gjk check's start-up per mesh format", "bench_startup.py", ("--runs", "5"), (),
+          (), "`gjk check` on a cube and a 642-vertex sphere written as ASCII and binary STL, OBJ, "
+          "binary and ASCII PLY, OFF and GLB, the whole process 5 times per format in turn: median "
+          "wall and CPU time, beside `python -c pass`, `import numpy` and `import trimesh` (the "
+          "floor of a reader built on trimesh). Target: 0.3 s of wall time per format."),
     Bench("poses", "--poses against trimesh + python-fcl", "bench_poses.py",
           ("--poses", "300", "--waypoints", "1000"), (), ("fcl", "shared"),
           "Random Panda poses with its SRDF: trimesh + python-fcl in one process (`set_transform` "

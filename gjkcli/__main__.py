@@ -7,9 +7,15 @@ nothing else is half written) and the files already written of an output of many
 pictures of `--png DIR`), says so in one line and ends the process with exit code 130
 (128 + SIGINT), never a traceback. Worker processes inherit it and end quietly.
 """
-import os
-import signal
-import sys
+import time
+
+# When the command started, near enough (the interpreter's own start is before it): --timings
+# books the time from here to the command's start as imports (gjkcli.clock.startup).
+STARTED = time.perf_counter()
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
 
 _MAIN = os.getpid()
 

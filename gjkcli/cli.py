@@ -181,8 +181,8 @@ def _options(f):
                           "In the drawing's units, or with a unit. Default: 1e-6 of the "
                           "drawing's size."),
         click.option("--timings", is_flag=True,
-                     help="Print where the time went (load, hulls, broad, narrow, refine, report) "
-                          "on stderr."),
+                     help="Print where the time went (imports, load, hulls, broad, narrow, refine, "
+                          "report) on stderr."),
         click.option("--limit", "limit", multiple=True, metavar="NAME=VALUE",
                      help="Raise or lower what a file may hold before gjk refuses it (repeatable): "
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
@@ -456,7 +456,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     """The pipeline, then the report, then the exit code."""
     import time
 
-    from gjkcli import limits
+    from gjkcli import clock, limits
 
     try:
         file_limits = limits.parse(limit)
@@ -464,7 +464,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         raise click.BadParameter(str(e), param_hint="--limit") from None
 
     stage = ["starting"]
-    with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug):
+    # with --timings, imports are a stage of their own, not part of the stage that first needs them
+    with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings):
         from gjkcli.pipeline import run as pipeline
 
         if open_page and html_file is None:
@@ -517,7 +518,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             _write_png(png_path, found, inputs=(*inputs, manifest, baseline), cap=file_limits.pngs,
                        progress=not quiet and sys.stderr.isatty())
         if timings:
-            spent = {**found.timings, "report": time.perf_counter() - started}
+            spent = dict(found.timings)
+            clock.stage(spent, "report", started)
+            # every import of the process: the command line's own, then those made on the way
+            spent = {clock.IMPORTS: clock.startup() + clock.imported(),
+                     **{k: v for k, v in spent.items() if k != clock.IMPORTS}}
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
                        err=True)
     ctx.exit(found.exit_code)

@@ -350,7 +350,8 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
         would give, up to coplanar points that the triangles keep as vertices. `area` is the
         triangles' area.
     small : bool
-        Parts of 4 to SMALL_HULL_POINTS points get their hull from the compiled core
+        Parts of 4 to SMALL_HULL_POINTS points (and larger ones up to FEW_PARTS_HULL_POINTS when
+        they are few, see there) get their hull from the compiled core
         (gjkcli/engine/csrc/smallhull.c, all parts in one call, no Python call per part), each
         checked there (closed, oriented, a sphere, every point inside within
         DEFAULT.small_hull_rel of the part's extent); the parts it cannot prove, and larger
@@ -447,8 +448,9 @@ def _qhull_hulls(points, jobs: int, progress) -> Hulls:
 def small_hull_triangles(points, up_to: int | None = None) -> list:
     """Per part, the triangles of its convex hull (point indices, outward) built and checked by
     the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of
-    fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points, flat or nearly flat
-    ones, any part the core could not prove."""
+    fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points (up to
+    FEW_PARTS_HULL_POINTS when the larger parts are few), flat or nearly flat ones, any part the
+    core could not prove."""
     from gjkcli.engine._mesh import small_hull_parts
 
     up_to = SMALL_HULL_POINTS if up_to is None else int(up_to)
@@ -457,7 +459,11 @@ def small_hull_triangles(points, up_to: int | None = None) -> list:
     out: list = [None] * count
     pts = [np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3) for p in points]
     n_pts = np.fromiter((len(p) for p in pts), dtype=np.int64, count=count)
-    mine = np.flatnonzero((n_pts >= 4) & (n_pts <= up_to))
+    small = (n_pts >= 4) & (n_pts <= up_to)
+    larger = (n_pts > up_to) & (n_pts <= FEW_PARTS_HULL_POINTS)
+    if larger.any() and float(np.square(n_pts[larger].astype(np.float64)).sum()) <= FEW_PARTS_HULL_WORK:
+        small |= larger
+    mine = np.flatnonzero(small)
     if not len(mine):
         return out
     n = n_pts[mine]
@@ -470,8 +476,8 @@ def small_hull_triangles(points, up_to: int | None = None) -> list:
         extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
         min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
     min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
-    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, up_to, DEFAULT.small_hull_rel,
-                                                min_volume)
+    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, max(up_to, FEW_PARTS_HULL_POINTS),
+                                                DEFAULT.small_hull_rel, min_volume)
     for slot in np.flatnonzero(ok).tolist():
         out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]
     return out
@@ -480,6 +486,13 @@ def small_hull_triangles(points, up_to: int | None = None) -> list:
 # The largest parts whose hull the compiled core builds (`build_hulls`' `small`): its quickhull
 # finds faces by a scan, O(n^2) per part, which passes qhull's cost (through scipy) near here.
 SMALL_HULL_POINTS = 128
+# ... and up to this many points when the parts above SMALL_HULL_POINTS are few: while the sum
+# of their squared point counts stays within FEW_PARTS_HULL_WORK. A run of a few parts (`gjk
+# check a.glb b.glb` on two 642-point spheres) then never imports scipy, which takes about 0.3 s
+# against the core's few milliseconds (20 ms for a 642-point sphere, 60 ms for 1,000 points, on
+# a loaded machine); many such parts go to qhull, whose import their hulls then repay.
+FEW_PARTS_HULL_POINTS = 1024
+FEW_PARTS_HULL_WORK = 4 * 1024 ** 2
 
 
 @contextmanager
@@ -552,8 +565,12 @@ def _with_own_triangles(points, triangles, jobs, progress) -> Hulls:
     out: list = [None] * count
     lo, hi = np.full((count, 3), np.nan), np.full((count, 3), np.nan)
     area = np.full(count, np.nan)
+    tell = progress or (lambda stage, done, total: None)
+    tell("hulls", 0, count)
     if rest:
-        others = _qhull_hulls([pts[k] for k in rest], jobs, progress)
+        # qhull's progress counts its own parts after the ones given triangles, which go in one call
+        others = _qhull_hulls([pts[k] for k in rest], jobs,
+                              progress and (lambda stage, done, total: tell(stage, len(mine) + done, count)))
         for slot, k in enumerate(rest):
             out[k] = others.shapes[slot]
         lo[rest], hi[rest], area[rest] = others.lo, others.hi, others.area
@@ -612,6 +629,7 @@ def _with_own_triangles(points, triangles, jobs, progress) -> Hulls:
             out[k] = exc
         except (IndexError, ValueError) as exc:
             out[k] = ShapeError(f"no hull could be built ({type(exc).__name__}: {exc})")
+    tell("hulls", count, count)
     return Hulls(out, lo, hi, area)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from gjkcli import extras
 from gjkcli.engine.topology import topology
 from gjkcli.errors import InputError
+from gjkcli.mesh import simple
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
@@ -45,6 +46,10 @@ _CAD_TYPES = ("step", "stp")
 
 # IFC models: read by gjkcli.mesh.ifc through IfcOpenShell (IFC_TYPES there), not by trimesh.
 _IFC_TYPES = ("ifc", "ifczip", "ifcxml")
+
+# Formats whose files gjk reads without trimesh, always or when plain (`gjkcli.mesh.simple`):
+# telling them from an unknown format does not need trimesh's list of loaders either.
+_OWN_TYPES = ("stl", *simple.FORMATS, *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES)
 
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
@@ -324,7 +329,13 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
             raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
                                    f"its geometry")
         names = [named(_object_name(path, member, node, len(nodes))) for node, _, _ in nodes]
-        out.extend(_placed_nodes(path, shown, names, nodes, geometry))
+        try:  # as `_usable_parts`: what a malformed mesh makes fail here is an InputError
+            out.extend(_placed_nodes(path, shown, names, nodes, geometry))
+        except InputError:
+            raise
+        except Exception as exc:
+            where = f"member {member}: " if member else ""
+            raise InputError(path, f"{where}cannot use its scene: {explain(exc)}; re-export it") from exc
     return out
 
 
@@ -477,8 +488,8 @@ def _check_file(path: Path) -> None:
                                f"raise it with --limit file-bytes=N if the file is meant to be that big")
     file_type = _file_type(path)
     _check_container(path, file_type, size, limits)
-    if file_type not in ("stl", *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES) and file_type not in _known_types():
-        # asking trimesh imports it: STL, glTF, STEP and IFC files are read without it
+    if file_type not in _OWN_TYPES and file_type not in _known_types():
+        # asking trimesh imports it: the formats gjk reads itself are known without it
         raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
                                f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))}")
 
@@ -504,9 +515,9 @@ def _check_container(path: Path, file_type: str, size: int, limits) -> None:
     ZIP headers state each member's size, and Python's zipfile never reads past it; gzip and bz2
     streams state nothing, so they are inflated in chunks and counted, up to the limit.
     """
-    import zipfile
-
     if file_type in _ZIP_TYPES:
+        import zipfile
+
         try:
             with zipfile.ZipFile(path) as archive:
                 members = archive.infolist()
@@ -558,6 +569,10 @@ def _load_scene(path: Path, file_type: str):
         fast = _read_single_stl(path)
         if fast is not None:
             return fast
+    if file_type in simple.FORMATS:  # a plain OBJ, PLY or OFF file: NumPy reads it
+        found = simple.read(path, file_type)
+        if found is not None:
+            return _OneMeshScene(_Geometry(*found))
     trimesh = _trimesh()
 
     loader = trimesh.exchange.load.mesh_loaders.get(file_type)

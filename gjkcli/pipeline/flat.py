@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.engine.results import Status
+from gjkcli import clock
 from gjkcli.errors import InputError, Problem, one_line
 from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ObjectRecord, SEVERITY,
                                       violates)
@@ -149,9 +150,9 @@ class _FlatRun:
                               "edges for the others): --mode hull changes nothing here")
 
     def stage(self, name: str, since: float) -> float:
-        now = time.perf_counter()
-        self.timings[name] = self.timings.get(name, 0.0) + now - since
-        return now
+        """Book the time since `since` under `name`, the imports made meanwhile under "imports"
+        (gjkcli.clock); return now."""
+        return clock.stage(self.timings, name, since)
 
     def findings(self, parts: list, source: np.ndarray, frame, *, across: bool) -> Findings:
         from gjkcli.tolerances import DEFAULT

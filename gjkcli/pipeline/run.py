@@ -38,7 +38,7 @@ from typing import Callable
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli import limits
+from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
@@ -312,9 +312,9 @@ class _Run:
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
-        now = time.perf_counter()
-        self.timings[name] = self.timings.get(name, 0.0) + now - since
-        return now
+        """Book the time since `since` under `name`, the imports made meanwhile under "imports"
+        (gjkcli.clock); return now."""
+        return clock.stage(self.timings, name, since)
 
     def findings(self, sources, primitives, manifest, *, across: bool, every_pair: int) -> Findings:
         """The run over `sources` (then `primitives`, a manifest's): findings.
@@ -637,6 +637,8 @@ class _Run:
     def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
         bound does not clear: their triangles' answer, then the exact solids."""
+        if not len(todo):  # nothing to import either (start-up)
+            return {}
         from gjkcli.engine.primitive import pair_query
         from gjkcli.pipeline import tessellated
 
@@ -667,6 +669,8 @@ class _Run:
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`."""
+        if not len(todo):  # nothing to import either (start-up)
+            return {}
         from gjkcli.engine.primitive import pair_query
 
         self.tell("refine", 0, len(todo))
@@ -805,13 +809,12 @@ class _Run:
     def _grouped(self, pairs: list, resolved) -> list:
         """The pairs with their groups of clashes at one place, where the run groups
         (--group-within, the manifest's group_within, a [[check]]'s own)."""
-        from gjkcli.pipeline.grouping import group_pairs
-
         own = {s.name: s.group_within for s in (resolved.sets if resolved is not None else ())
                if s.group_within is not None}
         every = self.options.group_within
         if every is None and not own:
             return pairs
+        from gjkcli.pipeline.grouping import group_pairs
         return list(group_pairs(pairs, lambda name: own.get(name, every)))
 
     def _trace(self, parts, a, b):

@@ -16,7 +16,6 @@ import numpy as np
 
 from gjkcli.engine.shapes import can_fork
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
-from gjkcli.scene import urdf
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
            "assemble", "split_problems"]
@@ -121,7 +120,9 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
     for k, (p, T, split) in enumerate(files):
         source = Source(path=Path(p), shown=shown[k], prefix=prefixes[k] if several else None,
                         transform=T, split_bodies=split)
-        if urdf.is_urdf(p):
+        if robot_file(p):
+            from gjkcli.scene import urdf
+
             options = robot or urdf.RobotOptions()
             try:
                 parsed = urdf.load(source.path, options.packages, missing="skip")
@@ -145,10 +146,26 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
     return sources, primitives
 
 
+# The suffixes `gjkcli.scene.urdf.is_urdf` may take (robots, and the formats it refuses with a
+# reason): the URDF reader is imported for these only, not for a check of two meshes.
+_ROBOT_SUFFIXES = (".urdf", ".xacro", ".sdf", ".mjcf", ".xml")
+
+
+def robot_file(path) -> bool:
+    """`urdf.is_urdf(path)`, importing the URDF reader only for a suffix it may take."""
+    if Path(path).suffix.lower() not in _ROBOT_SUFFIXES:
+        return False
+    from gjkcli.scene import urdf
+
+    return urdf.is_urdf(path)
+
+
 def _manifest_robot(spec, manifest) -> Source:
     """A manifest's [[robot]]: its objects "<name>:<link>", placed by its transform; an error
     of the robot (its URDF, its pose) is the manifest's, on the robot's line."""
     try:
+        from gjkcli.scene import urdf
+
         robot = urdf.load(spec.urdf, spec.packages, missing="skip")
         pose = urdf.parse_joints(robot, spec.joints, spec.srdf, where=f"[[robot]] {spec.name!r}: joints")
     except InputError as exc:
@@ -215,6 +232,8 @@ def read_source(s: Source, strict: bool = False):
     skipped: list[str] | None = None if strict else []
     try:
         if s.robot is not None:
+            from gjkcli.scene import urdf
+
             return urdf.read_geometries(s.robot, s.pose, shown=s.shown, prefix=s.prefix,
                                         transform=s.transform)
         if s.whole and s.split_bodies:

@@ -11,7 +11,8 @@ import pytest
 from scipy.spatial import ConvexHull, QhullError
 
 from gjkcli.engine import shapes
-from gjkcli.engine.shapes import SMALL_HULL_POINTS, build_hulls, small_hull_triangles
+from gjkcli.engine.shapes import (FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS,
+                                  build_hulls, small_hull_triangles)
 from gjkcli.tolerances import DEFAULT
 
 
@@ -111,13 +112,33 @@ FLAT = {
     "nearly flat (1e-13)": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0.3, 0.3, 1e-13]]),
     "NaN": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, np.nan]]),
     "three points": np.eye(3),
-    "too many points": np.random.default_rng(4).normal(size=(SMALL_HULL_POINTS + 1, 3)),
+    "too many points": np.random.default_rng(4).normal(size=(FEW_PARTS_HULL_POINTS + 1, 3)),
 }
 
 
 @pytest.mark.parametrize("name", list(FLAT))
 def test_flat_and_other_parts_are_left_to_qhull(name):
     assert small_hull_triangles([FLAT[name]])[0] is None
+
+
+def test_a_few_larger_parts_get_the_compiled_hull_and_many_go_to_qhull():
+    """Parts of SMALL_HULL_POINTS to FEW_PARTS_HULL_POINTS points are built here while their
+    squared counts sum to at most FEW_PARTS_HULL_WORK (a check of two parts never imports scipy),
+    as qhull builds them; past that budget they all go to qhull."""
+    rng = np.random.default_rng(28)
+    few = []
+    for n in (SMALL_HULL_POINTS + 1, 642, FEW_PARTS_HULL_POINTS):
+        sphere = rng.normal(size=(n, 3))
+        few.append(sphere / np.linalg.norm(sphere, axis=1)[:, None] * rng.uniform(0.5, 5, 3) + 100)
+        few.append(rng.uniform(-1, 1, (n, 3)) * rng.uniform(0.5, 5, 3))  # most points inside
+    assert sum(len(p) ** 2 for p in few) <= FEW_PARTS_HULL_WORK
+    got = small_hull_triangles(few)
+    assert all(t is not None for t in got)
+    for points, tris in zip(few, got):
+        _same_hull(points, tris, rng)
+    many = [rng.normal(size=(FEW_PARTS_HULL_POINTS, 3)) for _ in range(5)]
+    assert sum(len(p) ** 2 for p in many) > FEW_PARTS_HULL_WORK
+    assert all(t is None for t in small_hull_triangles(many + few[:1]))
 
 
 def test_build_hulls_small_is_build_hulls_up_to_coplanar_points():

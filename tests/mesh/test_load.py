@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from gjkcli.errors import InputError
+from gjkcli.mesh import simple
 from gjkcli.mesh.load import Part, expand_paths, load_objects, load_part, read_objects
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -288,6 +289,7 @@ def test_unexpected_reader_failure_is_an_input_error(tmp_path, monkeypatch):
         raise RuntimeError("the reader fell over\nwith a two-line message")
 
     monkeypatch.setattr(trimesh, "load_scene", broken)
+    monkeypatch.setattr(simple, "read", lambda *_: None)  # the OFF file through trimesh
     error = rejects(write_off(tmp_path / "t.off"), "the reader fell over with a two-line message")
     assert isinstance(error.__cause__, RuntimeError)
     assert "RuntimeError" not in error.message  # the user's words, never a class name
@@ -305,6 +307,7 @@ def test_malformed_scene_is_an_input_error(tmp_path, monkeypatch):
         return scene
 
     monkeypatch.setattr(trimesh, "load_scene", dangling)
+    monkeypatch.setattr(simple, "read", lambda *_: None)  # the OFF file through trimesh
     error = rejects(write_off(tmp_path / "t.off"), "cannot use its scene")
     assert isinstance(error.__cause__, KeyError)
 
@@ -316,6 +319,7 @@ def test_keyboard_interrupt_is_not_swallowed(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(trimesh, "load_scene", interrupted)
+    monkeypatch.setattr(simple, "read", lambda *_: None)  # the OFF file through trimesh
     with pytest.raises(KeyboardInterrupt):
         load_part(write_off(tmp_path / "t.off"))
 

@@ -1,0 +1,152 @@
+"""Start-up: the whole `gjk check A B` process on two small parts, per mesh format (issue 28).
+
+Target: at most 0.3 s of wall time per format, the median of 5 runs. Each run is a fresh
+process, as a user's at a terminal or in a pre-commit hook is. The two parts are a unit cube and
+an icosphere of 642 vertices (trimesh's default) 0.2 away from it (verdict: clear, exit code 0), written by trimesh
+into a temporary folder as ASCII STL, binary STL, OBJ, PLY (binary and ASCII), OFF and GLB.
+Formats are run in turn (one run of each, then the next round), so that a load on the machine
+falls on all of them alike.
+
+Reference lines, measured the same way: the bare interpreter (`python -c pass`, the floor of any
+Python command), `import numpy`, and `import trimesh` (the floor of a tool that reads its meshes
+through trimesh, as the peer's lean path does).
+
+    python benchmarks/bench_startup.py [--runs 5] [--gjk CMD] [--before CMD]
+
+Prints a markdown table of medians (wall and CPU seconds) and, per format, the ratio to the target.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 0.3  # seconds, whole process, median of the runs
+
+# The processes' environment: bytecode cached, as after any install (PYTHONDONTWRITEBYTECODE
+# would have every run compile gjk's modules again), in a folder of the run's own (main() sets
+# PYTHONPYCACHEPREFIX) so that nothing is written beside the sources.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+# name shown, file suffix, trimesh's export type
+FORMATS = (
+    ("STL (ASCII)", "stl", "stl_ascii"),
+    ("STL (binary)", "stl", "stl"),
+    ("OBJ", "obj", "obj"),
+    ("PLY (binary)", "ply", "ply"),
+    ("PLY (ASCII)", "ply", "ply_ascii"),
+    ("OFF", "off", "off"),
+    ("GLB", "glb", "glb"),
+)
+
+
+def write_parts(folder: Path) -> dict:
+    """{format name: (path A, path B)}: a unit cube and a sphere 0.2 away, per format."""
+    import trimesh
+
+    cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    ball = trimesh.creation.icosphere(radius=0.5)  # trimesh's default: 642 vertices
+    ball.apply_translation((1.2, 0.0, 0.0))
+    out = {}
+    for k, (name, suffix, export) in enumerate(FORMATS):
+        paths = []
+        for part, stem in ((cube, "cube"), (ball, "ball")):
+            path = folder / f"{stem}{k}.{suffix}"
+            if export == "ply_ascii":
+                path.write_bytes(trimesh.exchange.ply.export_ply(part, encoding="ascii"))
+            else:
+                part.export(path, file_type=export)
+            paths.append(path)
+        out[name] = tuple(paths)
+    return out
+
+
+def wall(cmd: list[str], expect: int | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the process; with `expect`, fail unless it exits with that
+    code. CPU time (user + system, the process and its children) is what the wall time would be
+    on an idle machine, near enough: on a loaded one the wall time also counts the waits."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+                          env=ENV)
+    spent = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if expect is not None and done.returncode != expect:
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[:300]}")
+    return spent, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--gjk", help="the gjk command (default: gjk beside this Python, else "
+                                      "python -m gjkcli)")
+    parser.add_argument("--before", help="another gjk command (an older install, say "
+                                         "'/other/venv/bin/python -m gjkcli'), run in turn with "
+                                         "the first: its medians and the ratio are printed too")
+    args = parser.parse_args()
+    gjk = shlex.split(args.gjk) if args.gjk else None
+    if gjk is None:
+        found = shutil.which("gjk", path=str(Path(sys.executable).parent)) or shutil.which("gjk")
+        gjk = [found] if found else [sys.executable, "-m", "gjkcli"]
+    references = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+        "python -c 'import trimesh'": [sys.executable, "-c", "import trimesh"],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        files = write_parts(Path(tmp))
+        ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
+        commands = {name: [*gjk, "check", str(a), str(b)] for name, (a, b) in files.items()}
+        if args.before:
+            commands.update({f"{name}, before": [*shlex.split(args.before), "check", str(a), str(b)]
+                             for name, (a, b) in files.items()})
+        for cmd in commands.values():  # once untimed: bytecode caches written, verdict checked
+            wall(cmd, expect=0)
+        for cmd in references.values():
+            wall(cmd)
+        times: dict = {name: [] for name in (*commands, *references)}
+        for _ in range(args.runs):  # one run of each, in turn
+            for name, cmd in commands.items():
+                times[name].append(wall(cmd, expect=0))
+            for name, cmd in references.items():
+                times[name].append(wall(cmd))
+
+    print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere), median of "
+          f"{args.runs} runs; target {TARGET} s\n")
+    print("| format | median wall (s) | min wall (s) | median CPU (s) | median wall / target |")
+    print("|---|---|---|---|---|")
+    for name in commands:
+        print(f"| {name} | {_median(times[name], 0):.3f} | {min(t for t, _ in times[name]):.3f} | "
+              f"{_median(times[name], 1):.3f} | {_median(times[name], 0) / TARGET:.2f} |")
+    if args.before:
+        print("\n| format | before / now, median wall | before / now, median CPU |")
+        print("|---|---|---|")
+        for name in files:
+            was, now = times[f"{name}, before"], times[name]
+            print(f"| {name} | {_median(was, 0) / _median(now, 0):.2f} | "
+                  f"{_median(was, 1) / _median(now, 1):.2f} |")
+    print("\n| reference | median wall (s) | min wall (s) | median CPU (s) |")
+    print("|---|---|---|---|")
+    for name in references:
+        print(f"| {name} | {_median(times[name], 0):.3f} | {min(t for t, _ in times[name]):.3f} | "
+              f"{_median(times[name], 1):.3f} |")
+    worst = max(_median(times[name], 0) for name in files)
+    print(f"\nslowest format: {worst:.3f} s wall ({'meets' if worst <= TARGET else 'misses'} the "
+          f"{TARGET} s target); on a loaded machine read it against `python -c pass` and the CPU "
+          f"column")
+
+
+def _median(runs: list, k: int) -> float:
+    return statistics.median(run[k] for run in runs)
+
+if __name__ == "__main__":
+    main()

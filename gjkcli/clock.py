@@ -1,0 +1,126 @@
+"""Where a run's time went: its stages (load, hulls, ...) and, as a stage of its own, imports.
+
+gjk imports its libraries when a command first needs them (numpy, the compiled core, trimesh for
+the files gjk does not read itself, scipy for qhull, rich for the table), so that a short
+command pays only for what it uses. Measured as they happen, those imports would be booked under
+the stage that first needed them: importing trimesh under "load", scipy under "hulls", rich
+under "report". `--timings` turns on a recorder (`recorded`) that times every import made on the
+main thread, outermost ones only; `stage` books a stage's time less the imports made during it,
+and adds those to "imports". The imports before the command ran (click, gjk's command line) are
+`startup()` seconds: from the first line of `gjkcli.__main__` to `record`; the interpreter's own
+start before that is not counted.
+
+Nothing is recorded without `record` (an import then costs nothing extra).
+"""
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+__all__ = ["recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "IMPORTS"]
+
+# The name of the imports' stage in a run's timings.
+IMPORTS = "imports"
+
+_spans: list = []  # (start, end) of each outermost import on the main thread, in order
+_depth = 0
+_installed = False
+_recording_since: float | None = None
+_originals: tuple = ()
+
+
+@contextmanager
+def recorded(on: bool = True):
+    """`record` within the block (when `on`), then the import machinery as it was and nothing
+    recorded: a command run in a longer-lived process (tests, a notebook) leaves nothing behind."""
+    if not on or _installed:
+        yield
+        return
+    record()
+    try:
+        yield
+    finally:
+        stop()
+
+
+def stop() -> None:
+    """Undo `record`: the import functions restored, the recorded imports forgotten."""
+    global _installed, _recording_since
+    if _installed:
+        builtins.__import__, importlib.import_module = _originals
+        _installed, _recording_since = False, None
+        _spans.clear()
+
+
+def record() -> None:
+    """Time every import from now on (main thread, outermost imports only). Idempotent."""
+    global _installed, _recording_since, _originals
+    if _installed:
+        return
+    _installed = True
+    _recording_since = time.perf_counter()
+    _originals = (builtins.__import__, importlib.import_module)
+    main = threading.main_thread()
+
+    def timed(real):
+        def wrapper(*args, **kwargs):
+            global _depth
+            # a module may have kept this wrapper (`from importlib import import_module`) after
+            # `stop`: it then only passes calls on
+            if not _installed or _depth or threading.current_thread() is not main:
+                return real(*args, **kwargs)
+            _depth += 1
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                _depth -= 1
+                end = time.perf_counter()
+                if end - start > 2e-5:  # a module already imported: nothing to book
+                    _spans.append((start, end))
+        return wrapper
+
+    builtins.__import__ = timed(builtins.__import__)  # import statements
+    importlib.import_module = timed(importlib.import_module)  # imports by name (gjkcli.extras)
+
+
+def recording() -> bool:
+    return _installed
+
+
+def imported() -> float:
+    """Seconds spent importing since `record`."""
+    return sum(b - a for a, b in _spans)
+
+
+def imports_between(start: float, end: float) -> float:
+    """Seconds spent importing between two `time.perf_counter()` readings."""
+    return sum(max(0.0, min(b, end) - max(a, start)) for a, b in _spans)
+
+
+def stage(timings: dict, name: str, since: float) -> float:
+    """Book the time from `since` to now under `name` in `timings`, less the imports made
+    meanwhile (booked under IMPORTS when recording); return now."""
+    now = time.perf_counter()
+    imported = imports_between(since, now) if _installed else 0.0
+    timings[name] = timings.get(name, 0.0) + (now - since) - imported
+    if imported:
+        timings[IMPORTS] = timings.get(IMPORTS, 0.0) + imported
+    return now
+
+
+def startup() -> float:
+    """Seconds from the first line of `gjkcli.__main__` to `record` (the imports of the command
+    line itself), 0 when gjk was not started from there or nothing is recorded."""
+    # `gjk` imports gjkcli.__main__; `python -m gjkcli` runs it as __main__
+    started = getattr(sys.modules.get("gjkcli.__main__"), "STARTED", None)
+    if started is None and getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) \
+            == "gjkcli.__main__":
+        started = getattr(sys.modules["__main__"], "STARTED", None)
+    if started is None or _recording_since is None:
+        return 0.0
+    return max(0.0, _recording_since - started)
