@@ -40,7 +40,7 @@ CHECK_PANELS = 12
 # option named in no group is listed under "Other options".
 HELP_GROUPS = (
     ("Inputs", ("manifest", "split_bodies", "limit")),
-    ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "baseline", "write_baseline")),
+    ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
                  "quiet", "timings")),
     ("Pictures", ("html_file", "png_path", "open_page")),
@@ -117,6 +117,18 @@ def _globs(_ctx, param, value):
     return globs
 
 
+def _allows(_ctx, param, value):
+    """--allow A,B[:REASON], repeatable: a tuple of gjkcli.scene.manifest.AllowSpec."""
+    if not value:
+        return ()
+    from gjkcli.scene.manifest import allow_flag
+
+    try:
+        return tuple(allow_flag(v) for v in value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param=param) from None
+
+
 def _dask_address(_ctx, param, value):
     """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
     if value is None:
@@ -139,7 +151,8 @@ def _options(f):
         click.option("--clearance", callback=_length, metavar="LENGTH",
                      help="Required gap: a pair closer than this fails (status clearance; "
                           "touching fails too). In the model's units, or with a unit (0.1mm, "
-                          "0.004in, 2um, 1e-3m)."),
+                          "0.004in, 2um, 1e-3m). scan: in place of the manifest's top-level "
+                          "clearance; a [[check]] that gives its own keeps it."),
         click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
                      help="hull: the convex hulls' answer (marked conservative where a part is not "
                           "its hull); exact: the triangles wherever the hulls are not clear, and "
@@ -271,6 +284,11 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--show-allowed", is_flag=True,
               help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
                    "as suppressed and skipped). Default: counted in the summary, not listed.")
+@click.option("--allow", "allow", multiple=True, callback=_allows, metavar="A,B[:REASON]",
+              help="Allow the pairs of objects A and B to touch or overlap, with REASON (repeatable): "
+                   "names, globs or manifest groups, as a manifest's [[allow]] a and b; write [:] for "
+                   "a ':' in a name. Adds to the manifest's [[allow]] tables (which give their "
+                   "reason first): a manifest for a project, flags for one-offs.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Fail only on findings not recorded in FILE; report the recorded ones that are gone.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -310,8 +328,8 @@ def check(ctx, a, b, start_direction, **opts):
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, group_within, **opts):
+def scan(ctx, files, manifest, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline, jobs,
+         dask, dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -322,7 +340,7 @@ def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
+             allow=allow, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
@@ -528,7 +546,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
-                 ignore_layers=None, join_tolerance=None, group_within=None) -> None:
+                 ignore_layers=None, join_tolerance=None, group_within=None, allow=()) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -562,7 +580,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
-            show_allowed=show_allowed, group_within=group_within)
+            show_allowed=show_allowed, group_within=group_within, allow=allow)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

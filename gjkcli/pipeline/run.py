@@ -103,6 +103,8 @@ class Options:
     group_within : group the failing pairs of each clash set whose contacts lie within this
         distance of each other, chained (`gjkcli.pipeline.grouping`; None: the manifest's, else
         no grouping); a float or a Length as `tolerance`
+    allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
+        after the manifest's own [[allow]] tables
     """
 
     mode: str = "auto"
@@ -128,6 +130,7 @@ class Options:
     shown: int | None = None
     show_allowed: bool = False
     group_within: float | Length | None = None
+    allow: tuple = ()
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -167,13 +170,15 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     if is_flat_run(paths_list):  # 2D drawings: the plane's run
         from gjkcli.errors import InputError
 
-        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options")):
+        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options"),
+                            (options.allow or None, "--allow")):
             if given is not None:
                 raise InputError(paths_list[0], f"is a 2D drawing: {what} applies to 3D scans; "
                                                 f"scan drawings without it")
         return scan_flat(paths_list, options, sheet_layer=options.sheet_layer, progress=progress)
     _no_sheet_in_3d(options)
     m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
+    m = manifests.with_allows(m, options.allow)
     if m is not None:
         options = dataclasses.replace(
             options,
