@@ -39,7 +39,7 @@ CHECK_PANELS = 12
 # `--help` lists the options in these groups, in this order (by each option's parameter name); an
 # option named in no group is listed under "Other options".
 HELP_GROUPS = (
-    ("Inputs", ("manifest", "split_bodies", "limit")),
+    ("Inputs", ("manifest", "no_recurse", "split_bodies", "limit")),
     ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
                  "quiet", "timings")),
@@ -277,6 +277,8 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="A TOML (or JSON) manifest: includes, primitives, groups, checks, allowed pairs, "
                    "an SRDF, tolerance, clearance, fail_on.")
+@click.option("--no-recurse", is_flag=True,
+              help="A directory gives the files directly in it, not those of its subdirectories.")
 @click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
@@ -328,19 +330,20 @@ def check(ctx, a, b, start_direction, **opts):
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline, jobs,
+def scan(ctx, files, manifest, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline, jobs,
          dask, dask_timeout, packages, srdf, joints, poses, trajectory, sheet_layer, group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
     when several files are given), moved by its full world transform. Directories expand to the
-    mesh files in them. Exit code 0: no violation; 1: a violation neither allowed nor in the
+    files in them and their subdirectories of every format gjk reads (a note counts what was left
+    out). Exit code 0: no violation; 1: a violation neither allowed nor in the
     baseline; 2: an input failed to load (after checking all the rest) or a usage error.
     """
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             allow=allow, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
+             allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
              robot=_robot_options(packages, srdf, joints, poses, trajectory), **opts)
@@ -546,7 +549,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
-                 ignore_layers=None, join_tolerance=None, group_within=None, allow=()) -> None:
+                 ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
+                 recurse=True) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -580,7 +584,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
-            show_allowed=show_allowed, group_within=group_within, allow=allow)
+            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

@@ -105,6 +105,7 @@ class Options:
         no grouping); a float or a Length as `tolerance`
     allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
         after the manifest's own [[allow]] tables
+    recurse : a directory given expands into its subdirectories too (`gjkcli.mesh.load.expand_paths`)
     """
 
     mode: str = "auto"
@@ -131,6 +132,7 @@ class Options:
     show_allowed: bool = False
     group_within: float | Length | None = None
     allow: tuple = ()
+    recurse: bool = True
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -167,7 +169,7 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     from gjkcli.scene.objects import scene_sources
 
     paths_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if is_flat_run(paths_list):  # 2D drawings: the plane's run
+    if is_flat_run(paths_list, recurse=options.recurse):  # 2D drawings: the plane's run
         from gjkcli.errors import InputError
 
         for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options"),
@@ -201,7 +203,8 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
 
         return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
-    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot,
+                                        recurse=options.recurse, notes=run.notes)
     m = _with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
 
