@@ -7,6 +7,7 @@ are still read. Files are read in worker processes when there are several and `j
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass
@@ -218,8 +219,15 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
                 results[k] = f.result()
                 tell("load", k + 1, len(sources))
     else:
+        from gjkcli import progress
+        from gjkcli.scene.watch import watch_reading
+
         for k, s in enumerate(sources):
-            results[k] = read_source(s, strict)
+            # a big file moves a bar of its own while it loads: the bytes its reader has read,
+            # and what the reader reports (IFC elements meshed, STEP solids tessellated)
+            with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
+                    else contextlib.nullcontext(), progress.reporting(tell):
+                results[k] = read_source(s, strict)
             tell("load", k + 1, len(sources))
     return assemble(results, primitives, manifest, problems=problems)
 
