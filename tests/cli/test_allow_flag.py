@@ -111,3 +111,12 @@ def test_allow_on_drawings_is_refused_with_a_reason():
     dxf = SAMPLES / "flat" / "nest.dxf"
     code, _, err = scan(dxf, "--allow", "a,b")
     assert code == 2 and "--allow applies to 3D scans" in err
+
+
+def test_a_recorded_pair_allowed_by_a_flag_in_either_order_is_not_gone(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    r = CliRunner(catch_exceptions=False).invoke(main, ["scan", A, B, "--write-baseline", str(baseline)])
+    assert r.exit_code == 0
+    for allow in ("collide_a.stl,collide_b.stl:fit", "collide_b.stl,collide_a.stl:fit"):
+        code, doc, _ = scan(A, B, "--baseline", baseline, "--allow", allow)
+        assert code == 0 and doc["gone"] == [] and doc["pairs"][0]["allowed"], allow
