@@ -148,3 +148,15 @@ def test_help_groups_the_options_and_ends_with_examples():
     other = lines[lines.index("Other options:") + 1:lines.index("Examples:")]
     assert sorted(line.split()[0] for line in other if line.strip()) == ["--debug", "--version",
                                                                           "-h,"]
+
+
+def test_prove_marks_the_never_pairs_in_json_and_the_table(arm):
+    r = gjk(arm, "--samples", 300, "--prove", "--prove-boxes", 200, "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    pairs = {(p["a"], p["b"]): p for p in json.loads(r.stdout)["pairs"]}
+    # the fin is 3 away from the base's joint, beyond the arm's reach (0.1 + 0.9 + 0.4 + 0.2)
+    for pair in (("fin", "lower"), ("fin", "upper")):
+        assert pairs[pair]["reason"] == "Never" and pairs[pair]["proof"] == "proven"
+    assert all("proof" not in p for k, p in pairs.items() if p["reason"] != "Never")
+    table = gjk(arm, "--samples", 300, "--prove", "--prove-boxes", 200, "--format", "table").stdout
+    assert "--prove" in table and table.count("proven") == 2
