@@ -345,7 +345,7 @@ def expand_paths(paths, *, recurse: bool = True, also=(), skipped: dict | None =
     also : more extensions to take (a reader above this layer's: "urdf")
     skipped : filled with {"<what>": count} for the entries of directories left out: ".csv"
         (a file gjk does not read, by extension), "hidden" (names starting with "."),
-        "subfolders" (when not `recurse`)
+        "subfolders" (when not `recurse`), "linked folders" (symbolic links, never followed)
 
     Returns
     -------
@@ -408,9 +408,11 @@ def _files_in(directory: Path, recurse: bool, wanted: frozenset, skipped: dict) 
         for _ in hidden:
             count("hidden")
         visible = sorted(d for d in subfolders if not d.startswith("."))
-        if not recurse:
-            for _ in visible:
+        for d in visible:
+            if not recurse:
                 count("subfolders")
+            elif os.path.islink(os.path.join(folder, d)):  # not followed: no loops, nothing outside
+                count("linked folders")
         subfolders[:] = visible if recurse else []
         for name in sorted(names):
             path = Path(folder) / name

@@ -115,3 +115,11 @@ def test_a_folder_without_a_file_gjk_reads_names_what_it_looked_for(tmp_path, tr
     for ext in (".dxf", ".glb", ".ifc", ".step", ".stl", ".svg", ".urdf"):
         assert ext in line
     assert line.endswith("; it holds 1 .txt)")
+
+
+def test_a_linked_folder_is_counted_not_followed(tree, tmp_path):
+    (tree / "loop").symlink_to(tree, target_is_directory=True)
+    code, doc, _ = scan(tree)
+    assert code == 0 and len(doc["objects"]) == 3
+    (note,) = [n for n in doc["notes"] if n.startswith(str(tree))]
+    assert "1 linked folders" in note
