@@ -156,7 +156,8 @@ def scan_on_cluster(paths, options: Options, manifest, progress):
     run = _ClusterRun(options, progress)
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
         run.client = client
-        sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems)
+        sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems,
+                                            recurse=options.recurse, notes=run.notes)
         return run.findings(sources, primitives, manifest, across=False, every_pair=0)
 
 
