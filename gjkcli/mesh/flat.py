@@ -557,8 +557,9 @@ def _looks_like_a_sheet(contours: list, depth: np.ndarray, layer_ids: np.ndarray
         if len(own) != 1 or len(others) < 2:
             continue
         k = int(own[0])
-        held = sum(1 for j in others.tolist() if abs(contours[k].area) > abs(contours[j].area)
-                   and _within(contours[j].ring, contours[k].ring, float(slack[k])))
+        smaller = [j for j in others.tolist() if abs(contours[k].area) > abs(contours[j].area)]
+        held = int(_all_within([contours[j].ring for j in smaller], contours[k].ring,
+                               float(slack[k])).sum())
         if held >= SHEET_SHARE * len(others):
             return contours[k].layer, held, len(others)
     return None
@@ -576,19 +577,35 @@ def _layer_hints(shown: str, contours: list, depth: np.ndarray, layer_ids: np.nd
         notes.append(f"{shown}: layer {layer} looks like a sheet (its outline holds {held} of the "
                      f"{parts} outlines on other layers, and collides with each part): pass "
                      f"--sheet-layer {layer}")
-    _, around = _nesting([c.ring for c in contours], np.array([c.area for c in contours]), slack=slack)
     sheet_id = None if sheet is None else layer_ids[[c.layer for c in contours].index(sheet[0])]
-    for lid in np.unique(layer_ids).tolist():
-        own = np.flatnonzero((layer_ids == lid) & (depth == 0))
-        if lid == sheet_id or len(own) == 0:
+    outer = np.flatnonzero(depth == 0)
+    lo = np.array([contours[k].ring.min(axis=0) for k in outer])
+    hi = np.array([contours[k].ring.max(axis=0) for k in outer])
+    grown = slack[outer, None]
+    for lid in np.unique(layer_ids[outer]).tolist():
+        if lid == sheet_id:
             continue
-        hosts = around[own]
-        if (hosts >= 0).all() and all(layer_ids[h] not in (lid, sheet_id) for h in hosts.tolist()):
-            layer = contours[int(own[0])].layer
+        own = np.flatnonzero(layer_ids[outer] == lid)
+        hosts = np.flatnonzero((layer_ids[outer] != lid) & (layer_ids[outer] != sheet_id))
+
+        def boxed(i):  # the hosts whose boxes (grown by their slack) hold contour i's box
+            return outer[hosts[(lo[hosts] - grown[hosts] <= lo[i]).all(axis=1)
+                               & (hi[hosts] + grown[hosts] >= hi[i]).all(axis=1)]]
+
+        # all() stops at the first outline no other layer's part holds: a layer of parts costs
+        # one box test, an engraving layer one _within per mark
+        if len(hosts) and all(_held(int(outer[i]), boxed(i), contours, slack) for i in own.tolist()):
+            layer = contours[int(outer[own[0]])].layer
             notes.append(f"{shown}: every outline on layer {layer} lies inside a part on another "
                          f"layer, and collides with it (engraving or marking?): --ignore-layers "
                          f"{layer} leaves them out")
     return notes
+
+
+def _held(k: int, hosts: np.ndarray, contours: list, slack: np.ndarray) -> bool:
+    """Whether contour k lies within one of the `hosts` (contours whose boxes hold its box)."""
+    return any(abs(contours[h].area) > abs(contours[k].area)
+               and _within(contours[k].ring, contours[h].ring, float(slack[h])) for h in hosts.tolist())
 
 
 def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
@@ -604,6 +621,23 @@ def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
         if len(out) and (_distance_to_ring(out, outer) > slack).any():
             return False
     return True
+
+
+def _all_within(rings: list, outer: np.ndarray, slack: float) -> np.ndarray:
+    """(len(rings),) bool: `_within` for many rings against one outline, their points tested
+    together in blocks of about 2 million point-edge tests (a nest's parts against its sheet)."""
+    if not rings:
+        return np.zeros(0, dtype=bool)
+    points = np.concatenate([np.concatenate([r, 0.5 * (r + np.roll(r, -1, axis=0))]) for r in rings])
+    owner = np.repeat(np.arange(len(rings)), [2 * len(r) for r in rings])
+    bad = np.zeros(len(points), dtype=bool)
+    step = max(16, (1 << 21) // max(len(outer), 1))
+    for k in range(0, len(points), step):
+        block = points[k:k + step]
+        out = np.flatnonzero(~inside(block, outer))
+        if len(out):
+            bad[k + out] = _distance_to_ring(block[out], outer) > slack
+    return np.bincount(owner[bad], minlength=len(rings)) == 0
 
 
 def _distance_to_ring(points: np.ndarray, ring: np.ndarray) -> np.ndarray:
