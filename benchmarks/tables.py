@@ -104,6 +104,11 @@ SUITE = (
           "binary and ASCII PLY, OFF and GLB, the whole process 5 times per format in turn: median "
           "wall and CPU time, beside `python -c pass`, `import numpy` and `import trimesh` (the "
           "floor of a reader built on trimesh). Target: 0.3 s of wall time per format."),
+    Bench("layer_hints", "What the DXF layer notes cost a read", "bench_layer_hints.py",
+          ("--parts", "2000", "--repeat", "3"), (), ("ezdxf", "shapely"),
+          "`read_drawing` on a generated nest with its sheet layer, with the layer notes (a layer "
+          "that looks like a sheet, one that only marks parts) and without, alternating: medians "
+          "and their ratio."),
     Bench("poses", "--poses against trimesh + python-fcl", "bench_poses.py",
           ("--poses", "300", "--waypoints", "1000"), (), ("fcl", "shared"),
           "Random Panda poses with its SRDF: trimesh + python-fcl in one process (`set_transform` "

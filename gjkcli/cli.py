@@ -39,8 +39,8 @@ CHECK_PANELS = 12
 # `--help` lists the options in these groups, in this order (by each option's parameter name); an
 # option named in no group is listed under "Other options".
 HELP_GROUPS = (
-    ("Inputs", ("manifest", "split_bodies", "limit")),
-    ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "baseline", "write_baseline")),
+    ("Inputs", ("manifest", "no_recurse", "split_bodies", "limit")),
+    ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
                  "quiet", "timings")),
     ("Pictures", ("html_file", "png_path", "open_page")),
@@ -48,6 +48,8 @@ HELP_GROUPS = (
     ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory", "skip_missing_meshes")),
     ("2D drawings (SVG, DXF)", ("sheet_layer", "layers", "ignore_layers", "join_tolerance")),
     ("Performance", ("jobs", "dask", "dask_timeout")),
+    ("The matrix (collision-matrix)", ("samples", "seed", "audit", "prove", "prove_boxes",
+                                       "srdf_only")),
 )
 
 
@@ -115,6 +117,18 @@ def _globs(_ctx, param, value):
     return globs
 
 
+def _allows(_ctx, param, value):
+    """--allow A,B[:REASON], repeatable: a tuple of gjkcli.scene.manifest.AllowSpec."""
+    if not value:
+        return ()
+    from gjkcli.scene.manifest import allow_flag
+
+    try:
+        return tuple(allow_flag(v) for v in value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param=param) from None
+
+
 def _dask_address(_ctx, param, value):
     """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
     if value is None:
@@ -137,7 +151,8 @@ def _options(f):
         click.option("--clearance", callback=_length, metavar="LENGTH",
                      help="Required gap: a pair closer than this fails (status clearance; "
                           "touching fails too). In the model's units, or with a unit (0.1mm, "
-                          "0.004in, 2um, 1e-3m)."),
+                          "0.004in, 2um, 1e-3m). scan: in place of the manifest's top-level "
+                          "clearance; a [[check]] that gives its own keeps it."),
         click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
                      help="hull: the convex hulls' answer (marked conservative where a part is not "
                           "its hull); exact: the triangles wherever the hulls are not clear, and "
@@ -262,6 +277,8 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="A TOML (or JSON) manifest: includes, primitives, groups, checks, allowed pairs, "
                    "an SRDF, tolerance, clearance, fail_on.")
+@click.option("--no-recurse", is_flag=True,
+              help="A directory gives the files directly in it, not those of its subdirectories.")
 @click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
@@ -269,6 +286,11 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--show-allowed", is_flag=True,
               help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
                    "as suppressed and skipped). Default: counted in the summary, not listed.")
+@click.option("--allow", "allow", multiple=True, callback=_allows, metavar="A,B[:REASON]",
+              help="Allow the pairs of objects A and B to touch or overlap, with REASON (repeatable): "
+                   "names, globs or manifest groups, as a manifest's [[allow]] a and b; write [:] for "
+                   "a ':' in a name. Adds to the manifest's [[allow]] tables (which give their "
+                   "reason first): a manifest for a project, flags for one-offs.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Fail only on findings not recorded in FILE; report the recorded ones that are gone.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -312,20 +334,21 @@ def check(ctx, a, b, start_direction, **opts):
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, fail_on, all_pairs, show_allowed, baseline, write_baseline, jobs, dask,
-         dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
+def scan(ctx, files, manifest, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline,
+         jobs, dask, dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
          group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
     when several files are given), moved by its full world transform. Directories expand to the
-    mesh files in them. Exit code 0: no violation; 1: a violation neither allowed nor in the
+    files in them and their subdirectories of every format gjk reads (a note counts what was left
+    out). Exit code 0: no violation; 1: a violation neither allowed nor in the
     baseline; 2: an input failed to load (after checking all the rest) or a usage error.
     """
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE")
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
-             all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
+             allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
              robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
@@ -350,13 +373,25 @@ def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False
                         trajectory=trajectory, skip_missing=skip_missing)
 
 
-@main.command("collision-matrix", context_settings=CONTEXT)
+MATRIX_FORMATS = ("srdf", "table", "json")
+
+
+@main.command("collision-matrix", context_settings=CONTEXT, cls=GroupedCommand, epilog="""
+    gjk collision-matrix panda.urdf -o panda.srdf
+    gjk collision-matrix panda.urdf --samples 2000 --prove --format table
+    gjk collision-matrix panda.urdf --audit panda.srdf --format json -o audit.json
+    """)
 @click.argument("urdf", metavar="ROBOT.urdf", type=click.Path(path_type=str))
 @click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, metavar="N",
               help="Random poses within the joint limits.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random poses.")
+@click.option("--format", "output_format", type=click.Choice(MATRIX_FORMATS), default="srdf",
+              show_default=True,
+              help="srdf: <disable_collisions> lines for MoveIt (with --audit: one line per "
+                   "failing pair and a summary); table: every pair with its reason (with --audit: "
+                   "the pairs that collide), for people; json: the same as a document for scripts.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
-              help="Write the SRDF to FILE (an existing SRDF keeps all but its disabled pairs). "
+              help="Write the report to FILE (an existing SRDF keeps all but its disabled pairs). "
                    "Default: stdout.")
 @click.option("--audit", type=click.Path(dir_okay=False, path_type=str), metavar="SRDF",
               help="Instead: check every pair SRDF disables but Adjacent ones (Never, unlabelled, "
@@ -370,12 +405,24 @@ def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False
               metavar="N", help="--prove's budget: sub-boxes per pair before it says not proven.")
 @click.option("--package", "packages", multiple=True, metavar="NAME=DIR",
               help="Where package://NAME/... lives (repeatable), as for scan.")
+@click.option("--limit", "limit", multiple=True, metavar="NAME=VALUE",
+              help="Raise or lower what a mesh file may hold before gjk refuses it (repeatable), as "
+                   "for scan: file-bytes, triangles, archive-members, archive-bytes, ratio.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes the samples are split over. Default: all cores.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing but the SRDF; the exit code is the answer.")
+@click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
+              help="Colour in the table on stdout: auto, always, never (as for scan).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing (-o FILE is still written); the exit code is the answer, as for "
+                   "check and scan.")
+@click.option("--srdf-only", is_flag=True,
+              help="Print the report and no summary line (what -q meant before it meant quiet).")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show the version and exit.")
 @click.pass_context
-def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes, packages, jobs, quiet, debug):
+def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, prove, prove_boxes,
+                     packages, limit, jobs, color, quiet, srdf_only, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -384,8 +431,19 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
     code 1 when a pair the SRDF disables, not as Adjacent, Default or Always, collides. Exit code
     2: an input error.
     """
+    from gjkcli import limits
+
+    try:
+        file_limits = limits.parse(limit)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--limit") from None
+    if quiet and output is None and output_format == "srdf" and audit is None:
+        # -q used to print the SRDF alone: say where that went rather than print nothing unasked
+        click.echo("gjk: note: -q prints nothing now, as for check and scan; --srdf-only prints "
+                   "the SRDF without the summary, as -q did", err=True)
     robot_options = _robot_options(packages, None, None, None, None)
-    with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), _quiet_libraries(debug):
+    with _one_line_errors(ctx, debug, lambda: "computing the collision matrix"), \
+            _quiet_libraries(debug), limits.active(file_limits):
         from pathlib import Path
 
         from gjkcli.pipeline import matrix as matrices
@@ -414,25 +472,43 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
                 if prove:
                     m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
         if audit is not None:
-            if not quiet:
-                with _stdout("the audit"):
-                    click.echo("\n".join(srdfs.audit_lines(found, audited, samples, seed,
-                                                            unchecked=len(disabled) - len(audited))))
             failing = [c for c in found if not srdfs.expected_to_collide(audited.get((c.a, c.b),
                                                                                audited.get((c.b, c.a))))]
-            ctx.exit(EXIT_VIOLATION if failing else EXIT_OK)
-        existing = None
-        if output is not None and os.path.isfile(output):  # a device or a FIFO holds no SRDF to update
+            code = EXIT_VIOLATION if failing else EXIT_OK
+            if output_format == "srdf":
+                if not quiet or output is not None:
+                    lines = srdfs.audit_lines(found, audited, samples, seed,
+                                              unchecked=len(disabled) - len(audited))
+                    _write_text(output, "\n".join(lines) + "\n", "the audit")
+            else:
+                from gjkcli.report.matrix import audit_document
+
+                doc = audit_document(found, audited, audit=audit, robot=robot.name, samples=samples,
+                                     seed=seed, unchecked=len(disabled) - len(audited),
+                                     failing={tuple(sorted((c.a, c.b))) for c in failing},
+                                     version=_version(), exit_code=code)
+                _matrix_report(doc, output_format, output, quiet, color)
+            ctx.exit(code)
+        if output_format == "srdf":
+            existing = None
+            if output is not None and os.path.isfile(output):  # a device or a FIFO holds no SRDF to update
+                try:
+                    existing = read_small_text(Path(output), "SRDF")
+                except (OSError, ValueError, UnicodeDecodeError) as e:
+                    raise InputError(output, f"cannot read the SRDF to update: "
+                                             f"{getattr(e, 'strerror', None) or e}") from None
             try:
-                existing = read_small_text(Path(output), "SRDF")
-            except (OSError, ValueError, UnicodeDecodeError) as e:
-                raise InputError(output, f"cannot read the SRDF to update: {getattr(e, 'strerror', None) or e}") from None
-        try:
-            text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS, proven=proofs)
-        except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
-            raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
-        _write_text(output, text, "the SRDF")
-        if not quiet:
+                text = srdfs.srdf_text(m, existing, always=matrices.ALWAYS, proven=proofs)
+            except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
+                raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
+            if not quiet or output is not None:
+                _write_text(output, text, "the SRDF")
+        else:
+            from gjkcli.report.matrix import matrix_document
+
+            _matrix_report(matrix_document(m, proofs, version=_version()), output_format, output,
+                           quiet, color)
+        if not quiet and not srdf_only:
             counts = {r: sum(1 for v in m.reasons.values() if v == r) for r in srdfs.REASON_ORDER}
             line = (", ".join(f"{n} {r}" for r, n in counts.items()) + f"; {len(m.enabled)} pairs "
                     f"stay enabled ({samples:,} samples, seed {seed})")
@@ -446,13 +522,41 @@ def collision_matrix(ctx, urdf, samples, seed, output, audit, prove, prove_boxes
     ctx.exit(EXIT_OK)
 
 
+def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: bool, color: str) -> None:
+    """A collision matrix or an audit as a table or JSON, to --output or stdout (nothing on
+    stdout with -q)."""
+    if quiet and output is None:
+        return
+    if output_format == "json":
+        from gjkcli.report.jsonout import dumps
+
+        _write_text(output, dumps(doc) + "\n", "the report")
+        return
+    from rich.console import Console
+
+    from gjkcli.report.matrix import render_audit, render_matrix
+
+    table = render_audit(doc) if "audit" in doc else render_matrix(doc)
+    on_stdout = output is None or output == "-"
+    if on_stdout and (_is_terminal(sys.stdout) or color == "always"):
+        style = {"always": {"force_terminal": True}, "never": {"no_color": True, "highlight": False}}
+        with _stdout("the report"):
+            Console(**style.get(color, {})).print(table)
+        return
+    console = Console(record=True, width=120, file=io.StringIO(), soft_wrap=True)
+    console.print(table)
+    text = "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
+    _write_text(output, text, "the report")
+
+
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, color="auto",
                  manifest=None, fail_on=None, all_pairs=False, show_allowed=False, baseline=None,
                  write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
-                 ignore_layers=None, join_tolerance=None, group_within=None) -> None:
+                 ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
+                 recurse=True) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -487,7 +591,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
-            show_allowed=show_allowed, group_within=group_within)
+            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":

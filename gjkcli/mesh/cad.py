@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli import extras
+from gjkcli import extras, progress
 from gjkcli.errors import InputError
 from gjkcli.units import canonical, factor
 
@@ -115,6 +115,7 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     parts = []
     for index, (name, solid, location) in enumerate(solids):
         vertices, faces, eps, k = _once(meshed, solid, lambda: product(solid, name))
+        progress.report("tessellate", index + 1, len(solids))
         T = _matrix(location)
         stretch = float(np.linalg.norm(T[:3, :3], 2))
         # a rigid placement (the usual one) shares the product's mesh, so that its hull is built

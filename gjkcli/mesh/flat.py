@@ -340,8 +340,12 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
     size = _size([c.ring for c in contours])
+    layer_ids = _layer_ids(contours)
+    slack = _nest_slack(contours, size)
     depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
-                             slack=_nest_slack(contours, size))
+                             slack=slack, layers=layer_ids)
+    if kind == "dxf" and len(np.unique(layer_ids)) > 1:
+        notes.extend(_layer_hints(shown, contours, depth, layer_ids, slack, sheet_layer is None))
     chord = max((c.chord for c in (*contours, *sheet)), default=0.0)
     return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent,
                    units=got.units, chord=chord, open_pieces=len(left), sheet=sheet,
@@ -459,8 +463,12 @@ def _ring_area_signed_by_depth(rings) -> list[float]:
 
 
 def _nesting(rings: list, areas: np.ndarray | None = None,
-             slack: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+             slack: np.ndarray | None = None,
+             layers: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(depth, parent) per ring: how many rings enclose it and the innermost one (-1: none).
+
+    layers : (n,) int, a ring encloses only rings of its own layer (None: one layer): a part on
+        CUT inside the sheet's outline on SHEET is a part, not a hole of the sheet.
 
     A ring is inside another when all its vertices and edge midpoints are inside it or within
     `slack` (per enclosing ring; default: `nest_rel` of the rings' extent) of its outline: a
@@ -512,7 +520,8 @@ def _nesting(rings: list, areas: np.ndarray | None = None,
     k_of = np.repeat(np.arange(n), reps)
     c_of = owner[np.repeat(first, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))]
     # the enclosed ring's own box (grown by the container's slack) within the container's
-    ok = ((c_of != k_of) & (area[c_of] > area[k_of])
+    same = np.ones(len(k_of), dtype=bool) if layers is None else layers[c_of] == layers[k_of]
+    ok = (same & (c_of != k_of) & (area[c_of] > area[k_of])
           & (lo[c_of] <= lo[k_of] + slack[k_of, None]).all(axis=1)
           & (hi[c_of] >= hi[k_of] - slack[k_of, None]).all(axis=1))
     for k, c in zip(k_of[ok].tolist(), c_of[ok].tolist()):
@@ -521,6 +530,82 @@ def _nesting(rings: list, areas: np.ndarray | None = None,
             if parent[k] < 0 or area[c] < area[parent[k]]:
                 parent[k] = c
     return depth, parent
+
+
+# A layer whose one outline holds this share of the other layers' parts is taken for a sheet
+# drawn without --sheet-layer (a note says so).
+SHEET_SHARE = 0.8
+
+
+def _layer_ids(contours: list) -> np.ndarray:
+    """(n,) int: one number per layer (compared ignoring case, as AutoCAD's names; an SVG's
+    shapes share one)."""
+    names: dict = {}
+    return np.array([names.setdefault((c.layer or "").casefold(), len(names)) for c in contours],
+                    dtype=np.int64)
+
+
+def _looks_like_a_sheet(contours: list, depth: np.ndarray, layer_ids: np.ndarray,
+                        slack: np.ndarray) -> tuple[str, int, int] | None:
+    """(layer, held, parts) for a sheet drawn without --sheet-layer: a layer whose one outer
+    contour holds at least `SHEET_SHARE` of the outer contours of the other layers (two or
+    more; a nest may have parts that leave its sheet); None when no layer does."""
+    outer = np.flatnonzero(depth == 0)
+    for lid in np.unique(layer_ids[outer]).tolist():
+        own = outer[layer_ids[outer] == lid]
+        others = outer[layer_ids[outer] != lid]
+        if len(own) != 1 or len(others) < 2:
+            continue
+        k = int(own[0])
+        smaller = [j for j in others.tolist() if abs(contours[k].area) > abs(contours[j].area)]
+        held = int(_all_within([contours[j].ring for j in smaller], contours[k].ring,
+                               float(slack[k])).sum())
+        if held >= SHEET_SHARE * len(others):
+            return contours[k].layer, held, len(others)
+    return None
+
+
+def _layer_hints(shown: str, contours: list, depth: np.ndarray, layer_ids: np.ndarray,
+                 slack: np.ndarray, no_sheet: bool) -> list[str]:
+    """Notes on layers that look like what the options say: a sheet drawn without --sheet-layer
+    (`no_sheet`), and a layer whose every outline lies inside a part of another layer (an
+    engraving or a marking: each is a part of its own that collides with the one around it)."""
+    notes = []
+    sheet = _looks_like_a_sheet(contours, depth, layer_ids, slack) if no_sheet else None
+    if sheet is not None:
+        layer, held, parts = sheet
+        notes.append(f"{shown}: layer {layer} looks like a sheet (its outline holds {held} of the "
+                     f"{parts} outlines on other layers, and collides with each part): pass "
+                     f"--sheet-layer {layer}")
+    sheet_id = None if sheet is None else layer_ids[[c.layer for c in contours].index(sheet[0])]
+    outer = np.flatnonzero(depth == 0)
+    lo = np.array([contours[k].ring.min(axis=0) for k in outer])
+    hi = np.array([contours[k].ring.max(axis=0) for k in outer])
+    grown = slack[outer, None]
+    for lid in np.unique(layer_ids[outer]).tolist():
+        if lid == sheet_id:
+            continue
+        own = np.flatnonzero(layer_ids[outer] == lid)
+        hosts = np.flatnonzero((layer_ids[outer] != lid) & (layer_ids[outer] != sheet_id))
+
+        def boxed(i):  # the hosts whose boxes (grown by their slack) hold contour i's box
+            return outer[hosts[(lo[hosts] - grown[hosts] <= lo[i]).all(axis=1)
+                               & (hi[hosts] + grown[hosts] >= hi[i]).all(axis=1)]]
+
+        # all() stops at the first outline no other layer's part holds: a layer of parts costs
+        # one box test, an engraving layer one _within per mark
+        if len(hosts) and all(_held(int(outer[i]), boxed(i), contours, slack) for i in own.tolist()):
+            layer = contours[int(outer[own[0]])].layer
+            notes.append(f"{shown}: every outline on layer {layer} lies inside a part on another "
+                         f"layer, and collides with it (engraving or marking?): --ignore-layers "
+                         f"{layer} leaves them out")
+    return notes
+
+
+def _held(k: int, hosts: np.ndarray, contours: list, slack: np.ndarray) -> bool:
+    """Whether contour k lies within one of the `hosts` (contours whose boxes hold its box)."""
+    return any(abs(contours[h].area) > abs(contours[k].area)
+               and _within(contours[k].ring, contours[h].ring, float(slack[h])) for h in hosts.tolist())
 
 
 def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
@@ -536,6 +621,23 @@ def _within(ring: np.ndarray, outer: np.ndarray, slack: float) -> bool:
         if len(out) and (_distance_to_ring(out, outer) > slack).any():
             return False
     return True
+
+
+def _all_within(rings: list, outer: np.ndarray, slack: float) -> np.ndarray:
+    """(len(rings),) bool: `_within` for many rings against one outline, their points tested
+    together in blocks of about 2 million point-edge tests (a nest's parts against its sheet)."""
+    if not rings:
+        return np.zeros(0, dtype=bool)
+    points = np.concatenate([np.concatenate([r, 0.5 * (r + np.roll(r, -1, axis=0))]) for r in rings])
+    owner = np.repeat(np.arange(len(rings)), [2 * len(r) for r in rings])
+    bad = np.zeros(len(points), dtype=bool)
+    step = max(16, (1 << 21) // max(len(outer), 1))
+    for k in range(0, len(points), step):
+        block = points[k:k + step]
+        out = np.flatnonzero(~inside(block, outer))
+        if len(out):
+            bad[k + out] = _distance_to_ring(block[out], outer) > slack
+    return np.bincount(owner[bad], minlength=len(rings)) == 0
 
 
 def _distance_to_ring(points: np.ndarray, ring: np.ndarray) -> np.ndarray:

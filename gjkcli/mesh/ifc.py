@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli import extras
+from gjkcli import extras, progress
 from gjkcli.errors import InputError
 from gjkcli.units import canonical
 
@@ -199,6 +199,7 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
                 shape = iterator.get()
                 if shape.id in by_id and shape.id not in meshes:
                     meshes[shape.id] = _arrays(shape.geometry)
+                    progress.report("mesh", len(meshes), len(by_id))
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's

@@ -33,7 +33,8 @@ from gjkcli.mesh import simple
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "merge_close",
+__all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "readable_types",
+           "skipped_text", "merge_close",
            "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
@@ -340,16 +341,22 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
 
 
 
-def expand_paths(paths) -> list[Path]:
-    """Turn the paths a user gave into mesh files.
+def expand_paths(paths, *, recurse: bool = True, also=(), skipped: dict | None = None) -> list[Path]:
+    """Turn the paths a user gave into the files gjk reads.
 
     Parameters
     ----------
     paths : str, Path or iterable of them
         Files pass through whatever their extension (reading them reports a bad one); a
-        directory gives the mesh files directly inside it (not its subdirectories), sorted by
-        name, taking every extension trimesh reads as triangles (so not ``.xyz`` point lists,
-        ``.bin`` glTF buffers, README files or hidden files). A file reached twice is kept once.
+        directory gives the files in it and, with `recurse`, in its subdirectories, sorted by
+        path, of every format gjk reads (`readable_types`: trimesh's mesh formats but point
+        lists, archives, glTF, STEP, IFC, 2D drawings; and `also`). A file reached twice is kept
+        once.
+    recurse : descend into subdirectories (else they are counted in `skipped`)
+    also : more extensions to take (a reader above this layer's: "urdf")
+    skipped : filled with {"<what>": count} for the entries of directories left out: ".csv"
+        (a file gjk does not read, by extension), "hidden" (names starting with "."),
+        "subfolders" (when not `recurse`), "linked folders" (symbolic links, never followed)
 
     Returns
     -------
@@ -358,7 +365,7 @@ def expand_paths(paths) -> list[Path]:
     Raises
     ------
     InputError
-        A path does not exist, or a directory holds no mesh file.
+        A path does not exist, or a directory holds no file gjk reads.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -369,12 +376,77 @@ def expand_paths(paths) -> list[Path]:
         except (OSError, ValueError) as exc:  # a name too long, a NUL byte
             raise InputError(given, f"cannot use this path: {getattr(exc, 'strerror', None) or exc}") from None
         if is_dir:
-            found.extend(_mesh_files_in(given))
+            found.extend(_files_in(given, recurse, frozenset(readable_types()) | frozenset(also),
+                                   skipped if skipped is not None else {}))
         elif exists:
             found.append(given)
         else:
             raise InputError(given, "no such file or directory; check the path")
     return _unique(found)
+
+
+def readable_types() -> dict[str, str]:
+    """{extension: what reads it} for every file a directory expands to: the one list, taken
+    from the readers (trimesh's mesh loaders but point lists, with the archives, glTF, STEP and
+    IFC readers of this package, and the 2D drawings of gjkcli.mesh.flat)."""
+    from gjkcli.mesh.flat import FLAT_TYPES
+
+    kinds = {t: "mesh" for t in sorted(_known_types() - _NOT_MESH_TYPES)}
+    kinds.update({t: "archive" for t in _ARCHIVE_TYPES})
+    kinds.update({t: "glTF" for t in _GLTF_TYPES})
+    kinds.update({t: "STEP" for t in _CAD_TYPES})
+    kinds.update({t: "IFC" for t in _IFC_TYPES})
+    kinds.update({t: "2D drawing" for t in FLAT_TYPES})
+    return kinds
+
+
+def _files_in(directory: Path, recurse: bool, wanted: frozenset, skipped: dict) -> list[Path]:
+    """The files of `wanted` types under `directory` (sorted by path); what was left out counted
+    in `skipped`. InputError naming what it looked for when there is none."""
+    files: list[Path] = []
+    left: dict = {}
+
+    def count(what: str) -> None:
+        left[what] = left.get(what, 0) + 1
+
+    def failed(exc: OSError) -> None:
+        if Path(exc.filename or "") == directory:
+            raise InputError(directory, f"cannot list directory: {exc.strerror or exc}") from exc
+        count("unreadable folders")
+
+    for folder, subfolders, names in os.walk(directory, onerror=failed):
+        hidden = [d for d in subfolders if d.startswith(".")]
+        for _ in hidden:
+            count("hidden")
+        visible = sorted(d for d in subfolders if not d.startswith("."))
+        for d in visible:
+            if not recurse:
+                count("subfolders")
+            elif os.path.islink(os.path.join(folder, d)):  # not followed: no loops, nothing outside
+                count("linked folders")
+        subfolders[:] = visible if recurse else []
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.startswith("."):
+                count("hidden")
+            elif not path.is_file():
+                count("not regular files")
+            elif _file_type(path) in wanted:
+                files.append(path)
+            else:
+                count("." + _file_type(path) if path.suffix else "no extension")
+    for what, n in left.items():
+        skipped[what] = skipped.get(what, 0) + n
+    if not files:
+        seen = f"; it holds {skipped_text(left)}" if left else "; it is empty"
+        raise InputError(directory, f"directory holds no file gjk reads (looked for "
+                                    f"{', '.join('.' + t for t in sorted(wanted))}{seen})")
+    return sorted(files)
+
+
+def skipped_text(skipped: dict) -> str:
+    """What a directory's expansion left out, in words: "3 .csv, 1 hidden, 2 subfolders"."""
+    return ", ".join(f"{n:,} {what}" for what, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool) -> list[Part]:
@@ -859,20 +931,6 @@ def _readable_types() -> frozenset:
     from trimesh.exchange.load import mesh_formats
 
     return (frozenset(mesh_formats()) | frozenset(_ARCHIVE_TYPES) | frozenset(_CAD_TYPES)) - _NOT_MESH_TYPES
-
-
-def _mesh_files_in(directory: Path) -> list[Path]:
-    mesh_types = (_known_types() - _NOT_MESH_TYPES) | frozenset(_IFC_TYPES)
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError as exc:
-        raise InputError(directory, f"cannot list directory: {exc.strerror or exc}") from exc
-    files = [p for p in entries if p.is_file() and not p.name.startswith(".")
-             and _file_type(p) in mesh_types]
-    if not files:
-        raise InputError(directory, "directory holds no mesh file (looked for "
-                                    f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))})")
-    return files
 
 
 def _unique(paths: list[Path]) -> list[Path]:

@@ -158,7 +158,7 @@ def scan_on_cluster(paths, options: Options, manifest, progress):
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
         run.client = client
         sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems,
-                                            options.robot)
+                                            options.robot, recurse=options.recurse, notes=run.notes)
         # a robot's pose, allowed pairs, notes and geometry left unchecked, as in one process
         manifest = with_robots(manifest, sources, options.robot, run)
         return run.findings(sources, primitives, manifest, across=False, every_pair=0)

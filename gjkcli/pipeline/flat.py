@@ -51,13 +51,40 @@ __all__ = ["check_flat", "scan_flat", "is_flat_run", "mixing_error"]
 _FLAT = (".svg", ".dxf")
 
 
-def is_flat_run(paths) -> bool:
-    """Whether the inputs are 2D drawings. InputError when 2D and 3D files are mixed."""
+def is_flat_run(paths, recurse: bool = True) -> bool:
+    """Whether the inputs are 2D drawings: the files given are, or only directories are given
+    and every file gjk reads in them is. InputError when 2D and 3D files are given together
+    (a directory holding both is a 3D scan that leaves its drawings out, with a note)."""
     paths = [Path(p) for p in paths]
-    flat = [p for p in paths if p.suffix.lower() in _FLAT]
-    if flat and len(flat) < len(paths):
-        raise mixing_error(flat[0], next(p for p in paths if p.suffix.lower() not in _FLAT))
-    return bool(flat)
+    folders = [p for p in paths if _is_dir(p)]
+    files = [p for p in paths if p not in folders]
+    flat = [p for p in files if p.suffix.lower() in _FLAT]
+    if flat and len(flat) < len(files):
+        raise mixing_error(flat[0], next(p for p in files if p.suffix.lower() not in _FLAT))
+    if files or not folders:
+        return bool(flat)
+    inside = []
+    for folder in folders:
+        inside.extend(_folder_files(folder, recurse, {}))
+    return bool(inside) and all(p.suffix.lower() in _FLAT for p in inside)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name the system refuses: reading it says why
+        return False
+
+
+def _folder_files(folder: Path, recurse: bool, skipped: dict) -> list:
+    """Every file gjk reads in `folder` ([] when there is none: the scan says why)."""
+    from gjkcli.mesh.load import expand_paths
+    from gjkcli.scene.objects import URDF_TYPES
+
+    try:
+        return expand_paths([folder], recurse=recurse, also=URDF_TYPES, skipped=skipped)
+    except InputError:
+        return []
 
 
 def mixing_error(flat, solid) -> InputError:
@@ -92,11 +119,12 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
 
     run = _FlatRun(options, "scan", progress)
     t = time.perf_counter()
-    paths = list(paths)
+    paths = _drawings(list(paths), options.recurse, run)
     several = len(paths) > 1
+    names = [Path(p).name for p in paths]
     read, sheets = [], []
     for p in paths:
-        prefix = Path(p).name if several else None
+        prefix = (Path(p).name if names.count(Path(p).name) == 1 else Path(p).as_posix()) if several else None
         try:
             got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer,
                                            layers=_layers(options),
@@ -113,6 +141,32 @@ def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) 
     run.stage("load", t)
     frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
     return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
+
+
+def _drawings(paths: list, recurse: bool, run) -> list:
+    """The files to read: each directory expanded to the drawings in it (its 3D files and what
+    gjk does not read counted in a note; one without drawings a problem), files as given."""
+    from gjkcli.mesh.load import skipped_text
+
+    out = []
+    for p in paths:
+        if not _is_dir(Path(p)):
+            out.append(p)
+            continue
+        skipped: dict = {}
+        found = _folder_files(Path(p), recurse, skipped)
+        drawings = [f for f in found if f.suffix.lower() in _FLAT]
+        if len(found) > len(drawings):
+            skipped["3D files (scan them on their own)"] = len(found) - len(drawings)
+        if not drawings:
+            run.problems.append(Problem(file=str(p), message="directory holds no 2D drawing (.svg, "
+                                                            ".dxf)" + (f"; it holds {skipped_text(skipped)}"
+                                                                       if skipped else "")))
+            continue
+        if skipped:
+            run.notes.append(f"{p}: read {len(drawings):,} files; left out {skipped_text(skipped)}")
+        out.extend(drawings)
+    return out
 
 
 def _layers(options):

@@ -50,7 +50,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     table = ropts.trajectory if trajectory else ropts.poses
     probe_problems: list = []
     sources, _ = scene_sources(paths, None, options.split_bodies, probe_problems,
-                               dataclasses.replace(ropts, poses=None, trajectory=None))
+                               dataclasses.replace(ropts, poses=None, trajectory=None),
+                               recurse=options.recurse)
     robots = [s for s in sources if s.robot is not None]
     if len(robots) != 1:
         if probe_problems:
@@ -129,7 +130,8 @@ def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
 
     problems: list = []  # the waypoints' runs report them
     sources, primitives = scene_sources(paths, manifest, options.split_bodies, problems,
-                                        dataclasses.replace(options.robot, poses=None, trajectory=None))
+                                        dataclasses.replace(options.robot, poses=None, trajectory=None),
+                                        recurse=options.recurse)
     others = [s for s in sources if s.robot is None]
     if not others and not primitives:
         return motion, {}

@@ -103,6 +103,9 @@ class Options:
     group_within : group the failing pairs of each clash set whose contacts lie within this
         distance of each other, chained (`gjkcli.pipeline.grouping`; None: the manifest's, else
         no grouping); a float or a Length as `tolerance`
+    allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
+        after the manifest's own [[allow]] tables
+    recurse : a directory given expands into its subdirectories too (`gjkcli.mesh.load.expand_paths`)
     """
 
     mode: str = "auto"
@@ -128,6 +131,8 @@ class Options:
     shown: int | None = None
     show_allowed: bool = False
     group_within: float | Length | None = None
+    allow: tuple = ()
+    recurse: bool = True
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
@@ -164,16 +169,18 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     from gjkcli.scene.objects import scene_sources
 
     paths_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if is_flat_run(paths_list):  # 2D drawings: the plane's run
+    if is_flat_run(paths_list, recurse=options.recurse):  # 2D drawings: the plane's run
         from gjkcli.errors import InputError
 
-        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options")):
+        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options"),
+                            (options.allow or None, "--allow")):
             if given is not None:
                 raise InputError(paths_list[0], f"is a 2D drawing: {what} applies to 3D scans; "
                                                 f"scan drawings without it")
         return scan_flat(paths_list, options, sheet_layer=options.sheet_layer, progress=progress)
     _no_sheet_in_3d(options)
     m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
+    m = manifests.with_allows(m, options.allow)
     if m is not None:
         options = dataclasses.replace(
             options,
@@ -196,7 +203,8 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
 
         return scan_on_cluster(paths, options, m, progress)
     run = _Run(options, "scan", progress)
-    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot)
+    sources, primitives = scene_sources(paths, m, options.split_bodies, run.problems, options.robot,
+                                        recurse=options.recurse, notes=run.notes)
     m = with_robots(m, sources, options.robot, run)
     return run.findings(sources, primitives, m, across=False, every_pair=0)
 

@@ -28,8 +28,15 @@ STYLES = {
     Status.UNDECIDED: "dark_orange",
 }
 
-STAGES = {"load": "loading", "hulls": "building hulls", "narrow": "checking pairs",
-          "refine": "refining non-convex pairs"}
+STAGES = {"load": "loading", "read": "reading a large file", "mesh": "meshing IFC elements",
+          "tessellate": "tessellating STEP solids", "hulls": "building hulls",
+          "narrow": "checking pairs", "refine": "refining non-convex pairs"}
+# Stages counted in bytes (gjkcli.scene.watch): their bar shows sizes, not counts.
+BYTE_STAGES = frozenset({"read"})
+
+
+def _bytes_count(done: int, total: int) -> str:
+    return f"{done / 2**20:,.1f}/{total / 2**20:,.1f} MiB"
 
 
 def _duration(seconds: float) -> str:
@@ -185,9 +192,11 @@ def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
 
 
 def wants_progress(*, quiet: bool, output_format: str, stream) -> bool:
-    """A progress bar only on a terminal, never with --quiet or a machine format."""
+    """A progress bar whenever `stream` (stderr, where the bar goes) is a terminal, whatever
+    the report's format and wherever it goes (`--format json -o FILE`, a pipe); never with
+    --quiet."""
     isatty = getattr(stream, "isatty", None)
-    return not quiet and output_format == "table" and bool(isatty and isatty())
+    return not quiet and bool(isatty and isatty())
 
 
 @contextmanager
@@ -199,9 +208,9 @@ def progress_callback(console, delay: float = 0.5):
     """
     import time
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
                    TimeElapsedColumn(), console=console, transient=True)
     tasks: dict[str, int] = {}
     started = time.monotonic()
@@ -209,9 +218,14 @@ def progress_callback(console, delay: float = 0.5):
 
     def update(stage: str, done: int, total: int) -> None:
         nonlocal shown
+        if total <= 0:  # a stage with no work has no bar (never one stuck at 0/1)
+            if stage in tasks:
+                bar.remove_task(tasks.pop(stage))
+            return
+        count = _bytes_count(done, total) if stage in BYTE_STAGES else f"{done:,}/{total:,}"
         if stage not in tasks:
-            tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=max(total, 1))
-        bar.update(tasks[stage], completed=done, total=max(total, 1))
+            tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=total, count=count)
+        bar.update(tasks[stage], completed=done, total=total, count=count)
         if not shown and time.monotonic() - started >= delay:
             bar.start()
             shown = True

@@ -159,7 +159,8 @@ def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | 
     if pair.overlap_volume is not None:
         cubed = f" {units}^3" if units else " (model units cubed)"
         how = "OpenCASCADE, on the exact solids" if pair.mode == "brep" else "manifold3d, on the parts"
-        grid.add_row(Text("overlap"), Text(f"{fmt(pair.overlap_volume, 9)}{cubed}: the volume both parts "
+        # a mesh boolean's volume, not a certified length: 6 digits as in the findings table
+        grid.add_row(Text("overlap"), Text(f"{fmt(pair.overlap_volume)}{cubed}: the volume both parts "
                                             f"occupy ({how})"))
     elif pair.overlap_reason:
         grid.add_row(Text("overlap"), Text(f"no volume: {pair.overlap_reason}", style="dim"))
@@ -185,7 +186,8 @@ def render_pair(pair: Finding, a: ObjectRecord | None = None, b: ObjectRecord | 
         if r.epa_iterations or r.epa_exit:
             iters += f", EPA {r.epa_iterations} ({r.epa_exit})"
         grid.add_row(Text("iterations"), Text(iters))
-    grid.add_row(Text("time"), Text(_duration(r.elapsed)))
+    if r.elapsed > 0:  # a pair answered in a batch (the hulls' call) has no time of its own
+        grid.add_row(Text("time"), Text(_duration(r.elapsed)))
     title = Text(f"{pair.a}  x  {pair.b}", style="bold")
     return Panel(grid, title=title, title_align="left", border_style=STYLES[status].replace("bold ", ""),
                  expand=False)

@@ -98,7 +98,7 @@ from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
            "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "MODES", "rotation_matrix",
-           "placement"]
+           "placement", "ALLOW_FLAG", "allow_flag", "with_allows"]
 
 FAIL_ON = ("collision", "touching", "clearance")
 # Touching is not a failure by itself (parts meant to sit on each other touch), as in `gjk check`.
@@ -781,6 +781,53 @@ class _Builder:
         return AllowSpec(a=a, b=b, reason=reason, line=line, source=str(self.path))
 
 
+# -- allowed pairs from the command line ---------------------------------------------------------
+
+# The source of an allowed pair given by a flag (`AllowSpec.source`): its errors name the flag.
+ALLOW_FLAG = "--allow"
+
+
+def _split_outside_brackets(text: str, sep: str) -> tuple[str, str | None]:
+    """(before, after) at the first `sep` not inside a glob's [...] (after: None without one)."""
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        elif ch == sep and not depth:
+            return text[:k], text[k + 1:]
+    return text, None
+
+
+def allow_flag(value: str) -> AllowSpec:
+    """An `--allow A,B[:REASON]` value as an allowed pair: A and B are globs (or group names)
+    matched as a manifest's [[allow]] sides; the reason starts at the first ':' after the comma
+    outside [...] (so ``a.glb[:]bolt`` names the object ``a.glb:bolt``). ValueError with what to
+    write instead when the value is not of that form."""
+    a, rest = _split_outside_brackets(value, ",")
+    b, reason = _split_outside_brackets(rest or "", ":")
+    a, b = a.strip(), b.strip()
+    if rest is None or not a or not b or "," in b:
+        raise ValueError(f"{value!r}: give two objects (names or globs) and an optional reason, "
+                         f"as A,B or A,B:REASON (e.g. 'gripper*,part:grasp')")
+    reason = (reason or "").strip() or f"{ALLOW_FLAG} {a},{b}"
+    return AllowSpec(a=a, b=b, reason=reason, line=0, source=ALLOW_FLAG)
+
+
+def with_allows(m: "Manifest | None", allows) -> "Manifest | None":
+    """The manifest with `allows` (`allow_flag`'s) after its own [[allow]] tables, so that a pair
+    both allow carries the manifest's reason; a manifest of them alone when there is none."""
+    allows = tuple(allows or ())
+    if not allows:
+        return m
+    if m is None:
+        return Manifest(path=Path(ALLOW_FLAG), allows=allows)
+    import dataclasses
+
+    return dataclasses.replace(m, allows=m.allows + allows)
+
+
 # -- placement ------------------------------------------------------------------------------------
 
 
@@ -934,6 +981,11 @@ def _resolve(m: Manifest, names: list[str], classes: list[tuple] | None = None,
             if in_a.any() and in_b.any():
                 allows.append((in_a, in_b, a.reason, a.line))
             continue
+        if a.source == ALLOW_FLAG:  # a flag's side that matches nothing is the flag's error
+            for pattern in (a.a, a.b):
+                if pattern not in groups and not select(pattern).any():
+                    raise ManifestError(ALLOW_FLAG, None, f"'{a.a},{a.b}': {pattern!r} is neither a "
+                                                          f"group nor a glob matching an object")
         allows.append((side(a.a, a.line, f"[[allow]] {k + 1}"), side(a.b, a.line, f"[[allow]] {k + 1}"),
                        a.reason, a.line))
     if missing:

@@ -7,6 +7,7 @@ are still read. Files are read in worker processes when there are several and `j
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass
@@ -78,6 +79,25 @@ class Source:
     srdf: object | None = None  # the robot's SRDF (allowed pairs), or None
 
 
+# The robot files a directory expands to (`gjkcli.scene.urdf.is_urdf` reads them).
+URDF_TYPES = ("urdf",)
+
+
+def _without_robot_meshes(found: list[Path], parse, skipped: dict) -> list[Path]:
+    """The files of a directory but the meshes its URDF robots use (counted in `skipped`)."""
+    used = set()
+    for p in found:
+        if robot_file(p):
+            robot = parse(p)
+            if not isinstance(robot, InputError):
+                used |= {c.mesh.resolve() for c in robot.collisions if c.mesh is not None}
+    if not used:
+        return found
+    kept = [p for p in found if p.resolve() not in used]
+    skipped["meshes of the robots' links"] = len(found) - len(kept)
+    return kept
+
+
 def file_sources(paths, split_bodies: bool = False) -> list[Source]:
     """`gjk check`'s inputs: each file one object (or one per body), named after the file."""
     return [Source(path=Path(p), shown=str(p), whole=True, name=Path(p).name,
@@ -85,25 +105,50 @@ def file_sources(paths, split_bodies: bool = False) -> list[Source]:
 
 
 def scene_sources(paths, manifest, split_bodies: bool, problems: list,
-                  robot=None) -> tuple[list[Source], list]:
+                  robot=None, *, recurse: bool = True, notes: list | None = None) -> tuple[list[Source], list]:
     """`gjk scan`'s inputs: (file sources, manifest primitives) from paths and a manifest.
 
-    Directories expand to the mesh files in them; a path that does not exist is a problem and
-    the rest are still read; a file reached twice (itself and its folder) is read once. A URDF
-    (`gjkcli.scene.urdf`) is parsed here, its pose taken from `robot` (a RobotOptions); one that
-    cannot be used is a problem; a link whose mesh file is not there is left out of the robot
-    (`urdf.Robot.missing`: the run says it is not checked).
+    Directories expand (`gjkcli.mesh.load.expand_paths`, into subdirectories unless not
+    `recurse`) to every file gjk reads, URDF robots too, but the meshes a robot found there
+    uses (its links' geometry, not objects of their own) and 2D drawings (scanned on their
+    own); what a directory held and the scan leaves out is said in `notes`. A path that does
+    not exist is a problem and the rest are still read; a file reached twice (itself and its
+    folder) is read once. A URDF (`gjkcli.scene.urdf`) is parsed here, its pose taken from
+    `robot` (a RobotOptions); one that cannot be used is a problem; a link whose mesh file is
+    not there is left out of the robot (`urdf.Robot.missing`: the run says it is not checked).
     """
-    from gjkcli.mesh.load import expand_paths
+    from gjkcli.mesh.flat import is_flat
+    from gjkcli.mesh.load import expand_paths, skipped_text
+
+    parsed_robots: dict = {}
+
+    def parse(p: Path):
+        if p not in parsed_robots:
+            from gjkcli.scene import urdf  # only for a robot: not on a check of two meshes
+
+            try:
+                parsed_robots[p] = urdf.load(p, (robot or urdf.RobotOptions()).packages, missing="skip")
+            except InputError as exc:  # the file's problem: the other inputs are still checked
+                parsed_robots[p] = exc
+        return parsed_robots[p]
 
     files: list[tuple[Path, np.ndarray | None, bool]] = []
     seen = set()
     for given in ([paths] if isinstance(paths, (str, os.PathLike)) else list(paths)):
+        skipped: dict = {}
         try:
-            found = expand_paths([given])
+            found = expand_paths([given], recurse=recurse, also=URDF_TYPES, skipped=skipped)
         except InputError as exc:
             problems.append(Problem(file=exc.source, message=exc.message))
             continue
+        if Path(given).is_dir():
+            found = _without_robot_meshes(found, parse, skipped)
+            drawings = [p for p in found if is_flat(p)]
+            if drawings:
+                skipped["2D drawings (scan them on their own)"] = len(drawings)
+                found = [p for p in found if not is_flat(p)]
+            if skipped and notes is not None:
+                notes.append(f"{given}: read {len(found):,} files; left out {skipped_text(skipped)}")
         for p in found:
             if p.resolve() not in seen:
                 seen.add(p.resolve())
@@ -124,10 +169,9 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
             from gjkcli.scene import urdf
 
             options = robot or urdf.RobotOptions()
-            try:
-                parsed = urdf.load(source.path, options.packages, missing="skip")
-            except InputError as exc:  # the file's problem: the other inputs are still checked
-                problems.append(Problem(file=exc.source, message=one_line(exc.message)))
+            parsed = parse(source.path)
+            if isinstance(parsed, InputError):
+                problems.append(Problem(file=parsed.source, message=one_line(parsed.message)))
                 continue
             # a pose outside the limits is the user's error: the run stops with it (exit 2)
             source = dataclasses.replace(source, robot=parsed, srdf=options.srdf,
@@ -195,8 +239,15 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
                 results[k] = f.result()
                 tell("load", k + 1, len(sources))
     else:
+        from gjkcli import progress
+        from gjkcli.scene.watch import watch_reading
+
         for k, s in enumerate(sources):
-            results[k] = read_source(s, strict)
+            # a big file moves a bar of its own while it loads: the bytes its reader has read,
+            # and what the reader reports (IFC elements meshed, STEP solids tessellated)
+            with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
+                    else contextlib.nullcontext(), progress.reporting(tell):
+                results[k] = read_source(s, strict)
             tell("load", k + 1, len(sources))
     return assemble(results, primitives, manifest, problems=problems)
 

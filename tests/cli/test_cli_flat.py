@@ -42,9 +42,14 @@ def test_the_sample_nest_with_kerf_and_sheet():
     failing = [p["status"] for p in doc["pairs"] if p["fails"]]
     assert r.exit_code == 1 and set(failing) == {"collision"} and "touching" in statuses
     assert doc["summary"]["objects"] == 37
-    # without --sheet-layer the sheet's outline is one part around the others, each its hole
+    # without --sheet-layer the sheet's outline is one more part (the others are not its holes:
+    # nesting never crosses layers), and a note says which layer to pass
     r = gjk("scan", NEST, "--format", "json")
-    assert json.loads(r.stdout)["summary"]["objects"] < 37
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["objects"] == 37
+    assert any(n.endswith("layer SHEET looks like a sheet (its outline holds 30 of the 32 outlines on "
+                          "other layers, and collides with each part): pass --sheet-layer SHEET")
+               for n in doc["notes"])
 
 
 def test_every_report_format_reads_a_2d_scan(tmp_path):
@@ -121,15 +126,22 @@ def _engraved_sheet(path):
 
 def test_sheet_layer_named_in_another_case_and_layer_globs(tmp_path):
     """`--sheet-layer SHEET` finds the layer "Sheet"; the plate lies exactly 5 from the sheet's
-    edge, so --clearance 5mm passes; --ignore-layers 'grav*' drops the engraving (no hole, no
-    open piece); the JSON gives each part its layer and bound."""
+    edge, so --clearance 5mm passes once --ignore-layers 'grav*' drops the engraving (a part on
+    its layer, and an open piece); the JSON gives each part its layer and bound."""
     path = _engraved_sheet(tmp_path / "sheet.dxf")
     r = gjk("scan", path, "--sheet-layer", "SHEET", "--clearance", "5mm", "--format", "json",
             "--all-pairs")
-    assert r.exit_code == 0, r.stderr
+    # the engraved square is a part of its own (never a hole of the plate on another layer): it
+    # collides with the plate, and a note says how to leave the engraving out
+    assert r.exit_code == 1, r.stderr
     doc = json.loads(r.stdout)
     assert [(o["name"].split(":")[0], o["layer"], o["flattening"]) for o in doc["objects"]] == [
-        ("Cut", "Cut", 0.0), ("sheet", "Sheet", 0.0)]
+        ("Cut", "Cut", 0.0), ("Gravír", "Gravír", 0.0), ("sheet", "Sheet", 0.0)]
+    assert [(p["a"].split(":")[0], p["b"].split(":")[0]) for p in doc["pairs"] if p["fails"]] == \
+        [("Cut", "Gravír")]
+    assert any(n.endswith("every outline on layer Gravír lies inside a part on another layer, and "
+                          "collides with it (engraving or marking?): --ignore-layers Gravír leaves "
+                          "them out") for n in doc["notes"])
     assert any("1 open piece (on layer Gravír (1); LINE #" in n for n in doc["notes"])
     plate = doc["objects"][0]
     r = gjk("scan", path, "--sheet-layer", "sheet", "--clearance", "5mm", "--format", "json",
@@ -137,7 +149,7 @@ def test_sheet_layer_named_in_another_case_and_layer_globs(tmp_path):
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and not any("open piece" in n for n in doc["notes"])
     assert any(n.endswith("layers left out (--ignore-layers grav*): Gravír") for n in doc["notes"])
-    assert doc["objects"][0]["vertices"] == plate["vertices"] - 4  # the engraved square's hole is gone
+    assert doc["objects"][0]["vertices"] == plate["vertices"]  # the plate has no hole either way
     r = gjk("scan", path, "--sheet-layer", "SHEET", "--layers", "nope", "-q")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "the file's layers" in r.stderr
 

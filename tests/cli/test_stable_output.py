@@ -55,7 +55,10 @@ def test_two_runs_give_the_same_json_bytes():
         assert {p["elapsed"] for p in doc["pairs"]} == {None}
     timed = json.loads(gjk("check", A, B, "--format", "json", "--timings").stdout)
     assert timed["summary"]["elapsed"] > 0 and timed["run"]["timings"]["load"] > 0
-    assert timed["pairs"][0]["elapsed"] >= 0
+    assert timed["pairs"][0]["mode"] == "hull" and timed["pairs"][0]["elapsed"] is None  # a batch's answer
+    exact = json.loads(gjk("check", SAMPLES / "ring.stl", SAMPLES / "peg.stl", "--format", "json",
+                           "--timings").stdout)
+    assert exact["pairs"][0]["mode"] == "exact" and exact["pairs"][0]["elapsed"] > 0
 
 
 def test_writing_a_baseline_is_a_success(tmp_path):

@@ -177,25 +177,32 @@ def _layered(tmp_path):
 
 
 @pytest.mark.parametrize("layers, marks", [
-    (Layers(), True),  # the engravings are read as holes of the plates
+    (Layers(), True),  # the engravings are parts of their own, never holes of another layer's plates
     (Layers(only=("cut",)), False),  # case-insensitive
     (Layers(ignore=("GRAV*",)), False),
     (Layers(only=("C*", "g*")), True),
     (Layers(only=("Cut", "Gravír"), ignore=("gravír",)), False),
 ])
 def test_layer_selection(tmp_path, layers, marks):
-    """--layers and --ignore-layers against shapely: without the engraving layer each plate has
-    its full area and no flattening bound; with it, the marks are holes (a circle's bound)."""
+    """--layers and --ignore-layers against shapely: each plate has its full area and no
+    flattening bound whatever the layers read (nesting never crosses layers); with the engraving
+    layer, each mark is a part of its own inside its plate (a circle's bound)."""
     path = _layered(tmp_path)
     parts, sheet = read_flat_objects(path, sheet_layer="SHEET", layers=layers)
     assert sheet is not None and sheet.layer == "Sheet" and sheet.chord == 0
-    assert [p.layer for p in parts] == ["Cut", "Cut"]
+    plates = [p for p in parts if p.layer == "Cut"]
+    engraved = [p for p in parts if p.layer == "Gravír"]
+    assert len(plates) == 2 and len(engraved) == (4 if marks else 0) and len(parts) == 2 + len(engraved)
     full = Polygon([(0, 0), (150, 0), (150, 90), (0, 90)]).area
-    holes = Point(0, 0).buffer(8, quad_segs=256).area + 40 * 20
-    for p in parts:
-        assert len(p.rings) == (3 if marks else 1) and (p.chord > 0) == marks
-        want = full - holes if marks else full
-        assert as_shapely(p).area == pytest.approx(want, abs=2 * math.pi * 8 * p.chord + 1e-6)
+    for p in plates:
+        assert len(p.rings) == 1 and p.chord == 0
+        assert as_shapely(p).area == pytest.approx(full, abs=1e-6)
+    circle = Point(0, 0).buffer(8, quad_segs=256).area
+    for m in engraved:
+        assert len(m.rings) == 1
+        assert sum(as_shapely(plate).contains(as_shapely(m)) for plate in plates) == 1
+        assert as_shapely(m).area == pytest.approx(circle if m.chord > 0 else 40 * 20,
+                                                   abs=2 * math.pi * 8 * m.chord + 1e-6)
     # the open dimension lines are named by layer and handle in the warning
     d = read_drawing(path, sheet_layer="sheet", layers=layers)
     if layers.takes("DIMS"):

@@ -140,13 +140,19 @@ def test_dxf_sheet_layer_and_closed_spline(tmp_path):
     parts, sheet = read_flat_objects(tmp_path / "nest.dxf", sheet_layer="SHEET")
     assert sheet is not None and sheet.name == "sheet:SHEET"
     assert as_shapely(sheet).equals(box(0, 0, 200, 100))
-    assert len(parts) == 2  # without the sheet layer, both would be holes of the sheet
+    assert len(parts) == 2
     sp = by_name(parts, f"0:{spline.dxf.handle}")
     assert 39 < sp.bounds[0, 0] < sp.bounds[1, 0] < 61 and as_shapely(sp).is_valid
     with pytest.raises(InputError, match="layer 'NOPE' holds no closed contour"):
         read_flat_objects(tmp_path / "nest.dxf", sheet_layer="NOPE")
+    # without --sheet-layer the sheet is a part too, never one with the others as its holes (they
+    # are on another layer), and a note names the option
     without, _ = read_flat_objects(tmp_path / "nest.dxf")
-    assert len(without) == 1 and len(without[0].rings) == 3
+    assert len(without) == 3 and all(len(p.rings) == 1 for p in without)
+    assert sorted(p.layer for p in without) == ["0", "0", "SHEET"]
+    assert (f"{tmp_path / 'nest.dxf'}: layer SHEET looks like a sheet (its outline holds 2 of the 2 "
+            f"outlines on other layers, and collides with each part): pass --sheet-layer SHEET"
+            in without[0].notes)
 
 
 # -- SVG -----------------------------------------------------------------------------------------

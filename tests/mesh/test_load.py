@@ -643,7 +643,8 @@ def test_expand_missing_path(tmp_path):
 
 def test_expand_directory_without_meshes(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(InputError, match="no mesh file"):
+    with pytest.raises(InputError, match=r"no file gjk reads \(looked for .*\.dxf.*\.stl.*\.svg.*; "
+                                         r"it holds 1 \.txt\)"):
         expand_paths([tmp_path])
 
 

@@ -47,10 +47,12 @@ def test_check_of_two_boxes_reports_their_common_volume(tmp_path):
 
 
 def test_scan_of_the_samples_agrees_with_trimesh_boolean():
-    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1))
+    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1, recurse=False))
     collisions = [p for p in found.pairs if p.status is Status.COLLISION]
     assert len(collisions) >= 10
     for p in collisions:
+        if str(p.file_a).endswith(".urdf") or str(p.file_b).endswith(".urdf"):
+            continue  # samples/arm.urdf's links: trimesh loads no URDF (their volumes: test_robot_links)
         a, b = trimesh.load_mesh(p.file_a), trimesh.load_mesh(p.file_b)
         judge = trimesh.boolean.intersection([a, b], engine="manifold").volume
         assert p.overlap_volume == pytest.approx(judge, rel=1e-5, abs=1e-9), (p.a, p.b)

@@ -97,12 +97,12 @@ def test_scan_draws_the_most_severe_violations_up_to_the_limit(tmp_path):
     from gjkcli import limits
 
     assert limits.DEFAULT.pngs == 100 and limits.parse(["pngs=7"]).pngs == 7
-    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1))
+    found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1, recurse=False))
     violations = [p for p in found.pairs if p.violation]
     assert len(violations) > 5  # else the cap would not be tested
     folder = tmp_path / "pictures"
     leader, follower = pty.openpty()
-    proc = run_gjk("scan", SAMPLES, "--png", folder, "--limit", "pngs=5", cwd=tmp_path,
+    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--png", folder, "--limit", "pngs=5", cwd=tmp_path,
                    stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
     err = b""
@@ -120,7 +120,7 @@ def test_scan_draws_the_most_severe_violations_up_to_the_limit(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == [picture_name(k, p) for k, p in enumerate(violations[:5])]
     assert f"drew 5 pictures of {len(violations)} violations" in text and "--limit pngs=N" in text
     assert "drawing pictures" in text  # the bar
-    r = CliRunner().invoke(main, ["scan", str(SAMPLES), "--png", str(tmp_path / "x"), "--limit", "pngs=0"])
+    r = CliRunner().invoke(main, ["scan", str(SAMPLES), "--no-recurse", "--png", str(tmp_path / "x"), "--limit", "pngs=0"])
     assert r.exit_code == 2 and "positive" in r.output and not (tmp_path / "x").exists()
 
 
@@ -131,7 +131,7 @@ def test_ctrl_c_while_drawing_removes_the_pictures_of_the_run(tmp_path):
     keep.mkdir()
     (keep / "old.txt").write_text("an earlier file\n")
     folder = keep / "made" / "pictures"
-    proc = run_gjk("scan", SAMPLES, "--png", folder, "-q", cwd=tmp_path,
+    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--png", folder, "-q", cwd=tmp_path,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     waited = time.monotonic() + 240
     while time.monotonic() < waited and proc.poll() is None:
