@@ -222,7 +222,7 @@ class _FlatRun:
 
     def _one_unit(self, parts: list, frame):
         """The parts (and sheet frame) in one length unit, and the options' lengths in it: as the
-        3D run does (`gjkcli.pipeline.run._Run._one_unit`). The drawing's unit is the first one a
+        3D run does (`gjkcli.pipeline.stages.Run.one_unit`). The drawing's unit is the first one a
         drawing states; drawings in another unit of `gjkcli.units` are scaled into it, with a note;
         a length the user wrote with a unit is converted into it (an InputError when no drawing
         states a unit gjk knows)."""
@@ -278,12 +278,12 @@ class _FlatRun:
     def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
         """The pairs with their baseline keys and whether the baseline knows them (as in 3D:
         keys only when a baseline is read or written), and the baseline's entries now gone."""
-        from gjkcli.pipeline.run import _KeyMaker
+        from gjkcli.pipeline.stages import KeyMaker
 
         o = self.options
         if old is None and o.write_baseline is None:
             return pairs, ()
-        key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
         out = []
         for p in pairs:
             key = key_of(p.a, p.b, p.file_a, p.file_b)
