@@ -80,36 +80,13 @@ def scan_here(paths, options, manifest, progress: Progress | None = None) -> Fin
     pairs, then the run. `manifest` is a read `gjkcli.scene.manifest.Manifest` or None, already
     merged into the options."""
     from gjkcli.scene.objects import scene_sources
+    from gjkcli.scene.rules import with_reader_rules
 
     run = Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems, options.robot)
-    manifest = _with_robots(manifest, sources, options.robot, run)
+    manifest, notes = with_reader_rules(manifest, sources, options.robot, bool(run.problems))
+    run.notes.extend(notes)
     return run.findings(sources, primitives, manifest, across=False, every_pair=0)
-
-
-def _with_robots(m, sources, robot_options, run: "Run"):
-    """The manifest with the robots' allowed pairs (adjacent links, the SRDF's disabled pairs)
-    added, and a note of each robot's pose. InputError when robot options name no robot."""
-    from gjkcli.errors import InputError
-    from gjkcli.scene import manifest as manifests
-    from gjkcli.scene import urdf
-
-    robots = [s for s in sources if s.robot is not None]
-    if not robots:
-        given = robot_options is not None and (robot_options.srdf or robot_options.joints
-                                               or robot_options.packages)
-        if given and not run.problems:
-            raise InputError("--srdf/--joints/--package", "apply to URDF inputs, and no input is a "
-                                                          "URDF; give robot.urdf")
-        return m
-    allows = []
-    for s in robots:
-        allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
-        run.notes.append(f"{s.shown}: pose {urdf.pose_text(s.robot, s.pose)}")
-        run.notes.extend(f"{s.shown}: {note}" for note in s.robot.notes)
-    if m is None:
-        return manifests.Manifest(path=Path(robots[0].shown), allows=tuple(allows))
-    return dataclasses.replace(m, allows=m.allows + tuple(allows))
 
 
 class Run:
@@ -155,9 +132,13 @@ class Run:
 
         across : pair only objects of different sources (a check of A against B)
         every_pair : list every pair when there are at most this many, without a broad phase
+
+        The stages a dimension's run gives (`load_parts`, `candidates`, `narrow`, `verdicts`,
+        `objects`) are methods: this class's are the solids', `gjkcli.pipeline.flat.FlatRun`'s
+        the plane's; what they share (the manifest's selections, allowed pairs, clash sets, the
+        baseline, the findings) is here.
         """
         from gjkcli.pipeline import baseline as baselines
-        from gjkcli.scene.manifest import ManifestError, Resolved
 
         o = self.options
         old = baselines.read(o.baseline) if o.baseline is not None else None
@@ -165,53 +146,26 @@ class Run:
         o = self.options  # the lengths in the scene's unit now
         t = time.perf_counter()
         self._name_notes(parts)
-
-        resolved = None
-        if manifest is not None and parts.n > 0:
-            try:
-                classes = [g.element.classes if g.element is not None else () for g in parts.geoms]
-                ifc_ids = [(g.file, g.element.global_id) if g.element is not None else None
-                           for g in parts.geoms]
-                resolved = manifest.resolve(parts.names, classes if any(classes) else None,
-                                            ifc_ids if any(classes) else None)
-            except ManifestError as exc:
-                if not self.problems:
-                    raise
-                # an input that failed to load may be what the selection was meant to match
-                self.problems.append(Problem(file=exc.source, message=exc.message))
-                resolved = Resolved()
-            self.notes.extend(resolved.notes)
-
+        resolved = self.resolve(parts, manifest)
         i, j, clearance, candidates = self.candidates(parts, resolved, across, every_pair)
         t = self.stage("broad", t)
         batch = self.narrow(parts, i, j)
         t = self.stage("narrow", t)
-        answers = self._answer(parts, i, j, clearance, batch)
-        self.stage("refine", t)
-        t = time.perf_counter()
         # baseline keys only when a baseline is read or written: a relative path per file
         key_of = None
         if old is not None or o.write_baseline is not None:
             key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
-        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of,
-                                     old.keys if old is not None else None)
-        t = self.stage("verdicts", t)
-        pairs = self._overlaps(parts, pairs)
-        t = self.stage("overlap", t)
+        known = old.keys if old is not None else None
+        pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
+        t = time.perf_counter()
         pairs = self._grouped(pairs, resolved)
-        objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
-                                                          [parts.index[p.b] for p in pairs]]))
-                                if pairs else np.zeros(0, dtype=np.int64))
-        checked = len(i)
-        if parts.owned:  # findings, counts and records per object, not per element
-            pairs, counts, checked = elements.by_object(pairs, parts.owned, parts.owner_ids, i, j,
-                                                        key_of, old.keys if old is not None else None)
-            objects = elements.merged_records(objects, parts.owned)
+        objects, pairs, counts, checked, index = self.objects(parts, pairs, counts, i, j, key_of, known)
         gone = ()
         if old is not None:
             today = {p.key for p in pairs if p.violation}  # allowed or not, still there
             gone = tuple(e for e in old.entries if e.key not in today)
         self.stage("verdicts", t)
+        o = self.options
         found = Findings(
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=checked, candidates=candidates, requested=o.mode,
@@ -219,13 +173,59 @@ class Run:
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=parts.triangles_of,
-            # the records are the parts', one per part, unless a link's elements were merged
-            _index={r.name: k for k, r in enumerate(objects)} if parts.owned else dict(parts.index))
+            elapsed=time.perf_counter() - self.started, geometry=parts.geometry,
+            dimension=parts.dimension, _index=index)
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
         return found
+
+    def resolve(self, parts, manifest):
+        """The manifest's selections over the parts (`gjkcli.scene.manifest.Resolved`), by the
+        objects' names and what their readers say they are (`Parts.kinds`: an IFC element's
+        classes, a drawing part's layer); None without a manifest."""
+        from gjkcli.scene.manifest import ManifestError, Resolved
+
+        if manifest is None or parts.n == 0:
+            return None
+        try:
+            classes, ids = parts.kinds()
+            resolved = manifest.resolve(parts.names, classes, ids)
+        except ManifestError as exc:
+            if not self.problems:
+                raise
+            # an input that failed to load may be what the selection was meant to match
+            self.problems.append(Problem(file=exc.source, message=exc.message))
+            resolved = Resolved()
+        self.notes.extend(resolved.notes)
+        return resolved
+
+    def verdicts(self, parts, i, j, clearance, batch, resolved, key_of, known):
+        """(listed Findings most severe first, counts per status over every checked pair): the
+        policy on the narrow phase's answers, the triangles where it asks for them, the listed
+        pairs with their allowed reasons and baseline keys, the collisions' overlap volumes."""
+        t = time.perf_counter()
+        answers = self._answer(parts, i, j, clearance, batch)
+        t = self.stage("refine", t)
+        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of, known)
+        t = self.stage("verdicts", t)
+        pairs = self._overlaps(parts, pairs)
+        self.stage("overlap", t)
+        return pairs, counts
+
+    def objects(self, parts, pairs, counts, i, j, key_of, known):
+        """(object records, pairs, counts, pairs checked, name -> record index): one record per
+        part, or per object where parts are elements of one (a URDF link's)."""
+        objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
+                                                          [parts.index[p.b] for p in pairs]]))
+                                if pairs else np.zeros(0, dtype=np.int64))
+        checked = len(i)
+        if not parts.owned:
+            return objects, pairs, counts, checked, dict(parts.index)
+        # findings, counts and records per object, not per element
+        pairs, counts, checked = elements.by_object(pairs, parts.owned, parts.owner_ids, i, j, key_of, known)
+        objects = elements.merged_records(objects, parts.owned)
+        return objects, pairs, counts, checked, {r.name: k for k, r in enumerate(objects)}
 
     def load_parts(self, sources, primitives, manifest) -> "Parts":
         """Load the sources, then build the hulls (`gjkcli.pipeline.distributed` does both on
@@ -275,7 +275,7 @@ class Run:
                                          f"process, or convert one")
             scaled.setdefault(g.file, (u, k))
             out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
-                                           eps=g.eps * k, instance=_scaled(g.instance, k)))
+                                           eps=g.eps * k, instance=None if g.instance is None else g.instance.scaled(k)))
         for file, (u, k) in scaled.items():
             self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
                               f"{known[0][0].file}")
@@ -520,7 +520,7 @@ class Run:
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
-        allow = {**_hosted(parts, i, j), **_allowed(resolved, i, j)}  # the manifest's reason first
+        allow = {**_reader_allowed(parts, i, j), **_allowed(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
         for k in np.flatnonzero(ans.listed).tolist():
@@ -675,6 +675,22 @@ class Parts:
     @property
     def n(self) -> int:
         return len(self.geoms)
+
+    dimension = 3
+
+    def kinds(self) -> tuple:
+        """(classes per object or None, (file, id) per object or None): what each object's reader
+        says it is, for manifest selections (an IFC element's class and supertypes, its
+        GlobalId); None when no object's reader says anything."""
+        classes = [g.element.classes if g.element is not None else () for g in self.geoms]
+        if not any(classes):
+            return None, None
+        return classes, [(g.file, g.element.ident) if g.element is not None else None for g in self.geoms]
+
+    @property
+    def geometry(self):
+        """Findings.geometry: name -> the object's triangles (`triangles_of`)."""
+        return self.triangles_of
 
     @functools.cached_property
     def eps(self) -> np.ndarray:
@@ -841,7 +857,7 @@ class Parts:
             units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
             primitive=None if g.primitive is None else shape.kind, convexity=why[k],
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
-            **_ifc_fields(g.element))
+            **(g.element.record_fields if g.element is not None else {}))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
 
 
@@ -915,67 +931,34 @@ def _allowed(resolved, i, j) -> dict:
     return out
 
 
-# The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
-HOSTED = "hosted"
-
-
 def placement_key(ga, gb):
-    """A key equal for two pairs of STEP solids exactly when they are the same two products in
-    the same relative pose (rows and patterns of parts), so that their common volume is
-    computed once; None when the objects are not single placed products.
-
-    The relative pose, A's pose inverted then B's (R_a^T R_b, R_a^T (t_b - t_a)), is compared
-    as the floats it computes to, nothing rounded: equal keys then mean relative poses equal
-    to the rounding of that composition (~1e-16 of the coordinates), far below what the
-    boolean itself resolves. Rounding the poses to a grid would instead merge poses that truly
-    differ. A rotation that is orthonormal only to `rigid_rel` (R^T is then not quite its
-    inverse) gets no key."""
+    """A key equal for two pairs of objects of one exact solid each exactly when they are the
+    same two shared meshes in the same relative pose (`gjkcli.mesh.load.Instance.relative_key`),
+    so that their common volume is computed once; None when either is not one placed solid."""
     ia, ib = ga.instance, gb.instance
     if ia is None or ib is None or len(ga.brep) != 1 or len(gb.brep) != 1:
         return None
-    Ra, Rb = ia.pose[:3, :3], ib.pose[:3, :3]
-    for R in (Ra, Rb):
-        if np.abs(R.T @ R - np.eye(3)).max() > 8 * np.finfo(float).eps:
-            return None
-    relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (ib.pose[:3, 3] - ia.pose[:3, 3])])
-    return ia.key, ib.key, (relative + 0.0).tobytes()  # + 0.0: -0.0 and 0.0 alike
+    return ia.relative_key(ib)
 
 
-def _scaled(instance, k: float):
-    """An Instance (`gjkcli.mesh.load.Instance`) with its lengths times k (a unit converted):
-    the scaled mesh is another mesh, so the key changes with it."""
-    if instance is None:
-        return None
-    pose = instance.pose.copy()
-    pose[:3, 3] *= k
-    return dataclasses.replace(instance, key=(instance.key, k), local=instance.local * k, pose=pose)
-
-
-def _hosted(parts, i, j) -> dict:
-    """{pair index: "hosted"} for pairs of an IFC element and an element hosting it: it fills
-    an opening (IfcRelFillsElement) that voids the other (IfcRelVoidsElement), as a door its wall.
-    GlobalIds are matched within one file."""
-    hosted = [(k, g) for k, g in enumerate(parts.geoms) if g.element is not None and g.element.hosts]
-    if not hosted or len(i) == 0:
+def _reader_allowed(parts, i, j) -> dict:
+    """{pair index: reason} for pairs the objects' readers allow: an object's element names the
+    objects of its file it may meet (`allowed_with`: an IFC filler and the host whose opening
+    it fills), by their ids within the file."""
+    said = [(k, g) for k, g in enumerate(parts.geoms) if g.element is not None and g.element.allowed_with]
+    if not said or len(i) == 0:
         return {}
-    where = {(g.file, g.element.global_id): k for k, g in enumerate(parts.geoms) if g.element is not None}
-    pairs = set()
-    for k, g in hosted:
-        for host in g.element.hosts:
-            h = where.get((g.file, host))
+    where = {(g.file, g.element.ident): k for k, g in enumerate(parts.geoms) if g.element is not None}
+    reasons = {}
+    for k, g in said:
+        for other, reason in g.element.allowed_with:
+            h = where.get((g.file, other))
             if h is not None:
-                pairs.add((min(k, h), max(k, h)))
-    if not pairs:
+                reasons.setdefault((min(k, h), max(k, h)), reason)
+    if not reasons:
         return {}
     lo, hi = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
-    return {k: HOSTED for k, pair in enumerate(zip(lo, hi)) if pair in pairs}
-
-
-def _ifc_fields(element) -> dict:
-    """ObjectRecord's IFC fields of an object (all None for objects of other files)."""
-    if element is None:
-        return {}
-    return {"ifc_class": element.ifc_class, "global_id": element.global_id, "ifc_name": element.name}
+    return {k: reasons[pair] for k, pair in enumerate(zip(lo, hi)) if pair in reasons}
 
 
 class KeyMaker:
