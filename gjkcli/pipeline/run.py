@@ -97,11 +97,12 @@ def check(path_a, path_b, options: Options = Options(), *, progress: Progress | 
     """`gjk check A B`: each file one object (one per body with split_bodies), every pair of an
     object of A and an object of B listed; with split_bodies and A == B, the bodies of the one
     file against each other."""
-    from gjkcli.pipeline.flat import check_flat, is_flat_run
+    from gjkcli.pipeline.flat import Drawing, FlatRun, is_flat_run
     from gjkcli.scene.objects import file_sources
 
-    if is_flat_run([path_a, path_b]):  # 2D drawings: the plane's run
-        return check_flat(path_a, path_b, options, progress=progress)
+    if is_flat_run([path_a, path_b]):  # 2D drawings: the plane's stages
+        sources = [Drawing(path=Path(p), shown=str(p)) for p in (path_a, path_b)]
+        return FlatRun(options, "check", progress).findings(sources, (), None, across=True, every_pair=0)
     _no_sheet_in_3d(options)
     # two files: a worker pool costs more than it saves
     options = dataclasses.replace(options, all_pairs=True, jobs=1 if options.jobs is None else options.jobs)
@@ -122,20 +123,14 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     Raises ManifestError (with its line) when the manifest cannot be used, InputError when the
     baseline cannot be read or written.
     """
-    from gjkcli.pipeline.flat import is_flat_run, scan_flat
+    from gjkcli.pipeline.flat import FlatRun, drawings, is_flat_run
     from gjkcli.scene import manifest as manifests
 
     paths_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if is_flat_run(paths_list):  # 2D drawings: the plane's run
-        from gjkcli.errors import InputError
-
-        for given, what in ((manifest, "--manifest"), (options.dask, "--dask"), (options.robot, "robot options")):
-            if given is not None:
-                raise InputError(paths_list[0], f"is a 2D drawing: {what} applies to 3D scans; "
-                                                f"scan drawings without it")
-        return scan_flat(paths_list, options, sheet_layer=options.sheet_layer, progress=progress)
-    _no_sheet_in_3d(options)
     m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
+    flat = is_flat_run(paths_list + [inc.file for inc in (m.includes if m is not None else ())])
+    if not flat:
+        _no_sheet_in_3d(options)
     if m is not None:
         options = dataclasses.replace(
             options,
@@ -144,6 +139,15 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
             fail_on=options.fail_on if options.fail_on is not None else m.fail_on,
             dask=options.dask if options.dask is not None else m.dask,
             group_within=options.group_within if options.group_within is not None else m.group_within)
+    if flat:  # 2D drawings: the plane's stages, the same run
+        if options.robot is not None:
+            from gjkcli.errors import InputError
+
+            raise InputError(paths_list[0] if paths_list else m.path,
+                             "is a 2D drawing: robot options apply to 3D scans; scan drawings "
+                             "without them")
+        run = FlatRun(options, "scan", progress)
+        return run.findings(drawings(paths_list, m), (), m, across=False, every_pair=0)
     robot = options.robot
     motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
     if motion or options.dask is not None:

@@ -47,7 +47,7 @@ from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
-           "run_options", "scan_here", "placement_key"]
+           "run_options", "scan_here", "placement_key", "allowed_reasons"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -520,7 +520,7 @@ class Run:
         counts = {s.value: 0 for s in Status}
         for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
             counts[code] += int(c)
-        allow = {**_reader_allowed(parts, i, j), **_allowed(resolved, i, j)}  # the manifest's reason first
+        allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
         for k in np.flatnonzero(ans.listed).tolist():
@@ -919,7 +919,7 @@ def _engine_statuses() -> np.ndarray:
 _STATUS_OF_ENGINE = _engine_statuses()
 
 
-def _allowed(resolved, i, j) -> dict:
+def allowed_reasons(resolved, i, j) -> dict:
     """{pair index: reason} for pairs an allow rule covers (the first rule that does)."""
     out: dict[int, str] = {}
     if resolved is None or not resolved.allows or len(i) == 0:
