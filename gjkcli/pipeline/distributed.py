@@ -160,6 +160,41 @@ def scan_on_cluster(paths, options, manifest, progress):
         return run.findings(sources, primitives, manifest, across=False, every_pair=0)
 
 
+def plane_batch(options, vertices, ring_start, part_ring, ia, ib, band):
+    """`gjkcli.engine.plane.batch` of pairs (ia, ib) of the packed parts
+    (`gjkcli.engine.plane.PartSet.from_arrays`'s arrays), each within its band, in chunks on the
+    cluster at `options.dask`: the 2D run's narrow phase (`gjkcli.pipeline.flat.FlatRun.narrow`).
+    The parts go to every worker once; each task packs them for the core and answers its chunk;
+    the answers come back in the pairs' order, the same as one process's."""
+    from gjkcli.engine.plane import PlaneBatchResult
+
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        size = max(PAIR_CHUNK, -(-len(ia) // (4 * workers)))
+        arrays = client.scatter((vertices, ring_start, part_ring), broadcast=True)
+        futures = [client.submit(_plane_chunk, arrays, ia[a:a + size], ib[a:a + size],
+                                 band[a:a + size], pure=False)
+                   for a in range(0, len(ia), size)]
+        try:
+            done = client.gather(futures)
+        except GjkError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
+            raise ClusterError(f"the Dask cluster at {options.dask} could not finish the scan: "
+                               f"{type(exc).__name__}: {one_line(exc)}") from exc
+    if len(done) == 1:
+        return done[0]
+    return PlaneBatchResult(**{f.name: np.concatenate([getattr(d, f.name) for d in done])
+                               for f in dataclasses.fields(PlaneBatchResult)})
+
+
+def _plane_chunk(arrays, ia, ib, band):
+    from gjkcli.engine import plane
+
+    packed = plane.PartSet.from_arrays(*arrays)
+    return plane.batch(packed, ia, ib, tolerance=band, want="verdict")
+
+
 # -- the run on a cluster --------------------------------------------------------------------------
 
 

@@ -326,8 +326,26 @@ class FlatRun(Run):
                 j = np.concatenate([j, np.full(m, m)])
             i, j = i.astype(np.int64), j.astype(np.int64)
         candidates = len(i)
-        i, j, clearance = self.select(resolved, i, j)
-        return i, j, clearance, candidates
+        if parts.frame is None or resolved is None or not resolved.checks:
+            i, j, clearance = self.select(resolved, i, j)
+            return i, j, clearance, candidates
+        # the sheet holds every part, whichever [[check]]s select it: a part's pair with the
+        # frame that no check selects is checked at the run's own clearance, band and fail_on
+        framed = j == n - 1
+        kept = set(i[framed].tolist())
+        si, sj, clearance = self.select(resolved, i, j)
+        kept -= set(si[sj == n - 1].tolist())
+        extra = np.array(sorted(kept), dtype=np.int64)
+        if len(extra):
+            si = np.concatenate([si, extra])
+            sj = np.concatenate([sj, np.full(len(extra), n - 1)])
+            clearance = np.concatenate([clearance, np.full(len(extra), o.clearance or 0.0)])
+            if self.sets is not None:
+                from gjkcli.pipeline.clashsets import PairSets
+
+                hits = np.zeros((self.sets.hits.shape[0], len(extra)), dtype=bool)
+                self.sets = PairSets(np.concatenate([self.sets.hits, hits], axis=1), self.sets.specs)
+        return si, sj, clearance, candidates
 
     # -- narrow phase --------------------------------------------------------------------------
 
@@ -340,8 +358,8 @@ class FlatRun(Run):
         o = self.options
         flat_band = parts.chord[i] + parts.chord[j]
         relative = DEFAULT.touching_rel * np.maximum(parts.size[i], parts.size[j])
-        if self.sets is not None:
-            own = self.sets.tolerance(o.tolerance)
+        own = self.sets.tolerance(o.tolerance) if self.sets is not None else None
+        if own is not None:  # a clash set's own band (NaN: relative)
             rounding = np.where(np.isnan(own), relative, own)
         elif o.tolerance is not None:
             rounding = np.full(len(i), float(o.tolerance))
