@@ -1,5 +1,7 @@
-"""The run of `gjk check` and `gjk scan` on 2D drawings (SVG, DXF): parts -> candidate pairs ->
-the plane's narrow phase -> the same findings as in 3D.
+"""The plane's stages of the one run (`gjkcli.pipeline.stages.Run`) for `gjk check` and `gjk scan`
+on 2D drawings (SVG, DXF): parts -> candidate pairs -> the plane's narrow phase -> the same
+findings as in 3D. `FlatRun` gives the stages; the manifest's selections, allowed pairs, clash
+sets, the baseline and the findings are the shared run's.
 
 1. **Parts** (`gjkcli.mesh.flat`): `check` reads each file as one part (all its closed contours,
    even-odd); `scan` gives every outer contour with its holes as a part, so a part in another's
@@ -27,7 +29,9 @@ the plane's narrow phase -> the same findings as in 3D.
 
 The reader's choices travel in `Options`: `layers` and `ignore_layers` (DXF layer globs,
 case-insensitive), `join_tolerance`, `sheet_layer`; what it assumed or left out comes back as
-each file's notes.
+each file's notes. A manifest's `[[include]]`s are drawings placed in the plane; its globs
+select parts by name or DXF layer (`FlatScene.kinds`). With --dask the narrow phase runs in
+chunks on the cluster (`gjkcli.pipeline.distributed.plane_batch`).
 """
 from __future__ import annotations
 
