@@ -7,7 +7,7 @@ sets, the baseline and the findings are the shared run's.
    even-odd); `scan` gives every outer contour with its holes as a part, so a part in another's
    hole is its own part, clear of the one around it. A file that cannot be read is a `Problem`;
    the others are still checked.
-2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts.
+2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts (`gjkcli.mesh.flat.sheet_frame`).
    The sheet becomes one more object, its *frame*: a box around everything with the sheet cut
    out of it (even-odd). A part that leaves the sheet overlaps the frame (a collision with
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
@@ -48,7 +48,7 @@ from gjkcli.errors import InputError, Problem, one_line
 from gjkcli.pipeline.findings import Finding, LazyRecords, ObjectRecord, severity_key, violates
 from gjkcli.pipeline.stages import LENGTHS, Run, allowed_reasons
 
-__all__ = ["FlatRun", "FlatScene", "Drawing", "drawings", "is_flat_run", "mixing_error"]
+__all__ = ["FlatRun", "FlatScene", "FlatSource", "drawings", "is_flat_run", "mixing_error"]
 
 # DXF's and SVG's suffixes (gjkcli.mesh.flat.FLAT_TYPES, repeated so that choosing the run costs
 # no import of the mesh layer's readers).
@@ -70,8 +70,8 @@ def mixing_error(flat, solid) -> InputError:
 
 
 @dataclass(frozen=True)
-class Drawing:
-    """One drawing a run reads: its path, how reports show it, the prefix of its parts' names
+class FlatSource:
+    """One drawing a run reads (a source of the 2D run): its path, how reports show it, the prefix of its parts' names
     (several drawings in one scan), and the in-plane placement a manifest's [[include]] gives
     ((3, 3) homogeneous, None: as drawn)."""
 
@@ -94,7 +94,7 @@ def drawings(paths, manifest=None) -> list:
                                                 f"give the drawings' parts by [[include]]")
         given += [(Path(inc.file), _in_plane(inc.transform, manifest.path)) for inc in manifest.includes]
     several = len(given) > 1
-    return [Drawing(path=p, shown=str(p), prefix=p.name if several else None, transform=T)
+    return [FlatSource(path=p, shown=str(p), prefix=p.name if several else None, transform=T)
             for p, T in given]
 
 
@@ -174,9 +174,9 @@ class FlatRun(Run):
 
     def load_parts(self, sources, primitives, manifest) -> FlatScene:
         """The drawings' parts: each file one part in `check`, every outer contour with its
-        holes in `scan`; the sheet of `sheet_layer` becomes the frame. `sources` are Drawings,
+        holes in `scan`; the sheet of `sheet_layer` becomes the frame. `sources` are FlatSources,
         or a FlatParts already read."""
-        from gjkcli.mesh.flat import FlatParts, load_flat_part
+        from gjkcli.mesh.flat import FlatParts, load_flat_part, sheet_frame
 
         o = self.options
         t = time.perf_counter()
@@ -198,7 +198,7 @@ class FlatRun(Run):
             parts, sheets = self._read(sources)
             source = np.zeros(len(parts), dtype=np.int64)
         self.stage("load", t)
-        parts, frame = self._flat_unit(parts, _frame(parts, sheets, o.sheet_layer)
+        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, o.sheet_layer)
                                        if sheets and parts else None)
         objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
         if frame is not None:
@@ -621,27 +621,6 @@ def _sheet_note(status: Status, clearance: float) -> str | None:
     if status is Status.TOUCHING:
         return "the part touches the sheet's edge"
     return None
-
-
-def _frame(parts, sheets, layer):
-    """The sheet's frame: a box around every part and sheet, with the sheet rings cut out."""
-    from gjkcli.mesh.flat import FlatPart
-
-    pts = np.concatenate([parts.vertices] + [r for s in sheets for r in s.rings])
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    margin = max(float(np.linalg.norm(hi - lo)), 1.0)
-    lo, hi = lo - margin, hi + margin
-    box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
-    from gjkcli.mesh.flat import reversed_straight
-
-    rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
-    straight = [np.ones(4, dtype=bool)]
-    for s in sheets:
-        masks = s.straight or tuple(np.zeros(len(r), dtype=bool) for r in s.rings)
-        straight.extend(reversed_straight(m) for m in masks)
-    return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
-                    chord=max(s.chord for s in sheets), layer=sheets[0].layer,
-                    straight=tuple(straight))
 
 
 _RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)

@@ -97,11 +97,11 @@ def check(path_a, path_b, options: Options = Options(), *, progress: Progress | 
     """`gjk check A B`: each file one object (one per body with split_bodies), every pair of an
     object of A and an object of B listed; with split_bodies and A == B, the bodies of the one
     file against each other."""
-    from gjkcli.pipeline.flat import Drawing, FlatRun, is_flat_run
+    from gjkcli.pipeline.flat import FlatRun, FlatSource, is_flat_run
     from gjkcli.scene.objects import file_sources
 
     if is_flat_run([path_a, path_b]):  # 2D drawings: the plane's stages
-        sources = [Drawing(path=Path(p), shown=str(p)) for p in (path_a, path_b)]
+        sources = [FlatSource(path=Path(p), shown=str(p)) for p in (path_a, path_b)]
         return FlatRun(options, "check", progress).findings(sources, (), None, across=True, every_pair=0)
     _no_sheet_in_3d(options)
     # two files: a worker pool costs more than it saves
