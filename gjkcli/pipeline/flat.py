@@ -7,7 +7,8 @@ sets, the baseline and the findings are the shared run's.
    even-odd); `scan` gives every outer contour with its holes as a part, so a part in another's
    hole is its own part, clear of the one around it. A file that cannot be read is a `Problem`;
    the others are still checked.
-2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts (`gjkcli.mesh.flat.sheet_frame`).
+2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts
+   (`gjkcli.mesh.flat.sheet_frame`).
    The sheet becomes one more object, its *frame*: a box around everything with the sheet cut
    out of it (even-odd). A part that leaves the sheet overlaps the frame (a collision with
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
