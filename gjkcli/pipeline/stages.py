@@ -198,7 +198,30 @@ class Run:
             self.problems.append(Problem(file=exc.source, message=exc.message))
             resolved = Resolved()
         self.notes.extend(resolved.notes)
-        return resolved
+        return self._in_unit(resolved, manifest)
+
+    def _in_unit(self, resolved, manifest):
+        """The [[check]]s' lengths written with a unit ("2 mm") in the scene's unit."""
+        from gjkcli.errors import InputError
+
+        specs = [(k, s) for k, s in enumerate(resolved.sets)
+                 if any(isinstance(getattr(s, w), Length) for w in ("clearance", "tolerance", "group_within"))]
+        if not specs:
+            return resolved
+        sets, checks = list(resolved.sets), list(resolved.checks)
+        for k, spec in specs:
+            change = {}
+            for what in ("clearance", "tolerance", "group_within"):
+                value = getattr(spec, what)
+                if isinstance(value, Length):
+                    try:
+                        change[what] = value.to(self.units)
+                    except UnitError as e:
+                        raise InputError(manifest.path, f"line {spec.line}: {what} {value}: {e}") from None
+            sets[k] = dataclasses.replace(spec, **change)
+            in_a, in_b, _, line = checks[k]
+            checks[k] = (in_a, in_b, sets[k].clearance, line)
+        return dataclasses.replace(resolved, sets=tuple(sets), checks=tuple(checks))
 
     def verdicts(self, parts, i, j, clearance, batch, resolved, key_of, known):
         """(listed Findings most severe first, counts per status over every checked pair): the

@@ -215,3 +215,23 @@ def test_a_nest_with_a_manifest_on_the_command_line(tmp_path):
     r = CliRunner().invoke(main, ["scan", "--manifest", str(bad)], catch_exceptions=False)
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert len([line for line in r.output.splitlines() if line.strip()]) == 1 and "bad.toml" in r.output
+
+
+def test_manifest_lengths_with_units(tmp_path):
+    """The manifest's lengths may carry a unit: "0.1 cm" at the top and a check's "0.3 cm" are
+    1 and 3 mm in the drawing's millimetres; a check's "0.19 cm" passes the 2 mm gap."""
+    m = manifest(tmp_path)
+    m.write_text(m.read_text(encoding="utf-8").replace("clearance = 1.0", 'clearance = "0.1 cm"')
+                 .replace("clearance = 3.0", 'clearance = "0.3cm"'), encoding="utf-8")
+    found = run.scan((), run.Options(sheet_layer="SHEET"), manifest=m)
+    assert found.clearance == pytest.approx(1.0)
+    ab = [p for p in found.pairs if {layer_of(p.a), layer_of(p.b)} == {"CUT_A", "CUT_B"}]
+    assert len(ab) == 2 and all(p.status is Status.CLEARANCE and p.clearance == pytest.approx(3.0) for p in ab)
+    m.write_text(m.read_text(encoding="utf-8").replace('"0.3cm"', '"0.19 cm"'), encoding="utf-8")
+    found = run.scan((), run.Options(sheet_layer="SHEET"), manifest=m)
+    assert not [p for p in found.pairs if {layer_of(p.a), layer_of(p.b)} == {"CUT_A", "CUT_B"}]
+    from gjkcli.scene.manifest import ManifestError
+
+    m.write_text(m.read_text(encoding="utf-8").replace('"0.19 cm"', '"3 parsecs"'), encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"nest.toml:\d+: .*clearance.*parsecs"):
+        run.scan((), run.Options(sheet_layer="SHEET"), manifest=m)
