@@ -436,6 +436,7 @@ class FlatRun(Run):
         modes = sets.modes(o.mode) if sets is not None else None
         # every listed pair's result in one call, its status the verdict's
         results = batch.results(ks, status=status[ks])
+        asked = clearance.tolist()  # Python floats: no NumPy scalar per listed pair
         for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
             a, b = objects[ia], objects[ib]
             st = result.status
@@ -443,8 +444,8 @@ class FlatRun(Run):
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
                 if result.status is not st:
                     result = dataclasses.replace(result, status=st)
-            pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
-            note = _sheet_note(st, clearance[k]) if b is frame else None
+            pair_clearance = asked[k] if asked[k] > 0 or o.clearance is not None else None
+            note = _sheet_note(st, asked[k]) if b is frame else None
             reason = allow.get(k)
             violation = violates(st, pair_clearance, o.fail_on if sets is None else sets.fail_on(k, o.fail_on))
             file_a = a.source if a is not frame else ""
