@@ -11,7 +11,7 @@ parts with every ring also packed into one vertex array and two offset arrays (F
 same packed arrays, with each ring closed as shapely wants it, are made for shapely's packed
 row before the clock starts. Then, alternating, best of --repeat runs each:
 
-    gjk              gjkcli.pipeline.flat's run on the parts: boxes from the packed arrays,
+    gjk              the run's plane stages (gjkcli.pipeline.flat.FlatRun) on the parts: boxes from the packed arrays,
                      the broad phase on the boxes, the candidates' parts packed for the compiled
                      core (segment hierarchies), plane.batch on the candidate pairs, the verdicts
                      and the Findings (object records made when a report reads them)
@@ -49,8 +49,8 @@ def gjk_pairs(parts, kerf: float):
     from gjkcli.pipeline.run import Options
 
     options = Options(clearance=kerf)
-    run = flat._FlatRun(options, "scan", None)
-    found = run.findings(parts, np.zeros(len(parts), dtype=np.int64), None, across=False)
+    run = flat.FlatRun(options, "scan", None)
+    found = run.findings(parts, (), None, across=False, every_pair=0)
     return {tuple(sorted((p.a, p.b))) for p in found.pairs if p.violation}, found
 
 

@@ -48,6 +48,8 @@ _FEATURE_WORDS = {"GJK_FEATURE_VERTEX": "vertex", "GJK_FEATURE_EDGE": "edge",
 # Exit reasons of the compiled loops and simplex features, by code.
 EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _enums.gjk_exit}
 FEATURE_NAMES = {int(m): _FEATURE_WORDS[m.name] for m in _enums.gjk_feature}
+# The codes of no exit yet and of a loop that stopped making progress.
+EXIT_NONE, EXIT_NO_PROGRESS = int(_enums.gjk_exit.GJK_EXIT_NONE), int(_enums.gjk_exit.GJK_EXIT_NO_PROGRESS)
 # Certificate kinds of a batch answer, by code.
 CERT_NONE, CERT_PLANE, CERT_POINT = (int(_enums.gjk_cert.GJK_CERT_NONE), int(_enums.gjk_cert.GJK_CERT_PLANE),
                                      int(_enums.gjk_cert.GJK_CERT_POINT))

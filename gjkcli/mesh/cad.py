@@ -119,7 +119,7 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
         T = _matrix(location)
         stretch = float(np.linalg.norm(T[:3, :3], 2))
         # a rigid placement (the usual one) shares the product's mesh, so that its hull is built
-        # once (`gjkcli.pipeline.run._Parts`); a scaled or mirrored one is on its own
+        # once (`gjkcli.pipeline.stages.Parts`); a scaled or mirrored one is on its own
         rigid = rigid_pose(T)
         instance = None if rigid is None else Instance(
             key=(ref_key, k), local=products[k], pose=_pose(rigid[0], rigid[1] * scale))

@@ -43,7 +43,7 @@ from gjkcli.tolerances import DEFAULT
 
 __all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
            "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
-           "inside", "orient_even_odd", "reversed_straight"]
+           "inside", "orient_even_odd", "reversed_straight", "sheet_frame"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -1175,3 +1175,23 @@ def _check_file(path: Path) -> None:
 def _short(exc: BaseException, limit: int = 100) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def sheet_frame(parts, sheets, layer) -> FlatPart:
+    """The sheet's frame, the object a run checks every part against: a box around every part
+    (a FlatParts) and sheet, with the sheet rings cut out (even-odd), named "sheet:LAYER". A part
+    that leaves the sheet overlaps the frame, one within the clearance of its edge is closer
+    than the clearance to it: the run needs to know nothing of sheets."""
+    pts = np.concatenate([parts.vertices] + [r for s in sheets for r in s.rings])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    margin = max(float(np.linalg.norm(hi - lo)), 1.0)
+    lo, hi = lo - margin, hi + margin
+    box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+    rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
+    straight = [np.ones(4, dtype=bool)]
+    for s in sheets:
+        masks = s.straight or tuple(np.zeros(len(r), dtype=bool) for r in s.rings)
+        straight.extend(reversed_straight(m) for m in masks)
+    return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
+                    chord=max(s.chord for s in sheets), layer=sheets[0].layer,
+                    straight=tuple(straight))

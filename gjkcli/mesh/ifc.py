@@ -46,6 +46,10 @@ IFC_TYPES = ("ifc", "ifczip", "ifcxml")
 _NOT_PHYSICAL = ("IfcFeatureElement", "IfcVirtualElement")
 
 
+# The reason of a pair an IFC model itself allows: an element that fills an opening in its host.
+HOSTED = "hosted"
+
+
 @dataclass(frozen=True)
 class Element:
     """What an object read from IFC is in the model.
@@ -63,6 +67,24 @@ class Element:
     global_id: str
     name: str | None = None
     hosts: tuple = ()
+
+    # What the run reads of an object's element, whatever its format (`gjkcli.pipeline.stages`):
+    # its id within its file, the records' fields it fills, and the objects of its file it may
+    # touch with the reason; the run applies them without knowing IFC.
+    @property
+    def ident(self) -> str:
+        return self.global_id
+
+    @property
+    def record_fields(self) -> dict:
+        """The ObjectRecord fields this element fills: its class, GlobalId and Name."""
+        return {"ifc_class": self.ifc_class, "global_id": self.global_id, "ifc_name": self.name}
+
+    @property
+    def allowed_with(self) -> tuple:
+        """((ident, reason), ...): elements of the same file this one may meet, as the model says:
+        the hosts whose openings it fills (a door in its wall), "hosted"."""
+        return tuple((host, HOSTED) for host in self.hosts)
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,32 @@ class Instance:
     local: np.ndarray
     pose: np.ndarray
 
+    def scaled(self, k: float) -> "Instance":
+        """The instance with its lengths times k (a unit converted): the scaled mesh is another
+        mesh, so the key changes with it."""
+        pose = self.pose.copy()
+        pose[:3, 3] *= k
+        return Instance(key=(self.key, k), local=self.local * k, pose=pose)
+
+    def relative_key(self, other: "Instance"):
+        """A key equal for two pairs of instances exactly when they place the same two meshes in
+        the same relative pose (rows and patterns of parts), so that what depends only on the two
+        meshes and their relative pose (the common volume of two STEP products' solids) is
+        computed once; None when a rotation is not orthonormal.
+
+        The relative pose, this one's inverted then the other's (R_a^T R_b, R_a^T (t_b - t_a)),
+        is compared as the floats it computes to, nothing rounded: equal keys then mean
+        relative poses equal to the rounding of that composition (~1e-16 of the coordinates).
+        Rounding the poses to a grid would instead merge poses that truly differ. A rotation
+        that is orthonormal only to `rigid_rel` (R^T is then not quite its inverse) gets no
+        key."""
+        Ra, Rb = self.pose[:3, :3], other.pose[:3, :3]
+        for R in (Ra, Rb):
+            if np.abs(R.T @ R - np.eye(3)).max() > 8 * np.finfo(float).eps:
+                return None
+        relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (other.pose[:3, 3] - self.pose[:3, 3])])
+        return self.key, other.key, (relative + 0.0).tobytes()  # + 0.0: -0.0 and 0.0 alike
+
 
 @dataclass(frozen=True, eq=False)
 class Part:

@@ -1,7 +1,7 @@
 """`gjk scan --dask ADDRESS`: the scan of `gjkcli.pipeline.run` on a dask.distributed cluster,
 with the same findings as one process.
 
-The run is `run._Run`'s, stage for stage; three stages go to the workers:
+The run is `gjkcli.pipeline.stages.Run`'s, stage for stage; three stages go to the workers:
 
 1. **Loading and hulls**, one task per source (a scene file, a whole-file object): the task
    reads the file, builds its objects' hulls and hull gaps, and returns them packed in flat
@@ -20,7 +20,7 @@ The run is `run._Run`'s, stage for stage; three stages go to the workers:
    selections and the engine's batch call.
 3. The client gathers the tiles' pairs and verdicts in the order one process reads them
    (by object, then partner); the policy, the triangles of non-convex parts (on the client,
-   which holds every part's triangles from step 1), the baseline and the findings are `_Run`'s.
+   which holds every part's triangles from step 1), the baseline and the findings are `Run`'s.
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
 is a function of its file), so the scan completes. A scheduler out of reach is a
@@ -41,7 +41,7 @@ import numpy as np
 from gjkcli import limits
 from gjkcli.errors import GjkError, Problem, ShapeError, one_line
 from gjkcli.pipeline import elements
-from gjkcli.pipeline.run import _PAIR_CHUNK, Options, _Parts, _Run
+from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
 
@@ -148,11 +148,11 @@ def _quiet_dask(quiet: bool):
             logger.setLevel(level)
 
 
-def scan_on_cluster(paths, options: Options, manifest, progress):
+def scan_on_cluster(paths, options, manifest, progress):
     """`gjkcli.pipeline.run.scan` on the cluster at `options.dask` (the manifest already read
     and merged into the options by `run.scan`, which calls this)."""
-    from gjkcli.pipeline.run import with_robots
     from gjkcli.scene.objects import scene_sources
+    from gjkcli.scene.rules import with_reader_rules
 
     run = _ClusterRun(options, progress)
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
@@ -160,17 +160,54 @@ def scan_on_cluster(paths, options: Options, manifest, progress):
         sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems,
                                             options.robot, recurse=options.recurse, notes=run.notes)
         # a robot's pose, allowed pairs, notes and geometry left unchecked, as in one process
-        manifest = with_robots(manifest, sources, options.robot, run)
+        manifest, notes, unchecked = with_reader_rules(manifest, sources, options.robot, bool(run.problems))
+        run.notes.extend(notes)
+        run.unchecked.extend(unchecked)
         return run.findings(sources, primitives, manifest, across=False, every_pair=0)
+
+
+def plane_batch(options, vertices, ring_start, part_ring, ia, ib, band):
+    """`gjkcli.engine.plane.batch` of pairs (ia, ib) of the packed parts
+    (`gjkcli.engine.plane.PartSet.from_arrays`'s arrays), each within its band, in chunks on the
+    cluster at `options.dask`: the 2D run's narrow phase (`gjkcli.pipeline.flat.FlatRun.narrow`).
+    The parts go to every worker once; each task packs them for the core and answers its chunk;
+    the answers come back in the pairs' order, the same as one process's."""
+    from gjkcli.engine.plane import PlaneBatchResult
+
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        size = max(PAIR_CHUNK, -(-len(ia) // (4 * workers)))
+        arrays = client.scatter((vertices, ring_start, part_ring), broadcast=True)
+        futures = [client.submit(_plane_chunk, arrays, ia[a:a + size], ib[a:a + size],
+                                 band[a:a + size], pure=False)
+                   for a in range(0, len(ia), size)]
+        try:
+            done = client.gather(futures)
+        except GjkError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
+            raise ClusterError(f"the Dask cluster at {options.dask} could not finish the scan: "
+                               f"{type(exc).__name__}: {one_line(exc)}") from exc
+    if len(done) == 1:
+        return done[0]
+    return PlaneBatchResult(**{f.name: np.concatenate([getattr(d, f.name) for d in done])
+                               for f in dataclasses.fields(PlaneBatchResult)})
+
+
+def _plane_chunk(arrays, ia, ib, band):
+    from gjkcli.engine import plane
+
+    packed = plane.PartSet.from_arrays(*arrays)
+    return plane.batch(packed, ia, ib, tolerance=band, want="verdict")
 
 
 # -- the run on a cluster --------------------------------------------------------------------------
 
 
-class _ClusterRun(_Run):
-    """`_Run` with loading, hulls, the broad and the narrow phase on the cluster's workers."""
+class _ClusterRun(Run):
+    """`Run` with loading, hulls, the broad and the narrow phase on the cluster's workers."""
 
-    def __init__(self, options: Options, progress):
+    def __init__(self, options, progress):
         super().__init__(options, "scan", progress)
         self.client = None
         self._loads: list = []  # futures of the load tasks, kept while tiles read them
@@ -178,7 +215,7 @@ class _ClusterRun(_Run):
         self._primitives = None  # _PackedShapes of the manifest's primitives
         self._batch = None
 
-    def _parts(self, sources, primitives, manifest) -> _Parts:
+    def load_parts(self, sources, primitives, manifest) -> Parts:
         from gjkcli.scene.objects import assemble
 
         o = self.options
@@ -192,7 +229,7 @@ class _ClusterRun(_Run):
         answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
                    for got in loaded]
         geoms = assemble(answers, primitives, manifest, problems=self.problems)
-        self._one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
+        self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
         lo, hi, gap = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n)
@@ -212,12 +249,12 @@ class _ClusterRun(_Run):
         where[k:, 0], where[k:, 1] = len(loaded), np.arange(n - k)
         shapes.extend(prims)
         self._primitives = _PackedShapes.pack(prims)
-        parts, keep = _Parts.assemble(geoms, shapes, lo, hi, gap, self.problems)
+        parts, keep = Parts.assemble(geoms, shapes, lo, hi, gap, self.problems)
         self._where = where[keep]
         self.stage("hulls", t)
         return parts
 
-    def _candidates(self, parts: _Parts, resolved, across: bool, every_pair: int):
+    def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):
         """The tiles' pairs and their verdicts, in the order of one process's broad phase."""
         from gjkcli.engine.results import BatchResult
         from gjkcli.scene.broadphase import grown_bounds
@@ -227,7 +264,7 @@ class _ClusterRun(_Run):
         if n < 2:
             self._release()
             return empty, empty, np.zeros(0), 0
-        glo, ghi = grown_bounds(parts.lo, parts.hi, self._grow(parts, resolved))
+        glo, ghi = grown_bounds(parts.lo, parts.hi, self.grow(parts, resolved))
         grid = _Grid.fit(glo, ghi, self._tile_count(n))
         tile_ids, members = grid.assign(glo, ghi)
         checks = [(a, b) for a, b, _, _ in resolved.checks] if resolved is not None and resolved.checks else []
@@ -262,15 +299,15 @@ class _ClusterRun(_Run):
             i, j = i[keep], j[keep]
             self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
                                          for f in dataclasses.fields(BatchResult)})
-        i, j, clearance = self._select(resolved, i, j)  # the tiles kept only selected pairs
-        if self._sets is not None and self._sets.tolerance(None) is not None:
+        i, j, clearance = self.select(resolved, i, j)  # the tiles kept only selected pairs
+        if self.sets is not None and self.sets.tolerance(None) is not None:
             from gjkcli.errors import InputError
 
             raise InputError("--dask", "a [[check]] with its own tolerance is not scanned on a Dask "
                                        "cluster (the tiles answer at the run's band); scan without --dask")
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
-    def _narrow(self, parts: _Parts, i, j):
+    def narrow(self, parts: Parts, i, j):
         """The tiles' verdicts (`_candidates` gathered them with the pairs)."""
         return self._batch if len(i) else None
 
@@ -377,8 +414,8 @@ def _tile(grid: "_Grid", tile: int, ids, glo, ghi, sets, tolerance, *packs):
     fields: dict = {}
     if len(li):
         shapes = ShapeSet([s for p in packs for s in p.unpack()])
-        done = [batch(shapes, li[a:a + _PAIR_CHUNK], lj[a:a + _PAIR_CHUNK], tolerance=tolerance,
-                      want="verdict") for a in range(0, len(li), _PAIR_CHUNK)]
+        done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
+                      want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
         fields = {f.name: np.concatenate([getattr(d, f.name) for d in done])
                   for f in dataclasses.fields(done[0])}
     return ids[li], ids[lj], candidates, fields

@@ -1,11 +1,14 @@
-"""The run of `gjk check` and `gjk scan` on 2D drawings (SVG, DXF): parts -> candidate pairs ->
-the plane's narrow phase -> the same findings as in 3D.
+"""The plane's stages of the one run (`gjkcli.pipeline.stages.Run`) for `gjk check` and `gjk scan`
+on 2D drawings (SVG, DXF): parts -> candidate pairs -> the plane's narrow phase -> the same
+findings as in 3D. `FlatRun` gives the stages; the manifest's selections, allowed pairs, clash
+sets, the baseline and the findings are the shared run's.
 
 1. **Parts** (`gjkcli.mesh.flat`): `check` reads each file as one part (all its closed contours,
    even-odd); `scan` gives every outer contour with its holes as a part, so a part in another's
    hole is its own part, clear of the one around it. A file that cannot be read is a `Problem`;
    the others are still checked.
-2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts.
+2. **Sheet** (`--sheet-layer NAME`, DXF): the contours on that layer are the sheet, not parts
+   (`gjkcli.mesh.flat.sheet_frame`).
    The sheet becomes one more object, its *frame*: a box around everything with the sheet cut
    out of it (even-odd). A part that leaves the sheet overlaps the frame (a collision with
    "sheet:NAME"), one within the clearance of the sheet's edge is closer than the clearance to
@@ -27,24 +30,26 @@ the plane's narrow phase -> the same findings as in 3D.
 
 The reader's choices travel in `Options`: `layers` and `ignore_layers` (DXF layer globs,
 case-insensitive), `join_tolerance`, `sheet_layer`; what it assumed or left out comes back as
-each file's notes.
+each file's notes. A manifest's `[[include]]`s are drawings placed in the plane; its globs
+select parts by name or DXF layer (`FlatScene.kinds`). With --dask the narrow phase runs in
+chunks on the cluster (`gjkcli.pipeline.distributed.plane_batch`).
 """
 from __future__ import annotations
 
 import dataclasses
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli import clock
 from gjkcli.errors import InputError, Problem, one_line
-from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ObjectRecord, SEVERITY,
-                                      violates)
+from gjkcli.pipeline.findings import Finding, LazyRecords, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.stages import LENGTHS, Run, allowed_reasons
 
-__all__ = ["check_flat", "scan_flat", "is_flat_run", "mixing_error"]
+__all__ = ["FlatRun", "FlatScene", "FlatSource", "drawings", "is_flat_run", "mixing_error"]
 
 # DXF's and SVG's suffixes (gjkcli.mesh.flat.FLAT_TYPES, repeated so that choosing the run costs
 # no import of the mesh layer's readers).
@@ -87,63 +92,7 @@ def _folder_files(folder: Path, recurse: bool, skipped: dict) -> list:
         return []
 
 
-def mixing_error(flat, solid) -> InputError:
-    return InputError(flat, f"is a 2D drawing and {solid} is a 3D file: gjk checks 2D parts "
-                            f"against 2D parts and 3D against 3D; give files of one kind")
-
-
-def check_flat(path_a, path_b, options, *, progress=None) -> Findings:
-    """`gjk check a.svg b.dxf`: each file one part, the pair listed."""
-    from gjkcli.mesh.flat import load_flat_part
-
-    run = _FlatRun(options, "check", progress)
-    t = time.perf_counter()
-    parts, source = [], []
-    for k, p in enumerate((path_a, path_b)):
-        try:
-            parts.append(load_flat_part(p, shown=str(p), layers=_layers(options),
-                                        join_tolerance=options.join_tolerance))
-            source.append(k)
-        except InputError as exc:
-            if options.strict:
-                raise
-            run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
-    run.stage("load", t)
-    return run.findings(parts, np.asarray(source, dtype=np.int64), None, across=True)
-
-
-def scan_flat(paths, options, *, sheet_layer: str | None = None, progress=None) -> Findings:
-    """`gjk scan drawing.dxf ...`: every part of every drawing against every other, and against
-    the sheet of `sheet_layer`."""
-    from gjkcli.mesh.flat import FlatParts, read_flat_objects
-
-    run = _FlatRun(options, "scan", progress)
-    t = time.perf_counter()
-    paths = _drawings(list(paths), options.recurse, run)
-    several = len(paths) > 1
-    names = [Path(p).name for p in paths]
-    read, sheets = [], []
-    for p in paths:
-        prefix = (Path(p).name if names.count(Path(p).name) == 1 else Path(p).as_posix()) if several else None
-        try:
-            got, sheet = read_flat_objects(p, prefix=prefix, shown=str(p), sheet_layer=sheet_layer,
-                                           layers=_layers(options),
-                                           join_tolerance=options.join_tolerance)
-        except InputError as exc:
-            if options.strict:
-                raise
-            run.problems.append(Problem(file=str(p), message=one_line(exc.message)))
-            continue
-        read.append(got)
-        if sheet is not None:
-            sheets.append(sheet)
-    parts = _unique(FlatParts.joined(read))
-    run.stage("load", t)
-    frame = _frame(parts, sheets, sheet_layer) if sheets and parts else None
-    return run.findings(parts, np.zeros(len(parts), dtype=np.int64), frame, across=False)
-
-
-def _drawings(paths: list, recurse: bool, run) -> list:
+def _expand_folders(paths: list, recurse: bool, run) -> list:
     """The files to read: each directory expanded to the drawings in it (its 3D files and what
     gjk does not read counted in a note; one without drawings a problem), files as given."""
     from gjkcli.mesh.load import skipped_text
@@ -155,129 +104,201 @@ def _drawings(paths: list, recurse: bool, run) -> list:
             continue
         skipped: dict = {}
         found = _folder_files(Path(p), recurse, skipped)
-        drawings = [f for f in found if f.suffix.lower() in _FLAT]
-        if len(found) > len(drawings):
-            skipped["3D files (scan them on their own)"] = len(found) - len(drawings)
-        if not drawings:
+        drawn = [f for f in found if f.suffix.lower() in _FLAT]
+        if len(found) > len(drawn):
+            skipped["3D files (scan them on their own)"] = len(found) - len(drawn)
+        if not drawn:
             run.problems.append(Problem(file=str(p), message="directory holds no 2D drawing (.svg, "
                                                             ".dxf)" + (f"; it holds {skipped_text(skipped)}"
                                                                        if skipped else "")))
             continue
         if skipped:
-            run.notes.append(f"{p}: read {len(drawings):,} files; left out {skipped_text(skipped)}")
-        out.extend(drawings)
+            run.notes.append(f"{p}: read {len(drawn):,} files; left out {skipped_text(skipped)}")
+        out.extend(drawn)
     return out
 
 
-def _layers(options):
-    """The options' DXF layer selection as the reader takes it."""
-    from gjkcli.mesh.flat import Layers
-
-    return Layers(only=tuple(options.layers or ()), ignore=tuple(options.ignore_layers or ()))
+def mixing_error(flat, solid) -> InputError:
+    return InputError(flat, f"is a 2D drawing and {solid} is a 3D file: gjk checks 2D parts "
+                            f"against 2D parts and 3D against 3D; give files of one kind")
 
 
-class _FlatRun:
+@dataclass(frozen=True)
+class FlatSource:
+    """One drawing a run reads (a source of the 2D run): its path, how reports show it, the prefix of its parts' names
+    (several drawings in one scan), and the in-plane placement a manifest's [[include]] gives
+    ((3, 3) homogeneous, None: as drawn)."""
+
+    path: Path
+    shown: str
+    prefix: str | None = None
+    transform: np.ndarray | None = None
+
+
+def drawings(paths, manifest=None, *, recurse: bool = True, run=None) -> list:
+    """The drawings of a scan: the paths (a directory's drawings, `_expand_folders`, with its
+    notes and problems in `run`), then a manifest's [[include]]s (InputError for a manifest
+    [[object]] or [[robot]], which are 3D, or a placement out of the plane)."""
+    from gjkcli.errors import InputError
+
+    if run is not None:
+        paths = _expand_folders(list(paths), recurse, run)
+    given = [(Path(p), None) for p in paths]
+    if manifest is not None:
+        for what, specs in (("[[object]]", manifest.objects), ("[[robot]]", manifest.robots)):
+            if specs:
+                raise InputError(manifest.path, f"has a {what}, and the scan is of 2D drawings: "
+                                                f"give the drawings' parts by [[include]]")
+        given += [(Path(inc.file), _in_plane(inc.transform, manifest.path)) for inc in manifest.includes]
+    several = len(given) > 1
+    names = [p.name for p, _ in given]
+    return [FlatSource(path=p, shown=str(p), transform=T,
+                       prefix=(p.name if names.count(p.name) == 1 else p.as_posix()) if several else None)
+            for p, T in given]
+
+
+def _in_plane(T, where):
+    """A manifest's 4x4 placement as a motion of the plane ((3, 3), None for the identity);
+    InputError when it moves the drawing out of its plane or scales it."""
+    from gjkcli.errors import InputError
+
+    if T is None:
+        return None
+    T = np.asarray(T, dtype=np.float64)
+    R = T[:2, :2]
+    flat = np.allclose(T[2, :2], 0) and np.allclose(T[:2, 2], 0) and np.isclose(T[2, 2], 1) \
+        and np.allclose(T[3], [0, 0, 0, 1])
+    if not flat or not np.allclose(R.T @ R, np.eye(2), atol=1e-9):
+        raise InputError(where, "an [[include]] of a drawing moves it out of its plane or scales "
+                                "it: give a rotation about z and a translation in x and y")
+    if np.allclose(T, np.eye(4)):
+        return None
+    out = np.eye(3)
+    out[:2, :2], out[:2, 2] = R, T[:2, 3]
+    return out
+
+
+class FlatScene:
+    """The prepared parts of a 2D run: every part's rings packed (`gjkcli.mesh.flat.FlatParts`),
+    the sheet's frame last when there is one, and their boxes; what the shared run
+    (`gjkcli.pipeline.stages.Run`) reads of parts."""
+
+    dimension = 2
+    owned: dict = {}
+
+    def __init__(self, objects, source, frame):
+        self.objects = objects
+        self.source = source
+        self.frame = frame
+        self.lo, self.hi, self.per_part = _boxes(objects)
+        self.size = np.hypot(*(self.hi - self.lo).T) if len(objects) else np.zeros(0)
+        if frame is not None:  # the frame's pairs scale with the sheet, not the box around it
+            sheet = np.concatenate(frame.rings[1:])
+            self.size[-1] = float(np.hypot(*(sheet.max(axis=0) - sheet.min(axis=0))))
+        self.chord = objects.chord
+        self.index = _NameIndex(objects)
+
+    @property
+    def n(self) -> int:
+        return len(self.objects)
+
+    @property
+    def names(self) -> list:
+        return [p.name for p in self.objects]
+
+    def kinds(self) -> tuple:
+        """(each part's layer as its class, None): a manifest's glob selects a part by its name or
+        its DXF layer."""
+        layers = [(p.layer,) if p.layer else () for p in self.objects]
+        return (layers if any(layers) else None), None
+
+    @property
+    def geometry(self):
+        return _Outlines(self.objects, self.frame, self.index)
+
+
+class FlatRun(Run):
+    """The run on 2D drawings: the shared run's findings, with the plane's stages (parts are
+    rings, the broad phase is the compiled sweep, the narrow phase `gjkcli.engine.plane`)."""
+
     def __init__(self, options, command: str, progress):
-        from gjkcli.scene.manifest import DEFAULT_FAIL_ON
-
-        fail_on = tuple(options.fail_on) if options.fail_on is not None else DEFAULT_FAIL_ON
-        for what, value in (("tolerance", options.tolerance), ("clearance", options.clearance)):
-            value = getattr(value, "value", value)  # a Length: its number (converted later)
-            if value is not None and not (value >= 0 and np.isfinite(value)):
-                raise ValueError(f"{what} must be a finite number >= 0, got {value}")
-        from gjkcli.pipeline import policy
-
-        if options.mode not in policy.MODES:
-            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
         if command == "check":
             options = dataclasses.replace(options, all_pairs=True)
-        self.options = dataclasses.replace(options, fail_on=fail_on)
-        self.command = command
-        self.tell = progress or (lambda stage, done, total: None)
-        self.problems: list = []
-        self.notes: list = []
-        self.timings: dict = {}
-        self.started = time.perf_counter()
-        self.units = None
+        super().__init__(options, command, progress)
         if options.mode == "hull":
             self.notes.append("2D parts are answered exactly (GJK and EPA for convex pairs, the "
                               "edges for the others): --mode hull changes nothing here")
 
-    def stage(self, name: str, since: float) -> float:
-        """Book the time since `since` under `name`, the imports made meanwhile under "imports"
-        (gjkcli.clock); return now."""
-        return clock.stage(self.timings, name, since)
+    # -- parts ---------------------------------------------------------------------------------
 
-    def findings(self, parts: list, source: np.ndarray, frame, *, across: bool) -> Findings:
-        from gjkcli.tolerances import DEFAULT
+    def load_parts(self, sources, primitives, manifest) -> FlatScene:
+        """The drawings' parts: each file one part in `check`, every outer contour with its
+        holes in `scan`; the sheet of `sheet_layer` becomes the frame. `sources` are FlatSources,
+        or a FlatParts already read."""
+        from gjkcli.mesh.flat import FlatParts, load_flat_part, sheet_frame
 
-        from gjkcli.pipeline import baseline as baselines
-
-        from gjkcli.mesh.flat import FlatParts
-
-        parts, frame = self._one_unit(parts, frame)
         o = self.options
-        old = baselines.read(o.baseline) if o.baseline is not None else None
         t = time.perf_counter()
-        # every object's rings also as packed arrays (a scan's reader made them; else here)
+        if isinstance(sources, FlatParts):
+            parts, source, sheets = sources, np.zeros(len(sources), dtype=np.int64), []
+        elif self.command == "check":
+            parts, source, sheets = [], [], []
+            for k, d in enumerate(sources):
+                try:
+                    parts.append(_placed(load_flat_part(d.path, shown=d.shown, layers=_layers(o),
+                                                        join_tolerance=o.join_tolerance), d.transform))
+                    source.append(k)
+                except InputError as exc:
+                    if o.strict:
+                        raise
+                    self.problems.append(Problem(file=d.shown, message=one_line(exc.message)))
+            source = np.asarray(source, dtype=np.int64)
+        else:
+            parts, sheets = self._read(sources)
+            source = np.zeros(len(parts), dtype=np.int64)
+        self.stage("load", t)
+        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, o.sheet_layer)
+                                       if sheets and parts else None)
         objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
         if frame is not None:
             objects = FlatParts.joined([objects, FlatParts([frame])])
-        n = len(objects)
-        if not parts:
-            self.notes.append("no objects were loaded: there is nothing to check")
-        elif len(parts) == 1 and self.command == "scan" and frame is None:
-            self.notes.append(f"only one object ({parts[0].name}): there are no pairs to check")
+            source = np.concatenate([source, [0]])
         chord = objects.chord
         curved = int(np.count_nonzero(chord))
         if curved:
             self.notes.append(f"curves flattened within {chord.max():.3g} (model units) of the "
-                              f"drawing, on {curved} of {n} objects; each pair's touching band is "
-                              f"at least its two parts' bounds (0 for a part of straight edges), "
-                              f"and the clearance is checked with them added")
+                              f"drawing, on {curved} of {len(objects)} objects; each pair's touching "
+                              f"band is at least its two parts' bounds (0 for a part of straight "
+                              f"edges), and the clearance is checked with them added")
         self.notes.extend(objects.notes)  # what reading each file assumed or left out
-        lo, hi, per_part = _boxes(objects)
-        size = np.hypot(*(hi - lo).T)
-        if frame is not None:  # the frame's pairs scale with the sheet, not the box around it
-            sheet = np.concatenate(frame.rings[1:])
-            size[-1] = float(np.hypot(*(sheet.max(axis=0) - sheet.min(axis=0))))
+        return FlatScene(objects, source, frame)
 
-        i, j = self._pairs(lo, hi, size, chord, source, frame is not None, across)
-        candidates = len(i)
-        t = self.stage("broad", t)
-        # the touching band per pair: the user's, else relative to the pair's size; never below
-        # what the flattening may have moved the two outlines (each part's own bound)
-        flat_band = chord[i] + chord[j]
-        if o.tolerance is not None:
-            rounding = np.full(len(i), float(o.tolerance))
-        else:
-            rounding = DEFAULT.touching_rel * np.maximum(size[i], size[j])
-        band = np.maximum(rounding, flat_band)
-        batch = self._narrow(objects, i, j, band)
-        t = self.stage("narrow", t)
-        pairs, counts = self._verdicts(objects, i, j, band, flat_band, rounding, batch, frame)
-        self.stage("verdicts", t)
-        records = LazyRecords(n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
-                                                   int(per_part[k])))
-        pairs, gone = self._baseline(pairs, old)
-        index = _NameIndex(objects)
-        found = Findings(
-            command=self.command, objects=records, pairs=tuple(pairs), errors=tuple(self.problems),
-            counts=counts, checked=len(i), candidates=candidates, requested=o.mode,
-            tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
-            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone, units=self.units,
-            notes=tuple(self.notes), timings=dict(self.timings), version=_version(),
-            elapsed=time.perf_counter() - self.started, geometry=_Outlines(objects, frame, index),
-            dimension=2,
-            _index=index)
-        if o.write_baseline is not None:
-            baselines.write(o.write_baseline, baselines.entries(found.pairs))
-            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
-        return found
+    def _read(self, sources):
+        from gjkcli.mesh.flat import FlatParts, read_flat_objects
 
-    def _one_unit(self, parts: list, frame):
+        o = self.options
+        read, sheets = [], []
+        for d in sources:
+            try:
+                got, sheet = read_flat_objects(d.path, prefix=d.prefix, shown=d.shown,
+                                               sheet_layer=o.sheet_layer, layers=_layers(o),
+                                               join_tolerance=o.join_tolerance)
+            except InputError as exc:
+                if o.strict:
+                    raise
+                self.problems.append(Problem(file=d.shown, message=one_line(exc.message)))
+                continue
+            if d.transform is not None:
+                got = FlatParts([_placed(p, d.transform) for p in got])
+                sheet = _placed(sheet, d.transform)
+            read.append(got)
+            if sheet is not None:
+                sheets.append(sheet)
+        return _unique(FlatParts.joined(read)), sheets
+
+    def _flat_unit(self, parts: list, frame):
         """The parts (and sheet frame) in one length unit, and the options' lengths in it: as the
-        3D run does (`gjkcli.pipeline.run._Run._one_unit`). The drawing's unit is the first one a
+        3D run does (`gjkcli.pipeline.stages.Run.one_unit`). The drawing's unit is the first one a
         drawing states; drawings in another unit of `gjkcli.units` are scaled into it, with a note;
         a length the user wrote with a unit is converted into it (an InputError when no drawing
         states a unit gjk knows)."""
@@ -319,127 +340,223 @@ class _FlatRun:
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")
         change = {}
-        for what in ("tolerance", "clearance"):
+        for what in LENGTHS:
             value = getattr(self.options, what)
             if isinstance(value, Length):
                 try:
                     change[what] = value.to(unit) if value.unit is not None else value.value
                 except UnitError as e:
-                    raise InputError(f"--{what} {value}", str(e)) from None
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
         if change:
             self.options = dataclasses.replace(self.options, **change)
         return out, frame
 
-    def _baseline(self, pairs: list, old) -> tuple[list, tuple]:
-        """The pairs with their baseline keys and whether the baseline knows them (as in 3D:
-        keys only when a baseline is read or written), and the baseline's entries now gone."""
-        from gjkcli.pipeline.run import _KeyMaker
 
-        o = self.options
-        if old is None and o.write_baseline is None:
-            return pairs, ()
-        key_of = _KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
-        out = []
-        for p in pairs:
-            key = key_of(p.a, p.b, p.file_a, p.file_b)
-            known = bool(old is not None and p.violation and key in old.keys)
-            out.append(dataclasses.replace(p, key=key, known=known))
-        gone = ()
-        if old is not None:
-            today = {p.key for p in out if p.violation}  # allowed or not, still there
-            gone = tuple(e for e in old.entries if e.key not in today)
-        return out, gone
+    # -- candidate pairs -----------------------------------------------------------------------
 
-    def _pairs(self, lo, hi, size, chord, source, has_frame: bool, across: bool):
+    def candidates(self, parts: FlatScene, resolved, across: bool, every_pair: int):
+        """(i, j, clearance per pair, broad-phase pair count): the compiled sweep over the parts'
+        boxes grown by half the largest clearance asked, the touching band and twice the part's
+        flattening bound; every part against the sheet's frame; a check's parts of A against B;
+        then the manifest's [[check]] selections (`Run.select`)."""
         from gjkcli.scene.broadphase import candidate_pairs
         from gjkcli.tolerances import DEFAULT
 
         o = self.options
-        n = len(lo)
-        empty = np.zeros(0, dtype=np.int64)
+        n = parts.n
         if n < 2:
-            return empty, empty
-        m = n - 1 if has_frame else n  # the frame is the last object
+            empty = np.zeros(0, dtype=np.int64)
+            self.sets = None
+            return empty, empty, np.zeros(0), 0
         if across:
             i, j = np.triu_indices(n, 1)
-            keep = source[i] != source[j]
-            return i[keep].astype(np.int64), j[keep].astype(np.int64)
-        touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
-        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
-        grow = 0.5 * (o.clearance or 0.0) + touch + chord[:m] * 2 + pad
-        i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="sweep")
-        if has_frame:  # every part against the sheet's frame
-            i = np.concatenate([i, np.arange(m)])
-            j = np.concatenate([j, np.full(m, m)])
-        return i.astype(np.int64), j.astype(np.int64)
+            keep = parts.source[i] != parts.source[j]
+            i, j = i[keep].astype(np.int64), j[keep].astype(np.int64)
+        else:
+            m = n - 1 if parts.frame is not None else n  # the frame is the last object
+            lo, hi, size = parts.lo, parts.hi, parts.size
+            reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
+                                                 if c is not None])
+            touch = np.full(m, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size[:m]
+            bands = [st.tolerance for st in (resolved.sets if resolved else ()) if st.tolerance is not None]
+            if bands:  # a clash set's own band
+                touch = np.maximum(touch, max(bands))
+            pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+            grow = 0.5 * reach + touch + parts.chord[:m] * 2 + pad
+            i, j = candidate_pairs(lo[:m], hi[:m], grow=grow, method="sweep")
+            if parts.frame is not None:  # every part against the sheet's frame
+                i = np.concatenate([i, np.arange(m)])
+                j = np.concatenate([j, np.full(m, m)])
+            i, j = i.astype(np.int64), j.astype(np.int64)
+        candidates = len(i)
+        if parts.frame is None or resolved is None or not resolved.checks:
+            i, j, clearance = self.select(resolved, i, j)
+            return i, j, clearance, candidates
+        # the sheet holds every part, whichever [[check]]s select it: a part's pair with the
+        # frame that no check selects is checked at the run's own clearance, band and fail_on
+        framed = j == n - 1
+        kept = set(i[framed].tolist())
+        si, sj, clearance = self.select(resolved, i, j)
+        kept -= set(si[sj == n - 1].tolist())
+        extra = np.array(sorted(kept), dtype=np.int64)
+        if len(extra):
+            si = np.concatenate([si, extra])
+            sj = np.concatenate([sj, np.full(len(extra), n - 1)])
+            clearance = np.concatenate([clearance, np.full(len(extra), o.clearance or 0.0)])
+            if self.sets is not None:
+                from gjkcli.pipeline.clashsets import PairSets
 
-    def _narrow(self, objects, i, j, band):
-        """The plane's answers for pairs (i, j), each with its touching band. Only the parts of
-        some candidate pair are packed for the core (a nest's parts are mostly clear by their
-        boxes)."""
+                hits = np.zeros((self.sets.hits.shape[0], len(extra)), dtype=bool)
+                self.sets = PairSets(np.concatenate([self.sets.hits, hits], axis=1), self.sets.specs)
+        return si, sj, clearance, candidates
+
+    # -- narrow phase --------------------------------------------------------------------------
+
+    def bands(self, parts: FlatScene, i, j):
+        """((m,) touching band, (m,) the band's rounding part, (m,) both parts' flattening bounds):
+        the user's band (or the pair's clash set's), else relative to the pair's size, never
+        below what the flattening may have moved the two outlines."""
+        from gjkcli.tolerances import DEFAULT
+
+        o = self.options
+        flat_band = parts.chord[i] + parts.chord[j]
+        relative = DEFAULT.touching_rel * np.maximum(parts.size[i], parts.size[j])
+        own = self.sets.tolerance(o.tolerance) if self.sets is not None else None
+        if own is not None:  # a clash set's own band (NaN: relative)
+            rounding = np.where(np.isnan(own), relative, own)
+        elif o.tolerance is not None:
+            rounding = np.full(len(i), float(o.tolerance))
+        else:
+            rounding = relative
+        return np.maximum(rounding, flat_band), rounding, flat_band
+
+    def narrow(self, parts: FlatScene, i, j):
+        """The plane's answers for pairs (i, j), each within its band. Only the parts of some
+        candidate pair are packed for the core (a nest's parts are mostly clear by their boxes);
+        with --dask, chunks of pairs on the cluster's workers
+        (`gjkcli.pipeline.distributed.plane_batch`)."""
         from gjkcli.engine import plane
 
         self.tell("narrow", 0, len(i))
         if len(i) == 0:
             return None
+        band = self.bands(parts, i, j)[0]
         involved = np.unique(np.concatenate([i, j]))
-        packed = _pack(objects, involved)
-        out = plane.batch(packed, np.searchsorted(involved, i), np.searchsorted(involved, j),
-                          tolerance=band, want="verdict")
+        li, lj = np.searchsorted(involved, i), np.searchsorted(involved, j)
+        vertices, ring_start, part_ring = _packed(parts.objects, involved)
+        if self.options.dask is not None:
+            from gjkcli.pipeline.distributed import plane_batch
+
+            out = plane_batch(self.options, vertices, ring_start, part_ring, li, lj, band)
+        else:
+            packed = plane.PartSet.from_arrays(vertices, ring_start, part_ring)
+            out = plane.batch(packed, li, lj, tolerance=band, want="verdict")
         self.tell("narrow", len(i), len(i))
         return out
 
-    def _verdicts(self, objects, i, j, band, flat_band, rounding, batch, frame):
+    # -- findings ------------------------------------------------------------------------------
+
+    def verdicts(self, parts: FlatScene, i, j, clearance, batch, resolved, key_of, known):
+        """The engine's verdicts within each pair's band; then the pair's clearance, with both
+        parts' flattening bounds added (a pair the flattening could hide is not passed); a gap
+        within the touching band's rounding of the clearance is at the clearance, as a gap
+        within it of 0 is touching: a nest laid out exactly at its margin passes."""
         from gjkcli.engine.results import STATUS_CODES
 
+        t = time.perf_counter()
         o = self.options
-        counts = {s.value: 0 for s in Status}
+        counts = {st.value: 0 for st in Status}
         pairs = []
         if batch is None:
             return pairs, counts
-        clearance = o.clearance or 0.0
-        # the engine's verdicts within each pair's band; then the clearance, with both parts'
-        # flattening bounds added (a pair the flattening could hide is not passed); a gap within
-        # the touching band's rounding of the clearance is at the clearance, as a gap within it
-        # of 0 is touching: a nest laid out exactly at its margin passes
+        objects, frame = parts.objects, parts.frame
+        band, rounding, flat_band = self.bands(parts, i, j)
         value = np.empty(max(STATUS_CODES) + 1, dtype=object)  # code -> the Status's value
         for c, st in STATUS_CODES.items():
             value[c] = st.value
         status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
-        if clearance > 0:
+        if (clearance > 0).any():
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
             # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
             # of a curve widened by its part's bound, each edge drawn straight as it is
             for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
                 low = _gap_lower_bound(objects[int(i[k])], objects[int(j[k])])
-                if low is not None and low >= clearance - rounding[k]:
+                if low is not None and low >= clearance[k] - rounding[k]:
                     close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
             counts[code] += int(c)
         listed = np.ones(len(i), dtype=bool) if o.all_pairs else status != Status.CLEAR.value
-        pair_clearance = o.clearance
         ks = np.flatnonzero(listed)
+        allow = allowed_reasons(resolved, i, j)
+        sets = self.sets
+        modes = sets.modes(o.mode) if sets is not None else None
         # every listed pair's result in one call, its status the verdict's
         results = batch.results(ks, status=status[ks])
+        asked = clearance.tolist()  # Python floats: no NumPy scalar per listed pair
         for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
             a, b = objects[ia], objects[ib]
-            s = result.status
+            st = result.status
             if o.trace:
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
-                if result.status is not s:
-                    result = dataclasses.replace(result, status=s)
-            note = _sheet_note(s, clearance) if b is frame else None
+                if result.status is not st:
+                    result = dataclasses.replace(result, status=st)
+            pair_clearance = asked[k] if asked[k] > 0 or o.clearance is not None else None
+            note = _sheet_note(st, asked[k]) if b is frame else None
+            reason = allow.get(k)
+            violation = violates(st, pair_clearance, o.fail_on if sets is None else sets.fail_on(k, o.fail_on))
+            file_a = a.source if a is not frame else ""
+            file_b = b.source if b is not frame else a.source
+            key = () if key_of is None else key_of(a.name, b.name, file_a, file_b)
             pairs.append(Finding(
                 a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",
-                requested=o.mode,
-                clearance=pair_clearance, conservative=False,
-                violation=violates(s, pair_clearance, o.fail_on),
-                file_a=a.source if a is not frame else "", file_b=b.source if b is not frame else a.source,
-                note=note))
-        pairs.sort(key=_severity)
+                requested=o.mode if modes is None else str(modes[k]),
+                clash_set=sets.name(k) if sets is not None else None,
+                clearance=pair_clearance, conservative=False, violation=violation,
+                allowed=reason is not None, reason=reason,
+                known=bool(known is not None and violation and reason is None and key in known),
+                file_a=file_a, file_b=file_b, key=key, note=note))
+        pairs.sort(key=severity_key)
+        self.stage("verdicts", t)
         return pairs, counts
+
+    def objects(self, parts: FlatScene, pairs, counts, i, j, key_of, known):
+        """Each part's record made when read (LazyRecords: a 10,000-part nest's report reads a
+        few)."""
+        lo, hi, per_part, objects = parts.lo, parts.hi, parts.per_part, parts.objects
+        records = LazyRecords(parts.n, lambda k: _record(objects[k], lo[k].tolist(), hi[k].tolist(),
+                                                         int(per_part[k])))
+        return records, pairs, counts, len(i), parts.index
+
+
+def _layers(options):
+    """The options' DXF layer selection as the reader takes it."""
+    from gjkcli.mesh.flat import Layers
+
+    return Layers(only=tuple(options.layers or ()), ignore=tuple(options.ignore_layers or ()))
+
+
+
+
+def _placed(part, T):
+    """The part moved by an in-plane placement ((3, 3), None: as it is)."""
+    if part is None or T is None:
+        return part
+    R, t = T[:2, :2], T[:2, 2]
+    return dataclasses.replace(part, rings=tuple(r @ R.T + t for r in part.rings))
+
+
+def _packed(objects, which):
+    """(vertices, ring starts, part rings) of parts `which` of a FlatParts: their slices of the
+    packed arrays, as `gjkcli.engine.plane.PartSet.from_arrays` takes them."""
+    r0 = objects.part_ring[which]
+    nring = objects.part_ring[which + 1] - r0
+    rings = _ranges(r0, nring)
+    v0 = objects.ring_start[rings]
+    count = objects.ring_start[rings + 1] - v0
+    vertices = objects.vertices[_ranges(v0, count)]
+    return vertices, np.concatenate([[0], np.cumsum(count)]), np.concatenate([[0], np.cumsum(nring)])
 
 
 def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
@@ -498,22 +615,6 @@ def _ranges(starts, counts):
     """starts[0] .. starts[0] + counts[0] - 1, then the same for the next, as one array."""
     shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
     return shift + np.arange(counts.sum())
-
-
-def _pack(objects, which):
-    """Parts `which` of a FlatParts as one `gjkcli.engine.plane.PartSet`: their slices of the
-    packed arrays, packed by `PartSet.from_arrays` (convexity classified and segment hierarchies
-    built in the core, no Python object per part)."""
-    from gjkcli.engine import plane
-
-    r0 = objects.part_ring[which]
-    nring = objects.part_ring[which + 1] - r0
-    rings = _ranges(r0, nring)
-    v0 = objects.ring_start[rings]
-    count = objects.ring_start[rings + 1] - v0
-    vertices = objects.vertices[_ranges(v0, count)]
-    return plane.PartSet.from_arrays(vertices, np.concatenate([[0], np.cumsum(count)]),
-                                     np.concatenate([[0], np.cumsum(nring)]))
 
 
 class _NameIndex(Mapping):
@@ -582,27 +683,6 @@ def _sheet_note(status: Status, clearance: float) -> str | None:
     return None
 
 
-def _frame(parts, sheets, layer):
-    """The sheet's frame: a box around every part and sheet, with the sheet rings cut out."""
-    from gjkcli.mesh.flat import FlatPart
-
-    pts = np.concatenate([parts.vertices] + [r for s in sheets for r in s.rings])
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    margin = max(float(np.linalg.norm(hi - lo)), 1.0)
-    lo, hi = lo - margin, hi + margin
-    box = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
-    from gjkcli.mesh.flat import reversed_straight
-
-    rings = (box,) + tuple(r[::-1].copy() for s in sheets for r in s.rings)
-    straight = [np.ones(4, dtype=bool)]
-    for s in sheets:
-        masks = s.straight or tuple(np.zeros(len(r), dtype=bool) for r in s.rings)
-        straight.extend(reversed_straight(m) for m in masks)
-    return FlatPart(name=f"sheet:{layer}", source="<sheet>", rings=rings, units=sheets[0].units,
-                    chord=max(s.chord for s in sheets), layer=sheets[0].layer,
-                    straight=tuple(straight))
-
-
 _RECORD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ObjectRecord)
                     if f.default is not dataclasses.MISSING}
 
@@ -636,19 +716,3 @@ def _unique(parts):
             seen[p.name] = 1
         out.append(p)
     return parts.renamed(out)
-
-
-def _severity(pair: Finding):
-    r = pair.result
-    status = pair.status
-    if status is Status.COLLISION:
-        size = -(r.depth if r.depth is not None else 0.0)
-    else:
-        size = r.distance
-    return (SEVERITY[status], size, pair.a, pair.b)
-
-
-def _version() -> str:
-    from gjkcli import __version__
-
-    return __version__

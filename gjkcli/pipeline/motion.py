@@ -1,7 +1,7 @@
 """A robot checked at many poses, and along a motion between them: `gjk scan robot.urdf --poses
 FILE.csv` and `--trajectory FILE.csv`.
 
-- **Poses**: the one run (`gjkcli.pipeline.run`) at each row of the table; every finding carries
+- **Poses**: the one run (`gjkcli.pipeline.stages.Run`) at each row of the table; every finding carries
   `waypoint` (the row, from 0), and the findings of all rows make one report.
 - **Trajectory**: the waypoints as poses, and the straight joint-space motion between each two
   consecutive waypoints checked continuously by conservative advancement (Mirtich 1996; Schwarzer,
@@ -40,7 +40,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     """The run at every row of options.robot's pose table, merged; with `trajectory`, the
     motion between rows too."""
     from gjkcli.errors import InputError
-    from gjkcli.pipeline import run
+    from gjkcli.pipeline.stages import scan_here
     from gjkcli.scene import trajectory as trajectory_files
     from gjkcli.scene import urdf
     from gjkcli.scene.objects import scene_sources
@@ -77,7 +77,12 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         values = dict(zip(robot.variables, q.tolist()))
         o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
                                                                    trajectory=None))
-        found = run.scan(paths, o, manifest=manifest, progress=progress)
+        if o.dask is not None:  # each pose's scan on the cluster
+            from gjkcli.pipeline.distributed import scan_on_cluster
+
+            found = scan_on_cluster(paths, o, manifest, progress)
+        else:
+            found = scan_here(paths, o, manifest, progress)
         runs.append(found)
     segments = []
     if trajectory and len(poses) > 1:
@@ -100,7 +105,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
 
 def _run_options(options):
     """The options as a run holds them: fail_on and the mode checked, lengths plain numbers."""
-    from gjkcli.pipeline.run import run_options
+    from gjkcli.pipeline.stages import run_options
 
     return run_options(options)
 

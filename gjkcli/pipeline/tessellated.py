@@ -35,7 +35,7 @@ The verdicts. With the touching band `tol` and the required clearance `c` (0 whe
 Repeated pairs. An assembly places the same two products in the same relative pose many times
 (six bolts in six holes). OpenCASCADE's answers depend only on that relative pose, so an
 `ExactMemo` keeps them by `same`, a key naming the two products and their relative pose
-(`gjkcli.pipeline.run`'s `_placement_key`, equal only for relative poses equal as floats,
+(`gjkcli.pipeline.stages.placement_key`, equal only for relative poses equal as floats,
 its two products in one order whichever the pair lists first): the distance once, its closest
 points stored in the first product's frame and placed again with each pair's pose of it; the
 common part's volume and thickness as they are.

@@ -33,8 +33,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.engine import _enums
-from gjkcli.engine.results import EXIT_NAMES
+from gjkcli.engine.results import EXIT_NAMES, EXIT_NO_PROGRESS, EXIT_NONE
 
 # What each exit reason means, for the sentence that closes a phase.
 GJK_EXITS = {
@@ -77,7 +76,7 @@ NEXT_DIRECTION = {
     "edge": "square to the edge, towards the origin",
     "face": "the triangle's normal on the origin's side",
 }
-NO_PROGRESS = EXIT_NAMES[int(_enums.gjk_exit.GJK_EXIT_NO_PROGRESS)]
+NO_PROGRESS = EXIT_NAMES[EXIT_NO_PROGRESS]
 
 
 def fmt(x, digits: int = 6) -> str:
@@ -106,7 +105,7 @@ def vec(v, digits: int = 6) -> str:
 
 def exit_name(exit) -> str | None:
     """Exit reason as a name, whether the step carries the name or the engine's code."""
-    if exit is None or exit == "" or exit == _enums.gjk_exit.GJK_EXIT_NONE:
+    if exit is None or exit == "" or exit == EXIT_NONE:
         return None
     if isinstance(exit, (int, np.integer)):
         return EXIT_NAMES.get(int(exit), f"exit {int(exit)}")

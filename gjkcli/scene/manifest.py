@@ -3,7 +3,7 @@
 Keys (the contract; any other key is an error, so that a typo is never silently dropped)::
 
     tolerance = 0.01                  # touching band, model units
-    clearance = 0.5                   # required gap, model units
+    clearance = 0.5                   # required gap, model units (or with a unit: "0.5 mm")
     fail_on = ["collision", "clearance"]   # which findings fail the scan
     srdf = "robot.srdf"               # a MoveIt SRDF's <disable_collisions> as allowed pairs
     dask = "tcp://scheduler:8786"     # scan on a Dask cluster, or "local" / "local:4" (gjk scan --dask)
@@ -557,9 +557,20 @@ class _Builder:
             self.fail(line, f"{what} must be a finite number, got {value!r}")
         return float(value)
 
-    def length(self, table: dict, key: str, line, what) -> float | None:
+    def length(self, table: dict, key: str, line, what):
+        """A length: a number in the model's units, or a string with a unit ("0.5 mm", a
+        `gjkcli.units.Length` the run converts into the scene's unit)."""
         if key not in table:
             return None
+        if isinstance(table[key], str):
+            from gjkcli.units import UnitError, parse_length
+
+            try:
+                value = parse_length(table[key].strip())
+            except UnitError as e:
+                self.fail(line, f"{what} must be a finite number, or a length with a unit "
+                                f"(\"0.5 mm\"), got {table[key]!r}: {e}")
+            return value.value if value.unit is None else value
         value = self.number(table[key], line, what)
         if value < 0:
             self.fail(line, f"{what} must be >= 0, got {value!r}")

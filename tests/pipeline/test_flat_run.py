@@ -289,8 +289,8 @@ def test_lazy_object_records_and_repeated_names(tmp_path):
     named = flat._unique(parts)
     assert [p.name for p in named] == ["p", "p#2", "p#3", "q"]
     assert named.vertices is parts.vertices
-    found = flat._FlatRun(run.Options(clearance=0.5), "scan", None).findings(
-        named, np.zeros(4, dtype=np.int64), None, across=False)
+    found = flat.FlatRun(run.Options(clearance=0.5), "scan", None).findings(
+        named, (), None, across=False, every_pair=0)
     assert isinstance(found.objects, LazyRecords) and len(found.objects) == 4
     records = tuple(found.objects)
     assert all(isinstance(r, ObjectRecord) for r in records)

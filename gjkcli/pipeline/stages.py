@@ -1,0 +1,1021 @@
+"""The stages of the one run (`gjkcli.pipeline.run` chooses the route): inputs -> objects ->
+candidate pairs -> narrow phase -> findings. `Run` is the run in this process; the routes
+around it (a Dask cluster, poses, 2D drawings) import its public names from here.
+
+1. **Objects** (`gjkcli.scene.objects.gather`): every input as named objects in world
+   coordinates, moved by their full transforms (scale included). An input that fails to load
+   becomes a `Problem`; the others are still checked.
+2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): the hulls of small parts (up to 128 points)
+   in the compiled core, all in one call and each checked there; one qhull call per larger part
+   (or per part the core could not prove); everything else for all parts at once in NumPy; and
+   how far each part is from its hull (`gjkcli.mesh.convexity.hull_gaps`), also for all parts
+   at once. Parts that place one mesh
+   rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
+   in the mesh's frame and moved to each.
+3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
+   --split-bodies, and in `scan`, a BVH over the world boxes grown by the clearance and the
+   touching band picks them (`gjkcli.scene.broadphase`), never all n^2; manifest `[[check]]`
+   selections filter them.
+4. **Narrow phase**: the engine's batch call over the candidate pairs (it releases the GIL),
+   split across threads.
+5. **Policy** (`gjkcli.pipeline.policy`): which pairs the hulls' answer stands for, which go to
+   the triangles (`gjkcli.engine.exact`), which are marked conservative.
+6. **Findings** (`gjkcli.pipeline.findings`): clearance, fail_on, allowed pairs, the baseline.
+
+Per-part Python work decides the speed of scans of many small parts, so nothing here loops over
+parts in Python but the qhull call, trimesh's parsing and one small record per part; pairs are
+looped over only to make the listed ones.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from gjkcli.engine.results import Status
+from gjkcli import clock, limits
+from gjkcli.errors import Problem, ShapeError, one_line
+from gjkcli.pipeline import elements, policy
+from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
+from gjkcli.units import Length, UnitError, canonical, factor
+
+__all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
+           "run_options", "scan_here", "placement_key", "allowed_reasons"]
+
+# Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
+# small against its work.
+PAIR_CHUNK = 4096
+
+Progress = Callable[[str, int, int], None]
+
+# The options that are lengths: a number in the model's units, or a `Length` with its unit.
+LENGTHS = ("tolerance", "clearance", "group_within")
+
+
+def run_options(options):
+    """The options as a run holds them: the mode and fail_on checked (ValueError), fail_on and
+    jobs filled in, lengths written without a unit as plain numbers."""
+    return Run(options, "scan", None).options
+
+
+def plain_lengths(options):
+    """Lengths written without a unit are plain floats in the model's units."""
+    out = {}
+    for what in LENGTHS:
+        value = getattr(options, what)
+        if isinstance(value, Length) and value.unit is None:
+            out[what] = value.value
+    return dataclasses.replace(options, **out) if out else options
+
+
+def scan_here(paths, options, manifest, progress: Progress | None = None) -> Findings:
+    """A scan in this process (no cluster, no poses): the scene's sources, the robots' allowed
+    pairs, then the run. `manifest` is a read `gjkcli.scene.manifest.Manifest` or None, already
+    merged into the options."""
+    from gjkcli.scene.objects import scene_sources
+    from gjkcli.scene.rules import with_reader_rules
+
+    run = Run(options, "scan", progress)
+    sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems, options.robot,
+                                        recurse=options.recurse, notes=run.notes)
+    manifest, notes, unchecked = with_reader_rules(manifest, sources, options.robot, bool(run.problems))
+    run.notes.extend(notes)
+    run.unchecked.extend(unchecked)
+    return run.findings(sources, primitives, manifest, across=False, every_pair=0)
+
+
+class Run:
+    """One run: the options, what went wrong so far, and the time spent per stage."""
+
+    def __init__(self, options, command: str, progress: Progress | None):
+        """options : `gjkcli.pipeline.run.Options`; command : "check" or "scan"."""
+        from gjkcli.scene.manifest import DEFAULT_FAIL_ON, FAIL_ON
+
+        if options.mode not in policy.MODES:
+            raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
+        fail_on = tuple(options.fail_on) if options.fail_on is not None else DEFAULT_FAIL_ON
+        for v in fail_on:
+            if v not in FAIL_ON:
+                raise ValueError(f"unknown fail_on value {v!r}; use {', '.join(FAIL_ON)}")
+        options = plain_lengths(options)
+        for what, value in ((what, getattr(options, what)) for what in LENGTHS):
+            if isinstance(value, Length):  # converted once the inputs' unit is known
+                continue
+            if value is not None and not (value >= 0 and np.isfinite(value)):
+                raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
+        if jobs < 1:
+            raise ValueError(f"jobs must be >= 1, got {options.jobs}")
+        self.options = dataclasses.replace(options, fail_on=fail_on, jobs=jobs)
+        self.command = command
+        self.tell = progress or (lambda stage, done, total: None)
+        self.problems: list[Problem] = []
+        self.notes: list[str] = []
+        self.unchecked: list = []  # errors.Unchecked: geometry read but not checked
+        self.timings: dict[str, float] = {}
+        self.units: str | None = None  # the scene's length unit, once the inputs are read
+        self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
+        self.sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
+        self.started = time.perf_counter()
+
+    def stage(self, name: str, since: float) -> float:
+        """Book the time since `since` under `name`, the imports made meanwhile under "imports"
+        (gjkcli.clock); return now."""
+        return clock.stage(self.timings, name, since)
+
+    def findings(self, sources, primitives, manifest, *, across: bool, every_pair: int) -> Findings:
+        """The run over `sources` (then `primitives`, a manifest's): findings.
+
+        across : pair only objects of different sources (a check of A against B)
+        every_pair : list every pair when there are at most this many, without a broad phase
+
+        The stages a dimension's run gives (`load_parts`, `candidates`, `narrow`, `verdicts`,
+        `objects`) are methods: this class's are the solids', `gjkcli.pipeline.flat.FlatRun`'s
+        the plane's; what they share (the manifest's selections, allowed pairs, clash sets, the
+        baseline, the findings) is here.
+        """
+        from gjkcli.pipeline import baseline as baselines
+
+        o = self.options
+        old = baselines.read(o.baseline) if o.baseline is not None else None
+        parts = self.load_parts(sources, primitives, manifest)
+        o = self.options  # the lengths in the scene's unit now
+        t = time.perf_counter()
+        self._name_notes(parts)
+        resolved = self.resolve(parts, manifest)
+        i, j, clearance, candidates = self.candidates(parts, resolved, across, every_pair)
+        t = self.stage("broad", t)
+        batch = self.narrow(parts, i, j)
+        t = self.stage("narrow", t)
+        # baseline keys only when a baseline is read or written: a relative path per file
+        key_of = None
+        if old is not None or o.write_baseline is not None:
+            key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
+        known = old.keys if old is not None else None
+        pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
+        t = time.perf_counter()
+        pairs = self._grouped(pairs, resolved)
+        objects, pairs, counts, checked, index = self.objects(parts, pairs, counts, i, j, key_of, known)
+        gone = ()
+        if old is not None:
+            today = {p.key for p in pairs if p.violation}  # allowed or not, still there
+            gone = tuple(e for e in old.entries if e.key not in today)
+        self.stage("verdicts", t)
+        o = self.options
+        found = Findings(
+            command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
+            counts=counts, checked=checked, candidates=candidates, requested=o.mode,
+            tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
+            units=self.units,
+            baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
+            notes=tuple(self.notes), unchecked=tuple(self.unchecked), timings=dict(self.timings),
+            version=_version(),
+            elapsed=time.perf_counter() - self.started, geometry=parts.geometry,
+            dimension=parts.dimension, _index=index)
+        if o.write_baseline is not None:
+            baselines.write(o.write_baseline, baselines.entries(found.pairs))
+            found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
+        return found
+
+    def resolve(self, parts, manifest):
+        """The manifest's selections over the parts (`gjkcli.scene.manifest.Resolved`), by the
+        objects' names and what their readers say they are (`Parts.kinds`: an IFC element's
+        classes, a drawing part's layer); None without a manifest."""
+        from gjkcli.scene.manifest import ManifestError, Resolved
+
+        if manifest is None or parts.n == 0:
+            return None
+        try:
+            classes, ids = parts.kinds()
+            resolved = manifest.resolve(parts.names, classes, ids)
+        except ManifestError as exc:
+            if not self.problems:
+                raise
+            # an input that failed to load may be what the selection was meant to match
+            self.problems.append(Problem(file=exc.source, message=exc.message))
+            resolved = Resolved()
+        self.notes.extend(resolved.notes)
+        return self._in_unit(resolved, manifest)
+
+    def _in_unit(self, resolved, manifest):
+        """The [[check]]s' lengths written with a unit ("2 mm") in the scene's unit."""
+        from gjkcli.errors import InputError
+
+        specs = [(k, s) for k, s in enumerate(resolved.sets)
+                 if any(isinstance(getattr(s, w), Length) for w in ("clearance", "tolerance", "group_within"))]
+        if not specs:
+            return resolved
+        sets, checks = list(resolved.sets), list(resolved.checks)
+        for k, spec in specs:
+            change = {}
+            for what in ("clearance", "tolerance", "group_within"):
+                value = getattr(spec, what)
+                if isinstance(value, Length):
+                    try:
+                        change[what] = value.to(self.units)
+                    except UnitError as e:
+                        raise InputError(manifest.path, f"line {spec.line}: {what} {value}: {e}") from None
+            sets[k] = dataclasses.replace(spec, **change)
+            in_a, in_b, _, line = checks[k]
+            checks[k] = (in_a, in_b, sets[k].clearance, line)
+        return dataclasses.replace(resolved, sets=tuple(sets), checks=tuple(checks))
+
+    def verdicts(self, parts, i, j, clearance, batch, resolved, key_of, known):
+        """(listed Findings most severe first, counts per status over every checked pair): the
+        policy on the narrow phase's answers, the triangles where it asks for them, the listed
+        pairs with their allowed reasons and baseline keys, the collisions' overlap volumes."""
+        t = time.perf_counter()
+        answers = self._answer(parts, i, j, clearance, batch)
+        t = self.stage("refine", t)
+        pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of, known)
+        t = self.stage("verdicts", t)
+        pairs = self._overlaps(parts, pairs)
+        self.stage("overlap", t)
+        return pairs, counts
+
+    def objects(self, parts, pairs, counts, i, j, key_of, known):
+        """(object records, pairs, counts, pairs checked, name -> record index): one record per
+        part, or per object where parts are elements of one (a URDF link's)."""
+        objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
+                                                          [parts.index[p.b] for p in pairs]]))
+                                if pairs else np.zeros(0, dtype=np.int64))
+        checked = len(i)
+        if not parts.owned:
+            return objects, pairs, counts, checked, dict(parts.index)
+        # findings, counts and records per object, not per element
+        pairs, counts, checked = elements.by_object(pairs, parts.owned, parts.owner_ids, i, j, key_of, known)
+        objects = elements.merged_records(objects, parts.owned)
+        return objects, pairs, counts, checked, {r.name: k for k, r in enumerate(objects)}
+
+    def load_parts(self, sources, primitives, manifest) -> "Parts":
+        """Load the sources, then build the hulls (`gjkcli.pipeline.distributed` does both on
+        a cluster)."""
+        from gjkcli.scene.objects import gather
+
+        o = self.options
+        t = time.perf_counter()
+        with limits.active(o.limits or limits.DEFAULT):
+            geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
+                           tell=self.tell, strict=o.strict)
+        geoms = self.one_unit(geoms)
+        t = self.stage("load", t)
+        parts = Parts.build(geoms, o.jobs, self.problems, self.tell)
+        self.stage("hulls", t)
+        return parts
+
+    # -- units ---------------------------------------------------------------------------------
+
+    def one_unit(self, geoms: list, convert: bool = True) -> list:
+        """The objects in one length unit, and the options' lengths in it.
+
+        The scene's unit is the first unit an input states (in input order). An object whose
+        file states another unit of the table (`gjkcli.units`) is scaled into it, with a note
+        naming both; an object whose file states no unit is taken to be in the scene's unit
+        (STL states none). A unit name outside the table cannot be converted: the numbers then
+        mix units, and a note says so. A length the user wrote with a unit is converted into
+        the scene's unit; when no input states a unit gjk knows, that is an InputError.
+        convert : False where the hulls are built already (on a cluster): inputs in different
+        units are then an InputError.
+        """
+        from gjkcli.errors import InputError
+
+        stated = [(g, canonical(g.units)) for g in geoms if g.units]
+        known = [(g, u) for g, u in stated if u is not None]
+        unit = known[0][1] if known else None
+        out, scaled = [], {}
+        for g in geoms:
+            u = canonical(g.units)
+            if unit is None or u is None or u == unit or g.primitive is not None:
+                out.append(g)
+                continue
+            k = factor(u, unit)
+            if not convert:
+                raise InputError(g.file, f"states {u} and {known[0][0].file} states {unit}; "
+                                         f"--dask does not convert units: scan them in this "
+                                         f"process, or convert one")
+            scaled.setdefault(g.file, (u, k))
+            out.append(dataclasses.replace(g, vertices=g.vertices * k, units=unit,
+                                           eps=g.eps * k, instance=None if g.instance is None else g.instance.scaled(k)))
+        for file, (u, k) in scaled.items():
+            self.notes.append(f"{file} states {u}: converted to {unit} (x {k:g}), the unit of "
+                              f"{known[0][0].file}")
+        unknown = sorted({g.units for g, u in stated if u is None})
+        if unknown and (unit is not None or len(unknown) > 1):
+            self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
+                              f"knows, so it is not converted and the numbers may mix units")
+        self.units = unit
+        o, change = self.options, {}
+        for what in LENGTHS:
+            value = getattr(o, what)
+            if isinstance(value, Length):
+                try:
+                    change[what] = value.to(unit)
+                except UnitError as e:
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
+        if change:
+            self.options = dataclasses.replace(o, **change)
+        return out
+
+    # -- notes ---------------------------------------------------------------------------------
+
+    def _name_notes(self, parts: "Parts") -> None:
+        if parts.n == 0:
+            self.notes.append("no objects were loaded: there is nothing to check")
+        elif parts.n == 1 and self.command == "scan":
+            self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
+
+    # -- candidate pairs -----------------------------------------------------------------------
+
+    def candidates(self, parts: "Parts", resolved, across: bool, every_pair: int):
+        """(i, j, clearance per pair, broad-phase pair count): the pairs the narrow phase checks."""
+        from gjkcli.scene.broadphase import candidate_pairs
+
+        n = parts.n
+        empty = np.zeros(0, dtype=np.int64)
+        if n < 2:
+            return empty, empty, np.zeros(0), 0
+        if across:
+            sides = np.bincount(parts.source)
+            count = int(sides.sum() ** 2 - (sides ** 2).sum()) // 2
+        else:
+            count = n * (n - 1) // 2
+        if count <= every_pair:
+            i, j = np.triu_indices(n, 1)
+        else:
+            if self.options.all_pairs and self.command == "check":
+                # millions of pairs are not a report: list the findings, as a scan does
+                self.options = dataclasses.replace(self.options, all_pairs=False)
+                self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so the pairs whose "
+                                  f"boxes are apart are clear by their boxes and only findings are "
+                                  f"listed")
+            i, j = candidate_pairs(parts.lo, parts.hi, grow=self.grow(parts, resolved))
+            i, j = np.minimum(i, j), np.maximum(i, j)
+            order = np.lexsort((j, i))  # pairs read in the objects' order
+            i, j = i[order], j[order]
+        if across:
+            keep = parts.source[i] != parts.source[j]
+            i, j = i[keep], j[keep]
+        if parts.owned:  # a link's elements are one object: never checked against each other
+            keep = ~elements.same_object(parts.owner_ids, i, j)
+            i, j = i[keep], j[keep]
+        candidates = len(i)
+        i, j, clearance = self.select(resolved, i, j)
+        return i.astype(np.int64), j.astype(np.int64), clearance, candidates
+
+    def grow(self, parts: "Parts", resolved) -> np.ndarray:
+        """(n,) how far the broad phase grows each object's box: half the largest clearance asked
+        for, the object's share of the touching band, and a hair of the scene."""
+        from gjkcli.tolerances import DEFAULT
+
+        o = self.options
+        lo, hi = parts.lo, parts.hi
+        size = np.linalg.norm(hi - lo, axis=1)
+        reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())
+                                             if c is not None])
+        # the touching band of a pair is the tolerance, or touching_rel x the larger size:
+        # growing each box by its own share covers it; a hair of the scene pads the bounds'
+        # rounding
+        touch = np.full(parts.n, o.tolerance) if o.tolerance is not None else DEFAULT.touching_rel * size
+        bands = [s.tolerance for s in (resolved.sets if resolved else ()) if s.tolerance is not None]
+        if bands:  # a clash set's own band
+            touch = np.maximum(touch, max(bands))
+        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+        # a tessellated part's true surface lies up to eps beyond its triangles
+        return 0.5 * reach + touch + pad + parts.eps
+
+    def select(self, resolved, i, j):
+        """(i, j, clearance per pair): the pairs manifest [[check]] selections keep (all without
+        them), each with the largest clearance asked of it."""
+        from gjkcli.scene.broadphase import select_pairs
+
+        from gjkcli.pipeline.clashsets import assign
+
+        o = self.options
+        clearance = np.full(len(i), o.clearance or 0.0)
+        if resolved is not None and resolved.checks:
+            keep = select_pairs(i, j, [(a, b) for a, b, _, _ in resolved.checks])
+            i, j = i[keep], j[keep]
+            clearance = np.zeros(len(i))
+            for in_a, in_b, c, _ in resolved.checks:
+                hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
+                clearance[hit] = np.maximum(clearance[hit], c if c is not None else (o.clearance or 0.0))
+        self.sets = assign(resolved, i, j)
+        return i, j, clearance
+
+    # -- narrow phase --------------------------------------------------------------------------
+
+    def narrow(self, parts: "Parts", i, j):
+        """The hulls' verdicts for pairs (i, j): one BatchResult, chunks on `jobs` threads."""
+        from gjkcli.engine.query import batch
+        from gjkcli.engine.results import BatchResult
+        from gjkcli.engine.shapes import ShapeSet
+
+        m = len(i)
+        self.tell("narrow", 0, m)
+        if m == 0:
+            return None
+        packed = ShapeSet(parts.shapes)
+        chunks = [(a, min(a + PAIR_CHUNK, m)) for a in range(0, m, PAIR_CHUNK)]
+        bands = self.sets.tolerance(self.options.tolerance) if self.sets is not None else None
+
+        def one(chunk):
+            a, b = chunk
+            if bands is None:
+                return batch(packed, i[a:b], j[a:b], tolerance=self.options.tolerance, want="verdict")
+            return _banded(packed, i[a:b], j[a:b], bands[a:b])
+
+        done = []
+        if self.options.jobs > 1 and len(chunks) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(self.options.jobs, len(chunks))) as pool:
+                for (_, b), res in zip(chunks, pool.map(one, chunks)):
+                    done.append(res)
+                    self.tell("narrow", b, m)
+        else:
+            for chunk in chunks:
+                done.append(one(chunk))
+                self.tell("narrow", chunk[1], m)
+        if len(done) == 1:
+            return done[0]
+        fields = [f.name for f in dataclasses.fields(BatchResult)]
+        return BatchResult(**{name: np.concatenate([getattr(p, name) for p in done]) for name in fields})
+
+    # -- the policy and the triangles ----------------------------------------------------------
+
+    def _answer(self, parts: "Parts", i, j, clearance, batch) -> "_Answers":
+        """Statuses of every checked pair with the clearance applied, and the triangle test's
+        answers where the policy asks for it."""
+        m = len(i)
+        if m == 0:
+            return _Answers(np.zeros(0, dtype=object), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool),
+                            np.zeros(0, dtype=bool), {}, None)
+        status = _STATUS_OF_ENGINE[batch.status]
+        closer = (status == _CLEAR) & (batch.distance < clearance)
+        status[closer] = _CLEARANCE
+        hull_clear = status == _CLEAR
+        coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
+        listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
+        # a pair with triangles on one side at least: a curved primitive goes to the triangles
+        # against the other part's (gjkcli.engine.primitive); two primitives are their hulls
+        meshed = parts.meshed[i] | parts.meshed[j]
+        modes = self.sets.modes(self.options.mode) if self.sets is not None else None
+        # tessellated (CAD) parts: clear only when the lower bound of the true distance clears
+        # the band and the clearance; every other such pair is decided on the exact solids
+        # (gjkcli.pipeline.tessellated)
+        e = parts.eps[i] + parts.eps[j]
+        lower = batch.distance_lower - e
+        bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
+        status[bounded] = Status.UNDECIDED.value  # until _bounded decides
+        listed |= bounded
+        if modes is None:
+            refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+        else:  # each clash set's own mode
+            refine = np.zeros(m, dtype=bool)
+            for mode in set(modes.tolist()):
+                mine = modes == mode
+                refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, listed, meshed)[mine]
+        refine &= ~bounded
+        exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
+        decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
+                         for k, got in decided.items() if got.volume is not None}
+        for k, got in decided.items():
+            status[k] = got.result.status.value
+            if got.result.status is Status.CLEAR and not self.options.all_pairs:
+                listed[k] = False
+        return _Answers(status, hull_clear, policy.conservative(~refine & ~bounded, coincident),
+                        listed, exact, batch, decided, e)
+
+    def _bounded(self, parts: "Parts", i, j, batch, clearance, e, todo) -> dict:
+        """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
+        bound does not clear: their triangles' answer, then the exact solids."""
+        if not len(todo):  # nothing to import either (start-up)
+            return {}
+        from gjkcli.engine.primitive import pair_query
+        from gjkcli.pipeline import tessellated
+
+        out = {}
+        modes = self.sets.modes(self.options.mode) if self.sets is not None else None
+        memo = tessellated.ExactMemo()  # a product pair in one relative pose decided once
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            tol = float(batch.tolerance[k])
+            if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
+                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
+                                                 float(parts.gap[a] + parts.gap[b]), tol)
+                if deep is not None:
+                    out[k] = deep
+                    continue
+            mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
+            # the key names the two products in one order, whichever this pair lists first
+            flip = bool(ga.instance and gb.instance
+                        and repr(gb.instance.key) < repr(ga.instance.key))
+            first, second = (gb, ga) if flip else (ga, gb)
+            pose = None if first.instance is None else first.instance.pose
+            out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
+                                        self.units if ga.units == gb.units else None, memo=memo,
+                                        same=placement_key(first, second), flip=flip, pose=pose)
+        return out
+
+    def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
+        """{pair index: the triangle test's Result} for the pairs `todo`."""
+        if not len(todo):  # nothing to import either (start-up)
+            return {}
+        from gjkcli.engine.primitive import pair_query
+
+        self.tell("refine", 0, len(todo))
+        out = {}
+        for n, k in enumerate(todo.tolist()):
+            a, b = int(i[k]), int(j[k])
+            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]))
+            out[k] = with_part_certificate(r)
+            self.tell("refine", n + 1, len(todo))
+        return out
+
+    # -- findings ------------------------------------------------------------------------------
+
+    def _listed(self, parts, i, j, clearance, ans: "_Answers", resolved, key_of, known):
+        """(listed Findings most severe first, counts per status over every checked pair)."""
+        o = self.options
+        modes = self.sets.modes(o.mode) if self.sets is not None else None
+        counts = {s.value: 0 for s in Status}
+        for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
+            counts[code] += int(c)
+        allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
+        trace = {}
+        pairs = []
+        for k in np.flatnonzero(ans.listed).tolist():
+            a, b = int(i[k]), int(j[k])
+            hull_status = Status(ans.status[k])
+            lower = upper = None
+            if k in ans.bounded:  # tessellated parts, decided on their bounds or exact solids
+                got = ans.bounded[k]
+                result, mode, lower, upper = got.result, got.mode, got.lower, got.upper
+            elif k in ans.exact:
+                result, mode = ans.exact[k], "exact"
+                if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
+                    result = dataclasses.replace(result, status=Status.CLEARANCE)
+                counts[hull_status.value] -= 1
+                counts[result.status.value] += 1
+                if result.status is Status.CLEAR and not o.all_pairs:
+                    continue  # the hulls meet, the parts do not: not a finding
+            else:
+                result, mode = ans.batch.result(k), "hull"
+                if result.status is not hull_status:
+                    result = dataclasses.replace(result, status=hull_status)
+            if ans.tessellation is not None and ans.tessellation[k] > 0 and k not in ans.bounded:
+                lower = float(result.distance_lower - ans.tessellation[k])  # clear on its bound
+            if o.trace:
+                trace[len(pairs)] = self._trace(parts, a, b)
+                result = dataclasses.replace(result, trace=trace[len(pairs)])
+            pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
+            reason = allow.get(k)
+            fail_on = o.fail_on if self.sets is None else self.sets.fail_on(k, o.fail_on)
+            violation = violates(result.status, pair_clearance, fail_on)
+            key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
+                                                   parts.geoms[b].file)
+            pairs.append(Finding(
+                a=parts.names[a], b=parts.names[b], result=result, mode=mode,
+                requested=o.mode if modes is None else str(modes[k]),
+                clash_set=self.sets.name(k) if self.sets is not None else None,
+                clearance=pair_clearance, conservative=bool(ans.conservative[k]),
+                violation=violation, allowed=reason is not None, reason=reason,
+                known=bool(known is not None and violation and reason is None and key in known),
+                file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
+                note=(ans.bounded[k].note if k in ans.bounded else None) or getattr(result, "note", None)
+                or _primitive_note(parts, a, b, ans.conservative[k]),
+                distance_lower=lower, distance_upper=upper,
+                tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
+                and ans.tessellation[k] > 0 else None))
+        pairs.sort(key=severity_key)
+        return pairs, counts
+
+    def _overlaps(self, parts: "Parts", pairs: list) -> list:
+        """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
+        deepest first (pairs come sorted), up to the overlap-volumes limit: only the findings
+        the report shows (`gjkcli.pipeline.run.Options.shown`) are given one, and none with the limit at 0."""
+        cap = (self.options.limits or limits.DEFAULT).overlap_volumes
+        shown = len(pairs) if self.options.shown is None else self.options.shown
+        if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
+            return pairs
+        if shown < len(pairs):  # the pairs the report does not show get none
+            return self._overlaps_of(parts, pairs[:shown], cap) + pairs[shown:]
+        return self._overlaps_of(parts, pairs, cap)
+
+    def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
+        from gjkcli.mesh.overlap import overlap
+
+        out, done = [], 0
+        commons: dict = {}  # `placement_key` -> the exact solids' common volume
+        for p in pairs:
+            if p.status is Status.COLLISION and done >= cap:
+                p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
+                                                          f"collisions (--limit overlap-volumes=N)")
+            elif p.status is Status.COLLISION:
+                done += 1
+                a, b = parts.index[p.a], parts.index[p.b]
+                ta, tb = parts.triangles(a), parts.triangles(b)
+                ga, gb = parts.geoms[a], parts.geoms[b]
+                volume = self._volumes.get((p.a, p.b))  # the refinement's, if it ran
+                brep = bool(ga.brep and gb.brep and self.units is not None)  # exact solids (STEP)
+                if brep and volume is None and parts.eps[a] == 0 and parts.eps[b] == 0 \
+                        and ta is not None and tb is not None:
+                    # solids of planar faces and straight edges are their triangles (eps 0):
+                    # the triangles' boolean is the solids' own, at a fraction of the B-rep's cost
+                    o = overlap(p.a, *ta, p.b, *tb)
+                    if o.volume is not None:
+                        out.append(dataclasses.replace(
+                            p, overlap_volume=o.volume, overlap_reason=o.reason,
+                            overlap_mesh=(o.vertices, o.faces)))
+                        continue
+                if brep:
+                    from gjkcli.mesh import cad
+
+                    same = placement_key(ga, gb) if volume is None else None
+                    try:
+                        if volume is None:
+                            volume = commons.get(same) if same is not None else None
+                        if volume is None:
+                            volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                            if same is not None and volume is not None:
+                                commons[same] = volume
+                    except Exception:  # noqa: BLE001 - fall back to the triangles' boolean
+                        volume = None
+                    if volume is not None:
+                        out.append(dataclasses.replace(p, overlap_volume=volume))
+                        continue
+                if ta is None or tb is None:
+                    curved = " and ".join(parts.names[k] for k, t in ((a, ta), (b, tb)) if t is None)
+                    p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
+                                                              f"no triangles to intersect")
+                else:
+                    o = overlap(p.a, *ta, p.b, *tb)
+                    p = dataclasses.replace(
+                        p, overlap_volume=o.volume, overlap_reason=o.reason,
+                        overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
+            out.append(p)
+        return out
+
+    def _grouped(self, pairs: list, resolved) -> list:
+        """The pairs with their groups of clashes at one place, where the run groups
+        (--group-within, the manifest's group_within, a [[check]]'s own)."""
+        own = {s.name: s.group_within for s in (resolved.sets if resolved is not None else ())
+               if s.group_within is not None}
+        every = self.options.group_within
+        if every is None and not own:
+            return pairs
+        from gjkcli.pipeline.grouping import group_pairs
+        return list(group_pairs(pairs, lambda name: own.get(name, every)))
+
+    def _trace(self, parts, a, b):
+        """GJK and EPA on the hulls of the pair, step by step (what led to the answer)."""
+        from gjkcli.engine.query import query
+
+        return query(parts.shapes[a], parts.shapes[b], tolerance=self.options.tolerance, trace=True).trace
+
+
+# -- parts: hulls, gaps, meshes ----------------------------------------------------------------
+
+
+@dataclass
+class Parts:
+    """The objects of a run with their hulls: what every later stage indexes by object."""
+
+    geoms: list
+    shapes: list
+    lo: np.ndarray
+    hi: np.ndarray
+    gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
+    source: np.ndarray  # (n,) input each object came from
+    meshed: np.ndarray  # (n,) the object has triangles (a mesh or a box; not a curved primitive)
+    names: list
+    index: dict
+    _meshes: dict
+
+    @property
+    def n(self) -> int:
+        return len(self.geoms)
+
+    dimension = 3
+
+    def kinds(self) -> tuple:
+        """(classes per object or None, (file, id) per object or None): what each object's reader
+        says it is, for manifest selections (an IFC element's class and supertypes, its
+        GlobalId); None when no object's reader says anything."""
+        classes = [g.element.classes if g.element is not None else () for g in self.geoms]
+        if not any(classes):
+            return None, None
+        return classes, [(g.file, g.element.ident) if g.element is not None else None for g in self.geoms]
+
+    @property
+    def geometry(self):
+        """Findings.geometry: name -> the object's triangles (`triangles_of`)."""
+        return self.triangles_of
+
+    @functools.cached_property
+    def eps(self) -> np.ndarray:
+        """(n,) each object's tessellation error bound (0 for a mesh file or a primitive)."""
+        return np.array([float(getattr(g, "eps", 0.0) or 0.0) for g in self.geoms])
+
+    @classmethod
+    def build(cls, geoms, jobs: int, problems: list, tell) -> "Parts":
+        """Hulls of the meshes (primitives as they are); an object whose geometry makes no shape
+        becomes a problem of its file."""
+        from gjkcli.engine.shapes import build_hulls
+        from gjkcli.mesh.convexity import hull_gaps
+
+        mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
+        # objects that place one mesh rigidly (a STEP product's instances) share its hull: built
+        # once in the mesh's frame, then moved to each (a hull commutes with rigid motions)
+        groups: dict = {}
+        for k in mesh_index:
+            if geoms[k].instance is not None:
+                groups.setdefault(geoms[k].instance.key, []).append(k)
+        groups = {key: ks for key, ks in groups.items() if len(ks) > 1}
+        shared = {k for ks in groups.values() for k in ks}
+        alone = [k for k in mesh_index if k not in shared]
+        firsts = [ks[0] for ks in groups.values()]
+        points = [geoms[k].vertices for k in alone] + [geoms[k].instance.local for k in firsts]
+        # small parts' hulls in the compiled core, all at once; qhull for the others
+        hulls = build_hulls(points, jobs=jobs, progress=tell, small=True)
+        n = len(geoms)
+        shapes: list = [g.primitive for g in geoms]
+        lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
+        for k, g in enumerate(geoms):
+            if g.primitive is not None:
+                lo[k], hi[k] = g.primitive.bounds
+        gap = np.zeros(n)
+        if not points:
+            return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
+        gaps = hull_gaps(hulls, [geoms[k].faces for k in alone + firsts], points)
+        index = np.asarray(alone, dtype=np.int64)
+        for slot, k in enumerate(alone):
+            shapes[k] = hulls.shapes[slot]
+        if len(index):
+            lo[index], hi[index] = hulls.lo[:len(alone)], hulls.hi[:len(alone)]
+            gap[index] = gaps[:len(alone)]
+        for slot, ks in enumerate(groups.values(), start=len(alone)):
+            base = hulls.shapes[slot]
+            for k in ks:
+                if isinstance(base, ShapeError):
+                    shapes[k] = base
+                    continue
+                shapes[k] = base.moved(geoms[k].instance.pose)
+                lo[k], hi[k] = shapes[k].bounds
+                gap[k] = gaps[slot]
+        return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
+
+    @classmethod
+    def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["Parts", list]:
+        """(the parts, the indices of `geoms` kept): objects with their hulls, bounds and gaps;
+        one whose shape is a ShapeError or whose coordinates overflow becomes a problem of its
+        file."""
+        from gjkcli.tolerances import DEFAULT
+
+        n = len(geoms)
+        with np.errstate(invalid="ignore"):
+            extent = np.maximum(np.abs(lo), np.abs(hi)).max(axis=1) if n else np.zeros(0)
+        keep = []
+        for k, shape in enumerate(shapes):
+            g = geoms[k]
+            if isinstance(shape, ShapeError):
+                problems.append(Problem(file=g.file, message=f"object '{g.name}': unusable "
+                                                             f"geometry: {one_line(shape)}"))
+            elif not extent[k] <= DEFAULT.max_coordinate:
+                problems.append(Problem(file=g.file, message=(
+                    f"object '{g.name}' has coordinates up to {extent[k]:.3g}: beyond "
+                    f"{DEFAULT.max_coordinate:.0e}, distances overflow double precision; check "
+                    f"the file's scale and units")))
+            else:
+                keep.append(k)
+        if len(keep) < n:
+            geoms = [geoms[k] for k in keep]
+            shapes = [shapes[k] for k in keep]
+            lo, hi, gap = lo[keep], hi[keep], gap[keep]
+        names = [g.name for g in geoms]
+        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap,
+                   source=np.array([g.source for g in geoms], dtype=np.int64),
+                   meshed=np.array([g.primitive is None or g.primitive.kind == "box" for g in geoms],
+                                   dtype=bool),
+                   names=names, index={name: k for k, name in enumerate(names)}, _meshes={}), keep
+
+    def mesh(self, k: int):
+        """Object k's triangles and their hierarchy (`gjkcli.engine.exact.Mesh`), built once."""
+        if k not in self._meshes:
+            from gjkcli.engine.exact import Mesh
+            from gjkcli.mesh.load import merge_close
+
+            g = self.geoms[k]
+            if g.primitive is not None:  # a box: its 12 triangles are the box exactly
+                self._meshes[k] = Mesh(*self.triangles(k), watertight=True, name=g.name)
+            elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
+                self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
+            else:
+                self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
+        return self._meshes[k]
+
+    def body(self, k: int):
+        """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a
+        curved primitive (sphere, capsule, cylinder: `gjkcli.engine.primitive` answers it
+        against the other part's triangles)."""
+        if not self.meshed[k]:
+            return self.shapes[k]
+        return self.mesh(k)
+
+    def triangles(self, k: int):
+        """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""
+        g = self.geoms[k]
+        if g.primitive is None:
+            return g.vertices, g.faces
+        from gjkcli.pipeline.pairs import box_triangles
+
+        return box_triangles(self.shapes[k])  # a box's 12 triangles are the box; None if curved
+
+    def triangles_of(self, name: str):
+        """`triangles` by object name, an owner's its elements' together (None for a name the
+        run does not hold)."""
+        k = self.index.get(name)
+        if k is None and name in self.owned.values():
+            members = [k for k, g in enumerate(self.geoms) if g.owner == name]
+            return elements.merged_triangles(self.triangles, members)
+        return None if k is None else self.triangles(k)
+
+    @functools.cached_property
+    def owned(self) -> dict:
+        """{element name: its object's name} of the parts that are elements of an object (a URDF
+        link's collision elements), `gjkcli.pipeline.elements`."""
+        return {g.name: g.owner for g in self.geoms if g.owner is not None}
+
+    @functools.cached_property
+    def owner_ids(self) -> np.ndarray:
+        return elements.owner_ids([g.owner or g.name for g in self.geoms])
+
+    def records(self, involved: np.ndarray) -> tuple:
+        """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
+        from gjkcli.mesh.convexity import part_verdicts
+        from gjkcli.tolerances import DEFAULT
+
+        size = np.linalg.norm(self.hi - self.lo, axis=1)
+        meshes = [k for k, g in enumerate(self.geoms) if g.primitive is None]
+        convex: list = [True] * self.n
+        why: list = ["a primitive"] * self.n
+        if meshes:
+            sub = np.asarray(meshes)
+            pos = {k: s for s, k in enumerate(meshes)}
+            decided, reasons = part_verdicts(
+                self.gap[sub], DEFAULT.touching_rel * size[sub],
+                [pos[k] for k in involved.tolist() if k in pos],
+                [self.geoms[k].vertices for k in meshes], [self.geoms[k].faces for k in meshes],
+                [self.geoms[k].watertight for k in meshes], [self.geoms[k].bodies for k in meshes])
+            for s, k in enumerate(meshes):
+                convex[k], why[k] = decided[s], reasons[s]
+        lo, hi = self.lo.tolist(), self.hi.tolist()
+        return tuple(ObjectRecord(
+            name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
+            faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),
+            convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
+            units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
+            primitive=None if g.primitive is None else shape.kind, convexity=why[k],
+            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+            **(g.element.record_fields if g.element is not None else {}))
+            for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
+
+
+def _banded(packed, i, j, bands):
+    """`batch` of pairs (i, j) at their own touching bands (NaN: relative to the pair's size),
+    in two calls when some pairs have a band and some the relative one."""
+    from gjkcli.engine.query import batch
+    from gjkcli.engine.results import BatchResult
+
+    relative = np.isnan(bands)
+    if not relative.any():
+        return batch(packed, i, j, tolerance=bands, want="verdict")
+    if relative.all():
+        return batch(packed, i, j, tolerance=None, want="verdict")
+    parts = [(relative, batch(packed, i[relative], j[relative], tolerance=None, want="verdict")),
+             (~relative, batch(packed, i[~relative], j[~relative], tolerance=bands[~relative],
+                               want="verdict"))]
+    out = {}
+    for f in dataclasses.fields(BatchResult):
+        first = getattr(parts[0][1], f.name)
+        merged = np.empty((len(i),) + first.shape[1:], dtype=first.dtype)
+        for mask, got in parts:
+            merged[mask] = getattr(got, f.name)
+        out[f.name] = merged
+    return BatchResult(**out)
+
+
+@dataclass
+class _Answers:
+    status: np.ndarray  # (m,) Status values (str), clearance applied: the hulls' verdicts
+    hull_clear: np.ndarray
+    conservative: np.ndarray  # (m,) the hulls answer and a part is not its hull
+    listed: np.ndarray
+    exact: dict  # pair index -> the triangle test's Result
+    batch: object
+    bounded: dict = dataclasses.field(default_factory=dict)  # pair index -> tessellated.Bounded
+    tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
+
+
+def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:
+    return primitive_note(parts.names, parts.meshed, a, b, conservative)
+
+
+# -- statuses ------------------------------------------------------------------------------------
+
+_CLEAR, _CLEARANCE = Status.CLEAR.value, Status.CLEARANCE.value
+
+
+def _engine_statuses() -> np.ndarray:
+    """Engine status code -> Status value, from the engine's own table."""
+    from gjkcli.engine.results import STATUS_CODES
+
+    table = np.empty(max(STATUS_CODES) + 1, dtype=object)
+    for code, status in STATUS_CODES.items():
+        table[code] = status.value
+    return table
+
+
+_STATUS_OF_ENGINE = _engine_statuses()
+
+
+def allowed_reasons(resolved, i, j) -> dict:
+    """{pair index: reason} for pairs an allow rule covers (the first rule that does)."""
+    out: dict[int, str] = {}
+    if resolved is None or not resolved.allows or len(i) == 0:
+        return out
+    for in_a, in_b, reason, _line in resolved.allows:
+        hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
+        for k in np.flatnonzero(hit).tolist():
+            out.setdefault(k, reason)
+    return out
+
+
+def placement_key(ga, gb):
+    """A key equal for two pairs of objects of one exact solid each exactly when they are the
+    same two shared meshes in the same relative pose (`gjkcli.mesh.load.Instance.relative_key`),
+    so that their common volume is computed once; None when either is not one placed solid."""
+    ia, ib = ga.instance, gb.instance
+    if ia is None or ib is None or len(ga.brep) != 1 or len(gb.brep) != 1:
+        return None
+    return ia.relative_key(ib)
+
+
+def _reader_allowed(parts, i, j) -> dict:
+    """{pair index: reason} for pairs the objects' readers allow: an object's element names the
+    objects of its file it may meet (`allowed_with`: an IFC filler and the host whose opening
+    it fills), by their ids within the file."""
+    said = [(k, g) for k, g in enumerate(parts.geoms) if g.element is not None and g.element.allowed_with]
+    if not said or len(i) == 0:
+        return {}
+    where = {(g.file, g.element.ident): k for k, g in enumerate(parts.geoms) if g.element is not None}
+    reasons = {}
+    for k, g in said:
+        for other, reason in g.element.allowed_with:
+            h = where.get((g.file, other))
+            if h is not None:
+                reasons.setdefault((min(k, h), max(k, h)), reason)
+    if not reasons:
+        return {}
+    lo, hi = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
+    return {k: reasons[pair] for k, pair in enumerate(zip(lo, hi)) if pair in reasons}
+
+
+class KeyMaker:
+    """Baseline keys (`gjkcli.pipeline.baseline.pair_key`), each file's relative path worked
+    out once, not once per pair."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.files: dict[str, str] = {}
+
+    def rel(self, file: str) -> str:
+        from gjkcli.pipeline.baseline import relative_file
+
+        if file not in self.files:
+            self.files[file] = relative_file(file, self.base)
+        return self.files[file]
+
+    def __call__(self, a: str, b: str, file_a: str, file_b: str) -> tuple:
+        from gjkcli.pipeline.baseline import key
+
+        return key(a, b, file_a, file_b, self.rel)
+
+
+def _version() -> str:
+    from gjkcli import __version__
+
+    return __version__
+
+
+
