@@ -395,7 +395,8 @@ def test_one_object_says_there_are_no_pairs():
 
 
 def test_several_files_share_world_coordinates_and_names_are_prefixed(tmp_path):
-    report = scan.run([SAMPLES / "touch_a.stl", SAMPLES / "touch_b.stl", SAMPLES], mode="hull", jobs=2)
+    report = scan.run([SAMPLES / "touch_a.stl", SAMPLES / "touch_b.stl", SAMPLES], mode="hull", jobs=2,
+                      recurse=False)
     names = [o.name for o in report.objects]
     # a file given twice (directly and through its folder) is read once; one-object files keep their name
     assert len(names) == len(set(names)) == len(list(SAMPLES.glob("*.stl")))
