@@ -647,7 +647,13 @@ class _Run:
                 if deep is not None:
                     out[k] = deep
                     continue
-            mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
+            body_a, body_b = parts.body(a), parts.body(b)
+            # the distance first: the deepest point of crossing triangles only where it can tell
+            mesh = pair_query(body_a, body_b, tolerance=tol, want="distance")
+            hull = batch.result(k)
+            # the hulls' depth less the parts' hull gaps bounds the triangles' depth from below
+            sure = bool(hull.status is Status.COLLISION and hull.depth is not None
+                        and float(hull.depth) - float(parts.gap[a] + parts.gap[b]) > tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
             refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
             # the key names the two products in one order, whichever this pair lists first
@@ -657,7 +663,10 @@ class _Run:
             pose = None if first.instance is None else first.instance.pose
             out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
                                         self.units if ga.units == gb.units else None, memo=memo,
-                                        same=_placement_key(first, second), flip=flip, pose=pose)
+                                        same=_placement_key(first, second), flip=flip, pose=pose,
+                                        deepest=functools.partial(pair_query, body_a, body_b,
+                                                                  tolerance=tol),
+                                        deep_first=sure)
         return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:

@@ -142,31 +142,48 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
 
 
 def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None, *,
-           memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False) -> Bounded:
+           memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False,
+           deepest=None, deep_first: bool = False) -> Bounded:
     """The verdict of a pair of tessellated parts the triangles alone cannot clear.
 
-    mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`
+    mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`: the
+        verdict, or with `deepest` given the distance query's (crossing triangles are then a
+        collision without a depth)
     e : eps_A + eps_B; clearance : the required gap (0 for none)
     refs : (refs_a, refs_b) the parts' `gjkcli.mesh.cad.SolidRef`s, or None
     unit : the parts' unit (their refs are read in it)
     memo, same, pose, flip : OpenCASCADE's answers kept across pairs (`ExactMemo`), this pair's
         key (None: not shared), the rigid pose of the key's first product, and whether that
         product is B's
+    deepest : () -> the triangles' verdict, whose search for the deepest point is most of a
+        refined pair's time when the triangles cross (a bolt in its hole): asked for only where
+        the depth can decide, that is without exact solids, when they fail, for the depth a
+        collision reports, or first with `deep_first` (the hulls show the triangles overlapping
+        beyond the band, so the depth may exceed the error and decide without OpenCASCADE)
     """
-    signed = float(mesh.signed_distance)
-    lower, upper = bounds_of(signed, e)
-    decided = _from_interval(mesh, lower, upper, tol, clearance, None)
-    if decided.result.status is not Status.UNDECIDED:
-        return decided
-    if refs is not None and refs[0] and refs[1] and unit is not None:
+    exact = refs is not None and bool(refs[0]) and bool(refs[1]) and unit is not None
+    unknown = deepest is not None and mesh.status is Status.COLLISION and mesh.depth is None
+    if unknown and (deep_first or not exact):
+        mesh, unknown = deepest(), False
+    if not unknown:  # the interval [s' - e, s' + e] first
+        lower, upper = bounds_of(float(mesh.signed_distance), e)
+        decided = _from_interval(mesh, lower, upper, tol, clearance, None)
+        if decided.result.status is not Status.UNDECIDED:
+            return decided
+    # crossing triangles without their depth: s' <= 0, so the interval cannot clear the pair,
+    # and a depth beyond e is what the hulls did not suggest: the exact solids decide
+    if exact:
         try:
             return _exact(mesh, tol, clearance, refs, unit, ExactMemo() if memo is None else memo,
-                          same, pose, flip)
+                          same, pose, flip, deepest)
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
         note = ("no exact solid for one of the parts (a manifest primitive has none; a part moved "
                 "after reading loses its own)")
+    if unknown:
+        mesh = deepest()
+    lower, upper = bounds_of(float(mesh.signed_distance), e)
     return _from_interval(mesh, lower, upper, tol, clearance, note)
 
 
@@ -190,8 +207,8 @@ def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
 
 
 def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str, memo: ExactMemo, same,
-           pose, flip: bool) -> Bounded:
-    """The pair on its exact solids (OpenCASCADE)."""
+           pose, flip: bool, deepest=None) -> Bounded:
+    """The pair on its exact solids (OpenCASCADE); `deepest` as in `decide`."""
     import dataclasses
 
     d, pa, pb, inside = memo.distance(refs, unit, same, pose, flip)
@@ -208,6 +225,8 @@ def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str, memo: Ex
     common = memo.common(refs, unit, same)
     thickness = None if common is None else common[1]
     if inside or (thickness is not None and thickness > tol):
+        if deepest is not None and mesh.depth is None and mesh.status is Status.COLLISION:
+            mesh = deepest()  # the depth the collision reports
         depth = float(mesh.depth) if mesh.depth is not None and mesh.status is Status.COLLISION \
             else (thickness if thickness is not None else 0.0)
         r = dataclasses.replace(mesh, status=Status.COLLISION, distance=0.0, distance_lower=0.0,
