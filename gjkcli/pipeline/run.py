@@ -631,42 +631,35 @@ class _Run:
 
     def _bounded(self, parts: "_Parts", i, j, batch, clearance, e, todo) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
-        bound does not clear: their triangles' answer, then the exact solids."""
-        from gjkcli.engine.primitive import pair_query
+        bound does not clear: their triangles' answer, then the exact solids (on every core)."""
         from gjkcli.pipeline import tessellated
 
-        out = {}
+        out, pending = {}, {}
         modes = self._sets.modes(self.options.mode) if self._sets is not None else None
-        memo = tessellated.ExactMemo()  # a product pair in one relative pose decided once
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
+            hull = batch.result(k)
+            gaps = float(parts.gap[a] + parts.gap[b])
             if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
-                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
-                                                 float(parts.gap[a] + parts.gap[b]), tol)
+                deep = tessellated.deep_on_hulls(hull, float(e[k]), gaps, tol)
                 if deep is not None:
                     out[k] = deep
                     continue
-            body_a, body_b = parts.body(a), parts.body(b)
-            # the distance first: the deepest point of crossing triangles only where it can tell
-            mesh = pair_query(body_a, body_b, tolerance=tol, want="distance")
-            hull = batch.result(k)
-            # the hulls' depth less the parts' hull gaps bounds the triangles' depth from below
-            sure = bool(hull.status is Status.COLLISION and hull.depth is not None
-                        and float(hull.depth) - float(parts.gap[a] + parts.gap[b]) > tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
-            refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
             # the key names the two products in one order, whichever this pair lists first
             flip = bool(ga.instance and gb.instance
                         and repr(gb.instance.key) < repr(ga.instance.key))
             first, second = (gb, ga) if flip else (ga, gb)
-            pose = None if first.instance is None else first.instance.pose
-            out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
-                                        self.units if ga.units == gb.units else None, memo=memo,
-                                        same=_placement_key(first, second), flip=flip, pose=pose,
-                                        deepest=functools.partial(pair_query, body_a, body_b,
-                                                                  tolerance=tol),
-                                        deep_first=sure)
+            pending[k] = tessellated.Pending(
+                parts.body(a), parts.body(b), float(e[k]), tol, float(clearance[k]),
+                (ga.brep, gb.brep) if ga.brep and gb.brep else None,
+                self.units if ga.units == gb.units else None, same=_placement_key(first, second),
+                pose=None if first.instance is None else first.instance.pose, flip=flip,
+                # the hulls' depth less the parts' hull gaps bounds the triangles' from below
+                deep_first=bool(hull.status is Status.COLLISION and hull.depth is not None
+                                and float(hull.depth) - gaps > tol))
+        out.update(tessellated.decide_all(pending, self.options.jobs))
         return out
 
     def _triangles(self, parts: "_Parts", i, j, batch, todo) -> dict:

@@ -48,7 +48,10 @@ import numpy as np
 
 from gjkcli.engine.results import Result, Status
 
-__all__ = ["Bounded", "ExactMemo", "decide", "bounds_of", "deep_on_hulls"]
+__all__ = ["Bounded", "ExactMemo", "Pending", "decide", "decide_all", "bounds_of", "deep_on_hulls"]
+
+# Pairs handed to forked workers (`decide_all`): set before the fork, read by the children.
+_WORK: list = []
 
 
 @dataclass(frozen=True)
@@ -74,41 +77,124 @@ class ExactMemo:
         self.computed = 0
         self.reused = 0
 
-    def distance(self, refs, unit: str, same=None, pose=None, flip: bool = False):
+    def distance(self, refs, unit: str, same=None, pose=None, flip: bool = False, within=None,
+                 canonical: bool = False, start=None, band=None):
         """`gjkcli.mesh.cad.exact_distance` of refs = (refs_a, refs_b); with `same` (the pair's
         key) and `pose` (the 4x4 rigid pose of the key's first product) the answer of an earlier
         pair of that key, its points placed with this pose. flip: the key names B's product
-        first (A's and B's roles swap, so that B against A meets A against B)."""
+        first (A's and B's roles swap, so that B against A meets A against B). within,
+        canonical: as `exact_distance` takes them. start, band: first try
+        `gjkcli.mesh.cad.touching_points` from `start` (a world point), whose distance only
+        bounds the solids' one (the last item of the answer says which: "measured" or
+        "bounded")."""
         from gjkcli.mesh import cad
+
+        def measure(first, second, start):
+            if start is not None:
+                got = cad.touching_points(first, second, unit, start, within, band, canonical)
+                if got is not None:
+                    return (*got, False, "bounded")
+            return (*cad.exact_distance(first, second, unit, within, canonical), "measured")
 
         if same is None or pose is None:
             self.computed += 1
-            return cad.exact_distance(refs[0], refs[1], unit)
+            return measure(refs[0], refs[1], start)
         R, t = pose[:3, :3], pose[:3, 3]
-        hit = self._distance.get(same)
+        hit = self._distance.get((same, canonical))
         if hit is None:
             self.computed += 1
             first, second = (refs[1], refs[0]) if flip else refs
-            d, p1, p2, inside = cad.exact_distance(first, second, unit)
-            hit = self._distance[same] = (d, (p1 - t) @ R, (p2 - t) @ R, inside)  # R^T (p - t)
+            d, p1, p2, inside, how = measure(first, second, start)
+            hit = self._distance[same, canonical] = (d, (p1 - t) @ R, (p2 - t) @ R, inside, how)
         else:
             self.reused += 1
-        d, l1, l2, inside = hit
+        d, l1, l2, inside, how = hit
         p1, p2 = l1 @ R.T + t, l2 @ R.T + t
-        return (d, p2, p1, inside) if flip else (d, p1, p2, inside)
+        return (d, p2, p1, inside, how) if flip else (d, p1, p2, inside, how)
 
-    def common(self, refs, unit: str, same=None):
+    def common(self, refs, unit: str, same=None, canonical: bool = False):
         """`gjkcli.mesh.cad.common_part` of refs = (refs_a, refs_b), once per key `same`."""
         from gjkcli.mesh import cad
 
-        if same is not None and same in self._common:
+        if same is not None and (same, canonical) in self._common:
             self.reused += 1
-            return self._common[same]
+            return self._common[same, canonical]
         self.computed += 1
-        got = cad.common_part(refs[0], refs[1], unit)
+        got = cad.common_part(refs[0], refs[1], unit, canonical)
         if same is not None:
-            self._common[same] = got
+            self._common[same, canonical] = got
         return got
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A pair `decide_all` refines: its two bodies (`gjkcli.engine` meshes), e = eps_A + eps_B,
+    the band, the clearance, the exact solids and their unit, and the `ExactMemo` key, pose and
+    flip (see `decide`); deep_first as in `decide`."""
+
+    a: object
+    b: object
+    e: float
+    tol: float
+    clearance: float
+    refs: tuple | None
+    unit: str | None
+    same: object = None
+    pose: np.ndarray | None = None
+    flip: bool = False
+    deep_first: bool = False
+
+
+def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> dict:
+    """{key: Bounded} for {key: Pending}: each pair's triangles' distance, then `decide`.
+
+    Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once);
+    with jobs > 1 the groups are spread over forked worker processes, as the hulls are built
+    (`gjkcli.engine.shapes.build_hulls`): the exact solids read before the fork are the
+    workers' too, and each worker hands back its pairs' answers. `memo` (jobs 1 only) keeps the
+    answers, and its counts, across calls."""
+    from gjkcli.engine.shapes import can_fork
+
+    groups: dict = {}
+    for key, item in pending.items():
+        groups.setdefault(("key", item.same) if item.same is not None else ("pair", key), []).append(key)
+    work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
+    if jobs <= 1 or len(work) < 2 or not can_fork():
+        memo = ExactMemo() if memo is None else memo
+        return {key: _decide_one(item, memo) for group in work for key, item in group}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORK
+    _WORK = work
+    out: dict = {}
+    try:
+        with ProcessPoolExecutor(min(jobs, len(work)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            for got in pool.map(_decide_group, range(len(work))):
+                out.update(got)
+    finally:
+        _WORK = []
+    return out
+
+
+def _decide_group(n: int) -> dict:
+    """The answers of `_WORK[n]`'s pairs (in a worker), with one memo for the group."""
+    memo = ExactMemo()
+    return {key: _decide_one(item, memo) for key, item in _WORK[n]}
+
+
+def _decide_one(item: Pending, memo: ExactMemo) -> Bounded:
+    import functools
+
+    from gjkcli.engine.primitive import pair_query
+
+    # the distance first: the deepest point of crossing triangles only where it can tell
+    mesh = pair_query(item.a, item.b, tolerance=item.tol, want="distance")
+    return decide(mesh, item.e, item.tol, item.clearance, item.refs, item.unit, memo=memo,
+                  same=item.same, pose=item.pose, flip=item.flip,
+                  deepest=functools.partial(pair_query, item.a, item.b, tolerance=item.tol),
+                  deep_first=item.deep_first)
 
 
 def bounds_of(signed: float, e: float) -> tuple[float, float]:
@@ -174,8 +260,8 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     # and a depth beyond e is what the hulls did not suggest: the exact solids decide
     if exact:
         try:
-            return _exact(mesh, tol, clearance, refs, unit, ExactMemo() if memo is None else memo,
-                          same, pose, flip, deepest)
+            return _exact(mesh, e, tol, clearance, refs, unit,
+                          ExactMemo() if memo is None else memo, same, pose, flip, deepest)
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
@@ -206,24 +292,46 @@ def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
     return Bounded(r, "exact", lower, upper, note)
 
 
-def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str, memo: ExactMemo, same,
-           pose, flip: bool, deepest=None) -> Bounded:
+def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str,
+           memo: ExactMemo, same, pose, flip: bool, deepest=None) -> Bounded:
     """The pair on its exact solids (OpenCASCADE); `deepest` as in `decide`."""
     import dataclasses
 
-    d, pa, pb, inside = memo.distance(refs, unit, same, pose, flip)
-    gap = pb - pa
-    length = float(np.linalg.norm(gap))
-    normal = gap / length if length > 0 else np.asarray(mesh.normal, dtype=np.float64)
-    base = dict(point_a=pa, point_b=pb, normal=normal, certificate=None, iterations=0,
-                epa_iterations=0, exit="B-rep distance (BRepExtrema_DistShapeShape)",
-                epa_exit=None, tolerance=tol, trace=None)
-    if d > tol:
-        status = Status.CLEARANCE if d < clearance else Status.CLEAR
-        r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None, **base)
-        return Bounded(r, "brep", d, d)
-    common = memo.common(refs, unit, same)
-    thickness = None if common is None else common[1]
+    # the boundaries lie within e of the triangles: no farther apart than the triangles' distance
+    # (0 when they cross) plus e, so OpenCASCADE measures only the faces that come that close
+    apart = mesh.status is not Status.COLLISION
+    within = (float(mesh.distance) if apart else 0.0) + e + tol
+    # B-spline faces that are cylinders, planes... measured as such, 5 to 10 times faster; an
+    # answer within the copies' move (both solids' slack) of the band, the clearance or the
+    # thickness that tells an overlap is measured again on the file's own solids
+    from gjkcli.mesh import cad
+
+    slack = cad.slack(refs[0], unit) + cad.slack(refs[1], unit)
+    for canonical in (True, False):
+        # where the triangles cross, a point of each surface within the band is looked for
+        # first (the solids then touch or overlap, which the common part tells)
+        start = None if apart else np.asarray(mesh.point_a, dtype=np.float64)
+        d, pa, pb, inside, how = memo.distance(refs, unit, same, pose, flip, within, canonical,
+                                               start, tol)
+        if canonical and (abs(d - tol) <= slack
+                          or (d > tol and clearance > 0 and abs(d - clearance) <= slack)):
+            continue
+        gap = pb - pa
+        length = float(np.linalg.norm(gap))
+        normal = gap / length if length > 0 else np.asarray(mesh.normal, dtype=np.float64)
+        base = dict(point_a=pa, point_b=pb, normal=normal, certificate=None, iterations=0,
+                    epa_iterations=0, exit="B-rep distance (BRepExtrema_DistShapeShape)",
+                    epa_exit=None, tolerance=tol, trace=None)
+        if d > tol:
+            status = Status.CLEARANCE if d < clearance else Status.CLEAR
+            r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None,
+                                    **base)
+            return Bounded(r, "brep", d, d)
+        common = memo.common(refs, unit, same, canonical)
+        thickness = None if common is None else common[1]
+        if canonical and not inside and (thickness is None or abs(thickness - tol) <= 2 * slack):
+            continue
+        break
     if inside or (thickness is not None and thickness > tol):
         if deepest is not None and mesh.depth is None and mesh.status is Status.COLLISION:
             mesh = deepest()  # the depth the collision reports
@@ -234,6 +342,7 @@ def _exact(mesh: Result, tol: float, clearance: float, refs, unit: str, memo: Ex
         return Bounded(r, "brep", None, None,
                        "the solids overlap (OpenCASCADE); depth from the triangles",
                        volume=None if common is None else common[0])
-    r = dataclasses.replace(mesh, status=Status.TOUCHING, distance=d, distance_lower=d, depth=None,
-                            **base)
-    return Bounded(r, "brep", d, d)
+    lower = d if how == "measured" else 0.0  # touching points bound the distance only
+    r = dataclasses.replace(mesh, status=Status.TOUCHING, distance=d, distance_lower=lower,
+                            depth=None, **base)
+    return Bounded(r, "brep", lower, d)
