@@ -188,9 +188,13 @@ def exact_distance(refs_a, refs_b, unit: str, within: float | None = None,
     if not d.IsDone() or d.NbSolution() == 0:
         raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
     pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
-    inside = bool(d.InnerSolution()) if near is None else d.Value() > 0 and _nested(a, b)
-    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
-            np.array([pb.X(), pb.Y(), pb.Z()]) * k, inside)
+    pa = np.array([pa.X(), pa.Y(), pa.Z()]) * k
+    pb = np.array([pb.X(), pb.Y(), pb.Z()]) * k
+    if near is None:
+        return d.Value() * k, pa, pb, bool(d.InnerSolution())
+    if d.Value() > 0 and _nested(a, b):  # the solids' distance is 0, as the whole solids say
+        return 0.0, pa, pa.copy(), True
+    return d.Value() * k, pa, pb, False
 
 
 def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
