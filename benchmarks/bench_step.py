@@ -31,7 +31,7 @@ Real assemblies (`--real`): the five STEP files of issue 29 committed under
 tests/data/third_party/ (AS1 in AP214 with its cylinders as B-spline surfaces and in AP203,
 box_sides, eight cylinders, several shapes at the root). Each side as a whole process, `repeat`
 times per file (median): `python -m gjkcli scan FILE --timings` (every core: `-j` as the user
-gets it) against the trimesh worker above. Printed per file: both medians, gjk's stages (the
+gets it) against the trimesh worker above, the two alternating. Printed per file: both medians, gjk's stages (the
 median run's `--timings`) and its pair counts; then the totals over the five and their ratio,
 gjk / trimesh (the issue's target: at most 1.0). `--check` then holds every pair of each file
 against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
@@ -258,9 +258,12 @@ def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
                 with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 path = plain
-            gjk = sorted((run_gjk_scan(path) for _ in range(repeat)), key=lambda r: r["wall"])
-            tm = sorted((run_worker(TRIMESH_WORKER, path) for _ in range(repeat)),
-                        key=lambda r: r["wall"])
+            gjk, tm = [], []
+            for _ in range(repeat):  # alternating, so that both see the machine's same load
+                gjk.append(run_gjk_scan(path))
+                tm.append(run_worker(TRIMESH_WORKER, path))
+            gjk.sort(key=lambda r: r["wall"])
+            tm.sort(key=lambda r: r["wall"])
             g, t = gjk[len(gjk) // 2], tm[len(tm) // 2]
             g_wall = statistics.median(r["wall"] for r in gjk)
             t_wall = statistics.median(r["wall"] for r in tm)

@@ -165,6 +165,14 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from gjkcli.mesh import cad
+
+    for item in pending.values():  # each product's canonical copy made once, before the fork
+        if item.refs is not None and item.unit is not None:
+            try:
+                cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
+            except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
+                pass
     global _WORK
     _WORK = work
     out: dict = {}
