@@ -31,9 +31,9 @@ Real assemblies (`--real`): the five STEP files of issue 29 committed under
 tests/data/third_party/ (AS1 in AP214 with its cylinders as B-spline surfaces and in AP203,
 box_sides, eight cylinders, several shapes at the root). Each side as a whole process, `repeat`
 times per file (median): `python -m gjkcli scan FILE --timings` (every core: `-j` as the user
-gets it) against the trimesh worker above, the two alternating. Printed per file: both medians, gjk's stages (the
-median run's `--timings`) and its pair counts; then the totals over the five and their ratio,
-gjk / trimesh (the issue's target: at most 1.0). `--check` then holds every pair of each file
+gets it) against the trimesh worker above, the two alternating. Printed per file: both
+medians, gjk's stages (the median run's `--timings`) and its pair counts; then the totals over
+the five and their ratio, gjk / trimesh (the issue's target: at most 1.0). `--check` then holds every pair of each file
 against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
 
 Usage:

@@ -386,7 +386,8 @@ def slack(refs, unit: str) -> float:
     """How far the canonical solids of `refs` (`exact_distance`'s `canonical`) may lie from the
     file's, in `unit`: the largest gap OpenCASCADE measured between a B-spline face and the
     canonical surface that replaced it (0 when none was)."""
-    return max((_canonical(_placed(ref)[0])[1] for ref in refs), default=0.0) * factor(_OCC_UNIT, unit)
+    gap = max((_canonical(_placed(ref)[0])[1] for ref in refs), default=0.0)
+    return gap * factor(_OCC_UNIT, unit)
 
 
 def _placed(ref: SolidRef):

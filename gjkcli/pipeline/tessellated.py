@@ -157,7 +157,8 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
 
     groups: dict = {}
     for key, item in pending.items():
-        groups.setdefault(("key", item.same) if item.same is not None else ("pair", key), []).append(key)
+        group = ("key", item.same) if item.same is not None else ("pair", key)
+        groups.setdefault(group, []).append(key)
     work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
     if jobs <= 1 or len(work) < 2 or not can_fork():
         memo = ExactMemo() if memo is None else memo

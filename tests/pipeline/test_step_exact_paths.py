@@ -33,7 +33,8 @@ BOLT = "as1/l-bracket-assembly:1/nut-bolt-assembly:1/bolt"
 NUT = "as1/l-bracket-assembly:1/nut-bolt-assembly:1/nut"
 # three pairs that touch (a bolt in the plate's hole, its nut on it, the rod in a bracket) and
 # two apart (the bolt and the rod, the bolt of one bracket and the other bracket)
-TOUCHING = [(BOLT, "as1/plate"), (BOLT, NUT), ("as1/rod-assembly/rod", "as1/l-bracket-assembly:1/l-bracket")]
+TOUCHING = [(BOLT, "as1/plate"), (BOLT, NUT),
+            ("as1/rod-assembly/rod", "as1/l-bracket-assembly:1/l-bracket")]
 APART = [(BOLT, "as1/rod-assembly/rod"), (BOLT, "as1/l-bracket-assembly:2/l-bracket")]
 
 
@@ -107,9 +108,8 @@ def test_nearest_faces_give_the_whole_distance(tmp_path, as1):
     refs = [p.brep for p in cad.read_step(path)]
     d, _, _, inside = cad.exact_distance(*refs, "mm", 5.0)
     assert inside and d == exact_distance(outer, inner) == 0.0
-    _, _, _, apart = cad.exact_distance(refs[0], cad.read_step(
-        write_step(tmp_path / "beside.step", [("o", outer), ("b", box(2, 2, 2, (12, 0, 0)))]))[1].brep,
-        "mm", 5.0)
+    beside = write_step(tmp_path / "beside.step", [("o", outer), ("b", box(2, 2, 2, (12, 0, 0)))])
+    _, _, _, apart = cad.exact_distance(refs[0], cad.read_step(beside)[1].brep, "mm", 5.0)
     assert not apart
 
 
