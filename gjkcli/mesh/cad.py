@@ -26,7 +26,11 @@ prism) is its triangles: eps 0.
 Exact answers (`exact_distance`, `common_volume`): BRepExtrema_DistShapeShape and
 BRepAlgoAPI_Common on the solids themselves, found again through `SolidRef`s (the file, the
 solid's index): a reader in a worker process hands back plain data, and the main process reads
-the file again only for the pairs that need it (the last files read stay cached).
+the file again only for the pairs that need it (the last files read stay cached). Cheaper
+where the caller can say so: the distance on the nearest faces only (`within`), on canonical
+copies of the solids (`canonical`: B-spline faces that are planes, cylinders... as those
+surfaces, off by `slack`), or bounded by a point of each surface within the band
+(`touching_points`).
 """
 from __future__ import annotations
 

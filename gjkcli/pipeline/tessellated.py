@@ -32,6 +32,16 @@ The verdicts. With the touching band `tol` and the required clearance `c` (0 whe
 - where there is no exact solid (a manifest moved the part) or OpenCASCADE fails, the pair is
   `undecided` with both bounds.
 
+Cheaper before exact. The triangles' distance comes first; their deepest point (most of a pair's
+time where the triangles cross, as a bolt's do its hole's) only where it can decide. OpenCASCADE
+then measures the faces that come within the triangles' bound of each other, on the solids'
+canonical copies (`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
+`canonical_rel`, measured as such; within that move of the band, the clearance or the overlap's
+thickness, the file's own solids decide); where the triangles cross, a point of each surface
+within the band (`cad.touching_points`) shows the distance within the band, reported as an
+upper bound with lower bound 0, and the common part tells touching from overlapping. Pairs go
+to forked workers (`decide_all`), a memo key's pairs together.
+
 Repeated pairs. An assembly places the same two products in the same relative pose many times
 (six bolts in six holes). OpenCASCADE's answers depend only on that relative pose, so an
 `ExactMemo` keeps them by `same`, a key naming the two products and their relative pose
