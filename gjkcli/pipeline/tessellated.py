@@ -63,6 +63,12 @@ __all__ = ["Bounded", "ExactMemo", "Pending", "decide", "decide_all", "bounds_of
 # Pairs handed to forked workers (`decide_all`): set before the fork, read by the children.
 _WORK: list = []
 
+# Groups of pairs from which `decide_all` forks: the AP214 AS1's 24 (about 0.1 s each) refined
+# no faster on two workers than in one process (whole `gjk scan` runs alternating, 2 shared
+# cores: refine 2.47 s against 2.09 s, medians of 3), the pool's start and the copies of the
+# exact solids' pages costing what the second core gave.
+PARALLEL_FROM = 32
+
 
 @dataclass(frozen=True)
 class Bounded:
@@ -159,8 +165,8 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     """{key: Bounded} for {key: Pending}: each pair's triangles' distance, then `decide`.
 
     Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once);
-    with jobs > 1 the groups are spread over forked worker processes, as the hulls are built
-    (`gjkcli.engine.shapes.build_hulls`): the exact solids read before the fork are the
+    with jobs > 1 and at least PARALLEL_FROM groups they are spread over forked worker
+    processes, as the hulls are built (`gjkcli.engine.shapes.build_hulls`): the exact solids read before the fork are the
     workers' too, and each worker hands back its pairs' answers. `memo` (jobs 1 only) keeps the
     answers, and its counts, across calls."""
     from gjkcli.engine.shapes import can_fork
@@ -170,7 +176,7 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
         group = ("key", item.same) if item.same is not None else ("pair", key)
         groups.setdefault(group, []).append(key)
     work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
-    if jobs <= 1 or len(work) < 2 or not can_fork():
+    if jobs <= 1 or len(work) < max(2, PARALLEL_FROM) or not can_fork():
         memo = ExactMemo() if memo is None else memo
         return {key: _decide_one(item, memo) for group in work for key, item in group}
     import multiprocessing

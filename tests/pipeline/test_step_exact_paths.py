@@ -149,20 +149,29 @@ def pipeline_body(part):
     return Mesh(*merge_close(part.vertices, part.faces), name=part.name)
 
 
+FORKED = """
+import json, sys
+from gjkcli.pipeline import run, tessellated
+tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
+found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
+print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9)] for p in found.pairs]))
+"""
+
+
 def test_forked_refinement_matches_one_process(tmp_path):
-    """box_sides scanned with its refinement on two worker processes (-j 2, a fresh process so
-    that it may fork) lists the same pairs with the same verdicts and distances as one process,
-    and those verdicts are OpenCASCADE's (collisions share volume, touching pairs none)."""
+    """box_sides scanned with its refinement on two forked worker processes (a fresh process,
+    so that it may fork; forking from 2 groups, not PARALLEL_FROM) lists the same pairs with the
+    same verdicts and distances as one process, and those verdicts are OpenCASCADE's
+    (collisions share volume, touching pairs none)."""
     plain = tmp_path / "box_sides.STEP"
     with gzip.open(DATA / "box_sides.STEP.gz", "rb") as src, open(plain, "wb") as dst:
         shutil.copyfileobj(src, dst)
     runs = []
     for jobs in ("1", "2"):
-        out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(plain), "--format",
-                              "json", "-j", jobs], capture_output=True, text=True, check=False)
-        assert out.returncode == 1, out.stderr[-2000:]
-        runs.append(sorted((p["a"], p["b"], p["status"], round(p["distance"], 9))
-                           for p in json.loads(out.stdout)["pairs"]))
+        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs],
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(sorted(map(tuple, json.loads(out.stdout.splitlines()[-1]))))
     assert runs[0] == runs[1]
     statuses = {s for *_, s, _ in runs[0]}
     assert {"collision", "touching"} <= statuses
