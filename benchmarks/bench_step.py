@@ -31,14 +31,15 @@ Real assemblies (`--real`): the five STEP files of issue 29 committed under
 tests/data/third_party/ (AS1 in AP214 with its cylinders as B-spline surfaces and in AP203,
 box_sides, eight cylinders, several shapes at the root). Each side as a whole process, `repeat`
 times per file (median): `python -m gjkcli scan FILE --timings` (every core: `-j` as the user
-gets it) against the trimesh worker above. Printed per file: both medians, gjk's stages (the
-median run's `--timings`) and its pair counts; then the totals over the five and their ratio,
-gjk / trimesh (the issue's target: at most 1.0).
+gets it) against the trimesh worker above, the two alternating. Printed per file: both
+medians, gjk's stages (the median run's `--timings`) and its pair counts; then the totals over
+the five and their ratio, gjk / trimesh (the issue's target: at most 1.0). `--check` then holds every pair of each file
+against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
 
 Usage:
     python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
                                     [--json FILE]
-    python benchmarks/bench_step.py --real [--repeat 3] [--json FILE]
+    python benchmarks/bench_step.py --real [--repeat 3] [--check] [--json FILE]
 """
 from __future__ import annotations
 
@@ -182,7 +183,68 @@ def run_gjk_scan(path: Path) -> dict:
                        ("clear", "touching", "collision", "clearance", "undecided")}}
 
 
-def real(repeat: int, json_out: Path | None) -> None:
+def oracle(path: Path) -> tuple[int, list]:
+    """Every pair of the file's solids held against OpenCASCADE on the file's own solids:
+    (pairs compared, [disagreements]). gjk's verdicts come from `gjk scan FILE --all-pairs
+    --format json -j 1`; a pair it does not list is clear (its boxes or hulls are apart).
+    OpenCASCADE's verdict: BRepExtrema_DistShapeShape's distance d against the pair's band
+    (gjk's, or 1e-7 x the larger diagonal for an unlisted pair), then for d within the band
+    BRepAlgoAPI_Common's volume (a collision when the solids share more than 1e-9 of the
+    unit cubed); pairs whose bounding boxes lie farther apart than 1e-3 x the larger diagonal
+    are clear without a call (the boxes' distance bounds the solids' from below)."""
+    import itertools
+
+    import numpy as np
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+    from OCP.BRepGProp import BRepGProp
+    from OCP.GProp import GProp_GProps
+
+    from gjkcli.mesh import cad
+    from gjkcli.units import factor
+
+    out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(path), "--all-pairs",
+                          "--format", "json", "-j", "1"], capture_output=True, text=True,
+                         check=False)
+    report = json.loads(out.stdout)
+    listed = {frozenset((p["a"], p["b"])): p for p in report["pairs"]}
+    parts = cad.read_step(path)
+    unit = parts[0].units
+    k = factor("mm", unit)
+    solids = {part.name: cad.placed_solid(part.brep[0]) for part in parts}
+    boxes = {}
+    for name, solid in solids.items():
+        box = Bnd_Box()
+        BRepBndLib.Add_s(solid, box, False)
+        lo, hi = box.CornerMin(), box.CornerMax()
+        boxes[name] = (box, float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(),
+                                                  hi.Z() - lo.Z()])))
+    wrong, compared = [], 0
+    for a, b in itertools.combinations(sorted(solids), 2):
+        compared += 1
+        got = listed.get(frozenset((a, b)))
+        status = got["status"] if got is not None else "clear"
+        size = max(boxes[a][1], boxes[b][1])
+        if boxes[a][0].Distance(boxes[b][0]) > 1e-3 * size:
+            want = "clear"
+        else:
+            tol = got["tolerance"] if got is not None else 1e-7 * size * k
+            d = BRepExtrema_DistShapeShape(solids[a], solids[b]).Value() * k
+            clearance = (got or {}).get("clearance") or 0.0
+            if d > tol:
+                want = "clearance" if d < clearance else "clear"
+            else:
+                props = GProp_GProps()
+                BRepGProp.VolumeProperties_s(BRepAlgoAPI_Common(solids[a], solids[b]).Shape(), props)
+                want = "collision" if abs(props.Mass()) * k ** 3 > 1e-9 else "touching"
+        if want != status:
+            wrong.append((a, b, status, want))
+    return compared, wrong
+
+
+def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
     import gzip
     import shutil
     import statistics
@@ -196,9 +258,12 @@ def real(repeat: int, json_out: Path | None) -> None:
                 with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 path = plain
-            gjk = sorted((run_gjk_scan(path) for _ in range(repeat)), key=lambda r: r["wall"])
-            tm = sorted((run_worker(TRIMESH_WORKER, path) for _ in range(repeat)),
-                        key=lambda r: r["wall"])
+            gjk, tm = [], []
+            for _ in range(repeat):  # alternating, so that both see the machine's same load
+                gjk.append(run_gjk_scan(path))
+                tm.append(run_worker(TRIMESH_WORKER, path))
+            gjk.sort(key=lambda r: r["wall"])
+            tm.sort(key=lambda r: r["wall"])
             g, t = gjk[len(gjk) // 2], tm[len(tm) // 2]
             g_wall = statistics.median(r["wall"] for r in gjk)
             t_wall = statistics.median(r["wall"] for r in tm)
@@ -210,10 +275,19 @@ def real(repeat: int, json_out: Path | None) -> None:
                   f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
                   f"{t['collision_pairs']} colliding pairs")
             print(f"{'':30s} gjk's stages: {g['timings']}")
+            if check:
+                compared, wrong = oracle(path)
+                rows[-1]["oracle"] = {"pairs": compared, "disagree": wrong}
+                print(f"{'':30s} against OpenCASCADE: {compared - len(wrong)} of {compared} pairs "
+                      f"agree" + "".join(f"\n{'':32s}{w}" for w in wrong))
     total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
     print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
           f"gjk {total_g:.2f} s, trimesh+cascadio+fcl {total_t:.2f} s; "
           f"gjk / trimesh {total_g / total_t:.2f}")
+    if check:
+        pairs = sum(r["oracle"]["pairs"] for r in rows)
+        wrong = sum(len(r["oracle"]["disagree"]) for r in rows)
+        print(f"verdicts against OpenCASCADE: {pairs - wrong} of {pairs} pairs agree")
     if json_out:
         json_out.write_text(json.dumps({"files": rows, "gjk": total_g, "trimesh": total_t,
                                         "ratio": total_g / total_t, "repeat": repeat}, indent=2))
@@ -230,9 +304,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the numbers as JSON")
     parser.add_argument("--real", action="store_true", help="the five committed real assemblies")
     parser.add_argument("--repeat", type=int, default=3, help="runs per file with --real (median)")
+    parser.add_argument("--check", action="store_true", help="with --real: every pair of each "
+                        "file against OpenCASCADE's distance and common volume (after the timings)")
     args = parser.parse_args()
     if args.real:
-        real(args.repeat, args.json)
+        real(args.repeat, args.json, args.check)
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"

@@ -129,6 +129,13 @@ SUITE = (
           "A generated assembly of instanced cylinders and boxes, end to end from the STEP file, "
           "each side in a fresh process: gjk (with and without overlap volumes) against trimesh's "
           "route through cascadio and FCL (collisions only)."),
+    Bench("step_real", "STEP assemblies against trimesh, cascadio and python-fcl", "bench_step.py",
+          ("--real", "--repeat", "1", "--check"), ("--real", "--repeat", "3", "--check"),
+          ("OCP", "cascadio", "fcl"),
+          "The five real assemblies committed under tests/data/third_party/step, each side a "
+          "fresh process, alternating: `gjk scan FILE` against `trimesh.load_scene` (cascadio) + "
+          "`CollisionManager.in_collision_internal`; `--check` holds every pair against "
+          "OpenCASCADE's exact distance and common volume. Target: gjk at most 1.0 of the route."),
     Bench("ifc", "IFC models against IfcClash", "bench_ifc.py",
           ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "1"), (),
           ("ifcopenshell", "ifcclash"),

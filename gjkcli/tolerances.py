@@ -99,6 +99,12 @@ class Tolerances:
         of its bounding-box diagonal: 1e-3 keeps a part of a few thousand triangles and its
         tessellation error (`eps`) at a thousandth of its size; verdicts within the error are
         decided on the exact solids, so a coarser mesh costs refinements, not correctness.
+    canonical_rel
+        The exact checks (`gjkcli.mesh.cad`) measure a STEP solid whose B-spline faces are
+        cylinders, cones, spheres, tori or planes within canonical_rel x its diagonal on those
+        surfaces (OpenCASCADE's GeomConvert_SurfToAnaSurf), 5 to 10 times faster; 1e-9 keeps the
+        move two orders below the touching band (touching_rel), and an answer within the moves
+        of the band or the clearance is measured again on the file's own solids.
     motion_contact_rel
         A robot's motion between waypoints (`gjkcli.pipeline.motion`) reaches a contact when two
         links come within this fraction of the robot's size (its reach, twice: 2.6 um for the
@@ -148,6 +154,7 @@ class Tolerances:
     small_hull_rel: float = 1e-12
     motion_contact_rel: float = 1e-6
     cad_deflection_rel: float = 1e-3
+    canonical_rel: float = 1e-9
     chord_rel: float = 1e-5
     join_rel: float = 1e-6
     nest_rel: float = 1e-7

@@ -26,7 +26,11 @@ prism) is its triangles: eps 0.
 Exact answers (`exact_distance`, `common_volume`): BRepExtrema_DistShapeShape and
 BRepAlgoAPI_Common on the solids themselves, found again through `SolidRef`s (the file, the
 solid's index): a reader in a worker process hands back plain data, and the main process reads
-the file again only for the pairs that need it (the last files read stay cached).
+the file again only for the pairs that need it (the last files read stay cached). Cheaper
+where the caller can say so: the distance on the nearest faces only (`within`), on canonical
+copies of the solids (`canonical`: B-spline faces that are planes, cylinders... as those
+surfaces, off by `slack`), or bounded by a point of each surface within the band
+(`touching_points`).
 """
 from __future__ import annotations
 
@@ -41,7 +45,8 @@ from gjkcli.errors import InputError
 from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
-           "common_part", "placed_solid", "available", "surface_points"]
+           "common_part", "placed_solid", "available", "surface_points", "slack",
+           "touching_points"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -158,20 +163,163 @@ def _matrix(location) -> np.ndarray:
     return T
 
 
-def exact_distance(refs_a, refs_b, unit: str):
+def exact_distance(refs_a, refs_b, unit: str, within: float | None = None,
+                   canonical: bool = False):
     """The exact distance between two sets of solids (BRepExtrema_DistShapeShape), in `unit`,
     with a closest point on each: (distance, (3,) point_a, (3,) point_b, inside) where `inside`
-    says one solid lies inside the other (distance 0 without touching surfaces)."""
+    says one solid lies inside the other (distance 0 without touching surfaces).
+
+    within : an upper bound of the distance between the two solids' boundaries, in `unit` (the
+        triangles' distance plus their error, `gjkcli.pipeline.tessellated`), or None. With it
+        (and one solid a side) only the nearest faces are measured (`_near_faces`), and a
+        solid inside the other is found by classifying one point of each in the other.
+    canonical : measure the solids with their B-spline faces made canonical (`slack`)
+    """
     from OCP.BRepExtrema import BRepExtrema_DistShapeShape
 
-    a, b = _compound(refs_a), _compound(refs_b)
-    d = BRepExtrema_DistShapeShape(a, b)
+    a, b = _compound(refs_a, canonical), _compound(refs_b, canonical)
+    k = factor(_OCC_UNIT, unit)
+    near = None
+    if within is not None and np.isfinite(within) and len(refs_a) == len(refs_b) == 1:
+        near = _near_faces(a, b, within / k)
+    if near is not None:
+        d = BRepExtrema_DistShapeShape(near[0], near[1])
+        # the faces left out are farther than `within` from every face of the other solid, so
+        # the nearest faces' distance is the boundaries' one when it is within the bound
+        if not d.IsDone() or d.NbSolution() == 0 or d.Value() > within / k:
+            near = None
+    if near is None:
+        d = BRepExtrema_DistShapeShape(a, b)
     if not d.IsDone() or d.NbSolution() == 0:
         raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
-    k = factor(_OCC_UNIT, unit)
     pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
-    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
-            np.array([pb.X(), pb.Y(), pb.Z()]) * k, bool(d.InnerSolution()))
+    pa = np.array([pa.X(), pa.Y(), pa.Z()]) * k
+    pb = np.array([pb.X(), pb.Y(), pb.Z()]) * k
+    if near is None:
+        return d.Value() * k, pa, pb, bool(d.InnerSolution())
+    if d.Value() > 0 and _nested(a, b):  # the solids' distance is 0, as the whole solids say
+        return 0.0, pa, pa.copy(), True
+    return d.Value() * k, pa, pb, False
+
+
+def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
+                    canonical: bool = False):
+    """(distance, (3,) point_a, (3,) point_b) of a point of each solid's boundary no farther
+    apart than `band` (in `unit`), found by projecting `start` (a point where the triangles
+    meet) onto one solid's nearest faces and back onto the other's, a few times; None when the
+    projections do not come within the band. The points prove the solids' distance within the
+    band at a fraction of BRepExtrema_DistShapeShape's cost on faces that coincide (a bolt in
+    its hole), whose distance is then only bounded, not measured: 0 <= d <= the distance given.
+    within, canonical: as in `exact_distance`."""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeVertex
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+    from OCP.gp import gp_Pnt
+
+    if len(refs_a) != 1 or len(refs_b) != 1:
+        return None
+    k = factor(_OCC_UNIT, unit)
+    near = _near_faces(_compound(refs_a, canonical), _compound(refs_b, canonical), within / k)
+    if near is None:
+        return None
+
+    def onto(shape, p):
+        d = BRepExtrema_DistShapeShape(BRepBuilderAPI_MakeVertex(p).Vertex(), shape)
+        if not d.IsDone() or d.NbSolution() == 0:
+            return None
+        return d.PointOnShape2(1)
+
+    x = gp_Pnt(*(np.asarray(start, dtype=np.float64) / k).tolist())
+    for _ in range(_PROJECTIONS):
+        pa = onto(near[0], x)
+        pb = None if pa is None else onto(near[1], pa)
+        if pb is None:
+            return None
+        if pa.Distance(pb) <= band / k:
+            return (pa.Distance(pb) * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
+                    np.array([pb.X(), pb.Y(), pb.Z()]) * k)
+        x = pb
+    return None
+
+
+# Projections back and forth `touching_points` tries: coinciding or tangent faces meet at the
+# first; crossing ones converge on their intersection within a few.
+_PROJECTIONS = 4
+
+
+def _faces(shape) -> list:
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopExp import TopExp_Explorer
+
+    out = []
+    explorer = TopExp_Explorer(shape, TopAbs_FACE)
+    while explorer.More():
+        out.append(explorer.Current())
+        explorer.Next()
+    return out
+
+
+def _near_faces(a, b, reach: float):
+    """(compound of A's faces, compound of B's faces) whose bounding boxes come within `reach`
+    (mm) of a box of the other solid's faces, or None when a box is void. The boxes are of the
+    exact geometry (a B-spline face's poles hold it), not of the triangles, so a face left out
+    is farther than `reach` from the other solid's boundary."""
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.TopoDS import TopoDS_Compound
+
+    def boxes(shape):
+        out = []
+        for face in _faces(shape):
+            box = Bnd_Box()
+            BRepBndLib.Add_s(face, box, False)
+            if box.IsVoid():
+                return None
+            out.append((face, box))
+        return out
+
+    fa, fb = boxes(a), boxes(b)
+    if not fa or not fb:
+        return None
+    keep_a, keep_b = set(), set()
+    for i, (_, box_a) in enumerate(fa):
+        for j, (_, box_b) in enumerate(fb):
+            if box_a.Distance(box_b) <= reach:
+                keep_a.add(i)
+                keep_b.add(j)
+    if not keep_a:
+        return None
+    builder = BRep_Builder()
+    out = []
+    for faces, keep in ((fa, keep_a), (fb, keep_b)):
+        compound = TopoDS_Compound()
+        builder.MakeCompound(compound)
+        for n in sorted(keep):
+            builder.Add(compound, faces[n][0])
+        out.append(compound)
+    return out[0], out[1]
+
+
+def _nested(a, b) -> bool:
+    """Whether one of two solids whose boundaries do not meet lies inside the other: a vertex
+    of each classified in the other (BRepClass3d_SolidClassifier)."""
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepClass3d import BRepClass3d_SolidClassifier
+    from OCP.TopAbs import TopAbs_IN, TopAbs_SOLID, TopAbs_VERTEX
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS
+
+    for inner, outer in ((a, b), (b, a)):
+        if outer.ShapeType() != TopAbs_SOLID:  # a shell bounds no volume
+            continue
+        explorer = TopExp_Explorer(inner, TopAbs_VERTEX)
+        if not explorer.More():
+            continue
+        point = BRep_Tool.Pnt_s(TopoDS.Vertex(explorer.Current()))
+        classifier = BRepClass3d_SolidClassifier(outer, point, 1e-9)
+        if classifier.State() == TopAbs_IN:
+            return True
+    return False
 
 
 def common_volume(refs_a, refs_b, unit: str) -> float | None:
@@ -181,11 +329,12 @@ def common_volume(refs_a, refs_b, unit: str) -> float | None:
     return None if got is None else got[0] * factor(_OCC_UNIT, unit) ** 3
 
 
-def common_part(refs_a, refs_b, unit: str) -> tuple | None:
+def common_part(refs_a, refs_b, unit: str, canonical: bool = False) -> tuple | None:
     """(volume in `unit` cubed, mean thickness in `unit`) of the solids' common part, or None
     when the boolean fails. The mean thickness, 2 x volume / surface area, is exact for a slab
-    (two parts pressed together) and 0 for parts that only touch."""
-    got = _common(refs_a, refs_b)
+    (two parts pressed together) and 0 for parts that only touch. canonical: as in
+    `exact_distance`."""
+    got = _common(refs_a, refs_b, canonical=canonical)
     if got is None:
         return None
     volume, area = got
@@ -193,14 +342,14 @@ def common_part(refs_a, refs_b, unit: str) -> tuple | None:
     return volume * k ** 3, 0.0 if area <= 0 else 2.0 * volume / area * k
 
 
-def _common(refs_a, refs_b, area: bool = True):
+def _common(refs_a, refs_b, area: bool = True, canonical: bool = False):
     """(volume, area) in mm of the solids' common part (area None unless asked), or None when
     the boolean fails."""
     from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
     from OCP.BRepGProp import BRepGProp
     from OCP.GProp import GProp_GProps
 
-    common = BRepAlgoAPI_Common(_compound(refs_a), _compound(refs_b))
+    common = BRepAlgoAPI_Common(_compound(refs_a, canonical), _compound(refs_b, canonical))
     if not common.IsDone():
         return None
     volume = GProp_GProps()
@@ -238,17 +387,125 @@ def placed_solid(ref: SolidRef):
     return _compound((ref,))
 
 
-def _compound(refs):
-    """The solids of `refs` as one shape (a compound when several)."""
+def slack(refs, unit: str) -> float:
+    """How far the canonical solids of `refs` (`exact_distance`'s `canonical`) may lie from the
+    file's, in `unit`: the largest gap OpenCASCADE measured between a B-spline face and the
+    canonical surface that replaced it (0 when none was)."""
+    gap = max((_canonical(_placed(ref)[0])[1] for ref in refs), default=0.0)
+    return gap * factor(_OCC_UNIT, unit)
+
+
+def _placed(ref: SolidRef):
+    path = Path(ref.path)
+    if _key(path) != (ref.path, ref.stamp):
+        raise InputError(ref.path, "changed while gjk was checking it; run again")
+    _, solid, location = _solids(path)[1][ref.index]
+    return solid, location
+
+
+# Canonical copies of product solids: hash -> [(solid, (copy, gap))], see `_canonical`.
+_CANONICAL: dict = {}
+
+
+def _canonical(solid):
+    """(the solid with each B-spline face replaced by the plane, cylinder, cone, sphere or torus
+    it is within `DEFAULT.canonical_rel` x its diagonal, that move in mm) or (the solid, 0.0)
+    when no face converts or the copy fails its checks (valid, the same volume), once per
+    product. OpenCASCADE's GeomConvert_SurfToAnaSurf recognises the surface; the face keeps
+    its edges, which ShapeFix_Face puts on the new surface."""
+    return _once(_CANONICAL, solid, lambda: _made_canonical(solid))
+
+
+def _made_canonical(solid):
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeFace
+    from OCP.BRepCheck import BRepCheck_Analyzer
+    from OCP.BRepGProp import BRepGProp
+    from OCP.BRepTools import BRepTools, BRepTools_ReShape
+    from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
+    from OCP.GeomConvert import GeomConvert_SurfToAnaSurf
+    from OCP.GProp import GProp_GProps
+    from OCP.ShapeFix import ShapeFix_Face, ShapeFix_Shape
+    from OCP.TopAbs import TopAbs_FORWARD, TopAbs_REVERSED
+    from OCP.TopoDS import TopoDS
+
+    from gjkcli.tolerances import DEFAULT
+
+    box = Bnd_Box()
+    BRepBndLib.Add_s(solid, box, False)
+    if box.IsVoid():
+        return solid, 0.0
+    lo, hi = box.CornerMin(), box.CornerMax()
+    reach = DEFAULT.canonical_rel * float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(),
+                                                          hi.Z() - lo.Z()]))
+    reshape, gap, faces = BRepTools_ReShape(), 0.0, 0
+    try:
+        for face in map(TopoDS.Face, _faces(solid)):
+            if face.Orientation() not in (TopAbs_FORWARD, TopAbs_REVERSED):
+                return solid, 0.0
+            if BRepAdaptor_Surface(face).GetType() not in (GeomAbs_BSplineSurface,
+                                                          GeomAbs_BezierSurface):
+                continue
+            if BRepTools.OuterWire_s(face).IsNull() or _count(face, "WIRE") != 1:
+                continue  # a face with holes keeps its B-spline (one wire is rebuilt here)
+            convert = GeomConvert_SurfToAnaSurf(BRep_Tool.Surface_s(face))
+            surface = convert.ConvertToAnalytical(reach)
+            if surface is None or not convert.Gap() <= reach:
+                continue
+            made = BRepBuilderAPI_MakeFace(surface, BRepTools.OuterWire_s(face), True)
+            if not made.IsDone():
+                continue
+            fix = ShapeFix_Face(made.Face())
+            fix.Perform()
+            new = fix.Face()
+            new.Orientation(face.Orientation())
+            reshape.Replace(face, new)
+            gap, faces = max(gap, convert.Gap()), faces + 1
+        if faces == 0:
+            return solid, 0.0
+        fix = ShapeFix_Shape(reshape.Apply(solid))  # the new faces' edges shared again
+        fix.Perform()
+        copy = fix.Shape()
+        if copy.ShapeType() != solid.ShapeType() or not BRepCheck_Analyzer(copy).IsValid():
+            return solid, 0.0
+        volumes = []
+        for shape in (solid, copy):
+            props = GProp_GProps()
+            BRepGProp.VolumeProperties_s(shape, props)
+            volumes.append(props.Mass())
+        # the same solid: its volume moves by at most its area x the gap, far below this
+        if not abs(volumes[1] - volumes[0]) <= 1e-6 * abs(volumes[0]):
+            return solid, 0.0
+        return copy, gap
+    except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the file's own solid is measured
+        return solid, 0.0
+
+
+def _count(shape, kind: str) -> int:
+    from OCP import TopAbs
+    from OCP.TopExp import TopExp_Explorer
+
+    n, explorer = 0, TopExp_Explorer(shape, getattr(TopAbs, f"TopAbs_{kind}"))
+    while explorer.More():
+        n += 1
+        explorer.Next()
+    return n
+
+
+def _compound(refs, canonical: bool = False):
+    """The solids of `refs` as one shape (a compound when several); canonical: their canonical
+    copies (`_canonical`)."""
     from OCP.BRep import BRep_Builder
     from OCP.TopoDS import TopoDS_Compound
 
     shapes = []
     for ref in refs:
-        path = Path(ref.path)
-        if _key(path) != (ref.path, ref.stamp):
-            raise InputError(ref.path, "changed while gjk was checking it; run again")
-        _, solid, location = _solids(path)[1][ref.index]
+        solid, location = _placed(ref)
+        if canonical:
+            solid = _canonical(solid)[0]
         shapes.append(solid.Moved(location))
     if len(shapes) == 1:
         return shapes[0]

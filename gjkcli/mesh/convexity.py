@@ -315,13 +315,45 @@ def _principal_extents(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return axes, along.max(axis=0) - along.min(axis=0)
 
 
-def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
-    from scipy.spatial import ConvexHull, QhullError
+@dataclass(frozen=True)
+class _Hull:
+    """The parts of scipy's ConvexHull this module reads, from the compiled core's triangles."""
 
-    try:
-        hull = ConvexHull(mesh.vertices)
-    except (QhullError, ValueError) as exc:
-        return _verdict(False, 3, f"qhull could not build a hull: {one_line(exc)[:80]}")
+    points: np.ndarray  # (n, 3)
+    simplices: np.ndarray  # (h, 3) outward triangles
+    equations: np.ndarray  # (h, 4): n . x + d <= 0 inside, |n| = 1
+    area: float
+    volume: float
+
+
+def _small_hull(vertices: np.ndarray) -> "_Hull | None":
+    """The convex hull of a small part from the compiled core (no scipy to import, which is most
+    of a small check's start), or None where qhull is to build it."""
+    from gjkcli.engine.shapes import small_hull_triangles
+
+    triangles = small_hull_triangles([vertices])[0]
+    if triangles is None:
+        return None
+    corners = vertices[triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    unit = normals / np.where(lengths > 0, lengths, 1.0)[:, None]
+    centre = vertices.mean(axis=0)  # volumes from a point inside: no cancellation far out
+    volume = float(np.einsum("ij,ij->i", unit, corners[:, 0] - centre) @ lengths) / 6.0
+    offsets = -np.einsum("ij,ij->i", unit, corners[:, 0])
+    return _Hull(vertices, np.asarray(triangles), np.c_[unit, offsets], float(lengths.sum()) / 2.0,
+                 volume)
+
+
+def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
+    hull = _small_hull(mesh.vertices)
+    if hull is None:
+        from scipy.spatial import ConvexHull, QhullError
+
+        try:
+            hull = ConvexHull(mesh.vertices)
+        except (QhullError, ValueError) as exc:
+            return _verdict(False, 3, f"qhull could not build a hull: {one_line(exc)[:80]}")
     triangles = mesh.vertices[mesh.faces]
     area = _areas(triangles).sum()
     area_ratio = area / hull.area
@@ -399,7 +431,7 @@ def _max_depth(points: np.ndarray, hull, limit: float) -> float:
     Parameters
     ----------
     points : (k, 3) float64
-    hull : scipy.spatial.ConvexHull
+    hull : scipy.spatial.ConvexHull, or the compiled core's `_Hull` (the same attributes)
     limit : float
     """
     equations = hull.equations  # (h, 4): n . x + d <= 0 inside, |n| = 1

@@ -496,35 +496,37 @@ class Run:
 
     def _bounded(self, parts: "Parts", i, j, batch, clearance, e, todo) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
-        bound does not clear: their triangles' answer, then the exact solids."""
+        bound does not clear: their triangles' answer, then the exact solids (on every core)."""
         if not len(todo):  # nothing to import either (start-up)
             return {}
-        from gjkcli.engine.primitive import pair_query
         from gjkcli.pipeline import tessellated
 
-        out = {}
+        out, pending = {}, {}
         modes = self.sets.modes(self.options.mode) if self.sets is not None else None
-        memo = tessellated.ExactMemo()  # a product pair in one relative pose decided once
         for k in todo.tolist():
             a, b = int(i[k]), int(j[k])
             tol = float(batch.tolerance[k])
+            hull = batch.result(k)
+            gaps = float(parts.gap[a] + parts.gap[b])
             if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
-                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
-                                                 float(parts.gap[a] + parts.gap[b]), tol)
+                deep = tessellated.deep_on_hulls(hull, float(e[k]), gaps, tol)
                 if deep is not None:
                     out[k] = deep
                     continue
-            mesh = pair_query(parts.body(a), parts.body(b), tolerance=tol)
             ga, gb = parts.geoms[a], parts.geoms[b]
-            refs = (ga.brep, gb.brep) if ga.brep and gb.brep else None
             # the key names the two products in one order, whichever this pair lists first
             flip = bool(ga.instance and gb.instance
                         and repr(gb.instance.key) < repr(ga.instance.key))
             first, second = (gb, ga) if flip else (ga, gb)
-            pose = None if first.instance is None else first.instance.pose
-            out[k] = tessellated.decide(mesh, float(e[k]), tol, float(clearance[k]), refs,
-                                        self.units if ga.units == gb.units else None, memo=memo,
-                                        same=placement_key(first, second), flip=flip, pose=pose)
+            pending[k] = tessellated.Pending(
+                parts.body(a), parts.body(b), float(e[k]), tol, float(clearance[k]),
+                (ga.brep, gb.brep) if ga.brep and gb.brep else None,
+                self.units if ga.units == gb.units else None, same=placement_key(first, second),
+                pose=None if first.instance is None else first.instance.pose, flip=flip,
+                # the hulls' depth less the parts' hull gaps bounds the triangles' from below
+                deep_first=bool(hull.status is Status.COLLISION and hull.depth is not None
+                                and float(hull.depth) - gaps > tol))
+        out.update(tessellated.decide_all(pending, self.options.jobs))
         return out
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:

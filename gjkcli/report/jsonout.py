@@ -1,11 +1,14 @@
 """The `--format json` document of `gjk check` and `gjk scan`, and the `--trace-json` lines.
 Plain dicts; `dumps` serialises.
 
-Schema, version 1 (keys are stable; new keys may be added, none removed or renamed; the
-additions of each release are listed in the README)::
+Schema, version 2 (keys are stable within a version; new keys may be added, none removed or
+renamed; the additions of each release are listed in docs/reports.md). Version 2 keeps one
+version key, `schema_version` (version 1 also wrote `version`), and calls each pair's engine stop
+reasons `stop_reason` and `epa_stop_reason` (version 1: `exit` and `epa_exit`, which read like the
+process's exit code)::
 
     {
-      "version": 1, "schema_version": 1,
+      "schema_version": 2,
       "command": "check" | "scan",
       "dimension": 3 | 2 (2: a run on 2D drawings; every vector and bound has two coordinates),
       "tool": {"name": "gjk", "version": str},
@@ -17,7 +20,7 @@ additions of each release are listed in the README)::
       "pairs": [{"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b",
                  "iterations", "mode", "certificate", "violation", "conservative", "note",
                  "requested_mode", "signed_distance", "distance_lower", "distance_is_lower_bound",
-                 "tolerance", "clearance", "epa_iterations", "exit", "epa_exit", "elapsed",
+                 "tolerance", "clearance", "epa_iterations", "stop_reason", "epa_stop_reason", "elapsed",
                  "allowed", "reason", "baseline", "fails", "file_a", "file_b",
                  "overlap_volume", "overlap_reason",
                  ["units": the run's length unit, when the inputs state one],
@@ -57,7 +60,7 @@ import math
 from gjkcli.pipeline.findings import Finding, Findings, pair_note
 from gjkcli.engine.results import Status
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def number(x) -> float | None:
@@ -164,8 +167,8 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False,
         "tolerance": number(r.tolerance),
         "clearance": number(pair.clearance),
         "epa_iterations": int(r.epa_iterations),
-        "exit": r.exit,
-        "epa_exit": r.epa_exit,
+        "stop_reason": r.exit,
+        "epa_stop_reason": r.epa_exit,
         # a pair answered in a batch (the hulls' call) has no time of its own: null, not 0.0
         "elapsed": number(r.elapsed) if timings and r.elapsed > 0 else None,
         "allowed": bool(pair.allowed),
@@ -235,7 +238,6 @@ def document(found: Findings, trace: bool = False, timings: bool = True) -> dict
         "units": found.units,
     })
     out = {
-        "version": SCHEMA_VERSION,
         "schema_version": SCHEMA_VERSION,
         "command": found.command,
         "dimension": int(found.dimension),

@@ -4,7 +4,7 @@ an audit's counterexamples).
 
 JSON, version 1 (keys stable; new keys may be added)::
 
-    {"version": 1, "command": "collision-matrix", "tool": {"name": "gjk", "version": str},
+    {"schema_version": 1, "command": "collision-matrix", "tool": {"name": "gjk", "version": str},
      "robot": str, "samples": int, "seed": int,
      "pairs": [{"a", "b", "reason": "Adjacent" | "Default" | "Always" | "Never" | null (enabled),
                 "collisions": int (samples in collision before the pair was settled),
@@ -13,7 +13,7 @@ JSON, version 1 (keys stable; new keys may be added)::
 
 and for --audit::
 
-    {"version": 1, "command": "collision-matrix", "tool": ..., "audit": str (the SRDF),
+    {"schema_version": 1, "command": "collision-matrix", "tool": ..., "audit": str (the SRDF),
      "robot", "samples", "seed",
      "pairs": [{"a", "b", "reason": str | null, "collides": bool, "fails": bool,
                 ["depth": float | null, "sample": int, "pose": {joint: value}]: when it collides}],
@@ -39,7 +39,7 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 
 
 def _head(version: str) -> dict:
-    return {"version": SCHEMA_VERSION, "command": "collision-matrix",
+    return {"schema_version": SCHEMA_VERSION, "command": "collision-matrix",
             "tool": {"name": "gjk", "version": version}}
 
 

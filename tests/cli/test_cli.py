@@ -314,7 +314,7 @@ OBJECT_TYPES = {"name": str, "file": str, "vertices": int, "hull_vertices": int,
 @pytest.mark.parametrize("mode", ["hull", "exact"])
 def test_json_keys_and_types(pair, mode):
     doc = check_json(pair, "--mode", mode)
-    assert doc["version"] == 1
+    assert doc["schema_version"] == 2
     assert doc["errors"] == []
     assert len(doc["objects"]) == 2 and len(doc["pairs"]) == 1
     for o in doc["objects"]:

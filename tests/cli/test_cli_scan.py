@@ -44,7 +44,7 @@ def test_table_names_the_collision_and_fails(scene):
 
 def test_json_lists_the_pair_with_the_check_schema(scene):
     doc = json.loads(gjk("scan", scene, "--format", "json", "--jobs", "1", code=1).stdout)
-    assert doc["version"] == 1 and doc["errors"] == []
+    assert doc["schema_version"] == 2 and doc["errors"] == []
     assert [({p["a"], p["b"]}, p["status"]) for p in doc["pairs"]] == [({"a", "b"}, "collision")]
     pair = doc["pairs"][0]
     assert pair["depth"] == pytest.approx(0.25, abs=1e-6)

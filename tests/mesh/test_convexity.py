@@ -230,3 +230,50 @@ def test_convexity_of_parts():
     band = DEFAULT.touching_rel * np.array([np.linalg.norm(m.extents) for m in meshes])
     assert (gaps <= band).tolist() == [True, True, False, False, False, False]
     assert gaps[0] == 0.0 and np.isinf(gaps[2]) and np.isinf(gaps[3])  # a hole; a face missing
+
+
+# -- the compiled core's hull for small parts ----------------------------------------------------
+
+
+def _seeded_parts():
+    rng = np.random.default_rng(11)
+    parts = [trimesh.creation.annulus(0.5, 1.0, 1.0, sections=24),
+             trimesh.creation.torus(1.0, 0.3, major_sections=16, minor_sections=8),
+             trimesh.creation.box([2, 1, 1]).difference(trimesh.creation.box([1, 0.5, 2]), engine="manifold"),
+             trimesh.creation.icosphere(2)]
+    for _ in range(8):  # dented spheres: a few vertices pushed in by a seeded depth
+        m = trimesh.creation.icosphere(1)
+        v = m.vertices.copy()
+        dent = rng.choice(len(v), size=3, replace=False)
+        v[dent] *= rng.uniform(0.7, 0.99, size=(3, 1))
+        parts.append(trimesh.Trimesh(v + rng.normal(scale=1e3, size=3), m.faces, process=False))
+    return parts
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_the_core_hull_gives_qhull_s_convexity(k, monkeypatch):
+    """A part of up to SMALL_HULL_POINTS vertices gets its hull from the compiled core, not
+    qhull (no scipy import on a small check): the verdict and its measures are qhull's."""
+    import gjkcli.mesh.convexity as module
+
+    part = _seeded_parts()[k]
+    ours = convexity(part.vertices, part.faces, watertight=part.is_watertight, bodies=1)
+    assert module._small_hull(np.asarray(part.vertices, dtype=np.float64)) is not None
+    monkeypatch.setattr(module, "_small_hull", lambda vertices: None)
+    ref = convexity(part.vertices, part.faces, watertight=part.is_watertight, bodies=1)
+    assert ours.convex == ref.convex and ours.dimension == ref.dimension
+    for field in ("volume_ratio", "area_ratio"):
+        a, b = getattr(ours, field), getattr(ref, field)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, rel=1e-9), field
+    assert ours.depth == pytest.approx(ref.depth, rel=1e-6, abs=1e-12)
+    assert ours.reason.split(" ")[:3] == ref.reason.split(" ")[:3]
+
+
+def test_a_small_check_of_a_part_that_is_not_its_hull_imports_no_scipy():
+    code = ("import sys\nfrom gjkcli.cli import main\n"
+            "try:\n    main(['check', 'samples/pocket_box.stl', 'samples/pocket_cube.stl', '-q'])\n"
+            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'trimesh')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]", out

@@ -1,0 +1,181 @@
+"""The cheaper exact paths of the STEP refinement (issue 29), each held against OpenCASCADE on
+the file's own solids: the canonical copies of B-spline faces, the nearest faces' distance, the
+touching points, the fall-back to the file's solids near a threshold, and the refinement spread
+over worker processes. On the committed AS1 in AP214 (its cylinders B-spline surfaces) and
+box_sides; a few pairs each, not the whole slow scan."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
+
+from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeVertex  # noqa: E402
+from OCP.gp import gp_Pnt  # noqa: E402
+
+from stepfiles import box, common_volume, exact_distance, write_step  # noqa: E402
+
+from gjkcli.engine.results import Status  # noqa: E402
+from gjkcli.mesh import cad  # noqa: E402
+from gjkcli.pipeline import run as pipeline  # noqa: E402
+from gjkcli.tolerances import DEFAULT  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "third_party"
+AS1 = DATA / "step" / "as1-oc-214.stp"
+BOLT = "as1/l-bracket-assembly:1/nut-bolt-assembly:1/bolt"
+NUT = "as1/l-bracket-assembly:1/nut-bolt-assembly:1/nut"
+# three pairs that touch (a bolt in the plate's hole, its nut on it, the rod in a bracket) and
+# two apart (the bolt and the rod, the bolt of one bracket and the other bracket)
+TOUCHING = [(BOLT, "as1/plate"), (BOLT, NUT),
+            ("as1/rod-assembly/rod", "as1/l-bracket-assembly:1/l-bracket")]
+APART = [(BOLT, "as1/rod-assembly/rod"), (BOLT, "as1/l-bracket-assembly:2/l-bracket")]
+
+
+@pytest.fixture(scope="module")
+def as1():
+    parts = {p.name: p for p in cad.read_step(AS1)}
+    return parts, {name: cad.placed_solid(p.brep[0]) for name, p in parts.items()}
+
+
+def on_solid(point, solid) -> float:
+    """OpenCASCADE's distance from a point to a solid (0 inside or on it)."""
+    vertex = BRepBuilderAPI_MakeVertex(gp_Pnt(*np.asarray(point, dtype=float))).Vertex()
+    return exact_distance(vertex, solid)
+
+
+def test_canonical_copies_measure_as_the_files_solids(as1):
+    """The AP214 AS1's B-spline faces become cylinders within canonical_rel of the part's size
+    (the slack, > 0: something was converted), and the copies' distance and common volume are
+    OpenCASCADE's on the file's solids within that slack, for touching and for apart pairs."""
+    parts, solids = as1
+    for a, b in TOUCHING + APART:
+        refs = (parts[a].brep, parts[b].brep)
+        slack = cad.slack(refs[0], "mm") + cad.slack(refs[1], "mm")
+        assert 0 < slack <= 2 * DEFAULT.canonical_rel * 200.0  # mm; the parts are under 200 mm
+        d, pa, pb, inside = cad.exact_distance(*refs, "mm", canonical=True)
+        truth = exact_distance(solids[a], solids[b])
+        assert not inside and abs(d - truth) <= slack + 1e-9, (a, b, d, truth)
+        for point, solid in ((pa, solids[a]), (pb, solids[b])):
+            assert on_solid(point, solid) < 1e-6
+        if truth <= 1e-6:
+            volume, thickness = cad.common_part(*refs, "mm", canonical=True)
+            assert volume < 1e-6 and common_volume(solids[a], solids[b]) < 1e-6
+            assert thickness < 1e-6
+    assert any(exact_distance(solids[a], solids[b]) > 1.0 for a, b in APART)  # truly apart
+
+
+def test_touching_points_lie_on_both_solids_within_the_band(as1):
+    """From a point 0.2 mm off the contact, projections onto the nearest faces find a point of
+    each solid within the band (so the solids' distance is too), on the file's solids; apart
+    solids get none."""
+    parts, solids = as1
+    band = 1e-5
+    for a, b in TOUCHING:
+        refs = (parts[a].brep, parts[b].brep)
+        _, pa, _, _ = cad.exact_distance(*refs, "mm")
+        got = cad.touching_points(*refs, "mm", pa + 0.2, 1.0, band)
+        assert got is not None, (a, b)
+        d, qa, qb = got
+        assert d <= band and np.linalg.norm(qa - qb) == pytest.approx(d, abs=1e-12)
+        assert on_solid(qa, solids[a]) < 1e-6 and on_solid(qb, solids[b]) < 1e-6
+    for a, b in APART:
+        refs = (parts[a].brep, parts[b].brep)
+        _, pa, _, _ = cad.exact_distance(*refs, "mm")
+        assert cad.touching_points(*refs, "mm", pa, 1.0, band) is None
+
+
+def test_nearest_faces_give_the_whole_distance(tmp_path, as1):
+    """exact_distance with a bound (the nearest faces only) equals the whole solids' for pairs
+    near and far, and with a bound too small it measures the whole solids rather than answer
+    beyond it; a box inside another (its surfaces 2 apart) is found inside, at distance 0 as the
+    whole solids give it, and a box beside it is not."""
+    parts, _ = as1
+    for a, b in TOUCHING + APART:
+        refs = (parts[a].brep, parts[b].brep)
+        whole = cad.exact_distance(*refs, "mm")
+        for within in (whole[0] + 0.5, 1e-3):  # a true bound, then one below the distance
+            near = cad.exact_distance(*refs, "mm", within)
+            assert near[0] == pytest.approx(whole[0], abs=1e-9) and near[3] == whole[3]
+    outer, inner = box(10, 10, 10), box(2, 2, 2, (4, 4, 4))
+    path = write_step(tmp_path / "nested.step", [("outer", outer), ("inner", inner)])
+    refs = [p.brep for p in cad.read_step(path)]
+    d, _, _, inside = cad.exact_distance(*refs, "mm", 5.0)
+    assert inside and d == exact_distance(outer, inner) == 0.0
+    beside = write_step(tmp_path / "beside.step", [("o", outer), ("b", box(2, 2, 2, (12, 0, 0)))])
+    _, _, _, apart = cad.exact_distance(refs[0], cad.read_step(beside)[1].brep, "mm", 5.0)
+    assert not apart
+
+
+def test_answers_near_a_threshold_are_measured_on_the_files_solids(monkeypatch, as1):
+    """With a slack as large as the band, every canonical answer lies within it of the band:
+    the pair is measured again on the file's own solids, and the verdicts stay touching."""
+    from gjkcli.pipeline import tessellated
+
+    parts, solids = as1
+    monkeypatch.setattr(cad, "slack", lambda refs, unit: 1.0)
+    seen = []
+    real = cad.common_part
+
+    def common(*args):
+        seen.append(args[3] if len(args) > 3 else False)
+        return real(*args)
+
+    monkeypatch.setattr(cad, "common_part", common)
+    pending = {}
+    for k, (a, b) in enumerate(TOUCHING):
+        pa, pb = parts[a], parts[b]
+        bodies = [pipeline_body(p) for p in (pa, pb)]
+        pending[k] = tessellated.Pending(bodies[0], bodies[1], pa.eps + pb.eps, 1e-5, 0.0,
+                                         (pa.brep, pb.brep), "mm")
+    got = tessellated.decide_all(pending, jobs=1)
+    assert [got[k].result.status for k in range(len(TOUCHING))] == [Status.TOUCHING] * len(TOUCHING)
+    assert False in seen  # the file's solids were measured
+    for k, (a, b) in enumerate(TOUCHING):
+        assert got[k].lower <= exact_distance(solids[a], solids[b]) <= got[k].upper + 1e-9
+
+
+def pipeline_body(part):
+    """A part's triangles as the engine's Mesh, merged as the run merges them."""
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.mesh.load import merge_close
+
+    return Mesh(*merge_close(part.vertices, part.faces), name=part.name)
+
+
+FORKED = """
+import json, sys
+from gjkcli.pipeline import run, tessellated
+tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
+found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
+print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9)] for p in found.pairs]))
+"""
+
+
+def test_forked_refinement_matches_one_process(tmp_path):
+    """box_sides scanned with its refinement on two forked worker processes (a fresh process,
+    so that it may fork; forking from 2 groups, not PARALLEL_FROM) lists the same pairs with the
+    same verdicts and distances as one process, and those verdicts are OpenCASCADE's
+    (collisions share volume, touching pairs none)."""
+    plain = tmp_path / "box_sides.STEP"
+    with gzip.open(DATA / "box_sides.STEP.gz", "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    runs = []
+    for jobs in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs],
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(sorted(map(tuple, json.loads(out.stdout.splitlines()[-1]))))
+    assert runs[0] == runs[1]
+    statuses = {s for *_, s, _ in runs[0]}
+    assert {"collision", "touching"} <= statuses
+    solids = {p.name: cad.placed_solid(p.brep[0]) for p in cad.read_step(plain)}
+    for a, b, status, _ in runs[0]:
+        volume = common_volume(solids[a], solids[b])
+        assert (volume > 1e-9) == (status == "collision"), (a, b, status, volume)
