@@ -25,7 +25,9 @@ vertices; `--threads` times the iterator with 1 and 2 threads.
 IfcClash comes with the bench extra (`pip install ".[bench]"`). The models are not in the
 repository: IfcOpenShell's test files (github.com/IfcOpenShell/IfcOpenShell, test/input/,
 LGPL-3.0; geometrygym_great_court_roof.ifc, acad2010_objects.ifc, acad2010_walls.ifc,
-revit2011_wall1.ifc, ...) in a folder given as --models.
+revit2011_wall1.ifc, ...) and KIT's FZK-Haus (AC20-FZK-Haus.ifc, an ArchiCAD 20 export; the
+folder tests/pipeline/test_ifc_fzk_haus.py reads through GJK_IFC_MODELS) in a folder given as
+--models.
 
 Usage:
     python benchmarks/bench_ifc.py --models DIR [--runs 3] [--band 0.002] [--only NAME ...]
