@@ -437,7 +437,7 @@ def test_json_follows_the_check_schema(tmp_path):
                                    'capsule = { radius = 0.1, length = 1 }\ntranslate = [0, 0, 1]\n')
     report = scan.run([], manifest=m, all_pairs=True, jobs=1)
     doc = json.loads(json.dumps(scan_document(report), allow_nan=False))
-    assert {"version", "tool", "objects", "pairs", "errors", "summary"} <= set(doc)
+    assert {"schema_version", "tool", "objects", "pairs", "errors", "summary"} <= set(doc)
     assert doc["schema_version"] == 2
     check_pair_keys = {"a", "b", "status", "distance", "depth", "normal", "point_a", "point_b", "iterations",
                        "mode", "certificate"}
