@@ -429,8 +429,8 @@ class PlaneBatchResult:
         """The PlaneResults of pairs ks, equal to `result(k)` for each k, with each status
         replaced by status[q] (Status values) when given. One NumPy read per field for all of
         them instead of one per field and pair (a nest lists hundreds of pairs)."""
-        ks = np.asarray(ks, dtype=np.int64)
-        kind = self.cert_kind[ks].tolist()
+        ks = np.asarray(ks, dtype=np.int64)  # the fancy reads below are this call's own copies,
+        kind = self.cert_kind[ks].tolist()      # so each result's rows are views of them
         line, point = self.line[ks], self.point[ks]
         normal, pa, pb = self.normal[ks], self.point_a[ks], self.point_b[ks]
         depth = self.depth[ks]
@@ -448,11 +448,11 @@ class PlaneBatchResult:
             cert: object = None
             c = kind[q]
             if c == _CERT["PL_CERT_LINE"]:
-                cert = LineCertificate(line[q, :2].copy(), float(line[q, 2]))
+                cert = LineCertificate(line[q, :2], float(line[q, 2]))
             elif c == _CERT["PL_CERT_POINT"]:
-                cert = PointCertificate(point[q].copy())
+                cert = PointCertificate(point[q])
             elif c == _CERT["PL_CERT_EDGES"]:
-                cert = EdgesCertificate(edge_a[q], edge_b[q], point[q].copy())
+                cert = EdgesCertificate(edge_a[q], edge_b[q], point[q])
             elif c == _CERT["PL_CERT_DISTANCE"]:
                 cert = DistanceCertificate(lower[q])
             cx, epa = bool(convex[q]), epa_exit[q]
@@ -460,7 +460,7 @@ class PlaneBatchResult:
                 status=STATUS_CODES[codes[q]] if status is None else Status(status[q]),
                 distance=distance[q], distance_lower=lower[q],
                 depth=None if gone[q] else depth[q], depth_upper=None if gone[q] else upper[q],
-                normal=normal[q].copy(), point_a=pa[q].copy(), point_b=pb[q].copy(), certificate=cert,
+                normal=normal[q], point_a=pa[q], point_b=pb[q], certificate=cert,
                 engine="gjk" if cx else "edges", iterations=iterations[q],
                 epa_iterations=epa_iterations[q],
                 exit=EXIT_NAMES[exits[q]] if cx else EDGE_EXIT[exits[q]],
