@@ -73,10 +73,14 @@ PROBES_PER_BODY = 6
 COLLECT = 64
 # The deepest point of one part inside the other (see _deepest_on_triangles): crossing triangle
 # pairs collected whose triangles are searched, at most; rounds of subdivision; triangles kept
-# per round. Every vertex of a part inside the other's box is examined besides.
+# per round while no point deeper than the band is found, and after one is (the collision is
+# then proved and the search only measures its depth); rounds in a row without a gain that end
+# the measurement. Every vertex of a part inside the other's box is examined besides.
 WITNESS_PAIRS = 4096
 WITNESS_ROUNDS = 10
 WITNESS_LIVE = 2048
+WITNESS_LIVE_DEPTH = 512
+WITNESS_FLAT = 4
 # Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
@@ -758,15 +762,25 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
 
     Branch and bound on the signed distance s (the distance to outer's surface, positive
     inside): s is 1-Lipschitz, so no point of a triangle whose centroid has s = s_c, within r of
-    every corner, lies deeper than s_c + r. Each round evaluates the centroids, keeps the
-    triangles whose bound beats the best depth by more than DEFAULT.witness_rel of it (of the
-    band before any), at most WITNESS_LIVE / 4 of them by bound, and splits each in four at its
-    edges' midpoints. The winding number (the sign) is asked only where the distance exceeds
-    the best depth (at most WITNESS_VERTICES a round, farthest first): elsewhere s <= distance
-    cannot win."""
+    every corner, lies deeper than s_c + r. Each round evaluates the centroids and splits the
+    triangles it keeps in four at their edges' midpoints. The winding number (the sign) is asked
+    only where the distance exceeds the best depth (at most WITNESS_VERTICES a round, farthest
+    first): elsewhere s <= distance cannot win.
+
+    Two phases. Proving (no point deeper than the band yet): a triangle is kept while its bound
+    exceeds the band and beats the best depth by more than DEFAULT.witness_rel of the band (a
+    triangle bounded by the band cannot decide the verdict), at most WITNESS_LIVE / 4 of them by
+    bound. Measuring (a point deeper than the band found: the collision is proved): a triangle
+    is kept while its bound beats the best depth by more than DEFAULT.witness_rel of it, at most
+    WITNESS_LIVE_DEPTH / 4 of them, and the search stops after WITNESS_FLAT rounds in a row that
+    deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
+    bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
+    a bounded search, not the deepest point within witness_rel."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
+    flat = 0  # measuring rounds in a row without a gain
     for _ in range(WITNESS_ROUNDS):
+        before = beat
         c = np.ascontiguousarray(live.mean(axis=1))
         reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
@@ -783,11 +797,18 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
                 beat = float(dist[k])
                 best = (beat, c[k], near[k])
         bound = signed + reach
-        keep = np.flatnonzero(bound > beat + DEFAULT.witness_rel * max(beat, tol))
+        if beat > tol:  # measuring
+            flat = flat + 1 if beat <= before * (1.0 + DEFAULT.witness_gain_rel) else 0
+            if flat >= WITNESS_FLAT:
+                break
+            floor, cap = beat * (1.0 + DEFAULT.witness_rel), WITNESS_LIVE_DEPTH // 4
+        else:  # proving
+            floor, cap = max(tol, beat + DEFAULT.witness_rel * tol), WITNESS_LIVE // 4
+        keep = np.flatnonzero(bound > floor)
         if len(keep) == 0:
             break
-        if len(keep) > WITNESS_LIVE // 4:
-            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE // 4]]
+        if len(keep) > cap:
+            keep = keep[np.argsort(-bound[keep])[:cap]]
         live = _split4(live[keep])
     return best
 
