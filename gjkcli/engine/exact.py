@@ -781,8 +781,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     flat = 0  # measuring rounds in a row without a gain
     for _ in range(WITNESS_ROUNDS):
         before = beat
-        c = np.ascontiguousarray(live.mean(axis=1))
-        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+        c = live.sum(axis=1) / 3.0
+        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > beat)
@@ -814,11 +814,16 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
 
 
 def _split4(tris: np.ndarray) -> np.ndarray:
-    """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3)."""
+    """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3), the corner
+    triangles at a, b and c first, then the middle one, each block in the order of tris."""
+    k = len(tris)
     a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
     ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
-    return np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c),
-                                                          (ab, bc, ca))])
+    out = np.empty((4, k, 3, 3))
+    for block, corners in enumerate(((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))):
+        for j, corner in enumerate(corners):
+            out[block, :, j] = corner
+    return out.reshape(4 * k, 3, 3)
 
 
 def _normals(mesh: Mesh, faces: np.ndarray) -> np.ndarray:
