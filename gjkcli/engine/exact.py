@@ -385,6 +385,14 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the
     # deepest point of one part inside the other, along the crossing triangles and at the vertices.
     crossings = q.crossings() if crossing else np.zeros((0, 2), dtype=np.int32)
+    if crossing == 1:
+        # Crossing within the band only: a move within the band that takes the volumes apart
+        # proves the depth is at most the band, so no point deeper than the band exists and the
+        # search for one (the costly part) is skipped. The same move is tried below otherwise.
+        shift = q.moved_apart(crossings, None, False)
+        if shift is not None:
+            q.containment_note = q.not_solid_notes()
+            return q.shifted(point, ta, tb, shift)
     best = q.witness(crossings)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
@@ -403,14 +411,10 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
                 return fields
             return q.apart(dist, pa, pb, ta, tb)
         point, hint = pa, np.asarray(pb) - np.asarray(pa)  # a body inside the other, within the band
-    shift = q.moved_apart(crossings, hint, crossing == 0)
+    shift = None if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
     if shift is None:
         return q.undecided(point, ta, tb, best)
-    fields = q.touch(point, ta, tb, distance=0.0)
-    length = min(float(np.linalg.norm(shift)), q.tol)  # |tol * unit| may round a bit above tol
-    fields.update(certificate=ShiftCertificate(q.Ra @ shift, length), depth_upper=length,
-                  exit=EXIT_SHIFT if length > 0 else EXIT_TOUCH)
-    return fields
+    return q.shifted(point, ta, tb, shift)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -508,11 +512,9 @@ class _Pair:
         None at once when the hulls lie apart, and for a part inside one that is not a solid."""
         if self.hulls_apart:
             return None
-        best, notes = None, []
+        best = None
         for inner, outer, which, col in ((self.a, self.b, "a in b", 0), (self.b, self.a, "b in a", 1)):
             if not outer.solid:
-                notes.append(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts,"
-                             f" a part inside it is not detected")
                 continue
             to_outer = self.a_to_b if which == "a in b" else self.b_to_a
             local = inner.local()
@@ -537,8 +539,14 @@ class _Pair:
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
                 best = (depth, p, c, which)
-        self.containment_note = "; ".join(notes)
+        self.containment_note = self.not_solid_notes()
         return best
+
+    def not_solid_notes(self) -> str:
+        """The note for the parts that are not solids (as `witness` leaves it)."""
+        return "; ".join(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts, a"
+                         f" part inside it is not detected" for outer in (self.b, self.a)
+                         if not outer.solid)
 
     def deepest(self, fields: dict, best) -> None:
         """Fill depth, witness points and normal from the deepest point found (see `witness`);
@@ -649,6 +657,14 @@ class _Pair:
                     point_b=y,
                     certificate=PointCertificate(x.copy()) if pb is None and distance == 0.0 else None,
                     triangle_a=ta, triangle_b=tb)
+
+    def shifted(self, point, ta, tb, shift) -> dict:
+        """Touching, certified by the move `shift` (A's frame, length <= the band)."""
+        fields = self.touch(point, ta, tb, distance=0.0)
+        length = min(float(np.linalg.norm(shift)), self.tol)  # |tol * unit| may round above tol
+        fields.update(certificate=ShiftCertificate(self.Ra @ shift, length), depth_upper=length,
+                      exit=EXIT_SHIFT if length > 0 else EXIT_TOUCH)
+        return fields
 
     def undecided(self, point, ta, tb, best) -> dict:
         """Neither bound settles the band: the depth found (a lower bound, at most the band) and

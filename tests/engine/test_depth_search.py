@@ -109,3 +109,23 @@ def test_band_sweep_verdicts_unchanged(monkeypatch):
             assert r.depth <= _penetration(va, vb) * (1 + 1e-9)
         statuses.append(r.status.name)
     assert statuses[-2:] == ["COLLISION", "COLLISION"]
+
+
+@pytest.mark.parametrize("open_b", [False, True])
+def test_crossing_within_the_band_is_touching_by_a_move(open_b):
+    """Surfaces crossing within the band only: the move within the band is tried before the
+    depth search; the verdict is touching with that move as the certificate, and a part that is
+    not a solid is named in the note as before."""
+    va, fa = _box([4.0, 0.1, 0.1], np.eye(3), np.zeros(3))
+    for f in (0.2, 0.5, 0.9):
+        vb, fb = _box([0.1, 4.0, 0.1], np.eye(3), np.array([0.3, 0.2, 0.1 - f * TOL]))
+        if open_b:
+            fb = fb[:-2]  # one side open: B is not a solid
+        r = exact_query(Mesh.from_arrays(va, fa), Mesh.from_arrays(vb, fb), tolerance=TOL)
+        assert r.status.name == "TOUCHING"
+        assert r.certificate is not None and 0 < r.depth_upper <= TOL
+        assert r.depth is None
+        if open_b:
+            assert "a part inside it is not detected" in r.note
+        else:
+            assert r.note == ""
