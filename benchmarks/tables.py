@@ -63,6 +63,12 @@ SUITE = (
           "Real meshes of ../shared at random poses whose hulls overlap: the compiled core's "
           "intersection and distance queries and its hierarchy's build against FCL's OBBRSS "
           "BVHModel, each called from Python, median per call."),
+    Bench("depth", "The exact verdict's depth search on long, thin triangles", "bench_depth.py",
+          ("--pairs", "100", "--repeats", "1"), (), (),
+          "Seeded crossings of two 4 m beams pressed a few millimetres into each other: "
+          "`exact_query` as shipped (the search measures the depth with fewer triangles once a "
+          "point deeper than the band proves the collision) against the same search kept as wide "
+          "as while proving; CPU time, verdicts that differ (none) and the depth ratio."),
     Bench("primitive", "A primitive against a mesh, beside python-fcl", "bench_primitive.py",
           ("--poses", "50"), (), ("fcl", "shared"),
           "A sphere, capsule, cylinder, cone or box against a real mesh's triangles: gjk's "

@@ -57,6 +57,11 @@ class Tolerances:
         Exact mode's search for the deepest point of one part inside the other stops refining a
         triangle where it could gain no more than this fraction of the depth found (or of the
         band, before a point inside is found): the depth it reports is a lower bound either way.
+    witness_gain_rel
+        Once that search has found a point deeper than the band (the collision is proved), a
+        round of refinement that deepens the best point by no more than this fraction of its
+        depth counts as no gain; a few such rounds in a row end the search (exact.WITNESS_FLAT).
+        The depth reported is still one reached by a point inside, a lower bound.
     winding_inside
         A point is inside a solid when its generalized winding number exceeds this in magnitude
         (0 or 1 up to rounding away from the surface; -1 inside an inside-out solid).
@@ -142,6 +147,7 @@ class Tolerances:
     exact_snap_rel: float = 1e-12
     exact_step_rel: float = 1e-3
     witness_rel: float = 1e-3
+    witness_gain_rel: float = 1e-2
     winding_inside: float = 0.5
     hull_area_rel: float = 1e-6
     merge_rel: float = 2.0**-40

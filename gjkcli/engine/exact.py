@@ -73,10 +73,14 @@ PROBES_PER_BODY = 6
 COLLECT = 64
 # The deepest point of one part inside the other (see _deepest_on_triangles): crossing triangle
 # pairs collected whose triangles are searched, at most; rounds of subdivision; triangles kept
-# per round. Every vertex of a part inside the other's box is examined besides.
+# per round while no point deeper than the band is found, and after one is (the collision is
+# then proved and the search only measures its depth); rounds in a row without a gain that end
+# the measurement. Every vertex of a part inside the other's box is examined besides.
 WITNESS_PAIRS = 4096
 WITNESS_ROUNDS = 10
 WITNESS_LIVE = 2048
+WITNESS_LIVE_DEPTH = 512
+WITNESS_FLAT = 4
 # Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
@@ -381,6 +385,14 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the
     # deepest point of one part inside the other, along the crossing triangles and at the vertices.
     crossings = q.crossings() if crossing else np.zeros((0, 2), dtype=np.int32)
+    if crossing == 1:
+        # Crossing within the band only: a move within the band that takes the volumes apart
+        # proves the depth is at most the band, so no point deeper than the band exists and the
+        # search for one (the costly part) is skipped. The same move is tried below otherwise.
+        shift = q.moved_apart(crossings, None, False)
+        if shift is not None:
+            q.containment_note = q.not_solid_notes()
+            return q.shifted(point, ta, tb, shift)
     best = q.witness(crossings)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
@@ -399,14 +411,10 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
                 return fields
             return q.apart(dist, pa, pb, ta, tb)
         point, hint = pa, np.asarray(pb) - np.asarray(pa)  # a body inside the other, within the band
-    shift = q.moved_apart(crossings, hint, crossing == 0)
+    shift = None if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
     if shift is None:
         return q.undecided(point, ta, tb, best)
-    fields = q.touch(point, ta, tb, distance=0.0)
-    length = min(float(np.linalg.norm(shift)), q.tol)  # |tol * unit| may round a bit above tol
-    fields.update(certificate=ShiftCertificate(q.Ra @ shift, length), depth_upper=length,
-                  exit=EXIT_SHIFT if length > 0 else EXIT_TOUCH)
-    return fields
+    return q.shifted(point, ta, tb, shift)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -504,11 +512,9 @@ class _Pair:
         None at once when the hulls lie apart, and for a part inside one that is not a solid."""
         if self.hulls_apart:
             return None
-        best, notes = None, []
+        best = None
         for inner, outer, which, col in ((self.a, self.b, "a in b", 0), (self.b, self.a, "b in a", 1)):
             if not outer.solid:
-                notes.append(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts,"
-                             f" a part inside it is not detected")
                 continue
             to_outer = self.a_to_b if which == "a in b" else self.b_to_a
             local = inner.local()
@@ -533,8 +539,14 @@ class _Pair:
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
                 best = (depth, p, c, which)
-        self.containment_note = "; ".join(notes)
+        self.containment_note = self.not_solid_notes()
         return best
+
+    def not_solid_notes(self) -> str:
+        """The note for the parts that are not solids (as `witness` leaves it)."""
+        return "; ".join(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts, a"
+                         f" part inside it is not detected" for outer in (self.b, self.a)
+                         if not outer.solid)
 
     def deepest(self, fields: dict, best) -> None:
         """Fill depth, witness points and normal from the deepest point found (see `witness`);
@@ -645,6 +657,14 @@ class _Pair:
                     point_b=y,
                     certificate=PointCertificate(x.copy()) if pb is None and distance == 0.0 else None,
                     triangle_a=ta, triangle_b=tb)
+
+    def shifted(self, point, ta, tb, shift) -> dict:
+        """Touching, certified by the move `shift` (A's frame, length <= the band)."""
+        fields = self.touch(point, ta, tb, distance=0.0)
+        length = min(float(np.linalg.norm(shift)), self.tol)  # |tol * unit| may round above tol
+        fields.update(certificate=ShiftCertificate(self.Ra @ shift, length), depth_upper=length,
+                      exit=EXIT_SHIFT if length > 0 else EXIT_TOUCH)
+        return fields
 
     def undecided(self, point, ta, tb, best) -> dict:
         """Neither bound settles the band: the depth found (a lower bound, at most the band) and
@@ -758,17 +778,27 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
 
     Branch and bound on the signed distance s (the distance to outer's surface, positive
     inside): s is 1-Lipschitz, so no point of a triangle whose centroid has s = s_c, within r of
-    every corner, lies deeper than s_c + r. Each round evaluates the centroids, keeps the
-    triangles whose bound beats the best depth by more than DEFAULT.witness_rel of it (of the
-    band before any), at most WITNESS_LIVE / 4 of them by bound, and splits each in four at its
-    edges' midpoints. The winding number (the sign) is asked only where the distance exceeds
-    the best depth (at most WITNESS_VERTICES a round, farthest first): elsewhere s <= distance
-    cannot win."""
+    every corner, lies deeper than s_c + r. Each round evaluates the centroids and splits the
+    triangles it keeps in four at their edges' midpoints. The winding number (the sign) is asked
+    only where the distance exceeds the best depth (at most WITNESS_VERTICES a round, farthest
+    first): elsewhere s <= distance cannot win.
+
+    Two phases. Proving (no point deeper than the band yet): a triangle is kept while its bound
+    exceeds the band and beats the best depth by more than DEFAULT.witness_rel of the band (a
+    triangle bounded by the band cannot decide the verdict), at most WITNESS_LIVE / 4 of them by
+    bound. Measuring (a point deeper than the band found: the collision is proved): a triangle
+    is kept while its bound beats the best depth by more than DEFAULT.witness_rel of it, at most
+    WITNESS_LIVE_DEPTH / 4 of them, and the search stops after WITNESS_FLAT rounds in a row that
+    deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
+    bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
+    a bounded search, not the deepest point within witness_rel."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
+    flat = 0  # measuring rounds in a row without a gain
     for _ in range(WITNESS_ROUNDS):
-        c = np.ascontiguousarray(live.mean(axis=1))
-        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+        before = beat
+        c = live.sum(axis=1) / 3.0
+        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > beat)
@@ -783,21 +813,33 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
                 beat = float(dist[k])
                 best = (beat, c[k], near[k])
         bound = signed + reach
-        keep = np.flatnonzero(bound > beat + DEFAULT.witness_rel * max(beat, tol))
+        if beat > tol:  # measuring
+            flat = flat + 1 if beat <= before * (1.0 + DEFAULT.witness_gain_rel) else 0
+            if flat >= WITNESS_FLAT:
+                break
+            floor, cap = beat * (1.0 + DEFAULT.witness_rel), WITNESS_LIVE_DEPTH // 4
+        else:  # proving
+            floor, cap = max(tol, beat + DEFAULT.witness_rel * tol), WITNESS_LIVE // 4
+        keep = np.flatnonzero(bound > floor)
         if len(keep) == 0:
             break
-        if len(keep) > WITNESS_LIVE // 4:
-            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE // 4]]
+        if len(keep) > cap:
+            keep = keep[np.argsort(-bound[keep])[:cap]]
         live = _split4(live[keep])
     return best
 
 
 def _split4(tris: np.ndarray) -> np.ndarray:
-    """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3)."""
+    """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3), the corner
+    triangles at a, b and c first, then the middle one, each block in the order of tris."""
+    k = len(tris)
     a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
     ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
-    return np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c),
-                                                          (ab, bc, ca))])
+    out = np.empty((4, k, 3, 3))
+    for block, corners in enumerate(((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))):
+        for j, corner in enumerate(corners):
+            out[block, :, j] = corner
+    return out.reshape(4 * k, 3, 3)
 
 
 def _normals(mesh: Mesh, faces: np.ndarray) -> np.ndarray:

@@ -1,0 +1,131 @@
+"""The depth search's measuring phase (exact._deepest_on_triangles after a point deeper than the
+band is found): it keeps fewer triangles a round and stops after WITNESS_FLAT rounds without a
+gain. Checked on seeded crossings of long, thin, tilted beams (the triangles metres long, the
+depth millimetres: the case where the bound stays loose) against
+
+- qhull's Minkowski difference of the two boxes (both convex): the penetration depth, which no
+  reported depth may exceed (a depth is one reached by a point inside);
+- the same search with the measuring phase as wide as the proving phase and no early stop: the
+  same verdict on every pair, and a depth not far below it.
+"""
+import numpy as np
+import pytest
+
+from gjkcli.engine import exact
+from gjkcli.engine.exact import Mesh, exact_query
+
+ConvexHull = pytest.importorskip("scipy.spatial").ConvexHull
+
+TOL = 0.002
+
+
+def _rotation(axis, angle):
+    axis = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def _box(extents, R, centre):
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    vertices = (0.5 * corners * extents) @ R.T + centre
+    # outward triangles of the 8 corners (index = 4 x + 2 y + z over the signs)
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    return vertices, faces
+
+
+def _penetration(va, vb) -> float:
+    """Penetration depth of two convex parts: the origin's distance to the boundary of the
+    Minkowski difference (qhull), 0 when they are apart."""
+    hull = ConvexHull((va[:, None, :] - vb[None, :, :]).reshape(-1, 3))
+    return max(0.0, float(np.min(-hull.equations[:, 3])))
+
+
+def _beams(rng):
+    """Two 4 m beams of 0.1 m section crossing at right angles, B tilted a little, pressed into
+    A by up to 20 bands."""
+    va, fa = _box([4.0, 0.1, 0.1], _rotation(rng.normal(size=3), rng.uniform(0, 0.05)), np.zeros(3))
+    R = _rotation([0, 0, 1], np.pi / 2 + rng.uniform(-0.3, 0.3)) @ _rotation([1, 0, 0], rng.uniform(-0.05, 0.05))
+    d = TOL * rng.uniform(0.3, 20.0)
+    vb, fb = _box([4.0, 0.1, 0.1], R, np.array([rng.uniform(-1, 1), rng.uniform(-1, 1), 0.1 - d]))
+    return (va, fa), (vb, fb)
+
+
+def _wide(monkeypatch):
+    monkeypatch.setattr(exact, "WITNESS_LIVE_DEPTH", exact.WITNESS_LIVE)
+    monkeypatch.setattr(exact, "WITNESS_FLAT", exact.WITNESS_ROUNDS + 1)
+
+
+def test_measuring_phase_keeps_verdicts_and_stays_a_lower_bound(monkeypatch):
+    rng = np.random.default_rng(20261125)
+    cases = [_beams(rng) for _ in range(40)]
+    meshes = [(Mesh.from_arrays(*a), Mesh.from_arrays(*b)) for a, b in cases]
+    quick = [exact_query(a, b, tolerance=TOL) for a, b in meshes]
+    with monkeypatch.context() as m:
+        _wide(m)
+        wide = [exact_query(a, b, tolerance=TOL) for a, b in meshes]
+    assert [r.status for r in quick] == [r.status for r in wide]
+    ratios = []
+    for (a, b), r, w in zip(cases, quick, wide):
+        true = _penetration(a[0], b[0])
+        assert (r.depth is None) == (w.depth is None)
+        if r.depth is None:
+            continue
+        assert r.depth <= true * (1 + 1e-9) + 1e-12, (r.depth, true)
+        assert w.depth <= true * (1 + 1e-9) + 1e-12, (w.depth, true)
+        ratios.append(r.depth / w.depth)
+    ratios = np.array(ratios)
+    # most pairs collide (depths up to 20 bands); the quick search loses little depth
+    assert len(ratios) >= 25
+    assert ratios.min() >= 0.5
+    assert np.median(ratios) >= 0.9
+    assert (ratios < 0.8).mean() <= 0.2
+
+
+def test_band_sweep_verdicts_unchanged(monkeypatch):
+    """Depths just under and over the band: the same verdicts with the measuring phase as wide as
+    the proving one, and every depth reported at most the penetration depth. (Under the band this
+    rolled crossing is called a collision by the surfaces crossing beyond the band, with no depth:
+    that rule comes before the search and is not what is checked here.)"""
+    R = _rotation([0, 0, 1], np.pi / 2 + 0.2) @ _rotation([1, 0, 0], 0.01)
+    va, fa = _box([4.0, 0.1, 0.1], np.eye(3), np.zeros(3))
+    a = Mesh.from_arrays(va, fa)
+    statuses = []
+    for f in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
+        vb, fb = _box([4.0, 0.1, 0.1], R, np.array([0.3, 0.2, 0.1]))
+        # press B into A until the penetration depth is f bands
+        lo, hi = 0.0, 0.05
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if _penetration(va, vb - [0, 0, mid]) < f * TOL else (lo, mid)
+        vb = vb - [0, 0, lo]
+        b = Mesh.from_arrays(vb, fb)
+        r = exact_query(a, b, tolerance=TOL)
+        with monkeypatch.context() as m:
+            _wide(m)
+            w = exact_query(a, b, tolerance=TOL)
+        assert r.status == w.status
+        if r.depth is not None:
+            assert r.depth <= _penetration(va, vb) * (1 + 1e-9)
+        statuses.append(r.status.name)
+    assert statuses[-2:] == ["COLLISION", "COLLISION"]
+
+
+@pytest.mark.parametrize("open_b", [False, True])
+def test_crossing_within_the_band_is_touching_by_a_move(open_b):
+    """Surfaces crossing within the band only: the move within the band is tried before the
+    depth search; the verdict is touching with that move as the certificate, and a part that is
+    not a solid is named in the note as before."""
+    va, fa = _box([4.0, 0.1, 0.1], np.eye(3), np.zeros(3))
+    for f in (0.2, 0.5, 0.9):
+        vb, fb = _box([0.1, 4.0, 0.1], np.eye(3), np.array([0.3, 0.2, 0.1 - f * TOL]))
+        if open_b:
+            fb = fb[:-2]  # one side open: B is not a solid
+        r = exact_query(Mesh.from_arrays(va, fa), Mesh.from_arrays(vb, fb), tolerance=TOL)
+        assert r.status.name == "TOUCHING"
+        assert r.certificate is not None and 0 < r.depth_upper <= TOL
+        assert r.depth is None
+        if open_b:
+            assert "a part inside it is not detected" in r.note
+        else:
+            assert r.note == ""
