@@ -69,10 +69,10 @@ def test_without_the_recorder_nothing_is_taken_out(tmp_path):
 
 @pytest.mark.parametrize("entry", [["-m", "gjkcli"], ["-c", "from gjkcli.__main__ import run; run()"]],
                          ids=["python -m gjkcli", "the gjk script"])
-def test_timings_name_imports_first(entry):
+def test_timings_name_imports_first(entry, tmp_path):
     """`gjk check --timings` lists imports first, then the run's stages and the report."""
     done = subprocess.run([sys.executable, *entry, "check", str(SAMPLES / "clear_a.stl"),
-                           str(SAMPLES / "clear_b.stl"), "--timings", "-q"],
+                           str(SAMPLES / "clear_b.stl"), "--timings", "-q"], cwd=tmp_path,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("gjk: timings: ")]

@@ -97,8 +97,10 @@ main(sys.argv[1:])
 def run_on_a_terminal(*args) -> tuple[int, str, str]:
     master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1]), "COLUMNS": "100"}
+    # run where the imported gjkcli lives: from a checkout's root, `-c` would put the source tree
+    # (without a compiled core after a plain `pip install .`) first on the path
     proc = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=slave, env=env)
+                            stderr=slave, env=env, cwd=env["PYTHONPATH"])
     os.close(slave)
     seen = b""
     while True:

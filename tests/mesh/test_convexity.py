@@ -270,11 +270,12 @@ def test_the_core_hull_gives_qhull_s_convexity(k, monkeypatch):
     assert ours.reason.split(" ")[:3] == ref.reason.split(" ")[:3]
 
 
-def test_a_small_check_of_a_part_that_is_not_its_hull_imports_no_scipy():
+def test_a_small_check_of_a_part_that_is_not_its_hull_imports_no_scipy(tmp_path):
+    box, cube = (str(ROOT / "samples" / name) for name in ("pocket_box.stl", "pocket_cube.stl"))
     code = ("import sys\nfrom gjkcli.cli import main\n"
-            "try:\n    main(['check', 'samples/pocket_box.stl', 'samples/pocket_cube.stl', '-q'])\n"
+            f"try:\n    main(['check', {box!r}, {cube!r}, '-q'])\n"
             "except SystemExit as e:\n    assert e.code == 0, e.code\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'trimesh')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]", out

@@ -122,7 +122,7 @@ def test_degenerate_point_sets_up_to_256_give_qhull_s_hull(name):
     assert _vertex_set(ours) == _vertex_set(ref)
 
 
-def test_preparing_small_meshes_does_not_import_scipy():
+def test_preparing_small_meshes_does_not_import_scipy(tmp_path):
     """A robot's or a manager's meshes of up to 256 vertices are prepared without qhull: the
     import of scipy (about a third of a second) is what a run of many poses must not pay."""
     code = textwrap.dedent("""
@@ -146,7 +146,8 @@ def test_preparing_small_meshes_does_not_import_scipy():
         assert len(gs[0].vertices) == 196
         print("scipy.spatial" in sys.modules)
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         check=True)
     assert out.stdout.strip() == "False", out.stdout + out.stderr
 
 

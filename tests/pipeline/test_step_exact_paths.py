@@ -168,7 +168,7 @@ def test_forked_refinement_matches_one_process(tmp_path):
         shutil.copyfileobj(src, dst)
     runs = []
     for jobs in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs],
+        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs], cwd=tmp_path,
                              capture_output=True, text=True, check=False)
         assert out.returncode == 0, out.stderr[-2000:]
         runs.append(sorted(map(tuple, json.loads(out.stdout.splitlines()[-1]))))
