@@ -513,3 +513,20 @@ class FclRobot:
 def fcl_robot():
     """FclRobot: a robot's link meshes in python-fcl, an oracle for link-pair collisions."""
     return FclRobot
+
+
+@pytest.fixture
+def hull_builds(monkeypatch):
+    """The number of point sets of each `gjkcli.pipeline.prepared.build_hulls` call the test
+    makes (the hulls are still built): how a test sees that shared geometry is prepared once."""
+    from gjkcli.pipeline import prepared
+
+    built: list[int] = []
+    real = prepared.build_hulls
+
+    def counting(points, **kw):
+        built.append(len(points))
+        return real(points, **kw)
+
+    monkeypatch.setattr(prepared, "build_hulls", counting)
+    return built

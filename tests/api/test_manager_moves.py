@@ -161,17 +161,8 @@ def test_empty_managers_answer_as_trimesh_s():
 
 # -- shared meshes -------------------------------------------------------------------------------
 
-def test_a_mesh_added_many_times_is_prepared_once(monkeypatch):
-    built = []
-    from gjkcli.pipeline import prepared
-
-    real = prepared.build_hulls
-
-    def counting(points, **kw):
-        built.append(len(points))
-        return real(points, **kw)
-
-    monkeypatch.setattr(prepared, "build_hulls", counting)
+def test_a_mesh_added_many_times_is_prepared_once(hull_builds):
+    built = hull_builds
     rng = np.random.default_rng(2)
     sphere = trimesh.creation.icosphere(2, radius=0.3 + rng.uniform(0, 1e-3))  # new content
     copy = sphere.copy()  # another mesh of the same content

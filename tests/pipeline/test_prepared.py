@@ -46,15 +46,8 @@ def test_bad_content_is_a_shape_error():
         geometry(np.eye(3), [[0, 1, 3]])
 
 
-def test_prepare_builds_each_distinct_hull_once(monkeypatch):
-    built = []
-    real = prepared.build_hulls
-
-    def counting(points, **kw):
-        built.append(len(points))
-        return real(points, **kw)
-
-    monkeypatch.setattr(prepared, "build_hulls", counting)
+def test_prepare_builds_each_distinct_hull_once(hull_builds):
+    built = hull_builds
     rng = np.random.default_rng(5)
     parts = [trimesh.creation.icosphere(1, radius=0.5 + rng.uniform(0, 1e-3)) for _ in range(3)]
     geometries = [geometry(parts[k % 3].vertices, parts[k % 3].faces) for k in range(30)]
