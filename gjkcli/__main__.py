@@ -21,23 +21,29 @@ _MAIN = os.getpid()
 
 
 def _interrupt(_signum, _frame):
-    errors = sys.modules.get("gjkcli.errors")  # not yet imported in the first instants
-    for tmp in list(errors.unfinished if errors else ()):
+    # gjkcli.errors may not be imported yet, or be half imported, in the first instants
+    errors = sys.modules.get("gjkcli.errors")
+    for tmp in list(getattr(errors, "unfinished", ())):
         try:
             os.unlink(tmp)
         except OSError:
             pass
-    for done in reversed(errors.provisional if errors else ()):  # a whole output or nothing of it
+    for done in reversed(list(getattr(errors, "provisional", ()))):  # a whole output or nothing of it
         try:
             os.rmdir(done) if os.path.isdir(done) else os.unlink(done)
         except OSError:
             pass
     if os.getpid() == _MAIN:
-        if "multiprocessing" in sys.modules:  # worker processes would outlive the run
-            for child in sys.modules["multiprocessing"].active_children():
+        # worker processes would outlive the run; the signal may land while multiprocessing is
+        # itself being imported (a half-made module), and nothing here may raise into the run
+        active_children = getattr(sys.modules.get("multiprocessing"), "active_children", None)
+        try:
+            for child in active_children() if active_children else ():
                 child.kill()
+        except Exception:  # noqa: BLE001 - half-imported or half-started: end regardless
+            pass
         os.write(2, b"gjk: interrupted\n")
-    os._exit(errors.EXIT_INTERRUPTED if errors else 128 + signal.SIGINT)
+    os._exit(getattr(errors, "EXIT_INTERRUPTED", 128 + signal.SIGINT))
 
 
 # Installed as this module is imported, before anything of gjk's: `python -m gjkcli` and the

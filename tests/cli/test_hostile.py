@@ -166,6 +166,20 @@ def test_ctrl_c_stops_the_run_and_leaves_the_baseline(tmp_path, delay):
     assert {p.name for p in tmp_path.iterdir()} == {"base.json", "soup.stl"}  # no partial file
 
 
+@pytest.mark.parametrize("half_made", ["multiprocessing", "gjkcli.errors"])
+def test_ctrl_c_during_an_import_ends_the_run_cleanly(tmp_path, half_made):
+    """The signal may land while a module the handler reads is half imported (seen in CI: the
+    run's own import of multiprocessing): still exit 130 with the one line, nothing raised."""
+    code = ("import os, signal, sys, types\n"
+            "import gjkcli.__main__\n"
+            f"sys.modules[{half_made!r}] = types.ModuleType({half_made!r})  # no attributes yet\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "print('the run went on')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "gjk: interrupted\n")
+
+
 # -- limits: sizes and counts checked before reading ----------------------------------------------
 
 
