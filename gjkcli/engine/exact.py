@@ -313,10 +313,10 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
         The caller knows the parts' convex hulls lie apart (beyond the band): no point of one
         part can then lie inside the other, and the containment probes are skipped.
     depth : bool
-        "verdict" only. False: a collision proved by surfaces crossing beyond the band is not
-        searched for its deepest point (its depth is None, its witnesses the crossing point);
-        the status is the same as with True, since that crossing alone proves it. Where the
-        verdict itself rests on a point found inside the other part, that point is searched
+        "verdict" only. False: where surfaces cross beyond the band, the search for a point
+        inside the other part ends at the first one deeper than the band, which proves the
+        collision (its depth is None, its witnesses that point and the nearest point of the
+        other surface); the status is the same as with True. Elsewhere the point is searched
         for as with True. A sweep of many poses asks for this (`gjkcli.pipeline.poses`).
 
     Returns
@@ -376,15 +376,25 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
     exit_, crossing, near, ta, tb, point, straddle, visits, tests, pairs = _mesh.intersect(
         q.a.bvh, q.b.bvh, q.pose, q.tol, q.tol, q.snap, q.ws, COLLECT)
     q.count(visits, tests)
-    if crossing == 2:
-        fields = q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
-        if depth:  # the deep crossing alone proves the collision; the depth is a measurement
-            q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
-        return fields
-    # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
-    # finely faceted pipe through a wall crosses it one facet width at a time): look for the
-    # deepest point of one part inside the other, along the crossing triangles and at the vertices.
-    crossings = q.crossings() if crossing else np.zeros((0, 2), dtype=np.int32)
+    if crossing == 2 and not (q.a.solid or q.b.solid):
+        # Neither part bounds a volume: only the surfaces count, and they cross beyond the band.
+        return q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
+    # Where a part bounds a volume, the band is about depth: surfaces crossing beyond the band do
+    # not prove it (two long beams, one rolled a little, cross along cuts far longer than the
+    # band while the move that parts them is shorter than it), a point deeper than the band
+    # inside the other part does. Surfaces that meet only within the band may still bound
+    # volumes that overlap beyond it (a finely faceted pipe through a wall crosses it one facet
+    # width at a time): look for the deepest point of one part inside the other, along the
+    # crossing triangles and at the vertices.
+    best = None
+    if crossing == 2 and not depth:  # the probes and vertices alone often prove it
+        best = q.witness(np.zeros((0, 2), dtype=np.int32), measure=False)
+    proved = best is not None and best[0] > q.tol
+    crossings = np.zeros((0, 2), dtype=np.int32)
+    if crossing and not proved:
+        crossings = q.crossings()
+        if crossing == 2:  # the deep pair first (the collection stops at WITNESS_PAIRS)
+            crossings = np.vstack([np.array([[ta, tb]], dtype=crossings.dtype), crossings])
     if crossing == 1:
         # Crossing within the band only: a move within the band that takes the volumes apart
         # proves the depth is at most the band, so no point deeper than the band exists and the
@@ -393,11 +403,18 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
         if shift is not None:
             q.containment_note = q.not_solid_notes()
             return q.shifted(point, ta, tb, shift)
-    best = q.witness(crossings)
+    measure = depth or crossing != 2  # only a deep crossing's collision goes unmeasured
+    if not proved:
+        best = q.witness(crossings, measure=measure)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
-        q.deepest(fields, best)
+        if measure:
+            q.deepest(fields, best)
+        else:  # proved, not measured: the point that proves it, no depth
+            which, p, c = best[3], best[1], best[2]
+            pa, pb = (p, c) if which == "a in b" else (c, p)
+            fields["point_a"], fields["point_b"] = q.world_a(pa), q.world_a(pb)
         return fields
     hint = None
     if crossing == 0:
@@ -500,16 +517,19 @@ class _Pair:
         self.count(visits, tests)
         return pairs
 
-    def witness(self, crossings):
+    def witness(self, crossings, measure: bool = True):
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
-        Examined: each part's probes, its vertices inside the other's box (the side asked of
-        at most WITNESS_VERTICES, farthest from the surface first), and the triangles of the
+        Examined: each part's probes, the corners of its crossing triangles and its vertices
+        inside the other's box (the side asked of at most WITNESS_VERTICES of each, farthest
+        from the surface first), and the triangles of the
         crossing pairs ((k, 2) faces of A and B), subdivided where a deeper point could lie
         (_deepest_on_triangles). Any translation that separates the parts moves
         the point out of the other, so the depth is a lower bound of the penetration depth.
-        None at once when the hulls lie apart, and for a part inside one that is not a solid."""
+        None at once when the hulls lie apart, and for a part inside one that is not a solid.
+        measure=False: the search ends at the first point deeper than the band (a proof, not a
+        measurement)."""
         if self.hulls_apart:
             return None
         best = None
@@ -522,16 +542,21 @@ class _Pair:
             inbox = np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)
             beat = 0.0 if best is None else best[0]
             hit = None
-            # the probes first, every one (a few per body: a body wholly inside is found), then
-            # the vertices, farthest from the surface first
-            for points, cap in ((to_outer(inner.probes()), None), (p[inbox], WITNESS_VERTICES)):
-                deeper = _deepest_inside(outer, points, beat, self.ws, cap)
-                if deeper is not None:
-                    hit, beat = deeper, deeper[0]
             faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
-            if len(faces):
+            corners = np.unique(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
+            # the probes first, every one (a few per body: a body wholly inside is found), then
+            # the corners of the crossing triangles (where the surfaces pass each other), then
+            # the vertices, farthest from the surface first
+            for points, cap in ((to_outer(inner.probes()), None),
+                                (to_outer(local[corners]), WITNESS_VERTICES),
+                                (p[inbox], WITNESS_VERTICES)):
+                if measure or beat <= self.tol:
+                    deeper = _deepest_inside(outer, points, beat, self.ws, cap)
+                    if deeper is not None:
+                        hit, beat = deeper, deeper[0]
+            if len(faces) and (measure or beat <= self.tol):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
-                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws)
+                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
                 if deeper is not None:
                     hit = deeper
             if hit is not None:
@@ -539,6 +564,8 @@ class _Pair:
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
                 best = (depth, p, c, which)
+                if not measure and depth > self.tol:
+                    break
         self.containment_note = self.not_solid_notes()
         return best
 
@@ -772,7 +799,8 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int |
     return None
 
 
-def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws):
+def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
+                          measure: bool = True):
     """The deepest point found inside `outer` on the triangles (k, 3, 3) (outer's frame), if
     deeper than beat: (depth, point, nearest surface point) or None.
 
@@ -791,7 +819,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     WITNESS_LIVE_DEPTH / 4 of them, and the search stops after WITNESS_FLAT rounds in a row that
     deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
     bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
-    a bounded search, not the deepest point within witness_rel."""
+    a bounded search, not the deepest point within witness_rel. measure=False: the search ends
+    with the proving phase."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
@@ -813,6 +842,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
                 beat = float(dist[k])
                 best = (beat, c[k], near[k])
         bound = signed + reach
+        if beat > tol and not measure:  # proved; nothing to measure
+            break
         if beat > tol:  # measuring
             flat = flat + 1 if beat <= before * (1.0 + DEFAULT.witness_gain_rel) else 0
             if flat >= WITNESS_FLAT:

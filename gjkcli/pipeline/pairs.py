@@ -47,7 +47,8 @@ def exact_pair(mesh_a, shape_a, mesh_b, shape_b, *, pose_a=None, pose_b=None, to
     """The parts' own answer at their poses (4, 4): a part's triangles (`part_mesh`), else its
     primitive Shape, through `gjkcli.engine.primitive.pair_query` (the single-pose run's); None
     when neither part has triangles (two primitives: each is its own hull, the hulls' answer is
-    theirs). depth=False: a collision of two meshes proved by crossing surfaces is not measured
+    theirs). depth=False: a collision of two meshes whose surfaces cross beyond the band is
+    proved by the first point found deeper than the band inside the other, and not measured
     (`gjkcli.engine.exact.exact_query`)."""
     from gjkcli.engine.primitive import exact_body, pair_query
 

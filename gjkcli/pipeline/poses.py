@@ -16,9 +16,10 @@ thousands of waypoints): the allowed pairs (adjacent links, the SRDF), which nev
 checked, as MoveIt's collision checks skip what its matrix allows, and a note counts them (the
 per-pose run lists each at each pose); every other pair of links is counted as checked at every
 pose (the box test only answers clear early: the counts are per link pair); overlap volumes are not computed (one boolean per
-colliding pair costs more than the pose); a collision proved by surfaces crossing beyond the band
-is not measured for its depth (the search for the deepest point costs about 20 times the verdict;
-`exact_query`'s `depth=False`), so its depth is null and the note DEPTH_NOTE says why; object
+colliding pair costs more than the pose); a collision where surfaces cross beyond the band
+is proved by the first point found deeper than the band inside the other part and not measured
+further (the search for the deepest point costs many times the verdict; `exact_query`'s
+`depth=False`), so its depth is null and the note DEPTH_NOTE says why; object
 records are the first pose's.
 """
 from __future__ import annotations

@@ -83,22 +83,18 @@ def test_measuring_phase_keeps_verdicts_and_stays_a_lower_bound(monkeypatch):
 
 
 def test_band_sweep_verdicts_unchanged(monkeypatch):
-    """Depths just under and over the band: the same verdicts with the measuring phase as wide as
-    the proving one, and every depth reported at most the penetration depth. (Under the band this
-    rolled crossing is called a collision by the surfaces crossing beyond the band, with no depth:
-    that rule comes before the search and is not what is checked here.)"""
+    """Depths just under and over the band (qhull's penetration depth): touching under it,
+    collision over it, the same verdicts with the measuring phase as wide as the proving one,
+    and every depth reported at most the penetration depth. This rolled crossing's surfaces
+    cross along cuts far longer than the band at every depth: the crossing alone proves
+    nothing about the volumes."""
     R = _rotation([0, 0, 1], np.pi / 2 + 0.2) @ _rotation([1, 0, 0], 0.01)
     va, fa = _box([4.0, 0.1, 0.1], np.eye(3), np.zeros(3))
     a = Mesh.from_arrays(va, fa)
     statuses = []
     for f in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
         vb, fb = _box([4.0, 0.1, 0.1], R, np.array([0.3, 0.2, 0.1]))
-        # press B into A until the penetration depth is f bands
-        lo, hi = 0.0, 0.05
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if _penetration(va, vb - [0, 0, mid]) < f * TOL else (lo, mid)
-        vb = vb - [0, 0, lo]
+        vb = vb - [0, 0, _press(va, vb, f * TOL)]
         b = Mesh.from_arrays(vb, fb)
         r = exact_query(a, b, tolerance=TOL)
         with monkeypatch.context() as m:
@@ -108,7 +104,37 @@ def test_band_sweep_verdicts_unchanged(monkeypatch):
         if r.depth is not None:
             assert r.depth <= _penetration(va, vb) * (1 + 1e-9)
         statuses.append(r.status.name)
-    assert statuses[-2:] == ["COLLISION", "COLLISION"]
+    assert statuses == ["TOUCHING"] * 3 + ["COLLISION"] * 3
+
+
+def _press(va, vb, depth: float) -> float:
+    """How far down B must go for a penetration depth of `depth` (bisection on qhull's)."""
+    lo, hi = 0.0, 0.05
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _penetration(va, vb - [0, 0, mid]) < depth else (lo, mid)
+    return lo
+
+
+def test_rolled_crossings_under_the_band_touch_and_over_it_collide():
+    """Seeded crossings of two long beams, B rolled and turned, pressed to a penetration depth
+    just under or just over the band (qhull's Minkowski difference): the verdict follows the
+    depth, not the surfaces' crossing (which reaches beyond the band at every depth here)."""
+    rng = np.random.default_rng(17)
+    wrong = []
+    for _ in range(12):
+        va, fa = _box([4.0, 0.1, 0.1], np.eye(3), np.zeros(3))
+        R = (_rotation([0, 0, 1], np.pi / 2 + rng.uniform(-0.4, 0.4))
+             @ _rotation([1, 0, 0], rng.choice([-1, 1]) * rng.uniform(0.005, 0.03)))
+        vb0, fb = _box([4.0, 0.1, 0.1], R, np.array([rng.uniform(-1, 1), 0.0, 0.1]))
+        for f, want in ((0.6, "TOUCHING"), (0.95, "TOUCHING"), (1.05, "COLLISION"), (1.5, "COLLISION")):
+            vb = vb0 - [0, 0, _press(va, vb0, f * TOL)]
+            r = exact_query(Mesh.from_arrays(va, fa), Mesh.from_arrays(vb, fb), tolerance=TOL)
+            if r.status.name != want:
+                wrong.append((f, r.status.name, r.exit))
+            if r.depth is not None:
+                assert TOL < r.depth <= _penetration(va, vb) * (1 + 1e-9)
+    assert wrong == []
 
 
 @pytest.mark.parametrize("open_b", [False, True])

@@ -1,6 +1,7 @@
 """`exact_query(..., depth=False)`: the verdict of a sweep of many poses, without the search for
 the deepest point. The status must be the one `depth=True` gives on every pair; only the depth
-(a measurement) of a collision proved by crossing surfaces is left out.
+(a measurement) of a collision where surfaces cross beyond the band is left out: the first point
+found deeper than the band proves it.
 
 Oracles besides the engine's own full answer: python-fcl's triangle test (crossing surfaces)
 and trimesh's `contains` (a part inside the other), on seeded random poses whose share of
@@ -35,13 +36,23 @@ def _fcl(mesh: trimesh.Trimesh, T: np.ndarray):
     return fcl.CollisionObject(model, fcl.Transform(T[:3, :3], T[:3, 3]))
 
 
+LEG, UP = ([0.0, 0.0, 0.0], [0.6, 0.125, 0.125]), ([0.475, 0.0, 0.625], [0.125, 0.125, 0.5])
+
+
+def _depth_in_bar(point, T) -> float:
+    """How far a world point lies inside the bar placed by T (analytic: the bar is the union of
+    its two boxes, which overlap; trimesh's ray parity calls their common part outside)."""
+    x = np.linalg.solve(T, np.append(point, 1.0))[:3]
+    return max(float(np.min(np.array(half) - np.abs(x - centre))) for centre, half in (LEG, UP))
+
+
 @pytest.fixture(scope="module")
 def parts():
     """A torus (not convex: its hole) and a bent bar (an L of two boxes, not convex)."""
     torus = trimesh.creation.torus(major_radius=1.0, minor_radius=0.3, major_sections=24, minor_sections=12)
-    leg = trimesh.creation.box([1.2, 0.25, 0.25])
-    up = trimesh.creation.box([0.25, 0.25, 1.0])
-    up.apply_translation([0.475, 0.0, 0.625])
+    leg = trimesh.creation.box(2 * np.array(LEG[1]))
+    up = trimesh.creation.box(2 * np.array(UP[1]))
+    up.apply_translation(UP[0])
     bar = trimesh.util.concatenate([leg, up])
     return torus, bar
 
@@ -61,7 +72,13 @@ def test_the_status_is_the_full_verdicts_at_random_poses(parts):
         if full.status is Status.COLLISION:
             if quick.depth is None:
                 unmeasured += 1
-                assert full.exit == "surfaces cross beyond the band"
+                assert full.exit == "a point inside the other part beyond the band"
+                assert full.depth > full.tolerance
+                # the proving point lies inside the other part, beyond the band
+                if quick.contained == "a in b":
+                    assert _depth_in_bar(quick.point_a, T) > full.tolerance
+                else:
+                    assert trimesh.proximity.signed_distance(torus, [quick.point_b])[0] > full.tolerance
                 # crossing surfaces: fcl's triangle test sees them too
                 hit = fcl.collide(_fcl(torus, np.eye(4)), _fcl(bar, T), fcl.CollisionRequest())
                 assert hit
