@@ -81,6 +81,9 @@ WITNESS_ROUNDS = 10
 WITNESS_LIVE = 2048
 WITNESS_LIVE_DEPTH = 512
 WITNESS_FLAT = 4
+# A proof's first points: from where two triangles cross this far of the way to their corners
+# (1: the corners).
+CROSSING_FAN = (0.03, 0.1, 0.25, 0.5, 0.75, 1.0)
 # Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
@@ -387,8 +390,8 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
     # width at a time): look for the deepest point of one part inside the other, along the
     # crossing triangles and at the vertices.
     best = None
-    if crossing == 2 and not depth:  # the probes and vertices alone often prove it
-        best = q.witness(np.zeros((0, 2), dtype=np.int32), measure=False)
+    if crossing == 2 and not depth:  # the deep pair's corners often prove it alone
+        best = q.fan(ta, tb, point)
     proved = best is not None and best[0] > q.tol
     crossings = np.zeros((0, 2), dtype=np.int32)
     if crossing and not proved:
@@ -538,23 +541,32 @@ class _Pair:
                 continue
             to_outer = self.a_to_b if which == "a in b" else self.b_to_a
             local = inner.local()
-            p = to_outer(local[inner.used])
-            inbox = np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)
-            beat = 0.0 if best is None else best[0]
+            # a proof needs a point deeper than the band: shallower ones are not looked at
+            beat = (0.0 if best is None else best[0]) if measure else self.tol
             hit = None
             faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
             corners = np.unique(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
-            # the probes first, every one (a few per body: a body wholly inside is found), then
-            # the corners of the crossing triangles (where the surfaces pass each other), then
-            # the vertices, farthest from the surface first
-            for points, cap in ((to_outer(inner.probes()), None),
-                                (to_outer(local[corners]), WITNESS_VERTICES),
-                                (p[inbox], WITNESS_VERTICES)):
-                if measure or beat <= self.tol:
+
+            def probes():  # every one (a few per body: a body wholly inside is found)
+                return to_outer(inner.probes()), None
+
+            def crossing_corners():  # where the surfaces pass each other
+                return to_outer(local[corners]), WITNESS_VERTICES
+
+            def vertices_in_box():  # farthest from the surface first
+                p = to_outer(local[inner.used])
+                return p[np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)], WITNESS_VERTICES
+
+            # measuring: the probes first; proving: the crossing corners, which mostly decide
+            order = (probes, crossing_corners, vertices_in_box) if measure else (
+                crossing_corners, probes, vertices_in_box)
+            for point_set in order:
+                if measure or hit is None:
+                    points, cap = point_set()
                     deeper = _deepest_inside(outer, points, beat, self.ws, cap)
                     if deeper is not None:
                         hit, beat = deeper, deeper[0]
-            if len(faces) and (measure or beat <= self.tol):
+            if len(faces) and (measure or hit is None):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
                 if deeper is not None:
@@ -568,6 +580,31 @@ class _Pair:
                     break
         self.containment_note = self.not_solid_notes()
         return best
+
+    def fan(self, ta: int, tb: int, through):
+        """A quick proof for two triangles crossing beyond the band at `through` (A's frame): a
+        point deeper than the band inside the other part among those from `through` to each
+        triangle's corners (CROSSING_FAN of the way), as `witness` returns it, or None."""
+        for inner, outer, which, face in ((self.a, self.b, "a in b", ta), (self.b, self.a, "b in a", tb)):
+            if not outer.solid:
+                continue
+            x = np.asarray(through) if which == "a in b" else self.a_to_b(through)
+            corners = inner.local()[inner.faces[face]]
+            points = np.concatenate([x + f * (corners - x) for f in CROSSING_FAN])
+            points = np.ascontiguousarray((self.a_to_b if which == "a in b" else self.b_to_a)(points))
+            dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), self.tol, self.ws)
+            deep = np.flatnonzero(dist > self.tol)
+            if len(deep) == 0:
+                continue
+            outer.bvh.prepare_winding()
+            inside = deep[np.abs(_mesh.winding(outer.bvh, points[deep], self.ws)) > DEFAULT.winding_inside]
+            if len(inside):
+                k = int(inside[np.argmax(dist[inside])])
+                p, c = points[k], near[k]
+                if which == "a in b":
+                    p, c = self.b_to_a(p), self.b_to_a(c)
+                return float(dist[k]), p, c, which
+        return None
 
     def not_solid_notes(self) -> str:
         """The note for the parts that are not solids (as `witness` leaves it)."""
