@@ -69,7 +69,8 @@ class Geometry:
         The hull's box in the mesh's frame (min row, max row), once prepared.
     """
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "bounds", "_meshes", "__weakref__")
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "bounds", "_columns", "_meshes",
+                 "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
@@ -79,7 +80,19 @@ class Geometry:
         self.closed = False
         self.error: ShapeError | None = None
         self.bounds: np.ndarray | None = None
+        self._columns: np.ndarray | None = None
         self._meshes: dict = {}
+
+    def hull_columns(self) -> np.ndarray:
+        """(3, k) float64, read-only: the hull's vertices in its own frame as columns, so that
+        the box of a placement is R @ columns reduced along rows (contiguous), three NumPy calls
+        (a collision manager's probe asks one per query)."""
+        if self._columns is None:
+            assert self.hull is not None, "geometry not prepared"
+            columns = np.ascontiguousarray(self.hull.vertices.T)
+            columns.flags.writeable = False
+            self._columns = columns
+        return self._columns
 
     def mesh(self, name: str = "mesh", watertight: bool | None = None) -> Mesh | None:
         """The triangles' hierarchy (`gjkcli.engine.exact.Mesh`) under `name` (its notes name
@@ -261,6 +274,7 @@ class Placements:
         self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
         self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
         self.near: list[set] = [set() for _ in range(n)]
+        self._pairs: tuple | None = None  # `pairs`, until a part moves
         i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
         for a, b in zip(i.tolist(), j.tolist()):
             self.near[a].add(b)
@@ -278,23 +292,30 @@ class Placements:
         self.near[k] = meets
         for other in meets:
             self.near[other].add(k)
+        self._pairs = None
 
     def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
-        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`."""
+        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`: all
+        parts tested along x, then only those left along y and z."""
         lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
-        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
+        at = np.flatnonzero((self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0]))
         for axis in (1, 2):
-            hit &= self.g_lo[axis] <= hi[axis]
-            hit &= self.g_hi[axis] >= lo[axis]
-        return np.flatnonzero(hit)
+            at = at[(self.g_lo[axis][at] <= hi[axis]) & (self.g_hi[axis][at] >= lo[axis])]
+        return at
 
     def pairs(self) -> tuple:
-        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
-        n = max(len(self.lo), 1)
-        flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
-        flat.sort()
-        key = np.array(flat, dtype=np.int64)
-        return key // n, key % n
+        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted (kept until a part
+        moves: read-only)."""
+        if self._pairs is None:
+            n = max(len(self.lo), 1)
+            flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
+            flat.sort()
+            key = np.array(flat, dtype=np.int64)
+            i, j = key // n, key % n
+            i.flags.writeable = False
+            j.flags.writeable = False
+            self._pairs = (i, j)
+        return self._pairs
 
     def within(self, r: float) -> tuple:
         """(i, j) every pair whose boxes lie within r of each other (and a few farther: the
