@@ -300,14 +300,17 @@ class ManagedObject:
     def bounds(self) -> np.ndarray:
         """(2, 3) world box of the hull (and so of the part)."""
         if self._bounds is None:
-            shape = self.shape
-            if shape.kind == "hull" and shape.radius == 0.0:  # Shape.bounds, without its copies
-                w = shape.vertices @ shape.rotation.T + shape.translation
+            hull = self.geometry.hull
+            assert hull is not None, "geometry not prepared"
+            if hull.kind == "hull" and hull.radius == 0.0:  # Shape.bounds, without the Shape
+                R = self.pose[:3, :3]
+                w = (R @ hull.rotation) @ self.geometry.hull_columns()  # (3, k): rows reduce contiguously
                 box = self._bounds = np.empty((2, 3))
-                w.min(axis=0, out=box[0])
-                w.max(axis=0, out=box[1])
+                w.min(axis=1, out=box[0])
+                w.max(axis=1, out=box[1])
+                box += R @ hull.translation + self.pose[:3, 3]
             else:
-                self._bounds = shape.bounds
+                self._bounds = self.shape.bounds
         return self._bounds
 
     def __repr__(self) -> str:
@@ -373,9 +376,10 @@ class _Pairs:
         gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
         gap_b = np.fromiter((o.geometry.gap for o in objs_b), dtype=np.float64, count=m)
         coincident = policy.coincide(gap_a, gap_b, b.tolerance)
-        self.need = policy.needs_triangles("auto", hull_clear, coincident,
-                                           np.full(m, listed) | ~hull_clear, np.ones(m, dtype=bool))
+        # every pair has triangles; the hulls' collisions are asked of the triangles in any case
         self.colliding = ~hull_clear
+        self.need = policy.needs_triangles("auto", hull_clear, coincident, np.full(m, listed),
+                                           np.ones(m, dtype=bool))
         self.signed = np.where(np.isnan(b.depth), b.distance, -b.depth)
 
     def refine(self, k: int) -> None:
@@ -743,7 +747,7 @@ class CollisionManager:
             found = _by_radius(lambda r: placed.pairs() if r == 0.0 else placed.within(r),
                                lambda i, j: _pair_box_distance(placed.lo, placed.hi, placed.lo, placed.hi, i, j),
                                lambda i, j: (lambda take: self._answers("distance", objs, i[take], j[take])),
-                               placed.typical())
+                               placed.typical)
         else:
             found = None
         if found is None:
@@ -788,7 +792,7 @@ class CollisionManager:
             found = _by_radius(lambda r: _cross_candidates(here, there, r),
                                lambda i, j: _pair_box_distance(here.lo, here.hi, there.lo, there.hi, i, j),
                                lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take])),
-                               max(here.typical(), there.typical()))
+                               lambda: max(here.typical(), there.typical()))
         if found is None:
             return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
@@ -901,25 +905,29 @@ class _Placed(Placements):
 
 
 def _world_boxes(objs: list) -> tuple:
-    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once: the
-    hull vertices of every object moved by its pose in one pass."""
+    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once: per
+    distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by the poses of all
+    the objects that place it in one stacked product (a mesh added 200 times is one product of
+    200 rotations), without making the objects' Shapes."""
     n = len(objs)
-    if n == 0:
-        return np.zeros((0, 3)), np.zeros((0, 3))
-    shapes = [o.shape for o in objs]
-    counts = np.fromiter((len(s.vertices) for s in shapes), dtype=np.int64, count=n)
-    if not all(s.kind == "hull" and s.radius == 0.0 for s in shapes) or counts.min() == 0:
-        b = np.array([s.bounds for s in shapes])
-        return b[:, 0], b[:, 1]
-    V = np.concatenate([s.vertices for s in shapes])
-    R = np.stack([s.rotation for s in shapes])
-    t = np.stack([s.translation for s in shapes])
-    part = np.repeat(np.arange(n), counts)
-    W = np.einsum("nij,nj->ni", R[part], V) + t[part]
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    lo, hi = np.minimum.reduceat(W, starts, axis=0), np.maximum.reduceat(W, starts, axis=0)
-    for o, l, h in zip(objs, lo, hi):
-        o._bounds = np.array([l, h])
+    lo, hi = np.zeros((n, 3)), np.zeros((n, 3))
+    groups: dict = {}
+    for k, o in enumerate(objs):
+        groups.setdefault(id(o.geometry), []).append(k)
+    for ks in groups.values():
+        geometry = objs[ks[0]].geometry
+        hull = geometry.hull
+        if hull.kind != "hull" or hull.radius != 0.0 or len(hull.vertices) == 0:
+            for k in ks:
+                lo[k], hi[k] = objs[k].shape.bounds
+            continue
+        poses = np.stack([objs[k].pose for k in ks])
+        R = poses[:, :3, :3]
+        W = (R @ hull.rotation) @ geometry.hull_columns()  # (g, 3, v)
+        shift = R @ hull.translation + poses[:, :3, 3]
+        lo[ks], hi[ks] = W.min(axis=2) + shift, W.max(axis=2) + shift
+    for o, box in zip(objs, np.stack([lo, hi], axis=1)):
+        o._bounds = box
     return lo, hi
 
 
@@ -1004,14 +1012,15 @@ def _closest(entries, lower: np.ndarray):
     return where
 
 
-def _by_radius(pairs_at, lower_of, entries_of, typical: float):
+def _by_radius(pairs_at, lower_of, entries_of, typical):
     """The closest pair (as `_closest`), walking the broad phase with a shrinking bound.
 
     pairs_at(r) gives (i, j), every pair whose boxes lie within r (pairs_at(0.0): those whose
     boxes meet); lower_of(i, j) their boxes' distances; entries_of(i, j) the `entries` function
     of `_closest` over them. First the pairs whose boxes meet: a best answer <= 0 is final (the
     other boxes lie apart). Else, the best being d, the pairs within d: none other can come
-    closer. With no pair at all, the radius grows from `typical` until some boxes meet.
+    closer. With no pair at all, the radius grows from typical() (asked only then) until some
+    boxes meet.
     """
     r = 0.0
     while True:
@@ -1020,7 +1029,7 @@ def _by_radius(pairs_at, lower_of, entries_of, typical: float):
         best = float(found[0].signed[found[1]]) if found is not None else np.inf
         if best <= r:
             return found
-        r = best if np.isfinite(best) else max(4.0 * r, typical, np.finfo(float).tiny)
+        r = best if np.isfinite(best) else max(4.0 * r, typical(), np.finfo(float).tiny)
 
 
 def _nothing(a, b) -> DistanceData:

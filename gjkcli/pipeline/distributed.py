@@ -41,7 +41,7 @@ import numpy as np
 from gjkcli import limits
 from gjkcli.errors import GjkError, Problem, ShapeError, one_line
 from gjkcli.pipeline import elements
-from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
+from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
 
@@ -367,9 +367,9 @@ def _token() -> str:
 
 
 def _load(source, strict: bool, lim) -> "_Loaded":
-    """One source read, its objects' hulls and hull gaps: packed in flat arrays."""
-    from gjkcli.engine.shapes import build_hulls
-    from gjkcli.mesh.convexity import hull_gaps
+    """One source read, its objects' hulls and hull gaps (`gjkcli.pipeline.stages.hulls`, the
+    prepared scene's, as in one process): packed in flat arrays. A robot's primitive links
+    (a box, cylinder or sphere in the URDF) travel as their shapes."""
     from gjkcli.scene.objects import read_source, split_problems
 
     with limits.active(lim):
@@ -377,13 +377,13 @@ def _load(source, strict: bool, lim) -> "_Loaded":
     if isinstance(got, Problem):
         return _Loaded(problem=got)
     got, skipped = split_problems(got)
-    hulls = build_hulls([g.vertices for g in got], jobs=1)
-    gap = hull_gaps(hulls, [g.faces for g in got], [g.vertices for g in got]) if got else np.zeros(0)
+    shapes, lo, hi, gap = hulls(got)
     return _Loaded(
         meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner) for g in got],
         skipped=skipped,
         vertices=_Ragged.pack([g.vertices for g in got]), faces=_Ragged.pack([g.faces for g in got]),
-        shapes=_PackedShapes.pack(hulls.shapes), lo=hulls.lo, hi=hulls.hi, gap=np.asarray(gap))
+        shapes=_PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap,
+        primitive=np.array([g.primitive is not None for g in got], dtype=bool))
 
 
 def _pick(loaded: "_Loaded", positions) -> "_PackedShapes":
@@ -591,8 +591,10 @@ class _Loaded:
     """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
 
     meta : [(name, file, units, watertight, bodies, IFC element, owner)] per object; vertices,
-    faces : their meshes; shapes : their hulls; lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps;
-    skipped : a Problem per IFC element whose geometry failed
+    faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
+    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; primitive : (n,) bool the object is a
+    primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
+    geometry failed
     """
 
     problem: Problem | None = None
@@ -604,6 +606,7 @@ class _Loaded:
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
+    primitive: np.ndarray | None = None
 
     @property
     def count(self) -> int:
@@ -612,7 +615,9 @@ class _Loaded:
     def geometries(self) -> list:
         from gjkcli.scene.objects import Geometry
 
+        at = np.flatnonzero(self.primitive).tolist()
+        primitives = dict(zip(at, self.shapes.take(at).unpack())) if at else {}
         return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
                          units=units, watertight=watertight, bodies=bodies, element=element,
-                         owner=owner)
+                         owner=owner, primitive=primitives.get(k))
                 for k, (name, file, units, watertight, bodies, element, owner) in enumerate(self.meta)]

@@ -1,6 +1,7 @@
-"""Geometry prepared once per distinct content, placed by transforms: what the Python manager
-(`gjkcli.api.manager`), the robot at many poses (`gjkcli.pipeline.poses`), its motion and the
-collision matrix (`gjkcli.pipeline.motion`, `gjkcli.pipeline.matrix`) stand on.
+"""Geometry prepared once per distinct content, placed by transforms: what the scan's hulls
+(`gjkcli.pipeline.stages.hulls`, in one process and in a Dask cluster's load tasks), the Python
+manager (`gjkcli.api.manager`), the robot at many poses (`gjkcli.pipeline.poses`), its motion and
+the collision matrix (`gjkcli.pipeline.motion`, `gjkcli.pipeline.matrix`) stand on.
 
 FCL and coal keep one `CollisionGeometry` (a hull, a BVH over triangles) shared by any number of
 `CollisionObject`s, each holding only a transform; so does this. A `Geometry` is a mesh in its own
@@ -33,7 +34,7 @@ from gjkcli.mesh.convexity import hull_gaps
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Geometry", "geometry", "prepare", "closed_oriented", "Placements"]
+__all__ = ["Geometry", "geometry", "geometries", "prepare", "closed_oriented", "Placements"]
 
 # A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
 # to the mesh's size, outside any face's plane: rounding, not shape.
@@ -64,9 +65,12 @@ class Geometry:
         Every directed edge once, and its reverse once (`closed_oriented`), once prepared.
     error : ShapeError or None
         Why no hull could be made.
+    bounds : (2, 3) float64 or None
+        The hull's box in the mesh's frame (min row, max row), once prepared.
     """
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "_meshes", "__weakref__")
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "bounds", "_columns", "_meshes",
+                 "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
@@ -75,7 +79,20 @@ class Geometry:
         self.gap = np.inf
         self.closed = False
         self.error: ShapeError | None = None
+        self.bounds: np.ndarray | None = None
+        self._columns: np.ndarray | None = None
         self._meshes: dict = {}
+
+    def hull_columns(self) -> np.ndarray:
+        """(3, k) float64, read-only: the hull's vertices in its own frame as columns, so that
+        the box of a placement is R @ columns reduced along rows (contiguous), three NumPy calls
+        (a collision manager's probe asks one per query)."""
+        if self._columns is None:
+            assert self.hull is not None, "geometry not prepared"
+            columns = np.ascontiguousarray(self.hull.vertices.T)
+            columns.flags.writeable = False
+            self._columns = columns
+        return self._columns
 
     def mesh(self, name: str = "mesh", watertight: bool | None = None) -> Mesh | None:
         """The triangles' hierarchy (`gjkcli.engine.exact.Mesh`) under `name` (its notes name
@@ -101,29 +118,76 @@ def geometry(vertices, faces) -> Geometry:
     """The Geometry of these vertices (n, 3) and faces (m, 3): the one already made for the same
     content, else a new one holding read-only copies (the caller's arrays may change after).
     Raises ShapeError for no vertices, a coordinate that is not finite, or a face pointing past
-    the vertices."""
+    the vertices (the messages of `gjkcli.engine.shapes.build_hulls` for the first two)."""
     v = np.array(vertices, dtype=np.float64, order="C").reshape(-1, 3)
     f = np.array(faces, dtype=np.int64, order="C").reshape(-1, 3)
-    if len(v) == 0 or not np.all(np.isfinite(v)):
-        raise ShapeError("a mesh needs vertices, all finite")
+    if len(v) == 0:
+        raise ShapeError("no points to build a hull from")
+    if not np.all(np.isfinite(v)):
+        raise ShapeError("points hold NaN or infinite coordinates")
     if len(f) and (f.min() < 0 or f.max() >= len(v)):
         raise ShapeError(f"faces point past the {len(v)} vertices")
-    digest = hashlib.blake2b(v.tobytes(), digest_size=16)
-    digest.update(f.tobytes())
+    v.flags.writeable = False
+    f.flags.writeable = False
+    return _by_content(v, f)
+
+
+def geometries(vertices: list, faces: list) -> list:
+    """`geometry` of many meshes at once (a scan's parts): per mesh its Geometry, or the
+    ShapeError `geometry` would raise. The checks run over all meshes together and the copies
+    are one array each for all vertices and all faces (each Geometry holds read-only views of
+    them), so that a part costs a hash and a lookup in Python."""
+    count = len(vertices)
+    vs = [np.asarray(v, dtype=np.float64).reshape(-1, 3) for v in vertices]
+    fs = [np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces]
+    n_v = np.fromiter(map(len, vs), dtype=np.int64, count=count)
+    n_f = np.fromiter(map(len, fs), dtype=np.int64, count=count)
+    V = np.concatenate(vs) if count else np.zeros((0, 3))  # copies, C-ordered
+    F = np.concatenate(fs) if count else np.zeros((0, 3), dtype=np.int64)
+    part = np.arange(count)
+    finite = np.isfinite(V)  # the columns combined: a reduction along rows of 3 is slow in NumPy
+    finite = finite[:, 0] & finite[:, 1] & finite[:, 2]
+    not_finite = np.bincount(np.repeat(part, n_v)[~finite], minlength=count) > 0
+    of_face = np.repeat(part, n_f)
+    low = np.minimum(np.minimum(F[:, 0], F[:, 1]), F[:, 2])
+    high = np.maximum(np.maximum(F[:, 0], F[:, 1]), F[:, 2])
+    past = np.bincount(of_face[(low < 0) | (high >= n_v[of_face])], minlength=count) > 0
+    V.flags.writeable = False
+    F.flags.writeable = False
+    v_end, f_end = np.cumsum(n_v).tolist(), np.cumsum(n_f).tolist()
+    out: list = []
+    for k, (nv, ve, fe) in enumerate(zip(n_v.tolist(), v_end, f_end)):
+        if nv == 0:
+            out.append(ShapeError("no points to build a hull from"))
+        elif not_finite[k]:
+            out.append(ShapeError("points hold NaN or infinite coordinates"))
+        elif past[k]:
+            out.append(ShapeError(f"faces point past the {nv} vertices"))
+        else:
+            out.append(_by_content(V[ve - nv: ve], F[fe - len(fs[k]): fe]))
+    return out
+
+
+def _by_content(v: np.ndarray, f: np.ndarray) -> Geometry:
+    """The Geometry of the read-only, C-ordered arrays v (n, 3) float64 and f (m, 3) int64: the
+    one made already for the same content, else a new one holding them."""
+    digest = hashlib.blake2b(v, digest_size=16)
+    digest.update(f)
     content = (len(v), len(f), digest.digest())
     found = _BY_CONTENT.get(content)
     if found is None:
-        v.flags.writeable = False
-        f.flags.writeable = False
         found = _BY_CONTENT[content] = Geometry(v, f)
     return found
 
 
-def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None) -> None:
+def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
+            small_points: int | None = SMALL_HULL_POINTS) -> None:
     """Hulls and hull gaps of the geometries not prepared yet, each once however many parts
     share it, all in one go (see the module's docstring). A geometry whose hull cannot be made
     keeps hull None and its `error`. jobs, progress : `build_hulls`' (qhull in forked workers
-    for many large parts; progress(stage, done, total))."""
+    for many large parts; progress(stage, done, total)). small_points : the largest point sets
+    whose hull the compiled core builds (None: `build_hulls`' own default, for a scan of many
+    parts, where qhull's import is repaid and the core's O(n^2) scan of larger sets is not)."""
     todo = list({id(g): g for g in geometries if g.hull is None and g.error is None}.values())
     if not todo:
         return
@@ -132,7 +196,7 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None) -> 
         g.closed = c
     offer = sphere & np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
                                for g in todo], dtype=bool)
-    hulls = build_hulls([g.vertices for g in todo], small=True, small_points=SMALL_HULL_POINTS,
+    hulls = build_hulls([g.vertices for g in todo], small=True, small_points=small_points,
                         triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())],
                         jobs=jobs, progress=progress)
     gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
@@ -140,17 +204,19 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None) -> 
     own = offer & (gaps <= OWN_HULL_REL * size)  # NaN size (no hull) compares False
     again = np.flatnonzero(~own & offer).tolist()  # offered, but not convex: from the points
     shapes = list(hulls.shapes)
+    lo, hi = hulls.lo.copy(), hulls.hi.copy()
     if again:
-        redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=SMALL_HULL_POINTS,
+        redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=small_points,
                            jobs=jobs)
         redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
         for slot, k in enumerate(again):
             shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
-    for g, shape, gap in zip(todo, shapes, gaps.tolist()):
+        lo[again], hi[again] = redo.lo, redo.hi
+    for g, shape, gap, box in zip(todo, shapes, gaps.tolist(), np.stack([lo, hi], axis=1)):
         if isinstance(shape, ShapeError):
             g.error = shape
         else:
-            g.hull, g.gap = shape, gap
+            g.hull, g.gap, g.bounds = shape, gap, box
 
 
 def closed_oriented(faces: list, n_vertices: list) -> tuple:
@@ -208,6 +274,7 @@ class Placements:
         self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
         self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
         self.near: list[set] = [set() for _ in range(n)]
+        self._pairs: tuple | None = None  # `pairs`, until a part moves
         i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
         for a, b in zip(i.tolist(), j.tolist()):
             self.near[a].add(b)
@@ -225,23 +292,30 @@ class Placements:
         self.near[k] = meets
         for other in meets:
             self.near[other].add(k)
+        self._pairs = None
 
     def meeting(self, lo: np.ndarray, hi: np.ndarray, grow: float) -> np.ndarray:
-        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`."""
+        """Indices of the parts whose grown boxes meet the box (lo, hi) grown by `grow`: all
+        parts tested along x, then only those left along y and z."""
         lo, hi = (lo - grow).tolist(), (hi + grow).tolist()
-        hit = (self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0])
+        at = np.flatnonzero((self.g_lo[0] <= hi[0]) & (self.g_hi[0] >= lo[0]))
         for axis in (1, 2):
-            hit &= self.g_lo[axis] <= hi[axis]
-            hit &= self.g_hi[axis] >= lo[axis]
-        return np.flatnonzero(hit)
+            at = at[(self.g_lo[axis][at] <= hi[axis]) & (self.g_hi[axis][at] >= lo[axis])]
+        return at
 
     def pairs(self) -> tuple:
-        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted."""
-        n = max(len(self.lo), 1)
-        flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
-        flat.sort()
-        key = np.array(flat, dtype=np.int64)
-        return key // n, key % n
+        """(i, j) (k,) int64, i < j: the pairs whose grown boxes meet, sorted (kept until a part
+        moves: read-only)."""
+        if self._pairs is None:
+            n = max(len(self.lo), 1)
+            flat = [a * n + b for a, others in enumerate(self.near) for b in others if a < b]
+            flat.sort()
+            key = np.array(flat, dtype=np.int64)
+            i, j = key // n, key % n
+            i.flags.writeable = False
+            j.flags.writeable = False
+            self._pairs = (i, j)
+        return self._pairs
 
     def within(self, r: float) -> tuple:
         """(i, j) every pair whose boxes lie within r of each other (and a few farther: the

@@ -5,11 +5,12 @@ around it (a Dask cluster, poses, 2D drawings) import its public names from here
 1. **Objects** (`gjkcli.scene.objects.gather`): every input as named objects in world
    coordinates, moved by their full transforms (scale included). An input that fails to load
    becomes a `Problem`; the others are still checked.
-2. **Hulls** (`gjkcli.engine.shapes.build_hulls`): the hulls of small parts (up to 128 points)
-   in the compiled core, all in one call and each checked there; one qhull call per larger part
-   (or per part the core could not prove); everything else for all parts at once in NumPy; and
-   how far each part is from its hull (`gjkcli.mesh.convexity.hull_gaps`), also for all parts
-   at once. Parts that place one mesh
+2. **Hulls** (`hulls`, standing on the prepared scene of `gjkcli.pipeline.prepared`): one
+   hull per distinct mesh (by content), however many parts place it: the hulls of small parts
+   (up to 128 points) in the compiled core, all in one call and each checked there; one qhull
+   call per larger part (or per part the core could not prove); everything else for all parts
+   at once in NumPy; and how far each part is from its hull
+   (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
    rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
    in the mesh's frame and moved to each.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
@@ -47,7 +48,7 @@ from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
-           "run_options", "scan_here", "placement_key", "allowed_reasons"]
+           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -731,51 +732,9 @@ class Parts:
 
     @classmethod
     def build(cls, geoms, jobs: int, problems: list, tell) -> "Parts":
-        """Hulls of the meshes (primitives as they are); an object whose geometry makes no shape
-        becomes a problem of its file."""
-        from gjkcli.engine.shapes import build_hulls
-        from gjkcli.mesh.convexity import hull_gaps
-
-        mesh_index = [k for k, g in enumerate(geoms) if g.primitive is None]
-        # objects that place one mesh rigidly (a STEP product's instances) share its hull: built
-        # once in the mesh's frame, then moved to each (a hull commutes with rigid motions)
-        groups: dict = {}
-        for k in mesh_index:
-            if geoms[k].instance is not None:
-                groups.setdefault(geoms[k].instance.key, []).append(k)
-        groups = {key: ks for key, ks in groups.items() if len(ks) > 1}
-        shared = {k for ks in groups.values() for k in ks}
-        alone = [k for k in mesh_index if k not in shared]
-        firsts = [ks[0] for ks in groups.values()]
-        points = [geoms[k].vertices for k in alone] + [geoms[k].instance.local for k in firsts]
-        # small parts' hulls in the compiled core, all at once; qhull for the others
-        hulls = build_hulls(points, jobs=jobs, progress=tell, small=True)
-        n = len(geoms)
-        shapes: list = [g.primitive for g in geoms]
-        lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
-        for k, g in enumerate(geoms):
-            if g.primitive is not None:
-                lo[k], hi[k] = g.primitive.bounds
-        gap = np.zeros(n)
-        if not points:
-            return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
-        gaps = hull_gaps(hulls, [geoms[k].faces for k in alone + firsts], points)
-        index = np.asarray(alone, dtype=np.int64)
-        for slot, k in enumerate(alone):
-            shapes[k] = hulls.shapes[slot]
-        if len(index):
-            lo[index], hi[index] = hulls.lo[:len(alone)], hulls.hi[:len(alone)]
-            gap[index] = gaps[:len(alone)]
-        for slot, ks in enumerate(groups.values(), start=len(alone)):
-            base = hulls.shapes[slot]
-            for k in ks:
-                if isinstance(base, ShapeError):
-                    shapes[k] = base
-                    continue
-                shapes[k] = base.moved(geoms[k].instance.pose)
-                lo[k], hi[k] = shapes[k].bounds
-                gap[k] = gaps[slot]
-        return cls.assemble(geoms, shapes, lo, hi, gap, problems)[0]
+        """Hulls of the meshes (primitives as they are, `hulls`); an object whose geometry makes
+        no shape becomes a problem of its file."""
+        return cls.assemble(geoms, *hulls(geoms, jobs, tell), problems)[0]
 
     @classmethod
     def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["Parts", list]:
@@ -891,6 +850,56 @@ class Parts:
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
             **(g.element.record_fields if g.element is not None else {}))
             for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
+
+
+def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
+    """(shapes, lo, hi, gap) of the objects `geoms` (`gjkcli.scene.objects.Geometry`), from the
+    prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many objects
+    place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an object
+    whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
+    `hull_gaps`. One process (`Parts.build`) and a cluster's load task
+    (`gjkcli.pipeline.distributed`) both build them here."""
+    from gjkcli.pipeline import prepared
+
+    n = len(geoms)
+    shapes: list = [g.primitive for g in geoms]
+    lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
+    gap = np.zeros(n)
+    # objects that place one mesh rigidly (a STEP product's instances, a scene's nodes) share
+    # its hull: prepared in the mesh's frame, then moved to each (a hull commutes with rigid
+    # motions); an instance placed once is prepared where it lies, as any other mesh
+    uses: dict = {}
+    for g in geoms:
+        if g.primitive is None and g.instance is not None:
+            uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
+    meshes = []
+    for k, g in enumerate(geoms):
+        if g.primitive is not None:
+            lo[k], hi[k] = g.primitive.bounds
+        else:
+            meshes.append((k, g.instance.pose if g.instance is not None and uses[g.instance.key] > 1 else None))
+    made = prepared.geometries([geoms[k].vertices if pose is None else geoms[k].instance.local for k, pose in meshes],
+                               [geoms[k].faces for k, _ in meshes])
+    placed: dict = {}  # object -> (its prepared Geometry, the pose that places it or None)
+    for (k, pose), pg in zip(meshes, made):
+        if isinstance(pg, ShapeError):
+            shapes[k] = pg
+        else:
+            placed[k] = (pg, pose)
+    prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
+    where, boxes, gaps = [], [], []  # the objects' boxes and gaps, set for all at once
+    for k, (pg, pose) in placed.items():
+        if pg.hull is None:
+            shapes[k] = pg.error
+            continue
+        shapes[k] = pg.hull if pose is None else pg.hull.moved(pose)
+        where.append(k)
+        boxes.append(pg.bounds if pose is None else shapes[k].bounds)
+        gaps.append(pg.gap)
+    if where:
+        boxes = np.array(boxes)
+        lo[where], hi[where], gap[where] = boxes[:, 0], boxes[:, 1], gaps
+    return shapes, lo, hi, gap
 
 
 def _banded(packed, i, j, bands):

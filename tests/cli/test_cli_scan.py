@@ -192,3 +192,75 @@ def test_exact_scan_finds_the_pairs_of_the_exact_engine(scene):
         if exact_query(ma, mb).status.value == "collision":
             expected.add(frozenset((pa.name, pb.name)))
     assert ours == expected
+
+
+# -- a mesh placed many times: one hull ------------------------------------------------------------
+
+
+def _instanced_3mf(path: Path, vertices, faces, poses) -> None:
+    """A 3MF whose one object (the mesh) is placed by one build item per pose (4x4, rigid): the
+    file's own instancing, which trimesh reads as one geometry under many nodes."""
+    import zipfile
+
+    import numpy as np
+
+    points = "".join(f'<vertex x="{x!r}" y="{y!r}" z="{z!r}"/>' for x, y, z in np.asarray(vertices).tolist())
+    triangles = "".join(f'<triangle v1="{a}" v2="{b}" v3="{c}"/>' for a, b, c in np.asarray(faces).tolist())
+    # a 3MF transform is the 3x4 matrix's columns (m00 m01 m02 m10 ... m32), points as row vectors
+    items = "".join('<item objectid="1" transform="{}"/>'.format(
+        " ".join(repr(float(v)) for v in np.concatenate([T[:3, :3].T.ravel(), T[:3, 3]]))) for T in poses)
+    model = ('<?xml version="1.0" encoding="UTF-8"?><model unit="millimeter" '
+             'xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"><resources>'
+             f'<object id="1" name="part" type="model"><mesh><vertices>{points}</vertices>'
+             f'<triangles>{triangles}</triangles></mesh></object></resources><build>{items}</build></model>')
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("[Content_Types].xml",
+                   '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+                   'package/2006/content-types"><Default Extension="rels" ContentType="application/'
+                   'vnd.openxmlformats-package.relationships+xml"/><Default Extension="model" '
+                   'ContentType="application/vnd.ms-package.3dmanufacturing-3dmodel+xml"/></Types>')
+        z.writestr("_rels/.rels",
+                   '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+                   'openxmlformats.org/package/2006/relationships"><Relationship Target="/3D/3dmodel.'
+                   'model" Id="rel0" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/'
+                   '3dmodel"/></Relationships>')
+        z.writestr("3D/3dmodel.model", model)
+
+
+def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_builds):
+    """Two 3MF files placing the same mesh (a 60-point hull) 200 times each, turned at random:
+    the scan prepares one hull (the mesh's content is the key, across files), and its collision
+    pairs are trimesh + python-fcl's on the placed triangles; colliding and clear neighbours
+    both drawn."""
+    import numpy as np
+    import trimesh
+
+    pytest.importorskip("fcl", reason="the oracle is trimesh's CollisionManager (python-fcl)")
+    rng = np.random.default_rng(7)
+    mesh = trimesh.convex.convex_hull(rng.normal(size=(60, 3)))
+    placed = {"a": 0.0, "b": 35.0}  # b's first row overlaps a's last: pairs across the files
+    for name, y0 in placed.items():
+        poses = []
+        for k in range(200):
+            T = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))
+            T[:3, 3] = [(k % 20) * 3.6, y0 + (k // 20) * 3.6, 0.0]
+            poses.append(T)
+        _instanced_3mf(tmp_path / f"{name}.3mf", mesh.vertices, mesh.faces, poses)
+    r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json")
+    assert hull_builds == [1]
+    doc = json.loads(r.stdout)
+    assert len(doc["objects"]) == 400
+    ours = {frozenset((p["a"], p["b"])) for p in doc["pairs"] if p["status"] in ("collision", "touching")}
+
+    manager = trimesh.collision.CollisionManager()
+    for name in placed:
+        loaded = trimesh.load_scene(tmp_path / f"{name}.3mf")
+        for node in loaded.graph.nodes_geometry:
+            transform, geometry = loaded.graph[node]
+            manager.add_object(f"{name}.3mf:{node}", loaded.geometry[geometry], transform=transform)
+    assert {o["name"] for o in doc["objects"]} == set(manager._objs)
+    _, names = manager.in_collision_internal(return_names=True)
+    theirs = {frozenset(n) for n in names}
+    assert ours == theirs
+    assert 250 < len(ours) < 750  # of about 1,450 neighbouring pairs: many collide, many do not
+    assert any(len({n.split(":")[0] for n in pair}) == 2 for pair in ours)

@@ -427,3 +427,38 @@ def test_a_robot_on_the_cluster_as_in_one_process(cluster, tmp_path):
     assert many.notes == one.notes
     one, many = both(cluster, [tmp_path / "r.urdf"], robot=dataclasses.replace(robot, skip_missing=True))
     assert one.exit_code == many.exit_code == 0
+
+
+def test_primitive_links_on_the_cluster_as_in_one_process(cluster, tmp_path):
+    """A URDF's box, cylinder and sphere links beside a mesh link: the cluster's load task sends
+    them as their shapes, and the verdicts and distances are one process's and the analytic
+    ones (a sphere of radius 0.25 centred 0.5 + 0.25 + d from the slab's face, at d = 0.1 and
+    inside it by 0.05; a box and a cylinder side by side 0.2 apart)."""
+    import trimesh
+
+    trimesh.creation.box((1, 1, 1)).export(tmp_path / "slab.stl")
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r">'
+        '<link name="slab"><collision><geometry><mesh filename="slab.stl"/></geometry></collision></link>'
+        '<link name="ball"><collision><origin xyz="0.85 0 0"/><geometry><sphere radius="0.25"/></geometry>'
+        '</collision></link>'
+        '<link name="sunk"><collision><origin xyz="0 0.7 0"/><geometry><sphere radius="0.25"/></geometry>'
+        '</collision></link>'
+        '<link name="block"><collision><origin xyz="0 0 3"/><geometry><box size="1 1 1"/></geometry>'
+        '</collision></link>'
+        '<link name="post"><collision><origin xyz="0.9 0 3"/><geometry><cylinder radius="0.2" length="1"/>'
+        '</geometry></collision></link>'
+        '<joint name="a" type="fixed"><parent link="slab"/><child link="ball"/></joint>'
+        '<joint name="b" type="fixed"><parent link="ball"/><child link="sunk"/></joint>'
+        '<joint name="c" type="fixed"><parent link="sunk"/><child link="block"/></joint>'
+        '<joint name="d" type="fixed"><parent link="block"/><child link="post"/></joint>'
+        '</robot>')
+    one, many = both(cluster, [tmp_path / "r.urdf"], clearance=0.5)
+    same_json(one, many)
+    assert not one.errors and not many.errors
+    found = {frozenset((p.a, p.b)): p for p in many.pairs}
+    assert found[frozenset(("slab", "ball"))].status is Status.CLEARANCE
+    assert found[frozenset(("slab", "ball"))].result.distance == pytest.approx(0.1, abs=1e-9)
+    assert found[frozenset(("slab", "sunk"))].status is Status.COLLISION
+    assert found[frozenset(("block", "post"))].status is Status.CLEARANCE
+    assert found[frozenset(("block", "post"))].result.distance == pytest.approx(0.2, abs=1e-9)

@@ -46,6 +46,25 @@ def test_bad_content_is_a_shape_error():
         geometry(np.eye(3), [[0, 1, 3]])
 
 
+def test_geometries_are_geometry_s_and_say_what_is_wrong_per_mesh():
+    """The batch of a scan (`geometries`) finds the geometry `geometry` finds for the same
+    content, keeps read-only copies, and answers a bad mesh with the error `geometry` raises,
+    in its place, the others made all the same."""
+    from gjkcli.errors import ShapeError
+
+    sphere = trimesh.creation.icosphere(1, radius=0.3)
+    v, f = sphere.vertices.copy(), sphere.faces.copy()
+    bad = [(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)), (np.where(v > 0, np.inf, v), f), (v, f + 1), (v, -f)]
+    got = prepared.geometries([v, *(b[0] for b in bad), v + 1.0], [f, *(b[1] for b in bad), f])
+    assert got[0] is geometry(v, f) and got[-1] is geometry(v + 1.0, f) and got[-1] is not got[0]
+    for (bv, bf), g in zip(bad, got[1:-1]):
+        with pytest.raises(ShapeError) as raised:
+            geometry(bv, bf)
+        assert isinstance(g, ShapeError) and str(g) == str(raised.value)
+    v[0] += 1.0  # the caller's array changes: the geometry does not
+    assert np.array_equal(got[0].vertices, sphere.vertices) and not got[0].vertices.flags.writeable
+
+
 def test_prepare_builds_each_distinct_hull_once(hull_builds):
     built = hull_builds
     rng = np.random.default_rng(5)

@@ -7,7 +7,7 @@ import pytest
 import trimesh
 from scipy.spatial.transform import Rotation
 
-import gjkcli.engine.shapes as shapes
+from gjkcli.pipeline import prepared
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import run as pipeline
 from gjkcli.scene import objects
@@ -49,13 +49,13 @@ def scan(path):
 def test_instanced_nodes_share_one_hull_with_the_same_verdicts(tmp_path, monkeypatch, seed):
     path = scene_file(tmp_path, seed)
     calls = []
-    build = shapes.build_hulls
+    build = prepared.build_hulls  # the prepared scene, which the scan stands on, builds them
 
     def counted(points, **kw):
         calls.append(len(points))
         return build(points, **kw)
 
-    monkeypatch.setattr(shapes, "build_hulls", counted)
+    monkeypatch.setattr(prepared, "build_hulls", counted)
     found = scan(path)
     assert calls == [3]  # the shared mesh once; the mirrored and the scaled node on their own
 

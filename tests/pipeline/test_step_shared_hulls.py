@@ -9,7 +9,7 @@ import pytest
 
 from stepfiles import box, common_volume, cylinder, exact_distance, moved, write_step
 
-import gjkcli.engine.shapes as shapes
+from gjkcli.pipeline import prepared
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import run as pipeline
 from gjkcli.scene import objects
@@ -76,13 +76,13 @@ def unshared(monkeypatch):
 def hull_counter(monkeypatch) -> list:
     """How many hulls each build_hulls call of the run builds."""
     calls = []
-    build = shapes.build_hulls
+    build = prepared.build_hulls  # the prepared scene, which the scan stands on, builds them
 
     def counted(points, **kw):
         calls.append(len(points))
         return build(points, **kw)
 
-    monkeypatch.setattr(shapes, "build_hulls", counted)
+    monkeypatch.setattr(prepared, "build_hulls", counted)
     return calls
 
 
