@@ -35,7 +35,17 @@ RUNS = {
     "check 2D trace": ["check", "samples/dyn4j/shape1.svg", "samples/dyn4j/shape2.svg", "--trace"],
     "scan STEP": ["scan", "tests/data/third_party/base_interface_AP203.STEP", "--clearance", "0.1mm"],
     "scan IFC": ["scan", "tests/data/third_party/project0-openings.ifc", "--show-allowed"],
+    "check open sheets crossing": ["check", "sheet_a.stl", "sheet_b.stl"],
 }
+
+
+def _sheet(path: Path, *quads) -> None:
+    """Open squares (two triangles each, no volume) as ASCII STL: only the surface counts, so its
+    crossing another is the collision and crossing triangles its certificate."""
+    triangles = [t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))]
+    facets = "".join("facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in t)
+                     + "endloop\nendfacet\n" for t in triangles)
+    path.write_text(f"solid sheet\n{facets}endsolid sheet\n")
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +53,11 @@ def documents(tmp_path_factory):
     work = tmp_path_factory.mktemp("reports")
     shutil.copytree(ROOT / "samples", work / "samples")
     shutil.copytree(THIRD, work / "tests" / "data" / "third_party")
+    # two open L-shaped sheets (not convex: the triangles answer), one through the other
+    _sheet(work / "sheet_a.stl", [(-1, -1, 0), (1, -1, 0), (1, 1, 0), (-1, 1, 0)],
+           [(1, -1, 0), (1, -1, 2), (1, 1, 2), (1, 1, 0)])
+    _sheet(work / "sheet_b.stl", [(-1, 0, -1), (0.5, 0, -1), (0.5, 0, 1), (-1, 0, 1)],
+           [(-1, 0, -1), (-1, 2, -1), (0.5, 2, -1), (0.5, 0, -1)])
     out = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(work)
