@@ -293,7 +293,8 @@ class ExactResult(Result):
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-                want: str = "verdict", hulls_apart: bool = False, depth: bool = True) -> ExactResult:
+                want: str = "verdict", hulls_apart: bool = False, depth: bool = True,
+                measure: bool = True) -> ExactResult:
     """The exact answer for two meshes: clear, touching or collision, with evidence.
 
     Parameters
@@ -318,6 +319,11 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
         the status is the same as with True, since that crossing alone proves it. Where the
         verdict itself rests on a point found inside the other part, that point is searched
         for as with True. A sweep of many poses asks for this (`gjkcli.pipeline.poses`).
+    measure : bool
+        "verdict" only. False: the depth search ends at the first point found deeper than the
+        band (the collision is then proved) instead of measuring on from it; the depth reported
+        is that point's, a lower bound of the penetration depth beyond the band, and the status
+        is the same as with True. A scan of many colliding pairs asks for this.
 
     Returns
     -------
@@ -336,7 +342,7 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     elif want == "distance":
         fields = _distance(q)
     else:
-        fields = _verdict(q, depth)
+        fields = _verdict(q, depth, measure)
     return q.result(fields, time.perf_counter() - start)
 
 
@@ -372,14 +378,14 @@ def _distance(q: "_Pair") -> dict:
     return q.apart(dist, pa, pb, ta, tb)
 
 
-def _verdict(q: "_Pair", depth: bool = True) -> dict:
+def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
     exit_, crossing, near, ta, tb, point, straddle, visits, tests, pairs = _mesh.intersect(
         q.a.bvh, q.b.bvh, q.pose, q.tol, q.tol, q.snap, q.ws, COLLECT)
     q.count(visits, tests)
     if crossing == 2:
         fields = q.crossed(point, ta, tb, EXIT_DEEP_CROSSING)
         if depth:  # the deep crossing alone proves the collision; the depth is a measurement
-            q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()])))
+            q.deepest(fields, q.witness(np.vstack([[[ta, tb]], q.crossings()]), measure))
         return fields
     # Surfaces that meet only within the band may still bound volumes that overlap beyond it (a
     # finely faceted pipe through a wall crosses it one facet width at a time): look for the
@@ -393,7 +399,7 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
         if shift is not None:
             q.containment_note = q.not_solid_notes()
             return q.shifted(point, ta, tb, shift)
-    best = q.witness(crossings)
+    best = q.witness(crossings, measure)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
@@ -500,14 +506,15 @@ class _Pair:
         self.count(visits, tests)
         return pairs
 
-    def witness(self, crossings):
+    def witness(self, crossings, measure: bool = True):
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
         Examined: each part's probes, its vertices inside the other's box (the side asked of
         at most WITNESS_VERTICES, farthest from the surface first), and the triangles of the
         crossing pairs ((k, 2) faces of A and B), subdivided where a deeper point could lie
-        (_deepest_on_triangles). Any translation that separates the parts moves
+        (_deepest_on_triangles). Not `measure`: the first point found deeper than the band ends
+        the search (the probes and vertices of A in B first). Any translation that separates the parts moves
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid."""
         if self.hulls_apart:
@@ -529,9 +536,9 @@ class _Pair:
                 if deeper is not None:
                     hit, beat = deeper, deeper[0]
             faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
-            if len(faces):
+            if len(faces) and (measure or beat <= self.tol):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
-                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws)
+                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
                 if deeper is not None:
                     hit = deeper
             if hit is not None:
@@ -539,6 +546,8 @@ class _Pair:
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
                 best = (depth, p, c, which)
+                if not measure and depth > self.tol:  # proved: the other side is not searched
+                    break
         self.containment_note = self.not_solid_notes()
         return best
 
@@ -772,7 +781,8 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int |
     return None
 
 
-def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws):
+def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
+                          measure: bool = True):
     """The deepest point found inside `outer` on the triangles (k, 3, 3) (outer's frame), if
     deeper than beat: (depth, point, nearest surface point) or None.
 
@@ -791,7 +801,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     WITNESS_LIVE_DEPTH / 4 of them, and the search stops after WITNESS_FLAT rounds in a row that
     deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
     bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
-    a bounded search, not the deepest point within witness_rel."""
+    a bounded search, not the deepest point within witness_rel. Not `measure`: the search ends
+    where the measuring would start, at the first point deeper than the band."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
@@ -812,6 +823,8 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
                 k = int(ask[inside][np.argmax(dist[ask[inside]])])
                 beat = float(dist[k])
                 best = (beat, c[k], near[k])
+        if beat > tol and not measure:  # proved, and only the proof was asked for
+            break
         bound = signed + reach
         if beat > tol:  # measuring
             flat = flat + 1 if beat <= before * (1.0 + DEFAULT.witness_gain_rel) else 0
