@@ -514,7 +514,8 @@ class _Pair:
         at most WITNESS_VERTICES, farthest from the surface first), and the triangles of the
         crossing pairs ((k, 2) faces of A and B), subdivided where a deeper point could lie
         (_deepest_on_triangles). Not `measure`: the first point found deeper than the band ends
-        the search (the probes and vertices of A in B first). Any translation that separates the parts moves
+        the search, which then tries each side's crossing triangles before its probes and
+        vertices. Any translation that separates the parts moves
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid."""
         if self.hulls_apart:
@@ -529,18 +530,26 @@ class _Pair:
             inbox = np.all((p >= outer.local_lo) & (p <= outer.local_hi), axis=1)
             beat = 0.0 if best is None else best[0]
             hit = None
+            faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
             # the probes first, every one (a few per body: a body wholly inside is found), then
-            # the vertices, farthest from the surface first
-            for points, cap in ((to_outer(inner.probes()), None), (p[inbox], WITNESS_VERTICES)):
-                deeper = _deepest_inside(outer, points, beat, self.ws, cap)
+            # the vertices, farthest from the surface first, then the crossing triangles; a
+            # search for the proof alone tries the crossing triangles first (where surfaces
+            # cross beyond the band, a point of them lies deeper than it)
+            steps = ["probes", "vertices", "triangles"] if measure else ["triangles", "probes", "vertices"]
+            for step in steps:
+                if not measure and beat > self.tol:
+                    break
+                if step == "triangles":
+                    if not len(faces):
+                        continue
+                    tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
+                    deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
+                else:
+                    points, cap = ((to_outer(inner.probes()), None) if step == "probes"
+                                   else (p[inbox], WITNESS_VERTICES))
+                    deeper = _deepest_inside(outer, points, beat, self.ws, cap)
                 if deeper is not None:
                     hit, beat = deeper, deeper[0]
-            faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
-            if len(faces) and (measure or beat <= self.tol):
-                tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
-                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
-                if deeper is not None:
-                    hit = deeper
             if hit is not None:
                 depth, p, c = hit
                 if which == "a in b":
