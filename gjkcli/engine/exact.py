@@ -296,7 +296,8 @@ class ExactResult(Result):
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-                want: str = "verdict", hulls_apart: bool = False, depth: bool = True) -> ExactResult:
+                want: str = "verdict", hulls_apart: bool = False, depth: bool = True,
+                measure: bool = True) -> ExactResult:
     """The exact answer for two meshes: clear, touching or collision, with evidence.
 
     Parameters
@@ -321,6 +322,11 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
         collision (its depth is None, its witnesses that point and the nearest point of the
         other surface); the status is the same as with True. Elsewhere the point is searched
         for as with True. A sweep of many poses asks for this (`gjkcli.pipeline.poses`).
+    measure : bool
+        "verdict" only. False: the depth search ends at the first point found deeper than the
+        band (the collision is then proved) instead of measuring on from it; the depth reported
+        is that point's, a lower bound of the penetration depth beyond the band, and the status
+        is the same as with True. A scan of many colliding pairs asks for this.
 
     Returns
     -------
@@ -339,7 +345,7 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     elif want == "distance":
         fields = _distance(q)
     else:
-        fields = _verdict(q, depth)
+        fields = _verdict(q, depth, measure)
     return q.result(fields, time.perf_counter() - start)
 
 
@@ -375,7 +381,7 @@ def _distance(q: "_Pair") -> dict:
     return q.apart(dist, pa, pb, ta, tb)
 
 
-def _verdict(q: "_Pair", depth: bool = True) -> dict:
+def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
     exit_, crossing, near, ta, tb, point, straddle, visits, tests, pairs = _mesh.intersect(
         q.a.bvh, q.b.bvh, q.pose, q.tol, q.tol, q.snap, q.ws, COLLECT)
     q.count(visits, tests)
@@ -390,7 +396,7 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
     # width at a time): look for the deepest point of one part inside the other, along the
     # crossing triangles and at the vertices.
     best = None
-    if crossing == 2 and not depth:  # the deep pair's corners often prove it alone
+    if crossing == 2 and not (depth and measure):  # the deep pair's corners often prove it alone
         best = q.fan(ta, tb, point)
     proved = best is not None and best[0] > q.tol
     crossings = np.zeros((0, 2), dtype=np.int32)
@@ -406,13 +412,13 @@ def _verdict(q: "_Pair", depth: bool = True) -> dict:
         if shift is not None:
             q.containment_note = q.not_solid_notes()
             return q.shifted(point, ta, tb, shift)
-    measure = depth or crossing != 2  # only a deep crossing's collision goes unmeasured
+    reported = depth or crossing != 2  # only a deep crossing's collision goes without a depth
     if not proved:
-        best = q.witness(crossings, measure=measure)
+        best = q.witness(crossings, measure=measure and reported)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
-        if measure:
+        if reported:
             q.deepest(fields, best)
         else:  # proved, not measured: the point that proves it, no depth
             which, p, c = best[3], best[1], best[2]

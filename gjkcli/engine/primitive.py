@@ -112,14 +112,15 @@ def primitive_query(shape: Shape, mesh: Mesh, *, pose_shape=None, pose_mesh=None
 
 
 def pair_query(a, b, *, pose_a=None, pose_b=None, tolerance: float | None = None,
-               want: str = "verdict", hulls_apart: bool = False, depth: bool = True) -> Result:
+               want: str = "verdict", hulls_apart: bool = False, depth: bool = True,
+               measure: bool = True) -> Result:
     """The exact answer for any two of meshes (`Mesh`) and convex shapes (`Shape`): two meshes
-    by `exact_query` (want, hulls_apart and depth passed on), a primitive and a mesh by
+    by `exact_query` (want, hulls_apart, depth and measure passed on), a primitive and a mesh by
     `primitive_query` (a verdict whatever `want`), two shapes by the hull engine (exact: both are
     convex). A is `a`, B is `b` in the answer."""
     if isinstance(a, Mesh) and isinstance(b, Mesh):
         return exact_query(a, b, pose_a=pose_a, pose_b=pose_b, tolerance=tolerance, want=want,
-                           hulls_apart=hulls_apart, depth=depth)
+                           hulls_apart=hulls_apart, depth=depth, measure=measure)
     if isinstance(a, Shape) and isinstance(b, Mesh):
         return primitive_query(a, b, pose_shape=pose_a, pose_mesh=pose_b, tolerance=tolerance)
     if isinstance(a, Mesh) and isinstance(b, Shape):

@@ -537,11 +537,24 @@ class Run:
         from gjkcli.engine.primitive import pair_query
 
         self.tell("refine", 0, len(todo))
+        # a scan's collisions are proved, not measured: its depth search ends at the first point
+        # deeper than the band (thousands of colliding pairs: measuring on from it was most of
+        # a scan's time); a check measures its pairs' depths
+        measure = self.command != "scan"
+        # a part's triangle hierarchy is dropped after its last pair here (built again if a later
+        # stage asks): held for every part at once, they were most of a large model's memory
+        last = {}
+        for n, k in enumerate(todo.tolist()):
+            last[int(i[k])] = last[int(j[k])] = n
         out = {}
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
-            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]))
+            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]),
+                           measure=measure)
             out[k] = with_part_certificate(r)
+            for part in (a, b):
+                if last[part] == n:
+                    parts.forget(part)
             self.tell("refine", n + 1, len(todo))
         return out
 
@@ -784,6 +797,10 @@ class Parts:
             else:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
+
+    def forget(self, k: int) -> None:
+        """Drop object k's triangle hierarchy (`mesh` builds it again when asked)."""
+        self._meshes.pop(k, None)
 
     def body(self, k: int):
         """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a

@@ -155,3 +155,27 @@ def test_crossing_within_the_band_is_touching_by_a_move(open_b):
             assert "a part inside it is not detected" in r.note
         else:
             assert r.note == ""
+
+
+def test_proof_only_search_keeps_verdicts_and_depths_beyond_the_band():
+    """measure=False (a scan's): the search ends at the first point deeper than the band. On the
+    seeded beams: the same verdicts as the measuring search; every collision's depth beyond the
+    band and at most the penetration depth (qhull); and the shortcut is taken (some depths fall
+    short of the measured ones, so the test can fail)."""
+    rng = np.random.default_rng(20261126)
+    cases = [_beams(rng) for _ in range(40)]
+    shorter = 0
+    collisions = 0
+    for a, b in cases:
+        ma, mb = Mesh.from_arrays(*a), Mesh.from_arrays(*b)
+        measured = exact_query(ma, mb, tolerance=TOL)
+        proved = exact_query(ma, mb, tolerance=TOL, measure=False)
+        assert proved.status == measured.status
+        assert (proved.depth is None) == (measured.depth is None)
+        if proved.depth is None:
+            continue
+        collisions += 1
+        assert TOL < proved.depth <= _penetration(a[0], b[0]) * (1 + 1e-9) + 1e-12
+        shorter += proved.depth < 0.99 * measured.depth
+    assert collisions >= 25
+    assert shorter >= 1
