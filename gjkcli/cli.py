@@ -805,6 +805,14 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
     table's title is centred with them), as ruff's and pytest's plain output. `errors`: list
     the input errors (False on stdout, where stderr has them). `color`: auto (rich's own
     choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
+    panels = found.command == "check" and len(found.pairs) <= CHECK_PANELS
+    if panels and not terminal and not trace:
+        # the same characters as rich's layout below, without importing rich (a check's start-up)
+        from gjkcli.report.checktext import plain_check
+
+        text = plain_check(found)
+        if text is not None:
+            return text
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
@@ -824,7 +832,7 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
                                            hull_vertices=(a.hull_vertices, b.hull_vertices),
                                            scan_below=DEFAULT.brute_force_below))
                 console.print()
-        if found.command == "check" and len(found.pairs) <= CHECK_PANELS:
+        if panels:
             console.print(render_check(found))
         else:
             console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS,
