@@ -6,9 +6,10 @@ for none), so that the same words can be laid out two ways:
 
 - by rich (`gjkcli.report.table`), on a terminal, with colours;
 - by `plain_check` for a file or a pipe, where styles are dropped: the same characters rich's
-  layout gives, without importing rich (a tenth of `gjk check`'s start-up). It lays out only what
-  it can lay out exactly as rich does (printable ASCII, lines broken between words, a table
-  that fits the width) and says None otherwise, and the caller uses rich.
+  layout gives (its column widths, line breaks and folds), without importing rich. It lays out
+  only what it can lay out exactly as rich does (printable ASCII, a title that fits its panel,
+  labels rich would not cut) and says None otherwise, and the caller uses rich.
+  tests/report/test_checktext.py holds it to rich's output.
 """
 from __future__ import annotations
 
@@ -228,56 +229,95 @@ def _plain(s: str) -> bool:
     return s.isascii() and s.isprintable()
 
 
-def _wrapped(text: str, width: int) -> list | None:
-    """`text` broken between words into lines of at most `width` cells, each padded to `width`,
-    as rich breaks a cell's text (greedy, a word that does not fit starts a line); None where a
-    word is longer than a line (rich would cut it)."""
+def _wrapped(text: str, width: int) -> list:
+    """`text` in lines of `width` cells (padded), as rich breaks a cell's text (rich._wrap's
+    divide_line): greedy, between words; a word longer than a line folded into pieces."""
     breaks, offset = [], 0
     for m in _WORD.finditer(text):
-        word = m.group(0)
+        start, word = m.start(), m.group(0)
         length = len(word.rstrip())
         if width - offset >= length:
             offset += len(word)
-        elif length > width:
-            return None
-        elif offset and m.start():
-            breaks.append(m.start())
+        elif length > width:  # folded: a piece per line
+            pieces = [word[k:k + width] for k in range(0, len(word), width)]
+            for k, piece in enumerate(pieces):
+                if start:
+                    breaks.append(start)
+                if k == len(pieces) - 1:
+                    offset = len(piece)
+                else:
+                    start += len(piece)
+        elif offset and start:
+            breaks.append(start)
             offset = len(word)
     bounds = [0, *breaks, len(text)]
-    return [text[s:e].ljust(width)[:width] for s, e in zip(bounds, bounds[1:])] or [" " * width]
+    return [text[s:e].ljust(width)[:width] for s, e in zip(bounds, bounds[1:])]
+
+
+def _collapsed(widths: list, most: int) -> list:
+    """Column widths brought within `most` as rich's Table does (Table._collapse_widths): the
+    widest columns narrowed together, down to the next widest, until they fit."""
+    widths = list(widths)
+    excess = sum(widths) - most
+    while excess > 0:
+        widest = max(widths)
+        second = max((w for w in widths if w != widest), default=0)
+        if widest == second:
+            break
+        ratios = [int(w == widest) for w in widths]
+        # rich._ratio.ratio_reduce: the excess shared by the widest, each by at most the step
+        total, remaining, step = sum(ratios), excess, min(excess, widest - second)
+        for k, ratio in enumerate(ratios):
+            if ratio and total > 0:
+                cut = min(step, round(ratio * remaining / total))
+                widths[k] -= cut
+                remaining -= cut
+                total -= ratio
+        excess = sum(widths) - most
+    return widths
 
 
 def _objects_lines(objects, width: int) -> list | None:
     """rich's Table(title="Objects", title_justify="left", show_edge=False, pad_edge=False) of
-    the objects, lines without trailing spaces; None when it does not fit `width`."""
+    the objects, lines without trailing spaces; None where rich would shorten the labels."""
     headers, rows = objects_rows(objects)
     columns = [["", *(label for label, _ in rows)]]
     for k, head in enumerate(headers):
         columns.append([head, *("".join(t for t, _ in cells[k]) for _, cells in rows)])
     if not all(_plain(cell) for column in columns for cell in column):
         return None
-    sizes = [max(len(cell) for cell in column) for column in columns]
     last = len(columns) - 1
-    # cell padding 1, none at the table's outer edges
-    widths = [s + (k > 0) + (k < last) for k, s in enumerate(sizes)]
-    if sum(widths) + last > width:
-        return None  # rich would shrink and fold the columns
+    most = width - last  # less a separator between columns
+    pads = [(k > 0) + (k < last) for k in range(len(columns))]  # padding 1, none at the edges
+    natural = [min(most, max(len(cell) for cell in column) + pads[k]) for k, column in enumerate(columns)]
+    widths = _collapsed(natural, most) if sum(natural) > most else natural
+    if sum(widths) > most or widths[0] < natural[0]:
+        return None  # rich would narrow every column, or cut the labels
+    sizes = [w - p for w, p in zip(widths, pads)]
 
-    def line(cells, bar: str) -> str:
-        padded = [(" " if k else "") + c.ljust(sizes[k]) + (" " if k < last else "") for k, c in enumerate(cells)]
-        return bar.join(padded).rstrip()
+    def lines(cells, bar: str, header: bool = False) -> list:
+        wrapped = [_wrapped(c, sizes[k]) for k, c in enumerate(cells)]
+        height = max(len(w) for w in wrapped)
+        if header:  # rich aligns the header row's cells at the bottom, the others at the top
+            wrapped = [[" " * sizes[k]] * (height - len(w)) + w for k, w in enumerate(wrapped)]
+        out = []
+        for r in range(height):
+            padded = [(" " if k else "") + (w[r] if r < len(w) else " " * sizes[k]) + (" " if k < last else "")
+                      for k, w in enumerate(wrapped)]
+            out.append(bar.join(padded).rstrip())
+        return out
 
-    out = ["Objects", line([column[0] for column in columns], "┃"),
+    out = ["Objects", *lines([column[0] for column in columns], "┃", header=True),
            "╇".join("━" * w for w in widths)]
-    out += [line([column[r] for column in columns], "│") for r in range(1, len(columns[0]))]
+    for r in range(1, len(columns[0])):
+        out += lines([column[r] for column in columns], "│")
     return out
 
 
 def _panel_lines(title: str, rows: list, width: int) -> list | None:
     """rich's Panel(Table.grid(padding=(0, 2)) of two columns (the labels not wrapped, the
     values broken between words), title=title, title_align="left", expand=False) at a console
-    `width` wide; None where rich would lay it out otherwise (a label or a title too long, a
-    word longer than a line)."""
+    `width` wide; None where rich would lay it out otherwise (a label or a title too long)."""
     labels = [label for label, _ in rows]
     values = ["".join(t for t, _ in spans) for _, spans in rows]
     if not all(_plain(s) for s in (title, *labels, *values)):
@@ -294,10 +334,7 @@ def _panel_lines(title: str, rows: list, width: int) -> list | None:
     value_width = min(value_width, inner - label_width)
     out = ["╭─" + shown_title + "─" * (child - 2 - len(shown_title)) + "─╮"]
     for label, value in zip(labels, values):
-        lines = _wrapped(value, value_width)
-        if lines is None:
-            return None
-        for k, text in enumerate(lines):
+        for k, text in enumerate(_wrapped(value, value_width)):
             row = (label if k == 0 else "").ljust(label_width) + text
             out.append("│ " + row.ljust(child - 2) + " │")
     out.append("╰" + "─" * child + "╯")
