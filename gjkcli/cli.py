@@ -19,7 +19,6 @@ import sys
 
 import click
 
-from gjkcli import extras
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
@@ -579,6 +578,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
         # before the run: a picture whose library is missing fails now, not after a long scan
+        if html_file is not None or png_path is not None:
+            from gjkcli import extras
         if html_file is not None:
             extras.require("html", html_file, "writing the HTML page")
         if png_path is not None:

@@ -616,8 +616,6 @@ class Run:
         return self._overlaps_of(parts, pairs, cap)
 
     def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
-        from gjkcli.mesh.overlap import overlap
-
         out, done = [], 0
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         for p in pairs:
@@ -625,6 +623,8 @@ class Run:
                 p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
                                                           f"collisions (--limit overlap-volumes=N)")
             elif p.status is Status.COLLISION:
+                from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
+
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)
