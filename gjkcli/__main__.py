@@ -60,7 +60,17 @@ signal.signal(signal.SIGINT, _interrupt)
 def run():
     from gjkcli.cli import main
 
-    main()
+    try:
+        main()
+    finally:
+        # The run is over (click ends it with SystemExit): the interpreter's last garbage
+        # collections would walk every object of numpy's, click's and gjk's modules only to find
+        # them alive, most of the exit's time. Frozen (gc.freeze), they are skipped; the exit
+        # still runs the atexit handlers and flushes and closes the streams (Python never
+        # promises __del__ for objects alive at exit).
+        import gc
+
+        gc.freeze()
 
 
 if __name__ == "__main__":
