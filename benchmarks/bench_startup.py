@@ -8,7 +8,8 @@ Formats are run in turn (one run of each, then the next round), so that a load o
 falls on all of them alike.
 
 Reference lines, measured the same way: the bare interpreter (`python -c pass`, the floor of any
-Python command), `import numpy`, and `import trimesh` (the floor of a tool that reads its meshes
+Python command), `import numpy` as any program imports it and as gjk's command line does (one
+OpenBLAS thread, gjkcli.__main__), and `import trimesh` (the floor of a tool that reads its meshes
 through trimesh, as the peer's lean path does).
 
     python benchmarks/bench_startup.py [--runs 5] [--gjk CMD] [--before CMD]
@@ -69,14 +70,14 @@ def write_parts(folder: Path) -> dict:
     return out
 
 
-def wall(cmd: list[str], expect: int | None = None) -> tuple[float, float]:
+def wall(cmd: list[str], expect: int | None = None, env: dict | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of the process; with `expect`, fail unless it exits with that
     code. CPU time (user + system, the process and its children) is what the wall time would be
     on an idle machine, near enough: on a loaded one the wall time also counts the waits."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                          env=ENV)
+                          env={**ENV, **(env or {})})
     spent = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if expect is not None and done.returncode != expect:
@@ -100,6 +101,7 @@ def main() -> None:
     references = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+        "python -c 'import numpy', one OpenBLAS thread": [sys.executable, "-c", "import numpy"],
         "python -c 'import trimesh'": [sys.executable, "-c", "import trimesh"],
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,14 +113,14 @@ def main() -> None:
                              for name, (a, b) in files.items()})
         for cmd in commands.values():  # once untimed: bytecode caches written, verdict checked
             wall(cmd, expect=0)
-        for cmd in references.values():
-            wall(cmd)
+        for name, cmd in references.items():
+            wall(cmd, env=_env(name))
         times: dict = {name: [] for name in (*commands, *references)}
         for _ in range(args.runs):  # one run of each, in turn
             for name, cmd in commands.items():
                 times[name].append(wall(cmd, expect=0))
             for name, cmd in references.items():
-                times[name].append(wall(cmd))
+                times[name].append(wall(cmd, env=_env(name)))
 
     print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere), median of "
           f"{args.runs} runs; target {TARGET} s\n")
@@ -143,6 +145,11 @@ def main() -> None:
     print(f"\nslowest format: {worst:.3f} s wall ({'meets' if worst <= TARGET else 'misses'} the "
           f"{TARGET} s target); on a loaded machine read it against `python -c pass` and the CPU "
           f"column")
+
+
+def _env(reference: str) -> dict:
+    """The environment a reference line adds: gjk's own OpenBLAS setting for its numpy line."""
+    return {"OPENBLAS_NUM_THREADS": "1"} if reference.endswith("one OpenBLAS thread") else {}
 
 
 def _median(runs: list, k: int) -> float:

@@ -108,8 +108,9 @@ SUITE = (
     Bench("startup", "gjk check's start-up per mesh format", "bench_startup.py", ("--runs", "5"), (),
           (), "`gjk check` on a cube and a 642-vertex sphere written as ASCII and binary STL, OBJ, "
           "binary and ASCII PLY, OFF and GLB, the whole process 5 times per format in turn: median "
-          "wall and CPU time, beside `python -c pass`, `import numpy` and `import trimesh` (the "
-          "floor of a reader built on trimesh). Target: 0.3 s of wall time per format."),
+          "wall and CPU time, beside `python -c pass`, `import numpy` (as any program imports it, and "
+          "with one OpenBLAS thread as gjk's command line does) and `import trimesh` (the floor of "
+          "a reader built on trimesh). Target: 0.3 s of wall time per format."),
     Bench("layer_hints", "What the DXF layer notes cost a read", "bench_layer_hints.py",
           ("--parts", "2000", "--repeat", "3"), (), ("ezdxf", "shapely"),
           "`read_drawing` on a generated nest with its sheet layer, with the layer notes (a layer "

@@ -17,6 +17,12 @@ import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
+# numpy's OpenBLAS starts a thread pool (one thread per core) as numpy is imported, a large share
+# of `import numpy` (benchmarks/bench_startup.py), for products gjk hardly makes: placing vertices
+# (n x 3 by 3 x 3) is memory-bound, and the compiled core does the geometry. One thread unless
+# the user set it; worker processes (--jobs, Dask) inherit it and do not oversubscribe the cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 _MAIN = os.getpid()
 
 
@@ -54,7 +60,17 @@ signal.signal(signal.SIGINT, _interrupt)
 def run():
     from gjkcli.cli import main
 
-    main()
+    try:
+        main()
+    finally:
+        # The run is over (click ends it with SystemExit): the interpreter's last garbage
+        # collections would walk every object of numpy's, click's and gjk's modules only to find
+        # them alive, most of the exit's time. Frozen (gc.freeze), they are skipped; the exit
+        # still runs the atexit handlers and flushes and closes the streams (Python never
+        # promises __del__ for objects alive at exit).
+        import gc
+
+        gc.freeze()
 
 
 if __name__ == "__main__":

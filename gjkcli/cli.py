@@ -19,7 +19,6 @@ import sys
 
 import click
 
-from gjkcli import extras
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 
 MODES = ("auto", "hull", "exact")
@@ -579,6 +578,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         _refuse_to_overwrite(inputs, manifest, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
         # before the run: a picture whose library is missing fails now, not after a long scan
+        if html_file is not None or png_path is not None:
+            from gjkcli import extras
         if html_file is not None:
             extras.require("html", html_file, "writing the HTML page")
         if png_path is not None:
@@ -805,6 +806,14 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
     table's title is centred with them), as ruff's and pytest's plain output. `errors`: list
     the input errors (False on stdout, where stderr has them). `color`: auto (rich's own
     choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
+    panels = found.command == "check" and len(found.pairs) <= CHECK_PANELS
+    if panels and not terminal and not trace:
+        # the same characters as rich's layout below, without importing rich (a check's start-up)
+        from gjkcli.report.checktext import plain_check
+
+        text = plain_check(found)
+        if text is not None:
+            return text
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
@@ -824,7 +833,7 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
                                            hull_vertices=(a.hull_vertices, b.hull_vertices),
                                            scan_below=DEFAULT.brute_force_below))
                 console.print()
-        if found.command == "check" and len(found.pairs) <= CHECK_PANELS:
+        if panels:
             console.print(render_check(found))
         else:
             console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS,

@@ -168,6 +168,12 @@ class Tolerances:
 
 DEFAULT = Tolerances()
 
+# What a run may fail on (manifest `fail_on`, --fail-on): here, below the scene and the pipeline,
+# which both read it, so that a run without a manifest does not import the manifest's reader.
+FAIL_ON = ("collision", "touching", "clearance")
+# Touching is not a failure by itself (parts meant to sit on each other touch), as in `gjk check`.
+DEFAULT_FAIL_ON = ("collision", "clearance")
+
 
 def touching_tolerance(pair_size: float, tolerance: float | None = None) -> float:
     """The touching band half-width in model units: `tolerance` if given, else relative to size."""

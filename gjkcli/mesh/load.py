@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gjkcli import extras
 from gjkcli.engine.topology import topology
 from gjkcli.errors import InputError
 from gjkcli.mesh import simple
@@ -850,6 +849,8 @@ def _cause(exc: Exception, file_type: str) -> str:
             # trimesh guesses a text encoding only once the bytes failed to decode as UTF-8
             return f"not a valid {kind} file (binary data where text was expected); re-export it"
         if missing == "collada" or "pycollada" in str(exc):  # trimesh's own words for it
+            from gjkcli import extras
+
             return extras.message(f"reading {kind} files", "robots")
         package = _PIP_NAMES.get(missing, missing)
         return f"reading {kind} files needs the Python package '{package}' (pip install {package})"

@@ -97,7 +97,7 @@ class Run:
 
     def __init__(self, options, command: str, progress: Progress | None):
         """options : `gjkcli.pipeline.run.Options`; command : "check" or "scan"."""
-        from gjkcli.scene.manifest import DEFAULT_FAIL_ON, FAIL_ON
+        from gjkcli.tolerances import DEFAULT_FAIL_ON, FAIL_ON
 
         if options.mode not in policy.MODES:
             raise ValueError(f"unknown mode {options.mode!r}; use one of {', '.join(policy.MODES)}")
@@ -142,9 +142,9 @@ class Run:
         the plane's; what they share (the manifest's selections, allowed pairs, clash sets, the
         baseline, the findings) is here.
         """
-        from gjkcli.pipeline import baseline as baselines
-
         o = self.options
+        if o.baseline is not None or o.write_baseline is not None:
+            from gjkcli.pipeline import baseline as baselines
         old = baselines.read(o.baseline) if o.baseline is not None else None
         parts = self.load_parts(sources, primitives, manifest)
         o = self.options  # the lengths in the scene's unit now
@@ -189,10 +189,10 @@ class Run:
         """The manifest's selections over the parts (`gjkcli.scene.manifest.Resolved`), by the
         objects' names and what their readers say they are (`Parts.kinds`: an IFC element's
         classes, a drawing part's layer); None without a manifest."""
-        from gjkcli.scene.manifest import ManifestError, Resolved
-
         if manifest is None or parts.n == 0:
             return None
+        from gjkcli.scene.manifest import ManifestError, Resolved
+
         try:
             classes, ids = parts.kinds()
             resolved = manifest.resolve(parts.names, classes, ids)
@@ -244,8 +244,9 @@ class Run:
     def objects(self, parts, pairs, counts, i, j, key_of, known):
         """(object records, pairs, counts, pairs checked, name -> record index): one record per
         part, or per object where parts are elements of one (a URDF link's)."""
-        objects = parts.records(np.unique(np.concatenate([[parts.index[p.a] for p in pairs],
-                                                          [parts.index[p.b] for p in pairs]]))
+        # the listed pairs' parts, sorted and each once (np.unique would import numpy.ma)
+        objects = parts.records(np.array(sorted({parts.index[p.a] for p in pairs}
+                                                | {parts.index[p.b] for p in pairs}), dtype=np.int64)
                                 if pairs else np.zeros(0, dtype=np.int64))
         checked = len(i)
         if not parts.owned:
@@ -629,8 +630,6 @@ class Run:
         return self._overlaps_of(parts, pairs, cap)
 
     def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
-        from gjkcli.mesh.overlap import overlap
-
         out, done = [], 0
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         for p in pairs:
@@ -638,6 +637,8 @@ class Run:
                 p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
                                                           f"collisions (--limit overlap-volumes=N)")
             elif p.status is Status.COLLISION:
+                from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
+
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
                 ta, tb = parts.triangles(a), parts.triangles(b)

@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gjkcli.engine.results import EXIT_NAMES, EXIT_NO_PROGRESS, EXIT_NONE
+from gjkcli.report.numbers import fmt, vec  # noqa: F401 - read from here by the other reports
 
 # What each exit reason means, for the sentence that closes a phase.
 GJK_EXITS = {
@@ -77,30 +78,6 @@ NEXT_DIRECTION = {
     "face": "the triangle's normal on the origin's side",
 }
 NO_PROGRESS = EXIT_NAMES[EXIT_NO_PROGRESS]
-
-
-def fmt(x, digits: int = 6) -> str:
-    """A number for reading: `digits` significant digits, 'nan'/'inf' spelt out, -0 as 0."""
-    if x is None:
-        return "-"
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    if x == 0.0:
-        return "0"
-    return f"{x:.{digits}g}"
-
-
-def vec(v, digits: int = 6) -> str:
-    """(x, y, z) with `digits` significant digits each.
-
-    A component below 1e-12 of the largest one prints as 0: it is rounding noise (1.5e-16 where a
-    sine should be 0) that would hide the numbers that matter. The JSON trace keeps every digit.
-    """
-    v = np.asarray(v, dtype=float).ravel()
-    finite = v[np.isfinite(v)]
-    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
-    return "(" + ", ".join(fmt(0.0 if abs(x) < 1e-12 * scale else x, digits) for x in v) + ")"
 
 
 def exit_name(exit) -> str | None:

@@ -94,15 +94,12 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError
-from gjkcli.tolerances import DEFAULT
+from gjkcli.tolerances import DEFAULT, DEFAULT_FAIL_ON, FAIL_ON
 
 __all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
            "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "MODES", "rotation_matrix",
            "placement", "ALLOW_FLAG", "allow_flag", "with_allows"]
 
-FAIL_ON = ("collision", "touching", "clearance")
-# Touching is not a failure by itself (parts meant to sit on each other touch), as in `gjk check`.
-DEFAULT_FAIL_ON = ("collision", "clearance")
 # A check's mode, least exact first (gjkcli.pipeline.policy.MODES): a pair of several checks
 # takes the last of theirs.
 MODES = ("hull", "auto", "exact")

@@ -245,25 +245,35 @@ def test_a_malformed_file_gets_the_line_it_got_before(tmp_path, monkeypatch, rea
 
 def test_checking_plain_files_imports_neither_trimesh_nor_scipy(tmp_path):
     """`gjk check` on two small plain parts of each format never imports trimesh or scipy (their
-    import was most of the command's time)."""
+    import was most of the command's time); with its report written to a pipe, neither rich (the
+    report is laid out by gjkcli.report.checktext), numpy.ma (np.unique's), the manifest's reader
+    nor the baseline's."""
     cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
     ball = trimesh.creation.icosphere(subdivisions=1, radius=0.5)
     ball.apply_translation((1.2, 0.0, 0.0))
     pairs = []
     for suffix in ("stl", "obj", "ply", "off", "glb"):
-        pairs.append([str(cube.export(tmp_path / f"cube.{suffix}") and tmp_path / f"cube.{suffix}"),
-                      str(ball.export(tmp_path / f"ball.{suffix}") and tmp_path / f"ball.{suffix}")])
+        cube.export(tmp_path / f"cube.{suffix}")
+        ball.export(tmp_path / f"ball.{suffix}")
+        pairs.append([f"cube.{suffix}", f"ball.{suffix}"])  # short names, as typed in a folder
+    heavy = ("trimesh", "scipy", "networkx", "rich", "numpy.ma", "gjkcli.scene.manifest",
+             "gjkcli.pipeline.baseline")
     script = (
-        "import sys\n"
+        "import contextlib, io, sys\n"
         "from gjkcli.cli import main\n"
+        "reports = []\n"
         f"for a, b in {pairs!r}:\n"
-        "    try:\n"
-        "        main(['check', a, b, '-q'], standalone_mode=False)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print(sorted(m for m in ('trimesh', 'scipy', 'networkx') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]", done.stderr
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        try:\n"
+        "            main(['check', a, b], standalone_mode=False)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        "    reports.append(out.getvalue())\n"
+        "print(sum('CLEAR  the parts are 0.2 ' in r for r in reports))\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=tmp_path)
+    assert done.stdout.split("\n")[:2] == [str(len(pairs)), "[]"], done.stderr
 
 
 def test_the_urdf_reader_is_asked_about_every_suffix_it_takes(tmp_path):

@@ -1,0 +1,33 @@
+"""One way to write a number for reading, in every human report (the trace, the tables, the
+pictures); the machine formats keep every digit."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["fmt", "vec"]
+
+
+def fmt(x, digits: int = 6) -> str:
+    """A number for reading: `digits` significant digits, 'nan'/'inf' spelt out, -0 as 0."""
+    if x is None:
+        return "-"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0.0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def vec(v, digits: int = 6) -> str:
+    """(x, y, z) with `digits` significant digits each.
+
+    A component below 1e-12 of the largest one prints as 0: it is rounding noise (1.5e-16 where a
+    sine should be 0) that would hide the numbers that matter. The JSON trace keeps every digit.
+    """
+    v = np.asarray(v, dtype=float).ravel()
+    finite = v[np.isfinite(v)]
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+    return "(" + ", ".join(fmt(0.0 if abs(x) < 1e-12 * scale else x, digits) for x in v) + ")"
