@@ -84,6 +84,7 @@ WITNESS_FLAT = 4
 # A proof's first points: from where two triangles cross this far of the way to their corners
 # (1: the corners).
 CROSSING_FAN = (0.03, 0.1, 0.25, 0.5, 0.75, 1.0)
+_FAN = np.array(CROSSING_FAN)[:, None, None]
 # Vertices whose side (the winding number) is asked, at most, farthest from the surface first.
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
@@ -595,8 +596,8 @@ class _Pair:
             if not outer.solid:
                 continue
             x = np.asarray(through) if which == "a in b" else self.a_to_b(through)
-            corners = inner.local()[inner.faces[face]]
-            points = np.concatenate([x + f * (corners - x) for f in CROSSING_FAN])
+            corners = inner.vertices[inner.faces[face]] - inner.centre
+            points = (x + _FAN * (corners - x)).reshape(-1, 3)
             points = np.ascontiguousarray((self.a_to_b if which == "a in b" else self.b_to_a)(points))
             dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), self.tol, self.ws)
             deep = np.flatnonzero(dist > self.tol)
