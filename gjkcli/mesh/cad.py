@@ -542,6 +542,12 @@ def _read(path: Path):
     reader.SetNameMode(True)
     reader.SetColorMode(False)
     reader.SetLayerMode(False)
+    # nor what else XCAF can carry and gjk does not report (validation properties, GD&T,
+    # materials, views, metadata): a third of box_sides.STEP's transfer
+    for mode in ("Props", "GDT", "Mat", "View", "Meta", "ProductMeta"):
+        setter = getattr(reader, f"Set{mode}Mode", None)  # OpenCASCADE 7.8 has no Meta modes
+        if setter is not None:
+            setter(False)
     if reader.ReadFile(str(path)) != IFSelect_RetDone:
         raise InputError(path, "OpenCASCADE cannot read this STEP file (a syntax error or an "
                                "unsupported schema); re-export it as AP203, AP214 or AP242")
