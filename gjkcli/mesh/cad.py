@@ -84,6 +84,19 @@ def available() -> bool:
     return True
 
 
+def _silence_messages() -> None:
+    """OpenCASCADE prints its own messages (a bad file's syntax errors, in colour) on the
+    process's standard output, where `--format json` writes the report: its default messenger's
+    printers are removed (gjk says what is wrong in its own one line on stderr)."""
+    from OCP.Message import Message
+
+    messenger = Message.DefaultMessenger_s()
+    printers = messenger.Printers()
+    while printers.Size():
+        messenger.RemovePrinters(printers.First().DynamicType())
+        printers = messenger.Printers()
+
+
 def read_step(path, *, shown: str | None = None, named=lambda name: name,
               deflection_rel: float | None = None) -> list:
     """Every solid of a STEP file as a `gjkcli.mesh.load.Part`, in the file's length unit.
@@ -538,6 +551,7 @@ def _read(path: Path):
     if b"ISO-10303-21" not in head:
         raise InputError(path, "is not a STEP file (no ISO-10303-21 header); export it as STEP "
                                "AP203, AP214 or AP242")
+    _silence_messages()
     reader = STEPCAFControl_Reader()
     reader.SetNameMode(True)
     reader.SetColorMode(False)

@@ -94,3 +94,22 @@ def test_installed_command_reads_step(tmp_path, issue_pair):
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)
     assert sorted(o["name"] for o in doc["objects"]) == ["a.step:shaft", "b.STP:bush"]
+
+
+def test_a_bad_step_file_leaves_the_json_report_whole(tmp_path):
+    """OpenCASCADE prints a bad file's syntax errors on the process's standard output (C++, not
+    Python's sys.stdout): a report on stdout must stay one JSON document, the reason one line
+    on stderr."""
+    bad = tmp_path / "bad.step"
+    bad.write_text("ISO-10303-21;\nHEADER;\nFILE_DESCRIPTION((''),'2;1');\nENDSEC;\nDATA;\n"
+                   "#1=GARBAGE(1,2;\nENDSEC;\nEND-ISO-10303-21;\n")
+    a, b = cylinders_gap(1.0, 0.0)
+    good = write_step(tmp_path / "good.step", [("shaft", a), ("bush", b)])
+    proc = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(bad), str(good), "--format", "json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    report = json.loads(proc.stdout)  # nothing but the report
+    assert {o["name"] for o in report["objects"]} == {"good.step:shaft", "good.step:bush"}
+    assert proc.stderr.strip().splitlines() == [
+        f"gjk: error: {bad}: OpenCASCADE cannot read this STEP file (a syntax error or an unsupported "
+        "schema); re-export it as AP203, AP214 or AP242"]
