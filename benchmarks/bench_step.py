@@ -31,7 +31,9 @@ Real assemblies (`--real`): the five STEP files of issue 29 committed under
 tests/data/third_party/ (AS1 in AP214 with its cylinders as B-spline surfaces and in AP203,
 box_sides, eight cylinders, several shapes at the root). Each side as a whole process, `repeat`
 times per file (median): `python -m gjkcli scan FILE --timings` (every core: `-j` as the user
-gets it) against the trimesh worker above, the two alternating. Printed per file: both
+gets it) against the trimesh worker above, the two alternating, after one untimed run of each;
+both sides keep Python's compiled modules (`bytecode_env`: an installed gjk has them, as the
+installed trimesh has; `--no-bytecode` runs in the environment as it is). Printed per file: both
 medians, gjk's stages (the median run's `--timings`) and its pair counts; then the totals over
 the five and their ratio, gjk / trimesh (the issue's target: at most 1.0). `--check` then holds every pair of each file
 against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
@@ -39,7 +41,7 @@ against OpenCASCADE (`oracle`: its distance and common volume on the file's own 
 Usage:
     python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
                                     [--json FILE]
-    python benchmarks/bench_step.py --real [--repeat 3] [--check] [--json FILE]
+    python benchmarks/bench_step.py --real [--repeat 3] [--check] [--no-bytecode] [--json FILE]
 """
 from __future__ import annotations
 
@@ -150,10 +152,10 @@ def make_assembly(path: Path, parts: int, seed: int) -> dict:
     return {"parts": count, "bytes": path.stat().st_size}
 
 
-def run_worker(code: str, *args) -> dict:
+def run_worker(code: str, *args, env: dict | None = None) -> dict:
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                         text=True, check=False)
+                         text=True, check=False, env=env)
     wall = time.perf_counter() - started
     if out.returncode != 0:
         raise SystemExit(f"worker failed:\n{out.stderr[-3000:]}")
@@ -168,11 +170,12 @@ REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
               "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
 
 
-def run_gjk_scan(path: Path) -> dict:
+def run_gjk_scan(path: Path, env: dict | None = None) -> dict:
     """`gjk scan FILE --timings --format json` as a whole process: its wall time, stages, counts."""
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(path), "--timings",
-                          "--format", "json"], capture_output=True, text=True, check=False)
+                          "--format", "json"], capture_output=True, text=True, check=False,
+                         env=env)
     wall = time.perf_counter() - started
     if out.returncode not in (0, 1):
         raise SystemExit(f"gjk scan {path.name} failed:\n{out.stderr[-3000:]}")
@@ -244,13 +247,52 @@ def oracle(path: Path) -> tuple[int, list]:
     return compared, wrong
 
 
-def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
+def bytecode_env(cache: Path | None) -> dict | None:
+    """The environment of both sides' processes: with `cache`, Python's compiled modules kept
+    there (PYTHONPYCACHEPREFIX, PYTHONDONTWRITEBYTECODE unset), as an installed package has
+    them (pip compiles a wheel's modules as it installs it; trimesh's, cascadio's and python-fcl's
+    are compiled in site-packages), so that neither side compiles its modules on every run;
+    None: this process's environment as it is (a checkout installed editable under
+    PYTHONDONTWRITEBYTECODE=1 compiles every gjk module in every run)."""
+    import os
+
+    if cache is None:
+        return None
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+# What each side imports, each alone in a fresh process (`--real` prints their medians): where a
+# run's time goes before it reads anything. gjk's command imports its pipeline and OpenCASCADE;
+# trimesh's route imports its three.
+IMPORTS = (("OCP (OpenCASCADE's Python binding)", "import OCP.OCP"),
+           ("gjk's scan, without OCP", "import gjkcli.cli, gjkcli.pipeline.run, gjkcli.report.jsonout"),
+           ("trimesh + python-fcl + cascadio", "import trimesh, fcl, cascadio"))
+
+
+def imports(repeat: int, env: dict | None) -> dict:
+    """{what: median wall time of a fresh `python -c IMPORT`}, alternating."""
+    import statistics
+
+    times: dict = {what: [] for what, _ in IMPORTS}
+    for _ in range(repeat):
+        for what, code in IMPORTS:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            times[what].append(time.perf_counter() - started)
+    return {what: statistics.median(t) for what, t in times.items()}
+
+
+def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool = True) -> None:
     import gzip
     import shutil
     import statistics
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        env = bytecode_env(Path(tmp) / "pycache" if compiled else None)
         for name in REAL_FILES:
             path = REAL / name
             if name.endswith(".gz"):  # committed compressed; both sides read the STEP file
@@ -259,9 +301,12 @@ def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
                     shutil.copyfileobj(src, dst)
                 path = plain
             gjk, tm = [], []
+            if compiled:  # one untimed run each: the modules compiled, the file in the page cache
+                run_gjk_scan(path, env)
+                run_worker(TRIMESH_WORKER, path, env=env)
             for _ in range(repeat):  # alternating, so that both see the machine's same load
-                gjk.append(run_gjk_scan(path))
-                tm.append(run_worker(TRIMESH_WORKER, path))
+                gjk.append(run_gjk_scan(path, env))
+                tm.append(run_worker(TRIMESH_WORKER, path, env=env))
             gjk.sort(key=lambda r: r["wall"])
             tm.sort(key=lambda r: r["wall"])
             g, t = gjk[len(gjk) // 2], tm[len(tm) // 2]
@@ -280,7 +325,11 @@ def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
                 rows[-1]["oracle"] = {"pairs": compared, "disagree": wrong}
                 print(f"{'':30s} against OpenCASCADE: {compared - len(wrong)} of {compared} pairs "
                       f"agree" + "".join(f"\n{'':32s}{w}" for w in wrong))
+        alone = imports(repeat, env)
     total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
+    print("imports alone, whole processes (medians of %d): " % repeat
+          + ", ".join(f"{what} {t:.2f} s" for what, t in alone.items()))
+    print(f"compiled modules: {'kept, one untimed run of each side per file first' if compiled else 'as the environment says (PYTHONDONTWRITEBYTECODE)'}")
     print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
           f"gjk {total_g:.2f} s, trimesh+cascadio+fcl {total_t:.2f} s; "
           f"gjk / trimesh {total_g / total_t:.2f}")
@@ -290,7 +339,8 @@ def real(repeat: int, json_out: Path | None, check: bool = False) -> None:
         print(f"verdicts against OpenCASCADE: {pairs - wrong} of {pairs} pairs agree")
     if json_out:
         json_out.write_text(json.dumps({"files": rows, "gjk": total_g, "trimesh": total_t,
-                                        "ratio": total_g / total_t, "repeat": repeat}, indent=2))
+                                        "ratio": total_g / total_t, "repeat": repeat,
+                                        "imports": alone}, indent=2))
 
 
 def main() -> None:
@@ -306,9 +356,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per file with --real (median)")
     parser.add_argument("--check", action="store_true", help="with --real: every pair of each "
                         "file against OpenCASCADE's distance and common volume (after the timings)")
+    parser.add_argument("--no-bytecode", action="store_true", help="with --real: both sides in "
+                        "this process's environment as it is, with no untimed first run (a "
+                        "checkout under PYTHONDONTWRITEBYTECODE=1 compiles gjk's modules in "
+                        "every run)")
     args = parser.parse_args()
     if args.real:
-        real(args.repeat, args.json, args.check)
+        real(args.repeat, args.json, args.check, compiled=not args.no_bytecode)
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"

@@ -140,7 +140,8 @@ SUITE = (
           ("--real", "--repeat", "1", "--check"), ("--real", "--repeat", "3", "--check"),
           ("OCP", "cascadio", "fcl"),
           "The five real assemblies committed under tests/data/third_party/step, each side a "
-          "fresh process, alternating: `gjk scan FILE` against `trimesh.load_scene` (cascadio) + "
+          "fresh process with its modules compiled (as installed packages have them) after one "
+          "untimed run, alternating: `gjk scan FILE` against `trimesh.load_scene` (cascadio) + "
           "`CollisionManager.in_collision_internal`; `--check` holds every pair against "
           "OpenCASCADE's exact distance and common volume. Target: gjk at most 1.0 of the route."),
     Bench("ifc", "IFC models against IfcClash", "bench_ifc.py",
