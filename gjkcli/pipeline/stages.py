@@ -540,8 +540,11 @@ class Run:
         self.tell("refine", 0, len(todo))
         # a scan's collisions are proved, not measured: its depth search ends at the first point
         # deeper than the band (thousands of colliding pairs: measuring on from it was most of
-        # a scan's time); a check measures its pairs' depths
-        measure = self.command != "scan"
+        # a scan's time); a check measures its pairs' depths, and so does a scan the pairs of an
+        # object made of several elements (a URDF link), whose deepest element pair answers
+        # (gjkcli.pipeline.elements)
+        owners = parts.owner_ids
+        several = np.bincount(owners)[owners] > 1
         # a part's triangle hierarchy is dropped after its last pair here (built again if a later
         # stage asks): held for every part at once, they were most of a large model's memory
         last = {}
@@ -551,7 +554,7 @@ class Run:
         for n, k in enumerate(todo.tolist()):
             a, b = int(i[k]), int(j[k])
             r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]),
-                           measure=measure)
+                           measure=self.command != "scan" or bool(several[a] or several[b]))
             out[k] = with_part_certificate(r)
             for part in (a, b):
                 if last[part] == n:
