@@ -397,7 +397,7 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
     # width at a time): look for the deepest point of one part inside the other, along the
     # crossing triangles and at the vertices.
     best = None
-    if crossing == 2 and not (depth and measure):  # the deep pair's corners often prove it alone
+    if crossing == 2 and not (depth and measure):  # the fan of the deep pair often proves it alone
         best = q.fan(ta, tb, point)
     proved = best is not None and best[0] > q.tol
     crossings = np.zeros((0, 2), dtype=np.int32)
