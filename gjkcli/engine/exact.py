@@ -599,18 +599,12 @@ class _Pair:
             corners = inner.vertices[inner.faces[face]] - inner.centre
             points = (x + _FAN * (corners - x)).reshape(-1, 3)
             points = np.ascontiguousarray((self.a_to_b if which == "a in b" else self.b_to_a)(points))
-            dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), self.tol, self.ws)
-            deep = np.flatnonzero(dist > self.tol)
-            if len(deep) == 0:
-                continue
-            outer.bvh.prepare_winding()
-            inside = deep[np.abs(_mesh.winding(outer.bvh, points[deep], self.ws)) > DEFAULT.winding_inside]
-            if len(inside):
-                k = int(inside[np.argmax(dist[inside])])
-                p, c = points[k], near[k]
+            hit = _inside(outer, points, self.tol, self.ws)
+            if hit is not None:
+                depth, p, c = hit
                 if which == "a in b":
                     p, c = self.b_to_a(p), self.b_to_a(c)
-                return float(dist[k]), p, c, which
+                return depth, p, c, which
         return None
 
     def not_solid_notes(self) -> str:
