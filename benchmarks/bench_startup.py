@@ -12,7 +12,14 @@ Python command), `import numpy` as any program imports it and as gjk's command l
 OpenBLAS thread, gjkcli.__main__), and `import trimesh` (the floor of a tool that reads its meshes
 through trimesh, as the peer's lean path does).
 
-    python benchmarks/bench_startup.py [--runs 5] [--gjk CMD] [--before CMD]
+    python benchmarks/bench_startup.py [--runs 5] [--core-venv DIR] [--gjk CMD] [--before CMD]
+
+With --core-venv DIR, gjk and the reference lines run in the install a user makes as the README
+says (`pip install .`, the core dependencies only), made in DIR on the first use and gjk
+reinstalled from this checkout on every later one. Without it they run in this Python's
+environment, whose other packages may cost every process its start: the test extras' coal
+installs a `.pth` file that imports its loader (and certifi) in every Python process of the
+environment, about 30 ms of `python -c pass` on this machine.
 
 Prints a markdown table of medians (wall and CPU seconds) and, per format, the ratio to the target.
 """
@@ -31,6 +38,7 @@ import time
 from pathlib import Path
 
 TARGET = 0.3  # seconds, whole process, median of the runs
+ROOT = Path(__file__).resolve().parents[1]
 
 # The processes' environment: bytecode cached, as after any install (PYTHONDONTWRITEBYTECODE
 # would have every run compile gjk's modules again), in a folder of the run's own (main() sets
@@ -88,21 +96,25 @@ def wall(cmd: list[str], expect: int | None = None, env: dict | None = None) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--core-venv", type=Path, metavar="DIR",
+                        help="run gjk and the references in a core install in DIR (made there "
+                             "with `pip install .` from this checkout if DIR does not exist)")
     parser.add_argument("--gjk", help="the gjk command (default: gjk beside this Python, else "
                                       "python -m gjkcli)")
     parser.add_argument("--before", help="another gjk command (an older install, say "
                                          "'/other/venv/bin/python -m gjkcli'), run in turn with "
                                          "the first: its medians and the ratio are printed too")
     args = parser.parse_args()
+    python = core_install(args.core_venv) if args.core_venv else sys.executable
     gjk = shlex.split(args.gjk) if args.gjk else None
     if gjk is None:
-        found = shutil.which("gjk", path=str(Path(sys.executable).parent)) or shutil.which("gjk")
-        gjk = [found] if found else [sys.executable, "-m", "gjkcli"]
+        found = shutil.which("gjk", path=str(Path(python).parent)) or shutil.which("gjk")
+        gjk = [found] if found else [python, "-m", "gjkcli"]
     references = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
-        "python -c 'import numpy', one OpenBLAS thread": [sys.executable, "-c", "import numpy"],
-        "python -c 'import trimesh'": [sys.executable, "-c", "import trimesh"],
+        "python -c pass": [python, "-c", "pass"],
+        "python -c 'import numpy'": [python, "-c", "import numpy"],
+        "python -c 'import numpy', one OpenBLAS thread": [python, "-c", "import numpy"],
+        "python -c 'import trimesh'": [python, "-c", "import trimesh"],
     }
     with tempfile.TemporaryDirectory() as tmp:
         files = write_parts(Path(tmp))
@@ -122,8 +134,10 @@ def main() -> None:
             for name, cmd in references.items():
                 times[name].append(wall(cmd, env=_env(name)))
 
+    where = (f"a core install (`pip install .`) in {args.core_venv}" if args.core_venv
+             else f"the environment of {python}")
     print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere), median of "
-          f"{args.runs} runs; target {TARGET} s\n")
+          f"{args.runs} runs; target {TARGET} s; gjk and the references run in {where}\n")
     print("| format | median wall (s) | min wall (s) | median CPU (s) | median wall / target |")
     print("|---|---|---|---|---|")
     for name in commands:
@@ -145,6 +159,20 @@ def main() -> None:
     print(f"\nslowest format: {worst:.3f} s wall ({'meets' if worst <= TARGET else 'misses'} the "
           f"{TARGET} s target); on a loaded machine read it against `python -c pass` and the CPU "
           f"column")
+
+
+def core_install(folder: Path) -> str:
+    """The Python of a core install of this checkout in `folder`, as the README makes it: a fresh
+    virtual environment and `pip install .` the first time; later, gjk alone reinstalled from the
+    checkout (its dependencies kept). Fails with pip's own message."""
+    python = folder / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    else:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                        str(ROOT)], check=True)
+    return str(python)
 
 
 def _env(reference: str) -> dict:

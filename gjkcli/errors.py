@@ -160,12 +160,11 @@ def _send_to_socket(path, data: bytes) -> None:
 def _replace_whole(target: str, data: bytes, mode) -> None:
     """A temporary file beside `target`, then a rename over it. The temporary file is created
     with mode 0666 so that the kernel applies the umask (tempfile.mkstemp's 0600 would stay);
-    `mode`, the replaced file's, is kept when given."""
-    import secrets
-
+    `mode`, the replaced file's, is kept when given. The name's random part comes from
+    os.urandom, as secrets.token_hex's does, without importing secrets (and random) for it."""
     folder = os.path.dirname(target)
     while True:
-        tmp = os.path.join(folder, f".gjk-{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(folder, f".gjk-{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
             break
