@@ -166,12 +166,14 @@ def core_install(folder: Path) -> str:
     virtual environment and `pip install .` the first time; later, gjk alone reinstalled from the
     checkout (its dependencies kept). Fails with pip's own message."""
     python = folder / "bin" / "python"
+    steps = [[str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)]]
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
-    else:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
-                        str(ROOT)], check=True)
+        steps = [[sys.executable, "-m", "venv", str(folder)],
+                 [str(python), "-m", "pip", "install", "-q", str(ROOT)]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise SystemExit(f"{' '.join(step)} failed:\n{done.stdout}{done.stderr}")
     return str(python)
 
 
