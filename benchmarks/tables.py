@@ -254,6 +254,73 @@ def run(bench: Bench, quick: bool, out: Path) -> tuple[str, float]:
     return f"{k} table(s)", seconds
 
 
+@dataclass(frozen=True)
+class Headline:
+    """One row of the README's speed section: the figure a benchmark's page states."""
+    bench: str
+    pattern: str  # a regular expression whose first group is the figure, on the page
+    task: str
+    peer: str
+    target: str
+
+
+HEADLINES = (
+    Headline("poses", r"\| gjk \(whole process\) \|(?: [^|]+ \|){3} ([0-9.]+) \|",
+             "3,000 robot poses (the Panda, its SRDF): the whole `gjk scan --poses` process",
+             "trimesh + python-fcl in process: `set_transform` per link, `in_collision_internal` "
+             "per pose", "0.3"),
+    Headline("api", r"manager ratio \(gjk / trimesh, total\): ([0-9.]+)",
+             "`gjkcli.CollisionManager`, 1,000 distinct meshes: fill, then the queries",
+             "trimesh's `CollisionManager` (python-fcl)", "0.25"),
+    Headline("api", r"manager ratio \(shared meshes\) \(gjk / trimesh, total\): ([0-9.]+)",
+             "the same, 1,000 objects made from 5 shared meshes",
+             "trimesh's `CollisionManager` (python-fcl)", "0.25"),
+    Headline("api", r"moves ratio \(gjk / trimesh\): ([0-9.]+)",
+             "the manager under moves: 300 objects, 100 x `set_transform`, "
+             "`in_collision_internal`, `min_distance_internal`",
+             "trimesh's `CollisionManager` (python-fcl)", "0.5"),
+    Headline("scan", r"n=10000: .*?ratio ([0-9.]+)",
+             "`gjk scan` of 10,000 parts in one GLB: the whole process",
+             "trimesh's scene and `CollisionManager.in_collision_internal`, in process", "0.1"),
+    Headline("step_real", r"gjk / trimesh ([0-9.]+)",
+             "five real STEP assemblies, every pair decided exactly: whole processes",
+             "trimesh's STEP route (cascadio) and `in_collision_internal`, whole processes", "1.0"),
+)
+SPEED_START = "<!-- speed: written by `python benchmarks/tables.py` from docs/benchmarks; do not edit -->"
+SPEED_END = "<!-- /speed -->"
+
+
+def speed_section(out: Path) -> str:
+    """The README's speed section: per headline, gjk's time over its peer's as the benchmark's
+    page in `out` states it ("not measured" where the page or the figure is missing)."""
+    rows = []
+    for h in HEADLINES:
+        page = out / f"{h.bench}.md"
+        found = re.search(h.pattern, page.read_text(encoding="utf-8")) if page.exists() else None
+        rows.append(f"| {h.task} | {h.peer} | {found.group(1) if found else 'not measured'} | "
+                    f"at most {h.target} |")
+    page = out / "startup.md"
+    found = re.search(r"slowest format: ([0-9.]+) s wall", page.read_text(encoding="utf-8")) \
+        if page.exists() else None
+    startup = f"{found.group(1)} s" if found else "not measured"
+    return "\n".join([
+        SPEED_START, "## Speed", "",
+        "gjk's time as a share of the tool a user of each task would run instead, on the same inputs",
+        "in the same run (below 1: gjk is faster). The tables, their commands and the machine are in",
+        "[the benchmarks page](docs/benchmarks.md).", "",
+        "| task | against | gjk / peer | target |", "|---|---|---|---|", *rows, "",
+        f"Start-up: `gjk check A B` on two small parts, the whole process in a core install, the "
+        f"slowest", f"of seven mesh formats (median of 5 runs): {startup} (target: at most 0.3 s).",
+        SPEED_END])
+
+
+def write_speed(readme: Path, out: Path) -> None:
+    """Replace the README's speed section (between its markers) with `speed_section(out)`."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(SPEED_START), text.index(SPEED_END) + len(SPEED_END)
+    readme.write_text(text[:start] + speed_section(out) + text[end:], encoding="utf-8")
+
+
 def write_results(out: Path, known: dict) -> None:
     """results.md: per benchmark, what it compares and the tables of its last run, or why none."""
     page = ["<!-- written by `python benchmarks/tables.py`; do not edit -->", ""]
@@ -350,6 +417,8 @@ def main() -> int:
     lines += [f"| {b.name} | {known[b.name]['result']} | {known[b.name]['seconds']} |" for b in SUITE if b.name in known]
     (a.out / "machine.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     write_results(a.out, known)
+    if a.out.resolve() == (ROOT / "docs" / "benchmarks").resolve():
+        write_speed(ROOT / "README.md", a.out)
     return 0 if all(not s.startswith("failed") for _, s, _ in status) else 1
 
 

@@ -30,3 +30,36 @@ def test_the_readme_links_lead_to_files_in_the_repository():
     assert len(local) >= 10
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, missing
+
+
+def _tables():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("bench_tables", ROOT / "benchmarks" / "tables.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_speed_section_is_what_the_benchmark_pages_say():
+    """Every figure of the README's speed section comes from a committed benchmark page
+    (benchmarks/tables.py writes both): a page rewritten without the README fails here."""
+    tables = _tables()
+    text = README.read_text(encoding="utf-8")
+    start, end = text.index(tables.SPEED_START), text.index(tables.SPEED_END)
+    assert text[start: end + len(tables.SPEED_END)] == tables.speed_section(ROOT / "docs" / "benchmarks")
+    assert "not measured" not in text[start:end]
+
+
+def test_the_speed_section_reads_the_figures_it_names(tmp_path):
+    """Each headline's pattern finds its figure in a page as its script prints it."""
+    tables = _tables()
+    (tmp_path / "api.md").write_text("manager ratio (gjk / trimesh, total): 0.21\n"
+                                     "manager ratio (shared meshes) (gjk / trimesh, total): 0.19\n"
+                                     "moves ratio (gjk / trimesh): 0.3\n")
+    (tmp_path / "poses.md").write_text("| gjk (whole process) | 0.72 | 0.71 | 0.24 | 0.29 | 0.32 |\n")
+    section = tables.speed_section(tmp_path)
+    assert "| 0.21 |" in section and "| 0.19 |" in section and "| 0.3 |" in section
+    assert "| 0.29 |" in section and section.count("not measured") == 3  # scan, STEP, start-up
