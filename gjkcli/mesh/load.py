@@ -1283,7 +1283,8 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
         first_user.setdefault(geometry_name, name)
     order = list(first_user)
     meshes = _mesh_arrays(path, [first_user[key] for key in order], [geometry[key] for key in order])
-    slot = {key: k for k, key in enumerate(order)}
+    same = _same_content(meshes)
+    slot = {key: same[k] for k, key in enumerate(order)}
     mesh_of = np.array([slot[key] for _, _, key in nodes], dtype=np.int64)
     counts = np.array([len(v) for v, _, _ in meshes], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -1320,6 +1321,41 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
         out.append(Part(name=name, source=shown, vertices=world[starts[k]: ends[k]], faces=faces,
                         units=units, watertight=None, bodies=None,
                         instance=Instance(key=(key, m), local=local, pose=T[k]) if shared[k] else None))
+    return out
+
+
+def _same_content(meshes: list) -> list:
+    """Per mesh of `_mesh_arrays`, the first mesh of the same content (vertices, faces, units):
+    a file that stores each copy of a part as an object of its own (3MF objects, glTF meshes)
+    places one mesh several times, as its instances do, and its copies share one hull.
+
+    Meshes are told apart first by their sizes and a weighted sum of their coordinates and of
+    their indices, for all at once; only those alike in all of these are compared by a hash of
+    their arrays."""
+    if len(meshes) < 2:
+        return list(range(len(meshes)))
+    n_v = np.array([len(v) for v, _, _ in meshes])
+    n_f = np.array([len(f) for _, f, _ in meshes])
+    V = np.concatenate([v for v, _, _ in meshes])
+    F = np.concatenate([f for _, f, _ in meshes])
+    V = V[:, 0] + np.pi * V[:, 1] + np.e * V[:, 2]
+    F = F[:, 0] + 7919 * F[:, 1] + 104729 * F[:, 2]
+    v_sum = np.add.reduceat(V, np.concatenate([[0], np.cumsum(n_v)[:-1]])) if len(V) else np.zeros(len(meshes))
+    f_sum = np.add.reduceat(F, np.concatenate([[0], np.cumsum(n_f)[:-1]])) if len(F) else np.zeros(len(meshes))
+    alike: dict = {}
+    for k, key in enumerate(zip(n_v.tolist(), n_f.tolist(), v_sum.tolist(), f_sum.tolist())):
+        alike.setdefault((*key, meshes[k][2]), []).append(k)
+    out = list(range(len(meshes)))
+    for group in alike.values():
+        if len(group) > 1:
+            import hashlib
+
+            first: dict = {}
+            for k in group:
+                vertices, faces, _ = meshes[k]
+                digest = hashlib.blake2b(np.ascontiguousarray(vertices, dtype=np.float64), digest_size=16)
+                digest.update(np.ascontiguousarray(faces, dtype=np.int64))
+                out[k] = first.setdefault(digest.digest(), k)
     return out
 
 

@@ -197,22 +197,26 @@ def test_exact_scan_finds_the_pairs_of_the_exact_engine(scene):
 # -- a mesh placed many times: one hull ------------------------------------------------------------
 
 
-def _instanced_3mf(path: Path, vertices, faces, poses) -> None:
+def _instanced_3mf(path: Path, vertices, faces, poses, copies: bool = False) -> None:
     """A 3MF whose one object (the mesh) is placed by one build item per pose (4x4, rigid): the
-    file's own instancing, which trimesh reads as one geometry under many nodes."""
+    file's own instancing, which trimesh reads as one geometry under many nodes. With `copies`,
+    each item places an object of its own holding the same mesh (a copy made a separate
+    object), which trimesh reads as as many geometries."""
     import zipfile
 
     import numpy as np
 
     points = "".join(f'<vertex x="{x!r}" y="{y!r}" z="{z!r}"/>' for x, y, z in np.asarray(vertices).tolist())
     triangles = "".join(f'<triangle v1="{a}" v2="{b}" v3="{c}"/>' for a, b, c in np.asarray(faces).tolist())
+    mesh = f"<mesh><vertices>{points}</vertices><triangles>{triangles}</triangles></mesh>"
+    ids = list(range(1, len(poses) + 1)) if copies else [1] * len(poses)
+    objects = "".join(f'<object id="{k}" name="part{k}" type="model">{mesh}</object>' for k in sorted(set(ids)))
     # a 3MF transform is the 3x4 matrix's columns (m00 m01 m02 m10 ... m32), points as row vectors
-    items = "".join('<item objectid="1" transform="{}"/>'.format(
-        " ".join(repr(float(v)) for v in np.concatenate([T[:3, :3].T.ravel(), T[:3, 3]]))) for T in poses)
+    items = "".join('<item objectid="{}" transform="{}"/>'.format(k, " ".join(
+        repr(float(v)) for v in np.concatenate([T[:3, :3].T.ravel(), T[:3, 3]]))) for k, T in zip(ids, poses))
     model = ('<?xml version="1.0" encoding="UTF-8"?><model unit="millimeter" '
              'xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"><resources>'
-             f'<object id="1" name="part" type="model"><mesh><vertices>{points}</vertices>'
-             f'<triangles>{triangles}</triangles></mesh></object></resources><build>{items}</build></model>')
+             f'{objects}</resources><build>{items}</build></model>')
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("[Content_Types].xml",
                    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
@@ -227,11 +231,12 @@ def _instanced_3mf(path: Path, vertices, faces, poses) -> None:
         z.writestr("3D/3dmodel.model", model)
 
 
-def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_builds):
-    """Two 3MF files placing the same mesh (a 60-point hull) 200 times each, turned at random:
-    the scan prepares one hull (the mesh's content is the key, across files), and its collision
-    pairs are trimesh + python-fcl's on the placed triangles; colliding and clear neighbours
-    both drawn."""
+@pytest.mark.parametrize("copies", [False, True], ids=["instances", "copies"])
+def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_builds, copies):
+    """Two 3MF files placing the same mesh (a 60-point hull) 200 times each, turned at random,
+    as instances of one object or as 200 objects holding copies of it: the scan prepares one
+    hull (the mesh's content is the key, across files and objects), and its collision pairs are
+    trimesh + python-fcl's on the placed triangles; colliding and clear neighbours both drawn."""
     import numpy as np
     import trimesh
 
@@ -245,7 +250,7 @@ def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_bui
             T = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))
             T[:3, 3] = [(k % 20) * 3.6, y0 + (k // 20) * 3.6, 0.0]
             poses.append(T)
-        _instanced_3mf(tmp_path / f"{name}.3mf", mesh.vertices, mesh.faces, poses)
+        _instanced_3mf(tmp_path / f"{name}.3mf", mesh.vertices, mesh.faces, poses, copies)
     r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json")
     assert hull_builds == [1]
     doc = json.loads(r.stdout)
