@@ -1,13 +1,19 @@
-"""KIT's FZK-Haus (ArchiCAD 20's IFC2X3 export of a small house, in metres): the clash set of
-issue 24, `IfcBeam, IfcMember` against `IfcWall` at a 2 mm band, gives the 11 pairs IfcClash 0.9
-gives.
+"""KIT's FZK-Haus (a small house, in metres): the clash set of issue 24, `IfcBeam, IfcMember`
+against `IfcWall` at a 2 mm band, gives the 11 pairs IfcClash 0.9 gives.
 
-The model (2.5 MB) is not in the repository: the test reads `AC20-FZK-Haus.ifc` from the folder
-named by the environment variable GJK_IFC_MODELS (the folder `benchmarks/bench_ifc.py --models`
-takes) and skips without it. The oracle is IfcClash's answer on that file, frozen below as
-GlobalId pairs (python -m ifcclash, mode "intersection", tolerance 0.002, check_all, the sides
-selected with mode "i"). The pairs are compared as sets of GlobalIds, so a selection that takes
-too much (the house's other 70 elements) or too little fails the test, as does a verdict.
+Two exports of the house, the same GlobalIds and the same 11 clashes by IfcClash:
+
+- `AC14-FZK-Haus.ifczip` (committed, tests/data/third_party/: ArchiCAD 14's IFC2X3 export from
+  assimp's test models, KIT/IAI's permission to redistribute beside it), read as the ifcZIP it
+  is; IfcClash read its `.ifc`;
+- `AC20-FZK-Haus.ifc` (ArchiCAD 20's, 2.5 MB, not committed: its terms are not known here), read
+  from the folder named by the environment variable GJK_IFC_MODELS (the folder
+  `benchmarks/bench_ifc.py --models` takes); skipped without it.
+
+The oracle is IfcClash's answer on each file, frozen below as GlobalId pairs (python -m ifcclash,
+mode "intersection", tolerance 0.002, check_all, the sides selected with mode "i"). The pairs are
+compared as sets of GlobalIds, so a selection that takes too much (the house's other elements) or
+too little fails the test, as does a verdict.
 """
 from __future__ import annotations
 
@@ -21,9 +27,10 @@ pytest.importorskip("ifcopenshell")
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
 
+COMMITTED = Path(__file__).resolve().parents[1] / "data" / "third_party" / "AC14-FZK-Haus.ifczip"
 MODEL = "AC20-FZK-Haus.ifc"
 
-# IfcClash 0.9's 11 clashes: (beam or member, wall) GlobalIds
+# IfcClash 0.9's 11 clashes, on either export: (beam or member, wall) GlobalIds
 IFCCLASH = {
     ("20bTaetQDApP5w8egFxj13", "0knNIAVBPBFvBy_m5QVHsU"),
     ("20bTaetQDApP5w8egFxj13", "3VCarUKgH1buLo22Ozxe6J"),
@@ -39,12 +46,14 @@ IFCCLASH = {
 }
 
 
-@pytest.fixture(scope="module")
-def model() -> Path:
+@pytest.fixture(scope="module", params=["AC14, committed", "AC20"])
+def model(request) -> Path:
+    if request.param == "AC14, committed":
+        return COMMITTED
     folder = os.environ.get("GJK_IFC_MODELS")
     if not folder or not (Path(folder) / MODEL).is_file():
-        pytest.skip(f"{MODEL} (KIT's FZK-Haus, not committed: 2.5 MB) not found: set GJK_IFC_MODELS "
-                    f"to the folder holding it")
+        pytest.skip(f"{MODEL} (KIT's FZK-Haus, ArchiCAD 20's export, not committed) not found: set "
+                    f"GJK_IFC_MODELS to the folder holding it")
     return Path(folder) / MODEL
 
 
