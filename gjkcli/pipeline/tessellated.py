@@ -76,6 +76,9 @@ PARALLEL_FROM = 32
 # error of 0.0059 are decided 4 times finer, in a fraction of BRepExtrema_DistShapeShape's time
 # on their nearest faces (0.1 s a pair).
 FINER_UP_TO = 64
+# ... and while the larger part's triangles times that factor stay within this many (a curved
+# part's triangles grow about as its deflection shrinks): a large part goes to OpenCASCADE
+FINER_TRIANGLES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,14 @@ def _decide_one(item: Pending, memo: ExactMemo) -> Bounded:
     return decide(mesh, item.e, item.tol, item.clearance, item.refs, item.unit, memo=memo,
                   same=item.same, pose=item.pose, flip=item.flip,
                   deepest=functools.partial(pair_query, item.a, item.b, tolerance=item.tol),
-                  deep_first=item.deep_first)
+                  deep_first=item.deep_first,
+                  triangles=max(_triangle_count(item.a), _triangle_count(item.b)))
+
+
+def _triangle_count(body) -> int:
+    """A mesh's triangles; 0 for a primitive (`gjkcli.engine.shapes.Shape`, no triangles)."""
+    faces = getattr(body, "faces", None)
+    return 0 if faces is None else len(faces)
 
 
 def bounds_of(signed: float, e: float) -> tuple[float, float]:
@@ -263,7 +273,7 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
 
 def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None, *,
            memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False,
-           deepest=None, deep_first: bool = False) -> Bounded:
+           deepest=None, deep_first: bool = False, triangles: int = 0) -> Bounded:
     """The verdict of a pair of tessellated parts the triangles alone cannot clear.
 
     mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`: the
@@ -280,6 +290,7 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         the depth can decide, that is without exact solids, when they fail, for the depth a
         collision reports, or first with `deep_first` (the hulls show the triangles overlapping
         beyond the band, so the depth may exceed the error and decide without OpenCASCADE)
+    triangles : the larger part's triangle count, which bounds how much finer `_finer` may go
     """
     exact = refs is not None and bool(refs[0]) and bool(refs[1]) and unit is not None
     unknown = deepest is not None and mesh.status is Status.COLLISION and mesh.depth is None
@@ -295,7 +306,7 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     if exact and not unknown and mesh.status is not Status.COLLISION:
         try:
             got = _finer(mesh, e, tol, clearance, refs, unit,
-                         ExactMemo() if memo is None else memo)
+                         ExactMemo() if memo is None else memo, triangles)
         except Exception:  # noqa: BLE001 - the exact solids decide instead
             got = None
         if got is not None:
@@ -318,12 +329,13 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
 
 
 def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str,
-           memo: ExactMemo) -> Bounded | None:
+           memo: ExactMemo, triangles: int = 0) -> Bounded | None:
     """The verdict of apart triangles from both parts tessellated again (`gjkcli.mesh.cad.finer`)
     with an error small enough to decide: the module's bound holds for any tessellation whose
     error is measured, so [s'' - e'', s'' + e''] on the finer triangles bounds the solids'
     distance as the first one did. None when it would take more than FINER_UP_TO times the
-    parts' deflection, or when the finer interval does not decide either."""
+    parts' deflection (or more than FINER_TRIANGLES, `triangles` being the larger part's
+    count), or when the finer interval does not decide either."""
     import dataclasses
 
     from gjkcli.engine.exact import Mesh
@@ -342,7 +354,7 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     times = 4  # the deflection divided by a power of 4, so that pairs share finer parts
     while times * margin < 2 * e:  # the finer error about half the margin
         times *= 4
-    if times > FINER_UP_TO:
+    if times > FINER_UP_TO or times * triangles > FINER_TRIANGLES:
         return None
     rel = DEFAULT.cad_deflection_rel / times
     bodies, errors = [], []

@@ -181,12 +181,13 @@ def test_forked_refinement_matches_one_process(tmp_path):
         assert (volume > 1e-9) == (status == "collision"), (a, b, status, volume)
 
 
-def test_finer_triangles_decide_as_opencascade(tmp_path):
+def test_finer_triangles_decide_as_opencascade(tmp_path, monkeypatch):
     """A cylinder (radius 10, its tessellation error e) beside a box, at gaps swept from a
     hundredth of e to twice e, with and without a clearance between them: every verdict and
     OpenCASCADE's distance inside the pair's bounds. Gaps within e (but not too near the band or
     the clearance) are decided on triangles made finer, the nearest is left to OpenCASCADE
-    (finer than FINER_UP_TO times), and 2e needs neither."""
+    (finer than FINER_UP_TO times), and 2e needs neither; with FINER_TRIANGLES below the
+    parts' triangles, none is made finer and OpenCASCADE gives the same verdicts."""
     from gjkcli.pipeline import tessellated
 
     solid = cylinder(10.0, 20.0, seam=0.37)  # no triangle corner on the nearest line
@@ -215,3 +216,8 @@ def test_finer_triangles_decide_as_opencascade(tmp_path):
     assert paths[0.3, False] and paths[0.6, False] and paths[0.9, False]
     assert paths[0.3, True] and paths[0.9, True]
     assert not paths[0.01, False] and not paths[2.0, False]
+    monkeypatch.setattr(tessellated, "FINER_TRIANGLES", 1)
+    again = tessellated.decide_all(pending, jobs=1)
+    assert not any("finer" in (answer.note or "") for answer in again.values())
+    assert {k: a.result.status for k, a in again.items()} == \
+        {k: a.result.status for k, a in got.items()}
