@@ -46,7 +46,7 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points"]
+           "touching_points", "finer"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -146,6 +146,30 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
                           units=unit, watertight=None, bodies=None, eps=eps * stretch * scale,
                           brep=(SolidRef(ref_key[0], ref_key[1], index),), instance=instance))
     return parts
+
+
+# Finer tessellations of product solids: deflection_rel -> {hash: [(solid, answer)]}, `finer`.
+_FINER: dict = {}
+
+
+def finer(ref: SolidRef, unit: str, deflection_rel: float):
+    """((n, 3) vertices in `unit`, placed in the assembly; (m, 3) faces; eps in `unit`): the
+    solid of `ref` tessellated again with a linear deflection of `deflection_rel` x its
+    diagonal, with its error bound measured as `read_step` measures it. On a copy (the file's
+    solid keeps its own triangles), once per product and deflection."""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Copy
+
+    solid, location = _placed(ref)
+
+    def make():
+        copy = BRepBuilderAPI_Copy(solid, True, False).Shape()  # its geometry, not its mesh
+        return _tessellate(copy, deflection_rel, ref.path, "part")
+
+    vertices, faces, eps = _once(_FINER.setdefault(deflection_rel, {}), solid, make)
+    T = _matrix(location)
+    scale = factor(_OCC_UNIT, unit)
+    stretch = float(np.linalg.norm(T[:3, :3], 2))
+    return (vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces, eps * stretch * scale
 
 
 def _pose(R, t) -> np.ndarray:

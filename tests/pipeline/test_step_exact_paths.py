@@ -1,8 +1,8 @@
 """The cheaper exact paths of the STEP refinement (issue 29), each held against OpenCASCADE on
 the file's own solids: the canonical copies of B-spline faces, the nearest faces' distance, the
-touching points, the fall-back to the file's solids near a threshold, and the refinement spread
-over worker processes. On the committed AS1 in AP214 (its cylinders B-spline surfaces) and
-box_sides; a few pairs each, not the whole slow scan."""
+touching points, the fall-back to the file's solids near a threshold, the refinement spread
+over worker processes, and the parts' triangles made finer. On the committed AS1 in AP214 (its
+cylinders B-spline surfaces) and box_sides; a few pairs each, not the whole slow scan."""
 from __future__ import annotations
 
 import gzip
@@ -20,7 +20,7 @@ pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
 from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeVertex  # noqa: E402
 from OCP.gp import gp_Pnt  # noqa: E402
 
-from stepfiles import box, common_volume, exact_distance, write_step  # noqa: E402
+from stepfiles import box, common_volume, cylinder, exact_distance, write_step  # noqa: E402
 
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.mesh import cad  # noqa: E402
@@ -179,3 +179,45 @@ def test_forked_refinement_matches_one_process(tmp_path):
     for a, b, status, _ in runs[0]:
         volume = common_volume(solids[a], solids[b])
         assert (volume > 1e-9) == (status == "collision"), (a, b, status, volume)
+
+
+def test_finer_triangles_decide_as_opencascade(tmp_path, monkeypatch):
+    """A cylinder (radius 10, its tessellation error e) beside a box, at gaps swept from a
+    hundredth of e to twice e, with and without a clearance between them: every verdict and
+    OpenCASCADE's distance inside the pair's bounds. Gaps within e (but not too near the band or
+    the clearance) are decided on triangles made finer, the nearest is left to OpenCASCADE
+    (finer than FINER_UP_TO times), and 2e needs neither; with FINER_TRIANGLES below the
+    parts' triangles, none is made finer and OpenCASCADE gives the same verdicts."""
+    from gjkcli.pipeline import tessellated
+
+    solid = cylinder(10.0, 20.0, seam=0.37)  # no triangle corner on the nearest line
+    e = cad.read_step(write_step(tmp_path / "c.step", [("c", solid)]))[0].eps
+    assert e > 0
+    tol, fractions = 1e-5, (0.01, 0.3, 0.6, 0.9, 2.0)
+    pending, truth, paths = {}, {}, {}
+    for k, fraction in enumerate(fractions):
+        gap = fraction * e
+        other = box(10.0, 20.0, 20.0, (10.0 + gap, -10.0, 0.0))
+        path = write_step(tmp_path / f"gap{k}.step", [("cylinder", solid), ("box", other)])
+        parts = cad.read_step(path)
+        bodies = [pipeline_body(p) for p in parts]
+        for clearance in (0.0, gap * 1.4):
+            pending[k, clearance] = tessellated.Pending(
+                bodies[0], bodies[1], parts[0].eps + parts[1].eps, tol, clearance,
+                (parts[0].brep, parts[1].brep), "mm")
+            truth[k, clearance] = exact_distance(solid, other)
+    got = tessellated.decide_all(pending, jobs=1)
+    for (k, clearance), answer in got.items():
+        d = truth[k, clearance]
+        want = Status.CLEARANCE if d < clearance else Status.CLEAR
+        assert answer.result.status is want, (fractions[k], clearance, answer)
+        assert answer.lower - 1e-9 <= d <= answer.upper + 1e-9, (fractions[k], answer, d)
+        paths[fractions[k], clearance > 0] = "finer" in (answer.note or "")
+    assert paths[0.3, False] and paths[0.6, False] and paths[0.9, False]
+    assert paths[0.3, True] and paths[0.9, True]
+    assert not paths[0.01, False] and not paths[2.0, False]
+    monkeypatch.setattr(tessellated, "FINER_TRIANGLES", 1)
+    again = tessellated.decide_all(pending, jobs=1)
+    assert not any("finer" in (answer.note or "") for answer in again.values())
+    assert {k: a.result.status for k, a in again.items()} == \
+        {k: a.result.status for k, a in got.items()}
