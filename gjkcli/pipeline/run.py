@@ -129,10 +129,13 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
     baseline cannot be read or written.
     """
     from gjkcli.pipeline.flat import FlatRun, drawings, is_flat_run
-    from gjkcli.scene import manifest as manifests
 
     paths_list = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    m = manifests.load(manifest) if isinstance(manifest, (str, os.PathLike)) else manifest
+    m = manifest
+    if isinstance(manifest, (str, os.PathLike)):  # the manifest's reader only for a manifest
+        from gjkcli.scene import manifest as manifests
+
+        m = manifests.load(manifest)
     flat = is_flat_run(paths_list + [inc.file for inc in (m.includes if m is not None else ())],
                        recurse=options.recurse)
     if not flat:
@@ -156,7 +159,10 @@ def scan(paths=(), options: Options = Options(), *, manifest=None,
         run = FlatRun(options, "scan", progress)
         return run.findings(drawings(paths_list, m, recurse=options.recurse, run=run), (), m,
                             across=False, every_pair=0)
-    m = manifests.with_allows(m, options.allow)
+    if options.allow:
+        from gjkcli.scene import manifest as manifests
+
+        m = manifests.with_allows(m, options.allow)
     robot = options.robot
     motion = robot is not None and (robot.poses is not None or robot.trajectory is not None)
     if motion or options.dask is not None:

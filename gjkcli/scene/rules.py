@@ -24,18 +24,18 @@ def with_reader_rules(manifest, sources, robot_options, had_problems: bool):
 
     InputError when robot options are given and no input is a robot (unless an input failed to
     load: it may have been the robot)."""
-    from gjkcli.errors import InputError
-    from gjkcli.scene import manifest as manifests
-    from gjkcli.scene import urdf
-
     robots = [s for s in sources if s.robot is not None]
     if not robots:
         given = robot_options is not None and (robot_options.srdf or robot_options.joints
                                                or robot_options.packages)
         if given and not had_problems:
+            from gjkcli.errors import InputError
+
             raise InputError("--srdf/--joints/--package", "apply to URDF inputs, and no input is a "
                                                           "URDF; give robot.urdf")
         return manifest, [], []
+    from gjkcli.scene import manifest as manifests  # a robot's readers, only for a robot
+    from gjkcli.scene import urdf
     allows, notes, unchecked = [], [], []
     for s in robots:
         allows.extend(urdf.allowed_pairs(s.robot, s.srdf, s.prefix))
