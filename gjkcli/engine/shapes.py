@@ -450,7 +450,31 @@ def small_hull_triangles(points, up_to: int | None = None) -> list:
     the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of
     fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points (up to
     FEW_PARTS_HULL_POINTS when the larger parts are few), flat or nearly flat ones, any part the
-    core could not prove."""
+    core could not prove.
+
+    A mesh whose faces were meshed apart (a STEP solid's) repeats the points of its seams, and
+    the repeats count against the sizes above (a solid of 524 points given as 1,100). When at
+    most FEW_PARTS_RETRY parts are left, those with repeated points are tried again with each
+    point once (their triangles then index the first copies): a run of a few such parts then
+    need not import scipy."""
+    out = _small_hull_pass(points, up_to)
+    left = [k for k, t in enumerate(out) if t is None and len(points[k]) >= 4]
+    if not left or len(left) > FEW_PARTS_RETRY:
+        return out
+    again = []
+    for k in left:
+        pts = np.asarray(points[k], dtype=np.float64).reshape(-1, 3)
+        first = np.sort(np.unique(pts, axis=0, return_index=True)[1])
+        if len(first) < len(pts):
+            again.append((k, pts[first], first))
+    for (k, _, first), tris in zip(again, _small_hull_pass([pts for _, pts, _ in again], up_to)):
+        if tris is not None:
+            out[k] = first[tris]
+    return out
+
+
+def _small_hull_pass(points, up_to: int | None) -> list:
+    """small_hull_triangles' one pass over the parts as given."""
     from gjkcli.engine._mesh import small_hull_parts
 
     up_to = SMALL_HULL_POINTS if up_to is None else int(up_to)
@@ -493,6 +517,10 @@ SMALL_HULL_POINTS = 128
 # a loaded machine); many such parts go to qhull, whose import their hulls then repay.
 FEW_PARTS_HULL_POINTS = 1024
 FEW_PARTS_HULL_WORK = 4 * 1024 ** 2
+# The most parts left unproven whose repeated points are merged for a second try
+# (`small_hull_triangles`): enough for an assembly's products, few enough that the per-part
+# merge costs nothing against a scan's qhull.
+FEW_PARTS_RETRY = 64
 
 
 @contextmanager

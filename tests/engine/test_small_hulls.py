@@ -141,6 +141,23 @@ def test_a_few_larger_parts_get_the_compiled_hull_and_many_go_to_qhull():
     assert all(t is None for t in small_hull_triangles(many + few[:1]))
 
 
+def test_repeated_points_count_once_in_a_few_parts():
+    """A part whose points all come twice (a solid meshed face by face repeats its seams) is
+    built here when its distinct points fit, though its rows do not (1,100 rows of 550 points),
+    as qhull builds it; with more than FEW_PARTS_RETRY such parts left, they go to qhull."""
+    from gjkcli.engine.shapes import FEW_PARTS_RETRY
+
+    rng = np.random.default_rng(29)
+    sphere = rng.normal(size=(550, 3))
+    sphere = sphere / np.linalg.norm(sphere, axis=1)[:, None] * [3.0, 2.0, 1.0] + 1e3
+    twice = np.concatenate([sphere, sphere[rng.permutation(len(sphere))]])
+    assert len(twice) > FEW_PARTS_HULL_POINTS
+    (tris,) = small_hull_triangles([twice])
+    assert tris is not None and tris.max() < len(twice)
+    _same_hull(twice, tris, rng)
+    assert all(t is None for t in small_hull_triangles([twice] * (FEW_PARTS_RETRY + 1)))
+
+
 def test_build_hulls_small_is_build_hulls_up_to_coplanar_points():
     """Every part through build_hulls(small=True) against build_hulls (qhull): the same shapes
     (vertex sets, bounds, areas), the flat ones and the errors alike."""
