@@ -14,8 +14,11 @@ FCL:
   (scale, shear, mirror) is applied to the vertices.
 - **The distance of overlapping parts is minus their depth**, for every part. FCL's signed
   distance gives that for convex meshes; for a non-convex one it is not the depth. Here it is
-  the hulls' depth (EPA) where the hulls are the parts, and the triangle test's depth (a lower
-  bound: the deepest point found inside the other part) elsewhere, 0.0 when it found none.
+  the hulls' depth (EPA) where the hulls are the parts; elsewhere a lower bound certified by a
+  point of one part inside the other: the depth of the vertex of either part deepest inside
+  the other (`gjkcli.engine.exact.deepest_vertex`; the exact depth where it reaches the hulls'),
+  or where no vertex lies deeper than the touching band, the deepest point the triangle test's
+  search finds; 0.0 when it finds none.
 
 Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.policy`, mode
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
@@ -55,7 +58,7 @@ from typing import Any, Iterable, Literal, TypeVar, Union, overload
 
 import numpy as np
 
-from gjkcli.engine.exact import Mesh, exact_query
+from gjkcli.engine.exact import Mesh, deepest_vertex, exact_query
 from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape
@@ -397,7 +400,11 @@ class _Pairs:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol,
                             want="distance", hulls_apart=not self.colliding[k])
             if r.status is not Status.CLEAR:
-                r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
+                # a vertex of one part deeper than the band inside the other proves the collision
+                # and bounds its depth; the verdict's search along the crossing faces for a
+                # deeper point (many times the cost) only where no vertex does
+                r = deepest_vertex(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol) or \
+                    exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
         else:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="intersect")
         self.exact[k] = r
