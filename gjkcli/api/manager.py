@@ -376,14 +376,17 @@ class _Pairs:
         # one compiled call over the pairs, each object's hull read in its kept packed form
         b = self.batch = pairs([o.shape for o in objs_a], [o.shape for o in objs_b], want=want)
         hull_clear = b.status == _CLEAR_CODE
-        gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
-        gap_b = np.fromiter((o.geometry.gap for o in objs_b), dtype=np.float64, count=m)
+        self.colliding = ~hull_clear
+        self.signed = np.where(np.isnan(b.depth), b.distance, -b.depth)
+        if not listed and hull_clear.all():  # the policy sends no clear pair that is not listed
+            self.need = np.zeros(m, dtype=bool)  # to the triangles (most probes' few pairs)
+            return
+        gap_a = np.array([o.geometry.gap for o in objs_a])
+        gap_b = np.array([o.geometry.gap for o in objs_b])
         coincident = policy.coincide(gap_a, gap_b, b.tolerance)
         # every pair has triangles; the hulls' collisions are asked of the triangles in any case
-        self.colliding = ~hull_clear
         self.need = policy.needs_triangles("auto", hull_clear, coincident, np.full(m, listed),
                                            np.ones(m, dtype=bool))
-        self.signed = np.where(np.isnan(b.depth), b.distance, -b.depth)
 
     def refine(self, k: int) -> None:
         """Pair k answered by the triangles."""
@@ -988,15 +991,18 @@ def _closest(entries, lower: np.ndarray):
     the deepest overlap is the least signed distance), then chunks only while their boxes lie
     closer than the best pair found.
     """
-    if len(lower) == 0:
+    n = len(lower)
+    if n == 0:
         return None
-    order = np.argsort(lower, kind="stable")
-    ordered = lower[order]
-    overlapping = int(np.searchsorted(ordered, 0.0, side="right"))
+    overlapping = int(np.count_nonzero(lower <= 0.0))
+    # most walks end within the first chunk: order only the pairs it and the next one need
+    order = _smallest(lower, max(overlapping, _CLOSEST_CHUNK) + 1)
     best, where = np.inf, None
     start = 0
-    while start < len(order):
+    while start < n:
         stop = max(overlapping, start + _CLOSEST_CHUNK) if start == 0 else start + _CLOSEST_CHUNK
+        if min(stop + 1, n) > len(order):  # the walk goes on past the pairs ordered so far
+            order = np.argsort(lower, kind="stable")
         todo = []
         for pairs, k in entries(order[start:stop]):
             signed = float(pairs.signed[k])
@@ -1014,9 +1020,20 @@ def _closest(entries, lower: np.ndarray):
             if pairs.signed[k] < best:
                 best, where = float(pairs.signed[k]), (pairs, k)
         start = stop
-        if start < len(order) and ordered[start] > best:
+        if start < n and lower[order[start]] > best:
             break
     return where
+
+
+def _smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` smallest values (and of any tied with the last of them) in the
+    order of np.argsort(values, kind="stable"), of which they are the start: a partition, then a
+    sort of those alone."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")
+    kth = np.partition(values, count - 1)[count - 1]
+    chosen = np.flatnonzero(values <= kth)  # increasing indices: ties keep them in order
+    return chosen[np.argsort(values[chosen], kind="stable")]
 
 
 def _by_radius(pairs_at, lower_of, entries_of, typical):
