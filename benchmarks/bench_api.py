@@ -6,7 +6,12 @@
     `in_collision_internal(return_names=True)`, 1,000 `in_collision_single` calls and 200
     `min_distance_single` calls with probe objects at random poses. Each manager gets its own
     copies of the meshes (made outside the clock), so that neither reads what the other cached.
-    The colliding pairs found by both are compared.
+    The colliding pairs found by both are compared, and the min_distance_single answers:
+    against trimesh's where both say clear; where gjk's overlap, against judges that are not
+    gjk's engine (the witness point's depth inside the other part by trimesh's signed distance;
+    no deeper than the hulls' penetration depth, from their Minkowski difference by qhull, and
+    equal to it where both parts are convex). trimesh + FCL's value there is FCL's (for a mesh
+    that is not convex, not a depth), so it is not compared. The script exits 1 on a mismatch.
 (b) `gjkcli.engine.query.query(a, b)` against `coal.distance` called from Python, two hulls of
     642 vertices (trimesh icospheres, subdivisions=3) over 200 random poses (about 40% of them
     overlapping: coal then answers the signed distance through EPA, query the depth). coal's
@@ -122,7 +127,61 @@ def bench_manager(rng, n, repeats, shared: int = 0):
                                                      dcopies, dprobe_tf)
             if name not in best or sum(t.values()) < sum(best[name][0].values()):
                 best[name] = (t, pairs, single, dist)
+    # judged on a manager of its own, made after the timed runs (a manager kept alive would hand
+    # its prepared meshes to the next run)
+    best["judged"] = judge_distances(best["gjk"][3], best["trimesh"][3], meshes, transforms, dprobes,
+                                     dprobe_tf)
     return best
+
+
+def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
+    """Penetration depth of the convex hulls of the points a and b (n, 3): the origin's distance
+    to the nearest facet of their Minkowski difference (qhull), 0 when the origin lies outside."""
+    from scipy.spatial import ConvexHull
+
+    a, b = a[ConvexHull(a).vertices], b[ConvexHull(b).vertices]
+    difference = ConvexHull((a[:, None, :] - b[None, :, :]).reshape(-1, 3))
+    return max(float((-difference.equations[:, 3]).min()), 0.0)
+
+
+def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
+    """gjk's min_distance_single answers `ours` judged (see the module's docstring, (a)), with
+    trimesh's `theirs`: counts and the largest differences."""
+    index = {f"part{k:04d}": k for k in range(len(meshes))}
+    manager = CollisionManager()
+    for name, mesh, T in zip(index, meshes, transforms):
+        manager.add_object(name, mesh.copy(), T)
+    out = dict(clear=0, clear_diff=0.0, overlapping=0, meshes=0, witness_diff=0.0, above_hulls=0,
+               at_hulls=0, convex=0, convex_diff=0.0)
+    for d, td, probe, T in zip(ours, theirs, probes, probe_tf):
+        if d > 0 and td > 0:
+            out["clear"] += 1
+            out["clear_diff"] = max(out["clear_diff"], abs(d - td))
+            continue
+        if d >= 0:
+            continue
+        out["overlapping"] += 1
+        d2, name, data = manager.min_distance_single(probe, T, return_name=True, return_data=True)
+        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        k = index[name]
+        part = meshes[k].copy().apply_transform(transforms[k])
+        placed = probe.copy().apply_transform(T)
+        upper = _hull_depth(part.vertices, placed.vertices)
+        if meshes[k].is_convex and probe.is_convex:  # the hulls' depth, EPA's
+            out["convex"] += 1
+            out["convex_diff"] = max(out["convex_diff"], abs(upper + d2) / upper)
+            continue
+        # the triangles': a point of one part that deep inside the other, no deeper than the hulls
+        out["meshes"] += 1
+        witness = max(trimesh.proximity.signed_distance(part, [data.point("__external")])[0],
+                      trimesh.proximity.signed_distance(placed, [data.point(name)])[0])
+        out["witness_diff"] = max(out["witness_diff"], abs(witness + d2) / -d2)
+        out["above_hulls"] += int(-d2 > upper * (1 + 1e-6))
+        out["at_hulls"] += int(-d2 >= upper * (1 - 1e-6))
+    # FCL takes float32 transforms from trimesh: its clear distances are good to about 1e-6
+    out["ok"] = (out["clear_diff"] <= 1e-5 and out["witness_diff"] <= 1e-6 and out["above_hulls"] == 0
+                 and out["convex_diff"] <= 1e-6)
+    return out
 
 
 # -- (c) moves ------------------------------------------------------------------------------------
@@ -214,6 +273,7 @@ def main() -> None:
                     help="run only these parts (repeatable)")
     args = ap.parse_args()
     only = set(args.only or "abcd")
+    failed = False
 
     for part, shared in (("a", 0), ("d", args.shared)):
         if part not in only:
@@ -232,6 +292,13 @@ def main() -> None:
         print(f"| total | {total_ours:.3f} | {total_theirs:.3f} | {total_ours / total_theirs:.2f} |")
         print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
               f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
+        j = best["judged"]
+        print(f"min_distance_single: both clear {j['clear']} (agree to {j['clear_diff']:.1e}); overlapping "
+              f"{j['overlapping']}: both convex {j['convex']} (minus the hulls' depth by qhull, to "
+              f"{j['convex_diff']:.1e} relative), else {j['meshes']} (witness as deep by trimesh's signed "
+              f"distance, to {j['witness_diff']:.1e} relative; deeper than the hulls {j['above_hulls']}, "
+              f"as deep {j['at_hulls']})")
+        failed = failed or not j["ok"]
         print(f"manager ratio{' (shared meshes)' if shared else ''} (gjk / trimesh, total): "
               f"{total_ours / total_theirs:.2f}")
         print()
@@ -246,13 +313,14 @@ def main() -> None:
         print(f"moves ratio (gjk / trimesh): {t_ours / t_theirs:.2f}")
         print()
     if "b" not in only:
-        return
+        sys.exit(1 if failed else 0)
 
     per_ours, per_coal, overlap, diff = bench_pair(np.random.default_rng(args.seed), 200, 50)
     print("(b) one pair from Python: two 642-vertex hulls, 200 poses "
           f"({overlap:.0%} overlapping; signed distances agree to {diff:.1e})")
     print(f"query(a, b) {per_ours * 1e6:.2f} us, coal.distance {per_coal * 1e6:.2f} us")
     print(f"pair ratio (query / coal.distance): {per_ours / per_coal:.2f}")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
