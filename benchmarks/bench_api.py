@@ -20,7 +20,8 @@
 (c) The two managers under moves: 300 objects (the kinds of (a)), then 100 steps of
     `set_transform` of one object to a random pose, `in_collision_internal(return_names=True)`
     and `min_distance_internal()`: what a planner's loop asks. The answers of every step are
-    compared (the colliding pairs; the distances where both say clear).
+    compared (the colliding pairs; the distances where both say clear), and gjk's overlapping
+    distances judged as (a)'s.
 (d) (a) again with 1,000 objects made from 5 shared meshes (each mesh added 200 times, as a
     scene of repeated parts): gjk prepares each mesh once.
 
@@ -151,8 +152,7 @@ def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
     manager = CollisionManager()
     for name, mesh, T in zip(index, meshes, transforms):
         manager.add_object(name, mesh.copy(), T)
-    out = dict(clear=0, clear_diff=0.0, overlapping=0, meshes=0, witness_diff=0.0, above_hulls=0,
-               at_hulls=0, convex=0, convex_diff=0.0)
+    out = _judged()
     for d, td, probe, T in zip(ours, theirs, probes, probe_tf):
         if d > 0 and td > 0:
             out["clear"] += 1
@@ -160,28 +160,53 @@ def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
             continue
         if d >= 0:
             continue
-        out["overlapping"] += 1
         d2, name, data = manager.min_distance_single(probe, T, return_name=True, return_data=True)
         assert d2 == d, (d2, d)  # the timed answer, with its witnesses
         k = index[name]
-        part = meshes[k].copy().apply_transform(transforms[k])
-        placed = probe.copy().apply_transform(T)
-        upper = _hull_depth(part.vertices, placed.vertices)
-        if meshes[k].is_convex and probe.is_convex:  # the hulls' depth, EPA's
-            out["convex"] += 1
-            out["convex_diff"] = max(out["convex_diff"], abs(upper + d2) / upper)
-            continue
-        # the triangles': a point of one part that deep inside the other, no deeper than the hulls
-        out["meshes"] += 1
-        witness = max(trimesh.proximity.signed_distance(part, [data.point("__external")])[0],
-                      trimesh.proximity.signed_distance(placed, [data.point(name)])[0])
-        out["witness_diff"] = max(out["witness_diff"], abs(witness + d2) / -d2)
-        out["above_hulls"] += int(-d2 > upper * (1 + 1e-6))
-        out["at_hulls"] += int(-d2 >= upper * (1 - 1e-6))
+        judge_overlap(out, d, data, (name, meshes[k], transforms[k]), ("__external", probe, T))
+    return _verdict(out)
+
+
+def _judged() -> dict:
+    return dict(clear=0, clear_diff=0.0, overlapping=0, meshes=0, witness_diff=0.0, above_hulls=0,
+                at_hulls=0, convex=0, convex_diff=0.0)
+
+
+def judge_overlap(out: dict, d: float, data, a: tuple, b: tuple) -> None:
+    """One overlapping answer d (< 0) for the parts a and b, each (name, mesh, transform), its
+    DistanceData `data`, counted into `out`: where both parts are convex, minus the hulls' depth
+    (qhull's Minkowski difference); else a witness point of one part as deep inside the other by
+    trimesh's signed distance, and no deeper than the hulls' depth."""
+    out["overlapping"] += 1
+    (name_a, mesh_a, T_a), (name_b, mesh_b, T_b) = a, b
+    part_a, part_b = mesh_a.copy().apply_transform(T_a), mesh_b.copy().apply_transform(T_b)
+    upper = _hull_depth(part_a.vertices, part_b.vertices)
+    if mesh_a.is_convex and mesh_b.is_convex:  # the hulls' depth, EPA's
+        out["convex"] += 1
+        out["convex_diff"] = max(out["convex_diff"], abs(upper + d) / upper)
+        return
+    # the triangles': a point of one part that deep inside the other, no deeper than the hulls
+    out["meshes"] += 1
+    witness = max(trimesh.proximity.signed_distance(part_a, [data.point(name_b)])[0],
+                  trimesh.proximity.signed_distance(part_b, [data.point(name_a)])[0])
+    out["witness_diff"] = max(out["witness_diff"], abs(witness + d) / -d)
+    out["above_hulls"] += int(-d > upper * (1 + 1e-6))
+    out["at_hulls"] += int(-d >= upper * (1 - 1e-6))
+
+
+def _verdict(out: dict) -> dict:
     # FCL takes float32 transforms from trimesh: its clear distances are good to about 1e-6
     out["ok"] = (out["clear_diff"] <= 1e-5 and out["witness_diff"] <= 1e-6 and out["above_hulls"] == 0
                  and out["convex_diff"] <= 1e-6)
     return out
+
+
+def report(out: dict) -> str:
+    return (f"both clear {out['clear']} (agree to {out['clear_diff']:.1e}); overlapping {out['overlapping']}: "
+            f"both convex {out['convex']} (minus the hulls' depth by qhull, to {out['convex_diff']:.1e} "
+            f"relative), else {out['meshes']} (witness as deep by trimesh's signed distance, to "
+            f"{out['witness_diff']:.1e} relative; deeper than the hulls {out['above_hulls']}, as deep "
+            f"{out['at_hulls']})")
 
 
 # -- (c) moves ------------------------------------------------------------------------------------
@@ -218,7 +243,29 @@ def bench_moves(rng, n, steps, repeats):
     same_pairs = sum(a[0] == b[0] for a, b in zip(best["gjk"][1], best["trimesh"][1]))
     both_clear = [(a[1], b[1]) for a, b in zip(best["gjk"][1], best["trimesh"][1]) if a[1] > 0 and b[1] > 0]
     diff = max((abs(a - b) / max(b, 1e-9) for a, b in both_clear), default=0.0)
-    return best["gjk"][0], best["trimesh"][0], same_pairs, len(both_clear), diff
+    judged = judge_moves([a[1] for a in best["gjk"][1]], meshes, transforms, moves)
+    return best["gjk"][0], best["trimesh"][0], same_pairs, len(both_clear), diff, judged
+
+
+def judge_moves(ours, meshes, transforms, moves) -> dict:
+    """The overlapping answers `ours` of min_distance_internal at each step of (c), judged as
+    (a)'s (`judge_overlap`) on a manager of their own replaying the moves."""
+    names = [f"part{k:04d}" for k in range(len(meshes))]
+    manager = CollisionManager()
+    for name, mesh, T in zip(names, meshes, transforms):
+        manager.add_object(name, mesh.copy(), T)
+    placed = list(transforms)
+    out = _judged()
+    for d, (k, T) in zip(ours, moves):
+        manager.set_transform(names[k], T)
+        placed[k] = T
+        if d >= 0:
+            continue
+        d2, (a, b), data = manager.min_distance_internal(return_names=True, return_data=True)
+        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        ka, kb = names.index(a), names.index(b)
+        judge_overlap(out, d, data, (a, meshes[ka], placed[ka]), (b, meshes[kb], placed[kb]))
+    return _verdict(out)
 
 
 # -- (b) one pair --------------------------------------------------------------------------------
@@ -293,23 +340,21 @@ def main() -> None:
         print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
               f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
         j = best["judged"]
-        print(f"min_distance_single: both clear {j['clear']} (agree to {j['clear_diff']:.1e}); overlapping "
-              f"{j['overlapping']}: both convex {j['convex']} (minus the hulls' depth by qhull, to "
-              f"{j['convex_diff']:.1e} relative), else {j['meshes']} (witness as deep by trimesh's signed "
-              f"distance, to {j['witness_diff']:.1e} relative; deeper than the hulls {j['above_hulls']}, "
-              f"as deep {j['at_hulls']})")
+        print(f"min_distance_single: {report(j)}")
         failed = failed or not j["ok"]
         print(f"manager ratio{' (shared meshes)' if shared else ''} (gjk / trimesh, total): "
               f"{total_ours / total_theirs:.2f}")
         print()
 
     if "c" in only:
-        t_ours, t_theirs, same, clear, diff = bench_moves(np.random.default_rng(args.seed), args.moving,
-                                                          args.steps, args.repeats)
+        t_ours, t_theirs, same, clear, diff, judged = bench_moves(np.random.default_rng(args.seed), args.moving,
+                                                                  args.steps, args.repeats)
         print(f"(c) {args.moving} objects, {args.steps} x (set_transform + in_collision_internal + "
               f"min_distance_internal), best of {args.repeats}")
         print(f"gjk {t_ours:.3f} s, trimesh {t_theirs:.3f} s; colliding pairs equal at {same} of "
               f"{args.steps} steps; distances (both clear, {clear} steps) agree to {diff:.1e} relative")
+        print(f"min_distance_internal where gjk's overlap: {report(judged)}")
+        failed = failed or not judged["ok"]
         print(f"moves ratio (gjk / trimesh): {t_ours / t_theirs:.2f}")
         print()
     if "b" not in only:
