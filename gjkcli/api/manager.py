@@ -33,7 +33,7 @@ costs little per object.
 (gjk's *touching*): `DEFAULT.touching_rel` (1e-7) of the pair's size. Contact data holds one
 contact per pair (FCL lists up to 100,000 triangle contacts for a non-convex mesh); its `index`
 is a triangle of the mesh where the triangle test answered, -1 where the hulls did (as FCL gives
-for convex meshes).
+for convex meshes) or a vertex inside the other part did.
 
 >>> import numpy as np, trimesh
 >>> from gjkcli import CollisionManager
@@ -113,7 +113,8 @@ class ContactData:
         self._index = {pair[0]: index[0], pair[1]: index[1]}
 
     def index(self, name: str) -> int:
-        """The triangle of object `name` at the contact (-1 where the hulls answered)."""
+        """The triangle of object `name` at the contact (-1 where the hulls answered, or a vertex
+        of one part inside the other)."""
         return self._index[name]
 
     def __repr__(self) -> str:
@@ -144,7 +145,8 @@ class DistanceData:
         return self._points[name]
 
     def index(self, name: str) -> int:
-        """The triangle of object `name` at the closest point (-1 where the hulls answered)."""
+        """The triangle of object `name` at the closest point (-1 where the hulls answered, or a
+        vertex of one part inside the other)."""
         return self._index[name]
 
     def __repr__(self) -> str:

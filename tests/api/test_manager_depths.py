@@ -105,4 +105,6 @@ def test_a_box_pressed_into_the_rings_top_across_the_band(depth, in_bands):
         assert hit is True and abs(d) <= band
     else:  # pressed in beyond the band: minus the corners' depth, the hulls' as well
         assert hit is True and d == pytest.approx(-depth, rel=1e-6)
+        _, (contact,) = manager.in_collision_single(pin, T, return_data=True)  # the same depth
+        assert contact.depth == pytest.approx(-d, rel=1e-12) and contact.index("ring") == -1
         assert -d <= _hull_depth(ring.vertices, trimesh.transform_points(pin.vertices, T)) * (1 + 1e-6)
