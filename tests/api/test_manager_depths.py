@@ -46,9 +46,10 @@ def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
     return max(float(offsets.min()), 0.0)
 
 
-def test_overlapping_probes_against_independent_judges():
+@pytest.mark.parametrize("sections", [8, 32, 128])
+def test_overlapping_probes_against_independent_judges(sections):
     rng = np.random.default_rng(22)
-    ring = trimesh.creation.annulus(**RING)
+    ring = trimesh.creation.annulus(**RING, sections=sections)
     ours, theirs = CollisionManager(), tc.CollisionManager()
     ours.add_object("ring", ring)
     theirs.add_object("ring", ring)
