@@ -23,7 +23,9 @@ FCL:
 Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.policy`, mode
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
 the hulls' answer where both parts are their hulls within the pair's touching band, the parts'
-triangles (`gjkcli.engine.exact`) elsewhere. Meshes are prepared in bulk on the first query after
+triangles (`gjkcli.engine.exact`) elsewhere; a distance of parts whose hulls lie apart is also
+the hulls' where the hulls' closest points lie on both parts' surfaces (the parts, inside their
+hulls, are then exactly that far apart: beside a ring's outer wall, not over its hole). Meshes are prepared in bulk on the first query after
 they are added, once per distinct content however many objects share it, by the pipeline's
 preparation (`gjkcli.pipeline.prepared`: small meshes' hulls in the compiled core, all in one
 call, one qhull call per larger mesh, the rest for all meshes at once), so filling a manager
@@ -58,7 +60,7 @@ from typing import Any, Iterable, Literal, TypeVar, Union, overload
 
 import numpy as np
 
-from gjkcli.engine.exact import Mesh, deepest_vertex, exact_query
+from gjkcli.engine.exact import Mesh, deepest_vertex, exact_query, surface_distance
 from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape
@@ -395,6 +397,8 @@ class _Pairs:
         assert self.batch is not None
         self.need[k] = False
         a, c = self.a[k], self.b[k]
+        if self.want == "verdict" and not self.colliding[k] and self.on_parts(k):
+            return  # the hulls' distance is the parts'
         mesh_a, mesh_c = a.geometry.mesh(), c.geometry.mesh()
         if mesh_a is None or mesh_c is None:
             return  # no triangles to test: the hulls' answer stands
@@ -415,6 +419,24 @@ class _Pairs:
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
+
+    def on_parts(self, k: int) -> bool:
+        """The hulls of pair k lie apart and their closest points lie on the parts' surfaces
+        (within the exact test's snap; a part that is its hull within the snap needs no look):
+        the parts lie inside their hulls, so they are no closer than the hulls, and these two
+        points of theirs are the hulls' distance apart. The distance is then the hulls', and
+        the triangles' search for it is not needed (a ring's outer wall, which is its hull's)."""
+        b = self.batch
+        assert b is not None
+        for obj, point in ((self.a[k], b.point_a[k]), (self.b[k], b.point_b[k])):
+            geometry = obj.geometry
+            snap = DEFAULT.exact_snap_rel * float(np.linalg.norm(geometry.bounds[1] - geometry.bounds[0]))
+            if geometry.gap <= snap:
+                continue
+            mesh = geometry.mesh()
+            if mesh is None or surface_distance(mesh, point, obj.pose)[0] > snap:
+                return False
+        return True
 
     def refine_all(self) -> None:
         for k in np.flatnonzero(self.need).tolist():

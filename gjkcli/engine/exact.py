@@ -59,7 +59,7 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "exact_result", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -388,6 +388,15 @@ def deepest_vertex(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None,
     q.deepest(fields, best)
     q.containment_note = q.not_solid_notes()
     return q.result(fields, time.perf_counter() - start)
+
+
+def surface_distance(mesh: Mesh, points, pose=None) -> np.ndarray:
+    """(k,) float64: the distance from each point (k, 3), world coordinates, to the surface of
+    the mesh placed by the rigid 4x4 `pose` (default: as given)."""
+    R, t = _rigid(pose, "pose")
+    local = np.ascontiguousarray((np.asarray(points, dtype=np.float64).reshape(-1, 3) - t) @ R - mesh.centre)
+    dist, _, _ = _mesh.closest(mesh.bvh, local, float("inf"), 0.0, _workspace())
+    return dist
 
 
 # ------------------------------------------------------------------------------------------------

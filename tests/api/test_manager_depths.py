@@ -109,3 +109,26 @@ def test_a_box_pressed_into_the_rings_top_across_the_band(depth, in_bands):
         _, (contact,) = manager.in_collision_single(pin, T, return_data=True)  # the same depth
         assert contact.depth == pytest.approx(-d, rel=1e-12) and contact.index("ring") == -1
         assert -d <= _hull_depth(ring.vertices, trimesh.transform_points(pin.vertices, T)) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("gap", [1e-3, 0.05])
+def test_clear_beside_the_wall_and_over_the_hole(gap):
+    """Apart from a ring: beside its outer wall the hulls' closest points lie on both parts, and
+    the hulls' distance is the parts' (no triangle search: index -1); over its hole the ring's
+    hull (a closed cylinder) is closer than the ring, and the triangles answer. Both against
+    trimesh + FCL's distance and the geometry: gap, and from the box's corners to the hole's rim."""
+    ring = trimesh.creation.annulus(**RING)
+    pin = trimesh.creation.box([0.1, 0.1, 0.1])
+    ours, theirs = CollisionManager(), tc.CollisionManager()
+    ours.add_object("ring", ring)
+    theirs.add_object("ring", ring)
+    beside, over = np.eye(4), np.eye(4)
+    beside[:3, 3] = RING["r_max"] + gap + 0.05, 0.0, 0.0  # the wall has an edge at (1, 0, z)
+    over[:3, 3] = 0.0, 0.0, RING["height"] / 2 + gap + 0.05
+    d, data = ours.min_distance_single(pin, beside, return_data=True)
+    assert d == pytest.approx(gap, rel=1e-9) and d == pytest.approx(theirs.min_distance_single(pin, beside), rel=1e-6)
+    assert data.index("ring") == -1
+    d, data = ours.min_distance_single(pin, over, return_data=True)
+    rim = RING["r_min"] * np.cos(np.pi / 32) - np.hypot(0.05, 0.05)  # the hole is a 32-gon
+    assert d > gap and d == pytest.approx(theirs.min_distance_single(pin, over), rel=1e-6)
+    assert d >= np.hypot(rim, gap) * (1 - 1e-9) and data.index("ring") >= 0
