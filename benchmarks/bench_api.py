@@ -6,7 +6,12 @@
     `in_collision_internal(return_names=True)`, 1,000 `in_collision_single` calls and 200
     `min_distance_single` calls with probe objects at random poses. Each manager gets its own
     copies of the meshes (made outside the clock), so that neither reads what the other cached.
-    The colliding pairs found by both are compared.
+    The colliding pairs found by both are compared, and the min_distance_single answers:
+    against trimesh's where both say clear; where gjk's overlap, against judges that are not
+    gjk's engine (the witness point's depth inside the other part by trimesh's signed distance;
+    no deeper than the hulls' penetration depth, from their Minkowski difference by qhull, and
+    equal to it where both parts are convex). trimesh + FCL's value there is FCL's (for a mesh
+    that is not convex, not a depth), so it is not compared. The script exits 1 on a mismatch.
 (b) `gjkcli.engine.query.query(a, b)` against `coal.distance` called from Python, two hulls of
     642 vertices (trimesh icospheres, subdivisions=3) over 200 random poses (about 40% of them
     overlapping: coal then answers the signed distance through EPA, query the depth). coal's
@@ -15,7 +20,8 @@
 (c) The two managers under moves: 300 objects (the kinds of (a)), then 100 steps of
     `set_transform` of one object to a random pose, `in_collision_internal(return_names=True)`
     and `min_distance_internal()`: what a planner's loop asks. The answers of every step are
-    compared (the colliding pairs; the distances where both say clear).
+    compared (the colliding pairs; the distances where both say clear), and gjk's overlapping
+    distances judged as (a)'s.
 (d) (a) again with 1,000 objects made from 5 shared meshes (each mesh added 200 times, as a
     scene of repeated parts): gjk prepares each mesh once.
 
@@ -122,7 +128,85 @@ def bench_manager(rng, n, repeats, shared: int = 0):
                                                      dcopies, dprobe_tf)
             if name not in best or sum(t.values()) < sum(best[name][0].values()):
                 best[name] = (t, pairs, single, dist)
+    # judged on a manager of its own, made after the timed runs (a manager kept alive would hand
+    # its prepared meshes to the next run)
+    best["judged"] = judge_distances(best["gjk"][3], best["trimesh"][3], meshes, transforms, dprobes,
+                                     dprobe_tf)
     return best
+
+
+def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
+    """Penetration depth of the convex hulls of the points a and b (n, 3): the origin's distance
+    to the nearest facet of their Minkowski difference (qhull), 0 when the origin lies outside."""
+    from scipy.spatial import ConvexHull
+
+    a, b = a[ConvexHull(a).vertices], b[ConvexHull(b).vertices]
+    difference = ConvexHull((a[:, None, :] - b[None, :, :]).reshape(-1, 3))
+    return max(float((-difference.equations[:, 3]).min()), 0.0)
+
+
+def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
+    """gjk's min_distance_single answers `ours` judged (see the module's docstring, (a)), with
+    trimesh's `theirs`: counts and the largest differences."""
+    index = {f"part{k:04d}": k for k in range(len(meshes))}
+    manager = CollisionManager()
+    for name, mesh, T in zip(index, meshes, transforms):
+        manager.add_object(name, mesh.copy(), T)
+    out = _judged()
+    for d, td, probe, T in zip(ours, theirs, probes, probe_tf):
+        if d > 0 and td > 0:
+            out["clear"] += 1
+            out["clear_diff"] = max(out["clear_diff"], abs(d - td))
+            continue
+        if d >= 0:
+            continue
+        d2, name, data = manager.min_distance_single(probe, T, return_name=True, return_data=True)
+        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        k = index[name]
+        judge_overlap(out, d, data, (name, meshes[k], transforms[k]), ("__external", probe, T))
+    return _verdict(out)
+
+
+def _judged() -> dict:
+    return dict(clear=0, clear_diff=0.0, overlapping=0, meshes=0, witness_diff=0.0, above_hulls=0,
+                at_hulls=0, convex=0, convex_diff=0.0)
+
+
+def judge_overlap(out: dict, d: float, data, a: tuple, b: tuple) -> None:
+    """One overlapping answer d (< 0) for the parts a and b, each (name, mesh, transform), its
+    DistanceData `data`, counted into `out`: where both parts are convex, minus the hulls' depth
+    (qhull's Minkowski difference); else a witness point of one part as deep inside the other by
+    trimesh's signed distance, and no deeper than the hulls' depth."""
+    out["overlapping"] += 1
+    (name_a, mesh_a, T_a), (name_b, mesh_b, T_b) = a, b
+    part_a, part_b = mesh_a.copy().apply_transform(T_a), mesh_b.copy().apply_transform(T_b)
+    upper = _hull_depth(part_a.vertices, part_b.vertices)
+    if mesh_a.is_convex and mesh_b.is_convex:  # the hulls' depth, EPA's
+        out["convex"] += 1
+        out["convex_diff"] = max(out["convex_diff"], abs(upper + d) / upper)
+        return
+    # the triangles': a point of one part that deep inside the other, no deeper than the hulls
+    out["meshes"] += 1
+    witness = max(trimesh.proximity.signed_distance(part_a, [data.point(name_b)])[0],
+                  trimesh.proximity.signed_distance(part_b, [data.point(name_a)])[0])
+    out["witness_diff"] = max(out["witness_diff"], abs(witness + d) / -d)
+    out["above_hulls"] += int(-d > upper * (1 + 1e-6))
+    out["at_hulls"] += int(-d >= upper * (1 - 1e-6))
+
+
+def _verdict(out: dict) -> dict:
+    # FCL takes float32 transforms from trimesh: its clear distances are good to about 1e-6
+    out["ok"] = (out["clear_diff"] <= 1e-5 and out["witness_diff"] <= 1e-6 and out["above_hulls"] == 0
+                 and out["convex_diff"] <= 1e-6)
+    return out
+
+
+def report(out: dict) -> str:
+    return (f"both clear {out['clear']} (agree to {out['clear_diff']:.1e}); overlapping {out['overlapping']}: "
+            f"both convex {out['convex']} (minus the hulls' depth by qhull, to {out['convex_diff']:.1e} "
+            f"relative), else {out['meshes']} (witness as deep by trimesh's signed distance, to "
+            f"{out['witness_diff']:.1e} relative; deeper than the hulls {out['above_hulls']}, as deep "
+            f"{out['at_hulls']})")
 
 
 # -- (c) moves ------------------------------------------------------------------------------------
@@ -159,7 +243,29 @@ def bench_moves(rng, n, steps, repeats):
     same_pairs = sum(a[0] == b[0] for a, b in zip(best["gjk"][1], best["trimesh"][1]))
     both_clear = [(a[1], b[1]) for a, b in zip(best["gjk"][1], best["trimesh"][1]) if a[1] > 0 and b[1] > 0]
     diff = max((abs(a - b) / max(b, 1e-9) for a, b in both_clear), default=0.0)
-    return best["gjk"][0], best["trimesh"][0], same_pairs, len(both_clear), diff
+    judged = judge_moves([a[1] for a in best["gjk"][1]], meshes, transforms, moves)
+    return best["gjk"][0], best["trimesh"][0], same_pairs, len(both_clear), diff, judged
+
+
+def judge_moves(ours, meshes, transforms, moves) -> dict:
+    """The overlapping answers `ours` of min_distance_internal at each step of (c), judged as
+    (a)'s (`judge_overlap`) on a manager of their own replaying the moves."""
+    names = [f"part{k:04d}" for k in range(len(meshes))]
+    manager = CollisionManager()
+    for name, mesh, T in zip(names, meshes, transforms):
+        manager.add_object(name, mesh.copy(), T)
+    placed = list(transforms)
+    out = _judged()
+    for d, (k, T) in zip(ours, moves):
+        manager.set_transform(names[k], T)
+        placed[k] = T
+        if d >= 0:
+            continue
+        d2, (a, b), data = manager.min_distance_internal(return_names=True, return_data=True)
+        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        ka, kb = names.index(a), names.index(b)
+        judge_overlap(out, d, data, (a, meshes[ka], placed[ka]), (b, meshes[kb], placed[kb]))
+    return _verdict(out)
 
 
 # -- (b) one pair --------------------------------------------------------------------------------
@@ -214,6 +320,7 @@ def main() -> None:
                     help="run only these parts (repeatable)")
     args = ap.parse_args()
     only = set(args.only or "abcd")
+    failed = False
 
     for part, shared in (("a", 0), ("d", args.shared)):
         if part not in only:
@@ -232,27 +339,33 @@ def main() -> None:
         print(f"| total | {total_ours:.3f} | {total_theirs:.3f} | {total_ours / total_theirs:.2f} |")
         print(f"colliding pairs: gjk {len(ours[1])}, trimesh {len(theirs[1])}, both {len(ours[1] & theirs[1])}; "
               f"in_collision_single hits: gjk {sum(ours[2])}, trimesh {sum(theirs[2])}")
+        j = best["judged"]
+        print(f"min_distance_single: {report(j)}")
+        failed = failed or not j["ok"]
         print(f"manager ratio{' (shared meshes)' if shared else ''} (gjk / trimesh, total): "
               f"{total_ours / total_theirs:.2f}")
         print()
 
     if "c" in only:
-        t_ours, t_theirs, same, clear, diff = bench_moves(np.random.default_rng(args.seed), args.moving,
-                                                          args.steps, args.repeats)
+        t_ours, t_theirs, same, clear, diff, judged = bench_moves(np.random.default_rng(args.seed), args.moving,
+                                                                  args.steps, args.repeats)
         print(f"(c) {args.moving} objects, {args.steps} x (set_transform + in_collision_internal + "
               f"min_distance_internal), best of {args.repeats}")
         print(f"gjk {t_ours:.3f} s, trimesh {t_theirs:.3f} s; colliding pairs equal at {same} of "
               f"{args.steps} steps; distances (both clear, {clear} steps) agree to {diff:.1e} relative")
+        print(f"min_distance_internal where gjk's overlap: {report(judged)}")
+        failed = failed or not judged["ok"]
         print(f"moves ratio (gjk / trimesh): {t_ours / t_theirs:.2f}")
         print()
     if "b" not in only:
-        return
+        sys.exit(1 if failed else 0)
 
     per_ours, per_coal, overlap, diff = bench_pair(np.random.default_rng(args.seed), 200, 50)
     print("(b) one pair from Python: two 642-vertex hulls, 200 poses "
           f"({overlap:.0%} overlapping; signed distances agree to {diff:.1e})")
     print(f"query(a, b) {per_ours * 1e6:.2f} us, coal.distance {per_coal * 1e6:.2f} us")
     print(f"pair ratio (query / coal.distance): {per_ours / per_coal:.2f}")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

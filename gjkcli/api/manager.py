@@ -14,13 +14,18 @@ FCL:
   (scale, shear, mirror) is applied to the vertices.
 - **The distance of overlapping parts is minus their depth**, for every part. FCL's signed
   distance gives that for convex meshes; for a non-convex one it is not the depth. Here it is
-  the hulls' depth (EPA) where the hulls are the parts, and the triangle test's depth (a lower
-  bound: the deepest point found inside the other part) elsewhere, 0.0 when it found none.
+  the hulls' depth (EPA) where the hulls are the parts; elsewhere a lower bound certified by a
+  point of one part inside the other: the depth of the vertex of either part deepest inside
+  the other (`gjkcli.engine.exact.deepest_vertex`; the exact depth where it reaches the hulls'),
+  or where no vertex lies deeper than the touching band, the deepest point the triangle test's
+  search finds; 0.0 when it finds none.
 
 Which engine answers a pair is the command line's mode policy (`gjkcli.pipeline.policy`, mode
 ``auto``): each mesh's hull, and how far the mesh is from it (`gjkcli.mesh.convexity.hull_gaps`);
 the hulls' answer where both parts are their hulls within the pair's touching band, the parts'
-triangles (`gjkcli.engine.exact`) elsewhere. Meshes are prepared in bulk on the first query after
+triangles (`gjkcli.engine.exact`) elsewhere; a distance of parts whose hulls lie apart is also
+the hulls' where the hulls' closest points lie on both parts' surfaces (the parts, inside their
+hulls, are then exactly that far apart: beside a ring's outer wall, not over its hole). Meshes are prepared in bulk on the first query after
 they are added, once per distinct content however many objects share it, by the pipeline's
 preparation (`gjkcli.pipeline.prepared`: small meshes' hulls in the compiled core, all in one
 call, one qhull call per larger mesh, the rest for all meshes at once), so filling a manager
@@ -30,7 +35,7 @@ costs little per object.
 (gjk's *touching*): `DEFAULT.touching_rel` (1e-7) of the pair's size. Contact data holds one
 contact per pair (FCL lists up to 100,000 triangle contacts for a non-convex mesh); its `index`
 is a triangle of the mesh where the triangle test answered, -1 where the hulls did (as FCL gives
-for convex meshes).
+for convex meshes) or a vertex inside the other part did.
 
 >>> import numpy as np, trimesh
 >>> from gjkcli import CollisionManager
@@ -55,7 +60,7 @@ from typing import Any, Iterable, Literal, TypeVar, Union, overload
 
 import numpy as np
 
-from gjkcli.engine.exact import Mesh, exact_query
+from gjkcli.engine.exact import Mesh, deepest_vertex, exact_query, surface_distance
 from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape
@@ -110,7 +115,8 @@ class ContactData:
         self._index = {pair[0]: index[0], pair[1]: index[1]}
 
     def index(self, name: str) -> int:
-        """The triangle of object `name` at the contact (-1 where the hulls answered)."""
+        """The triangle of object `name` at the contact (-1 where the hulls answered, or a vertex
+        of one part inside the other)."""
         return self._index[name]
 
     def __repr__(self) -> str:
@@ -141,7 +147,8 @@ class DistanceData:
         return self._points[name]
 
     def index(self, name: str) -> int:
-        """The triangle of object `name` at the closest point (-1 where the hulls answered)."""
+        """The triangle of object `name` at the closest point (-1 where the hulls answered, or a
+        vertex of one part inside the other)."""
         return self._index[name]
 
     def __repr__(self) -> str:
@@ -373,20 +380,25 @@ class _Pairs:
         # one compiled call over the pairs, each object's hull read in its kept packed form
         b = self.batch = pairs([o.shape for o in objs_a], [o.shape for o in objs_b], want=want)
         hull_clear = b.status == _CLEAR_CODE
-        gap_a = np.fromiter((o.geometry.gap for o in objs_a), dtype=np.float64, count=m)
-        gap_b = np.fromiter((o.geometry.gap for o in objs_b), dtype=np.float64, count=m)
+        self.colliding = ~hull_clear
+        self.signed = np.where(np.isnan(b.depth), b.distance, -b.depth)
+        if not listed and hull_clear.all():  # the policy sends no clear pair that is not listed
+            self.need = np.zeros(m, dtype=bool)  # to the triangles (most probes' few pairs)
+            return
+        gap_a = np.array([o.geometry.gap for o in objs_a])
+        gap_b = np.array([o.geometry.gap for o in objs_b])
         coincident = policy.coincide(gap_a, gap_b, b.tolerance)
         # every pair has triangles; the hulls' collisions are asked of the triangles in any case
-        self.colliding = ~hull_clear
         self.need = policy.needs_triangles("auto", hull_clear, coincident, np.full(m, listed),
                                            np.ones(m, dtype=bool))
-        self.signed = np.where(np.isnan(b.depth), b.distance, -b.depth)
 
     def refine(self, k: int) -> None:
         """Pair k answered by the triangles."""
         assert self.batch is not None
         self.need[k] = False
         a, c = self.a[k], self.b[k]
+        if self.want == "verdict" and not self.colliding[k] and self.on_parts(k):
+            return  # the hulls' distance is the parts'
         mesh_a, mesh_c = a.geometry.mesh(), c.geometry.mesh()
         if mesh_a is None or mesh_c is None:
             return  # no triangles to test: the hulls' answer stands
@@ -397,12 +409,34 @@ class _Pairs:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol,
                             want="distance", hulls_apart=not self.colliding[k])
             if r.status is not Status.CLEAR:
-                r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
+                # a vertex of one part deeper than the band inside the other proves the collision
+                # and bounds its depth; the verdict's search along the crossing faces for a
+                # deeper point (many times the cost) only where no vertex does
+                r = deepest_vertex(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol) or \
+                    exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
         else:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="intersect")
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
+
+    def on_parts(self, k: int) -> bool:
+        """The hulls of pair k lie apart and their closest points lie on the parts' surfaces
+        (within the exact test's snap; a part that is its hull within the snap needs no look):
+        the parts lie inside their hulls, so they are no closer than the hulls, and these two
+        points of theirs are the hulls' distance apart. The distance is then the hulls', and
+        the triangles' search for it is not needed (a ring's outer wall, which is its hull's)."""
+        b = self.batch
+        assert b is not None
+        for obj, point in ((self.a[k], b.point_a[k]), (self.b[k], b.point_b[k])):
+            geometry = obj.geometry
+            snap = DEFAULT.exact_snap_rel * float(np.linalg.norm(geometry.bounds[1] - geometry.bounds[0]))
+            if geometry.gap <= snap:
+                continue
+            mesh = geometry.mesh()
+            if mesh is None or surface_distance(mesh, point, obj.pose)[0] > snap:
+                return False
+        return True
 
     def refine_all(self) -> None:
         for k in np.flatnonzero(self.need).tolist():
@@ -981,15 +1015,18 @@ def _closest(entries, lower: np.ndarray):
     the deepest overlap is the least signed distance), then chunks only while their boxes lie
     closer than the best pair found.
     """
-    if len(lower) == 0:
+    n = len(lower)
+    if n == 0:
         return None
-    order = np.argsort(lower, kind="stable")
-    ordered = lower[order]
-    overlapping = int(np.searchsorted(ordered, 0.0, side="right"))
+    overlapping = int(np.count_nonzero(lower <= 0.0))
+    # most walks end within the first chunk: order only the pairs it and the next one need
+    order = _smallest(lower, max(overlapping, _CLOSEST_CHUNK) + 1)
     best, where = np.inf, None
     start = 0
-    while start < len(order):
+    while start < n:
         stop = max(overlapping, start + _CLOSEST_CHUNK) if start == 0 else start + _CLOSEST_CHUNK
+        if min(stop + 1, n) > len(order):  # the walk goes on past the pairs ordered so far
+            order = np.argsort(lower, kind="stable")
         todo = []
         for pairs, k in entries(order[start:stop]):
             signed = float(pairs.signed[k])
@@ -1007,9 +1044,20 @@ def _closest(entries, lower: np.ndarray):
             if pairs.signed[k] < best:
                 best, where = float(pairs.signed[k]), (pairs, k)
         start = stop
-        if start < len(order) and ordered[start] > best:
+        if start < n and lower[order[start]] > best:
             break
     return where
+
+
+def _smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` smallest values (and of any tied with the last of them) in the
+    order of np.argsort(values, kind="stable"), of which they are the start: a partition, then a
+    sort of those alone."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")
+    kth = np.partition(values, count - 1)[count - 1]
+    chosen = np.flatnonzero(values <= kth)  # increasing indices: ties keep them in order
+    return chosen[np.argsort(values[chosen], kind="stable")]
 
 
 def _by_radius(pairs_at, lower_of, entries_of, typical):

@@ -59,7 +59,7 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "exact_result", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -348,6 +348,55 @@ def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float 
     else:
         fields = _verdict(q, depth, measure)
     return q.result(fields, time.perf_counter() - start)
+
+
+def deepest_vertex(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None,
+                   tolerance: float | None = None) -> ExactResult | None:
+    """A collision proved and measured by the parts' vertices alone: the vertex of either part
+    that lies deepest inside the other (farthest from its surface, the side told by the winding
+    number), when deeper than the touching band; None otherwise (then ask `exact_query`).
+
+    Any move that separates the parts carries that vertex out of the other part, so its depth
+    is a lower bound of the penetration depth, and the vertex is the collision's certificate.
+    It is one closest-point query per vertex inside the other's box and a winding number for
+    the deepest few: `exact_query`'s verdict examines the same vertices and then searches the
+    crossing triangles' faces for a deeper point, at many times the cost. For a caller that
+    needs a certified depth rather than the deepest the search can find (a collision manager's
+    signed distance), and whose overlaps are mostly deeper than the band.
+
+    Parameters and result fields as `exact_query`'s verdict (status collision, `depth`, the
+    vertex and its nearest point of the other surface as witnesses, `contained`).
+    """
+    start = time.perf_counter()
+    q = _Pair(a, b, pose_a, pose_b, tolerance)
+    best = None
+    for inner, outer, which in ((a, b, "a in b"), (b, a, "b in a")):
+        if not outer.solid:
+            continue
+        points = (q.a_to_b if which == "a in b" else q.b_to_a)(inner.local()[inner.used])
+        points = points[np.all((points >= outer.local_lo) & (points <= outer.local_hi), axis=1)]
+        hit = _deepest_inside(outer, points, q.tol if best is None else best[0], q.ws)
+        if hit is not None:
+            depth, p, c = hit
+            if which == "a in b":  # back to A's frame
+                p, c = q.b_to_a(p), q.b_to_a(c)
+            best = (depth, p, c, which)
+    if best is None:
+        return None
+    fields = q.contained((best[3], best[1], best[0], best[2]))
+    fields["exit"] = EXIT_DEEP_POINT
+    q.deepest(fields, best)
+    q.containment_note = q.not_solid_notes()
+    return q.result(fields, time.perf_counter() - start)
+
+
+def surface_distance(mesh: Mesh, points, pose=None) -> np.ndarray:
+    """(k,) float64: the distance from each point (k, 3), world coordinates, to the surface of
+    the mesh placed by the rigid 4x4 `pose` (default: as given)."""
+    R, t = _rigid(pose, "pose")
+    local = np.ascontiguousarray((np.asarray(points, dtype=np.float64).reshape(-1, 3) - t) @ R - mesh.centre)
+    dist, _, _ = _mesh.closest(mesh.bvh, local, float("inf"), 0.0, _workspace())
+    return dist
 
 
 # ------------------------------------------------------------------------------------------------

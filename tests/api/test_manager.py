@@ -12,7 +12,7 @@ pytest.importorskip("fcl")
 from trimesh import collision as tc  # noqa: E402
 
 from gjkcli import CollisionManager, scene_to_collision  # noqa: E402
-from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
+from gjkcli.engine.exact import Mesh  # noqa: E402
 
 RTOL = 1e-6
 
@@ -215,10 +215,13 @@ def test_a_part_inside_a_non_convex_one_is_a_collision():
     assert theirs.in_collision_single(pin, inside) is False  # FCL: surfaces only
     assert ours.in_collision_single(pin, in_hole) is False
     assert theirs.in_collision_single(pin, in_hole) is False
-    # and the distance is minus the depth found by the triangle test (not 0 or a surface distance)
-    d = ours.min_distance_single(pin, inside)
-    r = exact_query(Mesh(ring.vertices, ring.faces), Mesh(pin.vertices, pin.faces), pose_b=inside)
-    assert d < 0 and d == pytest.approx(-r.depth)
+    # and the distance is minus a depth (not 0 or a surface distance): that of the pin's deepest
+    # corner in the ring's body, 0.15 below its top face, as trimesh's signed distance judges it
+    d, data = ours.min_distance_single(pin, inside, return_data=True)
+    corners = trimesh.transform_points(pin.vertices, inside)
+    judged = trimesh.proximity.signed_distance(ring, corners)  # positive inside
+    assert d == pytest.approx(-judged.max(), rel=1e-9) and d == pytest.approx(-0.15, rel=1e-9)
+    assert np.isclose(np.linalg.norm(corners - data.point("__external"), axis=1), 0.0).any()
 
 
 def test_scale_in_a_transform_is_honoured():

@@ -1,0 +1,134 @@
+"""The manager's signed distance where a part that is not convex overlaps a probe: minus a depth
+certified by a point of one part inside the other (judged by trimesh's signed distance, not by
+gjk's engine), never deeper than the hulls' penetration depth (the Minkowski difference built by
+qhull), and exact where the two bounds meet; swept across the touching band."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial import ConvexHull
+
+trimesh = pytest.importorskip("trimesh")
+pytest.importorskip("fcl")
+from trimesh import collision as tc  # noqa: E402
+
+from gjkcli import CollisionManager  # noqa: E402
+from gjkcli.tolerances import DEFAULT  # noqa: E402
+
+RING = dict(r_min=0.5, r_max=1.0, height=0.4)
+
+
+def _probe(rng, kind):
+    s = rng.uniform(0.15, 0.6, 3)
+    if kind == 0:
+        return trimesh.creation.box(2 * s)
+    if kind == 1:
+        return trimesh.creation.icosphere(subdivisions=1, radius=s[0])
+    return trimesh.creation.cylinder(radius=s[0], height=2 * s[1], sections=10)
+
+
+def _pose(rng, box):
+    """A rigid transform that float32 holds exactly (trimesh hands FCL float32 transforms): a
+    signed permutation and a translation in 1/256ths."""
+    T = np.eye(4)
+    T[:3, :3] = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], 3)
+    if np.linalg.det(T[:3, :3]) < 0:
+        T[:3, 0] *= -1
+    T[:3, 3] = np.round(rng.uniform(-box, box, 3) * 256) / 256
+    return T
+
+
+def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
+    """Penetration depth of the convex hulls of the points a and b: the origin's distance to the
+    nearest facet of the Minkowski difference (qhull), 0 when the origin is outside it."""
+    difference = ConvexHull((a[:, None, :] - b[None, :, :]).reshape(-1, 3))
+    offsets = -difference.equations[:, 3]  # n . x <= offset inside, n unit
+    return max(float(offsets.min()), 0.0)
+
+
+@pytest.mark.parametrize("sections", [8, 32, 128])
+def test_overlapping_probes_against_independent_judges(sections):
+    rng = np.random.default_rng(22)
+    ring = trimesh.creation.annulus(**RING, sections=sections)
+    ours, theirs = CollisionManager(), tc.CollisionManager()
+    ours.add_object("ring", ring)
+    theirs.add_object("ring", ring)
+    overlapping = exact = clear = 0
+    for k in range(90):
+        probe = _probe(rng, k % 3)
+        T = _pose(rng, 1.2)
+        d, data = ours.min_distance_single(probe, T, return_data=True)
+        placed = probe.copy().apply_transform(T)
+        band = DEFAULT.touching_rel * max(ring.scale, placed.scale)
+        if d > band:  # clear: the distance FCL gives on the triangles
+            assert d == pytest.approx(theirs.min_distance_single(probe, T), rel=1e-6)
+            assert ours.in_collision_single(probe, T) is False
+            clear += 1
+            continue
+        if d >= -band:
+            continue  # within the band: touching, no depth to judge
+        overlapping += 1
+        assert ours.in_collision_single(probe, T) is True
+        # the witness: the probe's point inside the ring or the ring's point inside the probe
+        # lies exactly that deep inside the other, as trimesh measures it
+        depth_in_ring = trimesh.proximity.signed_distance(ring, [data.point("__external")])[0]
+        depth_in_probe = trimesh.proximity.signed_distance(placed, [data.point("ring")])[0]
+        assert max(depth_in_ring, depth_in_probe) == pytest.approx(-d, rel=1e-6, abs=1e-9)
+        # and no deeper than the hulls overlap (the parts lie inside their hulls)
+        upper = _hull_depth(ring.vertices, placed.vertices)
+        assert -d <= upper * (1 + 1e-9) + 1e-12
+        exact += bool(-d >= upper * (1 - 1e-9))
+    # both kinds of answer occur, and the bounds meet (the depth is exact) for some overlaps
+    assert 20 <= overlapping <= 70, overlapping
+    assert 10 <= clear <= 70, clear
+    assert 3 <= exact < overlapping, (exact, overlapping)
+
+
+@pytest.mark.parametrize("depth, in_bands", [(-1e-3, False), (-4.0, True), (-0.4, True), (0.4, True),
+                                             (4.0, True), (1e-4, False), (0.05, False)])
+def test_a_box_pressed_into_the_rings_top_across_the_band(depth, in_bands):
+    """A small box over the ring's body, its bottom face `depth` below the ring's top face (in
+    model units, or in touching bands; negative: above it): clear, touching, then minus the
+    depth of its bottom corners, which is also the hulls' depth (so the answer is exact)."""
+    ring = trimesh.creation.annulus(**RING)
+    pin = trimesh.creation.box([0.1, 0.1, 0.1])
+    manager = CollisionManager()
+    manager.add_object("ring", ring)
+    band = DEFAULT.touching_rel * ring.scale
+    depth = depth * band if in_bands else depth
+    T = np.eye(4)
+    T[:3, 3] = 0.75, 0.0, RING["height"] / 2 + 0.05 - depth
+    d = manager.min_distance_single(pin, T)
+    hit = manager.in_collision_single(pin, T)
+    if depth < -2 * band:  # apart beyond the band
+        assert hit is False and d == pytest.approx(-depth, rel=1e-6)
+    elif abs(depth) < 0.5 * band:  # within the band: touching, no depth beyond it
+        assert hit is True and abs(d) <= band
+    else:  # pressed in beyond the band: minus the corners' depth, the hulls' as well
+        assert hit is True and d == pytest.approx(-depth, rel=1e-6)
+        _, (contact,) = manager.in_collision_single(pin, T, return_data=True)  # the same depth
+        assert contact.depth == pytest.approx(-d, rel=1e-12) and contact.index("ring") == -1
+        assert -d <= _hull_depth(ring.vertices, trimesh.transform_points(pin.vertices, T)) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("gap", [1e-3, 0.05])
+def test_clear_beside_the_wall_and_over_the_hole(gap):
+    """Apart from a ring: beside its outer wall the hulls' closest points lie on both parts, and
+    the hulls' distance is the parts' (no triangle search: index -1); over its hole the ring's
+    hull (a closed cylinder) is closer than the ring, and the triangles answer. Both against
+    trimesh + FCL's distance and the geometry: gap, and from the box's corners to the hole's rim."""
+    ring = trimesh.creation.annulus(**RING)
+    pin = trimesh.creation.box([0.1, 0.1, 0.1])
+    ours, theirs = CollisionManager(), tc.CollisionManager()
+    ours.add_object("ring", ring)
+    theirs.add_object("ring", ring)
+    beside, over = np.eye(4), np.eye(4)
+    beside[:3, 3] = RING["r_max"] + gap + 0.05, 0.0, 0.0  # the wall has an edge at (1, 0, z)
+    over[:3, 3] = 0.0, 0.0, RING["height"] / 2 + gap + 0.05
+    d, data = ours.min_distance_single(pin, beside, return_data=True)
+    assert d == pytest.approx(gap, rel=1e-9) and d == pytest.approx(theirs.min_distance_single(pin, beside), rel=1e-6)
+    assert data.index("ring") == -1
+    d, data = ours.min_distance_single(pin, over, return_data=True)
+    rim = RING["r_min"] * np.cos(np.pi / 32) - np.hypot(0.05, 0.05)  # the hole is a 32-gon
+    assert d > gap and d == pytest.approx(theirs.min_distance_single(pin, over), rel=1e-6)
+    assert d >= np.hypot(rim, gap) * (1 - 1e-9) and data.index("ring") >= 0
