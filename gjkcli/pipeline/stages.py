@@ -635,10 +635,11 @@ class Run:
     def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
         out, done = [], 0
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
+        # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
+        beyond = f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
-                p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
-                                                          f"collisions (--limit overlap-volumes=N)")
+                p = dataclasses.replace(p, overlap_reason=beyond)
             elif p.status is Status.COLLISION:
                 from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
 
