@@ -135,13 +135,16 @@ def read(path: str | Path) -> IfcModel:
 
 def _may_fork() -> bool:
     """Whether `read` runs in a forked child: the platform forks, manifold3d has not run here
-    (`gjkcli.engine.shapes.can_fork`), and this process is not itself a daemonic worker (a
-    process pool's, which may have no children)."""
+    (`gjkcli.engine.shapes.can_fork`), this process is not itself a daemonic worker (a process
+    pool's or a cluster's, which may have no children), and the read is on the main thread (a
+    threaded worker's task reads in place)."""
     import multiprocessing
+    import threading
 
     from gjkcli.engine.shapes import can_fork
 
-    return can_fork() and not multiprocessing.current_process().daemon
+    return (can_fork() and not multiprocessing.current_process().daemon
+            and threading.current_thread() is threading.main_thread())
 
 
 def _read_in_child(path: Path) -> IfcModel:
