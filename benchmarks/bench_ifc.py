@@ -14,7 +14,8 @@ Printed per model: the median wall time of each (whole processes: Python's start
 the read, the clash, the report), the ratio gjk / IfcClash, the same for their CPU time (user +
 system: the steadier figure on a shared machine, both tools running on one thread), each one's
 peak resident memory
-(the child's ru_maxrss), and the pairs each reports (gjk: collisions at the band; IfcClash: its
+(the child's ru_maxrss: for gjk, the larger of its own process and the forked child in which
+IfcOpenShell reads the model, whose CPU time is counted too), and the pairs each reports (gjk: collisions at the band; IfcClash: its
 clashes). Targets (issue 24): the Great Court roof at most 0.7 of IfcClash's time, every other
 model at most 1.0, peak memory no more than IfcClash's.
 

@@ -746,9 +746,12 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
         if text is None:
             return
     elif output_format == "json":
-        from gjkcli.report.jsonout import document, dumps
+        from gjkcli.report.jsonout import encoded
 
-        text = dumps(document(found, trace=trace, timings=timings)) + "\n"
+        # to a file as it is encoded (a large scan's document is never whole in memory)
+        text = encoded(found, trace=trace, timings=timings)
+        if output is None or output == "-":
+            text = b"".join(text).decode()
     elif output_format == "junit":
         from gjkcli.report.ci import junit_xml
 

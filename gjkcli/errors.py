@@ -71,7 +71,9 @@ unfinished: set = set()
 
 
 def write_whole(path, text) -> None:
-    """Write `text` (str, or bytes as they are) to what `path` names, never changing its type.
+    """Write `text` (str, bytes as they are, or an iterable of bytes chunks: a large report
+    written as it is encoded, never whole in memory) to what `path` names, never changing its
+    type.
 
     - A regular file, or a path that does not exist yet: written whole or not at all (a temporary
       file in the same folder, then a rename; an interrupted or failed write leaves the old file
@@ -87,7 +89,7 @@ def write_whole(path, text) -> None:
     """
     import stat
 
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         st = os.stat(path)  # follows symlinks; /dev/stdout included
     except FileNotFoundError:
@@ -126,10 +128,12 @@ def _standard_stream(st):
     return None
 
 
-def _write_fd(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _write_fd(fd: int, data) -> None:
+    """Bytes, or an iterable of bytes chunks, all written to `fd`."""
+    for chunk in (data,) if isinstance(data, bytes) else data:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view):]
 
 
 def _write_in_place(path, data: bytes) -> None:
@@ -145,6 +149,7 @@ def _send_to_socket(path, data: bytes) -> None:
     """A Unix socket: connected to and sent the bytes (a stream socket, else a datagram one)."""
     import socket
 
+    data = data if isinstance(data, bytes) else b"".join(data)  # one datagram, one buffer
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(os.fspath(path))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["report", "reporting"]
+__all__ = ["report", "reporting", "listening"]
 
 _sinks: list = [(None, 0)]  # (callback, the process id that put it in force)
 
@@ -21,6 +21,13 @@ def report(stage: str, done: int, total: int) -> None:
     tell, pid = _sinks[-1]
     if tell is not None and pid == os.getpid():
         tell(stage, done, total)
+
+
+def listening() -> bool:
+    """Whether `report` here reaches a callback (a reader forked to work for this process sends
+    its progress back only then)."""
+    tell, pid = _sinks[-1]
+    return tell is not None and pid == os.getpid()
 
 
 @contextlib.contextmanager

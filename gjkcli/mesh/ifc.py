@@ -14,12 +14,14 @@ The iterator triangulates every element in world coordinates (its placement chai
 openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
 millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
 ...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). It runs on one thread: a scan's
---jobs reads several files in parallel, not the elements of one.
+--jobs reads several files in parallel, not the elements of one. Where the platform forks, the
+read runs in a forked child that sends the parts back (`_read_in_child`), so IfcOpenShell's
+memory is never the checking process's.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
 
-IfcOpenShell is imported on the first read, so ``gjk --help`` never pays for it.
+IfcOpenShell is imported on the first read (in the child), so ``gjk --help`` never pays for it.
 """
 from __future__ import annotations
 
@@ -125,8 +127,74 @@ def read(path: str | Path) -> IfcModel:
     if kind == ".ifcxml":
         raise InputError(path, "is ifcXML, which IfcOpenShell (and so gjk) does not read; export "
                                "the model as .ifc or .ifczip")
+    if _may_fork():
+        return _read_in_child(path)
     with _step_file(path) as step:
         return _read(path, step)
+
+
+def _may_fork() -> bool:
+    """Whether `read` runs in a forked child: the platform forks, manifold3d has not run here
+    (`gjkcli.engine.shapes.can_fork`), this process is not itself a daemonic worker (a process
+    pool's or a cluster's, which may have no children), and the read is on the main thread (a
+    threaded worker's task reads in place)."""
+    import multiprocessing
+    import threading
+
+    from gjkcli.engine.shapes import can_fork
+
+    return (can_fork() and not multiprocessing.current_process().daemon
+            and threading.current_thread() is threading.main_thread())
+
+
+def _read_in_child(path: Path) -> IfcModel:
+    """`read` in a forked child that sends back the model (its parts' arrays) and, while it
+    meshes, the progress it reports. IfcOpenShell (its modules, the parsed file, the geometry
+    kernels' libraries and caches: about 85 MB on the Great Court roof) then never lives in this
+    process, which goes on to check the parts; a crash of IfcOpenShell's is an InputError here."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(path, send, progress.listening()), daemon=True,
+                            name="gjk-ifc-read")
+    child.start()
+    send.close()
+    try:
+        while True:
+            try:
+                kind, *got = receive.recv()
+            except EOFError:
+                child.join()
+                raise InputError(path, f"IfcOpenShell stopped while reading it (exit code "
+                                       f"{child.exitcode}); check the file with another IFC "
+                                       f"viewer") from None
+            if kind == "progress":
+                progress.report(*got)
+            elif kind == "model":
+                return got[0]
+            else:
+                raise InputError(*got)
+    finally:
+        receive.close()
+        child.join()
+
+
+def _child(path: Path, send, listened: bool) -> None:
+    """The forked reader: ("progress", stage, done, total) messages while a progress bar
+    listens, then ("model", IfcModel) or ("error", source, message)."""
+    def tell(stage, done, total):
+        send.send(("progress", stage, done, total))
+
+    try:
+        with progress.reporting(tell if listened else None), _step_file(path) as step:
+            answer = ("model", _read(path, step))
+    except InputError as exc:
+        answer = ("error", exc.source, exc.message)
+    except Exception as exc:  # noqa: BLE001 - said in the parent as a line, as any reader's failure
+        answer = ("error", str(path), f"IfcOpenShell could not read it: {_first_line(exc)}")
+    send.send(answer)
+    send.close()
 
 
 def select(path: str | Path, queries) -> dict:

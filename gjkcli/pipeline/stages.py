@@ -43,7 +43,7 @@ from gjkcli.engine.results import Status
 from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy
-from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.findings import Finding, Findings, LazyRecords, ObjectRecord, severity_key, violates
 from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
 from gjkcli.units import Length, UnitError, canonical, factor
 
@@ -635,10 +635,11 @@ class Run:
     def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
         out, done = [], 0
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
+        # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
+        beyond = f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
-                p = dataclasses.replace(p, overlap_reason=f"not computed: over the {cap:,} deepest "
-                                                          f"collisions (--limit overlap-volumes=N)")
+                p = dataclasses.replace(p, overlap_reason=beyond)
             elif p.status is Status.COLLISION:
                 from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
 
@@ -842,9 +843,11 @@ class Parts:
     def owner_ids(self) -> np.ndarray:
         return elements.owner_ids([g.owner or g.name for g in self.geoms])
 
-    def records(self, involved: np.ndarray) -> tuple:
-        """ObjectRecord per object; the objects of listed pairs get their convexity reason."""
-        from gjkcli.mesh.convexity import part_verdicts
+    def records(self, involved: np.ndarray) -> LazyRecords:
+        """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
+        of listed pairs get their convexity reason, measured then: a table, which lists no
+        object, never pays for it (about 1 ms a part: 5 s on the Great Court roof)."""
+        from gjkcli.mesh.convexity import part_reason, part_verdicts
         from gjkcli.tolerances import DEFAULT
 
         size = np.linalg.norm(self.hi - self.lo, axis=1)
@@ -858,19 +861,27 @@ class Parts:
                 self.gap[sub], DEFAULT.touching_rel * size[sub],
                 [pos[k] for k in involved.tolist() if k in pos],
                 [self.geoms[k].vertices for k in meshes], [self.geoms[k].faces for k in meshes],
-                [self.geoms[k].watertight for k in meshes], [self.geoms[k].bodies for k in meshes])
+                [self.geoms[k].watertight for k in meshes], [self.geoms[k].bodies for k in meshes],
+                measure=False)
             for s, k in enumerate(meshes):
                 convex[k], why[k] = decided[s], reasons[s]
         lo, hi = self.lo.tolist(), self.hi.tolist()
-        return tuple(ObjectRecord(
-            name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
-            faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),
-            convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
-            units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
-            primitive=None if g.primitive is None else shape.kind, convexity=why[k],
-            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
-            **(g.element.record_fields if g.element is not None else {}))
-            for k, (g, shape) in enumerate(zip(self.geoms, self.shapes)))
+
+        def record(k: int) -> ObjectRecord:
+            g, shape = self.geoms[k], self.shapes[k]
+            reason = why[k]
+            if reason is None and convex[k] is False:  # measured now, as part_verdicts would
+                reason = part_reason(self.gap[k], g.vertices, g.faces, g.watertight, g.bodies)
+            return ObjectRecord(
+                name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
+                faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),
+                convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
+                units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
+                primitive=None if g.primitive is None else shape.kind, convexity=reason,
+                hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+                **(g.element.record_fields if g.element is not None else {}))
+
+        return LazyRecords(self.n, record)
 
 
 def hulls(geoms, jobs: int = 1, tell=None) -> tuple:

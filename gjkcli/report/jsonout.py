@@ -56,6 +56,7 @@ Numbers that are not finite are written as null, so the output is strict JSON.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 from gjkcli.pipeline.findings import Finding, Findings, pair_note
 from gjkcli.engine.results import Status
@@ -211,6 +212,41 @@ def document(found: Findings, trace: bool = False, timings: bool = True) -> dict
     timings=False (the command without --timings) leaves the clock out: each pair's and the
     summary's "elapsed" are null and "run"."timings" is empty, so two runs on the same inputs
     give the same bytes (golden files, caches)."""
+    return _document(found, trace, timings, rows=list)
+
+
+def encoded(found: Findings, trace: bool = False, timings: bool = True) -> Iterator[bytes]:
+    """``dumps(document(found, trace, timings)) + "\n"`` as UTF-8 chunks of about a megabyte,
+    each object's and pair's dict made and encoded only when its line is reached: a scan of
+    25,000 listed pairs (the Great Court roof) then never holds them all as dicts, nor the
+    text whole (`gjkcli.errors.write_whole` writes the chunks as they come)."""
+    pending, size = [], 0
+    for piece in _pieces(_document(found, trace, timings, rows=_Rows)):
+        pending.append(piece)
+        size += len(piece)
+        if size >= _CHUNK_BYTES:
+            yield b"".join(pending)
+            pending, size = [], 0
+    pending.append(b"\n")
+    yield b"".join(pending)
+
+
+# The size of the chunks `encoded` hands the writer: few writes, little held.
+_CHUNK_BYTES = 1 << 20
+
+
+class _Rows:
+    """A document's list of dicts made one at a time, as `encoded` writes them (`document`
+    holds a list instead)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = iter(items)
+
+
+def _document(found: Findings, trace: bool, timings: bool, rows) -> dict:
+    """`document`, its "objects" and "pairs" made by `rows` (list, or _Rows for `encoded`)."""
     summary = {"pairs": int(found.checked), **{k: int(v) for k, v in found.counts.items()}}
     summary.update(
         violations=found.violations,
@@ -242,8 +278,8 @@ def document(found: Findings, trace: bool = False, timings: bool = True) -> dict
         "command": found.command,
         "dimension": int(found.dimension),
         "tool": {"name": "gjk", "version": found.version},
-        "objects": [object_dict(o) for o in found.objects],
-        "pairs": [pair_dict(p, found, trace, timings) for p in found.listed],
+        "objects": rows(object_dict(o) for o in found.objects),
+        "pairs": rows(pair_dict(p, found, trace, timings) for p in found.listed),
         "errors": [{"file": e.file, "message": e.message} for e in found.errors],
         "notes": list(found.notes),
         "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],
@@ -271,22 +307,32 @@ def dumps(document: dict) -> str:
     """Strict JSON for people and machines alike: each top-level key on its line, each object
     and pair of a list on one line of its own. orjson (C) encodes; Python's encoder, which an
     indent forces onto its pure-Python path, took most of a large scan's report time."""
+    return b"".join(_pieces(document)).decode()
+
+
+def _pieces(document: dict) -> Iterator[bytes]:
+    """`dumps`' UTF-8 text in pieces: a list of dicts (or `_Rows`) one row a line, any other
+    value on its key's line."""
     import orjson
 
-    def enc(value) -> str:
-        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    def enc(value) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
 
-    lines = ["{"]
-    items = list(document.items())
-    for n, (key, value) in enumerate(items):
-        tail = "," if n < len(items) - 1 else ""
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            rows = [f"    {enc(v)}" for v in value]
-            lines.append(f"  {enc(key)}: [\n" + ",\n".join(rows) + f"\n  ]{tail}")
-        else:
-            lines.append(f"  {enc(key)}: {enc(value)}{tail}")
-    lines.append("}")
-    return "\n".join(lines)
+    yield b"{"
+    last = len(document) - 1
+    for n, (key, value) in enumerate(document.items()):
+        tail = b"," if n < last else b""
+        rows = value.items if isinstance(value, _Rows) else iter(value) \
+            if isinstance(value, list) and value and isinstance(value[0], dict) else None
+        first = None if rows is None else next(rows, None)
+        if first is None:
+            yield b"\n  " + enc(key) + b": " + enc([] if isinstance(value, _Rows) else value) + tail
+            continue
+        yield b"\n  " + enc(key) + b": [\n    " + enc(first)
+        for row in rows:
+            yield b",\n    " + enc(row)
+        yield b"\n  ]" + tail
+    yield b"\n}"
 
 
 def trace_lines(pair: Finding) -> list[dict]:

@@ -204,3 +204,36 @@ def test_a_real_model_reads_as_its_text_says():
                  for v in f.RelatingOpeningElement.VoidsElements}
         (part,) = [p for p in parts if p.element.global_id == door.GlobalId]
         assert set(part.element.hosts) == hosts and hosts
+
+
+def test_ifcopenshell_reads_in_a_child_and_never_lives_in_the_checking_process(tmp_path):
+    """The reader forks: the parts come back, IfcOpenShell is never imported by the process that
+    checks them (its modules, the parsed file and the kernels' caches stay in the child)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom gjkcli.mesh.ifc import read\n"
+            f"m = read({str(OPENINGS)!r})\n"
+            "print(len(m.parts), m.units, 'ifcopenshell' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    expected = len([e for e in ifcopenshell.open(str(OPENINGS)).by_type("IfcElement")
+                    if not e.is_a("IfcFeatureElement") and e.Representation is not None])
+    assert out.stdout.split() == [str(expected), "m", "False"]
+
+
+def test_a_reader_that_dies_is_one_input_error(tmp_path):
+    """IfcOpenShell crashing in the child (here: the child exits at once) is an InputError naming
+    the file, not a hang or a traceback."""
+    import subprocess
+    import sys
+
+    code = ("import os\nfrom gjkcli.errors import InputError\nfrom gjkcli.mesh import ifc\n"
+            "ifc._read = lambda path, step: os._exit(7)\n"
+            f"try:\n    ifc.read({str(OPENINGS)!r})\nexcept InputError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"{OPENINGS}: IfcOpenShell stopped while reading it (exit code 7); "
+                                  f"check the file with another IFC viewer")
