@@ -78,6 +78,12 @@ COLLECT = 64
 # the measurement. Every vertex of a part inside the other's box is examined besides.
 WITNESS_PAIRS = 4096
 WITNESS_ROUNDS = 10
+# The proving search's rounds in a sweep of many poses (exact_query's depth=False, where a deep
+# crossing's collision goes without its depth): triangles down to 1/128 of the crossing ones'
+# size. A pair whose search runs out is undecided unless a move within the band certifies
+# touching, as at one pose; the ten rounds there cost a sliver-thin overlap (two faces crossing
+# at a grazing angle, no centroid inside at any round) about three times as much.
+WITNESS_ROUNDS_SWEEP = 7
 WITNESS_LIVE = 2048
 WITNESS_LIVE_DEPTH = 512
 WITNESS_FLAT = 4
@@ -415,7 +421,8 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
             return q.shifted(point, ta, tb, shift)
     reported = depth or crossing != 2  # only a deep crossing's collision goes without a depth
     if not proved:
-        best = q.witness(crossings, measure=measure and reported)
+        best = q.witness(crossings, measure=measure and reported,
+                         rounds=WITNESS_ROUNDS if reported else WITNESS_ROUNDS_SWEEP)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
@@ -527,7 +534,7 @@ class _Pair:
         self.count(visits, tests)
         return pairs
 
-    def witness(self, crossings, measure: bool = True):
+    def witness(self, crossings, measure: bool = True, rounds: int = WITNESS_ROUNDS):
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
@@ -539,7 +546,7 @@ class _Pair:
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid.
         measure=False: the search ends at the first point deeper than the band (a proof, not a
-        measurement)."""
+        measurement). rounds: of the triangles' subdivision (WITNESS_ROUNDS_SWEEP in a sweep)."""
         if self.hulls_apart:
             return None
         best = None
@@ -575,7 +582,7 @@ class _Pair:
                         hit, beat = deeper, deeper[0]
             if len(faces) and (measure or hit is None):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
-                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
+                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
                     hit = deeper
             if hit is not None:
@@ -845,7 +852,7 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int |
 
 
 def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
-                          measure: bool = True):
+                          measure: bool = True, rounds: int = WITNESS_ROUNDS):
     """The deepest point found inside `outer` on the triangles (k, 3, 3) (outer's frame), if
     deeper than beat: (depth, point, nearest surface point) or None.
 
@@ -865,11 +872,11 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
     bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
     a bounded search, not the deepest point within witness_rel. measure=False: the search ends
-    with the proving phase."""
+    with the proving phase. At most `rounds` rounds."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
-    for _ in range(WITNESS_ROUNDS):
+    for _ in range(rounds):
         before = beat
         c = live.sum(axis=1) / 3.0
         reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
