@@ -282,6 +282,50 @@ def closest(BVH m, points, double upper=INFINITY, double stop_below=0.0, Workspa
     return dist, near, tri
 
 
+def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=None):
+    """Among points (k, 3), mesh frame, the one farthest from the surface (farther than
+    `beyond`) that lies inside the mesh (|winding number| > inside): (its row, its distance, the
+    nearest mesh point (3,)), or None. The winding number, about twice the distance's cost, is
+    asked farthest first and only until a point is inside; of points equally far the first row
+    wins (the argmax over all the points inside)."""
+    cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    cdef int k = q.shape[0], i, best
+    cdef Workspace w = _ws(ws)
+    dist = np.empty(k)
+    near = np.zeros((k, 3))
+    tri = np.empty(k, np.int32)
+    asked = np.zeros(k, np.uint8)
+    cdef double[::1] dv = dist
+    cdef double[:, ::1] nv = near
+    cdef int32_t[::1] tv = tri
+    cdef uint8_t[::1] av = asked
+    cdef double wn
+    with nogil:
+        for i in range(k):
+            dv[i] = mesh_closest(&m.m, &q[i, 0], INFINITY, beyond, &w.ws, &nv[i, 0], &tv[i])
+    for i in range(k):
+        if dv[i] > beyond:
+            break
+    else:
+        return None  # no point far enough from the surface to decide anything
+    m.prepare_winding()
+    with nogil:
+        while True:
+            best = -1
+            for i in range(k):  # the farthest not asked yet (the first of equals)
+                if av[i] == 0 and dv[i] > beyond and (best < 0 or dv[i] > dv[best]):
+                    best = i
+            if best < 0:
+                break
+            av[best] = 1
+            wn = mesh_winding(&m.m, &q[best, 0], &w.ws)
+            if wn > inside or wn < -inside:
+                break
+    if best < 0:
+        return None
+    return best, float(dist[best]), near[best].copy()
+
+
 def winding(BVH m, points, Workspace ws=None, bint brute=False):
     """Generalized winding number at each row of points (k, 3), mesh frame. Uses the caps when
     prepared (BVH.prepare_winding), else, or with brute, sums every triangle."""

@@ -806,24 +806,11 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
     """Among points (outer's frame), the one inside `outer` farthest from its surface, if farther
     than tol: (distance, point, nearest surface point) or None. A point within tol of the surface
     proves nothing and is skipped."""
-    dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), tol, ws)
-    decisive = np.flatnonzero(dist > tol)
-    if len(decisive) == 0:
+    hit = _mesh.deepest_inside(outer.bvh, points, tol, DEFAULT.winding_inside, ws)
+    if hit is None:
         return None
-    # The winding number (the side) costs about twice the distance: it is asked farthest first,
-    # one point, then two, four ..., and the first point inside is the answer (a stable order,
-    # so that of points equally far the first one wins, as an argmax over all of them would).
-    order = decisive[np.argsort(-dist[decisive], kind="stable")]
-    outer.bvh.prepare_winding()
-    start, size = 0, 1
-    while start < len(order):
-        chunk = order[start:start + size]
-        start, size = start + size, 2 * size
-        inside = np.flatnonzero(np.abs(_mesh.winding(outer.bvh, points[chunk], ws)) > DEFAULT.winding_inside)
-        if len(inside):
-            k = int(chunk[inside[0]])
-            return float(dist[k]), points[k], near[k]
-    return None
+    k, dist, near = hit
+    return dist, points[k], near
 
 
 def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):

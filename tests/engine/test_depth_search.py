@@ -179,3 +179,37 @@ def test_proof_only_search_keeps_verdicts_and_depths_beyond_the_band():
         shorter += proved.depth < 0.99 * measured.depth
     assert collisions >= 25
     assert shorter >= 1
+
+
+def test_the_deepest_point_inside_is_the_argmax_over_every_point_inside():
+    """_mesh.deepest_inside asks the winding number farthest first and stops at the first point
+    inside: the same row as the argmax over all the points inside (both the distance and the side
+    asked of every point, and the side checked against the sphere's radius), ties to the first."""
+    from gjkcli.engine import _mesh
+    from gjkcli.tolerances import DEFAULT
+
+    trimesh = pytest.importorskip("trimesh")
+    sphere = trimesh.creation.icosphere(subdivisions=3, radius=1.0)
+    mesh = Mesh(sphere.vertices, sphere.faces, name="sphere")
+    rng = np.random.default_rng(3)
+    found, tied = 0, 0
+    for trial in range(200):
+        points = rng.uniform(-1.4, 1.4, size=(int(rng.integers(1, 30)), 3))
+        if trial % 4 == 0:  # a repeated point: equally far, the first row wins
+            points = np.vstack([points, points[:1], points])
+        tol = float(rng.choice([0.0, 0.05, 0.3]))
+        dist, _, _ = _mesh.closest(mesh.bvh, points)
+        mesh.bvh.prepare_winding()
+        inside = np.abs(_mesh.winding(mesh.bvh, points)) > DEFAULT.winding_inside
+        r = np.linalg.norm(points, axis=1)
+        assert not np.any(inside & (r > 1.0 + 1e-9))  # the winding number agrees with the radius
+        candidates = np.flatnonzero(inside & (dist > tol))
+        hit = _mesh.deepest_inside(mesh.bvh, points, tol, DEFAULT.winding_inside)
+        if len(candidates) == 0:
+            assert hit is None
+            continue
+        k = int(candidates[np.argmax(dist[candidates])])
+        assert hit[0] == k and hit[1] == dist[k]
+        found += 1
+        tied += int(np.sum(dist[candidates] == dist[k]) > 1)
+    assert 100 <= found <= 195 and tied >= 5  # both outcomes, and ties, drawn
