@@ -282,12 +282,19 @@ def closest(BVH m, points, double upper=INFINITY, double stop_below=0.0, Workspa
     return dist, near, tri
 
 
+cdef inline double _dist2(const double *a, const double *b) nogil:
+    return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
+
+
 def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=None):
     """Among points (k, 3), mesh frame, the one farthest from the surface (farther than
     `beyond`) that lies inside the mesh (|winding number| > inside): (its row, its distance, the
     nearest mesh point (3,)), or None. The winding number, about twice the distance's cost, is
     asked farthest first and only until a point is inside; of points equally far the first row
-    wins (the argmax over all the points inside)."""
+    wins (the argmax over all the points inside). A point found outside answers for every point
+    whose ball (radius: its distance to the surface) meets its own: two such balls hold no point
+    of the surface, so their union lies on one side of it (the mesh closed: `beyond` >= 0 and
+    the caller's `inside` threshold apart from 0 and 1)."""
     cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
     cdef int k = q.shape[0], i, best
     cdef Workspace w = _ws(ws)
@@ -299,7 +306,7 @@ def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=Non
     cdef double[:, ::1] nv = near
     cdef int32_t[::1] tv = tri
     cdef uint8_t[::1] av = asked
-    cdef double wn
+    cdef double wn, reach
     with nogil:
         for i in range(k):
             dv[i] = mesh_closest(&m.m, &q[i, 0], INFINITY, beyond, &w.ws, &nv[i, 0], &tv[i])
@@ -321,6 +328,10 @@ def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=Non
             wn = mesh_winding(&m.m, &q[best, 0], &w.ws)
             if wn > inside or wn < -inside:
                 break
+            for i in range(k):  # outside too: within reach of the outside point's ball
+                reach = 0.999 * (dv[i] + dv[best])  # short of touching balls, for rounding
+                if av[i] == 0 and dv[i] > beyond and _dist2(&q[i, 0], &q[best, 0]) < reach * reach:
+                    av[i] = 1
     if best < 0:
         return None
     return best, float(dist[best]), near[best].copy()
