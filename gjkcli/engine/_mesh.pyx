@@ -286,6 +286,18 @@ cdef inline double _dist2(const double *a, const double *b) nogil:
     return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
 
 
+cdef inline bint _beyond_box(const mesh_node *node, const double *p, double margin) nogil:
+    """p lies outside the node's box by more than margin along one of its axes."""
+    cdef int j
+    cdef double x
+    for j in range(3):
+        x = (node.ax[3 * j] * (p[0] - node.c[0]) + node.ax[3 * j + 1] * (p[1] - node.c[1])
+             + node.ax[3 * j + 2] * (p[2] - node.c[2]))
+        if x > node.e[j] + margin or x < -node.e[j] - margin:
+            return True
+    return False
+
+
 def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=None):
     """Among points (k, 3), mesh frame, the one farthest from the surface (farther than
     `beyond`) that lies inside the mesh (|winding number| > inside): (its row, its distance, the
@@ -294,7 +306,8 @@ def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=Non
     wins (the argmax over all the points inside). A point found outside answers for every point
     whose ball (radius: its distance to the surface) meets its own: two such balls hold no point
     of the surface, so their union lies on one side of it (the mesh closed: `beyond` >= 0 and
-    the caller's `inside` threshold apart from 0 and 1)."""
+    the caller's `inside` threshold apart from 0 and 1). A point beyond the root's box by more
+    than `beyond` is outside without its winding number."""
     cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
     cdef int k = q.shape[0], i, best
     cdef Workspace w = _ws(ws)
@@ -325,7 +338,8 @@ def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=Non
             if best < 0:
                 break
             av[best] = 1
-            wn = mesh_winding(&m.m, &q[best, 0], &w.ws)
+            # outside the root's box (which holds every triangle) by more than `beyond`: outside
+            wn = 0.0 if _beyond_box(&m.m.nodes[0], &q[best, 0], beyond) else mesh_winding(&m.m, &q[best, 0], &w.ws)
             if wn > inside or wn < -inside:
                 break
             for i in range(k):  # outside too: within reach of the outside point's ball
