@@ -301,7 +301,7 @@ cdef inline bint _beyond_box(const mesh_node *node, const double *p, double marg
 def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=None):
     """Among points (k, 3), mesh frame, the one farthest from the surface (farther than
     `beyond`) that lies inside the mesh (|winding number| > inside): (its row, its distance, the
-    nearest mesh point (3,)), or None. The winding number, about twice the distance's cost, is
+    nearest mesh point (3,)), or None. The winding number, about ten times a distance's cost, is
     asked farthest first and only until a point is inside; of points equally far the first row
     wins (the argmax over all the points inside). A point found outside answers for every point
     whose ball (radius: its distance to the surface) meets its own: two such balls hold no point
