@@ -491,7 +491,7 @@ class _Pair:
 
     def axis_between(self) -> np.ndarray:
         d = self.Ra @ self.t
-        n = np.linalg.norm(d)
+        n = math.sqrt(d.dot(d))  # np.linalg.norm's own sum, without its dispatch (a call a pair)
         return d / n if n > 0 else np.array([1.0, 0.0, 0.0])
 
     def count(self, visits, tests):
