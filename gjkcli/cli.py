@@ -669,8 +669,8 @@ def _quiet_libraries(debug: bool):
 @contextlib.contextmanager
 def _progress(quiet: bool, output_format: str, command: str):
     """A progress bar on a terminal for long scans (a callback for the pipeline), else None."""
-    if command != "scan":
-        yield None
+    if command != "scan" or quiet or not sys.stderr.isatty():  # no bar (wants_progress' rule):
+        yield None  # the report module and rich are not imported for it (a robot's --poses run)
         return
     from gjkcli.report.scan import progress_callback, wants_progress
 

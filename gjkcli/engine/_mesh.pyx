@@ -282,6 +282,75 @@ def closest(BVH m, points, double upper=INFINITY, double stop_below=0.0, Workspa
     return dist, near, tri
 
 
+cdef inline double _dist2(const double *a, const double *b) nogil:
+    return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
+
+
+cdef inline bint _beyond_box(const mesh_node *node, const double *p, double margin) nogil:
+    """p lies outside the node's box by more than margin along one of its axes."""
+    cdef int j
+    cdef double x
+    for j in range(3):
+        x = (node.ax[3 * j] * (p[0] - node.c[0]) + node.ax[3 * j + 1] * (p[1] - node.c[1])
+             + node.ax[3 * j + 2] * (p[2] - node.c[2]))
+        if x > node.e[j] + margin or x < -node.e[j] - margin:
+            return True
+    return False
+
+
+def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=None):
+    """Among points (k, 3), mesh frame, the one farthest from the surface (farther than
+    `beyond`) that lies inside the mesh (|winding number| > inside): (its row, its distance, the
+    nearest mesh point (3,)), or None. The winding number, about ten times a distance's cost, is
+    asked farthest first and only until a point is inside; of points equally far the first row
+    wins (the argmax over all the points inside). A point found outside answers for every point
+    whose ball (radius: its distance to the surface) meets its own: two such balls hold no point
+    of the surface, so their union lies on one side of it (the mesh closed: `beyond` >= 0 and
+    the caller's `inside` threshold apart from 0 and 1). A point beyond the root's box by more
+    than `beyond` is outside without its winding number."""
+    cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    cdef int k = q.shape[0], i, best
+    cdef Workspace w = _ws(ws)
+    dist = np.empty(k)
+    near = np.zeros((k, 3))
+    tri = np.empty(k, np.int32)
+    asked = np.zeros(k, np.uint8)
+    cdef double[::1] dv = dist
+    cdef double[:, ::1] nv = near
+    cdef int32_t[::1] tv = tri
+    cdef uint8_t[::1] av = asked
+    cdef double wn, reach
+    with nogil:
+        for i in range(k):
+            dv[i] = mesh_closest(&m.m, &q[i, 0], INFINITY, beyond, &w.ws, &nv[i, 0], &tv[i])
+    for i in range(k):
+        if dv[i] > beyond:
+            break
+    else:
+        return None  # no point far enough from the surface to decide anything
+    m.prepare_winding()
+    with nogil:
+        while True:
+            best = -1
+            for i in range(k):  # the farthest not asked yet (the first of equals)
+                if av[i] == 0 and dv[i] > beyond and (best < 0 or dv[i] > dv[best]):
+                    best = i
+            if best < 0:
+                break
+            av[best] = 1
+            # outside the root's box (which holds every triangle) by more than `beyond`: outside
+            wn = 0.0 if _beyond_box(&m.m.nodes[0], &q[best, 0], beyond) else mesh_winding(&m.m, &q[best, 0], &w.ws)
+            if wn > inside or wn < -inside:
+                break
+            for i in range(k):  # outside too: within reach of the outside point's ball
+                reach = 0.999 * (dv[i] + dv[best])  # short of touching balls, for rounding
+                if av[i] == 0 and dv[i] > beyond and _dist2(&q[i, 0], &q[best, 0]) < reach * reach:
+                    av[i] = 1
+    if best < 0:
+        return None
+    return best, float(dist[best]), near[best].copy()
+
+
 def winding(BVH m, points, Workspace ws=None, bint brute=False):
     """Generalized winding number at each row of points (k, 3), mesh frame. Uses the caps when
     prepared (BVH.prepare_winding), else, or with brute, sums every triangle."""

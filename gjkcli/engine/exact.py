@@ -78,6 +78,12 @@ COLLECT = 64
 # the measurement. Every vertex of a part inside the other's box is examined besides.
 WITNESS_PAIRS = 4096
 WITNESS_ROUNDS = 10
+# The proving search's rounds in a sweep of many poses (exact_query's depth=False, where a deep
+# crossing's collision goes without its depth): triangles down to 1/128 of the crossing ones'
+# size. A pair whose search runs out is undecided unless a move within the band certifies
+# touching, as at one pose; the ten rounds there cost a sliver-thin overlap (two faces crossing
+# at a grazing angle, no centroid inside at any round) about three times as much.
+WITNESS_ROUNDS_SWEEP = 7
 WITNESS_LIVE = 2048
 WITNESS_LIVE_DEPTH = 512
 WITNESS_FLAT = 4
@@ -464,7 +470,8 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
             return q.shifted(point, ta, tb, shift)
     reported = depth or crossing != 2  # only a deep crossing's collision goes without a depth
     if not proved:
-        best = q.witness(crossings, measure=measure and reported)
+        best = q.witness(crossings, measure=measure and reported,
+                         rounds=WITNESS_ROUNDS if reported else WITNESS_ROUNDS_SWEEP)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
@@ -533,7 +540,7 @@ class _Pair:
 
     def axis_between(self) -> np.ndarray:
         d = self.Ra @ self.t
-        n = np.linalg.norm(d)
+        n = math.sqrt(d.dot(d))  # np.linalg.norm's own sum, without its dispatch (a call a pair)
         return d / n if n > 0 else np.array([1.0, 0.0, 0.0])
 
     def count(self, visits, tests):
@@ -556,7 +563,7 @@ class _Pair:
                 continue
             points = inner.probes()
             if pairs is not None and len(pairs):
-                faces = np.unique(pairs[:, 1] if which == "b in a" else pairs[:, 0])
+                faces = _distinct(pairs[:, 1] if which == "b in a" else pairs[:, 0])
                 points = np.concatenate([points, inner.local(inner.vertices[inner.faces[faces]].mean(axis=1))])
             to_outer = self.b_to_a if which == "b in a" else self.a_to_b
             hit = _inside(outer, to_outer(points), self.tol, self.ws)
@@ -576,7 +583,7 @@ class _Pair:
         self.count(visits, tests)
         return pairs
 
-    def witness(self, crossings, measure: bool = True):
+    def witness(self, crossings, measure: bool = True, rounds: int = WITNESS_ROUNDS):
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
@@ -588,7 +595,7 @@ class _Pair:
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid.
         measure=False: the search ends at the first point deeper than the band (a proof, not a
-        measurement)."""
+        measurement). rounds: of the triangles' subdivision (WITNESS_ROUNDS_SWEEP in a sweep)."""
         if self.hulls_apart:
             return None
         best = None
@@ -600,8 +607,8 @@ class _Pair:
             # a proof needs a point deeper than the band: shallower ones are not looked at
             beat = (0.0 if best is None else best[0]) if measure else self.tol
             hit = None
-            faces = np.unique(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
-            corners = np.unique(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
+            faces = _distinct(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
+            corners = _distinct(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
 
             def probes():  # every one (a few per body: a body wholly inside is found)
                 return to_outer(inner.probes()), None
@@ -624,7 +631,7 @@ class _Pair:
                         hit, beat = deeper, deeper[0]
             if len(faces) and (measure or hit is None):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
-                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure)
+                deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
                     hit = deeper
             if hit is not None:
@@ -696,7 +703,7 @@ class _Pair:
             p = np.ascontiguousarray(to_outer(points))
             dist, _, _ = _mesh.closest(outer.bvh, p, float("inf"), 0.0, self.ws)
             far = np.flatnonzero(dist > self.snap)
-            if len(np.unique(body[far])) < inner.bodies:
+            if len(_distinct(body[far])) < inner.bodies:
                 return False
             outer.bvh.prepare_winding()
             if np.any(np.abs(_mesh.winding(outer.bvh, p[far], self.ws)) > DEFAULT.winding_inside):
@@ -729,8 +736,8 @@ class _Pair:
         """Unit directions (A's frame) to move B along, at most SHIFTS, most promising first."""
         out = []
         if len(crossings):
-            na = _normals(self.a, np.unique(crossings[:, 0]))
-            nb = -_normals(self.b, np.unique(crossings[:, 1])) @ self.R.T
+            na = _normals(self.a, _distinct(crossings[:, 0]))
+            nb = -_normals(self.b, _distinct(crossings[:, 1])) @ self.R.T
             groups = []
             for n, sign in ((na, self.a.outward()), (nb, self.b.outward())):
                 groups += [sign * n] if sign else [n, -n]  # not oriented: either way
@@ -848,17 +855,11 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
     """Among points (outer's frame), the one inside `outer` farthest from its surface, if farther
     than tol: (distance, point, nearest surface point) or None. A point within tol of the surface
     proves nothing and is skipped."""
-    dist, near, _ = _mesh.closest(outer.bvh, points, float("inf"), tol, ws)
-    decisive = np.flatnonzero(dist > tol)
-    if len(decisive) == 0:
+    hit = _mesh.deepest_inside(outer.bvh, points, tol, DEFAULT.winding_inside, ws)
+    if hit is None:
         return None
-    outer.bvh.prepare_winding()
-    w = _mesh.winding(outer.bvh, points[decisive], ws)
-    inside = decisive[np.abs(w) > DEFAULT.winding_inside]
-    if len(inside) == 0:
-        return None
-    k = int(inside[np.argmax(dist[inside])])
-    return float(dist[k]), points[k], near[k]
+    k, dist, near = hit
+    return dist, points[k], near
 
 
 def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):
@@ -887,7 +888,7 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int |
 
 
 def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
-                          measure: bool = True):
+                          measure: bool = True, rounds: int = WITNESS_ROUNDS):
     """The deepest point found inside `outer` on the triangles (k, 3, 3) (outer's frame), if
     deeper than beat: (depth, point, nearest surface point) or None.
 
@@ -907,11 +908,11 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     deepen the best by no more than DEFAULT.witness_gain_rel of it. On long thin triangles the
     bound stays loose (r shrinks by half a round), so the measurement is a lower bound found by
     a bounded search, not the deepest point within witness_rel. measure=False: the search ends
-    with the proving phase."""
+    with the proving phase. At most `rounds` rounds."""
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
-    for _ in range(WITNESS_ROUNDS):
+    for _ in range(rounds):
         before = beat
         c = live.sum(axis=1) / 3.0
         reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
@@ -945,6 +946,12 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
             keep = keep[np.argsort(-bound[keep])[:cap]]
         live = _split4(live[keep])
     return best
+
+
+def _distinct(ints: np.ndarray) -> np.ndarray:
+    """The distinct values of non-negative integers (k,), sorted: np.unique's answer by counting
+    (np.unique imports numpy.ma on first use, about 15 ms of a robot run's start)."""
+    return np.flatnonzero(np.bincount(np.ravel(ints)))
 
 
 def _split4(tris: np.ndarray) -> np.ndarray:

@@ -165,12 +165,15 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     """One Findings of the runs at each waypoint (pairs tagged with their row) and the segments'."""
     first = runs[0]
     pairs, objects, seen, counts = [], [], set(), {}
+    last = None
     for k, found in enumerate(runs):
         pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
-        for o in found.objects:
-            if o.name not in seen:
-                seen.add(o.name)
-                objects.append(o)
+        if found.objects is not last:  # the prepared poses share one tuple of records
+            last = found.objects
+            for o in found.objects:
+                if o.name not in seen:
+                    seen.add(o.name)
+                    objects.append(o)
         for status, n in found.counts.items():
             counts[status] = counts.get(status, 0) + n
     for f in segments:

@@ -167,12 +167,21 @@ class Prepared:
             return elements.merged_triangles(lambda e: self._world(e, F), self._members(name))
 
         version = _version()
-        return [Findings(command="scan", pairs=pairs, counts=counts, checked=checked,
-                         candidates=len(self.ia), requested=o.mode, tolerance=o.tolerance,
-                         clearance=None, fail_on=o.fail_on, units=self.units, timings=dict(share),
-                         elapsed=sum(share.values()), version=version, objects=records, _index=index,
-                         geometry=geometry)
-                for pairs, counts, checked, share in rows]
+        made: dict = {}  # a chunk's poses without findings share one row, and one Findings
+
+        def findings(row) -> Findings:
+            found = made.get(id(row))
+            if found is None:
+                pairs, counts, checked, share = row
+                found = made[id(row)] = Findings(
+                    command="scan", pairs=pairs, counts=dict(counts), checked=checked,
+                    candidates=len(self.ia), requested=o.mode, tolerance=o.tolerance, clearance=None,
+                    fail_on=o.fail_on, units=self.units, timings=dict(share),
+                    elapsed=sum(share.values()), version=version, objects=records, _index=index,
+                    geometry=geometry)
+            return found
+
+        return [findings(row) for row in rows]
 
     def _world(self, e: int, F: np.ndarray):
         """Element e's ((n, 3) world vertices, faces) at link frames F (E, 4, 4); None for a
@@ -257,7 +266,7 @@ class Prepared:
         out = []
         for s in range(n):
             if s not in by_pose:
-                out.append((clear[0], dict(clear[1]), clear[2], share))
+                out.append(clear)
                 continue
             pairs = sorted(by_pose[s], key=severity_key)
             pairs, counts, checked = elements.by_object(pairs, self.owned, ids, self.ia, self.ib,

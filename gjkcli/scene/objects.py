@@ -117,7 +117,6 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
     `robot` (a RobotOptions); one that cannot be used is a problem; a link whose mesh file is
     not there is left out of the robot (`urdf.Robot.missing`: the run says it is not checked).
     """
-    from gjkcli.mesh.flat import is_flat
     from gjkcli.mesh.load import expand_paths, skipped_text
 
     parsed_robots: dict = {}
@@ -142,6 +141,8 @@ def scene_sources(paths, manifest, split_bodies: bool, problems: list,
             problems.append(Problem(file=exc.source, message=exc.message))
             continue
         if Path(given).is_dir():
+            from gjkcli.mesh.flat import is_flat  # a folder's drawings only: not on every scan
+
             found = _without_robot_meshes(found, parse, skipped)
             drawings = [p for p in found if is_flat(p)]
             if drawings:

@@ -1092,13 +1092,18 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
         raise InputError(path, "has a header and no poses: give one pose a row")
     out = np.tile(robot.default_pose(), (len(body), 1))
     columns = [col[name] for name in header]
-    for n, (line, cells) in enumerate(body):
+    for line, cells in body:
         if len(cells) != len(header):
             raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
-        try:
-            out[n, columns] = [float(c) for c in cells]
-        except ValueError:
-            raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
+    try:  # every cell at once (a planner's table has thousands of rows); the bad row found after
+        out[:, columns] = np.array([float(c) for _, cells in body for c in cells]).reshape(len(body), -1)
+    except ValueError:
+        for line, cells in body:
+            try:
+                [float(c) for c in cells]
+            except ValueError:
+                raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
+        raise
     # the limits checked for every row at once; the first bad row says why, as pose_from does
     continuous = np.array([next(j for j in robot.joints if j.name == v).kind == "continuous"
                            for v in robot.variables], dtype=bool)

@@ -179,3 +179,46 @@ def test_proof_only_search_keeps_verdicts_and_depths_beyond_the_band():
         shorter += proved.depth < 0.99 * measured.depth
     assert collisions >= 25
     assert shorter >= 1
+
+
+def test_the_deepest_point_inside_is_the_argmax_over_every_point_inside():
+    """_mesh.deepest_inside asks the winding number farthest first, skips the points an outside
+    point's ball answers for, and stops at the first point inside: the same row as the argmax over
+    all the points inside (the distance and the side asked of every point; the side checked
+    against the sphere's radius), ties to the first. On a sphere, two spheres and a ring."""
+    from gjkcli.engine import _mesh
+    from gjkcli.tolerances import DEFAULT
+
+    trimesh = pytest.importorskip("trimesh")
+    sphere = trimesh.creation.icosphere(subdivisions=3, radius=1.0)
+    # a second body, and a ring: points outside on both sides of a wall of the surface
+    ring = trimesh.creation.torus(major_radius=1.2, minor_radius=0.3)
+    other = sphere.copy()
+    other.apply_translation([2.05, 0.0, 0.0])
+    parts = trimesh.util.concatenate([sphere, other])
+    meshes = [Mesh(m.vertices, m.faces, name=name) for m, name in
+              ((sphere, "sphere"), (parts, "two spheres"), (ring, "ring"))]
+    rng = np.random.default_rng(3)
+    found, tied = 0, 0
+    for trial in range(300):
+        mesh = meshes[trial % 3]
+        points = rng.uniform(mesh.local_lo, mesh.local_hi, size=(int(rng.integers(1, 30)), 3)) * 1.2 + mesh.centre
+        if trial % 4 == 0:  # a repeated point: equally far, the first row wins
+            points = np.vstack([points, points[:1], points])
+        points = points - mesh.centre
+        tol = float(rng.choice([0.0, 0.05, 0.3]))
+        dist, _, _ = _mesh.closest(mesh.bvh, points)
+        mesh.bvh.prepare_winding()
+        inside = np.abs(_mesh.winding(mesh.bvh, points)) > DEFAULT.winding_inside
+        if mesh.name == "sphere":  # the winding number agrees with the radius
+            assert not np.any(inside & (np.linalg.norm(points, axis=1) > 1.0 + 1e-9))
+        candidates = np.flatnonzero(inside & (dist > tol))
+        hit = _mesh.deepest_inside(mesh.bvh, points, tol, DEFAULT.winding_inside)
+        if len(candidates) == 0:
+            assert hit is None
+            continue
+        k = int(candidates[np.argmax(dist[candidates])])
+        assert hit[0] == k and hit[1] == dist[k]
+        found += 1
+        tied += int(np.sum(dist[candidates] == dist[k]) > 1)
+    assert 150 <= found <= 290 and tied >= 5  # both outcomes, and ties, drawn

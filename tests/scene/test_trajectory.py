@@ -108,6 +108,20 @@ def test_a_csv_still_reads_without_times(panda, tmp_path):
     np.testing.assert_array_equal(read.poses, _expected(robot))
 
 
+@pytest.mark.parametrize("rows, message", [
+    ("0,0,0.7,-1.6\n0.3,x,0.7,0.2\n0.3,-0.2,0.7,0.25\n", r"motion.csv:3: a value is not a number: 0.3,x,0.7,0.2"),
+    ("0,0,0.7,-1.6\n0.3,-0.2,0.7,0.2\n0.3,-0.2\n", r"motion.csv:4: 2 values for 4 joints in the header"),
+    ("0,0,0.7,-1.6\n0.3,-0.2,0.7,0.2\n0.3,-0.2,0.7,nan\n", r"motion.csv:4: .*panda_joint7"),
+])
+def test_a_bad_csv_row_is_named_by_its_line(panda, tmp_path, rows, message):
+    """The cells are read all at once; the line of the first bad row is still the one named."""
+    _, _, robot = panda
+    table = tmp_path / "motion.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint6,panda_joint7\n" + rows)
+    with pytest.raises(InputError, match=message):
+        trajectory.read_poses(robot, table)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda m: m["points"][1].update(positions=[0.0] * 3), "point 1: positions must be 7 numbers"),
     (lambda m: m["points"][2].update(time_from_start={"sec": 1, "nanosec": 0}),
