@@ -950,8 +950,13 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
 
 def _distinct(ints: np.ndarray) -> np.ndarray:
     """The distinct values of non-negative integers (k,), sorted: np.unique's answer by counting
-    (np.unique imports numpy.ma on first use, about 15 ms of a robot run's start)."""
-    return np.flatnonzero(np.bincount(np.ravel(ints)))
+    (np.unique imports numpy.ma on first use, about 15 ms of a robot run's start), or by
+    np.unique where the largest value is far beyond their number (a few faces of a mesh of
+    millions: a count of every index would be the mesh's size, per call)."""
+    ints = np.ravel(ints)
+    if len(ints) and int(ints.max()) > 64 * len(ints) + (1 << 16):
+        return np.unique(ints)
+    return np.flatnonzero(np.bincount(ints))
 
 
 def _split4(tris: np.ndarray) -> np.ndarray:

@@ -599,3 +599,14 @@ def test_chain_links_never_touch_and_their_closest_gap_matches_fcl():
         gaps.append(r.distance)
     assert len(gaps) >= 40  # each link's hull overlaps its neighbours'
     assert min(gaps) == pytest.approx(0.020, abs=5e-4)
+
+
+def test_distinct_indices_are_np_unique_s_dense_or_sparse():
+    """exact._distinct (counting where the indices are dense, np.unique where a few indices of
+    a large mesh would make the count as large as the mesh) answers as np.unique."""
+    from gjkcli.engine.exact import _distinct
+
+    rng = np.random.default_rng(3)
+    for ints in (np.zeros(0, dtype=np.int64), rng.integers(0, 50, 200), rng.integers(0, 20_000_000, 7),
+                 np.array([[4, 1], [4, 9]])):
+        assert np.array_equal(_distinct(ints), np.unique(ints))
