@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Overlap", "overlap"]
+__all__ = ["Overlap", "overlap", "overlaps"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +88,41 @@ def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) 
     out = common.to_mesh64()
     vertices = np.asarray(out.vert_properties, dtype=np.float64)[:, :3] + shift
     return Overlap(volume, vertices, np.asarray(out.tri_verts, dtype=np.int64))
+
+
+# The fewest pairs worth forked workers (a fork and its results' way back cost about a pair's
+# boolean per worker): below, the pairs are intersected here.
+PARALLEL_FROM = 64
+_WORK: list = []  # the pairs the forked workers read (set before the fork)
+
+
+def overlaps(pairs: list, jobs: int = 1) -> list:
+    """`overlap` of each (name_a, vertices_a, faces_a, name_b, vertices_b, faces_b), in order.
+
+    With jobs > 1, PARALLEL_FROM pairs or more and a process that may fork
+    (`gjkcli.engine.shapes.can_fork`: manifold3d has not run here), the pairs are split over
+    forked workers, each intersecting a contiguous share with manifold3d imported there: the
+    booleans of a scan's many collisions run on every core, and this process never runs
+    manifold3d (so it may still fork)."""
+    from gjkcli.engine.shapes import can_fork
+
+    if jobs <= 1 or len(pairs) < PARALLEL_FROM or not can_fork():
+        return [overlap(*pair) for pair in pairs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORK
+    _WORK = pairs
+    bounds = np.linspace(0, len(pairs), min(jobs, len(pairs)) + 1).astype(int).tolist()
+    try:
+        with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            shares = pool.map(_share, zip(bounds[:-1], bounds[1:]))
+            return [o for share in shares for o in share]
+    finally:
+        _WORK = []
+
+
+def _share(bounds) -> list:
+    """In a forked worker: `overlap` of _WORK[start:end]."""
+    start, end = bounds
+    return [overlap(*pair) for pair in _WORK[start:end]]

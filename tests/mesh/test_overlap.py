@@ -99,3 +99,39 @@ def test_an_open_part_has_no_volume_and_says_why():
     assert "lid" in o.reason and "closed" in o.reason
     o = overlap("a", a.vertices, a.faces, "sheet", b.vertices, b.faces[:1])
     assert o.volume is None and "sheet" in o.reason
+
+
+def test_many_overlaps_on_forked_workers_are_the_box_arithmetic(tmp_path):
+    """`overlaps` of 80 pairs of boxes with 2 jobs, in a fresh process where manifold3d has not
+    run (nor trimesh, which imports it), so that it may fork: each volume is the boxes'
+    arithmetic, the pairs in order, and the process itself never imported manifold3d (the
+    workers did the booleans)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from gjkcli.mesh.overlap import PARALLEL_FROM, overlaps\n"
+        "corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)\n"
+        "faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],\n"
+        "                  [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])\n"
+        "rng = np.random.default_rng(5)\n"
+        "pairs, expected = [], []\n"
+        "for k in range(80):\n"
+        "    lo_a, lo_b = rng.uniform(-1, 0, 3), rng.uniform(-0.5, 0.5, 3)\n"
+        "    hi_a, hi_b = lo_a + rng.uniform(0.5, 1.5, 3), lo_b + rng.uniform(0.5, 1.5, 3)\n"
+        "    pairs.append((f'a{k}', lo_a + corners * (hi_a - lo_a), faces,\n"
+        "                  f'b{k}', lo_b + corners * (hi_b - lo_b), faces))\n"
+        "    expected.append(float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None))))\n"
+        "got = overlaps(pairs, jobs=2)\n"
+        "assert len(pairs) >= PARALLEL_FROM\n"
+        "print('manifold3d' in sys.modules)\n"
+        "print(max(abs(o.volume - e) for o, e in zip(got, expected)))\n"
+        "print(sum(e > 0 for e in expected))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    in_parent, worst, overlapping = done.stdout.split()
+    assert in_parent == "False"
+    assert float(worst) < 1e-12
+    assert 20 <= int(overlapping) <= 80
