@@ -13,6 +13,7 @@ from trimesh import collision as tc  # noqa: E402
 
 from gjkcli import CollisionManager, scene_to_collision  # noqa: E402
 from gjkcli.engine.exact import Mesh  # noqa: E402
+from float32_poses import exact_pose  # noqa: E402
 
 RTOL = 1e-6
 
@@ -28,21 +29,10 @@ def _convex(rng, kind):
     return trimesh.creation.capsule(height=2 * s[1], radius=0.5 * s[0], count=[6, 6])
 
 
-def _pose(rng, box):
-    """A rigid transform that float32 holds exactly (trimesh hands FCL float32 transforms): a
-    signed permutation and a translation in 1/256ths."""
-    T = np.eye(4)
-    T[:3, :3] = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], 3)
-    if np.linalg.det(T[:3, :3]) < 0:
-        T[:3, 0] *= -1
-    T[:3, 3] = np.round(rng.uniform(-box, box, 3) * 256) / 256
-    return T
-
-
 def _scene(seed, n=40, box=3.0):
     rng = np.random.default_rng(seed)
     meshes = [_convex(rng, k % 4) for k in range(n)]
-    poses = [_pose(rng, box) for _ in range(n)]
+    poses = [exact_pose(rng, box) for _ in range(n)]
     ours, theirs = CollisionManager(), tc.CollisionManager()
     for k, (m, T) in enumerate(zip(meshes, poses)):
         ours.add_object(f"p{k:02d}", m, T)
@@ -107,7 +97,7 @@ def test_in_collision_single_and_min_distance_single(scene):
     hits = 0
     for _ in range(60):
         m = _convex(rng, int(rng.integers(4)))
-        T = _pose(rng, 3.0)
+        T = exact_pose(rng, 3.0)
         got = ours.in_collision_single(m, T, return_names=True)
         want = theirs.in_collision_single(m, T, return_names=True)
         assert got == want
@@ -126,7 +116,7 @@ def test_contact_and_distance_data(scene):
     m = trimesh.creation.box([1.0, 1.0, 1.0])
     clear = 0
     for _ in range(20):
-        T = _pose(rng, 3.0)
+        T = exact_pose(rng, 3.0)
         hit, data = ours.in_collision_single(m, T, return_data=True)
         if hit:
             c = data[0]
@@ -174,7 +164,7 @@ def test_remove_and_set_transform(scene):
     _, _, ours, theirs = _scene(21, n=15, box=2.5)
     for step in range(10):
         name = f"p{int(rng.integers(15)):02d}"
-        T = _pose(rng, 2.5)
+        T = exact_pose(rng, 2.5)
         ours.set_transform(name, T)
         theirs.set_transform(name, T)
         assert ours.in_collision_internal(return_names=True) == theirs.in_collision_internal(return_names=True)
@@ -193,7 +183,7 @@ def test_scene_to_collision():
     rng = np.random.default_rng(3)
     scene = trimesh.Scene()
     for k in range(8):
-        scene.add_geometry(_convex(rng, k % 4), node_name=f"n{k}", transform=_pose(rng, 1.5))
+        scene.add_geometry(_convex(rng, k % 4), node_name=f"n{k}", transform=exact_pose(rng, 1.5))
     ours, objects = scene_to_collision(scene)
     theirs, _ = tc.scene_to_collision(scene)
     assert set(objects) == set(scene.graph.nodes_geometry)

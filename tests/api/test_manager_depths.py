@@ -14,6 +14,7 @@ from trimesh import collision as tc  # noqa: E402
 
 from gjkcli import CollisionManager  # noqa: E402
 from gjkcli.tolerances import DEFAULT  # noqa: E402
+from float32_poses import exact_pose  # noqa: E402
 
 RING = dict(r_min=0.5, r_max=1.0, height=0.4)
 
@@ -25,17 +26,6 @@ def _probe(rng, kind):
     if kind == 1:
         return trimesh.creation.icosphere(subdivisions=1, radius=s[0])
     return trimesh.creation.cylinder(radius=s[0], height=2 * s[1], sections=10)
-
-
-def _pose(rng, box):
-    """A rigid transform that float32 holds exactly (trimesh hands FCL float32 transforms): a
-    signed permutation and a translation in 1/256ths."""
-    T = np.eye(4)
-    T[:3, :3] = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], 3)
-    if np.linalg.det(T[:3, :3]) < 0:
-        T[:3, 0] *= -1
-    T[:3, 3] = np.round(rng.uniform(-box, box, 3) * 256) / 256
-    return T
 
 
 def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
@@ -56,7 +46,7 @@ def test_overlapping_probes_against_independent_judges(sections):
     overlapping = exact = clear = 0
     for k in range(90):
         probe = _probe(rng, k % 3)
-        T = _pose(rng, 1.2)
+        T = exact_pose(rng, 1.2)
         d, data = ours.min_distance_single(probe, T, return_data=True)
         placed = probe.copy().apply_transform(T)
         band = DEFAULT.touching_rel * max(ring.scale, placed.scale)

@@ -14,21 +14,12 @@ from trimesh import collision as tc  # noqa: E402
 from gjkcli import CollisionManager  # noqa: E402
 from gjkcli.api import manager as managers  # noqa: E402
 from gjkcli.pipeline.prepared import Geometry  # noqa: E402
+from float32_poses import exact_pose  # noqa: E402
 
 
 def _moved(x=0.0, y=0.0, z=0.0):
     T = np.eye(4)
     T[:3, 3] = x, y, z
-    return T
-
-
-def _pose(rng, box):
-    """A rigid transform that float32 holds exactly (trimesh hands FCL float32 transforms)."""
-    T = np.eye(4)
-    T[:3, :3] = np.eye(3)[rng.permutation(3)] * rng.choice([-1.0, 1.0], 3)
-    if np.linalg.det(T[:3, :3]) < 0:
-        T[:3, 0] *= -1
-    T[:3, 3] = np.round(rng.uniform(-box, box, 3) * 256) / 256
     return T
 
 
@@ -89,7 +80,7 @@ def test_plain_arrays_changed_in_place_are_copied_too():
 
 def test_the_returned_object_reads_and_moves_as_fcl_s():
     rng = np.random.default_rng(5)
-    T = _pose(rng, 2.0)
+    T = exact_pose(rng, 2.0)
     ours, theirs = CollisionManager(), tc.CollisionManager()
     got = ours.add_object("a", trimesh.creation.box(), T)
     want = theirs.add_object("a", trimesh.creation.box(), T)
@@ -168,7 +159,7 @@ def test_a_mesh_added_many_times_is_prepared_once(hull_builds):
     copy = sphere.copy()  # another mesh of the same content
     manager = CollisionManager()
     for k in range(200):
-        manager.add_object(f"s{k}", sphere if k % 2 else copy, _pose(rng, 6.0))
+        manager.add_object(f"s{k}", sphere if k % 2 else copy, exact_pose(rng, 6.0))
     manager.in_collision_internal()
     assert sum(built) == 1, built  # one hull for all 200 objects
     objs = list(manager._objs.values())
@@ -182,7 +173,7 @@ def test_moved_objects_answer_as_a_new_manager(seed):
     rng = np.random.default_rng(seed)
     n, box = 30, 3.0
     meshes = [_part(rng, k) for k in range(n)]
-    poses = [_pose(rng, box) for _ in range(n)]
+    poses = [exact_pose(rng, box) for _ in range(n)]
     moving = CollisionManager()
     for k in range(n):
         moving.add_object(f"p{k:02d}", meshes[k], poses[k])
@@ -191,7 +182,7 @@ def test_moved_objects_answer_as_a_new_manager(seed):
     colliding = 0
     for step in range(25):
         for k in rng.choice(n, int(rng.integers(1, 4)), replace=False).tolist():
-            poses[k] = _pose(rng, box)
+            poses[k] = exact_pose(rng, box)
             moving.set_transform(f"p{k:02d}", poses[k])
         anew = CollisionManager()
         for k in range(n):
@@ -217,13 +208,13 @@ def test_distances_of_a_moving_scene_of_convex_parts_are_fcl_s(seed):
     meshes = [m if k % 2 == 0 else trimesh.creation.icosphere(1, radius=0.5) for k, m in enumerate(meshes)]
     ours, theirs = CollisionManager(), tc.CollisionManager()
     for k, m in enumerate(meshes):
-        T = _pose(rng, 12.0)
+        T = exact_pose(rng, 12.0)
         ours.add_object(f"p{k:02d}", m, T)
         theirs.add_object(f"p{k:02d}", m, T)
     clear = 0
     for step in range(15):
         k = int(rng.integers(n))
-        T = _pose(rng, 12.0)
+        T = exact_pose(rng, 12.0)
         ours.set_transform(f"p{k:02d}", T)
         theirs.set_transform(f"p{k:02d}", T)
         d, names = ours.min_distance_internal(return_names=True)
@@ -233,7 +224,7 @@ def test_distances_of_a_moving_scene_of_convex_parts_are_fcl_s(seed):
             clear += 1
             assert names == tnames and d == pytest.approx(td, rel=1e-6, abs=1e-9)
         other = CollisionManager()
-        other.add_object("probe", meshes[0], _pose(rng, 12.0))
+        other.add_object("probe", meshes[0], exact_pose(rng, 12.0))
         t_other = tc.CollisionManager()
         t_other.add_object("probe", meshes[0], other._objs["probe"].transform)
         d, names = ours.min_distance_other(other, return_names=True)

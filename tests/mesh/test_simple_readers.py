@@ -4,6 +4,7 @@ trimesh's loaders give (same names, vertices, faces and units, through `load_obj
 got before. The oracle is the same loader with gjkcli.mesh.simple switched off."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -243,6 +244,26 @@ def test_a_malformed_file_gets_the_line_it_got_before(tmp_path, monkeypatch, rea
 
 # -- the point of it ---------------------------------------------------------------------------
 
+def _reports_and_imports(folder, commands: list, heavy: tuple) -> tuple:
+    """Run each gjk command (a list of arguments) in one fresh Python in `folder`: (the reports
+    each printed, the modules of `heavy` imported by then)."""
+    script = (
+        "import contextlib, io, json, sys\n"
+        "from gjkcli.cli import main\n"
+        "reports = []\n"
+        f"for args in {commands!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        try:\n"
+        "            main(args, standalone_mode=False)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        "    reports.append(out.getvalue())\n"
+        f"print(json.dumps([reports, sorted(m for m in {heavy!r} if m in sys.modules)]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=folder)
+    return tuple(json.loads(done.stdout))
+
+
 def test_checking_plain_files_imports_neither_trimesh_nor_scipy(tmp_path):
     """`gjk check` on two small plain parts of each format never imports trimesh or scipy (their
     import was most of the command's time); with its report written to a pipe, neither rich (the
@@ -251,29 +272,16 @@ def test_checking_plain_files_imports_neither_trimesh_nor_scipy(tmp_path):
     cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
     ball = trimesh.creation.icosphere(subdivisions=1, radius=0.5)
     ball.apply_translation((1.2, 0.0, 0.0))
-    pairs = []
+    commands = []
     for suffix in ("stl", "obj", "ply", "off", "glb"):
         cube.export(tmp_path / f"cube.{suffix}")
         ball.export(tmp_path / f"ball.{suffix}")
-        pairs.append([f"cube.{suffix}", f"ball.{suffix}"])  # short names, as typed in a folder
+        commands.append(["check", f"cube.{suffix}", f"ball.{suffix}"])  # short names, as typed in a folder
     heavy = ("trimesh", "scipy", "networkx", "rich", "numpy.ma", "gjkcli.scene.manifest",
              "gjkcli.pipeline.baseline")
-    script = (
-        "import contextlib, io, sys\n"
-        "from gjkcli.cli import main\n"
-        "reports = []\n"
-        f"for a, b in {pairs!r}:\n"
-        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        "        try:\n"
-        "            main(['check', a, b], standalone_mode=False)\n"
-        "        except SystemExit:\n"
-        "            pass\n"
-        "    reports.append(out.getvalue())\n"
-        "print(sum('CLEAR  the parts are 0.2 ' in r for r in reports))\n"
-        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                          cwd=tmp_path)
-    assert done.stdout.split("\n")[:2] == [str(len(pairs)), "[]"], done.stderr
+    reports, imported = _reports_and_imports(tmp_path, commands, heavy)
+    assert sum("CLEAR  the parts are 0.2 " in r for r in reports) == len(commands)
+    assert imported == []
 
 
 def test_scanning_plain_files_imports_no_robot_or_manifest_reader(tmp_path):
@@ -281,22 +289,13 @@ def test_scanning_plain_files_imports_no_robot_or_manifest_reader(tmp_path):
     reader, the URDF reader nor the baseline's is imported (about 50 ms of a STEP scan's start)."""
     cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
     cube.export(tmp_path / "a.stl")
-    cube.apply_translation((2.0, 0.0, 0.0))
+    cube.apply_translation((0.5, 0.0, 0.0))  # half inside the first: a collision
     cube.export(tmp_path / "b.stl")
     heavy = ("gjkcli.scene.manifest", "gjkcli.scene.urdf", "gjkcli.pipeline.baseline")
-    script = (
-        "import contextlib, io, sys\n"
-        "from gjkcli.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        "    try:\n"
-        "        main(['scan', 'a.stl', 'b.stl', '--format', 'json'], standalone_mode=False)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print(out.getvalue().count('\"clear\"') > 0)\n"
-        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                          cwd=tmp_path)
-    assert done.stdout.split("\n")[:2] == ["True", "[]"], (done.stdout, done.stderr)
+    (report,), imported = _reports_and_imports(
+        tmp_path, [["scan", "a.stl", "b.stl", "--format", "json"]], heavy)
+    assert json.loads(report)["summary"]["collision"] == 1
+    assert imported == []
 
 
 def test_the_urdf_reader_is_asked_about_every_suffix_it_takes(tmp_path):
