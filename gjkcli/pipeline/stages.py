@@ -637,7 +637,7 @@ class Run:
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
         beyond = f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"
-        meshes = self._mesh_overlaps(parts, pairs, cap)
+        pending = []  # (place in out, pair, its triangles): intersected all at once below
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
                 p = dataclasses.replace(p, overlap_reason=beyond)
@@ -681,29 +681,16 @@ class Run:
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
                                                               f"no triangles to intersect")
                 else:
-                    o = meshes.get((p.a, p.b)) or overlap(p.a, *ta, p.b, *tb)  # an exact pair's fallback
-                    p = dataclasses.replace(
-                        p, overlap_volume=o.volume, overlap_reason=o.reason,
-                        overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
+                    pending.append((len(out), p, (p.a, *ta, p.b, *tb)))
             out.append(p)
+        if pending:  # on every core where they are many (`gjkcli.mesh.overlap.overlaps`)
+            from gjkcli.mesh.overlap import overlaps
+
+            for (at, p, _), o in zip(pending, overlaps([t for _, _, t in pending], self.options.jobs)):
+                out[at] = dataclasses.replace(
+                    p, overlap_volume=o.volume, overlap_reason=o.reason,
+                    overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
         return out
-
-    def _mesh_overlaps(self, parts: "Parts", pairs: list, cap: int) -> dict:
-        """{(a, b): Overlap} of the collisions within the cap that `_overlaps_of` intersects as
-        triangle meshes (both parts have triangles, not both exact solids), all at once: on
-        every core where they are many (`gjkcli.mesh.overlap.overlaps`)."""
-        todo = []
-        for p in [p for p in pairs if p.status is Status.COLLISION][:cap]:
-            a, b = parts.index[p.a], parts.index[p.b]
-            ta, tb = parts.triangles(a), parts.triangles(b)
-            ga, gb = parts.geoms[a], parts.geoms[b]
-            if ta is not None and tb is not None and not (ga.brep and gb.brep and self.units is not None):
-                todo.append((p.a, *ta, p.b, *tb))
-        if not todo:
-            return {}
-        from gjkcli.mesh.overlap import overlaps
-
-        return {(t[0], t[3]): o for t, o in zip(todo, overlaps(todo, self.options.jobs))}
 
     def _grouped(self, pairs: list, resolved) -> list:
         """The pairs with their groups of clashes at one place, where the run groups
