@@ -9,6 +9,11 @@ not depend on the shift and the solid is shifted back.
 
 A part that is not a closed, consistently wound surface (an open sheet, a non-manifold edge)
 bounds no volume: `Overlap.reason` says which part and why, and the volume is None.
+
+Two parts that are each their own convex hull (a scan's boxes, beams, pipes' segments) share a
+convex solid: `convex_overlap` cuts one by the other's face planes in the compiled core
+(gjkcli/engine/csrc/convexcut.c), the same solid and volume as the boolean's (to rounding) at a
+fifth of its cost, with no manifold3d in the process.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Overlap", "overlap", "overlaps"]
+__all__ = ["Overlap", "overlap", "overlaps", "convex_overlap"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,30 @@ def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) 
     out = common.to_mesh64()
     vertices = np.asarray(out.vert_properties, dtype=np.float64)[:, :3] + shift
     return Overlap(volume, vertices, np.asarray(out.tri_verts, dtype=np.int64))
+
+
+def convex_overlap(vertices_a, faces_a, vertices_b, faces_b) -> Overlap | None:
+    """`overlap` of two parts whose triangles each cover their convex hull's boundary once (a
+    hull gap of rounding, `gjkcli.pipeline.prepared.OWN_HULL_REL`): B's face planes cut A
+    (gjkcli/engine/csrc/convexcut.c). None when a part bounds no volume (`overlap` then says
+    why)."""
+    from gjkcli.engine._mesh import convex_common_solid
+    from gjkcli.tolerances import DEFAULT
+
+    va = np.asarray(vertices_a, dtype=np.float64).reshape(-1, 3)
+    vb = np.asarray(vertices_b, dtype=np.float64).reshape(-1, 3)
+    if len(va) == 0 or len(vb) == 0:
+        return None
+    both = np.concatenate([va, vb])
+    shift = 0.5 * (both.min(axis=0) + both.max(axis=0))
+    scale = float(np.abs(both - shift).max())
+    solid = convex_common_solid(va - shift, faces_a, vb - shift, faces_b, DEFAULT.convex_cut_rel * scale)
+    if solid is None:
+        return None
+    volume, vertices, faces = solid
+    if len(faces) == 0:
+        return Overlap(volume, *_NONE)
+    return Overlap(volume, vertices + shift, faces)
 
 
 # The fewest pairs worth forked workers (a fork and its results' way back cost about a pair's

@@ -642,7 +642,8 @@ class Run:
             if p.status is Status.COLLISION and done >= cap:
                 p = dataclasses.replace(p, overlap_reason=beyond)
             elif p.status is Status.COLLISION:
-                from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
+                # a run without collisions does not import it
+                from gjkcli.mesh.overlap import convex_overlap, overlap
 
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
@@ -681,6 +682,11 @@ class Run:
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
                                                               f"no triangles to intersect")
                 else:
+                    o = convex_overlap(*ta, *tb) if parts.own_hull(a) and parts.own_hull(b) else None
+                    if o is not None:  # two convex parts: cut here, no boolean
+                        out.append(dataclasses.replace(
+                            p, overlap_volume=o.volume, overlap_mesh=(o.vertices, o.faces)))
+                        continue
                     pending.append((len(out), p, (p.a, *ta, p.b, *tb)))
             out.append(p)
         if pending:  # on every core where they are many (`gjkcli.mesh.overlap.overlaps`)
@@ -819,6 +825,13 @@ class Parts:
         if not self.meshed[k]:
             return self.shapes[k]
         return self.mesh(k)
+
+    def own_hull(self, k: int) -> bool:
+        """Object k's triangles cover its convex hull's boundary once, to rounding (its hull
+        gap within `prepared.OWN_HULL_REL` of its size): a convex solid, or a flat part."""
+        from gjkcli.pipeline.prepared import OWN_HULL_REL
+
+        return bool(self.gap[k] <= OWN_HULL_REL * np.linalg.norm(self.hi[k] - self.lo[k]))
 
     def triangles(self, k: int):
         """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""
