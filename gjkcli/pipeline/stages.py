@@ -640,7 +640,7 @@ class Run:
         pending = []  # (place in out, pair, its triangles): intersected all at once below
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
-                p = dataclasses.replace(p, overlap_reason=beyond)
+                p = p.but(overlap_reason=beyond)
             elif p.status is Status.COLLISION:
                 # a run without collisions does not import it
                 from gjkcli.mesh.overlap import convex_overlap, overlap
@@ -684,8 +684,7 @@ class Run:
                 else:
                     o = convex_overlap(*ta, *tb) if parts.own_hull(a) and parts.own_hull(b) else None
                     if o is not None:  # two convex parts: cut here, no boolean
-                        out.append(dataclasses.replace(
-                            p, overlap_volume=o.volume, overlap_mesh=(o.vertices, o.faces)))
+                        out.append(p.but(overlap_volume=o.volume, overlap_mesh=(o.vertices, o.faces)))
                         continue
                     pending.append((len(out), p, (p.a, *ta, p.b, *tb)))
             out.append(p)
