@@ -95,6 +95,10 @@ cdef extern from "ownhull.h" nogil:
                   int64_t *n_adj, double *extent, double *lo, double *hi, int64_t cube_from,
                   int32_t *cube, int64_t *c_start, int64_t *n_cube)
 
+cdef extern from "ownhull.h" nogil:
+    int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                              const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere)
+
 cdef extern from "smallhull.h" nogil:
     int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
                     int64_t max_pts, double tol_rel, const double *min_volume,
@@ -586,3 +590,36 @@ def convex_common_solid(vertices_a, faces_a, vertices_b, faces_b, double eps):
     finally:
         convex_common_free(&out)
     return out.volume, pts, tris
+
+
+def closed_oriented_parts_of(tris, t_start, n_tri, n_pts):
+    """(paired, sphere) (p,) bool of many parts' triangles at once (gjkcli/engine/csrc/ownhull.c;
+    see ownhull.h for what each means).
+
+    tris : (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,)
+    int64 its rows; n_pts : (p,) int64 its points.
+    """
+    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    cdef int64_t p = len(ts)
+    if not (len(nt) == p and len(npt) == p):
+        raise ValueError("t_start, n_tri and n_pts need one entry per part")
+    paired = np.zeros(p, dtype=np.uint8)
+    sphere = np.zeros(p, dtype=np.uint8)
+    if p == 0:
+        return paired.astype(bool), sphere.astype(bool)
+    if (ts < 0).any() or (nt < 0).any() or int((ts + nt).max()) > len(tv_):
+        raise ValueError("a part's rows lie outside the triangles")
+    if len(tv_) == 0:
+        tv_ = np.zeros((1, 3), dtype=np.int64)
+    cdef const int64_t[:, ::1] tv = tv_
+    cdef const int64_t[::1] tsv = ts, ntv = nt, npv = npt
+    cdef uint8_t[::1] pv = paired, sv = sphere
+    cdef int rc
+    with nogil:
+        rc = closed_oriented_parts(&tv[0, 0], &tsv[0], &ntv[0], &npv[0], p, &pv[0], &sv[0])
+    if rc != 0:
+        raise MemoryError("closed and oriented")
+    return paired.astype(bool), sphere.astype(bool)
