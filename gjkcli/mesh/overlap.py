@@ -125,30 +125,61 @@ PARALLEL_FROM = 64
 _WORK: list = []  # the pairs the forked workers read (set before the fork)
 
 
-def overlaps(pairs: list, jobs: int = 1) -> list:
+def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
     """`overlap` of each (name_a, vertices_a, faces_a, name_b, vertices_b, faces_b), in order.
 
-    With jobs > 1, PARALLEL_FROM pairs or more and a process that may fork
-    (`gjkcli.engine.shapes.can_fork`: manifold3d has not run here), the pairs are split over
-    forked workers, each intersecting a contiguous share with manifold3d imported there: the
-    booleans of a scan's many collisions run on every core, and this process never runs
-    manifold3d (so it may still fork)."""
+    convex : per pair, both parts are their own convex hulls (None: none is known to be): those
+    pairs are cut by `convex_overlap` (on `jobs` threads: the cut runs in C without the GIL),
+    and the few where a part bounds no volume go on with the others.
+
+    The others go to manifold3d's boolean. With jobs > 1, PARALLEL_FROM of them or more and a
+    process that may fork (`gjkcli.engine.shapes.can_fork`: manifold3d has not run here), they
+    are split over forked workers, each intersecting a contiguous share with manifold3d
+    imported there: the booleans of a scan's many collisions run on every core, and this
+    process never runs manifold3d (so it may still fork)."""
     from gjkcli.engine.shapes import can_fork
 
-    if jobs <= 1 or len(pairs) < PARALLEL_FROM or not can_fork():
-        return [overlap(*pair) for pair in pairs]
+    out: list = [None] * len(pairs)
+    cut = [k for k in range(len(pairs)) if convex is not None and convex[k]]
+    for k, o in zip(cut, _cuts([pairs[k] for k in cut], jobs)):
+        out[k] = o
+    rest = [k for k in range(len(pairs)) if out[k] is None]
+    if jobs <= 1 or len(rest) < PARALLEL_FROM or not can_fork():
+        for k in rest:
+            out[k] = overlap(*pairs[k])
+        return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     global _WORK
-    _WORK = pairs
-    bounds = np.linspace(0, len(pairs), min(jobs, len(pairs)) + 1).astype(int).tolist()
+    _WORK = [pairs[k] for k in rest]
+    bounds = np.linspace(0, len(rest), min(jobs, len(rest)) + 1).astype(int).tolist()
     try:
         with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
             shares = pool.map(_share, zip(bounds[:-1], bounds[1:]))
-            return [o for share in shares for o in share]
+            for k, o in zip(rest, (o for share in shares for o in share)):
+                out[k] = o
     finally:
         _WORK = []
+    return out
+
+
+# The fewest convex pairs worth a second thread (each cut costs a fifth of a millisecond).
+THREADS_FROM = 64
+
+
+def _cuts(pairs: list, jobs: int) -> list:
+    """`convex_overlap` of each pair (None where a part bounds no volume), on up to `jobs`
+    threads."""
+    def cut(pair):
+        return convex_overlap(pair[1], pair[2], pair[4], pair[5])
+
+    if jobs <= 1 or len(pairs) < THREADS_FROM:
+        return [cut(pair) for pair in pairs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(cut, pairs, chunksize=16))
 
 
 def _share(bounds) -> list:

@@ -642,8 +642,7 @@ class Run:
             if p.status is Status.COLLISION and done >= cap:
                 p = p.but(overlap_reason=beyond)
             elif p.status is Status.COLLISION:
-                # a run without collisions does not import it
-                from gjkcli.mesh.overlap import convex_overlap, overlap
+                from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
 
                 done += 1
                 a, b = parts.index[p.a], parts.index[p.b]
@@ -682,19 +681,15 @@ class Run:
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
                                                               f"no triangles to intersect")
                 else:
-                    o = convex_overlap(*ta, *tb) if parts.own_hull(a) and parts.own_hull(b) else None
-                    if o is not None:  # two convex parts: cut here, no boolean
-                        out.append(p.but(overlap_volume=o.volume, overlap_mesh=(o.vertices, o.faces)))
-                        continue
-                    pending.append((len(out), p, (p.a, *ta, p.b, *tb)))
+                    pending.append((len(out), p, (p.a, *ta, p.b, *tb), parts.own_hull(a) and parts.own_hull(b)))
             out.append(p)
-        if pending:  # on every core where they are many (`gjkcli.mesh.overlap.overlaps`)
+        if pending:  # two convex parts cut, others intersected, on every core (`overlaps`)
             from gjkcli.mesh.overlap import overlaps
 
-            for (at, p, _), o in zip(pending, overlaps([t for _, _, t in pending], self.options.jobs)):
-                out[at] = dataclasses.replace(
-                    p, overlap_volume=o.volume, overlap_reason=o.reason,
-                    overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
+            found = overlaps([t for _, _, t, _ in pending], self.options.jobs, [c for *_, c in pending])
+            for (at, p, _, _), o in zip(pending, found):
+                out[at] = p.but(overlap_volume=o.volume, overlap_reason=o.reason,
+                                overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
         return out
 
     def _grouped(self, pairs: list, resolved) -> list:

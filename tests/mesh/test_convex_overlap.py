@@ -145,7 +145,7 @@ def test_a_scan_s_volumes_are_the_boolean_s(tmp_path, monkeypatch):
     scene.export(path)
 
     def scan(out):
-        result = CliRunner().invoke(main, ["scan", str(path), "--format", "json", "-o", str(out)])
+        result = CliRunner().invoke(main, ["scan", str(path), "--format", "json", "-o", str(out), "-j", "2"])
         assert result.exit_code == 1, result.output
         return {(p["a"], p["b"]): p for p in json.loads(out.read_text())["pairs"]}
 
@@ -153,6 +153,7 @@ def test_a_scan_s_volumes_are_the_boolean_s(tmp_path, monkeypatch):
 
     cuts = []
     monkeypatch.setattr(module, "convex_overlap", lambda *a: cuts.append(1) or convex_overlap(*a))
+    monkeypatch.setattr(module, "THREADS_FROM", 4)  # the cuts on two threads
     cut = scan(tmp_path / "cut.json")
     assert len(cuts) >= 10  # the convex pairs were cut, not handed to the boolean
     monkeypatch.setattr(stages.Parts, "own_hull", lambda self, k: False)
