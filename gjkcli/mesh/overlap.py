@@ -13,7 +13,7 @@ bounds no volume: `Overlap.reason` says which part and why, and the volume is No
 Two parts that are each their own convex hull (a scan's boxes, beams, pipes' segments) share a
 convex solid: `convex_overlap` cuts one by the other's face planes in the compiled core
 (gjkcli/engine/csrc/convexcut.c), the same solid and volume as the boolean's (to rounding) at a
-fifth of its cost, with no manifold3d in the process.
+fraction of its cost, with no manifold3d in the process.
 """
 from __future__ import annotations
 
