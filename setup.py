@@ -26,7 +26,7 @@ mesh = Extension(
              "gjkcli/engine/csrc/primmesh.c", "gjkcli/engine/csrc/support.c",
              "gjkcli/engine/csrc/simplex.c", "gjkcli/engine/csrc/gjk.c", "gjkcli/engine/csrc/epa.c",
              "gjkcli/engine/csrc/query.c",
-             "gjkcli/engine/csrc/smallhull.c"],
+             "gjkcli/engine/csrc/smallhull.c", "gjkcli/engine/csrc/convexcut.c"],
     include_dirs=["gjkcli/engine/csrc"],
     extra_compile_args=["-O3", "-std=c99", "-fno-strict-aliasing"],
 )

@@ -99,6 +99,12 @@ class Tolerances:
         vertex): far below the touching band and flat_rel, far above the rounding of centred
         coordinates (a few 1e-16); the hull may then miss a point by that much, a shift no
         verdict sees.
+    convex_cut_rel
+        The common solid of two convex parts (gjkcli/engine/csrc/convexcut.c, the overlap volume
+        of `gjkcli.mesh.overlap.convex_overlap`) takes a point within this fraction of the
+        pair's largest coordinate (both parts shifted to their common box's middle) of a cutting
+        plane as on it: a corner a face merely grazes makes no sliver, far below any volume a
+        report prints.
     cad_deflection_rel
         A STEP solid is tessellated (`gjkcli.mesh.cad`) with a linear deflection of this fraction
         of its bounding-box diagonal: 1e-3 keeps a part of a few thousand triangles and its
@@ -158,6 +164,7 @@ class Tolerances:
     max_epa_iterations: int = 200
     brute_force_below: int = 48
     small_hull_rel: float = 1e-12
+    convex_cut_rel: float = 1e-12
     motion_contact_rel: float = 1e-6
     cad_deflection_rel: float = 1e-3
     canonical_rel: float = 1e-9

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Bindings of the compiled mesh core (gjkcli/engine/csrc/mesh.h, bvh.c, tri.c), and
 three kernels of hull preparation (gaps.h, gaps.c: hull_gaps' plane test; ownhull.h, ownhull.c: a
-convex mesh's own triangles as its hull; smallhull.h, smallhull.c: the hulls of small point sets).
+convex mesh's own triangles as its hull; smallhull.h, smallhull.c: the hulls of small point sets),
+and the common solid of two convex parts (convexcut.h, convexcut.c).
 
 A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the pose of B
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
@@ -94,10 +95,26 @@ cdef extern from "ownhull.h" nogil:
                   int64_t *n_adj, double *extent, double *lo, double *hi, int64_t cube_from,
                   int32_t *cube, int64_t *c_start, int64_t *n_cube)
 
+cdef extern from "ownhull.h" nogil:
+    int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                              const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere)
+
 cdef extern from "smallhull.h" nogil:
     int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
                     int64_t max_pts, double tol_rel, const double *min_volume,
                     uint8_t *ok, int64_t *tris, const int64_t *t_start, int64_t *n_tri)
+
+cdef extern from "convexcut.h" nogil:
+    ctypedef struct convex_common_out:
+        double volume
+        double *pts
+        int64_t n_pts
+        int64_t *tris
+        int64_t n_tris
+    int convex_common(const double *va, int64_t na, const int64_t *fa, int64_t ma,
+                      const double *vb, int64_t nb, const int64_t *fb, int64_t mb,
+                      double eps, convex_common_out *out)
+    void convex_common_free(convex_common_out *out)
 
 
 # Exit reasons of the traversals, by code; the codes are the header's (enum mesh_exit in
@@ -542,3 +559,67 @@ def small_hull_parts(local, p_start, n_pts, int64_t max_pts, double tol_rel, min
     if rc != 0:
         raise MemoryError("small hulls")
     return ok.astype(bool), tris, ts, n_tri
+
+
+def convex_common_solid(vertices_a, faces_a, vertices_b, faces_b, double eps):
+    """The solid two convex parts share (gjkcli/engine/csrc/convexcut.c; see convexcut.h for
+    what each part must be): (volume, corners (n, 3) float64, triangles (m, 3) int64 wound
+    outwards), no corners when they share no solid; None when a part bounds no volume.
+
+    vertices_* : (n, 3) float64 near the origin; faces_* : (m, 3) int64; eps : a point within eps
+    of a cutting plane lies on it.
+    """
+    cdef const double[:, ::1] va = np.ascontiguousarray(vertices_a, dtype=np.float64).reshape(-1, 3)
+    cdef const double[:, ::1] vb = np.ascontiguousarray(vertices_b, dtype=np.float64).reshape(-1, 3)
+    cdef const int64_t[:, ::1] fa = np.ascontiguousarray(faces_a, dtype=np.int64).reshape(-1, 3)
+    cdef const int64_t[:, ::1] fb = np.ascontiguousarray(faces_b, dtype=np.int64).reshape(-1, 3)
+    if va.shape[0] == 0 or vb.shape[0] == 0 or fa.shape[0] == 0 or fb.shape[0] == 0:
+        return None
+    cdef convex_common_out out
+    cdef int rc
+    with nogil:
+        rc = convex_common(&va[0, 0], va.shape[0], &fa[0, 0], fa.shape[0],
+                           &vb[0, 0], vb.shape[0], &fb[0, 0], fb.shape[0], eps, &out)
+    if rc < 0:
+        raise MemoryError("convex common solid")
+    if rc > 0:
+        return None
+    try:
+        pts = np.array(<double[:out.n_pts, :3]> out.pts) if out.n_pts else np.zeros((0, 3))
+        tris = np.array(<int64_t[:out.n_tris, :3]> out.tris) if out.n_tris else np.zeros((0, 3), np.int64)
+    finally:
+        convex_common_free(&out)
+    return out.volume, pts, tris
+
+
+def closed_oriented_parts_of(tris, t_start, n_tri, n_pts):
+    """(paired, sphere) (p,) bool of many parts' triangles at once (gjkcli/engine/csrc/ownhull.c;
+    see ownhull.h for what each means).
+
+    tris : (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,)
+    int64 its rows; n_pts : (p,) int64 its points.
+    """
+    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    cdef int64_t p = len(ts)
+    if not (len(nt) == p and len(npt) == p):
+        raise ValueError("t_start, n_tri and n_pts need one entry per part")
+    paired = np.zeros(p, dtype=np.uint8)
+    sphere = np.zeros(p, dtype=np.uint8)
+    if p == 0:
+        return paired.astype(bool), sphere.astype(bool)
+    if (ts < 0).any() or (nt < 0).any() or int((ts + nt).max()) > len(tv_):
+        raise ValueError("a part's rows lie outside the triangles")
+    if len(tv_) == 0:
+        tv_ = np.zeros((1, 3), dtype=np.int64)
+    cdef const int64_t[:, ::1] tv = tv_
+    cdef const int64_t[::1] tsv = ts, ntv = nt, npv = npt
+    cdef uint8_t[::1] pv = paired, sv = sphere
+    cdef int rc
+    with nogil:
+        rc = closed_oriented_parts(&tv[0, 0], &tsv[0], &ntv[0], &npv[0], p, &pv[0], &sv[0])
+    if rc != 0:
+        raise MemoryError("closed and oriented")
+    return paired.astype(bool), sphere.astype(bool)

@@ -16,7 +16,7 @@ Imports only `gjkcli.engine.results` (numpy): renderers pay nothing more for the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
@@ -130,8 +130,8 @@ class Finding:
     known : the baseline holds the pair's key
     key : (file, a, b), the baseline key; () when the run neither reads nor writes a baseline
     note : what an exact answer does not cover (only surfaces count for an open part), or None
-    overlap_volume : the volume both parts occupy (manifold3d's boolean of the parts, not the
-        hulls), model units cubed; for collisions only, None elsewhere and where a part bounds no
+    overlap_volume : the volume both parts occupy (the parts', not the hulls': manifold3d's
+        boolean, or the compiled cut of two convex parts), model units cubed; for collisions only, None elsewhere and where a part bounds no
         volume (then `overlap_reason` says which part and why)
     overlap_mesh : ((n, 3) float64, (m, 3) int64) the overlap solid in world coordinates, for
         pictures; None where no volume was computed
@@ -183,6 +183,16 @@ class Finding:
     def status(self) -> Status:
         return self.result.status
 
+    def but(self, **changes) -> "Finding":
+        """This finding with the fields `changes` names changed: `dataclasses.replace` without
+        its work per field (a scan's overlap stage changes thousands of findings)."""
+        unknown = changes.keys() - _FINDING_FIELDS
+        if unknown:
+            raise TypeError(f"Finding has no field {sorted(unknown)[0]!r}")
+        out = object.__new__(Finding)
+        out.__dict__.update(self.__dict__, **changes)
+        return out
+
     @property
     def fails(self) -> bool:
         """A violation neither allowed nor in the baseline: the run exits 1."""
@@ -192,6 +202,9 @@ class Finding:
     def distance_is_lower_bound(self) -> bool:
         """The reported distance is the hulls': the parts are at least this far apart."""
         return self.conservative
+
+
+_FINDING_FIELDS = frozenset(f.name for f in fields(Finding))
 
 
 @dataclass(frozen=True)

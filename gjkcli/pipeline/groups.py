@@ -1,8 +1,9 @@
 """The groups of clashes at one place in a run's findings, as the reports read them: which
 pairs, which elements, where (`gjkcli.pipeline.grouping` numbers the pairs' `group`).
 
-A pair's contact is where its clash is: the mean of the overlap solid's vertices when one was
-computed (inside the solid for a convex overlap), else the midpoint of its witness points.
+A pair's contact is where its clash is: the centroid of the overlap solid when one was computed
+(the same point whichever way the solid was triangulated: manifold3d's boolean and the convex
+cut of `gjkcli.mesh.overlap` give it alike), else the midpoint of its witness points.
 """
 from __future__ import annotations
 
@@ -34,11 +35,28 @@ class Group:
 
 
 def contact(pair: Finding) -> np.ndarray:
-    """(3,) the point the pair's clash is at, model units."""
-    if pair.overlap_mesh is not None and len(pair.overlap_mesh[0]):
-        return np.asarray(pair.overlap_mesh[0], dtype=np.float64).mean(axis=0)
+    """(3,) the point the pair's clash is at, model units: the centroid of the solid both parts
+    occupy (whichever way it was triangulated), else the middle of the closest points."""
+    if pair.overlap_mesh is not None and len(pair.overlap_mesh[1]):
+        centre = centroid(*pair.overlap_mesh)
+        if centre is not None:
+            return centre
     r = pair.result
     return (np.asarray(r.point_a, dtype=np.float64) + np.asarray(r.point_b, dtype=np.float64)) / 2.0
+
+
+def centroid(vertices, faces) -> np.ndarray | None:
+    """(3,) the centroid of the solid the closed triangles bound (the volume-weighted mean of
+    fan tetrahedra about their corners' mean); None when they bound no volume."""
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    o = v.mean(axis=0)
+    a, b, c = v[f[:, 0]] - o, v[f[:, 1]] - o, v[f[:, 2]] - o
+    six = np.einsum("ij,ij->i", a, np.cross(b, c))
+    total = six.sum()
+    if not total > 0.0:
+        return None
+    return o + (six[:, None] * (a + b + c)).sum(axis=0) / (4.0 * total)
 
 
 def groups(pairs) -> list[Group]:

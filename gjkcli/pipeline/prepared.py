@@ -224,33 +224,17 @@ def closed_oriented(faces: list, n_vertices: list) -> tuple:
     consistently oriented (every directed edge once, and its reverse once). sphere: besides, it
     could be the boundary of a convex polytope by its topology alone, a topological sphere
     (Euler characteristic V - E + F = 2 over its used vertices, so one body and no handle: an
-    annulus, a torus, has 0)."""
+    annulus, a torus, has 0). One call to the compiled core for all meshes (each mesh's edges
+    hashed, gjkcli/engine/csrc/ownhull.c)."""
+    from gjkcli.engine._mesh import closed_oriented_parts_of
+
     k = len(faces)
-    out = np.zeros(k, dtype=bool)
     if k == 0:
-        return out, out.copy()
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     counts = np.array([len(f) for f in faces], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_vertices, dtype=np.int64))])
     F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
-    if len(F) == 0:
-        return out, out.copy()
-    F = F + np.repeat(offsets[:-1], counts)[:, None]
-    total = int(offsets[-1]) + 1
-    a = F.ravel()
-    b = F[:, [1, 2, 0]].ravel()
-    forward = np.sort(a * total + b)
-    backward = np.sort(b * total + a)
-    # a key that repeats, or whose reverse is not there, marks its mesh (found by its source vertex)
-    bad_keys = np.concatenate([forward[1:][forward[1:] == forward[:-1]], forward[forward != backward],
-                               (a * total + b)[a == b]])
-    bad_part = np.searchsorted(offsets, bad_keys // total, side="right") - 1
-    ok = np.bincount(bad_part, minlength=k) == 0
-    used = np.zeros(total, dtype=bool)
-    used[a] = True
-    n_used = np.add.reduceat(used[:-1].astype(np.int64), offsets[:-1]) if total > 1 else np.zeros(k, np.int64)
-    n_used[np.diff(offsets) == 0] = 0
-    out[:] = ok & (counts >= 4) & (n_used - counts // 2 == 2) & (counts % 2 == 0)
-    return ok, out
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return closed_oriented_parts_of(F, starts, counts, np.asarray(n_vertices, dtype=np.int64))
 
 
 class Placements:

@@ -640,7 +640,7 @@ class Run:
         pending = []  # (place in out, pair, its triangles): intersected all at once below
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
-                p = dataclasses.replace(p, overlap_reason=beyond)
+                p = p.but(overlap_reason=beyond)
             elif p.status is Status.COLLISION:
                 from gjkcli.mesh.overlap import overlap  # a run without collisions does not import it
 
@@ -681,15 +681,15 @@ class Run:
                     p = dataclasses.replace(p, overlap_reason=f"{curved}: a curved primitive has "
                                                               f"no triangles to intersect")
                 else:
-                    pending.append((len(out), p, (p.a, *ta, p.b, *tb)))
+                    pending.append((len(out), p, (p.a, *ta, p.b, *tb), parts.own_hull(a) and parts.own_hull(b)))
             out.append(p)
-        if pending:  # on every core where they are many (`gjkcli.mesh.overlap.overlaps`)
+        if pending:  # two convex parts cut, others intersected, on every core (`overlaps`)
             from gjkcli.mesh.overlap import overlaps
 
-            for (at, p, _), o in zip(pending, overlaps([t for _, _, t in pending], self.options.jobs)):
-                out[at] = dataclasses.replace(
-                    p, overlap_volume=o.volume, overlap_reason=o.reason,
-                    overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
+            found = overlaps([t for _, _, t, _ in pending], self.options.jobs, [c for *_, c in pending])
+            for (at, p, _, _), o in zip(pending, found):
+                out[at] = p.but(overlap_volume=o.volume, overlap_reason=o.reason,
+                                overlap_mesh=(o.vertices, o.faces) if o.volume is not None else None)
         return out
 
     def _grouped(self, pairs: list, resolved) -> list:
@@ -819,6 +819,13 @@ class Parts:
         if not self.meshed[k]:
             return self.shapes[k]
         return self.mesh(k)
+
+    def own_hull(self, k: int) -> bool:
+        """Object k's triangles cover its convex hull's boundary once, to rounding (its hull
+        gap within `prepared.OWN_HULL_REL` of its size): a convex solid, or a flat part."""
+        from gjkcli.pipeline.prepared import OWN_HULL_REL
+
+        return bool(self.gap[k] <= OWN_HULL_REL * np.linalg.norm(self.hi[k] - self.lo[k]))
 
     def triangles(self, k: int):
         """Object k's ((n, 3) world vertices, (m, 3) faces), or None for a curved primitive."""

@@ -26,8 +26,8 @@ The standard library writes the XML (zipfile, xml.etree) against buildingSMART's
 - an element whose Name is blank is named by its class and GlobalId;
 - its viewpoint selects and colours the two elements (their GlobalIds as Components; an object
   that is not an IFC element has none and is named in the Description only) and puts a
-  perspective camera looking at the contact: the midpoint of the pair's witness points (the mean
-  of the overlap solid's vertices for a collision that has one), from above at 45 degrees, at a
+  perspective camera looking at the contact: the midpoint of the pair's witness points (the
+  centroid of the overlap solid for a collision that has one), from above at 45 degrees, at a
   distance that frames the smaller element. BCF positions are in metres: the run's length unit
   (`Findings.units`, which every object shares once the run has converted them) is converted
   with gjkcli.units ("mm" -> 0.001).

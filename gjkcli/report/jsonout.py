@@ -78,7 +78,7 @@ def vector(v) -> list | None:
     if v is None:
         return None
     if hasattr(v, "tolist"):
-        out = (v + 0.0).tolist()
+        out = [x + 0.0 for x in v.tolist()]
         if all(map(math.isfinite, out)):
             return out
         return [x if math.isfinite(x) else None for x in out]

@@ -262,7 +262,7 @@ def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> 
             problems.append(got)
         else:
             got, skipped = split_problems(got)
-            geoms.extend(dataclasses.replace(g, source=k) for g in got)
+            geoms.extend(g if g.source == k else dataclasses.replace(g, source=k) for g in got)
             problems.extend(skipped)
     geoms.extend(_primitive(spec, manifest, len(results) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)

@@ -186,3 +186,72 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
     free(bucket);
     return 0;
 }
+
+/* -- closed and oriented ------------------------------------------------------------------------ */
+
+/* Slot of `key` in the open-addressed table (size a power of two, empty slots -1): where it is,
+ * or the empty slot where it would go. */
+static int64_t edge_slot(const int64_t *table, uint64_t mask, int64_t key) {
+    uint64_t h = ((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 17;
+    for (;; h++) {
+        int64_t at = (int64_t)(h & mask);
+        if (table[at] == -1 || table[at] == key) return at;
+    }
+}
+
+int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                          const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere) {
+    int64_t most_tri = 0, most_pts = 0;
+    for (int64_t p = 0; p < parts; p++) {
+        if (n_tri[p] > most_tri) most_tri = n_tri[p];
+        if (n_pts[p] > most_pts) most_pts = n_pts[p];
+    }
+    uint64_t room = 16;
+    while (room < (uint64_t)(6 * most_tri)) room <<= 1;  /* at most half full */
+    int64_t *table = malloc(room * sizeof(int64_t));
+    uint8_t *used = calloc((size_t)(most_pts ? most_pts : 1), 1);
+    if (!table || !used) {
+        free(table);
+        free(used);
+        return -1;
+    }
+    for (int64_t p = 0; p < parts; p++) {
+        const int64_t *t = tris + 3 * t_start[p];
+        int64_t m = n_tri[p], n = n_pts[p];
+        uint64_t size = 16;
+        while (size < (uint64_t)(6 * m)) size <<= 1;
+        uint64_t mask = size - 1;
+        for (uint64_t k = 0; k < size; k++) table[k] = -1;
+        int ok = 1;
+        for (int64_t k = 0; k < 3 * m && ok; k++) {
+            int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+            if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
+                ok = 0;
+                break;
+            }
+            int64_t key = a * n + b, at = edge_slot(table, mask, key);
+            if (table[at] == key) ok = 0;  /* a directed edge twice */
+            table[at] = key;
+        }
+        for (int64_t k = 0; k < 3 * m && ok; k++) {
+            int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+            int64_t key = b * n + a;
+            if (table[edge_slot(table, mask, key)] != key) ok = 0;  /* its reverse missing */
+        }
+        paired[p] = (uint8_t)ok;
+        sphere[p] = 0;
+        if (ok && m >= 4 && m % 2 == 0) {
+            int64_t v = 0;
+            for (int64_t k = 0; k < 3 * m; k++)
+                if (!used[t[k]]) {
+                    used[t[k]] = 1;
+                    v++;
+                }
+            for (int64_t k = 0; k < 3 * m; k++) used[t[k]] = 0;
+            sphere[p] = (uint8_t)(v - m / 2 == 2);
+        }
+    }
+    free(table);
+    free(used);
+    return 0;
+}

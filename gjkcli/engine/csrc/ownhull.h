@@ -38,4 +38,17 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
               double *extent, double *lo, double *hi, int64_t cube_from, int32_t *cube,
               int64_t *c_start, int64_t *n_cube);
 
+/* For each part p of n_pts[p] points and the triangles tris[t_start[p] .. t_start[p] + n_tri[p])
+ * (rows of 3 point indices local to the part):
+ *   paired[p] = 1 when every directed edge of the triangles occurs once and its reverse once
+ *     (the mesh is closed and consistently oriented; a part without triangles is paired), an
+ *     edge from a point to itself or an index outside the points is not;
+ *   sphere[p] = 1 when besides it has 4 triangles or more and V - E + F = 2 over the points its
+ *     triangles use (one body, no handle).
+ * What gjkcli.pipeline.prepared.closed_oriented answers, one part at a time (a hash of the
+ * part's edges) instead of two sorts of every part's edges together. Returns 0, or -1 when out
+ * of memory. */
+int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                          const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere);
+
 #endif
