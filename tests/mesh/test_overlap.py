@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from gjkcli.mesh.overlap import overlap
+from gjkcli.mesh.overlap import convex_overlap, overlap
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -22,7 +22,9 @@ def box(lo, hi) -> trimesh.Trimesh:
     return m
 
 
-def test_random_boxes_match_the_arithmetic_of_their_intersection():
+@pytest.mark.parametrize("how", ["boolean", "convex cut"])
+def test_random_boxes_match_the_arithmetic_of_their_intersection(how):
+    """manifold3d's boolean and the compiled cut of two convex parts (`convex_overlap`) alike."""
     rng = np.random.default_rng(11)
     overlapping = 0
     for _ in range(60):
@@ -32,7 +34,10 @@ def test_random_boxes_match_the_arithmetic_of_their_intersection():
         hi_b = lo_b + rng.uniform(0.2, 1.5, 3)
         a, b = box(lo_a, hi_a), box(lo_b, hi_b)
         truth = float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
-        o = overlap("a", a.vertices, a.faces, "b", b.vertices, b.faces)
+        if how == "boolean":
+            o = overlap("a", a.vertices, a.faces, "b", b.vertices, b.faces)
+        else:
+            o = convex_overlap(a.vertices, a.faces, b.vertices, b.faces)
         assert o.reason is None
         assert o.volume == pytest.approx(truth, rel=1e-9, abs=1e-12)
         if truth > 0:
