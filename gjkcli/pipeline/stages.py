@@ -247,7 +247,7 @@ class Run:
         # the listed pairs' parts, sorted and each once (np.unique would import numpy.ma)
         objects = parts.records(np.array(sorted({parts.index[p.a] for p in pairs}
                                                 | {parts.index[p.b] for p in pairs}), dtype=np.int64)
-                                if pairs else np.zeros(0, dtype=np.int64), self.options.jobs)
+                                if pairs else np.zeros(0, dtype=np.int64))
         checked = len(i)
         if not parts.owned:
             return objects, pairs, counts, checked, dict(parts.index)
@@ -834,12 +834,12 @@ class Parts:
     def owner_ids(self) -> np.ndarray:
         return elements.owner_ids([g.owner or g.name for g in self.geoms])
 
-    def records(self, involved: np.ndarray, jobs: int = 1) -> LazyRecords:
+    def records(self, involved: np.ndarray) -> LazyRecords:
         """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
         of listed pairs get their convexity reason, measured when a report first reads one: a
-        table, which lists no object, never pays for it (about 1 ms a part: 5 s on the Great
-        Court roof); a report that lists objects has them all measured at once, on `jobs`
-        forked workers (`gjkcli.mesh.convexity.part_reasons`)."""
+        table, which lists no object, never pays for it; a report that lists objects has them
+        measured all at once (`gjkcli.mesh.convexity.part_reasons`: 0.9 s on the Great Court
+        roof, where one by one took 5 s)."""
         from gjkcli.mesh.convexity import part_reasons, part_verdicts
         from gjkcli.tolerances import DEFAULT
 
@@ -864,7 +864,7 @@ class Parts:
         def measure() -> None:  # every reason part_verdicts left to measure, at once
             g = self.geoms
             got = part_reasons(self.gap, unmeasured, [p.vertices for p in g], [p.faces for p in g],
-                               [p.watertight for p in g], [p.bodies for p in g], jobs)
+                               [p.watertight for p in g], [p.bodies for p in g])
             for k, reason in zip(unmeasured, got):
                 why[k] = reason
             unmeasured.clear()

@@ -1,11 +1,10 @@
-"""The refine stage (`gjkcli.pipeline.refine`) and the convexity reasons of a report
-(`gjkcli.mesh.convexity.part_reasons`) on forked workers: the same JSON as one process gives,
-taken only from their thresholds on, and never where the process may not fork.
+"""The refine stage (`gjkcli.pipeline.refine`) on forked workers: the same JSON as one process
+gives, taken only from its threshold on, and never where the process may not fork.
 
 Each run is `gjk scan` in a fresh process (the test process may have imported manifold3d, after
 which nothing forks) over 60 closed L-shaped prisms placed at random in a small box, so that many
 pairs' hulls collide and their triangles decide (the notch of an L leaves some clear). Which
-processes did the work is written by wrappers around the two per-share functions.
+processes did the work is written by a wrapper around the function that tests a share of pairs.
 """
 from __future__ import annotations
 
@@ -52,14 +51,13 @@ def _write_scene(folder: Path, n: int = 60, seed: int = 24) -> None:
 
 _SCRIPT = """
 import os, sys
-import gjkcli.mesh.convexity as convexity
 import gjkcli.mesh.overlap as overlap
 import gjkcli.pipeline.refine as refine
 from gjkcli.cli import main
 
 jobs, low, block = sys.argv[1], sys.argv[2] == "low", sys.argv[3] == "block"
 if low:  # thresholds lowered so that a 60-part scene takes the forked paths
-    refine.PARALLEL_FROM = convexity.REASONS_PARALLEL_FROM = overlap.PARALLEL_FROM = 8
+    refine.PARALLEL_FROM = overlap.PARALLEL_FROM = 8
 if block:  # as after an overlap volume in this process: no fork from here on
     import manifold3d
 
@@ -72,7 +70,6 @@ def logged(name, module, what):
     setattr(module, name, wrapper)
 
 logged("_share", refine, "refine")
-logged("part_reason", convexity, "reasons")
 try:
     files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))  # a folder imports trimesh
     main(["scan", *files, "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
@@ -84,8 +81,8 @@ print(os.getpid())
 
 
 def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) -> tuple:
-    """(the JSON report without its timings, processes that refined, processes that measured
-    reasons, whether this process was one of them) of one run in tmp_path/name."""
+    """(the JSON report without its timings, the processes that refined, this process) of one
+    run in tmp_path/name."""
     here = tmp_path / name
     here.mkdir()
     (here / "scene").symlink_to(tmp_path / "scene")
@@ -98,7 +95,7 @@ def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) 
         f = here / f"{what}.pids"
         return {int(p) for p in f.read_text().split()} if f.exists() else set()
 
-    return _without_timings(json.loads((here / "out.json").read_text())), pids("refine"), pids("reasons"), parent
+    return _without_timings(json.loads((here / "out.json").read_text())), pids("refine"), parent
 
 
 def _without_timings(doc):
@@ -111,8 +108,8 @@ def _without_timings(doc):
 
 def test_two_jobs_give_the_one_process_json(tmp_path):
     _write_scene(tmp_path / "scene")
-    serial, refined_1, reasons_1, parent_1 = _scan(tmp_path, "one", 1, low=True)
-    forked, refined_2, reasons_2, parent_2 = _scan(tmp_path, "two", 2, low=True)
+    serial, refined_1, parent_1 = _scan(tmp_path, "one", 1, low=True)
+    forked, refined_2, parent_2 = _scan(tmp_path, "two", 2, low=True)
     # the scene asks the triangles for many pairs, and they answer both ways (the notches: the
     # hulls collide, the parts stand clear)
     exact = [p["status"] for p in serial["pairs"] if p["mode"] == "exact"]
@@ -121,17 +118,16 @@ def test_two_jobs_give_the_one_process_json(tmp_path):
     assert exact.count("clear") >= 1
     # (3 of the hull polygon's 3.5 square units)
     assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
-    # one process did everything with one job; with two, only forked workers refined and measured
-    assert refined_1 == reasons_1 == {parent_1}
+    # one process refined with one job; with two, only two forked workers
+    assert refined_1 == {parent_1}
     assert parent_2 not in refined_2 and len(refined_2) == 2
-    assert parent_2 not in reasons_2 and len(reasons_2) == 2
     assert forked == serial
 
 
 def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path):
     _write_scene(tmp_path / "scene")
-    small, refined, reasons, parent = _scan(tmp_path, "small", 2, low=False)
-    assert refined == reasons == {parent}  # 60 parts: below both thresholds
-    blocked, refined, reasons, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
-    assert refined == reasons == {parent}  # manifold3d ran here: nothing forks
+    small, refined, parent = _scan(tmp_path, "small", 2, low=False)
+    assert refined == {parent}  # 380 pairs: below the threshold
+    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
+    assert refined == {parent}  # manifold3d ran here: nothing forks
     assert blocked == small
