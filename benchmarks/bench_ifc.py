@@ -2,22 +2,27 @@
 side by side in one run, and the two choices of gjkcli.mesh.ifc's reader that speed sets.
 
 For each model (IfcOpenShell's test files, and any other .ifc given), `--runs` rounds, each
-running both tools once, in alternating order, as fresh processes:
+running both tools once, in alternating order, as fresh processes, each as a user runs it, on
+every core of the machine:
 
     gjk       gjk scan MODEL --tolerance BAND --format json -o FILE -q: every physical element
-              against every other, collisions deeper than the band, touching within it
+              against every other, collisions deeper than the band, touching within it; its
+              default jobs (every core: the hulls, the refine stage, the overlap volumes and
+              the reasons a report lists run in forked workers)
     ifcclash  python -m ifcclash SETS.json -o FILE: one clash set, the model against itself,
               mode "intersection" at the same band (its tolerance, in metres: IfcClash reads in
-              metres), check_all
+              metres), check_all; its iterator runs one thread per core (cpu_count)
 
 Printed per model: the median wall time of each (whole processes: Python's start, the imports,
 the read, the clash, the report), the ratio gjk / IfcClash, the same for their CPU time (user +
-system: the steadier figure on a shared machine, both tools running on one thread), each one's
-peak resident memory
-(the child's ru_maxrss: for gjk, the larger of its own process and the forked child in which
-IfcOpenShell reads the model, whose CPU time is counted too), and the pairs each reports (gjk: collisions at the band; IfcClash: its
-clashes). Targets (issue 24): the Great Court roof at most 0.7 of IfcClash's time, every other
-model at most 1.0, peak memory no more than IfcClash's.
+system, every thread and every waited-for child process counted: the work each tool does,
+whatever cores it spreads it on), each one's peak resident memory (GNU time's %M, the ru_maxrss
+of the waited-for processes: the largest single process, not a sum; for gjk, the largest of
+its own process, the forked child in which IfcOpenShell reads the model and its forked workers,
+each of which starts as a copy-on-write copy of the process and counts the pages it touches),
+and the pairs each reports (gjk: collisions at the band; IfcClash: its clashes). Targets (issue
+24): the Great Court roof at most 0.7 of IfcClash's time, every other model at most 1.0, peak
+memory no more than IfcClash's.
 
 `--kernels` times IfcOpenShell's iterator over each model with OpenCASCADE alone and with the
 hybrid kernel gjk uses (gjkcli.mesh.ifc.GEOMETRY_LIBRARY) and checks that both give the same
@@ -87,7 +92,7 @@ def compile_gjk() -> None:
 def gjk_run(model: Path, band_m: float, out: Path) -> tuple:
     exe = Path(sys.executable).with_name("gjk")
     command = [str(exe) if exe.exists() else "gjk", "scan", str(model), "--tolerance", f"{band_m}m",
-               "--format", "json", "-o", str(out), "-q", "--jobs", "1"]
+               "--format", "json", "-o", str(out), "-q"]
     wall, cpu, peak, code = timed(command)
     if code not in (0, 1):
         raise RuntimeError(f"gjk exited {code} on {model}")

@@ -51,7 +51,7 @@ from gjkcli.mesh.load import merge_close
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Convexity", "convexity", "is_convex", "hull_gaps", "part_verdicts", "part_reason",
-           "FAST_REASON"]
+           "part_reasons", "FAST_REASON"]
 
 
 
@@ -292,6 +292,138 @@ def part_reason(gap, vertices, faces, watertight=None, bodies=None) -> str:
         f"close to its hull ({judged.reason}) but not its hull within the touching band")
 
 
+def part_reasons(gaps, which, vertices, faces, watertight, bodies) -> list:
+    """`part_reason` of each part k in `which`, in order (arguments as `part_verdicts`'): the
+    closed solids that fall short of their hull's volume (most of a model's parts that are not
+    their hulls: beams of a hollow or an I section) measured together (`_short_of_hull`), every
+    other part on its own. The Great Court roof's 5,178 beams: about 0.9 s, one by one about 5 s."""
+    out: list = [None] * len(which)
+    batch, size = [], 0
+    for s, k in enumerate(which):
+        if np.isfinite(gaps[k]) or watertight[k] is not None or bodies[k] is not None:
+            continue  # part_reason's one-line answer, or flags the loader gave: on its own
+        if batch and size + len(faces[k]) > _BATCH_TRIANGLES:
+            _short_of_hull(batch, which, vertices, faces, out)
+            batch, size = [], 0
+        batch.append(s)
+        size += len(faces[k])
+    if batch:
+        _short_of_hull(batch, which, vertices, faces, out)
+    return [reason if reason is not None else
+            part_reason(gaps[k], vertices[k], faces[k], watertight[k], bodies[k])
+            for k, reason in zip(which, out)]
+
+
+# The most triangles per batch of `_short_of_hull`: its bodies are then found by root hooking
+# (gjkcli.engine.topology), and its arrays stay small.
+_BATCH_TRIANGLES = 20_000
+
+
+def _short_of_hull(batch: list, which: list, vertices, faces, out: list) -> None:
+    """out[s] for s in `batch` (parts which[s], merged as `part_reason` merges a part without
+    flags): `convexity`'s reason where the part is a solid (thicker than twice the flat
+    threshold), closed (watertight, one body, consistently wound) and fills less than
+    1 - convex_volume_rel of its hull's volume, the same steps as `convexity` takes, in one
+    pass over the parts' concatenated arrays; left None for any other part."""
+    from gjkcli.engine.shapes import small_hull_triangles
+
+    V = [np.asarray(vertices[which[s]], dtype=np.float64).reshape(-1, 3) for s in batch]
+    F = [np.asarray(faces[which[s]], dtype=np.int64).reshape(-1, 3) for s in batch]
+    ok = np.array([len(f) > 0 and bool(np.isfinite(v).all()) for v, f in zip(V, F)], dtype=bool)
+    if not ok.any():
+        return
+    mine = np.flatnonzero(ok)
+    V, F = [V[s] for s in mine.tolist()], [F[s] for s in mine.tolist()]
+    m = len(mine)
+    n_v = np.fromiter(map(len, V), dtype=np.int64, count=m)
+    n_f = np.fromiter(map(len, F), dtype=np.int64, count=m)
+    v_of = np.repeat(np.arange(m), n_v)
+    f_of = np.repeat(np.arange(m), n_f)
+    faces_all = np.concatenate(F) + np.repeat(np.cumsum(n_v) - n_v, n_f)[:, None]
+    vertices_all = np.concatenate(V)
+    # merge_close, part by part: the grid step from each part's largest coordinate, each part's
+    # vertices sorted on its own grid (the part the primary key, the sort stable, as there)
+    used = np.zeros(len(vertices_all), dtype=bool)
+    used[faces_all.ravel()] = True
+    keep = np.flatnonzero(used)
+    local, part = vertices_all[keep], v_of[keep]
+    starts = np.flatnonzero(np.r_[True, part[1:] != part[:-1]])
+    largest = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
+    step = largest * DEFAULT.merge_rel
+    step[step == 0.0] = 1.0
+    grid = np.rint(local / step[part][:, None]).astype(np.int64)
+    order = np.lexsort((grid[:, 2], grid[:, 1], grid[:, 0], part))
+    ordered, ordered_part = grid[order], part[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1) | (ordered_part[1:] != ordered_part[:-1])
+    index = np.full(len(vertices_all), -1, dtype=np.int64)
+    index[keep[order]] = np.cumsum(new) - 1
+    merged, merged_of = local[order[new]], ordered_part[new]
+    tris = index[faces_all]
+    v_start = np.flatnonzero(np.r_[True, merged_of[1:] != merged_of[:-1]])
+    n_merged = np.diff(np.r_[v_start, len(merged)])
+    f_start = np.cumsum(n_f) - n_f
+    # the diagonal, and the thickness across the principal axes (eigenvectors of each part's
+    # scatter matrix, where convexity takes the SVD's: the same axes, so a margin of two)
+    box = np.maximum.reduceat(merged, v_start) - np.minimum.reduceat(merged, v_start)
+    diagonal = np.linalg.norm(box, axis=1)
+    mean = np.add.reduceat(merged, v_start) / n_merged[:, None]
+    centred = merged - mean[merged_of]
+    scatter = np.add.reduceat(centred[:, :, None] * centred[:, None, :], v_start)
+    axes = np.linalg.eigh(scatter)[1]  # columns by increasing spread
+    along = np.einsum("ni,nij->nj", centred, axes[merged_of])
+    thin = (np.maximum.reduceat(along, v_start) - np.minimum.reduceat(along, v_start))[:, 0]
+    solid = (diagonal > 0.0) & (thin > 2.0 * DEFAULT.convex_flat_rel * diagonal)
+    # closed: watertight, one body, consistently wound (gjkcli.engine.topology, all parts at once)
+    body, _, open_face = topology(tris, len(merged))
+    watertight = ~np.logical_or.reduceat(open_face, f_start)
+    labels = int(body.max()) + 1
+    bodies = np.bincount(np.unique(f_of * labels + body) // labels, minlength=m)  # (part, body) once
+    directed = tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    edge_of = np.repeat(f_of, 3)
+    proper = directed[:, 0] != directed[:, 1]
+    key = directed[proper, 0] * len(merged) + directed[proper, 1]
+    sort = np.argsort(key, kind="stable")
+    twice = np.zeros(m, dtype=bool)
+    twice[edge_of[proper][sort][1:][key[sort][1:] == key[sort][:-1]]] = True
+    wound = ~twice & (np.bincount(edge_of[proper], minlength=m) > 0)
+    closed = solid & watertight & (bodies == 1) & wound
+    if not closed.any():
+        return
+    # the hull's volume (convexity's _small_hull, on the compiled core's triangles) and the
+    # part's (its _signed_volume), for the closed solids: the products of every part at once,
+    # the sums part by part, as there (the same numbers)
+    candidates = np.flatnonzero(closed).tolist()
+    found = [(k, hull) for k, hull in zip(candidates, small_hull_triangles(
+        [merged[v_start[k]: v_start[k] + n_merged[k]] for k in candidates])) if hull is not None]
+    if not found:  # left to convexity (qhull)
+        return
+    ks = np.array([k for k, _ in found], dtype=np.int64)
+    corners = merged[np.concatenate([hull + v_start[k] for k, hull in found])]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    unit = normals / np.where(lengths > 0, lengths, 1.0)[:, None]
+    h_end = np.cumsum([len(hull) for _, hull in found])
+    triangles = merged[tris[np.concatenate([np.arange(f_start[k], f_start[k] + n_f[k]) for k in ks.tolist()])]]
+    t_end = np.cumsum(n_f[ks])
+    centre = np.stack([triangles[t - n: t].reshape(-1, 3).mean(axis=0) for t, n in zip(t_end, n_f[ks])])
+    local = triangles - np.repeat(centre, n_f[ks], axis=0)[:, None, :]
+    twice_area = np.cross(local[:, 1], local[:, 2])
+    for s, k in enumerate(ks.tolist()):
+        h, t = slice(h_end[s] - len(found[s][1]), h_end[s]), slice(t_end[s] - n_f[k], t_end[s])
+        pts = merged[v_start[k]: v_start[k] + n_merged[k]]
+        hull_volume = float(np.einsum("ij,ij->i", unit[h], corners[h, 0] - pts.mean(axis=0)) @ lengths[h]) / 6.0
+        volume = float(np.einsum("ij,ij->", local[t, 0], twice_area[t]) / 6.0)
+        volume_ratio = abs(volume) / hull_volume
+        if volume_ratio < 1.0 - DEFAULT.convex_volume_rel:
+            out[batch[int(mine[k])]] = _fills(volume_ratio)
+
+
+def _fills(volume_ratio: float) -> str:
+    """The reason of a closed part short of its hull's volume."""
+    return f"fills {volume_ratio:.4%} of its hull's volume"
+
+
 @dataclass(frozen=True)
 class _Surface:
     vertices: np.ndarray  # (n, 3) float64, every one used
@@ -342,8 +474,11 @@ def _small_hull(vertices: np.ndarray) -> "_Hull | None":
     from gjkcli.engine.shapes import small_hull_triangles
 
     triangles = small_hull_triangles([vertices])[0]
-    if triangles is None:
-        return None
+    return None if triangles is None else _hull_of(vertices, triangles)
+
+
+def _hull_of(vertices: np.ndarray, triangles: np.ndarray) -> _Hull:
+    """The `_Hull` of `vertices` whose hull's outward triangles the compiled core gave."""
     corners = vertices[triangles]
     normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     lengths = np.linalg.norm(normals, axis=1)
@@ -371,8 +506,7 @@ def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
     if closed:
         volume_ratio = abs(_signed_volume(triangles)) / hull.volume
         if volume_ratio < 1.0 - DEFAULT.convex_volume_rel:
-            return _verdict(False, 3, f"fills {volume_ratio:.4%} of its hull's volume",
-                            volume_ratio, area_ratio)
+            return _verdict(False, 3, _fills(volume_ratio), volume_ratio, area_ratio)
     else:
         volume_ratio = float("nan")
         if abs(area_ratio - 1.0) > DEFAULT.convex_area_rel:

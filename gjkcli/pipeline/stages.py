@@ -44,7 +44,7 @@ from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import Finding, Findings, LazyRecords, ObjectRecord, severity_key, violates
-from gjkcli.pipeline.pairs import primitive_note, with_part_certificate
+from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
@@ -532,12 +532,12 @@ class Run:
         return out
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
-        """{pair index: the triangle test's Result} for the pairs `todo`."""
+        """{pair index: the triangle test's Result} for the pairs `todo`, on every core the run's
+        jobs gives (`gjkcli.pipeline.refine`)."""
         if not len(todo):  # nothing to import either (start-up)
             return {}
-        from gjkcli.engine.primitive import pair_query
+        from gjkcli.pipeline import refine
 
-        self.tell("refine", 0, len(todo))
         # a scan's collisions are proved, not measured: its depth search ends at the first point
         # deeper than the band (thousands of colliding pairs: measuring on from it was most of
         # a scan's time); a check measures its pairs' depths, and so does a scan the pairs of an
@@ -545,22 +545,8 @@ class Run:
         # (gjkcli.pipeline.elements)
         owners = parts.owner_ids
         several = np.bincount(owners)[owners] > 1
-        # a part's triangle hierarchy is dropped after its last pair here (built again if a later
-        # stage asks): held for every part at once, they were most of a large model's memory
-        last = {}
-        for n, k in enumerate(todo.tolist()):
-            last[int(i[k])] = last[int(j[k])] = n
-        out = {}
-        for n, k in enumerate(todo.tolist()):
-            a, b = int(i[k]), int(j[k])
-            r = pair_query(parts.body(a), parts.body(b), tolerance=float(batch.tolerance[k]),
-                           measure=self.command != "scan" or bool(several[a] or several[b]))
-            out[k] = with_part_certificate(r)
-            for part in (a, b):
-                if last[part] == n:
-                    parts.forget(part)
-            self.tell("refine", n + 1, len(todo))
-        return out
+        measure = np.ones(len(i), dtype=bool) if self.command != "scan" else several[i] | several[j]
+        return refine.triangles(parts, i, j, batch.tolerance, measure, todo, self.options.jobs, self.tell)
 
     # -- findings ------------------------------------------------------------------------------
 
@@ -857,9 +843,11 @@ class Parts:
 
     def records(self, involved: np.ndarray) -> LazyRecords:
         """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
-        of listed pairs get their convexity reason, measured then: a table, which lists no
-        object, never pays for it (about 1 ms a part: 5 s on the Great Court roof)."""
-        from gjkcli.mesh.convexity import part_reason, part_verdicts
+        of listed pairs get their convexity reason, measured when a report first reads one: a
+        table, which lists no object, never pays for it; a report that lists objects has them
+        measured all at once (`gjkcli.mesh.convexity.part_reasons`: 0.9 s on the Great Court
+        roof, where one by one took 5 s)."""
+        from gjkcli.mesh.convexity import part_reasons, part_verdicts
         from gjkcli.tolerances import DEFAULT
 
         size = np.linalg.norm(self.hi - self.lo, axis=1)
@@ -878,12 +866,21 @@ class Parts:
             for s, k in enumerate(meshes):
                 convex[k], why[k] = decided[s], reasons[s]
         lo, hi = self.lo.tolist(), self.hi.tolist()
+        unmeasured = [k for k in range(self.n) if why[k] is None and convex[k] is False]
+
+        def measure() -> None:  # every reason part_verdicts left to measure, at once
+            g = self.geoms
+            got = part_reasons(self.gap, unmeasured, [p.vertices for p in g], [p.faces for p in g],
+                               [p.watertight for p in g], [p.bodies for p in g])
+            for k, reason in zip(unmeasured, got):
+                why[k] = reason
+            unmeasured.clear()
 
         def record(k: int) -> ObjectRecord:
             g, shape = self.geoms[k], self.shapes[k]
+            if why[k] is None and convex[k] is False:
+                measure()
             reason = why[k]
-            if reason is None and convex[k] is False:  # measured now, as part_verdicts would
-                reason = part_reason(self.gap[k], g.vertices, g.faces, g.watertight, g.bodies)
             return ObjectRecord(
                 name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
                 faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),

@@ -279,3 +279,46 @@ def test_a_small_check_of_a_part_that_is_not_its_hull_imports_no_scipy(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]", out
+
+
+# -- many parts' reasons at once (part_reasons) -------------------------------------------------
+
+
+def test_many_parts_reasons_are_each_part_s_and_the_volumes_analytic():
+    """`part_reasons` (the reasons a report lists, many parts measured together) gives
+    `part_reason`'s answer for every part, unmerged and far from the origin as an IFC model's
+    are: hollow box sections (1 - 0.6^2 of their hull), seeded dented spheres, an L prism
+    (3 of 3.5), an open box, two boxes as one part, a plate, a convex box; two parts' reasons
+    are checked against their analytic volume ratios."""
+    from gjkcli.mesh.convexity import part_reason, part_reasons
+
+    rng = np.random.default_rng(24)
+    outer, inner = trimesh.creation.box([1, 1, 4]), trimesh.creation.box([0.6, 0.6, 5])
+    hollow = outer.difference(inner, engine="manifold")
+    profile = [[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]]
+    from shapely.geometry import Polygon
+    el = trimesh.creation.extrude_polygon(Polygon(profile), 1.0)
+    box = trimesh.creation.box([1, 2, 3])
+    parts = [hollow, el, box, trimesh.Trimesh(box.vertices, box.faces[2:], process=False),
+             trimesh.util.concatenate([box, box.copy().apply_translation([3, 0, 0])]),
+             trimesh.creation.box([2, 2, 1e-9])]
+    for _ in range(30):
+        m = trimesh.creation.icosphere(1) if rng.uniform() < 0.5 else hollow.copy()
+        v = m.vertices.copy()
+        dent = rng.choice(len(v), size=3, replace=False)
+        v[dent] *= rng.uniform(0.6, 0.99, size=(3, 1))
+        parts.append(trimesh.Trimesh(v, m.faces, process=False))
+    vertices, faces = [], []
+    for p in parts:  # every triangle's corners apart (unmerged), the part far out and turned
+        turn = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))[:3, :3]
+        v = p.vertices[p.faces].reshape(-1, 3) @ turn.T + rng.uniform(-1e3, 1e3, 3)
+        vertices.append(v)
+        faces.append(np.arange(len(v)).reshape(-1, 3))
+    n = len(parts)
+    gaps, none = np.full(n, np.inf), [None] * n
+    got = part_reasons(gaps, range(n), vertices, faces, none, none)
+    assert got == [part_reason(np.inf, vertices[k], faces[k]) for k in range(n)]
+    assert got[0] == f"fills {1 - 0.36:.4%} of its hull's volume"
+    assert got[1] == f"fills {3 / 3.5:.4%} of its hull's volume"
+    fills = sum(r.startswith("fills ") for r in got)
+    assert 10 <= fills <= n - 4  # the batch's case and others, both

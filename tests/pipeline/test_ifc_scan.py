@@ -274,21 +274,23 @@ def test_an_ifczip_scans_as_its_ifc_and_an_ifcxml_is_one_error_line(tmp_path):
 def test_convexity_reasons_are_measured_when_a_report_shows_them(monkeypatch):
     """A scan's object records are made when read: the table (which lists no object) measures no
     part's convexity, the JSON document gives every listed part's reason, the same words as
-    measuring it at once (`part_verdicts`), each part measured once."""
+    measuring it at once (`part_verdicts`), each part measured once (`part_reasons`, which
+    measures all the listed parts together)."""
     from gjkcli.mesh import convexity
     from gjkcli.report.jsonout import document
     from gjkcli.report.scan import render_scan
 
     path = Path(__file__).resolve().parents[1] / "data" / "third_party" / "project0-openings.ifc"
     measured = []
-    real = convexity.convexity
-    monkeypatch.setattr(convexity, "convexity", lambda *a, **k: measured.append(1) or real(*a, **k))
+    real = convexity.part_reasons
+    monkeypatch.setattr(convexity, "part_reasons",
+                        lambda gaps, which, *a: measured.extend(which) or real(gaps, which, *a))
     found = pipeline.scan([path], pipeline.Options(jobs=1))
     render_scan(found)
     assert measured == [], "the run or the table measured a part nobody asked about"
     objects = document(found)["objects"]
     walled = [o for o in objects if o["convex"] is False and o["hull_gap"] is None]
-    assert walled and len(measured) == len(walled)  # the walls with openings, once each
+    assert walled and len(measured) == len(set(measured)) == len(walled)  # the walls with openings, once each
     document(found)
     assert len(measured) == len(walled)  # kept, not measured again
     parts = {p.name: p for p in read_objects(path)}

@@ -1,0 +1,92 @@
+"""The run's refine stage: the triangle test of the pairs whose hulls do not decide them, on every
+core the run's `jobs` gives.
+
+From PARALLEL_FROM pairs, with jobs > 1 and a process that may fork
+(`gjkcli.engine.shapes.can_fork`), the pairs are cut into contiguous shares handed to forked
+workers, as the hulls (`gjkcli.engine.shapes.build_hulls`) and the overlap volumes
+(`gjkcli.mesh.overlap.overlaps`) are: the parts prepared before the fork are the workers' too
+(copy-on-write), each worker builds the triangle hierarchies of its share's parts and hands back
+its pairs' answers, and the answers are put together in pair order, the same as one process
+gives. Shares are contiguous so that a part's pairs, which the broad phase lists together, mostly
+fall in one share and its hierarchy is built once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gjkcli.pipeline.pairs import with_part_certificate
+
+__all__ = ["triangles", "PARALLEL_FROM", "SHARES_PER_JOB"]
+
+# The fewest pairs worth forked workers: a fork, and each answer's way back (about 0.1 ms, where a
+# pair's triangle test takes about 0.5 ms on the Great Court roof), are repaid from here.
+PARALLEL_FROM = 512
+# Shares per worker: a few, so that a worker done early takes another share and the progress bar
+# moves, few enough that a part's pairs are rarely cut between two shares.
+SHARES_PER_JOB = 4
+
+_WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo), set before the fork for the workers
+
+
+def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -> dict:
+    """{pair index k: the triangle test's Result, with the parts' certificate} for k in `todo`.
+
+    parts : `gjkcli.pipeline.stages.Parts`; i, j : (m,) int64 the checked pairs' parts;
+    tolerance : (m,) float64 each pair's band; measure : (m,) bool the pairs whose collision
+    depth is measured (else the search stops at the first point deeper than the band); todo :
+    (t,) int64 the pairs to test; jobs : worker processes; tell : progress(stage, done, total).
+    """
+    from gjkcli.engine.shapes import can_fork
+
+    tell = tell or (lambda stage, done, total: None)
+    n = len(todo)
+    tell("refine", 0, n)
+    if jobs <= 1 or n < max(2, PARALLEL_FROM) or not can_fork():
+        got = _share(parts, i, j, tolerance, measure, todo, lambda done: tell("refine", done, n))
+        return dict(zip(todo.tolist(), got))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORK
+    bounds = np.linspace(0, n, min(n, jobs * SHARES_PER_JOB) + 1).astype(int).tolist()
+    shares = list(zip(bounds[:-1], bounds[1:]))
+    out: dict = {}
+    _WORK = (parts, i, j, tolerance, measure, todo)
+    try:
+        with ProcessPoolExecutor(min(jobs, len(shares)), mp_context=multiprocessing.get_context("fork")) as pool:
+            for (start, end), got in zip(shares, pool.map(_forked_share, shares)):
+                out.update(zip(todo[start:end].tolist(), got))
+                tell("refine", end, n)
+    finally:
+        _WORK = ()
+    return out
+
+
+def _forked_share(bounds) -> list:
+    """In a forked worker: the answers of _WORK's pairs todo[start:end], in order."""
+    start, end = bounds
+    parts, i, j, tolerance, measure, todo = _WORK
+    return _share(parts, i, j, tolerance, measure, todo[start:end], None)
+
+
+def _share(parts, i, j, tolerance, measure, todo, done) -> list:
+    """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given."""
+    from gjkcli.engine.primitive import pair_query
+
+    # a part's triangle hierarchy is dropped after its last pair here (built again if a later
+    # stage asks): held for every part at once, they were most of a large model's memory
+    ks = todo.tolist()
+    last = {}
+    for n, k in enumerate(ks):
+        last[int(i[k])] = last[int(j[k])] = n
+    out = []
+    for n, k in enumerate(ks):
+        a, b = int(i[k]), int(j[k])
+        r = pair_query(parts.body(a), parts.body(b), tolerance=float(tolerance[k]), measure=bool(measure[k]))
+        out.append(with_part_certificate(r))
+        for part in (a, b):
+            if last[part] == n:
+                parts.forget(part)
+        if done is not None:
+            done(n + 1)
+    return out

@@ -1,0 +1,133 @@
+"""The refine stage (`gjkcli.pipeline.refine`) on forked workers: the same JSON as one process
+gives, taken only from its threshold on, and never where the process may not fork.
+
+Each run is `gjk scan` in a fresh process (the test process may have imported manifold3d, after
+which nothing forks) over 60 closed L-shaped prisms placed at random in a small box, so that many
+pairs' hulls collide and their triangles decide (the notch of an L leaves some clear). Which
+processes did the work is written by a wrapper around the function that tests a share of pairs.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+# the L, counter-clockwise, and its fan from the corner at the origin (the L is star-shaped from it)
+_L = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=np.float64)
+_FAN = [(0, k, k + 1) for k in range(1, 5)]
+
+
+def _prism_faces() -> np.ndarray:
+    bottom = [(a, c, b) for a, b, c in _FAN]
+    top = [(a + 6, b + 6, c + 6) for a, b, c in _FAN]
+    sides = []
+    for k in range(6):
+        n = (k + 1) % 6
+        sides += [(k, n, n + 6), (k, n + 6, k + 6)]
+    return np.array(bottom + top + sides, dtype=np.int64)
+
+
+def _write_scene(folder: Path, n: int = 60, seed: int = 24) -> None:
+    """n L-prisms (2 x 2 x 1) as OFF files, each turned about a random axis and placed in a 9 x 9
+    x 3 box."""
+    rng = np.random.default_rng(seed)
+    faces = _prism_faces()
+    local = np.vstack([np.c_[_L, np.zeros(6)], np.c_[_L, np.ones(6)]]) - [1.0, 1.0, 0.5]
+    folder.mkdir()
+    for k in range(n):
+        q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+        turn = q * np.sign(np.diag(r))
+        if np.linalg.det(turn) < 0:
+            turn[:, 0] = -turn[:, 0]
+        world = local @ turn.T + rng.uniform([0, 0, 0], [9, 9, 3])
+        lines = ["OFF", f"{len(world)} {len(faces)} 0"]
+        lines += [" ".join(f"{x:.17g}" for x in v) for v in world]
+        lines += ["3 " + " ".join(map(str, f)) for f in faces]
+        (folder / f"part{k:02d}.off").write_text("\n".join(lines) + "\n")
+
+
+_SCRIPT = """
+import os, sys
+import gjkcli.mesh.overlap as overlap
+import gjkcli.pipeline.refine as refine
+from gjkcli.cli import main
+
+jobs, low, block = sys.argv[1], sys.argv[2] == "low", sys.argv[3] == "block"
+if low:  # thresholds lowered so that a 60-part scene takes the forked paths
+    refine.PARALLEL_FROM = overlap.PARALLEL_FROM = 8
+if block:  # as after an overlap volume in this process: no fork from here on
+    import manifold3d
+
+def logged(name, module, what):
+    plain = getattr(module, name)
+    def wrapper(*args):
+        with open(what + ".pids", "a") as f:
+            f.write(f"{os.getpid()}\\n")
+        return plain(*args)
+    setattr(module, name, wrapper)
+
+logged("_share", refine, "refine")
+try:
+    files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))  # a folder imports trimesh
+    main(["scan", *files, "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
+          "-q", "--jobs", jobs], standalone_mode=True)
+except SystemExit as stop:
+    assert stop.code in (0, 1), stop.code
+print(os.getpid())
+"""
+
+
+def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) -> tuple:
+    """(the JSON report without its timings, the processes that refined, this process) of one
+    run in tmp_path/name."""
+    here = tmp_path / name
+    here.mkdir()
+    (here / "scene").symlink_to(tmp_path / "scene")
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), "low" if low else "-",
+                           "block" if block else "-"], cwd=here, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    parent = int(done.stdout.split()[-1])
+
+    def pids(what):
+        f = here / f"{what}.pids"
+        return {int(p) for p in f.read_text().split()} if f.exists() else set()
+
+    return _without_timings(json.loads((here / "out.json").read_text())), pids("refine"), parent
+
+
+def _without_timings(doc):
+    if isinstance(doc, dict):
+        return {k: _without_timings(v) for k, v in doc.items() if k not in ("elapsed", "timings")}
+    if isinstance(doc, list):
+        return [_without_timings(v) for v in doc]
+    return doc
+
+
+def test_two_jobs_give_the_one_process_json(tmp_path):
+    _write_scene(tmp_path / "scene")
+    serial, refined_1, parent_1 = _scan(tmp_path, "one", 1, low=True)
+    forked, refined_2, parent_2 = _scan(tmp_path, "two", 2, low=True)
+    # the scene asks the triangles for many pairs, and they answer both ways (the notches: the
+    # hulls collide, the parts stand clear)
+    exact = [p["status"] for p in serial["pairs"] if p["mode"] == "exact"]
+    assert 100 <= len(exact) <= 380
+    assert 0.3 <= exact.count("collision") / len(exact) <= 0.98
+    assert exact.count("clear") >= 1
+    # (3 of the hull polygon's 3.5 square units)
+    assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
+    # one process refined with one job; with two, only two forked workers
+    assert refined_1 == {parent_1}
+    assert parent_2 not in refined_2 and len(refined_2) == 2
+    assert forked == serial
+
+
+def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path):
+    _write_scene(tmp_path / "scene")
+    small, refined, parent = _scan(tmp_path, "small", 2, low=False)
+    assert refined == {parent}  # 380 pairs: below the threshold
+    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
+    assert refined == {parent}  # manifold3d ran here: nothing forks
+    assert blocked == small
