@@ -13,10 +13,12 @@ groups), GlobalId, Name and the GlobalIds of the elements it is hosted by (it fi
 The iterator triangulates every element in world coordinates (its placement chain applied,
 openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
 millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
-...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). It runs on one thread: a scan's
---jobs reads several files in parallel, not the elements of one. Where the platform forks, the
-read runs in a forked child that sends the parts back (`_read_in_child`), so IfcOpenShell's
-memory is never the checking process's.
+...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). Its iterator runs on one thread
+(more made the roof slower). Where the platform forks, the read runs in forked children that
+send the parts back (`_read_in_children`), so IfcOpenShell's memory is never the checking
+process's: one child, or for a model of SPLIT_FROM_BYTES or more and a run of several jobs
+(`readers`), one per job, each parsing the file and meshing its share of the elements (a
+contiguous run of them in the file's order), the shares joined in that order.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
@@ -128,9 +130,28 @@ def read(path: str | Path) -> IfcModel:
         raise InputError(path, "is ifcXML, which IfcOpenShell (and so gjk) does not read; export "
                                "the model as .ifc or .ifczip")
     if _may_fork():
-        return _read_in_child(path)
+        large = path.stat().st_size >= SPLIT_FROM_BYTES
+        return _read_in_children(path, max(1, _READERS[-1]) if large else 1)
     with _step_file(path) as step:
-        return _read(path, step)
+        return _joined(path, [_read(path, step)])
+
+
+# The smallest model read by several children at once (when the run has several jobs): each
+# child parses the whole file and imports IfcOpenShell (about 0.4 s on the 3.8 MB Great Court
+# roof, against its 2.6 s of meshing), which a few walls do not repay.
+SPLIT_FROM_BYTES = 2_000_000
+_READERS = [1]  # how many children `read` may split a large model over (`readers`)
+
+
+@contextmanager
+def readers(n: int):
+    """Within the block, `read` meshes a model of SPLIT_FROM_BYTES or more in up to n forked
+    children at once (a scan's --jobs, when it reads one file at a time)."""
+    _READERS.append(int(n))
+    try:
+        yield
+    finally:
+        _READERS.pop()
 
 
 def _may_fork() -> bool:
@@ -146,48 +167,67 @@ def _may_fork() -> bool:
             and threading.current_thread() is threading.main_thread())
 
 
-def _read_in_child(path: Path) -> IfcModel:
-    """`read` in a forked child that sends back the model (its parts' arrays) and, while it
-    meshes, the progress it reports. IfcOpenShell (its modules, the parsed file, the geometry
-    kernels' libraries and caches: about 85 MB on the Great Court roof) then never lives in this
-    process, which goes on to check the parts; a crash of IfcOpenShell's is an InputError here."""
+def _read_in_children(path: Path, shares: int) -> IfcModel:
+    """`read` in `shares` forked children, child k meshing share k of the elements; each sends
+    back its share's parts and, while it meshes, the progress it reports (summed here).
+    IfcOpenShell (its modules, the parsed file, the geometry kernels' libraries and caches:
+    about 85 MB on the Great Court roof) then never lives in this process, which goes on to
+    check the parts; a crash of IfcOpenShell's is an InputError here."""
     import multiprocessing
+    from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(path, send, progress.listening()), daemon=True,
-                            name="gjk-ifc-read")
-    child.start()
-    send.close()
+    listened = progress.listening()
+    pipes, children = {}, []
     try:
-        while True:
-            try:
-                kind, *got = receive.recv()
-            except EOFError:
-                child.join()
-                raise InputError(path, f"IfcOpenShell stopped while reading it (exit code "
-                                       f"{child.exitcode}); check the file with another IFC "
-                                       f"viewer") from None
-            if kind == "progress":
-                progress.report(*got)
-            elif kind == "model":
-                return got[0]
-            else:
-                raise InputError(*got)
+        for k in range(shares):
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(target=_child, args=(path, send, listened, k, shares), daemon=True,
+                                    name=f"gjk-ifc-read-{k}")
+            child.start()
+            send.close()
+            pipes[receive] = k
+            children.append(child)
+        got: list = [None] * shares
+        done, total = [0] * shares, [0] * shares
+        while pipes:
+            for receive in wait(list(pipes)):
+                k = pipes[receive]
+                try:
+                    kind, *message = receive.recv()
+                except EOFError:
+                    children[k].join()
+                    raise InputError(path, f"IfcOpenShell stopped while reading it (exit code "
+                                           f"{children[k].exitcode}); check the file with another IFC "
+                                           f"viewer") from None
+                if kind == "progress":
+                    stage, done[k], total[k] = message
+                    progress.report(stage, sum(done), sum(total))
+                elif kind == "share":
+                    got[k] = message[0]
+                    del pipes[receive]
+                    receive.close()
+                else:
+                    raise InputError(*message)
+        return _joined(path, got)
     finally:
-        receive.close()
-        child.join()
+        for receive in pipes:
+            receive.close()
+        for child in children:
+            if child.is_alive():
+                child.terminate()
+            child.join()
 
 
-def _child(path: Path, send, listened: bool) -> None:
-    """The forked reader: ("progress", stage, done, total) messages while a progress bar
-    listens, then ("model", IfcModel) or ("error", source, message)."""
+def _child(path: Path, send, listened: bool, k: int = 0, shares: int = 1) -> None:
+    """A forked reader of share k: ("progress", stage, done, total) messages while a progress
+    bar listens, then ("share", _Share) or ("error", source, message)."""
     def tell(stage, done, total):
         send.send(("progress", stage, done, total))
 
     try:
         with progress.reporting(tell if listened else None), _step_file(path) as step:
-            answer = ("model", _read(path, step))
+            answer = ("share", _read(path, step, k, shares))
     except InputError as exc:
         answer = ("error", exc.source, exc.message)
     except Exception as exc:  # noqa: BLE001 - said in the parent as a line, as any reader's failure
@@ -262,8 +302,22 @@ def _unzipped(path: Path, folder: Path) -> Path:
                                f"again") from None
 
 
-def _read(path: Path, ifc_file: Path) -> IfcModel:
-    """`read` of the STEP file `ifc_file`; errors name `path` (the ifcZIP it came from)."""
+@dataclass(frozen=True)
+class _Share:
+    """What one reader meshed of a model: parts as IfcModel's, in the file's order; failed as
+    (order, line) pairs, so that the lines of several shares join in one reader's order; the
+    number of physical elements with a body in the whole model."""
+
+    parts: list
+    failed: list
+    elements: int
+    units: str | None
+    schema: str
+
+
+def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
+    """Share k of `shares` of reading the STEP file `ifc_file`: the elements k / shares to
+    (k + 1) / shares of the way through the file; errors name `path` (the ifcZIP it came from)."""
     ifcopenshell, geom = _ifcopenshell()
     try:
         model = ifcopenshell.open(str(ifc_file))
@@ -274,16 +328,18 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
     elements = [e for e in physical if _has_body(e)]
     if not elements:
         raise InputError(path, _why_no_body(model, physical))
+    ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
+    mine = ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     settings = geom.settings()
     settings.set("use-world-coords", True)
     settings.set("convert-back-units", True)  # the file's length unit, not metres
     settings.set("weld-vertices", True)
     ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
-    by_id = {e.id(): e for e in elements}
+    by_id = {e.id(): e for e in mine}
     meshes = {}  # element id -> (vertices, faces), each shape's buffers copied once, then dropped
     try:
-        iterator = _iterator(geom, settings, model, elements)
-        if iterator.initialize():
+        iterator = _iterator(geom, settings, model, mine) if mine else None
+        if iterator is not None and iterator.initialize():
             while True:
                 shape = iterator.get()
                 if shape.id in by_id and shape.id not in meshes:
@@ -296,28 +352,37 @@ def _read(path: Path, ifc_file: Path) -> IfcModel:
                                f"{_first_line(exc)}") from None
     log = _Log(ifcopenshell.get_log())
     parts, built, failed = [], set(), []
-    for element in sorted(elements, key=lambda e: e.id()):  # the file's order, not the iterator's
+    for element in mine:
         if element.id() not in meshes:
             continue
         built.add(element.id())
         vertices, faces = meshes.pop(element.id())
         label = element_label(element)
         if len(faces) == 0:
-            failed.append(f"element {label}: its body has no triangles (curves or points only); "
-                          f"it is not checked")
+            failed.append(((0, element.id()), f"element {label}: its body has no triangles (curves "
+                                               f"or points only); it is not checked"))
             continue
         if not np.isfinite(vertices).all():
-            failed.append(f"element {label}: NaN or infinite coordinates; it is not checked")
+            failed.append(((0, element.id()), f"element {label}: NaN or infinite coordinates; it is "
+                                               f"not checked"))
             continue
         parts.append((label, vertices, faces, _element(element)))
-    for e in elements:
-        if e.id() not in built:
+    for n, e in enumerate(elements):
+        if e.id() in by_id and e.id() not in built:
             why = log.about(model, e) or "IfcOpenShell could not build its geometry"
-            failed.append(f"element {element_label(e)}: {why}; it is not checked")
+            failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
+    return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
+                  schema=model.schema)
+
+
+def _joined(path: Path, shares: list) -> IfcModel:
+    """The model of the readers' shares, in share order (the file's)."""
+    parts = [p for s in shares for p in s.parts]
+    failed = [line for _, line in sorted((f for s in shares for f in s.failed), key=lambda f: f[0])]
     if not parts:
-        raise InputError(path, f"the geometry of none of its {len(elements)} physical elements "
+        raise InputError(path, f"the geometry of none of its {shares[0].elements} physical elements "
                                f"could be built (first: {failed[0]})")
-    return IfcModel(parts=parts, units=_length_unit(model), schema=model.schema, failed=tuple(failed))
+    return IfcModel(parts=parts, units=shares[0].units, schema=shares[0].schema, failed=tuple(failed))
 
 
 # IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,

@@ -933,6 +933,11 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def is_ifc(path) -> bool:
+    """The file is an IFC model, read by gjkcli.mesh.ifc (not by trimesh)."""
+    return _file_type(Path(path)) in _IFC_TYPES
+
+
 def _file_type(path: Path) -> str:
     """The format trimesh is asked for: the lower-case suffix, compound for archives."""
     name = path.name.lower()

@@ -247,10 +247,22 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
             # a big file moves a bar of its own while it loads: the bytes its reader has read,
             # and what the reader reports (IFC elements meshed, STEP solids tessellated)
             with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
-                    else contextlib.nullcontext(), progress.reporting(tell):
+                    else contextlib.nullcontext(), progress.reporting(tell), _readers(s, jobs):
                 results[k] = read_source(s, strict)
             tell("load", k + 1, len(sources))
     return assemble(results, primitives, manifest, problems=problems)
+
+
+def _readers(s: Source, jobs: int):
+    """Within the block, an IFC model of the source is meshed by up to `jobs` forked readers at
+    once (`gjkcli.mesh.ifc.readers`: the run reads this one file at a time)."""
+    from gjkcli.mesh.load import is_ifc
+
+    if jobs <= 1 or s.robot is not None or s.path is None or not is_ifc(s.path):
+        return contextlib.nullcontext()
+    from gjkcli.mesh.ifc import readers
+
+    return readers(jobs)
 
 
 def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> list[Geometry]:

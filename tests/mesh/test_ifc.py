@@ -8,6 +8,7 @@ and GlobalIds, read by IfcOpenShell's parser, not by the code under test.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -230,10 +231,52 @@ def test_a_reader_that_dies_is_one_input_error(tmp_path):
     import sys
 
     code = ("import os\nfrom gjkcli.errors import InputError\nfrom gjkcli.mesh import ifc\n"
-            "ifc._read = lambda path, step: os._exit(7)\n"
+            "ifc._read = lambda *_: os._exit(7)\n"
             f"try:\n    ifc.read({str(OPENINGS)!r})\nexcept InputError as e:\n    print(e)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == (f"{OPENINGS}: IfcOpenShell stopped while reading it (exit code 7); "
                                   f"check the file with another IFC viewer")
+
+
+def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path, monkeypatch):
+    """A model of SPLIT_FROM_BYTES or more, with several jobs, is meshed by one forked reader per
+    job, each a contiguous share of the elements: the same parts, in the same order, with the
+    same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers)."""
+    model = THIRD_PARTY / "AC14-FZK-Haus.ifczip"
+    one = ifc.read(model)
+    monkeypatch.setattr(ifc, "SPLIT_FROM_BYTES", 0)
+    pids = tmp_path / "pids"
+    plain = ifc._read
+
+    def logged(*args):
+        with open(pids, "a") as f:
+            f.write(f"{os.getpid()} {args[2:]}\n")
+        return plain(*args)
+
+    monkeypatch.setattr(ifc, "_read", logged)
+    with ifc.readers(3):
+        three = ifc.read(model)
+    shares = sorted(line.split(" ", 1)[1] for line in pids.read_text().splitlines())
+    assert shares == ["(0, 3)", "(1, 3)", "(2, 3)"] and os.getpid() not in \
+        {int(line.split()[0]) for line in pids.read_text().splitlines()}
+    assert [p[0] for p in three.parts] == [p[0] for p in one.parts] and len(one.parts) == 109
+    for a, b in zip(one.parts, three.parts):
+        np.testing.assert_array_equal(a[1], b[1])
+        np.testing.assert_array_equal(a[2], b[2])
+        assert a[3] == b[3]
+    assert (three.units, three.schema, three.failed) == (one.units, one.schema, one.failed)
+
+
+def test_the_shares_failed_lines_join_in_one_reader_s_order():
+    """Lines about elements without triangles come in the file's order, then those about
+    elements the kernel could not build in the model's order, whichever share found them."""
+    first = ifc._Share(parts=[("a", None, None, None)], failed=[((0, 5), "5 empty"), ((1, 9), "9 not built")],
+                       elements=12, units="m", schema="IFC4")
+    second = ifc._Share(parts=[], failed=[((0, 3), "3 empty"), ((1, 2), "2 not built")], elements=12,
+                        units="m", schema="IFC4")
+    model = ifc._joined(Path("x.ifc"), [first, second])
+    assert model.failed == ("3 empty", "5 empty", "2 not built", "9 not built")
+    with pytest.raises(InputError, match="none of its 12 physical elements could be built \\(first: 3 empty\\)"):
+        ifc._joined(Path("x.ifc"), [second, second])
