@@ -499,9 +499,14 @@ def _small_hull_pass(points, up_to: int | None) -> list:
         local = flat - np.repeat(centre, n, axis=0)
         extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
         min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
+        # coplanar within the part's size, or within the rounding of its world coordinates
+        # where that is more (a part 1e6 from the origin: its points are known to ~1e-10)
+        reach = np.maximum.reduceat(np.abs(flat).max(axis=1), starts)
+        tol = np.maximum(DEFAULT.small_hull_rel * extent,
+                         DEFAULT.small_hull_ulps * np.finfo(np.float64).eps * reach)
     min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
     ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, max(up_to, FEW_PARTS_HULL_POINTS),
-                                                DEFAULT.small_hull_rel, min_volume)
+                                                tol, min_volume)
     for slot in np.flatnonzero(ok).tolist():
         out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]
     return out
