@@ -354,7 +354,8 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
         they are few, see there) get their hull from the compiled core
         (gjkcli/engine/csrc/smallhull.c, all parts in one call, no Python call per part), each
         checked there (closed, oriented, a sphere, every point inside within
-        DEFAULT.small_hull_rel of the part's extent); the parts it cannot prove, and larger
+        DEFAULT.small_hull_rel of the part's extent, or small_hull_ulps of the rounding of its
+        coordinates where that is more); the parts it cannot prove, and larger
         ones, go to qhull. The hull is qhull's up to points within that tolerance of a face
         (a vertex of one may be a point on the other's face), not bit for bit.
     small_points : int, optional
