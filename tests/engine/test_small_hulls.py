@@ -182,6 +182,25 @@ def test_coplanar_faces_are_built_here_as_qhull_builds_them(kind, offset):
         _same_hull(parts[k], got[k], rng)
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_nearly_flat_slabs_are_qhull_s_hull_or_go_to_qhull(offset):
+    """Slabs 1e-12 to 1e-3 as thick as they are wide, turned and moved: the thin ones go to
+    qhull (a slab a few tolerances thick has long faces from rim to rim lying nearly in its
+    plane, under which a point beyond the rim passed the checks: seeded ones 1e6 away lost a
+    tenth of their width), the others are qhull's hull, their area to 1e-9."""
+    rng = np.random.default_rng([5, int(offset)])
+    thickness = 10 ** rng.uniform(-12, -3, 80)
+    parts = [_turned(rng, rng.normal(size=(int(rng.integers(8, 60)), 3)) * [1.0, 1.0, t], offset)
+             * 10 ** rng.uniform(-2, 2) for t in thickness]
+    got = [small_hull_triangles([p])[0] for p in parts]
+    built = [k for k, t in enumerate(got) if t is not None]
+    # the thick ones are built here, the thinnest are not
+    assert all(got[k] is not None for k in np.flatnonzero(thickness > 1e-5))
+    assert all(got[k] is None for k in np.flatnonzero(thickness < 1e-10))
+    for k in built:
+        _same_hull(parts[k], got[k], rng)
+
+
 def test_the_compiled_core_builds_the_eight_cylinders_of_the_step_file():
     """The solids of eight_cyl.stp as gjk meshes them (each cap a ring of coplanar points, the
     seams twice): the compiled core builds every one, as qhull does (they went to qhull, and the

@@ -93,6 +93,10 @@ static int64_t add_face(work *w, int64_t *count, const double *P, int32_t a, int
 
 static double height(const face *f, const double *p) { return dot(f->n, p) - f->d; }
 
+/* The least mean thickness of a hull built here, in units of the coplanarity tolerance (see
+ * check()); thinner parts go to qhull. */
+#define THICK_EPS 1024.0
+
 /* The face across edge a -> b of a live face (the one with b -> a), or -1 when the faces do not
  * make a closed surface there (rounding broke the construction). */
 static int32_t neighbour(const work *w, int32_t a, int32_t b)
@@ -284,13 +288,13 @@ static int32_t group(work *w, int32_t f)
 
 /* The alive faces (a closed surface) grouped into flat groups, as qhull merges coplanar facets:
  * two faces across an edge are one group when the far corner of the thinner lies within eps of
- * the wider one's plane. Coplanar points (a cylinder's cap, a box's face) are triangulated into thin
+ * the wider one's plane and their normals agree within 2 eps over the thinner's width. Coplanar points (a cylinder's cap, a box's face) are triangulated into thin
  * triangles whose own planes are known only to the points' scatter / the triangle's width: a
  * cap flat to 2e-12 made of triangles 0.28 wide tilts them by 7e-12, so a point 90 away lies
  * 6e-10 above one of them (while the cap is flat to eps). Each group gets one plane, its
  * normal the group's vector area (the sum of its triangles' cross products, where thin
  * triangles weigh little), its offset the highest of its corners; the group must then be flat
- * (every corner within 2 eps of that plane). Its plane goes to w->plane[4 g] (normal, offset)
+ * (every corner within 2 eps of that plane) and not folded (no triangle facing against it). Its plane goes to w->plane[4 g] (normal, offset)
  * of the group's root g (w->root[g] == g). Returns 0, or -1 when a group is not flat. */
 static int flat_groups(work *w, int64_t count, const double *P, double eps)
 {
@@ -314,8 +318,15 @@ static int flat_groups(work *w, int64_t count, const double *P, double eps)
             /* the corner of the thinner face against the plane of the wider one (the plane
              * known better: asking a thin face's plane about a wide face's corner would join
              * faces at any angle) */
+            double thin = fmin(w->plane[4 * f], w->plane[4 * k]);
             double off = w->plane[4 * f] >= w->plane[4 * k] ? height(g, &P[3 * far]) : height(h, &P[3 * apex]);
-            if (fabs(off) <= eps) {
+            /* ... and their normals agree within what eps tilts the thinner one (2 eps over
+             * its width): the side of a slab a few eps thick is a thin face whose corners lie
+             * within eps of the top's plane, but it stands across it, and joining it would drop
+             * the one plane that bounds the slab's points sideways */
+            double sine[3];
+            cross(g->n, h->n, sine);
+            if (fabs(off) <= eps && dot(g->n, h->n) > 0.0 && sqrt(dot(sine, sine)) * thin <= 2.0 * eps) {
                 int32_t r = group(w, (int32_t)f), t = group(w, k);
                 if (r != t) w->root[r > t ? r : t] = r < t ? r : t;
             }
@@ -356,12 +367,25 @@ static int flat_groups(work *w, int64_t count, const double *P, double eps)
             if (d > q[3]) q[3] = d;
         }
     }
-    for (int64_t f = 0; f < count; ++f) { /* flat: every corner near the plane */
+    for (int64_t f = 0; f < count; ++f) {
         const face *g = &w->faces[f];
         if (!g->alive) continue;
         const double *q = &w->plane[4 * w->root[f]];
+        /* flat: every corner near the plane */
         for (int k = 0; k < 3; ++k)
             if (!(dot(q, &P[3 * g->v[k]]) >= q[3] - 2.0 * eps)) return -1;
+        /* not folded: every triangle faces the group's way, its area along the group's normal
+         * not below minus an eps-wide strip along its longest edge (a thin triangle's own
+         * normal may point anywhere; a folded one's area counts twice where the group's
+         * vector area, and the volume, see none of it) */
+        double e[3][3], c[3], longest = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            sub(&P[3 * g->v[(k + 1) % 3]], &P[3 * g->v[k]], e[k]);
+            double len = dot(e[k], e[k]);
+            if (len > longest) longest = len;
+        }
+        cross(e[0], e[1], c);
+        if (!(dot(c, q) >= -2.0 * eps * sqrt(longest))) return -1;
     }
     return 0;
 }
@@ -402,6 +426,22 @@ static int64_t check(work *w, int64_t count, const double *P, int32_t n, double 
     }
     if (V - E / 2 + F != 2) return -1;
     if (!(volume > min_volume)) return -1;
+    /* thicker than the tolerance: a mean thickness (2 x volume / area) above THICK_EPS eps. In
+     * a slab a few eps thick, long thin faces from one rim to the other lie nearly in its
+     * plane, and a point beyond the rim sideways lies only a few eps above them: the checks
+     * below would pass a hull that misses it (seeded slabs 18 eps thick 1e6 away missed
+     * points by a tenth of their width) */
+    double area = 0.0;
+    for (int64_t f = 0; f < count; ++f) {
+        const face *g = &w->faces[f];
+        if (!g->alive) continue;
+        double e1[3], e2[3], c[3];
+        sub(&P[3 * g->v[1]], &P[3 * g->v[0]], e1);
+        sub(&P[3 * g->v[2]], &P[3 * g->v[0]], e2);
+        cross(e1, e2, c);
+        area += 0.5 * sqrt(dot(c, c));
+    }
+    if (!(2.0 * volume > THICK_EPS * eps * area)) return -1;
     /* every point inside every triangle's plane: the common case, no groups needed */
     int inside = 1;
     for (int64_t f = 0; f < count && inside; ++f) {

@@ -16,12 +16,16 @@
  *   - closed and oriented: every directed edge of the triangles once, its reverse once;
  *   - a sphere: V - E + F = 2;
  *   - every point of the part on the inner side of every face's plane, within 4 tol[p], where
- *     faces that meet within tol[p] of one plane count as one face with one plane (as qhull
+ *     faces that meet within tol[p] of one plane, their normals agreeing within what tol[p]
+ *     tilts the thinner, count as one face with one plane (as qhull
  *     merges coplanar facets; the thin triangles of a cylinder's cap have planes known only to
  *     the points' scatter over their width), each such group flat within 2 tol[p] (so the
  *     triangles bound the convex hull of the points, and their vertices are points: they are
  *     that hull up to the tolerance);
- *   - a volume above min_volume[p] (the solid threshold of build_hulls).
+ *   - a volume above min_volume[p] (the solid threshold of build_hulls), and a mean thickness
+ *     (2 x volume / area) above 1024 tol[p] (a thinner slab's hull can miss a point sideways
+ *     by far more than tol[p] and still pass the other checks);
+ *   - no face of a flat group facing against it (a fold).
  * A part that passes gets ok[p] = 1 and its triangles, outward, as point indices local to the
  * part, at tris[t_start[p] .. t_start[p] + n_tri[p]) (rows of 3; the caller's t_start leaves
  * 2 n - 4 rows for a part of n points, the most a hull of n points has). Any other part gets ok[p] = 0, n_tri[p] = 0.
