@@ -99,6 +99,12 @@ class Tolerances:
         vertex): far below the touching band and flat_rel, far above the rounding of centred
         coordinates (a few 1e-16); the hull may then miss a point by that much, a shift no
         verdict sees.
+    small_hull_ulps
+        ... and never less than this many units of rounding (float64's eps) of the part's largest
+        world coordinate: a part 1e6 from the origin has its points rounded to about 1e-10, above
+        small_hull_rel x its size, so its caps and faces would be flat only to their rounding (a
+        cylinder's cap 40 wide at 1e6 was not flat to 1e-12 x 40 and went to qhull). 16 ulps
+        covers the rounding of the points' transforms and centring, 3.6e-9 at 1e6.
     convex_cut_rel
         The common solid of two convex parts (gjkcli/engine/csrc/convexcut.c, the overlap volume
         of `gjkcli.mesh.overlap.convex_overlap`) takes a point within this fraction of the
@@ -164,6 +170,7 @@ class Tolerances:
     max_epa_iterations: int = 200
     brute_force_below: int = 48
     small_hull_rel: float = 1e-12
+    small_hull_ulps: float = 16.0
     convex_cut_rel: float = 1e-12
     motion_contact_rel: float = 1e-6
     cad_deflection_rel: float = 1e-3

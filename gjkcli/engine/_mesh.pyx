@@ -101,7 +101,7 @@ cdef extern from "ownhull.h" nogil:
 
 cdef extern from "smallhull.h" nogil:
     int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
-                    int64_t max_pts, double tol_rel, const double *min_volume,
+                    int64_t max_pts, const double *tol, const double *min_volume,
                     uint8_t *ok, int64_t *tris, const int64_t *t_start, int64_t *n_tri)
 
 cdef extern from "convexcut.h" nogil:
@@ -519,13 +519,13 @@ def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int6
 include "_primmesh.pxi"
 
 
-def small_hull_parts(local, p_start, n_pts, int64_t max_pts, double tol_rel, min_volume):
+def small_hull_parts(local, p_start, n_pts, int64_t max_pts, tol, min_volume):
     """Hull triangles of many small point sets (gjkcli/engine/csrc/smallhull.c; see smallhull.h
     for what is built and checked).
 
     local : (N, 3) float64 every part's points, centred; p_start, n_pts : (p,) int64 its rows
-    max_pts : parts of more points are left alone; tol_rel : the coplanarity tolerance, relative
-    to each part's extent; min_volume : (p,) float64 the volume a hull must exceed
+    max_pts : parts of more points are left alone; tol : (p,) float64 each part's coplanarity
+    tolerance, in its units; min_volume : (p,) float64 the volume a hull must exceed
 
     Returns (ok (p,) bool, tris (T, 3) int64 point indices local to each part, t_start (p,),
     n_tri (p,)): part p's triangles are tris[t_start[p]: t_start[p] + n_tri[p]] where ok[p].
@@ -534,9 +534,10 @@ def small_hull_parts(local, p_start, n_pts, int64_t max_pts, double tol_rel, min
     ps = np.ascontiguousarray(p_start, dtype=np.int64)
     npt = np.ascontiguousarray(n_pts, dtype=np.int64)
     mv = np.ascontiguousarray(min_volume, dtype=np.float64)
+    tl = np.ascontiguousarray(tol, dtype=np.float64)
     cdef int64_t p = len(ps)
-    if not (len(npt) == p and len(mv) == p):
-        raise ValueError("p_start, n_pts and min_volume need one entry per part")
+    if not (len(npt) == p and len(mv) == p and len(tl) == p):
+        raise ValueError("p_start, n_pts, tol and min_volume need one entry per part")
     if p and ((ps < 0).any() or (npt < 0).any() or int((ps + npt).max()) > lv.shape[0]):
         raise ValueError("a part's rows lie outside the arrays")
     room = np.where((npt >= 4) & (npt <= max_pts), 2 * npt - 4, 0)
@@ -547,14 +548,14 @@ def small_hull_parts(local, p_start, n_pts, int64_t max_pts, double tol_rel, min
     if p == 0:
         return ok.astype(bool), tris[:0], ts, n_tri
     cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts
-    cdef const double[::1] mvv = mv
+    cdef const double[::1] mvv = mv, tlv = tl
     cdef uint8_t[::1] okv = ok
     cdef int64_t[:, ::1] tv = tris
     cdef int64_t[::1] ntv = n_tri
     cdef const double *lp = &lv[0, 0] if lv.shape[0] else NULL
     cdef int rc
     with nogil:
-        rc = small_hulls(lp, &psv[0], &npv[0], p, max_pts, tol_rel, &mvv[0], &okv[0], &tv[0, 0],
+        rc = small_hulls(lp, &psv[0], &npv[0], p, max_pts, &tlv[0], &mvv[0], &okv[0], &tv[0, 0],
                          &tsv[0], &ntv[0])
     if rc != 0:
         raise MemoryError("small hulls")

@@ -354,7 +354,8 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
         they are few, see there) get their hull from the compiled core
         (gjkcli/engine/csrc/smallhull.c, all parts in one call, no Python call per part), each
         checked there (closed, oriented, a sphere, every point inside within
-        DEFAULT.small_hull_rel of the part's extent); the parts it cannot prove, and larger
+        DEFAULT.small_hull_rel of the part's extent, or small_hull_ulps of the rounding of its
+        coordinates where that is more); the parts it cannot prove, and larger
         ones, go to qhull. The hull is qhull's up to points within that tolerance of a face
         (a vertex of one may be a point on the other's face), not bit for bit.
     small_points : int, optional
@@ -499,9 +500,14 @@ def _small_hull_pass(points, up_to: int | None) -> list:
         local = flat - np.repeat(centre, n, axis=0)
         extent = np.maximum.reduceat(np.abs(local).max(axis=1), starts)
         min_volume = 4.0 * np.pi * DEFAULT.flat_rel * extent**3
+        # coplanar within the part's size, or within the rounding of its world coordinates
+        # where that is more (a part 1e6 from the origin: its points are known to ~1e-10)
+        reach = np.maximum.reduceat(np.abs(flat).max(axis=1), starts)
+        tol = np.maximum(DEFAULT.small_hull_rel * extent,
+                         DEFAULT.small_hull_ulps * np.finfo(np.float64).eps * reach)
     min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
     ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, max(up_to, FEW_PARTS_HULL_POINTS),
-                                                DEFAULT.small_hull_rel, min_volume)
+                                                tol, min_volume)
     for slot in np.flatnonzero(ok).tolist():
         out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]
     return out
