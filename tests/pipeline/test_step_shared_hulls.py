@@ -87,8 +87,10 @@ def hull_counter(monkeypatch) -> list:
 
 
 def scan(path, *more):
+    # one process: `unshared` patches the reader of this process, which forked loaders would
+    # have to pickle
     found = pipeline.scan([str(path), *map(str, more)],
-                          pipeline.Options(tolerance=TOL, clearance=CLEARANCE, all_pairs=True))
+                          pipeline.Options(tolerance=TOL, clearance=CLEARANCE, all_pairs=True, jobs=1))
     assert not found.errors
     return found
 
