@@ -263,16 +263,24 @@ static int64_t build(work *w, const double *P, int32_t n, double eps)
     return count;
 }
 
-/* How wide face f is: its least height, twice its area over its longest edge. */
-static double width(const face *f, const double *P)
+/* Face f's vector area, doubled (its first two edges' cross product), into c; returns the
+ * square of its longest edge. */
+static double area_and_longest(const face *f, const double *P, double c[3])
 {
-    double e[3][3], c[3], longest = 0.0;
+    double e[3][3], longest = 0.0;
     for (int k = 0; k < 3; ++k) {
         sub(&P[3 * f->v[(k + 1) % 3]], &P[3 * f->v[k]], e[k]);
         double len = dot(e[k], e[k]);
         if (len > longest) longest = len;
     }
     cross(e[0], e[1], c);
+    return longest;
+}
+
+/* How wide face f is: its least height, twice its area over its longest edge. */
+static double width(const face *f, const double *P)
+{
+    double c[3], longest = area_and_longest(f, P, c);
     return longest > 0.0 ? sqrt(dot(c, c) / longest) : 0.0;
 }
 
@@ -378,13 +386,7 @@ static int flat_groups(work *w, int64_t count, const double *P, double eps)
          * not below minus an eps-wide strip along its longest edge (a thin triangle's own
          * normal may point anywhere; a folded one's area counts twice where the group's
          * vector area, and the volume, see none of it) */
-        double e[3][3], c[3], longest = 0.0;
-        for (int k = 0; k < 3; ++k) {
-            sub(&P[3 * g->v[(k + 1) % 3]], &P[3 * g->v[k]], e[k]);
-            double len = dot(e[k], e[k]);
-            if (len > longest) longest = len;
-        }
-        cross(e[0], e[1], c);
+        double c[3], longest = area_and_longest(g, P, c);
         if (!(dot(c, q) >= -2.0 * eps * sqrt(longest))) return -1;
     }
     return 0;
