@@ -263,6 +263,15 @@ static int64_t build(work *w, const double *P, int32_t n, double eps)
     return count;
 }
 
+/* Face f's vector area, doubled, from its first corner: (v1 - v0) x (v2 - v0), into c. */
+static void corner_cross(const face *f, const double *P, double c[3])
+{
+    double e1[3], e2[3];
+    sub(&P[3 * f->v[1]], &P[3 * f->v[0]], e1);
+    sub(&P[3 * f->v[2]], &P[3 * f->v[0]], e2);
+    cross(e1, e2, c);
+}
+
 /* Face f's vector area, doubled (its first two edges' cross product), into c; returns the
  * square of its longest edge. */
 static double area_and_longest(const face *f, const double *P, double c[3])
@@ -347,10 +356,8 @@ static int flat_groups(work *w, int64_t count, const double *P, double eps)
     for (int64_t f = 0; f < count; ++f) { /* each group's vector area */
         const face *g = &w->faces[f];
         if (!g->alive) continue;
-        double e1[3], e2[3], c[3];
-        sub(&P[3 * g->v[1]], &P[3 * g->v[0]], e1);
-        sub(&P[3 * g->v[2]], &P[3 * g->v[0]], e2);
-        cross(e1, e2, c);
+        double c[3];
+        corner_cross(g, P, c);
         double *q = &w->plane[4 * w->root[f]];
         q[0] += c[0];
         q[1] += c[1];
@@ -437,10 +444,8 @@ static int64_t check(work *w, int64_t count, const double *P, int32_t n, double 
     for (int64_t f = 0; f < count; ++f) {
         const face *g = &w->faces[f];
         if (!g->alive) continue;
-        double e1[3], e2[3], c[3];
-        sub(&P[3 * g->v[1]], &P[3 * g->v[0]], e1);
-        sub(&P[3 * g->v[2]], &P[3 * g->v[0]], e2);
-        cross(e1, e2, c);
+        double c[3];
+        corner_cross(g, P, c);
         area += 0.5 * sqrt(dot(c, c));
     }
     if (!(2.0 * volume > THICK_EPS * eps * area)) return -1;
