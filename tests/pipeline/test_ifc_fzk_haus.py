@@ -91,3 +91,22 @@ tolerance = {band}
 def test_beams_and_members_against_walls_give_ifcclashs_pairs(tmp_path, model):
     assert _clashes(tmp_path, model, 0.002) == IFCCLASH
 
+
+
+def test_the_readme_s_sample_manifest_gives_ifcclash_s_pairs_grouped():
+    """samples/fzk-clash.toml, the README's coordinator's manifest: the same clash set on the
+    committed house, its 11 collisions each in exactly one group of clashes within 1 m."""
+    manifest = Path(__file__).resolve().parents[2] / "samples" / "fzk-clash.toml"
+    found = pipeline.scan([], pipeline.Options(jobs=1), manifest=manifest)
+    assert not found.errors
+    objects = {o.name: o for o in found.objects}
+    collisions = [p for p in found.pairs if p.status is Status.COLLISION]
+    got = set()
+    for p in collisions:
+        a, b = objects[p.a], objects[p.b]
+        beam, wall = (a, b) if b.ifc_class.startswith("IfcWall") else (b, a)
+        got.add((beam.global_id, wall.global_id))
+    assert got == IFCCLASH
+    assert all(p.group is not None for p in collisions)
+    assert all(p.group is None for p in found.pairs if not p.violation)
+    assert 1 < len({p.group for p in collisions}) < len(collisions)  # some clashes share a place
