@@ -864,19 +864,15 @@ def _sorted_unique(x: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def can_fork(runs_manifold: bool = False) -> bool:
-    """Whether worker processes may be forked here: the platform forks, and, for workers that
-    run manifold3d (`runs_manifold`: the overlap volumes), manifold3d has not been imported in
-    this process: once its TBB thread pool has started, a child holds a copy of the pool whose
-    threads are gone. Other workers never call into manifold3d, and a forked worker ends with
-    os._exit (no static destructors), so manifold3d's threads in this process are nothing to
-    them: manifold3d links TBB statically and leaves malloc alone, and glibc's malloc is safe
-    across fork. So a folder scan, whose listing imports trimesh (and with it manifold3d), still
-    loads, builds hulls and refines on every core."""
+def can_fork() -> bool:
+    """Whether worker processes may be forked here: the platform forks, and manifold3d (whose
+    TBB worker threads a fork would copy mid-state) has not run in this process. A command forks
+    its loaders and hull builders before its overlap volumes, so only a process that runs
+    several scans (tests, a library's caller) goes on in one process after its first volume."""
     import multiprocessing
     import sys
 
-    return "fork" in multiprocessing.get_all_start_methods() and not (runs_manifold and "manifold3d" in sys.modules)
+    return "fork" in multiprocessing.get_all_start_methods() and "manifold3d" not in sys.modules
 
 
 # -- helpers -------------------------------------------------------------------------------------

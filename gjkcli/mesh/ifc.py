@@ -155,7 +155,8 @@ def readers(n: int):
 
 
 def _may_fork() -> bool:
-    """Whether `read` runs in a forked child: the platform forks (`gjkcli.engine.shapes.can_fork`), this process is not itself a daemonic worker (a process
+    """Whether `read` runs in a forked child: the platform forks, manifold3d has not run here
+    (`gjkcli.engine.shapes.can_fork`), this process is not itself a daemonic worker (a process
     pool's or a cluster's, which may have no children), and the read is on the main thread (a
     threaded worker's task reads in place)."""
     import multiprocessing

@@ -133,8 +133,7 @@ def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
     and the few where a part bounds no volume go on with the others.
 
     The others go to manifold3d's boolean. With jobs > 1, PARALLEL_FROM of them or more and a
-    process that may fork workers that run manifold3d (`gjkcli.engine.shapes.can_fork`:
-    manifold3d has not been imported here), they
+    process that may fork (`gjkcli.engine.shapes.can_fork`: manifold3d has not run here), they
     are split over forked workers, each intersecting a contiguous share with manifold3d
     imported there: the booleans of a scan's many collisions run on every core, and this
     process never runs manifold3d (so it may still fork)."""
@@ -145,7 +144,7 @@ def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
     for k, o in zip(cut, _cuts([pairs[k] for k in cut], jobs)):
         out[k] = o
     rest = [k for k in range(len(pairs)) if out[k] is None]
-    if jobs <= 1 or len(rest) < PARALLEL_FROM or not can_fork(runs_manifold=True):
+    if jobs <= 1 or len(rest) < PARALLEL_FROM or not can_fork():
         for k in rest:
             out[k] = overlap(*pairs[k])
         return out

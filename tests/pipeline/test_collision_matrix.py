@@ -77,7 +77,7 @@ def test_the_same_matrix_and_audit_on_several_workers(panda, monkeypatch):
     from gjkcli.engine.shapes import can_fork
 
     if not can_fork():
-        pytest.skip("this platform does not fork")
+        pytest.skip("no fork here (or manifold3d already ran in this process)")
     path, srdf, robot = panda
     monkeypatch.setattr(matrices, "CHUNK", 300)
     one = matrices.collision_matrix(robot, samples=1500, seed=5)

@@ -1,9 +1,8 @@
 """The refine stage (`gjkcli.pipeline.refine`) on forked workers: the same JSON as one process
-gives, taken only from its threshold on; after manifold3d's import (a folder's listing imports
-trimesh, and trimesh manifold3d) the refine still forks, the overlap volumes (manifold3d's
-booleans) do not.
+gives, taken only from its threshold on, and never where the process may not fork.
 
-Each run is `gjk scan` in a fresh process over 60 closed L-shaped prisms placed at random in a small box, so that many
+Each run is `gjk scan` in a fresh process (the test process may have imported manifold3d, after
+which nothing forks) over 60 closed L-shaped prisms placed at random in a small box, so that many
 pairs' hulls collide and their triangles decide (the notch of an L leaves some clear). Which
 processes did the work is written by a wrapper around the function that tests a share of pairs.
 """
@@ -56,10 +55,10 @@ import gjkcli.mesh.overlap as overlap
 import gjkcli.pipeline.refine as refine
 from gjkcli.cli import main
 
-jobs, low, how = sys.argv[1], sys.argv[2] == "low", sys.argv[3]
+jobs, low, block = sys.argv[1], sys.argv[2] == "low", sys.argv[3] == "block"
 if low:  # thresholds lowered so that a 60-part scene takes the forked paths
     refine.PARALLEL_FROM = overlap.PARALLEL_FROM = 8
-if how == "block":  # as after an overlap volume in this process: no manifold3d worker from here on
+if block:  # as after an overlap volume in this process: no fork from here on
     import manifold3d
 
 def logged(name, module, what):
@@ -71,10 +70,8 @@ def logged(name, module, what):
     setattr(module, name, wrapper)
 
 logged("_share", refine, "refine")
-logged("overlap", overlap, "overlap")  # per pair, where the boolean runs
 try:
-    # a folder's listing imports trimesh, which imports manifold3d
-    files = ["scene"] if how == "folder" else sorted(os.path.join("scene", f) for f in os.listdir("scene"))
+    files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))  # a folder imports trimesh
     main(["scan", *files, "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
           "-q", "--jobs", jobs], standalone_mode=True)
 except SystemExit as stop:
@@ -83,16 +80,14 @@ print(os.getpid())
 """
 
 
-def _scan(tmp_path: Path, name: str, jobs: int, low: bool, how: str = "files") -> tuple:
+def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) -> tuple:
     """(the JSON report without its timings, the processes that refined, this process) of one
-    run in tmp_path/name; how: "files" (each file named), "folder" (the folder named), "block"
-    (files, manifold3d imported first). The processes that intersected overlap volumes are in
-    the JSON's "overlap_pids"."""
+    run in tmp_path/name."""
     here = tmp_path / name
     here.mkdir()
     (here / "scene").symlink_to(tmp_path / "scene")
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), "low" if low else "-", how],
-                          cwd=here, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), "low" if low else "-",
+                           "block" if block else "-"], cwd=here, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     parent = int(done.stdout.split()[-1])
 
@@ -100,8 +95,7 @@ def _scan(tmp_path: Path, name: str, jobs: int, low: bool, how: str = "files") -
         f = here / f"{what}.pids"
         return {int(p) for p in f.read_text().split()} if f.exists() else set()
 
-    doc = _without_timings(json.loads((here / "out.json").read_text()))
-    return {**doc, "overlap_pids": pids("overlap")}, pids("refine"), parent
+    return _without_timings(json.loads((here / "out.json").read_text())), pids("refine"), parent
 
 
 def _without_timings(doc):
@@ -124,35 +118,16 @@ def test_two_jobs_give_the_one_process_json(tmp_path):
     assert exact.count("clear") >= 1
     # (3 of the hull polygon's 3.5 square units)
     assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
-    # one process refined with one job; with two, only two forked workers, and the overlap
-    # volumes' booleans ran on two forked workers too
+    # one process refined with one job; with two, only two forked workers
     assert refined_1 == {parent_1}
     assert parent_2 not in refined_2 and len(refined_2) == 2
-    assert parent_2 not in forked["overlap_pids"] and len(forked["overlap_pids"]) == 2
-    assert _same(forked, serial)
+    assert forked == serial
 
 
-def _same(a: dict, b: dict) -> bool:
-    return {k: v for k, v in a.items() if k != "overlap_pids"} == {k: v for k, v in b.items() if k != "overlap_pids"}
-
-
-def test_serial_under_the_thresholds_and_booleans_where_manifold3d_was_imported(tmp_path):
+def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path):
     _write_scene(tmp_path / "scene")
     small, refined, parent = _scan(tmp_path, "small", 2, low=False)
     assert refined == {parent}  # 380 pairs: below the threshold
-    # manifold3d imported here: the refine still forks, the booleans do not
-    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, how="block")
-    assert parent not in refined and len(refined) == 2
-    assert blocked["overlap_pids"] == {parent}
-    assert _same(blocked, small)
-
-
-def test_a_folder_scan_refines_on_every_core(tmp_path):
-    """Listing a folder imports trimesh (and manifold3d with it); the refine forks all the same."""
-    _write_scene(tmp_path / "scene")
-    files, _, _ = _scan(tmp_path, "files", 1, low=True)
-    folder, refined, parent = _scan(tmp_path, "folder", 2, low=True, how="folder")
-    assert parent not in refined and len(refined) == 2
-    assert folder["overlap_pids"] == {parent}
-    assert [(p["a"], p["b"], p["status"]) for p in folder["pairs"]] == \
-        [(p["a"], p["b"], p["status"]) for p in files["pairs"]]
+    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
+    assert refined == {parent}  # manifold3d ran here: nothing forks
+    assert blocked == small
