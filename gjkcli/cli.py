@@ -295,7 +295,7 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Record today's findings in FILE, keyed by (file, object, object).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes for loading and hull building. Default: all cores.")
+              help="Worker processes for loading, hulls, the triangle tests and overlap volumes. Default: all cores.")
 @click.option("--dask", "dask", metavar="ADDRESS", callback=_dask_address,
               help="Scan on a Dask cluster: a scheduler (tcp://host:8786), or local[:N] for N "
                    "worker processes here (default 2). Default: the manifest's `dask`, else this "

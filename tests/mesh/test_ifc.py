@@ -240,33 +240,49 @@ def test_a_reader_that_dies_is_one_input_error(tmp_path):
                                   f"check the file with another IFC viewer")
 
 
-def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path, monkeypatch):
+_SPLIT = """
+import os, sys
+import numpy as np
+from gjkcli.mesh import ifc
+
+model = sys.argv[1]
+one = ifc.read(model)
+ifc.SPLIT_FROM_BYTES = 0
+plain = ifc._read
+
+def logged(*args):
+    with open("shares", "a") as f:
+        f.write(f"{os.getpid()} {args[2:]}\\n")
+    return plain(*args)
+
+ifc._read = logged
+with ifc.readers(3):
+    three = ifc.read(model)
+assert [p[0] for p in three.parts] == [p[0] for p in one.parts], "names"
+for a, b in zip(one.parts, three.parts):
+    assert np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]) and a[3] == b[3], a[0]
+assert (three.units, three.schema, three.failed) == (one.units, one.schema, one.failed)
+print(os.getpid(), len(one.parts))
+"""
+
+
+def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path):
     """A model of SPLIT_FROM_BYTES or more, with several jobs, is meshed by one forked reader per
     job, each a contiguous share of the elements: the same parts, in the same order, with the
-    same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers)."""
+    same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers). In a fresh
+    process, which may fork (this one may have run manifold3d)."""
+    import subprocess
+    import sys
+
     model = THIRD_PARTY / "AC14-FZK-Haus.ifczip"
-    one = ifc.read(model)
-    monkeypatch.setattr(ifc, "SPLIT_FROM_BYTES", 0)
-    pids = tmp_path / "pids"
-    plain = ifc._read
-
-    def logged(*args):
-        with open(pids, "a") as f:
-            f.write(f"{os.getpid()} {args[2:]}\n")
-        return plain(*args)
-
-    monkeypatch.setattr(ifc, "_read", logged)
-    with ifc.readers(3):
-        three = ifc.read(model)
-    shares = sorted(line.split(" ", 1)[1] for line in pids.read_text().splitlines())
-    assert shares == ["(0, 3)", "(1, 3)", "(2, 3)"] and os.getpid() not in \
-        {int(line.split()[0]) for line in pids.read_text().splitlines()}
-    assert [p[0] for p in three.parts] == [p[0] for p in one.parts] and len(one.parts) == 109
-    for a, b in zip(one.parts, three.parts):
-        np.testing.assert_array_equal(a[1], b[1])
-        np.testing.assert_array_equal(a[2], b[2])
-        assert a[3] == b[3]
-    assert (three.units, three.schema, three.failed) == (one.units, one.schema, one.failed)
+    done = subprocess.run([sys.executable, "-c", _SPLIT, str(model)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    parent, parts = map(int, done.stdout.split())
+    assert parts == 109
+    lines = (tmp_path / "shares").read_text().splitlines()
+    assert sorted(line.split(" ", 1)[1] for line in lines) == ["(0, 3)", "(1, 3)", "(2, 3)"]
+    assert parent not in {int(line.split()[0]) for line in lines}
 
 
 def test_the_shares_failed_lines_join_in_one_reader_s_order():
