@@ -41,8 +41,8 @@ canonical copies (`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes..
 `canonical_rel`, measured as such; within that move of the band, the clearance or the overlap's
 thickness, the file's own solids decide); where the triangles cross, a point of each surface
 within the band (`cad.touching_points`) shows the distance within the band, reported as an
-upper bound with lower bound 0, and the common part tells touching from overlapping. Pairs go
-to forked workers (`decide_all`), a memo key's pairs together.
+upper bound with lower bound 0, and the common part tells touching from overlapping. Pairs are
+shared with forked workers once they prove slow (`decide_all`), a memo key's pairs together.
 
 Repeated pairs. An assembly places the same two products in the same relative pose many times
 (six bolts in six holes). OpenCASCADE's answers depend only on that relative pose, so an
@@ -62,14 +62,19 @@ from gjkcli.engine.results import Result, Status
 
 __all__ = ["Bounded", "ExactMemo", "Pending", "decide", "decide_all", "bounds_of", "deep_on_hulls"]
 
-# Pairs handed to forked workers (`decide_all`): set before the fork, read by the children.
+# Groups handed to forked workers (`decide_all`) and the counter they take them by: set before
+# the fork, read by the children.
 _WORK: list = []
+_NEXT = None
 
-# Groups of pairs from which `decide_all` forks: the AP214 AS1's 24 (about 0.1 s each) refined
-# no faster on two workers than in one process (whole `gjk scan` runs alternating, 2 shared
-# cores: refine 2.47 s against 2.09 s, medians of 3), the pool's start and the copies of the
-# exact solids' pages costing what the second core gave.
+# Groups of pairs from which `decide_all` forks at once. Fewer are started in this process, and
+# forked only once they prove slow: after FORK_AFTER seconds, when the groups left would take
+# FORK_WORTH seconds more at the pace so far. A fork (about 30 ms with OpenCASCADE's solids in
+# memory) is repaid by OpenCASCADE's booleans on touching pairs (10 to 40 ms each: the AP214
+# AS1's 24 bolts in holes), not by pairs the triangles decide (a millisecond).
 PARALLEL_FROM = 32
+FORK_AFTER = 0.05
+FORK_WORTH = 0.15
 
 # How much finer than the parts' own (`_finer`) the triangles of an undecided apart pair may be
 # made before OpenCASCADE measures it instead: box_sides.STEP's four pairs 0.005 apart with an
@@ -176,11 +181,16 @@ class Pending:
 def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> dict:
     """{key: Bounded} for {key: Pending}: each pair's triangles' distance, then `decide`.
 
-    Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once);
-    with jobs > 1 and at least PARALLEL_FROM groups they are spread over forked worker
-    processes, as the hulls are built (`gjkcli.engine.shapes.build_hulls`): the exact solids read before the fork are the
-    workers' too, and each worker hands back its pairs' answers. `memo` (jobs 1 only) keeps the
-    answers, and its counts, across calls."""
+    Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once).
+    With jobs > 1 in a process that may fork (`gjkcli.engine.shapes.can_fork`), the groups are
+    shared with jobs - 1 forked workers: from the start when there are PARALLEL_FROM of them,
+    else once this process has spent FORK_AFTER seconds on them and the rest would take
+    FORK_WORTH seconds more at that pace. This process and the workers then take the groups left
+    one at a time from a shared counter; the exact solids read before the fork are the
+    workers' too, and each hands back its groups' answers, the same as one process gives.
+    `memo` keeps the answers of the groups refined here, and its counts, across calls."""
+    import time
+
     from gjkcli.engine.shapes import can_fork
 
     groups: dict = {}
@@ -188,37 +198,62 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
         group = ("key", item.same) if item.same is not None else ("pair", key)
         groups.setdefault(group, []).append(key)
     work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
-    if jobs <= 1 or len(work) < max(2, PARALLEL_FROM) or not can_fork():
-        memo = ExactMemo() if memo is None else memo
-        return {key: _decide_one(item, memo) for group in work for key, item in group}
+    memo = ExactMemo() if memo is None else memo
+    forks = jobs > 1 and len(work) >= 2 and can_fork()
+    out: dict = {}
+    started = time.perf_counter()
+    for n, group in enumerate(work):
+        spent, left = time.perf_counter() - started, len(work) - n
+        if forks and left >= 2 and (len(work) >= PARALLEL_FROM
+                                   or (spent >= FORK_AFTER and spent / max(n, 1) * left >= FORK_WORTH)):
+            out.update(_shared(work[n:], jobs, memo))
+            return out
+        out.update((key, _decide_one(item, memo)) for key, item in group)
+    return out
+
+
+def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
+    """`work`'s answers from this process and jobs - 1 forked workers, each taking the next
+    group from a shared counter until none is left."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from gjkcli.mesh import cad
 
-    for item in pending.values():  # each product's canonical copy made once, before the fork
-        if item.refs is not None and item.unit is not None:
-            try:
-                cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
-            except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
-                pass
-    global _WORK
-    _WORK = work
-    out: dict = {}
+    for group in work:  # each product's canonical copy made once, before the fork
+        for _, item in group:
+            if item.refs is not None and item.unit is not None:
+                try:
+                    cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
+                except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
+                    pass
+    global _WORK, _NEXT
+    context = multiprocessing.get_context("fork")
+    _WORK, _NEXT = work, context.Value("l", 0)
     try:
-        with ProcessPoolExecutor(min(jobs, len(work)),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
-            for got in pool.map(_decide_group, range(len(work))):
-                out.update(got)
+        workers = min(jobs, len(work)) - 1
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            theirs = [pool.submit(_drain) for _ in range(workers)]
+            out = _drain(memo)
+            for future in theirs:
+                out.update(future.result())
     finally:
-        _WORK = []
+        _WORK, _NEXT = [], None
     return out
 
 
-def _decide_group(n: int) -> dict:
-    """The answers of `_WORK[n]`'s pairs (in a worker), with one memo for the group."""
-    memo = ExactMemo()
-    return {key: _decide_one(item, memo) for key, item in _WORK[n]}
+def _drain(memo: ExactMemo | None = None) -> dict:
+    """The answers of the groups of `_WORK` this process takes from `_NEXT`, until none is
+    left (in a forked worker, or in the process that forked it)."""
+    memo = ExactMemo() if memo is None else memo
+    out: dict = {}
+    while True:
+        with _NEXT.get_lock():
+            n = _NEXT.value
+            _NEXT.value = n + 1
+        if n >= len(_WORK):
+            return out
+        out.update((key, _decide_one(item, memo)) for key, item in _WORK[n])
 
 
 def _decide_one(item: Pending, memo: ExactMemo) -> Bounded:

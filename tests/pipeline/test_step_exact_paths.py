@@ -152,26 +152,37 @@ def pipeline_body(part):
 FORKED = """
 import json, sys
 from gjkcli.pipeline import run, tessellated
-tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
+if sys.argv[3] == "at-once":
+    tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
+else:  # after the first group, as a run does once its groups prove slow
+    tessellated.PARALLEL_FROM, tessellated.FORK_AFTER, tessellated.FORK_WORTH = 10**9, 0.0, 0.0
+shared, forks = tessellated._shared, []
+tessellated._shared = lambda work, *args: forks.append(len(work)) or shared(work, *args)
 found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
+print(json.dumps(forks))
 print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9)] for p in found.pairs]))
 """
 
 
-def test_forked_refinement_matches_one_process(tmp_path):
-    """box_sides scanned with its refinement on two forked worker processes (a fresh process,
-    so that it may fork; forking from 2 groups, not PARALLEL_FROM) lists the same pairs with the
-    same verdicts and distances as one process, and those verdicts are OpenCASCADE's
-    (collisions share volume, touching pairs none)."""
+@pytest.mark.parametrize("when", ["at-once", "once-slow"])
+def test_forked_refinement_matches_one_process(tmp_path, when):
+    """box_sides scanned with its refinement shared with a forked worker process (a fresh
+    process, so that it may fork), from the start (from 2 groups, not PARALLEL_FROM) or after
+    its first group (FORK_AFTER and FORK_WORTH 0), lists the same pairs with the same verdicts
+    and distances as one process, and those verdicts are OpenCASCADE's (collisions share
+    volume, touching pairs none)."""
     plain = tmp_path / "box_sides.STEP"
     with gzip.open(DATA / "box_sides.STEP.gz", "rb") as src, open(plain, "wb") as dst:
         shutil.copyfileobj(src, dst)
-    runs = []
+    runs, forks = [], []
     for jobs in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs], cwd=tmp_path,
+        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs, when], cwd=tmp_path,
                              capture_output=True, text=True, check=False)
         assert out.returncode == 0, out.stderr[-2000:]
-        runs.append(sorted(map(tuple, json.loads(out.stdout.splitlines()[-1]))))
+        lines = out.stdout.splitlines()
+        forks.append(json.loads(lines[-2]))
+        runs.append(sorted(map(tuple, json.loads(lines[-1]))))
+    assert forks[0] == [] and len(forks[1]) == 1 and forks[1][0] >= 2  # the groups it shared
     assert runs[0] == runs[1]
     statuses = {s for *_, s, _ in runs[0]}
     assert {"collision", "touching"} <= statuses
