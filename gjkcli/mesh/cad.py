@@ -521,7 +521,10 @@ def _made_canonical(solid):
         fix = ShapeFix_Shape(reshape.Apply(solid))  # the new faces' edges shared again
         fix.Perform()
         copy = fix.Shape()
-        edged = _analytic_edges(copy)
+        try:
+            edged = _analytic_edges(copy)
+        except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the faces' copy is kept
+            edged = None
         if edged is not None and _same_solid(solid, edged[0]):
             return edged[0], max(gap, edged[1]), edged[2]
         if _same_solid(solid, copy):  # the faces' copy, where the edges' failed
@@ -564,15 +567,15 @@ def _analytic_edges(shape):
     A plane meets a plane, cylinder, cone or sphere in a line or a circle (IntAna_QuadQuadGeo);
     the two halves of one cylinder (IntAna_Same) meet along a ruling, the line through the
     edge's first vertex along the axis. Each vertex on a new circle or line moves onto it (its
-    nearest point, ElCLib). The surfaces are what bound the solid and the file's edge lies
+    nearest point, ElCLib), on a copy of the shape. The surfaces are what bound the solid and the file's edge lies
     anywhere within its tolerance (BRep_Tool.Tolerance) of where they meet: an edge whose curve
     lies farther than twice that from the new one is not the surfaces' meeting curve, and the
     whole copy is given up. The new edges have no pcurves; ShapeFix_Shape projects them (a
     circle on a cylinder: a line), and their tolerances are the new curves' own.
     """
-    from OCP.BRep import BRep_Tool
+    from OCP.BRep import BRep_Builder, BRep_Tool
     from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
-    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeEdge, BRepBuilderAPI_MakeVertex
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Copy, BRepBuilderAPI_MakeEdge
     from OCP.BRepTools import BRepTools_ReShape
     from OCP.ElCLib import ElCLib
     from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve
@@ -584,6 +587,7 @@ def _analytic_edges(shape):
     from OCP.TopExp import TopExp
     from OCP.TopoDS import TopoDS
 
+    shape = BRepBuilderAPI_Copy(shape, True, False).Shape()  # its vertices are moved in place
     edges, vertices = Ancestors(), Ancestors()
     TopExp.MapShapesAndUniqueAncestors_s(shape, TopAbs_EDGE, TopAbs_FACE, edges)
     TopExp.MapShapesAndUniqueAncestors_s(shape, TopAbs_VERTEX, TopAbs_EDGE, vertices)
@@ -591,9 +595,9 @@ def _analytic_edges(shape):
     rulings: dict = {}  # edge index -> (gp_Cylinder, faces)
     for i in range(1, edges.Extent() + 1):
         edge, around = TopoDS.Edge(edges.FindKey(i)), edges.FindFromIndex(i)
-        if BRep_Tool.Degenerated_s(edge) or around.Size() != 2:  # a seam has one face
+        if BRep_Tool.Degenerated_s(edge) or around.Size() not in (1, 2):
             continue
-        faces = [TopoDS.Face(around.First()), TopoDS.Face(around.Last())]
+        faces = [TopoDS.Face(around.First()), TopoDS.Face(around.Last())][:around.Size()]
         if not all(s.Location().IsIdentity() for s in (edge, *faces)):
             return None  # the new curves are built where the adaptors place them
         curve = BRepAdaptor_Curve(edge)
@@ -601,6 +605,10 @@ def _analytic_edges(shape):
             continue
         middle = curve.Value((curve.FirstParameter() + curve.LastParameter()) / 2)
         surfaces = [BRepAdaptor_Surface(f) for f in faces]
+        if len(faces) == 1:  # a seam: the face's surface meets itself
+            if not BRep_Tool.IsClosed_s(edge, faces[0]):
+                continue
+            surfaces.append(surfaces[0])
         got = _meeting(surfaces[0], surfaces[1], middle)
         if got == "same":
             rulings[i] = (surfaces[0].Cylinder(), faces)
@@ -613,18 +621,16 @@ def _analytic_edges(shape):
         edge = TopoDS.Edge(edges.FindKey(i))
         for vertex in (TopExp.FirstVertex_s(edge), TopExp.LastVertex_s(edge)):
             on.setdefault(vertices.FindIndex(vertex), target)
-    reshape, moved = BRepTools_ReShape(), {}
-    for i, target in on.items():
-        point = BRep_Tool.Pnt_s(TopoDS.Vertex(vertices.FindKey(i)))
+    builder = BRep_Builder()
+    for i, target in on.items():  # moved where they are (a seam's vertices too)
+        vertex = TopoDS.Vertex(vertices.FindKey(i))
+        point = BRep_Tool.Pnt_s(vertex)
         point = ElCLib.Value_s(ElCLib.Parameter_s(target, point), target)
-        moved[i] = BRepBuilderAPI_MakeVertex(point).Vertex()
-        reshape.Replace(vertices.FindKey(i), moved[i])
-    gap = moves = 0.0
+        builder.UpdateVertex(vertex, point, _NEW_TOLERANCE)
+    reshape, gap, moves = BRepTools_ReShape(), 0.0, 0.0
     for i, (target, faces) in (*meets.items(), *rulings.items()):
         old = TopoDS.Edge(edges.FindKey(i).Oriented(TopAbs_FORWARD))
-        ends = []
-        for vertex in (TopExp.FirstVertex_s(old), TopExp.LastVertex_s(old)):
-            ends.append(moved.get(vertices.FindIndex(vertex), vertex))
+        ends = [TopExp.FirstVertex_s(old), TopExp.LastVertex_s(old)]
         new = _edge_on(target, old, TopoDS.Vertex(ends[0]), TopoDS.Vertex(ends[1]))
         if new is None:
             return None
@@ -642,6 +648,10 @@ def _analytic_edges(shape):
     fix.Perform()
     return fix.Shape(), gap, moves
 
+
+# A moved vertex's tolerance (mm), OpenCASCADE's least (Precision::Confusion); ShapeFix raises
+# it where an edge that was not rebuilt needs more.
+_NEW_TOLERANCE = 1e-7
 
 # Angle (rad) and distance (mm) within which IntAna_QuadQuadGeo takes two surfaces as parallel
 # or coincident: OpenCASCADE's Precision::Angular and Precision::Confusion.

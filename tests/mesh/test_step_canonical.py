@@ -172,6 +172,68 @@ def test_a_copy_that_fails_its_checks_is_the_files_solid(monkeypatch, parts):
     assert cad._made_canonical(solid) == (solid, 0.0, 0.0)
 
 
+@pytest.mark.parametrize("radius,height,axis", [(5.0, 20.0, (0, 0, 1)), (0.3, 1e3, (0, 0.6, 0.8)),
+                                                (40.0, 0.5, (1, 0, 0))])
+def test_a_whole_b_spline_cylinder_becomes_a_cylinder_with_circles(radius, height, axis):
+    """A cylinder made B-spline throughout (BRepBuilderAPI_NurbsConvert: faces, circles and the
+    seam) comes back with a cylinder, two circles and a straight seam, its curves on the faces
+    lines and circles, valid, of volume pi r^2 h, its surfaces and edges within 1e-12 x its
+    size of the B-spline ones (the rational B-splines are exact circles). (A tilted cap of a
+    larger cylinder stays a B-spline surface, GeomConvert_SurfToAnaSurf's gap above
+    canonical_rel, and so do the edges it bounds.)"""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeCylinder
+    from OCP.gp import gp_Ax2, gp_Dir, gp_Pnt
+
+    made = BRepPrimAPI_MakeCylinder(gp_Ax2(gp_Pnt(1, 2, 3), gp_Dir(*axis)), radius, height)
+    solid = BRepBuilderAPI_NurbsConvert(made.Shape(), True).Shape()
+    assert all(BRepAdaptor_Curve(e).GetType() not in (GeomAbs_Line, GeomAbs_Circle)
+               for e in edges_of(solid))
+    copy, gap, moved = cad._made_canonical(solid)
+    assert copy is not solid and BRepCheck_Analyzer(copy).IsValid()
+    size = max(radius, height)
+    assert gap <= 1e-12 * size and moved <= 1e-12 * size
+    explorer, kinds = TopExp_Explorer(copy, TopAbs_FACE), Counter()
+    while explorer.More():
+        face = TopoDS.Face(explorer.Current())
+        explorer.Next()
+        for edge in edges_of(face):
+            kinds[BRepAdaptor_Curve(edge).GetType()] += 1
+            assert BRepAdaptor_Curve2d(edge, face).GetType() in (GeomAbs_Line, GeomAbs_Circle)
+    assert kinds == {GeomAbs_Circle: 4, GeomAbs_Line: 2}  # each circle on two faces, the seam twice
+    assert volume(copy) == pytest.approx(math.pi * radius ** 2 * height, rel=1e-9)
+
+
+def test_an_edge_rebuild_that_raises_keeps_the_faces_copy(monkeypatch):
+    """OpenCASCADE raising while the edges are rebuilt leaves the faces' copy (checked as
+    before); the file's solid is never changed in place."""
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeCylinder
+
+    solid = BRepBuilderAPI_NurbsConvert(BRepPrimAPI_MakeCylinder(5.0, 20.0).Shape(), True).Shape()
+    points = [BRep_Tool.Pnt_s(v).Coord() for v in vertices_of(solid)]
+
+    def fail(shape):
+        raise RuntimeError("Standard_Failure")
+
+    monkeypatch.setattr(cad, "_analytic_edges", fail)
+    copy, gap, moved = cad._made_canonical(solid)
+    assert copy is not solid and gap < 1e-12 and moved == 0.0
+    monkeypatch.undo()
+    cad._made_canonical(solid)
+    assert [BRep_Tool.Pnt_s(v).Coord() for v in vertices_of(solid)] == points
+
+
+def vertices_of(shape) -> list:
+    from OCP.TopAbs import TopAbs_VERTEX
+
+    out, explorer = [], TopExp_Explorer(shape, TopAbs_VERTEX)
+    while explorer.More():
+        out.append(TopoDS.Vertex(explorer.Current()))
+        explorer.Next()
+    return out
+
+
 def product_pair(a: str, b: str) -> tuple:
     """A pair named without its file's spelling: the products' names on each side, lower case,
     without the AP203's `_ASM` and `/SOLID` and the AP214's `-assembly`."""
