@@ -29,7 +29,8 @@ solid's index): a reader in a worker process hands back plain data, and the main
 the file again only for the pairs that need it (the last files read stay cached). Cheaper
 where the caller can say so: the distance on the nearest faces only (`within`), on canonical
 copies of the solids (`canonical`: B-spline faces that are planes, cylinders... as those
-surfaces, off by `slack`), or bounded by a point of each surface within the band
+surfaces, off by `slack`, and their B-spline edges as the circles and lines where those
+meet), or bounded by a point of each surface within the band
 (`touching_points`).
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points", "finer"]
+           "touching_points", "finer", "edge_moves"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -427,9 +428,22 @@ def placed_solid(ref: SolidRef):
 def slack(refs, unit: str) -> float:
     """How far the canonical solids of `refs` (`exact_distance`'s `canonical`) may lie from the
     file's, in `unit`: the largest gap OpenCASCADE measured between a B-spline face and the
-    canonical surface that replaced it (0 when none was)."""
+    canonical surface that replaced it, or of a rebuilt edge from its faces' surfaces (0 when
+    nothing was replaced). The rebuilt edges lie where the surfaces meet, and the file's own
+    edges about their tolerance from that (`edge_moves`): how precisely the file gives its
+    solid's rims, not a move of the surfaces that bound it, and not counted here."""
     gap = max((_canonical(_placed(ref)[0])[1] for ref in refs), default=0.0)
     return gap * factor(_OCC_UNIT, unit)
+
+
+def edge_moves(refs, unit: str) -> float:
+    """How far, in `unit`, the file's edges (their curves and their curves on both faces) lie
+    from the canonical solids' rebuilt ones (`_analytic_edges`), 0 when no edge was rebuilt:
+    about the file's edge tolerance, at most twice it (on the AP214 AS1, whose B-spline arcs
+    waver about the circles where its planes and cylinders meet, 2.9e-5 mm on the bolt, whose
+    edges' tolerance is 2.8e-5 mm)."""
+    moved = max((_canonical(_placed(ref)[0])[2] for ref in refs), default=0.0)
+    return moved * factor(_OCC_UNIT, unit)
 
 
 def _placed(ref: SolidRef):
@@ -446,10 +460,14 @@ _CANONICAL: dict = {}
 
 def _canonical(solid):
     """(the solid with each B-spline face replaced by the plane, cylinder, cone, sphere or torus
-    it is within `DEFAULT.canonical_rel` x its diagonal, that move in mm) or (the solid, 0.0)
-    when no face converts or the copy fails its checks (valid, the same volume), once per
+    it is within `DEFAULT.canonical_rel` x its diagonal, and its B-spline edges between such
+    faces by the circles and lines where those surfaces meet; that move in mm (`slack`); how
+    far the edges moved from the file's, in mm (`edge_moves`)) or (the solid, 0.0, 0.0) when
+    no face converts or the copy fails its checks (valid, the same volume), once per
     product. OpenCASCADE's GeomConvert_SurfToAnaSurf recognises the surface; the face keeps
-    its edges, which ShapeFix_Face puts on the new surface."""
+    its edges, which ShapeFix_Face puts on the new surface; `_analytic_edges` then rebuilds
+    them, without which OpenCASCADE's boolean still works on B-spline curves (the AP214 AS1's
+    common parts take 4 times as long as on its AP203 copy's true circles)."""
     return _once(_CANONICAL, solid, lambda: _made_canonical(solid))
 
 
@@ -459,12 +477,9 @@ def _made_canonical(solid):
     from OCP.BRepAdaptor import BRepAdaptor_Surface
     from OCP.BRepBndLib import BRepBndLib
     from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeFace
-    from OCP.BRepCheck import BRepCheck_Analyzer
-    from OCP.BRepGProp import BRepGProp
     from OCP.BRepTools import BRepTools, BRepTools_ReShape
     from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
     from OCP.GeomConvert import GeomConvert_SurfToAnaSurf
-    from OCP.GProp import GProp_GProps
     from OCP.ShapeFix import ShapeFix_Face, ShapeFix_Shape
     from OCP.TopAbs import TopAbs_FORWARD, TopAbs_REVERSED
     from OCP.TopoDS import TopoDS
@@ -474,7 +489,7 @@ def _made_canonical(solid):
     box = Bnd_Box()
     BRepBndLib.Add_s(solid, box, False)
     if box.IsVoid():
-        return solid, 0.0
+        return solid, 0.0, 0.0
     lo, hi = box.CornerMin(), box.CornerMax()
     reach = DEFAULT.canonical_rel * float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(),
                                                           hi.Z() - lo.Z()]))
@@ -482,7 +497,7 @@ def _made_canonical(solid):
     try:
         for face in map(TopoDS.Face, _faces(solid)):
             if face.Orientation() not in (TopAbs_FORWARD, TopAbs_REVERSED):
-                return solid, 0.0
+                return solid, 0.0, 0.0
             if BRepAdaptor_Surface(face).GetType() not in (GeomAbs_BSplineSurface,
                                                           GeomAbs_BezierSurface):
                 continue
@@ -502,23 +517,283 @@ def _made_canonical(solid):
             reshape.Replace(face, new)
             gap, faces = max(gap, convert.Gap()), faces + 1
         if faces == 0:
-            return solid, 0.0
+            return solid, 0.0, 0.0
         fix = ShapeFix_Shape(reshape.Apply(solid))  # the new faces' edges shared again
         fix.Perform()
         copy = fix.Shape()
-        if copy.ShapeType() != solid.ShapeType() or not BRepCheck_Analyzer(copy).IsValid():
-            return solid, 0.0
-        volumes = []
-        for shape in (solid, copy):
-            props = GProp_GProps()
-            BRepGProp.VolumeProperties_s(shape, props)
-            volumes.append(props.Mass())
-        # the same solid: its volume moves by at most its area x the gap, far below this
-        if not abs(volumes[1] - volumes[0]) <= 1e-6 * abs(volumes[0]):
-            return solid, 0.0
-        return copy, gap
+        try:
+            edged = _analytic_edges(copy)
+        except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the faces' copy is kept
+            edged = None
+        if edged is not None and _same_solid(solid, edged[0]):
+            return edged[0], max(gap, edged[1]), edged[2]
+        if _same_solid(solid, copy):  # the faces' copy, where the edges' failed
+            return copy, gap, 0.0
+        return solid, 0.0, 0.0
     except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the file's own solid is measured
-        return solid, 0.0
+        return solid, 0.0, 0.0
+
+
+# GProp's volume integration asked to this relative error (`_same_solid`).
+_VOLUME_EPS = 1e-9
+
+
+def _same_solid(solid, copy) -> bool:
+    """Whether a canonical copy passes for its solid: of its type, valid (BRepCheck_Analyzer),
+    and of the same volume within 1e-6 of it. The copy's boundary moves by at most its area x
+    its gap in volume, far below that; the volumes are integrated adaptively to _VOLUME_EPS,
+    as GProp's fixed Gauss points on the file's B-spline faces are themselves off by more
+    (the AP214 AS1's rod: 15708.39 for 25 pi x 200 = 15707.96 mm3; 15707.9646 adaptively)."""
+    from OCP.BRepCheck import BRepCheck_Analyzer
+    from OCP.BRepGProp import BRepGProp
+    from OCP.GProp import GProp_GProps
+
+    if copy.ShapeType() != solid.ShapeType() or not BRepCheck_Analyzer(copy).IsValid():
+        return False
+    volumes = []
+    for shape in (solid, copy):
+        props = GProp_GProps()
+        BRepGProp.VolumeProperties_s(shape, props, _VOLUME_EPS)
+        volumes.append(props.Mass())
+    return abs(volumes[1] - volumes[0]) <= 1e-6 * abs(volumes[0])
+
+
+def _analytic_edges(shape):
+    """(the shape with each B-spline edge between two analytic faces rebuilt as the curve where
+    their surfaces meet, the largest distance in mm of a new edge or vertex from its faces'
+    surfaces, the largest distance in mm of an old edge (its curve and its curves on both
+    faces) from the new one), or None when no edge is rebuilt or one cannot be.
+
+    A plane meets a plane, cylinder, cone or sphere in a line or a circle (IntAna_QuadQuadGeo);
+    the two halves of one cylinder (IntAna_Same) meet along a ruling, the line through the
+    edge's first vertex along the axis. Each vertex on a new circle or line moves onto it (its
+    nearest point, ElCLib), on a copy of the shape. The surfaces are what bound the solid and the file's edge lies
+    anywhere within its tolerance (BRep_Tool.Tolerance) of where they meet: an edge whose curve
+    lies farther than twice that from the new one is not the surfaces' meeting curve, and the
+    whole copy is given up. The new edges have no pcurves; ShapeFix_Shape projects them (a
+    circle on a cylinder: a line), and their tolerances are the new curves' own.
+    """
+    from OCP.BRep import BRep_Builder, BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Curve, BRepAdaptor_Surface
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Copy, BRepBuilderAPI_MakeEdge
+    from OCP.BRepTools import BRepTools_ReShape
+    from OCP.ElCLib import ElCLib
+    from OCP.GeomAbs import GeomAbs_BezierCurve, GeomAbs_BSplineCurve
+    from OCP.OCP.collections import (
+        IndexedDataMap_TopoDS_Shape_List_TopoDS_Shape_TopTools_ShapeMapHasher as Ancestors,
+    )
+    from OCP.ShapeFix import ShapeFix_Shape
+    from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE, TopAbs_FORWARD, TopAbs_VERTEX
+    from OCP.TopExp import TopExp
+    from OCP.TopoDS import TopoDS
+
+    shape = BRepBuilderAPI_Copy(shape, True, False).Shape()  # its vertices are moved in place
+    edges, vertices = Ancestors(), Ancestors()
+    TopExp.MapShapesAndUniqueAncestors_s(shape, TopAbs_EDGE, TopAbs_FACE, edges)
+    TopExp.MapShapesAndUniqueAncestors_s(shape, TopAbs_VERTEX, TopAbs_EDGE, vertices)
+    meets: dict = {}  # edge index -> (gp_Circ or gp_Lin where its faces' surfaces meet, faces)
+    rulings: dict = {}  # edge index -> (gp_Cylinder, faces)
+    for i in range(1, edges.Extent() + 1):
+        edge, around = TopoDS.Edge(edges.FindKey(i)), edges.FindFromIndex(i)
+        if BRep_Tool.Degenerated_s(edge) or around.Size() not in (1, 2):
+            continue
+        faces = [TopoDS.Face(around.First()), TopoDS.Face(around.Last())][:around.Size()]
+        if not all(s.Location().IsIdentity() for s in (edge, *faces)):
+            return None  # the new curves are built where the adaptors place them
+        curve = BRepAdaptor_Curve(edge)
+        if curve.GetType() not in (GeomAbs_BSplineCurve, GeomAbs_BezierCurve):
+            continue
+        middle = curve.Value((curve.FirstParameter() + curve.LastParameter()) / 2)
+        surfaces = [BRepAdaptor_Surface(f) for f in faces]
+        if len(faces) == 1:  # a seam: the face's surface meets itself
+            if not BRep_Tool.IsClosed_s(edge, faces[0]):
+                continue
+            surfaces.append(surfaces[0])
+        got = _meeting(surfaces[0], surfaces[1], middle)
+        if got == "same":
+            rulings[i] = (surfaces[0].Cylinder(), faces)
+        elif got is not None:
+            meets[i] = (got, faces)
+    if not meets and not rulings:
+        return None
+    on: dict = {}  # vertex index -> the first new circle or line through it
+    for i, (target, _) in meets.items():
+        edge = TopoDS.Edge(edges.FindKey(i))
+        for vertex in (TopExp.FirstVertex_s(edge), TopExp.LastVertex_s(edge)):
+            on.setdefault(vertices.FindIndex(vertex), target)
+    builder = BRep_Builder()
+    for i, target in on.items():  # moved where they are (a seam's vertices too)
+        vertex = TopoDS.Vertex(vertices.FindKey(i))
+        point = BRep_Tool.Pnt_s(vertex)
+        point = ElCLib.Value_s(ElCLib.Parameter_s(target, point), target)
+        builder.UpdateVertex(vertex, point, _NEW_TOLERANCE)
+    reshape, gap, moves = BRepTools_ReShape(), 0.0, 0.0
+    for i, (target, faces) in (*meets.items(), *rulings.items()):
+        old = TopoDS.Edge(edges.FindKey(i).Oriented(TopAbs_FORWARD))
+        ends = [TopExp.FirstVertex_s(old), TopExp.LastVertex_s(old)]
+        new = _edge_on(target, old, TopoDS.Vertex(ends[0]), TopoDS.Vertex(ends[1]))
+        if new is None:
+            return None
+        made, first, last, target = new
+        edge = BRepBuilderAPI_MakeEdge(made, TopoDS.Vertex(ends[0]), TopoDS.Vertex(ends[1]),
+                                       first, last)
+        if not edge.IsDone():
+            return None
+        off = _curve_gap(made, target, old, faces, ends, first, last)
+        if off is None:
+            return None
+        gap, moves = max(gap, off[0]), max(moves, off[1])
+        reshape.Replace(old, edge.Edge())
+    fix = ShapeFix_Shape(reshape.Apply(shape))  # the pcurves, projected on the faces
+    fix.Perform()
+    return fix.Shape(), gap, moves
+
+
+# A moved vertex's tolerance (mm), OpenCASCADE's least (Precision::Confusion); ShapeFix raises
+# it where an edge that was not rebuilt needs more.
+_NEW_TOLERANCE = 1e-7
+
+# Angle (rad) and distance (mm) within which IntAna_QuadQuadGeo takes two surfaces as parallel
+# or coincident: OpenCASCADE's Precision::Angular and Precision::Confusion.
+_MEET_ANGLE, _MEET_DISTANCE = 1e-12, 1e-7
+
+
+def _meeting(first, second, near):
+    """The gp_Circ or gp_Lin where two faces' surfaces (BRepAdaptor_Surface) meet, the one
+    nearest the point `near` of their edge; "same" for two faces of one cylinder; None
+    otherwise."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Plane, GeomAbs_Sphere
+    from OCP.IntAna import IntAna_QuadQuadGeo, IntAna_ResultType
+
+    kinds = (first.GetType(), second.GetType())
+    if kinds == (GeomAbs_Cylinder, GeomAbs_Cylinder):
+        meet = IntAna_QuadQuadGeo(first.Cylinder(), second.Cylinder(), _MEET_DISTANCE)
+        same = meet.IsDone() and meet.TypeInter() == IntAna_ResultType.IntAna_Same
+        return "same" if same else None
+    if kinds[1] == GeomAbs_Plane and kinds[0] != GeomAbs_Plane:
+        first, second, kinds = second, first, kinds[::-1]
+    if kinds[0] != GeomAbs_Plane:
+        return None
+    plane = first.Plane()
+    if kinds[1] == GeomAbs_Plane:
+        meet = IntAna_QuadQuadGeo(plane, second.Plane(), _MEET_ANGLE, _MEET_DISTANCE)
+    elif kinds[1] == GeomAbs_Cylinder:
+        meet = IntAna_QuadQuadGeo(plane, second.Cylinder(), _MEET_ANGLE, _MEET_DISTANCE)
+    elif kinds[1] == GeomAbs_Cone:
+        meet = IntAna_QuadQuadGeo(plane, second.Cone(), _MEET_ANGLE, _MEET_DISTANCE)
+    elif kinds[1] == GeomAbs_Sphere:
+        meet = IntAna_QuadQuadGeo(plane, second.Sphere())
+    else:
+        return None
+    if not meet.IsDone():
+        return None
+    if meet.TypeInter() == IntAna_ResultType.IntAna_Circle:
+        found = [meet.Circle(k + 1) for k in range(meet.NbSolutions())]
+    elif meet.TypeInter() == IntAna_ResultType.IntAna_Line:
+        found = [meet.Line(k + 1) for k in range(meet.NbSolutions())]
+    else:
+        return None
+    return min(found, key=lambda curve: curve.Distance(near)) if found else None
+
+
+def _edge_on(target, old, start, end):
+    """(Geom curve, first, last parameters, its gp_Circ or gp_Lin) of the new edge from vertex
+    `start` to `end` on `target` (a gp_Circ, gp_Lin, or gp_Cylinder whose ruling it is),
+    running the way the old edge's curve runs; None when it cannot."""
+    import math
+
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Curve
+    from OCP.ElCLib import ElCLib
+    from OCP.Geom import Geom_Circle, Geom_Line
+    from OCP.gp import gp_Circ, gp_Cylinder, gp_Lin, gp_Pnt, gp_Vec
+
+    p, q = BRep_Tool.Pnt_s(start), BRep_Tool.Pnt_s(end)
+    if isinstance(target, gp_Cylinder):  # a ruling: from the first vertex along the axis
+        target = gp_Lin(p, target.Axis().Direction())
+    # the old curve's direction halfway, which the new one must share
+    curve = BRepAdaptor_Curve(old)
+    middle, tangent = gp_Pnt(), gp_Vec()
+    curve.D1((curve.FirstParameter() + curve.LastParameter()) / 2, middle, tangent)
+    if isinstance(target, gp_Circ):
+        made = Geom_Circle(target)
+    elif isinstance(target, gp_Lin):
+        made = Geom_Line(target)
+    else:
+        return None
+    at = gp_Vec()
+    made.D1(ElCLib.Parameter_s(target, middle), gp_Pnt(), at)
+    if at.Dot(tangent) < 0:
+        made.Reverse()
+    first = _parameter(made, p)
+    last = _parameter(made, q)
+    if isinstance(made, Geom_Circle):
+        while last <= first:
+            last += 2 * math.pi
+    elif not last > first:
+        return None
+    return made, first, last, target
+
+
+def _parameter(curve, point) -> float:
+    from OCP.GeomAPI import GeomAPI_ProjectPointOnCurve
+
+    return GeomAPI_ProjectPointOnCurve(point, curve).LowerDistanceParameter()
+
+
+# Points sampled along a new edge, and along an old one (then refined about its farthest), in
+# `_curve_gap`.
+_EDGE_SAMPLES, _OLD_SAMPLES = 9, 65
+
+
+def _curve_gap(made, target, old, faces, ends, first, last) -> tuple | None:
+    """(the largest distance in mm of the new edge's curve `made` and its vertices `ends` from
+    the faces' surfaces, sampled; the largest distance in mm of the old edge's curve and its
+    curves on the faces from `made`, whose line or circle is `target`), or None when the old
+    edge lies farther from the new one than twice its tolerance (its curves on the two faces
+    each within the tolerance of its curve, so at most that far from each other): `made` is
+    then not the curve the file's edge stands for."""
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Curve
+    from OCP.GeomAPI import GeomAPI_ProjectPointOnSurf
+
+    points = [made.Value(t) for t in np.linspace(first, last, _EDGE_SAMPLES)]
+    gap = 0.0
+    for surface in (BRep_Tool.Surface_s(f) for f in faces):
+        for point in (*points, *(BRep_Tool.Pnt_s(v) for v in ends)):
+            gap = max(gap, GeomAPI_ProjectPointOnSurf(point, surface).LowerDistance())
+    moves = 0.0
+    for curve in (BRepAdaptor_Curve(old), *(BRepAdaptor_Curve(old, f) for f in faces)):
+        moves = max(moves, _farthest(lambda t, c=curve: target.Distance(c.Value(t)),
+                                     curve.FirstParameter(), curve.LastParameter()))
+    if not moves <= 2 * BRep_Tool.Tolerance_s(old):
+        return None
+    return gap, moves
+
+
+def _farthest(f, a: float, b: float) -> float:
+    """max f over [a, b]: f at _OLD_SAMPLES points, then a golden-section search between the
+    neighbours of each of the three largest (an old B-spline edge wavers about the new curve
+    a few times along it; the samples alone miss a crest by a tenth of its height)."""
+    ts = np.linspace(a, b, _OLD_SAMPLES)
+    values = np.array([f(t) for t in ts])
+    best = float(values.max())
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    for k in np.argsort(values)[-3:]:
+        lo, hi = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1, f2 = f(x1), f(x2)
+        for _ in range(24):  # the bracket shrinks to 0.618^24 ~ 1e-5 of two samples' spacing
+            if f1 > f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - ratio * (hi - lo)
+                f1 = f(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + ratio * (hi - lo)
+                f2 = f(x2)
+        best = max(best, f1, f2)
+    return best
 
 
 def _count(shape, kind: str) -> int:

@@ -53,17 +53,20 @@ def on_solid(point, solid) -> float:
 def test_canonical_copies_measure_as_the_files_solids(as1):
     """The AP214 AS1's B-spline faces become cylinders within canonical_rel of the part's size
     (the slack, > 0: something was converted), and the copies' distance and common volume are
-    OpenCASCADE's on the file's solids within that slack, for touching and for apart pairs."""
+    OpenCASCADE's on the file's solids within that slack and the file's own imprecision at its
+    rims (its B-spline edges, which the copies' circles replace, within their tolerance of
+    them: `cad.edge_moves`), for touching and for apart pairs."""
     parts, solids = as1
     for a, b in TOUCHING + APART:
         refs = (parts[a].brep, parts[b].brep)
         slack = cad.slack(refs[0], "mm") + cad.slack(refs[1], "mm")
         assert 0 < slack <= 2 * DEFAULT.canonical_rel * 200.0  # mm; the parts are under 200 mm
+        rims = cad.edge_moves(refs[0], "mm") + cad.edge_moves(refs[1], "mm")
         d, pa, pb, inside = cad.exact_distance(*refs, "mm", canonical=True)
         truth = exact_distance(solids[a], solids[b])
-        assert not inside and abs(d - truth) <= slack + 1e-9, (a, b, d, truth)
+        assert not inside and abs(d - truth) <= slack + rims + 1e-9, (a, b, d, truth)
         for point, solid in ((pa, solids[a]), (pb, solids[b])):
-            assert on_solid(point, solid) < 1e-6
+            assert on_solid(point, solid) < 1e-6 + rims
         if truth <= 1e-6:
             volume, thickness = cad.common_part(*refs, "mm", canonical=True)
             assert volume < 1e-6 and common_volume(solids[a], solids[b]) < 1e-6
