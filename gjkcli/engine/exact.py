@@ -59,7 +59,7 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -563,7 +563,7 @@ class _Pair:
                 continue
             points = inner.probes()
             if pairs is not None and len(pairs):
-                faces = _distinct(pairs[:, 1] if which == "b in a" else pairs[:, 0])
+                faces = distinct(pairs[:, 1] if which == "b in a" else pairs[:, 0])
                 points = np.concatenate([points, inner.local(inner.vertices[inner.faces[faces]].mean(axis=1))])
             to_outer = self.b_to_a if which == "b in a" else self.a_to_b
             hit = _inside(outer, to_outer(points), self.tol, self.ws)
@@ -607,8 +607,8 @@ class _Pair:
             # a proof needs a point deeper than the band: shallower ones are not looked at
             beat = (0.0 if best is None else best[0]) if measure else self.tol
             hit = None
-            faces = _distinct(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
-            corners = _distinct(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
+            faces = distinct(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
+            corners = distinct(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
 
             def probes():  # every one (a few per body: a body wholly inside is found)
                 return to_outer(inner.probes()), None
@@ -703,7 +703,7 @@ class _Pair:
             p = np.ascontiguousarray(to_outer(points))
             dist, _, _ = _mesh.closest(outer.bvh, p, float("inf"), 0.0, self.ws)
             far = np.flatnonzero(dist > self.snap)
-            if len(_distinct(body[far])) < inner.bodies:
+            if len(distinct(body[far])) < inner.bodies:
                 return False
             outer.bvh.prepare_winding()
             if np.any(np.abs(_mesh.winding(outer.bvh, p[far], self.ws)) > DEFAULT.winding_inside):
@@ -736,8 +736,8 @@ class _Pair:
         """Unit directions (A's frame) to move B along, at most SHIFTS, most promising first."""
         out = []
         if len(crossings):
-            na = _normals(self.a, _distinct(crossings[:, 0]))
-            nb = -_normals(self.b, _distinct(crossings[:, 1])) @ self.R.T
+            na = _normals(self.a, distinct(crossings[:, 0]))
+            nb = -_normals(self.b, distinct(crossings[:, 1])) @ self.R.T
             groups = []
             for n, sign in ((na, self.a.outward()), (nb, self.b.outward())):
                 groups += [sign * n] if sign else [n, -n]  # not oriented: either way
@@ -948,14 +948,15 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     return best
 
 
-def _distinct(ints: np.ndarray) -> np.ndarray:
-    """The distinct values of non-negative integers (k,), sorted: np.unique's answer by counting
-    (np.unique imports numpy.ma on first use, about 15 ms of a robot run's start), or by
-    np.unique where the largest value is far beyond their number (a few faces of a mesh of
-    millions: a count of every index would be the mesh's size, per call)."""
+def distinct(ints: np.ndarray) -> np.ndarray:
+    """The distinct values of non-negative integers (k,), sorted: np.unique's answer without
+    np.unique, which imports numpy.ma on first use (10 to 15 ms of a run's start). By counting,
+    or by sorting where the largest value is far beyond their number (a few faces of a mesh of
+    millions, or edge keys a * n + b: a count of every value would be that large, per call)."""
     ints = np.ravel(ints)
     if len(ints) and int(ints.max()) > 64 * len(ints) + (1 << 16):
-        return np.unique(ints)
+        ints = np.sort(ints)
+        return ints[np.concatenate([[True], ints[1:] != ints[:-1]])]
     return np.flatnonzero(np.bincount(ints))
 
 

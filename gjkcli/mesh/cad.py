@@ -1083,10 +1083,10 @@ def _chord_gap(surface, nodes, uv, tris) -> float:
     """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
     the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
     # each edge once (two triangles share it), by its corners' indices
+    from gjkcli.engine.exact import distinct
+
     edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    edges = np.sort(edges[:, 0] * len(nodes) + edges[:, 1])
-    # distinct keys by hand: np.unique imports numpy.ma (10 ms of a STEP run)
-    edges = edges[np.concatenate([[True], edges[1:] != edges[:-1]])]
+    edges = distinct(edges[:, 0] * len(nodes) + edges[:, 1])
     ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
     suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])

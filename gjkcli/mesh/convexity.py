@@ -325,6 +325,7 @@ def _short_of_hull(batch: list, which: list, vertices, faces, out: list) -> None
     threshold), closed (watertight, one body, consistently wound) and fills less than
     1 - convex_volume_rel of its hull's volume, the same steps as `convexity` takes, in one
     pass over the parts' concatenated arrays; left None for any other part."""
+    from gjkcli.engine.exact import distinct
     from gjkcli.engine.shapes import small_hull_triangles
 
     V = [np.asarray(vertices[which[s]], dtype=np.float64).reshape(-1, 3) for s in batch]
@@ -378,7 +379,7 @@ def _short_of_hull(batch: list, which: list, vertices, faces, out: list) -> None
     body, _, open_face = topology(tris, len(merged))
     watertight = ~np.logical_or.reduceat(open_face, f_start)
     labels = int(body.max()) + 1
-    bodies = np.bincount(np.unique(f_of * labels + body) // labels, minlength=m)  # (part, body) once
+    bodies = np.bincount(distinct(f_of * labels + body) // labels, minlength=m)  # (part, body) once
     directed = tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
     edge_of = np.repeat(f_of, 3)
     proper = directed[:, 0] != directed[:, 1]

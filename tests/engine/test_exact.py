@@ -8,6 +8,8 @@ touching pairs (when installed), analytic boxes and spheres, and the hull engine
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -601,12 +603,21 @@ def test_chain_links_never_touch_and_their_closest_gap_matches_fcl():
     assert min(gaps) == pytest.approx(0.020, abs=5e-4)
 
 
-def test_distinct_indices_are_np_unique_s_dense_or_sparse():
-    """exact._distinct (counting where the indices are dense, np.unique where a few indices of
-    a large mesh would make the count as large as the mesh) answers as np.unique."""
-    from gjkcli.engine.exact import _distinct
+def test_distinct_indices_are_np_unique_s_dense_or_sparse(tmp_path):
+    """exact.distinct (counting where the indices are dense, sorting where a few indices of a
+    large mesh, or edge keys a * n + b, would make the count that large) answers as np.unique,
+    and a run that uses it alone never imports numpy.ma (np.unique's first call does)."""
+    from gjkcli.engine.exact import distinct
 
     rng = np.random.default_rng(3)
     for ints in (np.zeros(0, dtype=np.int64), rng.integers(0, 50, 200), rng.integers(0, 20_000_000, 7),
-                 np.array([[4, 1], [4, 9]])):
-        assert np.array_equal(_distinct(ints), np.unique(ints))
+                 np.array([[4, 1], [4, 9]]), rng.integers(0, 10**12, 5000), np.array([7, 7, 7])):
+        assert np.array_equal(distinct(ints), np.unique(ints))
+    code = ("import sys, numpy as np\n"
+            "from gjkcli.engine.exact import distinct\n"
+            "distinct(np.array([3, 10**9, 3]))\n"
+            "distinct(np.array([1, 2, 2]))\n"
+            "print('numpy.ma' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
+    assert out.stdout.split() == ["False"]
