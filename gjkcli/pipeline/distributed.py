@@ -379,7 +379,8 @@ def _load(source, strict: bool, lim) -> "_Loaded":
     got, skipped = split_problems(got)
     shapes, lo, hi, gap = hulls(got)
     return _Loaded(
-        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner) for g in got],
+        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner, g.eps, g.brep,
+               g.instance) for g in got],
         skipped=skipped,
         vertices=_Ragged.pack([g.vertices for g in got]), faces=_Ragged.pack([g.faces for g in got]),
         shapes=_PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap,
@@ -590,7 +591,9 @@ class _PackedShapes:
 class _Loaded:
     """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
 
-    meta : [(name, file, units, watertight, bodies, IFC element, owner)] per object; vertices,
+    meta : [(name, file, units, watertight, bodies, IFC element, owner, eps, brep, instance)] per
+    object (a STEP part's tessellation error, where its exact solids are and its product's shared
+    mesh and pose: the client refines its pairs on them as one process does); vertices,
     faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
     lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; primitive : (n,) bool the object is a
     primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
@@ -619,5 +622,7 @@ class _Loaded:
         primitives = dict(zip(at, self.shapes.take(at).unpack())) if at else {}
         return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
                          units=units, watertight=watertight, bodies=bodies, element=element,
-                         owner=owner, primitive=primitives.get(k))
-                for k, (name, file, units, watertight, bodies, element, owner) in enumerate(self.meta)]
+                         owner=owner, primitive=primitives.get(k), eps=eps, brep=brep,
+                         instance=instance)
+                for k, (name, file, units, watertight, bodies, element, owner, eps, brep, instance)
+                in enumerate(self.meta)]
