@@ -68,9 +68,14 @@ def volume(shape) -> float:
 
 
 def edges_of(shape) -> list:
-    out, explorer = [], TopExp_Explorer(shape, TopAbs_EDGE)
+    return subshapes(shape, TopAbs_EDGE, TopoDS.Edge)
+
+
+def subshapes(shape, kind, cast) -> list:
+    """Every sub-shape of `kind` (a TopAbs_ value) of `shape`, cast (TopoDS.Edge, ...)."""
+    out, explorer = [], TopExp_Explorer(shape, kind)
     while explorer.More():
-        out.append(TopoDS.Edge(explorer.Current()))
+        out.append(cast(explorer.Current()))
         explorer.Next()
     return out
 
@@ -227,11 +232,7 @@ def test_an_edge_rebuild_that_raises_keeps_the_faces_copy(monkeypatch):
 def vertices_of(shape) -> list:
     from OCP.TopAbs import TopAbs_VERTEX
 
-    out, explorer = [], TopExp_Explorer(shape, TopAbs_VERTEX)
-    while explorer.More():
-        out.append(TopoDS.Vertex(explorer.Current()))
-        explorer.Next()
-    return out
+    return subshapes(shape, TopAbs_VERTEX, TopoDS.Vertex)
 
 
 def product_pair(a: str, b: str) -> tuple:
