@@ -1082,9 +1082,9 @@ def _triangles(shape, path, name: str):
 def _chord_gap(surface, nodes, uv, tris) -> float:
     """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
     the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
-    # each edge once (two triangles share it), by its corners' indices
     from gjkcli.engine.exact import distinct
 
+    # each edge once (two triangles share it), by its corners' indices
     edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     edges = distinct(edges[:, 0] * len(nodes) + edges[:, 1])
     ends = np.column_stack([edges // len(nodes), edges % len(nodes)])

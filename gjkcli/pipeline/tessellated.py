@@ -69,7 +69,7 @@ _NEXT = None
 
 # Groups of pairs from which `decide_all` forks at once. Fewer are started in this process, and
 # forked only once they prove slow: after FORK_AFTER seconds, when the groups left would take
-# FORK_WORTH seconds more at the pace so far. A fork (about 30 ms with OpenCASCADE's solids in
+# FORK_WORTH seconds more at the pace so far. A fork (about 20 ms with OpenCASCADE's solids in
 # memory) is repaid by OpenCASCADE's booleans on touching pairs (10 to 40 ms each: the AP214
 # AS1's 24 bolts in holes), not by pairs the triangles decide (a millisecond).
 PARALLEL_FROM = 32
