@@ -119,9 +119,12 @@ class Tolerances:
     canonical_rel
         The exact checks (`gjkcli.mesh.cad`) measure a STEP solid whose B-spline faces are
         cylinders, cones, spheres, tori or planes within canonical_rel x its diagonal on those
-        surfaces (OpenCASCADE's GeomConvert_SurfToAnaSurf), 5 to 10 times faster; 1e-9 keeps the
-        move two orders below the touching band (touching_rel), and an answer within the moves
-        of the band or the clearance is measured again on the file's own solids.
+        surfaces (OpenCASCADE's GeomConvert_SurfToAnaSurf), and its B-spline edges between them
+        on the circles and lines where those surfaces meet, 5 to 10 times faster; 1e-9 keeps the
+        surfaces' move two orders below the touching band (touching_rel), and an answer within
+        that move of the band or the clearance is measured again on the file's own solids. The
+        file's own edges may lie their tolerance off the new ones (`cad.edge_moves`): how
+        precisely the file gives its rims, not counted in the move.
     motion_contact_rel
         A robot's motion between waypoints (`gjkcli.pipeline.motion`) reaches a contact when two
         links come within this fraction of the robot's size (its reach, twice: 2.6 um for the
