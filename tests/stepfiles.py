@@ -31,6 +31,7 @@ from OCP.STEPControl import STEPControl_AsIs  # noqa: E402
 from OCP.TCollection import TCollection_ExtendedString  # noqa: E402
 from OCP.TDataStd import TDataStd_Name  # noqa: E402
 from OCP.TDocStd import TDocStd_Document  # noqa: E402
+from OCP.TopExp import TopExp_Explorer  # noqa: E402
 from OCP.TopLoc import TopLoc_Location  # noqa: E402
 from OCP.XCAFDoc import XCAFDoc_DocumentTool  # noqa: E402
 
@@ -138,3 +139,12 @@ def cylinders_gap(gap: float, seam: float, radius: float = 10.0):
     radians (plus a half turn, so the seams face each other unless seam is 0)."""
     return (cylinder(radius, 2 * radius), cylinder(radius, 2 * radius, x=2 * radius + gap,
                                                     seam=math.pi + seam))
+
+
+def subshapes(shape, kind, cast) -> list:
+    """Every sub-shape of `kind` (a TopAbs_ value) of `shape`, cast (TopoDS.Edge, TopoDS.Face...)."""
+    out, explorer = [], TopExp_Explorer(shape, kind)
+    while explorer.More():
+        out.append(cast(explorer.Current()))
+        explorer.Next()
+    return out

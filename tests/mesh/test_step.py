@@ -153,9 +153,8 @@ def test_surface_points_are_opencascades(kind):
                                  BRepPrimAPI_MakeTorus)
     from OCP.GeomAbs import GeomAbs_Plane
     from OCP.TopAbs import TopAbs_FACE
-    from OCP.TopExp import TopExp_Explorer
     from OCP.TopoDS import TopoDS
-    from stepfiles import moved
+    from stepfiles import moved, subshapes
 
     from gjkcli.mesh.cad import surface_points
 
@@ -173,10 +172,8 @@ def test_surface_points_are_opencascades(kind):
     solid = solid.Moved(TopLoc_Location(turn))
     rng = np.random.default_rng(7)
     curved = 0
-    explorer = TopExp_Explorer(solid, TopAbs_FACE)
-    while explorer.More():
-        surface = BRepAdaptor_Surface(TopoDS.Face(explorer.Current()))
-        explorer.Next()
+    for face in subshapes(solid, TopAbs_FACE, TopoDS.Face):
+        surface = BRepAdaptor_Surface(face)
         if surface.GetType() == GeomAbs_Plane:
             continue
         curved += 1

@@ -29,12 +29,12 @@ from OCP.BRepTools import BRepTools  # noqa: E402
 from OCP.GeomAbs import GeomAbs_Circle, GeomAbs_Cylinder, GeomAbs_Line  # noqa: E402
 from OCP.GProp import GProp_GProps  # noqa: E402
 from OCP.TopAbs import TopAbs_EDGE, TopAbs_FACE  # noqa: E402
-from OCP.TopExp import TopExp_Explorer  # noqa: E402
 from OCP.TopoDS import TopoDS  # noqa: E402
 
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.mesh import cad  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
+from stepfiles import subshapes  # noqa: E402
 
 STEP_DIR = Path(__file__).resolve().parents[1] / "data" / "third_party" / "step"
 AP214, AP203 = STEP_DIR / "as1-oc-214.stp", STEP_DIR / "as1_pe_203.stp"
@@ -71,15 +71,6 @@ def edges_of(shape) -> list:
     return subshapes(shape, TopAbs_EDGE, TopoDS.Edge)
 
 
-def subshapes(shape, kind, cast) -> list:
-    """Every sub-shape of `kind` (a TopAbs_ value) of `shape`, cast (TopoDS.Edge, ...)."""
-    out, explorer = [], TopExp_Explorer(shape, kind)
-    while explorer.More():
-        out.append(cast(explorer.Current()))
-        explorer.Next()
-    return out
-
-
 def copy_of(part):
     """The canonical copy of a part's solid, placed as the part is."""
     return cad.placed_solid(part.brep[0]), cad._compound(part.brep, canonical=True)
@@ -100,11 +91,8 @@ def test_copies_have_analytic_edges_and_are_valid(parts, name):
     assert any(kind not in (GeomAbs_Line, GeomAbs_Circle) for kind in before)
     assert max(BRep_Tool.Tolerance_s(e) for e in edges_of(solid)) > 1e-5
     assert BRepCheck_Analyzer(copy).IsValid()
-    explorer = TopExp_Explorer(copy, TopAbs_FACE)
     seen = 0
-    while explorer.More():
-        face = TopoDS.Face(explorer.Current())
-        explorer.Next()
+    for face in subshapes(copy, TopAbs_FACE, TopoDS.Face):
         for edge in edges_of(face):
             assert BRepAdaptor_Curve(edge).GetType() in (GeomAbs_Line, GeomAbs_Circle)
             assert BRepAdaptor_Curve2d(edge, face).GetType() in (GeomAbs_Line, GeomAbs_Circle)
@@ -143,10 +131,7 @@ def test_slack_is_far_below_the_band_and_bounds_the_surfaces_move(parts, scans):
     assert 0 < slack <= 1e-3 * band
     for name in (PLATE, BOLT):
         solid, copy = copy_of(parts[name])
-        explorer = TopExp_Explorer(copy, TopAbs_FACE)
-        while explorer.More():
-            face = TopoDS.Face(explorer.Current())
-            explorer.Next()
+        for face in subshapes(copy, TopAbs_FACE, TopoDS.Face):
             if BRepAdaptor_Surface(face).GetType() != GeomAbs_Cylinder:
                 continue  # a plane of the file's own (a plane's middle may be in a hole)
             u0, u1, v0, v1 = BRepTools.UVBounds_s(face)
@@ -198,10 +183,8 @@ def test_a_whole_b_spline_cylinder_becomes_a_cylinder_with_circles(radius, heigh
     assert copy is not solid and BRepCheck_Analyzer(copy).IsValid()
     size = max(radius, height)
     assert gap <= 1e-12 * size and moved <= 1e-12 * size
-    explorer, kinds = TopExp_Explorer(copy, TopAbs_FACE), Counter()
-    while explorer.More():
-        face = TopoDS.Face(explorer.Current())
-        explorer.Next()
+    kinds = Counter()
+    for face in subshapes(copy, TopAbs_FACE, TopoDS.Face):
         for edge in edges_of(face):
             kinds[BRepAdaptor_Curve(edge).GetType()] += 1
             assert BRepAdaptor_Curve2d(edge, face).GetType() in (GeomAbs_Line, GeomAbs_Circle)
