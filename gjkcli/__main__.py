@@ -58,7 +58,10 @@ signal.signal(signal.SIGINT, _interrupt)
 
 
 def run():
+    from gjkcli import extras
     from gjkcli.cli import main
+
+    extras.freeze_imports = True  # this process's imported modules live as long as it does
 
     try:
         main()

@@ -110,3 +110,53 @@ def test_require_passes_an_installed_extra_and_names_a_missing_one(monkeypatch):
     with pytest.raises(Exception) as caught:
         extras.require("html", "page.html", "writing the HTML page")
     assert str(caught.value) == 'page.html: writing the HTML page needs plotly: pip install "gjk[pictures]"'
+
+
+# The command's process imports OpenCASCADE with the collector paused, and freezes what the import
+# made; the collector runs again after it. Measured in a fresh process, whose gc.callbacks count
+# the collections during the import.
+_PAUSED = """
+import gc, json, sys
+from gjkcli import extras
+from gjkcli.mesh import cad
+extras.freeze_imports = sys.argv[1] == "freeze"
+ran = []
+gc.callbacks.append(lambda phase, info: ran.append(phase) if phase == "start" else None)
+ok = cad.available()
+print(json.dumps({"ok": ok, "collections": len(ran), "frozen": gc.get_freeze_count(),
+                  "enabled": gc.isenabled()}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["freeze", "pause"])
+def test_opencascade_is_imported_with_the_collector_paused(mode):
+    pytest.importorskip("OCP", reason="needs the cad extra (cadquery-ocp-novtk)")
+    import json
+
+    got = json.loads(subprocess.run([sys.executable, "-c", _PAUSED, mode], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert got["ok"] and got["enabled"]
+    # some 270 collections with the collector on through the import
+    if mode == "freeze":
+        assert got["collections"] == 0
+        assert got["frozen"] > 50_000  # OpenCASCADE's classes, never walked again
+    else:
+        assert got["collections"] < 5  # the resumed collector's first passes
+        assert got["frozen"] == 0  # a library's caller keeps its collector as it was
+
+
+def test_collector_paused_restores_the_collector_as_it_was():
+    import gc
+
+    assert gc.isenabled()
+    with extras.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with extras.collector_paused():
+            pass
+        assert not gc.isenabled()  # off before, off after
+    finally:
+        gc.enable()
+    assert gc.get_freeze_count() == 0  # freezing is the command's choice, not a test process's

@@ -79,7 +79,8 @@ class SolidRef:
 def available() -> bool:
     """Whether OpenCASCADE (the `OCP` module of cadquery-ocp) can be imported."""
     try:
-        import OCP.STEPCAFControl  # noqa: F401
+        with extras.collector_paused():
+            import OCP.STEPCAFControl  # noqa: F401
     except ImportError:
         return False
     return True
@@ -833,13 +834,14 @@ def _compound(refs, canonical: bool = False):
 
 def _read(path: Path):
     try:
-        from OCP.IFSelect import IFSelect_RetDone
-        from OCP.OCP.collections import Sequence_TCollection_AsciiString as Strings
-        from OCP.OCP.collections import Sequence_TDF_Label as Labels
-        from OCP.STEPCAFControl import STEPCAFControl_Reader
-        from OCP.TCollection import TCollection_ExtendedString
-        from OCP.TDocStd import TDocStd_Document
-        from OCP.XCAFDoc import XCAFDoc_DocumentTool
+        with extras.collector_paused():  # a tenth of a STEP scan's time otherwise
+            from OCP.IFSelect import IFSelect_RetDone
+            from OCP.OCP.collections import Sequence_TCollection_AsciiString as Strings
+            from OCP.OCP.collections import Sequence_TDF_Label as Labels
+            from OCP.STEPCAFControl import STEPCAFControl_Reader
+            from OCP.TCollection import TCollection_ExtendedString
+            from OCP.TDocStd import TDocStd_Document
+            from OCP.XCAFDoc import XCAFDoc_DocumentTool
     except ImportError as exc:
         if extras.missing("cad", exc):
             raise InputError(path, extras.message("reading STEP", "cad")) from None

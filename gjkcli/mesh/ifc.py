@@ -415,8 +415,9 @@ def _ifcopenshell():
     """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
     package when it is missing."""
     try:
-        import ifcopenshell
-        import ifcopenshell.geom
+        with extras.collector_paused():
+            import ifcopenshell
+            import ifcopenshell.geom
     except ImportError as exc:
         if extras.missing("bim", exc):
             raise InputError("<ifc>", extras.message("reading IFC", "bim")) from None
