@@ -448,10 +448,14 @@ def edge_moves(refs, unit: str) -> float:
 
 
 def _placed(ref: SolidRef):
-    path = Path(ref.path)
-    if _key(path) != (ref.path, ref.stamp):
+    try:  # ref.path is resolved already: a stat, not a walk of its directories (`_key`)
+        st = Path(ref.path).stat()
+    except OSError:
+        st = None
+    if st is None or (st.st_size, st.st_mtime_ns) != ref.stamp:
         raise InputError(ref.path, "changed while gjk was checking it; run again")
-    _, solid, location = _solids(path)[1][ref.index]
+    hit = _CACHE.get((ref.path, ref.stamp))
+    _, solid, location = (hit or _solids(Path(ref.path)))[1][ref.index]
     return solid, location
 
 

@@ -204,3 +204,22 @@ def test_a_missing_system_libgl_is_one_line_that_says_what_to_install(tmp_path, 
     message = str(info.value)
     assert "libGL.so.1" in message and "apt-get install libgl1" in message
     assert "\n" not in message
+
+
+def test_a_file_changed_after_reading_is_one_line_not_a_stale_answer(tmp_path):
+    """The exact solids are the file's as it was read: a file written again (or removed) since,
+    asked for again, is the InputError saying so, not an answer on solids no longer there."""
+    import os
+
+    from gjkcli.mesh import cad
+
+    path = write_step(tmp_path / "two.step", [("a", box(1, 1, 1)), ("b", box(1, 1, 1, (2, 0, 0)))])
+    a, b = read_objects(path)
+    assert cad.exact_distance(a.brep, b.brep, "mm")[0] == pytest.approx(1.0)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    with pytest.raises(InputError, match="changed while gjk was checking it"):
+        cad.exact_distance(a.brep, b.brep, "mm")
+    path.unlink()
+    with pytest.raises(InputError, match="changed while gjk was checking it"):
+        cad.exact_distance(a.brep, b.brep, "mm")
