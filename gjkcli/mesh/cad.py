@@ -47,7 +47,8 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points", "finer", "edge_moves"]
+           "touching_points", "finer", "edge_moves", "canonical_todo", "canonical_export",
+           "canonical_import"]
 
 STEP_TYPES = frozenset({"step", "stp"})
 
@@ -459,8 +460,69 @@ def _placed(ref: SolidRef):
     return solid, location
 
 
-# Canonical copies of product solids: hash -> [(solid, (copy, gap))], see `_canonical`.
+# Canonical copies of product solids: hash -> [(solid, (copy, gap, moved))], see `_canonical`.
 _CANONICAL: dict = {}
+
+
+def canonical_todo(refs) -> list:
+    """One of `refs` per product whose canonical copy (`_canonical`) this process has still to
+    make and that has a B-spline face to make it from, the products with the most faces first:
+    the copies worth making on several cores (`canonical_export`) before the pairs are."""
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
+    from OCP.TopoDS import TopoDS
+
+    seen: dict = {}
+    out = []
+    for ref in refs:
+        solid = _placed(ref)[0]
+        if any(s.IsEqual(solid) for s in seen.get(hash(solid), ())):
+            continue
+        seen.setdefault(hash(solid), []).append(solid)
+        if any(s.IsEqual(solid) for s, _ in _CANONICAL.get(hash(solid), ())):
+            continue
+        faces = _faces(solid)
+        if any(BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
+                                                                 GeomAbs_BezierSurface)
+               for f in faces):
+            out.append((len(faces), ref))
+    return [ref for _, ref in sorted(out, key=lambda x: -x[0])]
+
+
+def canonical_export(refs, folder) -> list:
+    """The canonical copies of `refs`' products, made here (and kept, as `_canonical` keeps
+    them), each written to `folder` in OpenCASCADE's binary format (exact: every double as it
+    is): [(ref, file or None when the copy is the file's own solid, gap, moved)], for
+    `canonical_import` in the processes that share the work."""
+    from OCP.BinTools import BinTools
+
+    out = []
+    for ref in refs:
+        solid = _placed(ref)[0]
+        copy, gap, moved = _canonical(solid)
+        file = None
+        if not copy.IsSame(solid):
+            file = str(Path(folder) / f"{ref.index}.{hash(ref.path) & 0xffffffff:x}.brep")
+            BinTools.Write_s(copy, file)
+        out.append((ref, file, gap, moved))
+    return out
+
+
+def canonical_import(entries) -> None:
+    """Keep the canonical copies another process made (`canonical_export`) as this process's
+    own, for the products it has not made them for."""
+    from OCP.BinTools import BinTools
+    from OCP.TopoDS import TopoDS_Shape
+
+    for ref, file, gap, moved in entries:
+        solid = _placed(ref)[0]
+        if any(s.IsEqual(solid) for s, _ in _CANONICAL.get(hash(solid), ())):
+            continue
+        copy = solid
+        if file is not None:
+            copy = TopoDS_Shape()
+            BinTools.Read_s(copy, file)
+        _CANONICAL.setdefault(hash(solid), []).append((solid, (copy, gap, moved)))
 
 
 def _canonical(solid):

@@ -200,11 +200,12 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
+    copies = _copies_to_make(work) if forks else []
     out: dict = {}
     started = time.perf_counter()
     for n, group in enumerate(work):
         spent, left = time.perf_counter() - started, len(work) - n
-        if forks and left >= 2 and (len(work) >= PARALLEL_FROM
+        if forks and left >= 2 and (len(work) >= PARALLEL_FROM or len(copies) >= 2
                                    or (spent >= FORK_AFTER and spent / max(n, 1) * left >= FORK_WORTH)):
             out.update(_shared(work[n:], jobs, memo))
             return out
@@ -214,26 +215,35 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
 
 def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     """`work`'s answers from this process and jobs - 1 forked workers, each taking the next
-    group from a shared counter until none is left."""
+    group from a shared counter until none is left. The products' canonical copies are made
+    first: shared out when two or more are to be made (each process makes its share, then
+    reads the others', `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
     import multiprocessing
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
     from gjkcli.mesh import cad
 
-    for group in work:  # each product's canonical copy made once, before the fork
-        for _, item in group:
-            if item.refs is not None and item.unit is not None:
-                try:
-                    cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
-                except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
-                    pass
     global _WORK, _NEXT
+    workers = min(jobs, len(work)) - 1
+    todo = _copies_to_make(work)
+    if len(todo) < 2:
+        _copies_here(work)
     context = multiprocessing.get_context("fork")
     _WORK, _NEXT = work, context.Value("l", 0)
     try:
-        workers = min(jobs, len(work)) - 1
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            theirs = [pool.submit(_drain) for _ in range(workers)]
+        with ProcessPoolExecutor(workers, mp_context=context) as pool, \
+                tempfile.TemporaryDirectory(prefix="gjk-canonical-") as folder:
+            made: list = []
+            if len(todo) >= 2:
+                shares = [todo[k::workers + 1] for k in range(workers + 1)]
+                theirs = [pool.submit(cad.canonical_export, share, folder)
+                          for share in shares[1:] if share]
+                made = cad.canonical_export(shares[0], folder)
+                for future in theirs:
+                    made += future.result()
+                cad.canonical_import(made)
+            theirs = [pool.submit(_drain, None, made) for _ in range(workers)]
             out = _drain(memo)
             for future in theirs:
                 out.update(future.result())
@@ -242,9 +252,42 @@ def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     return out
 
 
-def _drain(memo: ExactMemo | None = None) -> dict:
+def _copies_to_make(work: list) -> list:
+    """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids ([] when none has any)."""
+    refs = [ref for group in work for _, item in group
+            if item.refs is not None and item.unit is not None
+            for ref in (*item.refs[0], *item.refs[1])]
+    if not refs:
+        return []
+    from gjkcli.mesh import cad
+
+    try:
+        return cad.canonical_todo(refs)
+    except Exception:  # noqa: BLE001 - the pairs' own refinement says what failed
+        return []
+
+
+def _copies_here(work: list) -> None:
+    """Each product's canonical copy made in this process, before the fork."""
+    from gjkcli.mesh import cad
+
+    for group in work:
+        for _, item in group:
+            if item.refs is not None and item.unit is not None:
+                try:
+                    cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
+                except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
+                    pass
+
+
+def _drain(memo: ExactMemo | None = None, copies=()) -> dict:
     """The answers of the groups of `_WORK` this process takes from `_NEXT`, until none is
-    left (in a forked worker, or in the process that forked it)."""
+    left (in a forked worker, or in the process that forked it); `copies`: the canonical copies
+    the processes made (`gjkcli.mesh.cad.canonical_export`), kept here first."""
+    if copies:
+        from gjkcli.mesh import cad
+
+        cad.canonical_import(copies)
     memo = ExactMemo() if memo is None else memo
     out: dict = {}
     while True:

@@ -195,6 +195,73 @@ def test_forked_refinement_matches_one_process(tmp_path, when):
         assert (volume > 1e-9) == (status == "collision"), (a, b, status, volume)
 
 
+SHARED_COPIES = """
+import json, os, sys
+from gjkcli.mesh import cad
+from gjkcli.pipeline import run, tessellated
+export = cad.canonical_export
+def exported(refs, folder):  # who made which product's copy (this process or the worker)
+    with open("made.txt", "a") as f:
+        f.writelines(f"{os.getpid()} {ref.index}\\n" for ref in refs)
+    return export(refs, folder)
+cad.canonical_export = exported
+found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
+made = [list(map(int, line.split())) for line in open("made.txt")] if os.path.exists("made.txt") else []
+os.path.exists("made.txt") and os.unlink("made.txt")
+print(json.dumps([os.getpid(), made]))
+print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9),
+                   None if p.result.distance_lower is None else round(p.result.distance_lower, 9)]
+                  for p in found.pairs]))
+"""
+
+
+def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path):
+    """The AP214 AS1's five products with B-spline faces: with two jobs their canonical copies
+    are shared out between this process and a forked worker, each reading the other's (written
+    exactly, in OpenCASCADE's binary format), before the 24 groups of pairs are; the pairs,
+    verdicts and distances are one process's, all 32 touching as OpenCASCADE has them."""
+    runs, makers = [], []
+    for jobs in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", SHARED_COPIES, str(AS1), jobs], cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        lines = out.stdout.splitlines()
+        me, made = json.loads(lines[-2])
+        makers.append({pid == me for pid, _ in made})
+        runs.append(sorted(map(tuple, json.loads(lines[-1]))))
+        if jobs == "2":
+            assert len(made) == 5 and len({index for _, index in made}) == 5  # each made once
+    assert makers == [set(), {True, False}]  # one process makes them as it goes; two share them
+    assert runs[0] == runs[1]
+    assert [status for _, _, status, *_ in runs[0]] == ["touching"] * 32
+
+
+def test_canonical_copies_read_back_are_the_ones_made(tmp_path):
+    """`canonical_export` then `canonical_import` in a process that has not made them: the same
+    slack and edge moves, and OpenCASCADE's distance and common volume between the copies the
+    same to the last digit."""
+    parts = cad.read_step(AS1)
+    refs = [p.brep[0] for p in parts]
+    for ref in refs:  # made by an earlier test in this process: forgotten
+        cad._CANONICAL.pop(hash(cad._placed(ref)[0]), None)
+    todo = cad.canonical_todo(refs)
+    assert len(todo) == 5
+    entries = cad.canonical_export(todo, tmp_path)
+    assert all(file is not None for _, file, _, _ in entries)
+    made = {ref.index: cad._canonical(cad._placed(ref)[0]) for ref in todo}
+    for ref in todo:  # forgotten again, as in a process that did not make them
+        cad._CANONICAL.pop(hash(cad._placed(ref)[0]))
+    assert len(cad.canonical_todo(refs)) == 5
+    cad.canonical_import(entries)
+    assert cad.canonical_todo(refs) == []
+    for ref in todo:
+        copy, gap, moved = cad._canonical(cad._placed(ref)[0])
+        assert (gap, moved) == made[ref.index][1:]
+        assert exact_distance(copy, made[ref.index][0]) == 0.0
+        assert common_volume(copy, made[ref.index][0]) == pytest.approx(
+            common_volume(made[ref.index][0], made[ref.index][0]), rel=1e-12)
+
+
 def test_finer_triangles_decide_as_opencascade(tmp_path, monkeypatch):
     """A cylinder (radius 10, its tessellation error e) beside a box, at gaps swept from a
     hundredth of e to twice e, with and without a clearance between them: every verdict and
