@@ -489,39 +489,44 @@ def canonical_todo(refs) -> list:
     return [ref for _, ref in sorted(out, key=lambda x: -x[0])]
 
 
-def canonical_export(refs, folder) -> list:
+def canonical_export(refs) -> list:
     """The canonical copies of `refs`' products, made here (and kept, as `_canonical` keeps
-    them), each written to `folder` in OpenCASCADE's binary format (exact: every double as it
-    is): [(ref, file or None when the copy is the file's own solid, gap, moved)], for
-    `canonical_import` in the processes that share the work."""
+    them), each in OpenCASCADE's binary format (exact: every double as it is): [(ref, bytes, or
+    None when the copy is the file's own solid, gap, moved)], for `canonical_import` in the
+    processes that share the work."""
+    import io
+
     from OCP.BinTools import BinTools
 
     out = []
     for ref in refs:
         solid = _placed(ref)[0]
         copy, gap, moved = _canonical(solid)
-        file = None
+        data = None
         if not copy.IsSame(solid):
-            file = str(Path(folder) / f"{ref.index}.{hash(ref.path) & 0xffffffff:x}.brep")
-            BinTools.Write_s(copy, file)
-        out.append((ref, file, gap, moved))
+            stream = io.BytesIO()
+            BinTools.Write_s(copy, stream)
+            data = stream.getvalue()
+        out.append((ref, data, gap, moved))
     return out
 
 
 def canonical_import(entries) -> None:
     """Keep the canonical copies another process made (`canonical_export`) as this process's
     own, for the products it has not made them for."""
+    import io
+
     from OCP.BinTools import BinTools
     from OCP.TopoDS import TopoDS_Shape
 
-    for ref, file, gap, moved in entries:
+    for ref, data, gap, moved in entries:
         solid = _placed(ref)[0]
         if any(s.IsEqual(solid) for s, _ in _CANONICAL.get(hash(solid), ())):
             continue
         copy = solid
-        if file is not None:
+        if data is not None:
             copy = TopoDS_Shape()
-            BinTools.Read_s(copy, file)
+            BinTools.Read_s(copy, io.BytesIO(data))
         _CANONICAL.setdefault(hash(solid), []).append((solid, (copy, gap, moved)))
 
 

@@ -219,7 +219,6 @@ def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     first: shared out when two or more are to be made (each process makes its share, then
     reads the others', `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
     import multiprocessing
-    import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
     from gjkcli.mesh import cad
@@ -232,14 +231,12 @@ def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     context = multiprocessing.get_context("fork")
     _WORK, _NEXT = work, context.Value("l", 0)
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool, \
-                tempfile.TemporaryDirectory(prefix="gjk-canonical-") as folder:
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
             made: list = []
             if len(todo) >= 2:
                 shares = [todo[k::workers + 1] for k in range(workers + 1)]
-                theirs = [pool.submit(cad.canonical_export, share, folder)
-                          for share in shares[1:] if share]
-                made = cad.canonical_export(shares[0], folder)
+                theirs = [pool.submit(cad.canonical_export, share) for share in shares[1:] if share]
+                made = cad.canonical_export(shares[0])
                 for future in theirs:
                     made += future.result()
                 cad.canonical_import(made)

@@ -200,10 +200,10 @@ import json, os, sys
 from gjkcli.mesh import cad
 from gjkcli.pipeline import run, tessellated
 export = cad.canonical_export
-def exported(refs, folder):  # who made which product's copy (this process or the worker)
+def exported(refs):  # who made which product's copy (this process or the worker)
     with open("made.txt", "a") as f:
         f.writelines(f"{os.getpid()} {ref.index}\\n" for ref in refs)
-    return export(refs, folder)
+    return export(refs)
 cad.canonical_export = exported
 found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
 made = [list(map(int, line.split())) for line in open("made.txt")] if os.path.exists("made.txt") else []
@@ -217,7 +217,7 @@ print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9),
 
 def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path):
     """The AP214 AS1's five products with B-spline faces: with two jobs their canonical copies
-    are shared out between this process and a forked worker, each reading the other's (written
+    are shared out between this process and a forked worker, each reading the other's (sent
     exactly, in OpenCASCADE's binary format), before the 24 groups of pairs are; the pairs,
     verdicts and distances are one process's, all 32 touching as OpenCASCADE has them."""
     runs, makers = [], []
@@ -236,7 +236,7 @@ def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path
     assert [status for _, _, status, *_ in runs[0]] == ["touching"] * 32
 
 
-def test_canonical_copies_read_back_are_the_ones_made(tmp_path):
+def test_canonical_copies_read_back_are_the_ones_made():
     """`canonical_export` then `canonical_import` in a process that has not made them: the same
     slack and edge moves, and OpenCASCADE's distance and common volume between the copies the
     same to the last digit."""
@@ -246,8 +246,8 @@ def test_canonical_copies_read_back_are_the_ones_made(tmp_path):
         cad._CANONICAL.pop(hash(cad._placed(ref)[0]), None)
     todo = cad.canonical_todo(refs)
     assert len(todo) == 5
-    entries = cad.canonical_export(todo, tmp_path)
-    assert all(file is not None for _, file, _, _ in entries)
+    entries = cad.canonical_export(todo)
+    assert all(data is not None for _, data, _, _ in entries)
     made = {ref.index: cad._canonical(cad._placed(ref)[0]) for ref in todo}
     for ref in todo:  # forgotten again, as in a process that did not make them
         cad._CANONICAL.pop(hash(cad._placed(ref)[0]))
