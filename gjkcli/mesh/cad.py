@@ -388,8 +388,17 @@ def _common(refs_a, refs_b, area: bool = True, canonical: bool = False):
     from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
     from OCP.BRepGProp import BRepGProp
     from OCP.GProp import GProp_GProps
+    from OCP.OCP.collections import List_TopoDS_Shape
 
-    common = BRepAlgoAPI_Common(_compound(refs_a, canonical), _compound(refs_b, canonical))
+    common = BRepAlgoAPI_Common()
+    for refs, add in ((refs_a, common.SetArguments), (refs_b, common.SetTools)):
+        shapes = List_TopoDS_Shape()
+        shapes.Append(_compound(refs, canonical))
+        add(shapes)
+    # OpenCASCADE asks of every argument whether it is an inverted solid (a hole in space) on
+    # every boolean, a quarter of box_sides.STEP's; asked once per product here instead
+    common.SetCheckInverted(not all(_upright(ref, canonical) for ref in (*refs_a, *refs_b)))
+    common.Build()
     if not common.IsDone():
         return None
     volume = GProp_GProps()
@@ -399,6 +408,26 @@ def _common(refs_a, refs_b, area: bool = True, canonical: bool = False):
     surface = GProp_GProps()
     BRepGProp.SurfaceProperties_s(common.Shape(), surface)
     return abs(volume.Mass()), abs(surface.Mass())
+
+
+# Whether a product's solid (or its canonical copy) is a solid that is not inverted: hash ->
+# [(shape, answer)], see `_upright`.
+_UPRIGHT: dict = {}
+
+
+def _upright(ref: SolidRef, canonical: bool = False) -> bool:
+    """Whether the solid of `ref` (its canonical copy with `canonical`) is a solid and not an
+    inverted one (OpenCASCADE's BOPTools_AlgoTools::IsInvertedSolid, the check its booleans
+    make of each argument), once per product: a placement does not change it."""
+    from OCP.BOPTools import BOPTools_AlgoTools
+    from OCP.TopAbs import TopAbs_SOLID
+    from OCP.TopoDS import TopoDS
+
+    solid = _placed(ref)[0]
+    if canonical:
+        solid = _canonical(solid)[0]
+    return _once(_UPRIGHT, solid, lambda: solid.ShapeType() == TopAbs_SOLID
+                 and not BOPTools_AlgoTools.IsInvertedSolid_s(TopoDS.Solid(solid)))
 
 
 # -- reading -----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
-from stepfiles import box, cylinder, write_step  # skips the module without OpenCASCADE
+from stepfiles import box, common_volume, cylinder, write_step  # skips the module without OpenCASCADE
 
 from gjkcli.errors import InputError
 from gjkcli.mesh.load import load_objects, load_part, read_objects
@@ -223,3 +223,28 @@ def test_a_file_changed_after_reading_is_one_line_not_a_stale_answer(tmp_path):
     path.unlink()
     with pytest.raises(InputError, match="changed while gjk was checking it"):
         cad.exact_distance(a.brep, b.brep, "mm")
+
+
+def test_booleans_skip_the_inverted_check_only_for_upright_solids(tmp_path, monkeypatch):
+    """OpenCASCADE's booleans ask of every argument whether it is an inverted solid; gjk asks
+    once per product (`_upright`) and lets the boolean skip it only when no argument is. The
+    common volume is OpenCASCADE's default boolean's either way."""
+    from OCP.TopoDS import TopoDS
+
+    from gjkcli.mesh import cad
+
+    path = write_step(tmp_path / "two.step", [("a", box(2, 2, 2)), ("b", box(2, 2, 2, (1, 1, 1)))])
+    a, b = read_objects(path)
+    assert cad._upright(a.brep[0]) and cad._upright(b.brep[0])
+    volume = common_volume(cad.placed_solid(a.brep[0]), cad.placed_solid(b.brep[0]))
+    assert volume == pytest.approx(1.0)
+    assert cad.common_volume(a.brep, b.brep, "mm") == pytest.approx(volume, rel=1e-12)
+    placed = cad._placed
+    monkeypatch.setattr(cad, "_placed", lambda ref: (lambda s, loc: (
+        TopoDS.Solid(s.Reversed()) if ref == a.brep[0] else s, loc))(*placed(ref)))
+    cad._UPRIGHT.clear()
+    assert not cad._upright(a.brep[0]) and cad._upright(b.brep[0])  # a hole in space
+    reversed_a = TopoDS.Solid(cad.placed_solid(a.brep[0]))
+    got = cad.common_volume(a.brep, b.brep, "mm")
+    assert got == pytest.approx(common_volume(reversed_a, cad.placed_solid(b.brep[0])), rel=1e-12)
+    cad._UPRIGHT.clear()
