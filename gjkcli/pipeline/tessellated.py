@@ -75,6 +75,10 @@ _NEXT = None
 PARALLEL_FROM = 32
 FORK_AFTER = 0.05
 FORK_WORTH = 0.15
+# ... and at once from this many groups with exact solids: where the triangles cannot decide
+# them, OpenCASCADE's answers (10 to 60 ms each) repay the fork and the worker's start (about
+# 30 ms) by the second group; groups the triangles decide (a few ms each) cost that for nothing.
+EXACT_FROM = 4
 
 # How much finer than the parts' own (`_finer`) the triangles of an undecided apart pair may be
 # made before OpenCASCADE measures it instead: box_sides.STEP's four pairs 0.005 apart with an
@@ -184,8 +188,9 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once).
     With jobs > 1 in a process that may fork (`gjkcli.engine.shapes.can_fork`), the groups are
     shared with jobs - 1 forked workers: from the start when there are PARALLEL_FROM of them,
-    else once this process has spent FORK_AFTER seconds on them and the rest would take
-    FORK_WORTH seconds more at that pace. This process and the workers then take the groups left
+    EXACT_FROM with exact solids, or two products' canonical copies to make, else once this
+    process has spent FORK_AFTER seconds on them and the rest would take FORK_WORTH seconds
+    more at that pace. This process and the workers then take the groups left
     one at a time from a shared counter; the exact solids read before the fork are the
     workers' too, and each hands back its groups' answers, the same as one process gives.
     `memo` keeps the answers of the groups refined here, and its counts, across calls."""
@@ -201,11 +206,14 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
     copies = _copies_to_make(work) if forks else []
+    exact = sum(any(item.refs is not None and item.unit is not None for _, item in group)
+                for group in work)
     out: dict = {}
     started = time.perf_counter()
     for n, group in enumerate(work):
         spent, left = time.perf_counter() - started, len(work) - n
-        if forks and left >= 2 and (len(work) >= PARALLEL_FROM or len(copies) >= 2
+        if forks and left >= 2 and (len(work) >= PARALLEL_FROM or exact >= EXACT_FROM
+                                   or len(copies) >= 2
                                    or (spent >= FORK_AFTER and spent / max(n, 1) * left >= FORK_WORTH)):
             out.update(_shared(work[n:], jobs, memo))
             return out
@@ -224,6 +232,10 @@ def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     from gjkcli.mesh import cad
 
     global _WORK, _NEXT
+    # the largest pairs first (their triangles), so that no process is left with a long one
+    # while the others have finished
+    work = sorted(work, key=lambda group: -sum(_triangle_count(item.a) + _triangle_count(item.b)
+                                               for _, item in group))
     workers = min(jobs, len(work)) - 1
     todo = _copies_to_make(work)
     if len(todo) < 2:

@@ -158,7 +158,8 @@ from gjkcli.pipeline import run, tessellated
 if sys.argv[3] == "at-once":
     tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
 else:  # after the first group, as a run does once its groups prove slow
-    tessellated.PARALLEL_FROM, tessellated.FORK_AFTER, tessellated.FORK_WORTH = 10**9, 0.0, 0.0
+    tessellated.PARALLEL_FROM, tessellated.EXACT_FROM = 10**9, 10**9
+    tessellated.FORK_AFTER, tessellated.FORK_WORTH = 0.0, 0.0
 shared, forks = tessellated._shared, []
 tessellated._shared = lambda work, *args: forks.append(len(work)) or shared(work, *args)
 found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
