@@ -522,20 +522,24 @@ def canonical_export(refs) -> list:
     """The canonical copies of `refs`' products, made here (and kept, as `_canonical` keeps
     them), each in OpenCASCADE's binary format (exact: every double as it is): [(ref, bytes, or
     None when the copy is the file's own solid, gap, moved)], for `canonical_import` in the
-    processes that share the work."""
+    processes that share the work. A product that cannot be read again (its file changed) is
+    left out: a process that needs its copy makes it, and fails, as without sharing."""
     import io
 
     from OCP.BinTools import BinTools
 
     out = []
     for ref in refs:
-        solid = _placed(ref)[0]
-        copy, gap, moved = _canonical(solid)
-        data = None
-        if not copy.IsSame(solid):
-            stream = io.BytesIO()
-            BinTools.Write_s(copy, stream)
-            data = stream.getvalue()
+        try:
+            solid = _placed(ref)[0]
+            copy, gap, moved = _canonical(solid)
+            data = None
+            if not copy.IsSame(solid):
+                stream = io.BytesIO()
+                BinTools.Write_s(copy, stream)
+                data = stream.getvalue()
+        except Exception:  # noqa: BLE001 - left out: the pairs' own refinement says what failed
+            continue
         out.append((ref, data, gap, moved))
     return out
 
