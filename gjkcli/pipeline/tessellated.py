@@ -215,17 +215,18 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
         if forks and left >= 2 and (len(work) >= PARALLEL_FROM or exact >= EXACT_FROM
                                    or len(copies) >= 2
                                    or (spent >= FORK_AFTER and spent / max(n, 1) * left >= FORK_WORTH)):
-            out.update(_shared(work[n:], jobs, memo))
+            out.update(_shared(work[n:], jobs, memo, copies if n == 0 else None))
             return out
         out.update((key, _decide_one(item, memo)) for key, item in group)
     return out
 
 
-def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
+def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) -> dict:
     """`work`'s answers from this process and jobs - 1 forked workers, each taking the next
     group from a shared counter until none is left. The products' canonical copies are made
-    first: shared out when two or more are to be made (each process makes its share, then
-    reads the others', `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
+    first: shared out when two or more are to be made (`todo`, `_copies_to_make` when None:
+    each process makes its share, then reads the others',
+    `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -237,7 +238,7 @@ def _shared(work: list, jobs: int, memo: ExactMemo) -> dict:
     work = sorted(work, key=lambda group: -sum(_triangle_count(item.a) + _triangle_count(item.b)
                                                for _, item in group))
     workers = min(jobs, len(work)) - 1
-    todo = _copies_to_make(work)
+    todo = _copies_to_make(work) if todo is None else todo
     if len(todo) < 2:
         _copies_here(work)
     context = multiprocessing.get_context("fork")
