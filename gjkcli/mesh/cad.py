@@ -181,6 +181,11 @@ def _pose(R, t) -> np.ndarray:
     return T
 
 
+def _has(cache: dict, shape) -> bool:
+    """Whether `cache` (`_once`'s) holds an answer for `shape`."""
+    return any(seen.IsEqual(shape) for seen, _ in cache.get(hash(shape), ()))
+
+
 def _once(cache: dict, shape, make):
     """make() for the first shape of its kind (the same solid, unplaced); the cached answer for
     the next ones."""
@@ -396,7 +401,7 @@ def _common(refs_a, refs_b, area: bool = True, canonical: bool = False):
         shapes.Append(_compound(refs, canonical))
         add(shapes)
     # OpenCASCADE asks of every argument whether it is an inverted solid (a hole in space) on
-    # every boolean, a quarter of box_sides.STEP's; asked once per product here instead
+    # every boolean, about a sixth of box_sides.STEP's; asked once per product here instead
     common.SetCheckInverted(not all(_upright(ref, canonical) for ref in (*refs_a, *refs_b)))
     common.Build()
     if not common.IsDone():
@@ -505,11 +510,9 @@ def canonical_todo(refs) -> list:
     out = []
     for ref in refs:
         solid = _placed(ref)[0]
-        if any(s.IsEqual(solid) for s in seen.get(hash(solid), ())):
+        if _has(seen, solid) or _has(_CANONICAL, solid):
             continue
-        seen.setdefault(hash(solid), []).append(solid)
-        if any(s.IsEqual(solid) for s, _ in _CANONICAL.get(hash(solid), ())):
-            continue
+        seen.setdefault(hash(solid), []).append((solid, None))
         faces = _faces(solid)
         if any(BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
                                                                  GeomAbs_BezierSurface)
@@ -554,7 +557,7 @@ def canonical_import(entries) -> None:
 
     for ref, data, gap, moved in entries:
         solid = _placed(ref)[0]
-        if any(s.IsEqual(solid) for s, _ in _CANONICAL.get(hash(solid), ())):
+        if _has(_CANONICAL, solid):
             continue
         copy = solid
         if data is not None:
