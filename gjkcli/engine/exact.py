@@ -749,10 +749,12 @@ class _Pair:
             out.append(np.asarray(hint, dtype=np.float64))
         units = []
         for n in out:
+            if len(units) == SHIFTS:  # the first SHIFTS distinct ones are all that is tried
+                break
             length = np.linalg.norm(n)
             if length > 1e-9 and not any(np.dot(u, n) > (1 - 1e-9) * length for u in units):
                 units.append(n / length)
-        return units[:SHIFTS]
+        return units
 
     # result fields
     def crossed(self, point, ta, tb, exit_) -> dict:
