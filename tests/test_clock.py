@@ -10,15 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fresh import python_c
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 def run_python(code: str, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return python_c(textwrap.dedent(code), cwd=cwd)
 
 
 def test_a_stage_s_imports_go_under_imports(tmp_path):

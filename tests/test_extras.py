@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fresh import python_c
 
 from gjkcli import extras
 
@@ -133,8 +134,7 @@ def test_opencascade_is_imported_with_the_collector_paused(mode):
     pytest.importorskip("OCP", reason="needs the cad extra (cadquery-ocp-novtk)")
     import json
 
-    got = json.loads(subprocess.run([sys.executable, "-c", _PAUSED, mode], capture_output=True,
-                                    text=True, check=True).stdout)
+    got = json.loads(python_c(_PAUSED, mode))
     assert got["ok"] and got["enabled"]
     # some 270 collections with the collector on through the import
     if mode == "freeze":

@@ -8,8 +8,6 @@ touching pairs (when installed), analytic boxes and spheres, and the hull engine
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from fresh import python_c
 
 from gjkcli.engine import _mesh
 from gjkcli.engine.exact import Mesh, exact_query
@@ -618,6 +617,4 @@ def test_distinct_indices_are_np_unique_s_dense_or_sparse(tmp_path):
             "distinct(np.array([3, 10**9, 3]))\n"
             "distinct(np.array([1, 2, 2]))\n"
             "print('numpy.ma' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=tmp_path)
-    assert out.stdout.split() == ["False"]
+    assert python_c(code, cwd=tmp_path).split() == ["False"]

@@ -175,8 +175,8 @@ def test_scanning_every_committed_step_file_imports_no_scipy(tmp_path):
     the verdicts are the files' own (as the tests above hold them against OpenCASCADE)."""
     import gzip
     import json
-    import subprocess
-    import sys
+
+    from fresh import python_c
 
     names = ["as1-oc-214.stp", "as1_pe_203.stp", "eight_cyl.stp", "stp_multiple_shp_at_root.stp"]
     for name in names:
@@ -196,9 +196,7 @@ def test_scanning_every_committed_step_file_imports_no_scipy(tmp_path):
         "            pass\n"
         "    reports.append(json.loads(out.getvalue())['summary'])\n"
         "print(json.dumps([reports, 'scipy' in sys.modules]))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                          cwd=tmp_path)
-    summaries, scipy_imported = json.loads(done.stdout)
+    summaries, scipy_imported = json.loads(python_c(script, cwd=tmp_path))
     verdicts = [{k: s.get(k, 0) for k in ("collision", "touching", "clear")} for s in summaries]
     assert verdicts == [{"collision": 0, "touching": 32, "clear": 0}, {"collision": 0, "touching": 32, "clear": 0},
                         {"collision": 0, "touching": 0, "clear": 0}, {"collision": 3, "touching": 0, "clear": 0},

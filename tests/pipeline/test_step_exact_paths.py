@@ -8,8 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +18,7 @@ pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
 from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeVertex  # noqa: E402
 from OCP.gp import gp_Pnt  # noqa: E402
 
+from fresh import python_c  # noqa: E402
 from stepfiles import box, common_volume, cylinder, exact_distance, write_step  # noqa: E402
 
 from gjkcli.engine.results import Status  # noqa: E402
@@ -180,10 +179,7 @@ def test_forked_refinement_matches_one_process(tmp_path, when):
         shutil.copyfileobj(src, dst)
     runs, forks = [], []
     for jobs in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", FORKED, str(plain), jobs, when], cwd=tmp_path,
-                             capture_output=True, text=True, check=False)
-        assert out.returncode == 0, out.stderr[-2000:]
-        lines = out.stdout.splitlines()
+        lines = python_c(FORKED, plain, jobs, when, cwd=tmp_path).splitlines()
         forks.append(json.loads(lines[-2]))
         runs.append(sorted(map(tuple, json.loads(lines[-1]))))
     assert forks[0] == [] and len(forks[1]) == 1 and forks[1][0] >= 2  # the groups it shared
@@ -223,10 +219,7 @@ def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path
     verdicts and distances are one process's, all 32 touching as OpenCASCADE has them."""
     runs, makers = [], []
     for jobs in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", SHARED_COPIES, str(AS1), jobs], cwd=tmp_path,
-                             capture_output=True, text=True, check=False)
-        assert out.returncode == 0, out.stderr[-2000:]
-        lines = out.stdout.splitlines()
+        lines = python_c(SHARED_COPIES, AS1, jobs, cwd=tmp_path).splitlines()
         me, made = json.loads(lines[-2])
         makers.append({pid == me for pid, _ in made})
         runs.append(sorted(map(tuple, json.loads(lines[-1]))))

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+import fresh
 import pytest
 from rich.console import Console
 
@@ -29,10 +27,8 @@ from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, St
 
 def python_c(code: str, cwd: Path) -> str:
     """stdout of `python -c code` on the same gjkcli the tests import, from a neutral folder."""
-    env = {**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])}
-    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
+    here = str(Path(gjkcli.__file__).resolve().parents[1])
+    return fresh.python_c(code, cwd=cwd, env={"PYTHONPATH": here}).strip()
 
 
 def text_of(renderable, width: int = 110) -> str:
