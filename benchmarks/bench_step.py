@@ -268,8 +268,9 @@ def bytecode_env(cache: Path | None) -> dict | None:
 # run's time goes before it reads anything. gjk's command imports its pipeline and OpenCASCADE;
 # trimesh's route imports its three.
 IMPORTS = (("OCP (OpenCASCADE's Python binding)", "import OCP.OCP"),
-           # as gjk imports it (gjkcli.extras.collector_paused)
-           ("OCP, the garbage collector paused", "import gc; gc.disable(); import OCP.OCP"),
+           # as gjk imports it: the garbage collector paused, its libraries bound lazily
+           ("OCP as gjk imports it", "from gjkcli import extras\n"
+                                     "with extras.binding_import(): import OCP.OCP"),
            ("gjk's scan, without OCP", "import gjkcli.cli, gjkcli.pipeline.run, gjkcli.report.jsonout"),
            ("trimesh + python-fcl + cascadio", "import trimesh, fcl, cascadio"))
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from gjkcli.errors import InputError
 
-__all__ = ["Extra", "EXTRAS", "require", "missing", "message", "collector_paused"]
+__all__ = ["Extra", "EXTRAS", "require", "missing", "message", "binding_import"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def missing(key: str, exc: BaseException) -> bool:
     return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in EXTRAS[key].modules
 
 
-# Whether `collector_paused` freezes what the import made (gc.freeze): the command's process sets
+# Whether `binding_import` freezes what the import made (gc.freeze): the command's process sets
 # it (`gjkcli.__main__`). There the imported modules' objects live until the process ends, and
 # frozen, the collector never walks them again; a library's caller keeps its collector as it was
 # (frozen objects are still freed when nothing refers to them, but never as cycles).
@@ -70,17 +72,31 @@ freeze_imports = False
 
 
 @contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector off within the block, then as it was: for importing a
-    large binding. OpenCASCADE's (OCP) makes about 190,000 objects as it registers its classes,
-    which set off some 270 collections, each walking all of them to free nothing: 0.12 s of a
-    STEP scan's 1.2 s. Resumed, the collector walks them again a few times (0.09 s) unless they
-    are frozen (`freeze_imports`: 0.02 s of collections in the whole scan)."""
+def binding_import():
+    """For importing a large compiled binding (OpenCASCADE's OCP, IfcOpenShell): within the
+    block, Python's cyclic garbage collector is off and shared libraries are opened with lazy
+    symbol binding; after it, both as they were.
+
+    - The collector: OCP makes about 190,000 objects as it registers its classes, which set off
+      some 270 collections, each walking all of them to free nothing: 0.12 s of a STEP scan's
+      1.2 s. Resumed, the collector walks them again a few times (0.09 s) unless they are
+      frozen (`freeze_imports`: 0.02 s of collections in the whole scan).
+    - The binding (RTLD_LAZY instead of Python's RTLD_NOW): the dynamic linker resolves a
+      function of OpenCASCADE's 60 libraries when it is first called, not all of them as the
+      module loads: 78,000 symbol lookups at OCP's import instead of 135,000, about 0.08 s. A
+      library missing a function would then fail where it is called rather than at the import;
+      the wheels are built whole. LD_BIND_NOW set in the environment binds them all as before.
+    """
     was = gc.isenabled()
+    flags = sys.getdlopenflags() if hasattr(sys, "getdlopenflags") else None
     gc.disable()
+    if flags is not None:
+        sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)
     try:
         yield
     finally:
+        if flags is not None:
+            sys.setdlopenflags(flags)
         if freeze_imports:
             gc.freeze()
         if was:
@@ -98,7 +114,7 @@ def require(key: str, source, what: str) -> None:
     """
     for module in EXTRAS[key].modules:
         try:
-            with collector_paused():
+            with binding_import():
                 importlib.import_module(module)
         except ImportError as exc:
             if missing(key, exc):

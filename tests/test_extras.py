@@ -145,18 +145,49 @@ def test_opencascade_is_imported_with_the_collector_paused(mode):
         assert got["frozen"] == 0  # a library's caller keeps its collector as it was
 
 
-def test_collector_paused_restores_the_collector_as_it_was():
+def test_binding_import_restores_the_collector_and_the_binding_as_they_were():
     import gc
+    import os
 
+    flags = sys.getdlopenflags()
     assert gc.isenabled()
-    with extras.collector_paused():
+    with extras.binding_import():
         assert not gc.isenabled()
+        assert sys.getdlopenflags() & os.RTLD_LAZY and not sys.getdlopenflags() & os.RTLD_NOW
     assert gc.isenabled()
+    assert sys.getdlopenflags() == flags
     gc.disable()
     try:
-        with extras.collector_paused():
+        with extras.binding_import():
             pass
         assert not gc.isenabled()  # off before, off after
     finally:
         gc.enable()
     assert gc.get_freeze_count() == 0  # freezing is the command's choice, not a test process's
+
+
+# What the dynamic linker is asked for as OpenCASCADE's extension module is opened: a finder
+# ahead of Python's own notes sys.getdlopenflags() when OCP.OCP is looked for, and finds nothing.
+_BINDING = """
+import json, os, sys
+from gjkcli.mesh import cad
+seen = []
+class Note:
+    def find_spec(self, name, path=None, target=None):
+        if name == "OCP.OCP":
+            seen.append(sys.getdlopenflags())
+sys.meta_path.insert(0, Note())
+ok = cad.available()
+print(json.dumps({"ok": ok, "seen": seen, "after": sys.getdlopenflags(),
+                  "lazy": os.RTLD_LAZY, "now": os.RTLD_NOW}))
+"""
+
+
+def test_opencascade_s_libraries_are_bound_lazily_as_they_load():
+    pytest.importorskip("OCP", reason="needs the cad extra (cadquery-ocp-novtk)")
+    import json
+
+    got = json.loads(python_c(_BINDING))
+    assert got["ok"] and len(got["seen"]) == 1
+    assert got["seen"][0] & got["lazy"] and not got["seen"][0] & got["now"]
+    assert got["after"] & got["now"]  # Python's own again for what is imported later

@@ -80,7 +80,7 @@ class SolidRef:
 def available() -> bool:
     """Whether OpenCASCADE (the `OCP` module of cadquery-ocp) can be imported."""
     try:
-        with extras.collector_paused():
+        with extras.binding_import():
             import OCP.STEPCAFControl  # noqa: F401
     except ImportError:
         return False
@@ -941,7 +941,7 @@ def _compound(refs, canonical: bool = False):
 
 def _read(path: Path):
     try:
-        with extras.collector_paused():  # a tenth of a STEP scan's time otherwise
+        with extras.binding_import():  # a tenth of a STEP scan's time otherwise
             from OCP.IFSelect import IFSelect_RetDone
             from OCP.OCP.collections import Sequence_TCollection_AsciiString as Strings
             from OCP.OCP.collections import Sequence_TDF_Label as Labels

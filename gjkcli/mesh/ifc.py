@@ -415,7 +415,7 @@ def _ifcopenshell():
     """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
     package when it is missing."""
     try:
-        with extras.collector_paused():
+        with extras.binding_import():
             import ifcopenshell
             import ifcopenshell.geom
     except ImportError as exc:
