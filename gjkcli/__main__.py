@@ -48,6 +48,11 @@ def _interrupt(_signum, _frame):
                 child.kill()
         except Exception:  # noqa: BLE001 - half-imported or half-started: end regardless
             pass
+        for pid in list(getattr(sys.modules.get("gjkcli.forks"), "running", ())):
+            try:  # the refinement's forked workers (gjkcli.forks), outside multiprocessing
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         os.write(2, b"gjk: interrupted\n")
     os._exit(getattr(errors, "EXIT_INTERRUPTED", 128 + signal.SIGINT))
 

@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 
-def python_c(code: str, *args, cwd=None, env: dict | None = None) -> str:
+def python_c(code: str, *args, cwd=None, env: dict | None = None, exits: int = 0) -> str:
     """stdout of `python -c code ARGS` in this interpreter and environment (plus `env`), run in
-    `cwd`; a run that fails fails the test, with the end of its stderr."""
+    `cwd`; a run that ends with another exit code than `exits` fails the test, with the end of
+    its stderr."""
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd,
                           env=None if env is None else {**os.environ, **env},
                           capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == exits, done.stderr[-2000:]
     return done.stdout

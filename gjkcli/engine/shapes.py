@@ -869,10 +869,10 @@ def can_fork() -> bool:
     TBB worker threads a fork would copy mid-state) has not run in this process. A command forks
     its loaders and hull builders before its overlap volumes, so only a process that runs
     several scans (tests, a library's caller) goes on in one process after its first volume."""
-    import multiprocessing
+    import os
     import sys
 
-    return "fork" in multiprocessing.get_all_start_methods() and "manifold3d" not in sys.modules
+    return hasattr(os, "fork") and "manifold3d" not in sys.modules
 
 
 # -- helpers -------------------------------------------------------------------------------------

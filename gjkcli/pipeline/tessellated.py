@@ -76,8 +76,8 @@ PARALLEL_FROM = 32
 FORK_AFTER = 0.05
 FORK_WORTH = 0.15
 # ... and at once from this many groups with exact solids: where the triangles cannot decide
-# them, OpenCASCADE's answers (10 to 60 ms each) repay the fork and the worker's start (about
-# 30 ms) by the second group; groups the triangles decide (a few ms each) cost that for nothing.
+# them, OpenCASCADE's answers (10 to 60 ms each) repay the fork (about 15 ms, `gjkcli.forks`)
+# by the second group; groups the triangles decide (a few ms each) cost that for nothing.
 EXACT_FROM = 4
 
 # How much finer than the parts' own (`_finer`) the triangles of an undecided apart pair may be
@@ -222,14 +222,14 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
 
 
 def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) -> dict:
-    """`work`'s answers from this process and jobs - 1 forked workers, each taking the next
-    group from a shared counter until none is left. The products' canonical copies are made
-    first: shared out when two or more are to be made (`todo`, `_copies_to_make` when None:
-    each process makes its share, then reads the others',
-    `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    """`work`'s answers from this process and jobs - 1 forked workers (`gjkcli.forks`), each
+    taking the next group from a shared counter until none is left. The products' canonical
+    copies are made first: shared out when two or more are to be made (`todo`,
+    `_copies_to_make` when None: each process makes its share and sends it to this one, which
+    sends them all back, `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
+    import functools
 
+    from gjkcli import forks
     from gjkcli.mesh import cad
 
     global _WORK, _NEXT
@@ -239,27 +239,41 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
                                                for _, item in group))
     workers = min(jobs, len(work)) - 1
     todo = _copies_to_make(work) if todo is None else todo
-    if len(todo) < 2:
+    shares = [todo[k::workers + 1] for k in range(workers + 1)] if len(todo) >= 2 else None
+    if shares is None:
         _copies_here(work)
-    context = multiprocessing.get_context("fork")
-    _WORK, _NEXT = work, context.Value("l", 0)
+    _WORK, _NEXT = work, forks.Counter()
+    crew: list = []
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            made: list = []
-            if len(todo) >= 2:
-                shares = [todo[k::workers + 1] for k in range(workers + 1)]
-                theirs = [pool.submit(cad.canonical_export, share) for share in shares[1:] if share]
-                made = cad.canonical_export(shares[0])
-                for future in theirs:
-                    made += future.result()
-                cad.canonical_import(made)
-            theirs = [pool.submit(_drain, None, made) for _ in range(workers)]
-            out = _drain(memo)
-            for future in theirs:
-                out.update(future.result())
+        for k in range(workers):
+            crew.append(forks.Worker(functools.partial(_worker, shares and shares[k + 1])))
+        if shares is not None:
+            made = cad.canonical_export(shares[0])
+            for worker in crew:
+                made += worker.receive()
+            for worker in crew:
+                worker.send(made)
+            cad.canonical_import(made)
+        out = _drain(memo)
+        for worker in crew:
+            out.update(worker.result())
     finally:
+        for worker in crew:
+            worker.close()
+        _NEXT.close()
         _WORK, _NEXT = [], None
     return out
+
+
+def _worker(share, parent) -> dict:
+    """A forked worker's answers (`_shared`): with `share`, first the canonical copies it makes,
+    sent to the process that forked it, and everyone's, received from it."""
+    if share is not None:
+        from gjkcli.mesh import cad
+
+        parent.send(cad.canonical_export(share))
+        cad.canonical_import(parent.receive())
+    return _drain()
 
 
 def _copies_to_make(work: list) -> list:
@@ -290,20 +304,13 @@ def _copies_here(work: list) -> None:
                     pass
 
 
-def _drain(memo: ExactMemo | None = None, copies=()) -> dict:
+def _drain(memo: ExactMemo | None = None) -> dict:
     """The answers of the groups of `_WORK` this process takes from `_NEXT`, until none is
-    left (in a forked worker, or in the process that forked it); `copies`: the canonical copies
-    the processes made (`gjkcli.mesh.cad.canonical_export`), kept here first."""
-    if copies:
-        from gjkcli.mesh import cad
-
-        cad.canonical_import(copies)
+    left (in a forked worker, or in the process that forked it)."""
     memo = ExactMemo() if memo is None else memo
     out: dict = {}
     while True:
-        with _NEXT.get_lock():
-            n = _NEXT.value
-            _NEXT.value = n + 1
+        n = _NEXT.take()
         if n >= len(_WORK):
             return out
         out.update((key, _decide_one(item, memo)) for key, item in _WORK[n])
