@@ -248,7 +248,8 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
     crew: list = []
     try:
         for k in range(workers):
-            crew.append(forks.Worker(functools.partial(_worker, shares and shares[k + 1])))
+            share = None if shares is None else shares[k + 1]  # [] still takes part in the exchange
+            crew.append(forks.Worker(functools.partial(_worker, share)))
         if shares is not None:
             made = cad.canonical_export(shares[0])
             for worker in crew:
