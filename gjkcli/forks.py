@@ -153,11 +153,7 @@ class _Channel:
         return b"".join(chunks)
 
     def close(self) -> None:
-        for fd in (self.read_fd, self.write_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        _close(self.read_fd, self.write_fd)
 
 
 class Counter:
@@ -176,8 +172,12 @@ class Counter:
         return n
 
     def close(self) -> None:
-        for fd in (self._r, self._w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        _close(self._r, self._w)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:  # closed already
+            pass
