@@ -156,7 +156,7 @@ import json, sys
 from gjkcli.pipeline import run, tessellated
 if sys.argv[3] == "at-once":
     tessellated.PARALLEL_FROM = 2  # fork for box_sides' few groups too
-else:  # after the first group, as a run does once its groups prove slow
+elif sys.argv[3] == "once-slow":  # after the first group, as a run does once its groups prove slow
     tessellated.PARALLEL_FROM, tessellated.EXACT_FROM = 10**9, 10**9
     tessellated.FORK_AFTER, tessellated.FORK_WORTH = 0.0, 0.0
 shared, forks = tessellated._shared, []
@@ -190,6 +190,28 @@ def test_forked_refinement_matches_one_process(tmp_path, when):
     for a, b, status, _ in runs[0]:
         volume = common_volume(solids[a], solids[b])
         assert (volume > 1e-9) == (status == "collision"), (a, b, status, volume)
+
+
+def test_three_groups_with_exact_solids_fork_at_once_with_one_process_s_answers(tmp_path):
+    """The parts at the root (three collisions, each a group of its own) are shared with a
+    forked worker from the start (EXACT_FROM) with two jobs, as the run is, and list the same
+    pairs, verdicts and distances as one process; OpenCASCADE's common volume says collision
+    for each."""
+    from gjkcli.pipeline import tessellated
+
+    path = DATA / "step" / "stp_multiple_shp_at_root.stp"
+    assert tessellated.EXACT_FROM <= 3
+    runs, forks = [], []
+    for jobs in ("1", "2"):
+        lines = python_c(FORKED, path, jobs, "as-is", cwd=tmp_path).splitlines()
+        forks.append(json.loads(lines[-2]))
+        runs.append(sorted(map(tuple, json.loads(lines[-1]))))
+    assert forks == [[], [3]]
+    assert runs[0] == runs[1]
+    solids = {p.name: cad.placed_solid(p.brep[0]) for p in cad.read_step(path)}
+    assert [status for _, _, status, _ in runs[0]] == ["collision"] * 3
+    for a, b, _, _ in runs[0]:
+        assert common_volume(solids[a], solids[b]) > 1e-9
 
 
 SHARED_COPIES = """
