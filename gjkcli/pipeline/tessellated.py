@@ -249,9 +249,13 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
     try:
         for k in range(workers):
             share = None if shares is None else shares[k + 1]  # [] still takes part in the exchange
-            crew.append(forks.Worker(functools.partial(_worker, share)))
-        if shares is not None:
-            made = cad.canonical_export(shares[0])
+            try:
+                crew.append(forks.Worker(functools.partial(_worker, share)))
+            except OSError:  # no process left to fork (a limit): this process does the rest
+                break
+        if shares is not None:  # this process's share, and those of workers it could not fork
+            made = cad.canonical_export([ref for share in (shares[0], *shares[len(crew) + 1:])
+                                         for ref in share])
             for worker in crew:
                 made += worker.receive()
             for worker in crew:

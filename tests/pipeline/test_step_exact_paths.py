@@ -252,6 +252,27 @@ def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path
     assert [status for _, _, status, *_ in runs[0]] == ["touching"] * 32
 
 
+NO_FORK = """
+import json, os, sys
+from gjkcli.pipeline import run
+def no_fork():  # as fork(2) answers at the user's process limit
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+os.fork = no_fork
+found = run.scan([sys.argv[1]], run.Options(jobs=int(sys.argv[2])))
+print(json.dumps([[p.a, p.b, p.status.value, round(p.result.distance, 9)] for p in found.pairs]))
+"""
+
+
+def test_a_worker_that_cannot_be_forked_leaves_its_share_to_the_command(tmp_path):
+    """With two jobs and no process left to fork, the AP214 AS1's refinement (five canonical
+    copies to share, 24 groups) is done by the command's process alone: one process's pairs,
+    verdicts and distances, not an error."""
+    one = json.loads(python_c(NO_FORK, AS1, "1", cwd=tmp_path))
+    two = json.loads(python_c(NO_FORK, AS1, "2", cwd=tmp_path))
+    assert sorted(map(tuple, two)) == sorted(map(tuple, one))
+    assert [status for _, _, status, _ in one] == ["touching"] * 32
+
+
 def test_canonical_copies_read_back_are_the_ones_made():
     """`canonical_export` then `canonical_import` in a process that has not made them: the same
     slack and edge moves, and OpenCASCADE's distance and common volume between the copies the
