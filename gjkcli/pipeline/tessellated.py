@@ -183,6 +183,11 @@ class Pending:
     flip: bool = False
     deep_first: bool = False
 
+    @property
+    def exact(self) -> bool:
+        """Whether the pair has exact solids to refine on (OpenCASCADE's, in a known unit)."""
+        return self.refs is not None and self.unit is not None
+
 
 def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> dict:
     """{key: Bounded} for {key: Pending}: each pair's triangles' distance, then `decide`.
@@ -208,8 +213,7 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
     copies = _copies_to_make(work) if forks else []
-    exact = sum(any(item.refs is not None and item.unit is not None for _, item in group)
-                for group in work)
+    exact = sum(any(item.exact for _, item in group) for group in work)
     out: dict = {}
     started = time.perf_counter()
     for n, group in enumerate(work):
@@ -286,7 +290,7 @@ def _worker(share, parent) -> dict:
 def _copies_to_make(work: list) -> list:
     """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids ([] when none has any)."""
     refs = [ref for group in work for _, item in group
-            if item.refs is not None and item.unit is not None
+            if item.exact
             for ref in (*item.refs[0], *item.refs[1])]
     if not refs:
         return []
@@ -304,7 +308,7 @@ def _copies_here(work: list) -> None:
 
     for group in work:
         for _, item in group:
-            if item.refs is not None and item.unit is not None:
+            if item.exact:
                 try:
                     cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
                 except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
