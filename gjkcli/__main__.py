@@ -63,6 +63,12 @@ signal.signal(signal.SIGINT, _interrupt)
 
 
 def run():
+    from gjkcli.mesh import cad_process
+
+    # STEP files: OpenCASCADE imported and the files read in a forked process while this one
+    # imports the rest (before anything heavy is imported here, so the fork is cheap)
+    cad_process.start(sys.argv[1:])
+
     from gjkcli import extras
     from gjkcli.cli import main
 
@@ -71,6 +77,7 @@ def run():
     try:
         main()
     finally:
+        cad_process.stop()
         # The run is over (click ends it with SystemExit): the interpreter's last garbage
         # collections would walk every object of numpy's, click's and gjk's modules only to find
         # them alive, most of the exit's time. Frozen (gc.freeze), they are skipped; the exit

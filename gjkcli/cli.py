@@ -593,6 +593,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse)
+        _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
             if command == "check":
@@ -664,6 +665,30 @@ def _quiet_libraries(debug: bool):
             yield
     finally:
         logger.setLevel(level)
+
+
+# What a STEP run imports once its parts are read, by output format: imported before the run
+# when OpenCASCADE is imported and the files read in a process of its own
+# (gjkcli.mesh.cad_process), while this process would otherwise wait for it.
+_AFTER_READING = ("gjkcli.engine.exact", "gjkcli.engine.query", "gjkcli.mesh.convexity",
+                  "gjkcli.scene.broadphase", "gjkcli.pipeline.prepared", "gjkcli.pipeline.clashsets",
+                  "gjkcli.pipeline.groups", "gjkcli.pipeline.tessellated")
+_REPORTING = {"json": ("gjkcli.report.jsonout",),
+              "table": ("rich.console", "gjkcli.report.scan", "gjkcli.report.table",
+                        "gjkcli.report.trace", "gjkcli.report.checktext")}
+
+
+def _import_ahead(output_format: str, quiet: bool) -> None:
+    """`_AFTER_READING` and the report's modules (`_REPORTING`), when OpenCASCADE's process
+    reads the STEP files."""
+    from gjkcli.mesh import cad_process
+
+    if not cad_process.serving():
+        return
+    import importlib
+
+    for name in _AFTER_READING + (() if quiet else _REPORTING.get(output_format, ())):
+        importlib.import_module(name)
 
 
 @contextlib.contextmanager

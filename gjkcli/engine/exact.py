@@ -182,6 +182,14 @@ class Mesh:
         self._probes = None
         self._outward = None
 
+    def __reduce__(self):
+        # pickled for another process (gjkcli.mesh.cad_process): the arrays, the hierarchy built
+        # again there
+        import functools
+
+        return functools.partial(Mesh, watertight=self.watertight, name=self.name), (
+            self.vertices, self.faces)
+
     @classmethod
     def from_arrays(cls, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                     leaf_size: int = 1) -> "Mesh":

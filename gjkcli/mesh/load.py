@@ -332,9 +332,10 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         return [dataclasses.replace(p, name=named(p.name))
                 for p in _ifc_parts(path, shown, False, skipped, prepared=False)]
     if file_type in _CAD_TYPES:
-        from gjkcli.mesh import cad
+        from gjkcli.mesh import cad, cad_process
 
-        return cad.read_step(path, shown=shown, named=named)
+        return [dataclasses.replace(p, name=named(p.name))
+                for p in cad_process.ask(cad.read_step, path, shown=shown)]
     scenes = None
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only
@@ -512,12 +513,12 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
 def _cad_parts(path, split_bodies: bool) -> list[Part]:
     """A STEP file's solids (`gjkcli.mesh.cad`), topology computed as for a mesh file: their
     vertices merged, their bodies counted (a solid is one body unless the file says otherwise)."""
-    from gjkcli.mesh import cad
-
-    out = []
     from types import SimpleNamespace
 
-    for p in cad.read_step(path):
+    from gjkcli.mesh import cad, cad_process
+
+    out = []
+    for p in cad_process.ask(cad.read_step, path):
         mesh = _prepare(path, p.name, SimpleNamespace(vertices=p.vertices, faces=p.faces))
         pieces = mesh.split() if split_bodies else [mesh]
         for k, piece in enumerate(pieces):

@@ -528,7 +528,13 @@ class Run:
                 # the hulls' depth less the parts' hull gaps bounds the triangles' from below
                 deep_first=bool(hull.status is Status.COLLISION and hull.depth is not None
                                 and float(hull.depth) - gaps > tol))
-        out.update(tessellated.decide_all(pending, self.options.jobs))
+        if any(item.exact for item in pending.values()):
+            # with exact solids: where OpenCASCADE is (gjkcli.mesh.cad_process)
+            from gjkcli.mesh import cad_process
+
+            out.update(cad_process.ask(tessellated.decide_all, pending, self.options.jobs))
+        else:
+            out.update(tessellated.decide_all(pending, self.options.jobs))
         return out
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
@@ -647,14 +653,14 @@ class Run:
                             overlap_mesh=(o.vertices, o.faces)))
                         continue
                 if brep:
-                    from gjkcli.mesh import cad
+                    from gjkcli.mesh import cad, cad_process
 
                     same = placement_key(ga, gb) if volume is None else None
                     try:
                         if volume is None:
                             volume = commons.get(same) if same is not None else None
                         if volume is None:
-                            volume = cad.common_volume(ga.brep, gb.brep, self.units)
+                            volume = cad_process.ask(cad.common_volume, ga.brep, gb.brep, self.units)
                             if same is not None and volume is not None:
                                 commons[same] = volume
                     except Exception:  # noqa: BLE001 - fall back to the triangles' boolean

@@ -226,30 +226,40 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
     A source that cannot be read adds a `Problem` to `problems`; the others are still read.
     strict : raise the first source's InputError instead (the traceback of --debug).
     """
+    from gjkcli.mesh import cad_process
+
     tell = tell or (lambda stage, done, total: None)
     results: list = [None] * len(sources)
+    done = 0
     tell("load", 0, len(sources))
-    if jobs > 1 and len(sources) > 1 and can_fork():
+    # STEP files that OpenCASCADE's own process reads (gjkcli.mesh.cad_process) are asked of it
+    # from here, after the others
+    served = [s.robot is None and s.path is not None and cad_process.serves(s.path) for s in sources]
+    rest = [k for k in range(len(sources)) if not served[k]]
+    if jobs > 1 and len(rest) > 1 and can_fork():
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(min(jobs, len(sources)),
+        with ProcessPoolExecutor(min(jobs, len(rest)),
                                  mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(read_source, s, strict) for s in sources]
-            for k, f in enumerate(futures):
+            futures = [(k, pool.submit(read_source, sources[k], strict)) for k in rest]
+            for k, f in futures:
                 results[k] = f.result()
-                tell("load", k + 1, len(sources))
-    else:
-        from gjkcli import progress
-        from gjkcli.scene.watch import watch_reading
+                done += 1
+                tell("load", done, len(sources))
+        rest = []
+    from gjkcli import progress
+    from gjkcli.scene.watch import watch_reading
 
-        for k, s in enumerate(sources):
-            # a big file moves a bar of its own while it loads: the bytes its reader has read,
-            # and what the reader reports (IFC elements meshed, STEP solids tessellated)
-            with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
-                    else contextlib.nullcontext(), progress.reporting(tell), _readers(s, jobs):
-                results[k] = read_source(s, strict)
-            tell("load", k + 1, len(sources))
+    for k in rest + [k for k in range(len(sources)) if served[k]]:
+        s = sources[k]
+        # a big file moves a bar of its own while it loads: the bytes its reader has read,
+        # and what the reader reports (IFC elements meshed, STEP solids tessellated)
+        with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
+                else contextlib.nullcontext(), progress.reporting(tell), _readers(s, jobs):
+            results[k] = read_source(s, strict)
+        done += 1
+        tell("load", done, len(sources))
     return assemble(results, primitives, manifest, problems=problems)
 
 

@@ -1,0 +1,175 @@
+"""OpenCASCADE in a process of its own (`gjkcli.mesh.cad_process`): the `gjk` command given STEP
+files forks it as it starts, asks it for the parts, the refinement and the common volumes, and
+gives the report it gives without it; where it cannot serve, the command does the work."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gjkcli.engine.exact import Mesh, exact_query
+from gjkcli.mesh import cad_process
+
+STEP_DIR = Path(__file__).resolve().parents[1] / "data" / "third_party" / "step"
+BOX_SIDES = STEP_DIR.parent / "box_sides.STEP.gz"
+
+# gjk's entry, as the `gjk` script calls it, with the arguments after the code; then whether
+# this process imported OpenCASCADE itself
+RUN = ("import sys\n"
+       "from gjkcli.__main__ import run\n"
+       "sys.argv = ['gjk', *sys.argv[1:]]\n"
+       "try:\n"
+       "    run()\n"
+       "except SystemExit:\n"
+       "    pass\n"
+       "print('OCP.OCP' in sys.modules)\n")
+
+
+@pytest.mark.parametrize("argv, wanted", [
+    (["scan", "a.step"], True),
+    (["check", "a.step", "b.stp"], True),
+    (["scan", "a.step", "-j", "2"], True),
+    (["scan", "a.step", "-j", "1"], False),
+    (["scan", "a.step", "-j1"], False),
+    (["scan", "a.step", "--jobs", "1"], False),
+    (["scan", "a.step", "--jobs=1"], False),
+    (["scan", "a.step", "--dask", "tcp://host:8786"], False),
+    (["scan", "a.step", "--debug"], False),
+    (["collision-matrix", "robot.urdf"], False),
+    (["--version"], False),
+    ([], False),
+])
+def test_the_process_is_wanted_for_scan_and_check_on_more_than_one_core(argv, wanted):
+    assert cad_process.wanted(argv) is wanted
+
+
+def test_no_step_file_among_the_arguments_starts_nothing(tmp_path):
+    (tmp_path / "a.stl").write_text("solid a\nendsolid a\n")
+    assert not cad_process.start(["scan", str(tmp_path / "a.stl"), str(tmp_path / "missing.step")])
+    assert not cad_process.serving()
+
+
+def test_a_mesh_pickles_as_its_arrays_and_answers_alike():
+    """The refinement's pairs go to the OpenCASCADE process pickled: a Mesh as its vertices,
+    faces, watertightness and name, its hierarchy built again there."""
+    rng = np.random.default_rng(7)
+    box = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    a = Mesh(box, faces, name="a")
+    back = pickle.loads(pickle.dumps(a))
+    assert back.name == "a" and back.watertight == a.watertight and back.solid
+    assert np.array_equal(back.vertices, a.vertices) and np.array_equal(back.faces, a.faces)
+    for _ in range(5):
+        b = Mesh(box * 0.5 + rng.uniform(-2, 2, 3), faces, name="b")
+        got, want = exact_query(back, b), exact_query(a, b)
+        assert got.status is want.status and got.distance == want.distance
+
+
+@pytest.fixture
+def assemblies(tmp_path):
+    """box_sides (collisions: common volumes) and the AP214 AS1 (touching pairs: the
+    refinement), plain files in tmp_path."""
+    pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
+    (tmp_path / "box_sides.STEP").write_bytes(gzip.decompress(BOX_SIDES.read_bytes()))
+    (tmp_path / "as1.stp").write_bytes((STEP_DIR / "as1-oc-214.stp").read_bytes())
+    return tmp_path
+
+
+def test_the_command_never_imports_opencascade_and_reports_as_without_its_process(assemblies):
+    """`gjk scan box_sides.STEP as1.stp`: OpenCASCADE's process reads both, refines the AS1's
+    touching pairs (forking its own worker) and measures box_sides' common volumes; the command's
+    process never imports OCP, and its JSON is byte for byte that of `-j 1`, which runs all of
+    it in the command's process."""
+    from fresh import python_c
+
+    files = ["box_sides.STEP", "as1.stp"]
+    served = python_c(RUN, "scan", *files, "--format", "json", "-o", "served.json", cwd=assemblies)
+    alone = python_c(RUN, "scan", *files, "--format", "json", "-o", "alone.json", "-j", "1",
+                     cwd=assemblies)
+    assert served.split() == ["False"] and alone.split() == ["True"]
+    report = (assemblies / "served.json").read_bytes()
+    assert report == (assemblies / "alone.json").read_bytes()
+    summary = json.loads(report)["summary"]
+    assert (summary["collision"], summary["touching"], summary["clear"]) == (8, 40, 4)
+
+
+def test_a_bad_step_file_is_one_line_and_the_others_are_still_read(assemblies):
+    """The InputError raised in OpenCASCADE's process is the command's one line, exit 2."""
+    (assemblies / "bad.step").write_text("ISO-10303-21;\nHEADER;\nnot STEP at all\n")
+    done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", "bad.step", "as1.stp"],
+                          cwd=assemblies, capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("gjk: error:")]
+    assert len(errors) == 1 and "bad.step" in errors[0], done.stderr
+    assert "18 objects, 32 pairs checked: 32 touching" in done.stdout + done.stderr
+
+
+def test_a_process_that_ended_leaves_its_work_to_the_command(assemblies):
+    """Killed (as OpenCASCADE crashing in it would end it), the process no longer serves: the
+    command reads the file itself, to the same parts."""
+    from fresh import python_c
+
+    out = python_c(
+        "import os, signal, sys\n"
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad, cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'])\n"
+        "(pid,) = forks.running\n"
+        "os.kill(pid, signal.SIGKILL)\n"
+        "parts = cad_process.ask(cad.read_step, 'as1.stp')\n"
+        "print(len(parts), cad_process.serving(), 'OCP.OCP' in sys.modules, forks.running)\n",
+        cwd=assemblies)
+    assert out.split() == ["18", "False", "True", "set()"]
+
+
+def test_only_the_command_s_own_process_asks_it(assemblies):
+    """A process forked from the command (a loader, a refinement worker) does its own work:
+    the pipe to OpenCASCADE's process is the command's."""
+    from fresh import python_c
+
+    out = python_c(
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'])\n"
+        "print(cad_process.serving(), forks.Worker(lambda parent: cad_process.serving()).result())\n"
+        "cad_process.stop()\n"
+        "print(cad_process.serving(), forks.running)\n", cwd=assemblies)
+    assert out.split() == ["True", "False", "False", "set()"]
+
+
+def test_ctrl_c_ends_opencascade_s_process_with_the_command(assemblies):
+    """Ctrl-C sent to the command alone: the handler of `gjkcli.__main__` ends the process with
+    the run (it is one of the `forks.running`)."""
+    from fresh import python_c
+
+    out = python_c(
+        "import os, signal, time\n"
+        "import gjkcli.__main__\n"
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'])\n"
+        "print(*forks.running, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(5)\n", cwd=assemblies, exits=130)
+    pid = int(out.split()[0])
+    import time
+
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("OpenCASCADE's process outlived the interrupted command")
