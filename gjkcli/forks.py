@@ -101,6 +101,21 @@ class Worker:
         _ends.difference_update((self._channel.read_fd, self._channel.write_fd))
         self._status = _reap(self.pid)
 
+    def abandon(self) -> None:
+        """Ends the copy without waiting for it (its memory is freed on the other core while
+        this process goes on; the system reaps it once this process has ended), closes the
+        pipes. For a copy whose answers are no longer wanted."""
+        if self._done:
+            return
+        self._done, self._status = True, "abandoned"
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        running.discard(self.pid)
+        self._channel.close()
+        _ends.difference_update((self._channel.read_fd, self._channel.write_fd))
+
     def __enter__(self):
         return self
 

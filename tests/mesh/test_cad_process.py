@@ -173,3 +173,22 @@ def test_ctrl_c_ends_opencascade_s_process_with_the_command(assemblies):
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("OpenCASCADE's process outlived the interrupted command")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see a process's files")
+def test_the_process_holds_neither_stdout_nor_stderr_of_the_command(assemblies):
+    """A caller reading the command's output to its end is not kept waiting for OpenCASCADE's
+    process, which the command does not wait for either (`forks.Worker.abandon`)."""
+    from fresh import python_c
+
+    out = python_c(
+        "import os\n"
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'])\n"
+        "(pid,) = forks.running\n"
+        "print(*(cad_process.ask(os.readlink, f'/proc/self/fd/{fd}') for fd in (1, 2)))\n"
+        "cad_process.stop()\n"
+        "done, status = os.waitpid(pid, 0)\n"
+        "print(os.WIFSIGNALED(status) and os.WTERMSIG(status), forks.running)\n", cwd=assemblies)
+    assert out.split() == [os.devnull, os.devnull, str(int(signal.SIGKILL)), "set()"]
