@@ -86,6 +86,26 @@ def test_closing_a_running_worker_ends_it():
         os.waitpid(pid, os.WNOHANG)  # reaped
 
 
+@pytest.mark.skipif(not hasattr(os, "waitid"), reason="needs os.waitid to look without reaping")
+def test_a_worker_that_answered_is_not_waited_for_and_is_reaped_later():
+    """result() kills the copy and goes on (the copy's memory is freed meanwhile); a later
+    Worker reaps it."""
+    import time
+
+    worker = forks.Worker(lambda parent: 1)
+    pid = worker.pid
+    assert worker.result() == 1 and pid not in forks.running
+    for _ in range(200):
+        assert forks.Worker(lambda parent: None).result() is None
+        try:  # WNOWAIT: look, leaving it to be reaped
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            break  # reaped by a later Worker
+        time.sleep(0.01)
+    else:
+        pytest.fail("the worker that answered was never reaped")
+
+
 def test_the_counter_hands_each_number_out_once_across_processes():
     counter = forks.Counter()
     try:

@@ -125,7 +125,7 @@ def stop() -> None:
     global _server
     if serving():
         worker, _server = _server[0], None
-        worker.abandon()
+        worker.close(wait=False)
 
 
 def _serve(paths: list, parent) -> None:

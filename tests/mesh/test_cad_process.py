@@ -178,7 +178,7 @@ def test_ctrl_c_ends_opencascade_s_process_with_the_command(assemblies):
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see a process's files")
 def test_the_process_holds_neither_stdout_nor_stderr_of_the_command(assemblies):
     """A caller reading the command's output to its end is not kept waiting for OpenCASCADE's
-    process, which the command does not wait for either (`forks.Worker.abandon`)."""
+    process, which the command does not wait for either (`forks.Worker.close(wait=False)`)."""
     from fresh import python_c
 
     out = python_c(
