@@ -36,7 +36,10 @@ each; both sides keep Python's compiled modules (`bytecode_env`: an installed gj
 the installed trimesh has; `--no-bytecode` runs in the environment as it is). The timed runs
 are the command as a user runs it: `--timings` times every import statement through a wrapper
 of `__import__` (4,566 of them in the AP214 AS1's scan), so gjk's stages come from one more run
-with it, after the timed ones and not timed. Printed per file: both medians, those stages and
+with it, after the timed ones and not timed. They are the command's process's: OpenCASCADE is
+imported and the file read in a process the command forks as it starts
+(`gjkcli.mesh.cad_process`), so its `imports` are its own modules' and its `load` includes
+waiting for OpenCASCADE's import in the other process. Printed per file: both medians, those stages and
 gjk's pair counts; then the totals over the five and their ratio, gjk / trimesh (the issue's
 target: at most 1.0). `--check` then holds every pair of each file
 against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
@@ -269,8 +272,8 @@ def bytecode_env(cache: Path | None) -> dict | None:
 
 
 # What each side imports, each alone in a fresh process (`--real` prints their medians): where a
-# run's time goes before it reads anything. gjk's command imports its pipeline and OpenCASCADE;
-# trimesh's route imports its three.
+# run's time goes before it reads anything. gjk's command imports its pipeline while the process
+# it forks imports OpenCASCADE (`gjkcli.mesh.cad_process`); trimesh's route imports its three.
 IMPORTS = (("OCP (OpenCASCADE's Python binding)", "import OCP.OCP"),
            # as gjk imports it: the garbage collector paused, its libraries bound lazily
            ("OCP as gjk imports it", "from gjkcli import extras\n"
