@@ -63,10 +63,7 @@ class Worker:
                     answer = ("ok", task(parent))
                 except BaseException as exc:  # noqa: BLE001 - raised again in the parent
                     answer = ("error", exc)
-                try:
-                    parent.send(answer)
-                except Exception as exc:  # noqa: BLE001 - an answer that does not pickle
-                    parent.send(("error", RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
+                parent.reply(*answer)
                 status = 0
             finally:
                 os._exit(status)
@@ -163,6 +160,14 @@ class _Channel:
         view = memoryview(_SIZE.pack(len(data)) + data)
         while view:
             view = view[os.write(self.write_fd, view):]
+
+    def reply(self, kind: str, value) -> None:
+        """An answer, ("ok", value) or ("error", exception), as `Worker.result` reads it; one
+        that does not pickle goes as the RuntimeError saying why."""
+        try:
+            self.send((kind, value))
+        except Exception as exc:  # noqa: BLE001 - pickled before anything is written
+            self.send(("error", RuntimeError(f"{type(value).__name__}: {exc}")))
 
     def receive(self):
         head = self._read(_SIZE.size)

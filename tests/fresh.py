@@ -16,3 +16,21 @@ def python_c(code: str, *args, cwd=None, env: dict | None = None, exits: int = 0
                           capture_output=True, text=True, check=False)
     assert done.returncode == exits, done.stderr[-2000:]
     return done.stdout
+
+
+def wait_gone(pid: int, what: str) -> None:
+    """Wait up to 5 s for process `pid` to end; else kill it and fail the test, saying `what`
+    outlived its command."""
+    import signal
+    import time
+
+    import pytest
+
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    pytest.fail(f"{what} outlived the interrupted command")

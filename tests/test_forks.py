@@ -143,7 +143,7 @@ def test_a_worker_does_not_run_this_process_s_exit():
 def test_the_interrupt_handler_ends_the_workers():
     """Ctrl-C sent to the command's process alone (not its group) still ends its forked
     workers: `gjkcli.__main__` kills those `running`."""
-    from fresh import python_c
+    from fresh import python_c, wait_gone
 
     out = python_c(
         "import os, signal, sys, time\n"
@@ -153,15 +153,4 @@ def test_the_interrupt_handler_ends_the_workers():
         "print(w.pid, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "time.sleep(5)\n", exits=130)
-    pid = int(out.split()[0])
-    import time
-
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("the forked worker outlived the interrupted command")
+    wait_gone(int(out.split()[0]), "the forked worker")

@@ -158,10 +158,7 @@ def _serve(paths: list, parent) -> None:
                 answer = ("ok", function(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - raised again in the command
             answer = ("error", exc)
-        try:
-            parent.send(answer)
-        except Exception as exc:  # noqa: BLE001 - an answer that does not pickle
-            parent.send(("error", RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
+        parent.reply(*answer)
 
 
 def _quiet() -> None:

@@ -150,7 +150,7 @@ def test_only_the_command_s_own_process_asks_it(assemblies):
 def test_ctrl_c_ends_opencascade_s_process_with_the_command(assemblies):
     """Ctrl-C sent to the command alone: the handler of `gjkcli.__main__` ends the process with
     the run (it is one of the `forks.running`)."""
-    from fresh import python_c
+    from fresh import python_c, wait_gone
 
     out = python_c(
         "import os, signal, time\n"
@@ -161,18 +161,7 @@ def test_ctrl_c_ends_opencascade_s_process_with_the_command(assemblies):
         "print(*forks.running, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "time.sleep(5)\n", cwd=assemblies, exits=130)
-    pid = int(out.split()[0])
-    import time
-
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("OpenCASCADE's process outlived the interrupted command")
+    wait_gone(int(out.split()[0]), "OpenCASCADE's process")
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see a process's files")
