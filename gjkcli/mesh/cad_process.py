@@ -19,8 +19,8 @@ Not started where a fork is unsafe or gains nothing: no STEP file among the argu
 platform without fork, OCP or threads already in the process, `--jobs 1` (one core asked for),
 `--dask`, or `--debug` (its tracebacks whole, from one process). The process ends with the
 command (`stop`); Ctrl-C ends it with the command's other forked workers (`gjkcli.__main__`).
-A progress bar moves as the files are read, not as their solids are tessellated (that process
-reports to nobody).
+A progress bar follows that process's reading of a large file (`gjkcli.scene.watch`), not its
+tessellating of the solids (it reports to nobody).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import sys
 
 from gjkcli import forks
 
-__all__ = ["start", "wanted", "stop", "serving", "serves", "ask"]
+__all__ = ["start", "wanted", "stop", "serving", "reader", "serves", "ask"]
 
 STEP_SUFFIXES = (".step", ".stp")
 
@@ -82,6 +82,12 @@ def serving() -> bool:
     """Whether `ask` sends its calls to the OpenCASCADE process (this is the process that
     started it, and it has not ended)."""
     return _server is not None and _server[1] == os.getpid()
+
+
+def reader() -> int | None:
+    """The OpenCASCADE process's id when it serves (`gjkcli.scene.watch` follows its reading of
+    a large file), else None."""
+    return _server[0].pid if serving() else None
 
 
 def serves(path) -> bool:

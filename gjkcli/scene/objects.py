@@ -255,8 +255,10 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
         s = sources[k]
         # a big file moves a bar of its own while it loads: the bytes its reader has read,
         # and what the reader reports (IFC elements meshed, STEP solids tessellated)
-        with watch_reading(s.path, tell) if s.robot is None and s.path is not None \
-                else contextlib.nullcontext(), progress.reporting(tell), _readers(s, jobs):
+        # (a STEP file in OpenCASCADE's process, which reads it)
+        with watch_reading(s.path, tell, pid=cad_process.reader() if served[k] else "self") \
+                if s.robot is None and s.path is not None else contextlib.nullcontext(), \
+                progress.reporting(tell), _readers(s, jobs):
             results[k] = read_source(s, strict)
         done += 1
         tell("load", done, len(sources))

@@ -1,6 +1,6 @@
 """How far a reader has got through a big file, whichever library reads it: the file position of
-the descriptor this process holds open on it, as Linux states it in /proc/self/fdinfo (the same
-number `pv -d PID` shows). trimesh, ezdxf, IfcOpenShell and OpenCASCADE read through file
+the descriptor the reading process holds open on it, as Linux states it in /proc/PID/fdinfo (the
+same number `pv -d PID` shows). trimesh, ezdxf, IfcOpenShell and OpenCASCADE read through file
 descriptors, so a bar can move while one large file loads without a callback in any reader.
 
 Where /proc is missing (macOS, Windows) or a reader maps the file instead of reading it, nothing is
@@ -21,21 +21,21 @@ WATCH_FROM_BYTES = 8 << 20
 INTERVAL = 0.2
 
 
-def bytes_read(path) -> int | None:
-    """The furthest position among this process's descriptors open on `path`; None when none is
-    open (or /proc cannot tell)."""
+def bytes_read(path, pid: int | str = "self") -> int | None:
+    """The furthest position among the descriptors process `pid` (this one by default) holds
+    open on `path`; None when none is open (or /proc cannot tell)."""
     try:
         target = os.stat(path)
-        fds = os.listdir("/proc/self/fd")
+        fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return None
     best = None
     for fd in fds:
         try:
-            st = os.stat(f"/proc/self/fd/{fd}")
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
             if (st.st_dev, st.st_ino) != (target.st_dev, target.st_ino):
                 continue
-            with open(f"/proc/self/fdinfo/{fd}") as info:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
                 pos = next(int(line.split()[1]) for line in info if line.startswith("pos:"))
         except (OSError, StopIteration, ValueError, IndexError):
             continue
@@ -44,10 +44,12 @@ def bytes_read(path) -> int | None:
 
 
 @contextmanager
-def watch_reading(path, tell, stage: str = "read", interval: float = INTERVAL):
-    """While the block reads `path`, tell(stage, bytes read, file size) every `interval` seconds
-    from a daemon thread (and once at the end, complete); nothing for a file under
-    WATCH_FROM_BYTES or without /proc."""
+def watch_reading(path, tell, stage: str = "read", interval: float = INTERVAL,
+                  pid: int | str = "self"):
+    """While the block reads `path` (in this process, or in process `pid`: a STEP file in
+    OpenCASCADE's, `gjkcli.mesh.cad_process`), tell(stage, bytes read, file size) every
+    `interval` seconds from a daemon thread (and once at the end, complete); nothing for a file
+    under WATCH_FROM_BYTES or without /proc."""
     try:
         size = Path(path).stat().st_size
     except OSError:
@@ -60,7 +62,7 @@ def watch_reading(path, tell, stage: str = "read", interval: float = INTERVAL):
     def poll() -> None:
         furthest = 0
         while not done.wait(interval):
-            pos = bytes_read(path)
+            pos = bytes_read(path, pid)
             if pos is not None and pos > furthest:
                 furthest = min(pos, size)
                 tell(stage, furthest, size)

@@ -65,6 +65,32 @@ def test_bytes_read_is_the_reader_s_file_position(tmp_path):
         assert bytes_read(path) == 62_345
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform does not fork")
+def test_bytes_read_follows_another_process_s_reading(tmp_path):
+    """OpenCASCADE's process reads a STEP file for the command (`gjkcli.mesh.cad_process`): the
+    command's bar follows that process's file position."""
+    from gjkcli import forks
+
+    path = tmp_path / "big.bin"
+    path.write_bytes(bytes(100_000))
+
+    def reader(parent):
+        with open(path, "rb", buffering=0) as f:
+            f.read(23_456)
+            parent.send("read")
+            parent.receive()
+
+    worker = forks.Worker(reader)
+    try:
+        assert worker.receive() == "read"
+        assert bytes_read(path, worker.pid) == 23_456
+        assert bytes_read(path) is None  # this process holds it nowhere
+        worker.send("done")
+        assert worker.result() is None
+    finally:
+        worker.close()
+
+
 def test_watch_reading_reports_start_and_end_for_a_large_file_only(tmp_path):
     big, small = tmp_path / "big.bin", tmp_path / "small.bin"
     big.write_bytes(bytes(WATCH_FROM_BYTES + 1))
