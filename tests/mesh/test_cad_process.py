@@ -102,6 +102,21 @@ def test_the_command_never_imports_opencascade_and_reports_as_without_its_proces
     assert (summary["collision"], summary["touching"], summary["clear"]) == (8, 40, 4)
 
 
+def test_a_check_of_two_step_files_reports_as_without_its_process(assemblies):
+    """`gjk check as1.stp box_sides.STEP` (box_sides in inches, converted to the AS1's mm): the
+    same JSON as with --debug, which runs everything in the command's process."""
+    from fresh import python_c
+
+    files = ["as1.stp", "box_sides.STEP"]
+    served = python_c(RUN, "check", *files, "--format", "json", "-o", "served.json", cwd=assemblies)
+    alone = python_c(RUN, "check", *files, "--format", "json", "-o", "alone.json", "--debug",
+                     cwd=assemblies)
+    assert served.split() == ["False"] and alone.split() == ["True"]
+    report = (assemblies / "served.json").read_bytes()
+    assert report == (assemblies / "alone.json").read_bytes()
+    assert json.loads(report)["summary"]["clear"] == 1
+
+
 def test_a_bad_step_file_is_one_line_and_the_others_are_still_read(assemblies):
     """The InputError raised in OpenCASCADE's process is the command's one line, exit 2."""
     (assemblies / "bad.step").write_text("ISO-10303-21;\nHEADER;\nnot STEP at all\n")
