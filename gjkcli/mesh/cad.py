@@ -43,6 +43,7 @@ import numpy as np
 
 from gjkcli import extras, progress
 from gjkcli.errors import InputError
+from gjkcli.mesh import cad_process
 from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
@@ -50,7 +51,7 @@ __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volu
            "touching_points", "finer", "edge_moves", "canonical_todo", "canonical_export",
            "canonical_import"]
 
-STEP_TYPES = frozenset({"step", "stp"})
+STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
 
 # OpenCASCADE's internal length unit as it reads STEP (xstep.cascade.unit's default).
 _OCC_UNIT = "mm"

@@ -27,11 +27,13 @@ from __future__ import annotations
 import os
 import sys
 
-from gjkcli import forks
+__all__ = ["STEP_TYPES", "start", "wanted", "stop", "serving", "reader", "serves", "ask"]
 
-__all__ = ["start", "wanted", "stop", "serving", "reader", "serves", "ask"]
-
-STEP_SUFFIXES = (".step", ".stp")
+# STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
+# `gjkcli.mesh.cad`): defined here, which imports nothing heavy, so that the command's start can
+# tell them before importing NumPy.
+STEP_TYPES = ("step", "stp")
+_SUFFIXES = tuple(f".{t}" for t in STEP_TYPES)
 
 # The serving process as the command sees it: (its Worker, the command's pid), or None.
 _server: tuple | None = None
@@ -47,10 +49,12 @@ def start(argv: list) -> bool:
     threading = sys.modules.get("threading")
     if "OCP.OCP" in sys.modules or (threading is not None and threading.active_count() > 1):
         return False
-    paths = list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(STEP_SUFFIXES)
+    paths = list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(_SUFFIXES)
                                and os.path.isfile(arg)))
     if not paths:
         return False
+    from gjkcli import forks  # here: every command imports this module as it starts
+
     try:
         worker = forks.Worker(lambda parent: _serve(paths, parent))
     except OSError:  # no process left to fork: everything runs here
@@ -93,7 +97,7 @@ def reader() -> int | None:
 def serves(path) -> bool:
     """Whether a STEP file's parts are asked of the OpenCASCADE process (`serving`, and `path`
     is a STEP file by its name)."""
-    return serving() and str(path).lower().endswith(STEP_SUFFIXES)
+    return serving() and str(path).lower().endswith(_SUFFIXES)
 
 
 def ask(function, *args, **kwargs):
@@ -102,6 +106,8 @@ def ask(function, *args, **kwargs):
     raised here either way."""
     global _server
     if serving():
+        from gjkcli import forks
+
         worker = _server[0]
         try:
             worker.send((function, args, kwargs))

@@ -29,6 +29,7 @@ import numpy as np
 from gjkcli.engine.topology import topology
 from gjkcli.errors import InputError
 from gjkcli.mesh import simple
+from gjkcli.mesh.cad_process import STEP_TYPES
 from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
@@ -42,7 +43,7 @@ _ARCHIVE_TYPES = ("tar.bz2", "tar.gz", "zip", "bz2")
 # glTF and GLB: `read_objects` reads them with gjkcli.mesh.gltf, without importing trimesh.
 _GLTF_TYPES = ("glb", "gltf")
 # STEP: read by gjkcli.mesh.cad through OpenCASCADE (never by trimesh's cascadio route).
-_CAD_TYPES = ("step", "stp")
+_CAD_TYPES = STEP_TYPES
 
 # IFC models: read by gjkcli.mesh.ifc through IfcOpenShell (IFC_TYPES there), not by trimesh.
 _IFC_TYPES = ("ifc", "ifczip", "ifcxml")
