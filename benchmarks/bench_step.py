@@ -39,10 +39,10 @@ of `__import__` (4,566 of them in the AP214 AS1's scan), so gjk's stages come fr
 with it, after the timed ones and not timed. They are the command's process's: OpenCASCADE is
 imported and the file read in a process the command forks as it starts
 (`gjkcli.mesh.cad_process`), so its `imports` are its own modules' and its `load` includes
-waiting for OpenCASCADE's import in the other process. Printed per file: both medians, those stages and
-gjk's pair counts; then the totals over the five and their ratio, gjk / trimesh (the issue's
-target: at most 1.0). `--check` then holds every pair of each file
-against OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
+waiting for OpenCASCADE's import in the other process. Printed per file: both medians, those
+stages and gjk's pair counts; then the totals over the five and their ratio, gjk / trimesh (the
+issue's target: at most 1.0). `--check` then holds every pair of each file against
+OpenCASCADE (`oracle`: its distance and common volume on the file's own solids).
 
 Usage:
     python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
