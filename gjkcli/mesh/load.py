@@ -671,7 +671,8 @@ def _load_scene(path: Path, file_type: str):
     if file_type in simple.FORMATS:  # a plain OBJ, PLY or OFF file: NumPy reads it
         found = simple.read(path, file_type)
         if found is not None:
-            return _OneMeshScene(_Geometry(*found))
+            return _ListedScene([(name, np.eye(4), name) for name, _, _ in found],
+                                {name: _Geometry(v, f) for name, v, f in found})
     trimesh = _trimesh()
 
     loader = trimesh.exchange.load.mesh_loaders.get(file_type)

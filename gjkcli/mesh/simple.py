@@ -1,20 +1,25 @@
-"""OBJ, PLY and OFF files of one plain mesh, read with NumPy and without importing trimesh.
+"""OBJ, PLY and OFF files as tools write them, read with NumPy and without importing trimesh.
 
 `gjk check a.obj b.obj` on two small parts spent most of its time importing trimesh (which
-imports scipy, networkx and lxml) to parse a few hundred bytes. These readers take the common
-plain case of each format and give the vertices and triangles trimesh's loaders give for it
-(with gjk's options: `gjkcli.mesh.load`'s `_OPTIONS`, ``process=False``): the same arrays, in the
-same order. Anything else returns None, and trimesh reads the file as before, with its own
-handling and gjk's wording of its errors; so a malformed file gets the message it always got.
+imports scipy, networkx and lxml) to parse a few hundred bytes. These readers take the files
+that modelling tools write (Blender, Fusion, FreeCAD, MeshLab: tests/data/written holds one of
+each) and give the objects, names and triangles trimesh's loaders give for them (with gjk's
+options: `gjkcli.mesh.load`'s `_OPTIONS`, ``process=False``). Anything else returns None, and
+trimesh reads the file as before, with its own handling and gjk's wording of its errors; so a
+malformed file gets the message it always got.
 
 What each reader takes (anything beyond is None):
 
-- OBJ: ``v x y z`` lines (every one with the same count of numbers, the first three used, as
-  trimesh takes them), ``f`` lines of plain vertex indices (no ``/vt/vn``), 1-based and within
-  the vertices, every face of 3 indices or every face of 4; ``vn``, ``vt``, ``s``, ``mtllib``,
-  comments and blank lines are ignored; lines end in LF or CR LF and none is indented. Objects, groups and materials (``o``, ``g``,
-  ``usemtl``), which trimesh splits on, negative indices (which trimesh counts from the end of
-  the file) and the rest go to trimesh. Vertices no face uses are dropped, as trimesh drops them.
+- OBJ: ``v`` lines (every one with the same count of numbers, the first three used, as trimesh
+  takes them), ``f`` lines of 3 or more corners, each a vertex index optionally followed by
+  ``/texture/normal`` indices (every corner of the file written the same way), objects and
+  groups (``o``, ``g``), which split the file into parts as trimesh splits and names them
+  (`_obj`), and ``vn``, ``vt``, ``s``, ``mtllib``, ``usemtl``, comments and blank lines, which
+  carry nothing gjk uses; lines end in LF or CR LF, none is indented, no tabs. Negative indices
+  count back from the vertices read so far (the OBJ specification; trimesh counts from the end
+  of the file, the same vertex when a file lists its vertices first). A part's vertices are the
+  file's vertices its faces use, in file order: where trimesh copies a vertex per texture
+  coordinate or normal, the triangles here are the same points with fewer copies.
 - PLY (ASCII, binary little or big endian): a ``vertex`` element with scalar properties x, y, z
   (others ignored, but no texture coordinates, which make trimesh split vertices) and a ``face``
   element whose one list property is ``vertex_indices`` or ``vertex_index``, every face of 3
@@ -22,8 +27,10 @@ What each reader takes (anything beyond is None):
 - OFF: the ``OFF`` line, the counts, then the vertex lines (their first three numbers) and the
   face lines, every face of 3 or every face of 4, within the vertices; no comments.
 
-Quads are split as trimesh's ``triangulate_quads`` splits them: every quad's (0, 1, 2), then
-every quad's (2, 3, 0).
+Polygons become triangles as trimesh makes them (`_polygons`: quads as (0, 1, 2), (2, 3, 0), larger
+polygons as fans), except an OBJ polygon that is not convex, which is cut into ears in its plane
+(manifold3d's triangulator): a fan from a corner that does not see the whole polygon covers
+what lies outside it (a false collision in an L-shaped cap's notch).
 
 Why not a library: plyfile (maintained, NumPy only) would read PLY alone and still need this
 module's rules to match trimesh; no maintained reader of OBJ or OFF is lighter than trimesh's
@@ -48,25 +55,32 @@ FORMATS = ("obj", "ply", "off")
 _MAX_BYTES = 4 << 20
 
 
-def read(path: Path, file_type: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """(vertices (n, 3) float64, faces (m, 3) int64) of a plain file, or None for trimesh.
+def read(path: Path, file_type: str) -> list[tuple[str, np.ndarray, np.ndarray]] | None:
+    """[(name, vertices (n, 3) float64, faces (m, 3) int64)], a part per object of the file, or
+    None for trimesh.
 
-    vertices : as trimesh's loader gives them for the file, every one used by a face
+    name : the object's name as trimesh's loader names it (an OBJ's objects and groups); the
+        file's name for a file of one mesh
+    vertices : the vertices of the file its faces use, in the file's order
     faces : triangles, indices into `vertices`, in trimesh's order; m >= 1
     """
     if path.stat().st_size > _MAX_BYTES:
         return None
     data = path.read_bytes()
     try:
-        found = _READERS[file_type](data)
+        if file_type == "obj":
+            found = _obj(data, path.name)
+        else:
+            one = _READERS[file_type](data)
+            found = None if one is None else [(path.name, *one)]
     except (ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError):
         return None  # a file these readers do not take whole: trimesh reads it
-    if found is None:
+    if not found:
         return None
-    vertices, faces = found
-    if not len(faces) or not len(vertices) or faces.min() < 0 or faces.max() >= len(vertices):
-        return None  # trimesh says what is wrong with it
-    return vertices, faces
+    for _, vertices, faces in found:
+        if not len(faces) or not len(vertices) or faces.min() < 0 or faces.max() >= len(vertices):
+            return None  # trimesh says what is wrong with it
+    return found
 
 
 def _used(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,26 +106,65 @@ def _triangles(polygons: np.ndarray) -> np.ndarray | None:
 # OBJ
 # --------------------------------------------------------------------------------------------
 
-# Statements ignored: normals, texture coordinates, smoothing groups, the material library
-# (materials are skipped: gjk reads no textures).
-_OBJ_IGNORED = (b"vn", b"vt", b"s", b"mtllib")
+# Statements that carry nothing gjk uses: normals, texture coordinates, smoothing groups,
+# materials and their library (gjk reads no materials, and materials do not split an object).
+_OBJ_IGNORED = frozenset({b"vn", b"vt", b"s", b"mtllib", b"usemtl"})
+# Objects and groups: each (object, group) pair met by a face is a part, as trimesh's loader
+# splits the file with split_objects and split_groups (`load._OPTIONS`).
+_OBJ_NAMES = frozenset({b"o", b"g"})
 
 
-def _obj(data: bytes):
+def _obj(data: bytes, file_name: str):
+    """[(name, vertices, faces)] as trimesh's OBJ loader splits and names the file, or None.
+
+    Each part holds the faces met under one (object, group) pair, whatever came between them;
+    the `o` and `g` names last until the next of their kind (a new object keeps the group).
+    A part is named "<object>_<group>", "<object>" or "<group>", the file's name when the faces
+    come before any `o` or `g`; trimesh lists the parts in the reverse order of their first face.
+    A face lists its corners' vertex indices, each optionally followed by /texture/normal
+    indices, which are not needed: a vertex is where it is whatever its normal, so the part's
+    vertices are the file's vertices its faces use, in file order (trimesh copies a vertex per
+    texture coordinate and normal it comes with; the triangles, as points, are the same).
+    A negative index counts back from the vertices read so far, as the OBJ specification says
+    (trimesh counts from the end of the file: the same vertex when the vertices come first).
+    Triangles as trimesh makes them (`_polygons`), except that a polygon that is not convex is
+    cut into ears, where trimesh's fan would cover what lies outside it.
+    """
     data = data.replace(b"\r\n", b"\n")
-    if b"\r" in data:
-        return None  # trimesh splits lines on "\n" alone
-    vertex_rows, face_rows = [], []
+    if b"\r" in data or b"\t" in data:
+        return None  # trimesh splits lines on "\n" alone, and words on " " in places
+    vertex_rows: list = []
+    face_rows: list = []
+    face_base: list = []  # the vertices read before each face (for negative indices)
+    face_part: list = []  # each face's part, by its index in `keys`
+    keys: dict = {}  # (object, group) -> index, in the order of their first face
+    obj = group = None
+    part = None
     for line in data.replace(b"\\\n", b"").split(b"\n"):
-        if line[:1].isspace() and line.strip():
-            return None  # an indented statement, which trimesh does not take as one
-        head, _, rest = line.strip().partition(b" ")
+        if line[:1].isspace():
+            if line.strip():
+                return None  # an indented statement, which trimesh does not take as one
+            continue
+        head, _, rest = line.partition(b" ")
         if head == b"v":
             vertex_rows.append(rest)
         elif head == b"f":
+            if part is None:
+                part = keys.setdefault((obj, group), len(keys))
             face_rows.append(rest)
+            face_base.append(len(vertex_rows))
+            face_part.append(part)
+        elif head in _OBJ_NAMES:
+            name = rest.strip()
+            if not name or b"usemtl" in name:
+                return None  # trimesh takes these its own way
+            if head == b"o":
+                obj = name
+            else:
+                group = name
+            part = None
         elif head and not head.startswith(b"#") and head not in _OBJ_IGNORED:
-            return None  # objects, groups, materials, lines, ...: trimesh's
+            return None  # lines, points, curves, ...: trimesh's
     if not vertex_rows or not face_rows:
         return None
     rows = [row.split() for row in vertex_rows]
@@ -119,16 +172,126 @@ def _obj(data: bytes):
     if width < 3 or any(len(row) != width for row in rows):
         return None
     vertices = np.array(rows, dtype=np.float64)[:, :3]
-    polygons = [row.split() for row in face_rows]
-    corners = len(polygons[0])
-    if any(len(p) != corners for p in polygons) or b"/" in b"".join(face_rows):
+    corners = [row.split() for row in face_rows]
+    tokens = [t for face in corners for t in face]
+    sizes = np.fromiter(map(len, corners), dtype=np.int64, count=len(corners))
+    if sizes.min() < 3:
         return None
-    faces = _triangles(np.array(polygons, dtype=np.int64) - 1)
-    if faces is None or faces.min() < 0:  # 0 and negative indices: trimesh's reading
+    face_part = np.array(face_part, dtype=np.int64)
+    if b"/" in data:
+        # how each corner is written (v, v/vt, v//vn, v/vt/vn): one way within a part, or
+        # trimesh may take a texture index for a vertex
+        way = np.array([t.count(b"/") + 3 * (b"//" in t) for t in tokens], dtype=np.int64)
+        per_part = np.repeat(face_part, sizes)
+        first = np.full(len(keys), -1, dtype=np.int64)
+        first[per_part[::-1]] = way[::-1]
+        if (first[per_part] != way).any():
+            return None
+        tokens = [t.partition(b"/")[0] for t in tokens]
+    index = np.array(tokens, dtype=np.int64)
+    base = np.repeat(np.array(face_base, dtype=np.int64), sizes)
+    if (index == 0).any():
+        return None  # trimesh's route says which line is wrong
+    index = np.where(index > 0, index - 1, index + base)
+    if index.min() < 0 or index.max() >= len(vertices):
         return None
-    if faces.max() >= len(vertices):
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    names = _obj_names(keys, file_name)
+    if names is None:
         return None
-    return _used(vertices, faces)
+    out = []
+    for key, k in reversed(list(keys.items())):  # trimesh's order
+        mine = np.flatnonzero(face_part == k)
+        faces = _polygons(vertices, index, starts[mine], sizes[mine])
+        if faces is None:
+            return None
+        out.append((names[key], *_used(vertices, faces)))
+    return out
+
+
+def _obj_names(keys: dict, file_name: str) -> dict | None:
+    """{(object, group): name} as trimesh names the parts; None when two would share a name
+    (trimesh then makes one unique its own way)."""
+    names = {}
+    for obj, group in keys:
+        given = [n for n in (obj, group) if n is not None]
+        try:
+            name = b"_".join(given).decode("utf-8") if given else file_name
+        except UnicodeDecodeError:
+            return None
+        names[(obj, group)] = name
+    return names if len(set(names.values())) == len(names) else None
+
+
+def _polygons(vertices: np.ndarray, index: np.ndarray, starts: np.ndarray,
+              sizes: np.ndarray) -> np.ndarray | None:
+    """(m, 3) triangles of the polygons whose corners are index[start:start + size].
+
+    As trimesh's OBJ loader makes them: polygons all of one size are split together (triangles
+    as they are; quads every one's (0, 1, 2) then every one's (2, 3, 0); larger ones each as a
+    fan from its first corner), polygons of mixed sizes one after the other (a quad as (0, 1, 2),
+    (2, 3, 0), a larger one as a fan). A polygon that is not convex (a corner turns against the
+    polygon's normal, Newell's) is instead cut into ears by manifold3d's triangulator in the
+    polygon's plane, in its place in the order.
+    """
+    if (sizes == 3).all():
+        return index[starts[:, None] + np.arange(3)]
+    reflex = _not_convex(vertices, index, starts, sizes)
+    if sizes.min() == sizes.max() and not reflex.any():
+        k = int(sizes[0])
+        polygon = index[starts[:, None] + np.arange(k)]
+        if k == 4:
+            return np.concatenate([polygon[:, [0, 1, 2]], polygon[:, [2, 3, 0]]])
+        fan = np.stack([np.zeros(k - 2, dtype=np.int64), np.arange(1, k - 1), np.arange(2, k)], axis=1)
+        return polygon[:, fan].reshape(-1, 3)
+    pieces = []
+    for start, size, bent in zip(starts.tolist(), sizes.tolist(), reflex.tolist()):
+        polygon = index[start:start + size]
+        if bent:
+            cut = _ears(vertices[polygon])
+            if cut is None:
+                return None
+            pieces.append(polygon[cut])
+        elif size == 4:
+            pieces.append(polygon[[[0, 1, 2], [2, 3, 0]]])
+        else:
+            pieces.append(np.stack([np.full(size - 2, polygon[0]), polygon[1:-1], polygon[2:]], axis=1))
+    return np.concatenate(pieces)
+
+
+def _not_convex(vertices: np.ndarray, index: np.ndarray, starts: np.ndarray,
+                sizes: np.ndarray) -> np.ndarray:
+    """(n,) bool: the polygons with a corner that turns against the polygon's normal (Newell's
+    normal, the sum of the cross products of consecutive corners: the area vector of the polygon
+    projected onto its best-fit plane). Triangles are convex."""
+    reflex = np.zeros(len(sizes), dtype=bool)
+    for k in np.unique(sizes[sizes > 3]).tolist():
+        mine = np.flatnonzero(sizes == k)
+        p = vertices[index[starts[mine, None] + np.arange(k)]]  # (n, k, 3)
+        q = np.roll(p, -1, axis=1)
+        normal = np.cross(p, q).sum(axis=1)  # Newell: twice the area vector
+        turn = np.cross(q - p, np.roll(q, -1, axis=1) - q)  # the turn at each corner after the first
+        reflex[mine] = (np.einsum("nkc,nc->nk", turn, normal) < 0).any(axis=1)
+    return reflex
+
+
+def _ears(corners: np.ndarray) -> np.ndarray | None:
+    """(k - 2, 3) triangles of one polygon, indices into its corners: the polygon projected onto
+    the plane of its Newell normal, counter-clockwise seen from the normal, cut into ears by
+    manifold3d (a dependency of gjk's core). None when that fails."""
+    normal = np.cross(corners, np.roll(corners, -1, axis=0)).sum(axis=0)
+    length = np.linalg.norm(normal)
+    if not length > 0:
+        return None
+    n = normal / length
+    u = np.cross(n, np.eye(3)[int(np.argmin(np.abs(n)))])
+    u /= np.linalg.norm(u)
+    v = np.cross(n, u)  # (u, v, n) right-handed: counter-clockwise about n is counter-clockwise in (u, v)
+    flat = (corners - corners[0]) @ np.stack([u, v], axis=1)
+    import manifold3d  # 5 ms, only for a polygon that needs it
+
+    triangles = np.asarray(manifold3d.triangulate([flat]), dtype=np.int64).reshape(-1, 3)
+    return triangles if len(triangles) == len(corners) - 2 else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,4 +422,4 @@ def _ply_ascii(body: bytes, n_vertices, vertex_props, n_faces, face_props, at):
     return vertices.astype(np.float64), faces
 
 
-_READERS = {"obj": _obj, "ply": _ply, "off": _off}
+_READERS = {"ply": _ply, "off": _off}
