@@ -4,6 +4,11 @@ Target: at most 0.3 s of wall time per format, the median of 5 runs. Each run is
 process, as a user's at a terminal or in a pre-commit hook is. The two parts are a unit cube and
 an icosphere of 642 vertices (trimesh's default) 0.2 away from it (verdict: clear, exit code 0), written by trimesh
 into a temporary folder as ASCII STL, binary STL, OBJ, PLY (binary and ASCII), OFF and GLB.
+Then the files as tools write them, in tests/data/written (scripts/make_written_samples.py): a cube
+and a 32-sided cylinder 0.2 apart as Blender (`o`, `vn`, `vt`, `s`, `usemtl`, quads and 32-gon
+caps), Fusion (`g`, triangles as v/vt/vn), FreeCAD (`o`, polygons), MeshLab (`vn` before each `v`,
+v//vn) write OBJ, OBJ indexed back from the last vertex, MeshLab's binary PLY with normals and
+colours, and GLB files of several meshes each (the cube and a plate; the cylinder and a block).
 Formats are run in turn (one run of each, then the next round), so that a load on the machine
 falls on all of them alike.
 
@@ -57,8 +62,22 @@ FORMATS = (
 )
 
 
+# name shown, the two files in tests/data/written (scripts/make_written_samples.py)
+WRITTEN = ROOT / "tests" / "data" / "written"
+AS_WRITTEN = (
+    ("OBJ (Blender: o, vn, vt, quads, 32-gons)", "blender_cube.obj", "blender_cylinder.obj"),
+    ("OBJ (Fusion: g, v/vt/vn)", "fusion_a.obj", "fusion_b.obj"),
+    ("OBJ (FreeCAD: o, polygons)", "freecad_a.obj", "freecad_b.obj"),
+    ("OBJ (MeshLab: vn, v//vn)", "meshlab_a.obj", "meshlab_b.obj"),
+    ("OBJ (negative indices)", "relative_a.obj", "relative_b.obj"),
+    ("PLY (binary, normals and colours)", "colours_a.ply", "colours_b.ply"),
+    ("GLB (several meshes)", "meshes_a.glb", "meshes_b.glb"),
+)
+
+
 def write_parts(folder: Path) -> dict:
-    """{format name: (path A, path B)}: a unit cube and a sphere 0.2 away, per format."""
+    """{format name: (path A, path B)}: a unit cube and a sphere 0.2 away, per format; then the
+    files as tools write them."""
     import trimesh
 
     cube = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
@@ -75,6 +94,8 @@ def write_parts(folder: Path) -> dict:
                 part.export(path, file_type=export)
             paths.append(path)
         out[name] = tuple(paths)
+    for name, a, b in AS_WRITTEN:
+        out[name] = (WRITTEN / a, WRITTEN / b)
     return out
 
 
@@ -136,7 +157,8 @@ def main() -> None:
 
     where = (f"a core install (`pip install .`) in {args.core_venv}" if args.core_venv
              else f"the environment of {python}")
-    print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere), median of "
+    print(f"`gjk check A B`, two small parts (a cube, a 642-vertex sphere; as tools write them, a "
+          f"cube and a 32-sided cylinder), median of "
           f"{args.runs} runs; target {TARGET} s; gjk and the references run in {where}\n")
     print("| format | median wall (s) | min wall (s) | median CPU (s) | median wall / target |")
     print("|---|---|---|---|---|")
