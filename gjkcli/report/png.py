@@ -3,7 +3,10 @@
 matplotlib's Agg canvas draws them in memory: no browser, no display. `check` gets one picture
 (every pair of the check); `scan` one per violation, named after its pair. Each shows both parts,
 the witness points and the segment between them, the normal of a collision, the overlap solid in
-its own colour, and a caption with the status and numbers as the report states them.
+its own colour, and a caption with the status and numbers as the report states them. Where the
+witness points lie closer together than a twentieth of the view (a 0.0039 clearance in an 8-wide
+box), a second view zooms on them (`zoom_window`): the parts' triangles cut to a cube a few times
+the gap wide around the points, so that the gap the caption states can be seen.
 
 Reads the findings model only (and the triangles it hands over); matplotlib is imported here, so
 `gjk` pays for it only when a picture is asked for.
@@ -20,10 +23,22 @@ from gjkcli.report import pictures
 from gjkcli.report.pictures import (DPI, OVERLAP_COLOUR, SIZE_INCHES, STATUS_COLOURS, caption, picture_name,
                                     png_bytes, units_of)
 
-__all__ = ["check_png", "scan_pngs", "picture_name"]
+__all__ = ["check_png", "scan_pngs", "picture_name", "figure", "zoom_window"]
 
 # Triangles per part in a picture (vertex clustering beyond): Agg draws each as a polygon.
 PART_TRIANGLES = 6000
+# The zoomed view: drawn when the witness points are closer than ZOOM_BELOW of the view's width;
+# it spans ZOOM_SPAN times their distance each way from their midpoint (never less than
+# ZOOM_FLOOR of the view's width, for parts that touch), and cuts at most ZOOM_TRIANGLES
+# triangles per part to that cube.
+ZOOM_BELOW = 0.05
+ZOOM_SPAN = 3.0
+ZOOM_FLOOR = 1e-4
+ZOOM_TRIANGLES = 4000
+# With a zoomed view, the whole view and the zoomed one side by side (left, bottom, width, height,
+# as fractions of the figure)
+WHOLE_PLACE = (0.0, 0.14, 0.56, 0.86)
+ZOOM_PLACE = (0.56, 0.18, 0.43, 0.74)
 
 
 def check_png(found: Findings) -> bytes:
@@ -58,6 +73,13 @@ def scan_pngs(found: Findings):
 
 
 def _draw(found: Findings, pairs, names, text: str) -> bytes:
+    return png_bytes(figure(found, pairs, names), text, pairs[0].status if pairs else None)
+
+
+def figure(found: Findings, pairs, names):
+    """The matplotlib Figure of `pairs` (drawn with the objects `names`), before its caption: the
+    parts, witness points, normals and overlap solids, and the zoomed view where `zoom_window`
+    asks for one (the Figure's second axes)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
@@ -115,7 +137,97 @@ def _draw(found: Findings, pairs, names, text: str) -> bytes:
         legend.append(Patch(facecolor=OVERLAP_COLOUR, label="overlap solid"))
     if legend:
         ax.legend(handles=legend, loc="upper left", fontsize=8, frameon=False)
-    return png_bytes(fig, text, pairs[0].status if pairs else None)
+    size = 2 * half if np.all(np.isfinite(lo)) else 0.0
+    for p in pairs:
+        window = zoom_window(p.result.point_a, p.result.point_b, size)
+        if window is not None:
+            ax.set_position(WHOLE_PLACE)
+            _zoom(fig, found, p, names, *window)
+            break
+    return fig
+
+
+def zoom_window(point_a, point_b, view: float) -> tuple[np.ndarray, float] | None:
+    """(centre (3,), half-width) of the zoomed view on two witness points, or None when they are
+    far enough apart to be seen in a view `view` wide (or not finite).
+
+    The centre is their midpoint; the half-width ZOOM_SPAN times their distance, at least
+    ZOOM_FLOOR of the view (parts that touch).
+    """
+    a, b = np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float)
+    if a.shape != (3,) or b.shape != (3,) or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None
+    gap = float(np.linalg.norm(a - b))
+    if not view > 0 or gap >= ZOOM_BELOW * view:
+        return None
+    return 0.5 * (a + b), max(ZOOM_SPAN * gap, ZOOM_FLOOR * view)
+
+
+def _zoom(fig, found: Findings, pair, names, centre: np.ndarray, half: float) -> None:
+    """The zoomed view: each part's triangles near the witness points cut to the cube
+    centre +- half (matplotlib's 3D axes do not clip what lies beyond their limits), the witness
+    segment, axes labelled in the parts' units."""
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    lo, hi = centre - half, centre + half
+    ax = fig.add_axes(ZOOM_PLACE, projection="3d")
+    for k, name in enumerate(names):
+        tri = found.triangles(name)
+        if tri is None:
+            continue
+        V, F = np.asarray(tri[0], dtype=float), np.asarray(tri[1], dtype=np.int64)
+        pieces = _cut(V[F], lo, hi)
+        if pieces:
+            ax.add_collection3d(Poly3DCollection(pieces, facecolor=pictures.COLOURS[k % len(pictures.COLOURS)],
+                                                 edgecolor=(0, 0, 0, 0.25), linewidths=0.4, alpha=0.45))
+    r = pair.result
+    colour = STATUS_COLOURS[Status(pair.status)]
+    ax.plot(*np.stack([np.asarray(r.point_a, float), np.asarray(r.point_b, float)]).T, color=colour,
+            linewidth=2.5, marker="o", markersize=5)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_zlim(lo[2], hi[2])
+    ax.set_box_aspect((1, 1, 1))
+    _look_across(ax, r.normal)
+    from matplotlib.ticker import MaxNLocator
+
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(MaxNLocator(3))
+        axis.set_tick_params(labelsize=6)
+    ax.set_title(f"zoomed on the witness points: {2 * half:.3g} wide", fontsize=8)
+
+
+def _cut(corners: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list:
+    """The parts of triangles (m, 3, 3) inside the box [lo, hi], each a polygon (k, 3): each
+    triangle near the box cut by the box's six planes in turn (Sutherland and Hodgman 1974)."""
+    near = np.all(corners.min(axis=1) <= hi, axis=1) & np.all(corners.max(axis=1) >= lo, axis=1)
+    pieces = []
+    for polygon in corners[near][:ZOOM_TRIANGLES]:
+        for axis in range(3):
+            for bound, keep in ((lo[axis], 1.0), (hi[axis], -1.0)):
+                polygon = _cut_by_plane(polygon, axis, bound, keep)
+                if len(polygon) < 3:
+                    break
+            if len(polygon) < 3:
+                break
+        if len(polygon) >= 3:
+            pieces.append(polygon)
+    return pieces
+
+
+def _cut_by_plane(polygon: np.ndarray, axis: int, bound: float, keep: float) -> np.ndarray:
+    """The part of a convex polygon (k, 3) where keep * (x[axis] - bound) >= 0."""
+    d = keep * (polygon[:, axis] - bound)
+    if (d >= 0).all():
+        return polygon
+    out = []
+    for i in range(len(polygon)):
+        p, q, dp, dq = polygon[i], polygon[(i + 1) % len(polygon)], d[i], d[(i + 1) % len(polygon)]
+        if dp >= 0:
+            out.append(p)
+        if (dp >= 0) != (dq >= 0):
+            out.append(p + (q - p) * (dp / (dp - dq)))
+    return np.array(out).reshape(-1, 3)
 
 
 def _look_across(ax, normal) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from PIL import Image
 
@@ -165,3 +166,45 @@ def test_an_interrupt_in_process_removes_the_pictures_too(tmp_path, monkeypatch)
     r = CliRunner().invoke(main, ["scan", *files, "--png", str(folder), "-q"])
     assert r.exit_code == 130 and "interrupted" in r.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_small_clearance_gets_a_view_zoomed_on_its_witness_points():
+    """The pocket pair is 1/256 apart in a box 8 wide: the whole view cannot show the gap, so a
+    second view spans ZOOM_SPAN times the gap each way from the witness points' midpoint, and it
+    shows both parts' triangles cut to that cube."""
+    from gjkcli.report.png import ZOOM_SPAN, figure
+
+    found = pipeline.check(str(SAMPLES / "pocket_box.stl"), str(SAMPLES / "pocket_cube.stl"),
+                           pipeline.Options(mode="exact"))
+    (pair,) = found.pairs
+    a, b = np.asarray(pair.result.point_a), np.asarray(pair.result.point_b)
+    gap = float(np.linalg.norm(a - b))
+    assert gap == pytest.approx(1 / 256, rel=1e-9)
+    fig = figure(found, found.pairs, [o.name for o in found.objects])
+    whole, zoomed = fig.axes
+    centre = 0.5 * (a + b)
+    for k, limits in enumerate((zoomed.get_xlim3d(), zoomed.get_ylim3d(), zoomed.get_zlim3d())):
+        assert limits == pytest.approx((centre[k] - ZOOM_SPAN * gap, centre[k] + ZOOM_SPAN * gap), abs=1e-12)
+    assert whole.get_zlim3d()[1] - whole.get_zlim3d()[0] > 1000 * gap  # the whole box
+    # both parts are in the zoomed view (their triangles cut to it), with the witness segment
+    from mpl_toolkits.mplot3d.art3d import Line3D, Poly3DCollection
+
+    assert sum(isinstance(c, Poly3DCollection) for c in zoomed.collections) == 2
+    assert sum(isinstance(line, Line3D) for line in zoomed.lines) == 1
+
+
+def test_parts_far_apart_get_no_zoomed_view():
+    from gjkcli.report.png import figure
+
+    found = pipeline.check(str(SAMPLES / "clear_a.stl"), str(SAMPLES / "clear_b.stl"))
+    assert len(figure(found, found.pairs, [o.name for o in found.objects]).axes) == 1
+
+
+def test_zoom_window_spans_a_few_gaps_or_nothing():
+    from gjkcli.report.png import ZOOM_BELOW, ZOOM_FLOOR, zoom_window
+
+    centre, half = zoom_window((0, 0, 0), (0, 0, 0.01), 8.0)
+    assert np.allclose(centre, (0, 0, 0.005)) and half == pytest.approx(0.03)
+    assert zoom_window((0, 0, 0), (0, 0, ZOOM_BELOW * 8.0), 8.0) is None  # seen in the whole view
+    assert zoom_window((0, 0, 0), (0, 0, 0), 8.0)[1] == pytest.approx(ZOOM_FLOOR * 8.0)  # touching
+    assert zoom_window((0, 0, np.nan), (0, 0, 0), 8.0) is None
