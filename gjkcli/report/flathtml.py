@@ -21,6 +21,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
+from gjkcli.report.plotlyjs import self_contained
 from gjkcli.report.page import PAGE, WITNESSES_UP_TO, findings_table, page_script, pair_data, summary, title
 from gjkcli.report.pictures import STATUS_COLOURS
 from gjkcli.report.flatpng import is_sheet
@@ -96,17 +97,17 @@ def flat_page(found: Findings, *, trace: bool = False) -> str:
     fig.update_layout(xaxis=dict(title="x", scaleanchor="y", scaleratio=1),
                       yaxis=dict(title="y (as in the file)"), plot_bgcolor=BACKGROUND,
                       margin=dict(l=40, r=10, t=10, b=40), height=640, uirevision="gjk")
-    plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="gjk-scene",
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id="gjk-scene",
                        config={"displaylogo": False, "responsive": True})
     data = {"pairs": [pair_data(found, k, p) for k, p in enumerate(found.pairs[:1000])],
             "selected": len(fig.data) - 1}
-    return PAGE.format(
+    return self_contained(PAGE.format(
         title=html.escape(title(found)), summary=html.escape(summary(found)),
         notes="".join(f"<p class='note'>{html.escape(n)}</p>" for n in found.notes if n),
         errors="".join(f"<p class='error'>error: {html.escape(e.file)}: {html.escape(e.message)}</p>"
                        for e in found.errors),
         plot=plot, table=findings_table(found), trace=_trace_html(found) if trace else "",
-        data=json.dumps(data, allow_nan=False).replace("</", "<\\/"), script=page_script(_VIEW_2D))
+        data=json.dumps(data, allow_nan=False).replace("</", "<\\/"), script=page_script(_VIEW_2D)))
 
 
 # the plane's view: a square round the pair's box

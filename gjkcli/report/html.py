@@ -1,7 +1,7 @@
 """`--html FILE`: one self-contained page of a run that works offline.
 
-The page holds plotly.js itself (`include_plotlyjs=True`), the scene and the findings: no request
-leaves the file. It shows the parts in 3D (each object coloured and named, the objects of
+The page holds plotly.js itself (deflated: `gjkcli.report.plotlyjs`), the scene and the findings:
+no request leaves the file. It shows the parts in 3D (each object coloured and named, the objects of
 findings in colour, their neighbours grey; a big scene draws only those, decimated), for each
 finding the witness points and the segment between them, the normal of a collision, the
 separating plane of a clear pair's certificate (a small patch at its witness points, in a colour
@@ -23,6 +23,7 @@ from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Findings
 from gjkcli.report import pictures
 from gjkcli.report.pictures import OVERLAP_COLOUR, PLANE_COLOUR, STATUS_COLOURS, fmt, units_of
+from gjkcli.report.plotlyjs import self_contained
 from gjkcli.report.page import (PAGE, TABLE_ROWS_UP_TO, WITNESSES_UP_TO, findings_table, page_script,
                                 pair_data, pair_size, summary, title)
 
@@ -63,7 +64,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         scene=dict(aspectmode="data", xaxis_title="x", yaxis_title="y", zaxis_title="z"),
         margin=dict(l=0, r=0, t=0, b=0), legend=dict(itemsizing="constant"),
         uirevision="gjk", height=640)
-    plot = pio.to_html(fig, full_html=False, include_plotlyjs=True, div_id="gjk-scene",
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id="gjk-scene",
                        config={"displaylogo": False, "responsive": True})
     trace_html = ""
     if trace:
@@ -72,7 +73,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         trace_html = trace_sections(found)
     data = {"pairs": [pair_data(found, k, p) for k, p in enumerate(found.pairs[:TABLE_ROWS_UP_TO])],
             "selected": len(fig.data) - 1}
-    return PAGE.format(
+    return self_contained(PAGE.format(
         title=html.escape(title(found)),
         summary=html.escape(summary(found)),
         notes="".join(f"<p class='note'>{html.escape(n)}</p>"
@@ -83,7 +84,7 @@ def html_page(found: Findings, *, trace: bool = False) -> str:
         table=findings_table(found),
         trace=trace_html,
         data=json.dumps(data, allow_nan=False).replace("</", "<\\/"),
-        script=page_script(_VIEW_3D))
+        script=page_script(_VIEW_3D)))
 
 
 # -- the scene -----------------------------------------------------------------------------------

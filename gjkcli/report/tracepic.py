@@ -20,6 +20,7 @@ from itertools import combinations
 import numpy as np
 
 from gjkcli.pipeline.findings import Findings
+from gjkcli.report.plotlyjs import self_contained
 
 __all__ = ["trace_sections", "minkowski_points", "plane_trace_page", "plane_trace_figure", "hull_2d"]
 
@@ -384,16 +385,14 @@ def plane_trace_page(trace, rings_a, rings_b, a_name: str = "A", b_name: str = "
     (`gjkcli.report.trace.step_texts`)."""
     from types import SimpleNamespace
 
-    import plotly.offline
-
     if not trace:
         raise ValueError("the trace is empty: the pair was answered on its edges (non-convex parts), or "
                          "the query ran without trace=True")
     section = _plane_section(0, SimpleNamespace(a=a_name, b=b_name), trace, rings_a, rings_b, units)
-    script = plotly.offline.get_plotlyjs()
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>gjk trace: "
-            f"{html.escape(a_name)} x {html.escape(b_name)}</title>"
-            "<style>body{font-family:sans-serif;margin:1em} .steps{display:flex;gap:1em;align-items:flex-start}"
-            " .steps>div{flex:3;min-width:0} .step-text{flex:2;white-space:pre-wrap;font-size:13px}"
-            " .note{color:#555}</style>"
-            f"<script>{script}</script></head><body>{section}</body></html>")
+    return self_contained(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>gjk trace: "
+        f"{html.escape(a_name)} x {html.escape(b_name)}</title>"
+        "<style>body{font-family:sans-serif;margin:1em} .steps{display:flex;gap:1em;align-items:flex-start}"
+        " .steps>div{flex:3;min-width:0} .step-text{flex:2;white-space:pre-wrap;font-size:13px}"
+        " .note{color:#555}</style>"
+        f"</head><body>{section}</body></html>")

@@ -406,3 +406,23 @@ def test_the_dyn4j_check_page_from_the_command_line_in_chromium(chromium, tmp_pa
     assert pixel_spread(page.locator("#gjk-trace-0").screenshot()) > 5.0
     assert loaded.console_errors == [] and loaded.errors == [] and loaded.blocked == []
     page.close()
+
+
+def test_a_two_part_page_costs_plotly_deflated_and_little_more(tmp_path):
+    """plotly.js goes in deflated (gjkcli.report.plotlyjs): a page of two small parts is well under
+    half of plotly.min.js; beyond the deflated bundle it holds its meshes, data and script (tens of
+    kB), and plotly.js is not in it a second time as text. The Chromium tests above open such
+    pages offline and draw them."""
+    from plotly.offline import get_plotlyjs
+
+    from gjkcli.report.plotlyjs import AFTER_PLOTLY
+
+    bundle = get_plotlyjs()
+    text = html_page(pipeline.check(str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl")))
+    assert len(text.encode()) < 0.45 * len(bundle.encode())
+    packed = text.split('id="gjk-plotlyjs">', 1)[1].split("</script>", 1)[0]
+    assert len(text) - len(packed) < 150_000
+    assert bundle[1000:1100] not in text
+    # every script that needs Plotly waits for it: none runs before the bundle is inflated
+    assert "Plotly.newPlot" in text and text.count(f'<script type="{AFTER_PLOTLY}">') >= 2
+    assert '<script type="text/javascript">' not in text
