@@ -1,10 +1,18 @@
 """Make the README's pictures from the committed samples, with the tool itself.
 
     docs/check.png        gjk check samples/collide_a.stl samples/collide_b.stl --png docs/check.png
-    docs/scan.png         the first picture of gjk scan samples --png FOLDER (the worst violation)
-    docs/html.png         gjk scan samples --html PAGE, in headless Chromium, the first row clicked
+    docs/scan.png         the first picture of gjk scan --manifest samples/cell.toml --png FOLDER
+                          (a 0.0039 gap in an 8-wide box: the zoomed view beside the whole one)
+    docs/html.png         gjk scan --manifest samples/cell.toml --html PAGE, in headless Chromium,
+                          the first row clicked
     docs/trace.png        gjk check samples/collide_a.stl samples/collide_b.stl --trace --html PAGE,
                           the trace section at its fifth step (EPA)
+
+The scan pictures are of the sample cell's manifest, one world whatever the command's default
+for files and folders. The HTML picture's caption in docs/pictures.md (between the markers
+`<!-- made by scripts/make_pictures.py -->` and `<!-- /made -->`) quotes the page's own summary
+line, written here from the page the picture shows; tests/docs/test_pictures.py checks that it
+is what the scan says today.
 
 The HTML screenshots need the system's Chromium and Playwright (`pip install ".[test]"`); the
 network is cut as in the tests.
@@ -15,6 +23,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
+CELL = SAMPLES / "cell.toml"
+DOC = ROOT / "docs" / "pictures.md"
+MADE = re.compile(r"<!-- made by scripts/make_pictures.py -->\n.*?\n<!-- /made -->", re.S)
 FRAMES = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -70,15 +82,37 @@ def main(argv=None) -> int:
     gjk("check", a, b, "--png", out / "check.png", "-q")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        gjk("scan", SAMPLES, "--png", tmp / "scan", "-q")
+        gjk("scan", "--manifest", CELL, "--png", tmp / "scan", "-q")
         shutil.copyfile(sorted((tmp / "scan").iterdir())[0], out / "scan.png")
-        gjk("scan", SAMPLES, "--html", tmp / "scan.html", "-q")
+        gjk("scan", "--manifest", CELL, "--html", tmp / "scan.html", "-q")
         screenshot(tmp / "scan.html", out / "html.png", click_row=True)
+        said = page_summary((tmp / "scan.html").read_text(encoding="utf-8"))
         gjk("check", a, b, "--trace", "--html", tmp / "trace.html", "-q")
         screenshot(tmp / "trace.html", out / "trace.png", trace_step=4)
     for name in ("check.png", "scan.png", "html.png", "trace.png"):
         print(f"wrote {out / name} ({(out / name).stat().st_size / 1e3:.0f} kB)")
+    if out == DOC.parent:
+        text = DOC.read_text(encoding="utf-8")
+        DOC.write_text(MADE.sub(lambda _: caption(said), text, count=1), encoding="utf-8")
+        print(f"wrote the caption in {DOC}: {said}")
     return 0
+
+
+def page_summary(page: str) -> str:
+    """The summary line a gjk page prints under its title, without gjk's version."""
+    found = re.search(r"</h1>\s*<p>(.*?); gjk [^<;]*</p>", page, re.S)
+    if found is None:
+        raise SystemExit("the page has no summary line under its title")
+    import html
+
+    return html.unescape(found.group(1))
+
+
+def caption(summary: str) -> str:
+    """The markdown of docs/pictures.md's HTML picture, quoting the page's summary line."""
+    return ("<!-- made by scripts/make_pictures.py -->\n"
+            f"![The HTML page of `gjk scan --manifest samples/cell.toml` ({summary}), its first "
+            "finding clicked](html.png)\n<!-- /made -->")
 
 
 if __name__ == "__main__":
