@@ -30,7 +30,8 @@ What each reader takes (anything beyond is None):
 Polygons become triangles as trimesh makes them (`_polygons`: quads as (0, 1, 2), (2, 3, 0), larger
 polygons as fans), except an OBJ polygon that is not convex, which is cut into ears in its plane
 (manifold3d's triangulator): a fan from a corner that does not see the whole polygon covers
-what lies outside it (a false collision in an L-shaped cap's notch).
+what lies outside it (a false collision in an L-shaped cap's notch). A polygon that is not flat
+(to convex_flat_rel of its size) keeps the fan: no cut of it is truer than another.
 
 Why not a library: plyfile (maintained, NumPy only) would read PLY alone and still need this
 module's rules to match trimesh; no maintained reader of OBJ or OFF is lighter than trimesh's
@@ -44,6 +45,8 @@ import re
 from pathlib import Path
 
 import numpy as np
+
+from gjkcli.tolerances import DEFAULT
 
 __all__ = ["read", "FORMATS"]
 
@@ -261,9 +264,11 @@ def _polygons(vertices: np.ndarray, index: np.ndarray, starts: np.ndarray,
 
 def _not_convex(vertices: np.ndarray, index: np.ndarray, starts: np.ndarray,
                 sizes: np.ndarray) -> np.ndarray:
-    """(n,) bool: the polygons with a corner that turns against the polygon's normal (Newell's
-    normal, the sum of the cross products of consecutive corners: the area vector of the polygon
-    projected onto its best-fit plane). Triangles are convex."""
+    """(n,) bool: the flat polygons with a corner that turns against the polygon's normal
+    (Newell's normal, the sum of the cross products of consecutive corners: the area vector of
+    the polygon projected onto its best-fit plane). A polygon whose corners leave the plane
+    through their centroid by more than convex_flat_rel of its diagonal is not flat: no cut of it
+    is truer than another, and it keeps trimesh's fan. Triangles are convex."""
     reflex = np.zeros(len(sizes), dtype=bool)
     for k in np.unique(sizes[sizes > 3]).tolist():
         mine = np.flatnonzero(sizes == k)
@@ -271,7 +276,12 @@ def _not_convex(vertices: np.ndarray, index: np.ndarray, starts: np.ndarray,
         q = np.roll(p, -1, axis=1)
         normal = np.cross(p, q).sum(axis=1)  # Newell: twice the area vector
         turn = np.cross(q - p, np.roll(q, -1, axis=1) - q)  # the turn at each corner after the first
-        reflex[mine] = (np.einsum("nkc,nc->nk", turn, normal) < 0).any(axis=1)
+        bent = (np.einsum("nkc,nc->nk", turn, normal) < 0).any(axis=1)
+        length = np.linalg.norm(normal, axis=1)
+        unit = normal / np.where(length > 0, length, 1.0)[:, None]
+        off = np.abs(np.einsum("nkc,nc->nk", p - p.mean(axis=1, keepdims=True), unit)).max(axis=1)
+        diagonal = np.linalg.norm(p.max(axis=1) - p.min(axis=1), axis=1)
+        reflex[mine] = bent & (length > 0) & (off <= DEFAULT.convex_flat_rel * diagonal)
     return reflex
 
 

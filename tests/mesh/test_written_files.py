@@ -165,3 +165,60 @@ def test_checking_written_files_imports_no_trimesh():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=WRITTEN, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# -- files of the field: trimesh's own test models (tests/data/third_party/trimesh_models) --------
+
+FIELD = sorted((WRITTEN.parent / "third_party" / "trimesh_models").iterdir())
+FIELD = [p for p in FIELD if p.suffix.lower() in (".obj", ".ply", ".off")]
+# the planar polygons of wallhole.obj (Rhino) that are not convex: cut into ears here, fanned there
+EARS = {"wallhole.obj"}
+
+
+@pytest.mark.parametrize("path", FIELD, ids=lambda p: p.name)
+def test_files_of_the_field_read_as_trimesh_reads_them(path, monkeypatch):
+    for reader in (load_objects, read_objects):
+        try:
+            theirs = through_trimesh(monkeypatch, reader, path)
+        except Exception as exc:  # noqa: BLE001 - the same InputError line either way
+            with pytest.raises(type(exc)) as ours:
+                reader(path)
+            assert str(ours.value) == str(exc)
+            continue
+        ours = reader(path)
+        assert [p.name for p in ours] == [p.name for p in theirs]
+        for a, b in zip(ours, theirs):
+            assert (a.units, a.watertight, a.bodies) == (b.units, b.watertight, b.bodies)
+            if path.name not in EARS:
+                np.testing.assert_array_equal(corners(a), corners(b))
+
+
+def test_most_files_of_the_field_are_read_without_trimesh():
+    fast = {p.name for p in FIELD if simple.read(p, load._file_type(p)) is not None}
+    assert len(FIELD) == 23 and len(fast) >= 15, sorted(fast)
+    assert {"wallhole.obj", "negative_indices.obj", "two_objects.obj", "textured_tetrahedron.obj",
+            "tet.ply"} <= fast
+
+
+def polygon_area(corners3: np.ndarray) -> float:
+    return float(np.linalg.norm(np.cross(corners3, np.roll(corners3, -1, axis=0)).sum(axis=0)) / 2)
+
+
+def test_rhinos_polygons_that_are_not_convex_are_covered_once(monkeypatch):
+    """wallhole.obj: a wall with a hole, its faces planar polygons of 6 and 8 corners that are not
+    convex. Cut into ears, the triangles' areas add up to the polygons' areas (each point of a
+    polygon covered once); trimesh's fans add up to more (they cover what lies outside)."""
+    path = WRITTEN.parent / "third_party" / "trimesh_models" / "wallhole.obj"
+    text = path.read_text().replace("\\\n", "").splitlines()  # lines continued with a backslash
+    v = np.array([line.split()[1:4] for line in text if line.startswith("v ")], dtype=float)
+    polygons = [[int(i.split("/")[0]) - 1 for i in line.split()[1:]] for line in text if line.startswith("f ")]
+    truth = sum(polygon_area(v[p]) for p in polygons)
+
+    def area(part):
+        tri = corners(part)
+        return float(np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1).sum() / 2)
+
+    (ours,) = read_objects(path)
+    (theirs,) = through_trimesh(monkeypatch, read_objects, path)
+    assert area(ours) == pytest.approx(truth, rel=1e-12)
+    assert area(theirs) > truth + 1  # the fans: the test can fail
