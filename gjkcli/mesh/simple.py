@@ -21,7 +21,8 @@ What each reader takes (anything beyond is None):
   file's vertices its faces use, in file order: where trimesh copies a vertex per texture
   coordinate or normal, the triangles here are the same points with fewer copies.
 - PLY (ASCII, binary little or big endian): a ``vertex`` element with scalar properties x, y, z
-  (others ignored, but no texture coordinates, which make trimesh split vertices) and a ``face``
+  (others ignored: normals, colours; with texture coordinates, as Blender writes them, the
+  vertices no face uses are dropped, as trimesh drops them) and a ``face``
   element whose one list property is ``vertex_indices`` or ``vertex_index``, every face of 3
   indices or every face of 4, within the vertices; nothing after the data.
 - OFF: the ``OFF`` line, the counts, then the vertex lines (their first three numbers) and the
@@ -340,8 +341,10 @@ _PLY_TYPES = {"char": "i1", "uchar": "u1", "short": "i2", "ushort": "u2", "int":
               "uint": "u4", "float": "f4", "double": "f8", "int8": "i1", "uint8": "u1",
               "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4", "int64": "i8",
               "uint64": "u8", "float16": "f2", "float32": "f4", "float64": "f8"}
-# Vertex properties that are texture coordinates: trimesh then splits vertices per face.
-_PLY_UV = frozenset({"u", "v", "s", "t", "texture_u", "texture_v"})
+# Vertex properties that trimesh takes for texture coordinates (the first pair present): it then
+# copies each vertex per texture coordinate it has in its faces (one, when they are the vertex's
+# own) and keeps only the vertices faces use, in their order.
+_PLY_UV = (("texture_u", "texture_v"), ("u", "v"), ("s", "t"))
 _PLY_END = re.compile(rb"end_header[ \t]*\r?\n")
 
 
@@ -371,7 +374,7 @@ def _ply(data: bytes):
         return None
     (_, n_vertices, vertex_props), (_, n_faces, face_props) = elements
     names = [name for name, _ in vertex_props]
-    if any(isinstance(kind, tuple) for _, kind in vertex_props) or _PLY_UV & set(names) \
+    if any(isinstance(kind, tuple) for _, kind in vertex_props) \
             or not {"x", "y", "z"} <= set(names):
         return None
     lists = [(k, name) for k, (name, kind) in enumerate(face_props) if isinstance(kind, tuple)]
@@ -380,7 +383,18 @@ def _ply(data: bytes):
         return None
     body = data[end.end():]
     if encoding == "ascii":
-        return _ply_ascii(body, n_vertices, vertex_props, n_faces, face_props, lists[0][0])
+        found = _ply_ascii(body, n_vertices, vertex_props, n_faces, face_props, lists[0][0])
+    else:
+        found = _ply_binary(body, encoding, n_vertices, vertex_props, n_faces, face_props, lists[0][0])
+    if found is not None and any(u in names and v in names for u, v in _PLY_UV):
+        vertices, faces = found
+        if faces.min() < 0 or faces.max() >= len(vertices):
+            return None  # trimesh says what is wrong with it
+        return _used(vertices, faces)
+    return found
+
+
+def _ply_binary(body: bytes, encoding: str, n_vertices, vertex_props, n_faces, face_props, at):
     if encoding not in ("binary_little_endian", "binary_big_endian"):
         return None
     order = "<" if encoding == "binary_little_endian" else ">"
@@ -389,7 +403,6 @@ def _ply(data: bytes):
     rows = np.frombuffer(body, dtype=vertex_type, count=n_vertices)
     vertices = np.column_stack([rows[c] for c in "xyz"]).astype(np.float64)
     # every face holds as many indices as the first: then the faces are one record type
-    at = lists[0][0]
     before = np.dtype([(f"p{k}", order + kind) for k, (_, kind) in enumerate(face_props[:at])]).itemsize
     count_type, item_type = face_props[at][1]
     corners = int(np.frombuffer(body, dtype=order + count_type, count=1, offset=vertex_bytes + before)[0])

@@ -146,6 +146,19 @@ def write(path: Path, mesh, kind: str) -> Path:
         lines += ["f " + " ".join(f"{i + 1}/{3 * j + c + 1}/{j + 1}" for c, i in enumerate(face))
                   for j, face in enumerate(f)]
         path.write_text("\n".join(lines) + "\n")
+    elif kind == "ply_blender":  # binary, normals, texture coordinates and colours per vertex
+        header = (f"ply\nformat binary_little_endian 1.0\ncomment Created in Blender version 4.1.1\n"
+                  f"element vertex {len(v)}\nproperty float x\nproperty float y\nproperty float z\n"
+                  f"property float nx\nproperty float ny\nproperty float nz\nproperty float s\n"
+                  f"property float t\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+                  f"property uchar alpha\nelement face {len(f)}\nproperty list uchar uint vertex_indices\n"
+                  f"end_header\n").encode()
+        rows = np.zeros(len(v), dtype=[("xyz", "<f4", (3,)), ("n", "<f4", (3,)), ("st", "<f4", (2,)),
+                                       ("rgba", "u1", (4,))])
+        rows["xyz"], rows["st"], rows["rgba"] = v, v[:, :2], 200
+        faces = np.zeros(len(f), dtype=[("n", "u1"), ("i", "<u4", (3,))])
+        faces["n"], faces["i"] = 3, f
+        path.write_bytes(header + rows.tobytes() + faces.tobytes())
     elif kind == "obj_negative":  # faces indexed back from the last vertex
         lines = [f"v {x:.17g} {y:.17g} {z:.17g}" for x, y, z in v] + \
                 ["f " + " ".join(str(i - len(v)) for i in face) for face in f]
@@ -158,7 +171,7 @@ def write(path: Path, mesh, kind: str) -> Path:
 
 
 KINDS = {"obj": "obj", "obj_quads": "obj", "obj_normals": "obj", "obj_blender": "obj",
-         "obj_negative": "obj", "ply": "ply", "ply_ascii": "ply",
+         "obj_negative": "obj", "ply_blender": "ply", "ply": "ply", "ply_ascii": "ply",
          "ply_big": "ply", "off": "off", "off_quads": "off", "obj_crlf": "obj", "off_crlf": "off",
          "ply_ascii_crlf": "ply", "ply_quads": "ply"}
 
@@ -184,8 +197,12 @@ def test_seeded_random_meshes_read_as_trimesh_reads_them(tmp_path, monkeypatch):
 
 TETRA_V = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
 TETRA_F = "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
-# OBJ beyond a plain mesh, read here as trimesh reads it (issue 44)
+# OBJ beyond a plain mesh, and PLY with texture coordinates, read here as trimesh reads them (issue 44)
 BEYOND_PLAIN = {
+    "uv.ply": "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n"
+              "property float z\nproperty float u\nproperty float v\nelement face 1\n"
+              "property list uchar int vertex_indices\nend_header\n0 0 0 0 0\n1 0 0 1 0\n9 9 9 0 0\n"
+              "0 1 0 0 1\n3 0 1 3\n",
     "groups.obj": "o a\n" + TETRA_V + "g b\n" + TETRA_F,
     "material.obj": TETRA_V + "usemtl red\n" + TETRA_F,
     "texture.obj": TETRA_V + "vt 0 0\n" + re.sub(r" (\d)", r" \1/1", TETRA_F),
@@ -215,10 +232,10 @@ NOT_PLAIN = {
     "corners_two_ways.obj": TETRA_V + "vt 0 0\nf 1/1 3/1 2/1\nf 1 2 4\nf 1 4 3\nf 2 3 4\n",
     "pentagon.off": "OFF\n5 1 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n0 0 1\n5 0 1 2 3 4\n",
     "comment.off": "OFF\n# a comment\n4 1 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n",
-    "uv.ply": "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
-              "property float z\nproperty float u\nproperty float v\nelement face 1\n"
-              "property list uchar int vertex_indices\nend_header\n0 0 0 0 0\n1 0 0 1 0\n0 1 0 0 1\n"
-              "3 0 1 2\n",
+    "face_uv.ply": "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n"
+                   "property float z\nelement face 2\nproperty list uchar int vertex_indices\n"
+                   "property list uchar float texcoord\nend_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n"
+                   "3 0 1 2 6 0 0 1 0 0 1\n3 0 1 3 6 0 0 1 0 1 1\n",
     "edges.ply": "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                  "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
                  "element edge 1\nproperty int vertex1\nproperty int vertex2\nend_header\n"
