@@ -142,6 +142,8 @@ def verdicts(report: dict) -> list:
 def test_check_of_each_pair_gives_trimesh_routes_verdict(a, b):
     ours = gjk("check", a.name, b.name)
     assert ours["summary"]["clear"] == 1
+    # the cube's face x = 1, the cylinder's nearest vertex x = 2.2 - 1: 0.2 (to float32 in GLB)
+    assert ours["pairs"][0]["distance"] == pytest.approx(0.2, abs=1e-6)
     assert verdicts(ours) == verdicts(gjk("check", a.name, b.name, trimesh_route=True))
 
 
