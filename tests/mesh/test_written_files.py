@@ -18,7 +18,7 @@ from gjkcli.mesh import load, simple
 from gjkcli.mesh.load import load_objects, read_objects
 
 WRITTEN = Path(__file__).resolve().parents[1] / "data" / "written"
-FILES = sorted(WRITTEN.glob("*.*"))
+FILES = sorted(p for p in WRITTEN.iterdir() if p.suffix in (".obj", ".ply", ".glb"))
 PAIRS = [(a, a.with_name(a.name.replace("_a.", "_b."))) for a in FILES if "_a." in a.name]
 PAIRS.append((WRITTEN / "blender_cube.obj", WRITTEN / "blender_cylinder.obj"))
 # the scenes holding an L-shaped prism whose caps are not convex polygons
