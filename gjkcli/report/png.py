@@ -27,13 +27,11 @@ __all__ = ["check_png", "scan_pngs", "picture_name", "figure", "zoom_window"]
 
 # Triangles per part in a picture (vertex clustering beyond): Agg draws each as a polygon.
 PART_TRIANGLES = 6000
-# The zoomed view: drawn when the witness points are closer than ZOOM_BELOW of the view's width;
-# it spans ZOOM_SPAN times their distance each way from their midpoint (never less than
-# ZOOM_FLOOR of the view's width, for parts that touch), and cuts at most ZOOM_TRIANGLES
-# triangles per part to that cube.
+# The zoomed view: drawn when the witness points are closer than ZOOM_BELOW of the view's width
+# (but apart: parts that touch show nothing more zoomed); it spans ZOOM_SPAN times their distance
+# each way from their midpoint, and cuts at most ZOOM_TRIANGLES triangles per part to that cube.
 ZOOM_BELOW = 0.05
 ZOOM_SPAN = 3.0
-ZOOM_FLOOR = 1e-4
 ZOOM_TRIANGLES = 4000
 # With a zoomed view, the whole view and the zoomed one side by side (left, bottom, width, height,
 # as fractions of the figure)
@@ -139,6 +137,8 @@ def figure(found: Findings, pairs, names):
         ax.legend(handles=legend, loc="upper left", fontsize=8, frameon=False)
     size = 2 * half if np.all(np.isfinite(lo)) else 0.0
     for p in pairs:
+        if Status(p.status) is Status.TOUCHING:
+            continue  # the gap is within the touching band: nothing to see closer
         window = zoom_window(p.result.point_a, p.result.point_b, size)
         if window is not None:
             ax.set_position(WHOLE_PLACE)
@@ -149,18 +149,17 @@ def figure(found: Findings, pairs, names):
 
 def zoom_window(point_a, point_b, view: float) -> tuple[np.ndarray, float] | None:
     """(centre (3,), half-width) of the zoomed view on two witness points, or None when they are
-    far enough apart to be seen in a view `view` wide (or not finite).
+    far enough apart to be seen in a view `view` wide, or at the same point (or not finite).
 
-    The centre is their midpoint; the half-width ZOOM_SPAN times their distance, at least
-    ZOOM_FLOOR of the view (parts that touch).
+    The centre is their midpoint; the half-width ZOOM_SPAN times their distance.
     """
     a, b = np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float)
     if a.shape != (3,) or b.shape != (3,) or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return None
     gap = float(np.linalg.norm(a - b))
-    if not view > 0 or gap >= ZOOM_BELOW * view:
+    if not view > 0 or not 0 < gap < ZOOM_BELOW * view:
         return None
-    return 0.5 * (a + b), max(ZOOM_SPAN * gap, ZOOM_FLOOR * view)
+    return 0.5 * (a + b), ZOOM_SPAN * gap
 
 
 def _zoom(fig, found: Findings, pair, names, centre: np.ndarray, half: float) -> None:
@@ -193,6 +192,7 @@ def _zoom(fig, found: Findings, pair, names, centre: np.ndarray, half: float) ->
 
     for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
         axis.set_major_locator(MaxNLocator(3))
+        axis.get_major_formatter().set_useOffset(False)
         axis.set_tick_params(labelsize=6)
     ax.set_title(f"zoomed on the witness points: {2 * half:.3g} wide", fontsize=8)
 

@@ -193,18 +193,40 @@ def test_a_small_clearance_gets_a_view_zoomed_on_its_witness_points():
     assert sum(isinstance(line, Line3D) for line in zoomed.lines) == 1
 
 
-def test_parts_far_apart_get_no_zoomed_view():
+def test_parts_far_apart_or_touching_get_no_zoomed_view():
     from gjkcli.report.png import figure
 
-    found = pipeline.check(str(SAMPLES / "clear_a.stl"), str(SAMPLES / "clear_b.stl"))
-    assert len(figure(found, found.pairs, [o.name for o in found.objects]).axes) == 1
+    for a, b in (("clear_a.stl", "clear_b.stl"), ("touch_a.stl", "touch_b.stl")):
+        found = pipeline.check(str(SAMPLES / a), str(SAMPLES / b))
+        assert len(figure(found, found.pairs, [o.name for o in found.objects]).axes) == 1
 
 
 def test_zoom_window_spans_a_few_gaps_or_nothing():
-    from gjkcli.report.png import ZOOM_BELOW, ZOOM_FLOOR, zoom_window
+    from gjkcli.report.png import ZOOM_BELOW, zoom_window
 
     centre, half = zoom_window((0, 0, 0), (0, 0, 0.01), 8.0)
     assert np.allclose(centre, (0, 0, 0.005)) and half == pytest.approx(0.03)
     assert zoom_window((0, 0, 0), (0, 0, ZOOM_BELOW * 8.0), 8.0) is None  # seen in the whole view
-    assert zoom_window((0, 0, 0), (0, 0, 0), 8.0)[1] == pytest.approx(ZOOM_FLOOR * 8.0)  # touching
+    assert zoom_window((0, 0, 0), (0, 0, 0), 8.0) is None  # one point: nothing to zoom on
     assert zoom_window((0, 0, np.nan), (0, 0, 0), 8.0) is None
+
+
+def test_a_shallow_collision_is_zoomed_on_too(tmp_path):
+    """The witness points of a collision are its deepest points: 0.01 deep in a box 8 wide, the
+    zoomed view spans 3 depths each way."""
+    import trimesh
+
+    from gjkcli.report.png import ZOOM_SPAN, figure
+
+    trimesh.creation.box((8, 8, 8)).export(tmp_path / "box.stl")
+    cube = trimesh.creation.box((1, 1, 1))
+    cube.apply_translation((0, 0, 4.49))
+    cube.export(tmp_path / "cube.stl")
+    found = pipeline.check(str(tmp_path / "box.stl"), str(tmp_path / "cube.stl"))
+    (pair,) = found.pairs
+    assert pair.status == "collision"
+    depth = float(np.linalg.norm(np.subtract(pair.result.point_a, pair.result.point_b)))
+    assert depth == pytest.approx(0.01, rel=1e-5)
+    _, zoomed = figure(found, found.pairs, [o.name for o in found.objects]).axes
+    low, high = zoomed.get_zlim3d()
+    assert high - low == pytest.approx(2 * ZOOM_SPAN * depth)
