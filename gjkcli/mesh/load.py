@@ -55,6 +55,10 @@ _OWN_TYPES = ("stl", *simple.FORMATS, *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES)
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
 
+# gjk's own settings files (`gjkcli.config`, in the order one folder's are tried): never a
+# scene, and never counted as left out of a folder.
+SETTINGS_FILES = ("gjk.toml", "pyproject.toml")
+
 
 # Per-format reading options. Materials and textures are never needed: skipping them lets a
 # textured OBJ load without Pillow. OBJ objects (`o`) and groups (`g`) become separate
@@ -456,6 +460,8 @@ def _files_in(directory: Path, recurse: bool, wanted: frozenset, skipped: dict) 
             path = Path(folder) / name
             if name.startswith("."):
                 count("hidden")
+            elif name in SETTINGS_FILES:
+                continue
             elif not path.is_file():
                 count("not regular files")
             elif _file_type(path) in wanted:
