@@ -414,20 +414,18 @@ def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, 
     when several files are given), moved by its full world transform. Each file is checked by
     itself (its own objects' pairs), all of them as one world with --together or a manifest.
     Directories expand to the files in them and their subdirectories of every format gjk reads
-    (a note counts what was left out). Without FILE, the files and manifest tables of the
-    settings (a gjk.toml, or [tool.gjk] in pyproject.toml) are scanned. Exit code 0: no
+    (a note counts what was left out). Without FILE, what the settings name (a gjk.toml, or
+    [tool.gjk] in pyproject.toml: files, and a manifest's tables) is scanned. Exit code 0: no
     violation; 1: a violation neither allowed nor in the baseline; 2: an input failed to load
     (after checking all the rest) or a usage error.
     """
     settings = settings_of(ctx)
-    if not files and manifest is None:
-        files = settings.files
-    if manifest is None:
-        manifest = settings.manifest
+    if not files and manifest is None:  # what the settings name (ruff's `include` without paths)
+        files, manifest = settings.files, settings.manifest
     if not files and manifest is None:
         raise click.UsageError("give scene files, a directory or --manifest FILE (or name them in "
                                "a gjk.toml: files = [...])")
-    together = together or isinstance(manifest, str) or settings.scene
+    together = together or manifest is not None and (isinstance(manifest, str) or settings.scene)
     _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
              allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,

@@ -771,10 +771,14 @@ class _Builder:
 
     def selector(self, query: str, line, where) -> None:
         """A syntax error in an IFC selector query, on its line (IfcOpenShell's own grammar)."""
+        from gjkcli.extras import message, missing
+
         try:
             import ifcopenshell.util.selector as selector
-        except ImportError:  # pragma: no cover - a dependency of gjk
-            self.fail(line, f"{where}: select needs IfcOpenShell; pip install ifcopenshell")
+        except ImportError as exc:  # a core install: gjk[bim] brings it, as for an IFC file
+            if not missing("bim", exc):
+                raise
+            self.fail(line, f"{where}: {message('a group with select', 'bim')}")
         try:
             selector.filter_elements_grammar.parse(query)
         except Exception as exc:  # noqa: BLE001 - lark's several parse errors
