@@ -94,6 +94,11 @@ class SettingsCommand(GroupedCommand):
         extra.setdefault("default_map", Defaults())
         return super().make_context(info_name, args, parent, **extra)
 
+    def get_help(self, ctx: click.Context) -> str:
+        if hasattr(ctx.default_map, "lenient"):  # help shows the defaults it can read
+            ctx.default_map.lenient = True
+        return super().get_help(ctx)
+
     def parse_args(self, ctx: click.Context, args: list) -> list:
         from gjkcli.config import OPTIONS, ConfigError
 

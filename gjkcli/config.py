@@ -42,6 +42,7 @@ manifest's tables. The values are handed to the command line as it would have pa
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -160,6 +161,9 @@ def load(path) -> Settings:
     from gjkcli.scene.manifest import read_small_text
 
     path = Path(path)
+    if path.is_absolute():  # named as the working folder reaches it, when it can be
+        with contextlib.suppress(ValueError, OSError):
+            path = Path(os.path.relpath(path))
     try:
         text = read_small_text(path, "settings")
     except FileNotFoundError:
@@ -265,7 +269,14 @@ class _Reader:
             if not isinstance(v, dict) or not all(isinstance(x, (int, float, str)) and not isinstance(x, bool)
                                                   for x in v.values()):
                 self.fail(key, f"{key} is a table of limits, {{triangles = 50000000, pngs = 10}}, got {v!r}")
-            return tuple(f"{name.replace('_', '-')}={x}" for name, x in v.items())
+            given = tuple(f"{name.replace('_', '-')}={x}" for name, x in v.items())
+            from gjkcli import limits
+
+            try:
+                limits.parse(given)
+            except ValueError as e:
+                self.fail(key, f"{key}: {e}")
+            return given
         if kind == "path":
             if not isinstance(v, str) or not v:
                 self.fail(key, f"{key} is a file name, got {v!r}")
@@ -295,13 +306,19 @@ class Defaults:
         self.config: str | None = None
         self.isolated = False
         self.start = None  # the folder the search starts from (None: the working folder)
+        self.lenient = False  # --help: settings that cannot be read are none, not an error
         self._found: Settings | None = None
         self._names = frozenset(name for name, _ in OPTIONS.values())
 
     @property
     def found(self) -> Settings:
         if self._found is None:
-            self._found = settings(self.config, self.isolated, self.start)
+            try:
+                self._found = settings(self.config, self.isolated, self.start)
+            except ConfigError:
+                if not self.lenient:
+                    raise
+                return Settings()
         return self._found
 
     def __contains__(self, name) -> bool:
