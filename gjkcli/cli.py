@@ -338,7 +338,7 @@ def check(ctx, a, b, start_direction, **opts):
 @main.command(context_settings=CONTEXT, cls=SettingsCommand, epilog="""
     gjk scan parts/ --clearance 0.1mm
     gjk scan assembly/ --together
-    gjk scan
+    gjk scan --config ci/gjk.toml
     gjk scan --manifest gjk.toml --format sarif -o gjk.sarif
     gjk scan building.ifc --tolerance 2mm --format bcf -o clashes.bcfzip
     gjk scan panda.urdf --srdf panda.srdf --poses poses.csv

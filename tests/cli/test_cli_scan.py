@@ -117,7 +117,7 @@ def test_baseline_fails_only_on_new_findings(scene, tmp_path):
     # a new part overlapping c is a new finding
     extra = trimesh.creation.box([1, 1, 1]).apply_translation([3.5, 0, 0])
     extra.export(tmp_path / "new.stl")
-    doc = json.loads(gjk("scan", scene, tmp_path / "new.stl", "--baseline", base, "--format", "json",
+    doc = json.loads(gjk("scan", scene, tmp_path / "new.stl", "--baseline", base, "--format", "json", "--together",
                          "--jobs", "1", code=1).stdout)
     failing = [(p["a"], p["b"]) for p in doc["pairs"] if p["fails"]]
     assert failing == [("cell.glb:c", "new.stl")]
@@ -251,7 +251,7 @@ def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_bui
             T[:3, 3] = [(k % 20) * 3.6, y0 + (k // 20) * 3.6, 0.0]
             poses.append(T)
         _instanced_3mf(tmp_path / f"{name}.3mf", mesh.vertices, mesh.faces, poses, copies)
-    r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json")
+    r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json", "--together")
     assert hull_builds == [1]
     doc = json.loads(r.stdout)
     assert len(doc["objects"]) == 400
