@@ -725,7 +725,7 @@ def _with_settings(found, path, show_allowed: bool):
 
     change = {"show_allowed": True} if show_allowed else {}
     if path is not None:
-        change["notes"] = (f"settings: {shown(os.path.relpath(path))}",) + tuple(found.notes)
+        change["notes"] = (f"settings: {shown(str(path))}",) + tuple(found.notes)
     return dataclasses.replace(found, **change) if change else found
 
 

@@ -161,9 +161,11 @@ def load(path) -> Settings:
     from gjkcli.scene.manifest import read_small_text
 
     path = Path(path)
-    if path.is_absolute():  # named as the working folder reaches it, when it can be
+    if path.is_absolute():  # named as the working folder reaches it, when that is shorter
         with contextlib.suppress(ValueError, OSError):
-            path = Path(os.path.relpath(path))
+            relative = os.path.relpath(path)
+            if len(relative) < len(str(path)):
+                path = Path(relative)
     try:
         text = read_small_text(path, "settings")
     except FileNotFoundError:
