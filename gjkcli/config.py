@@ -31,10 +31,11 @@ Keys (any other is an error naming the file and the line, so that a typo is neve
     # and every table of a manifest (gjkcli.scene.manifest): srdf, [[include]], [[object]],
     # [[group]], [[check]], [[allow]], [[robot]]
 
-Paths (files, output, baseline and the manifest's) are relative to the settings file's folder. A
-settings file whose tables name objects ([[include]], [[object]], [[robot]]) is a scene, scanned
-as one world as a manifest is; one that only sets options, or gives rules ([[check]], [[allow]],
-[[group]]), leaves each file given its own world.
+Paths (files, output, baseline and the manifest's) are relative to the settings file's folder.
+`gjk scan` with no file scans what the settings name: `files`, and the manifest's tables; a
+settings file whose tables place objects ([[include]], [[object]], [[robot]]) is a scene, scanned
+as one world as a manifest is. Given files, `gjk scan` scans those with the settings' options,
+without their manifest tables.
 
 A bottom layer for the command line only: the standard library, and the manifest's reader for the
 manifest's tables. The values are handed to the command line as it would have parsed them
