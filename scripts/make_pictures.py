@@ -70,9 +70,9 @@ def main(argv=None) -> int:
     gjk("check", a, b, "--png", out / "check.png", "-q")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        gjk("scan", SAMPLES, "--png", tmp / "scan", "-q")
+        gjk("scan", SAMPLES, "--together", "--png", tmp / "scan", "-q")
         shutil.copyfile(sorted((tmp / "scan").iterdir())[0], out / "scan.png")
-        gjk("scan", SAMPLES, "--html", tmp / "scan.html", "-q")
+        gjk("scan", SAMPLES, "--together", "--html", tmp / "scan.html", "-q")
         screenshot(tmp / "scan.html", out / "html.png", click_row=True)
         gjk("check", a, b, "--trace", "--html", tmp / "trace.html", "-q")
         screenshot(tmp / "trace.html", out / "trace.png", trace_step=4)
