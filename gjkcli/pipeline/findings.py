@@ -235,7 +235,8 @@ class Findings:
         pipeline hands it over so that reports never reach into the run. None when the run
         kept no geometry
     together : a scan of several files checked them as one world (True) or each file by itself,
-        pairs within a file only (False); None for a check or a scan of one file
+        pairs within a file only (False); None for a check, a scan of one file or a manifest's
+        scene (one world by its nature)
     """
 
     command: str = "scan"

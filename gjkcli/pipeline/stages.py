@@ -177,7 +177,7 @@ class Run:
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), unchecked=tuple(self.unchecked), timings=dict(self.timings),
-            version=_version(), together=self.worlds(sources),
+            version=_version(), together=self.worlds(sources, manifest),
             elapsed=time.perf_counter() - self.started, geometry=parts.geometry,
             dimension=parts.dimension, _index=index)
         if o.write_baseline is not None:
@@ -185,10 +185,12 @@ class Run:
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
         return found
 
-    def worlds(self, sources) -> bool | None:
+    def worlds(self, sources, manifest) -> bool | None:
         """Whether a scan of several files checked them together (True) or each by itself
-        (False); None for a check, or a scan of one file."""
-        if self.command != "scan" or not isinstance(sources, (list, tuple)) or len(sources) < 2:
+        (False); None for a check, a scan of one file, or a manifest's scene (one world, as it
+        places its parts)."""
+        if self.command != "scan" or manifest is not None or not isinstance(sources, (list, tuple)) \
+                or len(sources) < 2:
             return None
         return bool(self.options.together)
 

@@ -41,7 +41,7 @@ process's exit code)::
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
               "show_allowed", "baseline", "timings", "units",
               "together": a scan of several files: true when they were one world, false when each
-              file was checked by itself; null for a check or a scan of one file},
+              file was checked by itself; null for a check, a scan of one file or a manifest},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
 

@@ -139,7 +139,7 @@ def test_settings_with_a_manifest_s_tables_are_a_scene_scanned_with_no_argument(
     box(project / "parts" / "c.stl", 0.0)
     code, doc, err = scan_json(cwd=project, monkeypatch=monkeypatch)
     assert code == 1, err  # b moved onto a: they touch
-    assert doc["run"]["together"] is True and [p["status"] for p in doc["pairs"]] == ["touching"]
+    assert doc["run"]["together"] is None and [p["status"] for p in doc["pairs"]] == ["touching"]
     code, doc, err = scan_json("parts/a.stl", "parts/c.stl", cwd=project, monkeypatch=monkeypatch)
     assert code == 0 and doc["run"]["together"] is False, err  # each by itself; no [[include]] added
     assert doc["summary"]["objects"] == 2 and doc["summary"]["pairs"] == 0
@@ -197,7 +197,7 @@ def test_a_manifest_is_one_world(tmp_path, monkeypatch):
     box(tmp_path / "b.stl", 0.5)
     (tmp_path / "cell.toml").write_text('[[include]]\nfile = "a.stl"\n\n[[include]]\nfile = "b.stl"\n')
     code, doc, err = scan_json("--manifest", "cell.toml", cwd=tmp_path, monkeypatch=monkeypatch)
-    assert code == 1 and doc["run"]["together"] is True, err
+    assert code == 1 and doc["run"]["together"] is None, err  # a manifest's scene: one world
 
 
 def test_two_drawings_are_each_their_own_world(tmp_path, monkeypatch):
