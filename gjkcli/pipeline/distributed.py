@@ -295,7 +295,8 @@ class _ClusterRun(Run):
             self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
                                          for name in fields})
         keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
-        if keep is not None:
+        if keep is not None:  # those pairs are no candidates, as in one process
+            candidates -= int(np.count_nonzero(~keep))
             i, j = i[keep], j[keep]
             self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
                                          for f in dataclasses.fields(BatchResult)})
