@@ -77,8 +77,6 @@ OPTIONS = {
 # The manifest's own keys a settings file may hold (its tolerance, clearance, fail_on,
 # group_within and dask are the options above).
 MANIFEST_KEYS = ("srdf", "include", "object", "group", "check", "allow", "robot")
-# The manifest's tables that name objects: a settings file with one is a scene.
-SCENE_KEYS = ("include", "object", "robot")
 KEYS = ("files", *OPTIONS, *MANIFEST_KEYS)
 
 
@@ -122,7 +120,10 @@ def find(start=None) -> Path | None:
     one folder the first of `gjkcli.mesh.load.SETTINGS_FILES` that holds gjk's settings."""
     from gjkcli.mesh.load import SETTINGS_FILES
 
-    folder = Path(start if start is not None else os.getcwd()).absolute()
+    try:
+        folder = Path(start if start is not None else os.getcwd()).absolute()
+    except OSError:  # the working folder was removed under the process: nothing to find
+        return None
     for here in (folder, *folder.parents):
         for name in SETTINGS_FILES:
             candidate = here / name
