@@ -189,8 +189,8 @@ class Run:
         """Whether a scan of several files checked them together (True) or each by itself
         (False); None for a check, a scan of one file, or a manifest's scene (one world, as it
         places its parts)."""
-        if self.command != "scan" or manifest is not None or not isinstance(sources, (list, tuple)) \
-                or len(sources) < 2:
+        placed = manifest is not None and bool(manifest.includes or manifest.objects or manifest.robots)
+        if self.command != "scan" or placed or not isinstance(sources, (list, tuple)) or len(sources) < 2:
             return None
         return bool(self.options.together)
 
