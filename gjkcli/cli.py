@@ -819,7 +819,8 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     except GjkError as e:
         if debug:
             raise
-        text = f"{shown(e.source)}: {one_line(e.message)}" if isinstance(e, InputError) else one_line(e)
+        text = f"{shown(_source(ctx, e.source))}: {one_line(e.message)}" if isinstance(e, InputError) \
+            else one_line(e)
         click.echo(f"gjk: error: {text}", err=True)
         ctx.exit(EXIT_ERROR)
     except Exception as e:  # the last line of defence: one line, not a traceback
@@ -828,6 +829,19 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
         click.echo(f"gjk: internal error while {stage()}: {type(e).__name__}: {one_line(e)} "
                    "(run with --debug for the traceback)", err=True)
         ctx.exit(EXIT_ERROR)
+
+
+def _source(ctx: click.Context, source: str) -> str:
+    """What an error names: an option's value that came from the settings file is named by the
+    file and its key ("gjk.toml: clearance 0.5mm"), not as an option the user never typed."""
+    from gjkcli.config import OPTIONS
+
+    option, _, value = str(source).partition(" ")
+    name = option[2:].replace("-", "_") if option.startswith("--") else None
+    key = next((k for k, (n, _) in OPTIONS.items() if n == name), None)
+    if key is None or ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT_MAP:
+        return source
+    return f"{settings_of(ctx).path}: {key} {value}".rstrip()
 
 
 def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:

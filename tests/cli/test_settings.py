@@ -59,7 +59,12 @@ def test_pyproject_tool_gjk_is_found_from_a_subfolder_and_options_override_it(pr
     # and a length with a unit in the settings (the parts state none: an input error)
     (project / "pyproject.toml").write_text('[tool.gjk]\nfiles = ["parts"]\nclearance = "0.5 mm"\n')
     code, _, err = scan_json(cwd=project / "deep", monkeypatch=monkeypatch)
-    assert code == 2 and "--clearance 0.5mm: 0.5mm has a unit" in err
+    assert err.strip() == ("gjk: error: ../pyproject.toml: clearance 0.5mm: 0.5mm has a unit, and the inputs "
+                           "state none gjk knows (no unit): give the number without a unit, in the "
+                           "model's units"), err
+    assert code == 2
+    code, _, err = scan_json("--clearance", "0.5mm", cwd=project / "deep", monkeypatch=monkeypatch)
+    assert code == 2 and err.startswith("gjk: error: --clearance 0.5mm: "), err  # typed: named as typed
 
 
 def test_gjk_toml_nearest_first_and_a_pyproject_without_tool_gjk_is_passed_over(project, monkeypatch):
