@@ -171,7 +171,9 @@ def main(argv=None) -> int:
             files = make_split(args.parts, folder / f"scene{args.parts}.glb", args.files, args.seed)
             print(f"scene: {args.parts:,} parts over {args.files} files in "
                   f"{time.perf_counter() - t:.0f} s", file=sys.stderr)
-        gjk = [sys.executable, "-m", "gjkcli", "scan", *map(str, files), "--timings", "--format", "json"]
+        # one scene split over files: one world
+        gjk = [sys.executable, "-m", "gjkcli", "scan", *map(str, files), "--together", "--timings",
+               "--format", "json"]
         runs = {"one process": run(gjk + ["-o", str(Path(tmp) / "one.json")], Path(tmp))}
         for n in [int(w) for w in args.workers.split(",")]:
             runs[f"local:{n}"] = run(gjk + ["-o", str(Path(tmp) / f"dask{n}.json"), "--dask", f"local:{n}"],

@@ -38,7 +38,8 @@ CHECK_PANELS = 12
 # `--help` lists the options in these groups, in this order (by each option's parameter name); an
 # option named in no group is listed under "Other options".
 HELP_GROUPS = (
-    ("Inputs", ("manifest", "no_recurse", "split_bodies", "limit")),
+    ("Inputs", ("manifest", "together", "no_recurse", "split_bodies", "limit", "config_file",
+                "isolated")),
     ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
                  "quiet", "timings")),
@@ -71,6 +72,67 @@ class GroupedCommand(click.Command):
             with formatter.section("Examples"):
                 for line in self.epilog.strip().splitlines():  # never wrapped: copied as is
                     formatter.write(" " * formatter.current_indent + line.strip() + "\n")
+
+
+class SettingsError(click.ClickException):
+    """A settings file (or a setting) that cannot be used: one line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file=None) -> None:
+        click.echo(f"gjk: error: {self.message}", err=True)
+
+
+class SettingsCommand(GroupedCommand):
+    """A command whose options take their defaults from gjk's settings file (`gjkcli.config`):
+    click's default_map, read once --config and --isolated are known; a setting that is not
+    valid is one line naming the file, as a bad option is."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        from gjkcli.config import Defaults
+
+        extra.setdefault("default_map", Defaults())
+        return super().make_context(info_name, args, parent, **extra)
+
+    def get_help(self, ctx: click.Context) -> str:
+        if hasattr(ctx.default_map, "lenient"):  # help shows the defaults it can read
+            ctx.default_map.lenient = True
+        return super().get_help(ctx)
+
+    def parse_args(self, ctx: click.Context, args: list) -> list:
+        from gjkcli.config import OPTIONS, ConfigError
+
+        try:
+            return super().parse_args(ctx, args)
+        except ConfigError as e:
+            raise SettingsError(f"{shown(e.source)}: {one_line(e.message)}") from None
+        except click.BadParameter as e:
+            name = e.param.name if e.param is not None else None
+            if name is None or ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT_MAP:
+                raise
+            key = next(k for k, (n, _) in OPTIONS.items() if n == name)
+            raise SettingsError(f"{shown(str(ctx.default_map.found.path))}: {key}: "
+                                f"{one_line(e.message)}") from None
+
+
+def _settings_flag(ctx: click.Context, param, value) -> None:
+    """--config FILE and --isolated: where the settings come from (before any option's default)."""
+    defaults = ctx.default_map
+    if value in (None, False) or not hasattr(defaults, "isolated"):
+        return
+    if param.name == "isolated":
+        defaults.isolated = True
+    else:
+        defaults.config = value
+    if defaults.isolated and defaults.config is not None:
+        raise click.UsageError("give --config FILE or --isolated, not both")
+
+
+def settings_of(ctx: click.Context):
+    """The run's `gjkcli.config.Settings` (none for a command without them)."""
+    from gjkcli.config import Settings
+
+    return getattr(ctx.default_map, "found", None) or Settings()
 
 
 def _version() -> str:
@@ -143,6 +205,14 @@ def _dask_address(_ctx, param, value):
 def _options(f):
     """The options every command shares, in the order `--help` lists them."""
     shared = [
+        click.option("--config", "config_file", metavar="FILE", is_eager=True, expose_value=False,
+                     callback=_settings_flag,
+                     help="Read the settings from FILE (a gjk.toml, or a pyproject.toml's "
+                          "[tool.gjk]). Default: the nearest of those found from the working "
+                          "folder up; options on the command line override them."),
+        click.option("--isolated", is_flag=True, is_eager=True, expose_value=False,
+                     callback=_settings_flag,
+                     help="Read no settings file: the command line's options only."),
         click.option("--tolerance", callback=_length, metavar="LENGTH",
                      help="Touching band: parts whose distance or depth is within it touch. In "
                           "the model's units, or with a unit (0.01mm, 0.0004in, 10um, 1e-5m). "
@@ -242,7 +312,7 @@ def _direction(_ctx, param, value):
     return (x, y)
 
 
-@main.command(context_settings=CONTEXT, cls=GroupedCommand, epilog="""
+@main.command(context_settings=CONTEXT, cls=SettingsCommand, epilog="""
     gjk check samples/pocket_box.stl samples/pocket_cube.stl
     gjk check bracket.step bolt.step --clearance 0.2mm --html pair.html
     gjk check samples/dyn4j/shape1.svg samples/dyn4j/shape2.svg --trace --start-direction 1,-1
@@ -265,8 +335,10 @@ def check(ctx, a, b, start_direction, **opts):
     _command(ctx, "check", inputs=[a, b], start_direction=start_direction, **opts)
 
 
-@main.command(context_settings=CONTEXT, cls=GroupedCommand, epilog="""
+@main.command(context_settings=CONTEXT, cls=SettingsCommand, epilog="""
     gjk scan parts/ --clearance 0.1mm
+    gjk scan assembly/ --together
+    gjk scan --config ci/gjk.toml
     gjk scan --manifest gjk.toml --format sarif -o gjk.sarif
     gjk scan building.ifc --tolerance 2mm --format bcf -o clashes.bcfzip
     gjk scan panda.urdf --srdf panda.srdf --poses poses.csv
@@ -276,6 +348,11 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="A TOML (or JSON) manifest: includes, primitives, groups, checks, allowed pairs, "
                    "an SRDF, tolerance, clearance, fail_on.")
+@click.option("--together", is_flag=True,
+              help="The files are one world: every object of one file against every object of the "
+                   "others (an assembly exported as one file per part). Default: each file by "
+                   "itself, pairs within a file only; a manifest (or settings naming objects) is "
+                   "one world.")
 @click.option("--no-recurse", is_flag=True,
               help="A directory gives the files directly in it, not those of its subdirectories.")
 @click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
@@ -333,20 +410,28 @@ def check(ctx, a, b, start_direction, **opts):
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
 @_options
 @click.pass_context
-def scan(ctx, files, manifest, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline,
+def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline,
          jobs, dask, dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
          group_within, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
-    when several files are given), moved by its full world transform. Directories expand to the
-    files in them and their subdirectories of every format gjk reads (a note counts what was left
-    out). Exit code 0: no violation; 1: a violation neither allowed nor in the
-    baseline; 2: an input failed to load (after checking all the rest) or a usage error.
+    when several files are given), moved by its full world transform. Each file is checked by
+    itself (its own objects' pairs), all of them as one world with --together or a manifest.
+    Directories expand to the files in them and their subdirectories of every format gjk reads
+    (a note counts what was left out). Without FILE, what the settings name (a gjk.toml, or
+    [tool.gjk] in pyproject.toml: files, and a manifest's tables) is scanned. Exit code 0: no
+    violation; 1: a violation neither allowed nor in the baseline; 2: an input failed to load
+    (after checking all the rest) or a usage error.
     """
+    settings = settings_of(ctx)
+    if not files and manifest is None:  # what the settings name (ruff's `include` without paths)
+        files, manifest = settings.files, settings.manifest
     if not files and manifest is None:
-        raise click.UsageError("give scene files, a directory or --manifest FILE")
-    _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None,
+        raise click.UsageError("give scene files, a directory or --manifest FILE (or name them in "
+                               "a gjk.toml: files = [...])")
+    together = together or manifest is not None and (isinstance(manifest, str) or settings.scene)
+    _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
              allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
              write_baseline=write_baseline, jobs=jobs,
              dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
@@ -555,7 +640,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
                  ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
-                 recurse=True) -> None:
+                 recurse=True, together=True) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -575,7 +660,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             raise click.UsageError("--open opens the --html page: give --html FILE too")
         if output_format == "bcf" and output in (None, "-"):
             raise click.UsageError("--format bcf writes a zip file: give -o FILE.bcfzip")
-        _refuse_to_overwrite(inputs, manifest, baseline,
+        manifest_file = getattr(manifest, "path", manifest)  # a file, or the settings' tables
+        _refuse_to_overwrite(inputs, manifest_file, baseline,
                              outputs=(output, trace_json, write_baseline, html_file, png_path))
         # before the run: a picture whose library is missing fails now, not after a long scan
         if html_file is not None or png_path is not None:
@@ -592,7 +678,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
-            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse)
+            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
+            together=together)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
@@ -600,10 +687,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
-        if show_allowed:
-            import dataclasses
-
-            found = dataclasses.replace(found, show_allowed=True)
+        found = _with_settings(found, settings_of(ctx).path, show_allowed)
         started = time.perf_counter()
         # each input error is one line on stderr, whatever the format, before the report: the
         # reason comes before what it led to ("only one object", the summary), and a CI log or
@@ -621,7 +705,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             _write_html(html_file, found, trace=trace, open_page=open_page)
         if png_path is not None:
             stage[0] = f"drawing {png_path}"
-            _write_png(png_path, found, inputs=(*inputs, manifest, baseline), cap=file_limits.pngs,
+            _write_png(png_path, found, inputs=(*inputs, manifest_file, baseline), cap=file_limits.pngs,
                        progress=not quiet and sys.stderr.isatty())
         if timings:
             spent = dict(found.timings)
@@ -632,6 +716,17 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
                        err=True)
     ctx.exit(found.exit_code)
+
+
+def _with_settings(found, path, show_allowed: bool):
+    """The findings with the settings file read named first among the notes, and listing the
+    allowed pairs when asked."""
+    import dataclasses
+
+    change = {"show_allowed": True} if show_allowed else {}
+    if path is not None:
+        change["notes"] = (f"settings: {shown(str(path))}",) + tuple(found.notes)
+    return dataclasses.replace(found, **change) if change else found
 
 
 def _shown(command, output_format, output, quiet, all_pairs, html_file, png_path) -> int | None:
@@ -724,7 +819,8 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     except GjkError as e:
         if debug:
             raise
-        text = f"{shown(e.source)}: {one_line(e.message)}" if isinstance(e, InputError) else one_line(e)
+        text = f"{shown(_source(ctx, e.source))}: {one_line(e.message)}" if isinstance(e, InputError) \
+            else one_line(e)
         click.echo(f"gjk: error: {text}", err=True)
         ctx.exit(EXIT_ERROR)
     except Exception as e:  # the last line of defence: one line, not a traceback
@@ -733,6 +829,19 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
         click.echo(f"gjk: internal error while {stage()}: {type(e).__name__}: {one_line(e)} "
                    "(run with --debug for the traceback)", err=True)
         ctx.exit(EXIT_ERROR)
+
+
+def _source(ctx: click.Context, source: str) -> str:
+    """What an error names: an option's value that came from the settings file is named by the
+    file and its key ("gjk.toml: clearance 0.5mm"), not as an option the user never typed."""
+    from gjkcli.config import OPTIONS
+
+    option, _, value = str(source).partition(" ")
+    name = option[2:].replace("-", "_") if option.startswith("--") else None
+    key = next((k for k, (n, _) in OPTIONS.items() if n == name), None)
+    if key is None or ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT_MAP:
+        return source
+    return f"{settings_of(ctx).path}: {key} {value}".rstrip()
 
 
 def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:

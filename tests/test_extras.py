@@ -191,3 +191,12 @@ def test_opencascade_s_libraries_are_bound_lazily_as_they_load():
     assert got["ok"] and len(got["seen"]) == 1
     assert got["seen"][0] & got["lazy"] and not got["seen"][0] & got["now"]
     assert got["after"] & got["now"]  # Python's own again for what is imported later
+
+
+def test_a_manifest_select_without_ifcopenshell_names_the_extra_as_every_message_does(tmp_path):
+    (tmp_path / "cell.toml").write_text('[[group]]\nname = "walls"\nselect = "IfcWall"\n')
+    (tmp_path / "a.stl").write_bytes((SAMPLES / "touch_a.stl").read_bytes())
+    done = gjk_without(["ifcopenshell"], "scan", "a.stl", "--manifest", "cell.toml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ('gjk: error: cell.toml:3: [[group]] 1 (\'walls\'): a group with select '
+                                   'needs IfcOpenShell: pip install "gjk[bim]"'), done.stderr

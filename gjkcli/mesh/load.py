@@ -55,6 +55,14 @@ _OWN_TYPES = ("stl", *simple.FORMATS, *_GLTF_TYPES, *_CAD_TYPES, *_IFC_TYPES)
 # Formats trimesh reads that hold no triangles (a point list): `expand_paths` leaves them out.
 _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
 
+# Robots, read by gjkcli.scene.urdf (above this layer): named here so that a file of no format
+# gjk reads is told every suffix it does read.
+ROBOT_TYPES = ("urdf",)
+
+# gjk's own settings files (`gjkcli.config`, in the order one folder's are tried): never a
+# scene, and never counted as left out of a folder.
+SETTINGS_FILES = ("gjk.toml", "pyproject.toml")
+
 
 # Per-format reading options. Materials and textures are never needed: skipping them lets a
 # textured OBJ load without Pillow. OBJ objects (`o`) and groups (`g`) become separate
@@ -456,6 +464,8 @@ def _files_in(directory: Path, recurse: bool, wanted: frozenset, skipped: dict) 
             path = Path(folder) / name
             if name.startswith("."):
                 count("hidden")
+            elif name in SETTINGS_FILES:
+                continue
             elif not path.is_file():
                 count("not regular files")
             elif _file_type(path) in wanted:
@@ -589,8 +599,9 @@ def _check_file(path: Path) -> None:
     _check_container(path, file_type, size, limits)
     if file_type not in _OWN_TYPES and file_type not in _known_types():
         # asking trimesh imports it: the formats gjk reads itself are known without it
-        raise InputError(path, f"unknown mesh format '.{file_type}'; use one of "
-                               f"{', '.join(sorted(_readable_types() | frozenset(_IFC_TYPES)))}")
+        every = set(readable_types()) | _readable_types() | set(ROBOT_TYPES)
+        raise InputError(path, f"unknown file format '.{file_type}'; gjk reads "
+                               f"{', '.join('.' + t for t in sorted(every))}")
 
 
 def _bytes(n: float) -> str:

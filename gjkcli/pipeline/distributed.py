@@ -294,6 +294,12 @@ class _ClusterRun(Run):
             fields = [f.name for f in dataclasses.fields(BatchResult)]
             self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
                                          for name in fields})
+        keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
+        if keep is not None:  # those pairs are no candidates, as in one process
+            candidates -= int(np.count_nonzero(~keep))
+            i, j = i[keep], j[keep]
+            self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
+                                         for f in dataclasses.fields(BatchResult)})
         if parts.owned and len(i):  # a link's elements are one object: never checked against each other
             keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]

@@ -234,6 +234,9 @@ class Findings:
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
         kept no geometry
+    together : a scan of several files checked them as one world (True) or each file by itself,
+        pairs within a file only (False); None for a check, a scan of one file or a manifest's
+        scene (one world by its nature)
     """
 
     command: str = "scan"
@@ -259,6 +262,7 @@ class Findings:
     dimension: int = 3
     show_allowed: bool = False
     unchecked: tuple = ()
+    together: bool | None = None
     geometry: object = field(default=None, repr=False, compare=False)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 

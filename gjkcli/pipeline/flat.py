@@ -254,8 +254,7 @@ class FlatRun(Run):
                     self.problems.append(Problem(file=d.shown, message=one_line(exc.message)))
             source = np.asarray(source, dtype=np.int64)
         else:
-            parts, sheets = self._read(sources)
-            source = np.zeros(len(parts), dtype=np.int64)
+            parts, sheets, source = self._read(sources)
         self.stage("load", t)
         parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, o.sheet_layer)
                                        if sheets and parts else None)
@@ -277,8 +276,8 @@ class FlatRun(Run):
         from gjkcli.mesh.flat import FlatParts, read_flat_objects
 
         o = self.options
-        read, sheets = [], []
-        for d in sources:
+        read, sheets, source = [], [], []
+        for k, d in enumerate(sources):
             try:
                 got, sheet = read_flat_objects(d.path, prefix=d.prefix, shown=d.shown,
                                                sheet_layer=o.sheet_layer, layers=_layers(o),
@@ -292,9 +291,10 @@ class FlatRun(Run):
                 got = FlatParts([_placed(p, d.transform) for p in got])
                 sheet = _placed(sheet, d.transform)
             read.append(got)
+            source.extend([k] * len(got))
             if sheet is not None:
                 sheets.append(sheet)
-        return _unique(FlatParts.joined(read)), sheets
+        return _unique(FlatParts.joined(read)), sheets, np.asarray(source, dtype=np.int64)
 
     def _flat_unit(self, parts: list, frame):
         """The parts (and sheet frame) in one length unit, and the options' lengths in it: as the
@@ -388,6 +388,9 @@ class FlatRun(Run):
                 i = np.concatenate([i, np.arange(m)])
                 j = np.concatenate([j, np.full(m, m)])
             i, j = i.astype(np.int64), j.astype(np.int64)
+            keep = self.own_worlds(parts, i, j)
+            if keep is not None:
+                i, j = i[keep], j[keep]
         candidates = len(i)
         if parts.frame is None or resolved is None or not resolved.checks:
             i, j, clearance = self.select(resolved, i, j)

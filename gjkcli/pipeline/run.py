@@ -69,6 +69,11 @@ class Options:
     allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
         after the manifest's own [[allow]] tables
     recurse : a directory given expands into its subdirectories too (`gjkcli.mesh.load.expand_paths`)
+    together : a scan's files are one world, every object of one file against every object of
+        the others (an assembly exported as one file per part); False: each file is a world of
+        its own, only pairs within a file are checked (a folder of unrelated parts, each
+        modelled at the origin). The Python API's default is one world; `gjk scan`'s is each
+        file by itself unless --together or a manifest says otherwise
     """
 
     mode: str = "auto"
@@ -96,6 +101,7 @@ class Options:
     group_within: float | Length | None = None
     allow: tuple = ()
     recurse: bool = True
+    together: bool = True
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

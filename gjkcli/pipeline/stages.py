@@ -177,13 +177,22 @@ class Run:
             units=self.units,
             baseline=str(o.baseline) if o.baseline is not None else None, gone=gone,
             notes=tuple(self.notes), unchecked=tuple(self.unchecked), timings=dict(self.timings),
-            version=_version(),
+            version=_version(), together=self.worlds(sources, manifest),
             elapsed=time.perf_counter() - self.started, geometry=parts.geometry,
             dimension=parts.dimension, _index=index)
         if o.write_baseline is not None:
             baselines.write(o.write_baseline, baselines.entries(found.pairs))
             found = dataclasses.replace(found, baseline_written=str(o.write_baseline))
         return found
+
+    def worlds(self, sources, manifest) -> bool | None:
+        """Whether a scan of several files checked them together (True) or each by itself
+        (False); None for a check, a scan of one file, or a manifest's scene (one world, as it
+        places its parts)."""
+        placed = manifest is not None and bool(manifest.includes or manifest.objects or manifest.robots)
+        if self.command != "scan" or placed or not isinstance(sources, (list, tuple)) or len(sources) < 2:
+            return None
+        return bool(self.options.together)
 
     def resolve(self, parts, manifest):
         """The manifest's selections over the parts (`gjkcli.scene.manifest.Resolved`), by the
@@ -364,12 +373,26 @@ class Run:
         if across:
             keep = parts.source[i] != parts.source[j]
             i, j = i[keep], j[keep]
+        keep = self.own_worlds(parts, i, j)
+        if keep is not None:
+            i, j = i[keep], j[keep]
         if parts.owned:  # a link's elements are one object: never checked against each other
             keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]
         candidates = len(i)
         i, j, clearance = self.select(resolved, i, j)
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
+
+    def own_worlds(self, parts, i, j):
+        """The pairs (i, j) a scan of files each in its own world keeps (those of one file, and
+        a drawing's parts with its sheet), as a mask; None when the files are one world."""
+        if self.options.together or self.command != "scan":
+            return None
+        keep = parts.source[i] == parts.source[j]
+        frame = getattr(parts, "frame", None)
+        if frame is not None:  # the sheet holds the parts of every drawing
+            keep |= j == parts.n - 1
+        return keep
 
     def grow(self, parts: "Parts", resolved) -> np.ndarray:
         """(n,) how far the broad phase grows each object's box: half the largest clearance asked

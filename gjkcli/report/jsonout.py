@@ -39,7 +39,9 @@ process's exit code)::
                   "violations", "errors", "exit_code", "elapsed", "objects", "candidates",
                   "allowed", "known", "failures", "gone", "exact", "hull"},
       "run": {"mode", "requested_mode", "tolerance", "clearance", "fail_on", "all_pairs",
-              "show_allowed", "baseline", "timings", "units"},
+              "show_allowed", "baseline", "timings", "units",
+              "together": a scan of several files: true when they were one world, false when each
+              file was checked by itself; null for a check, a scan of one file or a manifest},
       "scan": the same as "run" (scan documents only, as before "run" existed)
     }
 
@@ -272,6 +274,7 @@ def _document(found: Findings, trace: bool, timings: bool, rows) -> dict:
         "baseline": found.baseline,
         "timings": dict(found.timings) if timings else {},
         "units": found.units,
+        "together": found.together,
     })
     out = {
         "schema_version": SCHEMA_VERSION,

@@ -124,6 +124,7 @@ def render_summary(report) -> Text:
     n = len(report.objects)
     text = Text(f"{n} object{'s' if n != 1 else ''}, {report.checked} pair"
                 f"{'s' if report.checked != 1 else ''} checked")
+    text.append(worlds_text(report))
     found = [f"{report.counts.get(s.value, 0)} {s.value}" for s in
              (Status.COLLISION, Status.UNDECIDED, Status.TOUCHING, Status.CLEARANCE)
              if report.counts.get(s.value, 0)]
@@ -153,6 +154,15 @@ def render_summary(report) -> Text:
     text.append(f"; exit {code}", style=style)
     text.append(f"  ({_duration(report.elapsed)})", style="dim")
     return text
+
+
+def worlds_text(report) -> str:
+    """How a scan of several files paired their objects, for the summary: "" for a check or a
+    scan of one file."""
+    together = getattr(report, "together", None)
+    if together is None:
+        return ""
+    return " (the files together)" if together else " (each file by itself; --together pairs them)"
 
 
 def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:

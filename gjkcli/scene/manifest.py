@@ -98,7 +98,7 @@ from gjkcli.tolerances import DEFAULT, DEFAULT_FAIL_ON, FAIL_ON
 
 __all__ = ["Manifest", "ManifestError", "Include", "ObjectSpec", "Group", "CheckSpec", "AllowSpec",
            "Resolved", "load", "parse", "FAIL_ON", "DEFAULT_FAIL_ON", "MODES", "rotation_matrix",
-           "placement", "ALLOW_FLAG", "allow_flag", "with_allows"]
+           "placement", "ALLOW_FLAG", "allow_flag", "with_allows", "from_data"]
 
 # A check's mode, least exact first (gjkcli.pipeline.policy.MODES): a pair of several checks
 # takes the last of theirs.
@@ -328,6 +328,25 @@ def parse(text: str, path) -> Manifest:
     data = _parse_json(text, path) if is_json else _parse_toml(text, path)
     lines = _JsonLines(text) if is_json else _TomlLines(text)
     return _Builder(path, lines).build(data)
+
+
+def from_data(data: dict, path) -> Manifest:
+    """A manifest from tables already read (a settings file's, `gjkcli.config`): `path` names it
+    in errors and anchors relative paths; errors name the table, not the line."""
+    return _Builder(Path(path), _NoLines()).build(data)
+
+
+class _NoLines:
+    """Where things are, when the text is not at hand: nowhere known."""
+
+    def top(self, key: str) -> None:
+        return None
+
+    def table(self, name: str, k: int) -> None:
+        return None
+
+    def key(self, name: str, k: int, key: str) -> None:
+        return None
 
 
 def _parse_toml(text: str, path: Path) -> dict:
@@ -752,10 +771,14 @@ class _Builder:
 
     def selector(self, query: str, line, where) -> None:
         """A syntax error in an IFC selector query, on its line (IfcOpenShell's own grammar)."""
+        from gjkcli.extras import message, missing
+
         try:
             import ifcopenshell.util.selector as selector
-        except ImportError:  # pragma: no cover - a dependency of gjk
-            self.fail(line, f"{where}: select needs IfcOpenShell; pip install ifcopenshell")
+        except ImportError as exc:  # a core install: gjk[bim] brings it, as for an IFC file
+            if not missing("bim", exc):
+                raise
+            self.fail(line, f"{where}: {message('a group with select', 'bim')}")
         try:
             selector.filter_elements_grammar.parse(query)
         except Exception as exc:  # noqa: BLE001 - lark's several parse errors

@@ -17,6 +17,7 @@ import numpy as np
 
 from gjkcli.engine.shapes import can_fork
 from gjkcli.errors import InputError, Problem, ShapeError, one_line
+from gjkcli.mesh.load import ROBOT_TYPES
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
            "assemble", "split_problems"]
@@ -80,7 +81,7 @@ class Source:
 
 
 # The robot files a directory expands to (`gjkcli.scene.urdf.is_urdf` reads them).
-URDF_TYPES = ("urdf",)
+URDF_TYPES = ROBOT_TYPES
 
 
 def _without_robot_meshes(found: list[Path], parse, skipped: dict) -> list[Path]:

@@ -657,7 +657,9 @@ class _Packages:
     this Python's prefixes (`_python_prefixes`: a robot installed by pip with its index, as
     example-robot-data is); a
     folder NAME (or NAME beside one) above the URDF, as its path was typed, with its folder's
-    symbolic links resolved, and beside the file a link to the URDF leads to.
+    symbolic links resolved, and beside the file a link to the URDF leads to; last, the ament
+    index of a colcon workspace's `install/` in a folder above the URDF (the workspace not
+    sourced: a note says where the package was found).
     """
 
     def __init__(self, urdf: Path, packages: dict, notes: list):
@@ -665,6 +667,7 @@ class _Packages:
         self.packages = packages
         self.notes = notes
         self.found: dict[str, Path] = {}
+        self._workspaces: dict[Path, Path] = {}  # a package found in a workspace -> its install/
 
     def find(self, filename: str, line, link: str) -> Path:
         """The mesh file. MissingMesh when it is not where the path leads; InputError when the
@@ -697,6 +700,12 @@ class _Packages:
         for folder in self._candidates(name):
             if (folder / rest).is_file():
                 self.found[name] = folder
+                workspace = self._workspaces.get(folder)
+                if workspace is not None:  # found leniently: say where
+                    self.notes.append(f"package://{name} found in the workspace's install folder "
+                                      f"{workspace} (its ament index), AMENT_PREFIX_PATH holding "
+                                      f"no {name}; `source {workspace}/setup.bash` or give "
+                                      f"--package {name}=DIR to say where it is")
                 return folder / rest
             if first is None and folder.is_dir():
                 first = folder
@@ -723,6 +732,14 @@ class _Packages:
                 for candidate in (folder, folder / name):
                     if candidate.name == name:
                         yield candidate
+        # a colcon workspace the URDF is in, its install folder not sourced (merged or
+        # isolated install): ament's index there lists the package
+        for folder in (typed.parent, *typed.parent.parents):
+            install = folder / "install"
+            for prefix in (install, install / name):
+                if (prefix / AMENT_INDEX / name).is_file():
+                    self._workspaces[prefix / "share" / name] = Path(os.path.relpath(install))
+                    yield prefix / "share" / name
 
     @staticmethod
     def _exists(p: Path, where: str, filename: str, link: str, line, how: str = "") -> Path:

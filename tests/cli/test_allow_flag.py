@@ -17,8 +17,9 @@ A, B, T = (str(SAMPLES / n) for n in ("collide_a.stl", "collide_b.stl", "touch_a
 
 
 def scan(*args):
+    """The files as one world (--together): the pairs across them are the ones allowed."""
     r = CliRunner(catch_exceptions=False).invoke(main, ["scan", *map(str, args), "--format", "json",
-                                                        "--show-allowed"])
+                                                        "--show-allowed", "--together"])
     return r.exit_code, (json.loads(r.stdout) if r.stdout else None), r.stderr
 
 

@@ -282,7 +282,7 @@ def test_help_groups_every_option_and_ends_with_examples(command):
 
 def test_check_and_scan_say_failing_alike(tmp_path):
     check = gjk("check", sample("collide_a.stl"), sample("collide_b.stl"), code=1).stdout
-    scan = gjk("scan", sample("collide_a.stl"), sample("collide_b.stl"), code=1).stdout
+    scan = gjk("scan", sample("collide_a.stl"), sample("collide_b.stl"), "--together", code=1).stdout
     assert "; 1 failing; exit 1" in check and "; 1 failing; exit 1" in scan
     assert "violation" not in check.splitlines()[-1]
 
@@ -611,7 +611,7 @@ def test_a_cube_in_a_pocket_is_clear_of_the_box_however_close_the_hulls(command)
     """The pocket is 1/64 deep and the cube 1/256 above its floor: the cube is inside the box's
     hull, outside the box. Only the triangles can say so; the hulls answer conservatively."""
     box, cube = sample("pocket_box.stl"), sample("pocket_cube.stl")
-    extra = ("--all-pairs",) if command == "scan" else ()
+    extra = ("--all-pairs", "--together") if command == "scan" else ()
     for mode in ("auto", "exact"):
         doc = json.loads(gjk(command, box, cube, "--mode", mode, "--format", "json", *extra, code=0).stdout)
         (pair,) = doc["pairs"]

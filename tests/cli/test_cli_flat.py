@@ -78,7 +78,7 @@ def test_a_bad_drawing_is_one_line_and_the_others_are_checked(tmp_path):
     (tmp_path / "bad.svg").write_text("<svg><polygon points=")
     a = square(tmp_path / "a.dxf")
     b = square(tmp_path / "b.dxf", x0=5)
-    r = gjk("scan", tmp_path / "bad.svg", a, b, "--format", "json")
+    r = gjk("scan", tmp_path / "bad.svg", a, b, "--format", "json", "--together")
     assert r.exit_code == 2
     doc = json.loads(r.stdout)
     assert [e["file"] for e in doc["errors"]] == [str(tmp_path / "bad.svg")]

@@ -117,7 +117,7 @@ def test_baseline_fails_only_on_new_findings(scene, tmp_path):
     # a new part overlapping c is a new finding
     extra = trimesh.creation.box([1, 1, 1]).apply_translation([3.5, 0, 0])
     extra.export(tmp_path / "new.stl")
-    doc = json.loads(gjk("scan", scene, tmp_path / "new.stl", "--baseline", base, "--format", "json",
+    doc = json.loads(gjk("scan", scene, tmp_path / "new.stl", "--baseline", base, "--format", "json", "--together",
                          "--jobs", "1", code=1).stdout)
     failing = [(p["a"], p["b"]) for p in doc["pairs"] if p["fails"]]
     assert failing == [("cell.glb:c", "new.stl")]
@@ -251,7 +251,7 @@ def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_bui
             T[:3, 3] = [(k % 20) * 3.6, y0 + (k // 20) * 3.6, 0.0]
             poses.append(T)
         _instanced_3mf(tmp_path / f"{name}.3mf", mesh.vertices, mesh.faces, poses, copies)
-    r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json")
+    r = gjk("scan", tmp_path / "a.3mf", tmp_path / "b.3mf", "--format", "json", "--together")
     assert hull_builds == [1]
     doc = json.loads(r.stdout)
     assert len(doc["objects"]) == 400
@@ -269,3 +269,19 @@ def test_one_mesh_placed_400_times_over_two_files_is_one_hull(tmp_path, hull_bui
     assert ours == theirs
     assert 250 < len(ours) < 750  # of about 1,450 neighbouring pairs: many collide, many do not
     assert any(len({n.split(":")[0] for n in pair}) == 2 for pair in ours)
+
+
+def test_the_repository_s_samples_scan_as_shipped(monkeypatch):
+    """`gjk scan samples`: every sample is read (the ROS 2 workspace's URDF through its install
+    folder's ament index, unsourced, with a note saying so); the verdict is a verdict (exit 0
+    or 1), never an input error."""
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    r = gjk("scan", samples, "--format", "json")
+    assert r.exit_code in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["errors"] == [] and r.stderr == ""
+    assert any("found in the workspace's install folder" in n for n in doc["notes"]), doc["notes"]
+    assert any(o["name"].startswith("ros2_ws/arm.urdf:") or "ros2_ws" in o["file"] for o in doc["objects"])
+    assert doc["run"]["together"] is False

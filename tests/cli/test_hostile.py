@@ -24,7 +24,9 @@ SAMPLES = ROOT / "samples"
 
 
 def gjk(*args):
-    return CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
+    """A scan's files as one world (--together): the pairs across the samples are the findings."""
+    together = ["--together"] if args and args[0] == "scan" else []
+    return CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args] + together)
 
 
 def stl(path: Path, triangles) -> Path:
@@ -135,7 +137,7 @@ def test_ctrl_c_stops_the_run_and_leaves_the_baseline(tmp_path, delay):
     rng = np.random.default_rng(1)
     soup = stl(tmp_path / "soup.stl", rng.random((5000, 1, 3)) + 0.02 * rng.standard_normal((5000, 3, 3)))
     proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(soup), str(SAMPLES / "ring.stl"),
-                             "--split-bodies", "--write-baseline", str(baseline)],
+                             "--split-bodies", "--together", "--write-baseline", str(baseline)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
     # the delay counts from the exec: a signal between fork and exec would be lost with the
@@ -255,7 +257,7 @@ def test_a_full_disk_is_one_line_naming_the_output(tmp_path):
 
 def test_a_reader_that_leaves_ends_the_output_quietly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "collide_a.stl"),
-                             str(SAMPLES / "collide_b.stl"), "--format", "junit"],
+                             str(SAMPLES / "collide_b.stl"), "--format", "junit", "--together"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(Path(gjkcli.__file__).resolve().parents[1])})
     proc.stdout.close()

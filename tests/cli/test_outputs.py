@@ -234,7 +234,7 @@ def test_new_outputs_follow_the_umask(tmp_path, umask):
     paths = {option: tmp_path / name for option, name in {**CHECK_OUTPUTS, **SCAN_OUTPUTS}.items()}
     run_both(paths)
     pictures = tmp_path / "pictures"
-    assert gjk("scan", A, B, "--png", pictures, "-q").exit_code == 1
+    assert gjk("scan", A, B, "--png", pictures, "-q", "--together").exit_code == 1
     written = [*paths.values(), *pictures.iterdir()]
     assert len(written) == len(paths) + 1
     for path in written:

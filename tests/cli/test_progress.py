@@ -151,12 +151,12 @@ def run_on_a_terminal(*args) -> tuple[int, str, str]:
 def test_json_to_a_file_shows_progress_on_a_terminal(tmp_path):
     out = tmp_path / "report.json"
     code, stdout, terminal = run_on_a_terminal("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl",
-                                               "--format", "json", "-o", out, "-j", "1")
+                                               "--format", "json", "-o", out, "-j", "1", "--together")
     assert code == 1 and stdout == ""
     assert json.loads(out.read_text())["summary"]["exit_code"] == 1
     assert "loading" in terminal and "checking pairs" in terminal
     code, stdout, terminal = run_on_a_terminal("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl",
-                                               "--format", "json", "-q", "-j", "1")
+                                               "--format", "json", "-q", "-j", "1", "--together")
     assert code == 1 and stdout == "" and terminal == ""
 
 

@@ -121,7 +121,8 @@ def test_a_missing_mesh_in_a_batch(robot, tmp_path):
 
     trimesh.creation.box([0.2, 0.2, 0.2]).export(tmp_path / "block.stl")
     (tmp_path / "broken.stl").write_bytes(b"solid x\nfacet normal 0 0 nonsense\n")
-    r = gjk("scan", robot, tmp_path / "block.stl", tmp_path / "broken.stl", "--format", "json", code=2)
+    r = gjk("scan", robot, tmp_path / "block.stl", tmp_path / "broken.stl", "--format", "json", "--together",
+            code=2)
     doc = json.loads(r.stdout)
     assert any("link 'camera'" in n for n in doc["notes"])
     assert [e["file"] for e in doc["errors"]] == [str(tmp_path / "broken.stl")]

@@ -47,7 +47,7 @@ def test_plain_output_keeps_each_line_whole_and_unpadded(tmp_path):
 
 
 def test_two_runs_give_the_same_json_bytes():
-    for args in (("check", A, B, "--trace"), ("scan", A, B, SAMPLES / "ring.stl", SAMPLES / "peg.stl")):
+    for args in (("check", A, B, "--trace"), ("scan", A, B, SAMPLES / "ring.stl", SAMPLES / "peg.stl", "--together")):
         first, second = gjk(*args, "--format", "json"), gjk(*args, "--format", "json")
         assert first.exit_code == 1 and first.stdout_bytes == second.stdout_bytes
         doc = json.loads(first.stdout)
@@ -65,10 +65,10 @@ def test_writing_a_baseline_is_a_success(tmp_path):
     """--write-baseline records today's failing findings and exits 0 (as ruff's --add-noqa);
     a run against the baseline then fails only on a new finding."""
     base = tmp_path / "baseline.json"
-    written = gjk("scan", A, B, "--write-baseline", base, "--format", "json")
+    written = gjk("scan", A, B, "--together", "--write-baseline", base, "--format", "json")
     assert written.exit_code == 0 and json.loads(written.stdout)["summary"]["exit_code"] == 0
     assert len(json.loads(base.read_text())["findings"]) == 1
-    assert gjk("scan", A, B, "--baseline", base).exit_code == 0
-    assert gjk("scan", A, B, SAMPLES / "peg.stl", "--baseline", base).exit_code == 1
-    bad = gjk("scan", A, B, tmp_path / "missing.stl", "--write-baseline", base)
+    assert gjk("scan", A, B, "--together", "--baseline", base).exit_code == 0
+    assert gjk("scan", A, B, SAMPLES / "peg.stl", "--together", "--baseline", base).exit_code == 1
+    bad = gjk("scan", A, B, tmp_path / "missing.stl", "--together", "--write-baseline", base)
     assert bad.exit_code == 2  # an input error is still one

@@ -57,7 +57,7 @@ def test_table_and_annotations_say_units(issue_pair):
     out = " ".join(gjk("check", a, b, "--clearance", "5e-3", code=1).stdout.split())
     assert "0.0001 mm apart, closer than the required 0.005 mm" in out
     assert "exact on the solids" in out
-    out = gjk("scan", a, b, "--clearance", "5e-3", code=1).stdout
+    out = gjk("scan", a, b, "--clearance", "5e-3", "--together", code=1).stdout
     assert "depth / gap (mm)" in " ".join(out.split())
     gh = gjk("check", a, b, "--clearance", "5e-3", "--format", "github", code=1).stdout
     assert "(mm)" in gh
@@ -89,7 +89,7 @@ def test_installed_command_reads_step(tmp_path, issue_pair):
     """The installed `gjk` (not trimesh's cascadio route): names from the products."""
     a, b, _ = issue_pair
     out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(a), str(b), "--format",
-                          "json", "--clearance", "5um"], capture_output=True, text=True,
+                          "json", "--clearance", "5um", "--together"], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)

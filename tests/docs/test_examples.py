@@ -8,7 +8,8 @@ A page's fenced blocks are read by their language:
   the one the page states: `<!-- exit: N -->` just above the block, else `exit N` in a command's
   comment or in the block's printed output, else 0.
 - `python`: executed, the current directory the same temporary folder.
-- `toml`, `yaml`, `json`: parsed; a manifest's TOML is read by gjk's own manifest reader.
+- `toml`, `yaml`, `json`: parsed; a manifest's TOML is read by gjk's own manifest reader, a
+  settings file's (`[tool.gjk]`, a gjk.toml) by its settings reader.
 - `text` and blocks without a language are what a command prints, not run.
 
 A block that needs what the tests cannot give (a file the reader supplies, a robot from
@@ -160,7 +161,9 @@ def test_the_example_runs(block, workdir):
         exec(compile(block.text, block.id, "exec"), {"__name__": "__docs__"})
     elif block.lang == "toml":
         parsed = tomllib.loads(block.text)
-        if {"object", "include", "robot", "group", "check", "allow"} & set(parsed):
+        if "tool" in parsed or {"files", "together", "format", "limits"} & set(parsed):
+            check_settings(block, parsed, workdir)
+        elif {"object", "include", "robot", "group", "check", "allow"} & set(parsed):
             check_manifest(block, workdir)
     elif block.lang == "yaml":
         yaml.safe_load(block.text)
@@ -202,6 +205,19 @@ def run_bash(block: Block, workdir: Path) -> None:
                           timeout=600)
     code = int(stated) if stated else 0
     assert done.returncode == code, (block.id, done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+
+
+def check_settings(block: Block, parsed: dict, workdir: Path) -> None:
+    """A settings example (a pyproject.toml's [tool.gjk], or a gjk.toml) is read by gjk's settings
+    reader: every key is one gjk knows, every value of its kind."""
+    from gjkcli import config
+
+    path = workdir / ("pyproject.toml" if "tool" in parsed else "gjk.toml")
+    path.write_text(block.text, encoding="utf-8")
+    try:
+        assert config.load(path).path is not None
+    finally:
+        path.unlink()
 
 
 def check_manifest(block: Block, workdir: Path) -> None:

@@ -9,7 +9,8 @@ import pytest
 
 from gjkcli.engine import _core, _enums, _mesh, query, results, shapes
 
-CSRC = Path(results.__file__).resolve().parent / "csrc"
+# the headers in the source tree (the installed package holds no C: pyproject.toml's package-data)
+CSRC = Path(__file__).resolve().parents[2] / "gjkcli" / "engine" / "csrc"
 
 
 def header_enum(header: str, name: str) -> dict:

@@ -154,7 +154,7 @@ def run_scan(bad_files, *, valid: bool | None = None, extra=(), manifest=None,
     error line may name (those a manifest refers to). Returns (result, document).
     """
     bad_files = [bad_files] if isinstance(bad_files, (str, Path)) else list(bad_files)
-    command = ["scan", *bad_files, GOOD_A, GOOD_B, "--format", "json", *extra]
+    command = ["scan", *bad_files, GOOD_A, GOOD_B, "--format", "json", "--together", *extra]
     if manifest is not None:
         command += ["--manifest", manifest]
     result = gjk(*command)

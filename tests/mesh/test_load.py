@@ -229,7 +229,18 @@ def test_overflow_in_node_transform(tmp_path):
 def test_unknown_format(tmp_path, name):
     path = tmp_path / name
     path.write_text("1 2 3\n")
-    rejects(path, "unknown mesh format", "stl")
+    rejects(path, "unknown file format", ".stl")
+
+
+def test_the_unknown_format_error_names_every_suffix_gjk_reads(tmp_path):
+    """2D drawings and robots too, not only the meshes trimesh reads."""
+    path = tmp_path / "part.xyz123"
+    path.write_text("1 2 3\n")
+    with pytest.raises(InputError) as e:
+        load_part(path)
+    said = e.value.message
+    for suffix in (".svg", ".dxf", ".urdf", ".stl", ".step", ".ifc", ".glb", ".3mf"):
+        assert f"{suffix}," in said or said.endswith(suffix), (suffix, said)
 
 
 def _glb_bytes() -> bytes:

@@ -361,7 +361,7 @@ def test_scanning_plain_files_imports_no_robot_or_manifest_reader(tmp_path):
     cube.export(tmp_path / "b.stl")
     heavy = ("gjkcli.scene.manifest", "gjkcli.scene.urdf", "gjkcli.pipeline.baseline")
     (report,), imported = _reports_and_imports(
-        tmp_path, [["scan", "a.stl", "b.stl", "--format", "json"]], heavy)
+        tmp_path, [["scan", "a.stl", "b.stl", "--together", "--format", "json"]], heavy)
     assert json.loads(report)["summary"]["collision"] == 1
     assert imported == []
 

@@ -157,6 +157,17 @@ def test_convex_scene_over_files_and_tiles(cluster, convex_files, small_tiles):
     assert any(p.file_a != p.file_b for p in one.pairs)  # pairs across files
 
 
+def test_each_file_its_own_world_on_the_cluster_as_in_one_process(cluster, convex_files, small_tiles):
+    """together=False (gjk scan's default): only the pairs within a file, on the cluster as here."""
+    small_tiles(40)
+    one, many = both(cluster, convex_files, together=False)
+    same_json(one, many)
+    assert one.pairs and all(p.file_a == p.file_b for p in one.pairs)
+    assert one.together is False and json.loads(dumps(document(one)))["run"]["together"] is False
+    whole, _ = both(cluster, convex_files[:1])
+    assert whole.checked < one.checked  # the other files' own pairs were checked too
+
+
 def test_clearance_tolerance_and_all_pairs(cluster, convex_files, small_tiles):
     small_tiles(25)
     one, many = both(cluster, convex_files[:3], clearance=0.3, tolerance=1e-3,

@@ -112,7 +112,7 @@ def write(tmp_path: Path, scene: Scene, file_type: str) -> dict:
 def run(paths: dict, command: str, mode: str, *options) -> tuple[dict, int]:
     """`gjk check A B` or `gjk scan A B --all-pairs`, JSON; the one pair and the exit code."""
     first, second = paths.values()
-    extra = ["--all-pairs"] if command == "scan" else []
+    extra = ["--all-pairs", "--together"] if command == "scan" else []
     result = CliRunner(catch_exceptions=False).invoke(
         main, [command, str(first), str(second), "--mode", mode, "--format", "json", *extra, *map(str, options)])
     assert result.exit_code in (0, 1), (result.exit_code, result.output)

@@ -73,7 +73,7 @@ def test_overlap_volumes_zero_on_the_command_line(tmp_path):
         cube.apply_translation([shift, 0.0, 0.0])
         paths.append(str(tmp_path / f"cube{k}.stl"))
         cube.export(paths[-1])
-    out = CliRunner().invoke(main, ["scan", *paths, "--limit", "overlap-volumes=0", "--format", "json"],
+    out = CliRunner().invoke(main, ["scan", *paths, "--together", "--limit", "overlap-volumes=0", "--format", "json"],
                              catch_exceptions=False)
     assert out.exit_code == 1, out.output
     assert '"overlap_volume":null' in out.output.replace(' ', '')
@@ -106,5 +106,5 @@ def test_volumes_only_for_the_findings_a_report_shows(tmp_path):
     assert _shown("scan", "json", None, True, False, None, None) == 0  # -q: nothing shown
     assert _shown("scan", "table", None, True, False, "page.html", None) is None  # the page shows all
     assert _shown("check", "table", None, False, False, None, None) is None
-    out = CliRunner().invoke(main, ["scan", *map(str, paths), "-q"], catch_exceptions=False)
+    out = CliRunner().invoke(main, ["scan", *map(str, paths), "--together", "-q"], catch_exceptions=False)
     assert out.exit_code == 1 and out.output == ""

@@ -72,7 +72,7 @@ def logged(name, module, what):
 logged("_share", refine, "refine")
 try:
     files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))  # a folder imports trimesh
-    main(["scan", *files, "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
+    main(["scan", *files, "--together", "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
           "-q", "--jobs", jobs], standalone_mode=True)
 except SystemExit as stop:
     assert stop.code in (0, 1), stop.code

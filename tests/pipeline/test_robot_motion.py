@@ -155,7 +155,7 @@ def test_a_fixed_object_in_the_way_is_found_on_the_motion(panda, tmp_path):
     table = tmp_path / "sweep.csv"
     table.write_text("panda_joint1,panda_joint2,panda_joint4,panda_joint6,panda_joint7\n"
                      "-0.6,-0.785,-2.356,1.571,0.785\n0.6,-0.785,-2.356,1.571,0.785\n")
-    r = CliRunner().invoke(main, ["scan", str(path), str(tmp_path / "ball.stl"), "--srdf", str(srdf),
+    r = CliRunner().invoke(main, ["scan", str(path), str(tmp_path / "ball.stl"), "--together", "--srdf", str(srdf),
                                   "--trajectory", str(table), "--format", "json"])
     assert r.exit_code == 1, r.stderr
     doc = json.loads(r.stdout)

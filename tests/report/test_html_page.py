@@ -89,7 +89,7 @@ def test_check_page_with_its_trace_in_chromium(chromium, check_page):
 
 def test_scan_page_frames_the_clicked_pair(chromium, tmp_path):
     out = tmp_path / "scan.html"
-    assert gjk("scan", SAMPLES, "--no-recurse", "--html", out, "-q").exit_code == 1
+    assert gjk("scan", SAMPLES, "--no-recurse", "--together", "--html", out, "-q").exit_code == 1
     found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1, recurse=False))
     loaded = open_page(chromium, out)
     page = loaded.page
@@ -126,7 +126,7 @@ def test_a_click_keeps_the_plot_in_view_and_reads_like_the_report(chromium, tmp_
     from gjkcli.report.trace import vec
 
     out = tmp_path / "all.html"
-    assert gjk("scan", SAMPLES, "--no-recurse", "--all-pairs", "--html", out, "-q").exit_code == 1
+    assert gjk("scan", SAMPLES, "--no-recurse", "--together", "--all-pairs", "--html", out, "-q").exit_code == 1
     found = pipeline.scan([str(SAMPLES)], pipeline.Options(jobs=1, recurse=False, all_pairs=True))
     planes = [k for k, p in enumerate(found.pairs) if getattr(p.result.certificate, "kind", None) == "plane"]
     assert planes, "no clear pair with a separating plane among the samples"

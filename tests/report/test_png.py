@@ -52,7 +52,7 @@ def test_check_writes_one_picture_without_a_display(tmp_path):
 def test_scan_writes_one_picture_per_violation(tmp_path):
     files = [SAMPLES / n for n in ("collide_a.stl", "collide_b.stl", "touch_a.stl", "clear_a.stl")]
     folder = tmp_path / "new" / "pictures"
-    r = CliRunner().invoke(main, ["scan", *map(str, files), "--png", str(folder), "-q"], catch_exceptions=False)
+    r = CliRunner().invoke(main, ["scan", *map(str, files), "--together", "--png", str(folder), "-q"], catch_exceptions=False)
     assert r.exit_code == 1 and "drew" not in r.output  # under the cap: every violation, no note
     found = pipeline.scan([str(f) for f in files], pipeline.Options(jobs=1))
     violations = [p for p in found.pairs if p.violation]
@@ -103,7 +103,7 @@ def test_scan_draws_the_most_severe_violations_up_to_the_limit(tmp_path):
     assert len(violations) > 5  # else the cap would not be tested
     folder = tmp_path / "pictures"
     leader, follower = pty.openpty()
-    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--png", folder, "--limit", "pngs=5", cwd=tmp_path,
+    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--together", "--png", folder, "--limit", "pngs=5", cwd=tmp_path,
                    stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
     err = b""
@@ -132,7 +132,7 @@ def test_ctrl_c_while_drawing_removes_the_pictures_of_the_run(tmp_path):
     keep.mkdir()
     (keep / "old.txt").write_text("an earlier file\n")
     folder = keep / "made" / "pictures"
-    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--png", folder, "-q", cwd=tmp_path,
+    proc = run_gjk("scan", SAMPLES, "--no-recurse", "--together", "--png", folder, "-q", cwd=tmp_path,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     waited = time.monotonic() + 240
     while time.monotonic() < waited and proc.poll() is None:
@@ -163,7 +163,7 @@ def test_an_interrupt_in_process_removes_the_pictures_too(tmp_path, monkeypatch)
 
     monkeypatch.setattr(png, "scan_pngs", interrupted)
     folder = tmp_path / "pictures"
-    r = CliRunner().invoke(main, ["scan", *files, "--png", str(folder), "-q"])
+    r = CliRunner().invoke(main, ["scan", *files, "--together", "--png", str(folder), "-q"])
     assert r.exit_code == 130 and "interrupted" in r.output
     assert list(tmp_path.iterdir()) == []
 

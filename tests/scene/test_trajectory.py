@@ -248,11 +248,21 @@ def test_the_ros2_sample_workspace_and_its_plan(tmp_path, monkeypatch):
     args = ["scan", str(ws / "arm.urdf"), "--trajectory", str(ws / "arm_plan.yaml"), "--format", "json"]
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
     monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
-    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    # away from its workspace, the URDF's package is found nowhere: one line saying where it looked
+    (tmp_path / "arm.urdf").write_bytes((ws / "arm.urdf").read_bytes())
+    alone = ["scan", str(tmp_path / "arm.urdf"), "--trajectory", str(ws / "arm_plan.yaml")]
+    r = CliRunner().invoke(main, alone, catch_exceptions=False)
     assert r.exit_code == 2 and "AMENT_PREFIX_PATH is unset" in r.stderr
+    # in its workspace, not sourced: found in the workspace's install/, and a note says so
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert r.exit_code == 1, r.stderr
+    unsourced = json.loads(r.stdout)
+    assert any("found in the workspace's install folder" in n for n in unsourced["notes"]), unsourced["notes"]
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(ws / "install"))
     r = CliRunner().invoke(main, args, catch_exceptions=False)
     assert r.exit_code == 1, r.stderr
+    assert not any("workspace's install" in n for n in json.loads(r.stdout)["notes"])
+    assert unsourced["pairs"] == json.loads(r.stdout)["pairs"]
     (hit,) = [p for p in json.loads(r.stdout)["pairs"] if p["fails"]]
     assert (hit["a"], hit["b"], hit["status"], hit["segment"]) == ("post", "arm", "collision", 0)
     a = 2 * np.arctan(0.03 / 0.42)
