@@ -55,8 +55,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 import weakref
-from typing import Any, Iterable, Literal, TypeVar, Union, overload
+from typing import Any, Iterable, Literal, TypeVar, Union, cast, overload
 
 import numpy as np
 
@@ -93,26 +94,37 @@ class ContactData:
     names : set of str
         The two objects' names (``"__external"`` for the probe of `in_collision_single`).
     point : (3,) float64
-        A point of the contact: midway between the deepest points of each part in the other.
+        A point of the contact, by FCL's convention where the hulls answered (both parts
+        convex): midway between the vertex of each part deepest along the normal (the first
+        such vertex in the mesh's order, where several are); elsewhere midway between the
+        deepest points of each part in the other (`witness`).
     normal : (3,) float64
         Unit vector from the first name of the pair towards the second (`pair`): moving the
-        second along it by `depth` separates the hulls.
+        second along it by `depth` separates the hulls. For parts whose boxes share their
+        centre (no direction is preferred), FCL's choice: the least depth found from -x first.
     depth : float
         Penetration depth (0.0 when touching; a lower bound where the triangles answered).
     pair : tuple of str
         The names in the order of `normal`.
     """
 
-    __slots__ = ("names", "pair", "point", "normal", "depth", "_index")
+    __slots__ = ("names", "pair", "point", "normal", "depth", "_index", "_witness")
 
     def __init__(self, pair: tuple, point: np.ndarray, normal: np.ndarray, depth: float,
-                 index: tuple = (-1, -1)):
+                 index: tuple = (-1, -1), witness: tuple | None = None):
         self.pair = tuple(pair)
         self.names = set(pair)
         self.point = point
         self.normal = normal
         self.depth = depth
         self._index = {pair[0]: index[0], pair[1]: index[1]}
+        witness = witness if witness is not None else (point, point)
+        self._witness = {pair[0]: witness[0], pair[1]: witness[1]}
+
+    def witness(self, name: str) -> np.ndarray:
+        """(3,) float64 gjk's witness point of object `name`: its point deepest inside the other
+        (EPA's, or the triangle test's), `depth` from the other's along the normal."""
+        return self._witness[name]
 
     def index(self, name: str) -> int:
         """The triangle of object `name` at the contact (-1 where the hulls answered, or a vertex
@@ -234,10 +246,10 @@ class ManagedObject:
         As given (scale included).
     """
 
-    __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "_shape", "_bounds",
+    __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "absent", "_shape", "_bounds",
                  "_manager", "__weakref__")
 
-    def __init__(self, name: str, geometry: Geometry, transform: np.ndarray, manager=None):
+    def __init__(self, name: str, geometry: Geometry | None, transform: np.ndarray, manager=None):
         self.name = name
         self.source = geometry
         self.uid = next(_UIDS)  # increasing: a manager's objects in insertion order
@@ -245,10 +257,15 @@ class ManagedObject:
         self.place(transform)
 
     def place(self, transform: np.ndarray) -> None:
-        """Put the object at `transform` (rigid: a pose; else applied to the vertices)."""
+        """Put the object at `transform` (rigid: a pose; else applied to the vertices). An object
+        without points (an empty mesh) or at a transform that is not finite is `absent`: it
+        collides with nothing and is at no distance (trimesh + FCL answer False for it)."""
         geometry = self.source
         self.transform = transform
-        if _is_rigid(transform):
+        self.absent = geometry is None or not _finite(transform)
+        if geometry is None or self.absent:  # never placed: its geometry is not read
+            self.geometry, self.pose = cast(Geometry, geometry), transform
+        elif _is_rigid(transform):
             self.geometry, self.pose = geometry, transform
         else:  # scale, shear or mirror: applied to the vertices (trimesh + FCL drop it)
             baked = geometry.vertices @ transform[:3, :3].T + transform[:3, 3]
@@ -343,14 +360,24 @@ def _is_rigid(T: np.ndarray) -> bool:
             and abs(w0) <= tol and abs(w1) <= tol and abs(w2) <= tol and abs(w3 - 1.0) <= tol)
 
 
+def _finite(T: np.ndarray) -> bool:
+    return T is _IDENTITY or bool(np.isfinite(T).all())
+
+
 def _as_transform(transform) -> np.ndarray:
+    """The (4, 4) float64 matrix of a transform: (4, 4), or (3, 4) with the row [0, 0, 0, 1]
+    understood (trimesh's queries read only the top three rows). One that is not finite is
+    kept, with a warning: its object is `absent` (trimesh + FCL answer False for it)."""
     if transform is None:
         return _IDENTITY
     T = np.array(transform, dtype=np.float64)
+    if T.shape == (3, 4):
+        T = np.vstack([T, [0.0, 0.0, 0.0, 1.0]])
     if T.shape != (4, 4):
         raise ValueError("transform must be (4,4)!")
     if not np.isfinite(T).all():
-        raise ValueError("transform must be finite")
+        warnings.warn("a transform holds NaN or infinite values: its object collides with nothing "
+                      "and is at no distance until it is given a finite one", stacklevel=3)
     return T
 
 
@@ -365,13 +392,16 @@ class _Pairs:
         the hulls', a lower bound of the parts' (the parts lie inside their hulls)
     need : (m,) bool the pairs whose answer must come from the triangles (and not refined yet)
     exact : {k: Result} the triangles' answers
+    depth : the triangles search for the depth of an overlap (else, for a pair whose parts are
+        not both convex, an overlap is only found: trimesh + FCL report 0.0 for it)
     """
 
-    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool):
-        self.a, self.b, self.want = objs_a, objs_b, want
+    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool, depth: bool = True):
+        self.a, self.b, self.want, self.depth = objs_a, objs_b, want, depth
         m = len(objs_a)
         self.exact: dict[int, Result] = {}
         self.batch: BatchResult | None = None
+        self._convex: np.ndarray | None = None
         if not m:
             self.colliding = np.zeros(0, dtype=bool)
             self.signed = np.zeros(0)
@@ -408,7 +438,7 @@ class _Pairs:
             # only for those that overlap. Hulls clear of each other: no containment to probe.
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol,
                             want="distance", hulls_apart=not self.colliding[k])
-            if r.status is not Status.CLEAR:
+            if r.status is not Status.CLEAR and (self.depth or self.convex[k]):
                 # a vertex of one part deeper than the band inside the other proves the collision
                 # and bounds its depth; the verdict's search along the crossing faces for a
                 # deeper point (many times the cost) only where no vertex does
@@ -419,6 +449,29 @@ class _Pairs:
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
+
+    @property
+    def convex(self) -> np.ndarray:
+        """(m,) bool: both parts of the pair are convex (closed, and their hulls within the pair's
+        touching band): the pairs trimesh hands to FCL as two `fcl.Convex`, whose distance is
+        minus the depth when they overlap (for any other pair FCL's is 0.0)."""
+        if self._convex is None:
+            b = self.batch
+            if b is None:
+                self._convex = np.zeros(0, dtype=bool)
+            else:
+                closed = np.array([o.geometry.closed and p.geometry.closed for o, p in zip(self.a, self.b)],
+                                  dtype=bool)
+                gap_a = np.array([o.geometry.gap for o in self.a])
+                gap_b = np.array([o.geometry.gap for o in self.b])
+                self._convex = closed & policy.coincide(gap_a, gap_b, b.tolerance)
+        return self._convex
+
+    def value(self, k: int, signed: bool) -> float:
+        """The distance of pair k reported: `signed`, gjk's (minus the depth when the parts
+        overlap); else trimesh + FCL's, the same but 0.0 for overlapping parts not both convex."""
+        d = float(self.signed[k])
+        return d if signed or d >= 0.0 or self.convex[k] else 0.0
 
     def on_parts(self, k: int) -> bool:
         """The hulls of pair k lie apart and their closest points lie on the parts' surfaces
@@ -448,19 +501,34 @@ class _Pairs:
             b = self.batch
             assert b is not None
             depth = float(b.depth[k]) if np.isfinite(b.depth[k]) else 0.0
-            point = 0.5 * (b.point_a[k] + b.point_b[k])
-            return ContactData(names, point, b.normal[k].copy(), max(depth, 0.0))
+            a, c = self.a[k], self.b[k]
+            witness = (b.point_a[k].copy(), b.point_b[k].copy())
+            normal = b.normal[k].copy()
+            size = float(np.linalg.norm(a.bounds[1] - a.bounds[0]) + np.linalg.norm(c.bounds[1] - c.bounds[0]))
+            if depth > 0.0 and np.linalg.norm(a.bounds.sum(axis=0) - c.bounds.sum(axis=0)) <= \
+                    DEFAULT.touching_rel * size:
+                # FCL's MPR starts from the centres' difference, nudged along x when they
+                # coincide: the least depth with the second part moved a hair along -x
+                shift = np.eye(4)
+                shift[0, 3] = -_NUDGE_REL * size
+                nudged = pairs([a.shape], [c.shape.moved(shift)], want="verdict")
+                if np.isfinite(nudged.depth[0]):
+                    normal = nudged.normal[0].copy()
+            point = 0.5 * (_support_vertex(a, normal, size) + _support_vertex(c, -normal, size))
+            return ContactData(names, point, normal, max(depth, 0.0), witness=witness)
         depth = r.depth if r.depth is not None else 0.0
-        return ContactData(names, 0.5 * (r.point_a + r.point_b), np.asarray(r.normal), depth,
-                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
+        witness = (np.asarray(r.point_a), np.asarray(r.point_b))
+        return ContactData(names, 0.5 * (witness[0] + witness[1]), np.asarray(r.normal), depth,
+                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)), witness)
 
-    def distance(self, k: int, names: tuple) -> DistanceData:
+    def distance(self, k: int, names: tuple, signed: bool) -> DistanceData:
         r = self.exact.get(k)
+        d = self.value(k, signed)
         if r is None:
             b = self.batch
             assert b is not None
-            return DistanceData(names, float(self.signed[k]), b.point_a[k].copy(), b.point_b[k].copy())
-        return DistanceData(names, float(self.signed[k]), np.asarray(r.point_a), np.asarray(r.point_b),
+            return DistanceData(names, d, b.point_a[k].copy(), b.point_b[k].copy())
+        return DistanceData(names, d, np.asarray(r.point_a), np.asarray(r.point_b),
                             (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
 
 
@@ -492,7 +560,9 @@ class CollisionManager:
     True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, signed: bool = False) -> None:
+        # distances of overlapping parts: gjk's minus the depth (signed), else trimesh + FCL's
+        self.signed = bool(signed)
         self._objs: dict[str, ManagedObject] = {}
         # the objects placed, their boxes and which boxes meet: made on the first query after an
         # object is added or removed, updated in place when one moves
@@ -541,9 +611,12 @@ class CollisionManager:
         if name not in self._objs:
             raise ValueError(f"{name} not in collision manager!")
         obj = self._objs[name]
+        was_absent = obj.absent
         obj.place(_as_transform(transform))
         self._forget(obj.uid)
-        if self._state is not None:  # move its box in place: the others are unchanged
+        if was_absent or obj.absent:  # it leaves or joins the placed objects
+            self._state = None
+        elif self._state is not None:  # move its box in place: the others are unchanged
             _prepare([obj.geometry])  # a scaled transform made new vertices
             self._state.move(self._state.at[obj.uid])
 
@@ -585,7 +658,7 @@ class CollisionManager:
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
         objs, placed = self._placed([probe])
-        if not objs:
+        if not objs or probe.absent:
             return _shaped(False, set(), [], return_names, return_data)
         p_lo, p_hi = probe.bounds
         near = placed.meeting(p_lo, p_hi, DEFAULT.touching_rel * math.dist(p_lo.tolist(), p_hi.tolist()))
@@ -719,15 +792,17 @@ class CollisionManager:
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
         objs, placed = self._placed([probe])
-        if not objs:
+        if not objs or probe.absent:
             return _shaped_distance(np.inf, None, _nothing(None, EXTERNAL), return_name, return_data)
         lower = _box_distance(placed.lo, placed.hi, *probe.bounds)
-        found = _closest(lambda take: _fresh(objs, [probe], take, np.zeros(len(take), dtype=np.int64)), lower)
+        signed = self.signed
+        found = _closest(lambda take: _fresh(objs, [probe], take, np.zeros(len(take), dtype=np.int64), signed),
+                         lower, signed)
         assert found is not None
         pairs, k = found
         name = pairs.a[k].name
-        data = pairs.distance(k, (name, EXTERNAL)) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), name, data, return_name, return_data)
+        data = pairs.distance(k, (name, EXTERNAL), signed) if return_data else None
+        return _shaped_distance(pairs.value(k, signed), name, data, return_name, return_data)
 
     @overload
     def min_distance_internal(self, name: str | None = ..., return_names: Literal[False] = ...,
@@ -776,20 +851,20 @@ class CollisionManager:
             # each pair in the manager's order, as the pairs of the whole manager are kept
             i, j = np.minimum(others, me), np.maximum(others, me)
             lower = _box_distance(placed.lo[others], placed.hi[others], placed.lo[me], placed.hi[me])
-            found = _closest(lambda take: self._answers("distance", objs, i[take], j[take]), lower)
+            found = _closest(lambda take: self._answers("distance", objs, i[take], j[take]), lower, self.signed)
         elif len(objs) >= 2:
             found = _by_radius(lambda r: placed.pairs() if r == 0.0 else placed.within(r),
                                lambda i, j: _pair_box_distance(placed.lo, placed.hi, placed.lo, placed.hi, i, j),
                                lambda i, j: (lambda take: self._answers("distance", objs, i[take], j[take])),
-                               placed.typical)
+                               placed.typical, self.signed)
         else:
             found = None
         if found is None:
             return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
         pair = (pairs.a[k].name, pairs.b[k].name)
-        data = pairs.distance(k, pair) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), tuple(sorted(pair)), data, return_names,
+        data = pairs.distance(k, pair, self.signed) if return_data else None
+        return _shaped_distance(pairs.value(k, self.signed), tuple(sorted(pair)), data, return_names,
                                 return_data)
 
     @overload
@@ -825,21 +900,27 @@ class CollisionManager:
         if mine and theirs:
             found = _by_radius(lambda r: _cross_candidates(here, there, r),
                                lambda i, j: _pair_box_distance(here.lo, here.hi, there.lo, there.hi, i, j),
-                               lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take])),
-                               lambda: max(here.typical(), there.typical()))
+                               lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take], self.signed)),
+                               lambda: max(here.typical(), there.typical()), self.signed)
         if found is None:
             return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
         pair = (pairs.a[k].name, pairs.b[k].name)
-        data = pairs.distance(k, pair) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), pair, data, return_names, return_data)
+        data = pairs.distance(k, pair, self.signed) if return_data else None
+        return _shaped_distance(pairs.value(k, self.signed), pair, data, return_names, return_data)
 
     # -- inside ----------------------------------------------------------------------------------
 
-    def _geometry(self, mesh: Any) -> Geometry:
+    def _geometry(self, mesh: Any) -> Geometry | None:
         """A copy of the mesh, as the Geometry shared by every mesh of the same content
         (`gjkcli.pipeline.prepared.geometry`): made once per mesh while its data does not
-        change, found by content else."""
+        change, found by content else. None, with a warning, for a mesh without vertices (an
+        empty Trimesh: trimesh + FCL keep it and answer False for it)."""
+        vertices = getattr(mesh, "vertices", None)
+        if vertices is not None and hasattr(vertices, "__len__") and len(vertices) == 0:
+            warnings.warn("a mesh without vertices was given: it collides with nothing and is at no "
+                          "distance", stacklevel=3)
+            return None
         key = id(mesh)
         stamp = _stamp(mesh)
         hit = self._geometries.get(key)
@@ -866,9 +947,9 @@ class CollisionManager:
     def _placed(self, extra: Iterable[ManagedObject] = ()) -> tuple:
         """(the objects, a list in insertion order, their _Placed), their geometries prepared
         (and those of `extra`)."""
-        extra = list(extra)
+        extra = [o for o in extra if not o.absent]
         if self._state is None:
-            objs = list(self._objs.values())
+            objs = [o for o in self._objs.values() if not o.absent]
             _prepare([o.geometry for o in objs + extra])
             self._state = _Placed(objs)
         elif extra:
@@ -892,7 +973,8 @@ class CollisionManager:
                 out[slot] = got
         if missing:
             want, listed = _MODES[mode]
-            pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed)
+            pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed,
+                           depth=mode != "distance" or self.signed)
             for k, slot in enumerate(missing):
                 out[slot] = entry = (pairs, k)
                 a, b = uid_a[slot], uid_b[slot]
@@ -936,6 +1018,21 @@ class _Placed(Placements):
         """Object k moved: its box anew, from its hull at its pose."""
         lo, hi = self.objs[k].bounds
         super().move(k, lo, hi)
+
+
+# The hair, relative to the pair's size, by which the second part of a concentric pair moves
+# along -x to choose the direction of its contact (as FCL's MPR does from its nudged centre)
+_NUDGE_REL = 1e-6
+
+
+def _support_vertex(obj: ManagedObject, direction: np.ndarray, size: float) -> np.ndarray:
+    """(3,) the object's world vertex farthest along `direction`, the first in the mesh's order
+    among those within rounding (1e-9 of `size`) of the farthest."""
+    g = obj.geometry
+    R, t = obj.pose[:3, :3], obj.pose[:3, 3]
+    along = g.vertices @ (R.T @ direction)
+    k = int(np.flatnonzero(along >= along.max() - 1e-9 * size)[0])
+    return R @ g.vertices[k] + t
 
 
 def _world_boxes(objs: list) -> tuple:
@@ -1000,20 +1097,23 @@ def _cross_candidates(here: _Placed, there: _Placed, r: float) -> tuple:
     return i[keep], j[keep] - n
 
 
-def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray) -> list:
-    """[(_Pairs, k)] for the pairs (left[ia], right[ib]) asked anew (nothing kept)."""
-    pairs = _Pairs([left[k] for k in ia.tolist()], [right[k] for k in ib.tolist()], "verdict", listed=True)
+def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray, signed: bool) -> list:
+    """[(_Pairs, k)] for the pairs (left[ia], right[ib]) asked anew (nothing kept), for a
+    distance (`signed`: with the depth of every overlap)."""
+    pairs = _Pairs([left[k] for k in ia.tolist()], [right[k] for k in ib.tolist()], "verdict", listed=True,
+                   depth=signed)
     return [(pairs, k) for k in range(len(ia))]
 
 
-def _closest(entries, lower: np.ndarray):
+def _closest(entries, lower: np.ndarray, signed: bool):
     """(the _Pairs holding the closest pair, its index there), or None when there is no pair.
 
     entries(take) gives the (_Pairs, k) answers of the pairs `take` (indices into `lower`).
     The pairs go in order of their boxes' distances (`lower`, a lower bound of the parts'), a
     chunk at a time; every pair whose boxes overlap is evaluated (their parts may overlap, and
     the deepest overlap is the least signed distance), then chunks only while their boxes lie
-    closer than the best pair found.
+    closer than the best pair found. A pair's distance is `_Pairs.value` (`signed`: gjk's, else
+    trimesh + FCL's, 0.0 for an overlap of parts not both convex).
     """
     n = len(lower)
     if n == 0:
@@ -1029,20 +1129,21 @@ def _closest(entries, lower: np.ndarray):
             order = np.argsort(lower, kind="stable")
         todo = []
         for pairs, k in entries(order[start:stop]):
-            signed = float(pairs.signed[k])
+            value = pairs.value(k, signed)
             if pairs.need[k]:
-                todo.append((signed, pairs, k))
-            elif signed < best:  # settled: the hulls' answer (or the triangles', kept) stands
-                best, where = signed, (pairs, k)
+                todo.append((value, pairs, k))
+            elif value < best:  # settled: the hulls' answer (or the triangles', kept) stands
+                best, where = value, (pairs, k)
         # the hulls' signed distance bounds the parts' from below: the triangles are asked only
         # for pairs whose hulls come closer than the best answer so far
         todo.sort(key=lambda t: t[0])
-        for signed, pairs, k in todo:
-            if not signed < best:
+        for value, pairs, k in todo:
+            if not value < best:
                 break
             pairs.refine(k)
-            if pairs.signed[k] < best:
-                best, where = float(pairs.signed[k]), (pairs, k)
+            value = pairs.value(k, signed)
+            if value < best:
+                best, where = value, (pairs, k)
         start = stop
         if start < n and lower[order[start]] > best:
             break
@@ -1060,7 +1161,7 @@ def _smallest(values: np.ndarray, count: int) -> np.ndarray:
     return chosen[np.argsort(values[chosen], kind="stable")]
 
 
-def _by_radius(pairs_at, lower_of, entries_of, typical):
+def _by_radius(pairs_at, lower_of, entries_of, typical, signed: bool):
     """The closest pair (as `_closest`), walking the broad phase with a shrinking bound.
 
     pairs_at(r) gives (i, j), every pair whose boxes lie within r (pairs_at(0.0): those whose
@@ -1073,8 +1174,8 @@ def _by_radius(pairs_at, lower_of, entries_of, typical):
     r = 0.0
     while True:
         i, j = pairs_at(r)
-        found = _closest(entries_of(i, j), lower_of(i, j)) if len(i) else None
-        best = float(found[0].signed[found[1]]) if found is not None else np.inf
+        found = _closest(entries_of(i, j), lower_of(i, j), signed) if len(i) else None
+        best = found[0].value(found[1], signed) if found is not None else np.inf
         if best <= r:
             return found
         r = best if np.isfinite(best) else max(4.0 * r, typical(), np.finfo(float).tiny)
