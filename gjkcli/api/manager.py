@@ -262,10 +262,11 @@ class ManagedObject:
         collides with nothing and is at no distance (trimesh + FCL answer False for it)."""
         geometry = self.source
         self.transform = transform
-        self.absent = geometry is None or not _finite(transform)
+        values = transform.ravel().tolist()
+        self.absent = geometry is None or not all(map(math.isfinite, values))
         if geometry is None or self.absent:  # never placed: its geometry is not read
             self.geometry, self.pose = cast(Geometry, geometry), transform
-        elif _is_rigid(transform):
+        elif _is_rigid(values):
             self.geometry, self.pose = geometry, transform
         else:  # scale, shear or mirror: applied to the vertices (trimesh + FCL drop it)
             baked = geometry.vertices @ transform[:3, :3].T + transform[:3, 3]
@@ -347,21 +348,17 @@ _IDENTITY = np.eye(4)
 _IDENTITY.flags.writeable = False
 
 
-def _is_rigid(T: np.ndarray) -> bool:
-    """The 4x4 transform is a rotation and a translation: R^T R = I entrywise within rigid_rel,
-    det R > 0, last row [0, 0, 0, 1]. In plain floats: a 3x3 check through NumPy costs more
-    than a probe query."""
-    a, b, c, _, d, e, f, _, g, h, i, _, w0, w1, w2, w3 = T.ravel().tolist()
+def _is_rigid(values: list) -> bool:
+    """The 4x4 transform, its 16 values row by row, is a rotation and a translation: R^T R = I
+    entrywise within rigid_rel, det R > 0, last row [0, 0, 0, 1]. In plain floats: a 3x3 check
+    through NumPy costs more than a probe query."""
+    a, b, c, _, d, e, f, _, g, h, i, _, w0, w1, w2, w3 = values
     tol = DEFAULT.rigid_rel
     return (abs(a * a + d * d + g * g - 1.0) <= tol and abs(b * b + e * e + h * h - 1.0) <= tol
             and abs(c * c + f * f + i * i - 1.0) <= tol and abs(a * b + d * e + g * h) <= tol
             and abs(a * c + d * f + g * i) <= tol and abs(b * c + e * f + h * i) <= tol
             and a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
             and abs(w0) <= tol and abs(w1) <= tol and abs(w2) <= tol and abs(w3 - 1.0) <= tol)
-
-
-def _finite(T: np.ndarray) -> bool:
-    return T is _IDENTITY or bool(np.isfinite(T).all())
 
 
 def _as_transform(transform) -> np.ndarray:
@@ -375,7 +372,7 @@ def _as_transform(transform) -> np.ndarray:
         T = np.vstack([T, [0.0, 0.0, 0.0, 1.0]])
     if T.shape != (4, 4):
         raise ValueError("transform must be (4,4)!")
-    if not np.isfinite(T).all():
+    if not all(map(math.isfinite, T.ravel().tolist())):
         warnings.warn("a transform holds NaN or infinite values: its object collides with nothing "
                       "and is at no distance until it is given a finite one", stacklevel=3)
     return T
@@ -567,8 +564,6 @@ class CollisionManager:
         # the objects placed, their boxes and which boxes meet: made on the first query after an
         # object is added or removed, updated in place when one moves
         self._state: _Placed | None = None
-        # geometry of the meshes given, by id, while the mesh lives and its data is unchanged
-        self._geometries: dict[int, tuple] = {}
         # answers of pairs of objects, per kind of question: {uid: {uid: (_Pairs, k)}}, both
         # ways; an object's entries leave when it moves or leaves
         self._answered: dict[str, dict] = {mode: {} for mode in _MODES}
@@ -923,7 +918,7 @@ class CollisionManager:
             return None
         key = id(mesh)
         stamp = _stamp(mesh)
-        hit = self._geometries.get(key)
+        hit = _GEOMETRIES.get(key)
         if stamp is not None and hit is not None and hit[0]() is mesh and hit[1] == stamp:
             return hit[2]
         try:  # copies: the caller's arrays may change after this call
@@ -933,7 +928,7 @@ class CollisionManager:
                             f"{type(mesh).__name__}: {exc}") from None
         if stamp is None:  # no way to tell a change: found by content each time
             return geometry
-        cache = self._geometries
+        cache = _GEOMETRIES
 
         def forget(_: object) -> None:  # the entry leaves the cache when the mesh is collected
             cache.pop(key, None)
@@ -991,6 +986,11 @@ class CollisionManager:
                     partners.pop(uid, None)
 
 
+# Geometry of the meshes given to any manager, by id, while the mesh lives and its data is
+# unchanged: {id: (weakref to the mesh, its _stamp, Geometry)} (a planner filling a new manager
+# each step with the same meshes copies and hashes none of them again)
+_GEOMETRIES: dict[int, tuple] = {}
+
 # Questions whose answers a manager keeps: (the engine's want, whether the pair is listed: its
 # answer must be the parts', not only their hulls')
 _MODES = {"intersect": ("intersect", False), "contact": ("verdict", False), "distance": ("verdict", True)}
@@ -1036,22 +1036,39 @@ def _support_vertex(obj: ManagedObject, direction: np.ndarray, size: float) -> n
 
 
 def _world_boxes(objs: list) -> tuple:
-    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once: per
-    distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by the poses of all
-    the objects that place it in one stacked product (a mesh added 200 times is one product of
-    200 rotations), without making the objects' Shapes."""
+    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once, without
+    making the objects' Shapes. Small hulls (a planner's boxes, a manager filled anew each
+    step): every object's hull vertices moved by its own pose in one product over all of them.
+    Larger ones: per distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by
+    the poses of all the objects that place it in one stacked product (a mesh added 200 times
+    is one product of 200 rotations)."""
     n = len(objs)
     lo, hi = np.zeros((n, 3)), np.zeros((n, 3))
+    small: list = []
     groups: dict = {}
     for k, o in enumerate(objs):
-        groups.setdefault(id(o.geometry), []).append(k)
+        hull = o.geometry.hull
+        if hull.kind != "hull" or hull.radius != 0.0 or len(hull.vertices) == 0:
+            lo[k], hi[k] = o.shape.bounds
+        elif len(hull.vertices) <= _SMALL_HULL:
+            small.append(k)
+        else:
+            groups.setdefault(id(o.geometry), []).append(k)
+    if small:
+        hulls = [objs[k].geometry.hull for k in small]
+        poses = np.stack([objs[k].pose for k in small])
+        R = poses[:, :3, :3]
+        M = R @ np.stack([h.rotation for h in hulls])  # (s, 3, 3)
+        shift = np.einsum("kij,kj->ki", R, np.stack([h.translation for h in hulls])) + poses[:, :3, 3]
+        counts = np.fromiter((len(h.vertices) for h in hulls), dtype=np.int64, count=len(hulls))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        owner = np.repeat(np.arange(len(small)), counts)
+        W = np.einsum("nij,nj->ni", M[owner], np.concatenate([h.vertices for h in hulls]))
+        lo[small] = np.minimum.reduceat(W, starts, axis=0) + shift
+        hi[small] = np.maximum.reduceat(W, starts, axis=0) + shift
     for ks in groups.values():
         geometry = objs[ks[0]].geometry
         hull = geometry.hull
-        if hull.kind != "hull" or hull.radius != 0.0 or len(hull.vertices) == 0:
-            for k in ks:
-                lo[k], hi[k] = objs[k].shape.bounds
-            continue
         poses = np.stack([objs[k].pose for k in ks])
         R = poses[:, :3, :3]
         W = (R @ hull.rotation) @ geometry.hull_columns()  # (g, 3, v)
@@ -1060,6 +1077,10 @@ def _world_boxes(objs: list) -> tuple:
     for o, box in zip(objs, np.stack([lo, hi], axis=1)):
         o._bounds = box
     return lo, hi
+
+
+# Hulls of at most this many vertices have their world boxes made all in one product
+_SMALL_HULL = 64
 
 
 def _stamp(mesh: Any):
@@ -1088,13 +1109,22 @@ def _pair_box_distance(lo, hi, lo2, hi2, i, j) -> np.ndarray:
 def _cross_candidates(here: _Placed, there: _Placed, r: float) -> tuple:
     """Pairs (i in here, j in there) whose boxes, grown by the touching band and r / 2, meet:
     every pair whose boxes lie within r (and a few farther)."""
-    n = len(here.objs)
+    n, m = len(here.objs), len(there.objs)
+    if n * m <= _CROSS_ALL:  # every pair's boxes compared at once: a few NumPy calls
+        meet = np.ones((n, m), dtype=bool)
+        for axis in range(3):
+            meet &= here.g_lo[axis][:, None] <= there.g_hi[axis][None, :] + r
+            meet &= here.g_hi[axis][:, None] + r >= there.g_lo[axis][None, :]
+        i, j = np.nonzero(meet)
+        return i.astype(np.int64), j.astype(np.int64)
     lo, hi = np.concatenate([here.lo, there.lo]), np.concatenate([here.hi, there.hi])
-    if len(lo) < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     i, j = candidate_pairs(lo, hi, grow=np.concatenate([here.band, there.band]) + 0.5 * r)
     keep = (i < n) & (j >= n)
     return i[keep], j[keep] - n
+
+
+# Two managers of at most this many pairs of objects have all their boxes compared at once
+_CROSS_ALL = 4096
 
 
 def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray, signed: bool) -> list:

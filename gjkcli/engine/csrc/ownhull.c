@@ -255,3 +255,78 @@ int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int
     free(used);
     return 0;
 }
+
+/* -- convex edges ------------------------------------------------------------------------------- */
+
+int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                       const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                       const double *rel, int64_t parts, uint8_t *convex) {
+    int64_t most_tri = 0;
+    for (int64_t p = 0; p < parts; p++)
+        if (n_tri[p] > most_tri) most_tri = n_tri[p];
+    uint64_t room = 16;
+    while (room < (uint64_t)(6 * most_tri)) room <<= 1;  /* at most half full */
+    int64_t *table = malloc(room * sizeof(int64_t));
+    int64_t *value = malloc(room * sizeof(int64_t));
+    double *normal = malloc((size_t)(most_tri ? most_tri : 1) * 3 * sizeof(double));
+    double *limit = malloc((size_t)(most_tri ? most_tri : 1) * sizeof(double));
+    if (!table || !value || !normal || !limit) {
+        free(table);
+        free(value);
+        free(normal);
+        free(limit);
+        return -1;
+    }
+    for (int64_t p = 0; p < parts; p++) {
+        const int64_t *t = tris + 3 * t_start[p];
+        const double *P = points + 3 * p_start[p];
+        int64_t m = n_tri[p], n = n_pts[p];
+        int ok = m >= 4;
+        for (int64_t k = 0; k < 3 * m && ok; k++)
+            if (t[k] < 0 || t[k] >= n) ok = 0;  /* an index past the part's points: not convex */
+        for (int64_t f = 0; f < m && ok; f++) {
+            const double *a = P + 3 * t[3 * f], *b = P + 3 * t[3 * f + 1], *c = P + 3 * t[3 * f + 2];
+            double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+            double *nf = normal + 3 * f;
+            nf[0] = u[1] * v[2] - u[2] * v[1];
+            nf[1] = u[2] * v[0] - u[0] * v[2];
+            nf[2] = u[0] * v[1] - u[1] * v[0];
+            double len = sqrt(nf[0] * nf[0] + nf[1] * nf[1] + nf[2] * nf[2]);
+            limit[f] = rel[p] * len;  /* a height of rel[p], times |normal| */
+            if (!(limit[f] > 0.0)) ok = 0;  /* no area (or no tolerance, or not finite) */
+        }
+        if (ok) {
+            uint64_t size = 16;
+            while (size < (uint64_t)(6 * m)) size <<= 1;
+            uint64_t mask = size - 1;
+            for (uint64_t k = 0; k < size; k++) table[k] = -1;
+            for (int64_t k = 0; k < 3 * m; k++) {  /* corner k: the edge from it to the next */
+                int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+                int64_t at = edge_slot(table, mask, a * n + b);
+                table[at] = a * n + b;
+                value[at] = k;
+            }
+            for (int64_t k = 0; k < 3 * m && ok; k++) {
+                int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+                int64_t at = edge_slot(table, mask, b * n + a);
+                if (table[at] != b * n + a) {
+                    ok = 0;  /* not closed after all */
+                    break;
+                }
+                int64_t other = value[at], g = other / 3;
+                int64_t far = t[3 * g + (other % 3 + 2) % 3];  /* the corner of g off the edge */
+                int64_t f = k / 3;
+                const double *nf = normal + 3 * f, *pa = P + 3 * a, *pf = P + 3 * far;
+                double h = nf[0] * (pf[0] - pa[0]) + nf[1] * (pf[1] - pa[1]) + nf[2] * (pf[2] - pa[2]);
+                if (!(h <= limit[f])) ok = 0;
+            }
+        }
+        convex[p] = (uint8_t)ok;
+    }
+    free(table);
+    free(value);
+    free(normal);
+    free(limit);
+    return 0;
+}

@@ -51,4 +51,16 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
 int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
                           const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere);
 
+/* For each part p with points[p_start[p] .. + n_pts[p]) (rows of 3) and the triangles
+ * tris[t_start[p] .. + n_tri[p]) (rows of 3 point indices local to the part), already known to
+ * be closed and consistently oriented (closed_oriented_parts' paired): convex[p] = 1 when every
+ * triangle has an area and every edge is convex: the far corner of the triangle across each edge
+ * lies at most rel[p] above the triangle's plane (rel[p] a length). With a sphere's topology, such
+ * a surface bounds a convex body (gjkcli.pipeline.prepared.convex_edges says why). One hash of the
+ * part's directed edges, O(triangles); an index outside the part's points gives 0. Returns 0, or
+ * -1 when out of memory. */
+int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                       const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                       const double *rel, int64_t parts, uint8_t *convex);
+
 #endif
