@@ -34,16 +34,24 @@ static void sort_small(int32_t *a, int64_t n)
     }
 }
 
-/* The cold-start table of n hull vertices V (see ownhull.h); returns its length, 6 k k. The
- * cell directions are those of _cube_directions in gjkcli/engine/shapes.py: face 2a + s of the
- * major axis a (s = 1 for the negative side), then the k x k cell centres u, v in (-1, 1) on
- * the axes a + 1 and a + 2 (mod 3). */
-static int64_t cube_table(const double *V, int64_t n, int32_t *out)
+/* The cold-start table of count hull vertices V (see ownhull.h); returns its length, 6 k k. The
+ * cell directions are those of _cube_directions in gjkcli/engine/shapes.py; each cell holds what
+ * `_cube_map` scans for, the first vertex of largest dot product with the cell's centre direction,
+ * here climbed instead of scanned: each cell's direction climbs the hull's vertex adjacency (row,
+ * adj: CSR) from the previous cell's vertex, a few steps, since the cells go in order and
+ * neighbouring cells' answers lie close; on a convex polytope a vertex no neighbour
+ * beats is a maximum. Where neighbours tie with it (a face or an edge square to the direction),
+ * the plateau of equal values is walked for its first vertex, as the scan's first maximum.
+ * O(cells x a few steps x degree) instead of O(cells x vertices). seen (count entries, zero on
+ * entry and on return) and queue (count entries) are scratch. */
+static int64_t cube_table_climb(const double *V, int32_t count, const int32_t *row, const int32_t *adj,
+                                int32_t *seen, int32_t *queue, int32_t *out)
 {
-    int64_t k = (int64_t)ceil(sqrt((double)n) / 4.0);
+    int64_t k = (int64_t)ceil(sqrt((double)count) / 4.0);
     if (k < 1) k = 1;
     if (k > 16) k = 16;
     int64_t cell = 0;
+    int32_t at = 0;
     for (int face = 0; face < 6; ++face) {
         const int a = face / 2;
         for (int64_t i = 0; i < k; ++i) {
@@ -52,13 +60,38 @@ static int64_t cube_table(const double *V, int64_t n, int32_t *out)
                 d[a] = face % 2 ? -1.0 : 1.0;
                 d[(a + 1) % 3] = -1.0 + (2.0 * (double)i + 1.0) / (double)k;
                 d[(a + 2) % 3] = -1.0 + (2.0 * (double)j + 1.0) / (double)k;
-                double best = -INFINITY;
-                int32_t at = 0;
-                for (int64_t v = 0; v < n; ++v) {
-                    const double s = d[0] * V[3 * v] + d[1] * V[3 * v + 1] + d[2] * V[3 * v + 2];
-                    if (s > best) { best = s; at = (int32_t)v; }  /* the first of the largest */
+                double best = d[0] * V[3 * at] + d[1] * V[3 * at + 1] + d[2] * V[3 * at + 2];
+                for (;;) {  /* steepest ascent */
+                    int32_t next = -1;
+                    double higher = best;
+                    for (int32_t e = row[at]; e < row[at + 1]; ++e) {
+                        const int32_t u = adj[e];
+                        const double s = d[0] * V[3 * u] + d[1] * V[3 * u + 1] + d[2] * V[3 * u + 2];
+                        if (s > higher) { higher = s; next = u; }
+                    }
+                    if (next < 0) break;
+                    at = next;
+                    best = higher;
                 }
-                out[cell] = at;
+                /* the plateau of vertices as high as `at`, for its first vertex */
+                int32_t first = at, head = 0, tail = 0;
+                queue[tail++] = at;
+                seen[at] = 1;
+                while (head < tail) {
+                    const int32_t v = queue[head++];
+                    if (v < first) first = v;
+                    for (int32_t e = row[v]; e < row[v + 1]; ++e) {
+                        const int32_t u = adj[e];
+                        if (seen[u]) continue;
+                        const double s = d[0] * V[3 * u] + d[1] * V[3 * u + 1] + d[2] * V[3 * u + 2];
+                        if (s == best) {
+                            seen[u] = 1;
+                            queue[tail++] = u;
+                        }
+                    }
+                }
+                for (int32_t q = 0; q < tail; ++q) seen[queue[q]] = 0;
+                out[cell] = first;
             }
         }
     }
@@ -175,7 +208,9 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
             hi[3 * p + c] = box_hi[c];
         }
         if (count >= cube_from) {
-            n_cube[p] = cube_table(V, count, cube + c_next);
+            /* id (no longer needed: F is renumbered) and bucket (copied into adj) as scratch */
+            for (int32_t v = 0; v < count; ++v) id[v] = 0;
+            n_cube[p] = cube_table_climb(V, count, row, adj + a_next, id, bucket, cube + c_next);
             c_next += n_cube[p];
         }
         h_next += count;

@@ -24,7 +24,8 @@
  *   extent[p] the largest vertex norm, lo[p], hi[p] the vertices' box (rows of 3);
  *   from cube_from vertices on, its cold-start table (the `_cube_map` of gjkcli.engine.shapes: a
  *     k x k grid on each face of a cube of directions, k = min(16, max(1, ceil(sqrt(n) / 4))),
- *     each cell the first vertex of largest dot product with the cell's centre direction) at
+ *     each cell the first vertex of largest dot product with the cell's centre direction, found by
+ *     climbing the adjacency from the previous cell's vertex: O(cells x a few steps)) at
  *     cube[c_start[p] .. c_start[p] + n_cube[p]), n_cube[p] = 6 k k (0 below cube_from).
  * An unusable part gets n_hull[p] = n_adj[p] = 0 and one adj_start row (0). h_start and a_start
  * run over the parts in order. Sizes: vertices and adj_start need sum(n_pts) rows (+ parts for
