@@ -3,8 +3,12 @@
 Replace ``from trimesh.collision import CollisionManager, scene_to_collision`` by
 ``from gjkcli import CollisionManager, scene_to_collision``: the methods, their arguments and
 what they return (booleans, sets of names, sorted name tuples, contact and distance data) are
-trimesh's. What a pair's answer means is gjk's, with three deliberate differences from trimesh +
-FCL:
+trimesh's, and so are the values programs test: the distance of overlapping parts is 0.0 unless
+both are convex (then minus their depth, as FCL's `Convex` gives), the contact point and normal
+of convex parts follow FCL's conventions, an empty mesh or a transform holding NaN is kept and
+collides with nothing. `CollisionManager(signed=True)` gives gjk's own distance instead: minus
+the depth for every overlap (below). What a pair's answer means is gjk's, with deliberate
+differences from trimesh + FCL (docs/api.md lists them all):
 
 - **A part inside another is a collision.** FCL tests the surfaces of a non-convex mesh (its
   BVH), so a part wholly inside it, or a part that contains it, is "not in collision". Here the
@@ -12,8 +16,9 @@ FCL:
 - **Scale in a transform is honoured.** trimesh hands the transform's 3x3 block to FCL as a
   rotation, which drops the scale (and casts to float32). Here a transform that is not rigid
   (scale, shear, mirror) is applied to the vertices.
-- **The distance of overlapping parts is minus their depth**, for every part. FCL's signed
-  distance gives that for convex meshes; for a non-convex one it is not the depth. Here it is
+- **With signed=True, the distance of overlapping parts is minus their depth**, for every part.
+  FCL's signed distance gives that for convex meshes; for a non-convex one it gives 0.0 (two
+  meshes) or the depth of one triangle (a convex part against a mesh). Here it is
   the hulls' depth (EPA) where the hulls are the parts; elsewhere a lower bound certified by a
   point of one part inside the other: the depth of the vertex of either part deepest inside
   the other (`gjkcli.engine.exact.deepest_vertex`; the exact depth where it reaches the hulls'),
@@ -142,7 +147,8 @@ class DistanceData:
     ----------
     names : set of str
     distance : float
-        Separation; minus the depth when the parts overlap.
+        Separation; when the parts overlap 0.0, or minus the depth where both are convex or
+        the manager is `signed`.
     """
 
     __slots__ = ("names", "distance", "_points", "_index")
@@ -532,7 +538,15 @@ class _Pairs:
 class CollisionManager:
     """A set of named objects checked against each other, against one probe object, or against
     another manager: trimesh's `CollisionManager` API, gjk's answers (see the module's
-    docstring for the three deliberate differences).
+    docstring for the deliberate differences).
+
+    Parameters
+    ----------
+    signed : bool
+        False (trimesh + FCL's values): the distance of overlapping parts is 0.0 unless both are
+        convex, then minus their depth. True: minus the depth for every overlap (for parts not
+        both convex a lower bound certified by a point of one inside the other), so that a
+        program can tell how deep; the search for the depth costs more than finding the overlap.
 
     The manager keeps its own copy of each mesh it is given (changing the mesh afterwards
     changes nothing here), prepared once per distinct content: a mesh added 200 times is one
@@ -776,8 +790,9 @@ class CollisionManager:
 
     def min_distance_single(self, mesh: Any, transform=None, return_name: bool = False,
                             return_data: bool = False) -> _Distance[str | None]:
-        """The distance from a probe object to the nearest object of the manager (minus the
-        depth of the deepest overlap when they overlap).
+        """The distance from a probe object to the nearest object of the manager (when they
+        overlap: 0.0, or minus the depth where both parts are convex or the manager is
+        `signed`).
 
         Returns
         -------
