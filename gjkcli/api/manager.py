@@ -926,18 +926,18 @@ class CollisionManager:
         (`gjkcli.pipeline.prepared.geometry`): made once per mesh while its data does not
         change, found by content else. None, with a warning, for a mesh without vertices (an
         empty Trimesh: trimesh + FCL keep it and answer False for it)."""
-        vertices = getattr(mesh, "vertices", None)
+        vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
         if vertices is not None and hasattr(vertices, "__len__") and len(vertices) == 0:
             warnings.warn("a mesh without vertices was given: it collides with nothing and is at no "
                           "distance", stacklevel=3)
             return None
         key = id(mesh)
-        stamp = _stamp(mesh)
+        stamp = _stamp(vertices, faces)
         hit = _GEOMETRIES.get(key)
         if stamp is not None and hit is not None and hit[0]() is mesh and hit[1] == stamp:
             return hit[2]
         try:  # copies: the caller's arrays may change after this call
-            geometry = geometry_of(mesh.vertices, mesh.faces)
+            geometry = geometry_of(vertices, faces)
         except (AttributeError, TypeError, ValueError) as exc:
             raise TypeError(f"expected a mesh with vertices (n, 3) and faces (m, 3), got "
                             f"{type(mesh).__name__}: {exc}") from None
@@ -1069,14 +1069,14 @@ def _world_boxes(objs: list) -> tuple:
             small.append(k)
         else:
             groups.setdefault(id(o.geometry), []).append(k)
-    if small:
+    if small:  # np.array of lists, not np.stack: a few tens of small arrays each call
         hulls = [objs[k].geometry.hull for k in small]
-        poses = np.stack([objs[k].pose for k in small])
+        poses = np.array([objs[k].pose for k in small])
         R = poses[:, :3, :3]
-        M = R @ np.stack([h.rotation for h in hulls])  # (s, 3, 3)
-        shift = np.einsum("kij,kj->ki", R, np.stack([h.translation for h in hulls])) + poses[:, :3, 3]
-        counts = np.fromiter((len(h.vertices) for h in hulls), dtype=np.int64, count=len(hulls))
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        M = R @ np.array([h.rotation for h in hulls])  # (s, 3, 3)
+        shift = np.einsum("kij,kj->ki", R, np.array([h.translation for h in hulls])) + poses[:, :3, 3]
+        counts = np.array([len(h.vertices) for h in hulls])
+        starts = np.cumsum(counts) - counts
         owner = np.repeat(np.arange(len(small)), counts)
         W = np.einsum("nij,nj->ni", M[owner], np.concatenate([h.vertices for h in hulls]))
         lo[small] = np.minimum.reduceat(W, starts, axis=0) + shift
@@ -1098,12 +1098,11 @@ def _world_boxes(objs: list) -> tuple:
 _SMALL_HULL = 64
 
 
-def _stamp(mesh: Any):
-    """What changes when the mesh's vertices or faces do: the hashes of the two arrays (a trimesh
+def _stamp(vertices: Any, faces: Any):
+    """What changes when a mesh's vertices or faces do: the hashes of the two arrays (a trimesh
     TrackedArray keeps a hash of its contents, recomputed only after a change; the mesh's own
     hash combines those of all its arrays, three times the cost); None for arrays that keep no
     such hash (a plain ndarray changed in place keeps its identity)."""
-    vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
     try:
         return (hash(vertices), hash(faces))
     except TypeError:
