@@ -1051,9 +1051,10 @@ def _support_vertex(obj: ManagedObject, direction: np.ndarray, size: float) -> n
 
 
 def _world_boxes(objs: list) -> tuple:
-    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once, without
-    making the objects' Shapes. Small hulls (a planner's boxes, a manager filled anew each
-    step): every object's hull vertices moved by its own pose in one product over all of them.
+    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds, to rounding), for all at
+    once, without making the objects' Shapes. Small hulls (a planner's boxes, a manager filled
+    anew each step): every object's hull vertices in its mesh's frame (`_hull_points`, kept per
+    geometry) moved by its own pose in one product over all of them.
     Larger ones: per distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by
     the poses of all the objects that place it in one stacked product (a mesh added 200 times
     is one product of 200 rotations)."""
@@ -1069,18 +1070,16 @@ def _world_boxes(objs: list) -> tuple:
             small.append(k)
         else:
             groups.setdefault(id(o.geometry), []).append(k)
-    if small:  # np.array of lists, not np.stack: a few tens of small arrays each call
-        hulls = [objs[k].geometry.hull for k in small]
+    if small:  # one product over all their vertices; np.array of lists, not np.stack
+        points = [_hull_points(objs[k].geometry) for k in small]
         poses = np.array([objs[k].pose for k in small])
-        R = poses[:, :3, :3]
-        M = R @ np.array([h.rotation for h in hulls])  # (s, 3, 3)
-        shift = np.einsum("kij,kj->ki", R, np.array([h.translation for h in hulls])) + poses[:, :3, 3]
-        counts = np.array([len(h.vertices) for h in hulls])
+        counts = np.array([len(p) for p in points])
         starts = np.cumsum(counts) - counts
         owner = np.repeat(np.arange(len(small)), counts)
-        W = np.einsum("nij,nj->ni", M[owner], np.concatenate([h.vertices for h in hulls]))
-        lo[small] = np.minimum.reduceat(W, starts, axis=0) + shift
-        hi[small] = np.maximum.reduceat(W, starts, axis=0) + shift
+        placed = poses[owner]
+        W = np.einsum("nij,nj->ni", placed[:, :3, :3], np.concatenate(points)) + placed[:, :3, 3]
+        lo[small] = np.minimum.reduceat(W, starts, axis=0)
+        hi[small] = np.maximum.reduceat(W, starts, axis=0)
     for ks in groups.values():
         geometry = objs[ks[0]].geometry
         hull = geometry.hull
@@ -1089,9 +1088,21 @@ def _world_boxes(objs: list) -> tuple:
         W = (R @ hull.rotation) @ geometry.hull_columns()  # (g, 3, v)
         shift = R @ hull.translation + poses[:, :3, 3]
         lo[ks], hi[ks] = W.min(axis=2) + shift, W.max(axis=2) + shift
-    for o, box in zip(objs, np.stack([lo, hi], axis=1)):
-        o._bounds = box
     return lo, hi
+
+
+def _hull_points(geometry: Geometry) -> np.ndarray:
+    """(k, 3) the hull's vertices in the mesh's frame (the hull keeps them in a frame of its own),
+    made once per geometry."""
+    points = _HULL_POINTS.get(geometry)
+    if points is None:
+        hull = geometry.hull
+        assert hull is not None, "geometry not prepared"
+        points = _HULL_POINTS[geometry] = hull.vertices @ hull.rotation.T + hull.translation
+    return points
+
+
+_HULL_POINTS: "weakref.WeakKeyDictionary[Geometry, np.ndarray]" = weakref.WeakKeyDictionary()
 
 
 # Hulls of at most this many vertices have their world boxes made all in one product
