@@ -853,7 +853,10 @@ class CollisionManager:
         data : DistanceData, with return_data
         """
         objs, placed = self._placed()
-        if name is not None:
+        found: tuple | None
+        if name is not None and name in self._objs and self._objs[name].absent:
+            found = None  # an empty mesh, or a transform that is not finite: at no distance
+        elif name is not None:
             if name not in self._objs:
                 raise ValueError(f"{name} not in collision manager!")
             me = placed.at[self._objs[name].uid]

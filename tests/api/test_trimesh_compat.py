@@ -204,6 +204,7 @@ def test_a_transform_holding_nan_answers_false():
                 assert m.in_collision_internal() is False
                 assert m.in_collision_single(sphere, nan) is False  # FCL crashes here
                 assert m.min_distance_single(sphere, nan, return_name=True) == (np.inf, None)
+                assert m.min_distance_internal("lost", return_names=True) == (np.inf, (None, None))
                 m.set_transform("lost", np.eye(4))  # placed again: it answers
                 assert m.in_collision_internal(return_names=True) == (True, {("lost", "s")})
                 with pytest.warns(UserWarning, match="NaN"):
