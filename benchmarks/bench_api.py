@@ -25,11 +25,26 @@
 (d) (a) again with 1,000 objects made from 5 shared meshes (each mesh added 200 times, as a
     scene of repeated parts): gjk prepares each mesh once.
 
-Each figure is the best of several runs (--repeats for (a), 50 for (b)): other processes on the
-machine only ever add time.
+The patterns of programs that use trimesh's manager, each side by side with it and its answers
+compared (the script exits 1 when they differ):
+(e) a planner's step: a new manager of 30 boxes at new poses, then `in_collision_other` against
+    a robot's manager of 6 links; milliseconds per step, filling included (trimesh builds its
+    FCL objects in `add_object`, gjk prepares on the first question: both are counted).
+(f) trimesh's own `test_random_spheres`: 1,000 icospheres (642 vertices) of random radii in a
+    Scene, `scene_to_collision`, `in_collision_internal()`.
+(g) a grasp sampler: the Panda's hand and fingers as one mesh, `min_distance_single` at 200
+    approach poses against each of three non-convex parts of ../shared/meshes in a prepared
+    manager (most poses in contact: both give 0.0 there).
+(h) `min_distance_single`, `_other` and `_internal` of two non-convex parts of ../shared/meshes
+    placed into each other, the managers prepared outside the clock.
+(g) and (h) need ../shared (GJK_SHARED names another place) and are skipped without it.
+
+Each figure is the best of several runs (--repeats for (a), 50 for (b); (e) chunk by chunk, at
+least 7 runs each): other processes on the machine only ever add time.
 
 Usage:
     python benchmarks/bench_api.py [--objects N] [--repeats R] [--seed S] [--moving N] [--steps S]
+        [--fresh-steps N] [--grasps N] [--overlaps N] [--only a..h ...]
 """
 from __future__ import annotations
 
@@ -37,6 +52,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -149,7 +165,7 @@ def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
     """gjk's min_distance_single answers `ours` judged (see the module's docstring, (a)), with
     trimesh's `theirs`: counts and the largest differences."""
     index = {f"part{k:04d}": k for k in range(len(meshes))}
-    manager = CollisionManager()
+    manager = CollisionManager(signed=True)
     for name, mesh, T in zip(index, meshes, transforms):
         manager.add_object(name, mesh.copy(), T)
     out = _judged()
@@ -158,12 +174,17 @@ def judge_distances(ours, theirs, meshes, transforms, probes, probe_tf) -> dict:
             out["clear"] += 1
             out["clear_diff"] = max(out["clear_diff"], abs(d - td))
             continue
-        if d >= 0:
+        if d > 0:
             continue
         d2, name, data = manager.min_distance_single(probe, T, return_name=True, return_data=True)
-        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        # gjk's signed distance with its witnesses: at most the timed answer (trimesh + FCL's
+        # convention, 0.0 for an overlap of parts not both convex; a deeper overlap of such
+        # parts may then be the closest pair)
+        assert d2 <= d, (d2, d)
+        if d2 >= 0:
+            continue
         k = index[name]
-        judge_overlap(out, d, data, (name, meshes[k], transforms[k]), ("__external", probe, T))
+        judge_overlap(out, d2, data, (name, meshes[k], transforms[k]), ("__external", probe, T))
     return _verdict(out)
 
 
@@ -251,7 +272,7 @@ def judge_moves(ours, meshes, transforms, moves) -> dict:
     """The overlapping answers `ours` of min_distance_internal at each step of (c), judged as
     (a)'s (`judge_overlap`) on a manager of their own replaying the moves."""
     names = [f"part{k:04d}" for k in range(len(meshes))]
-    manager = CollisionManager()
+    manager = CollisionManager(signed=True)
     for name, mesh, T in zip(names, meshes, transforms):
         manager.add_object(name, mesh.copy(), T)
     placed = list(transforms)
@@ -259,12 +280,14 @@ def judge_moves(ours, meshes, transforms, moves) -> dict:
     for d, (k, T) in zip(ours, moves):
         manager.set_transform(names[k], T)
         placed[k] = T
-        if d >= 0:
+        if d > 0:
             continue
         d2, (a, b), data = manager.min_distance_internal(return_names=True, return_data=True)
-        assert d2 == d, (d2, d)  # the timed answer, with its witnesses
+        assert d2 <= d, (d2, d)  # as (a)'s
+        if d2 >= 0:
+            continue
         ka, kb = names.index(a), names.index(b)
-        judge_overlap(out, d, data, (a, meshes[ka], placed[ka]), (b, meshes[kb], placed[kb]))
+        judge_overlap(out, d2, data, (a, meshes[ka], placed[ka]), (b, meshes[kb], placed[kb]))
     return _verdict(out)
 
 
@@ -308,6 +331,238 @@ def bench_pair(rng, m, repeats):
     return t_ours / m, (t_coal - t_clear) / m, float(np.mean(ours < 0)), float(np.max(np.abs(ours - theirs)))
 
 
+
+# -- (e) to (h): the patterns of programs that use trimesh's manager ---------------------------------
+
+# the real meshes and robots (../shared from the project root; GJK_SHARED names another place)
+SHARED = Path(os.environ.get("GJK_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+
+
+def _best(runs: dict, name: str, t: float, answers) -> None:
+    if name not in runs or t < runs[name][0]:
+        runs[name] = (t, answers)
+
+
+def bench_fresh(rng, steps: int, repeats: int, chunk: int = 10):
+    """(e) A planner's step: a new manager of 30 boxes (obstacles at new poses), asked
+    `in_collision_other` against a robot's manager of 6 links (made once). Seconds per step
+    (filling the new manager and the question) and the answers. The steps go in chunks of
+    `chunk`, each chunk timed `repeats` times for each side in turn and its best kept: a chunk
+    takes milliseconds, short enough that some run of it sees no other process."""
+    boxes = [trimesh.creation.box(rng.uniform(0.1, 0.5, 3)) for _ in range(30)]
+    links = [trimesh.creation.box([0.1, 0.1, 0.4]) for _ in range(6)]
+    placed = [random_transforms(rng, len(boxes), 2.0) for _ in range(steps)]
+    sides = (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager))
+    robots = {}
+    for name, cls in sides:
+        robot = robots[name] = cls()
+        for k, link in enumerate(links):
+            T = np.eye(4)
+            T[2, 3] = 0.4 * k
+            robot.add_object(f"link{k}", link, T)
+        robot.in_collision_internal()
+    total = {name: 0.0 for name, _ in sides}
+    answers: dict = {name: [] for name, _ in sides}
+    for start in range(0, steps, chunk):
+        best = {name: np.inf for name, _ in sides}
+        for rep in range(repeats):
+            for name, cls in sides:
+                robot, got = robots[name], []
+                with no_gc():
+                    t0 = clock()
+                    for poses_now in placed[start: start + chunk]:
+                        world = cls()
+                        for k, (box, T) in enumerate(zip(boxes, poses_now)):
+                            world.add_object(f"box{k}", box, T)
+                        got.append(world.in_collision_other(robot, return_names=True))
+                    best[name] = min(best[name], clock() - t0)
+                if rep == 0:
+                    answers[name] += got
+        for name in total:
+            total[name] += best[name]
+    return {name: (total[name] / steps, answers[name]) for name in total}
+
+
+def bench_spheres(repeats: int):
+    """(f) trimesh's test_random_spheres: 1,000 icospheres (642 vertices) of random radii at
+    random places, as a Scene, `scene_to_collision`, then `in_collision_internal()`. Seconds
+    (the meshes made outside the clock)."""
+    from gjkcli import scene_to_collision
+
+    table = np.random.RandomState(seed=1).random_sample((1000, 4))
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, convert in (("gjk", scene_to_collision), ("trimesh", trimesh.collision.scene_to_collision)):
+            scene = trimesh.Scene([trimesh.creation.icosphere(radius=r[0]).apply_translation(r[1:] * 100)
+                                   for r in table])
+            with no_gc():
+                t0 = clock()
+                manager, _ = convert(scene)
+                hit = manager.in_collision_internal(return_names=True)
+                t = clock() - t0
+            _best(runs, name, t, hit)
+    return runs
+
+
+def panda_gripper():
+    """The Panda's hand and its two fingers, open, as one mesh (a grasp sampler's gripper)."""
+    hand = trimesh.load(SHARED / "robots" / "panda" / "hand.stl")
+    finger = trimesh.load(SHARED / "robots" / "panda" / "finger.stl")
+    left = finger.copy().apply_translation([0.0, 0.04, 0.0584])
+    right = finger.copy().apply_transform(trimesh.transformations.rotation_matrix(np.pi, [0, 0, 1]))
+    right.apply_translation([0.0, -0.04, 0.0584])
+    return trimesh.util.concatenate([hand, left, right])
+
+
+def grasp_poses(rng, count: int, near: float, far: float) -> list:
+    """Approach poses: the gripper's z axis pointing at the object's centre from a random
+    direction, at a distance in [near, far]."""
+    out = []
+    for _ in range(count):
+        d = unit_vectors(rng, 1)[0]
+        x = np.cross(-d, rng.normal(size=3))
+        x /= np.linalg.norm(x)
+        T = np.eye(4)
+        T[:3, :3] = np.column_stack([x, np.cross(-d, x), -d])
+        T[:3, 3] = d * rng.uniform(near, far)
+        out.append(T)
+    return out
+
+
+def _centred(mesh, size: float):
+    mesh = mesh.copy()
+    mesh.apply_scale(size / mesh.scale)
+    mesh.apply_translation(-mesh.bounds.mean(axis=0))
+    return mesh
+
+
+GRASPED = ("featuretype.STL", "idler_riser.STL", "fandisk.obj")
+
+
+def bench_gripper(rng, poses_per_object: int, repeats: int):
+    """(g) A grasp sampler: one non-convex object of ../shared/meshes (15 cm) in a prepared
+    manager, `min_distance_single(gripper, pose)` at `poses_per_object` approach poses, most of
+    them in contact. Seconds per query, over the objects of GRASPED, and the answers."""
+    gripper = panda_gripper()
+    objects = [_centred(trimesh.load(SHARED / "meshes" / f), 0.15) for f in GRASPED]
+    poses_of = [grasp_poses(rng, poses_per_object, 0.02, 0.2) for _ in objects]
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
+            t, answers = 0.0, []
+            for obj, poses_now in zip(objects, poses_of):
+                manager = cls()
+                manager.add_object("object", obj)
+                manager.min_distance_single(gripper)  # prepared outside the clock
+                with no_gc():
+                    t0 = clock()
+                    answers += [manager.min_distance_single(gripper, T) for T in poses_now]
+                    t += clock() - t0
+            _best(runs, name, t / (len(objects) * poses_per_object), np.array(answers))
+    return runs
+
+
+OVERLAPPING = ("featuretype.STL", "idler_riser.STL", "fandisk.obj", "angle_block.STL", "plate_holes.STL",
+               "octagonal_pocket.stl", "torus.STL", "1002_tray_bottom.STL")
+
+
+def bench_overlapping(rng, cases: int, repeats: int):
+    """(h) Overlapping non-convex parts (of ../shared/meshes, 1 unit across, centres within 0.1):
+    per case `min_distance_single`, `min_distance_other` and `min_distance_internal` of two
+    parts placed into each other, their managers prepared outside the clock. Seconds per
+    case and the answers."""
+    parts = [_centred(trimesh.load(SHARED / "meshes" / f), 1.0) for f in OVERLAPPING]
+    picked = rng.integers(len(parts), size=(cases, 2))
+    placed = [random_transforms(rng, 2, 0.1) for _ in range(cases)]
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
+            t, answers = 0.0, []
+            for (i, j), (Ta, Tb) in zip(picked.tolist(), placed):
+                mine, theirs, both = cls(), cls(), cls()
+                mine.add_object("a", parts[i], Ta)
+                theirs.add_object("b", parts[j], Tb)
+                both.add_object("a", parts[i], Ta)
+                both.add_object("b", parts[j], Tb)
+                for m in (mine, theirs, both):
+                    m.in_collision_internal()
+                with no_gc():
+                    t0 = clock()
+                    got = (mine.min_distance_single(parts[j], Tb), mine.min_distance_other(theirs),
+                           both.min_distance_internal())
+                    t += clock() - t0
+                answers.append(got)
+            _best(runs, name, t / cases, np.array(answers))
+    return runs
+
+
+def _distances_agree(ours: np.ndarray, theirs: np.ndarray) -> tuple:
+    """(zeros of gjk, zeros or less of trimesh, the largest relative difference where both are
+    apart, whether they agree: the same overlaps (0.0 for both), and distances to 1e-5 (FCL
+    takes float32 transforms from trimesh))."""
+    apart = (ours > 0) & (theirs > 0)
+    diff = float(np.max(np.abs(ours - theirs)[apart] / theirs[apart], initial=0.0))
+    same = bool(np.array_equal(ours == 0, theirs <= 0)) and diff <= 1e-5
+    return int((ours == 0).sum()), int((theirs <= 0).sum()), diff, same
+
+
+def report_patterns(args, only: set) -> bool:
+    """Run and print (e) to (h); False on an answer that differs."""
+    ok = True
+    if "e" in only:
+        # chunks of 10 steps, each the best of at least 7 runs per side (see bench_fresh)
+        repeats = max(args.repeats, 7)
+        runs = bench_fresh(np.random.default_rng(args.seed), args.fresh_steps, repeats)
+        (ours, a), (theirs, b) = runs["gjk"], runs["trimesh"]
+        same = sum(x == y for x, y in zip(a, b))
+        ok &= same == len(a)
+        print(f"(e) a new manager of 30 boxes per step, then in_collision_other against a robot's 6 "
+              f"links; {args.fresh_steps} steps, each chunk of 10 the best of {repeats} (ms per step)")
+        print("| pattern | gjk | trimesh | gjk / trimesh |")
+        print("|---|---|---|---|")
+        print(f"| fill + in_collision_other | {ours * 1e3:.3f} | {theirs * 1e3:.3f} | {ours / theirs:.2f} |")
+        print(f"answers equal at {same} of {len(a)} steps ({sum(x[0] for x in a)} colliding)")
+        print(f"fresh managers ratio (gjk / trimesh): {ours / theirs:.2f}")
+        print()
+    if "f" in only:
+        runs = bench_spheres(args.repeats)
+        (ours, a), (theirs, b) = runs["gjk"], runs["trimesh"]
+        ok &= a == b
+        print(f"(f) trimesh's test_random_spheres: 1,000 icospheres (642 vertices), scene_to_collision "
+              f"+ in_collision_internal, best of {args.repeats} (seconds)")
+        print("| pattern | gjk | trimesh | gjk / trimesh |")
+        print("|---|---|---|---|")
+        print(f"| scene_to_collision + in_collision_internal | {ours:.3f} | {theirs:.3f} | {ours / theirs:.2f} |")
+        print(f"colliding pairs: gjk {len(a[1])}, trimesh {len(b[1])}, both {len(a[1] & b[1])}; "
+              f"{ours / 1000 * 1e3:.3f} ms per sphere for gjk")
+        print(f"spheres ratio (gjk / trimesh): {ours / theirs:.2f}")
+        print()
+    if not SHARED.is_dir():
+        print(f"(g), (h) skipped: {SHARED} (real meshes and the Panda) is absent")
+        return ok
+    for part, title, bench, unit in (
+            ("g", f"a grasp sampler: min_distance_single of the Panda's gripper against one non-convex "
+                  f"object ({', '.join(GRASPED)}) at {args.grasps} poses each", bench_gripper, "query"),
+            ("h", f"overlapping non-convex parts ({len(OVERLAPPING)} meshes of ../shared): "
+                  f"min_distance_single + _other + _internal, {args.overlaps} cases", bench_overlapping, "case")):
+        if part not in only:
+            continue
+        runs = bench(np.random.default_rng(args.seed), args.grasps if part == "g" else args.overlaps,
+                     args.repeats)
+        (ours, a), (theirs, b) = runs["gjk"], runs["trimesh"]
+        zeros, their_zeros, diff, same = _distances_agree(a.ravel(), b.ravel())
+        ok &= same
+        print(f"({part}) {title}, best of {args.repeats} (ms per {unit})")
+        print("| pattern | gjk | trimesh | gjk / trimesh |")
+        print("|---|---|---|---|")
+        print(f"| min_distance_* | {ours * 1e3:.3f} | {theirs * 1e3:.3f} | {ours / theirs:.2f} |")
+        print(f"overlapping (0.0): gjk {zeros}, trimesh {their_zeros} of {a.size}; apart: agree to "
+              f"{diff:.1e} relative")
+        print(f"{'grasp' if part == 'g' else 'overlap'} ratio (gjk / trimesh): {ours / theirs:.2f}")
+        print()
+    return ok
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--objects", type=int, default=1000)
@@ -316,11 +571,14 @@ def main() -> None:
     ap.add_argument("--moving", type=int, default=300, help="objects of (c)")
     ap.add_argument("--steps", type=int, default=100, help="steps of (c)")
     ap.add_argument("--shared", type=int, default=5, help="distinct meshes of (d)")
-    ap.add_argument("--only", choices=("a", "b", "c", "d"), action="append",
+    ap.add_argument("--fresh-steps", type=int, default=200, help="steps of (e)")
+    ap.add_argument("--grasps", type=int, default=200, help="poses per object of (g)")
+    ap.add_argument("--overlaps", type=int, default=40, help="cases of (h)")
+    ap.add_argument("--only", choices=tuple("abcdefgh"), action="append",
                     help="run only these parts (repeatable)")
     args = ap.parse_args()
-    only = set(args.only or "abcd")
-    failed = False
+    only = set(args.only or "abcdefgh")
+    failed = not report_patterns(args, only)
 
     for part, shared in (("a", 0), ("d", args.shared)):
         if part not in only:

@@ -81,7 +81,11 @@ SUITE = (
           "(a) `gjkcli.CollisionManager` against trimesh's (python-fcl) on a scene of meshes from "
           "`trimesh.creation`: filling it, `in_collision_internal`, `in_collision_single` and "
           "`min_distance_single` with probes; (b) one pair, `query` against `coal.distance` from "
-          "Python; (c) the managers under moves; (d) (a) with shared meshes."),
+          "Python; (c) the managers under moves; (d) (a) with shared meshes; programs' own patterns: "
+          "(e) a new manager of 30 boxes per step and `in_collision_other`, (f) trimesh's "
+          "`test_random_spheres` (1,000 icospheres), (g) a grasp sampler's `min_distance_single` "
+          "against a non-convex object, (h) `min_distance_*` of overlapping non-convex parts "
+          "((g) and (h) need ../shared)."),
     Bench("scan", "gjk scan against trimesh + python-fcl", "bench_scan.py", ("--sizes", "1000"),
           ("--sizes", "1000,10000"), ("fcl",),
           "Generated GLB scenes of 40-point convex parts. trimesh's pipeline (`load_scene`, "

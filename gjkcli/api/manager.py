@@ -3,8 +3,12 @@
 Replace ``from trimesh.collision import CollisionManager, scene_to_collision`` by
 ``from gjkcli import CollisionManager, scene_to_collision``: the methods, their arguments and
 what they return (booleans, sets of names, sorted name tuples, contact and distance data) are
-trimesh's. What a pair's answer means is gjk's, with three deliberate differences from trimesh +
-FCL:
+trimesh's, and so are the values programs test: the distance of overlapping parts is 0.0 unless
+both are convex (then minus their depth, as FCL's `Convex` gives), the contact point and normal
+of convex parts follow FCL's conventions, an empty mesh or a transform holding NaN is kept and
+collides with nothing. `CollisionManager(signed=True)` gives gjk's own distance instead: minus
+the depth for every overlap (below). What a pair's answer means is gjk's, with deliberate
+differences from trimesh + FCL (docs/api.md lists them all):
 
 - **A part inside another is a collision.** FCL tests the surfaces of a non-convex mesh (its
   BVH), so a part wholly inside it, or a part that contains it, is "not in collision". Here the
@@ -12,8 +16,9 @@ FCL:
 - **Scale in a transform is honoured.** trimesh hands the transform's 3x3 block to FCL as a
   rotation, which drops the scale (and casts to float32). Here a transform that is not rigid
   (scale, shear, mirror) is applied to the vertices.
-- **The distance of overlapping parts is minus their depth**, for every part. FCL's signed
-  distance gives that for convex meshes; for a non-convex one it is not the depth. Here it is
+- **With signed=True, the distance of overlapping parts is minus their depth**, for every part.
+  FCL's signed distance gives that for convex meshes; for a non-convex one it gives 0.0 (two
+  meshes) or the depth of one triangle (a convex part against a mesh). Here it is
   the hulls' depth (EPA) where the hulls are the parts; elsewhere a lower bound certified by a
   point of one part inside the other: the depth of the vertex of either part deepest inside
   the other (`gjkcli.engine.exact.deepest_vertex`; the exact depth where it reaches the hulls'),
@@ -55,8 +60,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 import weakref
-from typing import Any, Iterable, Literal, TypeVar, Union, overload
+from typing import Any, Iterable, Literal, TypeVar, Union, cast, overload
 
 import numpy as np
 
@@ -93,26 +99,37 @@ class ContactData:
     names : set of str
         The two objects' names (``"__external"`` for the probe of `in_collision_single`).
     point : (3,) float64
-        A point of the contact: midway between the deepest points of each part in the other.
+        A point of the contact, by FCL's convention where the hulls answered (both parts
+        convex): midway between the vertex of each part deepest along the normal (the first
+        such vertex in the mesh's order, where several are); elsewhere midway between the
+        deepest points of each part in the other (`witness`).
     normal : (3,) float64
         Unit vector from the first name of the pair towards the second (`pair`): moving the
-        second along it by `depth` separates the hulls.
+        second along it by `depth` separates the hulls. For parts whose boxes share their
+        centre (no direction is preferred), FCL's choice: the least depth found from -x first.
     depth : float
         Penetration depth (0.0 when touching; a lower bound where the triangles answered).
     pair : tuple of str
         The names in the order of `normal`.
     """
 
-    __slots__ = ("names", "pair", "point", "normal", "depth", "_index")
+    __slots__ = ("names", "pair", "point", "normal", "depth", "_index", "_witness")
 
     def __init__(self, pair: tuple, point: np.ndarray, normal: np.ndarray, depth: float,
-                 index: tuple = (-1, -1)):
+                 index: tuple = (-1, -1), witness: tuple | None = None):
         self.pair = tuple(pair)
         self.names = set(pair)
         self.point = point
         self.normal = normal
         self.depth = depth
         self._index = {pair[0]: index[0], pair[1]: index[1]}
+        witness = witness if witness is not None else (point, point)
+        self._witness = {pair[0]: witness[0], pair[1]: witness[1]}
+
+    def witness(self, name: str) -> np.ndarray:
+        """(3,) float64 gjk's witness point of object `name`: its point deepest inside the other
+        (EPA's, or the triangle test's), `depth` from the other's along the normal."""
+        return self._witness[name]
 
     def index(self, name: str) -> int:
         """The triangle of object `name` at the contact (-1 where the hulls answered, or a vertex
@@ -130,7 +147,8 @@ class DistanceData:
     ----------
     names : set of str
     distance : float
-        Separation; minus the depth when the parts overlap.
+        Separation; when the parts overlap 0.0, or minus the depth where both are convex or
+        the manager is `signed`.
     """
 
     __slots__ = ("names", "distance", "_points", "_index")
@@ -234,10 +252,10 @@ class ManagedObject:
         As given (scale included).
     """
 
-    __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "_shape", "_bounds",
+    __slots__ = ("name", "transform", "source", "geometry", "pose", "uid", "absent", "_shape", "_bounds",
                  "_manager", "__weakref__")
 
-    def __init__(self, name: str, geometry: Geometry, transform: np.ndarray, manager=None):
+    def __init__(self, name: str, geometry: Geometry | None, transform: np.ndarray, manager=None):
         self.name = name
         self.source = geometry
         self.uid = next(_UIDS)  # increasing: a manager's objects in insertion order
@@ -245,10 +263,16 @@ class ManagedObject:
         self.place(transform)
 
     def place(self, transform: np.ndarray) -> None:
-        """Put the object at `transform` (rigid: a pose; else applied to the vertices)."""
+        """Put the object at `transform` (rigid: a pose; else applied to the vertices). An object
+        without points (an empty mesh) or at a transform that is not finite is `absent`: it
+        collides with nothing and is at no distance (trimesh + FCL answer False for it)."""
         geometry = self.source
         self.transform = transform
-        if _is_rigid(transform):
+        values = transform.ravel().tolist()
+        self.absent = geometry is None or not all(map(math.isfinite, values))
+        if geometry is None or self.absent:  # never placed: its geometry is not read
+            self.geometry, self.pose = cast(Geometry, geometry), transform
+        elif _is_rigid(values):
             self.geometry, self.pose = geometry, transform
         else:  # scale, shear or mirror: applied to the vertices (trimesh + FCL drop it)
             baked = geometry.vertices @ transform[:3, :3].T + transform[:3, 3]
@@ -330,11 +354,11 @@ _IDENTITY = np.eye(4)
 _IDENTITY.flags.writeable = False
 
 
-def _is_rigid(T: np.ndarray) -> bool:
-    """The 4x4 transform is a rotation and a translation: R^T R = I entrywise within rigid_rel,
-    det R > 0, last row [0, 0, 0, 1]. In plain floats: a 3x3 check through NumPy costs more
-    than a probe query."""
-    a, b, c, _, d, e, f, _, g, h, i, _, w0, w1, w2, w3 = T.ravel().tolist()
+def _is_rigid(values: list) -> bool:
+    """The 4x4 transform, its 16 values row by row, is a rotation and a translation: R^T R = I
+    entrywise within rigid_rel, det R > 0, last row [0, 0, 0, 1]. In plain floats: a 3x3 check
+    through NumPy costs more than a probe query."""
+    a, b, c, _, d, e, f, _, g, h, i, _, w0, w1, w2, w3 = values
     tol = DEFAULT.rigid_rel
     return (abs(a * a + d * d + g * g - 1.0) <= tol and abs(b * b + e * e + h * h - 1.0) <= tol
             and abs(c * c + f * f + i * i - 1.0) <= tol and abs(a * b + d * e + g * h) <= tol
@@ -344,13 +368,19 @@ def _is_rigid(T: np.ndarray) -> bool:
 
 
 def _as_transform(transform) -> np.ndarray:
+    """The (4, 4) float64 matrix of a transform: (4, 4), or (3, 4) with the row [0, 0, 0, 1]
+    understood (trimesh's queries read only the top three rows). One that is not finite is
+    kept, with a warning: its object is `absent` (trimesh + FCL answer False for it)."""
     if transform is None:
         return _IDENTITY
     T = np.array(transform, dtype=np.float64)
+    if T.shape == (3, 4):
+        T = np.vstack([T, [0.0, 0.0, 0.0, 1.0]])
     if T.shape != (4, 4):
         raise ValueError("transform must be (4,4)!")
-    if not np.isfinite(T).all():
-        raise ValueError("transform must be finite")
+    if not all(map(math.isfinite, T.ravel().tolist())):
+        warnings.warn("a transform holds NaN or infinite values: its object collides with nothing "
+                      "and is at no distance until it is given a finite one", stacklevel=3)
     return T
 
 
@@ -365,13 +395,16 @@ class _Pairs:
         the hulls', a lower bound of the parts' (the parts lie inside their hulls)
     need : (m,) bool the pairs whose answer must come from the triangles (and not refined yet)
     exact : {k: Result} the triangles' answers
+    depth : the triangles search for the depth of an overlap (else, for a pair whose parts are
+        not both convex, an overlap is only found: trimesh + FCL report 0.0 for it)
     """
 
-    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool):
-        self.a, self.b, self.want = objs_a, objs_b, want
+    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool, depth: bool = True):
+        self.a, self.b, self.want, self.depth = objs_a, objs_b, want, depth
         m = len(objs_a)
         self.exact: dict[int, Result] = {}
         self.batch: BatchResult | None = None
+        self._convex: np.ndarray | None = None
         if not m:
             self.colliding = np.zeros(0, dtype=bool)
             self.signed = np.zeros(0)
@@ -408,7 +441,7 @@ class _Pairs:
             # only for those that overlap. Hulls clear of each other: no containment to probe.
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol,
                             want="distance", hulls_apart=not self.colliding[k])
-            if r.status is not Status.CLEAR:
+            if r.status is not Status.CLEAR and (self.depth or self.convex[k]):
                 # a vertex of one part deeper than the band inside the other proves the collision
                 # and bounds its depth; the verdict's search along the crossing faces for a
                 # deeper point (many times the cost) only where no vertex does
@@ -419,6 +452,29 @@ class _Pairs:
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
+
+    @property
+    def convex(self) -> np.ndarray:
+        """(m,) bool: both parts of the pair are convex (closed, and their hulls within the pair's
+        touching band): the pairs trimesh hands to FCL as two `fcl.Convex`, whose distance is
+        minus the depth when they overlap (for any other pair FCL's is 0.0)."""
+        if self._convex is None:
+            b = self.batch
+            if b is None:
+                self._convex = np.zeros(0, dtype=bool)
+            else:
+                closed = np.array([o.geometry.closed and p.geometry.closed for o, p in zip(self.a, self.b)],
+                                  dtype=bool)
+                gap_a = np.array([o.geometry.gap for o in self.a])
+                gap_b = np.array([o.geometry.gap for o in self.b])
+                self._convex = closed & policy.coincide(gap_a, gap_b, b.tolerance)
+        return self._convex
+
+    def value(self, k: int, signed: bool) -> float:
+        """The distance of pair k reported: `signed`, gjk's (minus the depth when the parts
+        overlap); else trimesh + FCL's, the same but 0.0 for overlapping parts not both convex."""
+        d = float(self.signed[k])
+        return d if signed or d >= 0.0 or self.convex[k] else 0.0
 
     def on_parts(self, k: int) -> bool:
         """The hulls of pair k lie apart and their closest points lie on the parts' surfaces
@@ -448,26 +504,49 @@ class _Pairs:
             b = self.batch
             assert b is not None
             depth = float(b.depth[k]) if np.isfinite(b.depth[k]) else 0.0
-            point = 0.5 * (b.point_a[k] + b.point_b[k])
-            return ContactData(names, point, b.normal[k].copy(), max(depth, 0.0))
+            a, c = self.a[k], self.b[k]
+            witness = (b.point_a[k].copy(), b.point_b[k].copy())
+            normal = b.normal[k].copy()
+            size = float(np.linalg.norm(a.bounds[1] - a.bounds[0]) + np.linalg.norm(c.bounds[1] - c.bounds[0]))
+            if depth > 0.0 and np.linalg.norm(a.bounds.sum(axis=0) - c.bounds.sum(axis=0)) <= \
+                    DEFAULT.touching_rel * size:
+                # FCL's MPR starts from the centres' difference, nudged along x when they
+                # coincide: the least depth with the second part moved a hair along -x
+                shift = np.eye(4)
+                shift[0, 3] = -_NUDGE_REL * size
+                nudged = pairs([a.shape], [c.shape.moved(shift)], want="verdict")
+                if np.isfinite(nudged.depth[0]):
+                    normal = nudged.normal[0].copy()
+            point = 0.5 * (_support_vertex(a, normal, size) + _support_vertex(c, -normal, size))
+            return ContactData(names, point, normal, max(depth, 0.0), witness=witness)
         depth = r.depth if r.depth is not None else 0.0
-        return ContactData(names, 0.5 * (r.point_a + r.point_b), np.asarray(r.normal), depth,
-                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
+        witness = (np.asarray(r.point_a), np.asarray(r.point_b))
+        return ContactData(names, 0.5 * (witness[0] + witness[1]), np.asarray(r.normal), depth,
+                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)), witness)
 
-    def distance(self, k: int, names: tuple) -> DistanceData:
+    def distance(self, k: int, names: tuple, signed: bool) -> DistanceData:
         r = self.exact.get(k)
+        d = self.value(k, signed)
         if r is None:
             b = self.batch
             assert b is not None
-            return DistanceData(names, float(self.signed[k]), b.point_a[k].copy(), b.point_b[k].copy())
-        return DistanceData(names, float(self.signed[k]), np.asarray(r.point_a), np.asarray(r.point_b),
+            return DistanceData(names, d, b.point_a[k].copy(), b.point_b[k].copy())
+        return DistanceData(names, d, np.asarray(r.point_a), np.asarray(r.point_b),
                             (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
 
 
 class CollisionManager:
     """A set of named objects checked against each other, against one probe object, or against
     another manager: trimesh's `CollisionManager` API, gjk's answers (see the module's
-    docstring for the three deliberate differences).
+    docstring for the deliberate differences).
+
+    Parameters
+    ----------
+    signed : bool
+        False (trimesh + FCL's values): the distance of overlapping parts is 0.0 unless both are
+        convex, then minus their depth. True: minus the depth for every overlap (for parts not
+        both convex a lower bound certified by a point of one inside the other), so that a
+        program can tell how deep; the search for the depth costs more than finding the overlap.
 
     The manager keeps its own copy of each mesh it is given (changing the mesh afterwards
     changes nothing here), prepared once per distinct content: a mesh added 200 times is one
@@ -492,13 +571,13 @@ class CollisionManager:
     True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, signed: bool = False) -> None:
+        # distances of overlapping parts: gjk's minus the depth (signed), else trimesh + FCL's
+        self.signed = bool(signed)
         self._objs: dict[str, ManagedObject] = {}
         # the objects placed, their boxes and which boxes meet: made on the first query after an
         # object is added or removed, updated in place when one moves
         self._state: _Placed | None = None
-        # geometry of the meshes given, by id, while the mesh lives and its data is unchanged
-        self._geometries: dict[int, tuple] = {}
         # answers of pairs of objects, per kind of question: {uid: {uid: (_Pairs, k)}}, both
         # ways; an object's entries leave when it moves or leaves
         self._answered: dict[str, dict] = {mode: {} for mode in _MODES}
@@ -541,9 +620,12 @@ class CollisionManager:
         if name not in self._objs:
             raise ValueError(f"{name} not in collision manager!")
         obj = self._objs[name]
+        was_absent = obj.absent
         obj.place(_as_transform(transform))
         self._forget(obj.uid)
-        if self._state is not None:  # move its box in place: the others are unchanged
+        if was_absent or obj.absent:  # it leaves or joins the placed objects
+            self._state = None
+        elif self._state is not None:  # move its box in place: the others are unchanged
             _prepare([obj.geometry])  # a scaled transform made new vertices
             self._state.move(self._state.at[obj.uid])
 
@@ -585,7 +667,7 @@ class CollisionManager:
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
         objs, placed = self._placed([probe])
-        if not objs:
+        if not objs or probe.absent:
             return _shaped(False, set(), [], return_names, return_data)
         p_lo, p_hi = probe.bounds
         near = placed.meeting(p_lo, p_hi, DEFAULT.touching_rel * math.dist(p_lo.tolist(), p_hi.tolist()))
@@ -708,8 +790,9 @@ class CollisionManager:
 
     def min_distance_single(self, mesh: Any, transform=None, return_name: bool = False,
                             return_data: bool = False) -> _Distance[str | None]:
-        """The distance from a probe object to the nearest object of the manager (minus the
-        depth of the deepest overlap when they overlap).
+        """The distance from a probe object to the nearest object of the manager (when they
+        overlap: 0.0, or minus the depth where both parts are convex or the manager is
+        `signed`).
 
         Returns
         -------
@@ -719,15 +802,17 @@ class CollisionManager:
         """
         probe = ManagedObject(EXTERNAL, self._geometry(mesh), _as_transform(transform))
         objs, placed = self._placed([probe])
-        if not objs:
+        if not objs or probe.absent:
             return _shaped_distance(np.inf, None, _nothing(None, EXTERNAL), return_name, return_data)
         lower = _box_distance(placed.lo, placed.hi, *probe.bounds)
-        found = _closest(lambda take: _fresh(objs, [probe], take, np.zeros(len(take), dtype=np.int64)), lower)
+        signed = self.signed
+        found = _closest(lambda take: _fresh(objs, [probe], take, np.zeros(len(take), dtype=np.int64), signed),
+                         lower, signed)
         assert found is not None
         pairs, k = found
         name = pairs.a[k].name
-        data = pairs.distance(k, (name, EXTERNAL)) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), name, data, return_name, return_data)
+        data = pairs.distance(k, (name, EXTERNAL), signed) if return_data else None
+        return _shaped_distance(pairs.value(k, signed), name, data, return_name, return_data)
 
     @overload
     def min_distance_internal(self, name: str | None = ..., return_names: Literal[False] = ...,
@@ -768,7 +853,10 @@ class CollisionManager:
         data : DistanceData, with return_data
         """
         objs, placed = self._placed()
-        if name is not None:
+        found: tuple | None
+        if name is not None and name in self._objs and self._objs[name].absent:
+            found = None  # an empty mesh, or a transform that is not finite: at no distance
+        elif name is not None:
             if name not in self._objs:
                 raise ValueError(f"{name} not in collision manager!")
             me = placed.at[self._objs[name].uid]
@@ -776,20 +864,20 @@ class CollisionManager:
             # each pair in the manager's order, as the pairs of the whole manager are kept
             i, j = np.minimum(others, me), np.maximum(others, me)
             lower = _box_distance(placed.lo[others], placed.hi[others], placed.lo[me], placed.hi[me])
-            found = _closest(lambda take: self._answers("distance", objs, i[take], j[take]), lower)
+            found = _closest(lambda take: self._answers("distance", objs, i[take], j[take]), lower, self.signed)
         elif len(objs) >= 2:
             found = _by_radius(lambda r: placed.pairs() if r == 0.0 else placed.within(r),
                                lambda i, j: _pair_box_distance(placed.lo, placed.hi, placed.lo, placed.hi, i, j),
                                lambda i, j: (lambda take: self._answers("distance", objs, i[take], j[take])),
-                               placed.typical)
+                               placed.typical, self.signed)
         else:
             found = None
         if found is None:
             return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
         pair = (pairs.a[k].name, pairs.b[k].name)
-        data = pairs.distance(k, pair) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), tuple(sorted(pair)), data, return_names,
+        data = pairs.distance(k, pair, self.signed) if return_data else None
+        return _shaped_distance(pairs.value(k, self.signed), tuple(sorted(pair)), data, return_names,
                                 return_data)
 
     @overload
@@ -825,34 +913,40 @@ class CollisionManager:
         if mine and theirs:
             found = _by_radius(lambda r: _cross_candidates(here, there, r),
                                lambda i, j: _pair_box_distance(here.lo, here.hi, there.lo, there.hi, i, j),
-                               lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take])),
-                               lambda: max(here.typical(), there.typical()))
+                               lambda i, j: (lambda take: _fresh(mine, theirs, i[take], j[take], self.signed)),
+                               lambda: max(here.typical(), there.typical()), self.signed)
         if found is None:
             return _shaped_distance(np.inf, (None, None), _nothing(None, None), return_names, return_data)
         pairs, k = found
         pair = (pairs.a[k].name, pairs.b[k].name)
-        data = pairs.distance(k, pair) if return_data else None
-        return _shaped_distance(float(pairs.signed[k]), pair, data, return_names, return_data)
+        data = pairs.distance(k, pair, self.signed) if return_data else None
+        return _shaped_distance(pairs.value(k, self.signed), pair, data, return_names, return_data)
 
     # -- inside ----------------------------------------------------------------------------------
 
-    def _geometry(self, mesh: Any) -> Geometry:
+    def _geometry(self, mesh: Any) -> Geometry | None:
         """A copy of the mesh, as the Geometry shared by every mesh of the same content
         (`gjkcli.pipeline.prepared.geometry`): made once per mesh while its data does not
-        change, found by content else."""
+        change, found by content else. None, with a warning, for a mesh without vertices (an
+        empty Trimesh: trimesh + FCL keep it and answer False for it)."""
+        vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
+        if vertices is not None and hasattr(vertices, "__len__") and len(vertices) == 0:
+            warnings.warn("a mesh without vertices was given: it collides with nothing and is at no "
+                          "distance", stacklevel=3)
+            return None
         key = id(mesh)
-        stamp = _stamp(mesh)
-        hit = self._geometries.get(key)
+        stamp = _stamp(vertices, faces)
+        hit = _GEOMETRIES.get(key)
         if stamp is not None and hit is not None and hit[0]() is mesh and hit[1] == stamp:
             return hit[2]
         try:  # copies: the caller's arrays may change after this call
-            geometry = geometry_of(mesh.vertices, mesh.faces)
+            geometry = geometry_of(vertices, faces)
         except (AttributeError, TypeError, ValueError) as exc:
             raise TypeError(f"expected a mesh with vertices (n, 3) and faces (m, 3), got "
                             f"{type(mesh).__name__}: {exc}") from None
         if stamp is None:  # no way to tell a change: found by content each time
             return geometry
-        cache = self._geometries
+        cache = _GEOMETRIES
 
         def forget(_: object) -> None:  # the entry leaves the cache when the mesh is collected
             cache.pop(key, None)
@@ -866,9 +960,9 @@ class CollisionManager:
     def _placed(self, extra: Iterable[ManagedObject] = ()) -> tuple:
         """(the objects, a list in insertion order, their _Placed), their geometries prepared
         (and those of `extra`)."""
-        extra = list(extra)
+        extra = [o for o in extra if not o.absent]
         if self._state is None:
-            objs = list(self._objs.values())
+            objs = [o for o in self._objs.values() if not o.absent]
             _prepare([o.geometry for o in objs + extra])
             self._state = _Placed(objs)
         elif extra:
@@ -892,7 +986,8 @@ class CollisionManager:
                 out[slot] = got
         if missing:
             want, listed = _MODES[mode]
-            pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed)
+            pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed,
+                           depth=mode != "distance" or self.signed)
             for k, slot in enumerate(missing):
                 out[slot] = entry = (pairs, k)
                 a, b = uid_a[slot], uid_b[slot]
@@ -908,6 +1003,11 @@ class CollisionManager:
                 if partners is not None:
                     partners.pop(uid, None)
 
+
+# Geometry of the meshes given to any manager, by id, while the mesh lives and its data is
+# unchanged: {id: (weakref to the mesh, its _stamp, Geometry)} (a planner filling a new manager
+# each step with the same meshes copies and hashes none of them again)
+_GEOMETRIES: dict[int, tuple] = {}
 
 # Questions whose answers a manager keeps: (the engine's want, whether the pair is listed: its
 # answer must be the parts', not only their hulls')
@@ -938,39 +1038,85 @@ class _Placed(Placements):
         super().move(k, lo, hi)
 
 
+# The hair, relative to the pair's size, by which the second part of a concentric pair moves
+# along -x to choose the direction of its contact (as FCL's MPR does from its nudged centre)
+_NUDGE_REL = 1e-6
+
+
+def _support_vertex(obj: ManagedObject, direction: np.ndarray, size: float) -> np.ndarray:
+    """(3,) the object's world vertex farthest along `direction`, the first in the mesh's order
+    among those within rounding (1e-9 of `size`) of the farthest."""
+    g = obj.geometry
+    R, t = obj.pose[:3, :3], obj.pose[:3, 3]
+    along = g.vertices @ (R.T @ direction)
+    k = int(np.flatnonzero(along >= along.max() - 1e-9 * size)[0])
+    return R @ g.vertices[k] + t
+
+
 def _world_boxes(objs: list) -> tuple:
-    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds), for all at once: per
-    distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by the poses of all
-    the objects that place it in one stacked product (a mesh added 200 times is one product of
-    200 rotations), without making the objects' Shapes."""
+    """(lo, hi) (n, 3) world boxes of the objects' hulls (Shape.bounds, to rounding), for all at
+    once, without making the objects' Shapes. Small hulls (a planner's boxes, a manager filled
+    anew each step): every object's hull vertices in its mesh's frame (`_hull_points`, kept per
+    geometry) moved by its own pose in one product over all of them.
+    Larger ones: per distinct geometry, its hull's vertices (`Geometry.hull_columns`) moved by
+    the poses of all the objects that place it in one stacked product (a mesh added 200 times
+    is one product of 200 rotations)."""
     n = len(objs)
     lo, hi = np.zeros((n, 3)), np.zeros((n, 3))
+    small: list = []
     groups: dict = {}
     for k, o in enumerate(objs):
-        groups.setdefault(id(o.geometry), []).append(k)
+        hull = o.geometry.hull
+        if hull.kind != "hull" or hull.radius != 0.0 or len(hull.vertices) == 0:
+            lo[k], hi[k] = o.shape.bounds
+        elif len(hull.vertices) <= _SMALL_HULL:
+            small.append(k)
+        else:
+            groups.setdefault(id(o.geometry), []).append(k)
+    if small:  # one product over all their vertices; np.array of lists, not np.stack
+        points = [_hull_points(objs[k].geometry) for k in small]
+        poses = np.array([objs[k].pose for k in small])
+        counts = np.array([len(p) for p in points])
+        starts = np.cumsum(counts) - counts
+        owner = np.repeat(np.arange(len(small)), counts)
+        placed = poses[owner]
+        W = np.einsum("nij,nj->ni", placed[:, :3, :3], np.concatenate(points)) + placed[:, :3, 3]
+        lo[small] = np.minimum.reduceat(W, starts, axis=0)
+        hi[small] = np.maximum.reduceat(W, starts, axis=0)
     for ks in groups.values():
         geometry = objs[ks[0]].geometry
         hull = geometry.hull
-        if hull.kind != "hull" or hull.radius != 0.0 or len(hull.vertices) == 0:
-            for k in ks:
-                lo[k], hi[k] = objs[k].shape.bounds
-            continue
         poses = np.stack([objs[k].pose for k in ks])
         R = poses[:, :3, :3]
         W = (R @ hull.rotation) @ geometry.hull_columns()  # (g, 3, v)
         shift = R @ hull.translation + poses[:, :3, 3]
         lo[ks], hi[ks] = W.min(axis=2) + shift, W.max(axis=2) + shift
-    for o, box in zip(objs, np.stack([lo, hi], axis=1)):
-        o._bounds = box
     return lo, hi
 
 
-def _stamp(mesh: Any):
-    """What changes when the mesh's vertices or faces do: the hashes of the two arrays (a trimesh
+def _hull_points(geometry: Geometry) -> np.ndarray:
+    """(k, 3) the hull's vertices in the mesh's frame (the hull keeps them in a frame of its own),
+    made once per geometry."""
+    points = _HULL_POINTS.get(geometry)
+    if points is None:
+        hull = geometry.hull
+        assert hull is not None, "geometry not prepared"
+        points = _HULL_POINTS[geometry] = hull.vertices @ hull.rotation.T + hull.translation
+    return points
+
+
+_HULL_POINTS: "weakref.WeakKeyDictionary[Geometry, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+# Hulls of at most this many vertices have their world boxes made all in one product
+_SMALL_HULL = 64
+
+
+def _stamp(vertices: Any, faces: Any):
+    """What changes when a mesh's vertices or faces do: the hashes of the two arrays (a trimesh
     TrackedArray keeps a hash of its contents, recomputed only after a change; the mesh's own
     hash combines those of all its arrays, three times the cost); None for arrays that keep no
     such hash (a plain ndarray changed in place keeps its identity)."""
-    vertices, faces = getattr(mesh, "vertices", None), getattr(mesh, "faces", None)
     try:
         return (hash(vertices), hash(faces))
     except TypeError:
@@ -991,29 +1137,41 @@ def _pair_box_distance(lo, hi, lo2, hi2, i, j) -> np.ndarray:
 def _cross_candidates(here: _Placed, there: _Placed, r: float) -> tuple:
     """Pairs (i in here, j in there) whose boxes, grown by the touching band and r / 2, meet:
     every pair whose boxes lie within r (and a few farther)."""
-    n = len(here.objs)
+    n, m = len(here.objs), len(there.objs)
+    if n * m <= _CROSS_ALL:  # every pair's boxes compared at once: a few NumPy calls
+        meet = np.ones((n, m), dtype=bool)
+        for axis in range(3):
+            meet &= here.g_lo[axis][:, None] <= there.g_hi[axis][None, :] + r
+            meet &= here.g_hi[axis][:, None] + r >= there.g_lo[axis][None, :]
+        i, j = np.nonzero(meet)
+        return i.astype(np.int64), j.astype(np.int64)
     lo, hi = np.concatenate([here.lo, there.lo]), np.concatenate([here.hi, there.hi])
-    if len(lo) < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     i, j = candidate_pairs(lo, hi, grow=np.concatenate([here.band, there.band]) + 0.5 * r)
     keep = (i < n) & (j >= n)
     return i[keep], j[keep] - n
 
 
-def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray) -> list:
-    """[(_Pairs, k)] for the pairs (left[ia], right[ib]) asked anew (nothing kept)."""
-    pairs = _Pairs([left[k] for k in ia.tolist()], [right[k] for k in ib.tolist()], "verdict", listed=True)
+# Two managers of at most this many pairs of objects have all their boxes compared at once
+_CROSS_ALL = 4096
+
+
+def _fresh(left: list, right: list, ia: np.ndarray, ib: np.ndarray, signed: bool) -> list:
+    """[(_Pairs, k)] for the pairs (left[ia], right[ib]) asked anew (nothing kept), for a
+    distance (`signed`: with the depth of every overlap)."""
+    pairs = _Pairs([left[k] for k in ia.tolist()], [right[k] for k in ib.tolist()], "verdict", listed=True,
+                   depth=signed)
     return [(pairs, k) for k in range(len(ia))]
 
 
-def _closest(entries, lower: np.ndarray):
+def _closest(entries, lower: np.ndarray, signed: bool):
     """(the _Pairs holding the closest pair, its index there), or None when there is no pair.
 
     entries(take) gives the (_Pairs, k) answers of the pairs `take` (indices into `lower`).
     The pairs go in order of their boxes' distances (`lower`, a lower bound of the parts'), a
     chunk at a time; every pair whose boxes overlap is evaluated (their parts may overlap, and
     the deepest overlap is the least signed distance), then chunks only while their boxes lie
-    closer than the best pair found.
+    closer than the best pair found. A pair's distance is `_Pairs.value` (`signed`: gjk's, else
+    trimesh + FCL's, 0.0 for an overlap of parts not both convex).
     """
     n = len(lower)
     if n == 0:
@@ -1029,20 +1187,21 @@ def _closest(entries, lower: np.ndarray):
             order = np.argsort(lower, kind="stable")
         todo = []
         for pairs, k in entries(order[start:stop]):
-            signed = float(pairs.signed[k])
+            value = pairs.value(k, signed)
             if pairs.need[k]:
-                todo.append((signed, pairs, k))
-            elif signed < best:  # settled: the hulls' answer (or the triangles', kept) stands
-                best, where = signed, (pairs, k)
+                todo.append((value, pairs, k))
+            elif value < best:  # settled: the hulls' answer (or the triangles', kept) stands
+                best, where = value, (pairs, k)
         # the hulls' signed distance bounds the parts' from below: the triangles are asked only
         # for pairs whose hulls come closer than the best answer so far
         todo.sort(key=lambda t: t[0])
-        for signed, pairs, k in todo:
-            if not signed < best:
+        for value, pairs, k in todo:
+            if not value < best:
                 break
             pairs.refine(k)
-            if pairs.signed[k] < best:
-                best, where = float(pairs.signed[k]), (pairs, k)
+            value = pairs.value(k, signed)
+            if value < best:
+                best, where = value, (pairs, k)
         start = stop
         if start < n and lower[order[start]] > best:
             break
@@ -1060,7 +1219,7 @@ def _smallest(values: np.ndarray, count: int) -> np.ndarray:
     return chosen[np.argsort(values[chosen], kind="stable")]
 
 
-def _by_radius(pairs_at, lower_of, entries_of, typical):
+def _by_radius(pairs_at, lower_of, entries_of, typical, signed: bool):
     """The closest pair (as `_closest`), walking the broad phase with a shrinking bound.
 
     pairs_at(r) gives (i, j), every pair whose boxes lie within r (pairs_at(0.0): those whose
@@ -1073,8 +1232,8 @@ def _by_radius(pairs_at, lower_of, entries_of, typical):
     r = 0.0
     while True:
         i, j = pairs_at(r)
-        found = _closest(entries_of(i, j), lower_of(i, j)) if len(i) else None
-        best = float(found[0].signed[found[1]]) if found is not None else np.inf
+        found = _closest(entries_of(i, j), lower_of(i, j), signed) if len(i) else None
+        best = found[0].value(found[1], signed) if found is not None else np.inf
         if best <= r:
             return found
         r = best if np.isfinite(best) else max(4.0 * r, typical(), np.finfo(float).tiny)

@@ -98,6 +98,9 @@ cdef extern from "ownhull.h" nogil:
 cdef extern from "ownhull.h" nogil:
     int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
                               const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere)
+    int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                           const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                           const double *rel, int64_t parts, uint8_t *convex)
 
 cdef extern from "smallhull.h" nogil:
     int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
@@ -591,6 +594,49 @@ def convex_common_solid(vertices_a, faces_a, vertices_b, faces_b, double eps):
     finally:
         convex_common_free(&out)
     return out.volume, pts, tris
+
+
+def convex_edges_parts_of(points, p_start, n_pts, tris, t_start, n_tri, rel):
+    """(p,) bool: each part, closed and oriented already, has triangles with an area and every
+    edge convex within rel[p], a length (gjkcli/engine/csrc/ownhull.c; see ownhull.h).
+
+    points : (P, 3) float64 every part's points; p_start, n_pts : (p,) int64 its rows; tris :
+    (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,) int64
+    its rows; rel : (p,) float64.
+    """
+    pts_ = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    ps = np.ascontiguousarray(p_start, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    rl = np.ascontiguousarray(rel, dtype=np.float64)
+    cdef int64_t p = len(ts)
+    if not (len(ps) == p and len(npt) == p and len(nt) == p and len(rl) == p):
+        raise ValueError("p_start, n_pts, t_start, n_tri and rel need one entry per part")
+    convex = np.zeros(p, dtype=np.uint8)
+    if p == 0:
+        return convex.astype(bool)
+    if (ps < 0).any() or (npt < 0).any() or int((ps + npt).max()) > len(pts_):
+        raise ValueError("a part's rows lie outside the points")
+    if (ts < 0).any() or (nt < 0).any() or int((ts + nt).max()) > len(tv_):
+        raise ValueError("a part's rows lie outside the triangles")
+    if len(tv_) == 0:
+        tv_ = np.zeros((1, 3), dtype=np.int64)
+    if len(pts_) == 0:
+        pts_ = np.zeros((1, 3), dtype=np.float64)
+    cdef const double[:, ::1] pv = pts_
+    cdef const int64_t[:, ::1] tv = tv_
+    cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts, ntv = nt
+    cdef const double[::1] rv = rl
+    cdef uint8_t[::1] cv = convex
+    cdef int rc
+    with nogil:
+        rc = convex_edges_parts(&pv[0, 0], &psv[0], &npv[0], &tv[0, 0], &tsv[0], &ntv[0], &rv[0], p,
+                                &cv[0])
+    if rc != 0:
+        raise MemoryError("convex edges")
+    return convex.astype(bool)
 
 
 def closed_oriented_parts_of(tris, t_start, n_tri, n_pts):

@@ -13,11 +13,13 @@ links made of one file, is one hull and one hierarchy. `Placements` is the broad
 placed parts' boxes, updated for the parts that move, never rebuilt.
 
 How a hull is made (`prepare`, every geometry not prepared yet in one go): a closed, consistently
-oriented mesh with a sphere's topology and at most _OWN_HULL_MAX_VERTICES vertices offers its own
+oriented mesh with a sphere's topology and at most OWN_HULL_MAX_VERTICES vertices offers its own
 triangles (no qhull call, no import of scipy); `hull_gaps` then checks every face against every
 hull vertex, and where a vertex lies more than rounding outside a face's plane (the mesh is not
 convex) the hull is built from its points instead: by the compiled core for point sets of up to
-SMALL_HULL_POINTS (gjkcli/engine/csrc/smallhull.c), by qhull for the others.
+SMALL_HULL_POINTS (gjkcli/engine/csrc/smallhull.c), by qhull for the others. A larger such mesh
+offers its own triangles where every edge is convex (`convex_edges`, which proves it convex in
+one pass over its edges: its gap is 0 and hull_gaps is not asked); else qhull builds its hull.
 """
 from __future__ import annotations
 
@@ -28,13 +30,13 @@ from typing import Iterable
 import numpy as np
 
 from gjkcli.engine.exact import Mesh
-from gjkcli.engine.shapes import Shape, build_hulls
+from gjkcli.engine.shapes import Hulls, Shape, build_hulls
 from gjkcli.errors import ShapeError
 from gjkcli.mesh.convexity import hull_gaps
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Geometry", "geometry", "geometries", "prepare", "closed_oriented", "Placements"]
+__all__ = ["Geometry", "geometry", "geometries", "prepare", "closed_oriented", "convex_edges", "Placements"]
 
 # A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
 # to the mesh's size, outside any face's plane: rounding, not shape.
@@ -194,12 +196,28 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
     paired, sphere = closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
     for g, c in zip(todo, paired.tolist()):
         g.closed = c
-    offer = sphere & np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
-                               for g in todo], dtype=bool)
+    small = np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
+                      for g in todo], dtype=bool)
+    offer = sphere & small
+    # larger closed meshes of a sphere's topology: their own triangles where every edge is convex
+    # (`convex_edges`: then they are their hull, proven, and need no hull_gaps)
+    large = np.flatnonzero(sphere & ~small)
+    proven = np.zeros(len(todo), dtype=bool)
+    if len(large):
+        proven[large] = convex_edges([todo[k].vertices for k in large.tolist()],
+                                     [todo[k].faces for k in large.tolist()])
+    offer |= proven
     hulls = build_hulls([g.vertices for g in todo], small=True, small_points=small_points,
                         triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())],
                         jobs=jobs, progress=progress)
-    gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
+    gaps = np.zeros(len(todo))
+    check = np.flatnonzero(~proven).tolist()
+    if len(check) == len(todo):
+        gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
+    elif check:
+        subset = Hulls([hulls.shapes[k] for k in check], hulls.lo[check], hulls.hi[check], hulls.area[check])
+        gaps[check] = hull_gaps(subset, [todo[k].faces for k in check], [todo[k].vertices for k in check])
+    gaps[proven & np.array([isinstance(s, ShapeError) for s in hulls.shapes], dtype=bool)] = np.inf
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = offer & (gaps <= OWN_HULL_REL * size)  # NaN size (no hull) compares False
     again = np.flatnonzero(~own & offer).tolist()  # offered, but not convex: from the points
@@ -217,6 +235,32 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
             g.error = shape
         else:
             g.hull, g.gap, g.bounds = shape, gap, box
+
+
+def convex_edges(vertices: list, faces: list) -> np.ndarray:
+    """(k,) bool, for meshes known closed, consistently oriented and of a sphere's topology
+    (`closed_oriented`): every triangle has an area and every edge is convex, the far corner of
+    the triangle across it at most OWN_HULL_REL of the mesh's size above its plane. Such a mesh
+    is its own hull: the Gauss map of a closed surface of a sphere's topology has degree 1
+    (Gauss-Bonnet); with every edge convex each vertex's star covers its patch of the sphere of
+    directions positively, so no patch is covered twice, the Gauss map is one to one and the
+    surface bounds a convex body (Hadamard's theorem, for polyhedra). One call to the compiled
+    core for all meshes, O(triangles) each (gjkcli/engine/csrc/ownhull.c): a hull of 642 points
+    needs no qhull and no check of every face against every vertex."""
+    from gjkcli.engine._mesh import convex_edges_parts_of
+
+    k = len(faces)
+    if k == 0:
+        return np.zeros(0, dtype=bool)
+    vs = [np.asarray(v, dtype=np.float64).reshape(-1, 3) for v in vertices]
+    n_pts = np.fromiter(map(len, vs), dtype=np.int64, count=k)
+    n_tri = np.fromiter((len(f) for f in faces), dtype=np.int64, count=k)
+    V = np.concatenate(vs)
+    starts = np.concatenate([[0], np.cumsum(n_pts)[:-1]]).astype(np.int64)
+    size = np.linalg.norm(np.maximum.reduceat(V, starts, axis=0) - np.minimum.reduceat(V, starts, axis=0), axis=1)
+    F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
+    t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]]).astype(np.int64)
+    return convex_edges_parts_of(V, starts, n_pts, F, t_starts, n_tri, OWN_HULL_REL * size)
 
 
 def closed_oriented(faces: list, n_vertices: list) -> tuple:
@@ -247,7 +291,8 @@ class Placements:
         its diagonal)
     g_lo, g_hi : (3, n) the boxes grown by their bands, transposed: one box is tested against
         all, one axis at a time, along contiguous rows
-    near : list of set, per part the parts whose grown boxes meet its own
+    near : list of set, per part the parts whose grown boxes meet its own (made on first use:
+        a question between two sets of parts, or of one probe, needs none)
     """
 
     def __init__(self, lo: np.ndarray, hi: np.ndarray):
@@ -257,18 +302,29 @@ class Placements:
         self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
         self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
         self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)
-        self.near: list[set] = [set() for _ in range(n)]
+        self._near: list[set] | None = None
         self._pairs: tuple | None = None  # `pairs`, until a part moves
-        i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
-        for a, b in zip(i.tolist(), j.tolist()):
-            self.near[a].add(b)
-            self.near[b].add(a)
+
+    @property
+    def near(self) -> list:
+        if self._near is None:
+            n = len(self.lo)
+            near: list[set] = [set() for _ in range(n)]
+            i, j = candidate_pairs(self.lo, self.hi, grow=self.band) if n else (np.zeros(0, np.int64),) * 2
+            for a, b in zip(i.tolist(), j.tolist()):
+                near[a].add(b)
+                near[b].add(a)
+            self._near = near
+        return self._near
 
     def move(self, k: int, lo: np.ndarray, hi: np.ndarray) -> None:
         """Part k is now in the box (lo, hi): its box, its band and its entries in `near`, anew."""
         self.lo[k], self.hi[k] = lo, hi
         band = self.band[k] = DEFAULT.touching_rel * float(np.linalg.norm(np.asarray(hi) - np.asarray(lo)))
         self.g_lo[:, k], self.g_hi[:, k] = np.asarray(lo) - band, np.asarray(hi) + band
+        self._pairs = None
+        if self._near is None:  # made from the boxes when first asked
+            return
         for other in self.near[k]:
             self.near[other].discard(k)
         meets = set(self.meeting(np.asarray(lo), np.asarray(hi), band).tolist())

@@ -205,9 +205,13 @@ def test_a_part_inside_a_non_convex_one_is_a_collision():
     assert theirs.in_collision_single(pin, inside) is False  # FCL: surfaces only
     assert ours.in_collision_single(pin, in_hole) is False
     assert theirs.in_collision_single(pin, in_hole) is False
-    # and the distance is minus a depth (not 0 or a surface distance): that of the pin's deepest
-    # corner in the ring's body, 0.15 below its top face, as trimesh's signed distance judges it
-    d, data = ours.min_distance_single(pin, inside, return_data=True)
+    # by default the distance is 0.0 (trimesh + FCL's for an overlap of meshes not both convex);
+    # signed, minus a depth (not a surface distance): that of the pin's deepest corner in the
+    # ring's body, 0.15 below its top face, as trimesh's signed distance judges it
+    assert ours.min_distance_single(pin, inside) == 0.0
+    signed = CollisionManager(signed=True)
+    signed.add_object("ring", ring)
+    d, data = signed.min_distance_single(pin, inside, return_data=True)
     corners = trimesh.transform_points(pin.vertices, inside)
     judged = trimesh.proximity.signed_distance(ring, corners)  # positive inside
     assert d == pytest.approx(-judged.max(), rel=1e-9) and d == pytest.approx(-0.15, rel=1e-9)

@@ -1,7 +1,8 @@
-"""The manager's signed distance where a part that is not convex overlaps a probe: minus a depth
-certified by a point of one part inside the other (judged by trimesh's signed distance, not by
-gjk's engine), never deeper than the hulls' penetration depth (the Minkowski difference built by
-qhull), and exact where the two bounds meet; swept across the touching band."""
+"""The manager's signed distance (`CollisionManager(signed=True)`) where a part that is not convex
+overlaps a probe: minus a depth certified by a point of one part inside the other (judged by
+trimesh's signed distance, not by gjk's engine), never deeper than the hulls' penetration depth
+(the Minkowski difference built by qhull), and exact where the two bounds meet; swept across the
+touching band. By default the same overlaps are 0.0, as trimesh + FCL give."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,9 +41,10 @@ def _hull_depth(a: np.ndarray, b: np.ndarray) -> float:
 def test_overlapping_probes_against_independent_judges(sections):
     rng = np.random.default_rng(22)
     ring = trimesh.creation.annulus(**RING, sections=sections)
-    ours, theirs = CollisionManager(), tc.CollisionManager()
+    ours, theirs, default = CollisionManager(signed=True), tc.CollisionManager(), CollisionManager()
     ours.add_object("ring", ring)
     theirs.add_object("ring", ring)
+    default.add_object("ring", ring)
     overlapping = exact = clear = 0
     for k in range(90):
         probe = _probe(rng, k % 3)
@@ -59,6 +61,8 @@ def test_overlapping_probes_against_independent_judges(sections):
             continue  # within the band: touching, no depth to judge
         overlapping += 1
         assert ours.in_collision_single(probe, T) is True
+        # by default: 0.0, as trimesh + FCL's mesh distance (the ring is not convex)
+        assert default.min_distance_single(probe, T) == 0.0
         # the witness: the probe's point inside the ring or the ring's point inside the probe
         # lies exactly that deep inside the other, as trimesh measures it
         depth_in_ring = trimesh.proximity.signed_distance(ring, [data.point("__external")])[0]
@@ -82,8 +86,9 @@ def test_a_box_pressed_into_the_rings_top_across_the_band(depth, in_bands):
     depth of its bottom corners, which is also the hulls' depth (so the answer is exact)."""
     ring = trimesh.creation.annulus(**RING)
     pin = trimesh.creation.box([0.1, 0.1, 0.1])
-    manager = CollisionManager()
+    manager, default = CollisionManager(signed=True), CollisionManager()
     manager.add_object("ring", ring)
+    default.add_object("ring", ring)
     band = DEFAULT.touching_rel * ring.scale
     depth = depth * band if in_bands else depth
     T = np.eye(4)
@@ -96,6 +101,7 @@ def test_a_box_pressed_into_the_rings_top_across_the_band(depth, in_bands):
         assert hit is True and abs(d) <= band
     else:  # pressed in beyond the band: minus the corners' depth, the hulls' as well
         assert hit is True and d == pytest.approx(-depth, rel=1e-6)
+        assert default.min_distance_single(pin, T) == 0.0  # trimesh + FCL's
         _, (contact,) = manager.in_collision_single(pin, T, return_data=True)  # the same depth
         assert contact.depth == pytest.approx(-d, rel=1e-12) and contact.index("ring") == -1
         assert -d <= _hull_depth(ring.vertices, trimesh.transform_points(pin.vertices, T)) * (1 + 1e-6)

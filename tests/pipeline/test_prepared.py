@@ -238,3 +238,44 @@ def test_closed_and_oriented_is_trimesh_s_watertight_and_consistent_winding():
     # no triangles is paired and no sphere; an edge from a point to itself, an index past the points: neither
     paired, sphere = closed_oriented([np.zeros((0, 3), int), np.array([[0, 0, 1]] * 4), np.array([[0, 1, 9]] * 4)], [3, 3, 3])
     assert paired.tolist() == [True, False, False] and sphere.tolist() == [False, False, False]
+
+
+def _spiked(mesh, scale):
+    """The mesh with every tenth vertex moved `scale` times as far from the centre: a sphere's
+    topology still, convex for scale < 1 only where the moved vertices stay inside (a dent)."""
+    v = mesh.vertices.copy()
+    v[::10] *= scale
+    return trimesh.Trimesh(v, mesh.faces, process=False)
+
+
+@pytest.mark.parametrize("subdivisions", [3, 4])
+def test_large_convex_meshes_are_their_own_hulls_and_others_qhull_s(subdivisions):
+    """Icospheres of 642 and 2562 vertices: every edge convex, so their own triangles are their
+    hull (trimesh's is_convex agrees), without qhull; dented or spiked ones (trimesh: not convex)
+    get qhull's hull of their points. convex_edges against trimesh's is_convex, the hulls against
+    qhull (scipy's ConvexHull vertices)."""
+    from scipy.spatial import ConvexHull
+
+    sphere = trimesh.creation.icosphere(subdivisions, radius=0.8)
+    # dents of 1% and 10%, a spike of 10%, and a dent of 1e-6 that leaves every edge convex
+    meshes = [sphere, _spiked(sphere, 0.99), _spiked(sphere, 0.9), _spiked(sphere, 1.1), _spiked(sphere, 1.0 - 1e-6)]
+    proven = prepared.convex_edges([m.vertices for m in meshes], [m.faces for m in meshes])
+    assert proven.tolist() == [m.is_convex for m in meshes] == [True, False, False, False, True]
+    geometries = [geometry(m.vertices, m.faces) for m in meshes]
+    prepare(geometries)
+    assert geometries[0].gap == 0.0 and geometries[0].hull.n_vertices == len(sphere.vertices)
+    for g, m in zip(geometries, meshes):
+        want = m.vertices[ConvexHull(m.vertices).vertices]
+        assert sorted(map(tuple, g.hull.world_vertices.round(9))) == sorted(map(tuple, want.round(9)))
+    assert all(g.gap == np.inf for g in geometries[1:4])  # not their hulls: the triangles answer
+    assert geometries[4].gap == 0.0 and geometries[4].hull.n_vertices == len(sphere.vertices)
+
+
+def test_convex_edges_refuses_what_is_not_a_closed_convex_surface():
+    box = trimesh.creation.box()
+    flat = box.vertices.copy()
+    flat[:, 2] = 0.0  # every face of the top and bottom without area, the sides folded
+    bad_index = box.faces.copy()
+    bad_index[0, 0] = 99
+    got = prepared.convex_edges([box.vertices, flat, box.vertices], [box.faces, box.faces, bad_index])
+    assert got.tolist() == [True, False, False]

@@ -34,16 +34,24 @@ static void sort_small(int32_t *a, int64_t n)
     }
 }
 
-/* The cold-start table of n hull vertices V (see ownhull.h); returns its length, 6 k k. The
- * cell directions are those of _cube_directions in gjkcli/engine/shapes.py: face 2a + s of the
- * major axis a (s = 1 for the negative side), then the k x k cell centres u, v in (-1, 1) on
- * the axes a + 1 and a + 2 (mod 3). */
-static int64_t cube_table(const double *V, int64_t n, int32_t *out)
+/* The cold-start table of count hull vertices V (see ownhull.h); returns its length, 6 k k. The
+ * cell directions are those of _cube_directions in gjkcli/engine/shapes.py; each cell holds what
+ * `_cube_map` scans for, the first vertex of largest dot product with the cell's centre direction,
+ * here climbed instead of scanned: each cell's direction climbs the hull's vertex adjacency (row,
+ * adj: CSR) from the previous cell's vertex, a few steps, since the cells go in order and
+ * neighbouring cells' answers lie close; on a convex polytope a vertex no neighbour
+ * beats is a maximum. Where neighbours tie with it (a face or an edge square to the direction),
+ * the plateau of equal values is walked for its first vertex, as the scan's first maximum.
+ * O(cells x a few steps x degree) instead of O(cells x vertices). seen (count entries, zero on
+ * entry and on return) and queue (count entries) are scratch. */
+static int64_t cube_table_climb(const double *V, int32_t count, const int32_t *row, const int32_t *adj,
+                                int32_t *seen, int32_t *queue, int32_t *out)
 {
-    int64_t k = (int64_t)ceil(sqrt((double)n) / 4.0);
+    int64_t k = (int64_t)ceil(sqrt((double)count) / 4.0);
     if (k < 1) k = 1;
     if (k > 16) k = 16;
     int64_t cell = 0;
+    int32_t at = 0;
     for (int face = 0; face < 6; ++face) {
         const int a = face / 2;
         for (int64_t i = 0; i < k; ++i) {
@@ -52,13 +60,38 @@ static int64_t cube_table(const double *V, int64_t n, int32_t *out)
                 d[a] = face % 2 ? -1.0 : 1.0;
                 d[(a + 1) % 3] = -1.0 + (2.0 * (double)i + 1.0) / (double)k;
                 d[(a + 2) % 3] = -1.0 + (2.0 * (double)j + 1.0) / (double)k;
-                double best = -INFINITY;
-                int32_t at = 0;
-                for (int64_t v = 0; v < n; ++v) {
-                    const double s = d[0] * V[3 * v] + d[1] * V[3 * v + 1] + d[2] * V[3 * v + 2];
-                    if (s > best) { best = s; at = (int32_t)v; }  /* the first of the largest */
+                double best = d[0] * V[3 * at] + d[1] * V[3 * at + 1] + d[2] * V[3 * at + 2];
+                for (;;) {  /* steepest ascent */
+                    int32_t next = -1;
+                    double higher = best;
+                    for (int32_t e = row[at]; e < row[at + 1]; ++e) {
+                        const int32_t u = adj[e];
+                        const double s = d[0] * V[3 * u] + d[1] * V[3 * u + 1] + d[2] * V[3 * u + 2];
+                        if (s > higher) { higher = s; next = u; }
+                    }
+                    if (next < 0) break;
+                    at = next;
+                    best = higher;
                 }
-                out[cell] = at;
+                /* the plateau of vertices as high as `at`, for its first vertex */
+                int32_t first = at, head = 0, tail = 0;
+                queue[tail++] = at;
+                seen[at] = 1;
+                while (head < tail) {
+                    const int32_t v = queue[head++];
+                    if (v < first) first = v;
+                    for (int32_t e = row[v]; e < row[v + 1]; ++e) {
+                        const int32_t u = adj[e];
+                        if (seen[u]) continue;
+                        const double s = d[0] * V[3 * u] + d[1] * V[3 * u + 1] + d[2] * V[3 * u + 2];
+                        if (s == best) {
+                            seen[u] = 1;
+                            queue[tail++] = u;
+                        }
+                    }
+                }
+                for (int32_t q = 0; q < tail; ++q) seen[queue[q]] = 0;
+                out[cell] = first;
             }
         }
     }
@@ -175,7 +208,9 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
             hi[3 * p + c] = box_hi[c];
         }
         if (count >= cube_from) {
-            n_cube[p] = cube_table(V, count, cube + c_next);
+            /* id (no longer needed: F is renumbered) and bucket (copied into adj) as scratch */
+            for (int32_t v = 0; v < count; ++v) id[v] = 0;
+            n_cube[p] = cube_table_climb(V, count, row, adj + a_next, id, bucket, cube + c_next);
             c_next += n_cube[p];
         }
         h_next += count;
@@ -253,5 +288,80 @@ int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int
     }
     free(table);
     free(used);
+    return 0;
+}
+
+/* -- convex edges ------------------------------------------------------------------------------- */
+
+int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                       const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                       const double *rel, int64_t parts, uint8_t *convex) {
+    int64_t most_tri = 0;
+    for (int64_t p = 0; p < parts; p++)
+        if (n_tri[p] > most_tri) most_tri = n_tri[p];
+    uint64_t room = 16;
+    while (room < (uint64_t)(6 * most_tri)) room <<= 1;  /* at most half full */
+    int64_t *table = malloc(room * sizeof(int64_t));
+    int64_t *value = malloc(room * sizeof(int64_t));
+    double *normal = malloc((size_t)(most_tri ? most_tri : 1) * 3 * sizeof(double));
+    double *limit = malloc((size_t)(most_tri ? most_tri : 1) * sizeof(double));
+    if (!table || !value || !normal || !limit) {
+        free(table);
+        free(value);
+        free(normal);
+        free(limit);
+        return -1;
+    }
+    for (int64_t p = 0; p < parts; p++) {
+        const int64_t *t = tris + 3 * t_start[p];
+        const double *P = points + 3 * p_start[p];
+        int64_t m = n_tri[p], n = n_pts[p];
+        int ok = m >= 4;
+        for (int64_t k = 0; k < 3 * m && ok; k++)
+            if (t[k] < 0 || t[k] >= n) ok = 0;  /* an index past the part's points: not convex */
+        for (int64_t f = 0; f < m && ok; f++) {
+            const double *a = P + 3 * t[3 * f], *b = P + 3 * t[3 * f + 1], *c = P + 3 * t[3 * f + 2];
+            double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+            double *nf = normal + 3 * f;
+            nf[0] = u[1] * v[2] - u[2] * v[1];
+            nf[1] = u[2] * v[0] - u[0] * v[2];
+            nf[2] = u[0] * v[1] - u[1] * v[0];
+            double len = sqrt(nf[0] * nf[0] + nf[1] * nf[1] + nf[2] * nf[2]);
+            limit[f] = rel[p] * len;  /* a height of rel[p], times |normal| */
+            if (!(limit[f] > 0.0)) ok = 0;  /* no area (or no tolerance, or not finite) */
+        }
+        if (ok) {
+            uint64_t size = 16;
+            while (size < (uint64_t)(6 * m)) size <<= 1;
+            uint64_t mask = size - 1;
+            for (uint64_t k = 0; k < size; k++) table[k] = -1;
+            for (int64_t k = 0; k < 3 * m; k++) {  /* corner k: the edge from it to the next */
+                int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+                int64_t at = edge_slot(table, mask, a * n + b);
+                table[at] = a * n + b;
+                value[at] = k;
+            }
+            for (int64_t k = 0; k < 3 * m && ok; k++) {
+                int64_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1];
+                int64_t at = edge_slot(table, mask, b * n + a);
+                if (table[at] != b * n + a) {
+                    ok = 0;  /* not closed after all */
+                    break;
+                }
+                int64_t other = value[at], g = other / 3;
+                int64_t far = t[3 * g + (other % 3 + 2) % 3];  /* the corner of g off the edge */
+                int64_t f = k / 3;
+                const double *nf = normal + 3 * f, *pa = P + 3 * a, *pf = P + 3 * far;
+                double h = nf[0] * (pf[0] - pa[0]) + nf[1] * (pf[1] - pa[1]) + nf[2] * (pf[2] - pa[2]);
+                if (!(h <= limit[f])) ok = 0;
+            }
+        }
+        convex[p] = (uint8_t)ok;
+    }
+    free(table);
+    free(value);
+    free(normal);
+    free(limit);
     return 0;
 }

@@ -24,7 +24,8 @@
  *   extent[p] the largest vertex norm, lo[p], hi[p] the vertices' box (rows of 3);
  *   from cube_from vertices on, its cold-start table (the `_cube_map` of gjkcli.engine.shapes: a
  *     k x k grid on each face of a cube of directions, k = min(16, max(1, ceil(sqrt(n) / 4))),
- *     each cell the first vertex of largest dot product with the cell's centre direction) at
+ *     each cell the first vertex of largest dot product with the cell's centre direction, found by
+ *     climbing the adjacency from the previous cell's vertex: O(cells x a few steps)) at
  *     cube[c_start[p] .. c_start[p] + n_cube[p]), n_cube[p] = 6 k k (0 below cube_from).
  * An unusable part gets n_hull[p] = n_adj[p] = 0 and one adj_start row (0). h_start and a_start
  * run over the parts in order. Sizes: vertices and adj_start need sum(n_pts) rows (+ parts for
@@ -50,5 +51,17 @@ int own_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts,
  * of memory. */
 int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
                           const int64_t *n_pts, int64_t parts, uint8_t *paired, uint8_t *sphere);
+
+/* For each part p with points[p_start[p] .. + n_pts[p]) (rows of 3) and the triangles
+ * tris[t_start[p] .. + n_tri[p]) (rows of 3 point indices local to the part), already known to
+ * be closed and consistently oriented (closed_oriented_parts' paired): convex[p] = 1 when every
+ * triangle has an area and every edge is convex: the far corner of the triangle across each edge
+ * lies at most rel[p] above the triangle's plane (rel[p] a length). With a sphere's topology, such
+ * a surface bounds a convex body (gjkcli.pipeline.prepared.convex_edges says why). One hash of the
+ * part's directed edges, O(triangles); an index outside the part's points gives 0. Returns 0, or
+ * -1 when out of memory. */
+int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                       const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                       const double *rel, int64_t parts, uint8_t *convex);
 
 #endif
