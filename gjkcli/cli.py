@@ -600,10 +600,13 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
-        if show_allowed:
-            import dataclasses
+        import dataclasses
 
+        if show_allowed:
             found = dataclasses.replace(found, show_allowed=True)
+        whole = clock.since_start()  # the summary's clock: the process's, where gjk started it
+        if whole is not None:
+            found = dataclasses.replace(found, elapsed=whole, timed="process")
         started = time.perf_counter()
         # each input error is one line on stderr, whatever the format, before the report: the
         # reason comes before what it led to ("only one object", the summary), and a CI log or

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["fmt", "vec"]
+__all__ = ["fmt", "vec", "timed"]
 
 
 def fmt(x, digits: int = 6) -> str:
@@ -31,3 +31,11 @@ def vec(v, digits: int = 6) -> str:
     finite = v[np.isfinite(v)]
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
     return "(" + ", ".join(fmt(0.0 if abs(x) < 1e-12 * scale else x, digits) for x in v) + ")"
+
+
+def timed(found, duration) -> str:
+    """The summary's clock, saying what it timed: "0.81 s in all" since the process started,
+    "87.6 ms for the run" where only the run's stages were timed (a command called in a
+    longer-lived process). `duration` writes the seconds."""
+    words = "in all" if getattr(found, "timed", "run") == "process" else "for the run"
+    return f"{duration(found.elapsed)} {words}"

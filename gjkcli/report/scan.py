@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gjkcli.engine.results import Status
+from gjkcli.report.numbers import timed
 
 __all__ = ["render_scan", "render_summary", "progress_callback", "wants_progress"]
 
@@ -134,7 +135,12 @@ def render_summary(report) -> Text:
     known = sum(1 for p in report.pairs if p.known and p.violation and not p.allowed)
     code = report.exit_code
     style = "green" if code == 0 else "red"
-    text.append(f"; {failing} failing", style=style)
+    if report.baseline_written is not None:  # today's findings recorded: nothing fails (exit 0)
+        recorded = sum(1 for p in report.pairs if p.violation and not p.allowed)
+        text.append(f"; {recorded} finding{'s' if recorded != 1 else ''} recorded in the baseline",
+                    style=style)
+    else:
+        text.append(f"; {failing} failing", style=style)
     extra = []
     unlisted = getattr(report, "unlisted", 0)
     if allowed or unlisted:
@@ -151,7 +157,7 @@ def render_summary(report) -> Text:
     if extra:
         text.append(" (" + ", ".join(extra) + ")")
     text.append(f"; exit {code}", style=style)
-    text.append(f"  ({_duration(report.elapsed)})", style="dim")
+    text.append(f"  ({timed(report, _duration)})", style="dim")
     return text
 
 
