@@ -601,7 +601,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
             shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0, html_file, png_path),
-            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse)
+            show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
+            list_passing=output_format == "junit")
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:

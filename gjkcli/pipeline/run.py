@@ -69,6 +69,9 @@ class Options:
     allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
         after the manifest's own [[allow]] tables
     recurse : a directory given expands into its subdirectories too (`gjkcli.mesh.load.expand_paths`)
+    list_passing : list every checked pair, the passing ones too, as a report of one test case
+        per pair asks (JUnit): `all_pairs` up to `gjkcli.pipeline.stages.ALL_PAIRS_UP_TO`
+        checked pairs, the findings alone beyond (a note says so)
     """
 
     mode: str = "auto"
@@ -96,6 +99,7 @@ class Options:
     group_within: float | Length | None = None
     allow: tuple = ()
     recurse: bool = True
+    list_passing: bool = False
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

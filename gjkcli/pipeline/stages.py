@@ -47,7 +47,7 @@ from gjkcli.pipeline.findings import Finding, Findings, LazyRecords, ObjectRecor
 from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
+__all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
@@ -55,6 +55,12 @@ __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "pla
 PAIR_CHUNK = 4096
 
 Progress = Callable[[str, int, int], None]
+
+# --all-pairs (and JUnit, which lists every pair as a test case) checks every pair of a scan up
+# to this many, the ones whose boxes the broad phase parts too: each is listed with its
+# distance. Beyond, the broad phase's pairs are listed and a note says the others are clear by
+# their boxes.
+ALL_PAIRS_UP_TO = 10_000
 
 # The options that are lengths: a number in the model's units, or a `Length` with its unit.
 LENGTHS = ("tolerance", "clearance", "group_within")
@@ -111,6 +117,10 @@ class Run:
                 continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        # a report of one test case per pair (JUnit): every checked pair listed, up to a limit
+        self._passing = bool(getattr(options, "list_passing", False)) and not options.all_pairs
+        if self._passing:
+            options = dataclasses.replace(options, all_pairs=True)
         jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
         if jobs < 1:
             raise ValueError(f"jobs must be >= 1, got {options.jobs}")
@@ -152,6 +162,10 @@ class Run:
         self._name_notes(parts)
         resolved = self.resolve(parts, manifest)
         i, j, clearance, candidates = self.candidates(parts, resolved, across, every_pair)
+        if self._passing and len(i) > ALL_PAIRS_UP_TO:
+            self.options = o = dataclasses.replace(o, all_pairs=False)
+            self.notes.append(f"{len(i):,} pairs checked: more than {ALL_PAIRS_UP_TO:,}, so the "
+                              f"report lists the findings, not the passing pairs")
         t = self.stage("broad", t)
         batch = self.narrow(parts, i, j)
         t = self.stage("narrow", t)
@@ -348,6 +362,8 @@ class Run:
             count = int(sides.sum() ** 2 - (sides ** 2).sum()) // 2
         else:
             count = n * (n - 1) // 2
+        if self.options.all_pairs:  # every pair listed: the ones the broad phase parts too
+            every_pair = max(every_pair, ALL_PAIRS_UP_TO)
         if count <= every_pair:
             i, j = np.triu_indices(n, 1)
         else:
@@ -357,6 +373,10 @@ class Run:
                 self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so the pairs whose "
                                   f"boxes are apart are clear by their boxes and only findings are "
                                   f"listed")
+            elif self.options.all_pairs and not self._passing:
+                self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so only the pairs "
+                                  f"whose boxes come within reach are checked and listed; the "
+                                  f"others are clear by their boxes")
             i, j = candidate_pairs(parts.lo, parts.hi, grow=self.grow(parts, resolved))
             i, j = np.minimum(i, j), np.maximum(i, j)
             order = np.lexsort((j, i))  # pairs read in the objects' order

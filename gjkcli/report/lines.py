@@ -219,6 +219,10 @@ def concise_lines(report, *, verbose: int = 0, errors: bool = True,
     return lines
 
 
+# The narrowest the table's note column gets beside the row; narrower, the notes go under it.
+NOTE_WIDTH = 20
+
+
 def _wrapped(text: str, width: int) -> list:
     """`text` broken between words into lines of at most `width` (a longer word whole)."""
     import textwrap
@@ -228,31 +232,42 @@ def _wrapped(text: str, width: int) -> list:
 
 def table_lines(report, width: int, limit: int | None = None) -> list:
     """The findings table in plain characters, `width` columns wide where its names allow: lines
-    of spans, the title first. Names are whole; the note column wraps between words."""
+    of spans, the title first. Names are whole; the note column wraps between words, or, where
+    the width leaves it less than NOTE_WIDTH, the notes go on lines of their own under the row."""
     listed = getattr(report, "listed", report.pairs)
     shown = listed if limit is None else listed[:limit]
     headers, right, rows = pair_cells(report, shown)
     sep = "  "
     natural = [max([len(h)] + [len(cells[k][0]) for _, cells in rows]) for k, h in enumerate(headers)]
     fixed = sum(natural[:-1]) + len(sep) * (len(headers) - 1)
-    note_width = max(natural[-1], len(headers[-1]))
-    note_width = min(note_width, max(len(headers[-1]), width - fixed, 20))
-    widths = natural[:-1] + [note_width]
+    room = width - fixed
+    beside = room >= min(NOTE_WIDTH, natural[-1])  # the notes in their column, else under the row
+    if beside:
+        natural[-1] = min(natural[-1], room)
+    else:
+        headers, right, natural = headers[:-1], right[:-1], natural[:-1]
 
     def cell(k, text):
-        return text.rjust(widths[k]) if right[k] else text.ljust(widths[k])
+        return text.rjust(natural[k]) if right[k] else text.ljust(natural[k])
 
     out = [[("Pairs" if report.all_pairs else "Findings", "")]]
     out.append([(sep.join(cell(k, h) for k, h in enumerate(headers)), "bold")])
-    out.append([(sep.join("-" * w for w in widths), "")])
+    out.append([(sep.join("-" * w for w in natural), "")])
     for muted, cells in rows:
-        notes = _wrapped(cells[-1][0], note_width)
+        dim = "dim" if muted else ""
+        note = cells[-1][0]
         line = []
         for k, (text, style) in enumerate(cells[:-1]):
+            if k:
+                line.append((sep, ""))
             line.append((cell(k, text), "dim" if muted and k else style))
-            line.append((sep, ""))
-        line.append((notes[0], "dim" if muted else ""))
-        out.append(line)
-        indent = " " * (fixed + len(sep))
-        out += [[(indent + more, "dim" if muted else "")] for more in notes[1:]]
+        if beside:
+            notes = _wrapped(note, natural[-1])
+            line += [(sep, ""), (notes[0], dim)]
+            out.append(line)
+            out += [[(" " * fixed + more, dim)] for more in notes[1:]]
+        else:  # the notes too wide to sit beside the row: under it, indented
+            out.append(line)
+            if note:
+                out += [[("    " + more, dim)] for more in _wrapped(note, max(width - 4, NOTE_WIDTH))]
     return out
