@@ -575,6 +575,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     timings = timings or verbose >= 2  # -vv: the stages' timings, as pytest's -vv says more
     # a table asked for (not the format's default) is a table through a pipe too
     table_asked = ctx.get_parameter_source("output_format") not in (None, click.core.ParameterSource.DEFAULT)
+    # a log's line per finding lists every one (each with its overlap volume), as the table rows
+    every_line = not table_asked and (output not in (None, "-") or not _is_terminal(sys.stdout))
     stage = ["starting"]
     # with --timings, imports are a stage of their own, not part of the stage that first needs them
     with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings):
@@ -600,7 +602,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
-            shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0, html_file, png_path),
+            shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0 or every_line,
+                         html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
             list_passing=output_format == "junit")
         _import_ahead(output_format, quiet)

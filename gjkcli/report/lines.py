@@ -188,6 +188,8 @@ def concise_lines(report, *, verbose: int = 0, errors: bool = True,
         if limit is not None and len(listed) > limit:
             lines.append([(f"... and {len(listed) - limit} more (--all-pairs or a machine format "
                            f"lists them all)", "dim")])
+        for p in listed[:limit] if verbose else ():  # each row's detail, after the table
+            lines += [[(f"{p.a} x {p.b}", "bold")], *_detail(report, p)]
     for p in listed if table is None else ():
         status = Status(p.status)
         muted = p.allowed or (p.known and p.violation)
@@ -195,7 +197,8 @@ def concise_lines(report, *, verbose: int = 0, errors: bool = True,
         word, sep, rest = words.partition(":")
         line = [(f"{p.a} x {p.b}: ", "dim" if muted else ""),
                 (word, "dim" if muted else STYLES[status]), (sep + rest, "dim" if muted else "")]
-        notes = [n for n in pair_notes(p) if not n.endswith(" required")]  # describe says it
+        # describe says what the clearance and the hulls' notes say
+        notes = [n for n in pair_notes(p) if not (n.endswith(" required") or n.startswith("hulls ("))]
         if p.overlap_volume is not None:
             notes.insert(0, f"overlap volume {fmt(p.overlap_volume)}")
         if p.clash_set is not None:
