@@ -113,14 +113,19 @@ def stage(timings: dict, name: str, since: float) -> float:
     return now
 
 
-def _started():
-    """gjkcli.__main__'s STARTED (a perf_counter reading), None when gjk did not start the process."""
+def _entry():
+    """The module gjkcli.__main__ as this process loaded it, or None."""
     # `gjk` imports gjkcli.__main__; `python -m gjkcli` runs it as __main__
-    started = getattr(sys.modules.get("gjkcli.__main__"), "STARTED", None)
-    if started is None and getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) \
-            == "gjkcli.__main__":
-        started = getattr(sys.modules["__main__"], "STARTED", None)
-    return started
+    entry = sys.modules.get("gjkcli.__main__")
+    if getattr(entry, "STARTED", None) is None and getattr(
+            getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) == "gjkcli.__main__":
+        entry = sys.modules["__main__"]
+    return entry
+
+
+def _started():
+    """gjkcli.__main__'s STARTED (a perf_counter reading), None when it was not imported."""
+    return getattr(_entry(), "STARTED", None)
 
 
 def _process_age() -> float | None:
@@ -146,8 +151,9 @@ def since_start() -> float | None:
     the process's age from /proc where there is one (the interpreter's start included), else
     from the first line of `gjkcli.__main__`. None when gjk did not start this process (a test
     or a notebook calling the command in a longer-lived one): the reports then time the run."""
-    started = _started()
-    if started is None:
+    entry = _entry()
+    started = getattr(entry, "STARTED", None)
+    if started is None or not getattr(entry, "RUNNING", False):  # imported, not run: a test's import
         return None
     age = _process_age()
     since_main = time.perf_counter() - started

@@ -209,7 +209,7 @@ def summary_spans(check: Findings) -> list:
     code = check.exit_code
     style = "green" if code == 0 else "red"
     return [(head, ""), (f"; {failing} failing", style), (f"; exit {code}", style),
-            (f"  ({timed(check, duration)})", "dim")]
+            (f"  ({timed(check)})", "dim")]
 
 
 def trailer_lines(check: Findings) -> list:

@@ -21,7 +21,7 @@ from gjkcli.report.ci import describe
 from gjkcli.report.numbers import fmt, timed
 
 __all__ = ["STYLES", "concise_lines", "table_lines", "summary_spans", "pair_notes", "pair_cells",
-           "plain", "duration"]
+           "plain"]
 
 STYLES = {
     Status.CLEAR: "green",
@@ -30,14 +30,6 @@ STYLES = {
     Status.CLEARANCE: "magenta",
     Status.UNDECIDED: "dark_orange",
 }
-
-
-def duration(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} us"
-    if seconds < 1.0:
-        return f"{seconds * 1e3:.0f} ms"
-    return f"{seconds:.2f} s"
 
 
 def plain(lines) -> str:
@@ -155,7 +147,7 @@ def summary_spans(report) -> list:
     if extra:
         spans.append((" (" + ", ".join(extra) + ")", ""))
     spans.append((f"; exit {code}", style))
-    spans.append((f"  ({timed(report, duration)})", "dim"))
+    spans.append((f"  ({timed(report)})", "dim"))
     return spans
 
 
@@ -166,6 +158,26 @@ def _detail(report, p) -> list:
     _, _, rows = pair_rows(p, report.object(p.a), report.object(p.b))
     width = max(len(label) for label, _ in rows)
     return [[("    " + label.ljust(width) + "  ", "dim"), *spans] for label, spans in rows]
+
+
+def _group_lines(report) -> list:
+    """The groups of clashes at one place (`gjkcli.pipeline.grouping`), a line each: number,
+    clash set, how many pairs, where, the elements (the first few); none when the run did not
+    group."""
+    from gjkcli.pipeline.groups import groups
+
+    found = groups(report.pairs)
+    if not found:
+        return []
+    lines = [[(f"{len(found)} groups of clashes at one place:", "bold")]]
+    for g in found:
+        more = f" and {len(g.elements) - 4} more" if len(g.elements) > 4 else ""
+        where = ", ".join(fmt(x) for x in g.centre)
+        lines.append([(f"  group {g.number}: ", "bold"),
+                      (f"clash set {g.clash_set}, " if g.clash_set else "", ""),
+                      (f"{len(g.pairs)} pair{'s' if len(g.pairs) != 1 else ''} at ({where}): "
+                       f"{'; '.join(g.elements[:4])}{more}", "")])
+    return lines
 
 
 def concise_lines(report, *, verbose: int = 0, errors: bool = True,
@@ -183,6 +195,7 @@ def concise_lines(report, *, verbose: int = 0, errors: bool = True,
     failing_notes = {str(u) for u in getattr(report, "unchecked", ())}
     lines += [[(note, "bold red" if note in failing_notes else "")] for note in report.notes]
     listed = getattr(report, "listed", report.pairs)
+    lines += _group_lines(report)
     if table is not None and listed:
         lines += table_lines(report, table, limit)
         if limit is not None and len(listed) > limit:

@@ -156,9 +156,6 @@ def test_the_summary_times_the_whole_process_or_says_it_timed_the_run(tmp_path):
     """`gjk` started as a process: the time since the process started (an interpreter that
     waited 0.6 s before running gjk shows at least that), "in all"; called in a longer-lived
     process (CliRunner here): the run's time, "for the run"."""
-    script = ("import time, sys\ntime.sleep(0.6)\n"
-              f"sys.argv = ['gjk', 'scan', {str(A)!r}, {str(B)!r}]\n"
-              "from gjkcli.__main__ import run\nrun()\n")
     for args in (("scan", A, B), ("check", A, B)):
         script = ("import time, sys\ntime.sleep(0.6)\n"
                   f"sys.argv = ['gjk', {', '.join(repr(str(a)) for a in args)}]\n"
