@@ -930,12 +930,12 @@ def _table(found, trace: bool, terminal: bool, errors: bool, colour: bool = Fals
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
-    from gjkcli.report.table import render_check, render_pair
+    from gjkcli.report.table import render_check
     from gjkcli.report.trace import render_trace
     from gjkcli.tolerances import DEFAULT
 
     if terminal:  # rich reads the terminal's colours (and FORCE_COLOR, NO_COLOR) itself
-        console = Console(**({} if colour else {"no_color": True, "highlight": False}))
+        console = Console(**({} if colour else {"color_system": None, "highlight": False}))
     else:
         console = Console(record=True, width=width, file=io.StringIO(), soft_wrap=True,
                           **(_FORCED if colour else {}))
@@ -952,10 +952,7 @@ def _table(found, trace: bool, terminal: bool, errors: bool, colour: bool = Fals
             console.print(render_check(found))
         else:
             console.print(render_scan(found, limit=None if found.all_pairs or verbose else TABLE_ROWS,
-                                      errors=errors))
-            if verbose:  # each finding's detail, as check shows it
-                for pair in getattr(found, "listed", found.pairs):
-                    console.print(render_pair(pair, found.object(pair.a), found.object(pair.b)))
+                                      errors=errors, details=verbose > 0))
     if terminal:
         return None
     if colour:

@@ -79,10 +79,11 @@ def render_summary(report) -> Text:
     return text
 
 
-def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
+def render_scan(report, limit: int | None = None, errors: bool = True, details: bool = False) -> Group:
     """The whole report: errors, notes, findings, baseline entries gone, the summary line.
 
     limit : show at most this many pairs (the summary still counts them all).
+    details : after the table, each shown pair's panel as `gjk check` draws it (-v).
     errors : list the input errors (first: the reason before what it led to); False where they
         are on stderr already (the command's table on stdout), the summary still counts them.
     """
@@ -100,6 +101,11 @@ def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
         if groups is not None:
             parts.append(groups)
         parts.append(render_pairs(report, limit))
+        if details:
+            from gjkcli.report.table import render_pair
+
+            parts += [render_pair(p, report.object(p.a), report.object(p.b))
+                      for p in (listed if limit is None else listed[:limit])]
         if limit is not None and len(listed) > limit:
             parts.append(Text(f"... and {len(listed) - limit} more (--all-pairs or a machine format lists them all)",
                               style="dim"))

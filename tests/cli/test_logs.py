@@ -229,3 +229,22 @@ def test_writing_a_baseline_says_what_it_recorded(tmp_path):
     assert "; 1 finding recorded in the baseline; exit 0" in summary and "failing" not in summary
     table = gjk("scan", A, B, "--write-baseline", tmp_path / "base.json", "--format", "table", code=0).stdout
     assert "; 1 finding recorded in the baseline; exit 0" in table
+
+
+def test_verbose_on_a_terminal_draws_each_findings_panel_before_the_summary():
+    import io
+
+    from rich.console import Console
+
+    from gjkcli.pipeline.run import Options, scan
+    from gjkcli.report.scan import render_scan
+
+    found = scan([A, B, SAMPLES / "touch_a.stl"], Options(jobs=1))
+    console = Console(record=True, width=100, file=io.StringIO())
+    console.print(render_scan(found, details=True))
+    text = console.export_text()
+    assert text.count("witness A") == len(found.pairs) == 3
+    assert text.rindex("witness A") < text.index("3 objects, 3 pairs checked")
+    console = Console(record=True, width=100, file=io.StringIO())
+    console.print(render_scan(found))
+    assert "witness A" not in console.export_text()
