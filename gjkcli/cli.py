@@ -543,14 +543,19 @@ def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: boo
 
     table = render_audit(doc) if "audit" in doc else render_matrix(doc)
     on_stdout = output is None or output == "-"
-    if on_stdout and _colour(color, _is_terminal(sys.stdout)):
+    terminal = on_stdout and _is_terminal(sys.stdout)
+    colour = on_stdout and _colour(color, terminal)
+    if terminal:
         with _stdout("the report"):
-            Console(**({} if _is_terminal(sys.stdout) else _FORCED)).print(table)
+            Console(**({} if colour else {"color_system": None, "highlight": False})).print(table)
         return
-    console = Console(record=True, width=120, file=io.StringIO(), soft_wrap=True)
+    # a log or a file: as wide as COLUMNS says, plain frames (as the scan's report, _table)
+    console = Console(record=True, width=_columns(), file=io.StringIO(), soft_wrap=True,
+                      **(_FORCED if colour else {}))
     console.print(table)
-    text = "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
-    _write_text(output, text, "the report")
+    text = console.file.getvalue() if colour else \
+        "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
+    _write_text(output, _plain_box(text), "the report")
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
