@@ -248,3 +248,22 @@ def test_verbose_on_a_terminal_draws_each_findings_panel_before_the_summary():
     console = Console(record=True, width=100, file=io.StringIO())
     console.print(render_scan(found))
     assert "witness A" not in console.export_text()
+
+
+def test_all_pairs_gives_a_parted_pair_of_a_part_that_is_not_convex_its_hulls_distance(tmp_path):
+    """A ring 2 away from a box: the broad phase parts them; --all-pairs lists the pair with
+    the hulls' distance, a lower bound of the parts' (marked conservative), without asking the
+    triangles; `gjk check` gives the parts' own distance, not below it."""
+    trimesh = pytest.importorskip("trimesh")
+    ring = trimesh.creation.annulus(r_min=0.6, r_max=1.0, height=0.5)
+    ring.export(tmp_path / "ring.stl")
+    trimesh.creation.box([1, 1, 1]).apply_translation([3.5, 0, 0]).export(tmp_path / "box.stl")
+    files = (tmp_path / "ring.stl", tmp_path / "box.stl")
+    doc = json.loads(gjk("scan", *files, "--all-pairs", "--format", "json", code=0).stdout)
+    (pair,) = doc["pairs"]
+    assert doc["summary"]["candidates"] == 0 and doc["summary"]["pairs"] == 1
+    assert pair["status"] == "clear" and pair["mode"] == "hull" and pair["conservative"] is True
+    exact = json.loads(gjk("check", *files, "--format", "json", code=0).stdout)["pairs"][0]
+    assert pair["distance"] == pytest.approx(2.0, abs=1e-6) and exact["distance"] >= pair["distance"] - 1e-9
+    line = gjk("scan", *files, "--all-pairs", code=0).stdout.splitlines()[0]
+    assert line == "ring.stl x box.stl: clear: 2 apart (between the hulls; a part is not convex)"
