@@ -10,8 +10,10 @@ the command can print them plain, or through rich in colour when colour is force
   detail (the rows of `gjk check`'s panel) under its line, indented.
 - `table_lines`: the findings table as `gjk scan` shows it on a terminal, in plain characters
   (no box drawing), its columns separated by two spaces: a name is never broken (a line holding
-  a longer name than the width allows is longer than the width); the note column wraps between
-  words within what the width leaves.
+  a longer name than the width allows is longer than the width); the notes wrap between words
+  within what the width leaves, or go under the row when it leaves them too little.
+- `pair_cells`, `pair_notes`: the table's words, which the terminal's table
+  (`gjkcli.report.scan.render_pairs`) and the HTML page read too.
 - `summary_spans`: the summary line of a scan, the same words as the terminal's.
 """
 from __future__ import annotations
