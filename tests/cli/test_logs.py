@@ -267,3 +267,14 @@ def test_all_pairs_gives_a_parted_pair_of_a_part_that_is_not_convex_its_hulls_di
     assert pair["distance"] == pytest.approx(2.0, abs=1e-6) and exact["distance"] >= pair["distance"] - 1e-9
     line = gjk("scan", *files, "--all-pairs", code=0).stdout.splitlines()[0]
     assert line == "ring.stl x box.stl: clear: 2 apart (between the hulls; a part is not convex)"
+
+
+def test_importing_the_entry_is_not_starting_the_process():
+    """A test (or a notebook) that imports gjkcli.__main__ has not started gjk's process: the
+    summary then times the run, not the interpreter's age."""
+    import gjkcli.__main__  # noqa: F401
+    from gjkcli import clock
+
+    assert clock.since_start() is None
+    _, words = _seconds(gjk("scan", A, B, code=1).stdout.splitlines()[-1])
+    assert words == "for the run"
