@@ -161,8 +161,10 @@ def _options(f):
                      help="Each connected body of an object is its own object (NAME#k)."),
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
                      show_default=True,
-                     help="table for people; json (the documented schema); junit (violations as "
-                          "failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
+                     help="table for people (through a pipe or to a file: a finding per line, "
+                          "unless --format table is given: the table to COLUMNS); json (the "
+                          "documented schema); junit (every pair checked a test case, violations "
+                          "as failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
                           "code scanning); bcf (BCF 2.1 topics for BIM tools, IFC models only, "
                           "needs -o FILE.bcfzip)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -287,7 +289,9 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
-@click.option("--all-pairs", is_flag=True, help="List every pair the narrow phase checked, with its distance.")
+@click.option("--all-pairs", is_flag=True,
+              help="List every pair with its distance (up to 10,000 pairs: those whose boxes are "
+                   "apart too, with their hulls' distance, a lower bound).")
 @click.option("--show-allowed", is_flag=True,
               help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
                    "as suppressed and skipped). Default: counted in the summary, not listed.")
