@@ -62,7 +62,13 @@ def _interrupt(_signum, _frame):
 signal.signal(signal.SIGINT, _interrupt)
 
 
+# True once `run` runs: gjk started this process (gjkcli.clock.since_start times it from its start).
+RUNNING = False
+
+
 def run():
+    global RUNNING
+    RUNNING = True
     from gjkcli.mesh import cad_process
 
     # STEP files: OpenCASCADE imported and the files read in a forked process while this one

@@ -42,7 +42,7 @@ HELP_GROUPS = (
                 "isolated")),
     ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
-                 "quiet", "timings")),
+                 "quiet", "verbose", "timings")),
     ("Pictures", ("html_file", "png_path", "open_page")),
     ("The trace", ("trace", "trace_json", "start_direction")),
     ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory", "skip_missing_meshes")),
@@ -231,8 +231,10 @@ def _options(f):
                      help="Each connected body of an object is its own object (NAME#k)."),
         click.option("--format", "output_format", type=click.Choice(FORMATS), default="table",
                      show_default=True,
-                     help="table for people; json (the documented schema); junit (violations as "
-                          "failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
+                     help="table for people (through a pipe or to a file: a finding per line, "
+                          "unless --format table is given: the table to COLUMNS); json (the "
+                          "documented schema); junit (every pair checked a test case, violations "
+                          "as failures); github (::error workflow annotations); sarif (SARIF 2.1.0 for "
                           "code scanning); bcf (BCF 2.1 topics for BIM tools, IFC models only, "
                           "needs -o FILE.bcfzip)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
@@ -274,9 +276,15 @@ def _options(f):
                           "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none); pngs (100: "
                           "the most severe violations that --png draws)."),
         click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
-                     help="Colour in the report on stdout: auto (on a terminal, unless NO_COLOR is "
-                          "set), always (also through a pipe, as for a CI log), never."),
+                     help="Colour in the report on stdout: auto (on a terminal; through a pipe "
+                          "too when FORCE_COLOR, CLICOLOR_FORCE or PY_COLORS=1 is set; never when "
+                          "NO_COLOR or PY_COLORS=0 is), always (also through a pipe, as for a CI "
+                          "log), never."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code is the answer."),
+        click.option("-v", "--verbose", count=True,
+                     help="-v: every finding with its detail (the normal, the witness points, the "
+                          "certificate, the iterations) and no row limit; -vv: the stages' "
+                          "timings on stderr too (as --timings)."),
         click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors."),
         click.option("--version", is_flag=True, expose_value=False, is_eager=True,
                      callback=_print_version, help="Show the version and exit."),
@@ -358,7 +366,9 @@ def check(ctx, a, b, start_direction, **opts):
 @click.option("--fail-on", multiple=True, type=click.Choice(("collision", "touching", "clearance")),
               help="Findings that fail the scan (repeatable). Default: the manifest's, else collision "
                    "and clearance; undecided pairs always fail.")
-@click.option("--all-pairs", is_flag=True, help="List every pair the narrow phase checked, with its distance.")
+@click.option("--all-pairs", is_flag=True,
+              help="List every pair with its distance (up to 10,000 pairs: those whose boxes are "
+                   "apart too, with their hulls' distance, a lower bound).")
 @click.option("--show-allowed", is_flag=True,
               help="List the allowed pairs too (table and JSON; SARIF and JUnit always carry them, "
                    "as suppressed and skipped). Default: counted in the summary, not listed.")
@@ -622,19 +632,24 @@ def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: boo
 
     table = render_audit(doc) if "audit" in doc else render_matrix(doc)
     on_stdout = output is None or output == "-"
-    if on_stdout and (_is_terminal(sys.stdout) or color == "always"):
-        style = {"always": {"force_terminal": True}, "never": {"no_color": True, "highlight": False}}
+    terminal = on_stdout and _is_terminal(sys.stdout)
+    colour = on_stdout and _colour(color, terminal)
+    if terminal:
         with _stdout("the report"):
-            Console(**style.get(color, {})).print(table)
+            Console(**({} if colour else {"color_system": None, "highlight": False})).print(table)
         return
-    console = Console(record=True, width=120, file=io.StringIO(), soft_wrap=True)
+    # a log or a file: as wide as COLUMNS says, plain frames (as the scan's report, _table)
+    console = Console(record=True, width=_columns(), file=io.StringIO(), soft_wrap=True,
+                      **(_FORCED if colour else {}))
     console.print(table)
-    text = "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
-    _write_text(output, text, "the report")
+    text = console.file.getvalue() if colour else \
+        "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
+    _write_text(output, _plain_box(text), "the report")
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
                  output_format, output, trace, trace_json, timings, limit, quiet, debug, color="auto",
+                 verbose=0,
                  manifest=None, fail_on=None, all_pairs=False, show_allowed=False, baseline=None,
                  write_baseline=None, jobs=None,
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
@@ -651,6 +666,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--limit") from None
 
+    timings = timings or verbose >= 2  # -vv: the stages' timings, as pytest's -vv says more
+    # a table asked for (not the format's default) is a table through a pipe too
+    table_asked = ctx.get_parameter_source("output_format") not in (None, click.core.ParameterSource.DEFAULT)
+    # a log's line per finding lists every one (each with its overlap volume), as the table rows
+    every_line = not table_asked and (output not in (None, "-") or not _is_terminal(sys.stdout))
     stage = ["starting"]
     # with --timings, imports are a stage of their own, not part of the stage that first needs them
     with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings):
@@ -677,9 +697,10 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             limits=file_limits, dask=dask, dask_timeout=dask_timeout, robot=robot,
             sheet_layer=sheet_layer, start_direction=start_direction, layers=layers,
             ignore_layers=ignore_layers, join_tolerance=join_tolerance,
-            shown=_shown(command, output_format, output, quiet, all_pairs, html_file, png_path),
+            shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0 or every_line,
+                         html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
-            together=together)
+            together=together, list_passing=output_format == "junit")
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
@@ -688,6 +709,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
         found = _with_settings(found, settings_of(ctx).path, show_allowed)
+        whole = clock.since_start()  # the summary's clock: the process's, where gjk started it
+        if whole is not None:
+            import dataclasses
+
+            found = dataclasses.replace(found, elapsed=whole, timed="process")
         started = time.perf_counter()
         # each input error is one line on stderr, whatever the format, before the report: the
         # reason comes before what it led to ("only one object", the summary), and a CI log or
@@ -699,7 +725,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             _write_trace_json(trace_json, found)
         if not quiet or output is not None:
             stage[0] = "writing the report"
-            _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color)
+            _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color,
+                  verbose=verbose, table_asked=table_asked)
         if html_file is not None:
             stage[0] = f"writing {html_file}"
             _write_html(html_file, found, trace=trace, open_page=open_page)
@@ -868,15 +895,16 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
 
 
 def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool, timings: bool,
-          color: str = "auto") -> None:
+          color: str = "auto", verbose: int = 0, table_asked: bool = False) -> None:
     """Render the findings in their format, to --output or stdout (the JSON's clock only with
-    --timings; the table's colour as --color says)."""
+    --timings; the table's colour as --color and the environment say, `_colour`)."""
     if output_format == "table":
         if found.command == "check" and found.errors and output is None:
             return  # the errors are on stderr; there is nothing to compare
         on_stdout = output is None or output == "-"
-        live = on_stdout and (_is_terminal(sys.stdout) or color == "always")
-        text = _table(found, trace, terminal=live, errors=not on_stdout, color=color)
+        terminal = on_stdout and _is_terminal(sys.stdout)
+        text = _table(found, trace, terminal=terminal, errors=not on_stdout,
+                      colour=on_stdout and _colour(color, terminal), verbose=verbose, asked=table_asked)
         if text is None:
             return
     elif output_format == "json":
@@ -937,20 +965,87 @@ def _is_terminal(stream) -> bool:
     return bool(isatty and isatty())
 
 
-def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto") -> str | None:
-    """Print the table on the terminal (None), or return its plain text for a file or a pipe:
-    lines not wrapped (a summary stays one line however long) and without trailing spaces (a
-    table's title is centred with them), as ruff's and pytest's plain output. `errors`: list
-    the input errors (False on stdout, where stderr has them). `color`: auto (rich's own
-    choice: a terminal, NO_COLOR and FORCE_COLOR), always or never."""
+def _colour(color: str, terminal: bool, environ=os.environ) -> bool:
+    """Whether the report on stdout is coloured: --color always or never; for auto, as pytest
+    and most tools read the environment: PY_COLORS=1 or 0 first, then NO_COLOR (set and not
+    empty: none), then FORCE_COLOR (set and not empty) or CLICOLOR_FORCE (not 0): colour
+    through a pipe too; else on a terminal."""
+    if color != "auto":
+        return color == "always"
+    if environ.get("PY_COLORS") in ("0", "1"):
+        return environ["PY_COLORS"] == "1"
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR") or environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    return terminal
+
+
+# A rich console's colour through a pipe: the 16 standard colours every CI log shows (rich's own
+# detection finds none without a terminal, or with TERM=dumb).
+_FORCED = {"force_terminal": True, "color_system": "standard"}
+
+
+def _columns() -> int:
+    """The width of a report through a pipe: COLUMNS when it says one, else 120."""
+    try:
+        width = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return 120
+    return width if width >= 20 else 120
+
+
+def _plain_box(text: str) -> str:
+    """Box-drawing characters (rich's tables and panels, U+2500 to U+257F) as plain ones, for a
+    log or a file: lines as - and |, corners and crossings as +."""
+    import unicodedata
+
+    table = {}
+    for code in range(0x2500, 0x2580):
+        name = unicodedata.name(chr(code), "")
+        lines = ("HORIZONTAL" in name, "VERTICAL" in name)
+        table[code] = "-" if lines == (True, False) else "|" if lines == (False, True) else "+"
+    return text.translate(table)
+
+
+def _table(found, trace: bool, terminal: bool, errors: bool, colour: bool = False, verbose: int = 0,
+           asked: bool = False) -> str | None:
+    """Print the report on the terminal (None), or return its text for a file or a pipe.
+
+    On a terminal: rich's tables and panels. Elsewhere: a scan's findings one per line with
+    whole names (`gjkcli.report.lines.concise_lines`, as ruff's concise output), or, when the
+    table is asked for (--format table), the table in plain characters to COLUMNS
+    (`table_lines`); a check's panels to COLUMNS with plain frames. Lines are not wrapped where
+    they need not be (a summary stays one line) and keep no trailing spaces. `errors`: list
+    the input errors (False on stdout, where stderr has them). `colour`: ANSI colours, also
+    through a pipe. `verbose`: every finding with its detail, no row limit."""
     panels = found.command == "check" and len(found.pairs) <= CHECK_PANELS
-    if panels and not terminal and not trace:
+    width = _columns()
+    if not terminal and not trace and not panels:
+        from gjkcli.report import lines as log
+
+        spans = log.concise_lines(found, errors=errors, verbose=verbose,
+                                  table=width if asked else None,
+                                  limit=None if found.all_pairs or verbose else TABLE_ROWS)
+        if not colour:
+            return log.plain(spans)
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(width=width, soft_wrap=True, highlight=False, file=io.StringIO(), **_FORCED)
+        for line in spans:
+            text = Text()
+            for part, style in line:
+                text.append(part, style=style or None)
+            console.print(text)
+        return console.file.getvalue()
+    if panels and not terminal and not trace and not colour:
         # the same characters as rich's layout below, without importing rich (a check's start-up)
         from gjkcli.report.checktext import plain_check
 
-        text = plain_check(found)
+        text = plain_check(found, width)
         if text is not None:
-            return text
+            return _plain_box(text)
     from rich.console import Console
 
     from gjkcli.report.scan import render_scan
@@ -958,9 +1053,11 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
     from gjkcli.report.trace import render_trace
     from gjkcli.tolerances import DEFAULT
 
-    style = {"always": {"force_terminal": True}, "never": {"no_color": True, "highlight": False}}
-    console = Console(**style.get(color, {})) if terminal else \
-        Console(record=True, width=120, file=io.StringIO(), soft_wrap=True)
+    if terminal:  # rich reads the terminal's colours (and FORCE_COLOR, NO_COLOR) itself
+        console = Console(**({} if colour else {"color_system": None, "highlight": False}))
+    else:
+        console = Console(record=True, width=width, file=io.StringIO(), soft_wrap=True,
+                          **(_FORCED if colour else {}))
     with _stdout("the report"):
         if trace:
             for pair in found.pairs:
@@ -973,11 +1070,13 @@ def _table(found, trace: bool, terminal: bool, errors: bool, color: str = "auto"
         if panels:
             console.print(render_check(found))
         else:
-            console.print(render_scan(found, limit=None if found.all_pairs else TABLE_ROWS,
-                                      errors=errors))
+            console.print(render_scan(found, limit=None if found.all_pairs or verbose else TABLE_ROWS,
+                                      errors=errors, details=verbose > 0))
     if terminal:
         return None
-    return "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
+    if colour:
+        return _plain_box(console.file.getvalue())
+    return _plain_box("".join(line.rstrip() + "\n" for line in console.export_text().splitlines()))
 
 
 @contextlib.contextmanager
@@ -997,7 +1096,7 @@ def _write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
     if path is None or path == "-":
         with _stdout(what):
-            click.echo(text, nl=False)
+            click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (_colour)
         return
     try:
         write_whole(path, text)

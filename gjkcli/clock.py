@@ -21,7 +21,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "IMPORTS"]
+__all__ = ["recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "since_start", "IMPORTS"]
 
 # The name of the imports' stage in a run's timings.
 IMPORTS = "imports"
@@ -113,14 +113,57 @@ def stage(timings: dict, name: str, since: float) -> float:
     return now
 
 
+def _entry():
+    """The module gjkcli.__main__ as this process loaded it, or None."""
+    # `gjk` imports gjkcli.__main__; `python -m gjkcli` runs it as __main__
+    entry = sys.modules.get("gjkcli.__main__")
+    if getattr(entry, "STARTED", None) is None and getattr(
+            getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) == "gjkcli.__main__":
+        entry = sys.modules["__main__"]
+    return entry
+
+
+def _started():
+    """gjkcli.__main__'s STARTED (a perf_counter reading), None when it was not imported."""
+    return getattr(_entry(), "STARTED", None)
+
+
+def _process_age() -> float | None:
+    """Seconds since this process was created (the interpreter's start included), from Linux's
+    /proc (to the clock tick, 10 ms); None elsewhere."""
+    import os
+
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        # the fields after the command's name (in parentheses, which may hold spaces): the
+        # 22nd field of proc(5), starttime in clock ticks after boot, is the 20th of these
+        starttime = int(stat.rpartition(")")[2].split()[19])
+        return max(0.0, uptime - starttime / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def since_start() -> float | None:
+    """Seconds since the `gjk` process started, as a user timing the command would see them:
+    the process's age from /proc where there is one (the interpreter's start included), else
+    from the first line of `gjkcli.__main__`. None when gjk did not start this process (a test
+    or a notebook calling the command in a longer-lived one): the reports then time the run."""
+    entry = _entry()
+    started = getattr(entry, "STARTED", None)
+    if started is None or not getattr(entry, "RUNNING", False):  # imported, not run: a test's import
+        return None
+    age = _process_age()
+    since_main = time.perf_counter() - started
+    return since_main if age is None else max(age, since_main)
+
+
 def startup() -> float:
     """Seconds from the first line of `gjkcli.__main__` to `record` (the imports of the command
     line itself), 0 when gjk was not started from there or nothing is recorded."""
-    # `gjk` imports gjkcli.__main__; `python -m gjkcli` runs it as __main__
-    started = getattr(sys.modules.get("gjkcli.__main__"), "STARTED", None)
-    if started is None and getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) \
-            == "gjkcli.__main__":
-        started = getattr(sys.modules["__main__"], "STARTED", None)
+    started = _started()
     if started is None or _recording_since is None:
         return 0.0
     return max(0.0, _recording_since - started)

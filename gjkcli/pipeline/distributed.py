@@ -40,7 +40,7 @@ import numpy as np
 
 from gjkcli import limits
 from gjkcli.errors import GjkError, Problem, ShapeError, one_line
-from gjkcli.pipeline import elements
+from gjkcli.pipeline import elements, stages
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
@@ -264,6 +264,11 @@ class _ClusterRun(Run):
         if n < 2:
             self._release()
             return empty, empty, np.zeros(0), 0
+        if self.options.all_pairs and not self._passing:  # the tiles' pairs only: one process lists the others too
+            count = n * (n - 1) // 2
+            self.notes.append(stages.parted_note(count) if count > stages.ALL_PAIRS_UP_TO else
+                              "on a Dask cluster, --all-pairs lists the pairs whose boxes come "
+                              "within reach; the others are clear by their boxes")
         glo, ghi = grown_bounds(parts.lo, parts.hi, self.grow(parts, resolved))
         grid = _Grid.fit(glo, ghi, self._tile_count(n))
         tile_ids, members = grid.assign(glo, ghi)

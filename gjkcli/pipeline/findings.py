@@ -223,6 +223,9 @@ class Findings:
     units : the length unit of every distance, bound, tolerance and clearance of the run
         ("mm", "in", "m", ... of `gjkcli.units`), None when no input states one
     timings : seconds per stage (load, hulls, broad, narrow, objects, refine, verdicts)
+    elapsed, timed : seconds, and what they timed: "run" (the run's stages, from loading the
+        inputs to the findings) or "process" (since the `gjk` process started, the interpreter's
+        start included: set by the command, `gjkcli.clock.since_start`)
     dimension : 3 for solids, 2 for a run on 2D drawings (vectors then have two coordinates;
         `geometry` then gives an object's outlines, read through `rings`)
     show_allowed : listings (the table, JSON) show the allowed pairs too; without it they are
@@ -258,6 +261,7 @@ class Findings:
     units: str | None = None
     timings: dict = field(default_factory=dict)
     elapsed: float = 0.0
+    timed: str = "run"
     version: str = "unknown"
     dimension: int = 3
     show_allowed: bool = False

@@ -74,6 +74,9 @@ class Options:
         its own, only pairs within a file are checked (a folder of unrelated parts, each
         modelled at the origin). The Python API's default is one world; `gjk scan`'s is each
         file by itself unless --together or a manifest says otherwise
+    list_passing : list every checked pair, the passing ones too, as a report of one test case
+        per pair asks (JUnit): `all_pairs` up to `gjkcli.pipeline.stages.ALL_PAIRS_UP_TO`
+        checked pairs, the findings alone beyond (a note says so)
     """
 
     mode: str = "auto"
@@ -102,6 +105,7 @@ class Options:
     allow: tuple = ()
     recurse: bool = True
     together: bool = True
+    list_passing: bool = False
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

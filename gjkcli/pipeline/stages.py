@@ -47,7 +47,7 @@ from gjkcli.pipeline.findings import Finding, Findings, LazyRecords, ObjectRecor
 from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
-__all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "plain_lengths",
+__all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
@@ -55,6 +55,18 @@ __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "LENGTHS", "Progress", "pla
 PAIR_CHUNK = 4096
 
 Progress = Callable[[str, int, int], None]
+
+# --all-pairs (and JUnit, which lists every pair as a test case) checks every pair of a scan up
+# to this many, the ones whose boxes the broad phase parts too: each is listed with its
+# distance. Beyond, the broad phase's pairs are listed and a note says the others are clear by
+# their boxes.
+ALL_PAIRS_UP_TO = 10_000
+
+
+def parted_note(count: int) -> str:
+    """The note of a run that lists every pair but has more than ALL_PAIRS_UP_TO of them."""
+    return (f"{count:,} pairs: more than {ALL_PAIRS_UP_TO:,}, so only the pairs whose boxes come "
+            f"within reach are checked and listed; the others are clear by their boxes")
 
 # The options that are lengths: a number in the model's units, or a `Length` with its unit.
 LENGTHS = ("tolerance", "clearance", "group_within")
@@ -111,6 +123,10 @@ class Run:
                 continue
             if value is not None and not (value >= 0 and np.isfinite(value)):
                 raise ValueError(f"{what} must be a finite number >= 0, got {value}")
+        # a report of one test case per pair (JUnit): every checked pair listed, up to a limit
+        self._passing = bool(getattr(options, "list_passing", False)) and not options.all_pairs
+        if self._passing:
+            options = dataclasses.replace(options, all_pairs=True)
         jobs = max(1, os.cpu_count() or 1) if options.jobs is None else int(options.jobs)
         if jobs < 1:
             raise ValueError(f"jobs must be >= 1, got {options.jobs}")
@@ -124,6 +140,7 @@ class Run:
         self.units: str | None = None  # the scene's length unit, once the inputs are read
         self._volumes: dict = {}  # (a, b) -> the exact solids' common volume, when refined
         self.sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
+        self.parted = None  # (m,) bool: checked pairs the broad phase parts (listed for --all-pairs)
         self.started = time.perf_counter()
 
     def stage(self, name: str, since: float) -> float:
@@ -152,6 +169,10 @@ class Run:
         self._name_notes(parts)
         resolved = self.resolve(parts, manifest)
         i, j, clearance, candidates = self.candidates(parts, resolved, across, every_pair)
+        if self._passing and len(i) > ALL_PAIRS_UP_TO:
+            self.options = o = dataclasses.replace(o, all_pairs=False)
+            self.notes.append(f"{len(i):,} pairs checked: more than {ALL_PAIRS_UP_TO:,}, so the "
+                              f"report lists the findings, not the passing pairs")
         t = self.stage("broad", t)
         batch = self.narrow(parts, i, j)
         t = self.stage("narrow", t)
@@ -357,6 +378,11 @@ class Run:
             count = int(sides.sum() ** 2 - (sides ** 2).sum()) // 2
         else:
             count = n * (n - 1) // 2
+        # every pair listed (--all-pairs, JUnit): the ones the broad phase parts too, each with
+        # its hulls' distance, a lower bound of the parts' (the triangles are not asked)
+        parting = self.options.all_pairs and count > every_pair and count <= ALL_PAIRS_UP_TO
+        if parting:
+            every_pair = ALL_PAIRS_UP_TO
         if count <= every_pair:
             i, j = np.triu_indices(n, 1)
         else:
@@ -366,6 +392,8 @@ class Run:
                 self.notes.append(f"{count:,} pairs: more than {every_pair:,}, so the pairs whose "
                                   f"boxes are apart are clear by their boxes and only findings are "
                                   f"listed")
+            elif self.options.all_pairs and not self._passing:
+                self.notes.append(parted_note(count))
             i, j = candidate_pairs(parts.lo, parts.hi, grow=self.grow(parts, resolved))
             i, j = np.minimum(i, j), np.maximum(i, j)
             order = np.lexsort((j, i))  # pairs read in the objects' order
@@ -379,8 +407,13 @@ class Run:
         if parts.owned:  # a link's elements are one object: never checked against each other
             keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]
-        candidates = len(i)
+        kept = None
+        if parting:  # the pairs the broad phase keeps, as keys a * n + b
+            bi, bj = candidate_pairs(parts.lo, parts.hi, grow=self.grow(parts, resolved))
+            kept = np.minimum(bi, bj).astype(np.int64) * n + np.maximum(bi, bj)
+        candidates = len(i) if kept is None else int(np.isin(i.astype(np.int64) * n + j, kept).sum())
         i, j, clearance = self.select(resolved, i, j)
+        self.parted = None if kept is None else ~np.isin(i.astype(np.int64) * n + j, kept)
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
     def own_worlds(self, parts, i, j):
@@ -488,6 +521,8 @@ class Run:
         hull_clear = status == _CLEAR
         coincident = policy.coincide(parts.gap[i], parts.gap[j], batch.tolerance)
         listed = np.ones(m, dtype=bool) if self.options.all_pairs else ~hull_clear
+        # the pairs the broad phase parts, listed: their hulls' distance, not the triangles'
+        asked = listed if self.parted is None else listed & ~self.parted
         # a pair with triangles on one side at least: a curved primitive goes to the triangles
         # against the other part's (gjkcli.engine.primitive); two primitives are their hulls
         meshed = parts.meshed[i] | parts.meshed[j]
@@ -500,13 +535,14 @@ class Run:
         bounded = (e > 0) & ~(hull_clear & (lower > batch.tolerance) & (lower >= clearance))
         status[bounded] = Status.UNDECIDED.value  # until _bounded decides
         listed |= bounded
+        asked = asked | bounded
         if modes is None:
-            refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, listed, meshed)
+            refine = policy.needs_triangles(self.options.mode, hull_clear, coincident, asked, meshed)
         else:  # each clash set's own mode
             refine = np.zeros(m, dtype=bool)
             for mode in set(modes.tolist()):
                 mine = modes == mode
-                refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, listed, meshed)[mine]
+                refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, asked, meshed)[mine]
         refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
         decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))

@@ -17,7 +17,7 @@ import re
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, pair_note
-from gjkcli.report.numbers import fmt, vec
+from gjkcli.report.numbers import fmt, timed, vec
 
 STYLES = {
     Status.CLEAR: "bold green",
@@ -209,7 +209,7 @@ def summary_spans(check: Findings) -> list:
     code = check.exit_code
     style = "green" if code == 0 else "red"
     return [(head, ""), (f"; {failing} failing", style), (f"; exit {code}", style),
-            (f"  ({duration(check.elapsed)} in all)", "dim")]
+            (f"  ({timed(check)})", "dim")]
 
 
 def trailer_lines(check: Findings) -> list:

@@ -4,11 +4,14 @@ Findings in, text out; nothing here prints, reads files or imports the engine. O
 library is imported, so a CI run pays no import it does not need. (The JSON document is
 gjkcli/report/jsonout.py; SARIF is gjkcli/report/sarif.py.)
 
-JUnit (`junit_xml`): one test case per listed pair, named "a x b", in a class per file; failing
-pairs carry a <failure>, allowed and baseline pairs are <skipped> with the reason, every file
-that failed to load is a test case with an <error>, and geometry read but not checked (a URDF
-link whose mesh is missing) a test case with a <failure>. A run with nothing to list still has one
-passing case, so CI systems show that it ran. Text that XML 1.0 cannot hold (control characters
+JUnit (`junit_xml`): one test case per listed pair, named "a x b", in a class per file; the
+command runs the pipeline with `list_passing` for it, so every pair checked is listed, the
+passing ones too, as pytest lists every test (up to `gjkcli.pipeline.stages.ALL_PAIRS_UP_TO`
+pairs; beyond, the findings alone, and a note says so). Failing pairs carry a <failure>, allowed
+and baseline pairs are <skipped> with the reason, every file that failed to load is a test case
+with an <error>, and geometry read but not checked (a URDF link whose mesh is missing) a test
+case with a <failure>. The run's notes are the suite's <system-out>. A run with nothing to list
+still has one passing case, so CI systems show that it ran. Text that XML 1.0 cannot hold (control characters
 in a file name) is written as "\\xNN".
 
 GitHub (`github_annotations`): one ``::error file=F,title=T::message`` line per failing pair, per
@@ -98,7 +101,8 @@ def junit_xml(report) -> str:
         else:
             ET.SubElement(case, "system-out").text = describe(p, report.units)
         cases.append(case)
-    if not cases:
+    placeholder = not cases
+    if placeholder:
         case = ET.Element("testcase", classname=f"gjk.{report.command}", name=report.command)
         ET.SubElement(case, "system-out").text = " ".join(report.notes) or "no findings"
         cases.append(case)
@@ -109,6 +113,8 @@ def junit_xml(report) -> str:
                         ("mode", report.requested), ("exit_code", report.exit_code)):
         ET.SubElement(props, "property", name=name, value=str(value))
     suite.extend(cases)
+    if report.notes and not placeholder:  # the placeholder case holds them already
+        ET.SubElement(suite, "system-out").text = "\n".join(str(n) for n in report.notes)
     root = ET.Element("testsuites", name="gjk", tests=str(len(cases)), failures=str(failures),
                       errors=str(errors), skipped=str(skipped), time=f"{report.elapsed:.3f}")
     root.append(suite)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["fmt", "vec"]
+__all__ = ["fmt", "vec", "timed"]
 
 
 def fmt(x, digits: int = 6) -> str:
@@ -31,3 +31,16 @@ def vec(v, digits: int = 6) -> str:
     finite = v[np.isfinite(v)]
     scale = float(np.max(np.abs(finite))) if finite.size else 0.0
     return "(" + ", ".join(fmt(0.0 if abs(x) < 1e-12 * scale else x, digits) for x in v) + ")"
+
+
+def timed(found) -> str:
+    """The summary's clock, saying what it timed: "0.81 s in all" since the process started,
+    "87 ms for the run" where only the run's stages were timed (a command called in a
+    longer-lived process). Milliseconds without decimals: the process's age is read to 10 ms."""
+    seconds = float(found.elapsed or 0.0)
+    words = "in all" if getattr(found, "timed", "run") == "process" else "for the run"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us {words}"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.0f} ms {words}"
+    return f"{seconds:.2f} s {words}"

@@ -14,7 +14,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import Finding, Findings
 from gjkcli.report.pictures import caption, fmt, size_text, units_of
-from gjkcli.report.scan import pair_notes
+from gjkcli.report.lines import pair_notes
 from gjkcli.report.trace import vec
 
 # Witness segments are drawn for the first this many findings, normals' cones and planes for

@@ -16,17 +16,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gjkcli.engine.results import Status
+from gjkcli.report.lines import pair_cells, summary_spans
 
 __all__ = ["render_scan", "render_summary", "progress_callback", "wants_progress"]
-
-STYLES = {
-    Status.CLEAR: "green",
-    Status.TOUCHING: "yellow",
-    Status.COLLISION: "bold red",
-    Status.CLEARANCE: "magenta",
-    Status.UNDECIDED: "dark_orange",
-}
 
 STAGES = {"load": "loading", "read": "reading a large file", "mesh": "meshing IFC elements",
           "tessellate": "tessellating STEP solids", "hulls": "building hulls",
@@ -39,63 +31,23 @@ def _bytes_count(done: int, total: int) -> str:
     return f"{done / 2**20:,.1f}/{total / 2**20:,.1f} MiB"
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} us"
-    if seconds < 1.0:
-        return f"{seconds * 1e3:.0f} ms"
-    return f"{seconds:.2f} s"
-
-
 def _fmt(x) -> str:
     return "-" if x is None else f"{x + 0.0:.6g}"  # + 0.0: -0.0 reads 0
 
 
 def render_pairs(report, limit: int | None = None) -> Table:
-    """The listed pairs as a table, in the report's order (most severe first)."""
+    """The listed pairs as a table, in the report's order (most severe first); the words are
+    `gjkcli.report.lines.pair_cells`'."""
     table = Table(title="Findings" if not report.all_pairs else "Pairs", title_justify="left",
                   show_edge=False, pad_edge=False)
-    table.add_column("status", no_wrap=True)
-    table.add_column("object A", overflow="fold")
-    table.add_column("object B", overflow="fold")
-    units = getattr(report, "units", None)
-    table.add_column(f"depth / gap ({units})" if units else "depth / gap", justify="right",
-                     no_wrap=True)
     listed = getattr(report, "listed", report.pairs)
-    shown = listed if limit is None else listed[:limit]
-    volumes = any(p.overlap_volume is not None or p.overlap_reason for p in shown)
-    if volumes:
-        table.add_column("overlap vol.", justify="right", no_wrap=True)
-    sets = any(p.clash_set is not None for p in shown)
-    if sets:
-        table.add_column("clash set", overflow="fold")
-    grouped = any(p.group is not None for p in shown)
-    if grouped:
-        table.add_column("group", justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold")
-    for p in shown:
-        status = Status(p.status)
-        r = p.result
-        if status is Status.COLLISION:
-            size = _fmt(r.depth)
-        elif status is Status.TOUCHING:
-            size = _fmt(r.signed_distance)
-        elif status is Status.UNDECIDED and p.distance_lower is not None \
-                and p.distance_upper is not None:  # the tessellation's bounds
-            size = f"{_fmt(p.distance_lower)} .. {_fmt(p.distance_upper)}"
-        else:
-            size = _fmt(r.distance)
-        notes = pair_notes(p, _fmt)
-        muted = p.allowed or (p.known and p.violation)
-        cells = [Text(status.value, style="dim" if muted else STYLES[status]), Text(p.a), Text(p.b),
-                 Text(size)]
-        if volumes:
-            cells.append(Text(_fmt(p.overlap_volume)))
-        if sets:
-            cells.append(Text(p.clash_set or ""))
-        if grouped:
-            cells.append(Text(str(p.group) if p.group is not None else ""))
-        table.add_row(*cells, Text("; ".join(notes)), style="dim" if muted else None)
+    headers, right, rows = pair_cells(report, listed if limit is None else listed[:limit])
+    names = {"object A", "object B", "clash set", "note"}
+    for head, flush_right in zip(headers, right):
+        table.add_column(head, justify="right" if flush_right else "left",
+                         **({"overflow": "fold"} if head in names else {"no_wrap": True}))
+    for muted, cells in rows:
+        table.add_row(*(Text(text, style=style or "") for text, style in cells), style="dim" if muted else None)
     return table
 
 
@@ -121,54 +73,17 @@ def render_groups(report, limit: int | None = None) -> Table | None:
 
 def render_summary(report) -> Text:
     """One line: objects, pairs checked, findings by status, failures, exit code, time."""
-    n = len(report.objects)
-    text = Text(f"{n} object{'s' if n != 1 else ''}, {report.checked} pair"
-                f"{'s' if report.checked != 1 else ''} checked")
-    text.append(worlds_text(report))
-    found = [f"{report.counts.get(s.value, 0)} {s.value}" for s in
-             (Status.COLLISION, Status.UNDECIDED, Status.TOUCHING, Status.CLEARANCE)
-             if report.counts.get(s.value, 0)]
-    if found:
-        text.append(": " + ", ".join(found))
-    failing = len(report.failures)
-    allowed = sum(1 for p in report.pairs if p.allowed and p.violation)
-    known = sum(1 for p in report.pairs if p.known and p.violation and not p.allowed)
-    code = report.exit_code
-    style = "green" if code == 0 else "red"
-    text.append(f"; {failing} failing", style=style)
-    extra = []
-    unlisted = getattr(report, "unlisted", 0)
-    if allowed or unlisted:
-        extra.append(f"{allowed} allowed" + (", not listed: --show-allowed lists them" if unlisted else ""))
-    if known:
-        extra.append(f"{known} in the baseline")
-    if report.gone:
-        extra.append(f"{len(report.gone)} gone from the baseline")
-    if report.errors:
-        extra.append(f"{len(report.errors)} file error{'s' if len(report.errors) != 1 else ''}")
-    unchecked = len(getattr(report, "unchecked", ()))
-    if unchecked:
-        extra.insert(0, f"{unchecked} not checked")
-    if extra:
-        text.append(" (" + ", ".join(extra) + ")")
-    text.append(f"; exit {code}", style=style)
-    text.append(f"  ({_duration(report.elapsed)})", style="dim")
+    text = Text()
+    for part, style in summary_spans(report):
+        text.append(part, style=style or None)
     return text
 
 
-def worlds_text(report) -> str:
-    """How a scan of several files paired their objects, for the summary: "" for a check or a
-    scan of one file."""
-    together = getattr(report, "together", None)
-    if together is None:
-        return ""
-    return " (the files together)" if together else " (each file by itself; --together pairs them)"
-
-
-def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
+def render_scan(report, limit: int | None = None, errors: bool = True, details: bool = False) -> Group:
     """The whole report: errors, notes, findings, baseline entries gone, the summary line.
 
     limit : show at most this many pairs (the summary still counts them all).
+    details : after the table, each shown pair's panel as `gjk check` draws it (-v).
     errors : list the input errors (first: the reason before what it led to); False where they
         are on stderr already (the command's table on stdout), the summary still counts them.
     """
@@ -186,6 +101,11 @@ def render_scan(report, limit: int | None = None, errors: bool = True) -> Group:
         if groups is not None:
             parts.append(groups)
         parts.append(render_pairs(report, limit))
+        if details:
+            from gjkcli.report.table import render_pair
+
+            parts += [render_pair(p, report.object(p.a), report.object(p.b))
+                      for p in (listed if limit is None else listed[:limit])]
         if limit is not None and len(listed) > limit:
             parts.append(Text(f"... and {len(listed) - limit} more (--all-pairs or a machine format lists them all)",
                               style="dim"))
@@ -245,26 +165,3 @@ def progress_callback(console, delay: float = 0.5):
     finally:
         if shown:
             bar.stop()
-
-
-def pair_notes(p, fmt) -> list[str]:
-    """The notes of a finding's row, the same in the terminal table and the HTML page: where on a
-    motion, allowed or known, answered on the hulls, the clearance, why no overlap volume."""
-    notes = []
-    if p.segment is not None:
-        notes.append(f"motion {p.segment}->{p.segment + 1}" + (f" at t={p.t:.4f}" if p.t is not None else ""))
-    elif p.waypoint is not None:
-        notes.append(f"waypoint {p.waypoint}")
-    if getattr(p, "time_from_start", None) is not None:
-        notes[-1] += f" ({p.time_from_start:.3f} s)"
-    if p.allowed:
-        notes.append(f"allowed: {p.reason}")
-    elif p.known and p.violation:
-        notes.append("in the baseline")
-    if p.conservative:
-        notes.append("hulls (a part is not convex)")
-    if Status(p.status) is Status.CLEARANCE:
-        notes.append(f"{fmt(p.clearance)} required")
-    if p.overlap_reason:
-        notes.append(f"no overlap volume: {p.overlap_reason}")
-    return notes

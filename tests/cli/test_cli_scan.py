@@ -38,8 +38,10 @@ def scene(tmp_path) -> Path:
 
 
 def test_table_names_the_collision_and_fails(scene):
-    out = gjk("scan", scene, "--jobs", "1", code=1).stdout
-    assert "collision" in out and " a " in f" {out} " and "exit 1" in out
+    out = gjk("scan", scene, "--jobs", "1", code=1).stdout  # a pipe: a line per finding
+    assert "b x a: collision: overlap 0.25 (m)" in out and "exit 1" in out
+    table = gjk("scan", scene, "--jobs", "1", "--format", "table", code=1).stdout
+    assert "collision" in table and " a " in f" {table} " and "exit 1" in table
 
 
 def test_json_lists_the_pair_with_the_check_schema(scene):

@@ -57,8 +57,10 @@ def test_table_and_annotations_say_units(issue_pair):
     out = " ".join(gjk("check", a, b, "--clearance", "5e-3", code=1).stdout.split())
     assert "0.0001 mm apart, closer than the required 0.005 mm" in out
     assert "exact on the solids" in out
-    out = gjk("scan", a, b, "--clearance", "5e-3", "--together", code=1).stdout
+    out = gjk("scan", a, b, "--clearance", "5e-3", "--together", "--format", "table", code=1).stdout
     assert "depth / gap (mm)" in " ".join(out.split())
+    out = gjk("scan", a, b, "--clearance", "5e-3", "--together", code=1).stdout  # a log's line per finding
+    assert "clearance: 0.0001 apart, 0.005 required (mm)" in out
     gh = gjk("check", a, b, "--clearance", "5e-3", "--format", "github", code=1).stdout
     assert "(mm)" in gh
 

@@ -444,10 +444,12 @@ def test_json_follows_the_check_schema(tmp_path):
     for p in doc["pairs"]:
         assert check_pair_keys | {"allowed", "reason", "baseline", "fails"} <= set(p)
     assert [o["name"] for o in doc["objects"]] == ["block", "ball", "rod"]
+    # every pair, the one whose boxes are apart (ball and rod) too, with its distance
     assert [(p["a"], p["b"], p["status"]) for p in doc["pairs"]] == [("block", "rod", "collision"),
-                                                                     ("block", "ball", "clear")]
+                                                                     ("block", "ball", "clear"),
+                                                                     ("ball", "rod", "clear")]
     assert doc["pairs"][1]["distance"] == pytest.approx(2 ** 0.5 * 0.4 - 0.5)
-    assert doc["summary"]["pairs"] == report.checked == 2 and doc["summary"]["exit_code"] == 1
+    assert doc["summary"]["pairs"] == report.checked == 3 and doc["summary"]["exit_code"] == 1
     only = scan_document(scan.run([], manifest=m, jobs=1))  # without --all-pairs: the findings
     assert [p["status"] for p in only["pairs"]] == ["collision"] and only["summary"]["clear"] == 1
 

@@ -419,3 +419,30 @@ BROKEN_LOGS = {
 def test_the_schema_rejects_a_broken_log(validator, how):
     assert not errors_of(validator, sarif_log(findings()))  # the same log, unbroken, passes
     assert errors_of(validator, _broken(BROKEN_LOGS[how])), f"the schema accepted a log with {how}"
+
+
+def test_an_allowed_pair_through_the_command_is_a_suppressed_result_that_validates(validator, tmp_path):
+    """`gjk scan --allow A,B:REASON --format sarif`: the allowed pair is a note with a
+    suppression whose justification is the reason (GitHub hides suppressed results), and the
+    log validates; the driver carries no informationUri it cannot fill (never null)."""
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    a, b = samples / "collide_a.stl", samples / "collide_b.stl"
+    done = CliRunner().invoke(main, ["scan", str(a), str(b), "--allow", "collide_a.stl,collide_b.stl:press fit",
+                                     "--format", "sarif"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    log = json.loads(done.stdout)
+    assert_valid(validator, log)
+    [res] = log["runs"][0]["results"]
+    assert res["level"] == "note"
+    assert res["suppressions"] == [{"kind": "external", "status": "accepted", "justification": "press fit"}]
+    driver = log["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver or isinstance(driver["informationUri"], str)
+    # the same pair not allowed: an error without a suppression, and the log still validates
+    failing = json.loads(CliRunner().invoke(main, ["scan", str(a), str(b), "--format", "sarif"]).stdout)
+    assert_valid(validator, failing)
+    [res] = failing["runs"][0]["results"]
+    assert res["level"] == "error" and "suppressions" not in res
