@@ -68,7 +68,7 @@ def test_the_table_asked_for_through_a_pipe_follows_columns_and_keeps_names_whol
     # names that fit: the table fits the width, a long note wrapped between words, in its
     # column when there is room for it, else under its row
     reason = "a press fit the drawing asks for, between the housing and its bearing seat"
-    args = ("scan", A, B, SAMPLES / "clear_a.stl", "--format", "table", "--show-allowed", "--allow",
+    args = ("scan", "--together", A, B, SAMPLES / "clear_a.stl", "--format", "table", "--show-allowed", "--allow",
             f"collide_a.stl,clear_a.stl:{reason}")
     for columns, beside in ((80, False), (95, True), (200, True)):
         out = gjk(*args, env={"COLUMNS": str(columns)}, code=1).stdout
@@ -101,17 +101,17 @@ def test_a_piped_check_follows_columns_in_plain_characters():
 ])
 def test_the_environment_forces_colour_through_a_pipe(env, coloured):
     clean = {k: None for k in ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS", "NO_COLOR")}
-    for command in (("scan", A, B), ("check", A, B)):
+    for command in (("scan", "--together", A, B), ("check", A, B)):
         out = gjk(*command, env={**clean, **env}, code=1).stdout
         assert (ANSI in out) is coloured, (command, env)
     # --color never wins over the environment, as --color always does
-    assert ANSI not in gjk("scan", A, B, "--color", "never", env={**clean, "FORCE_COLOR": "1"}).stdout
-    assert ANSI in gjk("scan", A, B, "--color", "always", env={**clean, "NO_COLOR": "1"}).stdout
+    assert ANSI not in gjk("scan", "--together", A, B, "--color", "never", env={**clean, "FORCE_COLOR": "1"}).stdout
+    assert ANSI in gjk("scan", "--together", A, B, "--color", "always", env={**clean, "NO_COLOR": "1"}).stdout
 
 
 def test_force_color_colours_a_real_pipe(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PY_COLORS")}
-    done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(A), str(B)], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", "--together", str(A), str(B)], cwd=tmp_path,
                           env={**env, "FORCE_COLOR": "1", "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
@@ -156,7 +156,7 @@ def test_the_summary_times_the_whole_process_or_says_it_timed_the_run(tmp_path):
     """`gjk` started as a process: the time since the process started (an interpreter that
     waited 0.6 s before running gjk shows at least that), "in all"; called in a longer-lived
     process (CliRunner here): the run's time, "for the run"."""
-    for args in (("scan", A, B), ("check", A, B)):
+    for args in (("scan", "--together", A, B), ("check", A, B)):
         script = ("import time, sys\ntime.sleep(0.6)\n"
                   f"sys.argv = ['gjk', {', '.join(repr(str(a)) for a in args)}]\n"
                   "from gjkcli.__main__ import run\nrun()\n")
@@ -178,7 +178,7 @@ def junit(*args, code=None):
 
 
 def test_junit_lists_every_pair_checked_passing_ones_too():
-    suite, props = junit("scan", A, B, SAMPLES / "clear_b.stl", SAMPLES / "touch_a.stl", code=1)
+    suite, props = junit("scan", "--together", A, B, SAMPLES / "clear_b.stl", SAMPLES / "touch_a.stl", code=1)
     cases = suite.findall("testcase")
     assert len(cases) == int(suite.get("tests")) == int(props["checked_pairs"]) == 6
     failing = [c for c in cases if c.find("failure") is not None]
@@ -186,7 +186,7 @@ def test_junit_lists_every_pair_checked_passing_ones_too():
     assert len(failing) == int(suite.get("failures")) and passing
     assert all(c.find("system-out").text.startswith(("clear:", "touching")) for c in passing)
     # two parts apart: the one pair, passing
-    suite, props = junit("scan", SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl", code=0)
+    suite, props = junit("scan", "--together", SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl", code=0)
     (case,) = suite.findall("testcase")
     assert props["checked_pairs"] == "1" and case.get("name") == "clear_a.stl x clear_b.stl"
     assert case.find("system-out").text == "clear: 0.5 apart"
@@ -196,7 +196,7 @@ def test_junit_beyond_the_limit_lists_the_findings_and_says_so(monkeypatch):
     from gjkcli.pipeline import stages
 
     monkeypatch.setattr(stages, "ALL_PAIRS_UP_TO", 1)
-    suite, props = junit("scan", A, B, SAMPLES / "clear_b.stl", code=1)
+    suite, props = junit("scan", "--together", A, B, SAMPLES / "clear_b.stl", code=1)
     cases = suite.findall("testcase")
     assert len(cases) == 2 and all(c.find("failure") is not None for c in cases)
     assert "so the report lists the findings, not the passing pairs" in suite.find("system-out").text
@@ -206,10 +206,10 @@ def test_all_pairs_lists_the_pair_the_broad_phase_parts():
     """Two parts 0.5 apart: the broad phase parts them; --all-pairs lists the pair with the
     distance `gjk check` gives."""
     a, b = SAMPLES / "clear_a.stl", SAMPLES / "clear_b.stl"
-    assert "0 pairs checked" in gjk("scan", a, b, code=0).stdout  # without it: nothing to list
-    out = gjk("scan", a, b, "--all-pairs", code=0).stdout
+    assert "0 pairs checked" in gjk("scan", "--together", a, b, code=0).stdout  # without it: nothing to list
+    out = gjk("scan", "--together", a, b, "--all-pairs", code=0).stdout
     assert "clear_a.stl x clear_b.stl: clear: 0.5 apart" in out and "1 pair checked" in out
-    doc = json.loads(gjk("scan", a, b, "--all-pairs", "--format", "json", code=0).stdout)
+    doc = json.loads(gjk("scan", "--together", a, b, "--all-pairs", "--format", "json", code=0).stdout)
     (pair,) = doc["pairs"]
     check = json.loads(gjk("check", a, b, "--format", "json", code=0).stdout)["pairs"][0]
     assert pair["status"] == "clear" and pair["distance"] == pytest.approx(check["distance"]) == pytest.approx(0.5)
@@ -219,15 +219,15 @@ def test_all_pairs_beyond_the_limit_says_which_pairs_it_lists(monkeypatch):
     from gjkcli.pipeline import stages
 
     monkeypatch.setattr(stages, "ALL_PAIRS_UP_TO", 1)
-    out = gjk("scan", A, B, SAMPLES / "clear_b.stl", SAMPLES / "peg.stl", "--all-pairs").stdout
+    out = gjk("scan", "--together", A, B, SAMPLES / "clear_b.stl", SAMPLES / "peg.stl", "--all-pairs").stdout
     assert "only the pairs whose boxes come within reach are checked and listed" in out
 
 
 def test_writing_a_baseline_says_what_it_recorded(tmp_path):
-    out = gjk("scan", A, B, "--write-baseline", tmp_path / "base.json", code=0).stdout
+    out = gjk("scan", "--together", A, B, "--write-baseline", tmp_path / "base.json", code=0).stdout
     summary = out.splitlines()[-1]
     assert "; 1 finding recorded in the baseline; exit 0" in summary and "failing" not in summary
-    table = gjk("scan", A, B, "--write-baseline", tmp_path / "base.json", "--format", "table", code=0).stdout
+    table = gjk("scan", "--together", A, B, "--write-baseline", tmp_path / "base.json", "--format", "table", code=0).stdout
     assert "; 1 finding recorded in the baseline; exit 0" in table
 
 
@@ -259,13 +259,13 @@ def test_all_pairs_gives_a_parted_pair_of_a_part_that_is_not_convex_its_hulls_di
     ring.export(tmp_path / "ring.stl")
     trimesh.creation.box([1, 1, 1]).apply_translation([3.5, 0, 0]).export(tmp_path / "box.stl")
     files = (tmp_path / "ring.stl", tmp_path / "box.stl")
-    doc = json.loads(gjk("scan", *files, "--all-pairs", "--format", "json", code=0).stdout)
+    doc = json.loads(gjk("scan", "--together", *files, "--all-pairs", "--format", "json", code=0).stdout)
     (pair,) = doc["pairs"]
     assert doc["summary"]["candidates"] == 0 and doc["summary"]["pairs"] == 1
     assert pair["status"] == "clear" and pair["mode"] == "hull" and pair["conservative"] is True
     exact = json.loads(gjk("check", *files, "--format", "json", code=0).stdout)["pairs"][0]
     assert pair["distance"] == pytest.approx(2.0, abs=1e-6) and exact["distance"] >= pair["distance"] - 1e-9
-    line = gjk("scan", *files, "--all-pairs", code=0).stdout.splitlines()[0]
+    line = gjk("scan", "--together", *files, "--all-pairs", code=0).stdout.splitlines()[0]
     assert line == "ring.stl x box.stl: clear: 2 apart (between the hulls; a part is not convex)"
 
 
@@ -276,5 +276,5 @@ def test_importing_the_entry_is_not_starting_the_process():
     from gjkcli import clock
 
     assert clock.since_start() is None
-    _, words = _seconds(gjk("scan", A, B, code=1).stdout.splitlines()[-1])
+    _, words = _seconds(gjk("scan", "--together", A, B, code=1).stdout.splitlines()[-1])
     assert words == "for the run"

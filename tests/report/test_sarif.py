@@ -431,7 +431,7 @@ def test_an_allowed_pair_through_the_command_is_a_suppressed_result_that_validat
 
     samples = Path(__file__).resolve().parents[2] / "samples"
     a, b = samples / "collide_a.stl", samples / "collide_b.stl"
-    done = CliRunner().invoke(main, ["scan", str(a), str(b), "--allow", "collide_a.stl,collide_b.stl:press fit",
+    done = CliRunner().invoke(main, ["scan", "--together", str(a), str(b), "--allow", "collide_a.stl,collide_b.stl:press fit",
                                      "--format", "sarif"], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     log = json.loads(done.stdout)
@@ -442,7 +442,7 @@ def test_an_allowed_pair_through_the_command_is_a_suppressed_result_that_validat
     driver = log["runs"][0]["tool"]["driver"]
     assert "informationUri" not in driver or isinstance(driver["informationUri"], str)
     # the same pair not allowed: an error without a suppression, and the log still validates
-    failing = json.loads(CliRunner().invoke(main, ["scan", str(a), str(b), "--format", "sarif"]).stdout)
+    failing = json.loads(CliRunner().invoke(main, ["scan", "--together", str(a), str(b), "--format", "sarif"]).stdout)
     assert_valid(validator, failing)
     [res] = failing["runs"][0]["results"]
     assert res["level"] == "error" and "suppressions" not in res
