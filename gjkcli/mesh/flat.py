@@ -319,7 +319,12 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
             closed.append(_contour(pts, piece))
         else:
             pieces.append(piece)
+    arranged, pieces, closed, arr_left, arr_notes = _arrange_branches(
+        pieces, closed, max(tol, got.join_tol), got.join_tol, shown, path)
+    notes.extend(arr_notes)
     joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
+    joined = arranged + joined
+    left = arr_left + left
     if bridged > got.join_tol:
         notes.append(f"{shown}: open pieces joined across gaps up to {bridged:.3g} (within "
                      f"--join-tolerance {tol:g}); each gap is closed by a straight edge")
@@ -748,6 +753,92 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
         else:
             left.extend(pieces[m] for m in members)
     return out, left, bridged
+
+
+def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, shown: str, path):
+    """(faces as contours, the pieces left to chain, the closed contours left as they are, the
+    pieces that bound no face, notes): the open pieces whose ends do not meet two by two (a
+    branch point where three or more meet, an end on another piece's side, a loose end), with
+    the pieces and closed contours their ends touch, become the faces of their planar arrangement
+    (`gjkcli.mesh.arrangement`); the rest is left to `_join`, which chains ends that meet two by
+    two, as before."""
+    if not pieces:
+        return [], pieces, closed, [], []
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from gjkcli.mesh.arrangement import arrange, branch_sets, linestrings
+
+    ends = np.array([[p.points[0], p.points[-1]] for p in pieces]).reshape(-1, 2)
+    label, size = branch_sets(ends, tol)
+    n = len(pieces)
+    # pieces joined through a shared end are one component; one with an end shared by other
+    # than two ends branches
+    owner = np.repeat(np.arange(n), 2)
+    hub = n + label
+    graph = coo_matrix((np.ones(2 * n), (owner, hub)), shape=(n + len(size), n + len(size)))
+    _, comp = connected_components(graph, directed=False)
+    odd = np.zeros(comp.max() + 1, dtype=bool)
+    odd[comp[hub[size[label] != 2]]] = True
+    branchy = odd[comp[:n]]
+    if not branchy.any():
+        return [], pieces, closed, [], []
+    extras.require("arrangement", path, "reading line work that branches")
+    import shapely
+
+    # what the branching pieces' ends touch: other components' pieces, closed contours
+    loose_ends = shapely.points(ends[np.repeat(branchy, 2)])
+    piece_geoms = linestrings([p.points for p in pieces])
+    _, hit = shapely.STRtree(piece_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+    touched = np.zeros(comp.max() + 1, dtype=bool)
+    touched[comp[hit]] = True
+    take = branchy | touched[comp[:n]]
+    ring_geoms = linestrings([c.ring for c in closed], ring=True)
+    take_closed = np.zeros(len(closed), dtype=bool)
+    if closed:
+        _, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+        take_closed[hit] = True
+    items = [pieces[k] for k in np.flatnonzero(take)] + [closed[k] for k in np.flatnonzero(take_closed)]
+    lines = [p.points for p in items[:int(take.sum())]] + \
+            [np.concatenate([c.ring, c.ring[:1]]) for c in items[int(take.sum()):]]
+    masks = [p.straight for p in items[:int(take.sum())]] + \
+            [c.straight if c.straight is not None else np.zeros(len(c.ring), dtype=bool)
+             for c in items[int(take.sum()):]]
+    arr = arrange(lines, masks, merge)
+    out, named = [], set()
+    for face in arr.faces:
+        pick = next((k for k in sorted(face.pieces) if k not in named), min(face.pieces))
+        named.add(pick)
+        src = items[pick]
+        ring = face.ring
+        chord = max(items[k].chord for k in face.pieces)
+        out.append(_Contour(ring=ring, name=src.name, layer=src.layer, group=src.group,
+                            nonzero=False, area=signed_area(ring), chord=chord,
+                            straight=face.straight))
+    unused = [items[k] for k in arr.unused if k < int(take.sum())]
+    notes = []
+    if arr.branches:
+        def what(k):
+            it = items[k]
+            return it.what if isinstance(it, _Piece) else f"{it.name} (closed)"
+
+        shown_b = "; ".join(f"at ({x:.6g}, {y:.6g}): {', '.join(what(k) for k in ks[:4])}"
+                            + (", ..." if len(ks) > 4 else "")
+                            for (x, y), ks in arr.branches[:3])
+        nb = len(arr.branches)
+        notes.append(f"{shown}: {nb} branch point{'s' * (nb != 1)} where three or more pieces "
+                     f"meet (e.g. {shown_b}{'; ...' if nb > 3 else ''}): {len(items)} pieces read "
+                     f"as a planar arrangement, {len(out)} faces (the smallest closed loops); an "
+                     f"edge two faces share belongs to both")
+    elif out:
+        notes.append(f"{shown}: {len(items)} pieces whose ends do not meet two by two read as a "
+                     f"planar arrangement: {len(out)} faces (the smallest closed loops)")
+    if arr.dangling and len(unused) < len(items):
+        notes.append(f"{shown}: {arr.dangling} stretch{'es' * (arr.dangling != 1)} of line work "
+                     f"bound no face (loose ends, or cuts inside a face): left out")
+    rest = [p for k, p in enumerate(pieces) if not take[k]]
+    kept = [c for k, c in enumerate(closed) if not take_closed[k]]
+    return out, rest, kept, unused, notes
 
 
 def _contour(points: np.ndarray, piece: _Piece) -> _Contour:
