@@ -1088,7 +1088,9 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
     except (UnicodeDecodeError, ValueError, IOError) as exc:
         raise InputError(path, f"cannot read it as DXF ({_short(exc)}); re-export it") from None
     msp = doc.modelspace()
-    units = _INSUNITS.get(int(doc.header.get("$INSUNITS", 0) or 0))
+    # without a HEADER section (OpenSCAD writes none) ezdxf fills in its own defaults ($INSUNITS
+    # 6, metres): such a file states no unit
+    units = _INSUNITS.get(int(doc.header.get("$INSUNITS", 0) or 0)) if _has_header(path) else None
     placed = list(_dxf_entities(msp))
     if not placed:
         raise InputError(path, "holds no LINE, LWPOLYLINE, POLYLINE, CIRCLE, ARC, ELLIPSE or "
@@ -1113,6 +1115,23 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
         _closed_or_piece(pts, straight, is_closed, name, layer, k, False, closed, pieces, tol,
                          chord if had_curve else 0.0, what)
     return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+
+
+def _has_header(path: Path) -> bool:
+    """Whether a DXF file has a HEADER section: the first section of the file, by the DXF
+    reference, so it is looked for in the group codes before the first ENTITIES, BLOCKS or
+    TABLES section (a binary DXF is taken to have one)."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head.startswith(b"AutoCAD Binary DXF"):
+        return True
+    names = re.findall(rb"(?m)^[ \t]*2[ \t]*\r?\n[ \t]*([A-Z_]+)[ \t]*\r?$", head)
+    for name in names:
+        if name == b"HEADER":
+            return True
+        if name in (b"CLASSES", b"TABLES", b"BLOCKS", b"ENTITIES", b"OBJECTS"):
+            return False
+    return False
 
 
 def _layer_ask(layers: Layers) -> str:

@@ -308,11 +308,27 @@ class FlatRun(Run):
         # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
         # and one spelling): a unit of the table, or s of one ("0.264583 mm": an SVG whose
         # viewBox maps one user unit to that)
+        declared = self.options.units
+        if declared is not None and any(p.units is None for p in parts):
+            # --units: the unit of the drawings that state none (the packed arrays stay)
+            self.notes.extend(f"{f} states no unit: taken as {declared} (--units)"
+                              for f in dict.fromkeys(p.source for p in parts if p.units is None))
+            said = [p if p.units is not None else dataclasses.replace(p, units=declared) for p in parts]
+            parts = parts.renamed(said) if hasattr(parts, "renamed") else said
+            if frame is not None and frame.units is None:
+                frame = dataclasses.replace(frame, units=declared)
         spelled = {p.units for p in parts}
         known = {u: scaled_unit(u) for u in spelled}
         first = next((p for p in parts if known[p.units] is not None), None)
         unit = known[first.units][1] if first is not None else None
         self.units = unit
+        if unit is not None and None in spelled:
+            silent = list(dict.fromkeys(p.source for p in parts if p.units is None))
+            self.notes.append(f"warning: {', '.join(silent[:3])}{', ...' if len(silent) > 3 else ''} "
+                              f"state{'s' * (len(silent) == 1)} no unit and {first.source} states "
+                              f"{first.units}: the numbers of the drawing{'s' * (len(silent) != 1)} "
+                              f"without one are taken as {unit}; declare their unit with --units "
+                              f"if they are in another")
 
         def scale(u) -> float:  # how many `unit` one drawing unit `u` is (1: nothing to do)
             s, short = known[u] if u in known else scaled_unit(u)

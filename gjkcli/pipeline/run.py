@@ -69,6 +69,9 @@ class Options:
     allow : pairs allowed by the command line (`gjkcli.scene.manifest.allow_flag`'s AllowSpecs),
         after the manifest's own [[allow]] tables
     recurse : a directory given expands into its subdirectories too (`gjkcli.mesh.load.expand_paths`)
+    units : the length unit of the inputs whose files state none (`--units mm`: a DXF without a
+        header, an STL, an SVG without a width); None: they have none, and take the unit of the
+        inputs that state one
     """
 
     mode: str = "auto"
@@ -96,6 +99,7 @@ class Options:
     group_within: float | Length | None = None
     allow: tuple = ()
     recurse: bool = True
+    units: str | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:
