@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import io
 import logging
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -214,6 +215,7 @@ class _Read:
     units: str | None
     join_tol: float  # the default: join_rel of the drawing's size
     layers: set  # every layer name met (DXF)
+    notes: list = field(default_factory=list)  # what the read assumed (recover mode)
 
 
 @dataclass(frozen=True)
@@ -293,13 +295,23 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     kind = path.suffix.lower().lstrip(".")
     sheet_of = (lambda layer: layer_matches(layer, sheet_layer)) if sheet_layer is not None else None
     with _library_warnings() as said:
-        if kind == "svg":
-            got = _read_svg(path)
-        elif kind == "dxf":
-            got = _read_dxf(path, layers, sheet_of)
-        else:
-            raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
-    notes = [f"{shown}: {kind.upper()} reader: {line}" for line in said()]
+        try:
+            if kind == "svg":
+                got = _read_svg(path)
+            elif kind == "dxf":
+                got = _read_dxf(path, layers, sheet_of)
+            else:
+                raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the libraries' own errors become input errors
+            if not _raised_by(exc, "ezdxf", "svgelements"):
+                raise
+            library = "svgelements" if kind == "svg" else "ezdxf"
+            raise InputError(path, f"{library} cannot read it ({_short(exc)}); re-export "
+                                   f"it") from None
+    notes = ([f"{shown}: {kind.upper()} reader: {line}" for line in said()]
+             + [f"{shown}: {line}" for line in got.notes])
     if layers and kind == "svg":
         notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
                      f"files, and every shape of it is read")
@@ -1081,12 +1093,98 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
     extras.require("dxf", path, "reading DXF")
     import ezdxf
 
+    doc, notes = _open_dxf(ezdxf, path)
+    got = _read_dxf_doc(doc, path, layers, sheet_of)
+    got.notes.extend(notes)
+    return got
+
+
+def _open_dxf(ezdxf, path: Path):
+    """(the document, notes): the strict read (`ezdxf.readfile`); when it fails, ezdxf's recover
+    mode (`ezdxf.recover`, for files CAM programs write that break the rules); when that fails
+    too, recover mode on the file without its TABLES section (a table entry without a name stops
+    both reads, and the parts need no line types, colours or layer table). Raises InputError
+    naming what each read said."""
+    from ezdxf import recover
+
     try:
-        doc = ezdxf.readfile(str(path))
-    except ezdxf.DXFStructureError as exc:
-        raise InputError(path, f"not a valid DXF file ({_short(exc)}); re-export it") from None
-    except (UnicodeDecodeError, ValueError, IOError) as exc:
-        raise InputError(path, f"cannot read it as DXF ({_short(exc)}); re-export it") from None
+        return ezdxf.readfile(str(path)), []
+    except Exception as exc:  # noqa: BLE001 - any failure of the strict read: try recover mode
+        strict = exc
+    said = f"the strict read failed ({_short(strict)})"
+    printed = io.StringIO()  # recover mode prints what it repaired on stdout
+    try:
+        with contextlib.redirect_stdout(printed):
+            doc, auditor = recover.readfile(str(path))
+    except Exception as exc:  # noqa: BLE001
+        text = _without_tables(path)
+        if text is None:
+            raise InputError(path, f"not a valid DXF file: {said}, and ezdxf's recover mode "
+                                   f"too ({_short(exc)}); re-export it") from None
+        try:
+            with contextlib.redirect_stdout(printed):
+                doc, auditor = recover.read(io.BytesIO(text))
+        except Exception as exc2:  # noqa: BLE001
+            raise InputError(path, f"not a valid DXF file: {said}, and ezdxf's recover mode too "
+                                   f"({_short(exc2)}); re-export it") from None
+        return doc, _repairs(printed) + [f"{said}; ezdxf's recover mode stopped in its TABLES section "
+                     f"({_short(exc)}), so it was read without it (line types, colours and the "
+                     f"layer table are not needed for the parts)"]
+    fixes = len(auditor.fixes) + len(auditor.errors)
+    return doc, _repairs(printed) + [f"{said}; read by ezdxf's recover mode"
+                 + (f", which fixed {fixes} problem{'s' * (fixes != 1)}" if fixes else "")]
+
+
+def _repairs(printed: io.StringIO, shown: int = 3) -> list:
+    """The repairs recover mode printed ("recovered invalid floating point value "1,5" near
+    line 64 as "1.0""), as one note."""
+    lines = list(dict.fromkeys(" ".join(t.split()) for t in printed.getvalue().splitlines() if t.strip()))
+    if not lines:
+        return []
+    more = f"; ... ({len(lines)} in all)" if len(lines) > shown else ""
+    return ["ezdxf's recover mode: " + "; ".join(lines[:shown]) + more]
+
+
+def _without_tables(path: Path) -> bytes | None:
+    """The ASCII DXF's bytes without its TABLES section (None: not an ASCII DXF with one). DXF is
+    a sequence of (group code, value) line pairs; the section runs from (0, SECTION), (2, TABLES)
+    to the next (0, ENDSEC)."""
+    raw = path.read_bytes()
+    lines = raw.splitlines(keepends=True)
+    if len(lines) < 4 or raw.startswith(b"AutoCAD Binary DXF"):
+        return None
+    out, k, cut = [], 0, False
+    while k + 1 < len(lines):
+        code, value = lines[k].strip(), lines[k + 1].strip()
+        if (code == b"0" and value == b"SECTION" and k + 3 < len(lines)
+                and lines[k + 2].strip() == b"2" and lines[k + 3].strip() == b"TABLES"):
+            end = k + 4
+            while end + 1 < len(lines) and not (lines[end].strip() == b"0"
+                                                and lines[end + 1].strip() == b"ENDSEC"):
+                end += 2
+            k, cut = end + 2, True
+            continue
+        out += lines[k:k + 2]
+        k += 2
+    out += lines[k:]
+    return b"".join(out) if cut else None
+
+
+def _raised_by(exc: BaseException, *libraries: str) -> bool:
+    """Whether the exception was raised inside one of the libraries (its innermost frame's
+    module), or is one of their exception classes."""
+    if type(exc).__module__.split(".")[0] in libraries:
+        return True
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    name = last.tb_frame.f_globals.get("__name__", "") if last is not None else ""
+    return name.split(".")[0] in libraries
+
+
+def _read_dxf_doc(doc, path: Path, layers: Layers, sheet_of):
     msp = doc.modelspace()
     # without a HEADER section (OpenSCAD writes none) ezdxf fills in its own defaults ($INSUNITS
     # 6, metres): such a file states no unit
