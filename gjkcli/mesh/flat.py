@@ -297,7 +297,7 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     with _library_warnings() as said:
         try:
             if kind == "svg":
-                got = _read_svg(path)
+                got = _read_svg(path, layers, sheet_of)
             elif kind == "dxf":
                 got = _read_dxf(path, layers, sheet_of)
             else:
@@ -312,9 +312,10 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                                    f"it") from None
     notes = ([f"{shown}: {kind.upper()} reader: {line}" for line in said()]
              + [f"{shown}: {line}" for line in got.notes])
-    if layers and kind == "svg":
-        notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
-                     f"files, and every shape of it is read")
+    if layers and kind == "svg" and not got.layers:
+        notes.append(f"{shown}: the SVG has no layers (Inkscape layers or groups with an id): "
+                     f"--layers and --ignore-layers do not apply to it, and every shape of it is "
+                     f"read")
     elif layers:
         out = sorted(x for x in got.layers if not (layers.takes(x) or (sheet_of and sheet_of(x))))
         if out:
@@ -345,9 +346,13 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                      f"whose ends do not meet); close them, or join small gaps with "
                      f"--join-tolerance")
     contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
-    sheet = tuple(c for c in contours if sheet_of is not None and sheet_of(c.layer))
+    if sheet_of is not None and kind == "svg":  # an SVG's sheet: its layer, or its own id
+        on_sheet = [sheet_of(c.layer) or sheet_of(c.name) for c in contours]
+    else:
+        on_sheet = [sheet_of is not None and sheet_of(c.layer) for c in contours]
+    sheet = tuple(c for c, s in zip(contours, on_sheet) if s)
     if sheet:
-        contours = [c for c in contours if not sheet_of(c.layer)]
+        contours = [c for c, s in zip(contours, on_sheet) if not s]
     if not contours and not sheet:
         what = f" ({len(left)} open piece{'s' * (len(left) != 1)} that do not close)" if left else ""
         where = ""
@@ -361,7 +366,7 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     slack = _nest_slack(contours, size)
     depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
                              slack=slack, layers=layer_ids)
-    if kind == "dxf" and len(np.unique(layer_ids)) > 1:
+    if len(np.unique(layer_ids)) > 1:
         notes.extend(_layer_hints(shown, contours, depth, layer_ids, slack, sheet_layer is None))
     chord = max((c.chord for c in (*contours, *sheet)), default=0.0)
     return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent,
@@ -405,11 +410,27 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
                          rings=tuple(c.ring for c in d.sheet), units=d.units,
                          chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer,
                          straight=tuple(_oriented_straight(c, c.area) for c in d.sheet))
+    depth, notes = d.depth, d.notes
+    outer = np.flatnonzero(d.depth == 0)
+    k = _sheet_outline(d) if sheet_layer is None else None
+    if k is not None:
+        # one outline holds (nearly) every other: read as one part with holes, the file's parts
+        # would go unchecked; it is the sheet
+        c = d.contours[k]
+        sheet = FlatPart(name=f"sheet:{c.name}", source=d.path, rings=(c.ring,), units=d.units,
+                         chord=c.chord, layer=c.layer, straight=(_oriented_straight(c, c.area),))
+        held = int(np.count_nonzero((d.depth == 1) & (d.parent == k)))
+        out = f"; {len(outer) - 1} outside it leave the sheet" if len(outer) > 1 else ""
+        notes = d.notes + (f"{d.path}: one outline ({c.name}) holds the other outlines: taken "
+                           f"as the sheet, every part to lie inside it (by the clearance), and "
+                           f"the {held} outlines inside it as parts{out}",)
+        depth = np.where(_inside_of(d, k), d.depth - 1, d.depth)
+        depth[k] = -1  # neither part nor hole
     holes: dict[int, list[int]] = {}
-    for k in np.flatnonzero(d.depth % 2 == 1).tolist():
+    for k in np.flatnonzero(depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
     parts = []
-    for k in np.flatnonzero(d.depth % 2 == 0).tolist():
+    for k in np.flatnonzero((depth % 2 == 0) & (depth >= 0)).tolist():
         c = d.contours[k]
         inner = holes.get(k, ())
         rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in inner)
@@ -418,9 +439,35 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
         chord = max([c.chord] + [d.contours[h].chord for h in inner])
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=chord,
-                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes,
+                              layer=c.layer, open_pieces=d.open_pieces, notes=notes,
                               straight=straight if chord > 0 else None))
     return FlatParts(parts), sheet
+
+
+def _sheet_outline(d: Drawing) -> int | None:
+    """The contour that is the drawing's sheet although no layer says so: the outer contour
+    with two or more outlines directly inside it, holding at least `SHEET_SHARE` of all the
+    outlines that would be parts (its own and the other outer contours); None when none is."""
+    outer = np.flatnonzero(d.depth == 0)
+    if not len(outer):
+        return None
+    held = np.bincount(d.parent[d.depth == 1], minlength=len(d.contours))[outer]
+    best = int(np.argmax(held))
+    n = int(held[best])
+    if n >= 2 and n >= SHEET_SHARE * (n + len(outer) - 1):
+        return int(outer[best])
+    return None
+
+
+def _inside_of(d: Drawing, k: int) -> np.ndarray:
+    """(n,) bool: the contours whose chain of parents reaches contour k."""
+    out = np.zeros(len(d.contours), dtype=bool)
+    for j in range(len(d.contours)):
+        p = int(d.parent[j])
+        while p >= 0 and p != k:
+            p = int(d.parent[p])
+        out[j] = p == k
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -963,7 +1010,7 @@ def _dedupe_mask(points: np.ndarray, tol: float) -> np.ndarray:
 _LENGTH = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-zA-Z%]*)\s*$")
 
 
-def _read_svg(path: Path):
+def _read_svg(path: Path, layers: Layers = Layers(), sheet_of=None):
     extras.require("svg", path, "reading SVG")
     import svgelements as se
 
@@ -980,6 +1027,7 @@ def _read_svg(path: Path):
         if vt:
             undo = ~se.Matrix(vt)
     units = _svg_units(svg)
+    layer_of = _svg_layers(se, svg)
     shapes = []
     for k, e in enumerate(svg.elements()):
         if isinstance(e, se.Shape) and not isinstance(e, se.SVG):
@@ -990,6 +1038,13 @@ def _read_svg(path: Path):
     if not shapes:
         raise InputError(path, "holds no shapes (path, polygon, polyline, rect, circle, "
                                "ellipse); draw the parts in it")
+    seen = {layer_of.get(id(e)) for _, e, _ in shapes} - {None}
+    if layers and seen:
+        shapes = [t for t in shapes if layers.takes(layer_of.get(id(t[1])))
+                  or (sheet_of is not None and sheet_of(layer_of.get(id(t[1]))))]
+        if not shapes:
+            raise InputError(path, f"holds nothing on the layers asked for ({_layer_ask(layers)}); "
+                                   f"the file's layers: {', '.join(sorted(seen))}")
     allpts = [np.array([[s.start.x, s.start.y] for s in p if s.start is not None]
                        + [[s.end.x, s.end.y] for s in p if s.end is not None]) for _, _, p in shapes]
     allpts = np.concatenate([a for a in allpts if len(a)]) if any(len(a) for a in allpts) else np.zeros((1, 2))
@@ -1003,13 +1058,41 @@ def _read_svg(path: Path):
         tag = type(e).__name__.lower()
         counts[tag] = counts.get(tag, 0) + 1
         name = e.id if getattr(e, "id", None) else f"{tag}{counts[tag]}"
+        layer = layer_of.get(id(e))
         nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
         for sub in p.as_subpaths():
             pts, straight, is_closed, had_curve = _flatten_svg(se, sub, chord)
             if len(pts):
-                _closed_or_piece(pts, straight, is_closed, name, None, k, nonzero, closed, pieces,
+                _closed_or_piece(pts, straight, is_closed, name, layer, k, nonzero, closed, pieces,
                                  tol, chord if had_curve else 0.0, name)
-    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=set())
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+
+
+_INKSCAPE = "{http://www.inkscape.org/namespaces/inkscape}"
+
+
+def _svg_layers(se, svg) -> dict:
+    """{id(shape): its layer}: the label (else id) of the innermost Inkscape layer around it
+    (``<g inkscape:groupmode="layer" inkscape:label="Parts">``), else the id of the outermost
+    group around it that has one (``<g id="sheet">``); shapes in neither are on no layer."""
+    out: dict = {}
+
+    def walk(group, layer):
+        for child in group:
+            if isinstance(child, se.Group) and not isinstance(child, se.SVG):
+                mine = layer
+                attrs = child.values
+                own = child.id if getattr(child, "id", None) else None
+                if attrs.get(_INKSCAPE + "groupmode") == "layer" and (attrs.get(_INKSCAPE + "label") or own):
+                    mine = attrs.get(_INKSCAPE + "label") or own
+                elif layer is None and own is not None:
+                    mine = own
+                walk(child, mine)
+            elif isinstance(child, se.Shape):
+                if layer is not None:
+                    out[id(child)] = layer
+    walk(svg, None)
+    return out
 
 
 def _flatten_svg(se, sub, chord: float):

@@ -257,7 +257,9 @@ class FlatRun(Run):
             parts, sheets = self._read(sources)
             source = np.zeros(len(parts), dtype=np.int64)
         self.stage("load", t)
-        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, o.sheet_layer)
+        # the frame is named by --sheet-layer, or by the outline the reader took for the sheet
+        name = o.sheet_layer or (sheets[0].name.split(":", 1)[1] if sheets else None)
+        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, name)
                                        if sheets and parts else None)
         objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
         if frame is not None:
