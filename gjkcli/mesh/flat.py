@@ -44,7 +44,7 @@ from gjkcli.tolerances import DEFAULT
 
 __all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
            "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
-           "inside", "orient_even_odd", "reversed_straight", "sheet_frame"]
+           "inside", "orient_even_odd", "reversed_straight", "sheet_frame", "refined_arcs"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -501,6 +501,98 @@ def orient_even_odd(rings) -> tuple:
         sign = 1 if d % 2 == 0 else -1
         out.append(r if signed_area(r) * sign > 0 else r[::-1].copy())
     return tuple(out)
+
+
+def refined_arcs(part: FlatPart, times: int) -> FlatPart | None:
+    """The part with every flattened curve cut `times` times finer, the new points on the curve
+    itself, and its bound made to match; None when some curve cannot be cut finer from the
+    rings alone (it is not an arc of a circle: an ellipse, a spline, a Bezier; or one chord).
+
+    The reader keeps every vertex of a flattened curve on the curve and marks the chords
+    (`FlatPart.straight`). A run of chords whose vertices lie on one circle is an arc of it
+    (DXF circles, arcs and bulges; SVG circles and circular arcs): its centre and radius come
+    from three of its vertices, and each chord is cut into `times` chords of the arc. The new
+    bound is the largest sagitta r (1 - cos(dtheta / 2)) plus how far the vertices lay off the
+    fitted circle."""
+    if part.chord <= 0:
+        return part
+    if part.straight is None:
+        return None
+    rings, masks, bound = [], [], 0.0
+    for ring, mask in zip(part.rings, part.straight):
+        out = _refined_ring(ring, np.asarray(mask, dtype=bool), times)
+        if out is None:
+            return None
+        rings.append(out[0])
+        masks.append(out[1])
+        bound = max(bound, out[2])
+    return FlatPart(name=part.name, source=part.source, rings=tuple(rings), units=part.units,
+                    chord=bound, layer=part.layer, open_pieces=part.open_pieces, notes=part.notes,
+                    straight=tuple(masks))
+
+
+def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int):
+    """(ring, straight mask, bound) with each run of chords cut finer (see `refined_arcs`)."""
+    n = len(ring)
+    if mask.all():
+        return ring, mask, 0.0
+    if not mask.any():  # one closed curve: the run starts anywhere
+        start = 0
+    else:
+        start = int(np.flatnonzero(mask)[-1] + 1) % n  # the first edge after a straight one
+    order = (np.arange(n) + start) % n
+    pts_out, mask_out = [], []
+    bound = 0.0
+    k = 0
+    while k < n:
+        e = int(order[k])
+        if mask[e]:
+            pts_out.append(ring[e])
+            mask_out.append(True)
+            k += 1
+            continue
+        run = [e]
+        while k + len(run) < n and not mask[int(order[k + len(run)])]:
+            run.append(int(order[k + len(run)]))
+        verts = ring[np.array(run + [(run[-1] + 1) % n])]
+        closed_circle = len(run) == n
+        if len(run) < 2:
+            return None
+        fit = _circle_through(verts[0], verts[len(verts) // 2], verts[-2 if closed_circle else -1])
+        if fit is None:
+            return None
+        c, r = fit
+        off = float(np.abs(np.hypot(*(verts - c).T) - r).max())
+        if off > 1e-7 * r:
+            return None  # not one circle
+        ang = np.arctan2(verts[:, 1] - c[1], verts[:, 0] - c[0])
+        step = np.angle(np.exp(1j * np.diff(ang)))  # each chord's turn, in (-pi, pi]
+        t = np.arange(times) / times
+        fine = ang[:-1, None] + step[:, None] * t[None, :]
+        new = c + r * np.stack([np.cos(fine), np.sin(fine)], axis=-1).reshape(-1, 2)
+        new[::times] = verts[:-1]  # the vertices stay exactly where they were
+        pts_out.extend(new)
+        mask_out.extend([False] * len(new))
+        bound = max(bound, float(r * (1 - np.cos(np.abs(step).max() / times / 2))) + off)
+        k += len(run)
+    return np.ascontiguousarray(pts_out, dtype=np.float64), np.array(mask_out, dtype=bool), bound
+
+
+def _circle_through(a, b, c):
+    """(centre, radius) of the circle through three points; None when they are (nearly) on a
+    line."""
+    ax, ay = a
+    bx, by = b
+    cx, cy = c
+    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    scale = max(np.ptp([ax, bx, cx]), np.ptp([ay, by, cy]), 1e-300)
+    if abs(d) <= 1e-12 * scale * scale:
+        return None
+    a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
+    ux = (a2 * (by - cy) + b2 * (cy - ay) + c2 * (ay - by)) / d
+    uy = (a2 * (cx - bx) + b2 * (ax - cx) + c2 * (bx - ax)) / d
+    centre = np.array([ux, uy])
+    return centre, float(np.hypot(ax - ux, ay - uy))
 
 
 def _oriented(c: _Contour, sign: int) -> np.ndarray:

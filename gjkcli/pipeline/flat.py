@@ -494,6 +494,7 @@ class FlatRun(Run):
             value[c] = st.value
         status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
+        refined = self._settle_curves(objects, i, j, band, rounding, flat_band, batch, status, distance)
         if (clearance > 0).any():
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
             # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
@@ -516,6 +517,8 @@ class FlatRun(Run):
         for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
             a, b = objects[ia], objects[ib]
             st = result.status
+            if k in refined:
+                result = refined[k]
             if o.trace:
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
                 if result.status is not st:
@@ -538,6 +541,56 @@ class FlatRun(Run):
         pairs.sort(key=severity_key)
         self.stage("verdicts", t)
         return pairs, counts
+
+    # Each round cuts the arcs of an unsettled pair's parts this many times finer (the bound
+    # falls by its square); after the last one the pair is undecided.
+    REFINE = (8, 64)
+
+    def _settle_curves(self, objects, i, j, band, rounding, flat_band, batch, status, distance):
+        """{pair index: PlaneResult} for the pairs whose verdict the flattening could change: a
+        band the user set (wider than the pair's flattening bounds) within which the polygons'
+        gap or depth lies, give or take the bounds. Their arcs are cut finer
+        (`gjkcli.mesh.flat.refined_arcs`) until the answer and the bounds settle it, or else they
+        are undecided. `status` and `distance` are updated in place."""
+        from gjkcli.engine import plane
+        from gjkcli.mesh.flat import refined_arcs
+
+        depth = np.asarray(batch.depth, dtype=np.float64)
+        signed = np.where(np.isnan(depth), distance, -depth)
+        engine = (status == Status.TOUCHING.value) | (status == Status.COLLISION.value) | (status == Status.CLEAR.value)
+        unsettled = np.flatnonzero(engine & (flat_band > 0) & (rounding >= flat_band)
+                                   & ~_settled(signed, flat_band, band))
+        out = {}
+        for k in unsettled.tolist():
+            a, b = objects[int(i[k])], objects[int(j[k])]
+            result = None
+            for times in self.REFINE:
+                fa, fb = refined_arcs(a, times), refined_arcs(b, times)
+                if fa is None or fb is None:
+                    break
+                r = plane.query(plane.Region(list(fa.rings)), plane.Region(list(fb.rings)),
+                                tolerance=float(band[k]))
+                bound = fa.chord + fb.chord
+                v = r.signed_distance
+                if _settled(np.array([v]), np.array([bound]), np.array([band[k]]))[0]:
+                    st = (Status.COLLISION if -v > band[k] else
+                          Status.CLEAR if v > band[k] else Status.TOUCHING)
+                    result = dataclasses.replace(r, status=st)
+                    break
+            if result is None:
+                result = dataclasses.replace(batch.result(k), status=Status.UNDECIDED)
+            out[k] = result
+            status[k] = result.status.value
+            distance[k] = result.distance
+        if unsettled.size:
+            done = sum(r.status is not Status.UNDECIDED for r in out.values())
+            self.notes.append(f"{len(out)} pair{'s' * (len(out) != 1)} whose verdict the curves' "
+                              f"flattening could change (the polygons' gap or depth within the "
+                              f"bounds of the band): {done} settled with the arcs cut finer"
+                              + (f", {len(out) - done} undecided (curves other than arcs of "
+                                 f"circles cannot be cut finer from the drawing's polygons)"
+                                 if done < len(out) else ""))
+        return out
 
     def objects(self, parts: FlatScene, pairs, counts, i, j, key_of, known):
         """Each part's record made when read (LazyRecords: a 10,000-part nest's report reads a
@@ -575,6 +628,14 @@ def _packed(objects, which):
     count = objects.ring_start[rings + 1] - v0
     vertices = objects.vertices[_ranges(v0, count)]
     return vertices, np.concatenate([[0], np.cumsum(count)]), np.concatenate([[0], np.cumsum(nring)])
+
+
+def _settled(signed, bound, band):
+    """(m,) bool: whether the true signed gap, within `bound` of the polygons' `signed` gap
+    (negative: a depth), is on one side of the band's two edges: touching (|gap| <= band), a
+    collision (depth > band) or clear (gap > band) whatever the curves do within the bound."""
+    lo, hi = signed - bound, signed + bound
+    return ((lo >= -band) & (hi <= band)) | (hi < -band) | (lo > band)
 
 
 def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
