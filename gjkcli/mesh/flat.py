@@ -1483,7 +1483,11 @@ def _dxf_size(placed) -> float:
             elif kind == "LINE":
                 pts = _xy([e.dxf.start, e.dxf.end])
             elif kind == "SPLINE":
-                pts = _xy(e.control_points if len(e.control_points) else e.fit_points)
+                # the control points' box holds the curve (their hull does); a spline given by
+                # fit points only gets its control points from ezdxf's construction tool.
+                # ezdxf keeps them as a packed VertexArray (rows of x, y, z, no `.x`)
+                ctrl = e.control_points if len(e.control_points) else e.construction_tool().control_points
+                pts = np.asarray([tuple(v)[:2] for v in ctrl], dtype=np.float64).reshape(-1, 2)
             else:  # a polyline in another plane or with bulges: its own pieces
                 pts = np.concatenate([_xy(p.vertices()) if p.dxftype() != "ARC"
                                       else _xy(p.flattening(1e300)) for p in e.virtual_entities()])

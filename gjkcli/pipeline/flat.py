@@ -500,8 +500,8 @@ class FlatRun(Run):
             # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
             # of a curve widened by its part's bound, each edge drawn straight as it is
             for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
-                low = _gap_lower_bound(objects[int(i[k])], objects[int(j[k])])
-                if low is not None and low >= clearance[k] - rounding[k]:
+                if _passes_by_its_edges(objects[int(i[k])], objects[int(j[k])],
+                                        clearance[k] - rounding[k], self.REFINE):
                     close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
@@ -628,6 +628,28 @@ def _packed(objects, which):
     count = objects.ring_start[rings + 1] - v0
     vertices = objects.vertices[_ranges(v0, count)]
     return vertices, np.concatenate([[0], np.cumsum(count)]), np.concatenate([[0], np.cumsum(nring)])
+
+
+def _passes_by_its_edges(a, b, at_least: float, refine) -> bool:
+    """Whether the true gap between two clear parts is at least `at_least`: bounded edge by
+    edge (`_gap_lower_bound`), then again with the parts' arcs cut finer (`refine`: each
+    round's factor; `gjkcli.mesh.flat.refined_arcs`), so an arc whose vertex lies exactly at
+    the margin (a disc K from the sheet's edge) passes once its chords no longer reach in."""
+    from gjkcli.mesh.flat import refined_arcs
+
+    low = _gap_lower_bound(a, b)
+    if low is not None and low >= at_least:
+        return True
+    for times in refine:
+        fa, fb = refined_arcs(a, times), refined_arcs(b, times)
+        if fa is None or fb is None:
+            return False
+        low = _gap_lower_bound(fa, fb)
+        if low is None:
+            return False
+        if low >= at_least:
+            return True
+    return False
 
 
 def _settled(signed, bound, band):
