@@ -444,19 +444,33 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
     return FlatParts(parts), sheet
 
 
+# An outline taken for a sheet without a layer saying so holds outlines that cover at least this
+# share of its area: a nest fills its sheet, a plate's holes rarely fill a quarter of it.
+SHEET_FILL = 0.25
+
+
 def _sheet_outline(d: Drawing) -> int | None:
-    """The contour that is the drawing's sheet although no layer says so: the outer contour
-    with two or more outlines directly inside it, holding at least `SHEET_SHARE` of all the
-    outlines that would be parts (its own and the other outer contours); None when none is."""
+    """The contour that is the drawing's sheet although no layer says so: an outer rectangle
+    drawn straight, with two or more outlines directly inside it that are drawn apart from it
+    (other entities or elements) and cover `SHEET_FILL` of its area, holding at least
+    `SHEET_SHARE` of all the outlines that would be parts (its own and the other outer
+    contours); None when none is (a plate with holes stays one)."""
     outer = np.flatnonzero(d.depth == 0)
     if not len(outer):
         return None
     held = np.bincount(d.parent[d.depth == 1], minlength=len(d.contours))[outer]
     best = int(np.argmax(held))
     n = int(held[best])
-    if n >= 2 and n >= SHEET_SHARE * (n + len(outer) - 1):
-        return int(outer[best])
-    return None
+    if n < 2 or n < SHEET_SHARE * (n + len(outer) - 1):
+        return None
+    k = int(outer[best])
+    c = d.contours[k]
+    inner = np.flatnonzero((d.depth == 1) & (d.parent == k)).tolist()
+    rectangle = (len(c.ring) == 4 and c.chord == 0
+                 and abs(abs(c.area) - float(np.prod(np.ptp(c.ring, axis=0)))) <= 1e-9 * abs(c.area))
+    apart = all(d.contours[j].group != c.group for j in inner)
+    filled = sum(abs(d.contours[j].area) for j in inner) >= SHEET_FILL * abs(c.area)
+    return k if rectangle and apart and filled else None
 
 
 def _inside_of(d: Drawing, k: int) -> np.ndarray:
