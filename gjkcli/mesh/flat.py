@@ -517,7 +517,7 @@ def orient_even_odd(rings) -> tuple:
     return tuple(out)
 
 
-def refined_arcs(part: FlatPart, times: int) -> FlatPart | None:
+def refined_arcs(part: FlatPart, times: int, window=None) -> FlatPart | None:
     """The part with every flattened curve cut `times` times finer, the new points on the curve
     itself, and its bound made to match; None when some curve cannot be cut finer from the
     rings alone (it is not an arc of a circle: an ellipse, a spline, a Bezier; or one chord).
@@ -527,14 +527,18 @@ def refined_arcs(part: FlatPart, times: int) -> FlatPart | None:
     (DXF circles, arcs and bulges; SVG circles and circular arcs): its centre and radius come
     from three of its vertices, and each chord is cut into `times` chords of the arc. The new
     bound is the largest sagitta r (1 - cos(dtheta / 2)) plus how far the vertices lay off the
-    fitted circle."""
+    fitted circle.
+
+    window : ((2,) lo, (2,) hi) or None: only the runs of chords one of whose edges' boxes meets
+        this box are cut finer (and bounded); the others are kept as they are, so the bound
+        holds for the edges that meet the window only."""
     if part.chord <= 0:
         return part
     if part.straight is None:
         return None
     rings, masks, bound = [], [], 0.0
     for ring, mask in zip(part.rings, part.straight):
-        out = _refined_ring(ring, np.asarray(mask, dtype=bool), times)
+        out = _refined_ring(ring, np.asarray(mask, dtype=bool), times, window)
         if out is None:
             return None
         rings.append(out[0])
@@ -545,7 +549,7 @@ def refined_arcs(part: FlatPart, times: int) -> FlatPart | None:
                     straight=tuple(masks))
 
 
-def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int):
+def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
     """(ring, straight mask, bound) with each run of chords cut finer (see `refined_arcs`)."""
     n = len(ring)
     if mask.all():
@@ -561,8 +565,8 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int):
     while k < n:
         e = int(order[k])
         if mask[e]:
-            pts_out.append(ring[e])
-            mask_out.append(True)
+            pts_out.append(ring[e:e + 1])
+            mask_out.append(np.ones(1, dtype=bool))
             k += 1
             continue
         run = [e]
@@ -570,6 +574,16 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int):
             run.append(int(order[k + len(run)]))
         verts = ring[np.array(run + [(run[-1] + 1) % n])]
         closed_circle = len(run) == n
+        hit = np.ones(len(run), dtype=bool)
+        if window is not None:  # only the chords whose boxes meet the window are cut
+            lo, hi = window
+            a, b = verts[:-1], verts[1:]
+            hit = ((np.minimum(a, b) <= hi) & (np.maximum(a, b) >= lo)).all(axis=1)
+            if not hit.any():
+                pts_out.append(verts[:-1])  # out of the window: as it is
+                mask_out.append(np.zeros(len(run), dtype=bool))
+                k += len(run)
+                continue
         if len(run) < 2:
             return None
         fit = _circle_through(verts[0], verts[len(verts) // 2], verts[-2 if closed_circle else -1])
@@ -581,15 +595,19 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int):
             return None  # not one circle
         ang = np.arctan2(verts[:, 1] - c[1], verts[:, 0] - c[0])
         step = np.angle(np.exp(1j * np.diff(ang)))  # each chord's turn, in (-pi, pi]
-        t = np.arange(times) / times
-        fine = ang[:-1, None] + step[:, None] * t[None, :]
-        new = c + r * np.stack([np.cos(fine), np.sin(fine)], axis=-1).reshape(-1, 2)
-        new[::times] = verts[:-1]  # the vertices stay exactly where they were
-        pts_out.extend(new)
-        mask_out.extend([False] * len(new))
-        bound = max(bound, float(r * (1 - np.cos(np.abs(step).max() / times / 2))) + off)
+        cuts = np.where(hit, times, 1)  # each chord's new pieces
+        first = np.concatenate([[0], np.cumsum(cuts)[:-1]])
+        owner = np.repeat(np.arange(len(run)), cuts)
+        t = (np.arange(int(cuts.sum())) - first[owner]) / cuts[owner]
+        fine = ang[owner] + step[owner] * t
+        new = c + r * np.stack([np.cos(fine), np.sin(fine)], axis=-1)
+        new[first] = verts[:-1]  # the vertices stay exactly where they were
+        pts_out.append(new)
+        mask_out.append(np.zeros(len(new), dtype=bool))
+        bound = max(bound, float(r * (1 - np.cos(np.abs(step[hit]).max() / times / 2))) + off)
         k += len(run)
-    return np.ascontiguousarray(pts_out, dtype=np.float64), np.array(mask_out, dtype=bool), bound
+    return (np.ascontiguousarray(np.concatenate(pts_out), dtype=np.float64),
+            np.concatenate(mask_out), bound)
 
 
 def _circle_through(a, b, c):

@@ -37,6 +37,7 @@ chunks on the cluster (`gjkcli.pipeline.distributed.plane_batch`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -501,7 +502,7 @@ class FlatRun(Run):
             # of a curve widened by its part's bound, each edge drawn straight as it is
             for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
                 if _passes_by_its_edges(objects[int(i[k])], objects[int(j[k])],
-                                        clearance[k] - rounding[k], self.REFINE):
+                                        clearance[k] - rounding[k], rounding[k], distance[k]):
                     close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
@@ -630,26 +631,32 @@ def _packed(objects, which):
     return vertices, np.concatenate([[0], np.cumsum(count)]), np.concatenate([[0], np.cumsum(nring)])
 
 
-def _passes_by_its_edges(a, b, at_least: float, refine) -> bool:
-    """Whether the true gap between two clear parts is at least `at_least`: bounded edge by
-    edge (`_gap_lower_bound`), then again with the parts' arcs cut finer (`refine`: each
-    round's factor; `gjkcli.mesh.flat.refined_arcs`), so an arc whose vertex lies exactly at
-    the margin (a disc K from the sheet's edge) passes once its chords no longer reach in."""
+def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> bool:
+    """Whether the true gap between two clear parts is at least `at_least` (the clearance less
+    the band's `rounding`): bounded edge by edge (`_gap_lower_bound`), then, where a chord of a
+    curve keeps it below, once more with the parts' arcs cut finer (`gjkcli.mesh.flat.
+    refined_arcs`), by as much as brings their bounds down to the rounding, so an arc whose
+    vertex lies exactly at the margin (a disc K from the sheet's edge) passes once its chords no
+    longer reach in. Only the edges within reach of the other part are compared (`gap`: the
+    polygons' distance)."""
     from gjkcli.mesh.flat import refined_arcs
 
-    low = _gap_lower_bound(a, b)
+    reach = gap + a.chord + b.chord
+    low = _gap_lower_bound(a, b, reach=reach)
     if low is not None and low >= at_least:
         return True
-    for times in refine:
-        fa, fb = refined_arcs(a, times), refined_arcs(b, times)
-        if fa is None or fb is None:
-            return False
-        low = _gap_lower_bound(fa, fb)
-        if low is None:
-            return False
-        if low >= at_least:
-            return True
-    return False
+    bound = a.chord + b.chord
+    if bound <= 0 or rounding <= 0:
+        return False
+    times = int(min(256, max(2, math.ceil(1.25 * math.sqrt(bound / rounding)))))
+    # only the arcs within reach of the other part: the edges _gap_lower_bound compares
+    pa, pb = np.concatenate(a.rings), np.concatenate(b.rings)
+    fa = refined_arcs(a, times, (pb.min(axis=0) - reach, pb.max(axis=0) + reach))
+    fb = refined_arcs(b, times, (pa.min(axis=0) - reach, pa.max(axis=0) + reach))
+    if fa is None or fb is None:
+        return False
+    low = _gap_lower_bound(fa, fb, reach=reach)
+    return low is not None and low >= at_least
 
 
 def _settled(signed, bound, band):
@@ -660,7 +667,7 @@ def _settled(signed, bound, band):
     return ((lo >= -band) & (hi <= band)) | (hi < -band) | (lo > band)
 
 
-def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
+def _gap_lower_bound(a, b, most: int = 4_000_000, reach: float | None = None) -> float | None:
     """A lower bound of the gap between the true outlines of two clear parts whose rings are
     flattened: the least distance between an edge of A and an edge of B, less the bound of each
     part whose edge there is the chord of a curve (an edge drawn straight is exact). The parts
@@ -668,13 +675,29 @@ def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
     None when the edges are unknown or too many pairs (over `most`) to compare."""
     a0, a1, ca = _edges(a)
     b0, b1, cb = _edges(b)
-    if a0 is None or b0 is None or len(a0) * len(b0) > most:
+    if a0 is None or b0 is None:
+        return None
+    if reach is not None:  # only the edges whose boxes come within reach of the other part's box
+        box_a = (np.minimum(a0.min(axis=0), a1.min(axis=0)), np.maximum(a0.max(axis=0), a1.max(axis=0)))
+        a0, a1, ca = _near(a0, a1, ca, (np.minimum(b0.min(axis=0), b1.min(axis=0)),
+                                        np.maximum(b0.max(axis=0), b1.max(axis=0))), reach)
+        b0, b1, cb = _near(b0, b1, cb, box_a, reach)
+        if not len(a0) or not len(b0):
+            return None
+    if len(a0) * len(b0) > most:
         return None
     # the least of the four endpoint-to-segment distances, each edge pair once
     d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
                    _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
+
+
+def _near(s0, s1, chord, box, reach: float):
+    """The edges (s0 -> s1, chord flags) whose boxes come within `reach` of `box` (lo, hi)."""
+    lo, hi = box[0] - reach, box[1] + reach
+    keep = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
+    return s0[keep], s1[keep], chord[keep]
 
 
 def _edges(p):
