@@ -122,16 +122,19 @@ def arrange(lines: list, straight: list, tol: float) -> Arrangement:
     seg_tree = shapely.STRtree(shapely.linestrings(np.stack([seg_a, seg_b], axis=1)))
     faces = []
     used = np.zeros(len(lines), dtype=bool)
-    for poly in faces_geom:
-        ring = shapely.get_coordinates(shapely.get_exterior_ring(poly))[:-1]
-        if len(ring) < 3:
-            continue
-        mid = 0.5 * (ring + np.roll(ring, -1, axis=0))
-        _, seg = seg_tree.query_nearest(shapely.points(mid), all_matches=False)
-        pieces = seg_piece[seg]
-        used[pieces] = True
-        faces.append(Face(ring=np.ascontiguousarray(ring), pieces=tuple(dict.fromkeys(pieces.tolist())),
-                          straight=seg_straight[seg].copy()))
+    rings = [shapely.get_coordinates(shapely.get_exterior_ring(p))[:-1] for p in faces_geom]
+    rings = [r for r in rings if len(r) >= 3]
+    if rings:  # every face edge's midpoint in one query
+        mids = np.concatenate([0.5 * (r + np.roll(r, -1, axis=0)) for r in rings])
+        _, seg = seg_tree.query_nearest(shapely.points(mids), all_matches=False)
+        bounds = np.cumsum([0] + [len(r) for r in rings])
+        for k, ring in enumerate(rings):
+            s = seg[bounds[k]:bounds[k + 1]]
+            pieces = seg_piece[s]
+            used[pieces] = True
+            faces.append(Face(ring=np.ascontiguousarray(ring),
+                              pieces=tuple(dict.fromkeys(pieces.tolist())),
+                              straight=seg_straight[s].copy()))
     # 5. branch points: nodes where three or more noded edges end
     branches = []
     if len(noded):
