@@ -346,10 +346,9 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                      f"whose ends do not meet); close them, or join small gaps with "
                      f"--join-tolerance")
     contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
-    if sheet_of is not None and kind == "svg":  # an SVG's sheet: its layer, or its own id
-        on_sheet = [sheet_of(c.layer) or sheet_of(c.name) for c in contours]
-    else:
-        on_sheet = [sheet_of is not None and sheet_of(c.layer) for c in contours]
+    # the sheet: the contours on its layer, or the one so named (an SVG element's id, a DXF
+    # entity's LAYER:HANDLE)
+    on_sheet = [sheet_of is not None and (sheet_of(c.layer) or sheet_of(c.name)) for c in contours]
     sheet = tuple(c for c, s in zip(contours, on_sheet) if s)
     if sheet:
         contours = [c for c, s in zip(contours, on_sheet) if not s]
@@ -426,6 +425,16 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
                            f"the {held} outlines inside it as parts{out}",)
         depth = np.where(_inside_of(d, k), d.depth - 1, d.depth)
         depth[k] = -1  # neither part nor hole
+    elif sheet_layer is None and len(outer) == 1:
+        # the only part, with outlines drawn apart from it as its holes: if it is a sheet, its
+        # parts go unchecked; say how to name it
+        c = d.contours[int(outer[0])]
+        inner = np.flatnonzero((d.depth == 1) & (d.parent == outer[0])).tolist()
+        apart = [j for j in inner if d.contours[j].group != c.group]
+        if len(apart) >= 2:
+            notes = d.notes + (f"{d.path}: one outline ({c.name}) holds all {len(inner)} others, "
+                               f"read as its holes: one part, no pairs; if it is the sheet, pass "
+                               f"--sheet-layer {c.name}",)
     holes: dict[int, list[int]] = {}
     for k in np.flatnonzero(depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)

@@ -156,3 +156,27 @@ def test_group_ids_are_layers_and_an_element_id_names_the_sheet(tmp_path):
     c = Point(80, 80).buffer(19.5, 4096)
     assert box(0, 0, 100, 100).exterior.distance(c) == pytest.approx(0.5, abs=1e-3)
     assert got == {("a", "b"): Status.COLLISION, ("c", "sheet:stock"): Status.CLEARANCE}
+
+
+def test_a_sheet_the_reader_cannot_tell_from_a_plate_is_named_in_a_note(tmp_path):
+    """A rectangle with two small outlines drawn apart inside it (a tenth of its area): a plate
+    with holes as likely as a sheet, so it stays one part, and a note names the option that
+    makes it the sheet (DXF: its LAYER:HANDLE; SVG: its id). With it, the two are parts, checked
+    against each other and the sheet as shapely says."""
+    import ezdxf
+
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    sheet = msp.add_lwpolyline([(0, 0), (100, 0), (100, 50), (0, 50)], close=True)
+    msp.add_lwpolyline([(10, 10), (30, 10), (30, 20), (10, 20)], close=True)
+    msp.add_lwpolyline([(29, 12), (40, 12), (40, 18), (29, 18)], close=True)
+    path = tmp_path / "plate_or_sheet.dxf"
+    doc.saveas(path)
+    name = f"0:{sheet.dxf.handle}"
+    parts, frame = read_flat_objects(path)
+    assert len(parts) == 1 and frame is None
+    assert any(f"--sheet-layer {name}" in n for n in parts[0].notes), parts[0].notes
+    found = run.scan([path], run.Options(sheet_layer=name, clearance=1.0))
+    got = {tuple(sorted((p.a, p.b))): p.status for p in found.pairs if p.status is not Status.CLEAR}
+    assert box(10, 10, 30, 20).intersection(box(29, 12, 40, 18)).area > 0
+    assert got == {tuple(sorted(o.name for o in found.objects[:2])): Status.COLLISION}
