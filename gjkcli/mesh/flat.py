@@ -988,7 +988,10 @@ def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, show
     ring_geoms = linestrings([c.ring for c in closed], ring=True)
     take_closed = np.zeros(len(closed), dtype=bool)
     if closed:
-        _, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+        # an end on a curve lies outside its flattened ring by up to the ring's bound (the
+        # chords cut inside): within that, the piece meets it (and crosses the ring)
+        reach = tol + max(c.chord for c in closed)
+        _, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=reach)
         take_closed[hit] = True
     items = [pieces[k] for k in np.flatnonzero(take)] + [closed[k] for k in np.flatnonzero(take_closed)]
     lines = [p.points for p in items[:int(take.sum())]] + \
@@ -1192,7 +1195,10 @@ def _read_svg(path: Path, layers: Layers = Layers(), sheet_of=None):
         counts[tag] = counts.get(tag, 0) + 1
         name = e.id if getattr(e, "id", None) else f"{tag}{counts[tag]}"
         layer = layer_of.get(id(e))
-        nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
+        # nonzero filling applies to a filled shape; one drawn with fill: none (a cut line, as
+        # laser-cut files draw every outline) has each closed subpath as an outline
+        nonzero = (str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
+                   and str(e.values.get("fill", "")).strip().lower() != "none")
         for sub in p.as_subpaths():
             pts, straight, is_closed, had_curve = _flatten_svg(se, sub, chord)
             if len(pts):
