@@ -216,6 +216,9 @@ class _Read:
     join_tol: float  # the default: join_rel of the drawing's size
     layers: set  # every layer name met (DXF)
     notes: list = field(default_factory=list)  # what the read assumed (recover mode)
+    # the layers that are nesting scopes of their own (a contour never nests in another scope's
+    # outline); None: every layer (DXF). An SVG's group ids are layers to select, not scopes
+    scopes: set | None = None
 
 
 @dataclass(frozen=True)
@@ -361,7 +364,7 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
     size = _size([c.ring for c in contours])
-    layer_ids = _layer_ids(contours)
+    layer_ids = _layer_ids(contours, got.scopes)
     slack = _nest_slack(contours, size)
     depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
                              slack=slack, layers=layer_ids)
@@ -734,12 +737,16 @@ def _nesting(rings: list, areas: np.ndarray | None = None,
 SHEET_SHARE = 0.8
 
 
-def _layer_ids(contours: list) -> np.ndarray:
-    """(n,) int: one number per layer (compared ignoring case, as AutoCAD's names; an SVG's
-    shapes share one)."""
+def _layer_ids(contours: list, scopes: set | None = None) -> np.ndarray:
+    """(n,) int: one number per layer (compared ignoring case, as AutoCAD's names); with
+    `scopes`, only those layers have a number of their own (an SVG's Inkscape layers), the
+    others share one (its groups, its shapes outside any)."""
     names: dict = {}
-    return np.array([names.setdefault((c.layer or "").casefold(), len(names)) for c in contours],
-                    dtype=np.int64)
+    keys = [(c.layer or "").casefold() for c in contours]
+    if scopes is not None:
+        own = {x.casefold() for x in scopes}
+        keys = [k if k in own else "" for k in keys]
+    return np.array([names.setdefault(k, len(names)) for k in keys], dtype=np.int64)
 
 
 def _looks_like_a_sheet(contours: list, depth: np.ndarray, layer_ids: np.ndarray,
@@ -1163,7 +1170,7 @@ def _read_svg(path: Path, layers: Layers = Layers(), sheet_of=None):
         if vt:
             undo = ~se.Matrix(vt)
     units = _svg_units(svg)
-    layer_of = _svg_layers(se, svg)
+    layer_of, scopes = _svg_layers(se, svg)
     shapes = []
     for k, e in enumerate(svg.elements()):
         if isinstance(e, se.Shape) and not isinstance(e, se.SVG):
@@ -1204,17 +1211,21 @@ def _read_svg(path: Path, layers: Layers = Layers(), sheet_of=None):
             if len(pts):
                 _closed_or_piece(pts, straight, is_closed, name, layer, k, nonzero, closed, pieces,
                                  tol, chord if had_curve else 0.0, name)
-    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen,
+                 scopes=scopes & seen)
 
 
 _INKSCAPE = "{http://www.inkscape.org/namespaces/inkscape}"
 
 
-def _svg_layers(se, svg) -> dict:
-    """{id(shape): its layer}: the label (else id) of the innermost Inkscape layer around it
-    (``<g inkscape:groupmode="layer" inkscape:label="Parts">``), else the id of the outermost
-    group around it that has one (``<g id="sheet">``); shapes in neither are on no layer."""
+def _svg_layers(se, svg) -> tuple[dict, set]:
+    """({id(shape): its layer}, the Inkscape layers' names): a shape's layer is the label (else
+    id) of the innermost Inkscape layer around it (``<g inkscape:groupmode="layer"
+    inkscape:label="Parts">``), else the id of the outermost group around it that has one
+    (``<g id="sheet">``); shapes in neither are on no layer. Inkscape layers are nesting scopes,
+    as DXF layers; groups are not (a hole may be drawn in another group than its part)."""
     out: dict = {}
+    inkscape: set = set()
 
     def walk(group, layer):
         for child in group:
@@ -1224,6 +1235,7 @@ def _svg_layers(se, svg) -> dict:
                 own = child.id if getattr(child, "id", None) else None
                 if attrs.get(_INKSCAPE + "groupmode") == "layer" and (attrs.get(_INKSCAPE + "label") or own):
                     mine = attrs.get(_INKSCAPE + "label") or own
+                    inkscape.add(mine)
                 elif layer is None and own is not None:
                     mine = own
                 walk(child, mine)
@@ -1231,7 +1243,7 @@ def _svg_layers(se, svg) -> dict:
                 if layer is not None:
                     out[id(child)] = layer
     walk(svg, None)
-    return out
+    return out, inkscape
 
 
 def _flatten_svg(se, sub, chord: float):

@@ -180,3 +180,22 @@ def test_a_sheet_the_reader_cannot_tell_from_a_plate_is_named_in_a_note(tmp_path
     got = {tuple(sorted((p.a, p.b))): p.status for p in found.pairs if p.status is not Status.CLEAR}
     assert box(10, 10, 30, 20).intersection(box(29, 12, 40, 18)).area > 0
     assert got == {tuple(sorted(o.name for o in found.objects[:2])): Status.COLLISION}
+
+
+def test_groups_select_but_do_not_separate_holes_from_their_parts(tmp_path):
+    """A plate in one group and its hole in another: the hole is still the plate's (groups are
+    layers to select, not nesting scopes as Inkscape layers are); the plate's area is shapely's."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="100mm" height="100mm" viewBox="0 0 100 100">'
+           '<g id="outlines"><rect id="plate" x="0" y="0" width="60" height="40"/>'
+           '<rect id="tab" x="70" y="0" width="20" height="20"/></g>'
+           '<g id="holes"><circle id="hole" cx="20" cy="20" r="8"/></g></svg>')
+    path = tmp_path / "groups_holes.svg"
+    path.write_text(svg)
+    parts, _ = read_flat_objects(path)
+    assert sorted(p.name for p in parts) == ["plate", "tab"]
+    plate = next(p for p in parts if p.name == "plate")
+    want = box(0, 0, 60, 40).difference(Point(20, 20).buffer(8, 2 ** 12)).area
+    assert len(plate.rings) == 2 and plate.area == pytest.approx(want, rel=1e-4)
+    # the groups still select: --ignore-layers holes leaves the hole out
+    parts, _ = read_flat_objects(path, layers=Layers(ignore=("holes",)))
+    assert len(next(p for p in parts if p.name == "plate").rings) == 1
