@@ -541,9 +541,9 @@ def refined_arcs(part: FlatPart, times: int, window=None) -> FlatPart | None:
     bound is the largest sagitta r (1 - cos(dtheta / 2)) plus how far the vertices lay off the
     fitted circle.
 
-    window : ((2,) lo, (2,) hi) or None: only the runs of chords one of whose edges' boxes meets
-        this box are cut finer (and bounded); the others are kept as they are, so the bound
-        holds for the edges that meet the window only."""
+    window : ((2,) lo, (2,) hi), a callable, or None: only the chords whose boxes meet this box
+        (or for which window(starts, ends) is True) are cut finer and bounded; the others are
+        kept as they are, so the bound holds for the chords the window takes only."""
     if part.chord <= 0:
         return part
     if part.straight is None:
@@ -587,10 +587,13 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
         verts = ring[np.array(run + [(run[-1] + 1) % n])]
         closed_circle = len(run) == n
         hit = np.ones(len(run), dtype=bool)
-        if window is not None:  # only the chords whose boxes meet the window are cut
-            lo, hi = window
+        if window is not None:  # only the chords the window takes are cut
             a, b = verts[:-1], verts[1:]
-            hit = ((np.minimum(a, b) <= hi) & (np.maximum(a, b) >= lo)).all(axis=1)
+            if callable(window):
+                hit = np.asarray(window(a, b), dtype=bool)
+            else:
+                lo, hi = window
+                hit = ((np.minimum(a, b) <= hi) & (np.maximum(a, b) >= lo)).all(axis=1)
             if not hit.any():
                 pts_out.append(verts[:-1])  # out of the window: as it is
                 mask_out.append(np.zeros(len(run), dtype=bool))

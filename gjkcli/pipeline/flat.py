@@ -649,10 +649,10 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
     if bound <= 0 or rounding <= 0:
         return False
     times = int(min(256, max(2, math.ceil(1.25 * math.sqrt(bound / rounding)))))
-    # only the arcs within reach of the other part: the edges _gap_lower_bound compares
-    pa, pb = np.concatenate(a.rings), np.concatenate(b.rings)
-    fa = refined_arcs(a, times, (pb.min(axis=0) - reach, pb.max(axis=0) + reach))
-    fb = refined_arcs(b, times, (pa.min(axis=0) - reach, pa.max(axis=0) + reach))
+    # only the chords within reach of the other part's edges: the other chords' bound may stay,
+    # as _gap_lower_bound compares only the edges whose boxes come within reach
+    fa = refined_arcs(a, times, _within_reach(b, reach))
+    fb = refined_arcs(b, times, _within_reach(a, reach))
     if fa is None or fb is None:
         return False
     low = _gap_lower_bound(fa, fb, reach=reach)
@@ -691,6 +691,26 @@ def _gap_lower_bound(a, b, most: int = 4_000_000, reach: float | None = None) ->
                    _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
+
+
+def _within_reach(other, reach: float):
+    """window(s0, s1) for `refined_arcs`: whether each segment comes within `reach` of the
+    other part's edges, or its box does of theirs (so every edge `_gap_lower_bound` keeps is
+    taken)."""
+    o0 = np.concatenate(other.rings)
+    o1 = np.concatenate([np.roll(r, -1, axis=0) for r in other.rings])
+    lo, hi = np.minimum(o0, o1).min(axis=0) - reach, np.maximum(o0, o1).max(axis=0) + reach
+
+    def window(s0, s1):
+        boxed = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
+        if not boxed.any():
+            return boxed
+        # the least of the four endpoint-to-segment distances: the segments' distance when they
+        # do not cross (crossing ones are at 0, and an endpoint is within their length)
+        d = np.minimum(_point_segment(np.concatenate([s0, s1]), o0, o1).reshape(2, len(s0), -1).min(axis=(0, 2)),
+                       np.minimum(_point_segment(o0, s0, s1), _point_segment(o1, s0, s1)).min(axis=0))
+        return boxed & (d <= reach)
+    return window
 
 
 def _near(s0, s1, chord, box, reach: float):
