@@ -651,8 +651,8 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
     times = int(min(256, max(2, math.ceil(1.25 * math.sqrt(bound / rounding)))))
     # only the chords within reach of the other part's edges: the other chords' bound may stay,
     # as _gap_lower_bound compares only the edges whose boxes come within reach
-    fa = refined_arcs(a, times, _within_reach(b, reach))
-    fb = refined_arcs(b, times, _within_reach(a, reach))
+    fa = refined_arcs(a, times, _within_reach(b, reach)) if a.chord > 0 else a
+    fb = refined_arcs(b, times, _within_reach(a, reach)) if b.chord > 0 else b
     if fa is None or fb is None:
         return False
     low = _gap_lower_bound(fa, fb, reach=reach)
