@@ -342,8 +342,10 @@ def check(ctx, a, b, start_direction, **opts):
                    "passes on the rest (a note names it). Default: that geometry is not checked and "
                    "the run exits 1.")
 @click.option("--sheet-layer", metavar="NAME",
-              help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
-                   "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
+              help="2D drawings: the layer whose outline is the sheet (DXF layer, SVG Inkscape "
+                   "layer or group id; or one contour's own name: an SVG id, a DXF LAYER:HANDLE); "
+                   "every part must lie inside it by --clearance (a part that leaves it collides "
+                   "with 'sheet:NAME').")
 @click.option("--group-within", callback=_length, metavar="LENGTH",
               help="Group the failing pairs of each clash set whose contacts lie within LENGTH of "
                    "each other (chained): groups in every report, one BCF topic per group. In the "
