@@ -25,7 +25,10 @@ row before the clock starts. Then, alternating, best of --repeat runs each:
 D is K plus the pair's two flattening bounds (each part its own: 0 for straight edges), the
 threshold gjk's clearance applies (a pair the flattening could hide is not passed; gjk also
 lets a gap within the touching band's rounding of K pass), so the two answer the same question
-on the same polygons. The pair sets must be equal, or the script exits 1.
+on the same polygons. A pair whose polygons are K apart or more but within their bounds of it is
+settled as gjk settles it: its arcs cut finer (the new points on the circle through the
+flattened vertices), shapely's distance between the finer polygons less their finer bounds at
+least K, or it fails. The pair sets must be equal, or the script exits 1.
 
 Usage:
     python benchmarks/bench_nest.py [--parts 10000] [--kerf 0.5] [--seed 0] [--repeat 3]
@@ -65,8 +68,35 @@ def shapely_pairs(parts, kerf: float):
     a, b = a[keep], b[keep]
     d = shapely.distance(polygons[a], polygons[b])
     close = d < kerf + chord[a] + chord[b]
+    close[close & (d >= kerf)] = [not _arcs_pass(parts[i], parts[j], kerf)
+                                  for i, j in zip(a[close & (d >= kerf)].tolist(), b[close & (d >= kerf)].tolist())]
     names = [p.name for p in parts]
     return {tuple(sorted((names[i], names[j]))) for i, j in zip(a[close].tolist(), b[close].tolist())}
+
+
+def _arcs_pass(pa, pb, kerf: float) -> bool:
+    """Whether a pair whose polygons are at least the kerf apart but within their flattening
+    bounds of it is truly the kerf apart: its arcs cut 8, then 64 times finer (the new points on
+    the circle through the flattened vertices, `gjkcli.mesh.flat.refined_arcs`, as gjk does),
+    and shapely's distance between the finer polygons, less their finer bounds, at least the
+    kerf (less the touching band's rounding of it, as gjk's at-K rule)."""
+    import shapely
+
+    from gjkcli.mesh.flat import refined_arcs
+    from gjkcli.tolerances import DEFAULT
+
+    # at K is not closer than K: a gap within the touching band's rounding of K passes
+    size = max(float(np.linalg.norm(np.ptp(p.bounds, axis=0))) for p in (pa, pb))
+    at_least = kerf - DEFAULT.touching_rel * size
+    for times in (8, 64):
+        fa, fb = refined_arcs(pa, times), refined_arcs(pb, times)
+        if fa is None or fb is None:
+            return False
+        d = shapely.distance(shapely.Polygon(fa.rings[0], holes=list(fa.rings[1:])),
+                             shapely.Polygon(fb.rings[0], holes=list(fb.rings[1:])))
+        if d - fa.chord - fb.chord >= at_least:
+            return True
+    return False
 
 
 def packed_for_shapely(parts):
@@ -90,6 +120,8 @@ def shapely_packed_pairs(parts, packed, kerf: float):
     a, b = a[keep], b[keep]
     d = shapely.distance(polygons[a], polygons[b])
     close = d < kerf + chord[a] + chord[b]
+    close[close & (d >= kerf)] = [not _arcs_pass(parts[i], parts[j], kerf)
+                                  for i, j in zip(a[close & (d >= kerf)].tolist(), b[close & (d >= kerf)].tolist())]
     names = [p.name for p in parts]
     return {tuple(sorted((names[i], names[j]))) for i, j in zip(a[close].tolist(), b[close].tolist())}
 

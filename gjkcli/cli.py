@@ -38,7 +38,7 @@ CHECK_PANELS = 12
 # `--help` lists the options in these groups, in this order (by each option's parameter name); an
 # option named in no group is listed under "Other options".
 HELP_GROUPS = (
-    ("Inputs", ("manifest", "together", "no_recurse", "split_bodies", "limit", "config_file",
+    ("Inputs", ("manifest", "together", "no_recurse", "split_bodies", "units", "limit", "config_file",
                 "isolated")),
     ("Verdicts", ("tolerance", "clearance", "mode", "fail_on", "allow", "baseline", "write_baseline")),
     ("Reports", ("output_format", "output", "all_pairs", "show_allowed", "group_within", "color",
@@ -190,6 +190,19 @@ def _allows(_ctx, param, value):
         raise click.BadParameter(str(e), param=param) from None
 
 
+def _unit(_ctx, param, value):
+    """--units: a unit of gjkcli.units' table, in its short spelling."""
+    if value is None:
+        return None
+    from gjkcli.units import METRES, canonical
+
+    unit = canonical(value)
+    if unit is None:
+        raise click.BadParameter(f"{value!r}: not a length unit gjk knows; use one of "
+                                 f"{', '.join(METRES)}", param=param)
+    return unit
+
+
 def _dask_address(_ctx, param, value):
     """--dask: "local", "local:N" or a scheduler address with its protocol (tcp://host:8786)."""
     if value is None:
@@ -261,6 +274,10 @@ def _options(f):
         click.option("--ignore-layers", callback=_globs, multiple=True, metavar="GLOBS",
                      help="2D drawings (DXF): leave out the layers matching these globs "
                           "(engraving, marking, dimensions)."),
+        click.option("--units", callback=_unit, metavar="UNIT",
+                     help="The length unit of inputs whose files state none (an STL, an OBJ, a "
+                          "DXF without a header, an SVG without a width): mm, in, m, ... "
+                          "Default: none; they take the unit of the inputs that state one."),
         click.option("--join-tolerance", callback=_length, metavar="LENGTH",
                      help="2D drawings: join open pieces whose ends are this close into one "
                           "outline (micro-joints, tabs), closing each gap with a straight edge. "
@@ -412,8 +429,10 @@ def check(ctx, a, b, start_direction, **opts):
                    "passes on the rest (a note names it). Default: that geometry is not checked and "
                    "the run exits 1.")
 @click.option("--sheet-layer", metavar="NAME",
-              help="2D drawings (DXF): the layer whose outline is the sheet; every part must lie "
-                   "inside it by --clearance (a part that leaves it collides with 'sheet:NAME').")
+              help="2D drawings: the layer whose outline is the sheet (DXF layer, SVG Inkscape "
+                   "layer or group id; or one contour's own name: an SVG id, a DXF LAYER:HANDLE); "
+                   "every part must lie inside it by --clearance (a part that leaves it collides "
+                   "with 'sheet:NAME').")
 @click.option("--group-within", callback=_length, metavar="LENGTH",
               help="Group the failing pairs of each clash set whose contacts lie within LENGTH of "
                    "each other (chained): groups in every report, one BCF topic per group. In the "
@@ -655,7 +674,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
                  ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
-                 recurse=True, together=True) -> None:
+                 recurse=True, together=True, units=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
@@ -700,7 +719,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0 or every_line,
                          html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
-            together=together, list_passing=output_format == "junit")
+            together=together, list_passing=output_format == "junit", units=units)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:

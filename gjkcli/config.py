@@ -18,6 +18,7 @@ Keys (any other is an error naming the file and the line, so that a typo is neve
     format = "sarif"                   # table, json, junit, github, sarif, bcf
     output = "gjk.sarif"
     color = "auto"
+    units = "mm"                       # the unit of inputs that state none (--units)
     together = false                   # the files as one world (--together)
     recurse = true                     # false: --no-recurse
     split_bodies = false
@@ -64,6 +65,7 @@ OPTIONS = {
     "format": ("output_format", "word"),
     "output": ("output", "path"),
     "color": ("color", "word"),
+    "units": ("units", "word"),
     "together": ("together", "flag"),
     "recurse": ("no_recurse", "not flag"),
     "split_bodies": ("split_bodies", "flag"),

@@ -45,6 +45,7 @@ EXTRAS = {
     "robots": Extra("robots", ("collada",), "pycollada"),
     "svg": Extra("flat", ("svgelements",), "svgelements"),
     "dxf": Extra("flat", ("ezdxf",), "ezdxf"),
+    "arrangement": Extra("flat", ("shapely",), "shapely"),
     "html": Extra("pictures", ("plotly",), "plotly"),
     "png": Extra("pictures", ("matplotlib",), "matplotlib"),
     "dask": Extra("dask", ("dask", "distributed"), "dask.distributed"),

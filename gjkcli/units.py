@@ -108,7 +108,8 @@ class Length:
         if unit is None or canonical(unit) is None:
             raise UnitError(f"{self} has a unit, and the inputs state none gjk knows "
                             f"({unit or 'no unit'}): give the number without a unit, in the "
-                            f"model's units")
+                            f"model's units, or declare the unit of inputs that state none "
+                            f"(--units mm)")
         return self.value * factor(self.unit, unit)
 
     def __str__(self) -> str:

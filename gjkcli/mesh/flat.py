@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import io
 import logging
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ from gjkcli.tolerances import DEFAULT
 
 __all__ = ["FLAT_TYPES", "FlatPart", "FlatParts", "Drawing", "Layers", "is_flat", "read_drawing",
            "load_flat_part", "read_flat_objects", "layer_matches", "chord_for", "signed_area",
-           "inside", "orient_even_odd", "reversed_straight", "sheet_frame"]
+           "inside", "orient_even_odd", "reversed_straight", "sheet_frame", "refined_arcs"]
 
 FLAT_TYPES = ("svg", "dxf")
 
@@ -214,6 +215,10 @@ class _Read:
     units: str | None
     join_tol: float  # the default: join_rel of the drawing's size
     layers: set  # every layer name met (DXF)
+    notes: list = field(default_factory=list)  # what the read assumed (recover mode)
+    # the layers that are nesting scopes of their own (a contour never nests in another scope's
+    # outline); None: every layer (DXF). An SVG's group ids are layers to select, not scopes
+    scopes: set | None = None
 
 
 @dataclass(frozen=True)
@@ -293,16 +298,27 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     kind = path.suffix.lower().lstrip(".")
     sheet_of = (lambda layer: layer_matches(layer, sheet_layer)) if sheet_layer is not None else None
     with _library_warnings() as said:
-        if kind == "svg":
-            got = _read_svg(path)
-        elif kind == "dxf":
-            got = _read_dxf(path, layers, sheet_of)
-        else:
-            raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
-    notes = [f"{shown}: {kind.upper()} reader: {line}" for line in said()]
-    if layers and kind == "svg":
-        notes.append(f"{shown}: an SVG has no layers: --layers and --ignore-layers apply to DXF "
-                     f"files, and every shape of it is read")
+        try:
+            if kind == "svg":
+                got = _read_svg(path, layers, sheet_of)
+            elif kind == "dxf":
+                got = _read_dxf(path, layers, sheet_of)
+            else:
+                raise InputError(path, f"not a 2D drawing (.{kind}); give an .svg or .dxf file")
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the libraries' own errors become input errors
+            if not _raised_by(exc, "ezdxf", "svgelements"):
+                raise
+            library = "svgelements" if kind == "svg" else "ezdxf"
+            raise InputError(path, f"{library} cannot read it ({_short(exc)}); re-export "
+                                   f"it") from None
+    notes = ([f"{shown}: {kind.upper()} reader: {line}" for line in said()]
+             + [f"{shown}: {line}" for line in got.notes])
+    if layers and kind == "svg" and not got.layers:
+        notes.append(f"{shown}: the SVG has no layers (Inkscape layers or groups with an id): "
+                     f"--layers and --ignore-layers do not apply to it, and every shape of it is "
+                     f"read")
     elif layers:
         out = sorted(x for x in got.layers if not (layers.takes(x) or (sheet_of and sheet_of(x))))
         if out:
@@ -319,7 +335,12 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
             closed.append(_contour(pts, piece))
         else:
             pieces.append(piece)
+    arranged, pieces, closed, arr_left, arr_notes = _arrange_branches(
+        pieces, closed, max(tol, got.join_tol), got.join_tol, shown, path)
+    notes.extend(arr_notes)
     joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
+    joined = arranged + joined
+    left = arr_left + left
     if bridged > got.join_tol:
         notes.append(f"{shown}: open pieces joined across gaps up to {bridged:.3g} (within "
                      f"--join-tolerance {tol:g}); each gap is closed by a straight edge")
@@ -328,9 +349,12 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                      f"whose ends do not meet); close them, or join small gaps with "
                      f"--join-tolerance")
     contours = [c for c in closed + joined if len(c.ring) >= 3 and c.area != 0]
-    sheet = tuple(c for c in contours if sheet_of is not None and sheet_of(c.layer))
+    # the sheet: the contours on its layer, or the one so named (an SVG element's id, a DXF
+    # entity's LAYER:HANDLE)
+    on_sheet = [sheet_of is not None and (sheet_of(c.layer) or sheet_of(c.name)) for c in contours]
+    sheet = tuple(c for c, s in zip(contours, on_sheet) if s)
     if sheet:
-        contours = [c for c in contours if not sheet_of(c.layer)]
+        contours = [c for c, s in zip(contours, on_sheet) if not s]
     if not contours and not sheet:
         what = f" ({len(left)} open piece{'s' * (len(left) != 1)} that do not close)" if left else ""
         where = ""
@@ -340,11 +364,11 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
                                f"polylines, circles or paths")
     contours = _apply_nonzero(contours)
     size = _size([c.ring for c in contours])
-    layer_ids = _layer_ids(contours)
+    layer_ids = _layer_ids(contours, got.scopes)
     slack = _nest_slack(contours, size)
     depth, parent = _nesting([c.ring for c in contours], np.array([c.area for c in contours]),
                              slack=slack, layers=layer_ids)
-    if kind == "dxf" and len(np.unique(layer_ids)) > 1:
+    if len(np.unique(layer_ids)) > 1:
         notes.extend(_layer_hints(shown, contours, depth, layer_ids, slack, sheet_layer is None))
     chord = max((c.chord for c in (*contours, *sheet)), default=0.0)
     return Drawing(path=shown, contours=tuple(contours), depth=depth, parent=parent,
@@ -388,11 +412,37 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
                          rings=tuple(c.ring for c in d.sheet), units=d.units,
                          chord=max(c.chord for c in d.sheet), layer=d.sheet[0].layer,
                          straight=tuple(_oriented_straight(c, c.area) for c in d.sheet))
+    depth, notes = d.depth, d.notes
+    outer = np.flatnonzero(d.depth == 0)
+    k = _sheet_outline(d) if sheet_layer is None else None
+    if k is not None:
+        # one outline holds (nearly) every other: read as one part with holes, the file's parts
+        # would go unchecked; it is the sheet
+        c = d.contours[k]
+        sheet = FlatPart(name=f"sheet:{c.name}", source=d.path, rings=(c.ring,), units=d.units,
+                         chord=c.chord, layer=c.layer, straight=(_oriented_straight(c, c.area),))
+        held = int(np.count_nonzero((d.depth == 1) & (d.parent == k)))
+        out = f"; {len(outer) - 1} outside it leave the sheet" if len(outer) > 1 else ""
+        notes = d.notes + (f"{d.path}: one outline ({c.name}) holds the other outlines: taken "
+                           f"as the sheet, every part to lie inside it (by the clearance), and "
+                           f"the {held} outlines inside it as parts{out}",)
+        depth = np.where(_inside_of(d, k), d.depth - 1, d.depth)
+        depth[k] = -1  # neither part nor hole
+    elif sheet_layer is None and len(outer) == 1:
+        # the only part, with outlines drawn apart from it as its holes: if it is a sheet, its
+        # parts go unchecked; say how to name it
+        c = d.contours[int(outer[0])]
+        inner = np.flatnonzero((d.depth == 1) & (d.parent == outer[0])).tolist()
+        apart = [j for j in inner if d.contours[j].group != c.group]
+        if len(apart) >= 2:
+            notes = d.notes + (f"{d.path}: one outline ({c.name}) holds all {len(inner)} others, "
+                               f"read as its holes: one part, no pairs; if it is the sheet, pass "
+                               f"--sheet-layer {c.name}",)
     holes: dict[int, list[int]] = {}
-    for k in np.flatnonzero(d.depth % 2 == 1).tolist():
+    for k in np.flatnonzero(depth % 2 == 1).tolist():
         holes.setdefault(int(d.parent[k]), []).append(k)
     parts = []
-    for k in np.flatnonzero(d.depth % 2 == 0).tolist():
+    for k in np.flatnonzero((depth % 2 == 0) & (depth >= 0)).tolist():
         c = d.contours[k]
         inner = holes.get(k, ())
         rings = (_oriented(c, 1),) + tuple(_oriented(d.contours[h], -1) for h in inner)
@@ -401,9 +451,49 @@ def read_flat_objects(path, *, prefix: str | None = None, shown: str | None = No
         chord = max([c.chord] + [d.contours[h].chord for h in inner])
         name = c.name if prefix is None else f"{prefix}:{c.name}"
         parts.append(FlatPart(name=name, source=d.path, rings=rings, units=d.units, chord=chord,
-                              layer=c.layer, open_pieces=d.open_pieces, notes=d.notes,
+                              layer=c.layer, open_pieces=d.open_pieces, notes=notes,
                               straight=straight if chord > 0 else None))
     return FlatParts(parts), sheet
+
+
+# An outline taken for a sheet without a layer saying so holds outlines that cover at least this
+# share of its area: a nest fills its sheet, a plate's holes rarely fill a quarter of it.
+SHEET_FILL = 0.25
+
+
+def _sheet_outline(d: Drawing) -> int | None:
+    """The contour that is the drawing's sheet although no layer says so: an outer rectangle
+    drawn straight, with two or more outlines directly inside it that are drawn apart from it
+    (other entities or elements) and cover `SHEET_FILL` of its area, holding at least
+    `SHEET_SHARE` of all the outlines that would be parts (its own and the other outer
+    contours); None when none is (a plate with holes stays one)."""
+    outer = np.flatnonzero(d.depth == 0)
+    if not len(outer):
+        return None
+    held = np.bincount(d.parent[d.depth == 1], minlength=len(d.contours))[outer]
+    best = int(np.argmax(held))
+    n = int(held[best])
+    if n < 2 or n < SHEET_SHARE * (n + len(outer) - 1):
+        return None
+    k = int(outer[best])
+    c = d.contours[k]
+    inner = np.flatnonzero((d.depth == 1) & (d.parent == k)).tolist()
+    rectangle = (len(c.ring) == 4 and c.chord == 0
+                 and abs(abs(c.area) - float(np.prod(np.ptp(c.ring, axis=0)))) <= 1e-9 * abs(c.area))
+    apart = all(d.contours[j].group != c.group for j in inner)
+    filled = sum(abs(d.contours[j].area) for j in inner) >= SHEET_FILL * abs(c.area)
+    return k if rectangle and apart and filled else None
+
+
+def _inside_of(d: Drawing, k: int) -> np.ndarray:
+    """(n,) bool: the contours whose chain of parents reaches contour k."""
+    out = np.zeros(len(d.contours), dtype=bool)
+    for j in range(len(d.contours)):
+        p = int(d.parent[j])
+        while p >= 0 and p != k:
+            p = int(d.parent[p])
+        out[j] = p == k
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,6 +527,119 @@ def orient_even_odd(rings) -> tuple:
         sign = 1 if d % 2 == 0 else -1
         out.append(r if signed_area(r) * sign > 0 else r[::-1].copy())
     return tuple(out)
+
+
+def refined_arcs(part: FlatPart, times: int, window=None) -> FlatPart | None:
+    """The part with every flattened curve cut `times` times finer, the new points on the curve
+    itself, and its bound made to match; None when some curve cannot be cut finer from the
+    rings alone (it is not an arc of a circle: an ellipse, a spline, a Bezier; or one chord).
+
+    The reader keeps every vertex of a flattened curve on the curve and marks the chords
+    (`FlatPart.straight`). A run of chords whose vertices lie on one circle is an arc of it
+    (DXF circles, arcs and bulges; SVG circles and circular arcs): its centre and radius come
+    from three of its vertices, and each chord is cut into `times` chords of the arc. The new
+    bound is the largest sagitta r (1 - cos(dtheta / 2)) plus how far the vertices lay off the
+    fitted circle.
+
+    window : ((2,) lo, (2,) hi), a callable, or None: only the chords whose boxes meet this box
+        (or for which window(starts, ends) is True) are cut finer and bounded; the others are
+        kept as they are, so the bound holds for the chords the window takes only."""
+    if part.chord <= 0:
+        return part
+    if part.straight is None:
+        return None
+    rings, masks, bound = [], [], 0.0
+    for ring, mask in zip(part.rings, part.straight):
+        out = _refined_ring(ring, np.asarray(mask, dtype=bool), times, window)
+        if out is None:
+            return None
+        rings.append(out[0])
+        masks.append(out[1])
+        bound = max(bound, out[2])
+    return FlatPart(name=part.name, source=part.source, rings=tuple(rings), units=part.units,
+                    chord=bound, layer=part.layer, open_pieces=part.open_pieces, notes=part.notes,
+                    straight=tuple(masks))
+
+
+def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
+    """(ring, straight mask, bound) with each run of chords cut finer (see `refined_arcs`)."""
+    n = len(ring)
+    if mask.all():
+        return ring, mask, 0.0
+    if not mask.any():  # one closed curve: the run starts anywhere
+        start = 0
+    else:
+        start = int(np.flatnonzero(mask)[-1] + 1) % n  # the first edge after a straight one
+    order = (np.arange(n) + start) % n
+    pts_out, mask_out = [], []
+    bound = 0.0
+    k = 0
+    while k < n:
+        e = int(order[k])
+        if mask[e]:
+            pts_out.append(ring[e:e + 1])
+            mask_out.append(np.ones(1, dtype=bool))
+            k += 1
+            continue
+        run = [e]
+        while k + len(run) < n and not mask[int(order[k + len(run)])]:
+            run.append(int(order[k + len(run)]))
+        verts = ring[np.array(run + [(run[-1] + 1) % n])]
+        closed_circle = len(run) == n
+        hit = np.ones(len(run), dtype=bool)
+        if window is not None:  # only the chords the window takes are cut
+            a, b = verts[:-1], verts[1:]
+            if callable(window):
+                hit = np.asarray(window(a, b), dtype=bool)
+            else:
+                lo, hi = window
+                hit = ((np.minimum(a, b) <= hi) & (np.maximum(a, b) >= lo)).all(axis=1)
+            if not hit.any():
+                pts_out.append(verts[:-1])  # out of the window: as it is
+                mask_out.append(np.zeros(len(run), dtype=bool))
+                k += len(run)
+                continue
+        if len(run) < 2:
+            return None
+        fit = _circle_through(verts[0], verts[len(verts) // 2], verts[-2 if closed_circle else -1])
+        if fit is None:
+            return None
+        c, r = fit
+        off = float(np.abs(np.hypot(*(verts - c).T) - r).max())
+        if off > 1e-7 * r:
+            return None  # not one circle
+        ang = np.arctan2(verts[:, 1] - c[1], verts[:, 0] - c[0])
+        step = np.angle(np.exp(1j * np.diff(ang)))  # each chord's turn, in (-pi, pi]
+        cuts = np.where(hit, times, 1)  # each chord's new pieces
+        first = np.concatenate([[0], np.cumsum(cuts)[:-1]])
+        owner = np.repeat(np.arange(len(run)), cuts)
+        t = (np.arange(int(cuts.sum())) - first[owner]) / cuts[owner]
+        fine = ang[owner] + step[owner] * t
+        new = c + r * np.stack([np.cos(fine), np.sin(fine)], axis=-1)
+        new[first] = verts[:-1]  # the vertices stay exactly where they were
+        pts_out.append(new)
+        mask_out.append(np.zeros(len(new), dtype=bool))
+        bound = max(bound, float(r * (1 - np.cos(np.abs(step[hit]).max() / times / 2))) + off)
+        k += len(run)
+    return (np.ascontiguousarray(np.concatenate(pts_out), dtype=np.float64),
+            np.concatenate(mask_out), bound)
+
+
+def _circle_through(a, b, c):
+    """(centre, radius) of the circle through three points; None when they are (nearly) on a
+    line."""
+    ax, ay = a
+    bx, by = b
+    cx, cy = c
+    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    scale = max(np.ptp([ax, bx, cx]), np.ptp([ay, by, cy]), 1e-300)
+    if abs(d) <= 1e-12 * scale * scale:
+        return None
+    a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
+    ux = (a2 * (by - cy) + b2 * (cy - ay) + c2 * (ay - by)) / d
+    uy = (a2 * (cx - bx) + b2 * (ax - cx) + c2 * (bx - ax)) / d
+    centre = np.array([ux, uy])
+    return centre, float(np.hypot(ax - ux, ay - uy))
 
 
 def _oriented(c: _Contour, sign: int) -> np.ndarray:
@@ -537,12 +740,16 @@ def _nesting(rings: list, areas: np.ndarray | None = None,
 SHEET_SHARE = 0.8
 
 
-def _layer_ids(contours: list) -> np.ndarray:
-    """(n,) int: one number per layer (compared ignoring case, as AutoCAD's names; an SVG's
-    shapes share one)."""
+def _layer_ids(contours: list, scopes: set | None = None) -> np.ndarray:
+    """(n,) int: one number per layer (compared ignoring case, as AutoCAD's names); with
+    `scopes`, only those layers have a number of their own (an SVG's Inkscape layers), the
+    others share one (its groups, its shapes outside any)."""
     names: dict = {}
-    return np.array([names.setdefault((c.layer or "").casefold(), len(names)) for c in contours],
-                    dtype=np.int64)
+    keys = [(c.layer or "").casefold() for c in contours]
+    if scopes is not None:
+        own = {x.casefold() for x in scopes}
+        keys = [k if k in own else "" for k in keys]
+    return np.array([names.setdefault(k, len(names)) for k in keys], dtype=np.int64)
 
 
 def _looks_like_a_sheet(contours: list, depth: np.ndarray, layer_ids: np.ndarray,
@@ -750,6 +957,95 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
     return out, left, bridged
 
 
+def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, shown: str, path):
+    """(faces as contours, the pieces left to chain, the closed contours left as they are, the
+    pieces that bound no face, notes): the open pieces whose ends do not meet two by two (a
+    branch point where three or more meet, an end on another piece's side, a loose end), with
+    the pieces and closed contours their ends touch, become the faces of their planar arrangement
+    (`gjkcli.mesh.arrangement`); the rest is left to `_join`, which chains ends that meet two by
+    two, as before."""
+    if not pieces:
+        return [], pieces, closed, [], []
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from gjkcli.mesh.arrangement import arrange, branch_sets, linestrings
+
+    ends = np.array([[p.points[0], p.points[-1]] for p in pieces]).reshape(-1, 2)
+    label, size = branch_sets(ends, tol)
+    n = len(pieces)
+    # pieces joined through a shared end are one component; one with an end shared by other
+    # than two ends branches
+    owner = np.repeat(np.arange(n), 2)
+    hub = n + label
+    graph = coo_matrix((np.ones(2 * n), (owner, hub)), shape=(n + len(size), n + len(size)))
+    _, comp = connected_components(graph, directed=False)
+    odd = np.zeros(comp.max() + 1, dtype=bool)
+    odd[comp[hub[size[label] != 2]]] = True
+    branchy = odd[comp[:n]]
+    if not branchy.any():
+        return [], pieces, closed, [], []
+    extras.require("arrangement", path, "reading line work that branches")
+    import shapely
+
+    # what the branching pieces' ends touch: other components' pieces, closed contours
+    loose_ends = shapely.points(ends[np.repeat(branchy, 2)])
+    piece_geoms = linestrings([p.points for p in pieces])
+    _, hit = shapely.STRtree(piece_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+    touched = np.zeros(comp.max() + 1, dtype=bool)
+    touched[comp[hit]] = True
+    take = branchy | touched[comp[:n]]
+    ring_geoms = linestrings([c.ring for c in closed], ring=True)
+    take_closed = np.zeros(len(closed), dtype=bool)
+    if closed:
+        # an end on a curve lies outside its flattened ring by up to the ring's bound (the
+        # chords cut inside): within that, the piece meets it (and crosses the ring)
+        reach = tol + max(c.chord for c in closed)
+        _, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=reach)
+        take_closed[hit] = True
+    items = [pieces[k] for k in np.flatnonzero(take)] + [closed[k] for k in np.flatnonzero(take_closed)]
+    lines = [p.points for p in items[:int(take.sum())]] + \
+            [np.concatenate([c.ring, c.ring[:1]]) for c in items[int(take.sum()):]]
+    masks = [p.straight for p in items[:int(take.sum())]] + \
+            [c.straight if c.straight is not None else np.zeros(len(c.ring), dtype=bool)
+             for c in items[int(take.sum()):]]
+    arr = arrange(lines, masks, merge)
+    out, named = [], set()
+    for face in arr.faces:
+        pick = next((k for k in sorted(face.pieces) if k not in named), min(face.pieces))
+        named.add(pick)
+        src = items[pick]
+        ring = face.ring
+        chord = max(items[k].chord for k in face.pieces)
+        out.append(_Contour(ring=ring, name=src.name, layer=src.layer, group=src.group,
+                            nonzero=False, area=signed_area(ring), chord=chord,
+                            straight=face.straight))
+    unused = [items[k] for k in arr.unused if k < int(take.sum())]
+    notes = []
+    if arr.branches:
+        def what(k):
+            it = items[k]
+            return it.what if isinstance(it, _Piece) else f"{it.name} (closed)"
+
+        shown_b = "; ".join(f"at ({x:.6g}, {y:.6g}): {', '.join(what(k) for k in ks[:4])}"
+                            + (", ..." if len(ks) > 4 else "")
+                            for (x, y), ks in arr.branches[:3])
+        nb = len(arr.branches)
+        notes.append(f"{shown}: {nb} branch point{'s' * (nb != 1)} where three or more pieces "
+                     f"meet (e.g. {shown_b}{'; ...' if nb > 3 else ''}): {len(items)} pieces read "
+                     f"as a planar arrangement, {len(out)} faces (the smallest closed loops); an "
+                     f"edge two faces share belongs to both")
+    elif out:
+        notes.append(f"{shown}: {len(items)} pieces whose ends do not meet two by two read as a "
+                     f"planar arrangement: {len(out)} faces (the smallest closed loops)")
+    if arr.dangling and len(unused) < len(items):
+        notes.append(f"{shown}: {arr.dangling} stretch{'es' * (arr.dangling != 1)} of line work "
+                     f"bound no face (loose ends, or cuts inside a face): left out")
+    rest = [p for k, p in enumerate(pieces) if not take[k]]
+    kept = [c for k, c in enumerate(closed) if not take_closed[k]]
+    return out, rest, kept, unused, notes
+
+
 def _contour(points: np.ndarray, piece: _Piece) -> _Contour:
     ring = np.ascontiguousarray(points, dtype=np.float64)
     straight = piece.straight.copy()
@@ -860,7 +1156,7 @@ def _dedupe_mask(points: np.ndarray, tol: float) -> np.ndarray:
 _LENGTH = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-zA-Z%]*)\s*$")
 
 
-def _read_svg(path: Path):
+def _read_svg(path: Path, layers: Layers = Layers(), sheet_of=None):
     extras.require("svg", path, "reading SVG")
     import svgelements as se
 
@@ -877,6 +1173,7 @@ def _read_svg(path: Path):
         if vt:
             undo = ~se.Matrix(vt)
     units = _svg_units(svg)
+    layer_of, scopes = _svg_layers(se, svg)
     shapes = []
     for k, e in enumerate(svg.elements()):
         if isinstance(e, se.Shape) and not isinstance(e, se.SVG):
@@ -887,6 +1184,13 @@ def _read_svg(path: Path):
     if not shapes:
         raise InputError(path, "holds no shapes (path, polygon, polyline, rect, circle, "
                                "ellipse); draw the parts in it")
+    seen = {layer_of.get(id(e)) for _, e, _ in shapes} - {None}
+    if layers and seen:
+        shapes = [t for t in shapes if layers.takes(layer_of.get(id(t[1])))
+                  or (sheet_of is not None and sheet_of(layer_of.get(id(t[1]))))]
+        if not shapes:
+            raise InputError(path, f"holds nothing on the layers asked for ({_layer_ask(layers)}); "
+                                   f"the file's layers: {', '.join(sorted(seen))}")
     allpts = [np.array([[s.start.x, s.start.y] for s in p if s.start is not None]
                        + [[s.end.x, s.end.y] for s in p if s.end is not None]) for _, _, p in shapes]
     allpts = np.concatenate([a for a in allpts if len(a)]) if any(len(a) for a in allpts) else np.zeros((1, 2))
@@ -900,13 +1204,49 @@ def _read_svg(path: Path):
         tag = type(e).__name__.lower()
         counts[tag] = counts.get(tag, 0) + 1
         name = e.id if getattr(e, "id", None) else f"{tag}{counts[tag]}"
-        nonzero = str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
+        layer = layer_of.get(id(e))
+        # nonzero filling applies to a filled shape; one drawn with fill: none (a cut line, as
+        # laser-cut files draw every outline) has each closed subpath as an outline
+        nonzero = (str(e.values.get("fill-rule", "nonzero")).strip().lower() != "evenodd"
+                   and str(e.values.get("fill", "")).strip().lower() != "none")
         for sub in p.as_subpaths():
             pts, straight, is_closed, had_curve = _flatten_svg(se, sub, chord)
             if len(pts):
-                _closed_or_piece(pts, straight, is_closed, name, None, k, nonzero, closed, pieces,
+                _closed_or_piece(pts, straight, is_closed, name, layer, k, nonzero, closed, pieces,
                                  tol, chord if had_curve else 0.0, name)
-    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=set())
+    return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen,
+                 scopes=scopes & seen)
+
+
+_INKSCAPE = "{http://www.inkscape.org/namespaces/inkscape}"
+
+
+def _svg_layers(se, svg) -> tuple[dict, set]:
+    """({id(shape): its layer}, the Inkscape layers' names): a shape's layer is the label (else
+    id) of the innermost Inkscape layer around it (``<g inkscape:groupmode="layer"
+    inkscape:label="Parts">``), else the id of the outermost group around it that has one
+    (``<g id="sheet">``); shapes in neither are on no layer. Inkscape layers are nesting scopes,
+    as DXF layers; groups are not (a hole may be drawn in another group than its part)."""
+    out: dict = {}
+    inkscape: set = set()
+
+    def walk(group, layer):
+        for child in group:
+            if isinstance(child, se.Group) and not isinstance(child, se.SVG):
+                mine = layer
+                attrs = child.values
+                own = child.id if getattr(child, "id", None) else None
+                if attrs.get(_INKSCAPE + "groupmode") == "layer" and (attrs.get(_INKSCAPE + "label") or own):
+                    mine = attrs.get(_INKSCAPE + "label") or own
+                    inkscape.add(mine)
+                elif layer is None and own is not None:
+                    mine = own
+                walk(child, mine)
+            elif isinstance(child, se.Shape):
+                if layer is not None:
+                    out[id(child)] = layer
+    walk(svg, None)
+    return out, inkscape
 
 
 def _flatten_svg(se, sub, chord: float):
@@ -990,14 +1330,102 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
     extras.require("dxf", path, "reading DXF")
     import ezdxf
 
+    doc, notes = _open_dxf(ezdxf, path)
+    got = _read_dxf_doc(doc, path, layers, sheet_of)
+    got.notes.extend(notes)
+    return got
+
+
+def _open_dxf(ezdxf, path: Path):
+    """(the document, notes): the strict read (`ezdxf.readfile`); when it fails, ezdxf's recover
+    mode (`ezdxf.recover`, for files CAM programs write that break the rules); when that fails
+    too, recover mode on the file without its TABLES section (a table entry without a name stops
+    both reads, and the parts need no line types, colours or layer table). Raises InputError
+    naming what each read said."""
+    from ezdxf import recover
+
     try:
-        doc = ezdxf.readfile(str(path))
-    except ezdxf.DXFStructureError as exc:
-        raise InputError(path, f"not a valid DXF file ({_short(exc)}); re-export it") from None
-    except (UnicodeDecodeError, ValueError, IOError) as exc:
-        raise InputError(path, f"cannot read it as DXF ({_short(exc)}); re-export it") from None
+        return ezdxf.readfile(str(path)), []
+    except Exception as exc:  # noqa: BLE001 - any failure of the strict read: try recover mode
+        strict = exc
+    said = f"the strict read failed ({_short(strict)})"
+    printed = io.StringIO()  # recover mode prints what it repaired on stdout
+    try:
+        with contextlib.redirect_stdout(printed):
+            doc, auditor = recover.readfile(str(path))
+    except Exception as exc:  # noqa: BLE001
+        text = _without_tables(path)
+        if text is None:
+            raise InputError(path, f"not a valid DXF file: {said}, and ezdxf's recover mode "
+                                   f"too ({_short(exc)}); re-export it") from None
+        try:
+            with contextlib.redirect_stdout(printed):
+                doc, auditor = recover.read(io.BytesIO(text))
+        except Exception as exc2:  # noqa: BLE001
+            raise InputError(path, f"not a valid DXF file: {said}, and ezdxf's recover mode too "
+                                   f"({_short(exc2)}); re-export it") from None
+        return doc, _repairs(printed) + [f"{said}; ezdxf's recover mode stopped in its TABLES section "
+                     f"({_short(exc)}), so it was read without it (line types, colours and the "
+                     f"layer table are not needed for the parts)"]
+    fixes = len(auditor.fixes) + len(auditor.errors)
+    return doc, _repairs(printed) + [f"{said}; read by ezdxf's recover mode"
+                 + (f", which fixed {fixes} problem{'s' * (fixes != 1)}" if fixes else "")]
+
+
+def _repairs(printed: io.StringIO, shown: int = 3) -> list:
+    """The repairs recover mode printed ("recovered invalid floating point value "1,5" near
+    line 64 as "1.0""), as one note."""
+    lines = list(dict.fromkeys(" ".join(t.split()) for t in printed.getvalue().splitlines() if t.strip()))
+    if not lines:
+        return []
+    more = f"; ... ({len(lines)} in all)" if len(lines) > shown else ""
+    return ["ezdxf's recover mode: " + "; ".join(lines[:shown]) + more]
+
+
+def _without_tables(path: Path) -> bytes | None:
+    """The ASCII DXF's bytes without its TABLES section (None: not an ASCII DXF with one). DXF is
+    a sequence of (group code, value) line pairs; the section runs from (0, SECTION), (2, TABLES)
+    to the next (0, ENDSEC)."""
+    raw = path.read_bytes()
+    lines = raw.splitlines(keepends=True)
+    if len(lines) < 4 or raw.startswith(b"AutoCAD Binary DXF"):
+        return None
+    out, k, cut = [], 0, False
+    while k + 1 < len(lines):
+        code, value = lines[k].strip(), lines[k + 1].strip()
+        if (code == b"0" and value == b"SECTION" and k + 3 < len(lines)
+                and lines[k + 2].strip() == b"2" and lines[k + 3].strip() == b"TABLES"):
+            end = k + 4
+            while end + 1 < len(lines) and not (lines[end].strip() == b"0"
+                                                and lines[end + 1].strip() == b"ENDSEC"):
+                end += 2
+            k, cut = end + 2, True
+            continue
+        out += lines[k:k + 2]
+        k += 2
+    out += lines[k:]
+    return b"".join(out) if cut else None
+
+
+def _raised_by(exc: BaseException, *libraries: str) -> bool:
+    """Whether the exception was raised inside one of the libraries (its innermost frame's
+    module), or is one of their exception classes."""
+    if type(exc).__module__.split(".")[0] in libraries:
+        return True
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    name = last.tb_frame.f_globals.get("__name__", "") if last is not None else ""
+    return name.split(".")[0] in libraries
+
+
+def _read_dxf_doc(doc, path: Path, layers: Layers, sheet_of):
     msp = doc.modelspace()
-    units = _INSUNITS.get(int(doc.header.get("$INSUNITS", 0) or 0))
+    # without a HEADER section (OpenSCAD writes none) ezdxf fills in its own defaults ($INSUNITS
+    # 6, metres): such a file states no unit
+    units = _INSUNITS.get(int(doc.header.get("$INSUNITS", 0) or 0)) if _has_header(path) else None
     placed = list(_dxf_entities(msp))
     if not placed:
         raise InputError(path, "holds no LINE, LWPOLYLINE, POLYLINE, CIRCLE, ARC, ELLIPSE or "
@@ -1022,6 +1450,23 @@ def _read_dxf(path: Path, layers: Layers, sheet_of):
         _closed_or_piece(pts, straight, is_closed, name, layer, k, False, closed, pieces, tol,
                          chord if had_curve else 0.0, what)
     return _Read(closed=closed, pieces=pieces, units=units, join_tol=tol, layers=seen)
+
+
+def _has_header(path: Path) -> bool:
+    """Whether a DXF file has a HEADER section: the first section of the file, by the DXF
+    reference, so it is looked for in the group codes before the first ENTITIES, BLOCKS or
+    TABLES section (a binary DXF is taken to have one)."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head.startswith(b"AutoCAD Binary DXF"):
+        return True
+    names = re.findall(rb"(?m)^[ \t]*2[ \t]*\r?\n[ \t]*([A-Z_]+)[ \t]*\r?$", head)
+    for name in names:
+        if name == b"HEADER":
+            return True
+        if name in (b"CLASSES", b"TABLES", b"BLOCKS", b"ENTITIES", b"OBJECTS"):
+            return False
+    return False
 
 
 def _layer_ask(layers: Layers) -> str:
@@ -1100,7 +1545,11 @@ def _dxf_size(placed) -> float:
             elif kind == "LINE":
                 pts = _xy([e.dxf.start, e.dxf.end])
             elif kind == "SPLINE":
-                pts = _xy(e.control_points if len(e.control_points) else e.fit_points)
+                # the control points' box holds the curve (their hull does); a spline given by
+                # fit points only gets its control points from ezdxf's construction tool.
+                # ezdxf keeps them as a packed VertexArray (rows of x, y, z, no `.x`)
+                ctrl = e.control_points if len(e.control_points) else e.construction_tool().control_points
+                pts = np.asarray([tuple(v)[:2] for v in ctrl], dtype=np.float64).reshape(-1, 2)
             else:  # a polyline in another plane or with bulges: its own pieces
                 pts = np.concatenate([_xy(p.vertices()) if p.dxftype() != "ARC"
                                       else _xy(p.flattening(1e300)) for p in e.virtual_entities()])

@@ -37,6 +37,7 @@ chunks on the cluster (`gjkcli.pipeline.distributed.plane_batch`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -256,7 +257,9 @@ class FlatRun(Run):
         else:
             parts, sheets, source = self._read(sources)
         self.stage("load", t)
-        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, o.sheet_layer)
+        # the frame is named by --sheet-layer, or by the outline the reader took for the sheet
+        name = o.sheet_layer or (sheets[0].name.split(":", 1)[1] if sheets else None)
+        parts, frame = self._flat_unit(parts, sheet_frame(parts, sheets, name)
                                        if sheets and parts else None)
         objects = parts if isinstance(parts, FlatParts) else FlatParts(parts)
         if frame is not None:
@@ -308,11 +311,27 @@ class FlatRun(Run):
         # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
         # and one spelling): a unit of the table, or s of one ("0.264583 mm": an SVG whose
         # viewBox maps one user unit to that)
+        declared = self.options.units
+        if declared is not None and any(p.units is None for p in parts):
+            # --units: the unit of the drawings that state none (the packed arrays stay)
+            self.notes.extend(f"{f} states no unit: taken as {declared} (--units)"
+                              for f in dict.fromkeys(p.source for p in parts if p.units is None))
+            said = [p if p.units is not None else dataclasses.replace(p, units=declared) for p in parts]
+            parts = parts.renamed(said) if hasattr(parts, "renamed") else said
+            if frame is not None and frame.units is None:
+                frame = dataclasses.replace(frame, units=declared)
         spelled = {p.units for p in parts}
         known = {u: scaled_unit(u) for u in spelled}
         first = next((p for p in parts if known[p.units] is not None), None)
         unit = known[first.units][1] if first is not None else None
         self.units = unit
+        if unit is not None and None in spelled:
+            silent = list(dict.fromkeys(p.source for p in parts if p.units is None))
+            self.notes.append(f"warning: {', '.join(silent[:3])}{', ...' if len(silent) > 3 else ''} "
+                              f"state{'s' * (len(silent) == 1)} no unit and {first.source} states "
+                              f"{first.units}: the numbers of the drawing{'s' * (len(silent) != 1)} "
+                              f"without one are taken as {unit}; declare their unit with --units "
+                              f"if they are in another")
 
         def scale(u) -> float:  # how many `unit` one drawing unit `u` is (1: nothing to do)
             s, short = known[u] if u in known else scaled_unit(u)
@@ -479,13 +498,14 @@ class FlatRun(Run):
             value[c] = st.value
         status = value[np.asarray(batch.status)]
         distance = np.asarray(batch.distance, dtype=np.float64)
+        refined = self._settle_curves(objects, i, j, band, rounding, flat_band, batch, status, distance)
         if (clearance > 0).any():
             close = (status == Status.CLEAR.value) & (distance < clearance + flat_band - rounding)
             # pairs that fail only by their bounds: bound the true gap edge by edge, each chord
             # of a curve widened by its part's bound, each edge drawn straight as it is
             for k in np.flatnonzero(close & (distance >= clearance - rounding)).tolist():
-                low = _gap_lower_bound(objects[int(i[k])], objects[int(j[k])])
-                if low is not None and low >= clearance[k] - rounding[k]:
+                if _passes_by_its_edges(objects[int(i[k])], objects[int(j[k])],
+                                        clearance[k] - rounding[k], rounding[k], distance[k]):
                     close[k] = False
             status[close] = Status.CLEARANCE.value
         for code, c in zip(*np.unique(status.astype(str), return_counts=True)):
@@ -501,6 +521,8 @@ class FlatRun(Run):
         for k, result, ia, ib in zip(ks.tolist(), results, i[ks].tolist(), j[ks].tolist()):
             a, b = objects[ia], objects[ib]
             st = result.status
+            if k in refined:
+                result = refined[k]
             if o.trace:
                 result = _traced(a, b, float(band[k]), o.start_direction, result)
                 if result.status is not st:
@@ -523,6 +545,56 @@ class FlatRun(Run):
         pairs.sort(key=severity_key)
         self.stage("verdicts", t)
         return pairs, counts
+
+    # Each round cuts the arcs of an unsettled pair's parts this many times finer (the bound
+    # falls by its square); after the last one the pair is undecided.
+    REFINE = (8, 64)
+
+    def _settle_curves(self, objects, i, j, band, rounding, flat_band, batch, status, distance):
+        """{pair index: PlaneResult} for the pairs whose verdict the flattening could change: a
+        band the user set (wider than the pair's flattening bounds) within which the polygons'
+        gap or depth lies, give or take the bounds. Their arcs are cut finer
+        (`gjkcli.mesh.flat.refined_arcs`) until the answer and the bounds settle it, or else they
+        are undecided. `status` and `distance` are updated in place."""
+        from gjkcli.engine import plane
+        from gjkcli.mesh.flat import refined_arcs
+
+        depth = np.asarray(batch.depth, dtype=np.float64)
+        signed = np.where(np.isnan(depth), distance, -depth)
+        engine = (status == Status.TOUCHING.value) | (status == Status.COLLISION.value) | (status == Status.CLEAR.value)
+        unsettled = np.flatnonzero(engine & (flat_band > 0) & (rounding >= flat_band)
+                                   & ~_settled(signed, flat_band, band))
+        out = {}
+        for k in unsettled.tolist():
+            a, b = objects[int(i[k])], objects[int(j[k])]
+            result = None
+            for times in self.REFINE:
+                fa, fb = refined_arcs(a, times), refined_arcs(b, times)
+                if fa is None or fb is None:
+                    break
+                r = plane.query(plane.Region(list(fa.rings)), plane.Region(list(fb.rings)),
+                                tolerance=float(band[k]))
+                bound = fa.chord + fb.chord
+                v = r.signed_distance
+                if _settled(np.array([v]), np.array([bound]), np.array([band[k]]))[0]:
+                    st = (Status.COLLISION if -v > band[k] else
+                          Status.CLEAR if v > band[k] else Status.TOUCHING)
+                    result = dataclasses.replace(r, status=st)
+                    break
+            if result is None:
+                result = dataclasses.replace(batch.result(k), status=Status.UNDECIDED)
+            out[k] = result
+            status[k] = result.status.value
+            distance[k] = result.distance
+        if unsettled.size:
+            done = sum(r.status is not Status.UNDECIDED for r in out.values())
+            self.notes.append(f"{len(out)} pair{'s' * (len(out) != 1)} whose verdict the curves' "
+                              f"flattening could change (the polygons' gap or depth within the "
+                              f"bounds of the band): {done} settled with the arcs cut finer"
+                              + (f", {len(out) - done} undecided (curves other than arcs of "
+                                 f"circles cannot be cut finer from the drawing's polygons)"
+                                 if done < len(out) else ""))
+        return out
 
     def objects(self, parts: FlatScene, pairs, counts, i, j, key_of, known):
         """Each part's record made when read (LazyRecords: a 10,000-part nest's report reads a
@@ -562,7 +634,43 @@ def _packed(objects, which):
     return vertices, np.concatenate([[0], np.cumsum(count)]), np.concatenate([[0], np.cumsum(nring)])
 
 
-def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
+def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> bool:
+    """Whether the true gap between two clear parts is at least `at_least` (the clearance less
+    the band's `rounding`): bounded edge by edge (`_gap_lower_bound`), then, where a chord of a
+    curve keeps it below, once more with the parts' arcs cut finer (`gjkcli.mesh.flat.
+    refined_arcs`), by as much as brings their bounds down to the rounding, so an arc whose
+    vertex lies exactly at the margin (a disc K from the sheet's edge) passes once its chords no
+    longer reach in. Only the edges within reach of the other part are compared (`gap`: the
+    polygons' distance)."""
+    from gjkcli.mesh.flat import refined_arcs
+
+    reach = gap + a.chord + b.chord
+    low = _gap_lower_bound(a, b, reach=reach)
+    if low is not None and low >= at_least:
+        return True
+    bound = a.chord + b.chord
+    if bound <= 0 or rounding <= 0:
+        return False
+    times = int(min(256, max(2, math.ceil(1.25 * math.sqrt(bound / rounding)))))
+    # only the chords within reach of the other part's edges: the other chords' bound may stay,
+    # as _gap_lower_bound compares only the edges whose boxes come within reach
+    fa = refined_arcs(a, times, _within_reach(b, reach)) if a.chord > 0 else a
+    fb = refined_arcs(b, times, _within_reach(a, reach)) if b.chord > 0 else b
+    if fa is None or fb is None:
+        return False
+    low = _gap_lower_bound(fa, fb, reach=reach)
+    return low is not None and low >= at_least
+
+
+def _settled(signed, bound, band):
+    """(m,) bool: whether the true signed gap, within `bound` of the polygons' `signed` gap
+    (negative: a depth), is on one side of the band's two edges: touching (|gap| <= band), a
+    collision (depth > band) or clear (gap > band) whatever the curves do within the bound."""
+    lo, hi = signed - bound, signed + bound
+    return ((lo >= -band) & (hi <= band)) | (hi < -band) | (lo > band)
+
+
+def _gap_lower_bound(a, b, most: int = 4_000_000, reach: float | None = None) -> float | None:
     """A lower bound of the gap between the true outlines of two clear parts whose rings are
     flattened: the least distance between an edge of A and an edge of B, less the bound of each
     part whose edge there is the chord of a curve (an edge drawn straight is exact). The parts
@@ -570,13 +678,49 @@ def _gap_lower_bound(a, b, most: int = 4_000_000) -> float | None:
     None when the edges are unknown or too many pairs (over `most`) to compare."""
     a0, a1, ca = _edges(a)
     b0, b1, cb = _edges(b)
-    if a0 is None or b0 is None or len(a0) * len(b0) > most:
+    if a0 is None or b0 is None:
+        return None
+    if reach is not None:  # only the edges whose boxes come within reach of the other part's box
+        box_a = (np.minimum(a0.min(axis=0), a1.min(axis=0)), np.maximum(a0.max(axis=0), a1.max(axis=0)))
+        a0, a1, ca = _near(a0, a1, ca, (np.minimum(b0.min(axis=0), b1.min(axis=0)),
+                                        np.maximum(b0.max(axis=0), b1.max(axis=0))), reach)
+        b0, b1, cb = _near(b0, b1, cb, box_a, reach)
+        if not len(a0) or not len(b0):
+            return None
+    if len(a0) * len(b0) > most:
         return None
     # the least of the four endpoint-to-segment distances, each edge pair once
     d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
                    _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
+
+
+def _within_reach(other, reach: float):
+    """window(s0, s1) for `refined_arcs`: whether each segment comes within `reach` of the
+    other part's edges, or its box does of theirs (so every edge `_gap_lower_bound` keeps is
+    taken)."""
+    o0 = np.concatenate(other.rings)
+    o1 = np.concatenate([np.roll(r, -1, axis=0) for r in other.rings])
+    lo, hi = np.minimum(o0, o1).min(axis=0) - reach, np.maximum(o0, o1).max(axis=0) + reach
+
+    def window(s0, s1):
+        boxed = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
+        if not boxed.any():
+            return boxed
+        # the least of the four endpoint-to-segment distances: the segments' distance when they
+        # do not cross (crossing ones are at 0, and an endpoint is within their length)
+        d = np.minimum(_point_segment(np.concatenate([s0, s1]), o0, o1).reshape(2, len(s0), -1).min(axis=(0, 2)),
+                       np.minimum(_point_segment(o0, s0, s1), _point_segment(o1, s0, s1)).min(axis=0))
+        return boxed & (d <= reach)
+    return window
+
+
+def _near(s0, s1, chord, box, reach: float):
+    """The edges (s0 -> s1, chord flags) whose boxes come within `reach` of `box` (lo, hi)."""
+    lo, hi = box[0] - reach, box[1] + reach
+    keep = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
+    return s0[keep], s1[keep], chord[keep]
 
 
 def _edges(p):

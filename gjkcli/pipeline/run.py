@@ -77,6 +77,9 @@ class Options:
     list_passing : list every checked pair, the passing ones too, as a report of one test case
         per pair asks (JUnit): `all_pairs` up to `gjkcli.pipeline.stages.ALL_PAIRS_UP_TO`
         checked pairs, the findings alone beyond (a note says so)
+    units : the length unit of the inputs whose files state none (`--units mm`: a DXF without a
+        header, an STL, an SVG without a width); None: they have none, and take the unit of the
+        inputs that state one
     """
 
     mode: str = "auto"
@@ -106,6 +109,7 @@ class Options:
     recurse: bool = True
     together: bool = True
     list_passing: bool = False
+    units: str | None = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

@@ -318,6 +318,9 @@ class Run:
         """
         from gjkcli.errors import InputError
 
+        declared = self.options.units
+        if declared is not None and any(not g.units for g in geoms):
+            geoms = [g if g.units else dataclasses.replace(g, units=declared) for g in geoms]
         stated = [(g, canonical(g.units)) for g in geoms if g.units]
         known = [(g, u) for g, u in stated if u is not None]
         unit = known[0][1] if known else None
