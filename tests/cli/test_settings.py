@@ -61,7 +61,7 @@ def test_pyproject_tool_gjk_is_found_from_a_subfolder_and_options_override_it(pr
     code, _, err = scan_json(cwd=project / "deep", monkeypatch=monkeypatch)
     assert err.strip() == ("gjk: error: ../pyproject.toml: clearance 0.5mm: 0.5mm has a unit, and the inputs "
                            "state none gjk knows (no unit): give the number without a unit, in the "
-                           "model's units"), err
+                           "model's units, or declare the unit of inputs that state none (--units mm)"), err
     assert code == 2
     code, _, err = scan_json("--clearance", "0.5mm", cwd=project / "deep", monkeypatch=monkeypatch)
     assert code == 2 and err.startswith("gjk: error: --clearance 0.5mm: "), err  # typed: named as typed
