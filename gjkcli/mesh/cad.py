@@ -963,7 +963,12 @@ def _read(path: Path):
         raise InputError(path, "is not a STEP file (no ISO-10303-21 header); export it as STEP "
                                "AP203, AP214 or AP242")
     _silence_messages()
+    from OCP.Interface import Interface_Static
+
     reader = STEPCAFControl_Reader()
+    # the code page of 8-bit names (`_codepage`): a global of OpenCASCADE's, so set for every
+    # file, after the first reader made has set the defaults
+    Interface_Static.SetCVal_s("read.step.codepage", _codepage(path))
     reader.SetNameMode(True)
     reader.SetColorMode(False)
     reader.SetLayerMode(False)
@@ -1002,6 +1007,58 @@ def _head(path: Path) -> bytes:
             return f.read(4096)
     except OSError as exc:
         raise InputError(path, f"cannot read it: {exc.strerror or exc}") from None
+
+
+# Python's names of 8-bit and multi-byte encodings -> OpenCASCADE's (Resource_FormatType, as
+# `read.step.codepage` spells them); an encoding it cannot convert is not listed.
+_CODEPAGES = {**{f"cp{k}": f"CP{k}" for k in range(1250, 1259)},
+              **{f"windows_{k}": f"CP{k}" for k in range(1250, 1259)},
+              **{f"iso8859_{k}": f"iso8859-{k}" for k in range(1, 10)},
+              "latin_1": "iso8859-1", "cp850": "CP850", "shift_jis": "SJIS", "cp932": "SJIS",
+              "euc_jp": "EUC", "gb2312": "GB", "gbk": "GB", "gb18030": "GB", "utf_8": "UTF8",
+              "ascii": "UTF8"}
+_CANDIDATES = frozenset(k for k in _CODEPAGES if k.startswith(("cp", "iso", "shift", "euc", "gb")))
+# a quoted STEP string holding a byte above 127 (names, descriptions; "''" is a quote in one)
+_EIGHT_BIT = re.compile(rb"'(?:[^'\n]|'')*?[\x80-\xff](?:[^'\n]|'')*'")
+
+
+def _codepage(path: Path) -> str:
+    """OpenCASCADE's name of the code page of the file's strings (`read.step.codepage`).
+
+    ISO 10303-21 writes every character outside basic ASCII as a directive (`\\X\\hh`,
+    `\\X2\\hhhh...\\X0\\`, `\\X4\\...`, `\\S\\`, `\\P?\\`), which OpenCASCADE
+    decodes itself; but some writers put the bytes of their system's code page in the strings as
+    they are (SolidWorks on a Russian Windows writes `Сборка1` in CP1251). A file with no byte
+    above 127 or whose such strings are UTF-8 is read as UTF-8 (OpenCASCADE's default); else
+    the code page is told by charset_normalizer (requests' detector) from those strings, and
+    left at UTF-8 when it cannot tell or OpenCASCADE cannot convert what it tells."""
+    import mmap
+
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
+                return "UTF8"
+            try:
+                str(data, "utf-8")
+                return "UTF8"
+            except UnicodeDecodeError:
+                pass
+            strings = []
+            for match in _EIGHT_BIT.finditer(data):
+                strings.append(match.group()[1:-1])
+                if len(strings) == 200:
+                    break
+    except (OSError, ValueError):  # unreadable, or empty: OpenCASCADE says what is wrong
+        return "UTF8"
+    sample = b"\n".join(dict.fromkeys(strings))
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:
+        return "UTF8"
+    # names are short and few: every code page OpenCASCADE converts is tried (threshold 1: none
+    # ruled out for its share of odd characters), the least odd one kept
+    best = from_bytes(sample, cp_isolation=sorted(_CANDIDATES), threshold=1.0).best()
+    return _CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"
 
 
 def _step_unit(name: str) -> str | None:
