@@ -1247,20 +1247,83 @@ def _triangles(shape, path, name: str):
 
 
 def _chord_gap(surface, nodes, uv, tris) -> float:
-    """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
-    the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
+    """How far a face's triangles lie from its surface, both ways.
+
+    A sphere: exactly. Its triangles' corners lie on it and the triangles inside it, so every
+    point of a triangle lies R - |p - o| from the sphere, largest at the triangle's point nearest
+    the centre o, and the sphere's points over a triangle project radially onto it as far.
+
+    A cylinder, cone or torus: the largest distance from the surface (measured in closed form,
+    from its placed axes) of each triangle's centre and edge midpoints.
+
+    Any other surface: the largest |S(u, v) - P(u, v)| over each triangle's centre and edge
+    midpoints, where S is the surface and P the triangle's linear interpolation of its corners
+    at the same (u, v). That bounds the distance both ways at those points, but loosely where the
+    parameters crowd (at a pole, the corners' parameters span half a turn that the triangle does
+    not): which is why the elementary surfaces are measured as above."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
+
     from gjkcli.engine.exact import distinct
 
+    kind = surface.GetType()
+    if len(tris) == 0:
+        return 0.0
+    if kind == GeomAbs_Sphere:
+        return _sphere_gap(surface.Sphere(), nodes, tris)
     # each edge once (two triangles share it), by its corners' indices
     edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     edges = distinct(edges[:, 0] * len(nodes) + edges[:, 1])
     ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
-    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
-    if len(suv) == 0:
-        return 0.0
+    if kind in (GeomAbs_Cylinder, GeomAbs_Cone, GeomAbs_Torus):
+        return float(np.abs(_elementary_distance(surface, kind, sxyz)).max())
+    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
     return float(gaps.max())
+
+
+def _axes(shape):
+    """(origin, x, y, z) of an elementary surface's placed axes, as NumPy vectors."""
+    axes = shape.Position()
+    return tuple(np.array([d.X(), d.Y(), d.Z()]) for d in
+                 (axes.Location(), axes.XDirection(), axes.YDirection(), axes.Direction()))
+
+
+def _sphere_gap(sphere, nodes, tris) -> float:
+    """R - the distance from the centre to each triangle (trimesh's closest point on a
+    triangle), and any corner off the sphere: the Hausdorff distance of the triangles from it."""
+    from trimesh.triangles import closest_point
+
+    o = _axes(sphere)[0]
+    r = sphere.Radius()
+    near = closest_point(nodes[tris], np.broadcast_to(o, (len(tris), 3)))
+    inward = r - np.linalg.norm(near - o, axis=1)
+    outward = np.abs(np.linalg.norm(nodes - o, axis=1) - r)
+    return float(max(inward.max(), outward.max(), 0.0))
+
+
+def _elementary_distance(surface, kind, points) -> np.ndarray:
+    """The distance of each point from a cylinder, cone or torus (the whole surface, not the
+    face's trimmed part), from its placed axes."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
+
+    shape = {GeomAbs_Cylinder: surface.Cylinder, GeomAbs_Cone: surface.Cone}.get(
+        kind, surface.Torus)()
+    o, _, _, z = _axes(shape)
+    rel = points - o
+    h = rel @ z  # along the axis
+    rho = np.linalg.norm(rel - h[:, None] * z, axis=1)  # from the axis
+    if kind == GeomAbs_Cylinder:
+        return rho - shape.Radius()
+    if kind == GeomAbs_Cone:
+        # in the half-plane through the axis, the cone is the half-line (R + v sin a, v cos a)
+        # where R + v sin a >= 0 (up to its apex); a foot beyond the apex has the apex nearest
+        a, r = shape.SemiAngle(), shape.RefRadius()
+        v = (rho - r) * np.sin(a) + h * np.cos(a)  # the foot on the whole line
+        line = (rho - r) * np.cos(a) - h * np.sin(a)
+        apex = np.hypot(rho, h + r / np.tan(a))  # the apex at v = -R / sin a: (0, -R / tan a)
+        return np.where(r + v * np.sin(a) >= 0, np.abs(line), apex)
+    return np.hypot(rho - shape.MajorRadius(), h) - shape.MinorRadius()
 
 
 def surface_points(surface, uv: np.ndarray) -> np.ndarray:
