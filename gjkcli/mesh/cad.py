@@ -1290,13 +1290,14 @@ def _axes(shape):
 
 
 def _sphere_gap(sphere, nodes, tris) -> float:
-    """R - the distance from the centre to each triangle (trimesh's closest point on a
-    triangle), and any corner off the sphere: the Hausdorff distance of the triangles from it."""
-    from trimesh.triangles import closest_point
+    """R - the distance from the centre to each triangle (its closest point, Ericson's regions),
+    and any corner off the sphere: the Hausdorff distance of the triangles from it."""
+    from gjkcli.engine.certify import closest_points_on_triangles
 
     o = _axes(sphere)[0]
     r = sphere.Radius()
-    near = closest_point(nodes[tris], np.broadcast_to(o, (len(tris), 3)))
+    corners = nodes[tris]
+    near = closest_points_on_triangles(o, corners[:, 0], corners[:, 1], corners[:, 2])
     inward = r - np.linalg.norm(near - o, axis=1)
     outward = np.abs(np.linalg.norm(nodes - o, axis=1) - r)
     return float(max(inward.max(), outward.max(), 0.0))
