@@ -431,7 +431,7 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
 
 def corpus_table(rows: list, check: bool) -> None:
     """The corpus's files as a Markdown table (tables.py keeps it as CSV too)."""
-    print("\n## STEP assemblies of many writers: gjk scan against trimesh's route\n")
+    print("\n## Per file: gjk scan against trimesh, cascadio and python-fcl\n")
     print("| file | writer | gjk (s) | route (s) | gjk / route | gjk's verdicts | route's "
           "collisions |" + (" agree with OpenCASCADE |" if check else ""))
     print("|---|---|---|---|---|---|---|" + ("---|" if check else ""))

@@ -154,7 +154,7 @@ SUITE = (
           "untimed run, alternating: `gjk scan FILE` against `trimesh.load_scene` (cascadio) + "
           "`CollisionManager.in_collision_internal`; `--check` holds every pair against "
           "OpenCASCADE's exact distance and common volume. Target: gjk at most 1.0 of the route."),
-    Bench("step_corpus", "STEP assemblies of many writers against trimesh's route",
+    Bench("step_corpus", "STEP assemblies of many writers against trimesh, cascadio and python-fcl",
           "bench_step.py",
           ("--real", "--corpus", str(STEP_CORPUS), "--repeat", "1", "--check", "--route-timeout", "150"),
           ("--real", "--corpus", str(STEP_CORPUS), "--repeat", "3", "--check", "--route-timeout", "150"),
