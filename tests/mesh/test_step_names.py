@@ -2,6 +2,7 @@
 `\\X2\\`, `\\X4\\`, `\\S\\` with its `\\P?\\` page), which OpenCASCADE decodes, and the bytes of a
 code page some writers put in the strings as they are (SolidWorks on a Russian Windows: CP1251),
 whose code page gjk tells OpenCASCADE (`gjkcli.mesh.cad._codepage`)."""
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ from stepfiles import box, write_step  # skips the module without OpenCASCADE
 from gjkcli.mesh import cad
 from gjkcli.mesh.load import read_objects
 
-CORPUS = Path("/work/corpus/step/occt_all/bug31670_russian.stp")
+# OpenCASCADE's test file of the STEP corpus (benchmarks/step_corpus.json), where it is kept
+CORPUS = Path(os.environ.get("GJK_STEP_CORPUS", Path(__file__).resolve().parents[3] / "corpus"
+                             / "step")) / "bug31670_russian.stp"
 
 
 def _named(tmp_path, encoded: list[bytes]) -> Path:
@@ -76,7 +79,7 @@ def test_utf8_bytes_read_as_typed_and_the_code_page_is_reset_after_a_cp1251_file
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason=f"{CORPUS} (OpenCASCADE's test file, SolidWorks "
-                                                "2017 with Cyrillic names) is not on this machine")
+                                                "2017 with Cyrillic names; GJK_STEP_CORPUS) is absent")
 def test_solidworks_2017_file_with_cyrillic_names():
     assert cad._codepage(CORPUS) == "CP1251"
     names = {p.name for p in read_objects(CORPUS)}
