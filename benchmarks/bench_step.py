@@ -158,12 +158,26 @@ def make_assembly(path: Path, parts: int, seed: int) -> dict:
     return {"parts": count, "bytes": path.stat().st_size}
 
 
-def run_worker(code: str, *args, env: dict | None = None) -> dict:
+def run_worker(code: str, *args, env: dict | None = None, timeout: float | None = None,
+               memory: int | None = None) -> dict | None:
+    """The worker's JSON line and its wall time; None when it did not finish within `timeout`
+    seconds or `memory` bytes of address space (then it is killed, or fails to allocate)."""
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                         text=True, check=False, env=env)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                             text=True, check=False, env=env, timeout=timeout,
+                             preexec_fn=limit if memory else None)
+    except subprocess.TimeoutExpired:
+        return None
     wall = time.perf_counter() - started
     if out.returncode != 0:
+        if timeout is not None:  # a bounded run (the corpus): said as not finished
+            return None
         raise SystemExit(f"worker failed:\n{out.stderr[-3000:]}")
     line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
     got = json.loads(line)
@@ -172,6 +186,9 @@ def run_worker(code: str, *args, env: dict | None = None) -> dict:
 
 
 REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "third_party"
+# The corpus of public assemblies (`--corpus DIR`): where each file comes from, its writer and
+# sha256; the files themselves are kept outside the repository (`--make-corpus`).
+CORPUS = Path(__file__).resolve().with_name("step_corpus.json")
 REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
               "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
 
@@ -295,7 +312,50 @@ def imports(repeat: int, env: dict | None) -> dict:
     return {what: statistics.median(t) for what, t in times.items()}
 
 
-def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool = True) -> None:
+def corpus_files(directory: Path) -> list[tuple[Path, str]]:
+    """[(path, writer)] of the corpus's files found in `directory` with their sha256; the ones
+    missing or changed are said on stderr and left out."""
+    import hashlib
+
+    manifest = json.loads(CORPUS.read_text())
+    found = []
+    for entry in manifest["files"]:
+        path = directory / entry["file"]
+        if not path.is_file():
+            print(f"corpus: {path} is missing (--make-corpus extracts it)", file=sys.stderr)
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+            print(f"corpus: {path} is not the listed file (its sha256 differs)", file=sys.stderr)
+        else:
+            found.append((path, entry["writer"]))
+    return found
+
+
+def make_corpus(git_dir: Path, directory: Path) -> None:
+    """Extract the corpus's files from a clone of the manifest's repository (`git show
+    COMMIT:PATH`) into `directory`, each checked against its sha256."""
+    import hashlib
+
+    manifest = json.loads(CORPUS.read_text())
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in manifest["files"]:
+        data = subprocess.run(["git", f"--git-dir={git_dir}", "show",
+                               f"{manifest['commit']}:{entry['path']}"], capture_output=True,
+                              check=True).stdout
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise SystemExit(f"{entry['path']}: not the listed file (its sha256 differs)")
+        (directory / entry["file"]).write_bytes(data)
+    print(f"{len(manifest['files'])} files in {directory}")
+
+
+def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool = True,
+         corpus: Path | None = None, route_timeout: float = 300.0,
+         route_memory: float = 4.0) -> None:
+    """The committed five (or with `corpus`, the corpus's files in that directory), each side
+    `repeat` times, alternating. With a corpus the route gets `route_timeout` seconds and
+    `route_memory` GB of address space per run (cascadio took 6.5 GB and more than 600 s on
+    the motor of OpenCASCADE's test data); a file it does not finish is reported so and left
+    out of the totals, and only the first file has the untimed first runs (Python's compiled
+    modules; the files are in the page cache from their checksums)."""
     import gzip
     import shutil
     import statistics
@@ -303,33 +363,43 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         env = bytecode_env(Path(tmp) / "pycache" if compiled else None)
-        for name in REAL_FILES:
-            path = REAL / name
-            if name.endswith(".gz"):  # committed compressed; both sides read the STEP file
-                plain = Path(tmp) / Path(name).stem
+        files = ([(REAL / name, "") for name in REAL_FILES] if corpus is None
+                 else corpus_files(corpus))
+        bound = {} if corpus is None else {"timeout": route_timeout,
+                                           "memory": int(route_memory * 2 ** 30)}
+        for index, (path, writer) in enumerate(files):
+            if path.name.endswith(".gz"):  # committed compressed; both sides read the STEP file
+                plain = Path(tmp) / path.stem
                 with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 path = plain
             gjk, tm = [], []
-            if compiled:  # one untimed run each: the modules compiled, the file in the page cache
+            if compiled and (corpus is None or index == 0):
+                # one untimed run each: the modules compiled, the file in the page cache
                 run_gjk_scan(path, env)
-                run_worker(TRIMESH_WORKER, path, env=env)
+                run_worker(TRIMESH_WORKER, path, env=env, **bound)
             for _ in range(repeat):  # alternating, so that both see the machine's same load
                 gjk.append(run_gjk_scan(path, env))
-                tm.append(run_worker(TRIMESH_WORKER, path, env=env))
+                tm.append(run_worker(TRIMESH_WORKER, path, env=env, **bound))
             stages = run_gjk_scan(path, env, timings=True)["timings"]  # not timed
             gjk.sort(key=lambda r: r["wall"])
-            tm.sort(key=lambda r: r["wall"])
-            g, t = gjk[len(gjk) // 2], tm[len(tm) // 2]
+            g = gjk[len(gjk) // 2]
             g_wall = statistics.median(r["wall"] for r in gjk)
-            t_wall = statistics.median(r["wall"] for r in tm)
-            rows.append({"file": path.name, "gjk": g_wall, "trimesh": t_wall,
+            finished = [r for r in tm if r is not None]
+            t_wall = statistics.median(r["wall"] for r in finished) if len(finished) == len(tm) \
+                else None
+            t = sorted(finished, key=lambda r: r["wall"])[len(finished) // 2] if t_wall else None
+            rows.append({"file": path.name, "writer": writer, "gjk": g_wall, "trimesh": t_wall,
                          "gjk_timings": stages, "counts": g["counts"],
-                         "trimesh_collisions": t["collision_pairs"]})
+                         "trimesh_collisions": t["collision_pairs"] if t else None})
             counts = ", ".join(f"{v} {k}" for k, v in g["counts"].items() if v)
-            print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh {t_wall:6.2f} s  ratio "
-                  f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
-                  f"{t['collision_pairs']} colliding pairs")
+            if t_wall is None:
+                print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh did not finish (in "
+                      f"{route_timeout:.0f} s and {route_memory:g} GB)  | gjk: {counts or 'no pair'}")
+            else:
+                print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh {t_wall:6.2f} s  ratio "
+                      f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
+                      f"{t['collision_pairs']} colliding pairs")
             print(f"{'':30s} gjk's stages (one more run, with --timings): {stages}")
             if check:
                 compared, wrong = oracle(path)
@@ -337,21 +407,49 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 print(f"{'':30s} against OpenCASCADE: {compared - len(wrong)} of {compared} pairs "
                       f"agree" + "".join(f"\n{'':32s}{w}" for w in wrong))
         alone = imports(repeat, env)
+    if corpus is not None:
+        corpus_table(rows, check)
+    every = rows
+    rows = [r for r in rows if r["trimesh"] is not None]  # the totals: files both finished
     total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
     print("imports alone, whole processes (medians of %d): " % repeat
           + ", ".join(f"{what} {t:.2f} s" for what, t in alone.items()))
-    print(f"compiled modules: {'kept, one untimed run of each side per file first' if compiled else 'as the environment says (PYTHONDONTWRITEBYTECODE)'}")
+    first = "per file" if corpus is None else "on the first file"
+    print(f"compiled modules: {f'kept, one untimed run of each side {first} first' if compiled else 'as the environment says (PYTHONDONTWRITEBYTECODE)'}")
     print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
           f"gjk {total_g:.2f} s, trimesh+cascadio+fcl {total_t:.2f} s; "
           f"gjk / trimesh {total_g / total_t:.2f}")
     if check:
-        pairs = sum(r["oracle"]["pairs"] for r in rows)
-        wrong = sum(len(r["oracle"]["disagree"]) for r in rows)
+        pairs = sum(r["oracle"]["pairs"] for r in every)
+        wrong = sum(len(r["oracle"]["disagree"]) for r in every)
         print(f"verdicts against OpenCASCADE: {pairs - wrong} of {pairs} pairs agree")
     if json_out:
-        json_out.write_text(json.dumps({"files": rows, "gjk": total_g, "trimesh": total_t,
+        json_out.write_text(json.dumps({"files": every, "gjk": total_g, "trimesh": total_t,
                                         "ratio": total_g / total_t, "repeat": repeat,
                                         "imports": alone}, indent=2))
+
+
+def corpus_table(rows: list, check: bool) -> None:
+    """The corpus's files as a Markdown table (tables.py keeps it as CSV too)."""
+    print("\n## Per file: gjk scan against trimesh, cascadio and python-fcl\n")
+    print("| file | writer | gjk (s) | route (s) | gjk / route | gjk's verdicts | route's "
+          "collisions |" + (" agree with OpenCASCADE |" if check else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|" if check else ""))
+    for r in rows:
+        counts = ", ".join(f"{v} {k}" for k, v in r["counts"].items() if v) or "no pair"
+        route = "did not finish" if r["trimesh"] is None else f"{r['trimesh']:.2f}"
+        ratio = "" if r["trimesh"] is None else f"{r['gjk'] / r['trimesh']:.2f}"
+        line = (f"| {r['file']} | {r['writer']} | {r['gjk']:.2f} | {route} | {ratio} | {counts} "
+                f"| {'' if r['trimesh_collisions'] is None else r['trimesh_collisions']} |")
+        if check:
+            o = r["oracle"]
+            line += f" {o['pairs'] - len(o['disagree'])} of {o['pairs']} |"
+        print(line)
+    both = [r for r in rows if r["trimesh"] is not None]
+    if both:
+        worst = max(both, key=lambda r: r["gjk"] / r["trimesh"])
+        print(f"\nfiles the route finished: {len(both)} of {len(rows)}; the highest ratio "
+              f"{worst['gjk'] / worst['trimesh']:.2f} ({worst['file']})\n")
 
 
 def main() -> None:
@@ -371,9 +469,24 @@ def main() -> None:
                         "this process's environment as it is, with no untimed first run (a "
                         "checkout under PYTHONDONTWRITEBYTECODE=1 compiles gjk's modules in "
                         "every run)")
+    parser.add_argument("--corpus", type=Path, help="with --real: the corpus's files "
+                        "(benchmarks/step_corpus.json) in this directory instead of the five")
+    parser.add_argument("--make-corpus", type=Path, metavar="GIT_DIR", help="extract the "
+                        "corpus's files from this clone of OpenCASCADE's repository (its .git "
+                        "directory) into --corpus, and stop")
+    parser.add_argument("--route-timeout", type=float, default=300.0, help="with --corpus: "
+                        "seconds the route gets per run (default 300)")
+    parser.add_argument("--route-memory", type=float, default=4.0, help="with --corpus: GB of "
+                        "address space the route gets per run (default 4)")
     args = parser.parse_args()
+    if args.make_corpus:
+        if args.corpus is None:
+            parser.error("--make-corpus needs --corpus DIR")
+        make_corpus(args.make_corpus, args.corpus)
+        return
     if args.real:
-        real(args.repeat, args.json, args.check, compiled=not args.no_bytecode)
+        real(args.repeat, args.json, args.check, compiled=not args.no_bytecode,
+             corpus=args.corpus, route_timeout=args.route_timeout, route_memory=args.route_memory)
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"

@@ -37,6 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+# the public STEP assemblies of benchmarks/step_corpus.json, kept outside the repository
+# (`bench_step.py --make-corpus` puts them there)
+STEP_CORPUS = Path(os.environ.get("GJK_STEP_CORPUS", ROOT.parent / "corpus" / "step"))
 # bench_startup's core install (made on its first run, gjk reinstalled on later ones)
 CORE_VENV = os.path.join(tempfile.gettempdir(), "gjk-core-venv")
 
@@ -158,6 +161,18 @@ SUITE = (
           "untimed run, alternating: `gjk scan FILE` against `trimesh.load_scene` (cascadio) + "
           "`CollisionManager.in_collision_internal`; `--check` holds every pair against "
           "OpenCASCADE's exact distance and common volume. Target: gjk at most 1.0 of the route."),
+    Bench("step_corpus", "STEP assemblies of many writers against trimesh, cascadio and python-fcl",
+          "bench_step.py",
+          ("--real", "--corpus", str(STEP_CORPUS), "--repeat", "1", "--check", "--route-timeout", "150"),
+          ("--real", "--corpus", str(STEP_CORPUS), "--repeat", "3", "--check", "--route-timeout", "150"),
+          ("OCP", "cascadio", "fcl", "step_corpus"),
+          "Eighteen public assemblies from OpenCASCADE's test data (benchmarks/step_corpus.json: "
+          "SolidWorks, CATIA V4, Pro/ENGINEER, Unigraphics, Inventor, I-DEAS, Euclid, HiCAD, "
+          "SolidDesigner, AutoCAD, MicroStation and Open CASCADE writers), kept outside the "
+          "repository (`GJK_STEP_CORPUS`, made by `bench_step.py --make-corpus`): as step_real, "
+          "each side a fresh process, the route bounded to 150 s and 4 GB a run; `--check` holds "
+          "every pair against OpenCASCADE. Target: gjk at most 1.0 of the route on every file "
+          "it finishes, 0.7 over the corpus."),
     Bench("ifc", "IFC models against IfcClash", "bench_ifc.py",
           ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "1"),
           ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "3"),
@@ -177,6 +192,10 @@ def missing(bench: Bench) -> str | None:
         if need == "shared":
             if not SHARED.is_dir():
                 return f"{SHARED} (the real-world meshes and robots) is absent"
+        elif need == "step_corpus":
+            if not STEP_CORPUS.is_dir():
+                return (f"{STEP_CORPUS} (the STEP corpus, GJK_STEP_CORPUS) is absent: "
+                        "bench_step.py --make-corpus makes it")
         elif need == "chromium":
             if shutil.which("chromium") is None:
                 return "no chromium on PATH"
@@ -292,6 +311,10 @@ HEADLINES = (
     Headline("step_real", r"gjk / trimesh ([0-9.]+)",
              "five real STEP assemblies, every pair decided exactly: whole processes",
              "trimesh's STEP route (cascadio) and `in_collision_internal`, whole processes", "1.0"),
+    Headline("step_corpus", r"gjk / trimesh ([0-9.]+)",
+             "18 public STEP assemblies of 15 writers (those the route finishes), every pair "
+             "decided exactly: whole processes",
+             "trimesh's STEP route (cascadio) and `in_collision_internal`, whole processes", "0.7"),
 )
 SPEED_START = "<!-- speed: written by `python benchmarks/tables.py` from docs/benchmarks; do not edit -->"
 SPEED_END = "<!-- /speed -->"

@@ -327,12 +327,19 @@ def _near_faces(a, b, reach: float):
     fa, fb = boxes(a), boxes(b)
     if not fa or not fb:
         return None
+    # every box against every box at once (Bnd_Box.Distance's gap per axis, in NumPy: the
+    # Python loop over the pairs of faces was seconds for solids of a few hundred faces each)
+    ca, cb = (np.array([(lo.X(), lo.Y(), lo.Z(), hi.X(), hi.Y(), hi.Z()) for lo, hi in
+                        ((box.CornerMin(), box.CornerMax()) for _, box in f)]) for f in (fa, fb))
+    step = max(1, 4_000_000 // (3 * len(cb)))
     keep_a, keep_b = set(), set()
-    for i, (_, box_a) in enumerate(fa):
-        for j, (_, box_b) in enumerate(fb):
-            if box_a.Distance(box_b) <= reach:
-                keep_a.add(i)
-                keep_b.add(j)
+    for start in range(0, len(ca), step):
+        part = ca[start:start + step]
+        gap = np.maximum(0.0, np.maximum(cb[None, :, :3] - part[:, None, 3:],
+                                         part[:, None, :3] - cb[None, :, 3:]))
+        near = np.einsum("ijk,ijk->ij", gap, gap) <= reach * reach
+        keep_a.update((np.flatnonzero(near.any(axis=1)) + start).tolist())
+        keep_b.update(np.flatnonzero(near.any(axis=0)).tolist())
     if not keep_a:
         return None
     builder = BRep_Builder()
@@ -963,7 +970,12 @@ def _read(path: Path):
         raise InputError(path, "is not a STEP file (no ISO-10303-21 header); export it as STEP "
                                "AP203, AP214 or AP242")
     _silence_messages()
+    from OCP.Interface import Interface_Static
+
     reader = STEPCAFControl_Reader()
+    # the code page of 8-bit names (`_codepage`): a global of OpenCASCADE's, so set for every
+    # file, after the first reader made has set the defaults
+    Interface_Static.SetCVal_s("read.step.codepage", _codepage(path))
     reader.SetNameMode(True)
     reader.SetColorMode(False)
     reader.SetLayerMode(False)
@@ -1002,6 +1014,58 @@ def _head(path: Path) -> bytes:
             return f.read(4096)
     except OSError as exc:
         raise InputError(path, f"cannot read it: {exc.strerror or exc}") from None
+
+
+# Python's names of 8-bit and multi-byte encodings -> OpenCASCADE's (Resource_FormatType, as
+# `read.step.codepage` spells them); an encoding it cannot convert is not listed.
+_CODEPAGES = {**{f"cp{k}": f"CP{k}" for k in range(1250, 1259)},
+              **{f"windows_{k}": f"CP{k}" for k in range(1250, 1259)},
+              **{f"iso8859_{k}": f"iso8859-{k}" for k in range(1, 10)},
+              "latin_1": "iso8859-1", "cp850": "CP850", "shift_jis": "SJIS", "cp932": "SJIS",
+              "euc_jp": "EUC", "gb2312": "GB", "gbk": "GB", "gb18030": "GB", "utf_8": "UTF8",
+              "ascii": "UTF8"}
+_CANDIDATES = frozenset(k for k in _CODEPAGES if k.startswith(("cp", "iso", "shift", "euc", "gb")))
+# a quoted STEP string holding a byte above 127 (names, descriptions; "''" is a quote in one)
+_EIGHT_BIT = re.compile(rb"'(?:[^'\n]|'')*?[\x80-\xff](?:[^'\n]|'')*'")
+
+
+def _codepage(path: Path) -> str:
+    """OpenCASCADE's name of the code page of the file's strings (`read.step.codepage`).
+
+    ISO 10303-21 writes every character outside basic ASCII as a directive (`\\X\\hh`,
+    `\\X2\\hhhh...\\X0\\`, `\\X4\\...`, `\\S\\`, `\\P?\\`), which OpenCASCADE
+    decodes itself; but some writers put the bytes of their system's code page in the strings as
+    they are (SolidWorks on a Russian Windows writes `Сборка1` in CP1251). A file with no byte
+    above 127 or whose such strings are UTF-8 is read as UTF-8 (OpenCASCADE's default); else
+    the code page is told by charset_normalizer (requests' detector) from those strings, and
+    left at UTF-8 when it cannot tell or OpenCASCADE cannot convert what it tells."""
+    import mmap
+
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
+                return "UTF8"
+            try:
+                str(data, "utf-8")
+                return "UTF8"
+            except UnicodeDecodeError:
+                pass
+            strings = []
+            for match in _EIGHT_BIT.finditer(data):
+                strings.append(match.group()[1:-1])
+                if len(strings) == 200:
+                    break
+    except (OSError, ValueError):  # unreadable, or empty: OpenCASCADE says what is wrong
+        return "UTF8"
+    sample = b"\n".join(dict.fromkeys(strings))
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:
+        return "UTF8"
+    # names are short and few: every code page OpenCASCADE converts is tried (threshold 1: none
+    # ruled out for its share of odd characters), the least odd one kept
+    best = from_bytes(sample, cp_isolation=sorted(_CANDIDATES), threshold=1.0).best()
+    return _CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"
 
 
 def _step_unit(name: str) -> str | None:
@@ -1190,20 +1254,84 @@ def _triangles(shape, path, name: str):
 
 
 def _chord_gap(surface, nodes, uv, tris) -> float:
-    """The largest |S(u, v) - P(u, v)| over each triangle's centre and edge midpoints, where S is
-    the surface and P the triangle's linear interpolation of its corners at the same (u, v)."""
+    """How far a face's triangles lie from its surface, both ways.
+
+    A sphere: exactly. Its triangles' corners lie on it and the triangles inside it, so every
+    point of a triangle lies R - |p - o| from the sphere, largest at the triangle's point nearest
+    the centre o, and the sphere's points over a triangle project radially onto it as far.
+
+    A cylinder, cone or torus: the largest distance from the surface (measured in closed form,
+    from its placed axes) of each triangle's centre and edge midpoints.
+
+    Any other surface: the largest |S(u, v) - P(u, v)| over each triangle's centre and edge
+    midpoints, where S is the surface and P the triangle's linear interpolation of its corners
+    at the same (u, v). That bounds the distance both ways at those points, but loosely where the
+    parameters crowd (at a pole, the corners' parameters span half a turn that the triangle does
+    not): which is why the elementary surfaces are measured as above."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
+
     from gjkcli.engine.exact import distinct
 
+    kind = surface.GetType()
+    if len(tris) == 0:
+        return 0.0
+    if kind == GeomAbs_Sphere:
+        return _sphere_gap(surface.Sphere(), nodes, tris)
     # each edge once (two triangles share it), by its corners' indices
     edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     edges = distinct(edges[:, 0] * len(nodes) + edges[:, 1])
     ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
-    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
-    if len(suv) == 0:
-        return 0.0
+    if kind in (GeomAbs_Cylinder, GeomAbs_Cone, GeomAbs_Torus):
+        return float(np.abs(_elementary_distance(surface, kind, sxyz)).max())
+    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
     return float(gaps.max())
+
+
+def _axes(shape):
+    """(origin, x, y, z) of an elementary surface's placed axes, as NumPy vectors."""
+    axes = shape.Position()
+    return tuple(np.array([d.X(), d.Y(), d.Z()]) for d in
+                 (axes.Location(), axes.XDirection(), axes.YDirection(), axes.Direction()))
+
+
+def _sphere_gap(sphere, nodes, tris) -> float:
+    """R - the distance from the centre to each triangle (its closest point, Ericson's regions),
+    and any corner off the sphere: the Hausdorff distance of the triangles from it."""
+    from gjkcli.engine.certify import closest_points_on_triangles
+
+    o = _axes(sphere)[0]
+    r = sphere.Radius()
+    corners = nodes[tris]
+    near = closest_points_on_triangles(o, corners[:, 0], corners[:, 1], corners[:, 2])
+    inward = r - np.linalg.norm(near - o, axis=1)
+    outward = np.abs(np.linalg.norm(nodes - o, axis=1) - r)
+    return float(max(inward.max(), outward.max(), 0.0))
+
+
+def _elementary_distance(surface, kind, points) -> np.ndarray:
+    """The distance of each point from a cylinder, cone or torus (the whole surface, not the
+    face's trimmed part), from its placed axes."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
+
+    shape = {GeomAbs_Cylinder: surface.Cylinder, GeomAbs_Cone: surface.Cone}.get(
+        kind, surface.Torus)()
+    o, _, _, z = _axes(shape)
+    rel = points - o
+    h = rel @ z  # along the axis
+    rho = np.linalg.norm(rel - h[:, None] * z, axis=1)  # from the axis
+    if kind == GeomAbs_Cylinder:
+        return rho - shape.Radius()
+    if kind == GeomAbs_Cone:
+        # in the half-plane through the axis, the cone is the half-line (R + v sin a, v cos a)
+        # where R + v sin a >= 0 (up to its apex); a foot beyond the apex has the apex nearest
+        a, r = shape.SemiAngle(), shape.RefRadius()
+        v = (rho - r) * np.sin(a) + h * np.cos(a)  # the foot on the whole line
+        line = (rho - r) * np.cos(a) - h * np.sin(a)
+        apex = np.hypot(rho, h + r / np.tan(a))  # the apex at v = -R / sin a: (0, -R / tan a)
+        return np.where(r + v * np.sin(a) >= 0, np.abs(line), apex)
+    return np.hypot(rho - shape.MajorRadius(), h) - shape.MinorRadius()
 
 
 def surface_points(surface, uv: np.ndarray) -> np.ndarray:

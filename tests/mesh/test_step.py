@@ -248,3 +248,67 @@ def test_booleans_skip_the_inverted_check_only_for_upright_solids(tmp_path, monk
     got = cad.common_volume(a.brep, b.brep, "mm")
     assert got == pytest.approx(common_volume(reversed_a, cad.placed_solid(b.brep[0])), rel=1e-12)
     cad._UPRIGHT.clear()
+
+
+@pytest.mark.parametrize("kind", ["sphere", "cone", "torus", "cylinder"])
+def test_eps_of_elementary_faces_is_their_distance_from_the_triangles(tmp_path, kind):
+    """A sphere's eps is not its poles' parameters (issue 43: a sphere's triangles near a pole
+    span half a turn of u, which made eps 25 times the deflection and sent every pair of the
+    Euclid spaceship to the exact solids). Against OpenCASCADE's projection of points on the
+    surface: every triangle point within eps of it, every surface point within eps of the
+    triangles (trimesh's closest point), and eps within 2 times the deflection asked for."""
+    import trimesh
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.BRepPrimAPI import (BRepPrimAPI_MakeCone, BRepPrimAPI_MakeSphere,
+                                 BRepPrimAPI_MakeTorus)
+    from OCP.GeomAbs import GeomAbs_Plane
+    from OCP.GeomAPI import GeomAPI_ProjectPointOnSurf
+    from OCP.gp import gp_Pnt
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopoDS import TopoDS
+    from stepfiles import moved, subshapes
+
+    from gjkcli.tolerances import DEFAULT
+
+    made = {"cylinder": lambda: cylinder(3, 7),
+            "cone": lambda: BRepPrimAPI_MakeCone(4.0, 1.5, 6.0).Shape(),
+            "sphere": lambda: BRepPrimAPI_MakeSphere(2.5).Shape(),
+            "torus": lambda: BRepPrimAPI_MakeTorus(5.0, 1.25).Shape()}[kind]()
+    solid = moved(made, rotate_z=0.7, translate=(3.0, -2.0, 11.0), axis=(1.0, 2.0, 0.5))
+    part = read_objects(write_step(tmp_path / f"{kind}.step", [(kind, solid)]))[0]
+    V, F = part.vertices, part.faces
+    diagonal = float(np.linalg.norm(np.ptp(V, axis=0)))
+    assert 0 < part.eps <= 2 * DEFAULT.cad_deflection_rel * diagonal
+    rng = np.random.default_rng(43)
+    w = rng.dirichlet([1, 1, 1], size=(len(F), 3000 // len(F) + 1))
+    points = np.einsum("fkj,fjd->fkd", w, V[F]).reshape(-1, 3)
+    mesh = trimesh.Trimesh(V, F, process=False)
+    faces = [f for f in subshapes(solid, TopAbs_FACE, TopoDS.Face)
+             if BRepAdaptor_Surface(f).GetType() != GeomAbs_Plane]
+    assert len(faces) == 1
+    surface = BRep_Tool.Surface_s(faces[0])
+    # triangle points on the curved face, not on the planar caps (of a cone, a cylinder)
+    for cap in subshapes(solid, TopAbs_FACE, TopoDS.Face):
+        adaptor = BRepAdaptor_Surface(cap)
+        if adaptor.GetType() == GeomAbs_Plane:
+            plane = adaptor.Plane()
+            o, n = plane.Location(), plane.Axis().Direction()
+            off = (points - [o.X(), o.Y(), o.Z()]) @ [n.X(), n.Y(), n.Z()]
+            points = points[np.abs(off) > 1e-7]
+    far = []
+    for p in points[rng.choice(len(points), min(3000, len(points)), replace=False)]:
+        projected = GeomAPI_ProjectPointOnSurf(gp_Pnt(*p), surface)
+        assert projected.NbPoints()
+        far.append(projected.LowerDistance())
+    on_face = np.array(far)
+    assert len(on_face) > 500
+    assert on_face.max() <= part.eps
+    assert on_face.max() > 0.3 * part.eps  # the bound is not vacuous
+    # surface points of the face: from the triangles
+    adaptor = BRepAdaptor_Surface(faces[0])
+    uv = np.column_stack([rng.uniform(adaptor.FirstUParameter(), adaptor.LastUParameter(), 3000),
+                          rng.uniform(adaptor.FirstVParameter(), adaptor.LastVParameter(), 3000)])
+    q = np.array([[s.X(), s.Y(), s.Z()] for s in (adaptor.Value(a, b) for a, b in uv)])
+    _, back, _ = trimesh.proximity.closest_point(mesh, q)
+    assert back.max() <= part.eps

@@ -1,0 +1,116 @@
+"""What a STEP scan's refinement costs (issue 43), counted, never timed: pairs the triangles can
+settle are settled on them, without OpenCASCADE; a pair that needs the exact solids costs
+OpenCASCADE's own distance and common part on them, not a whole solid meshed again many times
+finer. Every verdict is held against OpenCASCADE's answer on the solids written."""
+import numpy as np
+import pytest
+
+from stepfiles import box, exact_distance, write_step  # skips the module without OpenCASCADE
+
+from gjkcli.engine.results import Status
+from gjkcli.mesh import cad
+from gjkcli.pipeline import run as pipeline
+from gjkcli.pipeline import tessellated
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Counts of the refinement's OpenCASCADE work: exact distances, common parts, and the
+    triangles of solids meshed again finer."""
+    counted = {"distance": 0, "common": 0, "finer_triangles": 0}
+
+    def counting(name, function):
+        def wrapper(*args, **kwargs):
+            got = function(*args, **kwargs)
+            if name == "finer":
+                counted["finer_triangles"] += len(got[1])
+            else:
+                counted[name] += 1
+            return got
+        monkeypatch.setattr(cad, {"distance": "exact_distance", "common": "common_part",
+                                  "finer": "finer"}[name], wrapper)
+
+    counting("distance", cad.exact_distance)
+    counting("common", cad.common_part)
+    counting("finer", cad.finer)
+    return counted
+
+
+def _scan(path, **options):
+    found = pipeline.scan([str(path)], pipeline.Options(jobs=1, all_pairs=True, **options))
+    assert not found.errors
+    return found, {frozenset((p.a, p.b)): p for p in found.pairs}
+
+
+def test_spheres_a_third_of_a_millimetre_apart_are_settled_on_their_triangles(tmp_path, calls):
+    """Spheres of radius 10 mm on a diagonal (their boxes overlap), 0.3 mm apart, and one
+    touching its neighbour. Their triangles lie 0.035 mm from the spheres (1e-3 of the
+    diagonal); the error measured at the poles' parameters was 20 times that, which sent every
+    pair to the exact solids. Now the apart pairs are clear without OpenCASCADE, and only the
+    touching pair asks it."""
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeSphere
+    from OCP.gp import gp_Pnt
+
+    gaps = [0.3, 0.3, 0.3, 0.0]  # between neighbours; the last two touch
+    centres = np.cumsum([0.0] + [20.0 + g for g in gaps]) / np.sqrt(2)
+    spheres = [BRepPrimAPI_MakeSphere(gp_Pnt(c, c, 0), 10.0).Shape() for c in centres]
+    path = write_step(tmp_path / "spheres.step", [(f"s{k}", s) for k, s in enumerate(spheres)])
+    parts = cad.read_step(path)
+    assert all(0 < p.eps <= 0.05 for p in parts)
+    for k, gap in enumerate(gaps):
+        assert exact_distance(spheres[k], spheres[k + 1]) == pytest.approx(gap, abs=1e-9)
+    found, pairs = _scan(path)
+    assert found.candidates == 4  # neighbours only: the others' boxes are apart
+    assert found.counts["clear"] == 3 and found.counts["touching"] == 1
+    assert all(p.mode != "brep" for p in pairs.values() if p.status is Status.CLEAR)
+    touching = pairs[frozenset(("s3", "s4"))]
+    assert touching.status is Status.TOUCHING and touching.mode == "brep"
+    # the touching pair's triangles are apart within their error: meshed again finer first
+    # (within the limit), then OpenCASCADE's distance and common part, once each
+    assert calls["distance"] <= 1 and calls["common"] <= 1
+    assert calls["finer_triangles"] <= 2 * tessellated.FINER_TRIANGLES
+
+
+def _plate_with_holes(n: int):
+    """A 100 x 100 x 2 mm plate with n x n holes of radius 1 mm: thousands of triangles, most of
+    them round its holes."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Cut
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeCylinder
+    from OCP.gp import gp_Ax2, gp_Dir, gp_Pnt
+    from OCP.TopoDS import TopoDS_Compound
+
+    plate = box(100, 100, 2)
+    holes = TopoDS_Compound()
+    builder = BRep_Builder()
+    builder.MakeCompound(holes)
+    step = 100 / n
+    for i in range(n):
+        for j in range(n):
+            axis = gp_Ax2(gp_Pnt(step * (i + 0.5), step * (j + 0.5), -1), gp_Dir(0, 0, 1))
+            builder.Add(holes, BRepPrimAPI_MakeCylinder(axis, 1.0, 4.0).Shape())
+    cut = BRepAlgoAPI_Cut(plate, holes)
+    assert cut.IsDone()
+    return cut.Shape()
+
+
+def test_a_large_part_near_contact_costs_opencascade_s_own_calls_not_a_finer_mesh(tmp_path, calls):
+    """A plate of many holes and a block 0.05 mm above it, and a clearance of 0.01 mm asked for:
+    the plate's triangles (its holes' error, 0.14 mm) cannot tell the gap from the clearance. The plate is meshed once (several thousand triangles); meshed again
+    4 to 64 times finer it would cost many times OpenCASCADE's distance on the two solids, so
+    the pair goes to OpenCASCADE: at most twice its own calls (a distance and a common part, the
+    canonical copies' and the file's own), and the plate not meshed again."""
+    plate = _plate_with_holes(12)
+    block = box(20, 20, 5, (10, 10, 2.0 + 0.05))
+    path = write_step(tmp_path / "plate.step", [("plate", plate), ("block", block)])
+    parts = {p.name: p for p in cad.read_step(path)}
+    triangles = len(parts["plate"].faces)
+    assert triangles > 5_000  # 4 times finer: over FINER_TRIANGLES (the limit was 1,000,000)
+    (pair,) = _scan(path, clearance=0.01)[1].values()
+    truth = exact_distance(plate, block)
+    assert truth == pytest.approx(0.05, abs=1e-9)
+    assert pair.status is Status.CLEAR and pair.mode == "brep"
+    assert pair.result.distance == pytest.approx(truth, abs=1e-7)
+    assert calls["distance"] <= 2 and calls["common"] <= 2
+    assert calls["finer_triangles"] < 4 * triangles  # the plate not meshed again finer
+    np.testing.assert_array_less(0, parts["plate"].eps)
