@@ -42,6 +42,20 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Note:
+    """What a reader assumed or left out of an input it read (an IFC model's elements with no 3D
+    body): the input as the user named it, and the sentence. The run lists it among its notes;
+    it fails nothing.
+    """
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+@dataclass(frozen=True)
 class Unchecked:
     """Geometry of an input that was read but not checked (a URDF link whose mesh file is not
     there): the input as the user named it (FILE:LINE), and what was left out and why.

@@ -265,7 +265,7 @@ class Run:
         t = time.perf_counter()
         with limits.active(o.limits or limits.DEFAULT):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
-                           tell=self.tell, strict=o.strict)
+                           tell=self.tell, strict=o.strict, notes=self.notes)
         geoms = self.one_unit(geoms)
         t = self.stage("load", t)
         parts = Parts.build(geoms, o.jobs, self.problems, self.tell)
