@@ -15,15 +15,21 @@ class GjkError(Exception):
 
 
 class InputError(GjkError):
-    """A file or value the user gave cannot be used: names the file and what is wrong with it."""
+    """A file or value the user gave cannot be used: names the file and what is wrong with it.
 
-    def __init__(self, source, message):
+    before : the inputs the run could not use before it stopped here (`Problem`s), which are
+        the reason and are said first (a length with a unit cannot be converted when the one
+        file stating the unit was refused: the refusal comes first).
+    """
+
+    def __init__(self, source, message, before=()):
         self.source = str(source)
         self.message = message
+        self.before = tuple(before)
         super().__init__(f"{self.source}: {message}")
 
     def __reduce__(self):  # rebuilt from (source, message) when it crosses a worker process
-        return (type(self), (self.source, self.message))
+        return (type(self), (self.source, self.message, self.before))
 
 
 class ShapeError(GjkError):

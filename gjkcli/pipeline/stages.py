@@ -320,7 +320,9 @@ class Run:
                 try:
                     change[what] = value.to(unit)
                 except UnitError as e:
-                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
+                    # the inputs refused are the reason: they are said first
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e),
+                                     before=self.problems) from None
         if change:
             self.options = dataclasses.replace(o, **change)
         return out
