@@ -84,6 +84,9 @@ WITNESS_ROUNDS = 10
 # touching, as at one pose; the ten rounds there cost a sliver-thin overlap (two faces crossing
 # at a grazing angle, no centroid inside at any round) about three times as much.
 WITNESS_ROUNDS_SWEEP = 7
+# Rounds of the proving search at most, where triangles are still wider than the band after
+# the usual rounds (a band of 1e-6 of the parts' size needs about 20 halvings).
+WITNESS_ROUNDS_FINE = 32
 WITNESS_LIVE = 2048
 WITNESS_LIVE_DEPTH = 512
 WITNESS_FLAT = 4
@@ -534,6 +537,7 @@ class _Pair:
         self.tests = 0
         self.containment_note = ""
         self.hulls_apart = False
+        self.tried: list = []  # the moves tried for a touching certificate, in words
 
     # frames
     def world_a(self, p) -> np.ndarray:
@@ -641,7 +645,18 @@ class _Pair:
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
-                    hit = deeper
+                    hit, beat = deeper, deeper[0]
+            if len(faces) and (hit is None or hit[0] <= self.tol):
+                # an edge across a face or an edge: the deepest point is on an edge, in a sliver
+                # the triangles' search may not reach; the crossing faces' edges, halved
+                ends = inner.faces[faces][:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+                ends = np.sort(ends, axis=1)
+                keys = distinct(ends[:, 0] * len(inner.vertices) + ends[:, 1])
+                ends = np.stack([keys // len(inner.vertices), keys % len(inner.vertices)], axis=1)
+                segs = to_outer(local[ends].reshape(-1, 3)).reshape(-1, 2, 3)
+                deeper = _deepest_on_segments(outer, segs, beat, self.tol, self.ws)
+                if deeper is not None:
+                    hit, beat = deeper, deeper[0]
             if hit is not None:
                 depth, p, c = hit
                 if which == "a in b":
@@ -723,14 +738,60 @@ class _Pair:
         nowhere by more than the snap and no body of one lies inside the other, or None. Tried:
         no move (unless `uncrossed`, where it is known to fail), then the band along the faces'
         normals at the crossings (A's outward, B's inward: their means, then each distinct one)
-        and along `hint`."""
+        and along `hint`; then the least moves that part the convex hulls of the crossing
+        triangles and of the whole parts (`hull_moves`: where the contact is an edge across an
+        edge, or a corner in a face, the move that parts the volumes is along no face's normal).
+        What was tried is kept in `tried` for an undecided result's note."""
         if not uncrossed and self.apart_after(np.zeros(3)):
             return np.zeros(3)
-        for n in self.directions(crossings, hint):
+        directions = self.directions(crossings, hint)
+        for n in directions:
             shift = self.tol * n
             if self.apart_after(shift):
                 return shift
+        self.tried = [f"no move" if not uncrossed else None,
+                      f"the band along {len(directions)} directions of the crossing faces' normals"]
+        moves = self.hull_moves(crossings)
+        for n, length in moves:
+            shift = length * n
+            if self.apart_after(shift):
+                return shift
+        self.tried.append(f"{len(moves)} least moves that part the convex hulls of the crossing "
+                          f"triangles and of the parts (the band and their own length)")
         return None
+
+    def hull_moves(self, crossings) -> list:
+        """(unit direction, length <= the band) moves of B in A's frame: for the convex hulls of
+        the two parts' crossing triangles, and of the two whole parts, the least translation that
+        parts them (the hull engine's EPA: direction and depth), along it by the band and, when
+        shorter, by that depth and a snap more."""
+        from gjkcli.engine.query import query
+        from gjkcli.engine.shapes import Shape
+        from gjkcli.errors import ShapeError
+
+        sets = []
+        if len(crossings):
+            a_corners = distinct(self.a.faces[distinct(crossings[:, 0])])
+            b_corners = distinct(self.b.faces[distinct(crossings[:, 1])])
+            sets.append((self.a.local()[a_corners], self.b_to_a(self.b.local()[b_corners])))
+        sets.append((self.a.local()[self.a.used], self.b_to_a(self.b.local()[self.b.used])))
+        moves = []
+        for pa, pb in sets:
+            try:
+                r = query(Shape.hull(pa), Shape.hull(pb), tolerance=0.0)
+            except (ShapeError, ValueError):  # a flat or degenerate patch: no hull to part
+                continue
+            if r.depth is None or not np.isfinite(r.depth) or r.depth <= 0:
+                continue
+            n = np.asarray(r.normal, dtype=np.float64)
+            length = float(np.linalg.norm(n))
+            if length == 0:
+                continue
+            n = n / length
+            for step in dict.fromkeys((self.tol, min(self.tol, float(r.depth) + 2 * self.snap))):
+                if not any(np.dot(u, n) > 1 - 1e-12 and abs(s - step) <= 1e-12 * self.tol for u, s in moves):
+                    moves.append((n, step))
+        return moves
 
     def apart_after(self, shift) -> bool:
         t = self.t + shift
@@ -810,6 +871,16 @@ class _Pair:
             fields.update(depth=float(depth), point_a=self.world_a(pa), point_b=self.world_a(pb))
         return fields
 
+    def undecided_note(self, fields) -> str:
+        """What was tried before the answer stayed undecided, and what would settle it."""
+        depth = fields.get("depth")
+        found = (f"the deepest point found of one part inside the other is {depth:.3g} deep"
+                 if depth is not None else "no point of one part was found inside the other")
+        tried = "; ".join(t for t in self.tried if t) or "no move within the band"
+        return (f"undecided: {found}, not beyond the band ({self.tol:.3g}); moves of B tried to "
+                f"part the volumes within the band: {tried}; a wider band settles it as "
+                f"touching, or the parts' common volume shows how deep they overlap")
+
     def apart(self, dist, pa, pb, ta, tb) -> dict:
         x, y = self.world_a(pa), self.world_a(pb)
         d = y - x
@@ -833,6 +904,8 @@ class _Pair:
 
     def result(self, fields: dict, elapsed: float) -> ExactResult:
         notes = [self.containment_note] if self.containment_note else []
+        if fields.get("status") is Status.UNDECIDED:
+            notes.append(self.undecided_note(fields))
         if not self.containment_note and not self.hulls_apart and not (self.a.solid and self.b.solid):
             notes += [f"'{m.name}' is {m.not_solid_reason()}: only its surface counts"
                       for m in (self.a, self.b) if not m.solid]
@@ -922,7 +995,14 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
-    for _ in range(rounds):
+    # Proving goes on past `rounds` until the triangles are about the band across: an overlap a
+    # few bands deep in parts a million bands long is a sliver no coarser triangle's centroid
+    # lies in (each round halves the triangles)
+    first = float(np.sqrt(((live - live.mean(axis=1)[:, None, :]) ** 2).sum(axis=2).max())) if len(live) else 0.0
+    fine = int(np.ceil(np.log2(first / tol))) + 2 if first > 0 and tol > 0 else 0
+    for n in range(max(rounds, min(fine, WITNESS_ROUNDS_FINE))):
+        if n >= rounds and beat > tol:  # the extra rounds only prove
+            break
         before = beat
         c = live.sum(axis=1) / 3.0
         reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
@@ -956,6 +1036,48 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
             keep = keep[np.argsort(-bound[keep])[:cap]]
         live = _split4(live[keep])
     return best
+
+
+def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float, ws):
+    """The deepest point found inside `outer` on the segments (k, 2, 3) (outer's frame), if
+    deeper than max(beat, tol): (depth, point, nearest surface point) or None.
+
+    Branch and bound as `_deepest_on_triangles`, in one dimension: no point of a segment whose
+    midpoint has signed distance s_m lies deeper than s_m + half its length, and each round
+    halves the segments kept (at most WITNESS_LIVE of them, by bound), until they are a tenth
+    of the band long or WITNESS_ROUNDS_FINE + WITNESS_ROUNDS rounds. A proof only: it stops
+    at the first round that finds a point deeper than the band."""
+    best = None
+    live = np.ascontiguousarray(segs, dtype=np.float64)
+    for _ in range(WITNESS_ROUNDS_FINE + WITNESS_ROUNDS):
+        if len(live) == 0:
+            break
+        m = 0.5 * (live[:, 0] + live[:, 1])
+        half = 0.5 * np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1))
+        dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(m), float("inf"), 0.0, ws)
+        signed = dist.copy()
+        ask = np.flatnonzero(dist > max(beat, tol) - half)
+        if len(ask) > WITNESS_VERTICES:
+            ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
+        if len(ask):
+            outer.bvh.prepare_winding()
+            inside = np.abs(_mesh.winding(outer.bvh, m[ask], ws)) > DEFAULT.winding_inside
+            signed[ask[~inside]] *= -1.0
+            if inside.any():
+                k = int(ask[inside][np.argmax(dist[ask[inside]])])
+                if dist[k] > beat:
+                    beat = float(dist[k])
+                    best = (beat, m[k], near[k])
+        if beat > tol or half.max() < 0.1 * tol:
+            break
+        bound = signed + half
+        keep = np.flatnonzero(bound > max(tol, beat + DEFAULT.witness_rel * tol))
+        if len(keep) > WITNESS_LIVE:
+            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE]]
+        kept = live[keep]
+        mid = 0.5 * (kept[:, 0] + kept[:, 1])
+        live = np.concatenate([np.stack([kept[:, 0], mid], axis=1), np.stack([mid, kept[:, 1]], axis=1)])
+    return best if best is not None and best[0] > tol else None
 
 
 def distinct(ints: np.ndarray) -> np.ndarray:
