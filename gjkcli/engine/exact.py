@@ -98,6 +98,11 @@ _FAN = np.array(CROSSING_FAN)[:, None, None]
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
 SHIFTS = 8
+# The whole parts' hulls are parted (`_Pair.hull_moves`) only for parts of at most this many
+# vertices (a few ms a hull, each part's built once); larger parts by their crossing triangles'
+# hulls only (on the Tekla model at 2 mm, the larger parts' hulls doubled the refine stage and
+# settled no pair the crossing triangles' hulls left).
+HULL_MOVE_VERTICES = 256
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
@@ -145,7 +150,7 @@ class Mesh:
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
                  "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
-                 "_outward")
+                 "_outward", "_own_hull")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -183,6 +188,7 @@ class Mesh:
         self._body: np.ndarray | None = None
         self._face_body: np.ndarray | None = None
         self._probes = None
+        self._own_hull = None  # its convex hull in its own frame, when first asked (_own_hull)
         self._outward = None
 
     def __reduce__(self):
@@ -764,7 +770,8 @@ class _Pair:
         """(unit direction, length <= the band) moves of B in A's frame: for the convex hulls of
         the two parts' crossing triangles, and of the two whole parts, the least translation that
         parts them (the hull engine's EPA: direction and depth), along it by the band and, when
-        shorter, by that depth and a snap more."""
+        shorter, by that depth and a snap more. The whole parts' hulls only for parts of at most
+        HULL_MOVE_VERTICES vertices."""
         from gjkcli.engine.query import query
         from gjkcli.engine.shapes import Shape
         from gjkcli.errors import ShapeError
@@ -774,11 +781,18 @@ class _Pair:
             a_corners = distinct(self.a.faces[distinct(crossings[:, 0])])
             b_corners = distinct(self.b.faces[distinct(crossings[:, 1])])
             sets.append((self.a.local()[a_corners], self.b_to_a(self.b.local()[b_corners])))
-        sets.append((self.a.local()[self.a.used], self.b_to_a(self.b.local()[self.b.used])))
+        if max(len(self.a.used), len(self.b.used)) <= HULL_MOVE_VERTICES:
+            sets.append((self.a, self.b))
         moves = []
         for pa, pb in sets:
             try:
-                r = query(Shape.hull(pa), Shape.hull(pb), tolerance=0.0)
+                if isinstance(pa, Mesh):  # each part's hull built once, B's placed in A's frame
+                    pose = np.eye(4)
+                    pose[:3, :3], pose[:3, 3] = self.R, self.t
+                    hulls = _own_hull(pa), _own_hull(pb).moved(pose)
+                else:
+                    hulls = Shape.hull(pa), Shape.hull(pb)
+                r = query(*hulls, tolerance=0.0)
             except (ShapeError, ValueError):  # a flat or degenerate patch: no hull to part
                 continue
             if r.depth is None or not np.isfinite(r.depth) or r.depth <= 0:
@@ -1027,8 +1041,9 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
             if flat >= WITNESS_FLAT:
                 break
             floor, cap = beat * (1.0 + DEFAULT.witness_rel), WITNESS_LIVE_DEPTH // 4
-        else:  # proving
-            floor, cap = max(tol, beat + DEFAULT.witness_rel * tol), WITNESS_LIVE // 4
+        else:  # proving (past `rounds`: fewer triangles, the best bounded)
+            floor = max(tol, beat + DEFAULT.witness_rel * tol)
+            cap = WITNESS_LIVE // 4 if n < rounds else WITNESS_LIVE // 16
         keep = np.flatnonzero(bound > floor)
         if len(keep) == 0:
             break
@@ -1038,25 +1053,37 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     return best
 
 
+def _own_hull(mesh: Mesh):
+    """The convex hull of a mesh's used vertices in its own frame (`Mesh.local`), built once."""
+    hull = mesh._own_hull
+    if hull is None:
+        from gjkcli.engine.shapes import Shape
+
+        hull = mesh._own_hull = Shape.hull(mesh.local()[mesh.used])
+    return hull
+
+
 def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float, ws):
     """The deepest point found inside `outer` on the segments (k, 2, 3) (outer's frame), if
     deeper than max(beat, tol): (depth, point, nearest surface point) or None.
 
     Branch and bound as `_deepest_on_triangles`, in one dimension: no point of a segment whose
     midpoint has signed distance s_m lies deeper than s_m + half its length, and each round
-    halves the segments kept (at most WITNESS_LIVE of them, by bound), until they are a tenth
-    of the band long or WITNESS_ROUNDS_FINE + WITNESS_ROUNDS rounds. A proof only: it stops
-    at the first round that finds a point deeper than the band."""
+    halves the segments kept (at most WITNESS_LIVE / 4 of them, by bound), until they are a
+    quarter of the band long (at most WITNESS_ROUNDS_FINE rounds). A proof only: it stops at
+    the first round that finds a point deeper than the band."""
     best = None
     live = np.ascontiguousarray(segs, dtype=np.float64)
-    for _ in range(WITNESS_ROUNDS_FINE + WITNESS_ROUNDS):
+    longest = float(np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1).max())) if len(live) else 0.0
+    rounds = min(WITNESS_ROUNDS_FINE, int(np.ceil(np.log2(max(longest / tol, 1.0)))) + 3) if tol > 0 else 0
+    for _ in range(rounds):
         if len(live) == 0:
             break
         m = 0.5 * (live[:, 0] + live[:, 1])
         half = 0.5 * np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1))
         dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(m), float("inf"), 0.0, ws)
-        signed = dist.copy()
-        ask = np.flatnonzero(dist > max(beat, tol) - half)
+        signed = dist.copy()  # an upper bound of s until the sign is known
+        ask = np.flatnonzero(dist > max(beat, tol))  # only these can prove; the sign costs most
         if len(ask) > WITNESS_VERTICES:
             ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
@@ -1068,12 +1095,12 @@ def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float,
                 if dist[k] > beat:
                     beat = float(dist[k])
                     best = (beat, m[k], near[k])
-        if beat > tol or half.max() < 0.1 * tol:
+        if beat > tol or half.max() < 0.125 * tol:
             break
         bound = signed + half
         keep = np.flatnonzero(bound > max(tol, beat + DEFAULT.witness_rel * tol))
-        if len(keep) > WITNESS_LIVE:
-            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE]]
+        if len(keep) > WITNESS_LIVE // 4:
+            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE // 4]]
         kept = live[keep]
         mid = 0.5 * (kept[:, 0] + kept[:, 1])
         live = np.concatenate([np.stack([kept[:, 0], mid], axis=1), np.stack([mid, kept[:, 1]], axis=1)])

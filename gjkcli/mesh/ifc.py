@@ -8,7 +8,9 @@ when it has a 3D body IfcOpenShell's geometry iterator meshes: a representation 
 contexts the iterator reads, whatever the exporter called them (`_meshed_contexts`: those of
 type 'Model', 'Design' or 'Model View' and their sub-contexts, or every context when the file
 has none of those). A physical element with no such body is left out and named in
-`IfcModel.left_out` (the run says so in a note: `left_out_note`), never dropped in silence. Spaces, zones, sites, storeys (spatial elements), annotations, grids and
+`IfcModel.left_out` (the run says so in a note: `left_out_note`), never dropped in silence; an
+assembly with no representation of its own, made of parts (Tekla's IfcElementAssembly), is not
+left out: its parts are the elements read. Spaces, zones, sites, storeys (spatial elements), annotations, grids and
 ports are not ``IfcElement`` and are never objects. Each part is named
 ``IfcWall 'Wall name' 2cKYIHmn9FAgfuNu$zAIQL`` (class, Name, GlobalId; the Name is left out when
 the file gives none) and carries an `Element`: its class (with the supertypes, for manifest
@@ -366,7 +368,8 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
     if not elements:
         raise InputError(path, _why_no_body(model, physical))
     left_out = [] if k else [(e.is_a(), e.GlobalId, _representations(e))
-                             for e in sorted(physical, key=lambda e: e.id()) if not _has_body(e, contexts)]
+                             for e in sorted(physical, key=lambda e: e.id())
+                             if not _has_body(e, contexts) and not _assembly(e)]
     ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
     mine = ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     settings = geom.settings()
@@ -507,6 +510,14 @@ def _has_body(element, contexts: frozenset) -> bool:
                 _label(rep.RepresentationType) not in _NOT_BODIES:
             return True
     return False
+
+
+def _assembly(element) -> bool:
+    """An element with no representation of its own made of parts (Tekla's IfcElementAssembly:
+    its parts are the elements read), which leaves nothing out."""
+    if getattr(element, "Representation", None) is not None:
+        return False
+    return any(rel.RelatedObjects for rel in getattr(element, "IsDecomposedBy", ()) or ())
 
 
 def _representations(element) -> tuple:

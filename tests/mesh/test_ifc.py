@@ -143,6 +143,13 @@ def test_bodies_in_design_contexts_and_sub_contexts_are_read_and_the_bodiless_ar
     path = write_model(tmp_path / "archicad.ifc", boxes, schema=schema)
     model = ifcopenshell.open(str(path))
     assert {c.ContextType for c in model.by_type("IfcGeometricRepresentationContext")} == {"Model", "Design", "Plan"}
+    # an assembly of the wall, with no representation of its own (as Tekla writes them): its
+    # part is read, so nothing is left out by it
+    import ifcopenshell.api as api
+
+    assembly = api.run("root.create_entity", model, ifc_class="IfcElementAssembly", name="Assembly")
+    api.run("aggregate.assign_object", model, relating_object=assembly, products=[model.by_guid(boxes[0].guid)])
+    model.write(str(path))
     skipped: list = []
     parts = read_objects(path, skipped=skipped)
     assert [p.element.global_id for p in parts] == [b.guid for b in boxes[:3]]
