@@ -10,7 +10,8 @@ type 'Model', 'Design' or 'Model View' and their sub-contexts, or every context 
 has none of those). A physical element with no such body is left out and named in
 `IfcModel.left_out` (the run says so in a note: `left_out_note`), never dropped in silence; an
 assembly with no representation of its own, made of parts (Tekla's IfcElementAssembly), is not
-left out: its parts are the elements read. Spaces, zones, sites, storeys (spatial elements), annotations, grids and
+left out: its parts are the elements read (as an ArchiCAD wall with an axis only, made of
+IfcBuildingElementParts). Spaces, zones, sites, storeys (spatial elements), annotations, grids and
 ports are not ``IfcElement`` and are never objects. Each part is named
 ``IfcWall 'Wall name' 2cKYIHmn9FAgfuNu$zAIQL`` (class, Name, GlobalId; the Name is left out when
 the file gives none) and carries an `Element`: its class (with the supertypes, for manifest
@@ -513,10 +514,9 @@ def _has_body(element, contexts: frozenset) -> bool:
 
 
 def _assembly(element) -> bool:
-    """An element with no representation of its own made of parts (Tekla's IfcElementAssembly:
-    its parts are the elements read), which leaves nothing out."""
-    if getattr(element, "Representation", None) is not None:
-        return False
+    """An element with no 3D body of its own made of parts (Tekla's IfcElementAssembly, with no
+    representation; ArchiCAD's layered wall, an axis only, whose IfcBuildingElementParts hold
+    the bodies): its parts are the elements read, so it leaves nothing out."""
     return any(rel.RelatedObjects for rel in getattr(element, "IsDecomposedBy", ()) or ())
 
 

@@ -130,7 +130,8 @@ def test_bodies_in_design_contexts_and_sub_contexts_are_read_and_the_bodiless_ar
     'Design' (the top context itself, or a 'Body' sub-context of it) beside a 'Model' context.
     They are read as IfcOpenShell's iterator meshes them (their corners the oracle of every
     vertex); an element with only a 2D axis, and one with no representation, are left out and
-    named in one Note: count per class, GlobalIds, what they have."""
+    named in one Note: count per class, GlobalIds, what they have; an element made of parts
+    leaves nothing out."""
     from gjkcli.errors import Note
 
     boxes = [Box("IfcWall", "Model wall", (0, 0, 0), (5000, 200, 3000)),
@@ -143,22 +144,30 @@ def test_bodies_in_design_contexts_and_sub_contexts_are_read_and_the_bodiless_ar
     path = write_model(tmp_path / "archicad.ifc", boxes, schema=schema)
     model = ifcopenshell.open(str(path))
     assert {c.ContextType for c in model.by_type("IfcGeometricRepresentationContext")} == {"Model", "Design", "Plan"}
-    # an assembly of the wall, with no representation of its own (as Tekla writes them): its
-    # part is read, so nothing is left out by it
+    # an assembly of the wall, with no representation of its own (as Tekla writes them), and a
+    # wall with only an axis made of a part with a body (as ArchiCAD writes layered walls):
+    # their parts are read, so nothing is left out by them
     import ifcopenshell.api as api
 
     assembly = api.run("root.create_entity", model, ifc_class="IfcElementAssembly", name="Assembly")
     api.run("aggregate.assign_object", model, relating_object=assembly, products=[model.by_guid(boxes[0].guid)])
+    layered = model.by_guid(boxes[5].guid)  # 'Axis only 2'
+    part = api.run("root.create_entity", model, ifc_class="IfcBuildingElementPart", name="Layer")
+    api.run("aggregate.assign_object", model, relating_object=layered, products=[part])
+    body = next(c for c in model.by_type("IfcGeometricRepresentationSubContext")
+                if c.ContextIdentifier == "Body" and c.ContextType == "Model")
+    api.run("geometry.assign_representation", model, product=part, representation=api.run(
+        "geometry.add_wall_representation", model, context=body, length=4.0, thickness=0.2, height=0.3))
     model.write(str(path))
     skipped: list = []
     parts = read_objects(path, skipped=skipped)
-    assert [p.element.global_id for p in parts] == [b.guid for b in boxes[:3]]
-    for part, box in zip(parts, boxes):
-        _corners_match(part.vertices, box, 5000.0)
+    assert [p.element.global_id for p in parts] == [b.guid for b in boxes[:3]] + [part.GlobalId]
+    for got, box in zip(parts, boxes[:3]):
+        _corners_match(got.vertices, box, 5000.0)
     (note,) = skipped
     assert isinstance(note, Note) and note.file == str(path)
-    assert note.message.startswith("left out 3 physical elements with no 3D body IfcOpenShell meshes: ")
-    assert f"IfcBeam 2 ({boxes[3].guid}, {boxes[5].guid})" in note.message
+    assert note.message.startswith("left out 2 physical elements with no 3D body IfcOpenShell meshes: ")
+    assert f"IfcBeam 1 ({boxes[3].guid})" in note.message and boxes[5].guid not in note.message
     assert f"IfcBuildingElementProxy 1 ({boxes[4].guid})" in note.message
     assert "'Axis' in a 'Plan' context" in note.message and "\n" not in note.message
 
