@@ -481,7 +481,7 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
         # Crossing within the band only: a move within the band that takes the volumes apart
         # proves the depth is at most the band, so no point deeper than the band exists and the
         # search for one (the costly part) is skipped. The same move is tried below otherwise.
-        shift = q.moved_apart(crossings, None, False)
+        shift = q.moved_apart(crossings, None, False, hulls=False)
         if shift is not None:
             q.containment_note = q.not_solid_notes()
             return q.shifted(point, ta, tb, shift)
@@ -511,7 +511,9 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
                 return fields
             return q.apart(dist, pa, pb, ta, tb)
         point, hint = pa, np.asarray(pb) - np.asarray(pa)  # a body inside the other, within the band
-    shift = None if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
+    # crossing within the band only: the cheap moves were tried above; the hulls' least moves
+    # only now that no point deeper than the band was found (most such pairs are collisions)
+    shift = q.moved_by_hulls(crossings) if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
     if shift is None:
         return q.undecided(point, ta, tb, best)
     return q.shifted(point, ta, tb, shift)
@@ -739,7 +741,7 @@ class _Pair:
                 return False
         return True
 
-    def moved_apart(self, crossings, hint, uncrossed: bool):
+    def moved_apart(self, crossings, hint, uncrossed: bool, hulls: bool = True):
         """A move of B (A's frame, length <= the band) after which the parts' surfaces cross
         nowhere by more than the snap and no body of one lies inside the other, or None. Tried:
         no move (unless `uncrossed`, where it is known to fail), then the band along the faces'
@@ -747,7 +749,8 @@ class _Pair:
         and along `hint`; then the least moves that part the convex hulls of the crossing
         triangles and of the whole parts (`hull_moves`: where the contact is an edge across an
         edge, or a corner in a face, the move that parts the volumes is along no face's normal).
-        What was tried is kept in `tried` for an undecided result's note."""
+        What was tried is kept in `tried` for an undecided result's note. hulls=False: not the
+        hulls' moves (`moved_by_hulls` tries them later)."""
         if not uncrossed and self.apart_after(np.zeros(3)):
             return np.zeros(3)
         directions = self.directions(crossings, hint)
@@ -755,8 +758,13 @@ class _Pair:
             shift = self.tol * n
             if self.apart_after(shift):
                 return shift
-        self.tried = [f"no move" if not uncrossed else None,
+        self.tried = ["no move" if not uncrossed else None,
                       f"the band along {len(directions)} directions of the crossing faces' normals"]
+        return self.moved_by_hulls(crossings) if hulls else None
+
+    def moved_by_hulls(self, crossings):
+        """A move of the hulls' least moves (`hull_moves`) after which the parts are apart, as
+        `moved_apart` asks, or None (said in `tried`)."""
         moves = self.hull_moves(crossings)
         for n, length in moves:
             shift = length * n
@@ -773,7 +781,6 @@ class _Pair:
         shorter, by that depth and a snap more. The whole parts' hulls only for parts of at most
         HULL_MOVE_VERTICES vertices."""
         from gjkcli.engine.query import query
-        from gjkcli.engine.shapes import Shape
         from gjkcli.errors import ShapeError
 
         sets = []
@@ -791,7 +798,7 @@ class _Pair:
                     pose[:3, :3], pose[:3, 3] = self.R, self.t
                     hulls = _own_hull(pa), _own_hull(pb).moved(pose)
                 else:
-                    hulls = Shape.hull(pa), Shape.hull(pb)
+                    hulls = _hulls([pa, pb])
                 r = query(*hulls, tolerance=0.0)
             except (ShapeError, ValueError):  # a flat or degenerate patch: no hull to part
                 continue
@@ -1057,10 +1064,21 @@ def _own_hull(mesh: Mesh):
     """The convex hull of a mesh's used vertices in its own frame (`Mesh.local`), built once."""
     hull = mesh._own_hull
     if hull is None:
-        from gjkcli.engine.shapes import Shape
-
-        hull = mesh._own_hull = Shape.hull(mesh.local()[mesh.used])
+        hull = mesh._own_hull = _hulls([mesh.local()[mesh.used]])[0]
     return hull
+
+
+def _hulls(points: list) -> list:
+    """Shape.hull of each point set, from the compiled core's quickhull where it proves one (a
+    few hundred points), else qhull: a run that settles a pair or two this way need not import
+    scipy (0.3 to 0.7 s). Raises the ShapeError of a point set that makes no hull."""
+    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, build_hulls
+
+    shapes = build_hulls(points, small=True, small_points=FEW_PARTS_HULL_POINTS).shapes
+    for shape in shapes:
+        if isinstance(shape, Exception):
+            raise shape
+    return shapes
 
 
 def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float, ws):
