@@ -206,10 +206,13 @@ def test_a_part_inside_a_non_convex_one_is_a_collision():
     assert ours.in_collision_single(pin, in_hole) is False
     assert theirs.in_collision_single(pin, in_hole) is False
     # and the distance is minus a depth (not 0 or a surface distance): that of the pin's deepest
-    # corner in the ring's body, 0.15 below its top face, as trimesh's signed distance judges it
+    # corner in the ring's body, 0.15 below its top face, as an exact point-triangle distance
+    # judges it (tests/exact_distance.py)
+    from exact_distance import signed_distance
+
     d, data = ours.min_distance_single(pin, inside, return_data=True)
     corners = trimesh.transform_points(pin.vertices, inside)
-    judged = trimesh.proximity.signed_distance(ring, corners)  # positive inside
+    judged = signed_distance(ring, corners)  # positive inside
     assert d == pytest.approx(-judged.max(), rel=1e-9) and d == pytest.approx(-0.15, rel=1e-9)
     assert np.isclose(np.linalg.norm(corners - data.point("__external"), axis=1), 0.0).any()
 

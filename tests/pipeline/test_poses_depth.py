@@ -45,8 +45,8 @@ def test_collisions_at_many_poses_are_proved_and_left_unmeasured(panda_package, 
 # (3,000 random poses, pose 179) and link5 against the hand twice (the 10,000 waypoints). The
 # first two were undecided while that search stopped at its rounds with triangles far wider than
 # the band (3.8e-8): its proving rounds down to the band's width, and the search along the
-# crossing faces' edges, find points about 100 bands inside (a collision, by trimesh's signed
-# distance below).
+# crossing faces' edges, find points about 100 bands inside (a collision, by the exact signed
+# distance below, exact: tests/exact_distance.py).
 # (link of A, link of B, A's link frame, B's link frame, the status at one pose and in a sweep)
 SEARCHED = [
     ("panda_link5", "panda_link7",
@@ -125,7 +125,9 @@ def test_a_sweep_searches_fewer_rounds_with_the_same_verdicts(panda_package, mon
         assert swept.exit == exact.EXIT_DEEP_POINT and swept.depth is None
         inner, outer = (swept.point_a, 1) if swept.contained == "a in b" else (swept.point_b, 0)
         solid = trimesh.Trimesh(*placed[outer], process=False)
-        assert trimesh.proximity.signed_distance(solid, [inner])[0] > swept.tolerance  # inside, deep
+        from exact_distance import signed_distance  # exact, where trimesh's is off by ~1e-4
+
+        assert signed_distance(solid, [inner])[0] > swept.tolerance  # inside, deep
     else:
         solids = [manifold3d.Manifold(manifold3d.Mesh64(vert_properties=np.ascontiguousarray(v),
                                                         tri_verts=f.astype(np.uint32)))
