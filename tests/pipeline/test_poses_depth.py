@@ -46,7 +46,7 @@ def test_collisions_at_many_poses_are_proved_and_left_unmeasured(panda_package, 
 # first two were undecided while that search stopped at its rounds with triangles far wider than
 # the band (3.8e-8): its proving rounds down to the band's width, and the search along the
 # crossing faces' edges, find points about 100 bands inside (a collision, by the exact signed
-# distance below, exact: tests/exact_distance.py).
+# distance below: tests/exact_distance.py).
 # (link of A, link of B, A's link frame, B's link frame, the status at one pose and in a sweep)
 SEARCHED = [
     ("panda_link5", "panda_link7",
