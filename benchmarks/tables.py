@@ -40,6 +40,9 @@ SHARED = ROOT.parent / "shared"
 # the public STEP assemblies of benchmarks/step_corpus.json, kept outside the repository
 # (`bench_step.py --make-corpus` puts them there)
 STEP_CORPUS = Path(os.environ.get("GJK_STEP_CORPUS", ROOT.parent / "corpus" / "step"))
+# IFC models of many authoring tools, gathered from public repositories as
+# benchmarks/ifc_corpus.csv lists them (not in the repository): GJK_IFC_CORPUS, else ../corpus/ifc
+IFC_CORPUS = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc"))
 # bench_startup's core install (made on its first run, gjk reinstalled on later ones)
 CORE_VENV = os.path.join(tempfile.gettempdir(), "gjk-core-venv")
 
@@ -179,6 +182,16 @@ SUITE = (
           ("ifcopenshell", "ifcclash"),
           "`gjk scan` and IfcClash side by side on IFC models at a 2 mm band, whole processes: "
           "median times and peak memory."),
+    Bench("ifc_corpus", "IFC models of many authoring tools against IfcClash", "bench_ifc.py",
+          ("--models", str(IFC_CORPUS), "--runs", "1", "--target", "0.7"),
+          ("--models", str(IFC_CORPUS), "--runs", "3", "--target", "0.7"),
+          ("ifcopenshell", "ifcclash", "ifc_corpus"),
+          "`gjk scan` and IfcClash side by side at a 2 mm band on the models of "
+          "benchmarks/ifc_corpus.csv (ArchiCAD 14, 20 and 24, Revit 2011 and 2021, Tekla 2019, "
+          "IfcOpenShell and BlenderBIM; IFC2X3 and IFC4), whole processes. Per model: the "
+          "objects gjk read, the physical elements IfcOpenShell's iterator meshes, those the run "
+          "names in a note as left out (no 3D body), the undecided pairs, the wall-time ratio "
+          "(target 0.7), CPU time and peak memory."),
 )
 
 # The libraries whose versions the tables depend on.
@@ -196,6 +209,9 @@ def missing(bench: Bench) -> str | None:
             if not STEP_CORPUS.is_dir():
                 return (f"{STEP_CORPUS} (the STEP corpus, GJK_STEP_CORPUS) is absent: "
                         "bench_step.py --make-corpus makes it")
+        elif need == "ifc_corpus":
+            if not IFC_CORPUS.is_dir():
+                return f"{IFC_CORPUS} (the IFC corpus of benchmarks/ifc_corpus.csv; GJK_IFC_CORPUS) is absent"
         elif need == "chromium":
             if shutil.which("chromium") is None:
                 return "no chromium on PATH"

@@ -865,6 +865,8 @@ def _one_line_errors(ctx: click.Context, debug: bool, stage):
     except GjkError as e:
         if debug:
             raise
+        for problem in getattr(e, "before", ()):  # the inputs refused first: they are the reason
+            click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
         text = f"{shown(_source(ctx, e.source))}: {one_line(e.message)}" if isinstance(e, InputError) \
             else one_line(e)
         click.echo(f"gjk: error: {text}", err=True)

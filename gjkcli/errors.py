@@ -15,15 +15,21 @@ class GjkError(Exception):
 
 
 class InputError(GjkError):
-    """A file or value the user gave cannot be used: names the file and what is wrong with it."""
+    """A file or value the user gave cannot be used: names the file and what is wrong with it.
 
-    def __init__(self, source, message):
+    before : the inputs the run could not use before it stopped here (`Problem`s), which are
+        the reason and are said first (a length with a unit cannot be converted when the one
+        file stating the unit was refused: the refusal comes first).
+    """
+
+    def __init__(self, source, message, before=()):
         self.source = str(source)
         self.message = message
+        self.before = tuple(before)
         super().__init__(f"{self.source}: {message}")
 
     def __reduce__(self):  # rebuilt from (source, message) when it crosses a worker process
-        return (type(self), (self.source, self.message))
+        return (type(self), (self.source, self.message, self.before))
 
 
 class ShapeError(GjkError):
@@ -39,6 +45,20 @@ class Problem:
 
     file: str
     message: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """What a reader assumed or left out of an input it read (an IFC model's elements with no 3D
+    body): the input as the user named it, and the sentence. The run lists it among its notes;
+    it fails nothing.
+    """
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ known size and place, in the file's own length unit, so every verdict has an ana
 `Box` is an element (or an opening): `size` (x, y, z) and `origin` (its min corner before the
 rotation `turn` about z, degrees, around that corner) in the file's unit. `write_model` writes
 them, with openings voiding their hosts and elements filling openings.
+
+Where an element's body sits is the Box's `context`, as exporters place it: None for the model's
+'Body' sub-context of its 'Model' context, "Design" for a top context of type 'Design' (ArchiCAD's
+older exports), "Design/Body" for a 'Body' sub-context of it; `body` False gives the element only
+a 2D 'Axis' curve in a 'Plan' context (no 3D body), None no representation at all.
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ class Box:
     voids: str | None = None  # an opening: the name of the element it voids
     fills: str | None = None  # an element: the name of the opening it fills
     psets: dict | None = None  # {"Pset_WallCommon": {"IsExternal": True}}
+    context: str | None = None  # None, "Design" or "Design/Body": where its body sits
+    body: bool | None = True  # False: only a 2D axis curve; None: no representation
     guid: str | None = field(default=None)  # set by write_model
 
     def corners(self) -> np.ndarray:
@@ -71,13 +78,32 @@ def write_model(path: Path, boxes: list[Box], schema: str = "IFC4", unit: str = 
     storey = api.run("root.create_entity", f, ifc_class="IfcBuildingStorey", name="Level 0")
     api.run("aggregate.assign_object", f, relating_object=site, products=[storey])
     scale = UNIT_SCALE[unit]
+    contexts = {None: body}
+    if any(b.context is not None for b in boxes):
+        design = api.run("context.add_context", f, context_type="Model")
+        design.ContextType = "Design"  # the API offers IFC4's words only
+        contexts["Design"] = design
+        contexts["Design/Body"] = api.run("context.add_context", f, context_type="Model",
+                                          context_identifier="Body", target_view="MODEL_VIEW", parent=design)
+        contexts["Design/Body"].ContextType = "Design"
+    if any(b.body is False for b in boxes):
+        plan = api.run("context.add_context", f, context_type="Plan")
+        contexts["Plan/Axis"] = api.run("context.add_context", f, context_type="Plan", context_identifier="Axis",
+                                        target_view="PLAN_VIEW", parent=plan)
     made = {}
     for b in boxes:
         e = api.run("root.create_entity", f, ifc_class=b.ifc_class, name=b.name)
         # the API takes SI lengths for representations, file units for placements (is_si=False)
-        rep = api.run("geometry.add_wall_representation", f, context=body, length=b.size[0] * scale,
-                      thickness=b.size[1] * scale, height=b.size[2] * scale)
-        api.run("geometry.assign_representation", f, product=e, representation=rep)
+        if b.body:
+            rep = api.run("geometry.add_wall_representation", f, context=contexts[b.context],
+                          length=b.size[0] * scale, thickness=b.size[1] * scale, height=b.size[2] * scale)
+            if b.context == "Design":  # as ArchiCAD writes it: 'Body' in the top context itself
+                rep.RepresentationIdentifier = "Body"
+            api.run("geometry.assign_representation", f, product=e, representation=rep)
+        elif b.body is False:
+            rep = api.run("geometry.add_axis_representation", f, context=contexts["Plan/Axis"],
+                          axis=((0.0, 0.0), (b.size[0] * scale, 0.0)))
+            api.run("geometry.assign_representation", f, product=e, representation=rep)
         M = _turn(b.turn)
         M[:3, 3] = b.origin
         api.run("geometry.edit_object_placement", f, product=e, matrix=M, is_si=False)

@@ -84,6 +84,9 @@ WITNESS_ROUNDS = 10
 # touching, as at one pose; the ten rounds there cost a sliver-thin overlap (two faces crossing
 # at a grazing angle, no centroid inside at any round) about three times as much.
 WITNESS_ROUNDS_SWEEP = 7
+# Rounds of the proving search at most, where triangles are still wider than the band after
+# the usual rounds (a band of 1e-6 of the parts' size needs about 20 halvings).
+WITNESS_ROUNDS_FINE = 32
 WITNESS_LIVE = 2048
 WITNESS_LIVE_DEPTH = 512
 WITNESS_FLAT = 4
@@ -95,6 +98,11 @@ _FAN = np.array(CROSSING_FAN)[:, None, None]
 WITNESS_VERTICES = 1024
 # The touching certificate: directions B is moved along by the band, at most (after no move).
 SHIFTS = 8
+# The whole parts' hulls are parted (`_Pair.hull_moves`) only for parts of at most this many
+# vertices (a few ms a hull, each part's built once); larger parts by their crossing triangles'
+# hulls only (on the Tekla model at 2 mm, the larger parts' hulls doubled the refine stage and
+# settled no pair the crossing triangles' hulls left).
+HULL_MOVE_VERTICES = 256
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
@@ -142,7 +150,7 @@ class Mesh:
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
                  "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
-                 "_outward")
+                 "_outward", "_own_hull")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -180,6 +188,7 @@ class Mesh:
         self._body: np.ndarray | None = None
         self._face_body: np.ndarray | None = None
         self._probes = None
+        self._own_hull = None  # its convex hull in its own frame, when first asked (_own_hull)
         self._outward = None
 
     def __reduce__(self):
@@ -472,7 +481,7 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
         # Crossing within the band only: a move within the band that takes the volumes apart
         # proves the depth is at most the band, so no point deeper than the band exists and the
         # search for one (the costly part) is skipped. The same move is tried below otherwise.
-        shift = q.moved_apart(crossings, None, False)
+        shift = q.moved_apart(crossings, None, False, hulls=False)
         if shift is not None:
             q.containment_note = q.not_solid_notes()
             return q.shifted(point, ta, tb, shift)
@@ -502,7 +511,9 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
                 return fields
             return q.apart(dist, pa, pb, ta, tb)
         point, hint = pa, np.asarray(pb) - np.asarray(pa)  # a body inside the other, within the band
-    shift = None if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
+    # crossing within the band only: the cheap moves were tried above; the hulls' least moves
+    # only now that no point deeper than the band was found (most such pairs are collisions)
+    shift = q.moved_by_hulls(crossings) if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
     if shift is None:
         return q.undecided(point, ta, tb, best)
     return q.shifted(point, ta, tb, shift)
@@ -534,6 +545,7 @@ class _Pair:
         self.tests = 0
         self.containment_note = ""
         self.hulls_apart = False
+        self.tried: list = []  # the moves tried for a touching certificate, in words
 
     # frames
     def world_a(self, p) -> np.ndarray:
@@ -641,7 +653,18 @@ class _Pair:
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
-                    hit = deeper
+                    hit, beat = deeper, deeper[0]
+            if len(faces) and (hit is None or hit[0] <= self.tol):
+                # an edge across a face or an edge: the deepest point is on an edge, in a sliver
+                # the triangles' search may not reach; the crossing faces' edges, halved
+                ends = inner.faces[faces][:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+                ends = np.sort(ends, axis=1)
+                keys = distinct(ends[:, 0] * len(inner.vertices) + ends[:, 1])
+                ends = np.stack([keys // len(inner.vertices), keys % len(inner.vertices)], axis=1)
+                segs = to_outer(local[ends].reshape(-1, 3)).reshape(-1, 2, 3)
+                deeper = _deepest_on_segments(outer, segs, beat, self.tol, self.ws)
+                if deeper is not None:
+                    hit, beat = deeper, deeper[0]
             if hit is not None:
                 depth, p, c = hit
                 if which == "a in b":
@@ -718,19 +741,78 @@ class _Pair:
                 return False
         return True
 
-    def moved_apart(self, crossings, hint, uncrossed: bool):
+    def moved_apart(self, crossings, hint, uncrossed: bool, hulls: bool = True):
         """A move of B (A's frame, length <= the band) after which the parts' surfaces cross
         nowhere by more than the snap and no body of one lies inside the other, or None. Tried:
         no move (unless `uncrossed`, where it is known to fail), then the band along the faces'
         normals at the crossings (A's outward, B's inward: their means, then each distinct one)
-        and along `hint`."""
+        and along `hint`; then the least moves that part the convex hulls of the crossing
+        triangles and of the whole parts (`hull_moves`: where the contact is an edge across an
+        edge, or a corner in a face, the move that parts the volumes is along no face's normal).
+        What was tried is kept in `tried` for an undecided result's note. hulls=False: not the
+        hulls' moves (`moved_by_hulls` tries them later)."""
         if not uncrossed and self.apart_after(np.zeros(3)):
             return np.zeros(3)
-        for n in self.directions(crossings, hint):
+        directions = self.directions(crossings, hint)
+        for n in directions:
             shift = self.tol * n
             if self.apart_after(shift):
                 return shift
+        self.tried = ["no move" if not uncrossed else None,
+                      f"the band along {len(directions)} directions of the crossing faces' normals"]
+        return self.moved_by_hulls(crossings) if hulls else None
+
+    def moved_by_hulls(self, crossings):
+        """A move of the hulls' least moves (`hull_moves`) after which the parts are apart, as
+        `moved_apart` asks, or None (said in `tried`)."""
+        moves = self.hull_moves(crossings)
+        for n, length in moves:
+            shift = length * n
+            if self.apart_after(shift):
+                return shift
+        self.tried.append(f"{len(moves)} least moves that part the convex hulls of the crossing "
+                          f"triangles and of the parts (the band and their own length)")
         return None
+
+    def hull_moves(self, crossings) -> list:
+        """(unit direction, length <= the band) moves of B in A's frame: for the convex hulls of
+        the two parts' crossing triangles, and of the two whole parts, the least translation that
+        parts them (the hull engine's EPA: direction and depth), along it by the band and, when
+        shorter, by that depth and a snap more. The whole parts' hulls only for parts of at most
+        HULL_MOVE_VERTICES vertices."""
+        from gjkcli.engine.query import query
+        from gjkcli.errors import ShapeError
+
+        sets = []
+        if len(crossings):
+            a_corners = distinct(self.a.faces[distinct(crossings[:, 0])])
+            b_corners = distinct(self.b.faces[distinct(crossings[:, 1])])
+            sets.append((self.a.local()[a_corners], self.b_to_a(self.b.local()[b_corners])))
+        if max(len(self.a.used), len(self.b.used)) <= HULL_MOVE_VERTICES:
+            sets.append((self.a, self.b))
+        moves = []
+        for pa, pb in sets:
+            try:
+                if isinstance(pa, Mesh):  # each part's hull built once, B's placed in A's frame
+                    pose = np.eye(4)
+                    pose[:3, :3], pose[:3, 3] = self.R, self.t
+                    hulls = _own_hull(pa), _own_hull(pb).moved(pose)
+                else:
+                    hulls = _hulls([pa, pb])
+                r = query(*hulls, tolerance=0.0)
+            except (ShapeError, ValueError):  # a flat or degenerate patch: no hull to part
+                continue
+            if r.depth is None or not np.isfinite(r.depth) or r.depth <= 0:
+                continue
+            n = np.asarray(r.normal, dtype=np.float64)
+            length = float(np.linalg.norm(n))
+            if length == 0:
+                continue
+            n = n / length
+            for step in dict.fromkeys((self.tol, min(self.tol, float(r.depth) + 2 * self.snap))):
+                if not any(np.dot(u, n) > 1 - 1e-12 and abs(s - step) <= 1e-12 * self.tol for u, s in moves):
+                    moves.append((n, step))
+        return moves
 
     def apart_after(self, shift) -> bool:
         t = self.t + shift
@@ -810,6 +892,16 @@ class _Pair:
             fields.update(depth=float(depth), point_a=self.world_a(pa), point_b=self.world_a(pb))
         return fields
 
+    def undecided_note(self, fields) -> str:
+        """What was tried before the answer stayed undecided, and what would settle it."""
+        depth = fields.get("depth")
+        found = (f"the deepest point found of one part inside the other is {depth:.3g} deep"
+                 if depth is not None else "no point of one part was found inside the other")
+        tried = "; ".join(t for t in self.tried if t) or "no move within the band"
+        return (f"undecided: {found}, not beyond the band ({self.tol:.3g}); moves of B tried to "
+                f"part the volumes within the band: {tried}; a wider band settles it as "
+                f"touching, or the parts' common volume shows how deep they overlap")
+
     def apart(self, dist, pa, pb, ta, tb) -> dict:
         x, y = self.world_a(pa), self.world_a(pb)
         d = y - x
@@ -833,6 +925,8 @@ class _Pair:
 
     def result(self, fields: dict, elapsed: float) -> ExactResult:
         notes = [self.containment_note] if self.containment_note else []
+        if fields.get("status") is Status.UNDECIDED:
+            notes.append(self.undecided_note(fields))
         if not self.containment_note and not self.hulls_apart and not (self.a.solid and self.b.solid):
             notes += [f"'{m.name}' is {m.not_solid_reason()}: only its surface counts"
                       for m in (self.a, self.b) if not m.solid]
@@ -922,7 +1016,14 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
     best = None
     live = np.ascontiguousarray(tris, dtype=np.float64)
     flat = 0  # measuring rounds in a row without a gain
-    for _ in range(rounds):
+    # Proving goes on past `rounds` until the triangles are about the band across: an overlap a
+    # few bands deep in parts a million bands long is a sliver no coarser triangle's centroid
+    # lies in (each round halves the triangles)
+    first = float(np.sqrt(((live - live.mean(axis=1)[:, None, :]) ** 2).sum(axis=2).max())) if len(live) else 0.0
+    fine = int(np.ceil(np.log2(first / tol))) + 2 if first > 0 and tol > 0 else 0
+    for n in range(max(rounds, min(fine, WITNESS_ROUNDS_FINE))):
+        if n >= rounds and beat > tol:  # the extra rounds only prove
+            break
         before = beat
         c = live.sum(axis=1) / 3.0
         reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
@@ -947,8 +1048,9 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
             if flat >= WITNESS_FLAT:
                 break
             floor, cap = beat * (1.0 + DEFAULT.witness_rel), WITNESS_LIVE_DEPTH // 4
-        else:  # proving
-            floor, cap = max(tol, beat + DEFAULT.witness_rel * tol), WITNESS_LIVE // 4
+        else:  # proving (past `rounds`: fewer triangles, the best bounded)
+            floor = max(tol, beat + DEFAULT.witness_rel * tol)
+            cap = WITNESS_LIVE // 4 if n < rounds else WITNESS_LIVE // 16
         keep = np.flatnonzero(bound > floor)
         if len(keep) == 0:
             break
@@ -956,6 +1058,71 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
             keep = keep[np.argsort(-bound[keep])[:cap]]
         live = _split4(live[keep])
     return best
+
+
+def _own_hull(mesh: Mesh):
+    """The convex hull of a mesh's used vertices in its own frame (`Mesh.local`), built once."""
+    hull = mesh._own_hull
+    if hull is None:
+        hull = mesh._own_hull = _hulls([mesh.local()[mesh.used]])[0]
+    return hull
+
+
+def _hulls(points: list) -> list:
+    """Shape.hull of each point set, from the compiled core's quickhull where it proves one (a
+    few hundred points), else qhull: a run that settles a pair or two this way need not import
+    scipy (0.3 to 0.7 s). Raises the ShapeError of a point set that makes no hull."""
+    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, build_hulls
+
+    shapes = build_hulls(points, small=True, small_points=FEW_PARTS_HULL_POINTS).shapes
+    for shape in shapes:
+        if isinstance(shape, Exception):
+            raise shape
+    return shapes
+
+
+def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float, ws):
+    """The deepest point found inside `outer` on the segments (k, 2, 3) (outer's frame), if
+    deeper than max(beat, tol): (depth, point, nearest surface point) or None.
+
+    Branch and bound as `_deepest_on_triangles`, in one dimension: no point of a segment whose
+    midpoint has signed distance s_m lies deeper than s_m + half its length, and each round
+    halves the segments kept (at most WITNESS_LIVE / 4 of them, by bound), until they are a
+    quarter of the band long (at most WITNESS_ROUNDS_FINE rounds). A proof only: it stops at
+    the first round that finds a point deeper than the band."""
+    best = None
+    live = np.ascontiguousarray(segs, dtype=np.float64)
+    longest = float(np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1).max())) if len(live) else 0.0
+    rounds = min(WITNESS_ROUNDS_FINE, int(np.ceil(np.log2(max(longest / tol, 1.0)))) + 3) if tol > 0 else 0
+    for _ in range(rounds):
+        if len(live) == 0:
+            break
+        m = 0.5 * (live[:, 0] + live[:, 1])
+        half = 0.5 * np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1))
+        dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(m), float("inf"), 0.0, ws)
+        signed = dist.copy()  # an upper bound of s until the sign is known
+        ask = np.flatnonzero(dist > max(beat, tol))  # only these can prove; the sign costs most
+        if len(ask) > WITNESS_VERTICES:
+            ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
+        if len(ask):
+            outer.bvh.prepare_winding()
+            inside = np.abs(_mesh.winding(outer.bvh, m[ask], ws)) > DEFAULT.winding_inside
+            signed[ask[~inside]] *= -1.0
+            if inside.any():
+                k = int(ask[inside][np.argmax(dist[ask[inside]])])
+                if dist[k] > beat:
+                    beat = float(dist[k])
+                    best = (beat, m[k], near[k])
+        if beat > tol or half.max() < 0.125 * tol:
+            break
+        bound = signed + half
+        keep = np.flatnonzero(bound > max(tol, beat + DEFAULT.witness_rel * tol))
+        if len(keep) > WITNESS_LIVE // 4:
+            keep = keep[np.argsort(-bound[keep])[:WITNESS_LIVE // 4]]
+        kept = live[keep]
+        mid = 0.5 * (kept[:, 0] + kept[:, 1])
+        live = np.concatenate([np.stack([kept[:, 0], mid], axis=1), np.stack([mid, kept[:, 1]], axis=1)])
+    return best if best is not None and best[0] > tol else None
 
 
 def distinct(ints: np.ndarray) -> np.ndarray:

@@ -2,8 +2,16 @@
 physical element.
 
 An element is *physical* when it is an ``IfcElement`` that is neither a feature (openings,
-projections, surface features: ``IfcFeatureElement``) nor an ``IfcVirtualElement``, and has a
-``Body`` representation. Spaces, zones, sites, storeys (spatial elements), annotations, grids and
+projections, surface features: ``IfcFeatureElement``) nor an ``IfcVirtualElement``. It is read
+when it has a 3D body IfcOpenShell's geometry iterator meshes: a representation (``Body``,
+``Facetation``, or any other label) of a solid, surface or tessellation kind in one of the
+contexts the iterator reads, whatever the exporter called them (`_meshed_contexts`: those of
+type 'Model', 'Design' or 'Model View' and their sub-contexts, or every context when the file
+has none of those). A physical element with no such body is left out and named in
+`IfcModel.left_out` (the run says so in a note: `left_out_note`), never dropped in silence; an
+assembly with no representation of its own, made of parts (Tekla's IfcElementAssembly), is not
+left out: its parts are the elements read (as an ArchiCAD wall with an axis only, made of
+IfcBuildingElementParts). Spaces, zones, sites, storeys (spatial elements), annotations, grids and
 ports are not ``IfcElement`` and are never objects. Each part is named
 ``IfcWall 'Wall name' 2cKYIHmn9FAgfuNu$zAIQL`` (class, Name, GlobalId; the Name is left out when
 the file gives none) and carries an `Element`: its class (with the supertypes, for manifest
@@ -38,7 +46,7 @@ from gjkcli import extras, progress
 from gjkcli.errors import InputError
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "select", "element_label", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "select", "element_label", "left_out_note", "IFC_TYPES"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -99,12 +107,40 @@ class IfcModel:
     units : the length unit ("mm", "m", "in", ...), None when the file states none
     schema : "IFC2X3", "IFC4", ...
     failed : one line per physical element whose geometry could not be built
+    left_out : (class, GlobalId, what it has instead) per physical element with no 3D body the
+        iterator meshes, in the file's order
     """
 
     parts: list
     units: str | None
     schema: str
     failed: tuple = ()
+    left_out: tuple = ()
+
+
+# How many GlobalIds of each class a note on the elements left out names.
+_FIRST_IDS = 3
+
+
+def left_out_note(model: IfcModel) -> str | None:
+    """One sentence on the physical elements the model leaves out for want of a 3D body: how
+    many, per class (most first) with the first GlobalIds, and what they have instead; None when
+    there is none. "left out 3 physical elements with no 3D body IfcOpenShell meshes: IfcWall 2
+    (2cKY..., 0Qz...), IfcColumn 1 (3Ab...); they have 'FootPrint' in a 'Plan' context".
+    """
+    if not model.left_out:
+        return None
+    by_class: dict = {}
+    for ifc_class, global_id, _ in model.left_out:
+        by_class.setdefault(ifc_class, []).append(global_id)
+    classes = ", ".join(f"{c} {len(ids)} ({', '.join(ids[:_FIRST_IDS])}{', ...' if len(ids) > _FIRST_IDS else ''})"
+                        for c, ids in sorted(by_class.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+    kinds = sorted({k for _, _, have in model.left_out for k in have})
+    have = (f"; they have {', '.join(kinds[:4])}{', ...' if len(kinds) > 4 else ''}" if kinds
+            else "; they have no representation")
+    n = len(model.left_out)
+    return (f"left out {n:,} physical element{'s' if n > 1 else ''} with no 3D body IfcOpenShell "
+            f"meshes: {classes}{have}")
 
 
 def element_label(element) -> str:
@@ -307,13 +343,15 @@ def _unzipped(path: Path, folder: Path) -> Path:
 class _Share:
     """What one reader meshed of a model: parts as IfcModel's, in the file's order; failed as
     (order, line) pairs, so that the lines of several shares join in one reader's order; the
-    number of physical elements with a body in the whole model."""
+    number of physical elements with a body in the whole model; the physical elements with
+    none (IfcModel.left_out: share 0 names them, the others none)."""
 
     parts: list
     failed: list
     elements: int
     units: str | None
     schema: str
+    left_out: list = ()
 
 
 def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
@@ -326,9 +364,13 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
         raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
                                f"export it again as IFC2X3 or IFC4") from None
     physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
-    elements = [e for e in physical if _has_body(e)]
+    contexts = _meshed_contexts(model)
+    elements = [e for e in physical if _has_body(e, contexts)]
     if not elements:
         raise InputError(path, _why_no_body(model, physical))
+    left_out = [] if k else [(e.is_a(), e.GlobalId, _representations(e))
+                             for e in sorted(physical, key=lambda e: e.id())
+                             if not _has_body(e, contexts) and not _assembly(e)]
     ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
     mine = ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     settings = geom.settings()
@@ -373,7 +415,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
             why = log.about(model, e) or "IfcOpenShell could not build its geometry"
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
-                  schema=model.schema)
+                  schema=model.schema, left_out=left_out)
 
 
 def _joined(path: Path, shares: list) -> IfcModel:
@@ -383,7 +425,8 @@ def _joined(path: Path, shares: list) -> IfcModel:
     if not parts:
         raise InputError(path, f"the geometry of none of its {shares[0].elements} physical elements "
                                f"could be built (first: {failed[0]})")
-    return IfcModel(parts=parts, units=shares[0].units, schema=shares[0].schema, failed=tuple(failed))
+    return IfcModel(parts=parts, units=shares[0].units, schema=shares[0].schema, failed=tuple(failed),
+                    left_out=tuple(x for s in shares for x in s.left_out))
 
 
 # IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,
@@ -426,28 +469,63 @@ def _ifcopenshell():
     return ifcopenshell, ifcopenshell.geom
 
 
-# The representations the iterator meshes: a Body (or Facetation) in a 3D model context. Exporters
-# spell the labels in their own case: AutoCAD Architecture writes the context type 'MODEL', so
-# the labels are compared ignoring case, as IfcOpenShell's iterator compares them.
-_BODY_IDENTIFIERS = ("body", "facetation")
-_MODEL_CONTEXTS = ("model", None)
+# The contexts IfcOpenShell's iterator reads (its `initialize`): those whose ContextType is one of
+# these, compared ignoring case ('Design' is IFC2X3's older word, which ArchiCAD writes; AutoCAD
+# Architecture writes 'MODEL'), with their sub-contexts; every context when the file has none.
+_MESHED_CONTEXT_TYPES = ("model", "design", "model view")
+
+# Representation types that hold no 3D body (curves, points, text, 2D areas): an element with
+# only these is left out, not failed. An absent or unknown type is taken as a body (the iterator
+# then decides; an element it cannot build is named in IfcModel.failed).
+_NOT_BODIES = ("point", "pointcloud", "curve", "curve2d", "curve3d", "geometriccurveset",
+               "annotation2d", "text", "fillarea", "surface2d", "lightsource", "segment")
 
 
 def _label(value) -> str | None:
     return value.strip().lower() if isinstance(value, str) else None
 
 
-def _has_body(element) -> bool:
-    """The element's product shape has a 3D representation the iterator meshes (its Body)."""
+def _meshed_contexts(model) -> frozenset:
+    """The step ids of the representation contexts whose representations IfcOpenShell's
+    geometry iterator meshes: the top contexts of a 3D model type (or every top context when none
+    is) and their sub-contexts."""
+    every = model.by_type("IfcGeometricRepresentationContext")  # sub-contexts too
+    top = [c for c in every if not c.is_a("IfcGeometricRepresentationSubContext")]
+    chosen = [c for c in top if _label(c.ContextType) in _MESHED_CONTEXT_TYPES] or top
+    ids = set()
+    for context in chosen:
+        ids.add(context.id())
+        ids.update(sub.id() for sub in getattr(context, "HasSubContexts", ()) or ())
+    return frozenset(ids)
+
+
+def _has_body(element, contexts: frozenset) -> bool:
+    """The element has a representation the iterator meshes as a 3D body: in one of `contexts`,
+    of a type that is not curves, points or text."""
     shape = getattr(element, "Representation", None)
     if shape is None:
         return False
     for rep in shape.Representations or ():
         context = rep.ContextOfItems
-        if _label(rep.RepresentationIdentifier) in _BODY_IDENTIFIERS and \
-                _label(getattr(context, "ContextType", None)) in _MODEL_CONTEXTS:
+        if context is not None and context.id() in contexts and \
+                _label(rep.RepresentationType) not in _NOT_BODIES:
             return True
     return False
+
+
+def _assembly(element) -> bool:
+    """An element with no 3D body of its own made of parts (Tekla's IfcElementAssembly, with no
+    representation; ArchiCAD's layered wall, an axis only, whose IfcBuildingElementParts hold
+    the bodies): its parts are the elements read, so it leaves nothing out."""
+    return any(rel.RelatedObjects for rel in getattr(element, "IsDecomposedBy", ()) or ())
+
+
+def _representations(element) -> tuple:
+    """What an element has: "'FootPrint' in a 'Plan' context" per representation."""
+    shape = getattr(element, "Representation", None)
+    return tuple(dict.fromkeys(
+        f"'{rep.RepresentationIdentifier}' in a '{getattr(rep.ContextOfItems, 'ContextType', None)}' context"
+        for rep in (shape.Representations or () if shape is not None else ())))
 
 
 def _why_no_body(model, physical) -> str:
@@ -456,12 +534,10 @@ def _why_no_body(model, physical) -> str:
     if not physical:
         return (f"holds no physical element ({model.schema}: walls, slabs, doors, ducts, ...); "
                 f"openings and spaces are not objects")
-    kinds = sorted({f"'{rep.RepresentationIdentifier}' in a '{getattr(rep.ContextOfItems, 'ContextType', None)}' "
-                    f"context" for e in physical if e.Representation is not None
-                    for rep in e.Representation.Representations or ()})
+    kinds = sorted({k for e in physical for k in _representations(e)})
     have = f"; they have {', '.join(kinds[:4])}" if kinds else "; none has a representation"
-    return (f"none of its {len(physical)} physical elements has a 3D body (a 'Body' representation "
-            f"in a 'Model' context){have}; export the model with 3D bodies")
+    return (f"none of its {len(physical)} physical elements has a 3D body (a solid, surface or "
+            f"tessellation in a 'Model' or 'Design' context){have}; export the model with 3D bodies")
 
 
 def _element(e) -> Element:

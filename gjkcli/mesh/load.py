@@ -282,7 +282,8 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
         As `load_part`; also when one object holds no triangles (a point cloud or lines).
 
     An IFC file (`gjkcli.mesh.ifc`) gives one part per physical element; the lines about elements
-    whose geometry failed go to `skipped` (without it, the first is an InputError).
+    whose geometry failed go to `skipped` (without it, the first is an InputError), then an
+    `errors.Note` naming the elements left out for want of a 3D body, if any.
     """
     if _file_type(Path(path)) in _IFC_TYPES:
         parts = _ifc_parts(path, str(path), split_bodies, skipped, prepared=True)
@@ -316,7 +317,8 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     prefix : names become "<prefix>:<name>" (a scan of several files), except the name of a
     file's only object, which is the file's name already.
     shown : the path as the user gave it (the parts' `source`); default str(path).
-    skipped : receives a line per IFC element whose geometry failed (see `load_objects`).
+    skipped : receives a line per IFC element whose geometry failed, and a Note on those
+        without a 3D body (see `load_objects`).
 
     Raises InputError as load_objects does.
     """
@@ -491,7 +493,8 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
 
     prepared : merge vertices and compute topology (as `load_objects`), else the fast path's raw
         arrays (as `read_objects`). An element whose geometry failed is a line in `skipped`, or
-        the InputError when `skipped` is None.
+        the InputError when `skipped` is None; the elements left out for want of a 3D body are
+        an `errors.Note` at its end.
     """
     from types import SimpleNamespace
 
@@ -505,6 +508,11 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
             more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""
             raise InputError(path, model.failed[0] + more)
         skipped.extend(model.failed)
+    left_out = ifc.left_out_note(model)
+    if left_out is not None and skipped is not None:
+        from gjkcli.errors import Note
+
+        skipped.append(Note(file=shown, message=left_out))
     parts = []
     for name, vertices, faces, element in model.parts:
         if not prepared:

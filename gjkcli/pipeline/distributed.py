@@ -228,7 +228,7 @@ class _ClusterRun(Run):
 
         answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
                    for got in loaded]
-        geoms = assemble(answers, primitives, manifest, problems=self.problems)
+        geoms = assemble(answers, primitives, manifest, problems=self.problems, notes=self.notes)
         self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []

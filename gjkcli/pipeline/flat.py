@@ -365,7 +365,9 @@ class FlatRun(Run):
                 try:
                     change[what] = value.to(unit) if value.unit is not None else value.value
                 except UnitError as e:
-                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
+                    # the inputs refused are the reason: they are said first
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e),
+                                     before=self.problems) from None
         if change:
             self.options = dataclasses.replace(self.options, **change)
         return out, frame

@@ -295,7 +295,7 @@ class Run:
         t = time.perf_counter()
         with limits.active(o.limits or limits.DEFAULT):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
-                           tell=self.tell, strict=o.strict)
+                           tell=self.tell, strict=o.strict, notes=self.notes)
         geoms = self.one_unit(geoms)
         t = self.stage("load", t)
         parts = Parts.build(geoms, o.jobs, self.problems, self.tell)
@@ -353,7 +353,9 @@ class Run:
                 try:
                     change[what] = value.to(unit)
                 except UnitError as e:
-                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e)) from None
+                    # the inputs refused are the reason: they are said first
+                    raise InputError(f"--{what.replace('_', '-')} {value}", str(e),
+                                     before=self.problems) from None
         if change:
             self.options = dataclasses.replace(o, **change)
         return out

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.engine.shapes import can_fork
-from gjkcli.errors import InputError, Problem, ShapeError, one_line
+from gjkcli.errors import InputError, Note, Problem, ShapeError, one_line
 from gjkcli.mesh.load import ROBOT_TYPES
 
 __all__ = ["Geometry", "Source", "Problem", "gather", "scene_sources", "file_sources", "read_source",
@@ -221,10 +221,11 @@ def _manifest_robot(spec, manifest) -> Source:
 
 
 def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1,
-           problems: list, tell=None, strict: bool = False) -> list[Geometry]:
+           problems: list, tell=None, strict: bool = False, notes: list | None = None) -> list[Geometry]:
     """Every object of the sources (then the primitives), names made unique ("#2", "#3", ...).
 
     A source that cannot be read adds a `Problem` to `problems`; the others are still read.
+    What a reader left out of a source it read (`errors.Note`) is a sentence in `notes`.
     strict : raise the first source's InputError instead (the traceback of --debug).
     """
     from gjkcli.mesh import cad_process
@@ -263,7 +264,7 @@ def gather(sources: list[Source], primitives=(), manifest=None, *, jobs: int = 1
             results[k] = read_source(s, strict)
         done += 1
         tell("load", done, len(sources))
-    return assemble(results, primitives, manifest, problems=problems)
+    return assemble(results, primitives, manifest, problems=problems, notes=notes)
 
 
 def _readers(s: Source, jobs: int):
@@ -278,9 +279,11 @@ def _readers(s: Source, jobs: int):
     return readers(jobs)
 
 
-def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> list[Geometry]:
+def assemble(results: list, primitives=(), manifest=None, *, problems: list,
+             notes: list | None = None) -> list[Geometry]:
     """The objects of the sources, from `read_source`'s answers in source order (a Problem adds
-    itself to `problems`), then the primitives; names made unique."""
+    itself to `problems`, a Note its sentence to `notes`), then the primitives; names made
+    unique."""
     geoms: list[Geometry] = []
     for k, got in enumerate(results):
         if isinstance(got, Problem):
@@ -288,16 +291,18 @@ def assemble(results: list, primitives=(), manifest=None, *, problems: list) -> 
         else:
             got, skipped = split_problems(got)
             geoms.extend(g if g.source == k else dataclasses.replace(g, source=k) for g in got)
-            problems.extend(skipped)
+            problems.extend(p for p in skipped if isinstance(p, Problem))
+            if notes is not None:
+                notes.extend(str(n) for n in skipped if isinstance(n, Note))
     geoms.extend(_primitive(spec, manifest, len(results) + n) for n, spec in enumerate(primitives))
     return _unique_names(geoms)
 
 
 def split_problems(got: list) -> tuple[list, list]:
     """(objects, problems) of a `read_source` list: the problems are its IFC elements whose
-    geometry failed, after the objects."""
-    problems = [g for g in got if isinstance(g, Problem)]
-    return ([g for g in got if not isinstance(g, Problem)], problems) if problems else (got, [])
+    geometry failed (Problems) and what its reader left out (a Note), after the objects."""
+    problems = [g for g in got if isinstance(g, (Problem, Note))]
+    return ([g for g in got if not isinstance(g, (Problem, Note))], problems) if problems else (got, [])
 
 
 def read_source(s: Source, strict: bool = False):
@@ -335,7 +340,8 @@ def read_source(s: Source, strict: bool = False):
                                            shown=s.shown, skipped=skipped)]
         if s.transform is not None:
             geoms = [_moved(g, s.transform) for g in geoms]
-        return geoms + [Problem(file=s.shown, message=one_line(line)) for line in skipped or ()]
+        return geoms + [line if isinstance(line, Note) else Problem(file=s.shown, message=one_line(line))
+                        for line in skipped or ()]
     except InputError as exc:
         if strict:
             raise

@@ -207,13 +207,16 @@ def test_a_part_inside_a_non_convex_one_is_a_collision():
     assert theirs.in_collision_single(pin, in_hole) is False
     # by default the distance is 0.0 (trimesh + FCL's for an overlap of meshes not both convex);
     # signed, minus a depth (not a surface distance): that of the pin's deepest corner in the
-    # ring's body, 0.15 below its top face, as trimesh's signed distance judges it
+    # ring's body, 0.15 below its top face, as an exact point-triangle distance judges it
+    # (tests/exact_distance.py)
+    from exact_distance import signed_distance
+
     assert ours.min_distance_single(pin, inside) == 0.0
     signed = CollisionManager(signed=True)
     signed.add_object("ring", ring)
     d, data = signed.min_distance_single(pin, inside, return_data=True)
     corners = trimesh.transform_points(pin.vertices, inside)
-    judged = trimesh.proximity.signed_distance(ring, corners)  # positive inside
+    judged = signed_distance(ring, corners)  # positive inside
     assert d == pytest.approx(-judged.max(), rel=1e-9) and d == pytest.approx(-0.15, rel=1e-9)
     assert np.isclose(np.linalg.norm(corners - data.point("__external"), axis=1), 0.0).any()
 

@@ -1,8 +1,9 @@
 """The manager's signed distance (`CollisionManager(signed=True)`) where a part that is not convex
-overlaps a probe: minus a depth certified by a point of one part inside the other (judged by
-trimesh's signed distance, not by gjk's engine), never deeper than the hulls' penetration depth
-(the Minkowski difference built by qhull), and exact where the two bounds meet; swept across the
-touching band. By default the same overlaps are 0.0, as trimesh + FCL give."""
+overlaps a probe: minus a depth certified by a point of one part inside the other (judged by an
+exact point-triangle distance and winding number, tests/exact_distance.py, not by gjk's engine nor
+by trimesh's closest_point, which is off by up to 2e-4 on small triangles), never deeper than the
+hulls' penetration depth (the Minkowski difference built by qhull), and exact where the two bounds
+meet; swept across the touching band. By default the same overlaps are 0.0, as trimesh + FCL give."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +16,7 @@ from trimesh import collision as tc  # noqa: E402
 
 from gjkcli import CollisionManager  # noqa: E402
 from gjkcli.tolerances import DEFAULT  # noqa: E402
+from exact_distance import signed_distance, unsigned_distance  # noqa: E402
 from float32_poses import exact_pose  # noqa: E402
 
 RING = dict(r_min=0.5, r_max=1.0, height=0.4)
@@ -64,9 +66,9 @@ def test_overlapping_probes_against_independent_judges(sections):
         # by default: 0.0, as trimesh + FCL's mesh distance (the ring is not convex)
         assert default.min_distance_single(probe, T) == 0.0
         # the witness: the probe's point inside the ring or the ring's point inside the probe
-        # lies exactly that deep inside the other, as trimesh measures it
-        depth_in_ring = trimesh.proximity.signed_distance(ring, [data.point("__external")])[0]
-        depth_in_probe = trimesh.proximity.signed_distance(placed, [data.point("ring")])[0]
+        # lies exactly that deep inside the other, as the exact judge measures it
+        depth_in_ring = signed_distance(ring, [data.point("__external")])[0]
+        depth_in_probe = signed_distance(placed, [data.point("ring")])[0]
         assert max(depth_in_ring, depth_in_probe) == pytest.approx(-d, rel=1e-6, abs=1e-9)
         # and no deeper than the hulls overlap (the parts lie inside their hulls)
         upper = _hull_depth(ring.vertices, placed.vertices)
@@ -128,3 +130,25 @@ def test_clear_beside_the_wall_and_over_the_hole(gap):
     rim = RING["r_min"] * np.cos(np.pi / 32) - np.hypot(0.05, 0.05)  # the hole is a 32-gon
     assert d > gap and d == pytest.approx(theirs.min_distance_single(pin, over), rel=1e-6)
     assert d >= np.hypot(rim, gap) * (1 - 1e-9) and data.index("ring") >= 0
+
+
+def test_the_exact_judge_agrees_with_python_fcl_and_trimesh_s_sign():
+    """The judge's distance outside the ring is python-fcl's (a point as a sphere of radius 0
+    against the ring's BVH), and its sign trimesh's `contains`, at seeded points."""
+    import fcl
+
+    rng = np.random.default_rng(5)
+    ring = trimesh.creation.annulus(**RING, sections=32)
+    model = fcl.BVHModel()
+    model.beginModel(len(ring.vertices), len(ring.faces))
+    model.addSubModel(ring.vertices, ring.faces.astype(np.int32))
+    model.endModel()
+    points = rng.uniform(-1.3, 1.3, (60, 3)) * [1, 1, 0.5]
+    signed = signed_distance(ring, points)
+    assert np.array_equal(signed > 0, ring.contains(points))
+    for p, d in zip(points, unsigned_distance(ring.vertices, ring.faces, points)):
+        if ring.contains([p])[0]:
+            continue
+        got = fcl.distance(fcl.CollisionObject(fcl.Sphere(0.0), fcl.Transform(p)),
+                           fcl.CollisionObject(model, fcl.Transform()), fcl.DistanceRequest(), fcl.DistanceResult())
+        assert d == pytest.approx(got, rel=1e-9, abs=1e-12)

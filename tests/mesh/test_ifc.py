@@ -124,19 +124,76 @@ def test_context_labels_are_read_in_any_case(tmp_path, context_type):
         _corners_match(part.vertices, box, 5000.0)
 
 
-def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):
-    """Elements whose only representation is in a plan context: the error says what they have,
-    not that openings and spaces are not objects."""
-    path = write_model(tmp_path / "plan.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))])
+@pytest.mark.parametrize("schema", ["IFC2X3", "IFC4"])
+def test_bodies_in_design_contexts_and_sub_contexts_are_read_and_the_bodiless_are_named(tmp_path, schema):
+    """As ArchiCAD exports them: walls, slabs and columns whose 'Body' sits in a context of type
+    'Design' (the top context itself, or a 'Body' sub-context of it) beside a 'Model' context.
+    They are read as IfcOpenShell's iterator meshes them (their corners the oracle of every
+    vertex); an element with only a 2D axis, and one with no representation, are left out and
+    named in one Note: count per class, GlobalIds, what they have; an element made of parts
+    leaves nothing out."""
+    from gjkcli.errors import Note
+
+    boxes = [Box("IfcWall", "Model wall", (0, 0, 0), (5000, 200, 3000)),
+             Box("IfcSlab", "Design slab", (0, 0, 3000), (5000, 4000, 250), context="Design"),
+             Box("IfcColumn", "Design sub column", (2000, 2000, 0), (300, 300, 3000), context="Design/Body",
+                 turn=30.0),
+             Box("IfcBeam", "Axis only", (0, 1000, 2500), (4000, 200, 300), body=False),
+             Box("IfcBuildingElementProxy", "Nothing", (0, 0, 0), (1, 1, 1), body=None),
+             Box("IfcBeam", "Axis only 2", (0, 2000, 2500), (4000, 200, 300), body=False)]
+    path = write_model(tmp_path / "archicad.ifc", boxes, schema=schema)
+    model = ifcopenshell.open(str(path))
+    assert {c.ContextType for c in model.by_type("IfcGeometricRepresentationContext")} == {"Model", "Design", "Plan"}
+    # an assembly of the wall, with no representation of its own (as Tekla writes them), and a
+    # wall with only an axis made of a part with a body (as ArchiCAD writes layered walls):
+    # their parts are read, so nothing is left out by them
+    import ifcopenshell.api as api
+
+    assembly = api.run("root.create_entity", model, ifc_class="IfcElementAssembly", name="Assembly")
+    api.run("aggregate.assign_object", model, relating_object=assembly, products=[model.by_guid(boxes[0].guid)])
+    layered = model.by_guid(boxes[5].guid)  # 'Axis only 2'
+    part = api.run("root.create_entity", model, ifc_class="IfcBuildingElementPart", name="Layer")
+    api.run("aggregate.assign_object", model, relating_object=layered, products=[part])
+    body = next(c for c in model.by_type("IfcGeometricRepresentationSubContext")
+                if c.ContextIdentifier == "Body" and c.ContextType == "Model")
+    api.run("geometry.assign_representation", model, product=part, representation=api.run(
+        "geometry.add_wall_representation", model, context=body, length=4.0, thickness=0.2, height=0.3))
+    model.write(str(path))
+    skipped: list = []
+    parts = read_objects(path, skipped=skipped)
+    assert [p.element.global_id for p in parts] == [b.guid for b in boxes[:3]] + [part.GlobalId]
+    for got, box in zip(parts, boxes[:3]):
+        _corners_match(got.vertices, box, 5000.0)
+    (note,) = skipped
+    assert isinstance(note, Note) and note.file == str(path)
+    assert note.message.startswith("left out 2 physical elements with no 3D body IfcOpenShell meshes: ")
+    assert f"IfcBeam 1 ({boxes[3].guid})" in note.message and boxes[5].guid not in note.message
+    assert f"IfcBuildingElementProxy 1 ({boxes[4].guid})" in note.message
+    assert "'Axis' in a 'Plan' context" in note.message and "\n" not in note.message
+
+
+def test_a_model_whose_only_context_is_not_model_is_read_as_the_iterator_reads_it(tmp_path):
+    """A file with no context of a 3D model type ('Plan' everywhere): IfcOpenShell's iterator then
+    reads every context, so the bodies are read."""
+    box = Box("IfcWall", "W", (0, 0, 0), (10, 1, 3))
+    path = write_model(tmp_path / "plan.ifc", [box])
     model = ifcopenshell.open(str(path))
     for context in model.by_type("IfcGeometricRepresentationContext"):
         context.ContextType = "Plan"
     model.write(str(path))
+    (part,) = read_objects(path)
+    _corners_match(part.vertices, box, 10.0)
+
+
+def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):
+    """Elements whose only representation is a 2D axis: the error says what they have, not that
+    openings and spaces are not objects."""
+    path = write_model(tmp_path / "plan.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3), body=False)])
     with pytest.raises(InputError) as err:
         read_objects(path)
     message = err.value.message
     assert "none of its 1 physical elements has a 3D body" in message
-    assert "'Body' in a 'Plan' context" in message and "openings" not in message
+    assert "'Axis' in a 'Plan' context" in message and "openings" not in message
 
 
 def test_an_ifczip_reads_as_its_ifc(tmp_path):

@@ -203,6 +203,39 @@ def test_a_failing_element_is_an_error_line_and_the_rest_is_checked(tmp_path):
     assert doc["objects"][0]["ifc_class"] == "IfcSlab" and doc["objects"][0]["global_id"]
 
 
+def test_a_stair_through_a_design_context_slab_is_found_and_the_bodiless_are_a_note(tmp_path):
+    """ArchiCAD 11's case: the slab's body sits in a 'Design' context, the stair's in the 'Model'
+    one; the stair 150 mm through the slab is a collision 150 mm deep (the boxes' closed form), and
+    the beam with only a 2D axis is named in the run's notes, which fails nothing."""
+    boxes = [Box("IfcSlab", "Slab", (0, 0, 3000), (5000, 4000, 250), context="Design"),
+             Box("IfcStair", "Stair", (1000, 1000, 0), (1000, 3000, 3150)),
+             Box("IfcBeam", "Axis only", (0, 1000, 2500), (4000, 200, 300), body=False)]
+    path = write_model(tmp_path / "archicad.ifc", boxes, schema="IFC2X3")
+    result = CliRunner().invoke(main, ["scan", str(path), "--format", "json", "-o", str(tmp_path / "r.json"),
+                                       "--tolerance", "2mm"], catch_exceptions=False)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert result.exit_code == 1, result.output  # the collision fails the run, the note does not
+    assert "gjk: error" not in result.output
+    (pair,) = doc["pairs"]
+    assert pair["status"] == "collision"
+    assert pair["depth"] == pytest.approx(box_depth(boxes[0], boxes[1]), rel=1e-6) == pytest.approx(150.0)
+    (note,) = [n for n in doc["notes"] if "left out" in n]
+    assert note == (f"{path}: left out 1 physical element with no 3D body IfcOpenShell meshes: "
+                    f"IfcBeam 1 ({boxes[2].guid}); they have 'Axis' in a 'Plan' context")
+
+
+@pytest.mark.parametrize("tolerance", ["2mm", "0.002m"])
+def test_a_refused_model_is_said_before_the_length_it_leaves_without_a_unit(tmp_path, tolerance):
+    """With --tolerance 2mm on a model gjk refuses (no element with a 3D body, as ArchiCAD 9's),
+    the file's own refusal is the first line; the length it leaves unconverted comes after."""
+    path = write_model(tmp_path / "axes.ifc", [Box("IfcWall", "W", (0, 0, 0), (10, 1, 3), body=False)])
+    result = CliRunner().invoke(main, ["scan", str(path), "--tolerance", tolerance], catch_exceptions=False)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.startswith("gjk: error:")]
+    assert lines[0].startswith(f"gjk: error: {path}: none of its 1 physical elements has a 3D body")
+    assert lines[-1].startswith(f"gjk: error: --tolerance {tolerance}") and len(lines) == 2
+
+
 def test_the_tutorial_house_as_fcl_says():
     """IfcOpenShell's tutorial house: every listed pair's verdict against python-fcl on the same
     triangles; its doors are hosted by their walls."""
