@@ -42,17 +42,17 @@ def test_ament_index_finds_the_package(panda_dir, tmp_path, no_ros, monkeypatch)
     """The URDF alone in a folder elsewhere: only the index says where its meshes are."""
     empty = tmp_path / "empty_prefix"
     (empty / "share").mkdir(parents=True)
-    share = _panda_install(panda_dir, tmp_path / "install")
+    share = _panda_install(panda_dir, tmp_path / "ws" / "install")  # not in a folder above the URDF
     alone = tmp_path / "elsewhere" / "panda.urdf"
     alone.parent.mkdir()
     alone.write_text((panda_dir / "panda.urdf").read_text())
     with pytest.raises(InputError, match="AMENT_PREFIX_PATH is unset"):
         urdf.load(alone)
-    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join([str(empty), str(tmp_path / "install")]))
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join([str(empty), str(tmp_path / "ws" / "install")]))
     robot = urdf.load(alone)
     assert {c.mesh.parent for c in robot.collisions} == {share / "meshes" / "collision"}
     # a prefix whose index does not list the package is passed over, as ament_index_python does
-    (tmp_path / "install" / "share" / "ament_index" / "resource_index" / "packages" / PACKAGE).unlink()
+    (tmp_path / "ws" / "install" / "share" / "ament_index" / "resource_index" / "packages" / PACKAGE).unlink()
     with pytest.raises(InputError, match="not in the ament index of AMENT_PREFIX_PATH"):
         urdf.load(alone)
 
