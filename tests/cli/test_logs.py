@@ -112,7 +112,7 @@ def test_the_environment_forces_colour_through_a_pipe(env, coloured):
 def test_force_color_colours_a_real_pipe(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PY_COLORS")}
     done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", "--together", str(A), str(B)], cwd=tmp_path,
-                          env={**env, "FORCE_COLOR": "1", "PYTHONPATH": str(ROOT)},
+                          env={**env, "FORCE_COLOR": "1"},
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert ANSI + "1;31mcollision" in done.stdout
@@ -161,7 +161,7 @@ def test_the_summary_times_the_whole_process_or_says_it_timed_the_run(tmp_path):
                   f"sys.argv = ['gjk', {', '.join(repr(str(a)) for a in args)}]\n"
                   "from gjkcli.__main__ import run\nrun()\n")
         done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+                              env=os.environ, check=False)
         assert done.returncode == 1, done.stderr
         seconds, words = _seconds(done.stdout.splitlines()[-1])
         assert words == "in all" and seconds >= 0.6, done.stdout
