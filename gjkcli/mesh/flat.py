@@ -573,18 +573,16 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
     order = (np.arange(n) + start) % n
     pts_out, mask_out = [], []
     bound = 0.0
-    k = 0
-    while k < n:
-        e = int(order[k])
-        if mask[e]:
-            pts_out.append(ring[e:e + 1])
-            mask_out.append(np.ones(1, dtype=bool))
-            k += 1
+    # the rotated edges in blocks of straight edges and runs of chords
+    m = mask[order]
+    cut = np.concatenate([[0], np.flatnonzero(m[1:] != m[:-1]) + 1, [n]]).tolist()
+    for s, e in zip(cut[:-1], cut[1:]):
+        if m[s]:
+            pts_out.append(ring[order[s:e]])
+            mask_out.append(np.ones(e - s, dtype=bool))
             continue
-        run = [e]
-        while k + len(run) < n and not mask[int(order[k + len(run)])]:
-            run.append(int(order[k + len(run)]))
-        verts = ring[np.array(run + [(run[-1] + 1) % n])]
+        run = order[s:e]
+        verts = ring[np.append(run, (run[-1] + 1) % n)]
         closed_circle = len(run) == n
         hit = np.ones(len(run), dtype=bool)
         if window is not None:  # only the chords the window takes are cut
@@ -597,7 +595,6 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
             if not hit.any():
                 pts_out.append(verts[:-1])  # out of the window: as it is
                 mask_out.append(np.zeros(len(run), dtype=bool))
-                k += len(run)
                 continue
         if len(run) < 2:
             return None
@@ -620,7 +617,6 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
         pts_out.append(new)
         mask_out.append(np.zeros(len(new), dtype=bool))
         bound = max(bound, float(r * (1 - np.cos(np.abs(step[hit]).max() / times / 2))) + off)
-        k += len(run)
     return (np.ascontiguousarray(np.concatenate(pts_out), dtype=np.float64),
             np.concatenate(mask_out), bound)
 

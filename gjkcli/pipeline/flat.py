@@ -647,9 +647,14 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
     from gjkcli.mesh.flat import refined_arcs
 
     reach = gap + a.chord + b.chord
-    low = _gap_lower_bound(a, b, reach=reach)
-    if low is not None and low >= at_least:
-        return True
+    # the edge bound is at most the polygons' gap less the bound of each part whose edges are
+    # all chords (the nearest edges are among those compared): when that is short of the
+    # clearance by more than the rounding, it cannot pass, and only the finer arcs can tell
+    least = (a.chord if a.chord > 0 and _all_chords(a) else 0.0) + (b.chord if b.chord > 0 and _all_chords(b) else 0.0)
+    if not (least > 0 and gap - least + max(rounding, 1e-12 * reach) < at_least):
+        low = _gap_lower_bound(a, b, reach=reach)
+        if low is not None and low >= at_least:
+            return True
     bound = a.chord + b.chord
     if bound <= 0 or rounding <= 0:
         return False
@@ -662,6 +667,11 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
         return False
     low = _gap_lower_bound(fa, fb, reach=reach)
     return low is not None and low >= at_least
+
+
+def _all_chords(p) -> bool:
+    """Whether every edge of the part is the chord of a curve (known: its straight masks)."""
+    return p.straight is not None and not any(np.asarray(m).any() for m in p.straight)
 
 
 def _settled(signed, bound, band):
@@ -703,7 +713,7 @@ def _within_reach(other, reach: float):
     other part's edges, or its box does of theirs (so every edge `_gap_lower_bound` keeps is
     taken)."""
     o0 = np.concatenate(other.rings)
-    o1 = np.concatenate([np.roll(r, -1, axis=0) for r in other.rings])
+    o1 = np.concatenate([x for r in other.rings for x in (r[1:], r[:1])])
     lo, hi = np.minimum(o0, o1).min(axis=0) - reach, np.maximum(o0, o1).max(axis=0) + reach
 
     def window(s0, s1):
@@ -731,7 +741,7 @@ def _edges(p):
     if p.chord > 0 and p.straight is None:
         return None, None, None
     start = np.concatenate(p.rings) if len(p.rings) > 1 else p.rings[0]
-    end = np.concatenate([np.roll(r, -1, axis=0) for r in p.rings])
+    end = np.concatenate([x for r in p.rings for x in (r[1:], r[:1])])  # each vertex's next
     chord = (np.zeros(len(start), dtype=bool) if p.chord == 0
              else ~np.concatenate(p.straight))
     return start, end, chord
@@ -744,7 +754,7 @@ def _point_segment(points, s0, s1):
     py = points[:, 1, None] - s0[:, 1]
     length2 = ex * ex + ey * ey
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.clip((px * ex + py * ey) / length2, 0.0, 1.0)
+        u = np.minimum(np.maximum((px * ex + py * ey) / length2, 0.0), 1.0)
     u[:, length2 == 0] = 0.0
     return np.hypot(px - u * ex, py - u * ey)
 
