@@ -721,10 +721,14 @@ def _within_reach(other, reach: float):
         if not boxed.any():
             return boxed
         # the least of the four endpoint-to-segment distances: the segments' distance when they
-        # do not cross (crossing ones are at 0, and an endpoint is within their length)
-        d = np.minimum(_point_segment(np.concatenate([s0, s1]), o0, o1).reshape(2, len(s0), -1).min(axis=(0, 2)),
-                       np.minimum(_point_segment(o0, s0, s1), _point_segment(o1, s0, s1)).min(axis=0))
-        return boxed & (d <= reach)
+        # do not cross (crossing ones are at 0, and an endpoint is within their length); only
+        # for the segments whose boxes come within reach
+        k = np.flatnonzero(boxed)
+        t0, t1 = s0[k], s1[k]
+        d = np.minimum(_point_segment(np.concatenate([t0, t1]), o0, o1).reshape(2, len(k), -1).min(axis=(0, 2)),
+                       _point_segment(np.concatenate([o0, o1]), t0, t1).min(axis=0))
+        boxed[k] = d <= reach
+        return boxed
     return window
 
 
@@ -749,14 +753,20 @@ def _edges(p):
 
 def _point_segment(points, s0, s1):
     """(k, m) distances of k points to m segments s0 -> s1."""
-    ex, ey = (s1 - s0).T
+    e = s1 - s0
+    ex, ey = e[:, 0], e[:, 1]
     px = points[:, 0, None] - s0[:, 0]
     py = points[:, 1, None] - s0[:, 1]
     length2 = ex * ex + ey * ey
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.minimum(np.maximum((px * ex + py * ey) / length2, 0.0), 1.0)
+    u = px * ex
+    u += py * ey
+    # the nearest point's place along each segment, clamped to it (0 for a segment of no length)
+    np.divide(u, length2, out=u, where=length2 > 0)
     u[:, length2 == 0] = 0.0
-    return np.hypot(px - u * ex, py - u * ey)
+    np.clip(u, 0.0, 1.0, out=u)
+    px -= u * ex
+    py -= u * ey
+    return np.hypot(px, py, out=px)
 
 
 def _boxes(objects):
