@@ -124,12 +124,13 @@ class FlatParts(list):
     part_ring : (P + 1,) int64, part p is rings part_ring[p] .. part_ring[p + 1] - 1
     chord : (P,) float64, each part's flattening bound (`FlatPart.chord`)
     notes : tuple of str, the parts' files' notes, each file's once (`FlatPart.notes`)
+    units : tuple, the units its parts state (`FlatPart.units`, None among them), each once
 
     The arrays describe the parts it was made with: a list operation that changes the parts
     (append, a new part in place) does not update them; make a new FlatParts instead.
     """
 
-    def __init__(self, parts=(), arrays=None, chord=None, notes=None):
+    def __init__(self, parts=(), arrays=None, chord=None, notes=None, units=None):
         super().__init__(parts)
         if arrays is None:
             rings = [r for p in self for r in p.rings]
@@ -145,6 +146,9 @@ class FlatParts(list):
         if notes is None:
             notes = _file_notes(p.notes for p in self)
         self.notes = tuple(notes)
+        if units is None:
+            units = dict.fromkeys(p.units for p in self)
+        self.units = tuple(units)
 
     @classmethod
     def joined(cls, lists) -> "FlatParts":
@@ -158,7 +162,8 @@ class FlatParts(list):
         ring_start = np.concatenate([[0]] + [f.ring_start[1:] + k for f, k in zip(lists, shift_v)])
         part_ring = np.concatenate([[0]] + [f.part_ring[1:] + k for f, k in zip(lists, shift_r)])
         return cls([p for f in lists for p in f], (vertices, ring_start, part_ring),
-                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists))
+                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists),
+                   dict.fromkeys(u for f in lists for u in f.units))
 
     def renamed(self, parts) -> "FlatParts":
         """The same geometry under other FlatPart records (new names), part for part."""

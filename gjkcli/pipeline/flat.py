@@ -320,7 +320,8 @@ class FlatRun(Run):
             parts = parts.renamed(said) if hasattr(parts, "renamed") else said
             if frame is not None and frame.units is None:
                 frame = dataclasses.replace(frame, units=declared)
-        spelled = {p.units for p in parts}
+        # a FlatParts holds them (no step per part)
+        spelled = set(parts.units) if isinstance(getattr(parts, "units", None), tuple) else {p.units for p in parts}
         known = {u: scaled_unit(u) for u in spelled}
         first = next((p for p in parts if known[p.units] is not None), None)
         unit = known[first.units][1] if first is not None else None
