@@ -694,17 +694,19 @@ def _gap_lower_bound(a, b, most: int = 4_000_000, reach: float | None = None) ->
     if a0 is None or b0 is None:
         return None
     if reach is not None:  # only the edges whose boxes come within reach of the other part's box
-        box_a = (np.minimum(a0.min(axis=0), a1.min(axis=0)), np.maximum(a0.max(axis=0), a1.max(axis=0)))
-        a0, a1, ca = _near(a0, a1, ca, (np.minimum(b0.min(axis=0), b1.min(axis=0)),
-                                        np.maximum(b0.max(axis=0), b1.max(axis=0))), reach)
+        # each edge's end is the next edge's start: the starts' box is the edges' box
+        box_a = (a0.min(axis=0), a0.max(axis=0))
+        a0, a1, ca = _near(a0, a1, ca, (b0.min(axis=0), b0.max(axis=0)), reach)
         b0, b1, cb = _near(b0, b1, cb, box_a, reach)
         if not len(a0) or not len(b0):
             return None
     if len(a0) * len(b0) > most:
         return None
     # the least of the four endpoint-to-segment distances, each edge pair once
-    d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
-                   _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
+    na, nb = len(a0), len(b0)
+    da = _point_segment(np.concatenate([a0, a1]), b0, b1)
+    db = _point_segment(np.concatenate([b0, b1]), a0, a1)
+    d = np.minimum(np.minimum(da[:na], da[na:]), np.minimum(db[:nb], db[nb:]).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
 
@@ -715,7 +717,7 @@ def _within_reach(other, reach: float):
     taken)."""
     o0 = np.concatenate(other.rings)
     o1 = np.concatenate([x for r in other.rings for x in (r[1:], r[:1])])
-    lo, hi = np.minimum(o0, o1).min(axis=0) - reach, np.maximum(o0, o1).max(axis=0) + reach
+    lo, hi = o0.min(axis=0) - reach, o0.max(axis=0) + reach  # the ends are the starts
 
     def window(s0, s1):
         boxed = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
