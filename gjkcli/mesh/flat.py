@@ -629,11 +629,11 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
 def _circle_through(a, b, c):
     """(centre, radius) of the circle through three points; None when they are (nearly) on a
     line."""
-    ax, ay = a
-    bx, by = b
-    cx, cy = c
+    ax, ay = float(a[0]), float(a[1])  # Python floats: the same arithmetic, no NumPy scalars
+    bx, by = float(b[0]), float(b[1])
+    cx, cy = float(c[0]), float(c[1])
     d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    scale = max(np.ptp([ax, bx, cx]), np.ptp([ay, by, cy]), 1e-300)
+    scale = max(max(ax, bx, cx) - min(ax, bx, cx), max(ay, by, cy) - min(ay, by, cy), 1e-300)
     if abs(d) <= 1e-12 * scale * scale:
         return None
     a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
