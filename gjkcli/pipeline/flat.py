@@ -537,7 +537,7 @@ class FlatRun(Run):
             file_a = a.source if a is not frame else ""
             file_b = b.source if b is not frame else a.source
             key = () if key_of is None else key_of(a.name, b.name, file_a, file_b)
-            pairs.append(Finding(
+            pairs.append(Finding.made(
                 a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",
                 requested=o.mode if modes is None else str(modes[k]),
                 clash_set=sets.name(k) if sets is not None else None,
