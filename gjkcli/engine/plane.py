@@ -444,6 +444,10 @@ class PlaneBatchResult:
         distance, tol = self.distance[ks].tolist(), self.tolerance[ks].tolist()
         iterations, epa_iterations = self.iterations[ks].tolist(), self.epa_iterations[ks].tolist()
         out = []
+        by_value = {st.value: st for st in Status}  # Status(value) without the Enum call
+        # each result made as PlaneResult(...) makes it, without its frozen __init__'s
+        # object.__setattr__ per field (a nest lists hundreds of pairs)
+        new, cls = object.__new__, PlaneResult
         for q in range(len(ks)):
             cert: object = None
             c = kind[q]
@@ -456,8 +460,9 @@ class PlaneBatchResult:
             elif c == _CERT["PL_CERT_DISTANCE"]:
                 cert = DistanceCertificate(lower[q])
             cx, epa = bool(convex[q]), epa_exit[q]
-            out.append(PlaneResult(
-                status=STATUS_CODES[codes[q]] if status is None else Status(status[q]),
+            r = new(cls)
+            r.__dict__.update(
+                status=STATUS_CODES[codes[q]] if status is None else by_value[status[q]],
                 distance=distance[q], distance_lower=lower[q],
                 depth=None if gone[q] else depth[q], depth_upper=None if gone[q] else upper[q],
                 normal=normal[q], point_a=pa[q], point_b=pb[q], certificate=cert,
@@ -465,7 +470,8 @@ class PlaneBatchResult:
                 epa_iterations=epa_iterations[q],
                 exit=EXIT_NAMES[exits[q]] if cx else EDGE_EXIT[exits[q]],
                 epa_exit=(EXIT_NAMES[epa] if cx else "sampled points") if epa else None,
-                tolerance=tol[q], trace=None, elapsed=0.0))
+                tolerance=tol[q], trace=None, elapsed=0.0)
+            out.append(r)
         return out
 
     def result(self, k: int, trace: tuple | None = None, elapsed: float = 0.0) -> PlaneResult:

@@ -124,12 +124,13 @@ class FlatParts(list):
     part_ring : (P + 1,) int64, part p is rings part_ring[p] .. part_ring[p + 1] - 1
     chord : (P,) float64, each part's flattening bound (`FlatPart.chord`)
     notes : tuple of str, the parts' files' notes, each file's once (`FlatPart.notes`)
+    units : tuple, the units its parts state (`FlatPart.units`, None among them), each once
 
     The arrays describe the parts it was made with: a list operation that changes the parts
     (append, a new part in place) does not update them; make a new FlatParts instead.
     """
 
-    def __init__(self, parts=(), arrays=None, chord=None, notes=None):
+    def __init__(self, parts=(), arrays=None, chord=None, notes=None, units=None):
         super().__init__(parts)
         if arrays is None:
             rings = [r for p in self for r in p.rings]
@@ -145,6 +146,9 @@ class FlatParts(list):
         if notes is None:
             notes = _file_notes(p.notes for p in self)
         self.notes = tuple(notes)
+        if units is None:
+            units = dict.fromkeys(p.units for p in self)
+        self.units = tuple(units)
 
     @classmethod
     def joined(cls, lists) -> "FlatParts":
@@ -158,7 +162,8 @@ class FlatParts(list):
         ring_start = np.concatenate([[0]] + [f.ring_start[1:] + k for f, k in zip(lists, shift_v)])
         part_ring = np.concatenate([[0]] + [f.part_ring[1:] + k for f, k in zip(lists, shift_r)])
         return cls([p for f in lists for p in f], (vertices, ring_start, part_ring),
-                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists))
+                   np.concatenate([f.chord for f in lists]), _file_notes(f.notes for f in lists),
+                   dict.fromkeys(u for f in lists for u in f.units))
 
     def renamed(self, parts) -> "FlatParts":
         """The same geometry under other FlatPart records (new names), part for part."""
@@ -573,18 +578,16 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
     order = (np.arange(n) + start) % n
     pts_out, mask_out = [], []
     bound = 0.0
-    k = 0
-    while k < n:
-        e = int(order[k])
-        if mask[e]:
-            pts_out.append(ring[e:e + 1])
-            mask_out.append(np.ones(1, dtype=bool))
-            k += 1
+    # the rotated edges in blocks of straight edges and runs of chords
+    m = mask[order]
+    cut = np.concatenate([[0], np.flatnonzero(m[1:] != m[:-1]) + 1, [n]]).tolist()
+    for s, e in zip(cut[:-1], cut[1:]):
+        if m[s]:
+            pts_out.append(ring[order[s:e]])
+            mask_out.append(np.ones(e - s, dtype=bool))
             continue
-        run = [e]
-        while k + len(run) < n and not mask[int(order[k + len(run)])]:
-            run.append(int(order[k + len(run)]))
-        verts = ring[np.array(run + [(run[-1] + 1) % n])]
+        run = order[s:e]
+        verts = ring[np.append(run, (run[-1] + 1) % n)]
         closed_circle = len(run) == n
         hit = np.ones(len(run), dtype=bool)
         if window is not None:  # only the chords the window takes are cut
@@ -597,7 +600,6 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
             if not hit.any():
                 pts_out.append(verts[:-1])  # out of the window: as it is
                 mask_out.append(np.zeros(len(run), dtype=bool))
-                k += len(run)
                 continue
         if len(run) < 2:
             return None
@@ -620,7 +622,6 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
         pts_out.append(new)
         mask_out.append(np.zeros(len(new), dtype=bool))
         bound = max(bound, float(r * (1 - np.cos(np.abs(step[hit]).max() / times / 2))) + off)
-        k += len(run)
     return (np.ascontiguousarray(np.concatenate(pts_out), dtype=np.float64),
             np.concatenate(mask_out), bound)
 
@@ -628,11 +629,11 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
 def _circle_through(a, b, c):
     """(centre, radius) of the circle through three points; None when they are (nearly) on a
     line."""
-    ax, ay = a
-    bx, by = b
-    cx, cy = c
+    ax, ay = float(a[0]), float(a[1])  # Python floats: the same arithmetic, no NumPy scalars
+    bx, by = float(b[0]), float(b[1])
+    cx, cy = float(c[0]), float(c[1])
     d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
-    scale = max(np.ptp([ax, bx, cx]), np.ptp([ay, by, cy]), 1e-300)
+    scale = max(max(ax, bx, cx) - min(ax, bx, cx), max(ay, by, cy) - min(ay, by, cy), 1e-300)
     if abs(d) <= 1e-12 * scale * scale:
         return None
     a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy

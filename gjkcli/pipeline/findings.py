@@ -16,7 +16,7 @@ Imports only `gjkcli.engine.results` (numpy): renderers pay nothing more for the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
@@ -183,6 +183,21 @@ class Finding:
     def status(self) -> Status:
         return self.result.status
 
+    @classmethod
+    def made(cls, **values) -> "Finding":
+        """`Finding(**values)` without the frozen __init__'s work per field (a nest's verdicts
+        make hundreds): the same finding, the fields not given at their defaults."""
+        unknown = values.keys() - _FINDING_FIELDS
+        if unknown:
+            raise TypeError(f"Finding has no field {sorted(unknown)[0]!r}")
+        if not _FINDING_REQUIRED <= values.keys():
+            raise TypeError(f"Finding needs {', '.join(sorted(_FINDING_REQUIRED - values.keys()))}")
+        for f in _FINDING_FACTORIES:
+            values.setdefault(f.name, f.default_factory())
+        out = object.__new__(Finding)
+        out.__dict__.update(_FINDING_DEFAULTS, **values)
+        return out
+
     def but(self, **changes) -> "Finding":
         """This finding with the fields `changes` names changed: `dataclasses.replace` without
         its work per field (a scan's overlap stage changes thousands of findings)."""
@@ -205,6 +220,12 @@ class Finding:
 
 
 _FINDING_FIELDS = frozenset(f.name for f in fields(Finding))
+# every field in order (the required ones' placeholders replaced by `made`), so that a made
+# finding's __dict__ is in the order Finding(...) gives it
+_FINDING_DEFAULTS = {f.name: None if f.default is MISSING else f.default for f in fields(Finding)}
+_FINDING_REQUIRED = frozenset(f.name for f in fields(Finding)
+                              if f.default is MISSING and f.default_factory is MISSING)
+_FINDING_FACTORIES = tuple(f for f in fields(Finding) if f.default_factory is not MISSING)
 
 
 @dataclass(frozen=True)

@@ -320,7 +320,8 @@ class FlatRun(Run):
             parts = parts.renamed(said) if hasattr(parts, "renamed") else said
             if frame is not None and frame.units is None:
                 frame = dataclasses.replace(frame, units=declared)
-        spelled = {p.units for p in parts}
+        # a FlatParts holds them (no step per part)
+        spelled = set(parts.units) if isinstance(getattr(parts, "units", None), tuple) else {p.units for p in parts}
         known = {u: scaled_unit(u) for u in spelled}
         first = next((p for p in parts if known[p.units] is not None), None)
         unit = known[first.units][1] if first is not None else None
@@ -536,7 +537,7 @@ class FlatRun(Run):
             file_a = a.source if a is not frame else ""
             file_b = b.source if b is not frame else a.source
             key = () if key_of is None else key_of(a.name, b.name, file_a, file_b)
-            pairs.append(Finding(
+            pairs.append(Finding.made(
                 a=a.name, b=b.name, result=result, mode="hull" if result.engine == "gjk" else "exact",
                 requested=o.mode if modes is None else str(modes[k]),
                 clash_set=sets.name(k) if sets is not None else None,
@@ -647,9 +648,14 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
     from gjkcli.mesh.flat import refined_arcs
 
     reach = gap + a.chord + b.chord
-    low = _gap_lower_bound(a, b, reach=reach)
-    if low is not None and low >= at_least:
-        return True
+    # the edge bound is at most the polygons' gap less the bound of each part whose edges are
+    # all chords (the nearest edges are among those compared): when that is short of the
+    # clearance by more than the rounding, it cannot pass, and only the finer arcs can tell
+    least = (a.chord if a.chord > 0 and _all_chords(a) else 0.0) + (b.chord if b.chord > 0 and _all_chords(b) else 0.0)
+    if not (least > 0 and gap - least + max(rounding, 1e-12 * reach) < at_least):
+        low = _gap_lower_bound(a, b, reach=reach)
+        if low is not None and low >= at_least:
+            return True
     bound = a.chord + b.chord
     if bound <= 0 or rounding <= 0:
         return False
@@ -662,6 +668,11 @@ def _passes_by_its_edges(a, b, at_least: float, rounding: float, gap: float) -> 
         return False
     low = _gap_lower_bound(fa, fb, reach=reach)
     return low is not None and low >= at_least
+
+
+def _all_chords(p) -> bool:
+    """Whether every edge of the part is the chord of a curve (known: its straight masks)."""
+    return p.straight is not None and not any(np.asarray(m).any() for m in p.straight)
 
 
 def _settled(signed, bound, band):
@@ -683,17 +694,19 @@ def _gap_lower_bound(a, b, most: int = 4_000_000, reach: float | None = None) ->
     if a0 is None or b0 is None:
         return None
     if reach is not None:  # only the edges whose boxes come within reach of the other part's box
-        box_a = (np.minimum(a0.min(axis=0), a1.min(axis=0)), np.maximum(a0.max(axis=0), a1.max(axis=0)))
-        a0, a1, ca = _near(a0, a1, ca, (np.minimum(b0.min(axis=0), b1.min(axis=0)),
-                                        np.maximum(b0.max(axis=0), b1.max(axis=0))), reach)
+        # each edge's end is the next edge's start: the starts' box is the edges' box
+        box_a = (a0.min(axis=0), a0.max(axis=0))
+        a0, a1, ca = _near(a0, a1, ca, (b0.min(axis=0), b0.max(axis=0)), reach)
         b0, b1, cb = _near(b0, b1, cb, box_a, reach)
         if not len(a0) or not len(b0):
             return None
     if len(a0) * len(b0) > most:
         return None
     # the least of the four endpoint-to-segment distances, each edge pair once
-    d = np.minimum(_point_segment(np.concatenate([a0, a1]), b0, b1).reshape(2, len(a0), -1).min(axis=0),
-                   _point_segment(np.concatenate([b0, b1]), a0, a1).reshape(2, len(b0), -1).min(axis=0).T)
+    na, nb = len(a0), len(b0)
+    da = _point_segment(np.concatenate([a0, a1]), b0, b1)
+    db = _point_segment(np.concatenate([b0, b1]), a0, a1)
+    d = np.minimum(np.minimum(da[:na], da[na:]), np.minimum(db[:nb], db[nb:]).T)
     d -= (a.chord * ca)[:, None] + (b.chord * cb)[None, :]
     return float(d.min())
 
@@ -703,18 +716,22 @@ def _within_reach(other, reach: float):
     other part's edges, or its box does of theirs (so every edge `_gap_lower_bound` keeps is
     taken)."""
     o0 = np.concatenate(other.rings)
-    o1 = np.concatenate([np.roll(r, -1, axis=0) for r in other.rings])
-    lo, hi = np.minimum(o0, o1).min(axis=0) - reach, np.maximum(o0, o1).max(axis=0) + reach
+    o1 = np.concatenate([x for r in other.rings for x in (r[1:], r[:1])])
+    lo, hi = o0.min(axis=0) - reach, o0.max(axis=0) + reach  # the ends are the starts
 
     def window(s0, s1):
         boxed = ((np.minimum(s0, s1) <= hi) & (np.maximum(s0, s1) >= lo)).all(axis=1)
         if not boxed.any():
             return boxed
         # the least of the four endpoint-to-segment distances: the segments' distance when they
-        # do not cross (crossing ones are at 0, and an endpoint is within their length)
-        d = np.minimum(_point_segment(np.concatenate([s0, s1]), o0, o1).reshape(2, len(s0), -1).min(axis=(0, 2)),
-                       np.minimum(_point_segment(o0, s0, s1), _point_segment(o1, s0, s1)).min(axis=0))
-        return boxed & (d <= reach)
+        # do not cross (crossing ones are at 0, and an endpoint is within their length); only
+        # for the segments whose boxes come within reach
+        k = np.flatnonzero(boxed)
+        t0, t1 = s0[k], s1[k]
+        d = np.minimum(_point_segment(np.concatenate([t0, t1]), o0, o1).reshape(2, len(k), -1).min(axis=(0, 2)),
+                       _point_segment(np.concatenate([o0, o1]), t0, t1).min(axis=0))
+        boxed[k] = d <= reach
+        return boxed
     return window
 
 
@@ -731,7 +748,7 @@ def _edges(p):
     if p.chord > 0 and p.straight is None:
         return None, None, None
     start = np.concatenate(p.rings) if len(p.rings) > 1 else p.rings[0]
-    end = np.concatenate([np.roll(r, -1, axis=0) for r in p.rings])
+    end = np.concatenate([x for r in p.rings for x in (r[1:], r[:1])])  # each vertex's next
     chord = (np.zeros(len(start), dtype=bool) if p.chord == 0
              else ~np.concatenate(p.straight))
     return start, end, chord
@@ -739,14 +756,20 @@ def _edges(p):
 
 def _point_segment(points, s0, s1):
     """(k, m) distances of k points to m segments s0 -> s1."""
-    ex, ey = (s1 - s0).T
+    e = s1 - s0
+    ex, ey = e[:, 0], e[:, 1]
     px = points[:, 0, None] - s0[:, 0]
     py = points[:, 1, None] - s0[:, 1]
     length2 = ex * ex + ey * ey
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.clip((px * ex + py * ey) / length2, 0.0, 1.0)
+    u = px * ex
+    u += py * ey
+    # the nearest point's place along each segment, clamped to it (0 for a segment of no length)
+    np.divide(u, length2, out=u, where=length2 > 0)
     u[:, length2 == 0] = 0.0
-    return np.hypot(px - u * ex, py - u * ey)
+    np.clip(u, 0.0, 1.0, out=u)
+    px -= u * ex
+    py -= u * ey
+    return np.hypot(px, py, out=px)
 
 
 def _boxes(objects):
