@@ -22,6 +22,7 @@ touch. The judge of that thickness here is the construction (the common solid is
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -132,3 +133,29 @@ def test_a_bar_wedged_by_more_than_the_band_is_not_touching(tmp_path, over):
     assert pair.status in (Status.UNDECIDED, Status.COLLISION), pair.note
     if pair.status is Status.UNDECIDED:
         assert "mean thickness" in pair.note and "beyond the band" in pair.note
+
+
+def test_a_mean_thickness_beyond_the_band_leaves_the_pair_undecided_with_it_in_the_note():
+    """The same undecided answer judged by a common solid thicker than the band (the bar's
+    volumes at a band a tenth of the wedge): a mean proves no depth, so no verdict changes."""
+    from gjkcli.mesh.overlap import overlap
+    from gjkcli.pipeline.refine import thickness_verdict
+
+    a, b = _parts(0.85 * BAND)
+    r = _wedged(0.85 * BAND)
+    thin = dataclasses.replace(r, tolerance=0.1 * BAND)
+    got = thickness_verdict(thin, overlap("cap", a.vertices, a.faces, "bar", b.vertices, b.faces))
+    assert got.status is Status.UNDECIDED and got.exit == r.exit
+    assert got.note.startswith(r.note) and "mean thickness" in got.note and "beyond the band" in got.note
+
+
+def test_a_part_that_bounds_no_volume_leaves_the_pair_undecided_with_the_reason():
+    from gjkcli.mesh.overlap import overlap
+    from gjkcli.pipeline.refine import thickness_verdict
+
+    a, b = _parts(0.5 * BAND)
+    r = _wedged(0.5 * BAND)
+    open_bar = b.faces[2:]  # two triangles fewer: a hole
+    got = thickness_verdict(r, overlap("cap", a.vertices, a.faces, "bar", b.vertices, open_bar))
+    assert got.status is Status.UNDECIDED
+    assert "'bar' is not a closed surface" in got.note or "bar is not a closed surface" in got.note
