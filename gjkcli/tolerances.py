@@ -159,6 +159,7 @@ class Tolerances:
     convex_volume_rel: float = 1e-3
     convex_area_rel: float = 1e-3
     convex_flat_rel: float = 1e-6
+    thickness_plane_rel: float = 1e-9
     exact_snap_rel: float = 1e-12
     exact_step_rel: float = 1e-3
     witness_rel: float = 1e-3

@@ -551,6 +551,10 @@ class Run:
         refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
         decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        if exact:  # fits the triangles leave undecided: their common solid's mean thickness
+            from gjkcli.pipeline.refine import by_thickness
+
+            exact = by_thickness(parts, i, j, exact, self.options.jobs)
         self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
                          for k, got in decided.items() if got.volume is not None}
         for k, got in decided.items():
