@@ -96,8 +96,9 @@ def test_a_killed_reader_leaves_the_model_to_the_command(model):
 
 
 def test_the_reader_ends_once_it_gave_its_models(model):
-    """With no STEP file to serve, the early reader ends once the command has its models (its
-    IfcOpenShell holds no memory while the command checks); a later call runs here."""
+    """With no STEP file to serve, the early reader is told to end once the command has its
+    models (its IfcOpenShell holds no memory while the command checks); a later call runs here;
+    the command's end reaps it (its CPU time and peak memory count as the command's)."""
     from fresh import python_c
 
     out = python_c(
@@ -105,11 +106,16 @@ def test_the_reader_ends_once_it_gave_its_models(model):
         "from gjkcli import forks\n"
         "from gjkcli.mesh import cad_process, ifc\n"
         "assert cad_process.start(['scan', 'house.ifc'])\n"
+        "(pid,) = forks.running\n"
         "assert cad_process.serves('house.ifc') and not cad_process.serves('other.ifc')\n"
         "model = cad_process.ask(ifc.read, 'house.ifc')\n"
-        "print(model.schema, cad_process.serving(), forks.running,\n"
-        "      cad_process.ask(os.getpid) == os.getpid())\n", cwd=model)
-    assert out.split() == ["IFC4", "False", "set()", "True"]
+        "print(model.schema, cad_process.serving(), cad_process.ask(os.getpid) == os.getpid())\n"
+        "cad_process.stop()\n"
+        "try:\n"
+        "    os.waitpid(pid, os.WNOHANG)\n"
+        "except ChildProcessError:\n"
+        "    print('reaped', forks.running)\n", cwd=model)
+    assert out.split() == ["IFC4", "False", "True", "reaped", "set()"]
 
 
 def test_a_bad_model_read_ahead_is_the_same_one_line(model):
