@@ -819,17 +819,29 @@ _REPORTING = {"json": ("gjkcli.report.jsonout",),
                         "gjkcli.report.trace", "gjkcli.report.checktext")}
 
 
+# What a run may import once its parts are read, as it finds it needs them: imported while the
+# command waits for the parts that process reads, as long as it has not answered
+# (cad_process.meanwhile). Not manifold3d: once imported, the command forks no more workers
+# (gjkcli.engine.shapes.can_fork).
+_WHILE_READING = ("gjkcli.pipeline.refine", "gjkcli.engine.primitive", "gjkcli.mesh.overlap",
+                  "scipy._lib._util", "scipy.sparse", "scipy.linalg", "scipy.special", "scipy.spatial")
+
+
 def _import_ahead(output_format: str, quiet: bool) -> None:
-    """`_AFTER_READING` and the report's modules (`_REPORTING`), when OpenCASCADE's process
-    reads the STEP files."""
+    """`_AFTER_READING` and the report's modules (`_REPORTING`), when a process of its own
+    reads the STEP files or IFC models (gjkcli.mesh.cad_process); `_WHILE_READING` while it
+    reads them."""
     from gjkcli.mesh import cad_process
 
     if not cad_process.serving():
         return
     import importlib
 
-    for name in _AFTER_READING + (() if quiet else _REPORTING.get(output_format, ())):
+    # -q quiets the terminal, not a report written to a file
+    quieted = quiet and output_format == "table"
+    for name in _AFTER_READING + (() if quieted else _REPORTING.get(output_format, ())):
         importlib.import_module(name)
+    cad_process.meanwhile(_WHILE_READING)
 
 
 @contextlib.contextmanager

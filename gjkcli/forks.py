@@ -86,6 +86,16 @@ class Worker:
             raise Lost(f"a forked worker process ended without its answer ({self._status})")
         return got
 
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Whether `receive` would return at once (a message, or the copy's end, is waiting),
+        waiting up to `timeout` seconds for it."""
+        import select
+
+        try:
+            return bool(select.select([self._channel.read_fd], [], [], timeout)[0])
+        except (OSError, ValueError):  # closed: receive says so at once
+            return True
+
     def result(self):
         """The task's return value; its exception raised here; Lost when it ended without one."""
         kind, value = self.receive()

@@ -21,28 +21,42 @@ platform without fork, OCP or threads already in the process, `--jobs 1` (one co
 command (`stop`); Ctrl-C ends it with the command's other forked workers (`gjkcli.__main__`).
 A progress bar follows that process's reading of a large file (`gjkcli.scene.watch`), not its
 tessellating of the solids (it reports to nobody).
+
+IFC models are read ahead the same way: the command given an IFC model under
+IFC_SPLIT_FROM_BYTES (which one reader meshes) forks this process, which imports IfcOpenShell
+and meshes the model (`gjkcli.mesh.ifc.read_here`) while the command imports NumPy and its
+pipeline; the command asks it for `gjkcli.mesh.ifc.read` of the model, and a model it has given
+is read by the command if asked again. Serving no STEP file, the process ends once it has given
+its last model. While the command waits for its first answer, it imports the modules it was told
+it may need next (`meanwhile`).
 """
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "start", "wanted", "stop", "serving", "reader", "serves", "ask"]
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "wanted", "stop", "serving", "reader", "serves", "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
 # `gjkcli.mesh.cad`): defined here, which imports nothing heavy, so that the command's start can
 # tell them before importing NumPy.
 STEP_TYPES = ("step", "stp")
 _SUFFIXES = tuple(f".{t}" for t in STEP_TYPES)
+# IFC models read ahead (`gjkcli.mesh.ifc.read_here`): those below IFC_SPLIT_FROM_BYTES, which
+# one reader meshes (gjkcli.mesh.ifc.SPLIT_FROM_BYTES); a larger one is meshed by several
+# readers at once, which the command forks as it reads it.
+_IFC_SUFFIXES = (".ifc", ".ifczip")
+IFC_SPLIT_FROM_BYTES = 2_000_000
 
-# The serving process as the command sees it: (its Worker, the command's pid), or None.
+# The serving process as the command sees it: (its Worker, the command's pid, the real paths of
+# the IFC models it reads ahead and has not yet given, whether it serves STEP files), or None.
 _server: tuple | None = None
 
 
 def start(argv: list) -> bool:
-    """Fork the OpenCASCADE process when the command line `argv` (without the program) scans or
-    checks STEP files and a fork is safe and worth it here; it starts reading them at once.
-    Returns whether it started."""
+    """Fork the process when the command line `argv` (without the program) scans or checks STEP
+    files or IFC models under IFC_SPLIT_FROM_BYTES and a fork is safe and worth it here; it starts
+    reading them at once. Returns whether it started."""
     global _server
     if _server is not None or not wanted(argv) or not hasattr(os, "fork"):
         return False
@@ -51,16 +65,27 @@ def start(argv: list) -> bool:
         return False
     paths = list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(_SUFFIXES)
                                and os.path.isfile(arg)))
-    if not paths:
+    models = list(dict.fromkeys(arg for arg in argv if _small_ifc(arg)))
+    if not paths and not models:
         return False
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models))
     except OSError:  # no process left to fork: everything runs here
         return False
-    _server = (worker, os.getpid())
+    _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
     return True
+
+
+def _small_ifc(arg: str) -> bool:
+    """An IFC model (.ifc, .ifczip) below IFC_SPLIT_FROM_BYTES, read ahead."""
+    if not arg.lower().endswith(_IFC_SUFFIXES):
+        return False
+    try:
+        return os.path.isfile(arg) and os.path.getsize(arg) < IFC_SPLIT_FROM_BYTES
+    except OSError:
+        return False
 
 
 def wanted(argv: list) -> bool:
@@ -95,9 +120,13 @@ def reader() -> int | None:
 
 
 def serves(path) -> bool:
-    """Whether a STEP file's parts are asked of the OpenCASCADE process (`serving`, and `path`
-    is a STEP file by its name)."""
-    return serving() and str(path).lower().endswith(_SUFFIXES)
+    """Whether a file's parts are asked of the process (`serving`, and `path` is a STEP file by
+    its name, or an IFC model it reads ahead and has not yet given)."""
+    if not serving():
+        return False
+    if str(path).lower().endswith(_SUFFIXES):
+        return _server[3]
+    return os.path.realpath(path) in _server[2]
 
 
 def ask(function, *args, **kwargs):
@@ -105,7 +134,7 @@ def ask(function, *args, **kwargs):
     picklable), run in the OpenCASCADE process when it serves, else here. Its exception is
     raised here either way."""
     global _server
-    if serving():
+    if serving() and (_server[3] or _ahead_model(args)):
         from gjkcli import forks
 
         worker = _server[0]
@@ -116,6 +145,7 @@ def ask(function, *args, **kwargs):
         except Exception:  # noqa: BLE001 - an argument that does not pickle: run here
             return function(*args, **kwargs)
         else:
+            _import_meanwhile(worker)
             try:
                 kind, value = worker.receive()
             except (forks.Lost, OSError):
@@ -123,38 +153,111 @@ def ask(function, *args, **kwargs):
         if kind is None:  # from now on, everything runs here
             worker.close()
             _server = None
-        elif kind == "error":
-            raise value
         else:
+            _given(args)
+            if kind == "error":
+                raise value
             return value
     return function(*args, **kwargs)
 
 
-def stop() -> None:
-    """End the OpenCASCADE process (the command is done); later calls run here. It is not
-    waited for: freeing its memory (OCP's, a few hundred MB) took 30 to 40 ms of the command's
-    end."""
+# Modules the command imports while it waits for its first answer (`meanwhile`), and how long
+# it waits before it starts: a read that takes longer is of a model whose parts need them (SciPy's
+# qhull for parts of many vertices: Revit's sample project, 93 elements, waited about 1 s), where
+# a model of a few elements is answered within it (0.06 to 0.09 s on ISSUE_044, 7 elements, and
+# IfcOpenHouse), and imports nothing it would not need.
+_meanwhile: list = []
+MEANWHILE_AFTER_S = 0.15
+
+
+def meanwhile(names) -> None:
+    """Import the modules `names` (in this order, each when the process has not yet answered)
+    while the command waits for its first answer and it has waited MEANWHILE_AFTER_S: those the
+    run may need once the parts are read (SciPy's qhull, manifold3d) are then imported on the
+    core the command would leave idle, and never delay an answer by more than one module's
+    import."""
+    _meanwhile[:] = names
+
+
+def _import_meanwhile(worker) -> None:
+    import importlib
+
+    names, _meanwhile[:] = list(_meanwhile), []
+    if not names or worker.ready(MEANWHILE_AFTER_S):
+        return
+    for name in names:
+        if worker.ready():
+            return
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module missing here: the run says so where it needs it
+            pass
+
+
+def _ahead_model(args: tuple) -> bool:
+    """The call's first argument names an IFC model read ahead and not yet given."""
+    return bool(args) and isinstance(args[0], (str, os.PathLike)) and \
+        os.path.realpath(args[0]) in _server[2]
+
+
+def _given(args: tuple) -> None:
+    """After an answer: an IFC model read ahead is given (asked again, it is read here); the
+    process ends when it serves no STEP file and has no model left to give (its IfcOpenShell
+    then no longer holds memory while the command checks the parts)."""
     global _server
+    models = _server[2]
+    if args and isinstance(args[0], (str, os.PathLike)):
+        models.discard(os.path.realpath(args[0]))
+    if not models and not _server[3]:
+        # told to end, it frees its memory on another core while the command checks; `stop`
+        # reaps it (its CPU time and peak memory are then the command's, as an OS counts them)
+        worker, _server = _server[0], None
+        try:
+            worker.send(None)
+        except OSError:  # it ended already
+            pass
+        _ending.append(worker)
+
+
+# The processes told to end (`_given`), reaped by `stop`.
+_ending: list = []
+
+
+def stop() -> None:
+    """End the process (the command is done); later calls run here. An OpenCASCADE process
+    is not waited for: freeing its memory (OCP's, a few hundred MB) took 30 to 40 ms of the
+    command's end; one told to end before (`_given`) is reaped."""
+    global _server
+    while _ending:
+        _ending.pop().close()
     if serving():
         worker, _server = _server[0], None
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent) -> None:
-    """The OpenCASCADE process: reads `paths` ahead, then answers requests until the command
-    closes its end (or sends None)."""
+def _serve(paths: list, parent, models: list = ()) -> None:
+    """The process: reads the IFC `models` and the STEP files `paths` ahead, then answers
+    requests until the command closes its end (or sends None)."""
     _quiet()
     from gjkcli import extras
     from gjkcli.errors import InputError
-    from gjkcli.mesh import cad
 
     extras.freeze_imports = True  # as in the command: OCP's objects live as long as this process
-    ahead: dict = {}  # real path -> ("ok", parts) or ("error", InputError)
-    for path in paths:
+    ahead: dict = {}  # (reader, real path) -> ("ok", parts) or ("error", InputError)
+    readers = []
+    if models:
+        from gjkcli.mesh import ifc
+
+        readers += [(ifc.read, ifc.read_here, m) for m in models]
+    if paths:
+        from gjkcli.mesh import cad
+
+        readers += [(cad.read_step, cad.read_step, p) for p in paths]
+    for asked, read, path in readers:
         try:
-            ahead[os.path.realpath(path)] = ("ok", cad.read_step(path))
+            ahead[asked, os.path.realpath(path)] = ("ok", read(path))
         except InputError as exc:
-            ahead[os.path.realpath(path)] = ("error", exc)
+            ahead[asked, os.path.realpath(path)] = ("error", exc)
         except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
             pass
     while True:
@@ -163,9 +266,10 @@ def _serve(paths: list, parent) -> None:
             return None
         function, args, kwargs = request
         try:
-            real = os.path.realpath(args[0]) if function is cad.read_step and args else None
-            if real in ahead and len(args) == 1 and not kwargs.keys() - {"shown"}:
-                answer = _ahead(ahead.pop(real), kwargs.get("shown"))
+            key = (function, os.path.realpath(args[0])) \
+                if args and isinstance(args[0], (str, os.PathLike)) else None
+            if key in ahead and len(args) == 1 and not kwargs.keys() - {"shown"}:
+                answer = _ahead(ahead.pop(key), kwargs.get("shown"))
             else:
                 answer = ("ok", function(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - raised again in the command

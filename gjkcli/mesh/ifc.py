@@ -26,7 +26,9 @@ millimetres stays in millimetres), which is reported as the part's `units` ("mm"
 send the parts back (`_read_in_children`), so IfcOpenShell's memory is never the checking
 process's: one child, or for a model of SPLIT_FROM_BYTES or more and a run of several jobs
 (`readers`), one per job, each parsing the file and meshing its share of the elements (a
-contiguous run of them in the file's order), the shares joined in that order.
+contiguous run of them in the file's order), the shares joined in that order. A model under
+SPLIT_FROM_BYTES named on the `gjk` command line is read ahead (`read_here`) by the process the
+command forks as it starts (`gjkcli.mesh.cad_process`), which `gjkcli.mesh.load` asks for it.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
@@ -44,9 +46,10 @@ import numpy as np
 
 from gjkcli import extras, progress
 from gjkcli.errors import InputError
+from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "select", "element_label", "left_out_note", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -172,10 +175,25 @@ def read(path: str | Path) -> IfcModel:
         return _joined(path, [_read(path, step)])
 
 
+def read_here(path: str | Path) -> IfcModel:
+    """`read` in this process, whatever it is (`gjkcli.mesh.cad_process`'s, which reads a model
+    ahead as the command starts): the same model, or the InputError a reader child sends."""
+    path = Path(path)
+    if path.suffix.lower() == ".ifcxml":
+        return read(path)
+    try:
+        with _step_file(path) as step:
+            return _joined(path, [_read(path, step)])
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - as a reader child says it (`_child`)
+        raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
+
+
 # The smallest model read by several children at once (when the run has several jobs): each
 # child parses the whole file and imports IfcOpenShell (about 0.4 s on the 3.8 MB Great Court
 # roof, against its 2.6 s of meshing), which a few walls do not repay.
-SPLIT_FROM_BYTES = 2_000_000
+SPLIT_FROM_BYTES = cad_process.IFC_SPLIT_FROM_BYTES  # (which reads smaller ones ahead)
 _READERS = [1]  # how many children `read` may split a large model over (`readers`)
 
 

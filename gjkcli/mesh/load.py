@@ -498,11 +498,11 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
     """
     from types import SimpleNamespace
 
-    from gjkcli.mesh import ifc
+    from gjkcli.mesh import cad_process, ifc
 
     path = Path(path)
     _check_file(path)
-    model = ifc.read(path)
+    model = cad_process.ask(ifc.read, path)  # read ahead as the command started, or now
     if model.failed:
         if skipped is None:
             more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""

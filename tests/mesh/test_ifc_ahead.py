@@ -1,0 +1,152 @@
+"""IFC models read ahead (`gjkcli.mesh.cad_process`, `gjkcli.mesh.ifc.read_here`): the `gjk`
+command given an IFC model below IFC_SPLIT_FROM_BYTES forks, as it starts, the process that reads
+it while the command imports its pipeline; the command asks it for the model and reports as it
+does without it; where it cannot serve, the command reads the model itself."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gjkcli.mesh import cad_process
+
+OPENINGS = Path(__file__).resolve().parents[1] / "data" / "third_party" / "project0-openings.ifc"
+
+# gjk's entry, as the `gjk` script calls it, with the arguments after the code; then whether
+# this process imported IfcOpenShell itself
+RUN = ("import sys\n"
+       "from gjkcli.__main__ import run\n"
+       "sys.argv = ['gjk', *sys.argv[1:]]\n"
+       "try:\n"
+       "    run()\n"
+       "except SystemExit:\n"
+       "    pass\n"
+       "print('ifcopenshell' in sys.modules)\n")
+
+
+@pytest.fixture
+def model(tmp_path):
+    """project0-openings.ifc (walls with openings, doors and windows) in tmp_path."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (gjk[bim])")
+    shutil.copy(OPENINGS, tmp_path / "house.ifc")
+    return tmp_path
+
+
+def test_who_starts_the_early_reader(tmp_path):
+    """Started for a scan or check naming an IFC model below IFC_SPLIT_FROM_BYTES (which one
+    reader meshes); not for a larger one (meshed by several readers the command forks), ifcXML
+    (refused), a missing file, or one core."""
+    big, xml = tmp_path / "big.ifc", tmp_path / "a.ifcxml"
+    with open(big, "wb") as f:
+        f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
+    xml.write_text("<ifcXML/>")
+    for argv in (["scan", str(big)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
+                 ["scan", str(OPENINGS), "-j", "1"], ["collision-matrix", str(OPENINGS)]):
+        assert not cad_process.start(argv), argv
+        assert not cad_process.serving()
+
+
+def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model):
+    """`gjk scan house.ifc`: the early reader meshes the model, the command's process never
+    imports IfcOpenShell, and its JSON is byte for byte that of `-j 1`, whose model is read by
+    the reader child the command forks once its pipeline is imported. So for `gjk check` (against
+    --debug, which reads in that child too)."""
+    from fresh import python_c
+
+    shutil.copy(model / "house.ifc", model / "copy.ifc")
+    for command, files, alone in (("scan", ["house.ifc"], ["-j", "1"]),
+                                  ("check", ["house.ifc", "copy.ifc"], ["--debug"])):
+        served = python_c(RUN, command, *files, "--format", "json", "-o", f"{command}.json",
+                          cwd=model)
+        itself = python_c(RUN, command, *files, "--format", "json", "-o", f"{command}-alone.json",
+                          *alone, cwd=model)
+        assert served.split() == ["False"] and itself.split() == ["False"]
+        report = (model / f"{command}.json").read_bytes()
+        assert report == (model / f"{command}-alone.json").read_bytes()
+    assert json.loads((model / "scan.json").read_bytes())["summary"]["objects"] == 9
+    assert json.loads((model / "check.json").read_bytes())["summary"]["collision"] == 1
+
+
+def test_a_killed_reader_leaves_the_model_to_the_command(model):
+    """Killed (as IfcOpenShell crashing in it would end it), the early reader no longer serves:
+    the command reads the model itself (in a reader child), to the same parts."""
+    from fresh import python_c
+
+    out = python_c(
+        "import os, signal, sys\n"
+        "import numpy as np\n"
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process, ifc\n"
+        "assert cad_process.start(['scan', 'house.ifc'])\n"
+        "(pid,) = forks.running\n"
+        "os.kill(pid, signal.SIGKILL)\n"
+        "got = cad_process.ask(ifc.read, 'house.ifc')\n"
+        "own = ifc.read('house.ifc')\n"
+        "same = [a[0] == b[0] and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])\n"
+        "        and a[3] == b[3] for a, b in zip(got.parts, own.parts)]\n"
+        "print(len(got.parts), all(same), got.failed == own.failed, cad_process.serving(),\n"
+        "      forks.running)\n", cwd=model)
+    n, *rest = out.split()
+    assert int(n) == 9 and rest == ["True", "True", "False", "set()"]
+
+
+def test_the_reader_ends_once_it_gave_its_models(model):
+    """With no STEP file to serve, the early reader is told to end once the command has its
+    models (its IfcOpenShell holds no memory while the command checks); a later call runs here;
+    the command's end reaps it (its CPU time and peak memory count as the command's)."""
+    from fresh import python_c
+
+    out = python_c(
+        "import os\n"
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process, ifc\n"
+        "assert cad_process.start(['scan', 'house.ifc'])\n"
+        "(pid,) = forks.running\n"
+        "assert cad_process.serves('house.ifc') and not cad_process.serves('other.ifc')\n"
+        "model = cad_process.ask(ifc.read, 'house.ifc')\n"
+        "print(model.schema, cad_process.serving(), cad_process.ask(os.getpid) == os.getpid())\n"
+        "cad_process.stop()\n"
+        "try:\n"
+        "    os.waitpid(pid, os.WNOHANG)\n"
+        "except ChildProcessError:\n"
+        "    print('reaped', forks.running)\n", cwd=model)
+    assert out.split() == ["IFC4", "False", "True", "reaped", "set()"]
+
+
+def test_a_bad_model_read_ahead_is_the_same_one_line(model):
+    """The InputError of the early reader is the line the command gives reading it itself."""
+    (model / "bad.ifc").write_text("ISO-10303-21;\nHEADER;\nnot IFC at all\n")
+    lines = []
+    for extra in ([], ["-j", "1"]):
+        done = subprocess.run([sys.executable, "-m", "gjkcli", "scan", "bad.ifc", *extra],
+                              cwd=model, capture_output=True, text=True, check=False)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        lines.append([line for line in done.stderr.splitlines() if line.startswith("gjk: error:")])
+    assert len(lines[0]) == 1 and "bad.ifc" in lines[0][0] and lines[0] == lines[1]
+
+
+def test_modules_are_imported_meanwhile_only_while_a_read_is_long(model):
+    """`meanwhile`: the modules are imported while the command waits for an answer not given
+    within MEANWHILE_AFTER_S (the reader imports IfcOpenShell first, which alone takes longer);
+    an answer (or the reader's end) already there imports nothing."""
+    from fresh import python_c
+
+    code = ("import os, signal, sys\n"
+            "from gjkcli import forks\n"
+            "from gjkcli.mesh import cad_process, ifc\n"
+            "assert cad_process.start(['scan', 'house.ifc'])\n"
+            "(pid,) = forks.running\n"
+            "cad_process.meanwhile(['colorsys'])\n"
+            "if sys.argv[1] == 'ended':\n"
+            "    os.kill(pid, signal.SIGKILL)\n"
+            "    while not forks.Worker.ready(cad_process._server[0], 1.0):\n"
+            "        pass\n"
+            "model = cad_process.ask(ifc.read, 'house.ifc')\n"
+            "print(len(model.parts), 'colorsys' in sys.modules)\n")
+    assert python_c(code, "reading", cwd=model).split() == ["9", "True"]
+    assert python_c(code, "ended", cwd=model).split() == ["9", "False"]
