@@ -18,6 +18,20 @@ def python_c(code: str, *args, cwd=None, env: dict | None = None, exits: int = 0
     return done.stdout
 
 
+def entry_then_imported(module: str) -> str:
+    """Python code that runs gjk's entry as the `gjk` script calls it, with the arguments after
+    the code, then prints whether this process imported `module` itself (a reader's library that
+    a process forked at the command's start should import instead)."""
+    return ("import sys\n"
+            "from gjkcli.__main__ import run\n"
+            "sys.argv = ['gjk', *sys.argv[1:]]\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            f"print({module!r} in sys.modules)\n")
+
+
 def wait_gone(pid: int, what: str) -> None:
     """Wait up to 5 s for process `pid` to end; else kill it and fail the test, saying `what`
     outlived its command."""

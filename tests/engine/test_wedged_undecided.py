@@ -31,6 +31,7 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
+from fits import common_volume, write_off  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
@@ -60,31 +61,9 @@ def _wedged(over: float):
     return exact_query(Mesh(a.vertices, a.faces), Mesh(b.vertices, b.faces), tolerance=BAND)
 
 
-def write_off(path, mesh) -> None:
-    """The mesh as an OFF file, every coordinate to its last digit."""
-    lines = ["OFF", f"{len(mesh.vertices)} {len(mesh.faces)} 0"]
-    lines += [" ".join(f"{x:.17g}" for x in v) for v in mesh.vertices.tolist()]
-    lines += ["3 " + " ".join(map(str, f)) for f in mesh.faces.tolist()]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def mean_thickness_in(note: str) -> float:
     """The mean thickness a settled pair's note gives."""
     return float(re.search(r"2 x volume / area (\S+)", note).group(1))
-
-
-def common_volume(a, b) -> float:
-    """manifold3d's volume of the solid both meshes occupy, in double precision, both moved by
-    the same offset to the origin (a judge apart from gjkcli.mesh.overlap)."""
-    manifold3d = pytest.importorskip("manifold3d")
-    shift = a.vertices.min(axis=0)
-
-    def solid(m):
-        return manifold3d.Manifold(manifold3d.Mesh64(
-            vert_properties=np.ascontiguousarray(m.vertices - shift),
-            tri_verts=np.ascontiguousarray(m.faces, dtype=np.uint64)))
-
-    return float((solid(a) ^ solid(b)).volume())
 
 
 def _checked(tmp_path, over: float, band: float = BAND):

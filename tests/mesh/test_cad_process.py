@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fresh import entry_then_imported
 
 from gjkcli.engine.exact import Mesh, exact_query
 from gjkcli.mesh import cad_process
@@ -21,16 +22,8 @@ from gjkcli.mesh import cad_process
 STEP_DIR = Path(__file__).resolve().parents[1] / "data" / "third_party" / "step"
 BOX_SIDES = STEP_DIR.parent / "box_sides.STEP.gz"
 
-# gjk's entry, as the `gjk` script calls it, with the arguments after the code; then whether
-# this process imported OpenCASCADE itself
-RUN = ("import sys\n"
-       "from gjkcli.__main__ import run\n"
-       "sys.argv = ['gjk', *sys.argv[1:]]\n"
-       "try:\n"
-       "    run()\n"
-       "except SystemExit:\n"
-       "    pass\n"
-       "print('OCP.OCP' in sys.modules)\n")
+# gjk's entry, as the `gjk` script calls it; then whether this process imported OpenCASCADE itself
+RUN = entry_then_imported('OCP.OCP')
 
 
 @pytest.mark.parametrize("argv, wanted", [

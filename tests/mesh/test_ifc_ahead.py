@@ -12,21 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from fresh import entry_then_imported
 
 from gjkcli.mesh import cad_process
 
 OPENINGS = Path(__file__).resolve().parents[1] / "data" / "third_party" / "project0-openings.ifc"
 
-# gjk's entry, as the `gjk` script calls it, with the arguments after the code; then whether
-# this process imported IfcOpenShell itself
-RUN = ("import sys\n"
-       "from gjkcli.__main__ import run\n"
-       "sys.argv = ['gjk', *sys.argv[1:]]\n"
-       "try:\n"
-       "    run()\n"
-       "except SystemExit:\n"
-       "    pass\n"
-       "print('ifcopenshell' in sys.modules)\n")
+# gjk's entry, as the `gjk` script calls it; then whether this process imported IfcOpenShell itself
+RUN = entry_then_imported('ifcopenshell')
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 manifold3d = pytest.importorskip("manifold3d")
 
+from fits import common_volume, write_off  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
@@ -53,24 +54,6 @@ def analytic(over: float, n: int) -> tuple[float, float]:
     return volume, 2 * volume / area
 
 
-def common_volume(a, b) -> float:
-    """manifold3d's volume of the solid both meshes occupy, in double precision, both moved back
-    to the origin."""
-    def solid(m):
-        return manifold3d.Manifold(manifold3d.Mesh64(
-            vert_properties=np.ascontiguousarray(m.vertices - PLACE),
-            tri_verts=np.ascontiguousarray(m.faces, dtype=np.uint64)))
-
-    return float((solid(a) ^ solid(b)).volume())
-
-
-def write_off(path, mesh) -> None:
-    lines = ["OFF", f"{len(mesh.vertices)} {len(mesh.faces)} 0"]
-    lines += [" ".join(f"{x:.17g}" for x in v) for v in mesh.vertices.tolist()]
-    lines += ["3 " + " ".join(map(str, f)) for f in mesh.faces.tolist()]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def _checked(tmp_path, over: float, sections: int, band: float):
     sleeve, pipe = _parts(over, sections)
     write_off(tmp_path / "sleeve.off", sleeve)
@@ -94,7 +77,7 @@ def test_the_triangle_test_alone_leaves_the_fit_undecided(sections):
 def test_a_pipe_in_its_sleeve_reads_touching_above_its_interference_and_not_below(tmp_path, sections):
     over = 0.5e-3
     volume, thickness = analytic(over, sections)
-    assert common_volume(*_parts(over, sections)) == pytest.approx(volume, rel=1e-6)
+    assert common_volume(*_parts(over, sections), shift=PLACE) == pytest.approx(volume, rel=1e-6)
     above = _checked(tmp_path, over, sections, band=2e-3)
     assert above.status is Status.TOUCHING, above.note
     assert above.result.exit == EXIT_THIN and above.result.certificate is None

@@ -1,0 +1,29 @@
+"""What the tests of fits (a part wedged in another, a pipe in its sleeve) share: the meshes
+written to full precision for the run to read, and manifold3d's common volume as a judge apart
+from `gjkcli.mesh.overlap`."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def write_off(path, mesh) -> None:
+    """The mesh as an OFF file, every coordinate to its last digit."""
+    lines = ["OFF", f"{len(mesh.vertices)} {len(mesh.faces)} 0"]
+    lines += [" ".join(f"{x:.17g}" for x in v) for v in mesh.vertices.tolist()]
+    lines += ["3 " + " ".join(map(str, f)) for f in mesh.faces.tolist()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def common_volume(a, b, shift=None) -> float:
+    """manifold3d's volume of the solid both meshes occupy, in double precision, both moved by
+    `shift` (default: A's lowest corner) towards the origin, which keeps their digits."""
+    import manifold3d
+
+    shift = a.vertices.min(axis=0) if shift is None else np.asarray(shift, dtype=np.float64)
+
+    def solid(m):
+        return manifold3d.Manifold(manifold3d.Mesh64(
+            vert_properties=np.ascontiguousarray(m.vertices - shift),
+            tri_verts=np.ascontiguousarray(m.faces, dtype=np.uint64)))
+
+    return float((solid(a) ^ solid(b)).volume())
