@@ -146,6 +146,15 @@ class Tolerances:
         outline (plus the outer one's flattening bound): a block inserted at 45 degrees puts the
         corners of a square that shares edges with a larger one 1e-14 outside it, float32
         exports 6e-8 relative; a contour that really crosses another does so by far more.
+    arc_fit_rel
+        A run of a flattened curve's chords whose vertices lie within arc_fit_rel x the fitted
+        radius of one circle is an arc of it, and can be cut finer on the circle where the
+        flattening bound could change a verdict (`gjkcli.mesh.flat.refined_arcs`): the reader
+        keeps every vertex on the curve, so an arc's vertices lie on its circle to rounding, and
+        an ellipse's or a spline's lie off any circle by far more.
+    sheet_rect_rel
+        A 4-vertex outline whose area equals its box's within sheet_rect_rel of it is a straight
+        rectangle, which an SVG drawing's sheet is (`gjkcli.mesh.flat`): rounding only.
     """
 
     touching_rel: float = 1e-7
@@ -182,6 +191,8 @@ class Tolerances:
     chord_rel: float = 1e-5
     join_rel: float = 1e-6
     nest_rel: float = 1e-7
+    arc_fit_rel: float = 1e-7
+    sheet_rect_rel: float = 1e-9
 
 
 DEFAULT = Tolerances()

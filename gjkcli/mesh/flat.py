@@ -484,7 +484,7 @@ def _sheet_outline(d: Drawing) -> int | None:
     c = d.contours[k]
     inner = np.flatnonzero((d.depth == 1) & (d.parent == k)).tolist()
     rectangle = (len(c.ring) == 4 and c.chord == 0
-                 and abs(abs(c.area) - float(np.prod(np.ptp(c.ring, axis=0)))) <= 1e-9 * abs(c.area))
+                 and abs(abs(c.area) - float(np.prod(np.ptp(c.ring, axis=0)))) <= DEFAULT.sheet_rect_rel * abs(c.area))
     apart = all(d.contours[j].group != c.group for j in inner)
     filled = sum(abs(d.contours[j].area) for j in inner) >= SHEET_FILL * abs(c.area)
     return k if rectangle and apart and filled else None
@@ -608,7 +608,7 @@ def _refined_ring(ring: np.ndarray, mask: np.ndarray, times: int, window=None):
             return None
         c, r = fit
         off = float(np.abs(np.hypot(*(verts - c).T) - r).max())
-        if off > 1e-7 * r:
+        if off > DEFAULT.arc_fit_rel * r:
             return None  # not one circle
         ang = np.arctan2(verts[:, 1] - c[1], verts[:, 0] - c[0])
         step = np.angle(np.exp(1j * np.diff(ang)))  # each chord's turn, in (-pi, pi]
@@ -634,7 +634,7 @@ def _circle_through(a, b, c):
     cx, cy = float(c[0]), float(c[1])
     d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
     scale = max(max(ax, bx, cx) - min(ax, bx, cx), max(ay, by, cy) - min(ay, by, cy), 1e-300)
-    if abs(d) <= 1e-12 * scale * scale:
+    if abs(d) <= DEFAULT.degenerate_rel * scale * scale:
         return None
     a2, b2, c2 = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
     ux = (a2 * (by - cy) + b2 * (cy - ay) + c2 * (ay - by)) / d
