@@ -1039,24 +1039,25 @@ def _codepage(path: Path) -> str:
     above 127 or whose such strings are UTF-8 is read as UTF-8 (OpenCASCADE's default); else
     the code page is told by charset_normalizer (requests' detector) from those strings, and
     left at UTF-8 when it cannot tell or OpenCASCADE cannot convert what it tells."""
-    import mmap
-
+    # the bytes themselves, not a memory map: a map cannot be closed while anything still holds
+    # a view of it (a regular expression's scanner, an array), and closing it then failed the
+    # read ("cannot close exported pointers exist") on a Dask worker
     try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
-                return "UTF8"
-            try:
-                str(data, "utf-8")
-                return "UTF8"
-            except UnicodeDecodeError:
-                pass
-            strings = []
-            for match in _EIGHT_BIT.finditer(data):
-                strings.append(match.group()[1:-1])
-                if len(strings) == 200:
-                    break
-    except (OSError, ValueError):  # unreadable, or empty: OpenCASCADE says what is wrong
+        data = Path(path).read_bytes()
+    except OSError:  # unreadable: OpenCASCADE says what is wrong
         return "UTF8"
+    if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
+        return "UTF8"
+    try:
+        data.decode("utf-8")
+        return "UTF8"
+    except UnicodeDecodeError:
+        pass
+    strings = []
+    for match in _EIGHT_BIT.finditer(data):
+        strings.append(match.group()[1:-1])
+        if len(strings) == 200:
+            break
     sample = b"\n".join(dict.fromkeys(strings))
     try:
         from charset_normalizer import from_bytes
