@@ -134,6 +134,14 @@ _EXIT_WORDS = {
 EXIT_NAMES = {int(m): _EXIT_WORDS[m.name] for m in _enums.mesh_exit}
 
 
+def _check_rows(start, count, Py_ssize_t total, str what):
+    """Raise ValueError unless every part's rows start[k]: start[k] + count[k] lie within the
+    `total` rows of the array called `what`."""
+    if len(start) and ((start < 0).any() or (count < 0).any()
+                       or int((start + count).max()) > total):
+        raise ValueError(f"a part's rows lie outside the {what}")
+
+
 cdef class BVH:
     """Oriented-box hierarchy over a mesh's triangles, built in C once; the arrays stay referenced.
 
@@ -430,9 +438,8 @@ def face_gaps(vertices, faces, t_start, n_tri, translation, hull_area, double ar
             and cv.shape[0] == p):
         raise ValueError("t_start, n_tri, translation, hull_area, h_start, n_hull and brute need "
                          "one entry per part")
-    if p and ((ts < 0).any() or (nt < 0).any() or (hs < 0).any() or (nh < 0).any()
-              or int((ts + nt).max()) > fv.shape[0] or int((hs + nh).max()) > hv.shape[0]):
-        raise ValueError("a part's rows lie outside the arrays")
+    _check_rows(ts, nt, fv.shape[0], "faces")
+    _check_rows(hs, nh, hv.shape[0], "hull vertices")
     if fv.shape[0] and (int(np.min(fv)) < 0 or int(np.max(fv)) >= vv.shape[0]):
         raise ValueError("faces index outside the vertices")
     area = np.zeros(p)
@@ -479,9 +486,8 @@ def own_hull_parts(local, p_start, n_pts, tris, t_start, n_tri, min_volume, int6
     cdef int64_t p = len(ps)
     if not (len(npt) == p and len(ts) == p and len(nt) == p and len(mv) == p):
         raise ValueError("p_start, n_pts, t_start, n_tri and min_volume need one entry per part")
-    if p and ((ps < 0).any() or (npt < 0).any() or (ts < 0).any() or (nt < 0).any()
-              or int((ps + npt).max()) > lv.shape[0] or int((ts + nt).max()) > tv.shape[0]):
-        raise ValueError("a part's rows lie outside the arrays")
+    _check_rows(ps, npt, lv.shape[0], "points")
+    _check_rows(ts, nt, tv.shape[0], "triangles")
     total_pts, total_tri = int(npt.sum()) if p else 0, int(nt.sum()) if p else 0
     out = {
         "ok": np.zeros(p, dtype=np.uint8), "area": np.zeros(p),
@@ -541,8 +547,7 @@ def small_hull_parts(local, p_start, n_pts, int64_t max_pts, tol, min_volume):
     cdef int64_t p = len(ps)
     if not (len(npt) == p and len(mv) == p and len(tl) == p):
         raise ValueError("p_start, n_pts, tol and min_volume need one entry per part")
-    if p and ((ps < 0).any() or (npt < 0).any() or int((ps + npt).max()) > lv.shape[0]):
-        raise ValueError("a part's rows lie outside the arrays")
+    _check_rows(ps, npt, lv.shape[0], "points")
     room = np.where((npt >= 4) & (npt <= max_pts), 2 * npt - 4, 0)
     ts = np.concatenate([[0], np.cumsum(room)[:-1]]).astype(np.int64) if p else np.zeros(0, np.int64)
     ok = np.zeros(p, dtype=np.uint8)
@@ -617,10 +622,8 @@ def convex_edges_parts_of(points, p_start, n_pts, tris, t_start, n_tri, rel):
     convex = np.zeros(p, dtype=np.uint8)
     if p == 0:
         return convex.astype(bool)
-    if (ps < 0).any() or (npt < 0).any() or int((ps + npt).max()) > len(pts_):
-        raise ValueError("a part's rows lie outside the points")
-    if (ts < 0).any() or (nt < 0).any() or int((ts + nt).max()) > len(tv_):
-        raise ValueError("a part's rows lie outside the triangles")
+    _check_rows(ps, npt, len(pts_), "points")
+    _check_rows(ts, nt, len(tv_), "triangles")
     if len(tv_) == 0:
         tv_ = np.zeros((1, 3), dtype=np.int64)
     if len(pts_) == 0:
@@ -657,8 +660,7 @@ def closed_oriented_parts_of(tris, t_start, n_tri, n_pts):
     sphere = np.zeros(p, dtype=np.uint8)
     if p == 0:
         return paired.astype(bool), sphere.astype(bool)
-    if (ts < 0).any() or (nt < 0).any() or int((ts + nt).max()) > len(tv_):
-        raise ValueError("a part's rows lie outside the triangles")
+    _check_rows(ts, nt, len(tv_), "triangles")
     if len(tv_) == 0:
         tv_ = np.zeros((1, 3), dtype=np.int64)
     cdef const int64_t[:, ::1] tv = tv_
