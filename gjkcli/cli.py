@@ -12,7 +12,6 @@ stay fast.
 from __future__ import annotations
 
 import contextlib
-import io
 import math
 import os
 import sys
@@ -20,6 +19,8 @@ import sys
 import click
 
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
+from gjkcli.report import console
+from gjkcli.report.console import TABLE_ROWS
 
 MODES = ("auto", "hull", "exact")
 FORMATS = ("table", "json", "junit", "github", "sarif", "bcf")
@@ -28,12 +29,6 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
-
-# The table lists at most this many findings (the worst first) unless --all-pairs; the summary
-# counts them all, and the machine formats list them all.
-TABLE_ROWS = 25
-# `gjk check` shows a panel per pair up to this many pairs (--split-bodies), then the table.
-CHECK_PANELS = 12
 
 # `--help` lists the options in these groups, in this order (by each option's parameter name); an
 # option named in no group is listed under "Other options".
@@ -645,25 +640,18 @@ def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: boo
 
         _write_text(output, dumps(doc) + "\n", "the report")
         return
-    from rich.console import Console
-
     from gjkcli.report.matrix import render_audit, render_matrix
 
     table = render_audit(doc) if "audit" in doc else render_matrix(doc)
     on_stdout = output is None or output == "-"
-    terminal = on_stdout and _is_terminal(sys.stdout)
-    colour = on_stdout and _colour(color, terminal)
+    terminal = on_stdout and console.is_terminal(sys.stdout)
+    colour = on_stdout and console.wants_colour(color, terminal)
     if terminal:
         with _stdout("the report"):
-            Console(**({} if colour else {"color_system": None, "highlight": False})).print(table)
+            console.terminal_console(colour).print(table)
         return
-    # a log or a file: as wide as COLUMNS says, plain frames (as the scan's report, _table)
-    console = Console(record=True, width=_columns(), file=io.StringIO(), soft_wrap=True,
-                      **(_FORCED if colour else {}))
-    console.print(table)
-    text = console.file.getvalue() if colour else \
-        "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
-    _write_text(output, _plain_box(text), "the report")
+    # a log or a file: as wide as COLUMNS says, plain frames (as the scan's report)
+    _write_text(output, console.recorded([table], colour), "the report")
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
@@ -689,7 +677,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     # a table asked for (not the format's default) is a table through a pipe too
     table_asked = ctx.get_parameter_source("output_format") not in (None, click.core.ParameterSource.DEFAULT)
     # a log's line per finding lists every one (each with its overlap volume), as the table rows
-    every_line = not table_asked and (output not in (None, "-") or not _is_terminal(sys.stdout))
+    every_line = not table_asked and (output not in (None, "-") or not console.is_terminal(sys.stdout))
     stage = ["starting"]
     # with --timings, imports are a stage of their own, not part of the stage that first needs them
     with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings):
@@ -930,14 +918,15 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
 def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool, timings: bool,
           color: str = "auto", verbose: int = 0, table_asked: bool = False) -> None:
     """Render the findings in their format, to --output or stdout (the JSON's clock only with
-    --timings; the table's colour as --color and the environment say, `_colour`)."""
+    --timings; the table's colour as --color and the environment say, `console.wants_colour`)."""
     if output_format == "table":
         if found.command == "check" and found.errors and output is None:
             return  # the errors are on stderr; there is nothing to compare
         on_stdout = output is None or output == "-"
-        terminal = on_stdout and _is_terminal(sys.stdout)
+        terminal = on_stdout and console.is_terminal(sys.stdout)
         text = _table(found, trace, terminal=terminal, errors=not on_stdout,
-                      colour=on_stdout and _colour(color, terminal), verbose=verbose, asked=table_asked)
+                      colour=on_stdout and console.wants_colour(color, terminal), verbose=verbose,
+                      asked=table_asked)
         if text is None:
             return
     elif output_format == "json":
@@ -993,123 +982,19 @@ def _write_per_set(output: str, files: list, quiet: bool) -> None:
         click.echo(f"gjk: one BCF per clash set: {', '.join(written)}", err=True)
 
 
-def _is_terminal(stream) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _colour(color: str, terminal: bool, environ=os.environ) -> bool:
-    """Whether the report on stdout is coloured: --color always or never; for auto, as pytest
-    and most tools read the environment: PY_COLORS=1 or 0 first, then NO_COLOR (set and not
-    empty: none), then FORCE_COLOR (set and not empty) or CLICOLOR_FORCE (not 0): colour
-    through a pipe too; else on a terminal."""
-    if color != "auto":
-        return color == "always"
-    if environ.get("PY_COLORS") in ("0", "1"):
-        return environ["PY_COLORS"] == "1"
-    if environ.get("NO_COLOR"):
-        return False
-    if environ.get("FORCE_COLOR") or environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
-        return True
-    return terminal
-
-
-# A rich console's colour through a pipe: the 16 standard colours every CI log shows (rich's own
-# detection finds none without a terminal, or with TERM=dumb).
-_FORCED = {"force_terminal": True, "color_system": "standard"}
-
-
-def _columns() -> int:
-    """The width of a report through a pipe: COLUMNS when it says one, else 120."""
-    try:
-        width = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        return 120
-    return width if width >= 20 else 120
-
-
-def _plain_box(text: str) -> str:
-    """Box-drawing characters (rich's tables and panels, U+2500 to U+257F) as plain ones, for a
-    log or a file: lines as - and |, corners and crossings as +."""
-    import unicodedata
-
-    table = {}
-    for code in range(0x2500, 0x2580):
-        name = unicodedata.name(chr(code), "")
-        lines = ("HORIZONTAL" in name, "VERTICAL" in name)
-        table[code] = "-" if lines == (True, False) else "|" if lines == (False, True) else "+"
-    return text.translate(table)
-
-
 def _table(found, trace: bool, terminal: bool, errors: bool, colour: bool = False, verbose: int = 0,
            asked: bool = False) -> str | None:
-    """Print the report on the terminal (None), or return its text for a file or a pipe.
-
-    On a terminal: rich's tables and panels. Elsewhere: a scan's findings one per line with
-    whole names (`gjkcli.report.lines.concise_lines`, as ruff's concise output), or, when the
-    table is asked for (--format table), the table in plain characters to COLUMNS
-    (`table_lines`); a check's panels to COLUMNS with plain frames. Lines are not wrapped where
-    they need not be (a summary stays one line) and keep no trailing spaces. `errors`: list
-    the input errors (False on stdout, where stderr has them). `colour`: ANSI colours, also
-    through a pipe. `verbose`: every finding with its detail, no row limit."""
-    panels = found.command == "check" and len(found.pairs) <= CHECK_PANELS
-    width = _columns()
-    if not terminal and not trace and not panels:
-        from gjkcli.report import lines as log
-
-        spans = log.concise_lines(found, errors=errors, verbose=verbose,
-                                  table=width if asked else None,
-                                  limit=None if found.all_pairs or verbose else TABLE_ROWS)
-        if not colour:
-            return log.plain(spans)
-        from rich.console import Console
-        from rich.text import Text
-
-        console = Console(width=width, soft_wrap=True, highlight=False, file=io.StringIO(), **_FORCED)
-        for line in spans:
-            text = Text()
-            for part, style in line:
-                text.append(part, style=style or None)
-            console.print(text)
-        return console.file.getvalue()
-    if panels and not terminal and not trace and not colour:
-        # the same characters as rich's layout below, without importing rich (a check's start-up)
-        from gjkcli.report.checktext import plain_check
-
-        text = plain_check(found, width)
-        if text is not None:
-            return _plain_box(text)
-    from rich.console import Console
-
-    from gjkcli.report.scan import render_scan
-    from gjkcli.report.table import render_check
-    from gjkcli.report.trace import render_trace
-    from gjkcli.tolerances import DEFAULT
-
-    if terminal:  # rich reads the terminal's colours (and FORCE_COLOR, NO_COLOR) itself
-        console = Console(**({} if colour else {"color_system": None, "highlight": False}))
-    else:
-        console = Console(record=True, width=width, file=io.StringIO(), soft_wrap=True,
-                          **(_FORCED if colour else {}))
+    """Print the report on the terminal (None), or return its text for a file or a pipe
+    (`gjkcli.report.console`, which says what each shows)."""
+    if not terminal:
+        return console.report_text(found, trace, errors=errors, colour=colour, verbose=verbose,
+                                    asked=asked)
+    shown = console.renderables(found, trace, errors=errors, verbose=verbose)
+    terminal_console = console.terminal_console(colour)
     with _stdout("the report"):
-        if trace:
-            for pair in found.pairs:
-                a, b = found.object(pair.a), found.object(pair.b)
-                units = found.units or (a.units if a else None) or (b.units if b else None)
-                console.print(render_trace(pair.result.trace, pair.a, pair.b, units=units,
-                                           hull_vertices=(a.hull_vertices, b.hull_vertices),
-                                           scan_below=DEFAULT.brute_force_below))
-                console.print()
-        if panels:
-            console.print(render_check(found))
-        else:
-            console.print(render_scan(found, limit=None if found.all_pairs or verbose else TABLE_ROWS,
-                                      errors=errors, details=verbose > 0))
-    if terminal:
-        return None
-    if colour:
-        return _plain_box(console.file.getvalue())
-    return _plain_box("".join(line.rstrip() + "\n" for line in console.export_text().splitlines()))
+        for renderable in shown:
+            terminal_console.print(renderable)
+    return None
 
 
 @contextlib.contextmanager
@@ -1129,7 +1014,7 @@ def _write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
     if path is None or path == "-":
         with _stdout(what):
-            click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (_colour)
+            click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)
         return
     try:
         write_whole(path, text)
