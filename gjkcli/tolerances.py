@@ -155,6 +155,18 @@ class Tolerances:
     sheet_rect_rel
         A 4-vertex outline whose area equals its box's within sheet_rect_rel of it is a straight
         rectangle, which an SVG drawing's sheet is (`gjkcli.mesh.flat`): rounding only.
+    same_move_rel, same_direction_rel
+        The triangle test's searches for a move that parts two parts (`gjkcli.engine.exact`) try
+        a move once: two unit directions whose dot product exceeds 1 - same_move_rel, with steps
+        within same_move_rel x the band, are one move; directions within same_direction_rel of
+        each other (their dot product against their length) are one direction. Rounding only:
+        distinct face normals of a mesh differ by far more.
+    nudge_rel, support_tie_rel
+        The manager's contact of a concentric pair (`gjkcli.api.manager`): the second part moves
+        along -x by nudge_rel x the pair's size to choose the contact's direction, as FCL's MPR
+        starts from its nudged centre; the contact point is the first vertex in the mesh's order
+        among those within support_tie_rel x the size of the farthest along a direction, as
+        FCL's support mapping takes the first of equals.
     """
 
     touching_rel: float = 1e-7
@@ -193,6 +205,10 @@ class Tolerances:
     nest_rel: float = 1e-7
     arc_fit_rel: float = 1e-7
     sheet_rect_rel: float = 1e-9
+    same_move_rel: float = 1e-12
+    same_direction_rel: float = 1e-9
+    nudge_rel: float = 1e-6
+    support_tie_rel: float = 1e-9
 
 
 DEFAULT = Tolerances()

@@ -513,7 +513,7 @@ class _Pairs:
                 # FCL's MPR starts from the centres' difference, nudged along x when they
                 # coincide: the least depth with the second part moved a hair along -x
                 shift = np.eye(4)
-                shift[0, 3] = -_NUDGE_REL * size
+                shift[0, 3] = -DEFAULT.nudge_rel * size
                 nudged = pairs([a.shape], [c.shape.moved(shift)], want="verdict")
                 if np.isfinite(nudged.depth[0]):
                     normal = nudged.normal[0].copy()
@@ -1038,18 +1038,13 @@ class _Placed(Placements):
         super().move(k, lo, hi)
 
 
-# The hair, relative to the pair's size, by which the second part of a concentric pair moves
-# along -x to choose the direction of its contact (as FCL's MPR does from its nudged centre)
-_NUDGE_REL = 1e-6
-
-
 def _support_vertex(obj: ManagedObject, direction: np.ndarray, size: float) -> np.ndarray:
     """(3,) the object's world vertex farthest along `direction`, the first in the mesh's order
-    among those within rounding (1e-9 of `size`) of the farthest."""
+    among those within rounding (DEFAULT.support_tie_rel of `size`) of the farthest."""
     g = obj.geometry
     R, t = obj.pose[:3, :3], obj.pose[:3, 3]
     along = g.vertices @ (R.T @ direction)
-    k = int(np.flatnonzero(along >= along.max() - 1e-9 * size)[0])
+    k = int(np.flatnonzero(along >= along.max() - DEFAULT.support_tie_rel * size)[0])
     return R @ g.vertices[k] + t
 
 

@@ -810,7 +810,8 @@ class _Pair:
                 continue
             n = n / length
             for step in dict.fromkeys((self.tol, min(self.tol, float(r.depth) + 2 * self.snap))):
-                if not any(np.dot(u, n) > 1 - 1e-12 and abs(s - step) <= 1e-12 * self.tol for u, s in moves):
+                if not any(np.dot(u, n) > 1 - DEFAULT.same_move_rel
+                           and abs(s - step) <= DEFAULT.same_move_rel * self.tol for u, s in moves):
                     moves.append((n, step))
         return moves
 
@@ -842,7 +843,8 @@ class _Pair:
             if len(units) == SHIFTS:  # the first SHIFTS distinct ones are all that is tried
                 break
             length = np.linalg.norm(n)
-            if length > 1e-9 and not any(np.dot(u, n) > (1 - 1e-9) * length for u in units):
+            same = 1 - DEFAULT.same_direction_rel
+            if length > DEFAULT.same_direction_rel and not any(np.dot(u, n) > same * length for u in units):
                 units.append(n / length)
         return units
 
