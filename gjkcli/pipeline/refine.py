@@ -20,8 +20,18 @@ their triangles (`gjkcli.mesh.overlap`), with volume V and surface area S has th
 t = 2V/S (exact for a slab, the interference of a sleeve or a wedge; 0 when they share no volume).
 t within the band: touching, with no certificate (the common solid is the evidence, as STEP's
 B-rep touching has none), the exit and the note saying so. t beyond the band proves no depth (a
-mean is no point that deep): the pair stays undecided, its note giving t. A part that bounds no
-volume leaves it undecided, the note saying why.
+mean is no point that deep): the pair stays undecided, its note giving t.
+
+A part that bounds no volume (an open surface: an eaves, a window's glazing) against a closed
+one counts by its surface only, and its depth is that of its deepest point inside the closed part
+(`gjkcli.engine.sheet.sheet_depth`, a branch and bound over its triangles): bounded within the
+band, touching (`EXIT_SHEET`, the bound as `depth_upper`); a point deeper than the band found,
+a collision with that point as its certificate; neither within the search's budget, undecided
+still, the note saying so. Two open parts the triangle test judges by their crossing alone.
+
+`settle` is this policy for one pair, used by every route that asks the triangle test (the
+run's pairs through `by_thickness`, poses and motions through `gjkcli.pipeline.pairs.exact_pair`,
+the collision manager): an undecided pair is settled the same way whichever way it came.
 """
 from __future__ import annotations
 
@@ -29,11 +39,15 @@ import numpy as np
 
 from gjkcli.pipeline.pairs import with_part_certificate
 
-__all__ = ["triangles", "by_thickness", "thickness_verdict", "mean_thickness", "EXIT_THIN",
-           "PARALLEL_FROM", "SHARES_PER_JOB"]
+__all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
+           "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
+           "SHARES_PER_JOB"]
 
 # The exit of a pair `by_thickness` settles as touching.
 EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
+# The exits of an open part against a closed one that `sheet_verdict` settles.
+EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
+EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
 
 # The fewest pairs worth forked workers: a fork, and each answer's way back (about 0.1 ms, where a
 # pair's triangle test takes about 0.5 ms on the Great Court roof), are repaid from here.
@@ -185,12 +199,88 @@ def thickness_verdict(r, o):
              f"(a fit: the way out is longer than the band)")
 
 
-def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
-    """`answers` ({pair index: the triangle test's Result}) with each undecided pair of two
-    closed parts judged by its common solid (`thickness_verdict`), the common solids on every
-    core (`gjkcli.mesh.overlap.overlaps`)."""
+def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's undecided answer `r` of meshes a and b (`gjkcli.engine.exact.Mesh`,
+    placed by their poses), one of them open and the other closed, judged by how deep the open
+    one reaches into the closed one (`gjkcli.engine.sheet.sheet_depth`)."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.sheet import sheet_depth
+
+    band = float(r.tolerance)
+    sheet_is_a = not a.solid
+    sheet, solid = (a, b) if sheet_is_a else (b, a)
+    ps, pb = (pose_a, pose_b) if sheet_is_a else (pose_b, pose_a)
+    got = sheet_depth(sheet, solid, pose_sheet=ps, pose_solid=pb, band=band)
+    if got.deep is not None:
+        depth, point, near = got.deep
+        pa, pb_ = (point, near) if sheet_is_a else (near, point)
+        return dataclasses.replace(
+            r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth,
+            depth_upper=None, point_a=pa, point_b=pb_, certificate=PointCertificate(np.asarray(point)),
+            contained="a in b" if sheet_is_a else "b in a", exit=EXIT_SHEET_DEEP,
+            note=_joined(_open_note(r.note), f"collision: a point of the open surface '{sheet.name}' lies "
+                         f"{depth:.6g} inside '{solid.name}', beyond the band ({band:.6g})"))
+    if got.upper is None:
+        return dataclasses.replace(r, note=_joined(
+            r.note, f"the depth of the open surface '{sheet.name}' inside '{solid.name}' was not "
+                    f"bounded within the band in {got.pieces:,} pieces of it"))
+    return dataclasses.replace(
+        r, status=Status.TOUCHING, distance=0.0, distance_lower=0.0, depth=None,
+        depth_upper=got.upper, certificate=None, exit=EXIT_SHEET,
+        note=_joined(_open_note(r.note), f"touching: no point of the open surface '{sheet.name}' lies "
+                     f"deeper than {got.upper:.6g} inside '{solid.name}' (bounded over "
+                     f"{got.pieces:,} pieces of it), within the band ({band:.6g})"))
+
+
+def _open_note(note: str) -> str:
+    """The triangle test's note less its undecided clause (the pair is settled)."""
+    cut = note.find("undecided:")
+    return note if cut < 0 else note[:cut].rstrip("; ")
+
+
+def settle(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's answer `r` for meshes (or primitives) a and b at their poses, an
+    undecided pair settled by the run's policy (the module's docstring): two closed parts by
+    their common solid's mean thickness, an open part against a closed one by how deep it
+    reaches; every other answer as it is."""
+    from gjkcli.engine.exact import Mesh
     from gjkcli.engine.results import Status
 
+    if r is None or r.status is not Status.UNDECIDED or not (isinstance(a, Mesh) and isinstance(b, Mesh)):
+        return r
+    if a.solid and b.solid:
+        from gjkcli.mesh.overlap import overlap
+
+        return thickness_verdict(r, overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces))
+    if a.solid != b.solid:
+        return sheet_verdict(r, a, b, pose_a, pose_b)
+    return r
+
+
+def _placed(mesh, pose) -> np.ndarray:
+    """(n, 3) the mesh's vertices placed by a rigid 4x4 pose (None: as given)."""
+    if pose is None:
+        return mesh.vertices
+    T = np.asarray(pose, dtype=np.float64)
+    return mesh.vertices @ T[:3, :3].T + T[:3, 3]
+
+
+def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
+    """`answers` ({pair index: the triangle test's Result}) with each undecided pair settled by
+    `settle`'s policy: two closed parts judged by their common solid (`thickness_verdict`),
+    the common solids on every core (`gjkcli.mesh.overlap.overlaps`); an open part against a
+    closed one by how deep it reaches (`sheet_verdict`)."""
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.engine.results import Status
+
+    answers = dict(answers)
+    for k, r in answers.items():
+        if r.status is Status.UNDECIDED and getattr(r, "solid_a", True) != getattr(r, "solid_b", True):
+            a, b = parts.body(int(i[k])), parts.body(int(j[k]))
+            if isinstance(a, Mesh) and isinstance(b, Mesh):
+                answers[k] = sheet_verdict(r, a, b)
     todo = [k for k, r in answers.items() if r.status is Status.UNDECIDED
             and getattr(r, "solid_a", False) and getattr(r, "solid_b", False)]
     work = []

@@ -1,0 +1,174 @@
+"""How deep an open surface reaches into a solid, bounded from above: the certificate of an open
+part against a closed one that the triangle test leaves undecided.
+
+A part that bounds no volume (an eaves modelled as a surface, a round window's glazing, a mesh
+with a hole) counts only by its surface: against a solid its depth is that of the deepest point
+of the surface inside the solid, the distance from that point to the solid's boundary. A point
+deeper than the band proves a collision (the triangle test's rule, `gjkcli.engine.exact`);
+where the triangle test found none and no move within the band parted the parts, the pair is
+undecided. `sheet_depth` settles it by branch and bound over the open part's triangles:
+
+- the solid's depth function s(p) (the distance to its boundary inside it, 0 outside) is at most
+  the distance from p to any one boundary triangle T, a convex function of p, so over a piece of
+  the surface (a triangle) s is at most the largest of T's distances to the piece's three corners
+  (a convex function's maximum over a triangle is at a corner). T is tried among the boundary
+  triangles nearest each corner; the least such bound is the piece's;
+- a piece whose bound is within the band is settled; a piece whose centroid lies outside the
+  solid (winding number) farther from its boundary than from any of the piece's corners lies
+  wholly outside; a centroid inside and deeper than the band is a point that proves the
+  collision;
+- any other piece is split in four at its edges' midpoints, up to a budget of pieces.
+
+Every piece settled: no point of the open surface lies deeper than the band inside the solid, so
+the pair is touching (within the band) by the rule that would make it a collision. The distances
+are exact point-triangle distances (Ericson 2005, 5.1.5) in floating point, in the solid's own
+frame (its vertices less their box centre), so that parts far from the origin keep their digits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli.engine import _mesh
+from gjkcli.tolerances import DEFAULT
+
+__all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance"]
+
+# Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
+# costs a few closest-point queries and point-triangle distances.
+PIECES = 200_000
+# Rounds of splitting, at most (a piece's side halves a round: 2^-30 of a triangle's side).
+ROUNDS = 30
+
+
+@dataclass(frozen=True)
+class SheetDepth:
+    """What `sheet_depth` proved.
+
+    upper : float or None
+        No point of the open surface lies deeper than this inside the solid (at most the band),
+        None when it was not bounded within the band (see `deep` and `pieces`).
+    deep : tuple or None
+        (depth, point, nearest boundary point), world coordinates: a point of the open surface
+        inside the solid deeper than the band, a collision's witness.
+    pieces : int
+        Pieces of the surface examined.
+    """
+
+    upper: float | None
+    deep: tuple | None
+    pieces: int
+
+
+def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) -> SheetDepth:
+    """Bound the depth of the open part `sheet` inside the closed part `solid`
+    (`gjkcli.engine.exact.Mesh`, each placed by a rigid 4x4 pose, default as given), against
+    the touching band `band` (model units). See the module's docstring."""
+    Rs, ts = _placed(pose_sheet)
+    Rb, tb = _placed(pose_solid)
+    ws = _mesh.Workspace()
+    # the sheet's triangles in the solid's own frame: x_local = Rb^T (x_world - tb) - centre
+    world = sheet.vertices[sheet.faces] @ Rs.T + ts
+    live = (world - tb) @ Rb - solid.centre
+    lo, hi = solid.local_lo - band, solid.local_hi + band
+    inside_box = np.all((live.max(axis=1) >= lo) & (live.min(axis=1) <= hi), axis=1)
+    live = np.ascontiguousarray(live[inside_box])
+    local_tris = solid.vertices[solid.faces] - solid.centre
+    # what floating point may miss by: the rounding of the frame change and the distances
+    slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
+    upper, pieces = 0.0, 0
+    solid.bvh.prepare_winding()
+    for _ in range(ROUNDS):
+        if len(live) == 0:
+            return SheetDepth(upper=upper, deep=None, pieces=pieces)
+        pieces += len(live)
+        if pieces > PIECES:
+            break
+        k = len(live)
+        corners = live.reshape(-1, 3)
+        _, _, tri = _mesh.closest(solid.bvh, corners, float("inf"), 0.0, ws)
+        tri = tri.reshape(k, 3)
+        # bound[k] = min over the corners' nearest triangles T of max over corners of d(corner, T)
+        bound = np.full(k, np.inf)
+        for c in range(3):
+            t = local_tris[tri[:, c]]  # (k, 3, 3)
+            d = np.max([point_triangle_distance(live[:, q], t) for q in range(3)], axis=0)
+            bound = np.minimum(bound, d)
+        done = bound + slack <= band
+        if done.any():
+            upper = max(upper, float((bound[done] + slack).max()))
+        rest = np.flatnonzero(~done)
+        if len(rest) == 0:
+            return SheetDepth(upper=upper, deep=None, pieces=pieces)
+        piece = live[rest]
+        centroid = piece.mean(axis=1)
+        reach = np.sqrt(((piece - centroid[:, None, :]) ** 2).sum(axis=2).max(axis=1))
+        dist, near, _ = _mesh.closest(solid.bvh, centroid, float("inf"), 0.0, ws)
+        inside = np.abs(_mesh.winding(solid.bvh, centroid, ws)) > DEFAULT.winding_inside
+        deep = inside & (dist > band + slack)
+        if deep.any():
+            q = int(np.flatnonzero(deep)[np.argmax(dist[deep])])
+            to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
+            return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q])),
+                              pieces=pieces)
+        outside = ~inside & (dist > reach + slack)
+        split = piece[~outside]
+        live = _split4(split)
+    return SheetDepth(upper=None, deep=None, pieces=pieces)
+
+
+def _placed(pose):
+    """(R (3, 3), t (3,)) of a rigid 4x4 pose the triangle test has checked; identity for None."""
+    if pose is None:
+        return np.eye(3), np.zeros(3)
+    T = np.asarray(pose, dtype=np.float64)
+    return T[:3, :3], T[:3, 3]
+
+
+def _split4(tris: np.ndarray) -> np.ndarray:
+    """(k, 3, 3) triangles -> (4k, 3, 3), each cut at its edges' midpoints."""
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
+    return np.ascontiguousarray(np.stack([
+        np.stack([a, ab, ca], axis=1), np.stack([ab, b, bc], axis=1),
+        np.stack([ca, bc, c], axis=1), np.stack([ab, bc, ca], axis=1)], axis=1).reshape(-1, 3, 3))
+
+
+def point_triangle_distance(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """(k,) distance from each point p (k, 3) to its triangle tri (k, 3, 3): the closest point by
+    the triangle's Voronoi regions (Ericson 2005, 5.1.5, `ClosestPtPointTriangle`), vectorized."""
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    ab, ac, ap = b - a, c - a, p - a
+    dot = lambda u, v: np.einsum("ij,ij->i", u, v)  # noqa: E731
+    d1, d2 = dot(ab, ap), dot(ac, ap)
+    bp = p - b
+    d3, d4 = dot(ab, bp), dot(ac, bp)
+    cp = p - c
+    d5, d6 = dot(ab, cp), dot(ac, cp)
+    va = d3 * d6 - d5 * d4
+    vb = d5 * d2 - d1 * d6
+    vc = d1 * d4 - d3 * d2
+    # the face region by default: barycentric (1 - v - w, v, w)
+    denom = va + vb + vc
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(denom != 0, vb / denom, 0.0)
+        w = np.where(denom != 0, vc / denom, 0.0)
+        closest = a + ab * v[:, None] + ac * w[:, None]
+        # edge bc region
+        t_bc = np.clip((d4 - d3) / ((d4 - d3) + (d5 - d6)), 0.0, 1.0)
+        on_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
+        closest = np.where(on_bc[:, None], b + (c - b) * t_bc[:, None], closest)
+        # edge ac region
+        t_ac = np.clip(d2 / (d2 - d6), 0.0, 1.0)
+        on_ac = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
+        closest = np.where(on_ac[:, None], a + ac * t_ac[:, None], closest)
+        # edge ab region
+        t_ab = np.clip(d1 / (d1 - d3), 0.0, 1.0)
+        on_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
+        closest = np.where(on_ab[:, None], a + ab * t_ab[:, None], closest)
+    # vertex regions, last so that they win where a degenerate case overlaps an edge's
+    closest = np.where(((d6 >= 0) & (d5 <= d6))[:, None], c, closest)
+    closest = np.where(((d3 >= 0) & (d4 <= d3))[:, None], b, closest)
+    closest = np.where(((d1 <= 0) & (d2 <= 0))[:, None], a, closest)
+    return np.linalg.norm(p - closest, axis=1)
