@@ -33,7 +33,7 @@ import numpy as np
 from gjkcli.engine import _mesh
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance"]
+__all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance", "capped", "open_crossing"]
 
 # Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
 # costs a few closest-point queries and point-triangle distances.
@@ -50,8 +50,9 @@ class SheetDepth:
         No point of the open surface lies deeper than this inside the solid (at most the band),
         None when it was not bounded within the band (see `deep` and `pieces`).
     deep : tuple or None
-        (depth, point, nearest boundary point), world coordinates: a point of the open surface
-        inside the solid deeper than the band, a collision's witness.
+        (depth, point, nearest boundary point, face), world coordinates: a point of the open
+        surface inside the solid deeper than the band, a collision's witness, and the open
+        part's face it lies on.
     pieces : int
         Pieces of the surface examined.
     """
@@ -73,6 +74,7 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
     live = (world - tb) @ Rb - solid.centre
     lo, hi = solid.local_lo - band, solid.local_hi + band
     inside_box = np.all((live.max(axis=1) >= lo) & (live.min(axis=1) <= hi), axis=1)
+    origin = np.flatnonzero(inside_box)  # each piece's face of the sheet
     live = np.ascontiguousarray(live[inside_box])
     local_tris = solid.vertices[solid.faces] - solid.centre
     # what floating point may miss by: the rounding of the frame change and the distances
@@ -110,12 +112,101 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
         if deep.any():
             q = int(np.flatnonzero(deep)[np.argmax(dist[deep])])
             to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
-            return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q])),
-                              pieces=pieces)
+            return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
+                                                int(origin[rest[q]])), pieces=pieces)
         outside = ~inside & (dist > reach + slack)
-        split = piece[~outside]
-        live = _split4(split)
+        live = _split4(piece[~outside])
+        origin = np.repeat(origin[rest][~outside], 4)
     return SheetDepth(upper=None, deep=None, pieces=pieces)
+
+
+def capped(mesh):
+    """(the mesh with each hole closed, the caps alone) as `gjkcli.engine.exact.Mesh`es, or None.
+
+    A hole is a loop of boundary edges (each used by one face); it is closed by a fan of
+    triangles from the loop's centroid, wound against the loop's faces so that the closed mesh
+    is oriented. None when the boundary is not simple loops (a vertex on two holes) or the
+    closed mesh is not a solid. The caps are surfaces the part does not have: a point inside
+    the closed mesh is inside the part as far as no cap is nearer than the part's surface."""
+    from gjkcli.engine.exact import Mesh
+
+    f = mesh.faces
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = len(mesh.vertices)
+    key = directed[:, 0] * n + directed[:, 1]
+    reverse = directed[:, 1] * n + directed[:, 0]
+    boundary = directed[~np.isin(reverse, key)]
+    if len(boundary) == 0 or len(np.unique(boundary[:, 0])) != len(boundary):
+        return None
+    following = dict(zip(boundary[:, 0].tolist(), boundary[:, 1].tolist()))
+    vertices, caps = [mesh.vertices], []
+    extra = n
+    while following:
+        start, loop = next(iter(following)), []
+        u = start
+        while u in following:
+            loop.append(u)
+            u = following.pop(u)
+        if u != start or len(loop) < 3:
+            return None
+        vertices.append(mesh.vertices[loop].mean(axis=0)[None])
+        ring = np.array(loop)
+        # the faces run u -> v along the loop; the cap runs v -> u
+        caps.append(np.column_stack([np.roll(ring, -1), ring, np.full(len(ring), extra)]))
+        extra += 1
+    v = np.concatenate(vertices)
+    cap = np.concatenate(caps)
+    closed = Mesh(v, np.concatenate([f, cap]), name=mesh.name)
+    if not closed.solid:
+        return None
+    return closed, Mesh(v, cap, name=f"{mesh.name} (caps)")
+
+
+def open_crossing(a, b, *, pose_a=None, pose_b=None, band: float):
+    """A collision of two parts neither of which bounds a volume (open surfaces), proved by a
+    point: (depth, point, nearest point, "a in b" or "b in a") or None.
+
+    Close B's holes (`capped`): a point p of A inside the closed B farther than the band from its
+    boundary stays inside after any move of A within the band, and a point of the same body of
+    A outside it farther than the band stays outside; so after any such move A's surface still
+    crosses the closed B's boundary, and where no cap lies within the band of A that crossing is
+    through B's own surface: the surfaces cannot be parted by a move within the band. Then the
+    other way round (A closed, B's point)."""
+    from gjkcli.engine.exact import exact_query
+
+    for inner, outer, pin, pout, which in ((a, b, pose_a, pose_b, "a in b"), (b, a, pose_b, pose_a, "b in a")):
+        closed = capped(outer)
+        if closed is None:
+            continue
+        solid, caps = closed
+        got = sheet_depth(inner, solid, pose_sheet=pin, pose_solid=pout, band=band)
+        if got.deep is None:
+            continue
+        depth, point, near, face = got.deep
+        if not _reaches_out(inner, solid, pin, pout, face, band):
+            continue
+        apart = exact_query(inner, caps, pose_a=pin, pose_b=pout, tolerance=band, want="distance")
+        if apart.distance_lower > 2.0 * band:
+            return depth, point, near, which
+    return None
+
+
+def _reaches_out(inner, solid, pose_inner, pose_solid, face: int, band: float) -> bool:
+    """A vertex of the body of `inner` holding `face` lies outside `solid` (placed), farther
+    than the band from its boundary."""
+    Ri, ti = _placed(pose_inner)
+    Rs, ts = _placed(pose_solid)
+    body = inner.face_bodies()
+    used = np.unique(inner.faces[body == body[face]])
+    local = ((inner.vertices[used] @ Ri.T + ti) - ts) @ Rs - solid.centre
+    ws = _mesh.Workspace()
+    dist, _, _ = _mesh.closest(solid.bvh, np.ascontiguousarray(local), float("inf"), 0.0, ws)
+    far = np.flatnonzero(dist > 2.0 * band)
+    if len(far) == 0:
+        return False
+    solid.bvh.prepare_winding()
+    w = _mesh.winding(solid.bvh, np.ascontiguousarray(local[far[:64]]), ws)
+    return bool((np.abs(w) <= DEFAULT.winding_inside).any())
 
 
 def _placed(pose):

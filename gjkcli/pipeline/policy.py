@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
            "sheet_verdict", "mean_thickness", "bounding_area", "EXIT_THIN", "EXIT_SHEET",
-           "EXIT_SHEET_DEEP"]
+           "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
 
@@ -43,6 +43,8 @@ EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) wit
 # The exits of an open part against a closed one that `sheet_verdict` settles.
 EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
 EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
+# The exit of two open parts `crossing_verdict` settles as a collision.
+EXIT_OPEN_DEEP = "a point of one open part inside the other, its holes closed, beyond the band"
 
 
 def coincide(gap_a: np.ndarray, gap_b: np.ndarray, band: np.ndarray) -> np.ndarray:
@@ -173,7 +175,7 @@ def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
     ps, pb = (pose_a, pose_b) if sheet_is_a else (pose_b, pose_a)
     got = sheet_depth(sheet, solid, pose_sheet=ps, pose_solid=pb, band=band)
     if got.deep is not None:
-        depth, point, near = got.deep
+        depth, point, near, _ = got.deep
         pa, pb_ = (point, near) if sheet_is_a else (near, point)
         return dataclasses.replace(
             r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth,
@@ -215,7 +217,36 @@ def settle(r, a, b, pose_a=None, pose_b=None):
         return thickness_verdict(r, overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces))
     if a.solid != b.solid:
         return sheet_verdict(r, a, b, pose_a, pose_b)
-    return r
+    return crossing_verdict(r, a, b, pose_a, pose_b)
+
+
+def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's undecided answer `r` of two open parts (neither bounds a volume):
+    a collision where a point of one lies deeper than the band inside the other with its holes
+    closed, the surfaces' crossing then certain after any move within the band
+    (`gjkcli.engine.sheet.open_crossing`); else `r`, its note saying what was tried."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.sheet import open_crossing
+
+    band = float(r.tolerance)
+    got = open_crossing(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
+    if got is None:
+        return dataclasses.replace(r, note=_joined(
+            r.note, "no point of one open part was found deeper than the band inside the other with "
+                    "its holes closed (and the holes farther than the band)"))
+    depth, point, near, which = got
+    inner, outer = (a, b) if which == "a in b" else (b, a)
+    pa, pb = (point, near) if which == "a in b" else (near, point)
+    return dataclasses.replace(
+        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
+        point_a=pa, point_b=pb, certificate=PointCertificate(np.asarray(point)), contained=which,
+        exit=EXIT_OPEN_DEEP,
+        note=_joined(_open_note(r.note), f"collision: a point of '{inner.name}' lies {depth:.6g} inside "
+                     f"'{outer.name}' with its holes closed, beyond the band ({band:.6g}), and the "
+                     f"holes lie farther than the band from '{inner.name}': their surfaces cross "
+                     f"after any move within the band"))
 
 
 def _placed(mesh, pose) -> np.ndarray:

@@ -27,7 +27,10 @@ one counts by its surface only, and its depth is that of its deepest point insid
 (`gjkcli.engine.sheet.sheet_depth`, a branch and bound over its triangles): bounded within the
 band, touching (`EXIT_SHEET`, the bound as `depth_upper`); a point deeper than the band found,
 a collision with that point as its certificate; neither within the search's budget, undecided
-still, the note saying so. Two open parts the triangle test judges by their crossing alone.
+still, the note saying so. Two open parts whose crossing the triangle test leaves undecided: a
+collision where a point of one lies deeper than the band inside the other with its holes closed
+and the holes lie farther than the band (`crossing_verdict`: their surfaces then cross after any
+move within the band); else undecided still.
 
 The policy lives in `gjkcli.pipeline.policy` (`settle`, `thickness_verdict`, `sheet_verdict`),
 one pair at a time, used by every route that asks the triangle test (the
@@ -125,16 +128,17 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     """`answers` ({pair index: the triangle test's Result}) with each undecided pair settled by
     `settle`'s policy: two closed parts judged by their common solid (`thickness_verdict`),
     the common solids on every core (`gjkcli.mesh.overlap.overlaps`); an open part against a
-    closed one by how deep it reaches (`sheet_verdict`)."""
+    closed one by how deep it reaches (`sheet_verdict`); two open parts by a point deep inside
+    the other closed (`crossing_verdict`)."""
     from gjkcli.engine.exact import Mesh
     from gjkcli.engine.results import Status
 
     answers = dict(answers)
     for k, r in answers.items():
-        if r.status is Status.UNDECIDED and getattr(r, "solid_a", True) != getattr(r, "solid_b", True):
+        if r.status is Status.UNDECIDED and not (getattr(r, "solid_a", False) and getattr(r, "solid_b", False)):
             a, b = parts.body(int(i[k])), parts.body(int(j[k]))
-            if isinstance(a, Mesh) and isinstance(b, Mesh):
-                answers[k] = sheet_verdict(r, a, b)
+            if isinstance(a, Mesh) and isinstance(b, Mesh):  # an open part: settled on its own
+                answers[k] = settle(r, a, b)
     todo = [k for k, r in answers.items() if r.status is Status.UNDECIDED
             and getattr(r, "solid_a", False) and getattr(r, "solid_b", False)]
     work = []
