@@ -121,15 +121,17 @@ class _Fcl:
         self.model.addSubModel(part.vertices, part.faces)
         self.model.endModel()
 
-    def distance(self, other: "_Fcl", pose: np.ndarray) -> float:
+    def distance(self, other: "_Fcl", pose: np.ndarray, face: bool = False):
         """python-fcl's distance of this part (as given) and `other` at `pose`; 0.0 when their
-        surfaces meet."""
+        surfaces meet. face=True: (distance, this part's nearest face)."""
         fcl = self.fcl
         a = fcl.CollisionObject(self.model, fcl.Transform())
         b = fcl.CollisionObject(other.model, fcl.Transform(pose[:3, :3], pose[:3, 3]))
         if fcl.collide(a, b, fcl.CollisionRequest(), fcl.CollisionResult()):
-            return 0.0
-        return float(fcl.distance(a, b, fcl.DistanceRequest(), fcl.DistanceResult()))
+            return (0.0, -1) if face else 0.0
+        got = fcl.DistanceResult()
+        dist = float(fcl.distance(a, b, fcl.DistanceRequest(enable_nearest_points=True), got))
+        return (dist, int(got.b1)) if face else dist
 
 
 @dataclass(frozen=True)
@@ -144,30 +146,51 @@ class Case:
     truth: str | None         # "touching", "collision", "clear"; None: not judged
 
 
+def _advance(fa, fb, R, d, aim, t):
+    """Conservative advancement of B (turned by R, at aim + t d) along d until it meets A: (t0,
+    A's face nearest just before) or None where it passes A by."""
+    face = -1
+    for _ in range(400):
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = R, aim + t * d
+        dist, near = fa.distance(fb, pose, face=True)
+        if dist <= 1e-13:
+            return t, face
+        face = near
+        t += dist
+        if t > 3.0:
+            return None
+    return None
+
+
 def placements(a: Part, b: Part, rng, count: int) -> list:
-    """(R, d, t0) x count: B turned by R, moved along the unit d; B first meets A at t0 along d
-    (None where B never meets A on that line)."""
+    """(R, d, aim, t0) x count: B turned by R, at aim + t d, first meets A at t0. A seeded line
+    through A finds a first contact; B is then pressed along the inward normal of A's face there
+    (so that a depth pressed in is the depth of B's contact point, which the oracle finds)."""
     fa, fb = _Fcl(a), _Fcl(b)
+    normals = np.cross(a.vertices[a.faces[:, 1]] - a.vertices[a.faces[:, 0]],
+                       a.vertices[a.faces[:, 2]] - a.vertices[a.faces[:, 0]])
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
     out = []
     while len(out) < count:
         R = _rotation(rng)
         d = rng.normal(size=3)
         d /= np.linalg.norm(d)
         aim = rng.uniform(-0.2, 0.2, size=3)  # the line passes near A's centre
-        t = -3.0
-        for _ in range(400):
-            pose = np.eye(4)
-            pose[:3, :3], pose[:3, 3] = R, aim + t * d
-            dist = fa.distance(fb, pose)
-            if dist <= 1e-13:
-                break
-            t += dist
-            if t > 3.0:
-                break
-        else:
+        got = _advance(fa, fb, R, d, aim, -3.0)
+        if got is None or got[1] < 0:
             continue
-        if t <= 3.0 and dist <= 1e-13:
-            out.append((R, d, aim, t))
+        t0, face = got
+        n = normals[face]  # outward: B pressed along -n goes into A
+        start = aim + t0 * d + 0.05 * n
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = R, start
+        if fa.distance(fb, pose) < 0.01:  # backed off along n, B must be clear of A to start
+            continue
+        got = _advance(fa, fb, R, -n, start, 0.0)
+        if got is None:
+            continue
+        out.append((R, -n, start, got[0]))
     return out
 
 
