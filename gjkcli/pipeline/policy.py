@@ -27,6 +27,14 @@ with triangles the triangle test answers it exactly, the primitive against the o
 triangles (`gjkcli.engine.primitive`); two primitives are their own hulls, so the hulls' answer
 is theirs. Only ``hull`` mode leaves a primitive's pair on a hull that is not its part, marked
 conservative.
+
+And how a pair the triangle test leaves undecided is settled, the same on every route (the run's
+pairs, a robot's poses and motions, the collision manager): `settle`. Two closed parts by their
+common solid's mean thickness (`thickness_verdict`, the rule STEP's exact solids follow); an open
+part against a closed one by how deep it reaches into it (`sheet_verdict`,
+`gjkcli.engine.sheet.sheet_depth`); two open parts by a point of one deep inside the other with
+its holes closed (`crossing_verdict`). What none settles stays undecided, its note saying what was
+tried (docs/certified.md).
 """
 from __future__ import annotations
 
