@@ -13,9 +13,10 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   the surface (a triangle) s is at most the largest of T's distances to the piece's three corners
   (a convex function's maximum over a triangle is at a corner). T is tried among the boundary
   triangles nearest each corner; the least such bound is the piece's;
-- a piece whose bound is within the band is settled; a piece whose centroid lies outside the
-  solid (winding number) farther from its boundary than from any of the piece's corners lies
-  wholly outside; a centroid inside and deeper than the band is a point that proves the
+- a piece whose bound is within the band is settled, and so is one whose centroid, at distance
+  s from the boundary and r from the piece's farthest corner, bounds it by the depth's Lipschitz
+  constant 1: s + r inside the solid (winding number), r - s outside (a point of the piece inside
+  lies past the boundary); a centroid inside and deeper than the band is a point that proves the
   collision;
 - any other piece is split in four at its edges' midpoints, up to a budget of pieces.
 
@@ -89,14 +90,21 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
             break
         k = len(live)
         corners = live.reshape(-1, 3)
-        _, _, tri = _mesh.closest(solid.bvh, corners, float("inf"), 0.0, ws)
-        tri = tri.reshape(k, 3)
-        # bound[k] = min over the corners' nearest triangles T of max over corners of d(corner, T)
+        near_dist, _, tri = _mesh.closest(solid.bvh, corners, float("inf"), 0.0, ws)
+        tri, near_dist = tri.reshape(k, 3), near_dist.reshape(k, 3)
+        # bound[k] = min over the corners' nearest triangles T of max over corners of d(corner, T);
+        # a corner's distance to its own nearest triangle is known, and a triangle nearest to
+        # two corners is tried once
         bound = np.full(k, np.inf)
         for c in range(3):
-            t = local_tris[tri[:, c]]  # (k, 3, 3)
-            d = np.max([point_triangle_distance(live[:, q], t) for q in range(3)], axis=0)
-            bound = np.minimum(bound, d)
+            ask = np.ones(k, dtype=bool) if c == 0 else np.all(tri[:, [c]] != tri[:, :c], axis=1)
+            rows = np.flatnonzero(ask)
+            t = local_tris[tri[rows, c]]  # (r, 3, 3)
+            d = near_dist[rows, c].copy()
+            for q in range(3):
+                if q != c:
+                    d = np.maximum(d, point_triangle_distance(live[rows, q], t))
+            bound[rows] = np.minimum(bound[rows], d)
         done = bound + slack <= band
         if done.any():
             upper = max(upper, float((bound[done] + slack).max()))
@@ -114,9 +122,14 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
             to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
             return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
                                                 int(origin[rest[q]])), pieces=pieces)
-        outside = ~inside & (dist > reach + slack)
-        live = _split4(piece[~outside])
-        origin = np.repeat(origin[rest][~outside], 4)
+        # the depth is 1-Lipschitz: within reach of a centroid inside at depth dist, at most
+        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary)
+        lipschitz = np.where(inside, dist + reach, reach - dist)
+        settled = lipschitz + slack <= band
+        if settled.any():
+            upper = max(upper, float(np.maximum(lipschitz[settled] + slack, 0.0).max()))
+        live = _split4(piece[~settled])
+        origin = np.repeat(origin[rest][~settled], 4)
     return SheetDepth(upper=None, deep=None, pieces=pieces)
 
 
