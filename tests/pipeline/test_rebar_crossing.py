@@ -9,7 +9,8 @@ of which reaches beyond the other by more than the band along a cut longer than 
 are 3.1 mm wide), and the triangle test alone ends undecided. The run closes each bar's ends: a
 point of one bar's surface lies 4.1 mm (to the facets' rounding) inside the other, and the ends
 lie half a metre away, so after any move within the band the surfaces still cross: a collision,
-its depth at most the construction's 4.1 mm. A crossing of 1 mm is no collision.
+its depth at most the construction's 4.1 mm. Crossings of 1 and 1.9 mm are touching, of 2.2 mm a
+collision.
 """
 from __future__ import annotations
 
@@ -79,18 +80,35 @@ def _pair(tmp_path, depth: float):
     return pair
 
 
-def test_a_bar_4_1_mm_into_its_neighbour_is_a_collision(tmp_path):
-    pair = _pair(tmp_path, 4.1)
-    assert pair.status is Status.COLLISION, pair.note
-    assert BAND < pair.result.depth <= 4.1 + 1e-6
+@pytest.fixture(scope="module")
+def crossing(tmp_path_factory):
+    return _pair(tmp_path_factory.mktemp("rebar"), 4.1)
 
 
-def test_a_bar_1_mm_into_its_neighbour_is_no_collision(tmp_path):
-    pair = _pair(tmp_path, 1.0)
-    assert pair.status is not Status.COLLISION, pair.note
+def test_a_bar_4_1_mm_into_its_neighbour_is_a_collision(crossing):
+    assert crossing.status is Status.COLLISION, crossing.note
+    assert BAND < crossing.result.depth <= 4.1 + 1e-6
+    # what settles it: the ends closed, a point deep inside (the policy's crossing_verdict)
+    assert crossing.result.exit == EXIT_OPEN_DEEP
 
 
-def test_the_triangle_test_alone_leaves_the_crossing_undecided_and_the_run_settles_it(tmp_path):
-    """What settles it: the ends closed, a point deep inside (the policy's crossing_verdict)."""
-    pair = _pair(tmp_path, 4.1)
-    assert pair.result.exit in (EXIT_OPEN_DEEP, "surfaces cross beyond the band")
+@pytest.mark.parametrize("depth, status", [(1.0, Status.TOUCHING), (1.9, Status.TOUCHING),
+                                           (2.2, Status.COLLISION)])
+def test_crossings_just_under_and_over_the_band(tmp_path, depth, status):
+    pair = _pair(tmp_path, depth)
+    assert pair.status is status, pair.note
+    if status is Status.COLLISION:
+        assert BAND < pair.result.depth <= depth + 1e-6
+
+
+def test_the_triangle_test_alone_leaves_the_crossing_undecided(tmp_path):
+    from gjkcli.engine.exact import Mesh, exact_query
+
+    def tube(start, end):
+        vertices, quads = _tube(start, end)
+        tris = [(a, b, c) for a, b, c, _ in quads] + [(a, c, d) for a, _, c, d in quads]
+        return Mesh(np.array(vertices), np.array(tris))
+
+    gap = 2 * RADIUS - 4.1
+    r = exact_query(tube((0, -500, 0), (0, 500, 0)), tube((-500, 0, gap), (500, 0, gap)), tolerance=BAND)
+    assert r.status is Status.UNDECIDED
