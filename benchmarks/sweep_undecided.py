@@ -8,7 +8,8 @@ to 2 bands), at bands from 1e-6 to 5e-2 of the size; each answered by the triang
 run's settling policy and judged by python-fcl's distance, the exact signed distance of
 tests/exact_distance.py and the construction. Printed per band: cases, undecided (and its
 share), wrong verdicts, cases the oracles could not judge (a depth just over the band that no
-sampled point reaches), and how many the triangle test alone leaves undecided (before the
+sampled point reaches, where gjk's own evidence could not be judged either: a fit settled by its
+common solid's mean thickness; `sweep.certified`), and how many the triangle test alone leaves undecided (before the
 settling policy); then the undecided cases. Exit 1 when a verdict is wrong or undecided
 exceeds 0.1% at some band.
 
@@ -55,7 +56,11 @@ def main() -> int:
             row = count[case.rel]
             row["cases"] += 1
             row["raw"] += raw.status.value == "undecided"
-            row["unjudged"] += case.truth is None
+            verified = sweep.certified(case, r) if case.truth is None and status != "undecided" else None
+            row["unjudged"] += case.truth is None and verified is None
+            if verified is False:
+                row["wrong"] += 1
+                wrong.append((case, status))
             if status == "undecided":
                 row["undecided"] += 1
                 undecided.append((case, r))

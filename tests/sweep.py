@@ -21,7 +21,8 @@ gap `g`:
   touching within it.
 
 A verdict is wrong when it contradicts the truth; undecided is counted apart (never wrong, but
-the issue's target is at most 0.1% of the pairs at every band).
+the issue's target is at most 0.1% of the pairs at every band). Where the truth stays open, gjk's
+own evidence is judged by the same oracles (`certified`).
 """
 from __future__ import annotations
 
@@ -277,3 +278,45 @@ def wrong(case: Case, status: str) -> bool:
     if case.truth is None or status == "undecided":
         return False
     return status != case.truth
+
+
+def certified(case: Case, r) -> bool | None:
+    """Where the construction and the oracles leave the truth open (a depth just over the band
+    that no sampled point reaches): gjk's own evidence judged by the oracles. A collision: its
+    witness lies deeper than the band inside the other part by the exact signed distance. A
+    touching with a shift: B moved by it (and a hair more) is apart by python-fcl and no vertex
+    of either part lies inside the other (the exact winding number). A clear: python-fcl's
+    distance beyond the band and no vertex inside. True: right; False: wrong; None: no evidence
+    an oracle can judge (a fit settled by its common solid's mean thickness)."""
+    import trimesh
+    from exact_distance import signed_distance, winding_number
+
+    status = r.status.value
+    placed_b = case.b.vertices @ case.pose[:3, :3].T + case.pose[:3, 3]
+    if status == "collision":
+        mesh_a = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
+        mesh_b = trimesh.Trimesh(placed_b, case.b.faces, process=False)
+        deepest = max(float(signed_distance(mesh_b, [r.point_a])[0]), float(signed_distance(mesh_a, [r.point_b])[0]))
+        return deepest > case.band * (1 - 1e-9)
+    pose = case.pose.copy()
+    if status == "touching":
+        cert = r.certificate
+        if cert is None or getattr(cert, "kind", None) != "shift":
+            return None
+        move = np.asarray(cert.shift, dtype=float)
+        length = float(np.linalg.norm(move))
+        if length > case.band * (1 + 1e-9):
+            return False
+        # a hair more than the certificate's move: its surfaces may meet within the snap
+        pose[:3, 3] += move * (1 + 1e-7) if length > 0 else 0.0
+    if status in ("touching", "clear"):
+        gap = _Fcl(case.a).distance(_Fcl(case.b), pose)
+        if status == "clear" and gap <= case.band:
+            return False
+        if status == "touching" and gap == 0.0:
+            return None  # met within the snap even so: python-fcl cannot tell
+        moved_b = case.b.vertices @ pose[:3, :3].T + pose[:3, 3]
+        inside = (winding_number(case.a.vertices, case.a.faces, moved_b[:1]) > 0.5).any() or \
+            (winding_number(moved_b, case.b.faces, case.a.vertices[:1]) > 0.5).any()
+        return not inside
+    return None

@@ -2,7 +2,8 @@
 benchmarks/sweep_undecided.py): non-convex parts pressed into each other just under and over the
 band and held apart just under and over it, at bands from 1e-6 to 5e-2 of their size, answered by
 the triangle test and the run's settling policy, judged by python-fcl's distance, the exact
-signed distance of tests/exact_distance.py and the construction. Every verdict right; at most
+signed distance of tests/exact_distance.py and the construction (where those leave the truth
+open, gjk's own witness or move judged by them: `sweep.certified`). Every verdict right; at most
 0.1% undecided at every band (none, in a sample this size)."""
 from __future__ import annotations
 
@@ -29,10 +30,14 @@ def _judged(pairs, seed: int) -> Counter:
             _, r = sweep.answer(case)
             status = r.status.value
             total[case.rel] += 1
-            truths[case.truth] += 1
             undecided[case.rel] += status == "undecided"
-            if sweep.wrong(case, status):
-                wrong.append((case.a.name, case.b.name, case.rel, case.kind, case.amount, status, case.truth))
+            truth = case.truth
+            if truth is None and status != "undecided":  # gjk's own evidence, judged
+                verified = sweep.certified(case, r)
+                truth = None if verified is None else status if verified else "not " + status
+            truths[truth] += 1
+            if truth is not None and status != "undecided" and status != truth:
+                wrong.append((case.a.name, case.b.name, case.rel, case.kind, case.amount, status, truth))
     assert not wrong, wrong
     for rel in BANDS:
         assert undecided[rel] <= TARGET * total[rel], (rel, undecided[rel], total[rel])
@@ -46,7 +51,7 @@ def test_generated_parts_at_every_band():
     truths = _judged(pairs, 40)
     # the sample holds every outcome, and the oracles judge most of it: the test can fail
     assert truths["collision"] >= 12 and truths["touching"] >= 30 and truths["clear"] >= 8, truths
-    assert truths[None] <= 0.35 * sum(truths.values()), truths
+    assert truths[None] <= 0.05 * sum(truths.values()), truths
 
 
 def test_real_meshes_at_every_band():
