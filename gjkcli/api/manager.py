@@ -74,6 +74,7 @@ from gjkcli.errors import ShapeError
 from gjkcli.pipeline import policy
 from gjkcli.pipeline.prepared import Geometry, Placements, prepare
 from gjkcli.pipeline.prepared import geometry as geometry_of
+
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
@@ -111,13 +112,18 @@ class ContactData:
         Penetration depth (0.0 when touching; a lower bound where the triangles answered).
     pair : tuple of str
         The names in the order of `normal`.
+    status : str
+        gjk's verdict for the pair (not in trimesh): "collision", "touching" or "undecided"
+        (the triangle test and the run's settling policy, `gjkcli.pipeline.policy.settle`,
+        proved neither; it counts as in collision).
     """
 
-    __slots__ = ("names", "pair", "point", "normal", "depth", "_index", "_witness")
+    __slots__ = ("names", "pair", "point", "normal", "depth", "status", "_index", "_witness")
 
     def __init__(self, pair: tuple, point: np.ndarray, normal: np.ndarray, depth: float,
-                 index: tuple = (-1, -1), witness: tuple | None = None):
+                 index: tuple = (-1, -1), witness: tuple | None = None, status: str = "collision"):
         self.pair = tuple(pair)
+        self.status = status
         self.names = set(pair)
         self.point = point
         self.normal = normal
@@ -449,6 +455,9 @@ class _Pairs:
                     exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
         else:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="intersect")
+        # a pair the triangle test leaves undecided: the run's settling policy, the same as
+        # every command's (a fit by its common solid, an open part by how deep it reaches)
+        r = policy.settle(r, mesh_a, mesh_c, a.pose, c.pose)
         self.exact[k] = r
         self.colliding[k] = r.status is not Status.CLEAR
         self.signed[k] = r.signed_distance
@@ -518,11 +527,13 @@ class _Pairs:
                 if np.isfinite(nudged.depth[0]):
                     normal = nudged.normal[0].copy()
             point = 0.5 * (_support_vertex(a, normal, size) + _support_vertex(c, -normal, size))
-            return ContactData(names, point, normal, max(depth, 0.0), witness=witness)
+            return ContactData(names, point, normal, max(depth, 0.0), witness=witness,
+                               status=self.hull_status(k).value)
         depth = r.depth if r.depth is not None else 0.0
         witness = (np.asarray(r.point_a), np.asarray(r.point_b))
         return ContactData(names, 0.5 * (witness[0] + witness[1]), np.asarray(r.normal), depth,
-                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)), witness)
+                           (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)), witness,
+                           status=r.status.value)
 
     def distance(self, k: int, names: tuple, signed: bool) -> DistanceData:
         r = self.exact.get(k)
@@ -533,6 +544,12 @@ class _Pairs:
             return DistanceData(names, d, b.point_a[k].copy(), b.point_b[k].copy())
         return DistanceData(names, d, np.asarray(r.point_a), np.asarray(r.point_b),
                             (getattr(r, "triangle_a", -1), getattr(r, "triangle_b", -1)))
+
+    def hull_status(self, k: int) -> Status:
+        """The hulls' verdict of pair k (clearance has no meaning here: clear)."""
+        assert self.batch is not None
+        got = STATUS_CODES[int(self.batch.status[k])]
+        return Status.CLEAR if got is Status.CLEARANCE else got
 
 
 class CollisionManager:

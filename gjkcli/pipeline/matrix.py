@@ -277,6 +277,7 @@ def _deepest(check: _Checker, a: str, b: str, q, pair_query) -> float | None:
     """The deepest overlap the exact test finds between links a and b at pose q (primitives
     against meshes included; two primitives, which the hulls answer, are left out)."""
     from gjkcli.engine.primitive import exact_body
+    from gjkcli.pipeline.policy import settle
 
     F = check.motion.frames(q[None])[0]
     best = None
@@ -287,7 +288,8 @@ def _deepest(check: _Checker, a: str, b: str, q, pair_query) -> float | None:
         if ma is None and mb is None:
             continue
         shapes = check.motion.shapes.shapes
-        r = pair_query(exact_body(ma, shapes[ea]), exact_body(mb, shapes[eb]), pose_a=F[ea], pose_b=F[eb])
+        body_a, body_b = exact_body(ma, shapes[ea]), exact_body(mb, shapes[eb])
+        r = settle(pair_query(body_a, body_b, pose_a=F[ea], pose_b=F[eb]), body_a, body_b, F[ea], F[eb])
         if r.status is Status.COLLISION and r.depth is not None:
             best = r.depth if best is None else max(best, r.depth)
     return best

@@ -49,13 +49,17 @@ def exact_pair(mesh_a, shape_a, mesh_b, shape_b, *, pose_a=None, pose_b=None, to
     when neither part has triangles (two primitives: each is its own hull, the hulls' answer is
     theirs). depth=False: a collision of two meshes whose surfaces cross beyond the band is
     proved by the first point found deeper than the band inside the other, and not measured
-    (`gjkcli.engine.exact.exact_query`)."""
+    (`gjkcli.engine.exact.exact_query`). A pair the triangle test leaves undecided is settled
+    by the run's policy (`gjkcli.pipeline.policy.settle`: a fit of two closed parts by its common
+    solid, an open part by how deep it reaches into a closed one), as the single-pose run's."""
     from gjkcli.engine.primitive import exact_body, pair_query
+    from gjkcli.pipeline.policy import settle
 
     if mesh_a is None and mesh_b is None:
         return None
-    return pair_query(exact_body(mesh_a, shape_a), exact_body(mesh_b, shape_b), pose_a=pose_a,
-                      pose_b=pose_b, tolerance=tolerance, want=want, depth=depth)
+    a, b = exact_body(mesh_a, shape_a), exact_body(mesh_b, shape_b)
+    r = pair_query(a, b, pose_a=pose_a, pose_b=pose_b, tolerance=tolerance, want=want, depth=depth)
+    return settle(r, a, b, pose_a, pose_b)
 
 
 def with_part_certificate(r: Result) -> Result:

@@ -27,14 +27,32 @@ with triangles the triangle test answers it exactly, the primitive against the o
 triangles (`gjkcli.engine.primitive`); two primitives are their own hulls, so the hulls' answer
 is theirs. Only ``hull`` mode leaves a primitive's pair on a hull that is not its part, marked
 conservative.
+
+And how a pair the triangle test leaves undecided is settled, the same on every route (the run's
+pairs, a robot's poses and motions, the collision manager): `settle`. Two closed parts by their
+common solid's mean thickness (`thickness_verdict`, the rule STEP's exact solids follow); an open
+part against a closed one by how deep it reaches into it (`sheet_verdict`,
+`gjkcli.engine.sheet.sheet_depth`); two open parts by a point of one deep inside the other with
+its holes closed (`crossing_verdict`). What none settles stays undecided, its note saying what was
+tried (docs/certified.md).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MODES", "coincide", "needs_triangles", "conservative"]
+__all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
+           "sheet_verdict", "mean_thickness", "bounding_area", "EXIT_THIN", "EXIT_SHEET",
+           "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
+
+# The exit of a pair `by_thickness` settles as touching.
+EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
+# The exits of an open part against a closed one that `sheet_verdict` settles.
+EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
+EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
+# The exit of two open parts `crossing_verdict` settles as a collision.
+EXIT_OPEN_DEEP = "a point of one open part inside the other, its holes closed, beyond the band"
 
 
 def coincide(gap_a: np.ndarray, gap_b: np.ndarray, band: np.ndarray) -> np.ndarray:
@@ -68,3 +86,184 @@ def needs_triangles(mode: str, hull_clear: np.ndarray, coincident: np.ndarray,
 def conservative(answered_by_hulls: np.ndarray, coincident: np.ndarray) -> np.ndarray:
     """(m,) bool: the answer is the hulls' and a part is not its hull."""
     return answered_by_hulls & ~coincident
+
+
+# ------------------------------------------------------------------------------------------------
+# an undecided pair settled: the same policy on every route (the run, poses, motions, the manager)
+# ------------------------------------------------------------------------------------------------
+
+def mean_thickness(o) -> float | None:
+    """2 x volume / surface area of the common solid `o` (`gjkcli.mesh.overlap.Overlap`): the
+    thickness of a slab, 0 when the parts share no volume; None when a part bounds no volume.
+
+    Where the parts' faces lie on one plane (a bar's top on its slot's ceiling) manifold3d's
+    common solid keeps a sheet of no thickness there, its two sides back to back: such area
+    bounds no volume and is not counted (`bounding_area`)."""
+    if o.volume is None:
+        return None
+    if o.volume <= 0.0 or len(o.faces) == 0:
+        return 0.0
+    area = bounding_area(o.vertices, o.faces)
+    return 2.0 * o.volume / area if area > 0.0 else 0.0
+
+
+def bounding_area(vertices, faces) -> float:
+    """The area of a closed surface less its sheets of no thickness: on each plane, the area
+    facing one way less the area facing the other (a face's back-to-back twin cancels it).
+
+    Planes are told apart to THICKNESS_PLANE_REL of the solid's size; the triangles are binned
+    twice, the second time by grids shifted half a bin, and the smaller area is kept (a pair of
+    twins split by a bin's edge is cancelled in one of the two): the area errs low, the
+    thickness high (towards undecided, never towards touching)."""
+    from gjkcli.tolerances import DEFAULT
+
+    corners = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
+    cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    double = np.linalg.norm(cross, axis=1)
+    keep = double > 0.0
+    if not keep.any():
+        return 0.0
+    corners, cross, double = corners[keep], cross[keep], double[keep]
+    normal = cross / double[:, None]
+    # one orientation per plane: the largest component of the normal positive
+    big = np.abs(normal).argmax(axis=1)
+    side = np.sign(normal[np.arange(len(normal)), big])
+    normal = normal * side[:, None]
+    offset = np.einsum("ij,ij->i", normal, corners.mean(axis=1))
+    size = float(np.ptp(corners.reshape(-1, 3), axis=0).max()) or 1.0
+    step = DEFAULT.thickness_plane_rel
+    best = None
+    for shift in (0.0, 0.5):
+        key = np.column_stack([np.floor(normal / step + shift), np.floor(offset / (step * size) + shift)])
+        _, group = np.unique(key, axis=0, return_inverse=True)
+        net = np.bincount(group.ravel(), weights=0.5 * double * side)
+        area = float(np.abs(net).sum())
+        best = area if best is None else min(best, area)
+    return best
+
+
+def thickness_verdict(r, o):
+    """The triangle test's undecided answer `r` (an `ExactResult`) judged by the parts' common
+    solid `o` (`gjkcli.mesh.overlap.Overlap`): touching when its mean thickness is within the
+    band, else `r` undecided still, its note saying what the common solid showed."""
+    import dataclasses
+
+    from gjkcli.engine.results import Status
+
+    t = mean_thickness(o)
+    band = float(r.tolerance)
+    if t is None:
+        return dataclasses.replace(r, note=_joined(r.note, f"the common solid was not measured: {o.reason}"))
+    if t > band:
+        return dataclasses.replace(r, note=_joined(
+            r.note, f"the parts' common solid (manifold3d) has volume {o.volume:.6g} and a mean "
+                    f"thickness 2 x volume / area of {t:.6g}, beyond the band: a mean proves no depth"))
+    shared = "share no volume" if t == 0.0 else f"share a volume of {o.volume:.6g}"
+    return dataclasses.replace(
+        r, status=Status.TOUCHING, distance=0.0, distance_lower=0.0, depth=None, depth_upper=None,
+        certificate=None, exit=EXIT_THIN,
+        note=f"touching: the parts {shared} (manifold3d), a common solid of mean thickness "
+             f"2 x volume / area {t:.6g} within the band ({band:.6g}), the rule STEP's exact "
+             f"solids follow; no point deeper than the band and no move within it was found "
+             f"(a fit: the way out is longer than the band)")
+
+
+def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's undecided answer `r` of meshes a and b (`gjkcli.engine.exact.Mesh`,
+    placed by their poses), one of them open and the other closed, judged by how deep the open
+    one reaches into the closed one (`gjkcli.engine.sheet.sheet_depth`)."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.sheet import sheet_depth
+
+    band = float(r.tolerance)
+    sheet_is_a = not a.solid
+    sheet, solid = (a, b) if sheet_is_a else (b, a)
+    ps, pb = (pose_a, pose_b) if sheet_is_a else (pose_b, pose_a)
+    got = sheet_depth(sheet, solid, pose_sheet=ps, pose_solid=pb, band=band)
+    if got.deep is not None:
+        depth, point, near, _ = got.deep
+        pa, pb_ = (point, near) if sheet_is_a else (near, point)
+        return dataclasses.replace(
+            r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth,
+            depth_upper=None, point_a=pa, point_b=pb_, certificate=PointCertificate(np.asarray(point)),
+            contained="a in b" if sheet_is_a else "b in a", exit=EXIT_SHEET_DEEP,
+            note=_joined(_open_note(r.note), f"collision: a point of the open surface '{sheet.name}' lies "
+                         f"{depth:.6g} inside '{solid.name}', beyond the band ({band:.6g})"))
+    if got.upper is None:
+        return dataclasses.replace(r, note=_joined(
+            r.note, f"the depth of the open surface '{sheet.name}' inside '{solid.name}' was not "
+                    f"bounded within the band in {got.pieces:,} pieces of it"))
+    return dataclasses.replace(
+        r, status=Status.TOUCHING, distance=0.0, distance_lower=0.0, depth=None,
+        depth_upper=got.upper, certificate=None, exit=EXIT_SHEET,
+        note=_joined(_open_note(r.note), f"touching: no point of the open surface '{sheet.name}' lies "
+                     f"deeper than {got.upper:.6g} inside '{solid.name}' (bounded over "
+                     f"{got.pieces:,} pieces of it), within the band ({band:.6g})"))
+
+
+def _open_note(note: str) -> str:
+    """The triangle test's note less its undecided clause (the pair is settled)."""
+    cut = note.find("undecided:")
+    return note if cut < 0 else note[:cut].rstrip("; ")
+
+
+def settle(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's answer `r` for meshes (or primitives) a and b at their poses, an
+    undecided pair settled by the run's policy (the module's docstring): two closed parts by
+    their common solid's mean thickness, an open part against a closed one by how deep it
+    reaches; every other answer as it is."""
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.engine.results import Status
+
+    if r is None or r.status is not Status.UNDECIDED or not (isinstance(a, Mesh) and isinstance(b, Mesh)):
+        return r
+    if a.solid and b.solid:
+        from gjkcli.mesh.overlap import overlap
+
+        return thickness_verdict(r, overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces))
+    if a.solid != b.solid:
+        return sheet_verdict(r, a, b, pose_a, pose_b)
+    return crossing_verdict(r, a, b, pose_a, pose_b)
+
+
+def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
+    """The triangle test's undecided answer `r` of two open parts (neither bounds a volume):
+    a collision where a point of one lies deeper than the band inside the other with its holes
+    closed, the surfaces' crossing then certain after any move within the band
+    (`gjkcli.engine.sheet.open_crossing`); else `r`, its note saying what was tried."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.sheet import open_crossing
+
+    band = float(r.tolerance)
+    got = open_crossing(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
+    if got is None:
+        return dataclasses.replace(r, note=_joined(
+            r.note, "no point of one open part was found deeper than the band inside the other with "
+                    "its holes closed (and the holes farther than the band)"))
+    depth, point, near, which = got
+    inner, outer = (a, b) if which == "a in b" else (b, a)
+    pa, pb = (point, near) if which == "a in b" else (near, point)
+    return dataclasses.replace(
+        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
+        point_a=pa, point_b=pb, certificate=PointCertificate(np.asarray(point)), contained=which,
+        exit=EXIT_OPEN_DEEP,
+        note=_joined(_open_note(r.note), f"collision: a point of '{inner.name}' lies {depth:.6g} inside "
+                     f"'{outer.name}' with its holes closed, beyond the band ({band:.6g}), and the "
+                     f"holes lie farther than the band from '{inner.name}': their surfaces cross "
+                     f"after any move within the band"))
+
+
+def _placed(mesh, pose) -> np.ndarray:
+    """(n, 3) the mesh's vertices placed by a rigid 4x4 pose (None: as given)."""
+    if pose is None:
+        return mesh.vertices
+    T = np.asarray(pose, dtype=np.float64)
+    return mesh.vertices @ T[:3, :3].T + T[:3, 3]
+
+
+def _joined(note: str, more: str) -> str:
+    return f"{note}; {more}" if note else more

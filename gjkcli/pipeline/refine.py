@@ -20,20 +20,35 @@ their triangles (`gjkcli.mesh.overlap`), with volume V and surface area S has th
 t = 2V/S (exact for a slab, the interference of a sleeve or a wedge; 0 when they share no volume).
 t within the band: touching, with no certificate (the common solid is the evidence, as STEP's
 B-rep touching has none), the exit and the note saying so. t beyond the band proves no depth (a
-mean is no point that deep): the pair stays undecided, its note giving t. A part that bounds no
-volume leaves it undecided, the note saying why.
+mean is no point that deep): the pair stays undecided, its note giving t.
+
+A part that bounds no volume (an open surface: an eaves, a window's glazing) against a closed
+one counts by its surface only, and its depth is that of its deepest point inside the closed part
+(`gjkcli.engine.sheet.sheet_depth`, a branch and bound over its triangles): bounded within the
+band, touching (`EXIT_SHEET`, the bound as `depth_upper`); a point deeper than the band found,
+a collision with that point as its certificate; neither within the search's budget, undecided
+still, the note saying so. Two open parts whose crossing the triangle test leaves undecided: a
+collision where a point of one lies deeper than the band inside the other with its holes closed
+and the holes lie farther than the band (`crossing_verdict`: their surfaces then cross after any
+move within the band); else undecided still.
+
+The policy lives in `gjkcli.pipeline.policy` (`settle`, `thickness_verdict`, `sheet_verdict`),
+one pair at a time, used by every route that asks the triangle test (the
+run's pairs through `by_thickness`, poses and motions through `gjkcli.pipeline.pairs.exact_pair`,
+the collision manager): an undecided pair is settled the same way whichever way it came.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from gjkcli.pipeline.pairs import with_part_certificate
+from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, mean_thickness, settle,
+                                    sheet_verdict, thickness_verdict)
 
-__all__ = ["triangles", "by_thickness", "thickness_verdict", "mean_thickness", "EXIT_THIN",
-           "PARALLEL_FROM", "SHARES_PER_JOB"]
+__all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
+           "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
+           "SHARES_PER_JOB"]
 
-# The exit of a pair `by_thickness` settles as touching.
-EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
 
 # The fewest pairs worth forked workers: a fork, and each answer's way back (about 0.1 ms, where a
 # pair's triangle test takes about 0.5 ms on the Great Court roof), are repaid from here.
@@ -109,88 +124,21 @@ def _share(parts, i, j, tolerance, measure, todo, done) -> list:
     return out
 
 
-def mean_thickness(o) -> float | None:
-    """2 x volume / surface area of the common solid `o` (`gjkcli.mesh.overlap.Overlap`): the
-    thickness of a slab, 0 when the parts share no volume; None when a part bounds no volume.
-
-    Where the parts' faces lie on one plane (a bar's top on its slot's ceiling) manifold3d's
-    common solid keeps a sheet of no thickness there, its two sides back to back: such area
-    bounds no volume and is not counted (`bounding_area`)."""
-    if o.volume is None:
-        return None
-    if o.volume <= 0.0 or len(o.faces) == 0:
-        return 0.0
-    area = bounding_area(o.vertices, o.faces)
-    return 2.0 * o.volume / area if area > 0.0 else 0.0
-
-
-def bounding_area(vertices, faces) -> float:
-    """The area of a closed surface less its sheets of no thickness: on each plane, the area
-    facing one way less the area facing the other (a face's back-to-back twin cancels it).
-
-    Planes are told apart to THICKNESS_PLANE_REL of the solid's size; the triangles are binned
-    twice, the second time by grids shifted half a bin, and the smaller area is kept (a pair of
-    twins split by a bin's edge is cancelled in one of the two): the area errs low, the
-    thickness high (towards undecided, never towards touching)."""
-    from gjkcli.tolerances import DEFAULT
-
-    corners = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
-    cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    double = np.linalg.norm(cross, axis=1)
-    keep = double > 0.0
-    if not keep.any():
-        return 0.0
-    corners, cross, double = corners[keep], cross[keep], double[keep]
-    normal = cross / double[:, None]
-    # one orientation per plane: the largest component of the normal positive
-    big = np.abs(normal).argmax(axis=1)
-    side = np.sign(normal[np.arange(len(normal)), big])
-    normal = normal * side[:, None]
-    offset = np.einsum("ij,ij->i", normal, corners.mean(axis=1))
-    size = float(np.ptp(corners.reshape(-1, 3), axis=0).max()) or 1.0
-    step = DEFAULT.thickness_plane_rel
-    best = None
-    for shift in (0.0, 0.5):
-        key = np.column_stack([np.floor(normal / step + shift), np.floor(offset / (step * size) + shift)])
-        _, group = np.unique(key, axis=0, return_inverse=True)
-        net = np.bincount(group.ravel(), weights=0.5 * double * side)
-        area = float(np.abs(net).sum())
-        best = area if best is None else min(best, area)
-    return best
-
-
-def thickness_verdict(r, o):
-    """The triangle test's undecided answer `r` (an `ExactResult`) judged by the parts' common
-    solid `o` (`gjkcli.mesh.overlap.Overlap`): touching when its mean thickness is within the
-    band, else `r` undecided still, its note saying what the common solid showed."""
-    import dataclasses
-
-    from gjkcli.engine.results import Status
-
-    t = mean_thickness(o)
-    band = float(r.tolerance)
-    if t is None:
-        return dataclasses.replace(r, note=_joined(r.note, f"the common solid was not measured: {o.reason}"))
-    if t > band:
-        return dataclasses.replace(r, note=_joined(
-            r.note, f"the parts' common solid (manifold3d) has volume {o.volume:.6g} and a mean "
-                    f"thickness 2 x volume / area of {t:.6g}, beyond the band: a mean proves no depth"))
-    shared = "share no volume" if t == 0.0 else f"share a volume of {o.volume:.6g}"
-    return dataclasses.replace(
-        r, status=Status.TOUCHING, distance=0.0, distance_lower=0.0, depth=None, depth_upper=None,
-        certificate=None, exit=EXIT_THIN,
-        note=f"touching: the parts {shared} (manifold3d), a common solid of mean thickness "
-             f"2 x volume / area {t:.6g} within the band ({band:.6g}), the rule STEP's exact "
-             f"solids follow; no point deeper than the band and no move within it was found "
-             f"(a fit: the way out is longer than the band)")
-
-
 def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
-    """`answers` ({pair index: the triangle test's Result}) with each undecided pair of two
-    closed parts judged by its common solid (`thickness_verdict`), the common solids on every
-    core (`gjkcli.mesh.overlap.overlaps`)."""
+    """`answers` ({pair index: the triangle test's Result}) with each undecided pair settled by
+    `settle`'s policy: two closed parts judged by their common solid (`thickness_verdict`),
+    the common solids on every core (`gjkcli.mesh.overlap.overlaps`); an open part against a
+    closed one by how deep it reaches (`sheet_verdict`); two open parts by a point deep inside
+    the other closed (`crossing_verdict`)."""
+    from gjkcli.engine.exact import Mesh
     from gjkcli.engine.results import Status
 
+    answers = dict(answers)
+    for k, r in answers.items():
+        if r.status is Status.UNDECIDED and not (getattr(r, "solid_a", False) and getattr(r, "solid_b", False)):
+            a, b = parts.body(int(i[k])), parts.body(int(j[k]))
+            if isinstance(a, Mesh) and isinstance(b, Mesh):  # an open part: settled on its own
+                answers[k] = settle(r, a, b)
     todo = [k for k, r in answers.items() if r.status is Status.UNDECIDED
             and getattr(r, "solid_a", False) and getattr(r, "solid_b", False)]
     work = []
@@ -207,7 +155,3 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     for (k, _), o in zip(work, overlaps([pair for _, pair in work], jobs)):
         out[k] = thickness_verdict(answers[k], o)
     return out
-
-
-def _joined(note: str, more: str) -> str:
-    return f"{note}; {more}" if note else more

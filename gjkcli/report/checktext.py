@@ -201,7 +201,9 @@ def duration(seconds: float) -> str:
 
 def summary_spans(check: Findings) -> list:
     counts = check.counts
-    parts = [f"{n} {name}" for name, n in counts.items() if n]
+    # the undecided count always (issue 40), after the others
+    parts = [f"{n} {name}" for name, n in counts.items() if n and name != Status.UNDECIDED.value]
+    parts.append(f"{counts.get(Status.UNDECIDED.value, 0)} {Status.UNDECIDED.value}")
     head = f"{len(check.pairs)} pair{'s' if len(check.pairs) != 1 else ''}"
     if parts:
         head += ": " + ", ".join(parts)

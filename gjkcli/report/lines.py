@@ -118,9 +118,10 @@ def summary_spans(report) -> list:
     n = len(report.objects)
     head = (f"{n} object{'s' if n != 1 else ''}, {report.checked} pair"
             f"{'s' if report.checked != 1 else ''} checked") + worlds_text(report)
+    # the undecided count always (issue 40: how many pairs no certificate settled, even none)
     found = [f"{report.counts.get(s.value, 0)} {s.value}" for s in
              (Status.COLLISION, Status.UNDECIDED, Status.TOUCHING, Status.CLEARANCE)
-             if report.counts.get(s.value, 0)]
+             if report.counts.get(s.value, 0) or s is Status.UNDECIDED]
     if found:
         head += ": " + ", ".join(found)
     spans = [(head, "")]

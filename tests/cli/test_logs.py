@@ -56,7 +56,7 @@ def test_a_piped_scan_prints_a_finding_per_line_with_whole_names(named):
     assert len(findings) == 3  # each pair once, on one line
     for x, y in ((0, 1), (0, 2), (1, 2)):
         assert sum(NAMES[x] in line and NAMES[y] in line for line in findings) == 1
-    assert lines[-1].startswith("3 objects, 3 pairs checked: 3 collision; 3 failing; exit 1")
+    assert lines[-1].startswith("3 objects, 3 pairs checked: 3 collision, 0 undecided; 3 failing; exit 1")
 
 
 def test_the_table_asked_for_through_a_pipe_follows_columns_and_keeps_names_whole(named, tmp_path):

@@ -119,7 +119,7 @@ def test_a_bad_step_file_is_one_line_and_the_others_are_still_read(assemblies):
     assert "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("gjk: error:")]
     assert len(errors) == 1 and "bad.step" in errors[0], done.stderr
-    assert "18 objects, 32 pairs checked (each file by itself; --together pairs them): 32 touching" in done.stdout + done.stderr
+    assert "18 objects, 32 pairs checked (each file by itself; --together pairs them): 0 undecided, 32 touching" in done.stdout + done.stderr
 
 
 def test_a_process_that_ended_leaves_its_work_to_the_command(assemblies):

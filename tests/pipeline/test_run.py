@@ -496,7 +496,7 @@ def test_rich_table_renders(tmp_path):
                                    'box = [1, 1, 1]\ntranslate = [0.2, 0.3, 0]\n\n[[allow]]\na = "c"\nb = "b"\n'
                                    'reason = "welded"\n')
     report = scan.run([], manifest=m, jobs=1)
-    console = Console(width=120, record=True, color_system=None)
+    console = Console(width=140, record=True, color_system=None)  # the summary on one line
     console.print(render_scan(report))
     text = console.export_text()
     assert "bolt[1]" in text and "welded" not in text
@@ -505,7 +505,7 @@ def test_rich_table_renders(tmp_path):
     console.print(render_scan(dataclasses.replace(report, show_allowed=True)))
     text = console.export_text()
     assert "bolt[1]" in text and "allowed: welded" in text and "more" not in text
-    assert "3 objects, 3 pairs checked: 3 collision; 2 failing (1 allowed); exit 1" in text
+    assert "3 objects, 3 pairs checked: 3 collision, 0 undecided; 2 failing (1 allowed); exit 1" in text
     assert text.index("bolt[1]") < text.index("allowed: welded")
     console = Console(width=120, record=True, color_system=None)
     console.print(render_scan(dataclasses.replace(report, show_allowed=True), limit=2))

@@ -1,0 +1,278 @@
+"""How deep an open surface reaches into a solid, bounded from above: the certificate of an open
+part against a closed one that the triangle test leaves undecided.
+
+A part that bounds no volume (an eaves modelled as a surface, a round window's glazing, a mesh
+with a hole) counts only by its surface: against a solid its depth is that of the deepest point
+of the surface inside the solid, the distance from that point to the solid's boundary. A point
+deeper than the band proves a collision (the triangle test's rule, `gjkcli.engine.exact`);
+where the triangle test found none and no move within the band parted the parts, the pair is
+undecided. `sheet_depth` settles it by branch and bound over the open part's triangles:
+
+- the solid's depth function s(p) (the distance to its boundary inside it, 0 outside) is at most
+  the distance from p to any one boundary triangle T, a convex function of p, so over a piece of
+  the surface (a triangle) s is at most the largest of T's distances to the piece's three corners
+  (a convex function's maximum over a triangle is at a corner). T is tried among the boundary
+  triangles nearest each corner; the least such bound is the piece's;
+- a piece whose bound is within the band is settled, and so is one whose centroid, at distance
+  s from the boundary and r from the piece's farthest corner, bounds it by the depth's Lipschitz
+  constant 1: s + r inside the solid (winding number), r - s outside (a point of the piece inside
+  lies past the boundary); a centroid inside and deeper than the band is a point that proves the
+  collision;
+- any other piece is split in four at its edges' midpoints, up to a budget of pieces.
+
+Every piece settled: no point of the open surface lies deeper than the band inside the solid, so
+the pair is touching (within the band) by the rule that would make it a collision. The distances
+are exact point-triangle distances (Ericson 2005, 5.1.5) in floating point, in the solid's own
+frame (its vertices less their box centre), so that parts far from the origin keep their digits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli.engine import _mesh
+from gjkcli.tolerances import DEFAULT
+
+__all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance", "capped", "open_crossing"]
+
+# Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
+# costs a few closest-point queries and point-triangle distances.
+PIECES = 200_000
+# Rounds of splitting, at most (a piece's side halves a round: 2^-30 of a triangle's side).
+ROUNDS = 30
+
+
+@dataclass(frozen=True)
+class SheetDepth:
+    """What `sheet_depth` proved.
+
+    upper : float or None
+        No point of the open surface lies deeper than this inside the solid (at most the band),
+        None when it was not bounded within the band (see `deep` and `pieces`).
+    deep : tuple or None
+        (depth, point, nearest boundary point, face), world coordinates: a point of the open
+        surface inside the solid deeper than the band, a collision's witness, and the open
+        part's face it lies on.
+    pieces : int
+        Pieces of the surface examined.
+    """
+
+    upper: float | None
+    deep: tuple | None
+    pieces: int
+
+
+def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) -> SheetDepth:
+    """Bound the depth of the open part `sheet` inside the closed part `solid`
+    (`gjkcli.engine.exact.Mesh`, each placed by a rigid 4x4 pose, default as given), against
+    the touching band `band` (model units). See the module's docstring."""
+    Rs, ts = _placed(pose_sheet)
+    Rb, tb = _placed(pose_solid)
+    ws = _mesh.Workspace()
+    # the sheet's triangles in the solid's own frame: x_local = Rb^T (x_world - tb) - centre
+    world = sheet.vertices[sheet.faces] @ Rs.T + ts
+    live = (world - tb) @ Rb - solid.centre
+    lo, hi = solid.local_lo - band, solid.local_hi + band
+    inside_box = np.all((live.max(axis=1) >= lo) & (live.min(axis=1) <= hi), axis=1)
+    origin = np.flatnonzero(inside_box)  # each piece's face of the sheet
+    live = np.ascontiguousarray(live[inside_box])
+    local_tris = solid.vertices[solid.faces] - solid.centre
+    # what floating point may miss by: the rounding of the frame change and the distances
+    slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
+    upper, pieces = 0.0, 0
+    solid.bvh.prepare_winding()
+    for _ in range(ROUNDS):
+        if len(live) == 0:
+            return SheetDepth(upper=upper, deep=None, pieces=pieces)
+        pieces += len(live)
+        if pieces > PIECES:
+            break
+        k = len(live)
+        corners = live.reshape(-1, 3)
+        near_dist, _, tri = _mesh.closest(solid.bvh, corners, float("inf"), 0.0, ws)
+        tri, near_dist = tri.reshape(k, 3), near_dist.reshape(k, 3)
+        # bound[k] = min over the corners' nearest triangles T of max over corners of d(corner, T);
+        # a corner's distance to its own nearest triangle is known, and a triangle nearest to
+        # two corners is tried once
+        bound = np.full(k, np.inf)
+        for c in range(3):
+            ask = np.ones(k, dtype=bool) if c == 0 else np.all(tri[:, [c]] != tri[:, :c], axis=1)
+            rows = np.flatnonzero(ask)
+            t = local_tris[tri[rows, c]]  # (r, 3, 3)
+            d = near_dist[rows, c].copy()
+            for q in range(3):
+                if q != c:
+                    d = np.maximum(d, point_triangle_distance(live[rows, q], t))
+            bound[rows] = np.minimum(bound[rows], d)
+        done = bound + slack <= band
+        if done.any():
+            upper = max(upper, float((bound[done] + slack).max()))
+        rest = np.flatnonzero(~done)
+        if len(rest) == 0:
+            return SheetDepth(upper=upper, deep=None, pieces=pieces)
+        piece = live[rest]
+        centroid = piece.mean(axis=1)
+        reach = np.sqrt(((piece - centroid[:, None, :]) ** 2).sum(axis=2).max(axis=1))
+        dist, near, _ = _mesh.closest(solid.bvh, centroid, float("inf"), 0.0, ws)
+        inside = np.abs(_mesh.winding(solid.bvh, centroid, ws)) > DEFAULT.winding_inside
+        deep = inside & (dist > band + slack)
+        if deep.any():
+            q = int(np.flatnonzero(deep)[np.argmax(dist[deep])])
+            to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
+            return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
+                                                int(origin[rest[q]])), pieces=pieces)
+        # the depth is 1-Lipschitz: within reach of a centroid inside at depth dist, at most
+        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary)
+        lipschitz = np.where(inside, dist + reach, reach - dist)
+        settled = lipschitz + slack <= band
+        if settled.any():
+            upper = max(upper, float(np.maximum(lipschitz[settled] + slack, 0.0).max()))
+        live = _split4(piece[~settled])
+        origin = np.repeat(origin[rest][~settled], 4)
+    return SheetDepth(upper=None, deep=None, pieces=pieces)
+
+
+def capped(mesh):
+    """(the mesh with each hole closed, the caps alone) as `gjkcli.engine.exact.Mesh`es, or None.
+
+    A hole is a loop of boundary edges (each used by one face); it is closed by a fan of
+    triangles from the loop's centroid, wound against the loop's faces so that the closed mesh
+    is oriented. None when the boundary is not simple loops (a vertex on two holes) or the
+    closed mesh is not a solid. The caps are surfaces the part does not have: a point inside
+    the closed mesh is inside the part as far as no cap is nearer than the part's surface."""
+    from gjkcli.engine.exact import Mesh
+
+    f = mesh.faces
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = len(mesh.vertices)
+    key = directed[:, 0] * n + directed[:, 1]
+    reverse = directed[:, 1] * n + directed[:, 0]
+    boundary = directed[~np.isin(reverse, key)]
+    if len(boundary) == 0 or len(np.unique(boundary[:, 0])) != len(boundary):
+        return None
+    following = dict(zip(boundary[:, 0].tolist(), boundary[:, 1].tolist()))
+    vertices, caps = [mesh.vertices], []
+    extra = n
+    while following:
+        start, loop = next(iter(following)), []
+        u = start
+        while u in following:
+            loop.append(u)
+            u = following.pop(u)
+        if u != start or len(loop) < 3:
+            return None
+        vertices.append(mesh.vertices[loop].mean(axis=0)[None])
+        ring = np.array(loop)
+        # the faces run u -> v along the loop; the cap runs v -> u
+        caps.append(np.column_stack([np.roll(ring, -1), ring, np.full(len(ring), extra)]))
+        extra += 1
+    v = np.concatenate(vertices)
+    cap = np.concatenate(caps)
+    closed = Mesh(v, np.concatenate([f, cap]), name=mesh.name)
+    if not closed.solid:
+        return None
+    return closed, Mesh(v, cap, name=f"{mesh.name} (caps)")
+
+
+def open_crossing(a, b, *, pose_a=None, pose_b=None, band: float):
+    """A collision of two parts neither of which bounds a volume (open surfaces), proved by a
+    point: (depth, point, nearest point, "a in b" or "b in a") or None.
+
+    Close B's holes (`capped`): a point p of A inside the closed B farther than the band from its
+    boundary stays inside after any move of A within the band, and a point of the same body of
+    A outside it farther than the band stays outside; so after any such move A's surface still
+    crosses the closed B's boundary, and where no cap lies within the band of A that crossing is
+    through B's own surface: the surfaces cannot be parted by a move within the band. Then the
+    other way round (A closed, B's point)."""
+    from gjkcli.engine.exact import exact_query
+
+    for inner, outer, pin, pout, which in ((a, b, pose_a, pose_b, "a in b"), (b, a, pose_b, pose_a, "b in a")):
+        closed = capped(outer)
+        if closed is None:
+            continue
+        solid, caps = closed
+        got = sheet_depth(inner, solid, pose_sheet=pin, pose_solid=pout, band=band)
+        if got.deep is None:
+            continue
+        depth, point, near, face = got.deep
+        if not _reaches_out(inner, solid, pin, pout, face, band):
+            continue
+        apart = exact_query(inner, caps, pose_a=pin, pose_b=pout, tolerance=band, want="distance")
+        if apart.distance_lower > 2.0 * band:
+            return depth, point, near, which
+    return None
+
+
+def _reaches_out(inner, solid, pose_inner, pose_solid, face: int, band: float) -> bool:
+    """A vertex of the body of `inner` holding `face` lies outside `solid` (placed), farther
+    than the band from its boundary."""
+    Ri, ti = _placed(pose_inner)
+    Rs, ts = _placed(pose_solid)
+    body = inner.face_bodies()
+    used = np.unique(inner.faces[body == body[face]])
+    local = ((inner.vertices[used] @ Ri.T + ti) - ts) @ Rs - solid.centre
+    ws = _mesh.Workspace()
+    dist, _, _ = _mesh.closest(solid.bvh, np.ascontiguousarray(local), float("inf"), 0.0, ws)
+    far = np.flatnonzero(dist > 2.0 * band)
+    if len(far) == 0:
+        return False
+    solid.bvh.prepare_winding()
+    w = _mesh.winding(solid.bvh, np.ascontiguousarray(local[far[:64]]), ws)
+    return bool((np.abs(w) <= DEFAULT.winding_inside).any())
+
+
+def _placed(pose):
+    """(R (3, 3), t (3,)) of a rigid 4x4 pose the triangle test has checked; identity for None."""
+    if pose is None:
+        return np.eye(3), np.zeros(3)
+    T = np.asarray(pose, dtype=np.float64)
+    return T[:3, :3], T[:3, 3]
+
+
+def _split4(tris: np.ndarray) -> np.ndarray:
+    """(k, 3, 3) triangles -> (4k, 3, 3), each cut at its edges' midpoints."""
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
+    return np.ascontiguousarray(np.stack([
+        np.stack([a, ab, ca], axis=1), np.stack([ab, b, bc], axis=1),
+        np.stack([ca, bc, c], axis=1), np.stack([ab, bc, ca], axis=1)], axis=1).reshape(-1, 3, 3))
+
+
+def point_triangle_distance(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """(k,) distance from each point p (k, 3) to its triangle tri (k, 3, 3): the closest point by
+    the triangle's Voronoi regions (Ericson 2005, 5.1.5, `ClosestPtPointTriangle`), vectorized."""
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    ab, ac, ap = b - a, c - a, p - a
+    dot = lambda u, v: np.einsum("ij,ij->i", u, v)  # noqa: E731
+    d1, d2 = dot(ab, ap), dot(ac, ap)
+    bp = p - b
+    d3, d4 = dot(ab, bp), dot(ac, bp)
+    cp = p - c
+    d5, d6 = dot(ab, cp), dot(ac, cp)
+    va = d3 * d6 - d5 * d4
+    vb = d5 * d2 - d1 * d6
+    vc = d1 * d4 - d3 * d2
+    # the face region by default: barycentric (1 - v - w, v, w)
+    denom = va + vb + vc
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(denom != 0, vb / denom, 0.0)
+        w = np.where(denom != 0, vc / denom, 0.0)
+        closest = a + ab * v[:, None] + ac * w[:, None]
+        # edge bc region
+        t_bc = np.clip((d4 - d3) / ((d4 - d3) + (d5 - d6)), 0.0, 1.0)
+        on_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
+        closest = np.where(on_bc[:, None], b + (c - b) * t_bc[:, None], closest)
+        # edge ac region
+        t_ac = np.clip(d2 / (d2 - d6), 0.0, 1.0)
+        on_ac = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
+        closest = np.where(on_ac[:, None], a + ac * t_ac[:, None], closest)
+        # edge ab region
+        t_ab = np.clip(d1 / (d1 - d3), 0.0, 1.0)
+        on_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
+        closest = np.where(on_ab[:, None], a + ab * t_ab[:, None], closest)
+    # vertex regions, last so that they win where a degenerate case overlaps an edge's
+    closest = np.where(((d6 >= 0) & (d5 <= d6))[:, None], c, closest)
+    closest = np.where(((d3 >= 0) & (d4 <= d3))[:, None], b, closest)
+    closest = np.where(((d1 <= 0) & (d2 <= 0))[:, None], a, closest)
+    return np.linalg.norm(p - closest, axis=1)
