@@ -22,11 +22,13 @@ command (`stop`); Ctrl-C ends it with the command's other forked workers (`gjkcl
 A progress bar follows that process's reading of a large file (`gjkcli.scene.watch`), not its
 tessellating of the solids (it reports to nobody).
 
-IFC models are read ahead the same way: the command given an IFC model under
-IFC_SPLIT_FROM_BYTES (which one reader meshes) forks this process, which imports IfcOpenShell
-and meshes the model (`gjkcli.mesh.ifc.read_here`) while the command imports NumPy and its
-pipeline; the command asks it for `gjkcli.mesh.ifc.read` of the model, and a model it has given
-is read by the command if asked again. Serving no STEP file, the process ends once it has given
+IFC models are read ahead the same way: the command given IFC models under
+IFC_SPLIT_FROM_BYTES (which one reader meshes), or one model of that size or more and no other
+IFC model, forks this process, which imports IfcOpenShell and meshes the models
+(`gjkcli.mesh.ifc.read_here`; the large one parsed once, then meshed in a share per job by this
+process and forked copies of it, as the readers the command would fork for it) while the
+command imports NumPy and its pipeline; the command asks it for `gjkcli.mesh.ifc.read` of the
+model, and a model it has given is read by the command if asked again. Serving no STEP file, the process ends once it has given
 its last model. While the command waits for its first answer, it imports the modules it was told
 it may need next (`meanwhile`).
 """
@@ -43,8 +45,8 @@ __all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "wanted", "stop", "ser
 STEP_TYPES = ("step", "stp")
 _SUFFIXES = tuple(f".{t}" for t in STEP_TYPES)
 # IFC models read ahead (`gjkcli.mesh.ifc.read_here`): those below IFC_SPLIT_FROM_BYTES, which
-# one reader meshes (gjkcli.mesh.ifc.SPLIT_FROM_BYTES); a larger one is meshed by several
-# readers at once, which the command forks as it reads it.
+# one reader meshes (gjkcli.mesh.ifc.SPLIT_FROM_BYTES); a larger one, named alone, is meshed in
+# a share per job (`_jobs`) by the process and copies it forks once it has parsed the file.
 _IFC_SUFFIXES = (".ifc", ".ifczip")
 IFC_SPLIT_FROM_BYTES = 2_000_000
 
@@ -66,16 +68,25 @@ def start(argv: list) -> bool:
     paths = list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(_SUFFIXES)
                                and os.path.isfile(arg)))
     models = list(dict.fromkeys(arg for arg in argv if _small_ifc(arg)))
+    large = list(dict.fromkeys(arg for arg in argv if _ifc_file(arg) and not _small_ifc(arg)))
+    shares = 1
+    if len(large) == 1 and not models:  # one large model: read ahead in a share per job
+        models, shares = large, _jobs(argv)
     if not paths and not models:
         return False
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent, models))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares))
     except OSError:  # no process left to fork: everything runs here
         return False
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
     return True
+
+
+def _ifc_file(arg: str) -> bool:
+    """An IFC model (.ifc, .ifczip) that is a file."""
+    return arg.lower().endswith(_IFC_SUFFIXES) and os.path.isfile(arg)
 
 
 def _small_ifc(arg: str) -> bool:
@@ -88,23 +99,34 @@ def _small_ifc(arg: str) -> bool:
         return False
 
 
+def _jobs(argv: list) -> int:
+    """The command line's last --jobs, else every core, as the command reads it."""
+    given = [v.strip() for v in _jobs_given(argv)]
+    if given and given[-1].isdigit():
+        return max(1, int(given[-1]))
+    return max(1, os.cpu_count() or 1)
+
+
 def wanted(argv: list) -> bool:
     """`gjk scan` or `gjk check`, with neither --dask, nor one job, nor --debug (whose
     tracebacks are whole in one process)."""
     words = [arg for arg in argv if not arg.startswith("-")]
     if not words or words[0] not in ("scan", "check") or "--dask" in argv or "--debug" in argv:
         return False
+    return all(value.strip() != "1" for value in _jobs_given(argv))
+
+
+def _jobs_given(argv: list) -> list:
+    """The values of the command line's --jobs (-j N, -jN, --jobs=N), as written."""
+    out = []
     for k, arg in enumerate(argv):
-        value = None
         if arg in ("-j", "--jobs") and k + 1 < len(argv):
-            value = argv[k + 1]
+            out.append(argv[k + 1])
         elif arg.startswith("--jobs="):
-            value = arg.split("=", 1)[1]
+            out.append(arg.split("=", 1)[1])
         elif arg.startswith("-j") and arg[2:].isdigit():
-            value = arg[2:]
-        if value is not None and value.strip() == "1":
-            return False
-    return True
+            out.append(arg[2:])
+    return out
 
 
 def serving() -> bool:
@@ -235,9 +257,9 @@ def stop() -> None:
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent, models: list = ()) -> None:
-    """The process: reads the IFC `models` and the STEP files `paths` ahead, then answers
-    requests until the command closes its end (or sends None)."""
+def _serve(paths: list, parent, models: list = (), shares: int = 1) -> None:
+    """The process: reads the IFC `models` (each in `shares`) and the STEP files `paths` ahead,
+    then answers requests until the command closes its end (or sends None)."""
     _quiet()
     from gjkcli import extras
     from gjkcli.errors import InputError
@@ -248,7 +270,9 @@ def _serve(paths: list, parent, models: list = ()) -> None:
     if models:
         from gjkcli.mesh import ifc
 
-        readers += [(ifc.read, ifc.read_here, m) for m in models]
+        import functools
+
+        readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     if paths:
         from gjkcli.mesh import cad
 

@@ -31,17 +31,26 @@ def model(tmp_path):
 
 
 def test_who_starts_the_early_reader(tmp_path):
-    """Started for a scan or check naming an IFC model below IFC_SPLIT_FROM_BYTES (which one
-    reader meshes); not for a larger one (meshed by several readers the command forks), ifcXML
-    (refused), a missing file, or one core."""
-    big, xml = tmp_path / "big.ifc", tmp_path / "a.ifcxml"
-    with open(big, "wb") as f:
-        f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
+    """Started for a scan or check naming IFC models below IFC_SPLIT_FROM_BYTES (which one
+    reader meshes), or one larger model and no other IFC model (meshed in a share per job by the
+    reader and copies it forks); not for two larger ones (each meshed by readers the command
+    forks), ifcXML (refused), a missing file, or one core."""
+    big, other, xml = tmp_path / "big.ifc", tmp_path / "other.ifc", tmp_path / "a.ifcxml"
+    for name in (big, other):
+        with open(name, "wb") as f:
+            f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
     xml.write_text("<ifcXML/>")
-    for argv in (["scan", str(big)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
+    for argv in (["scan", str(big), str(other)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
                  ["scan", str(OPENINGS), "-j", "1"], ["collision-matrix", str(OPENINGS)]):
         assert not cad_process.start(argv), argv
         assert not cad_process.serving()
+    for argv, ahead, not_ahead in ((["scan", str(big), "-j", "2"], big, OPENINGS),
+                                   (["scan", str(big), str(OPENINGS)], OPENINGS, big)):
+        assert cad_process.start(argv), argv
+        try:
+            assert cad_process.serves(ahead) and not cad_process.serves(not_ahead)
+        finally:
+            cad_process.stop()
 
 
 def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model):
