@@ -50,9 +50,9 @@ PARALLEL_FROM = 512
 SHARES_PER_JOB = 4
 # Under PARALLEL_FROM pairs: how long this process tests them alone before it shares the rest
 # with forked copies (a fork and a pipe: about 15 ms), and in how many shares per process the
-# rest is cut (more than the pool's: a few pairs may hold most of the work).
+# rest is cut (a few: a part's pairs mostly fall in one, and a process done early takes another).
 SHARE_AFTER_S = 0.05
-SMALL_SHARES_PER_JOB = 8
+SMALL_SHARES_PER_JOB = 4
 
 _WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo), set before the fork for the workers
 
@@ -125,7 +125,9 @@ def _shared_after(parts, i, j, tolerance, measure, todo, jobs: int, tell) -> dic
                 return answers
             start, end = shares[s]
             pairs = rest[start:end]
-            answers.update(zip(pairs.tolist(), _share(parts, i, j, tolerance, measure, pairs, None)))
+            # the hierarchies built are kept from share to share (a part's pairs may be in several)
+            answers.update(zip(pairs.tolist(), _share(parts, i, j, tolerance, measure, pairs, None,
+                                                      forget=False)))
 
     try:
         for _ in range(workers):
@@ -154,9 +156,10 @@ def _forked_share(bounds) -> list:
     return _share(parts, i, j, tolerance, measure, todo[start:end], None)
 
 
-def _share(parts, i, j, tolerance, measure, todo, done, stop=None) -> list:
+def _share(parts, i, j, tolerance, measure, todo, done, stop=None, forget: bool = True) -> list:
     """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given; only
-    those of the first pairs when stop() turns true after one (the parts of the others are kept)."""
+    those of the first pairs when stop() turns true after one (the parts of the others are kept).
+    forget: a part's triangle hierarchy is dropped after its last pair in `todo`."""
     from gjkcli.engine.primitive import pair_query
 
     # a part's triangle hierarchy is dropped after its last pair here (built again if a later
@@ -171,7 +174,7 @@ def _share(parts, i, j, tolerance, measure, todo, done, stop=None) -> list:
         r = pair_query(parts.body(a), parts.body(b), tolerance=float(tolerance[k]), measure=bool(measure[k]))
         out.append(with_part_certificate(r))
         for part in (a, b):
-            if last[part] == n:
+            if forget and last[part] == n:
                 parts.forget(part)
         if done is not None:
             done(n + 1)
