@@ -167,9 +167,8 @@ def ask(function, *args, **kwargs):
         except Exception:  # noqa: BLE001 - an argument that does not pickle: run here
             return function(*args, **kwargs)
         else:
-            _import_meanwhile(worker)
             try:
-                kind, value = worker.receive()
+                kind, value = _receive(worker)
             except (forks.Lost, OSError):
                 kind = None
         if kind is None:  # from now on, everything runs here
@@ -183,37 +182,69 @@ def ask(function, *args, **kwargs):
     return function(*args, **kwargs)
 
 
-# Modules the command imports while it waits for its first answer (`meanwhile`), and how long
-# it waits before it starts: a read that takes longer is of a model whose parts need them (SciPy's
-# qhull for parts of many vertices: Revit's sample project, 93 elements, waited about 1 s), where
-# a model of a few elements is answered within it (0.06 to 0.09 s on ISSUE_044, 7 elements, and
-# IfcOpenHouse), and imports nothing it would not need.
+# Modules the command imports while it waits for its first answer (`meanwhile`), and when it
+# starts. Serving STEP files: once it has waited MEANWHILE_AFTER_S (a read that takes longer is
+# of parts of many vertices, whose hulls need SciPy's qhull). Serving IFC models only: once the
+# process says that the parts it meshes need qhull (`_qhull_hint`: Revit's sample project, 80
+# pieces of furniture of 1,106 vertices), and not for a long read of parts the compiled core
+# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex): SciPy's import (0.5 s of
+# CPU time, twice that on a loaded machine) then never competes with the read for a core.
 _meanwhile: list = []
 MEANWHILE_AFTER_S = 0.15
+_HINT = "hint"  # the message saying the parts need qhull, before the answer
 
 
 def meanwhile(names) -> None:
     """Import the modules `names` (in this order, each when the process has not yet answered)
-    while the command waits for its first answer and it has waited MEANWHILE_AFTER_S: those the
-    run may need once the parts are read (SciPy's qhull, manifold3d) are then imported on the
-    core the command would leave idle, and never delay an answer by more than one module's
-    import."""
+    while the command waits for its first answer (as `_receive` says when): those the run may
+    need once the parts are read (SciPy's qhull) are then imported on the core the command would
+    leave idle, and never delay an answer by more than one module's import."""
     _meanwhile[:] = names
 
 
-def _import_meanwhile(worker) -> None:
+def _receive(worker) -> tuple:
+    """The answer (kind, value) to the request just sent, the `meanwhile` modules imported while
+    it is awaited: serving STEP files, once MEANWHILE_AFTER_S has passed; serving IFC models,
+    once a hint that the parts need qhull has come (hints are read and dropped here)."""
     import importlib
 
     names, _meanwhile[:] = list(_meanwhile), []
-    if not names or worker.ready(MEANWHILE_AFTER_S):
-        return
-    for name in names:
-        if worker.ready():
+    wanted = bool(_server[3])
+    if names and wanted and worker.ready(MEANWHILE_AFTER_S):
+        names = []
+    while True:
+        if names and wanted and not worker.ready():
+            try:
+                importlib.import_module(names.pop(0))
+            except Exception:  # noqa: BLE001 - a module missing here: the run says so where it needs it
+                pass
+            continue
+        kind, value = worker.receive()
+        if kind != _HINT:
+            return kind, value
+        wanted = True
+
+
+def _qhull_hint(parent):
+    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
+    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
+    part over FEW_PARTS_HULL_POINTS vertices, or more squared vertices over SMALL_HULL_POINTS
+    than FEW_PARTS_HULL_WORK, here its share of it in each of the processes meshing a model),
+    the hint is sent, once by each process (a message of a few bytes: one write to the pipe,
+    whole whichever process writes it)."""
+    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS
+
+    work = [0.0, False]
+
+    def tell(n: int, shares: int = 1) -> None:
+        if work[1] or n <= SMALL_HULL_POINTS:
             return
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a module missing here: the run says so where it needs it
-            pass
+        work[0] += float(n) ** 2
+        if n > FEW_PARTS_HULL_POINTS or work[0] > FEW_PARTS_HULL_WORK / max(1, shares):
+            work[1] = True
+            parent.send((_HINT, None))
+
+    return tell
 
 
 def _ahead_model(args: tuple) -> bool:
@@ -268,22 +299,26 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1) -> None:
     ahead: dict = {}  # (reader, real path) -> ("ok", parts) or ("error", InputError)
     readers = []
     if models:
-        from gjkcli.mesh import ifc
-
         import functools
+
+        from gjkcli.mesh import ifc
 
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     if paths:
         from gjkcli.mesh import cad
 
         readers += [(cad.read_step, cad.read_step, p) for p in paths]
-    for asked, read, path in readers:
-        try:
-            ahead[asked, os.path.realpath(path)] = ("ok", read(path))
-        except InputError as exc:
-            ahead[asked, os.path.realpath(path)] = ("error", exc)
-        except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
-            pass
+    import contextlib
+
+    # the IFC models' parts say whether they need qhull (for STEP files the command waits)
+    with ifc.telling_points(_qhull_hint(parent)) if models else contextlib.nullcontext():
+        for asked, read, path in readers:
+            try:
+                ahead[asked, os.path.realpath(path)] = ("ok", read(path))
+            except InputError as exc:
+                ahead[asked, os.path.realpath(path)] = ("error", exc)
+            except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
+                pass
     while True:
         request = parent.receive()
         if not isinstance(request, tuple):  # the command closed its end, or is done

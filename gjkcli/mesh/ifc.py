@@ -49,7 +49,8 @@ from gjkcli.errors import InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES",
+           "telling_points"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -225,7 +226,8 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
 
 
 def _forked_share(path: Path, step: Path, model, k: int, shares: int, _parent) -> _Share:
-    return _read(path, step, k, shares, model)
+    with telling_points(_point_sinks[-1][0]):  # the process it was forked from tells, so it does
+        return _read(path, step, k, shares, model)
 
 
 # The smallest model read by several children at once (when the run has several jobs): each
@@ -410,6 +412,33 @@ class _Share:
     left_out: list = ()
 
 
+_point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force): `telling_points`
+
+
+@contextmanager
+def telling_points(tell):
+    """Within the block, tell(n, shares) after each element this process meshes, n its vertex
+    count, shares the number of processes meshing the model: the early reader
+    (`gjkcli.mesh.cad_process`) tells the command from it whether the parts will need SciPy's
+    qhull before they are all meshed. A copy forked meanwhile tells nothing unless it puts the
+    tell in force again (`read_here`'s copies do)."""
+    import os
+
+    _point_sinks.append((tell, os.getpid()))
+    try:
+        yield
+    finally:
+        _point_sinks.pop()
+
+
+def _tell_points(n: int, shares: int) -> None:
+    import os
+
+    tell, pid = _point_sinks[-1]
+    if tell is not None and pid == os.getpid():
+        tell(n, shares)
+
+
 def _open(path: Path, ifc_file: Path):
     """The STEP file `ifc_file` opened by IfcOpenShell; errors name `path`."""
     ifcopenshell, _ = _ifcopenshell()
@@ -452,6 +481,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
                 if shape.id in by_id and shape.id not in meshes:
                     meshes[shape.id] = _arrays(shape.geometry)
                     progress.report("mesh", len(meshes), len(by_id))
+                    _tell_points(len(meshes[shape.id][0]), shares)
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
