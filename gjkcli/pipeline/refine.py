@@ -50,9 +50,9 @@ PARALLEL_FROM = 512
 SHARES_PER_JOB = 4
 # Under PARALLEL_FROM pairs: how long this process tests them alone before it shares the rest
 # with forked copies (a fork and a pipe: about 15 ms), and in how many shares per process the
-# rest is cut (a few: a part's pairs mostly fall in one, and a process done early takes another).
+# rest is cut (more than the pool's: a few pairs may hold most of the work).
 SHARE_AFTER_S = 0.05
-SMALL_SHARES_PER_JOB = 4
+SMALL_SHARES_PER_JOB = 8
 
 _WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo), set before the fork for the workers
 
@@ -125,9 +125,7 @@ def _shared_after(parts, i, j, tolerance, measure, todo, jobs: int, tell) -> dic
                 return answers
             start, end = shares[s]
             pairs = rest[start:end]
-            # the hierarchies built are kept from share to share (a part's pairs may be in several)
-            answers.update(zip(pairs.tolist(), _share(parts, i, j, tolerance, measure, pairs, None,
-                                                      forget=False)))
+            answers.update(zip(pairs.tolist(), _share(parts, i, j, tolerance, measure, pairs, None)))
 
     try:
         for _ in range(workers):
@@ -156,10 +154,9 @@ def _forked_share(bounds) -> list:
     return _share(parts, i, j, tolerance, measure, todo[start:end], None)
 
 
-def _share(parts, i, j, tolerance, measure, todo, done, stop=None, forget: bool = True) -> list:
+def _share(parts, i, j, tolerance, measure, todo, done, stop=None) -> list:
     """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given; only
-    those of the first pairs when stop() turns true after one (the parts of the others are kept).
-    forget: a part's triangle hierarchy is dropped after its last pair in `todo`."""
+    those of the first pairs when stop() turns true after one (the parts of the others are kept)."""
     from gjkcli.engine.primitive import pair_query
 
     # a part's triangle hierarchy is dropped after its last pair here (built again if a later
@@ -174,7 +171,7 @@ def _share(parts, i, j, tolerance, measure, todo, done, stop=None, forget: bool 
         r = pair_query(parts.body(a), parts.body(b), tolerance=float(tolerance[k]), measure=bool(measure[k]))
         out.append(with_part_certificate(r))
         for part in (a, b):
-            if forget and last[part] == n:
+            if last[part] == n:
                 parts.forget(part)
         if done is not None:
             done(n + 1)
