@@ -10,13 +10,6 @@ its pairs' answers, and the answers are put together in pair order, the same as 
 gives. Shares are contiguous so that a part's pairs, which the broad phase lists together, mostly
 fall in one share and its hierarchy is built once.
 
-Fewer pairs are tested here, one after the other, until SHARE_AFTER_S has passed: a pair's cost
-goes from a few microseconds (two boxes) to tens of milliseconds (furniture of a thousand
-vertices in a Revit model), so its count says little of the work. The pairs still left then are
-cut into small contiguous shares that this process and jobs - 1 forked copies
-(`gjkcli.forks`) take in turn from a shared counter, and the answers are put together in pair
-order, as above.
-
 The fits the triangle test leaves undecided (`by_thickness`). A part wedged between faces of the
 other, a pipe in its sleeve or a round window in its opening that interfere by less than the band
 all round: no point of one lies deeper than the band inside the other, and no move within the band
@@ -37,7 +30,7 @@ import numpy as np
 from gjkcli.pipeline.pairs import with_part_certificate
 
 __all__ = ["triangles", "by_thickness", "thickness_verdict", "mean_thickness", "EXIT_THIN",
-           "PARALLEL_FROM", "SHARES_PER_JOB", "SHARE_AFTER_S", "SMALL_SHARES_PER_JOB"]
+           "PARALLEL_FROM", "SHARES_PER_JOB"]
 
 # The exit of a pair `by_thickness` settles as touching.
 EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
@@ -48,11 +41,6 @@ PARALLEL_FROM = 512
 # Shares per worker: a few, so that a worker done early takes another share and the progress bar
 # moves, few enough that a part's pairs are rarely cut between two shares.
 SHARES_PER_JOB = 4
-# Under PARALLEL_FROM pairs: how long this process tests them alone before it shares the rest
-# with forked copies (a fork and a pipe: about 15 ms), and in how many shares per process the
-# rest is cut (more than the pool's: a few pairs may hold most of the work).
-SHARE_AFTER_S = 0.05
-SMALL_SHARES_PER_JOB = 8
 
 _WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo), set before the fork for the workers
 
@@ -70,11 +58,9 @@ def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -
     tell = tell or (lambda stage, done, total: None)
     n = len(todo)
     tell("refine", 0, n)
-    if jobs <= 1 or n < 2 or not can_fork():
+    if jobs <= 1 or n < max(2, PARALLEL_FROM) or not can_fork():
         got = _share(parts, i, j, tolerance, measure, todo, lambda done: tell("refine", done, n))
         return dict(zip(todo.tolist(), got))
-    if n < PARALLEL_FROM:
-        return _shared_after(parts, i, j, tolerance, measure, todo, jobs, tell)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -93,60 +79,6 @@ def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -
     return out
 
 
-def _shared_after(parts, i, j, tolerance, measure, todo, jobs: int, tell) -> dict:
-    """`triangles` of fewer than PARALLEL_FROM pairs: here until SHARE_AFTER_S has passed, then
-    the pairs left in small shares taken in turn by this process and jobs - 1 forked copies."""
-    import functools
-    import time
-
-    from gjkcli import forks
-
-    n = len(todo)
-    until = time.perf_counter() + SHARE_AFTER_S
-    got = _share(parts, i, j, tolerance, measure, todo, lambda done: tell("refine", done, n),
-                 stop=lambda: time.perf_counter() > until)
-    out = dict(zip(todo[:len(got)].tolist(), got))
-    rest = todo[len(got):]
-    if len(rest) < 2:
-        out.update(zip(rest.tolist(), _share(parts, i, j, tolerance, measure, rest, None)))
-        tell("refine", n, n)
-        return out
-    workers = min(jobs, len(rest)) - 1
-    bounds = np.linspace(0, len(rest), min(len(rest), (workers + 1) * SMALL_SHARES_PER_JOB) + 1).astype(int)
-    shares = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-    counter = forks.Counter()
-    crew: list = []
-
-    def drain(_parent=None) -> dict:
-        answers: dict = {}
-        while True:
-            s = counter.take()
-            if s >= len(shares):
-                return answers
-            start, end = shares[s]
-            pairs = rest[start:end]
-            answers.update(zip(pairs.tolist(), _share(parts, i, j, tolerance, measure, pairs, None)))
-
-    try:
-        for _ in range(workers):
-            try:
-                crew.append(forks.Worker(functools.partial(drain)))
-            except OSError:  # no process left to fork (a limit): this process does the rest
-                break
-        out.update(drain())
-        for worker in crew:
-            kind, value = worker.receive()
-            if kind == "error":
-                raise value
-            out.update(value)
-    finally:
-        for worker in crew:  # reaped: their CPU time is the command's, as an OS counts it
-            worker.close()
-        counter.close()
-    tell("refine", n, n)
-    return out
-
-
 def _forked_share(bounds) -> list:
     """In a forked worker: the answers of _WORK's pairs todo[start:end], in order."""
     start, end = bounds
@@ -154,9 +86,8 @@ def _forked_share(bounds) -> list:
     return _share(parts, i, j, tolerance, measure, todo[start:end], None)
 
 
-def _share(parts, i, j, tolerance, measure, todo, done, stop=None) -> list:
-    """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given; only
-    those of the first pairs when stop() turns true after one (the parts of the others are kept)."""
+def _share(parts, i, j, tolerance, measure, todo, done) -> list:
+    """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given."""
     from gjkcli.engine.primitive import pair_query
 
     # a part's triangle hierarchy is dropped after its last pair here (built again if a later
@@ -175,8 +106,6 @@ def _share(parts, i, j, tolerance, measure, todo, done, stop=None) -> list:
                 parts.forget(part)
         if done is not None:
             done(n + 1)
-        if stop is not None and n + 1 < len(ks) and stop():
-            break
     return out
 
 

@@ -58,16 +58,15 @@ from gjkcli.cli import main
 jobs, low, block = sys.argv[1], sys.argv[2] == "low", sys.argv[3] == "block"
 if low:  # thresholds lowered so that a 60-part scene takes the forked paths
     refine.PARALLEL_FROM = overlap.PARALLEL_FROM = 8
-refine.SHARE_AFTER_S = float(sys.argv[4])
 if block:  # as after an overlap volume in this process: no fork from here on
     import manifold3d
 
 def logged(name, module, what):
     plain = getattr(module, name)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args):
         with open(what + ".pids", "a") as f:
             f.write(f"{os.getpid()}\\n")
-        return plain(*args, **kwargs)
+        return plain(*args)
     setattr(module, name, wrapper)
 
 logged("_share", refine, "refine")
@@ -81,16 +80,14 @@ print(os.getpid())
 """
 
 
-def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False,
-          share_after: float = 1e9) -> tuple:
+def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) -> tuple:
     """(the JSON report without its timings, the processes that refined, this process) of one
-    run in tmp_path/name; share_after: refine.SHARE_AFTER_S (by default never reached)."""
+    run in tmp_path/name."""
     here = tmp_path / name
     here.mkdir()
     (here / "scene").symlink_to(tmp_path / "scene")
     done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), "low" if low else "-",
-                           "block" if block else "-", repr(share_after)], cwd=here,
-                          capture_output=True, text=True)
+                           "block" if block else "-"], cwd=here, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     parent = int(done.stdout.split()[-1])
 
@@ -130,17 +127,7 @@ def test_two_jobs_give_the_one_process_json(tmp_path):
 def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path):
     _write_scene(tmp_path / "scene")
     small, refined, parent = _scan(tmp_path, "small", 2, low=False)
-    assert refined == {parent}  # 380 pairs: below the threshold, and done within SHARE_AFTER_S
-    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True, share_after=0.0)
+    assert refined == {parent}  # 380 pairs: below the threshold
+    blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
     assert refined == {parent}  # manifold3d ran here: nothing forks
     assert blocked == small
-
-
-def test_fewer_pairs_shared_once_they_take_long(tmp_path):
-    """Under PARALLEL_FROM pairs, this process tests them alone for SHARE_AFTER_S, then shares
-    the rest with a forked copy: both refine, and the JSON is one process's."""
-    _write_scene(tmp_path / "scene")
-    serial, _, _ = _scan(tmp_path, "serial", 1, low=False)
-    shared, refined, parent = _scan(tmp_path, "shared", 2, low=False, share_after=0.0)
-    assert parent in refined and len(refined) == 2
-    assert shared == serial
