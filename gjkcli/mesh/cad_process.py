@@ -233,7 +233,8 @@ def _qhull_hint(parent):
     """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
     have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
     part over FEW_PARTS_HULL_POINTS vertices, or more squared vertices over SMALL_HULL_POINTS
-    than FEW_PARTS_HULL_WORK, here its share of it in each of the processes meshing a model),
+    than FEW_PARTS_HULL_WORK, counted by each of the processes meshing a model on its own: a
+    hint for a model that needs no qhull costs SciPy's import, a hint missed only its wait),
     the hint is sent, once by each process (a message of a few bytes: one write to the pipe,
     whole whichever process writes it)."""
     from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS
@@ -244,7 +245,7 @@ def _qhull_hint(parent):
         if work[1] or n <= SMALL_HULL_POINTS:
             return
         work[0] += float(n) ** 2
-        if n > FEW_PARTS_HULL_POINTS or work[0] > FEW_PARTS_HULL_WORK / max(1, shares):
+        if n > FEW_PARTS_HULL_POINTS or work[0] > FEW_PARTS_HULL_WORK:
             work[1] = True
             parent.send((_HINT, None))
 
