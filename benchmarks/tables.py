@@ -187,8 +187,9 @@ SUITE = (
           ("--models", str(IFC_CORPUS), "--runs", "3", "--target", "0.7"),
           ("ifcopenshell", "ifcclash", "ifc_corpus"),
           "`gjk scan` and IfcClash side by side at a 2 mm band on the models of "
-          "benchmarks/ifc_corpus.csv (ArchiCAD 14, 20 and 24, Revit 2011 and 2021, Tekla 2019, "
-          "IfcOpenShell and BlenderBIM; IFC2X3 and IFC4), whole processes. Per model: the "
+          "benchmarks/ifc_corpus.csv (ArchiCAD 9, 11, 14, 20 and 24, Revit 2008, 2011 and 2021, "
+          "VectorWorks 12.5 and 2013, Tekla 2019, IfcOpenShell and BlenderBIM; IFC2X3 and IFC4), "
+          "whole processes. Per model: the "
           "objects gjk read, the physical elements IfcOpenShell's iterator meshes, those the run "
           "names in a note as left out (no 3D body), the undecided pairs, the wall-time ratio "
           "(target 0.7), CPU time and peak memory."),

@@ -22,11 +22,13 @@ command (`stop`); Ctrl-C ends it with the command's other forked workers (`gjkcl
 A progress bar follows that process's reading of a large file (`gjkcli.scene.watch`), not its
 tessellating of the solids (it reports to nobody).
 
-IFC models are read ahead the same way: the command given an IFC model under
-IFC_SPLIT_FROM_BYTES (which one reader meshes) forks this process, which imports IfcOpenShell
-and meshes the model (`gjkcli.mesh.ifc.read_here`) while the command imports NumPy and its
-pipeline; the command asks it for `gjkcli.mesh.ifc.read` of the model, and a model it has given
-is read by the command if asked again. Serving no STEP file, the process ends once it has given
+IFC models are read ahead the same way: the command given IFC models under
+IFC_SPLIT_FROM_BYTES (which one reader meshes), or one model of that size or more and no other
+IFC model, forks this process, which imports IfcOpenShell and meshes the models
+(`gjkcli.mesh.ifc.read_here`; the large one parsed once, then meshed in a share per job by this
+process and forked copies of it, as the readers the command would fork for it) while the
+command imports NumPy and its pipeline; the command asks it for `gjkcli.mesh.ifc.read` of the
+model, and a model it has given is read by the command if asked again. Serving no STEP file, the process ends once it has given
 its last model. While the command waits for its first answer, it imports the modules it was told
 it may need next (`meanwhile`).
 """
@@ -43,8 +45,8 @@ __all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "wanted", "stop", "ser
 STEP_TYPES = ("step", "stp")
 _SUFFIXES = tuple(f".{t}" for t in STEP_TYPES)
 # IFC models read ahead (`gjkcli.mesh.ifc.read_here`): those below IFC_SPLIT_FROM_BYTES, which
-# one reader meshes (gjkcli.mesh.ifc.SPLIT_FROM_BYTES); a larger one is meshed by several
-# readers at once, which the command forks as it reads it.
+# one reader meshes (gjkcli.mesh.ifc.SPLIT_FROM_BYTES); a larger one, named alone, is meshed in
+# a share per job (`_jobs`) by the process and copies it forks once it has parsed the file.
 _IFC_SUFFIXES = (".ifc", ".ifczip")
 IFC_SPLIT_FROM_BYTES = 2_000_000
 
@@ -66,16 +68,29 @@ def start(argv: list) -> bool:
     paths = list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(_SUFFIXES)
                                and os.path.isfile(arg)))
     models = list(dict.fromkeys(arg for arg in argv if _small_ifc(arg)))
+    large = list(dict.fromkeys(arg for arg in argv if _ifc_file(arg) and not _small_ifc(arg)))
+    shares = 1
+    if len(large) == 1 and not models:  # one large model: read ahead in a share per job
+        models, shares = large, _jobs(argv)
     if not paths and not models:
         return False
+    if models:
+        # IfcOpenShell imports NumPy (ifcopenshell.sql), as the command does: imported once, here,
+        # the process forked next has it (without OpenBLAS's threads: gjkcli.__main__)
+        import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent, models))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares))
     except OSError:  # no process left to fork: everything runs here
         return False
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
     return True
+
+
+def _ifc_file(arg: str) -> bool:
+    """An IFC model (.ifc, .ifczip) that is a file."""
+    return arg.lower().endswith(_IFC_SUFFIXES) and os.path.isfile(arg)
 
 
 def _small_ifc(arg: str) -> bool:
@@ -88,23 +103,34 @@ def _small_ifc(arg: str) -> bool:
         return False
 
 
+def _jobs(argv: list) -> int:
+    """The command line's last --jobs, else every core, as the command reads it."""
+    given = [v.strip() for v in _jobs_given(argv)]
+    if given and given[-1].isdigit():
+        return max(1, int(given[-1]))
+    return max(1, os.cpu_count() or 1)
+
+
 def wanted(argv: list) -> bool:
     """`gjk scan` or `gjk check`, with neither --dask, nor one job, nor --debug (whose
     tracebacks are whole in one process)."""
     words = [arg for arg in argv if not arg.startswith("-")]
     if not words or words[0] not in ("scan", "check") or "--dask" in argv or "--debug" in argv:
         return False
+    return all(value.strip() != "1" for value in _jobs_given(argv))
+
+
+def _jobs_given(argv: list) -> list:
+    """The values of the command line's --jobs (-j N, -jN, --jobs=N), as written."""
+    out = []
     for k, arg in enumerate(argv):
-        value = None
         if arg in ("-j", "--jobs") and k + 1 < len(argv):
-            value = argv[k + 1]
+            out.append(argv[k + 1])
         elif arg.startswith("--jobs="):
-            value = arg.split("=", 1)[1]
+            out.append(arg.split("=", 1)[1])
         elif arg.startswith("-j") and arg[2:].isdigit():
-            value = arg[2:]
-        if value is not None and value.strip() == "1":
-            return False
-    return True
+            out.append(arg[2:])
+    return out
 
 
 def serving() -> bool:
@@ -145,9 +171,8 @@ def ask(function, *args, **kwargs):
         except Exception:  # noqa: BLE001 - an argument that does not pickle: run here
             return function(*args, **kwargs)
         else:
-            _import_meanwhile(worker)
             try:
-                kind, value = worker.receive()
+                kind, value = _receive(worker)
             except (forks.Lost, OSError):
                 kind = None
         if kind is None:  # from now on, everything runs here
@@ -161,37 +186,70 @@ def ask(function, *args, **kwargs):
     return function(*args, **kwargs)
 
 
-# Modules the command imports while it waits for its first answer (`meanwhile`), and how long
-# it waits before it starts: a read that takes longer is of a model whose parts need them (SciPy's
-# qhull for parts of many vertices: Revit's sample project, 93 elements, waited about 1 s), where
-# a model of a few elements is answered within it (0.06 to 0.09 s on ISSUE_044, 7 elements, and
-# IfcOpenHouse), and imports nothing it would not need.
+# Modules the command imports while it waits for its first answer (`meanwhile`), and when it
+# starts. Serving STEP files: once it has waited MEANWHILE_AFTER_S (a read that takes longer is
+# of parts of many vertices, whose hulls need SciPy's qhull). Serving IFC models only: once the
+# process says that the parts it meshes need qhull (`_qhull_hint`: Revit's sample project, 80
+# pieces of furniture of 1,106 vertices), and not for a long read of parts the compiled core
+# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex): SciPy's import (0.5 s of
+# CPU time, twice that on a loaded machine) then never competes with the read for a core.
 _meanwhile: list = []
 MEANWHILE_AFTER_S = 0.15
+_HINT = "hint"  # the message saying the parts need qhull, before the answer
 
 
 def meanwhile(names) -> None:
     """Import the modules `names` (in this order, each when the process has not yet answered)
-    while the command waits for its first answer and it has waited MEANWHILE_AFTER_S: those the
-    run may need once the parts are read (SciPy's qhull, manifold3d) are then imported on the
-    core the command would leave idle, and never delay an answer by more than one module's
-    import."""
+    while the command waits for its first answer (as `_receive` says when): those the run may
+    need once the parts are read (SciPy's qhull) are then imported on the core the command would
+    leave idle, and never delay an answer by more than one module's import."""
     _meanwhile[:] = names
 
 
-def _import_meanwhile(worker) -> None:
+def _receive(worker) -> tuple:
+    """The answer (kind, value) to the request just sent, the `meanwhile` modules imported while
+    it is awaited: serving STEP files, once MEANWHILE_AFTER_S has passed; serving IFC models,
+    once a hint that the parts need qhull has come (hints are read and dropped here)."""
     import importlib
 
     names, _meanwhile[:] = list(_meanwhile), []
-    if not names or worker.ready(MEANWHILE_AFTER_S):
-        return
-    for name in names:
-        if worker.ready():
+    wanted = bool(_server[3])
+    if names and wanted and worker.ready(MEANWHILE_AFTER_S):
+        names = []
+    while True:
+        if names and wanted and not worker.ready():
+            try:
+                importlib.import_module(names.pop(0))
+            except Exception:  # noqa: BLE001 - a module missing here: the run says so where it needs it
+                pass
+            continue
+        kind, value = worker.receive()
+        if kind != _HINT:
+            return kind, value
+        wanted = True
+
+
+def _qhull_hint(parent):
+    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
+    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
+    part over FEW_PARTS_HULL_POINTS vertices, or more squared vertices over SMALL_HULL_POINTS
+    than FEW_PARTS_HULL_WORK, counted by each of the processes meshing a model on its own: a
+    hint for a model that needs no qhull costs SciPy's import, a hint missed only its wait),
+    the hint is sent, once by each process (a message of a few bytes: one write to the pipe,
+    whole whichever process writes it)."""
+    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS
+
+    work = [0.0, False]
+
+    def tell(n: int, shares: int = 1) -> None:
+        if work[1] or n <= SMALL_HULL_POINTS:
             return
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a module missing here: the run says so where it needs it
-            pass
+        work[0] += float(n) ** 2
+        if n > FEW_PARTS_HULL_POINTS or work[0] > FEW_PARTS_HULL_WORK:
+            work[1] = True
+            parent.send((_HINT, None))
+
+    return tell
 
 
 def _ahead_model(args: tuple) -> bool:
@@ -235,9 +293,9 @@ def stop() -> None:
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent, models: list = ()) -> None:
-    """The process: reads the IFC `models` and the STEP files `paths` ahead, then answers
-    requests until the command closes its end (or sends None)."""
+def _serve(paths: list, parent, models: list = (), shares: int = 1) -> None:
+    """The process: reads the IFC `models` (each in `shares`) and the STEP files `paths` ahead,
+    then answers requests until the command closes its end (or sends None)."""
     _quiet()
     from gjkcli import extras
     from gjkcli.errors import InputError
@@ -246,20 +304,26 @@ def _serve(paths: list, parent, models: list = ()) -> None:
     ahead: dict = {}  # (reader, real path) -> ("ok", parts) or ("error", InputError)
     readers = []
     if models:
+        import functools
+
         from gjkcli.mesh import ifc
 
-        readers += [(ifc.read, ifc.read_here, m) for m in models]
+        readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     if paths:
         from gjkcli.mesh import cad
 
         readers += [(cad.read_step, cad.read_step, p) for p in paths]
-    for asked, read, path in readers:
-        try:
-            ahead[asked, os.path.realpath(path)] = ("ok", read(path))
-        except InputError as exc:
-            ahead[asked, os.path.realpath(path)] = ("error", exc)
-        except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
-            pass
+    import contextlib
+
+    # the IFC models' parts say whether they need qhull (for STEP files the command waits)
+    with ifc.telling_points(_qhull_hint(parent)) if models else contextlib.nullcontext():
+        for asked, read, path in readers:
+            try:
+                ahead[asked, os.path.realpath(path)] = ("ok", read(path))
+            except InputError as exc:
+                ahead[asked, os.path.realpath(path)] = ("error", exc)
+            except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
+                pass
     while True:
         request = parent.receive()
         if not isinstance(request, tuple):  # the command closed its end, or is done

@@ -49,7 +49,8 @@ from gjkcli.errors import InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES"]
+__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES",
+           "telling_points"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -175,19 +176,58 @@ def read(path: str | Path) -> IfcModel:
         return _joined(path, [_read(path, step)])
 
 
-def read_here(path: str | Path) -> IfcModel:
+def read_here(path: str | Path, shares: int = 1) -> IfcModel:
     """`read` in this process, whatever it is (`gjkcli.mesh.cad_process`'s, which reads a model
-    ahead as the command starts): the same model, or the InputError a reader child sends."""
+    ahead as the command starts): the same model, or the InputError a reader child sends.
+    shares > 1: the file is parsed here once, then forked copies of this process (`gjkcli.forks`)
+    mesh shares 1 to shares - 1 of its elements while this one meshes share 0, as `read`'s
+    children do; they do not import IfcOpenShell or parse the file again."""
     path = Path(path)
     if path.suffix.lower() == ".ifcxml":
         return read(path)
     try:
         with _step_file(path) as step:
-            return _joined(path, [_read(path, step)])
+            if shares <= 1:
+                return _joined(path, [_read(path, step)])
+            return _joined(path, _read_split(path, step, shares))
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - as a reader child says it (`_child`)
         raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
+
+
+def _read_split(path: Path, step: Path, shares: int) -> list:
+    """`read_here`'s shares: the model opened here, shares 1.. meshed by forked copies (any this
+    process could not fork meshed here after its own)."""
+    import functools
+
+    from gjkcli import forks
+
+    model = _open(path, step)
+    crew: list = []
+    try:
+        for k in range(1, shares):
+            try:
+                crew.append(forks.Worker(functools.partial(_forked_share, path, step, model, k, shares)))
+            except OSError:  # no process left to fork (a limit): meshed here
+                break
+        got = [_read(path, step, 0, shares, model)]
+        got += [_read(path, step, k, shares, model) for k in range(len(crew) + 1, shares)]
+        answers = []
+        for worker in crew:
+            kind, value = worker.receive()
+            if kind == "error":
+                raise value
+            answers.append(value)
+        return [got[0], *answers, *got[1:]]
+    finally:
+        for worker in crew:  # reaped: their CPU time and memory count as the command's
+            worker.close()
+
+
+def _forked_share(path: Path, step: Path, model, k: int, shares: int, _parent) -> _Share:
+    with telling_points(_point_sinks[-1][0]):  # the process it was forked from tells, so it does
+        return _read(path, step, k, shares, model)
 
 
 # The smallest model read by several children at once (when the run has several jobs): each
@@ -372,15 +412,50 @@ class _Share:
     left_out: list = ()
 
 
-def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
-    """Share k of `shares` of reading the STEP file `ifc_file`: the elements k / shares to
-    (k + 1) / shares of the way through the file; errors name `path` (the ifcZIP it came from)."""
-    ifcopenshell, geom = _ifcopenshell()
+_point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force): `telling_points`
+
+
+@contextmanager
+def telling_points(tell):
+    """Within the block, tell(n, shares) after each element this process meshes, n its vertex
+    count, shares the number of processes meshing the model: the early reader
+    (`gjkcli.mesh.cad_process`) tells the command from it whether the parts will need SciPy's
+    qhull before they are all meshed. A copy forked meanwhile tells nothing unless it puts the
+    tell in force again (`read_here`'s copies do)."""
+    import os
+
+    _point_sinks.append((tell, os.getpid()))
     try:
-        model = ifcopenshell.open(str(ifc_file))
+        yield
+    finally:
+        _point_sinks.pop()
+
+
+def _tell_points(n: int, shares: int) -> None:
+    import os
+
+    tell, pid = _point_sinks[-1]
+    if tell is not None and pid == os.getpid():
+        tell(n, shares)
+
+
+def _open(path: Path, ifc_file: Path):
+    """The STEP file `ifc_file` opened by IfcOpenShell; errors name `path`."""
+    ifcopenshell, _ = _ifcopenshell()
+    try:
+        return ifcopenshell.open(str(ifc_file))
     except Exception as exc:  # noqa: BLE001 - IfcOpenShell raises several kinds for a bad file
         raise InputError(path, f"is not an IFC file IfcOpenShell can read: {_first_line(exc)}; "
                                f"export it again as IFC2X3 or IFC4") from None
+
+
+def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -> _Share:
+    """Share k of `shares` of reading the STEP file `ifc_file` (`model`: it opened already):
+    the elements k / shares to (k + 1) / shares of the way through the file; errors name `path`
+    (the ifcZIP it came from)."""
+    ifcopenshell, geom = _ifcopenshell()
+    if model is None:
+        model = _open(path, ifc_file)
     physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
     contexts = _meshed_contexts(model)
     elements = [e for e in physical if _has_body(e, contexts)]
@@ -406,6 +481,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1) -> _Share:
                 if shape.id in by_id and shape.id not in meshes:
                     meshes[shape.id] = _arrays(shape.geometry)
                     progress.report("mesh", len(meshes), len(by_id))
+                    _tell_points(len(meshes[shape.id][0]), shares)
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's

@@ -309,16 +309,20 @@ plain = ifc._read
 
 def logged(*args):
     with open("shares", "a") as f:
-        f.write(f"{os.getpid()} {args[2:]}\\n")
+        f.write(f"{os.getpid()} {args[2:4]}\\n")
     return plain(*args)
 
 ifc._read = logged
 with ifc.readers(3):
     three = ifc.read(model)
-assert [p[0] for p in three.parts] == [p[0] for p in one.parts], "names"
-for a, b in zip(one.parts, three.parts):
-    assert np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]) and a[3] == b[3], a[0]
-assert (three.units, three.schema, three.failed) == (one.units, one.schema, one.failed)
+with open("shares", "a") as f:
+    f.write("here\\n")
+here = ifc.read_here(model, shares=3)  # parsed once here, shares 1 and 2 meshed by forked copies
+for split in (three, here):
+    assert [p[0] for p in split.parts] == [p[0] for p in one.parts], "names"
+    for a, b in zip(one.parts, split.parts):
+        assert np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]) and a[3] == b[3], a[0]
+    assert (split.units, split.schema, split.failed, split.left_out) == (one.units, one.schema, one.failed, one.left_out)
 print(os.getpid(), len(one.parts))
 """
 
@@ -326,8 +330,10 @@ print(os.getpid(), len(one.parts))
 def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path):
     """A model of SPLIT_FROM_BYTES or more, with several jobs, is meshed by one forked reader per
     job, each a contiguous share of the elements: the same parts, in the same order, with the
-    same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers). In a fresh
-    process, which may fork (this one may have run manifold3d)."""
+    same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers). So is it read
+    ahead (`read_here` in shares: parsed once, shares 1 and 2 meshed by forked copies of the
+    process that meshes share 0). In a fresh process, which may fork (this one may have run
+    manifold3d)."""
     import subprocess
     import sys
 
@@ -337,9 +343,13 @@ def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path):
     assert done.returncode == 0, done.stderr
     parent, parts = map(int, done.stdout.split())
     assert parts == 109
-    lines = (tmp_path / "shares").read_text().splitlines()
+    children, here = (tmp_path / "shares").read_text().split("here\n")
+    lines = children.splitlines()
     assert sorted(line.split(" ", 1)[1] for line in lines) == ["(0, 3)", "(1, 3)", "(2, 3)"]
     assert parent not in {int(line.split()[0]) for line in lines}
+    ahead = dict(reversed(line.split(" ", 1)) for line in here.splitlines())
+    assert sorted(ahead) == ["(0, 3)", "(1, 3)", "(2, 3)"]
+    assert int(ahead["(0, 3)"]) == parent and len({ahead["(1, 3)"], ahead["(2, 3)"], str(parent)}) == 3
 
 
 def test_the_shares_failed_lines_join_in_one_reader_s_order():

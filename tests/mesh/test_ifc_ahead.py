@@ -31,17 +31,26 @@ def model(tmp_path):
 
 
 def test_who_starts_the_early_reader(tmp_path):
-    """Started for a scan or check naming an IFC model below IFC_SPLIT_FROM_BYTES (which one
-    reader meshes); not for a larger one (meshed by several readers the command forks), ifcXML
-    (refused), a missing file, or one core."""
-    big, xml = tmp_path / "big.ifc", tmp_path / "a.ifcxml"
-    with open(big, "wb") as f:
-        f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
+    """Started for a scan or check naming IFC models below IFC_SPLIT_FROM_BYTES (which one
+    reader meshes), or one larger model and no other IFC model (meshed in a share per job by the
+    reader and copies it forks); not for two larger ones (each meshed by readers the command
+    forks), ifcXML (refused), a missing file, or one core."""
+    big, other, xml = tmp_path / "big.ifc", tmp_path / "other.ifc", tmp_path / "a.ifcxml"
+    for name in (big, other):
+        with open(name, "wb") as f:
+            f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
     xml.write_text("<ifcXML/>")
-    for argv in (["scan", str(big)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
+    for argv in (["scan", str(big), str(other)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
                  ["scan", str(OPENINGS), "-j", "1"], ["collision-matrix", str(OPENINGS)]):
         assert not cad_process.start(argv), argv
         assert not cad_process.serving()
+    for argv, ahead, not_ahead in ((["scan", str(big), "-j", "2"], big, OPENINGS),
+                                   (["scan", str(big), str(OPENINGS)], OPENINGS, big)):
+        assert cad_process.start(argv), argv
+        try:
+            assert cad_process.serves(ahead) and not cad_process.serves(not_ahead)
+        finally:
+            cad_process.stop()
 
 
 def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model):
@@ -123,15 +132,19 @@ def test_a_bad_model_read_ahead_is_the_same_one_line(model):
     assert len(lines[0]) == 1 and "bad.ifc" in lines[0][0] and lines[0] == lines[1]
 
 
-def test_modules_are_imported_meanwhile_only_while_a_read_is_long(model):
-    """`meanwhile`: the modules are imported while the command waits for an answer not given
-    within MEANWHILE_AFTER_S (the reader imports IfcOpenShell first, which alone takes longer);
-    an answer (or the reader's end) already there imports nothing."""
+def test_modules_are_imported_meanwhile_only_once_the_reader_says_the_parts_need_them(model):
+    """`meanwhile`, for IFC models: the modules are imported while the command waits for the
+    model once the reader has said that its parts need qhull (here: every part, with the hulls'
+    thresholds lowered to nothing), not for a model whose hulls the compiled core builds (the
+    house's walls), and not once the reader has ended."""
     from fresh import python_c
 
     code = ("import os, signal, sys\n"
             "from gjkcli import forks\n"
+            "from gjkcli.engine import shapes\n"
             "from gjkcli.mesh import cad_process, ifc\n"
+            "if sys.argv[1] == 'large':\n"
+            "    shapes.SMALL_HULL_POINTS = shapes.FEW_PARTS_HULL_POINTS = 0\n"
             "assert cad_process.start(['scan', 'house.ifc'])\n"
             "(pid,) = forks.running\n"
             "cad_process.meanwhile(['colorsys'])\n"
@@ -141,5 +154,6 @@ def test_modules_are_imported_meanwhile_only_while_a_read_is_long(model):
             "        pass\n"
             "model = cad_process.ask(ifc.read, 'house.ifc')\n"
             "print(len(model.parts), 'colorsys' in sys.modules)\n")
-    assert python_c(code, "reading", cwd=model).split() == ["9", "True"]
+    assert python_c(code, "large", cwd=model).split() == ["9", "True"]
+    assert python_c(code, "small", cwd=model).split() == ["9", "False"]
     assert python_c(code, "ended", cwd=model).split() == ["9", "False"]
