@@ -506,6 +506,38 @@ def _placed(ref: SolidRef):
 _CANONICAL: dict = {}
 
 
+def copies_repaid(groups) -> list:
+    """For each group of refs (the pairs of one relative pose of two products,
+    `gjkcli.pipeline.tessellated`), whether its products' canonical copies are worth making:
+    every product of it with a B-spline face is in another group too."""
+    from collections import Counter
+
+    keys = []
+    for refs in groups:
+        solids: dict = {}
+        for ref in refs:
+            solid = _placed(ref)[0]
+            solids.setdefault(hash(solid), []).append(solid)
+        keys.append(solids)
+    seen = Counter(k for solids in keys for k in solids)
+    return [all(seen[k] >= 2 or not _once(_SPLINE, shapes[0], lambda: _has_spline(shapes[0]))
+                for k, shapes in solids.items()) for solids in keys]
+
+
+# Whether a product's solid has a B-spline or Bezier face: hash -> [(solid, answer)].
+_SPLINE: dict = {}
+
+
+def _has_spline(solid) -> bool:
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
+    from OCP.TopoDS import TopoDS
+
+    return any(BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
+                                                                 GeomAbs_BezierSurface)
+               for f in _faces(solid))
+
+
 def canonical_todo(refs) -> list:
     """One of `refs` per product whose canonical copy (`_canonical`) this process has still to
     make and that has a B-spline face to make it from, the products with the most faces first:

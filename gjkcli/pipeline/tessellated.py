@@ -185,6 +185,7 @@ class Pending:
     pose: np.ndarray | None = None
     flip: bool = False
     deep_first: bool = False
+    canonical: bool = True  # whether to measure on canonical copies first (`decide_all`)
 
     @property
     def exact(self) -> bool:
@@ -212,7 +213,7 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     for key, item in pending.items():
         group = ("key", item.same) if item.same is not None else ("pair", key)
         groups.setdefault(group, []).append(key)
-    work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
+    work = _with_copies([[(key, pending[key]) for key in keys] for keys in groups.values()])
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
     copies = _copies_to_make(work) if forks else []
@@ -290,10 +291,39 @@ def _worker(share, parent) -> dict:
     return _drain()
 
 
+def _with_copies(work: list) -> list:
+    """`work` with each group's pairs told whether to measure on canonical copies
+    (`Pending.canonical`): only where every product of the group with a B-spline face is in
+    another group with exact solids too (`gjkcli.mesh.cad.copies_repaid`). A copy costs
+    about a whole solid's faces converted, fixed and checked (Euclid's pm2 rotor housing's, 107
+    B-spline faces: 1 to 2 s) and saves a part of each boolean on it (its pair with the rotor:
+    7 s on the file's solid, 0.8 s on the copy); for one pair it may cost more than OpenCASCADE's
+    own calls on the file's solids (the housing and a shaft: 0.8 s), for a product met again it
+    is repaid."""
+    exact = [n for n, group in enumerate(work) if any(item.exact for _, item in group)]
+    if not exact:
+        return work
+    from gjkcli.mesh import cad
+
+    try:
+        repaid = cad.copies_repaid([[ref for _, item in work[n] if item.exact
+                                     for ref in (*item.refs[0], *item.refs[1])] for n in exact])
+    except Exception:  # noqa: BLE001 - the pairs' own refinement says what failed
+        return work
+    import dataclasses
+
+    work = list(work)
+    for n, ok in zip(exact, repaid):
+        if not ok:
+            work[n] = [(key, dataclasses.replace(item, canonical=False)) for key, item in work[n]]
+    return work
+
+
 def _copies_to_make(work: list) -> list:
-    """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids ([] when none has any)."""
+    """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids measured on their canonical
+    copies ([] when none has any)."""
     refs = [ref for group in work for _, item in group
-            if item.exact
+            if item.exact and item.canonical
             for ref in (*item.refs[0], *item.refs[1])]
     if not refs:
         return []
@@ -311,7 +341,7 @@ def _copies_here(work: list) -> None:
 
     for group in work:
         for _, item in group:
-            if item.exact:
+            if item.exact and item.canonical:
                 try:
                     cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
                 except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
@@ -341,7 +371,8 @@ def _decide_one(item: Pending, memo: ExactMemo) -> Bounded:
                   same=item.same, pose=item.pose, flip=item.flip,
                   deepest=functools.partial(pair_query, item.a, item.b, tolerance=item.tol),
                   deep_first=item.deep_first,
-                  triangles=max(_triangle_count(item.a), _triangle_count(item.b)))
+                  triangles=max(_triangle_count(item.a), _triangle_count(item.b)),
+                  canonical=item.canonical)
 
 
 def _triangle_count(body) -> int:
@@ -382,7 +413,8 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
 
 def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None, *,
            memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False,
-           deepest=None, deep_first: bool = False, triangles: int = 0) -> Bounded:
+           deepest=None, deep_first: bool = False, triangles: int = 0,
+           canonical: bool = True) -> Bounded:
     """The verdict of a pair of tessellated parts the triangles alone cannot clear.
 
     mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`: the
@@ -400,6 +432,7 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         collision reports, or first with `deep_first` (the hulls show the triangles overlapping
         beyond the band, so the depth may exceed the error and decide without OpenCASCADE)
     triangles : the larger part's triangle count, which bounds how much finer `_finer` may go
+    canonical : whether the exact solids are measured on their canonical copies first
     """
     exact = refs is not None and bool(refs[0]) and bool(refs[1]) and unit is not None
     unknown = deepest is not None and mesh.status is Status.COLLISION and mesh.depth is None
@@ -425,7 +458,8 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     if exact:
         try:
             return _exact(mesh, e, tol, clearance, refs, unit,
-                          ExactMemo() if memo is None else memo, same, pose, flip, deepest)
+                          ExactMemo() if memo is None else memo, same, pose, flip, deepest,
+                          canonical)
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
@@ -506,8 +540,9 @@ def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
 
 
 def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str,
-           memo: ExactMemo, same, pose, flip: bool, deepest=None) -> Bounded:
-    """The pair on its exact solids (OpenCASCADE); `deepest` as in `decide`."""
+           memo: ExactMemo, same, pose, flip: bool, deepest=None,
+           canonical: bool = True) -> Bounded:
+    """The pair on its exact solids (OpenCASCADE); `deepest`, `canonical` as in `decide`."""
     import dataclasses
 
     # the boundaries lie within e of the triangles: no farther apart than the triangles' distance
@@ -519,8 +554,8 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     # thickness that tells an overlap is measured again on the file's own solids
     from gjkcli.mesh import cad
 
-    slack = cad.slack(refs[0], unit) + cad.slack(refs[1], unit)
-    for canonical in (True, False):
+    slack = cad.slack(refs[0], unit) + cad.slack(refs[1], unit) if canonical else 0.0
+    for canonical in ((True, False) if canonical else (False,)):
         # where the triangles cross, a point of each surface within the band is looked for
         # first (the solids then touch or overlap, which the common part tells)
         start = None if apart else np.asarray(mesh.point_a, dtype=np.float64)
