@@ -1022,7 +1022,9 @@ def _read(path: Path):
     reader = STEPCAFControl_Reader()
     # the code page of 8-bit names (`_codepage`): a global of OpenCASCADE's, so set for every
     # file, after the first reader made has set the defaults
-    Interface_Static.SetCVal_s("read.step.codepage", _codepage(path))
+    codepage, guessed = _codepage_guessed(path)
+    _GUESSED[_key(path)] = codepage if guessed else None
+    Interface_Static.SetCVal_s("read.step.codepage", codepage)
     reader.SetNameMode(True)
     reader.SetColorMode(False)
     reader.SetLayerMode(False)
@@ -1077,7 +1079,13 @@ _EIGHT_BIT = re.compile(rb"'(?:[^'\n]|'')*?[\x80-\xff](?:[^'\n]|'')*'")
 
 
 def _codepage(path: Path) -> str:
-    """OpenCASCADE's name of the code page of the file's strings (`read.step.codepage`).
+    """OpenCASCADE's name of the code page of the file's strings: `_codepage_guessed`'s."""
+    return _codepage_guessed(path)[0]
+
+
+def _codepage_guessed(path: Path) -> tuple:
+    """(OpenCASCADE's name of the code page of the file's strings, `read.step.codepage`;
+    whether it was guessed).
 
     ISO 10303-21 writes every character outside basic ASCII as a directive (`\\X\\hh`,
     `\\X2\\hhhh...\\X0\\`, `\\X4\\...`, `\\S\\`, `\\P?\\`), which OpenCASCADE
@@ -1092,12 +1100,12 @@ def _codepage(path: Path) -> str:
     try:
         data = Path(path).read_bytes()
     except OSError:  # unreadable: OpenCASCADE says what is wrong
-        return "UTF8"
+        return "UTF8", False
     if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
-        return "UTF8"
+        return "UTF8", False
     try:
         data.decode("utf-8")
-        return "UTF8"
+        return "UTF8", False
     except UnicodeDecodeError:
         pass
     strings = []
@@ -1109,11 +1117,42 @@ def _codepage(path: Path) -> str:
     try:
         from charset_normalizer import from_bytes
     except ImportError:
-        return "UTF8"
+        return "UTF8", True
     # names are short and few: every code page OpenCASCADE converts is tried (threshold 1: none
     # ruled out for its share of odd characters), the least odd one kept
     best = from_bytes(sample, cp_isolation=sorted(_CANDIDATES), threshold=1.0).best()
-    return _CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"
+    return (_CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"), True
+
+
+# The code page `_codepage` guessed for a file read here (None when it had nothing to guess:
+# ASCII or UTF-8 strings), by `_key`: `codepage_note`.
+_GUESSED: dict = {}
+
+
+def codepage_note(path) -> str | None:
+    """The sentence a run's notes give for a STEP file whose names' code page was guessed
+    (`_codepage`: the file does not say it, and a guess from a few short names can miss), or
+    None when the strings are ASCII or UTF-8. From the read of the file in this process (the one
+    that read it), else guessed again."""
+    path = Path(path)
+    try:
+        key = _key(path)
+    except OSError:
+        return None
+    if key in _GUESSED:
+        codepage = _GUESSED[key]
+    else:
+        codepage, guessed = _codepage_guessed(path)
+        codepage = codepage if guessed else None
+    if codepage is None:
+        return None
+    if codepage == "UTF8":
+        return ("its names hold bytes above 127 that are not UTF-8 nor of a code page "
+                "charset_normalizer could tell; read as UTF-8, so some may show as replacement "
+                "characters")
+    return (f"its names hold bytes above 127 that are not UTF-8 and the file does not say their "
+            f"code page: read as {codepage}, the code page charset_normalizer guessed from them "
+            f"(a guess from a few short names can miss)")
 
 
 def _step_unit(name: str) -> str | None:
