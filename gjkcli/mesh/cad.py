@@ -248,6 +248,41 @@ def exact_distance(refs_a, refs_b, unit: str, within: float | None = None,
     return d.Value() * k, pa, pb, False
 
 
+def boundary_distance(refs_a, refs_b, unit: str, within: float | None = None):
+    """(distance, (3,) point_a, (3,) point_b) in `unit` between the boundaries of two sets of
+    solids, their faces' (BRepExtrema_DistShapeShape on the faces, so that no point of one is
+    classified inside the other): with `within` (as in `exact_distance`) the faces that come
+    that close first."""
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+    from OCP.TopoDS import TopoDS_Compound
+
+    a, b = _compound(refs_a), _compound(refs_b)
+    k = factor(_OCC_UNIT, unit)
+
+    def faces(shape):
+        compound, builder = TopoDS_Compound(), BRep_Builder()
+        builder.MakeCompound(compound)
+        for face in _faces(shape):
+            builder.Add(compound, face)
+        return compound
+
+    d = None
+    if within is not None and np.isfinite(within):
+        near = _near_faces(a, b, within / k)
+        if near is not None:
+            d = BRepExtrema_DistShapeShape(near[0], near[1])
+            if not d.IsDone() or d.NbSolution() == 0 or d.Value() > within / k:
+                d = None
+    if d is None:
+        d = BRepExtrema_DistShapeShape(faces(a), faces(b))
+    if not d.IsDone() or d.NbSolution() == 0:
+        raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
+    pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
+    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
+            np.array([pb.X(), pb.Y(), pb.Z()]) * k)
+
+
 def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
                     canonical: bool = False):
     """(distance, (3,) point_a, (3,) point_b) of a point of each solid's boundary no farther

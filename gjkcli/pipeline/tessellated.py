@@ -580,6 +580,25 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         if canonical and not inside and (thickness is None or abs(thickness - tol) <= 2 * slack):
             continue
         break
+    if inside and common is not None and common[0] <= tol ** 3:
+        # one solid inside the other shares its whole volume with it: a common part of none
+        # says the point OpenCASCADE classified as inside is not (BRepClass3d_SolidClassifier
+        # put 48 vertices of the CATIA and Inventor spaceships' main body inside their head,
+        # whose common part is empty and whose faces are 0.08 and 0.6 mm apart), so the
+        # solids' distance is their boundaries', measured on the file's own faces
+        d, pa, pb = cad.boundary_distance(refs[0], refs[1], unit, within)
+        inside, gap = False, pb - pa
+        length = float(np.linalg.norm(gap))
+        base.update(point_a=pa, point_b=pb,
+                    normal=gap / length if length > 0 else base["normal"])
+        if d > tol:
+            status = Status.CLEARANCE if d < clearance else Status.CLEAR
+            r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None,
+                                    **base)
+            return Bounded(r, "brep", d, d, "OpenCASCADE's classification put one solid inside "
+                                            "the other, their common part is empty: the distance "
+                                            "is their faces'")
+        how = "measured"
     if inside or (thickness is not None and thickness > tol):
         if deepest is not None and mesh.depth is None and mesh.status is Status.COLLISION:
             mesh = deepest()  # the depth the collision reports

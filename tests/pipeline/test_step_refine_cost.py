@@ -224,3 +224,31 @@ def test_a_pair_on_its_exact_solids_costs_at_most_twice_opencascade_s_own_calls(
         ours.append(gjk())
         theirs.append(opencascade())
     assert statistics.median(ours) <= 2 * statistics.median(theirs)
+
+
+def test_inside_by_classification_with_an_empty_common_part_is_the_faces_distance(tmp_path,
+                                                                                monkeypatch):
+    """OpenCASCADE's distance is 0 where it classifies a point of one solid inside the other; on
+    the CATIA and Inventor spaceships (issue 43) it put the main body's vertices inside the
+    head, whose common part with it is empty and whose faces are 0.08 and 0.6 mm apart: gjk
+    called the CATIA pair a collision of volume 0. As OpenCASCADE answers there (the
+    classification made to err here: issue 16's cylinders, 0.01 mm apart, within their
+    triangles' error), the empty common part overrules it, and the faces' distance decides."""
+    from stepfiles import common_volume, cylinders_gap
+
+    first, second = cylinders_gap(0.01, 0.0)
+    path = write_step(tmp_path / "cylinders.step", [("first", first), ("second", second)])
+    assert common_volume(first, second) == 0.0
+    measured = cad.exact_distance
+
+    def classified_inside(*args, **kwargs):
+        d, pa, pb, _ = measured(*args, **kwargs)
+        return 0.0, pa, pa.copy(), True
+
+    monkeypatch.setattr(cad, "exact_distance", classified_inside)
+    monkeypatch.setattr(cad, "touching_points", lambda *args, **kwargs: None)
+    monkeypatch.setattr(tessellated, "_finer", lambda *args, **kwargs: None)
+    found = pipeline.scan([str(path)], pipeline.Options(jobs=1, all_pairs=True, mode="exact"))
+    (pair,) = found.pairs
+    assert pair.status is Status.CLEAR and pair.mode == "brep"
+    assert pair.result.distance == pytest.approx(0.01, abs=1e-9)
