@@ -309,8 +309,9 @@ def oracle(path: Path) -> tuple[int, list]:
     BRepExtrema_DistShapeShape gives for one solid inside the other (it classifies a point of
     each) where the common part is empty is the classification's error, and the faces'
     distance stands instead (the spaceships' head and main body: 48 of the body's vertices
-    classified inside the head, faces 0.08 and 0.6 mm apart); pairs whose bounding boxes lie farther apart than 1e-3 x the larger diagonal
-    are clear without a call (the boxes' distance bounds the solids' from below)."""
+    classified inside the head, faces 0.08 and 0.6 mm apart); pairs whose bounding boxes lie
+    farther apart than 1e-3 x the larger diagonal are clear without a call (the boxes'
+    distance bounds the solids' from below)."""
     import itertools
 
     import numpy as np

@@ -139,7 +139,8 @@ def _far_nappe_frustum(radius=20.0, angle=np.radians(20.0), v0=-90.0, v1=-70.0):
     sewing = BRepBuilderAPI_Sewing(1e-6)
     sewing.Add(side)
     for edge in subshapes(side, TopAbs_EDGE, TopoDS.Edge):
-        if not BRep_Tool.Degenerated_s(edge) and BRepAdaptor_Curve(edge).GetType() == GeomAbs_Circle:
+        circle = BRepAdaptor_Curve(edge).GetType() == GeomAbs_Circle
+        if circle and not BRep_Tool.Degenerated_s(edge):
             sewing.Add(BRepBuilderAPI_MakeFace(BRepBuilderAPI_MakeWire(edge).Wire(), True).Face())
     sewing.Perform()
     fix = ShapeFix_Solid(BRepBuilderAPI_MakeSolid(TopoDS.Shell(sewing.SewedShape())).Solid())
