@@ -37,11 +37,14 @@ time where the triangles cross, as a bolt's do its hole's) only where it can dec
 triangles within their error of the band or the clearance are made again, finer (`_finer`, up
 to FINER_UP_TO times), where the finer bound may decide them. OpenCASCADE
 then measures the faces that come within the triangles' bound of each other, on the solids'
-canonical copies (`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
+canonical copies where their products are met in two or more groups of pairs (`_with_copies`;
+`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
 `canonical_rel`, measured as such; within that move of the band, the clearance or the overlap's
 thickness, the file's own solids decide); where the triangles cross, a point of each surface
 within the band (`cad.touching_points`) shows the distance within the band, reported as an
-upper bound with lower bound 0, and the common part tells touching from overlapping. Pairs are
+upper bound with lower bound 0, and the common part tells touching from overlapping (one solid
+inside the other by OpenCASCADE's classification, with an empty common part, is the
+classification's error: the faces' distance decides). Pairs are
 shared with forked workers once they prove slow (`decide_all`), a memo key's pairs together.
 
 Repeated pairs. An assembly places the same two products in the same relative pose many times
