@@ -48,6 +48,8 @@ Usage:
     python benchmarks/bench_step.py [--parts 1000] [--seed 0] [--deflection REL] [--keep DIR]
                                     [--json FILE]
     python benchmarks/bench_step.py --real [--repeat 3] [--check] [--no-bytecode] [--json FILE]
+                                    [--corpus DIR [--route-timeout S] [--route-memory GB]]
+                                    [--only NAME ...]
 """
 from __future__ import annotations
 
@@ -158,30 +160,116 @@ def make_assembly(path: Path, parts: int, seed: int) -> dict:
     return {"parts": count, "bytes": path.stat().st_size}
 
 
+def _tree(root: int) -> list:
+    """The pids of `root` and all its descendants (Linux's /proc)."""
+    import os
+
+    children: dict = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def _memory(pids) -> int:
+    """The memory of the processes `pids` together, in bytes: each one's private pages, and the
+    pages it shares counted once for all of them (per mapping, the largest resident share among
+    the processes: a forked process keeps its parent's mappings at the same addresses), from
+    /proc/PID/smaps. For one process it is its resident set size. Pages shared with programs
+    outside `pids` count whole, so that neither side's number moves with what other programs
+    on the machine map, as a proportional set size would."""
+    private, shared = 0, {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps") as f:
+                key = None
+                for line in f:
+                    head = line.split(None, 1)[0]
+                    if "-" in head and not head.endswith(":"):  # a mapping's first line
+                        key = line.split(None, 5)[0::5] if line.count(" ") >= 5 else head
+                        key = tuple(key) if isinstance(key, list) else key
+                    elif head in ("Private_Clean:", "Private_Dirty:"):
+                        private += int(line.split()[1]) * 1024
+                    elif head in ("Shared_Clean:", "Shared_Dirty:"):
+                        kb = int(line.split()[1]) * 1024
+                        shared.setdefault((pid, key), 0)
+                        shared[pid, key] += kb
+        except OSError:
+            continue
+    once: dict = {}
+    for (_, key), size in shared.items():
+        once[key] = max(once.get(key, 0), size)
+    return private + sum(once.values())
+
+
+def run_measured(argv: list, env: dict | None = None, timeout: float | None = None,
+                 preexec_fn=None):
+    """(CompletedProcess, wall seconds, peak memory in bytes) of `argv`, or None when it did
+    not finish within `timeout`. The peak memory is the largest memory of the process and all
+    its descendants together (`_memory`: gjk forks the process that reads the STEP file, and
+    that one a worker), sampled every 100 ms while it runs; 0 where there is no /proc."""
+    import os
+    import threading
+
+    peak = [0]
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, preexec_fn=preexec_fn)
+    done = threading.Event()
+
+    def sample():
+        if not os.path.exists(f"/proc/{os.getpid()}/smaps"):
+            return
+        while not done.wait(0.1):
+            peak[0] = max(peak[0], _memory(_tree(proc.pid)))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    finally:
+        done.set()
+        sampler.join()
+    wall = time.perf_counter() - started
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr), wall, peak[0]
+
+
 def run_worker(code: str, *args, env: dict | None = None, timeout: float | None = None,
                memory: int | None = None) -> dict | None:
-    """The worker's JSON line and its wall time; None when it did not finish within `timeout`
-    seconds or `memory` bytes of address space (then it is killed, or fails to allocate)."""
+    """The worker's JSON line, its wall time and peak memory (`run_measured`); None when it
+    did not finish within `timeout` seconds or `memory` bytes of address space (then it is
+    killed, or fails to allocate)."""
     def limit():
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    started = time.perf_counter()
-    try:
-        out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                             text=True, check=False, env=env, timeout=timeout,
-                             preexec_fn=limit if memory else None)
-    except subprocess.TimeoutExpired:
+    got = run_measured([sys.executable, "-c", code, *map(str, args)], env=env, timeout=timeout,
+                       preexec_fn=limit if memory else None)
+    if got is None:
         return None
-    wall = time.perf_counter() - started
+    out, wall, peak = got
     if out.returncode != 0:
         if timeout is not None:  # a bounded run (the corpus): said as not finished
             return None
         raise SystemExit(f"worker failed:\n{out.stderr[-3000:]}")
     line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
     got = json.loads(line)
-    got["wall"] = wall
+    got["wall"], got["peak"] = wall, peak
     return got
 
 
@@ -196,16 +284,15 @@ REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
 def run_gjk_scan(path: Path, env: dict | None = None, timings: bool = False) -> dict:
     """`gjk scan FILE --format json` as a whole process: its wall time, counts, and with
     `timings` its stages (`--timings`)."""
-    started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "gjkcli", "scan", str(path), "--format", "json",
-                          *(["--timings"] if timings else [])], capture_output=True, text=True,
-                         check=False, env=env)
-    wall = time.perf_counter() - started
+    out, wall, peak = run_measured([sys.executable, "-m", "gjkcli", "scan", str(path),
+                                    "--format", "json", *(["--timings"] if timings else [])],
+                                   env=env)
     if out.returncode not in (0, 1):
         raise SystemExit(f"gjk scan {path.name} failed:\n{out.stderr[-3000:]}")
     timings = [l for l in out.stderr.splitlines() if "timings:" in l]
     report = json.loads(out.stdout)
-    return {"wall": wall, "timings": timings[-1].split("timings: ", 1)[-1] if timings else "",
+    return {"wall": wall, "peak": peak,
+            "timings": timings[-1].split("timings: ", 1)[-1] if timings else "",
             "counts": {k: report["summary"][k] for k in
                        ("clear", "touching", "collision", "clearance", "undecided")}}
 
@@ -216,9 +303,15 @@ def oracle(path: Path) -> tuple[int, list]:
     --format json -j 1`; a pair it does not list is clear (its boxes or hulls are apart).
     OpenCASCADE's verdict: BRepExtrema_DistShapeShape's distance d against the pair's band
     (gjk's, or 1e-7 x the larger diagonal for an unlisted pair), then for d within the band
-    BRepAlgoAPI_Common's volume (a collision when the solids share more than 1e-9 of the
-    unit cubed); pairs whose bounding boxes lie farther apart than 1e-3 x the larger diagonal
-    are clear without a call (the boxes' distance bounds the solids' from below)."""
+    BRepAlgoAPI_Common's solid: a collision when its mean thickness, 2 x volume / area,
+    exceeds the band, else touching (gjk's definition, docs/step.md: a common part thinner
+    than the band is parts pressed together within it, not an overlap). A distance of 0 that
+    BRepExtrema_DistShapeShape gives for one solid inside the other (it classifies a point of
+    each) where the common part is empty is the classification's error, and the faces'
+    distance stands instead (the spaceships' head and main body: 48 of the body's vertices
+    classified inside the head, faces 0.08 and 0.6 mm apart); pairs whose bounding boxes lie
+    farther apart than 1e-3 x the larger diagonal are clear without a call (the boxes'
+    distance bounds the solids' from below)."""
     import itertools
 
     import numpy as np
@@ -258,17 +351,53 @@ def oracle(path: Path) -> tuple[int, list]:
             want = "clear"
         else:
             tol = got["tolerance"] if got is not None else 1e-7 * size * k
-            d = BRepExtrema_DistShapeShape(solids[a], solids[b]).Value() * k
+            measured = BRepExtrema_DistShapeShape(solids[a], solids[b])
+            d = measured.Value() * k
+            if d <= tol and measured.InnerSolution() and _common_volume(solids[a], solids[b]) == 0:
+                # "inside" from classifying a point, which a common part of none contradicts
+                # (one solid inside the other shares its whole volume): the faces' distance
+                d = BRepExtrema_DistShapeShape(_faces(solids[a]), _faces(solids[b])).Value() * k
             clearance = (got or {}).get("clearance") or 0.0
             if d > tol:
                 want = "clearance" if d < clearance else "clear"
             else:
-                props = GProp_GProps()
-                BRepGProp.VolumeProperties_s(BRepAlgoAPI_Common(solids[a], solids[b]).Shape(), props)
-                want = "collision" if abs(props.Mass()) * k ** 3 > 1e-9 else "touching"
+                common = BRepAlgoAPI_Common(solids[a], solids[b]).Shape()
+                volume, area = GProp_GProps(), GProp_GProps()
+                BRepGProp.VolumeProperties_s(common, volume)
+                BRepGProp.SurfaceProperties_s(common, area)
+                thick = (2 * abs(volume.Mass()) / abs(area.Mass()) * k if abs(area.Mass()) > 0
+                         else 0.0)
+                want = "collision" if thick > tol else "touching"
         if want != status:
             wrong.append((a, b, status, want))
     return compared, wrong
+
+
+def _faces(solid):
+    """A compound of the solid's faces (OpenCASCADE)."""
+    from OCP.BRep import BRep_Builder
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopoDS import TopoDS_Compound
+
+    compound, builder = TopoDS_Compound(), BRep_Builder()
+    builder.MakeCompound(compound)
+    explorer = TopExp_Explorer(solid, TopAbs_FACE)
+    while explorer.More():
+        builder.Add(compound, explorer.Current())
+        explorer.Next()
+    return compound
+
+
+def _common_volume(a, b) -> float:
+    """The volume of two solids' common part (BRepAlgoAPI_Common), in mm3."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Common
+    from OCP.BRepGProp import BRepGProp
+    from OCP.GProp import GProp_GProps
+
+    props = GProp_GProps()
+    BRepGProp.VolumeProperties_s(BRepAlgoAPI_Common(a, b).Shape(), props)
+    return abs(props.Mass())
 
 
 def bytecode_env(cache: Path | None) -> dict | None:
@@ -349,13 +478,15 @@ def make_corpus(git_dir: Path, directory: Path) -> None:
 
 def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool = True,
          corpus: Path | None = None, route_timeout: float = 300.0,
-         route_memory: float = 4.0) -> None:
+         route_memory: float = 4.0, only: list | None = None) -> None:
     """The committed five (or with `corpus`, the corpus's files in that directory), each side
     `repeat` times, alternating. With a corpus the route gets `route_timeout` seconds and
     `route_memory` GB of address space per run (cascadio took 6.5 GB and more than 600 s on
     the motor of OpenCASCADE's test data); a file it does not finish is reported so and left
     out of the totals, and only the first file has the untimed first runs (Python's compiled
-    modules; the files are in the page cache from their checksums)."""
+    modules; the files are in the page cache from their checksums). `only`: the files whose
+    names contain one of these strings (all when None). Each side's peak memory is the
+    largest of its runs' (`run_measured`)."""
     import gzip
     import shutil
     import statistics
@@ -365,6 +496,8 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
         env = bytecode_env(Path(tmp) / "pycache" if compiled else None)
         files = ([(REAL / name, "") for name in REAL_FILES] if corpus is None
                  else corpus_files(corpus))
+        if only:
+            files = [(p, w) for p, w in files if any(o in p.name for o in only)]
         bound = {} if corpus is None else {"timeout": route_timeout,
                                            "memory": int(route_memory * 2 ** 30)}
         for index, (path, writer) in enumerate(files):
@@ -389,7 +522,10 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
             t_wall = statistics.median(r["wall"] for r in finished) if len(finished) == len(tm) \
                 else None
             t = sorted(finished, key=lambda r: r["wall"])[len(finished) // 2] if t_wall else None
+            g_peak = max(r["peak"] for r in gjk)
+            t_peak = max(r["peak"] for r in finished) if t_wall else None
             rows.append({"file": path.name, "writer": writer, "gjk": g_wall, "trimesh": t_wall,
+                         "gjk_peak": g_peak, "trimesh_peak": t_peak,
                          "gjk_timings": stages, "counts": g["counts"],
                          "trimesh_collisions": t["collision_pairs"] if t else None})
             counts = ", ".join(f"{v} {k}" for k, v in g["counts"].items() if v)
@@ -400,6 +536,9 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh {t_wall:6.2f} s  ratio "
                       f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
                       f"{t['collision_pairs']} colliding pairs")
+            print(f"{'':30s} peak memory (the process and the ones it forked): gjk "
+                  f"{g_peak / 2 ** 20:.0f} MB, trimesh "
+                  + ("did not finish" if t_peak is None else f"{t_peak / 2 ** 20:.0f} MB"))
             print(f"{'':30s} gjk's stages (one more run, with --timings): {stages}")
             if check:
                 compared, wrong = oracle(path)
@@ -432,14 +571,17 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
 def corpus_table(rows: list, check: bool) -> None:
     """The corpus's files as a Markdown table (tables.py keeps it as CSV too)."""
     print("\n## Per file: gjk scan against trimesh, cascadio and python-fcl\n")
-    print("| file | writer | gjk (s) | route (s) | gjk / route | gjk's verdicts | route's "
-          "collisions |" + (" agree with OpenCASCADE |" if check else ""))
-    print("|---|---|---|---|---|---|---|" + ("---|" if check else ""))
+    print("| file | writer | gjk (s) | route (s) | gjk / route | gjk's peak (MB) | route's peak "
+          "(MB) | gjk's verdicts | route's collisions |"
+          + (" agree with OpenCASCADE |" if check else ""))
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|" if check else ""))
     for r in rows:
         counts = ", ".join(f"{v} {k}" for k, v in r["counts"].items() if v) or "no pair"
         route = "did not finish" if r["trimesh"] is None else f"{r['trimesh']:.2f}"
         ratio = "" if r["trimesh"] is None else f"{r['gjk'] / r['trimesh']:.2f}"
-        line = (f"| {r['file']} | {r['writer']} | {r['gjk']:.2f} | {route} | {ratio} | {counts} "
+        peak = "" if r["trimesh_peak"] is None else f"{r['trimesh_peak'] / 2 ** 20:.0f}"
+        line = (f"| {r['file']} | {r['writer']} | {r['gjk']:.2f} | {route} | {ratio} "
+                f"| {r['gjk_peak'] / 2 ** 20:.0f} | {peak} | {counts} "
                 f"| {'' if r['trimesh_collisions'] is None else r['trimesh_collisions']} |")
         if check:
             o = r["oracle"]
@@ -449,7 +591,9 @@ def corpus_table(rows: list, check: bool) -> None:
     if both:
         worst = max(both, key=lambda r: r["gjk"] / r["trimesh"])
         print(f"\nfiles the route finished: {len(both)} of {len(rows)}; the highest ratio "
-              f"{worst['gjk'] / worst['trimesh']:.2f} ({worst['file']})\n")
+              f"{worst['gjk'] / worst['trimesh']:.2f} ({worst['file']}); gjk's peak memory below "
+              f"the route's on {sum(r['gjk_peak'] < r['trimesh_peak'] for r in both)} of "
+              f"{len(both)}\n")
 
 
 def main() -> None:
@@ -476,6 +620,8 @@ def main() -> None:
                         "directory) into --corpus, and stop")
     parser.add_argument("--route-timeout", type=float, default=300.0, help="with --corpus: "
                         "seconds the route gets per run (default 300)")
+    parser.add_argument("--only", action="append", metavar="NAME", help="with --real: only "
+                        "the files whose names contain NAME (repeatable)")
     parser.add_argument("--route-memory", type=float, default=4.0, help="with --corpus: GB of "
                         "address space the route gets per run (default 4)")
     args = parser.parse_args()
@@ -486,7 +632,8 @@ def main() -> None:
         return
     if args.real:
         real(args.repeat, args.json, args.check, compiled=not args.no_bytecode,
-             corpus=args.corpus, route_timeout=args.route_timeout, route_memory=args.route_memory)
+             corpus=args.corpus, route_timeout=args.route_timeout, route_memory=args.route_memory,
+             only=args.only)
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = (args.keep or Path(tmp)) / f"grid_{args.parts}.step"

@@ -248,6 +248,41 @@ def exact_distance(refs_a, refs_b, unit: str, within: float | None = None,
     return d.Value() * k, pa, pb, False
 
 
+def boundary_distance(refs_a, refs_b, unit: str, within: float | None = None):
+    """(distance, (3,) point_a, (3,) point_b) in `unit` between the boundaries of two sets of
+    solids, their faces' (BRepExtrema_DistShapeShape on the faces, so that no point of one is
+    classified inside the other): with `within` (as in `exact_distance`) the faces that come
+    that close first."""
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+    from OCP.TopoDS import TopoDS_Compound
+
+    a, b = _compound(refs_a), _compound(refs_b)
+    k = factor(_OCC_UNIT, unit)
+
+    def faces(shape):
+        compound, builder = TopoDS_Compound(), BRep_Builder()
+        builder.MakeCompound(compound)
+        for face in _faces(shape):
+            builder.Add(compound, face)
+        return compound
+
+    d = None
+    if within is not None and np.isfinite(within):
+        near = _near_faces(a, b, within / k)
+        if near is not None:
+            d = BRepExtrema_DistShapeShape(near[0], near[1])
+            if not d.IsDone() or d.NbSolution() == 0 or d.Value() > within / k:
+                d = None
+    if d is None:
+        d = BRepExtrema_DistShapeShape(faces(a), faces(b))
+    if not d.IsDone() or d.NbSolution() == 0:
+        raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
+    pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
+    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
+            np.array([pb.X(), pb.Y(), pb.Z()]) * k)
+
+
 def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
                     canonical: bool = False):
     """(distance, (3,) point_a, (3,) point_b) of a point of each solid's boundary no farther
@@ -506,6 +541,38 @@ def _placed(ref: SolidRef):
 _CANONICAL: dict = {}
 
 
+def copies_repaid(groups) -> list:
+    """For each group of refs (the pairs of one relative pose of two products,
+    `gjkcli.pipeline.tessellated`), whether its products' canonical copies are worth making:
+    every product of it with a B-spline face is in another group too."""
+    from collections import Counter
+
+    keys = []
+    for refs in groups:
+        solids: dict = {}
+        for ref in refs:
+            solid = _placed(ref)[0]
+            solids.setdefault(hash(solid), []).append(solid)
+        keys.append(solids)
+    seen = Counter(k for solids in keys for k in solids)
+    return [all(seen[k] >= 2 or not _once(_SPLINE, shapes[0], lambda: _has_spline(shapes[0]))
+                for k, shapes in solids.items()) for solids in keys]
+
+
+# Whether a product's solid has a B-spline or Bezier face: hash -> [(solid, answer)].
+_SPLINE: dict = {}
+
+
+def _has_spline(solid) -> bool:
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
+    from OCP.TopoDS import TopoDS
+
+    return any(BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
+                                                                 GeomAbs_BezierSurface)
+               for f in _faces(solid))
+
+
 def canonical_todo(refs) -> list:
     """One of `refs` per product whose canonical copy (`_canonical`) this process has still to
     make and that has a B-spline face to make it from, the products with the most faces first:
@@ -652,26 +719,41 @@ def _made_canonical(solid):
 
 # GProp's volume integration asked to this relative error (`_same_solid`).
 _VOLUME_EPS = 1e-9
+# A copy's volume and its solid's agree within this relative difference (`_same_solid`).
+_VOLUME_SAME = 1e-6
+# The file's solids' volumes, integrated adaptively: hash -> [(solid, volume)], `_same_solid`.
+_VOLUMES: dict = {}
 
 
 def _same_solid(solid, copy) -> bool:
     """Whether a canonical copy passes for its solid: of its type, valid (BRepCheck_Analyzer),
-    and of the same volume within 1e-6 of it. The copy's boundary moves by at most its area x
-    its gap in volume, far below that; the volumes are integrated adaptively to _VOLUME_EPS,
-    as GProp's fixed Gauss points on the file's B-spline faces are themselves off by more
-    (the AP214 AS1's rod: 15708.39 for 25 pi x 200 = 15707.96 mm3; 15707.9646 adaptively)."""
+    and of the same volume within _VOLUME_SAME of it. The copy's boundary moves by at most its
+    area x its gap in volume, far below that. The volumes are first those of GProp's fixed Gauss
+    points, the same rule on both (a face replaced wrongly, flipped or dropped, moves the volume
+    by far more; Euclid's pm2 rotor housing: 113234.9745 mm3 both, where the adaptive
+    integration took 2 s a solid); where they differ, integrated adaptively to _VOLUME_EPS, as
+    GProp's fixed points on the file's B-spline faces are themselves off by more (the AP214
+    AS1's rod: 15708.39 for 25 pi x 200 = 15707.96 mm3; 15707.9646 adaptively), the file's
+    solid's once."""
     from OCP.BRepCheck import BRepCheck_Analyzer
     from OCP.BRepGProp import BRepGProp
     from OCP.GProp import GProp_GProps
 
     if copy.ShapeType() != solid.ShapeType() or not BRepCheck_Analyzer(copy).IsValid():
         return False
-    volumes = []
-    for shape in (solid, copy):
+
+    def volume(shape, *eps):
         props = GProp_GProps()
-        BRepGProp.VolumeProperties_s(shape, props, _VOLUME_EPS)
-        volumes.append(props.Mass())
-    return abs(volumes[1] - volumes[0]) <= 1e-6 * abs(volumes[0])
+        BRepGProp.VolumeProperties_s(shape, props, *eps)
+        return props.Mass()
+
+    def same(first, second):
+        return abs(second - first) <= _VOLUME_SAME * abs(first)
+
+    if same(volume(solid), volume(copy)):
+        return True
+    return same(_once(_VOLUMES, solid, lambda: volume(solid, _VOLUME_EPS)),
+                volume(copy, _VOLUME_EPS))
 
 
 def _analytic_edges(shape):
@@ -975,7 +1057,9 @@ def _read(path: Path):
     reader = STEPCAFControl_Reader()
     # the code page of 8-bit names (`_codepage`): a global of OpenCASCADE's, so set for every
     # file, after the first reader made has set the defaults
-    Interface_Static.SetCVal_s("read.step.codepage", _codepage(path))
+    codepage, guessed = _codepage_guessed(path)
+    _GUESSED[_key(path)] = codepage if guessed else None
+    Interface_Static.SetCVal_s("read.step.codepage", codepage)
     reader.SetNameMode(True)
     reader.SetColorMode(False)
     reader.SetLayerMode(False)
@@ -1030,7 +1114,13 @@ _EIGHT_BIT = re.compile(rb"'(?:[^'\n]|'')*?[\x80-\xff](?:[^'\n]|'')*'")
 
 
 def _codepage(path: Path) -> str:
-    """OpenCASCADE's name of the code page of the file's strings (`read.step.codepage`).
+    """OpenCASCADE's name of the code page of the file's strings: `_codepage_guessed`'s."""
+    return _codepage_guessed(path)[0]
+
+
+def _codepage_guessed(path: Path) -> tuple:
+    """(OpenCASCADE's name of the code page of the file's strings, `read.step.codepage`;
+    whether it was guessed).
 
     ISO 10303-21 writes every character outside basic ASCII as a directive (`\\X\\hh`,
     `\\X2\\hhhh...\\X0\\`, `\\X4\\...`, `\\S\\`, `\\P?\\`), which OpenCASCADE
@@ -1045,12 +1135,12 @@ def _codepage(path: Path) -> str:
     try:
         data = Path(path).read_bytes()
     except OSError:  # unreadable: OpenCASCADE says what is wrong
-        return "UTF8"
+        return "UTF8", False
     if np.frombuffer(data, np.uint8).max(initial=0) < 128:  # ASCII throughout
-        return "UTF8"
+        return "UTF8", False
     try:
         data.decode("utf-8")
-        return "UTF8"
+        return "UTF8", False
     except UnicodeDecodeError:
         pass
     strings = []
@@ -1062,11 +1152,42 @@ def _codepage(path: Path) -> str:
     try:
         from charset_normalizer import from_bytes
     except ImportError:
-        return "UTF8"
+        return "UTF8", True
     # names are short and few: every code page OpenCASCADE converts is tried (threshold 1: none
     # ruled out for its share of odd characters), the least odd one kept
     best = from_bytes(sample, cp_isolation=sorted(_CANDIDATES), threshold=1.0).best()
-    return _CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"
+    return (_CODEPAGES.get(best.encoding, "UTF8") if best is not None else "UTF8"), True
+
+
+# The code page `_codepage` guessed for a file read here (None when it had nothing to guess:
+# ASCII or UTF-8 strings), by `_key`: `codepage_note`.
+_GUESSED: dict = {}
+
+
+def codepage_note(path) -> str | None:
+    """The sentence a run's notes give for a STEP file whose names' code page was guessed
+    (`_codepage`: the file does not say it, and a guess from a few short names can miss), or
+    None when the strings are ASCII or UTF-8. From the read of the file in this process (the one
+    that read it), else guessed again."""
+    path = Path(path)
+    try:
+        key = _key(path)
+    except OSError:
+        return None
+    if key in _GUESSED:
+        codepage = _GUESSED[key]
+    else:
+        codepage, guessed = _codepage_guessed(path)
+        codepage = codepage if guessed else None
+    if codepage is None:
+        return None
+    if codepage == "UTF8":
+        return ("its names hold bytes above 127 that are not UTF-8 nor of a code page "
+                "charset_normalizer could tell; read as UTF-8, so some may show as replacement "
+                "characters")
+    return (f"its names hold bytes above 127 that are not UTF-8 and the file does not say their "
+            f"code page: read as {codepage}, the code page charset_normalizer guessed from them "
+            f"(a guess from a few short names can miss)")
 
 
 def _step_unit(name: str) -> str | None:
@@ -1167,7 +1288,7 @@ def _tessellate(shape, rel: float, path, name: str):
     diagonal = float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
     deflection = max(rel * diagonal, 1e-12)
     BRepMesh_IncrementalMesh(shape, deflection, False, 0.5, False)  # meshes as it is made
-    vertices, faces, measured = _triangles(shape, path, name)
+    vertices, faces, measured = _triangles(shape, path, name, deflection)
     if len(faces) == 0:
         raise InputError(path, f"solid '{name}' gave no triangles (OpenCASCADE could not mesh "
                                f"it); re-export it")
@@ -1202,9 +1323,10 @@ def _curved(shape) -> bool:
     return False
 
 
-def _triangles(shape, path, name: str):
+def _triangles(shape, path, name: str, deflection: float = 0.0):
     """Every face's triangulation in world coordinates, merged into one array, and the largest
-    surface-to-triangle gap measured on curved faces."""
+    surface-to-triangle gap measured on curved faces (`_chord_gap`, `deflection` the one the
+    mesh was asked for)."""
     from OCP.BRep import BRep_Tool
     from OCP.BRepAdaptor import BRepAdaptor_Surface
     from OCP.GeomAbs import GeomAbs_Plane
@@ -1242,7 +1364,7 @@ def _triangles(shape, path, name: str):
             for k in range(n):
                 q = tri.UVNode(k + 1)
                 uv[k] = (q.X(), q.Y())
-            measured = max(measured, _chord_gap(surface, nodes, uv, tris))
+            measured = max(measured, _chord_gap(surface, nodes, uv, tris, face, deflection))
         all_vertices.append(nodes)
         all_faces.append(tris + offset)
         offset += n
@@ -1254,7 +1376,7 @@ def _triangles(shape, path, name: str):
     return vertices, np.concatenate(all_faces), measured
 
 
-def _chord_gap(surface, nodes, uv, tris) -> float:
+def _chord_gap(surface, nodes, uv, tris, face=None, deflection: float = 0.0) -> float:
     """How far a face's triangles lie from its surface, both ways.
 
     A sphere: exactly. Its triangles' corners lie on it and the triangles inside it, so every
@@ -1268,7 +1390,13 @@ def _chord_gap(surface, nodes, uv, tris) -> float:
     midpoints, where S is the surface and P the triangle's linear interpolation of its corners
     at the same (u, v). That bounds the distance both ways at those points, but loosely where the
     parameters crowd (at a pole, the corners' parameters span half a turn that the triangle does
-    not): which is why the elementary surfaces are measured as above."""
+    not): which is why the elementary surfaces are measured as above. Where that gap exceeds
+    the `deflection` asked for, the point of the triangle is projected onto the `face`'s
+    surface instead (GeomAPI_ProjectPointOnSurf, every extremum: its distance from the whole
+    surface, as the elementary surfaces' are measured), and the smaller of the two counts: a
+    B-spline face of Euclid's pm2 rotor, whose triangles' corners span a third of its u range,
+    had a gap of 2.84 mm at the same parameters where the triangle lies 0.025 mm from its
+    surface (a deflection of 0.17 mm), which sent every pair with it to the exact solids."""
     from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
 
     from gjkcli.engine.exact import distinct
@@ -1287,7 +1415,30 @@ def _chord_gap(surface, nodes, uv, tris) -> float:
         return float(np.abs(_elementary_distance(surface, kind, sxyz)).max())
     suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
+    far = np.flatnonzero(gaps > deflection) if face is not None and deflection > 0 else ()
+    if len(far):
+        gaps[far] = np.minimum(gaps[far], _projected(face, sxyz[far]))
     return float(gaps.max())
+
+
+def _projected(face, points) -> np.ndarray:
+    """Each point's distance from the face's (untrimmed) surface, its nearest extremum
+    (GeomAPI_ProjectPointOnSurf); inf where none is found."""
+    from OCP.BRep import BRep_Tool
+    from OCP.GeomAPI import GeomAPI_ProjectPointOnSurf
+    from OCP.gp import gp_Pnt
+
+    surface = BRep_Tool.Surface_s(face)  # placed as the face is: world coordinates
+    project = GeomAPI_ProjectPointOnSurf()
+    out = np.full(len(points), np.inf)
+    for k, (x, y, z) in enumerate(points.tolist()):
+        try:
+            project.Init(gp_Pnt(x, y, z), surface)
+        except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the parameters' gap stands
+            continue
+        if project.NbPoints() > 0:
+            out[k] = project.LowerDistance()
+    return out
 
 
 def _axes(shape):
@@ -1325,13 +1476,15 @@ def _elementary_distance(surface, kind, points) -> np.ndarray:
     if kind == GeomAbs_Cylinder:
         return rho - shape.Radius()
     if kind == GeomAbs_Cone:
-        # in the half-plane through the axis, the cone is the half-line (R + v sin a, v cos a)
-        # where R + v sin a >= 0 (up to its apex); a foot beyond the apex has the apex nearest
+        # OpenCASCADE's cone is both nappes: P(u, v) = o + (R + v sin a) ring(u) + v cos a z for
+        # every v, so past the apex (R + v sin a < 0) it is the opposite nappe (a face there is
+        # a cone whose reference circle lies beyond its apex: Euclid's pm2 rotor, v < -162 mm).
+        # In the plane through the axis and the point it is the whole line (R + v sin a, v cos a)
+        # and its mirror image across the axis: the point's distance is the nearer of the two.
         a, r = shape.SemiAngle(), shape.RefRadius()
-        v = (rho - r) * np.sin(a) + h * np.cos(a)  # the foot on the whole line
         line = (rho - r) * np.cos(a) - h * np.sin(a)
-        apex = np.hypot(rho, h + r / np.tan(a))  # the apex at v = -R / sin a: (0, -R / tan a)
-        return np.where(r + v * np.sin(a) >= 0, np.abs(line), apex)
+        mirrored = (-rho - r) * np.cos(a) - h * np.sin(a)
+        return np.minimum(np.abs(line), np.abs(mirrored))
     return np.hypot(rho - shape.MajorRadius(), h) - shape.MinorRadius()
 
 

@@ -318,7 +318,8 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     file's only object, which is the file's name already.
     shown : the path as the user gave it (the parts' `source`); default str(path).
     skipped : receives a line per IFC element whose geometry failed, and a Note on those
-        without a 3D body (see `load_objects`).
+        without a 3D body (see `load_objects`); for a STEP file whose names' code page was
+        guessed, a Note saying which (`gjkcli.mesh.cad.codepage_note`).
 
     Raises InputError as load_objects does.
     """
@@ -345,8 +346,14 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     if file_type in _CAD_TYPES:
         from gjkcli.mesh import cad, cad_process
 
-        return [dataclasses.replace(p, name=named(p.name))
-                for p in cad_process.ask(cad.read_step, path, shown=shown)]
+        parts = [dataclasses.replace(p, name=named(p.name))
+                 for p in cad_process.ask(cad.read_step, path, shown=shown)]
+        guessed = cad_process.ask(cad.codepage_note, path) if skipped is not None else None
+        if guessed is not None:  # a lenient read says what it assumed
+            from gjkcli.errors import Note
+
+            skipped.append(Note(file=shown, message=guessed))
+        return parts
     scenes = None
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only

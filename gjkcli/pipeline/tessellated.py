@@ -37,11 +37,14 @@ time where the triangles cross, as a bolt's do its hole's) only where it can dec
 triangles within their error of the band or the clearance are made again, finer (`_finer`, up
 to FINER_UP_TO times), where the finer bound may decide them. OpenCASCADE
 then measures the faces that come within the triangles' bound of each other, on the solids'
-canonical copies (`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
+canonical copies where their products are met in two or more groups of pairs (`_with_copies`;
+`gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
 `canonical_rel`, measured as such; within that move of the band, the clearance or the overlap's
 thickness, the file's own solids decide); where the triangles cross, a point of each surface
 within the band (`cad.touching_points`) shows the distance within the band, reported as an
-upper bound with lower bound 0, and the common part tells touching from overlapping. Pairs are
+upper bound with lower bound 0, and the common part tells touching from overlapping (one solid
+inside the other by OpenCASCADE's classification, with an empty common part, is the
+classification's error: the faces' distance decides). Pairs are
 shared with forked workers once they prove slow (`decide_all`), a memo key's pairs together.
 
 Repeated pairs. An assembly places the same two products in the same relative pose many times
@@ -185,6 +188,7 @@ class Pending:
     pose: np.ndarray | None = None
     flip: bool = False
     deep_first: bool = False
+    canonical: bool = True  # whether to measure on canonical copies first (`decide_all`)
 
     @property
     def exact(self) -> bool:
@@ -212,7 +216,7 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     for key, item in pending.items():
         group = ("key", item.same) if item.same is not None else ("pair", key)
         groups.setdefault(group, []).append(key)
-    work = [[(key, pending[key]) for key in keys] for keys in groups.values()]
+    work = _with_copies([[(key, pending[key]) for key in keys] for keys in groups.values()])
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
     copies = _copies_to_make(work) if forks else []
@@ -290,10 +294,39 @@ def _worker(share, parent) -> dict:
     return _drain()
 
 
+def _with_copies(work: list) -> list:
+    """`work` with each group's pairs told whether to measure on canonical copies
+    (`Pending.canonical`): only where every product of the group with a B-spline face is in
+    another group with exact solids too (`gjkcli.mesh.cad.copies_repaid`). A copy costs
+    about a whole solid's faces converted, fixed and checked (Euclid's pm2 rotor housing's, 107
+    B-spline faces: 1 to 2 s) and saves a part of each boolean on it (its pair with the rotor:
+    7 s on the file's solid, 0.8 s on the copy); for one pair it may cost more than OpenCASCADE's
+    own calls on the file's solids (the housing and a shaft: 0.8 s), for a product met again it
+    is repaid."""
+    exact = [n for n, group in enumerate(work) if any(item.exact for _, item in group)]
+    if not exact:
+        return work
+    from gjkcli.mesh import cad
+
+    try:
+        repaid = cad.copies_repaid([[ref for _, item in work[n] if item.exact
+                                     for ref in (*item.refs[0], *item.refs[1])] for n in exact])
+    except Exception:  # noqa: BLE001 - the pairs' own refinement says what failed
+        return work
+    import dataclasses
+
+    work = list(work)
+    for n, ok in zip(exact, repaid):
+        if not ok:
+            work[n] = [(key, dataclasses.replace(item, canonical=False)) for key, item in work[n]]
+    return work
+
+
 def _copies_to_make(work: list) -> list:
-    """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids ([] when none has any)."""
+    """`gjkcli.mesh.cad.canonical_todo` of the groups' exact solids measured on their canonical
+    copies ([] when none has any)."""
     refs = [ref for group in work for _, item in group
-            if item.exact
+            if item.exact and item.canonical
             for ref in (*item.refs[0], *item.refs[1])]
     if not refs:
         return []
@@ -311,7 +344,7 @@ def _copies_here(work: list) -> None:
 
     for group in work:
         for _, item in group:
-            if item.exact:
+            if item.exact and item.canonical:
                 try:
                     cad.slack(item.refs[0], item.unit) + cad.slack(item.refs[1], item.unit)
                 except Exception:  # noqa: BLE001 - the pair's own refinement says what failed
@@ -341,7 +374,8 @@ def _decide_one(item: Pending, memo: ExactMemo) -> Bounded:
                   same=item.same, pose=item.pose, flip=item.flip,
                   deepest=functools.partial(pair_query, item.a, item.b, tolerance=item.tol),
                   deep_first=item.deep_first,
-                  triangles=max(_triangle_count(item.a), _triangle_count(item.b)))
+                  triangles=max(_triangle_count(item.a), _triangle_count(item.b)),
+                  canonical=item.canonical)
 
 
 def _triangle_count(body) -> int:
@@ -382,7 +416,8 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
 
 def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str | None, *,
            memo: ExactMemo | None = None, same=None, pose=None, flip: bool = False,
-           deepest=None, deep_first: bool = False, triangles: int = 0) -> Bounded:
+           deepest=None, deep_first: bool = False, triangles: int = 0,
+           canonical: bool = True) -> Bounded:
     """The verdict of a pair of tessellated parts the triangles alone cannot clear.
 
     mesh : the triangles' answer (`gjkcli.engine.exact.exact_query`), tolerance `tol`: the
@@ -400,6 +435,7 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         collision reports, or first with `deep_first` (the hulls show the triangles overlapping
         beyond the band, so the depth may exceed the error and decide without OpenCASCADE)
     triangles : the larger part's triangle count, which bounds how much finer `_finer` may go
+    canonical : whether the exact solids are measured on their canonical copies first
     """
     exact = refs is not None and bool(refs[0]) and bool(refs[1]) and unit is not None
     unknown = deepest is not None and mesh.status is Status.COLLISION and mesh.depth is None
@@ -425,7 +461,8 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     if exact:
         try:
             return _exact(mesh, e, tol, clearance, refs, unit,
-                          ExactMemo() if memo is None else memo, same, pose, flip, deepest)
+                          ExactMemo() if memo is None else memo, same, pose, flip, deepest,
+                          canonical)
         except Exception as exc:  # noqa: BLE001 - OpenCASCADE's failure leaves the interval
             note = f"the exact solids could not be compared ({type(exc).__name__}: {exc})"
     else:
@@ -506,8 +543,9 @@ def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
 
 
 def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str,
-           memo: ExactMemo, same, pose, flip: bool, deepest=None) -> Bounded:
-    """The pair on its exact solids (OpenCASCADE); `deepest` as in `decide`."""
+           memo: ExactMemo, same, pose, flip: bool, deepest=None,
+           canonical: bool = True) -> Bounded:
+    """The pair on its exact solids (OpenCASCADE); `deepest`, `canonical` as in `decide`."""
     import dataclasses
 
     # the boundaries lie within e of the triangles: no farther apart than the triangles' distance
@@ -519,8 +557,8 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     # thickness that tells an overlap is measured again on the file's own solids
     from gjkcli.mesh import cad
 
-    slack = cad.slack(refs[0], unit) + cad.slack(refs[1], unit)
-    for canonical in (True, False):
+    slack = cad.slack(refs[0], unit) + cad.slack(refs[1], unit) if canonical else 0.0
+    for canonical in ((True, False) if canonical else (False,)):
         # where the triangles cross, a point of each surface within the band is looked for
         # first (the solids then touch or overlap, which the common part tells)
         start = None if apart else np.asarray(mesh.point_a, dtype=np.float64)
@@ -545,6 +583,25 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         if canonical and not inside and (thickness is None or abs(thickness - tol) <= 2 * slack):
             continue
         break
+    if inside and common is not None and common[0] <= tol ** 3:
+        # one solid inside the other shares its whole volume with it: a common part of none
+        # says the point OpenCASCADE classified as inside is not (BRepClass3d_SolidClassifier
+        # put 48 vertices of the CATIA and Inventor spaceships' main body inside their head,
+        # whose common part is empty and whose faces are 0.08 and 0.6 mm apart), so the
+        # solids' distance is their boundaries', measured on the file's own faces
+        d, pa, pb = cad.boundary_distance(refs[0], refs[1], unit, within)
+        inside, gap = False, pb - pa
+        length = float(np.linalg.norm(gap))
+        base.update(point_a=pa, point_b=pb,
+                    normal=gap / length if length > 0 else base["normal"])
+        if d > tol:
+            status = Status.CLEARANCE if d < clearance else Status.CLEAR
+            r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None,
+                                    **base)
+            return Bounded(r, "brep", d, d, "OpenCASCADE's classification put one solid inside "
+                                            "the other, their common part is empty: the distance "
+                                            "is their faces'")
+        how = "measured"
     if inside or (thickness is not None and thickness > tol):
         if deepest is not None and mesh.depth is None and mesh.status is Status.COLLISION:
             mesh = deepest()  # the depth the collision reports

@@ -84,3 +84,19 @@ def test_solidworks_2017_file_with_cyrillic_names():
     assert cad._codepage(CORPUS) == "CP1251"
     names = {p.name for p in read_objects(CORPUS)}
     assert "Сборка1/Дет1" in names and not any("Ñ" in n for n in names)
+
+
+def test_a_guessed_code_page_is_said_in_the_runs_notes(tmp_path):
+    """A lenient read says what it assumed: the code page guessed for a file whose names hold
+    CP1251 bytes is in the scan's notes, naming the file; a file of escaped names (ASCII) has no
+    such note."""
+    from gjkcli.pipeline import run
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cp1251 = _named(tmp_path / "a", [n.encode("cp1251") for n in CYRILLIC])
+    ascii_only = _named(tmp_path / "b", [raw.encode() for raw, _ in DIRECTIVES])
+    found = run.scan([str(cp1251), str(ascii_only)], run.Options(jobs=1))
+    said = [str(n) for n in found.notes if "code page" in str(n)]
+    assert len(said) == 1
+    assert said[0].startswith(f"{cp1251}: ") and "read as CP1251" in said[0]
