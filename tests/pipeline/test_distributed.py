@@ -476,11 +476,13 @@ def test_primitive_links_on_the_cluster_as_in_one_process(cluster, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["step/as1-oc-214.stp", "box_sides.STEP.gz"])
-def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, tmp_path, name):
-    """A STEP assembly's parts reach the client with their tessellation error and exact solids:
-    its pairs are refined on OpenCASCADE's solids as in one process, the same JSON (the AP214
-    AS1's 32 bolts in holes and nuts on bolts touching, not the 22 collisions the triangles
-    alone show; box_sides' collisions, touching and clear pairs)."""
+def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, tmp_path, name,
+                                                                     client_without_parts):
+    """A STEP assembly's pairs are refined on OpenCASCADE's solids on the workers, which read
+    the STEP file themselves (the client process cannot read it, nor refine or measure a pair),
+    the same JSON as one process (the AP214 AS1's 32 bolts in holes and nuts on bolts touching,
+    not the 22 collisions the triangles alone show; box_sides' collisions, touching and clear
+    pairs)."""
     import gzip
     import shutil
 
@@ -491,8 +493,142 @@ def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, t
         with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
         path = plain
-    one, many = both(cluster, [path])
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    received = client_without_parts()
+    many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
     same_json(one, many)
     assert any(p.mode == "brep" for p in many.pairs)
+    found: list = []
+    _parts_in(received, found)
+    assert found == [] and "refine" in received
     if "as1" in name:
         assert [p.status for p in many.pairs] == [Status.TOUCHING] * 32
+
+
+# -- the parts stay on the workers --------------------------------------------------------------------
+
+
+def _parts_in(value, found: list, depth: int = 0) -> None:
+    """Collect the part-like objects in what the client received: a load task's answer or a
+    pick of it, packed hulls, a Shape that is a hull, an object with its vertices, a triangle
+    hierarchy."""
+    from gjkcli.engine.shapes import Shape
+    from gjkcli.pipeline import worktasks
+    from gjkcli.scene.objects import Geometry
+
+    if depth > 6:
+        return
+    if isinstance(value, (worktasks.Loaded, worktasks.PackedShapes)):
+        found.append(type(value).__name__)
+    elif isinstance(value, Shape) and value.kind == "hull":
+        found.append("hull Shape")
+    elif isinstance(value, Geometry) and value.vertices is not None:
+        found.append("Geometry with vertices")
+    elif type(value).__name__ == "Mesh":
+        found.append("Mesh")
+    elif isinstance(value, dict):
+        for v in value.values():
+            _parts_in(v, found, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _parts_in(v, found, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _parts_in(getattr(value, f.name), found, depth + 1)
+
+
+@pytest.fixture
+def client_without_parts(monkeypatch):
+    """From the call on, the client process cannot build a part or refine a pair: every entry
+    to the hulls, the triangle test, the fit-thickness rule, STEP's exact solids, overlap
+    volumes and convexity reasons raises here (the workers, other processes, are untouched);
+    and everything the client receives of a task is recorded, by stage."""
+    from gjkcli.mesh import cad, convexity, overlap
+    from gjkcli.pipeline import prepared, refine, stages, tessellated
+
+    def arm():
+        def refuse(what):
+            def refused(*args, **kwargs):
+                raise AssertionError(f"{what} ran on the client")
+            return refused
+
+        for module, name in ((stages, "hulls"), (prepared, "geometries"), (prepared, "prepare"),
+                             (refine, "triangles"), (refine, "by_thickness"),
+                             (tessellated, "decide_all"), (overlap, "overlap"), (overlap, "overlaps"),
+                             (cad, "common_volume"), (cad, "read_step"), (convexity, "part_reasons")):
+            monkeypatch.setattr(module, name, refuse(f"{module.__name__}.{name}"))
+        received: dict = {}
+        results = distributed._ClusterRun._results
+
+        def recorded(self, futures, stage):
+            got = results(self, futures, stage)
+            received.setdefault(stage, []).extend(got)
+            return got
+
+        monkeypatch.setattr(distributed._ClusterRun, "_results", recorded)
+        return received
+
+    return arm
+
+
+def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, client_without_parts):
+    """Rings, pegs and boxes (non-convex parts: the triangle test, collisions with overlap
+    volumes, the convexity reasons of listed parts): with every way of building or refining a
+    part refused in the client process, the cluster gives one process's JSON, and nothing the
+    client received of a task is a part."""
+    small_tiles(8)
+    address, _ = cluster
+    options = dict(mode="auto")
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, **options))
+    received = client_without_parts()
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+    text = same_json(one, many)
+    assert any(p.mode == "exact" for p in many.pairs)
+    assert any(p.overlap_volume is not None for p in many.pairs)
+    assert '"convexity":' in text and any(o.convexity for o in many.objects if o.convex is False)
+    assert {"load", "narrow", "refine", "overlap"} <= set(received)
+    found: list = []
+    _parts_in(received, found)
+    assert found == []
+    # the test can fail: the answers of the load tasks themselves are parts
+    from gjkcli.pipeline import worktasks
+
+    probe: list = []
+    _parts_in({"x": [worktasks.Loaded(), worktasks.PackedShapes.pack([])]}, probe)
+    assert probe == ["Loaded", "PackedShapes"]
+
+
+def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, small_tiles, tmp_path):
+    """The first triangle test on the cluster kills its own worker process (once: a marker file
+    made with O_EXCL); Dask runs its task again, and the JSON is one process's."""
+    address, client = cluster
+    small_tiles(8)
+    marker = tmp_path / "killed"
+    patch = f"""
+import os, signal
+from gjkcli.pipeline import refine
+if not hasattr(refine, "_kept_triangles"):
+    refine._kept_triangles = refine.triangles
+def _dying(*args, **kwargs):
+    try:
+        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return refine._kept_triangles(*args, **kwargs)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+refine.triangles = _dying
+"""
+    before = set(client.run(os.getpid).values())
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="exact"))
+    client.run(exec, patch, {})
+    try:
+        many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="exact"))
+    finally:
+        client.wait_for_workers(2, timeout=60)
+        client.run(exec, "from gjkcli.pipeline import refine\n"
+                         "refine.triangles = getattr(refine, '_kept_triangles', refine.triangles)", {})
+    assert marker.exists() and int(marker.read_text()) in before  # a worker died mid-refinement
+    assert int(marker.read_text()) not in set(client.run(os.getpid).values())
+    same_json(one, many)
+    assert any(p.mode == "exact" for p in many.pairs)
