@@ -299,7 +299,8 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
 
 
 def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | None = None,
-                 shown: str | None = None, skipped: list | None = None) -> list[Part]:
+                 shown: str | None = None, skipped: list | None = None,
+                 share: tuple | None = None) -> list[Part]:
     """Every object of a file in world coordinates, named as `load_objects` names them: fast.
 
     The fast path of scans. trimesh reads the file (with `load_objects`' options and error
@@ -319,6 +320,8 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     shown : the path as the user gave it (the parts' `source`); default str(path).
     skipped : receives a line per IFC element whose geometry failed, and a Note on those
         without a 3D body (see `load_objects`).
+    share : (k, n) an IFC model's share k of n of its elements only (`gjkcli.mesh.ifc.read_share`:
+        a Dask scan splits a large model across its workers); None: every object
 
     Raises InputError as load_objects does.
     """
@@ -341,7 +344,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     file_type = _file_type(path)
     if file_type in _IFC_TYPES:
         return [dataclasses.replace(p, name=named(p.name))
-                for p in _ifc_parts(path, shown, False, skipped, prepared=False)]
+                for p in _ifc_parts(path, shown, False, skipped, prepared=False, share=share)]
     if file_type in _CAD_TYPES:
         from gjkcli.mesh import cad, cad_process
 
@@ -488,13 +491,14 @@ def skipped_text(skipped: dict) -> str:
     return ", ".join(f"{n:,} {what}" for what, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool) -> list[Part]:
+def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool,
+               share: tuple | None = None) -> list[Part]:
     """The physical elements of an IFC file (gjkcli.mesh.ifc), named "IfcWall 'Name' GlobalId".
 
     prepared : merge vertices and compute topology (as `load_objects`), else the fast path's raw
         arrays (as `read_objects`). An element whose geometry failed is a line in `skipped`, or
         the InputError when `skipped` is None; the elements left out for want of a 3D body are
-        an `errors.Note` at its end.
+        an `errors.Note` at its end. share : (k, n) the elements of `ifc.read_share` only.
     """
     from types import SimpleNamespace
 
@@ -502,7 +506,10 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
 
     path = Path(path)
     _check_file(path)
-    model = cad_process.ask(ifc.read, path)  # read ahead as the command started, or now
+    if share is not None:
+        model = ifc.read_share(path, *share)
+    else:
+        model = cad_process.ask(ifc.read, path)  # read ahead as the command started, or now
     if model.failed:
         if skipped is None:
             more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""

@@ -40,7 +40,7 @@ import numpy as np
 
 from gjkcli import limits
 from gjkcli.engine.results import Status
-from gjkcli.errors import GjkError, one_line
+from gjkcli.errors import GjkError, Problem, one_line
 from gjkcli.pipeline import elements, stages, worktasks
 from gjkcli.pipeline.findings import LazyRecords, ObjectRecord
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
@@ -53,6 +53,8 @@ LOCAL_WORKERS = 2
 # at most about this many objects per tile (so that a tile's arrays stay small to send).
 TILES_PER_WORKER = 4
 TILE_OBJECTS = 20_000
+# An IFC model this large or larger is meshed in a task per worker, each a share of its elements.
+IFC_SPLIT_FROM_BYTES = 1 << 20
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
 WORK_PAIRS = 1024
 # While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
@@ -236,15 +238,22 @@ class _ClusterRun(Run):
         o = self.options
         t = time.perf_counter()
         lim = o.limits or limits.DEFAULT
+        tasks = self._split(sources)  # [(source index, the task's Source)]
         self._loads = [self.client.submit(worktasks.load, s, o.strict, lim, key=f"gjk-load-{k}-{_token()}")
-                       for k, s in enumerate(sources)]
+                       for k, (_, s) in enumerate(tasks)]
         # the client receives what the readers know and the hulls' boxes, never a part
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
         t = self.stage("load", t)
 
-        answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
-                   for got in loaded]
+        answers: list = [[] for _ in sources]  # a source's tasks' objects end to end, then their problems
+        for (s, _), got in zip(tasks, loaded):
+            if isinstance(answers[s], Problem):
+                continue
+            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries()
+        for (s, _), got in zip(tasks, loaded):
+            if not isinstance(answers[s], Problem):
+                answers[s] = answers[s] + got.skipped
         geoms = assemble(answers, primitives, manifest, problems=self.problems, notes=self.notes)
         self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
@@ -254,7 +263,7 @@ class _ClusterRun(Run):
         where = np.empty((n, 2), dtype=np.int64)
         k = 0
         for s, got in enumerate(loaded):
-            if got.problem is not None:
+            if isinstance(answers[tasks[s][0]], Problem):  # a share of its file failed: the file did
                 continue
             m = got.count
             shapes.extend(got.shapes)
@@ -273,6 +282,26 @@ class _ClusterRun(Run):
         self._where = where[keep]
         self.stage("hulls", t)
         return parts
+
+    def _split(self, sources) -> list:
+        """[(source index, Source)]: a load task per source, an IFC model of IFC_SPLIT_FROM_BYTES
+        or more in a task per worker, each meshing a share of its elements
+        (`gjkcli.mesh.ifc.read_share`, the file opened by each)."""
+        from gjkcli.mesh.ifc import IFC_TYPES
+
+        workers = max(1, len(self.client.nthreads()))
+        out = []
+        for k, s in enumerate(sources):
+            shares = 1
+            if (workers > 1 and not s.whole and not s.split_bodies and s.robot is None
+                    and s.path.suffix.lower().lstrip(".") in IFC_TYPES and s.path.suffix.lower() != ".ifcxml"):
+                try:
+                    shares = workers if s.path.stat().st_size >= IFC_SPLIT_FROM_BYTES else 1
+                except OSError:  # the load task says what is wrong with it
+                    shares = 1
+            out.extend((k, s if shares == 1 else dataclasses.replace(s, share=(n, shares)))
+                       for n in range(shares))
+        return out
 
     def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):
         """The tiles' pairs and their verdicts, in the order of one process's broad phase."""

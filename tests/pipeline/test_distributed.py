@@ -632,3 +632,27 @@ refine.triangles = _dying
     assert int(marker.read_text()) not in set(client.run(os.getpid).values())
     same_json(one, many)
     assert any(p.mode == "exact" for p in many.pairs)
+
+
+def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
+    """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
+    its elements (the file opened by each): one process's JSON (its doors and windows in their
+    walls' openings allowed, its collisions refined on the triangles), from two load tasks."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    from gjkcli.mesh import ifc
+
+    path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
+    address, _ = cluster
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    received = client_without_parts()
+    monkeypatch.setattr(ifc, "read", lambda *a, **k: pytest.fail("the client read the IFC model"))
+    many = pipeline.scan([path], pipeline.Options(dask=address))
+    same_json(one, many)
+    assert len(received["load"]) == 2  # two shares of the one file
+    assert all(got.count > 0 for got in received["load"])  # elements in each
+    assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
+    # the shares are the model's elements, each once, in the file's order
+    model = ifc.read_here(path)
+    halves = [ifc.read_share(path, k, 2) for k in range(2)]
+    assert [p[0] for h in halves for p in h.parts] == [p[0] for p in model.parts]
