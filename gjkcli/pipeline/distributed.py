@@ -53,8 +53,13 @@ LOCAL_WORKERS = 2
 # at most about this many objects per tile (so that a tile's arrays stay small to send).
 TILES_PER_WORKER = 4
 TILE_OBJECTS = 20_000
-# An IFC model this large or larger is meshed in a task per worker, each a share of its elements.
+# Files this large or larger are read in several tasks when the scan has fewer files than
+# LOAD_TASKS_PER_WORKER a worker (`_ClusterRun._split`): an IFC model (each task opens it and
+# meshes a share of its elements: about 0.4 s of parsing per task on a 4 MB model), a glTF or
+# GLB (each task reads its meshes, fast, and places a range of its nodes).
 IFC_SPLIT_FROM_BYTES = 1 << 20
+GLTF_SPLIT_FROM_BYTES = 8 << 20
+LOAD_TASKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
 WORK_PAIRS = 1024
 # While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
@@ -284,21 +289,29 @@ class _ClusterRun(Run):
         return parts
 
     def _split(self, sources) -> list:
-        """[(source index, Source)]: a load task per source, an IFC model of IFC_SPLIT_FROM_BYTES
-        or more in a task per worker, each meshing a share of its elements
-        (`gjkcli.mesh.ifc.read_share`, the file opened by each)."""
-        from gjkcli.mesh.ifc import IFC_TYPES
-
+        """[(source index, Source)]: a load task per source; a large file, when the sources are
+        fewer than LOAD_TASKS_PER_WORKER a worker, in several tasks, each reading a share of its
+        objects (`gjkcli.mesh.load.read_objects`' share): an IFC model of IFC_SPLIT_FROM_BYTES or
+        more in up to a task per worker (each opens the file and meshes its share of the
+        elements), a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more in up to
+        LOAD_TASKS_PER_WORKER a worker (each reads the file's meshes and places its range of
+        nodes)."""
         workers = max(1, len(self.client.nthreads()))
+        wanted = -(-LOAD_TASKS_PER_WORKER * workers // max(1, len(sources)))
         out = []
         for k, s in enumerate(sources):
             shares = 1
-            if (workers > 1 and not s.whole and not s.split_bodies and s.robot is None
-                    and s.path.suffix.lower().lstrip(".") in IFC_TYPES and s.path.suffix.lower() != ".ifcxml"):
+            kind = s.path.suffix.lower().lstrip(".")
+            if wanted > 1 and not s.whole and not s.split_bodies and s.robot is None \
+                    and kind in ("ifc", "ifczip", "glb", "gltf"):
                 try:
-                    shares = workers if s.path.stat().st_size >= IFC_SPLIT_FROM_BYTES else 1
+                    size = s.path.stat().st_size
                 except OSError:  # the load task says what is wrong with it
-                    shares = 1
+                    size = 0
+                if kind in ("glb", "gltf") and size >= GLTF_SPLIT_FROM_BYTES:
+                    shares = wanted
+                elif kind in ("ifc", "ifczip") and size >= IFC_SPLIT_FROM_BYTES:
+                    shares = min(wanted, workers)
             out.extend((k, s if shares == 1 else dataclasses.replace(s, share=(n, shares)))
                        for n in range(shares))
         return out

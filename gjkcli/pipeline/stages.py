@@ -996,6 +996,9 @@ def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
     for g in geoms:
         if g.primitive is None and g.instance is not None:
             uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
+    for g in geoms:  # a share of a file's parts (a cluster's task): the whole file's count
+        if g.primitive is None and g.instance is not None and g.instance.placed > uses[g.instance.key]:
+            uses[g.instance.key] = g.instance.placed
     meshes = []
     for k, g in enumerate(geoms):
         if g.primitive is not None:

@@ -656,3 +656,50 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     model = ifc.read_here(path)
     halves = [ifc.read_share(path, k, 2) for k in range(2)]
     assert [p[0] for h in halves for p in h.parts] == [p[0] for p in model.parts]
+
+
+def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
+                                                     client_without_parts):
+    """One GLB read by four load tasks, each placing a range of its nodes: a ring, a peg and a
+    box each placed once in every range (a shared mesh whose hull one process prepares once and
+    moves; a range sees one placement of it, and still moves the shared hull): one process's
+    JSON."""
+    import trimesh
+    from distributed import get_task_stream
+
+    from gjkcli.mesh.load import read_objects
+
+    rng = np.random.default_rng(23)
+    scene = trimesh.Scene()
+    for k in range(12):
+        mesh = (trimesh.creation.annulus(r_min=0.6, r_max=1.0, height=0.4, sections=16),
+                trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8),
+                trimesh.creation.box([0.5, 0.5, 0.5]))[k % 3]
+        T = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))
+        T[:3, 3] = rng.uniform(0, 2.5, size=3)
+        scene.add_geometry(mesh, node_name=f"obj{k:02d}", geom_name=f"g{k:02d}", transform=T)
+    ring_files = [tmp_path / "shared.glb"]
+    ring_files[0].write_bytes(scene.export(file_type="glb"))
+    address, client = cluster
+    small_tiles(8)
+    monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    ones = [pipeline.scan(ring_files[:1], pipeline.Options(jobs=1, mode="auto", together=together))
+            for together in (True, False)]
+    received = client_without_parts()
+    for together, one in zip((True, False), ones):
+        received.clear()
+        with get_task_stream(client=client) as stream:
+            many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=together))
+        same_json(one, many)
+        loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
+        assert len(received["load"]) == len(loads) == 4  # 2 a worker on two workers
+        assert all(got.count > 0 for got in received["load"])
+    assert any(p.mode == "exact" for p in many.pairs) and many.counts["collision"] > 0
+    # the ranges are the file's nodes, each once, in order; shared meshes know the whole file's count
+    whole = read_objects(ring_files[0])
+    ranges = [read_objects(ring_files[0], share=(k, 4)) for k in range(4)]
+    assert [p.name for r in ranges for p in r] == [p.name for p in whole]
+    shared = [p for r in ranges for p in r if p.instance is not None]
+    assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
+                                                   for q in whole) for p in shared)
+    assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
