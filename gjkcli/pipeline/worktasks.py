@@ -234,6 +234,9 @@ class Ragged:
             return self.data[k]
         return None if self.none[k] else self.data[self.off[k]:self.off[k + 1]]
 
+    def __sizeof__(self) -> int:  # Dask's `sizeof` (its memory accounting, the task stream's nbytes)
+        return _nbytes(self.data) + self.none.nbytes + (0 if self.off is None else self.off.nbytes)
+
     def lengths(self) -> np.ndarray:
         """(n,) int64 each item's row count (0 for None)."""
         if self.off is None:
@@ -289,6 +292,9 @@ class PackedShapes:
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 64 * len(self.kind)
 
     def unpack(self) -> list:
         """The Shapes, as they were packed (bit for bit)."""
@@ -350,6 +356,9 @@ class Summary:
     def count(self) -> int:
         return len(self.meta)
 
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
+
     def geometries(self) -> list:
         """The objects as `gjkcli.scene.objects.Geometry` without vertices or faces."""
         from gjkcli.engine.shapes import Shape
@@ -360,6 +369,19 @@ class Summary:
                          primitive=shape if isinstance(shape, Shape) else None)
                 for (name, file, units, watertight, bodies, element, owner, eps, brep, instance), shape
                 in zip(self.meta, self.shapes)]
+
+
+def _nbytes(value) -> int:
+    """The bytes of the arrays in `value` (an array, a Ragged, a list of them), about."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, Ragged):
+        return value.__sizeof__()
+    if isinstance(value, PackedShapes):
+        return value.__sizeof__()
+    if isinstance(value, list):
+        return sum(_nbytes(v) for v in value[:1000]) * max(1, len(value)) // max(1, min(len(value), 1000))
+    return 0
 
 
 def _pose_only(instance):
@@ -399,6 +421,9 @@ class Loaded:
     @property
     def count(self) -> int:
         return len(self.meta)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
 
     def geometries(self) -> list:
         from gjkcli.scene.objects import Geometry

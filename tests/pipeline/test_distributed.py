@@ -703,3 +703,40 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
                                                    for q in whole) for p in shared)
     assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
+
+
+def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monkeypatch, tmp_path):
+    """The first IFC share a worker meshes kills its own worker process (once: a marker file
+    made with O_EXCL); Dask runs the load task again, and the JSON is one process's."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    address, client = cluster
+    path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    marker = tmp_path / "killed"
+    patch = f"""
+import os, signal
+from gjkcli.mesh import ifc
+if not hasattr(ifc, "_kept_read_share"):
+    ifc._kept_read_share = ifc.read_share
+def _dying(*args, **kwargs):
+    try:
+        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return ifc._kept_read_share(*args, **kwargs)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+ifc.read_share = _dying
+"""
+    before = set(client.run(os.getpid).values())
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    client.run(exec, patch, {})
+    try:
+        many = pipeline.scan([path], pipeline.Options(dask=address))
+    finally:
+        client.wait_for_workers(2, timeout=60)
+        client.run(exec, "from gjkcli.mesh import ifc\n"
+                         "ifc.read_share = getattr(ifc, '_kept_read_share', ifc.read_share)", {})
+    assert marker.exists() and int(marker.read_text()) in before  # a worker died meshing
+    same_json(one, many)
+    assert one.counts["collision"] > 0
