@@ -60,6 +60,8 @@ TILE_OBJECTS = 20_000
 IFC_SPLIT_FROM_BYTES = 1 << 20
 GLTF_SPLIT_FROM_BYTES = 8 << 20
 LOAD_TASKS_PER_WORKER = 2
+# A robot's poses (--poses, --trajectory's waypoints) in this many chunks a worker.
+POSE_CHUNKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
 WORK_PAIRS = 1024
 # While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
@@ -203,6 +205,47 @@ def plane_batch(options, vertices, ring_start, part_ring, ia, ib, band):
         return done[0]
     return PlaneBatchResult(**{f.name: np.concatenate([getattr(d, f.name) for d in done])
                                for f in dataclasses.fields(PlaneBatchResult)})
+
+
+def pose_runs(options, source, srdf, run_options, poses):
+    """(a Findings per pose, the allowed link pairs) of a robot prepared once
+    (`gjkcli.pipeline.poses.Prepared.runs`) at the poses (n, d), in chunks of consecutive poses
+    on the cluster at `options.dask` (POSE_CHUNKS_PER_WORKER a worker), each task preparing the
+    robot itself; the object records made once, at the first pose, with the convexity reasons of
+    the objects of every chunk's findings, as one process makes them. None when the robot
+    cannot be prepared (the per-pose run then reports it)."""
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        n = len(poses)
+        bounds = np.linspace(0, n, min(n, POSE_CHUNKS_PER_WORKER * workers) + 1).astype(int).tolist()
+        futures = [client.submit(worktasks.pose_runs, source, srdf, run_options, poses[a:b],
+                                 key=f"gjk-poses-{a}-{_token()}") for a, b in zip(bounds[:-1], bounds[1:])]
+        done = _gathered(client, futures, options)
+        if any(d is None for d in done):
+            return None
+        runs = [f for d in done for f in d[0]]
+        involved = {name for f in runs for p in f.pairs for name in (p.a, p.b)}
+        records = _gathered(client, [client.submit(worktasks.pose_records, source, srdf, run_options,
+                                                   poses[:1], involved, key=f"gjk-records-{_token()}")],
+                            options)[0]
+    index = {r.name: k for k, r in enumerate(records)}
+    made: dict = {}  # a Findings a chunk repeats (its poses without findings) stays one
+    out = []
+    for f in runs:
+        if id(f) not in made:
+            made[id(f)] = dataclasses.replace(f, objects=records, _index=index)
+        out.append(made[id(f)])
+    return out, done[0][1]
+
+
+def _gathered(client, futures, options) -> list:
+    try:
+        return client.gather(futures)
+    except GjkError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
+        raise ClusterError(f"the Dask cluster at {options.dask} could not finish the scan: "
+                           f"{type(exc).__name__}: {one_line(exc)}") from exc
 
 
 def _plane_chunk(arrays, ia, ib, band):

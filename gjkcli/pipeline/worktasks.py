@@ -27,7 +27,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
-           "reasons", "trace_pair", "local_parts", "sub_batch"]
+           "reasons", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -150,6 +150,27 @@ def trace_pair(tolerance, a: int, b: int, *picks):
 
     shapes = [s for p in picks for s in p.shapes.unpack()]
     return query(shapes[a], shapes[b], tolerance=tolerance, trace=True).trace
+
+
+def pose_runs(source, srdf, options, poses):
+    """(a Findings per pose of `poses`, the robot's allowed link pairs) of the robot prepared
+    once (`gjkcli.pipeline.poses.Prepared`), or None where it cannot be prepared; the Findings
+    without their pictures' geometry (a closure over the prepared robot, which stays here)."""
+    from gjkcli.pipeline.poses import Prepared, Unprepared
+
+    try:
+        prepared = Prepared(source, srdf, options)
+        runs = prepared.runs(poses)
+    except Unprepared:
+        return None
+    return [dataclasses.replace(f, geometry=None) for f in runs], prepared.allowed_links
+
+
+def pose_records(source, srdf, options, first, involved) -> tuple:
+    """The robot's object records at the pose `first` (`Prepared.records`)."""
+    from gjkcli.pipeline.poses import Prepared
+
+    return Prepared(source, srdf, options).records(first, involved)
 
 
 def local_parts(names, picks) -> Parts:

@@ -740,3 +740,40 @@ ifc.read_share = _dying
     assert marker.exists() and int(marker.read_text()) in before  # a worker died meshing
     same_json(one, many)
     assert one.counts["collision"] > 0
+
+
+def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
+    """A robot at 31 poses (an arm swinging into a post at some of them): the poses run in
+    chunks on the workers, each preparing the robot itself, and the report is one process's
+    (the pose of each finding, the records made once at the first pose)."""
+    import trimesh
+
+    from gjkcli.scene import urdf
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    trimesh.creation.annulus(r_min=0.1, r_max=0.3, height=0.8, sections=12).export(tmp_path / "post.stl")
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r">'
+        f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+        f'<link name="arm"><collision><origin xyz="0 0 0.6"/>{mesh.format("rod.stl")}</collision></link>'
+        f'<link name="post"><collision><origin xyz="0.7 0 0.6"/>{mesh.format("post.stl")}</collision></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+        '<limit lower="-2" upper="2"/></joint>'
+        '<joint name="m" type="fixed"><parent link="base"/><child link="post"/></joint>'
+        '</robot>')
+    table = tmp_path / "poses.csv"
+    table.write_text("j\n" + "".join(f"{v:.17g}\n" for v in np.linspace(-1.5, 1.5, 31)))
+    address, client = cluster
+    robot = urdf.RobotOptions(poses=str(table))
+    one = pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(jobs=1, robot=robot))
+    same_json(one, pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(jobs=2, robot=robot)))
+    from distributed import get_task_stream
+
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(dask=address, robot=robot))
+    same_json(one, many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-poses-")]) == 4
+    hits = {p.waypoint for p in one.pairs if p.status is Status.COLLISION}
+    assert 2 <= len(hits) <= 25  # some poses collide, others do not
