@@ -132,6 +132,20 @@ def untimed(doc):
     return doc
 
 
+def differences(one: dict, other: dict) -> dict:
+    """{section of the report: how many of its entries differ} (objects, pairs, ...)."""
+    out = {}
+    for key in one.keys() | other.keys():
+        a, b = one.get(key), other.get(key)
+        if a == b:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            out[key] = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+        else:
+            out[key] = 1
+    return out
+
+
 def compare(name: str, inputs: list[str], tmp: Path, workers: list[int], extra=()) -> dict:
     """One process -j 2, then local:N for each N: wall, memory, same JSON."""
     runs = {"one process -j 2": run([*inputs, *extra, "-j", "2"], tmp, tmp / f"{name}-one.json")}
@@ -139,7 +153,9 @@ def compare(name: str, inputs: list[str], tmp: Path, workers: list[int], extra=(
     for n in workers:
         out = tmp / f"{name}-dask{n}.json"
         r = run([*inputs, *extra, "--dask", f"local:{n}"], tmp, out)
-        r["same_json"] = out.exists() and untimed(json.loads(out.read_text())) == one
+        other = untimed(json.loads(out.read_text())) if out.exists() else {}
+        r["same_json"] = other == one
+        r["differs"] = differences(one, other)
         runs[f"local:{n}"] = r
     return {"runs": runs, "summary": one["summary"]}
 
@@ -281,6 +297,11 @@ def main(argv=None) -> int:
         for w in (1, 2, 8, 32, 128):
             s = modelled(model, w)
             print(f"| {w} | {s:.1f} | {model['client_s'] / s:.0%} | {parts / w / 2**20:.0f} | {to_client / 2**20:.1f} |")
+    for scene, got in results.items():
+        for name, r in got["runs"].items():
+            if r.get("differs"):
+                print(f"{scene}, {name}: the report differs from one process's in "
+                      + ", ".join(f"{n} {key}" for key, n in sorted(r["differs"].items())))
     for scene, got in results.items():
         for name, r in got["runs"].items():
             if r["exit"] not in (0, 1) or r["stderr"]:
