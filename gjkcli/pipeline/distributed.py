@@ -1,13 +1,16 @@
 """`gjk scan --dask ADDRESS`: the scan of `gjkcli.pipeline.run` on a dask.distributed cluster,
 with the same findings as one process.
 
-The run is `gjkcli.pipeline.stages.Run`'s, stage for stage; three stages go to the workers:
+The run is `gjkcli.pipeline.stages.Run`'s, stage for stage. The parts (meshes, hulls, triangle
+hierarchies, STEP's exact solids) stay on the workers that read them, as the answers of the load
+tasks; the client holds the objects' names, boxes and what their readers say, the pairs and the
+findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
 
-1. **Loading and hulls**, one task per source (a scene file, a whole-file object): the task
-   reads the file, builds its objects' hulls and hull gaps, and returns them packed in flat
-   arrays (vertices, faces, hull vertices, adjacency, poses), never trimesh objects. The client
-   unpacks them in input order and names the objects as `gjkcli.scene.objects.gather` does; the
-   results stay on the workers for step 2.
+1. **Loading and hulls**, one task per source (a scene file, a whole-file object), or several
+   for a large file when the sources are few (`_ClusterRun._split`: shares of an IFC model's
+   elements, ranges of a glTF's nodes): the task reads it and builds its objects' hulls and hull
+   gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
+   (`worktasks.Summary`) and names the objects as `gjkcli.scene.objects.gather` does.
 2. **Broad and narrow phase by spatial tiles**: a grid cuts the bounding box of the objects'
    boxes, each grown as the run grows it for its broad phase (half the clearance, the touching
    band, a hair of the scene). An object goes to every tile its grown box meets: each tile
@@ -15,16 +18,21 @@ The run is `gjkcli.pipeline.stages.Run`'s, stage for stage; three stages go to t
    candidate pair when their grown boxes overlap; the pair belongs to the one tile that holds
    the lower corner of the two boxes' intersection, a point inside both boxes, so both objects
    are in that tile and every other tile that sees the pair drops it: each pair is checked
-   exactly once. A tile's task picks its objects' hulls from step 1's results (a small task
-   per source on the worker that holds it), runs the broad phase, the manifest's [[check]]
-   selections and the engine's batch call.
-3. The client gathers the tiles' pairs and verdicts in the order one process reads them
-   (by object, then partner); the policy, the triangles of non-convex parts (on the client,
-   which holds every part's triangles from step 1), the baseline and the findings are `Run`'s.
+   exactly once. A tile's task takes its objects' hulls as picks of step 1's answers (a small
+   task per source, on the worker that holds it; Dask moves the picks), runs the broad phase,
+   the manifest's [[check]] selections and the engine's batch call.
+3. **Refinement where the parts are**: the client runs the policy on the tiles' verdicts, in
+   the order one process reads the pairs; the pairs it sends to the triangles, to STEP's exact
+   solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
+   each given its parts as picks of step 1's answers; the convexity reasons of the listed parts
+   likewise (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
+
+A robot at many poses runs in chunks of poses (`pose_runs`); a 2D run's narrow phase in chunks
+of pairs (`plane_batch`).
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
-is a function of its file), so the scan completes. A scheduler out of reach is a
-`ClusterError` after the connect time-out.
+is a function of its file, every later task of the load tasks' answers), so the scan completes.
+A scheduler out of reach is a `ClusterError` after the connect time-out.
 
 Nothing here is imported unless a scan asks for a cluster.
 """
