@@ -294,20 +294,28 @@ class _ClusterRun(Run):
         o = self.options
         t = time.perf_counter()
         lim = o.limits or limits.DEFAULT
-        tasks = self._split(sources)  # [(source index, the task's Source)]
-        self._loads = [self.client.submit(worktasks.load, s, o.strict, lim, key=f"gjk-load-{k}-{_token()}")
-                       for k, (_, s) in enumerate(tasks)]
+        tasks = self._split(sources)  # [(source index, its Sources read apart, hulls joined)]
+        self._loads = []
+        for k, (_, shares, joined) in enumerate(tasks):
+            if joined:  # shares read apart, their hulls built as one batch
+                reads = [self.client.submit(worktasks.read, s, o.strict, lim, key=f"gjk-read-{k}-{n}-{_token()}")
+                         for n, s in enumerate(shares)]
+                self._loads.append(self.client.submit(worktasks.load_joined, *reads,
+                                                      key=f"gjk-load-{k}-{_token()}"))
+            else:
+                self._loads.append(self.client.submit(worktasks.load, shares[0], o.strict, lim,
+                                                      key=f"gjk-load-{k}-{_token()}"))
         # the client receives what the readers know and the hulls' boxes, never a part
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
         t = self.stage("load", t)
 
         answers: list = [[] for _ in sources]  # a source's tasks' objects end to end, then their problems
-        for (s, _), got in zip(tasks, loaded):
+        for (s, _, _), got in zip(tasks, loaded):
             if isinstance(answers[s], Problem):
                 continue
             answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries()
-        for (s, _), got in zip(tasks, loaded):
+        for (s, _, _), got in zip(tasks, loaded):
             if not isinstance(answers[s], Problem):
                 answers[s] = answers[s] + got.skipped
         geoms = assemble(answers, primitives, manifest, problems=self.problems, notes=self.notes)
@@ -340,13 +348,18 @@ class _ClusterRun(Run):
         return parts
 
     def _split(self, sources) -> list:
-        """[(source index, Source)]: a load task per source; a large file, when the sources are
-        fewer than LOAD_TASKS_PER_WORKER a worker, in several tasks, each reading a share of its
-        objects (`gjkcli.mesh.load.read_objects`' share): an IFC model of IFC_SPLIT_FROM_BYTES or
-        more in up to a task per worker (each opens the file and meshes its share of the
-        elements), a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more in up to
-        LOAD_TASKS_PER_WORKER a worker (each reads the file's meshes and places its range of
-        nodes)."""
+        """[(source index, [Source], joined)]: a load task per source; a large file, when the
+        sources are fewer than LOAD_TASKS_PER_WORKER a worker, read in several tasks, each a
+        share of its objects (`gjkcli.mesh.load.read_objects`' share):
+
+        - an IFC model of IFC_SPLIT_FROM_BYTES or more: up to a task per worker, each opening
+          the file and meshing its share of the elements (most of an IFC model's time), then
+          one task (`joined`) building the hulls of all of them as one batch, as one process
+          does (the hull builder's choice between the compiled core and qhull depends on its
+          batch: `gjkcli.engine.shapes`' FEW_PARTS_HULL_WORK);
+        - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to LOAD_TASKS_PER_WORKER a worker,
+          each reading the file's meshes, placing its range of nodes and building their hulls.
+        """
         workers = max(1, len(self.client.nthreads()))
         wanted = -(-LOAD_TASKS_PER_WORKER * workers // max(1, len(sources)))
         out = []
@@ -363,8 +376,12 @@ class _ClusterRun(Run):
                     shares = wanted
                 elif kind in ("ifc", "ifczip") and size >= IFC_SPLIT_FROM_BYTES:
                     shares = min(wanted, workers)
-            out.extend((k, s if shares == 1 else dataclasses.replace(s, share=(n, shares)))
-                       for n in range(shares))
+            if shares == 1:
+                out.append((k, [s], False))
+            elif kind in ("ifc", "ifczip"):
+                out.append((k, [dataclasses.replace(s, share=(n, shares)) for n in range(shares)], True))
+            else:
+                out.extend((k, [dataclasses.replace(s, share=(n, shares))], False) for n in range(shares))
         return out
 
     def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):

@@ -636,8 +636,9 @@ refine.triangles = _dying
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
     """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
-    its elements (the file opened by each): one process's JSON (its doors and windows in their
-    walls' openings allowed, its collisions refined on the triangles), from two load tasks."""
+    its elements (the file opened by each), the hulls of both shares then built in one task:
+    one process's JSON (its doors and windows in their walls' openings allowed, its collisions
+    refined on the triangles)."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     from gjkcli.mesh import ifc
 
@@ -647,10 +648,14 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     one = pipeline.scan([path], pipeline.Options(jobs=1))
     received = client_without_parts()
     monkeypatch.setattr(ifc, "read", lambda *a, **k: pytest.fail("the client read the IFC model"))
-    many = pipeline.scan([path], pipeline.Options(dask=address))
+    from distributed import get_task_stream
+
+    with get_task_stream(client=cluster[1]) as stream:
+        many = pipeline.scan([path], pipeline.Options(dask=address))
     same_json(one, many)
-    assert len(received["load"]) == 2  # two shares of the one file
-    assert all(got.count > 0 for got in received["load"])  # elements in each
+    # two shares of the one file meshed apart, their hulls built together (one batch, as here)
+    reads = [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
+    assert len(reads) == 2 and len(received["load"]) == 1
     assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
     # the shares are the model's elements, each once, in the file's order
     model = ifc.read_here(path)
