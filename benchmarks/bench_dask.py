@@ -16,7 +16,8 @@ Four scenes, each scanned end to end by the installed command in a fresh process
 (d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
 
 The client's memory: each command runs through a small entry that writes its own process's
-`ru_maxrss` (getrusage RUSAGE_SELF: the process alone, never its children) when it exits. With
+peak resident memory when it exits (VmHWM: the process alone, never its children, nor this
+script's memory that getrusage's ru_maxrss keeps across the fork and exec). With
 --dask the client is that process (the scheduler's threads live in it, the workers are processes
 of their own); in one process it is the command itself (its forked loaders, children, are not
 counted). The process tree is also sampled every 0.1 s with psutil for the largest other process
@@ -56,10 +57,21 @@ sys.path.insert(0, str(ROOT / "scripts"))
 DEFAULT_IFC = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc")) / "ISSUE_021_Mini_Project.ifc"
 
 # The command, through an entry that writes its own process's peak resident memory (KiB) to the
-# file named by its first argument as it exits (after click's sys.exit too).
+# file named by its first argument as it exits (after click's sys.exit too): VmHWM of
+# /proc/self/status, the high-water mark of this program's memory alone, where Linux has it;
+# else getrusage's ru_maxrss, which on Linux also keeps the RSS of the process that forked it (this
+# script's) from before the exec.
 ENTRY = ("import atexit, resource, runpy, sys\n"
          "out = sys.argv.pop(1)\n"
-         "atexit.register(lambda: open(out, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+         "def peak():\n"
+         "    try:\n"
+         "        for line in open('/proc/self/status'):\n"
+         "            if line.startswith('VmHWM:'):\n"
+         "                return int(line.split()[1])\n"
+         "    except OSError:\n"
+         "        pass\n"
+         "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+         "atexit.register(lambda: open(out, 'w').write(str(peak())))\n"
          "sys.argv[0] = 'gjk'\n"
          "runpy.run_module('gjkcli', run_name='__main__', alter_sys=True)\n")
 
@@ -260,7 +272,7 @@ def main(argv=None) -> int:
 
     print(f"\n{args.parts:,} parts over {args.files} GLB files (a), {args.one_glb:,} parts in one GLB (b), "
           f"{args.ifc.name if args.ifc else '-'} (c); {os.cpu_count()} cores\n")
-    print("| scene | run | pairs | wall s | wall / one process | client peak MB (ru_maxrss) | client / one process "
+    print("| scene | run | pairs | wall s | wall / one process | client peak MB (VmHWM) | client / one process "
           "| largest worker MB | same JSON | target |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for scene, got in results.items():

@@ -152,7 +152,7 @@ SUITE = (
           "files, (b) one GLB the cluster reads in ranges of its nodes, (c) an IFC model of the "
           "corpus (ISSUE_021_Mini_Project.ifc, 2,636 elements) meshed in shares of its elements "
           "and refined on the workers; (d) `local:4` and `local:8` on scene (a). Wall time, the "
-          "client's own peak memory (ru_maxrss, the workers apart) against the one process's, "
+          "client's own peak memory (VmHWM, the workers apart) against the one process's, "
           "and the JSON reports, which must be equal; the targets of issue 46 beside them. A "
           "2-core machine cannot make a cluster faster; the script models the time and memory on "
           "8, 32 and 128 workers from Dask's task stream (tasks' sizes, bytes to the client)."),
