@@ -1,30 +1,42 @@
-"""`gjk scan` in one process against `gjk scan --dask local:N`, side by side in one run.
+"""`gjk scan` in one process (`-j 2`) against `gjk scan --dask local:N`, side by side in one run.
 
-scripts/make_scan_scene.py writes an n-part scene (40-point convex hulls, about 0.8 colliding
-pairs per part) split over F GLB files, part k in file k mod F, into a temporary folder. Then
-each configuration runs as the installed command, end to end, in a fresh process:
+Four scenes, each scanned end to end by the installed command in a fresh process:
 
-    one process   gjk scan FILES... --format json -o one.json --timings
-    local:N       gjk scan FILES... --format json -o dask.json --timings --dask local:N
+    one process   gjk scan INPUTS... -j 2 --format json -o one.json --timings
+    local:N       gjk scan INPUTS... --dask local:N --format json -o dask.json --timings
 
-(for each N of --workers). While a command runs, its process tree is sampled every 0.1 s with
-psutil: the peak resident memory of every process (the command itself, the forked loaders of
-one process, the Dask scheduler's threads live in the command; the nannies and the workers are
-processes of their own). Printed per configuration: the wall time, the stage timings the
-command reports (--timings), the peak memory of the command and of the largest other process,
-and the sum of the peaks (an upper bound of the memory the run needed at once). The JSON
-reports are compared, timings blanked: the cluster must give the same findings.
+(a) split: scripts/make_scan_scene.py's scene of --parts parts (40-point convex hulls, about 0.8
+    colliding pairs per part) over --files GLB files, part k in file k mod F, one world;
+(b) one GLB: --one-glb parts in a single GLB, which the cluster reads in several load tasks
+    (ranges of its nodes: two a worker);
+(c) IFC: the model --ifc (default: ../corpus/ifc/ISSUE_021_Mini_Project.ifc, 2,636 elements,
+    from the IfcOpenShell issue tracker; the Great Court roof of IfcOpenShell's test files is
+    not available here), meshed by the cluster in a task per worker (shares of its elements),
+    its non-convex pairs refined on the triangles by the workers;
+(d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
 
-The model (--model, on by default): the same scan through the Python API on a LocalCluster of one
-worker, with Dask's task stream recorded: the compute time of every task by kind (load: read a
-file, build its hulls; pick: a tile's hulls from a file's results; tile: broad and narrow phase of
-a tile) and the client's own stages (unpacking, policy, verdicts). The time on W workers is then
-modelled as client + connect + sum(load) / W + sum(pick + tile) / W, never below the longest
-single task of each stage, and printed next to what local:N measured here.
+The client's memory: each command runs through a small entry that writes its own process's
+peak resident memory when it exits (VmHWM: the process alone, never its children, nor this
+script's memory that getrusage's ru_maxrss keeps across the fork and exec). With
+--dask the client is that process (the scheduler's threads live in it, the workers are processes
+of their own); in one process it is the command itself (its forked loaders, children, are not
+counted). The process tree is also sampled every 0.1 s with psutil for the largest other process
+(a Dask worker). The JSON reports are compared, timings blanked: the cluster must give the same
+findings. The targets (issue 46) are printed beside the ratios.
+
+The model (--model, on by default): scene (a) through the Python API on a LocalCluster of 2
+workers, with Dask's task stream recorded: per kind of task (load, summary, pick, tile, part,
+refine, bounded, overlap, reasons) the count, compute seconds, longest task, and the bytes of
+its results; the client's own stages. Time on W workers is modelled as
+client + max(sum(load) / W, longest load) + sum(the other tasks) / W, never below the longest
+task; the client's memory as what it receives (summaries and pairs: bytes per object and per
+pair, independent of W); a worker's as the parts' bytes over W. The one-GLB scene's load tasks
+per worker are counted from a task stream of the same kind.
 
 Usage:
-    python benchmarks/bench_dask.py [--parts 200000] [--files 8] [--workers 1,2] [--seed S]
-                                    [--keep DIR] [--json FILE]
+    python benchmarks/bench_dask.py [--parts 200000] [--files 10] [--one-glb 100000]
+                                    [--ifc PATH] [--workers 2] [--check-workers 4,8]
+                                    [--seed S] [--keep DIR] [--json FILE] [--no-model]
 """
 from __future__ import annotations
 
@@ -40,6 +52,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+# IFC models gathered from public repositories (benchmarks/ifc_corpus.csv), kept outside the
+# repository: GJK_IFC_CORPUS, else ../corpus/ifc (as benchmarks/tables.py)
+DEFAULT_IFC = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc")) / "ISSUE_021_Mini_Project.ifc"
+
+# The command, through an entry that writes its own process's peak resident memory (KiB) to the
+# file named by its first argument as it exits (after click's sys.exit too): VmHWM of
+# /proc/self/status, the high-water mark of this program's memory alone, where Linux has it;
+# else getrusage's ru_maxrss, which on Linux also keeps the RSS of the process that forked it (this
+# script's) from before the exec.
+ENTRY = ("import atexit, resource, runpy, sys\n"
+         "out = sys.argv.pop(1)\n"
+         "def peak():\n"
+         "    try:\n"
+         "        for line in open('/proc/self/status'):\n"
+         "            if line.startswith('VmHWM:'):\n"
+         "                return int(line.split()[1])\n"
+         "    except OSError:\n"
+         "        pass\n"
+         "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+         "atexit.register(lambda: open(out, 'w').write(str(peak())))\n"
+         "sys.argv[0] = 'gjk'\n"
+         "runpy.run_module('gjkcli', run_name='__main__', alter_sys=True)\n")
+
+TARGETS = {"split": {"wall": 1.3, "client": 0.25}, "one GLB": {"wall": 1.3}, "IFC": {"wall": 1.2, "client": 0.5}}
 
 
 class PeakMemory:
@@ -50,7 +86,7 @@ class PeakMemory:
 
         self.root = psutil.Process(pid)
         self.every = every
-        self.peak: dict[int, tuple[str, int]] = {}
+        self.peak: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -66,20 +102,11 @@ class PeakMemory:
             for p in procs:
                 try:
                     rss = p.memory_info().rss
-                    role = self._role(p)
                 except psutil.Error:
                     continue
-                if rss > self.peak.get(p.pid, ("", 0))[1]:
-                    self.peak[p.pid] = (role, rss)
+                if rss > self.peak.get(p.pid, 0):
+                    self.peak[p.pid] = rss
             time.sleep(self.every)
-
-    def _role(self, p) -> str:
-        if p.pid == self.root.pid:
-            return "gjk"
-        cmd = " ".join(p.cmdline())
-        if "spawn_main" in cmd or "multiprocessing" in cmd:
-            return "dask worker/nanny"
-        return "child"
 
     def stop(self) -> dict:
         self._stop.set()
@@ -87,11 +114,13 @@ class PeakMemory:
         return self.peak
 
 
-def run(cmd: list[str], cwd: Path) -> dict:
+def run(args: list[str], cwd: Path, out: Path) -> dict:
+    rss = cwd / f"{out.stem}.rss"
+    cmd = [sys.executable, "-c", ENTRY, str(rss), "scan", *args, "--timings", "--format", "json", "-o", str(out)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mem = PeakMemory(proc.pid)
-    out, err = proc.communicate()
+    _, err = proc.communicate()
     wall = time.perf_counter() - start
     peak = mem.stop()
     timings = {}
@@ -100,45 +129,11 @@ def run(cmd: list[str], cwd: Path) -> dict:
             for item in line[len("gjk: timings: "):].split(", "):
                 name, value, _ = item.split(" ")
                 timings[name] = float(value)
-    others = sorted((rss for pid, (role, rss) in peak.items() if pid != proc.pid), reverse=True)
-    return {"cmd": " ".join(cmd), "exit": proc.returncode, "wall_s": wall, "timings": timings,
-            "peak_gjk_mb": peak.get(proc.pid, ("gjk", 0))[1] / 2**20,
-            "peak_other_max_mb": (others[0] if others else 0) / 2**20,
-            "processes": len(peak), "peak_sum_mb": sum(r for _, r in peak.values()) / 2**20,
+    others = sorted((r for pid, r in peak.items() if pid != proc.pid), reverse=True)
+    return {"cmd": "gjk scan " + " ".join(args), "exit": proc.returncode, "wall_s": wall, "timings": timings,
+            "client_mb": int(rss.read_text()) / 1024 if rss.exists() else float("nan"),
+            "largest_other_mb": (others[0] if others else 0) / 2**20, "processes": len(peak),
             "stderr": [line for line in err.splitlines() if not line.startswith("gjk: timings")]}
-
-
-def task_model(files: list, workers: int = 1) -> dict:
-    """Compute seconds per task kind and the client's stage timings of one scan on a LocalCluster."""
-    from distributed import Client, LocalCluster, get_task_stream
-
-    from gjkcli.pipeline import run as pipeline
-
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      memory_limit=0, silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as client:
-        client.wait_for_workers(workers)
-        start = time.perf_counter()
-        with get_task_stream(client=client) as stream:
-            found = pipeline.scan(files, pipeline.Options(dask=cluster.scheduler_address))
-        wall = time.perf_counter() - start
-        records = stream.data
-    kinds: dict[str, list] = {}
-    for rec in records:
-        kind = str(rec["key"]).split("-")[1]  # gjk-load-..., gjk-pick-..., gjk-tile-...
-        compute = sum(s["stop"] - s["start"] for s in rec["startstops"] if s["action"] == "compute")
-        kinds.setdefault(kind, []).append(compute)
-    client_s = sum(v for k, v in found.timings.items() if k not in ("load", "broad", "narrow"))
-    return {"wall_s": wall, "client_s": client_s, "timings": found.timings,
-            "tasks": {k: {"count": len(v), "sum_s": sum(v), "max_s": max(v)} for k, v in kinds.items()}}
-
-
-def modelled(model: dict, w: int) -> float:
-    t = model["tasks"]
-    load = max(t["load"]["sum_s"] / w, t["load"]["max_s"])
-    tiles = sum(t[k]["sum_s"] for k in ("pick", "tile") if k in t)
-    tile = max(tiles / w, t.get("tile", {"max_s": 0})["max_s"])
-    return model["client_s"] + load + tile
 
 
 def untimed(doc):
@@ -149,71 +144,183 @@ def untimed(doc):
     return doc
 
 
+def differences(one: dict, other: dict) -> dict:
+    """{section of the report: how many of its entries differ} (objects, pairs, ...)."""
+    out = {}
+    for key in one.keys() | other.keys():
+        a, b = one.get(key), other.get(key)
+        if a == b:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            out[key] = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+        else:
+            out[key] = 1
+    return out
+
+
+def compare(name: str, inputs: list[str], tmp: Path, workers: list[int], extra=()) -> dict:
+    """One process -j 2, then local:N for each N: wall, memory, same JSON."""
+    runs = {"one process -j 2": run([*inputs, *extra, "-j", "2"], tmp, tmp / f"{name}-one.json")}
+    one = untimed(json.loads((tmp / f"{name}-one.json").read_text()))
+    for n in workers:
+        out = tmp / f"{name}-dask{n}.json"
+        r = run([*inputs, *extra, "--dask", f"local:{n}"], tmp, out)
+        other = untimed(json.loads(out.read_text())) if out.exists() else {}
+        r["same_json"] = other == one
+        r["differs"] = differences(one, other)
+        runs[f"local:{n}"] = r
+    return {"runs": runs, "summary": one["summary"]}
+
+
+def task_stream(inputs: list, workers: int, extra: dict | None = None) -> dict:
+    """Per kind of task: count, compute seconds, longest, result bytes, tasks per worker; and the
+    client's stage timings, of one scan on a LocalCluster of `workers` processes."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    from gjkcli.pipeline import run as pipeline
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        client.wait_for_workers(workers)
+        start = time.perf_counter()
+        with get_task_stream(client=client) as stream:
+            found = pipeline.scan(inputs, pipeline.Options(dask=cluster.scheduler_address, **(extra or {})))
+        wall = time.perf_counter() - start
+        records = stream.data
+    kinds: dict[str, dict] = {}
+    for rec in records:
+        kind = str(rec["key"]).split("-")[1]  # gjk-load-..., gjk-tile-..., gjk-refine-...
+        k = kinds.setdefault(kind, {"count": 0, "sum_s": 0.0, "max_s": 0.0, "bytes": 0, "transfer_s": 0.0,
+                                    "per_worker": {}})
+        compute = sum(s["stop"] - s["start"] for s in rec["startstops"] if s["action"] == "compute")
+        k["count"] += 1
+        k["sum_s"] += compute
+        k["max_s"] = max(k["max_s"], compute)
+        k["bytes"] += int(rec.get("nbytes") or 0)
+        k["transfer_s"] += sum(s["stop"] - s["start"] for s in rec["startstops"] if s["action"] == "transfer")
+        k["per_worker"][rec["worker"]] = k["per_worker"].get(rec["worker"], 0) + 1
+    client_s = sum(v for k, v in found.timings.items() if k not in ("load", "broad", "narrow", "refine", "overlap"))
+    return {"wall_s": wall, "client_s": client_s, "timings": found.timings, "objects": len(found.objects),
+            "pairs": found.checked, "tasks": kinds}
+
+
+# what the client receives (the others stay on the workers, or move between them)
+TO_CLIENT = ("summary", "tile", "refine", "bounded", "overlap", "reasons")
+
+
+def modelled(model: dict, w: int) -> float:
+    t = model["tasks"]
+    load = max(t["load"]["sum_s"] / w, t["load"]["max_s"]) if "load" in t else 0.0
+    rest = [v for k, v in t.items() if k != "load"]
+    other = max(sum(v["sum_s"] for v in rest) / w, max((v["max_s"] for v in rest), default=0.0))
+    return model["client_s"] + load + other
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", type=int, default=200_000)
-    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--parts", type=int, default=200_000, help="parts of scene (a) (0: skip it)")
+    parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--one-glb", type=int, default=100_000, help="parts of the one-GLB scene (0: skip)")
+    parser.add_argument("--ifc", type=Path, default=DEFAULT_IFC, help="the IFC model (skipped when absent)")
     parser.add_argument("--workers", default="2", help="comma-separated N of --dask local:N")
+    parser.add_argument("--check-workers", default="4,8", help="N of local:N that must give the same JSON")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--keep", type=Path, help="write the scene here and keep it (reused if there)")
+    parser.add_argument("--keep", type=Path, help="write the scenes here and keep them (reused if there)")
     parser.add_argument("--json", type=Path, help="write the results here")
-    parser.add_argument("--no-model", dest="model", action="store_false",
-                        help="skip the task-stream model run")
+    parser.add_argument("--no-model", dest="model", action="store_false", help="skip the task-stream runs")
     args = parser.parse_args(argv)
-    from make_scan_scene import make_split
+    from make_scan_scene import make, make_split
 
+    workers = [int(w) for w in args.workers.split(",")]
+    checks = [int(w) for w in args.check_workers.split(",") if w]
+    results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.keep or Path(tmp)
+        tmp = Path(tmp)
+        folder = args.keep or tmp
         folder.mkdir(parents=True, exist_ok=True)
         files = [folder / f"scene{args.parts}_{k}.glb" for k in range(args.files)]
-        if not all(f.exists() for f in files):
+        if args.parts and not all(f.exists() for f in files):
             t = time.perf_counter()
             files = make_split(args.parts, folder / f"scene{args.parts}.glb", args.files, args.seed)
-            print(f"scene: {args.parts:,} parts over {args.files} files in "
-                  f"{time.perf_counter() - t:.0f} s", file=sys.stderr)
-        # one scene split over files: one world
-        gjk = [sys.executable, "-m", "gjkcli", "scan", *map(str, files), "--together", "--timings",
-               "--format", "json"]
-        runs = {"one process": run(gjk + ["-o", str(Path(tmp) / "one.json")], Path(tmp))}
-        for n in [int(w) for w in args.workers.split(",")]:
-            runs[f"local:{n}"] = run(gjk + ["-o", str(Path(tmp) / f"dask{n}.json"), "--dask", f"local:{n}"],
-                                     Path(tmp))
-        one = untimed(json.loads((Path(tmp) / "one.json").read_text()))
-        for name, r in runs.items():
-            if name != "one process":
-                other = untimed(json.loads((Path(tmp) / f"dask{name.split(':')[1]}.json").read_text()))
-                r["same_json_as_one_process"] = other == one
-        summary = one["summary"]
-        model = task_model(files) if args.model else None
+            print(f"scene: {args.parts:,} parts over {args.files} files in {time.perf_counter() - t:.0f} s",
+                  file=sys.stderr)
+        split = [str(f) for f in files]
+        if args.parts:
+            results["split"] = compare("split", split, tmp, workers, ("--together",))
+        if args.one_glb:
+            one_glb = folder / f"one{args.one_glb}.glb"
+            if not one_glb.exists():
+                make(args.one_glb, one_glb, args.seed + 1)
+            results["one GLB"] = compare("glb", [str(one_glb)], tmp, workers)
+        if args.ifc and args.ifc.exists():
+            results["IFC"] = compare("ifc", [str(args.ifc)], tmp, workers)
+            results["IFC"]["model"] = str(args.ifc)
+        if checks and args.parts:
+            one = untimed(json.loads((tmp / "split-one.json").read_text()))
+            results["more workers"] = {"runs": {}}
+            for n in checks:
+                out = tmp / f"split-check{n}.json"
+                r = run([*split, "--together", "--dask", f"local:{n}"], tmp, out)
+                r["same_json"] = out.exists() and untimed(json.loads(out.read_text())) == one
+                results["more workers"]["runs"][f"local:{n}"] = r
+        model = glb_stream = None
+        if args.model and args.parts:
+            model = task_stream(split, 2)
+        if args.model and args.one_glb:
+            glb_stream = task_stream([str(one_glb)], 2)
 
-    print(f"\n{args.parts:,} parts over {args.files} files: {summary['pairs']:,} pairs checked, "
-          f"{summary['collision']:,} collisions; {os.cpu_count()} cores\n")
-    print("| run | wall s | load+hulls s | broad+narrow s | peak RSS gjk MB | largest other process MB "
-          "| processes | sum of peaks MB | same JSON |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    base = runs["one process"]["wall_s"]
-    for name, r in runs.items():
-        t = r["timings"]
-        print(f"| {name} | {r['wall_s']:.1f} ({r['wall_s'] / base:.2f}x) | "
-              f"{t.get('load', 0) + t.get('hulls', 0):.1f} | {t.get('broad', 0) + t.get('narrow', 0):.1f} | "
-              f"{r['peak_gjk_mb']:.0f} | {r['peak_other_max_mb']:.0f} | {r['processes']} | "
-              f"{r['peak_sum_mb']:.0f} | {r.get('same_json_as_one_process', '-')} |")
+    print(f"\n{args.parts:,} parts over {args.files} GLB files (a), {args.one_glb:,} parts in one GLB (b), "
+          f"{args.ifc.name if args.ifc else '-'} (c); {os.cpu_count()} cores\n")
+    print("| scene | run | pairs | wall s | wall / one process | client peak MB (VmHWM) | client / one process "
+          "| largest worker MB | same JSON | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for scene, got in results.items():
+        runs = got["runs"]
+        base = runs.get("one process -j 2") or results["split"]["runs"]["one process -j 2"]
+        pairs = (got.get("summary") or results["split"]["summary"])["pairs"]
+        for name, r in runs.items():
+            target = TARGETS.get(scene, {})
+            said = "-" if name.startswith("one") else (
+                ", ".join(f"{what} <= {v}" for what, v in target.items()) or "same JSON")
+            print(f"| {scene} | {name} | {pairs:,} | {r['wall_s']:.1f} | {r['wall_s'] / base['wall_s']:.2f} | "
+                  f"{r['client_mb']:.0f} | {r['client_mb'] / base['client_mb']:.2f} | "
+                  f"{r['largest_other_mb']:.0f} | {r.get('same_json', '-')} | {said} |")
+    if glb_stream is not None:
+        per = glb_stream["tasks"].get("load", {}).get("per_worker", {})
+        print(f"\nOne GLB on local:2: load tasks per worker {sorted(per.values())} "
+              f"(the file read as {sum(per.values())} ranges of its nodes).")
     if model is not None:
         t = model["tasks"]
-        print(f"\nTask stream on one worker (compute seconds): "
-              + ", ".join(f"{k} {v['count']} tasks {v['sum_s']:.1f} s (longest {v['max_s']:.2f} s)"
-                          for k, v in t.items())
-              + f"; the client's own stages {model['client_s']:.1f} s.\n")
-        print("| workers W | modelled scan s (client + load/W + tiles/W) | speed-up over W = 1 |")
-        print("|---|---|---|")
-        for w in (1, 2, 4, 8, 16, 32):
-            print(f"| {w} | {modelled(model, w):.1f} | {modelled(model, 1) / modelled(model, w):.2f}x |")
-    for name, r in runs.items():
-        if r["exit"] not in (0, 1) or r["stderr"]:
-            print(f"{name}: exit {r['exit']}: {r['stderr'][:5]}", file=sys.stderr)
+        n, m = model["objects"] or 1, model["pairs"] or 1
+        print(f"\nTask stream of scene (a) on local:2 ({model['objects']:,} objects listed, {model['pairs']:,} "
+              f"pairs checked; the client's own stages {model['client_s']:.1f} s):\n")
+        print("| task | count | compute s | longest s | result MB | to the client |")
+        print("|---|---|---|---|---|---|")
+        for kind, v in t.items():
+            print(f"| {kind} | {v['count']} | {v['sum_s']:.1f} | {v['max_s']:.2f} | {v['bytes'] / 2**20:.1f} | "
+                  f"{'yes' if kind in TO_CLIENT else 'no (stays on the workers)'} |")
+        to_client = sum(v["bytes"] for k, v in t.items() if k in TO_CLIENT)
+        parts = t.get("load", {}).get("bytes", 0)
+        print(f"\nThe client received {to_client / 2**20:.1f} MB ({to_client / args.parts:.0f} bytes a part); "
+              f"the load tasks' answers (the parts) were {parts / 2**20:.1f} MB on the workers.\n")
+        print("| workers W | modelled scan s | client's share of it | parts a worker holds MB | client receives MB |")
+        print("|---|---|---|---|---|")
+        for w in (1, 2, 8, 32, 128):
+            s = modelled(model, w)
+            print(f"| {w} | {s:.1f} | {model['client_s'] / s:.0%} | {parts / w / 2**20:.0f} | {to_client / 2**20:.1f} |")
+    for scene, got in results.items():
+        for name, r in got["runs"].items():
+            if r.get("differs"):
+                print(f"{scene}, {name}: the report differs from one process's in "
+                      + ", ".join(f"{n} {key}" for key, n in sorted(r["differs"].items())))
+    for scene, got in results.items():
+        for name, r in got["runs"].items():
+            if r["exit"] not in (0, 1) or r["stderr"]:
+                print(f"{scene} {name}: exit {r['exit']}: {r['stderr'][:5]}", file=sys.stderr)
     if args.json:
-        args.json.write_text(json.dumps({"parts": args.parts, "files": args.files, "summary": summary,
-                                         "runs": runs, "model": model}, indent=2))
+        args.json.write_text(json.dumps({"parts": args.parts, "files": args.files, "results": results,
+                                         "model": model, "one_glb_stream": glb_stream}, indent=2, default=str))
     return 0
 
 

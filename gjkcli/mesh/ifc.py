@@ -49,8 +49,8 @@ from gjkcli.errors import InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "read_here", "select", "element_label", "left_out_note", "IFC_TYPES",
-           "telling_points"]
+__all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
+           "IFC_TYPES", "telling_points"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -228,6 +228,28 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
 def _forked_share(path: Path, step: Path, model, k: int, shares: int, _parent) -> _Share:
     with telling_points(_point_sinks[-1][0]):  # the process it was forked from tells, so it does
         return _read(path, step, k, shares, model)
+
+
+def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
+    """Share k of `shares` of a model's elements (those k / shares to (k + 1) / shares of the
+    way through the file, as `read`'s children split it), read in this process: IfcOpenShell's
+    iterator over that subset only (`include=`), the file opened here. What `read` gives is the
+    shares' parts end to end; share 0 names the elements left out. A share may hold no part (its
+    elements' geometry all failed), which `read` of the whole model would raise only if no
+    share held one."""
+    path = Path(path)
+    if path.suffix.lower() == ".ifcxml":
+        return read(path)
+    try:
+        with _step_file(path) as step:
+            got = _read(path, step, k, shares)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - as a reader child says it (`_child`)
+        raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
+    failed = [line for _, line in sorted(got.failed, key=lambda f: f[0])]
+    return IfcModel(parts=got.parts, units=got.units, schema=got.schema, failed=tuple(failed),
+                    left_out=tuple(got.left_out))
 
 
 # The smallest model read by several children at once (when the run has several jobs): each

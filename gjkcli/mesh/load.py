@@ -90,11 +90,15 @@ class Instance:
         the part's `faces` index them as they index its `vertices`
     pose : (4, 4) float64 a rotation (det +1) and a translation: the part's vertices are
         local @ pose[:3, :3].T + pose[:3, 3], to rounding
+    placed : how many parts of the whole file place the mesh so, where a reader read only some
+        of them (a range of a glTF's nodes, `read_objects`' share); 0: the parts read together
+        are all of them
     """
 
     key: object
     local: np.ndarray
     pose: np.ndarray
+    placed: int = 0
 
     def scaled(self, k: float) -> "Instance":
         """The instance with its lengths times k (a unit converted): the scaled mesh is another
@@ -299,7 +303,8 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
 
 
 def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | None = None,
-                 shown: str | None = None, skipped: list | None = None) -> list[Part]:
+                 shown: str | None = None, skipped: list | None = None,
+                 share: tuple | None = None) -> list[Part]:
     """Every object of a file in world coordinates, named as `load_objects` names them: fast.
 
     The fast path of scans. trimesh reads the file (with `load_objects`' options and error
@@ -320,6 +325,11 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     skipped : receives a line per IFC element whose geometry failed, and a Note on those
         without a 3D body (see `load_objects`); for a STEP file whose names' code page was
         guessed, a Note saying which (`gjkcli.mesh.cad.codepage_note`).
+    share : (k, n) share k of n of the file's objects only (a Dask scan splits a large file
+        across its workers): an IFC model's elements (`gjkcli.mesh.ifc.read_share`), a glTF's
+        nodes (each share reads the whole file's meshes, so that meshes of the same content
+        and shared meshes are told as for the whole file, and places its own nodes); None:
+        every object
 
     Raises InputError as load_objects does.
     """
@@ -342,7 +352,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     file_type = _file_type(path)
     if file_type in _IFC_TYPES:
         return [dataclasses.replace(p, name=named(p.name))
-                for p in _ifc_parts(path, shown, False, skipped, prepared=False)]
+                for p in _ifc_parts(path, shown, False, skipped, prepared=False, share=share)]
     if file_type in _CAD_TYPES:
         from gjkcli.mesh import cad, cad_process
 
@@ -374,8 +384,12 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
             raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
                                    f"its geometry")
         names = [named(_object_name(path, member, node, len(nodes))) for node, _, _ in nodes]
+        only = None
+        if share is not None and len(scenes) == 1:
+            k, n = share
+            only = (k * len(nodes) // n, (k + 1) * len(nodes) // n)
         try:  # as `_usable_parts`: what a malformed mesh makes fail here is an InputError
-            out.extend(_placed_nodes(path, shown, names, nodes, geometry))
+            out.extend(_placed_nodes(path, shown, names, nodes, geometry, only))
         except InputError:
             raise
         except Exception as exc:
@@ -495,13 +509,14 @@ def skipped_text(skipped: dict) -> str:
     return ", ".join(f"{n:,} {what}" for what, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool) -> list[Part]:
+def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepared: bool,
+               share: tuple | None = None) -> list[Part]:
     """The physical elements of an IFC file (gjkcli.mesh.ifc), named "IfcWall 'Name' GlobalId".
 
     prepared : merge vertices and compute topology (as `load_objects`), else the fast path's raw
         arrays (as `read_objects`). An element whose geometry failed is a line in `skipped`, or
         the InputError when `skipped` is None; the elements left out for want of a 3D body are
-        an `errors.Note` at its end.
+        an `errors.Note` at its end. share : (k, n) the elements of `ifc.read_share` only.
     """
     from types import SimpleNamespace
 
@@ -509,7 +524,10 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
 
     path = Path(path)
     _check_file(path)
-    model = cad_process.ask(ifc.read, path)  # read ahead as the command started, or now
+    if share is not None:
+        model = ifc.read_share(path, *share)
+    else:
+        model = cad_process.ask(ifc.read, path)  # read ahead as the command started, or now
     if model.failed:
         if skipped is None:
             more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""
@@ -1306,11 +1324,12 @@ def _read_gltf(path: Path):
     return [(node, transform(node), name) for node, name in nodes], geometry
 
 
-def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
+def _placed_nodes(path, shown: str, names, nodes, geometry, only=None) -> list[Part]:
     """A part per node: its mesh (checked once per mesh) moved by its world transform.
 
     Both the checks and the transforms run on all meshes and nodes at once: world = R v + t,
-    row by row, for every node's vertices.
+    row by row, for every node's vertices. only : (start, stop) the parts of those nodes alone,
+    the meshes told apart and shared as for all of them.
     """
     first_user: dict = {}
     for name, (_, _, geometry_name) in zip(names, nodes):
@@ -1324,6 +1343,15 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
     V = np.concatenate([v for v, _, _ in meshes])
     T = np.array([t for _, t, _ in nodes], dtype=np.float64).reshape(-1, 4, 4)
+    placed = None
+    if only is not None:  # which nodes share their mesh's hull, in the whole file; then the range
+        start, stop = only
+        everywhere = np.array(_shared_rigidly(T, np.linalg.det(T[:, :3, :3]), mesh_of), dtype=bool)
+        placed = np.bincount(mesh_of[everywhere], minlength=len(meshes))
+        shared_here = everywhere[start:stop].tolist()
+        names, nodes, mesh_of, T = names[start:stop], nodes[start:stop], mesh_of[start:stop], T[start:stop]
+        if not nodes:
+            return []
     n_rows = counts[mesh_of]
     row_start = np.concatenate([[0], np.cumsum(n_rows)[:-1]])
     node_of_row = np.repeat(np.arange(len(nodes)), n_rows)
@@ -1344,7 +1372,7 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
             _check_extent(path, names[bad], world[node_of_row == bad], " after its node transform" if moved else "")
     det = np.linalg.det(T[:, :3, :3])
     mirrored = (det < 0).tolist()
-    shared = _shared_rigidly(T, det, mesh_of)
+    shared = _shared_rigidly(T, det, mesh_of) if placed is None else shared_here
     key = str(Path(path).resolve())
     starts, ends = row_start.tolist(), (row_start + n_rows).tolist()
     out = []
@@ -1354,7 +1382,9 @@ def _placed_nodes(path, shown: str, names, nodes, geometry) -> list[Part]:
             faces = faces[:, [0, 2, 1]]  # a mirror turns the mesh inside out: undo it
         out.append(Part(name=name, source=shown, vertices=world[starts[k]: ends[k]], faces=faces,
                         units=units, watertight=None, bodies=None,
-                        instance=Instance(key=(key, m), local=local, pose=T[k]) if shared[k] else None))
+                        instance=Instance(key=(key, m), local=local, pose=T[k],
+                                          placed=0 if placed is None else int(placed[m]))
+                        if shared[k] else None))
     return out
 
 

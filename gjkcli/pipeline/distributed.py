@@ -1,13 +1,16 @@
 """`gjk scan --dask ADDRESS`: the scan of `gjkcli.pipeline.run` on a dask.distributed cluster,
 with the same findings as one process.
 
-The run is `gjkcli.pipeline.stages.Run`'s, stage for stage; three stages go to the workers:
+The run is `gjkcli.pipeline.stages.Run`'s, stage for stage. The parts (meshes, hulls, triangle
+hierarchies, STEP's exact solids) stay on the workers that read them, as the answers of the load
+tasks; the client holds the objects' names, boxes and what their readers say, the pairs and the
+findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
 
-1. **Loading and hulls**, one task per source (a scene file, a whole-file object): the task
-   reads the file, builds its objects' hulls and hull gaps, and returns them packed in flat
-   arrays (vertices, faces, hull vertices, adjacency, poses), never trimesh objects. The client
-   unpacks them in input order and names the objects as `gjkcli.scene.objects.gather` does; the
-   results stay on the workers for step 2.
+1. **Loading and hulls**, one task per source (a scene file, a whole-file object), or several
+   for a large file when the sources are few (`_ClusterRun._split`: shares of an IFC model's
+   elements, ranges of a glTF's nodes): the task reads it and builds its objects' hulls and hull
+   gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
+   (`worktasks.Summary`) and names the objects as `gjkcli.scene.objects.gather` does.
 2. **Broad and narrow phase by spatial tiles**: a grid cuts the bounding box of the objects'
    boxes, each grown as the run grows it for its broad phase (half the clearance, the touching
    band, a hair of the scene). An object goes to every tile its grown box meets: each tile
@@ -15,16 +18,21 @@ The run is `gjkcli.pipeline.stages.Run`'s, stage for stage; three stages go to t
    candidate pair when their grown boxes overlap; the pair belongs to the one tile that holds
    the lower corner of the two boxes' intersection, a point inside both boxes, so both objects
    are in that tile and every other tile that sees the pair drops it: each pair is checked
-   exactly once. A tile's task picks its objects' hulls from step 1's results (a small task
-   per source on the worker that holds it), runs the broad phase, the manifest's [[check]]
-   selections and the engine's batch call.
-3. The client gathers the tiles' pairs and verdicts in the order one process reads them
-   (by object, then partner); the policy, the triangles of non-convex parts (on the client,
-   which holds every part's triangles from step 1), the baseline and the findings are `Run`'s.
+   exactly once. A tile's task takes its objects' hulls as picks of step 1's answers (a small
+   task per source, on the worker that holds it; Dask moves the picks), runs the broad phase,
+   the manifest's [[check]] selections and the engine's batch call.
+3. **Refinement where the parts are**: the client runs the policy on the tiles' verdicts, in
+   the order one process reads the pairs; the pairs it sends to the triangles, to STEP's exact
+   solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
+   each given its parts as picks of step 1's answers; the convexity reasons of the listed parts
+   likewise (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
+
+A robot at many poses runs in chunks of poses (`pose_runs`); a 2D run's narrow phase in chunks
+of pairs (`plane_batch`).
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
-is a function of its file), so the scan completes. A scheduler out of reach is a
-`ClusterError` after the connect time-out.
+is a function of its file, every later task of the load tasks' answers), so the scan completes.
+A scheduler out of reach is a `ClusterError` after the connect time-out.
 
 Nothing here is imported unless a scan asks for a cluster.
 """
@@ -39,9 +47,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from gjkcli import limits
-from gjkcli.errors import GjkError, Problem, ShapeError, one_line
-from gjkcli.pipeline import elements, stages
-from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
+from gjkcli.engine.results import Status
+from gjkcli.errors import GjkError, Problem, one_line
+from gjkcli.pipeline import elements, stages, worktasks
+from gjkcli.pipeline.findings import LazyRecords, ObjectRecord
+from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
 
@@ -51,6 +61,17 @@ LOCAL_WORKERS = 2
 # at most about this many objects per tile (so that a tile's arrays stay small to send).
 TILES_PER_WORKER = 4
 TILE_OBJECTS = 20_000
+# Files this large or larger are read in several tasks when the scan has fewer files than
+# LOAD_TASKS_PER_WORKER a worker (`_ClusterRun._split`): an IFC model (each task opens it and
+# meshes a share of its elements: about 0.4 s of parsing per task on a 4 MB model), a glTF or
+# GLB (each task reads its meshes, fast, and places a range of its nodes).
+IFC_SPLIT_FROM_BYTES = 1 << 20
+GLTF_SPLIT_FROM_BYTES = 8 << 20
+LOAD_TASKS_PER_WORKER = 2
+# A robot's poses (--poses, --trajectory's waypoints) in this many chunks a worker.
+POSE_CHUNKS_PER_WORKER = 2
+# Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
+WORK_PAIRS = 1024
 # While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
 _WATCH_EVERY = 1.0
 
@@ -194,6 +215,47 @@ def plane_batch(options, vertices, ring_start, part_ring, ia, ib, band):
                                for f in dataclasses.fields(PlaneBatchResult)})
 
 
+def pose_runs(options, source, srdf, run_options, poses):
+    """(a Findings per pose, the allowed link pairs) of a robot prepared once
+    (`gjkcli.pipeline.poses.Prepared.runs`) at the poses (n, d), in chunks of consecutive poses
+    on the cluster at `options.dask` (POSE_CHUNKS_PER_WORKER a worker), each task preparing the
+    robot itself; the object records made once, at the first pose, with the convexity reasons of
+    the objects of every chunk's findings, as one process makes them. None when the robot
+    cannot be prepared (the per-pose run then reports it)."""
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        n = len(poses)
+        bounds = np.linspace(0, n, min(n, POSE_CHUNKS_PER_WORKER * workers) + 1).astype(int).tolist()
+        futures = [client.submit(worktasks.pose_runs, source, srdf, run_options, poses[a:b],
+                                 key=f"gjk-poses-{a}-{_token()}") for a, b in zip(bounds[:-1], bounds[1:])]
+        done = _gathered(client, futures, options)
+        if any(d is None for d in done):
+            return None
+        runs = [f for d in done for f in d[0]]
+        involved = {name for f in runs for p in f.pairs for name in (p.a, p.b)}
+        records = _gathered(client, [client.submit(worktasks.pose_records, source, srdf, run_options,
+                                                   poses[:1], involved, key=f"gjk-records-{_token()}")],
+                            options)[0]
+    index = {r.name: k for k, r in enumerate(records)}
+    made: dict = {}  # a Findings a chunk repeats (its poses without findings) stays one
+    out = []
+    for f in runs:
+        if id(f) not in made:
+            made[id(f)] = dataclasses.replace(f, objects=records, _index=index)
+        out.append(made[id(f)])
+    return out, done[0][1]
+
+
+def _gathered(client, futures, options) -> list:
+    try:
+        return client.gather(futures)
+    except GjkError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
+        raise ClusterError(f"the Dask cluster at {options.dask} could not finish the scan: "
+                           f"{type(exc).__name__}: {one_line(exc)}") from exc
+
+
 def _plane_chunk(arrays, ia, ib, band):
     from gjkcli.engine import plane
 
@@ -205,15 +267,26 @@ def _plane_chunk(arrays, ia, ib, band):
 
 
 class _ClusterRun(Run):
-    """`Run` with loading, hulls, the broad and the narrow phase on the cluster's workers."""
+    """`Run` with every stage that touches a part on the cluster's workers: loading and hulls,
+    the broad and narrow phase by tiles, the triangle test and the fit-thickness rule, STEP's
+    exact solids, the overlap volumes and the convexity reasons. The client holds the objects'
+    names, boxes and what their readers say, the pairs and the findings."""
 
     def __init__(self, options, progress):
         super().__init__(options, "scan", progress)
         self.client = None
-        self._loads: list = []  # futures of the load tasks, kept while tiles read them
+        self._loads: list = []  # futures of the load tasks, kept until the findings are made
         self._where = None  # (n, 2) int64: (source, position in its load result) per object
-        self._primitives = None  # _PackedShapes of the manifest's primitives
+        self._manifest = None  # worktasks.Loaded of the manifest's primitives
         self._batch = None
+        self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
+        self._glo = None
+
+    def findings(self, *args, **kwargs):
+        try:
+            return super().findings(*args, **kwargs)
+        finally:
+            self._release()
 
     def load_parts(self, sources, primitives, manifest) -> Parts:
         from gjkcli.scene.objects import assemble
@@ -221,38 +294,95 @@ class _ClusterRun(Run):
         o = self.options
         t = time.perf_counter()
         lim = o.limits or limits.DEFAULT
-        self._loads = [self.client.submit(_load, s, o.strict, lim, key=f"gjk-load-{k}-{_token()}")
-                       for k, s in enumerate(sources)]
-        loaded = self._results(self._loads, "load")
+        tasks = self._split(sources)  # [(source index, its Sources read apart, hulls joined)]
+        self._loads = []
+        for k, (_, shares, joined) in enumerate(tasks):
+            if joined:  # shares read apart, their hulls built as one batch
+                reads = [self.client.submit(worktasks.read, s, o.strict, lim, key=f"gjk-read-{k}-{n}-{_token()}")
+                         for n, s in enumerate(shares)]
+                self._loads.append(self.client.submit(worktasks.load_joined, *reads,
+                                                      key=f"gjk-load-{k}-{_token()}"))
+            else:
+                self._loads.append(self.client.submit(worktasks.load, shares[0], o.strict, lim,
+                                                      key=f"gjk-load-{k}-{_token()}"))
+        # the client receives what the readers know and the hulls' boxes, never a part
+        loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
+                                for k, f in enumerate(self._loads)], "load")
         t = self.stage("load", t)
 
-        answers = [got.problem if got.problem is not None else got.geometries() + got.skipped
-                   for got in loaded]
+        answers: list = [[] for _ in sources]  # a source's tasks' objects end to end, then their problems
+        for (s, _, _), got in zip(tasks, loaded):
+            if isinstance(answers[s], Problem):
+                continue
+            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries()
+        for (s, _, _), got in zip(tasks, loaded):
+            if not isinstance(answers[s], Problem):
+                answers[s] = answers[s] + got.skipped
         geoms = assemble(answers, primitives, manifest, problems=self.problems, notes=self.notes)
         self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
         lo, hi, gap = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n)
+        counts = np.zeros((n, 2), dtype=np.int64)
         where = np.empty((n, 2), dtype=np.int64)
         k = 0
         for s, got in enumerate(loaded):
-            if got.problem is not None:
+            if isinstance(answers[tasks[s][0]], Problem):  # a share of its file failed: the file did
                 continue
             m = got.count
-            shapes.extend(got.shapes.unpack())
+            shapes.extend(got.shapes)
             lo[k:k + m], hi[k:k + m], gap[k:k + m] = got.lo, got.hi, got.gap
+            counts[k:k + m] = got.counts
             where[k:k + m, 0], where[k:k + m, 1] = s, np.arange(m)
             k += m
-        prims = [g.primitive for g in geoms[k:]]
-        for p, g in enumerate(geoms[k:]):
+        prims = geoms[k:]
+        for p, g in enumerate(prims):
             lo[k + p], hi[k + p] = g.primitive.bounds
         where[k:, 0], where[k:, 1] = len(loaded), np.arange(n - k)
-        shapes.extend(prims)
-        self._primitives = _PackedShapes.pack(prims)
-        parts, keep = Parts.assemble(geoms, shapes, lo, hi, gap, self.problems)
+        shapes.extend(g.primitive for g in prims)
+        self._manifest = worktasks.Loaded.of_primitives(prims)
+        parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, self.problems)
+        parts.counts = counts[keep]
         self._where = where[keep]
         self.stage("hulls", t)
         return parts
+
+    def _split(self, sources) -> list:
+        """[(source index, [Source], joined)]: a load task per source; a large file, when the
+        sources are fewer than LOAD_TASKS_PER_WORKER a worker, read in several tasks, each a
+        share of its objects (`gjkcli.mesh.load.read_objects`' share):
+
+        - an IFC model of IFC_SPLIT_FROM_BYTES or more: up to a task per worker, each opening
+          the file and meshing its share of the elements (most of an IFC model's time), then
+          one task (`joined`) building the hulls of all of them as one batch, as one process
+          does (the hull builder's choice between the compiled core and qhull depends on its
+          batch: `gjkcli.engine.shapes`' FEW_PARTS_HULL_WORK);
+        - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to LOAD_TASKS_PER_WORKER a worker,
+          each reading the file's meshes, placing its range of nodes and building their hulls.
+        """
+        workers = max(1, len(self.client.nthreads()))
+        wanted = -(-LOAD_TASKS_PER_WORKER * workers // max(1, len(sources)))
+        out = []
+        for k, s in enumerate(sources):
+            shares = 1
+            kind = s.path.suffix.lower().lstrip(".")
+            if wanted > 1 and not s.whole and not s.split_bodies and s.robot is None \
+                    and kind in ("ifc", "ifczip", "glb", "gltf"):
+                try:
+                    size = s.path.stat().st_size
+                except OSError:  # the load task says what is wrong with it
+                    size = 0
+                if kind in ("glb", "gltf") and size >= GLTF_SPLIT_FROM_BYTES:
+                    shares = wanted
+                elif kind in ("ifc", "ifczip") and size >= IFC_SPLIT_FROM_BYTES:
+                    shares = min(wanted, workers)
+            if shares == 1:
+                out.append((k, [s], False))
+            elif kind in ("ifc", "ifczip"):
+                out.append((k, [dataclasses.replace(s, share=(n, shares)) for n in range(shares)], True))
+            else:
+                out.extend((k, [dataclasses.replace(s, share=(n, shares))], False) for n in range(shares))
+        return out
 
     def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):
         """The tiles' pairs and their verdicts, in the order of one process's broad phase."""
@@ -262,7 +392,6 @@ class _ClusterRun(Run):
         n = parts.n
         empty = np.zeros(0, dtype=np.int64)
         if n < 2:
-            self._release()
             return empty, empty, np.zeros(0), 0
         if self.options.all_pairs and not self._passing:  # the tiles' pairs only: one process lists the others too
             count = n * (n - 1) // 2
@@ -271,6 +400,7 @@ class _ClusterRun(Run):
                               "within reach; the others are clear by their boxes")
         glo, ghi = grown_bounds(parts.lo, parts.hi, self.grow(parts, resolved))
         grid = _Grid.fit(glo, ghi, self._tile_count(n))
+        self._grid, self._glo = grid, glo
         tile_ids, members = grid.assign(glo, ghi)
         checks = [(a, b) for a, b, _, _ in resolved.checks] if resolved is not None and resolved.checks else []
         futures = []
@@ -280,16 +410,15 @@ class _ClusterRun(Run):
             for s in np.unique(src).tolist():
                 at = pos[src == s]
                 if s == len(self._loads):
-                    packs.append(self._primitives.take(at))
+                    packs.append(self._manifest.shapes.take(at))
                 else:
-                    packs.append(self.client.submit(_pick, self._loads[s], at,
+                    packs.append(self.client.submit(worktasks.pick_hulls, self._loads[s], at,
                                                     key=f"gjk-pick-{tile}-{s}-{_token()}"))
             sets = [(a[ids], b[ids]) for a, b in checks]
             futures.append(self.client.submit(
-                _tile, grid, tile, ids, glo[ids], ghi[ids], sets, self.options.tolerance, *packs,
+                worktasks.tile, grid, tile, ids, glo[ids], ghi[ids], sets, self.options.tolerance, *packs,
                 key=f"gjk-tile-{tile}-{_token()}"))
         done = self._results(futures, "narrow")
-        self._release()
         i = np.concatenate([d[0] for d in done])
         j = np.concatenate([d[1] for d in done])
         candidates = sum(d[2] for d in done)
@@ -319,8 +448,154 @@ class _ClusterRun(Run):
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
     def narrow(self, parts: Parts, i, j):
-        """The tiles' verdicts (`_candidates` gathered them with the pairs)."""
+        """The tiles' verdicts (`candidates` gathered them with the pairs)."""
         return self._batch if len(i) else None
+
+    # -- the refinement and the overlaps, where the parts are ---------------------------------------
+
+    def _refined(self, parts: Parts, i, j, tolerance, measure, todo) -> dict:
+        """The triangle test and the fit-thickness rule of the pairs `todo`, on the workers."""
+        a, b = i[todo], j[todo]
+
+        def task(at, names, li, lj, picks):
+            k = todo[at]
+            return self.client.submit(worktasks.refine_pairs, names, li, lj, tolerance[k], measure[k],
+                                      *picks, key=f"gjk-refine-{_token()}")
+
+        out = {}
+        for at, got in self._on_workers("refine", parts, a, b, task):
+            for k, r in got.items():
+                out[int(todo[at[k]])] = r
+        return dict(sorted(out.items()))
+
+    def _bounded(self, parts: Parts, i, j, batch, clearance, e, todo) -> dict:
+        """Tessellated (STEP) pairs on their bounds and exact solids, on the workers (each reads
+        the STEP file itself)."""
+        if not len(todo):
+            return {}
+        a, b = i[todo], j[todo]
+        modes = self.sets.modes(self.options.mode) if self.sets is not None else None
+        keys = []  # OpenCASCADE's answers are kept per key (`tessellated.decide_all`)
+        for x, y in zip(a.tolist(), b.tolist()):
+            ga, gb = parts.geoms[x], parts.geoms[y]
+            flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
+            keys.append(stages.placement_key(*((gb, ga) if flip else (ga, gb))) if ga.brep and gb.brep else None)
+
+        def task(at, names, li, lj, picks):
+            k = todo[at]
+            return self.client.submit(worktasks.bounded_pairs, self.options, self.units, names, li, lj,
+                                      worktasks.sub_batch(batch, k), clearance[k], e[k],
+                                      None if modes is None else modes[k], *picks,
+                                      key=f"gjk-bounded-{_token()}")
+
+        out = {}
+        for at, got in self._on_workers("refine", parts, a, b, task, keys):
+            for k, r in got.items():
+                out[int(todo[at[k]])] = r
+        return dict(sorted(out.items()))
+
+    def _overlaps_of(self, parts: Parts, pairs: list, cap: int) -> list:
+        """The listed collisions with their overlap volumes, up to `cap` of them (the rest with
+        the note that says so), computed on the workers."""
+        out, todo = list(pairs), []
+        beyond = stages.overlap_cap_note(cap)
+        for at, p in enumerate(pairs):
+            if p.status is Status.COLLISION:
+                if len(todo) >= cap:
+                    out[at] = p.but(overlap_reason=beyond)
+                else:
+                    todo.append(at)
+        if not todo:
+            return out
+        a = np.array([parts.index[pairs[t].a] for t in todo], dtype=np.int64)
+        b = np.array([parts.index[pairs[t].b] for t in todo], dtype=np.int64)
+
+        def task(at, names, li, lj, picks):
+            mine = [pairs[todo[k]] for k in at.tolist()]
+            volumes = {(p.a, p.b): self._volumes[(p.a, p.b)] for p in mine if (p.a, p.b) in self._volumes}
+            return self.client.submit(worktasks.overlap_pairs, self.options, self.units, volumes,
+                                      names, mine, *picks, key=f"gjk-overlap-{_token()}")
+
+        keys = [stages.placement_key(ga, gb) if ga.brep and gb.brep else None  # STEP solids' volumes
+                for ga, gb in ((parts.geoms[x], parts.geoms[y]) for x, y in zip(a.tolist(), b.tolist()))]
+        for at, got in self._on_workers("overlap", parts, a, b, task, keys):
+            for k, p in zip(at.tolist(), got):
+                out[todo[k]] = p
+        return out
+
+    def _trace(self, parts, a, b):
+        """GJK and EPA on the hulls of the pair, step by step, on a worker."""
+        ids, picks = self._parts_of(np.unique(np.array([a, b], dtype=np.int64)))
+        at = {int(g): k for k, g in enumerate(ids.tolist())}
+        future = self.client.submit(worktasks.trace_pair, self.options.tolerance, at[a], at[b], *picks,
+                                    key=f"gjk-trace-{_token()}")
+        return self._results([future], "trace")[0]
+
+    def objects(self, parts, pairs, counts, i, j, key_of, known):
+        """`Run.objects`, the convexity reasons of the listed pairs' parts that are not their
+        hulls measured on the workers first (one process measures them when a report reads
+        them; the cluster is gone by then)."""
+        involved = sorted({parts.index[p.a] for p in pairs} | {parts.index[p.b] for p in pairs})
+        todo = np.array([k for k in involved if parts.geoms[k].primitive is None
+                         and not np.isfinite(parts.gap[k])], dtype=np.int64)
+        if len(todo):
+            src, pos = self._where[todo, 0], self._where[todo, 1]
+            sources = np.unique(src).tolist()
+            futures = [self.client.submit(worktasks.reasons, self._loads[s], pos[src == s],
+                                          key=f"gjk-reasons-{s}-{_token()}") for s in sources]
+            for s, got in zip(sources, self._results(futures, "verdicts")):
+                parts.reasons.update(zip(todo[src == s].tolist(), got))
+        return super().objects(parts, pairs, counts, i, j, key_of, known)
+
+    def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None) -> list:
+        """[(positions in a and b, the task's answer)]: the pairs (a[k], b[k]) in groups by the
+        tile that owns them, at most WORK_PAIRS each, each group's task given its parts as picks
+        of the load tasks' answers (`task(positions, names, local a, local b, picks)`).
+
+        keys : per pair a key (or None): the pairs of one key go to one task, in their order,
+        with the first one's tile (what a task measures once per key, as one process does, is
+        then the same number)."""
+        tiles = self._grid.tile_of(np.maximum(self._glo[a], self._glo[b]))
+        units: dict = {}  # tile -> {key or own position: positions, in the pairs' order}
+        first: dict = {}
+        for k, t in enumerate(tiles.tolist()):
+            key = None if keys is None else keys[k]
+            if key is not None:
+                t = first.setdefault(key, t)
+            units.setdefault(t, {}).setdefault(("key", key) if key is not None else ("pair", k), []).append(k)
+        chunks: list = []
+        for tile in sorted(units):
+            chunk: list = []
+            for members in units[tile].values():
+                if chunk and len(chunk) + len(members) > WORK_PAIRS:
+                    chunks.append(chunk)
+                    chunk = []
+                chunk.extend(members)
+            chunks.append(chunk)
+        groups, futures = [], []
+        for chunk in chunks:
+            at = np.array(sorted(chunk), dtype=np.int64)
+            ids, picks = self._parts_of(np.unique(np.concatenate([a[at], b[at]])))
+            sort = np.argsort(ids)
+            local = sort[np.searchsorted(ids[sort], a[at])], sort[np.searchsorted(ids[sort], b[at])]
+            groups.append(at)
+            futures.append(task(at, [parts.names[k] for k in ids.tolist()], *local, picks))
+        return list(zip(groups, self._results(futures, stage)))
+
+    def _parts_of(self, objects) -> tuple:
+        """(the objects in the picks' order, the picks): `worktasks.pick`s of the load tasks'
+        answers (futures: the parts stay on the workers), a manifest's primitives packed here."""
+        src, pos = self._where[objects, 0], self._where[objects, 1]
+        ids, picks = [], []
+        for s in np.unique(src).tolist():
+            mine = src == s
+            ids.append(objects[mine])
+            if s == len(self._loads):
+                picks.append(self._manifest.take(pos[mine]))
+            else:
+                picks.append(self.client.submit(worktasks.pick, self._loads[s], pos[mine],
+                                                key=f"gjk-part-{s}-{_token()}"))
+        return np.concatenate(ids), picks
 
     def _tile_count(self, n: int) -> int:
         workers = max(1, len(self.client.nthreads()))
@@ -368,69 +643,67 @@ class _ClusterRun(Run):
         self._loads = []
 
 
+@dataclass
+class _ClusterParts(Parts):
+    """The client's `Parts`: names, boxes, hull gaps and what the readers say of each object,
+    its vertex and face counts (`counts`, (n, 2)) and the convexity reasons measured on the
+    workers (`reasons`); no triangles, no hull."""
+
+    counts: np.ndarray | None = None
+    reasons: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def geometry(self):
+        """None: the parts' triangles stay on the workers (pictures draw their boxes)."""
+        return None
+
+    def mesh(self, k: int):
+        raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
+
+    def triangles(self, k: int):
+        raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
+
+    def records(self, involved: np.ndarray) -> LazyRecords:
+        """`Parts.records` from what the client holds: the counts, the hulls' facts, and the
+        reasons the workers measured (`_ClusterRun.objects`)."""
+        from gjkcli.mesh.convexity import part_verdicts
+        from gjkcli.tolerances import DEFAULT
+
+        size = np.linalg.norm(self.hi - self.lo, axis=1)
+        meshes = [k for k, g in enumerate(self.geoms) if g.primitive is None]
+        convex: list = [True] * self.n
+        why: list = ["a primitive"] * self.n
+        if meshes:
+            sub = np.asarray(meshes)
+            pos = {k: s for s, k in enumerate(meshes)}
+            none = [None] * len(meshes)  # a finite gap is its own reason; the others are measured
+            decided, reasons = part_verdicts(self.gap[sub], DEFAULT.touching_rel * size[sub],
+                                             [pos[k] for k in involved.tolist() if k in pos],
+                                             none, none, none, none, measure=False)
+            for s, k in enumerate(meshes):
+                convex[k], why[k] = decided[s], reasons[s]
+        for k, reason in self.reasons.items():
+            why[k] = reason
+        lo, hi = self.lo.tolist(), self.hi.tolist()
+
+        def record(k: int) -> ObjectRecord:
+            g, shape = self.geoms[k], self.shapes[k]
+            return ObjectRecord(
+                name=g.name, file=g.file, vertices=int(self.counts[k, 0]), faces=int(self.counts[k, 1]),
+                hull_vertices=int(shape.n_vertices), convex=convex[k], watertight=g.watertight,
+                bounds=(tuple(lo[k]), tuple(hi[k])), units=g.units, bodies=g.bodies,
+                dimension=int(shape.dimension),
+                primitive=None if g.primitive is None else shape.kind, convexity=why[k],
+                hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+                **(g.element.record_fields if g.element is not None else {}))
+
+        return LazyRecords(self.n, record)
+
+
 def _token() -> str:
     import uuid
 
     return uuid.uuid4().hex
-
-
-# -- tasks on the workers ----------------------------------------------------------------------------
-
-
-def _load(source, strict: bool, lim) -> "_Loaded":
-    """One source read, its objects' hulls and hull gaps (`gjkcli.pipeline.stages.hulls`, the
-    prepared scene's, as in one process): packed in flat arrays. A robot's primitive links
-    (a box, cylinder or sphere in the URDF) travel as their shapes."""
-    from gjkcli.scene.objects import read_source, split_problems
-
-    with limits.active(lim):
-        got = read_source(source, strict)
-    if isinstance(got, Problem):
-        return _Loaded(problem=got)
-    got, skipped = split_problems(got)
-    shapes, lo, hi, gap = hulls(got)
-    return _Loaded(
-        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner, g.eps, g.brep,
-               g.instance) for g in got],
-        skipped=skipped,
-        vertices=_Ragged.pack([g.vertices for g in got]), faces=_Ragged.pack([g.faces for g in got]),
-        shapes=_PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap,
-        primitive=np.array([g.primitive is not None for g in got], dtype=bool))
-
-
-def _pick(loaded: "_Loaded", positions) -> "_PackedShapes":
-    """The hulls of some of a source's objects (for a tile), still packed."""
-    return loaded.shapes.take(positions)
-
-
-def _tile(grid: "_Grid", tile: int, ids, glo, ghi, sets, tolerance, *packs):
-    """A tile's pairs and their verdicts: (i, j) global indices, i < j, the tile's broad-phase
-    pair count before selections, and the batch call's fields (name -> (m,) array).
-
-    ids : (k,) int64 the tile's objects, ascending; glo, ghi : (k, 3) their grown boxes;
-    sets : [(in_a, in_b)] the manifest's [[check]] selections over the tile's objects;
-    packs : _PackedShapes of the objects, in the order of ids.
-    """
-    from gjkcli.engine.query import batch
-    from gjkcli.engine.shapes import ShapeSet
-    from gjkcli.scene.broadphase import candidate_pairs, select_pairs
-
-    li, lj = candidate_pairs(glo, ghi)  # the boxes are grown already
-    # the pair's canonical point: the lower corner of the two grown boxes' intersection
-    own = grid.tile_of(np.maximum(glo[li], glo[lj])) == tile
-    li, lj = li[own], lj[own]
-    candidates = len(li)
-    if sets:
-        keep = select_pairs(li, lj, sets)
-        li, lj = li[keep], lj[keep]
-    fields: dict = {}
-    if len(li):
-        shapes = ShapeSet([s for p in packs for s in p.unpack()])
-        done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
-                      want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
-        fields = {f.name: np.concatenate([getattr(d, f.name) for d in done])
-                  for f in dataclasses.fields(done[0])}
-    return ids[li], ids[lj], candidates, fields
 
 
 # -- the grid of tiles -------------------------------------------------------------------------------
@@ -487,153 +760,3 @@ class _Grid:
         cuts = np.flatnonzero(np.diff(tile)) + 1
         starts = np.concatenate([[0], cuts])
         return tile[starts], np.split(obj, cuts)
-
-
-# -- objects as flat arrays --------------------------------------------------------------------------
-
-
-@dataclass
-class _Ragged:
-    """Arrays of one dtype and row shape end to end: item k is data[off[k]:off[k + 1]], or None
-    where `none[k]`. Arrays of mixed dtypes or shapes stay a list."""
-
-    data: object
-    off: np.ndarray | None
-    none: np.ndarray
-
-    @classmethod
-    def pack(cls, arrays) -> "_Ragged":
-        arrays = list(arrays)
-        none = np.array([a is None for a in arrays], dtype=bool)
-        real = [a for a in arrays if a is not None]
-        if len({(a.dtype, a.shape[1:]) for a in real}) > 1:
-            return cls(arrays, None, none)
-        lengths = np.array([0 if a is None else len(a) for a in arrays], dtype=np.int64)
-        off = np.concatenate([[0], np.cumsum(lengths)])
-        data = np.concatenate(real) if real else np.zeros(0)
-        return cls(data, off, none)
-
-    def __len__(self) -> int:
-        return len(self.none)
-
-    def __getitem__(self, k: int):
-        if self.off is None:
-            return self.data[k]
-        return None if self.none[k] else self.data[self.off[k]:self.off[k + 1]]
-
-    def take(self, positions) -> "_Ragged":
-        return _Ragged.pack([self[k] for k in np.asarray(positions).tolist()])
-
-
-@dataclass
-class _PackedShapes:
-    """Shapes (or the ShapeErrors that stand for them) as arrays: their kinds, hull vertices,
-    CSR adjacency, hull faces, dimensions, inflation, poses and cold-start tables."""
-
-    errors: list  # str where the shape is a ShapeError, else None
-    kind: list
-    vertices: _Ragged
-    adj_start: _Ragged
-    adj: _Ragged
-    faces: _Ragged
-    cube: _Ragged
-    dimension: np.ndarray
-    dims: np.ndarray
-    radius: np.ndarray
-    rotation: np.ndarray
-    translation: np.ndarray
-    extent: np.ndarray
-    size: np.ndarray
-
-    @classmethod
-    def pack(cls, shapes) -> "_PackedShapes":
-        from gjkcli.engine.shapes import Shape
-
-        shapes = list(shapes)
-        stand_in = Shape.point((0.0, 0.0, 0.0))
-        real = [stand_in if isinstance(s, ShapeError) else s for s in shapes]
-        return cls(
-            errors=[str(s) if isinstance(s, ShapeError) else None for s in shapes],
-            kind=[s.kind for s in real],
-            vertices=_Ragged.pack([s.vertices for s in real]),
-            adj_start=_Ragged.pack([s.adj_start for s in real]),
-            adj=_Ragged.pack([s.adj for s in real]),
-            faces=_Ragged.pack([s.faces for s in real]),
-            cube=_Ragged.pack([s._cube for s in real]),
-            dimension=np.array([s.dimension for s in real], dtype=np.int64),
-            dims=np.array([s.dims for s in real], dtype=np.float64).reshape(-1, 3),
-            radius=np.array([s.radius for s in real], dtype=np.float64),
-            rotation=np.array([s.rotation for s in real], dtype=np.float64).reshape(-1, 3, 3),
-            translation=np.array([s.translation for s in real], dtype=np.float64).reshape(-1, 3),
-            extent=np.array([s._extent for s in real], dtype=np.float64),
-            size=np.array([s._size for s in real], dtype=np.float64))
-
-    def __len__(self) -> int:
-        return len(self.kind)
-
-    def unpack(self) -> list:
-        """The Shapes, as they were packed (bit for bit)."""
-        from gjkcli.engine.shapes import Shape
-
-        out: list = []
-        for k in range(len(self)):
-            if self.errors[k] is not None:
-                out.append(ShapeError(self.errors[k]))
-                continue
-            out.append(Shape(self.kind[k], self.vertices[k], self.adj_start[k], self.adj[k],
-                             self.faces[k], int(self.dimension[k]), self.dims[k].copy(),
-                             float(self.radius[k]), self.rotation[k].copy(), self.translation[k].copy(),
-                             float(self.extent[k]), float(self.size[k]), self.cube[k]))
-        return out
-
-    def take(self, positions) -> "_PackedShapes":
-        at = np.asarray(positions, dtype=np.int64)
-        listed = at.tolist()
-        return _PackedShapes(
-            errors=[self.errors[k] for k in listed], kind=[self.kind[k] for k in listed],
-            vertices=self.vertices.take(at), adj_start=self.adj_start.take(at),
-            adj=self.adj.take(at), faces=self.faces.take(at), cube=self.cube.take(at),
-            dimension=self.dimension[at], dims=self.dims[at], radius=self.radius[at],
-            rotation=self.rotation[at], translation=self.translation[at], extent=self.extent[at],
-            size=self.size[at])
-
-
-@dataclass
-class _Loaded:
-    """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
-
-    meta : [(name, file, units, watertight, bodies, IFC element, owner, eps, brep, instance)] per
-    object (a STEP part's tessellation error, where its exact solids are and its product's shared
-    mesh and pose: the client refines its pairs on them as one process does); vertices,
-    faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
-    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; primitive : (n,) bool the object is a
-    primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
-    geometry failed
-    """
-
-    problem: Problem | None = None
-    meta: list = dataclasses.field(default_factory=list)
-    skipped: list = dataclasses.field(default_factory=list)
-    vertices: _Ragged | None = None
-    faces: _Ragged | None = None
-    shapes: _PackedShapes | None = None
-    lo: np.ndarray | None = None
-    hi: np.ndarray | None = None
-    gap: np.ndarray | None = None
-    primitive: np.ndarray | None = None
-
-    @property
-    def count(self) -> int:
-        return len(self.meta)
-
-    def geometries(self) -> list:
-        from gjkcli.scene.objects import Geometry
-
-        at = np.flatnonzero(self.primitive).tolist()
-        primitives = dict(zip(at, self.shapes.take(at).unpack())) if at else {}
-        return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
-                         units=units, watertight=watertight, bodies=bodies, element=element,
-                         owner=owner, primitive=primitives.get(k), eps=eps, brep=brep,
-                         instance=instance)
-                for k, (name, file, units, watertight, bodies, element, owner, eps, brep, instance)
-                in enumerate(self.meta)]

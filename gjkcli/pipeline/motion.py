@@ -64,12 +64,20 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     runs = []
     if not probe_problems and poses_applies(options, manifest, sources):  # the robot alone: prepared once
         try:
-            prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
-            runs = prepared.runs(poses)
+            if options.dask is not None and len(poses) > 1:  # chunks of the poses on the cluster
+                from gjkcli.pipeline.distributed import pose_runs
+
+                got = pose_runs(options, robots[0], ropts.srdf, _run_options(options), poses)
+                if got is None:
+                    raise Unprepared("on the cluster")
+                runs, allowed = got
+            else:
+                prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
+                runs, allowed = prepared.runs(poses), prepared.allowed_links
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
                             for found in runs for p in found.pairs)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
-                f"{prepared.allowed_links} allowed pairs of links (adjacent, SRDF) not checked at "
+                f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []

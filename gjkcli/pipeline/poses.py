@@ -51,7 +51,7 @@ def applies(options, manifest, sources) -> bool:
     (the per-pose run answers the others)."""
     return (manifest is None and len(sources) == 1 and sources[0].robot is not None
             and not options.trace and options.baseline is None and options.write_baseline is None
-            and not options.all_pairs and not options.show_allowed and options.clearance is None and options.dask is None
+            and not options.all_pairs and not options.show_allowed and options.clearance is None
             and options.mode in policy.MODES)
 
 
@@ -160,7 +160,7 @@ class Prepared:
             return []
         involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
         F = self.frames(Q[:1])[0]
-        records = tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
+        records = self.records(Q[:1], involved)
         index = {r.name: k for k, r in enumerate(records)}
 
         def geometry(name: str):  # an object's triangles at the first pose, for pictures
@@ -182,6 +182,14 @@ class Prepared:
             return found
 
         return [findings(row) for row in rows]
+
+    def records(self, first: np.ndarray, involved) -> tuple:
+        """The objects' records at the pose `first` (1, d), with a convexity reason for the
+        objects named in `involved` (those of findings): what `runs` gives every pose's
+        Findings, and a cluster's pose chunks (`gjkcli.pipeline.distributed.pose_runs`) once
+        for all of them."""
+        F = self.frames(first)[0]
+        return tuple(self._record(name, F, name in involved) for name in dict.fromkeys(self.owners))
 
     def _world(self, e: int, F: np.ndarray):
         """Element e's ((n, 3) world vertices, faces) at link frames F (E, 4, 4); None for a

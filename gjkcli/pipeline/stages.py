@@ -48,7 +48,7 @@ from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
-           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
+           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note"]
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
@@ -61,6 +61,11 @@ Progress = Callable[[str, int, int], None]
 # distance. Beyond, the broad phase's pairs are listed and a note says the others are clear by
 # their boxes.
 ALL_PAIRS_UP_TO = 10_000
+
+
+def overlap_cap_note(cap: int) -> str:
+    """The overlap reason of a listed collision past the overlap-volumes limit."""
+    return f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"
 
 
 def parted_note(count: int) -> str:
@@ -551,10 +556,6 @@ class Run:
         refine &= ~bounded
         exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
         decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
-        if exact:  # fits the triangles leave undecided: their common solid's mean thickness
-            from gjkcli.pipeline.refine import by_thickness
-
-            exact = by_thickness(parts, i, j, exact, self.options.jobs)
         self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
                          for k, got in decided.items() if got.volume is not None}
         for k, got in decided.items():
@@ -610,8 +611,6 @@ class Run:
         jobs gives (`gjkcli.pipeline.refine`)."""
         if not len(todo):  # nothing to import either (start-up)
             return {}
-        from gjkcli.pipeline import refine
-
         # a scan's collisions are proved, not measured: its depth search ends at the first point
         # deeper than the band (thousands of colliding pairs: measuring on from it was most of
         # a scan's time); a check measures its pairs' depths, and so does a scan the pairs of an
@@ -620,7 +619,17 @@ class Run:
         owners = parts.owner_ids
         several = np.bincount(owners)[owners] > 1
         measure = np.ones(len(i), dtype=bool) if self.command != "scan" else several[i] | several[j]
-        return refine.triangles(parts, i, j, batch.tolerance, measure, todo, self.options.jobs, self.tell)
+        return self._refined(parts, i, j, batch.tolerance, measure, todo)
+
+    def _refined(self, parts: "Parts", i, j, tolerance, measure, todo) -> dict:
+        """`_triangles`' answers: the triangle test (`gjkcli.pipeline.refine.triangles`), then
+        the fits it leaves undecided judged by their common solid's mean thickness
+        (`refine.by_thickness`). A cluster's run (`gjkcli.pipeline.distributed`) runs both on its
+        workers, where the parts are."""
+        from gjkcli.pipeline import refine
+
+        exact = refine.triangles(parts, i, j, tolerance, measure, todo, self.options.jobs, self.tell)
+        return refine.by_thickness(parts, i, j, exact, self.options.jobs) if exact else exact
 
     # -- findings ------------------------------------------------------------------------------
 
@@ -696,7 +705,7 @@ class Run:
         out, done = [], 0
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
-        beyond = f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"
+        beyond = overlap_cap_note(cap)
         pending = []  # (place in out, pair, its triangles): intersected all at once below
         for p in pairs:
             if p.status is Status.COLLISION and done >= cap:
@@ -987,6 +996,9 @@ def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
     for g in geoms:
         if g.primitive is None and g.instance is not None:
             uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
+    for g in geoms:  # a share of a file's parts (a cluster's task): the whole file's count
+        if g.primitive is None and g.instance is not None and g.instance.placed > uses[g.instance.key]:
+            uses[g.instance.key] = g.instance.placed
     meshes = []
     for k, g in enumerate(geoms):
         if g.primitive is not None:

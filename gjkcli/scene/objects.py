@@ -78,6 +78,7 @@ class Source:
     robot: object | None = None  # a gjkcli.scene.urdf.Robot: the file is a URDF
     pose: np.ndarray | None = None  # (d,) its joint values
     srdf: object | None = None  # the robot's SRDF (allowed pairs), or None
+    share: tuple | None = None  # (k, n): share k of n of an IFC model's elements (a cluster's task)
 
 
 # The robot files a directory expands to (`gjkcli.scene.urdf.is_urdf` reads them).
@@ -337,7 +338,7 @@ def read_source(s: Source, strict: bool = False):
                               units=p.units, watertight=p.watertight, bodies=p.bodies,
                               eps=p.eps, brep=p.brep, element=p.element, instance=p.instance)
                      for p in read_objects(s.path, split_bodies=s.split_bodies, prefix=s.prefix,
-                                           shown=s.shown, skipped=skipped)]
+                                           shown=s.shown, skipped=skipped, share=s.share)]
         if s.transform is not None:
             geoms = [_moved(g, s.transform) for g in geoms]
         return geoms + [line if isinstance(line, Note) else Problem(file=s.shown, message=one_line(line))

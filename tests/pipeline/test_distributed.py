@@ -476,11 +476,13 @@ def test_primitive_links_on_the_cluster_as_in_one_process(cluster, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["step/as1-oc-214.stp", "box_sides.STEP.gz"])
-def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, tmp_path, name):
-    """A STEP assembly's parts reach the client with their tessellation error and exact solids:
-    its pairs are refined on OpenCASCADE's solids as in one process, the same JSON (the AP214
-    AS1's 32 bolts in holes and nuts on bolts touching, not the 22 collisions the triangles
-    alone show; box_sides' collisions, touching and clear pairs)."""
+def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, tmp_path, name,
+                                                                     client_without_parts):
+    """A STEP assembly's pairs are refined on OpenCASCADE's solids on the workers, which read
+    the STEP file themselves (the client process cannot read it, nor refine or measure a pair),
+    the same JSON as one process (the AP214 AS1's 32 bolts in holes and nuts on bolts touching,
+    not the 22 collisions the triangles alone show; box_sides' collisions, touching and clear
+    pairs)."""
     import gzip
     import shutil
 
@@ -491,8 +493,292 @@ def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, t
         with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
         path = plain
-    one, many = both(cluster, [path])
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    received = client_without_parts()
+    many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
     same_json(one, many)
     assert any(p.mode == "brep" for p in many.pairs)
+    found: list = []
+    _parts_in(received, found)
+    assert found == [] and "refine" in received
     if "as1" in name:
         assert [p.status for p in many.pairs] == [Status.TOUCHING] * 32
+
+
+# -- the parts stay on the workers --------------------------------------------------------------------
+
+
+def _parts_in(value, found: list, depth: int = 0) -> None:
+    """Collect the part-like objects in what the client received: a load task's answer or a
+    pick of it, packed hulls, a Shape that is a hull, an object with its vertices, a triangle
+    hierarchy."""
+    from gjkcli.engine.shapes import Shape
+    from gjkcli.pipeline import worktasks
+    from gjkcli.scene.objects import Geometry
+
+    if depth > 6:
+        return
+    if isinstance(value, (worktasks.Loaded, worktasks.PackedShapes)):
+        found.append(type(value).__name__)
+    elif isinstance(value, Shape) and value.kind == "hull":
+        found.append("hull Shape")
+    elif isinstance(value, Geometry) and value.vertices is not None:
+        found.append("Geometry with vertices")
+    elif type(value).__name__ == "Mesh":
+        found.append("Mesh")
+    elif isinstance(value, dict):
+        for v in value.values():
+            _parts_in(v, found, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _parts_in(v, found, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _parts_in(getattr(value, f.name), found, depth + 1)
+
+
+@pytest.fixture
+def client_without_parts(monkeypatch):
+    """From the call on, the client process cannot build a part or refine a pair: every entry
+    to the hulls, the triangle test, the fit-thickness rule, STEP's exact solids, overlap
+    volumes and convexity reasons raises here (the workers, other processes, are untouched);
+    and everything the client receives of a task is recorded, by stage."""
+    from gjkcli.mesh import cad, convexity, overlap
+    from gjkcli.pipeline import prepared, refine, stages, tessellated
+
+    def arm():
+        def refuse(what):
+            def refused(*args, **kwargs):
+                raise AssertionError(f"{what} ran on the client")
+            return refused
+
+        for module, name in ((stages, "hulls"), (prepared, "geometries"), (prepared, "prepare"),
+                             (refine, "triangles"), (refine, "by_thickness"),
+                             (tessellated, "decide_all"), (overlap, "overlap"), (overlap, "overlaps"),
+                             (cad, "common_volume"), (cad, "read_step"), (convexity, "part_reasons")):
+            monkeypatch.setattr(module, name, refuse(f"{module.__name__}.{name}"))
+        received: dict = {}
+        results = distributed._ClusterRun._results
+
+        def recorded(self, futures, stage):
+            got = results(self, futures, stage)
+            received.setdefault(stage, []).extend(got)
+            return got
+
+        monkeypatch.setattr(distributed._ClusterRun, "_results", recorded)
+        return received
+
+    return arm
+
+
+def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, client_without_parts):
+    """Rings, pegs and boxes (non-convex parts: the triangle test, collisions with overlap
+    volumes, the convexity reasons of listed parts): with every way of building or refining a
+    part refused in the client process, the cluster gives one process's JSON, and nothing the
+    client received of a task is a part."""
+    small_tiles(8)
+    address, _ = cluster
+    options = dict(mode="auto")
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, **options))
+    received = client_without_parts()
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+    text = same_json(one, many)
+    assert any(p.mode == "exact" for p in many.pairs)
+    assert any(p.overlap_volume is not None for p in many.pairs)
+    assert '"convexity":' in text and any(o.convexity for o in many.objects if o.convex is False)
+    assert {"load", "narrow", "refine", "overlap"} <= set(received)
+    found: list = []
+    _parts_in(received, found)
+    assert found == []
+    # the test can fail: the answers of the load tasks themselves are parts
+    from gjkcli.pipeline import worktasks
+
+    probe: list = []
+    _parts_in({"x": [worktasks.Loaded(), worktasks.PackedShapes.pack([])]}, probe)
+    assert probe == ["Loaded", "PackedShapes"]
+
+
+def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, small_tiles, tmp_path):
+    """The first triangle test on the cluster kills its own worker process (once: a marker file
+    made with O_EXCL); Dask runs its task again, and the JSON is one process's."""
+    address, client = cluster
+    small_tiles(8)
+    marker = tmp_path / "killed"
+    patch = f"""
+import os, signal
+from gjkcli.pipeline import refine
+if not hasattr(refine, "_kept_triangles"):
+    refine._kept_triangles = refine.triangles
+def _dying(*args, **kwargs):
+    try:
+        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return refine._kept_triangles(*args, **kwargs)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+refine.triangles = _dying
+"""
+    before = set(client.run(os.getpid).values())
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="exact"))
+    client.run(exec, patch, {})
+    try:
+        many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="exact"))
+    finally:
+        client.wait_for_workers(2, timeout=60)
+        client.run(exec, "from gjkcli.pipeline import refine\n"
+                         "refine.triangles = getattr(refine, '_kept_triangles', refine.triangles)", {})
+    assert marker.exists() and int(marker.read_text()) in before  # a worker died mid-refinement
+    assert int(marker.read_text()) not in set(client.run(os.getpid).values())
+    same_json(one, many)
+    assert any(p.mode == "exact" for p in many.pairs)
+
+
+def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
+    """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
+    its elements (the file opened by each), the hulls of both shares then built in one task:
+    one process's JSON (its doors and windows in their walls' openings allowed, its collisions
+    refined on the triangles)."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    from gjkcli.mesh import ifc
+
+    path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
+    address, _ = cluster
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    received = client_without_parts()
+    monkeypatch.setattr(ifc, "read", lambda *a, **k: pytest.fail("the client read the IFC model"))
+    from distributed import get_task_stream
+
+    with get_task_stream(client=cluster[1]) as stream:
+        many = pipeline.scan([path], pipeline.Options(dask=address))
+    same_json(one, many)
+    # two shares of the one file meshed apart, their hulls built together (one batch, as here)
+    reads = [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
+    assert len(reads) == 2 and len(received["load"]) == 1
+    assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
+    # the shares are the model's elements, each once, in the file's order
+    model = ifc.read_here(path)
+    halves = [ifc.read_share(path, k, 2) for k in range(2)]
+    assert [p[0] for h in halves for p in h.parts] == [p[0] for p in model.parts]
+
+
+def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
+                                                     client_without_parts):
+    """One GLB read by four load tasks, each placing a range of its nodes: a ring, a peg and a
+    box each placed once in every range (a shared mesh whose hull one process prepares once and
+    moves; a range sees one placement of it, and still moves the shared hull): one process's
+    JSON."""
+    import trimesh
+    from distributed import get_task_stream
+
+    from gjkcli.mesh.load import read_objects
+
+    rng = np.random.default_rng(23)
+    scene = trimesh.Scene()
+    for k in range(12):
+        mesh = (trimesh.creation.annulus(r_min=0.6, r_max=1.0, height=0.4, sections=16),
+                trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8),
+                trimesh.creation.box([0.5, 0.5, 0.5]))[k % 3]
+        T = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))
+        T[:3, 3] = rng.uniform(0, 2.5, size=3)
+        scene.add_geometry(mesh, node_name=f"obj{k:02d}", geom_name=f"g{k:02d}", transform=T)
+    ring_files = [tmp_path / "shared.glb"]
+    ring_files[0].write_bytes(scene.export(file_type="glb"))
+    address, client = cluster
+    small_tiles(8)
+    monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    ones = [pipeline.scan(ring_files[:1], pipeline.Options(jobs=1, mode="auto", together=together))
+            for together in (True, False)]
+    received = client_without_parts()
+    for together, one in zip((True, False), ones):
+        received.clear()
+        with get_task_stream(client=client) as stream:
+            many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=together))
+        same_json(one, many)
+        loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
+        assert len(received["load"]) == len(loads) == 4  # 2 a worker on two workers
+        assert all(got.count > 0 for got in received["load"])
+    assert any(p.mode == "exact" for p in many.pairs) and many.counts["collision"] > 0
+    # the ranges are the file's nodes, each once, in order; shared meshes know the whole file's count
+    whole = read_objects(ring_files[0])
+    ranges = [read_objects(ring_files[0], share=(k, 4)) for k in range(4)]
+    assert [p.name for r in ranges for p in r] == [p.name for p in whole]
+    shared = [p for r in ranges for p in r if p.instance is not None]
+    assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
+                                                   for q in whole) for p in shared)
+    assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
+
+
+def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monkeypatch, tmp_path):
+    """The first IFC share a worker meshes kills its own worker process (once: a marker file
+    made with O_EXCL); Dask runs the load task again, and the JSON is one process's."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    address, client = cluster
+    path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    marker = tmp_path / "killed"
+    patch = f"""
+import os, signal
+from gjkcli.mesh import ifc
+if not hasattr(ifc, "_kept_read_share"):
+    ifc._kept_read_share = ifc.read_share
+def _dying(*args, **kwargs):
+    try:
+        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return ifc._kept_read_share(*args, **kwargs)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+ifc.read_share = _dying
+"""
+    before = set(client.run(os.getpid).values())
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    client.run(exec, patch, {})
+    try:
+        many = pipeline.scan([path], pipeline.Options(dask=address))
+    finally:
+        client.wait_for_workers(2, timeout=60)
+        client.run(exec, "from gjkcli.mesh import ifc\n"
+                         "ifc.read_share = getattr(ifc, '_kept_read_share', ifc.read_share)", {})
+    assert marker.exists() and int(marker.read_text()) in before  # a worker died meshing
+    same_json(one, many)
+    assert one.counts["collision"] > 0
+
+
+def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
+    """A robot at 31 poses (an arm swinging into a post at some of them): the poses run in
+    chunks on the workers, each preparing the robot itself, and the report is one process's
+    (the pose of each finding, the records made once at the first pose)."""
+    import trimesh
+
+    from gjkcli.scene import urdf
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    trimesh.creation.annulus(r_min=0.1, r_max=0.3, height=0.8, sections=12).export(tmp_path / "post.stl")
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r">'
+        f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+        f'<link name="arm"><collision><origin xyz="0 0 0.6"/>{mesh.format("rod.stl")}</collision></link>'
+        f'<link name="post"><collision><origin xyz="0.7 0 0.6"/>{mesh.format("post.stl")}</collision></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+        '<limit lower="-2" upper="2"/></joint>'
+        '<joint name="m" type="fixed"><parent link="base"/><child link="post"/></joint>'
+        '</robot>')
+    table = tmp_path / "poses.csv"
+    table.write_text("j\n" + "".join(f"{v:.17g}\n" for v in np.linspace(-1.5, 1.5, 31)))
+    address, client = cluster
+    robot = urdf.RobotOptions(poses=str(table))
+    one = pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(jobs=1, robot=robot))
+    same_json(one, pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(jobs=2, robot=robot)))
+    from distributed import get_task_stream
+
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan([tmp_path / "r.urdf"], pipeline.Options(dask=address, robot=robot))
+    same_json(one, many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-poses-")]) == 4
+    hits = {p.waypoint for p in one.pairs if p.status is Status.COLLISION}
+    assert 2 <= len(hits) <= 25  # some poses collide, others do not

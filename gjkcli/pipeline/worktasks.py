@@ -1,0 +1,526 @@
+"""The tasks a Dask scan (`gjkcli.pipeline.distributed`) runs on its workers, and the flat
+arrays its parts travel in between them.
+
+Parts (meshes, hulls, triangle hierarchies, exact solids) live here, on the workers: a load
+task's answer (`Loaded`) stays on the worker that read the file, and what the client receives of
+it is its `Summary` (names, boxes, hull gaps, counts: no vertex). A task that needs parts of
+several files takes `pick`s of the load answers as arguments, so Dask moves them from worker to
+worker; the client never holds them. Each task rebuilds the parts it was given as a
+`gjkcli.pipeline.stages.Parts` of its own (`local_parts`) and runs the one process's code on
+them: the hulls' batch call (`tile`), the triangle test and the fit-thickness rule
+(`refine_pairs`), STEP's bounds and exact solids (`bounded_pairs`: the worker reads the STEP
+file), the overlap volumes (`overlap_pairs`) and the convexity reasons a report lists
+(`reasons`).
+
+Nothing here is imported unless a scan asks for a cluster.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from gjkcli import limits
+from gjkcli.errors import Problem, ShapeError
+from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
+
+__all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
+           "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
+           "reasons", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
+
+
+# -- tasks ---------------------------------------------------------------------------------------------
+
+
+def load(source, strict: bool, lim) -> "Loaded":
+    """One source read, its objects' hulls and hull gaps (`gjkcli.pipeline.stages.hulls`, the
+    prepared scene's, as in one process): packed in flat arrays. A robot's primitive links
+    (a box, cylinder or sphere in the URDF) travel as their shapes."""
+    from gjkcli.scene.objects import read_source, split_problems
+
+    with limits.active(lim):
+        got = read_source(source, strict)
+    if isinstance(got, Problem):
+        return Loaded(problem=got)
+    return _loaded(*split_problems(got))
+
+
+def read(source, strict: bool, lim) -> list:
+    """A source (a share of a file) read: `gjkcli.scene.objects.read_source`'s answer, its
+    objects with their meshes, for `load_joined`."""
+    from gjkcli.scene.objects import read_source
+
+    with limits.active(lim):
+        return read_source(source, strict)
+
+
+def load_joined(*reads) -> "Loaded":
+    """The shares of one file read apart (`read`), their objects' hulls built as one batch, as
+    one process builds the file's; a share's Problem is the file's."""
+    from gjkcli.scene.objects import split_problems
+
+    objects: list = []
+    skipped: list = []
+    for got in reads:
+        if isinstance(got, Problem):
+            return Loaded(problem=got)
+        mine, theirs = split_problems(got)
+        objects.extend(mine)
+        skipped.extend(theirs)
+    return _loaded(objects, skipped)
+
+
+def _loaded(got: list, skipped: list) -> "Loaded":
+    """The objects `got` (`gjkcli.scene.objects.Geometry`) with their hulls, packed."""
+    shapes, lo, hi, gap = hulls(got)
+    return Loaded(
+        meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner, g.eps, g.brep,
+               g.instance) for g in got],
+        skipped=skipped,
+        vertices=Ragged.pack([g.vertices for g in got]), faces=Ragged.pack([g.faces for g in got]),
+        shapes=PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap,
+        primitive=np.array([g.primitive is not None for g in got], dtype=bool))
+
+
+def summary(loaded: "Loaded") -> "Summary":
+    """What the client receives of a load task: its objects without their geometry."""
+    return loaded.summary()
+
+
+def pick_hulls(loaded: "Loaded", positions) -> "PackedShapes":
+    """The hulls of some of a source's objects (for a tile's narrow phase), still packed."""
+    return loaded.shapes.take(positions)
+
+
+def pick(loaded: "Loaded", positions) -> "Loaded":
+    """Some of a source's objects whole (meshes, hulls, what the reader knows), still packed."""
+    return loaded.take(positions)
+
+
+def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs):
+    """A tile's pairs and their verdicts: (i, j) global indices, i < j, the tile's broad-phase
+    pair count before selections, and the batch call's fields (name -> (m,) array).
+
+    grid : `gjkcli.pipeline.distributed`'s grid of tiles; number : this tile's;
+    ids : (k,) int64 the tile's objects, ascending; glo, ghi : (k, 3) their grown boxes;
+    sets : [(in_a, in_b)] the manifest's [[check]] selections over the tile's objects;
+    packs : PackedShapes of the objects, in the order of ids.
+    """
+    from gjkcli.engine.query import batch
+    from gjkcli.engine.shapes import ShapeSet
+    from gjkcli.scene.broadphase import candidate_pairs, select_pairs
+
+    li, lj = candidate_pairs(glo, ghi)  # the boxes are grown already
+    # the pair's canonical point: the lower corner of the two grown boxes' intersection
+    own = grid.tile_of(np.maximum(glo[li], glo[lj])) == number
+    li, lj = li[own], lj[own]
+    candidates = len(li)
+    if sets:
+        keep = select_pairs(li, lj, sets)
+        li, lj = li[keep], lj[keep]
+    fields: dict = {}
+    if len(li):
+        shapes = ShapeSet([s for p in packs for s in p.unpack()])
+        done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
+                      want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
+        fields = {f.name: np.concatenate([getattr(d, f.name) for d in done])
+                  for f in dataclasses.fields(done[0])}
+    return ids[li], ids[lj], candidates, fields
+
+
+def refine_pairs(names, li, lj, tolerance, measure, *picks) -> dict:
+    """{k: the triangle test's Result} of pairs (li[k], lj[k]) of the picked parts, the fits
+    it leaves undecided judged by their common solid (`gjkcli.pipeline.refine`), as one process
+    judges them. names : the client's names of the picked objects, in the picks' order."""
+    from gjkcli.pipeline import refine
+
+    parts = local_parts(names, picks)
+    todo = np.arange(len(li))
+    exact = refine.triangles(parts, li, lj, tolerance, measure, todo, jobs=1)
+    return refine.by_thickness(parts, li, lj, exact, 1) if exact else exact
+
+
+def bounded_pairs(options, units, names, li, lj, fields, clearance, e, modes, *picks) -> dict:
+    """{k: `gjkcli.pipeline.tessellated.Bounded`} of tessellated pairs (li[k], lj[k]): their
+    triangles' bounds, then the exact solids the worker reads from the STEP file itself.
+
+    fields : the pairs' hull answers (`sub_batch`); clearance, e : (m,) each pair's clearance
+    and tessellation error; modes : (m,) each pair's mode where clash sets give their own, or
+    None."""
+    from gjkcli.engine.results import BatchResult
+
+    run = _WorkerRun(options, units, modes)
+    return run.bounded(local_parts(names, picks), li, lj, BatchResult(**fields), clearance, e)
+
+
+def overlap_pairs(options, units, volumes, names, pairs, *picks) -> list:
+    """The listed collisions `pairs` with their overlap volumes (`Run`'s overlap stage on the
+    picked parts); volumes : {(a, b): the exact solids' common volume} from the refinement."""
+    run = _WorkerRun(options, units, None)
+    run.volumes(volumes)
+    return run.overlaps(local_parts(names, picks), pairs)
+
+
+def reasons(loaded: "Loaded", positions) -> list:
+    """The convexity reason (`gjkcli.mesh.convexity.part_reasons`) of the source's objects at
+    `positions`, in order: what a report lists of a part that is not its hull."""
+    from gjkcli.mesh.convexity import part_reasons
+
+    n = loaded.count
+    return part_reasons(loaded.gap, list(positions), [loaded.vertices[k] for k in range(n)],
+                        [loaded.faces[k] for k in range(n)], [m[3] for m in loaded.meta],
+                        [m[4] for m in loaded.meta])
+
+
+def trace_pair(tolerance, a: int, b: int, *picks):
+    """GJK and EPA on the hulls of objects a and b of the picks, step by step (--trace)."""
+    from gjkcli.engine.query import query
+
+    shapes = [s for p in picks for s in p.shapes.unpack()]
+    return query(shapes[a], shapes[b], tolerance=tolerance, trace=True).trace
+
+
+def pose_runs(source, srdf, options, poses):
+    """(a Findings per pose of `poses`, the robot's allowed link pairs) of the robot prepared
+    once (`gjkcli.pipeline.poses.Prepared`), or None where it cannot be prepared; the Findings
+    without their pictures' geometry (a closure over the prepared robot, which stays here)."""
+    from gjkcli.pipeline.poses import Prepared, Unprepared
+
+    try:
+        prepared = Prepared(source, srdf, options)
+        runs = prepared.runs(poses)
+    except Unprepared:
+        return None
+    return [dataclasses.replace(f, geometry=None) for f in runs], prepared.allowed_links
+
+
+def pose_records(source, srdf, options, first, involved) -> tuple:
+    """The robot's object records at the pose `first` (`Prepared.records`)."""
+    from gjkcli.pipeline.poses import Prepared
+
+    return Prepared(source, srdf, options).records(first, involved)
+
+
+def local_parts(names, picks) -> Parts:
+    """The picked objects as a run's `Parts`, under the client's names, in the picks' order."""
+    geoms, shapes, lo, hi, gap = [], [], [], [], []
+    for p in picks:
+        geoms.extend(p.geometries())
+        shapes.extend(p.shapes.unpack())
+        lo.append(p.lo)
+        hi.append(p.hi)
+        gap.append(p.gap)
+    geoms = [dataclasses.replace(g, name=name) for g, name in zip(geoms, names)]
+    parts, keep = Parts.assemble(geoms, shapes, np.concatenate(lo), np.concatenate(hi),
+                                 np.concatenate(gap), [])
+    assert len(keep) == len(geoms), "the client sent an object that makes no shape"
+    return parts
+
+
+def sub_batch(batch, at) -> dict:
+    """The fields of `batch` (`gjkcli.engine.results.BatchResult`) at pair indices `at`."""
+    return {f.name: getattr(batch, f.name)[at] for f in dataclasses.fields(batch)}
+
+
+class _WorkerRun(Run):
+    """The run's refinement and overlap stages on a worker's parts, with the client's options
+    and unit (one core: the worker is the unit of parallelism)."""
+
+    def __init__(self, options, units, modes):
+        super().__init__(dataclasses.replace(options, jobs=1), "scan", None)
+        self.units = units
+        self.sets = None if modes is None else _Modes(modes)
+
+    def bounded(self, parts, li, lj, batch, clearance, e) -> dict:
+        return self._bounded(parts, li, lj, batch, clearance, e, np.arange(len(li)))
+
+    def volumes(self, volumes: dict) -> None:
+        self._volumes = dict(volumes)
+
+    def overlaps(self, parts, pairs: list) -> list:
+        return self._overlaps_of(parts, pairs, len(pairs))
+
+
+@dataclass
+class _Modes:
+    """The clash sets' modes of a worker's pairs (what `Run._bounded` asks of its sets)."""
+
+    of: np.ndarray
+
+    def modes(self, default):
+        return self.of
+
+
+# -- objects as flat arrays --------------------------------------------------------------------------
+
+
+@dataclass
+class Ragged:
+    """Arrays of one dtype and row shape end to end: item k is data[off[k]:off[k + 1]], or None
+    where `none[k]`. Arrays of mixed dtypes or shapes stay a list."""
+
+    data: object
+    off: np.ndarray | None
+    none: np.ndarray
+
+    @classmethod
+    def pack(cls, arrays) -> "Ragged":
+        arrays = list(arrays)
+        none = np.array([a is None for a in arrays], dtype=bool)
+        real = [a for a in arrays if a is not None]
+        if len({(a.dtype, a.shape[1:]) for a in real}) > 1:
+            return cls(arrays, None, none)
+        lengths = np.array([0 if a is None else len(a) for a in arrays], dtype=np.int64)
+        off = np.concatenate([[0], np.cumsum(lengths)])
+        data = np.concatenate(real) if real else np.zeros(0)
+        return cls(data, off, none)
+
+    def __len__(self) -> int:
+        return len(self.none)
+
+    def __getitem__(self, k: int):
+        if self.off is None:
+            return self.data[k]
+        return None if self.none[k] else self.data[self.off[k]:self.off[k + 1]]
+
+    def __sizeof__(self) -> int:  # Dask's `sizeof` (its memory accounting, the task stream's nbytes)
+        return _nbytes(self.data) + self.none.nbytes + (0 if self.off is None else self.off.nbytes)
+
+    def lengths(self) -> np.ndarray:
+        """(n,) int64 each item's row count (0 for None)."""
+        if self.off is None:
+            return np.array([0 if a is None else len(a) for a in self.data], dtype=np.int64)
+        return np.diff(self.off)
+
+    def take(self, positions) -> "Ragged":
+        return Ragged.pack([self[k] for k in np.asarray(positions).tolist()])
+
+
+@dataclass
+class PackedShapes:
+    """Shapes (or the ShapeErrors that stand for them) as arrays: their kinds, hull vertices,
+    CSR adjacency, hull faces, dimensions, inflation, poses and cold-start tables."""
+
+    errors: list  # str where the shape is a ShapeError, else None
+    kind: list
+    vertices: Ragged
+    adj_start: Ragged
+    adj: Ragged
+    faces: Ragged
+    cube: Ragged
+    dimension: np.ndarray
+    dims: np.ndarray
+    radius: np.ndarray
+    rotation: np.ndarray
+    translation: np.ndarray
+    extent: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def pack(cls, shapes) -> "PackedShapes":
+        from gjkcli.engine.shapes import Shape
+
+        shapes = list(shapes)
+        stand_in = Shape.point((0.0, 0.0, 0.0))
+        real = [stand_in if isinstance(s, ShapeError) else s for s in shapes]
+        return cls(
+            errors=[str(s) if isinstance(s, ShapeError) else None for s in shapes],
+            kind=[s.kind for s in real],
+            vertices=Ragged.pack([s.vertices for s in real]),
+            adj_start=Ragged.pack([s.adj_start for s in real]),
+            adj=Ragged.pack([s.adj for s in real]),
+            faces=Ragged.pack([s.faces for s in real]),
+            cube=Ragged.pack([s._cube for s in real]),
+            dimension=np.array([s.dimension for s in real], dtype=np.int64),
+            dims=np.array([s.dims for s in real], dtype=np.float64).reshape(-1, 3),
+            radius=np.array([s.radius for s in real], dtype=np.float64),
+            rotation=np.array([s.rotation for s in real], dtype=np.float64).reshape(-1, 3, 3),
+            translation=np.array([s.translation for s in real], dtype=np.float64).reshape(-1, 3),
+            extent=np.array([s._extent for s in real], dtype=np.float64),
+            size=np.array([s._size for s in real], dtype=np.float64))
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 64 * len(self.kind)
+
+    def unpack(self) -> list:
+        """The Shapes, as they were packed (bit for bit)."""
+        from gjkcli.engine.shapes import Shape
+
+        out: list = []
+        for k in range(len(self)):
+            if self.errors[k] is not None:
+                out.append(ShapeError(self.errors[k]))
+                continue
+            out.append(Shape(self.kind[k], self.vertices[k], self.adj_start[k], self.adj[k],
+                             self.faces[k], int(self.dimension[k]), self.dims[k].copy(),
+                             float(self.radius[k]), self.rotation[k].copy(), self.translation[k].copy(),
+                             float(self.extent[k]), float(self.size[k]), self.cube[k]))
+        return out
+
+    def take(self, positions) -> "PackedShapes":
+        at = np.asarray(positions, dtype=np.int64)
+        listed = at.tolist()
+        return PackedShapes(
+            errors=[self.errors[k] for k in listed], kind=[self.kind[k] for k in listed],
+            vertices=self.vertices.take(at), adj_start=self.adj_start.take(at),
+            adj=self.adj.take(at), faces=self.faces.take(at), cube=self.cube.take(at),
+            dimension=self.dimension[at], dims=self.dims[at], radius=self.radius[at],
+            rotation=self.rotation[at], translation=self.translation[at], extent=self.extent[at],
+            size=self.size[at])
+
+
+@dataclass(frozen=True)
+class HullFacts:
+    """What the client knows of an object's hull (for its record): its kind, vertex count and
+    dimension; the hull itself stays on the workers."""
+
+    kind: str
+    n_vertices: int
+    dimension: int
+
+
+@dataclass
+class Summary:
+    """What the client receives of a load task: a Problem, or per object its name and what its
+    reader knows (an instance's key and pose: its shared mesh stays on the worker), its hull's
+    box and gap, its vertex, face and hull vertex counts, and a primitive's own small shape.
+
+    meta : [(name, file, units, watertight, bodies, IFC element, owner, eps, brep, instance)];
+    shapes : per object a ShapeError, a primitive's Shape, or its HullFacts
+    """
+
+    problem: Problem | None = None
+    meta: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+    shapes: list = dataclasses.field(default_factory=list)
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    gap: np.ndarray | None = None
+    counts: np.ndarray | None = None  # (n, 2) int64 vertices and faces per object
+
+    @property
+    def count(self) -> int:
+        return len(self.meta)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
+
+    def geometries(self) -> list:
+        """The objects as `gjkcli.scene.objects.Geometry` without vertices or faces."""
+        from gjkcli.engine.shapes import Shape
+        from gjkcli.scene.objects import Geometry
+
+        return [Geometry(name=name, file=file, units=units, watertight=watertight, bodies=bodies,
+                         element=element, owner=owner, eps=eps, brep=brep, instance=instance,
+                         primitive=shape if isinstance(shape, Shape) else None)
+                for (name, file, units, watertight, bodies, element, owner, eps, brep, instance), shape
+                in zip(self.meta, self.shapes)]
+
+
+def _nbytes(value) -> int:
+    """The bytes of the arrays in `value` (an array, a Ragged, a list of them), about."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, Ragged):
+        return value.__sizeof__()
+    if isinstance(value, PackedShapes):
+        return value.__sizeof__()
+    if isinstance(value, list):
+        return sum(_nbytes(v) for v in value[:1000]) * max(1, len(value)) // max(1, min(len(value), 1000))
+    return 0
+
+
+def _pose_only(instance):
+    """An instance's key and pose without its shared mesh (what the client needs to tell which
+    pairs place the same two meshes alike: `gjkcli.pipeline.stages.placement_key`)."""
+    if instance is None:
+        return None
+    from gjkcli.mesh.load import Instance
+
+    return Instance(key=instance.key, local=None, pose=instance.pose)
+
+
+@dataclass
+class Loaded:
+    """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
+
+    meta : [(name, file, units, watertight, bodies, IFC element, owner, eps, brep, instance)] per
+    object (a STEP part's tessellation error, where its exact solids are and its product's shared
+    mesh and pose: the workers refine its pairs on them as one process does); vertices,
+    faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
+    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; primitive : (n,) bool the object is a
+    primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
+    geometry failed
+    """
+
+    problem: Problem | None = None
+    meta: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+    vertices: Ragged | None = None
+    faces: Ragged | None = None
+    shapes: PackedShapes | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    gap: np.ndarray | None = None
+    primitive: np.ndarray | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.meta)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
+
+    def geometries(self) -> list:
+        from gjkcli.scene.objects import Geometry
+
+        at = np.flatnonzero(self.primitive).tolist()
+        primitives = dict(zip(at, self.shapes.take(at).unpack())) if at else {}
+        return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
+                         units=units, watertight=watertight, bodies=bodies, element=element,
+                         owner=owner, primitive=primitives.get(k), eps=eps, brep=brep,
+                         instance=instance)
+                for k, (name, file, units, watertight, bodies, element, owner, eps, brep, instance)
+                in enumerate(self.meta)]
+
+    def take(self, positions) -> "Loaded":
+        at = np.asarray(positions, dtype=np.int64)
+        listed = at.tolist()
+        return Loaded(meta=[self.meta[k] for k in listed], vertices=self.vertices.take(at),
+                      faces=self.faces.take(at), shapes=self.shapes.take(at), lo=self.lo[at],
+                      hi=self.hi[at], gap=self.gap[at], primitive=self.primitive[at])
+
+    def summary(self) -> Summary:
+        if self.problem is not None:
+            return Summary(problem=self.problem)
+        s = self.shapes
+        at = np.flatnonzero(self.primitive).tolist()
+        primitives = dict(zip(at, s.take(at).unpack())) if at else {}
+        shapes: list = []
+        for k in range(self.count):
+            if s.errors[k] is not None:
+                shapes.append(ShapeError(s.errors[k]))
+            elif k in primitives:
+                shapes.append(primitives[k])
+            else:
+                shapes.append(HullFacts(s.kind[k], len(s.vertices[k]), int(s.dimension[k])))
+        return Summary(meta=[m[:9] + (_pose_only(m[9]),) for m in self.meta], skipped=self.skipped, shapes=shapes,
+                       lo=self.lo, hi=self.hi, gap=self.gap,
+                       counts=np.column_stack([self.vertices.lengths(), self.faces.lengths()]))
+
+    @classmethod
+    def of_primitives(cls, geoms) -> "Loaded":
+        """A manifest's primitives (`gjkcli.scene.objects.Geometry` with a `primitive`), packed
+        as a load task packs a source's objects."""
+        shapes = [g.primitive for g in geoms]
+        n = len(geoms)
+        bounds = np.array([s.bounds for s in shapes], dtype=np.float64).reshape(n, 2, 3)
+        return cls(meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner,
+                          g.eps, g.brep, g.instance) for g in geoms],
+                   vertices=Ragged.pack([None] * n), faces=Ragged.pack([None] * n),
+                   shapes=PackedShapes.pack(shapes), lo=bounds[:, 0], hi=bounds[:, 1],
+                   gap=np.zeros(n), primitive=np.ones(n, dtype=bool))
