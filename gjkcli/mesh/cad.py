@@ -541,20 +541,24 @@ def _placed(ref: SolidRef):
 _CANONICAL: dict = {}
 
 
-def copies_repaid(groups) -> list:
+def copies_repaid(groups, scene=None) -> list:
     """For each group of refs (the pairs of one relative pose of two products,
     `gjkcli.pipeline.tessellated`), whether its products' canonical copies are worth making:
-    every product of it with a B-spline face is in another group too."""
+    every product of it with a B-spline face is in another group too. scene: every group of
+    the run, of which `groups` are some (a Dask task's share), counted instead of `groups`, so
+    that a share decides as the whole run does."""
     from collections import Counter
 
-    keys = []
-    for refs in groups:
+    def products(refs) -> dict:
         solids: dict = {}
         for ref in refs:
             solid = _placed(ref)[0]
             solids.setdefault(hash(solid), []).append(solid)
-        keys.append(solids)
-    seen = Counter(k for solids in keys for k in solids)
+        return solids
+
+    keys = [products(refs) for refs in groups]
+    counted = keys if scene is None else [products(refs) for refs in scene]
+    seen = Counter(k for solids in counted for k in solids)
     return [all(seen[k] >= 2 or not _once(_SPLINE, shapes[0], lambda: _has_spline(shapes[0]))
                 for k, shapes in solids.items()) for solids in keys]
 

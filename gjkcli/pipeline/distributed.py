@@ -481,11 +481,14 @@ class _ClusterRun(Run):
             flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
             keys.append(stages.placement_key(*((gb, ga) if flip else (ga, gb))) if ga.brep and gb.brep else None)
 
+        # every task decides the products' canonical copies as the whole run does
+        scene = self.exact_groups(parts, i, j, batch, e, todo) or None
+
         def task(at, names, li, lj, picks):
             k = todo[at]
             return self.client.submit(worktasks.bounded_pairs, self.options, self.units, names, li, lj,
                                       worktasks.sub_batch(batch, k), clearance[k], e[k],
-                                      None if modes is None else modes[k], *picks,
+                                      None if modes is None else modes[k], scene, *picks,
                                       key=f"gjk-bounded-{_token()}")
 
         out = {}

@@ -573,22 +573,14 @@ class Run:
         from gjkcli.pipeline import tessellated
 
         out, pending = {}, {}
-        modes = self.sets.modes(self.options.mode) if self.sets is not None else None
-        for k in todo.tolist():
+        for k, deep, first, second, flip in self._tessellated(parts, i, j, batch, e, todo):
+            if deep is not None:
+                out[k] = deep
+                continue
             a, b = int(i[k]), int(j[k])
+            ga, gb = parts.geoms[a], parts.geoms[b]
             tol = float(batch.tolerance[k])
             hull = batch.result(k)
-            gaps = float(parts.gap[a] + parts.gap[b])
-            if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
-                deep = tessellated.deep_on_hulls(hull, float(e[k]), gaps, tol)
-                if deep is not None:
-                    out[k] = deep
-                    continue
-            ga, gb = parts.geoms[a], parts.geoms[b]
-            # the key names the two products in one order, whichever this pair lists first
-            flip = bool(ga.instance and gb.instance
-                        and repr(gb.instance.key) < repr(ga.instance.key))
-            first, second = (gb, ga) if flip else (ga, gb)
             pending[k] = tessellated.Pending(
                 parts.body(a), parts.body(b), float(e[k]), tol, float(clearance[k]),
                 (ga.brep, gb.brep) if ga.brep and gb.brep else None,
@@ -596,15 +588,55 @@ class Run:
                 pose=None if first.instance is None else first.instance.pose, flip=flip,
                 # the hulls' depth less the parts' hull gaps bounds the triangles' from below
                 deep_first=bool(hull.status is Status.COLLISION and hull.depth is not None
-                                and float(hull.depth) - gaps > tol))
+                                and float(hull.depth) - float(parts.gap[a] + parts.gap[b]) > tol))
         if any(item.exact for item in pending.values()):
             # with exact solids: where OpenCASCADE is (gjkcli.mesh.cad_process)
             from gjkcli.mesh import cad_process
 
-            out.update(cad_process.ask(tessellated.decide_all, pending, self.options.jobs))
+            out.update(cad_process.ask(tessellated.decide_all, pending, self.options.jobs,
+                                       scene=self.exact_scene))
         else:
             out.update(tessellated.decide_all(pending, self.options.jobs))
         return out
+
+    # The exact solids of every group of the run's tessellated pairs (`exact_groups`) where this
+    # run refines a share of them (a Dask task's), else None.
+    exact_scene = None
+
+    def _tessellated(self, parts: "Parts", i, j, batch, e, todo):
+        """(k, deep, first, second, flip) per pair k of `todo` of tessellated parts: deep, the
+        collision its hulls show deeper than every error allows (`tessellated.deep_on_hulls`),
+        else None; first and second its geometries in the order that names the two products
+        one way whichever the pair lists first (flip: the pair's order reversed). Needs no
+        part's triangles: a Dask client asks it too."""
+        from gjkcli.pipeline import tessellated
+
+        modes = self.sets.modes(self.options.mode) if self.sets is not None else None
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            deep = None
+            if (self.options.mode if modes is None else modes[k]) != "exact":  # deep on the hulls: no triangles needed
+                deep = tessellated.deep_on_hulls(batch.result(k), float(e[k]),
+                                                 float(parts.gap[a] + parts.gap[b]),
+                                                 float(batch.tolerance[k]))
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            flip = bool(ga.instance and gb.instance
+                        and repr(gb.instance.key) < repr(ga.instance.key))
+            first, second = (gb, ga) if flip else (ga, gb)
+            yield k, deep, first, second, flip
+
+    def exact_groups(self, parts: "Parts", i, j, batch, e, todo) -> list:
+        """The exact solids of each group `tessellated.decide_all` would refine the pairs `todo`
+        in, from the geometries alone (no triangles)."""
+        from gjkcli.pipeline.tessellated import group_of
+
+        groups: dict = {}
+        for k, deep, first, second, _ in self._tessellated(parts, i, j, batch, e, todo):
+            ga, gb = parts.geoms[int(i[k])], parts.geoms[int(j[k])]
+            if deep is None and ga.brep and gb.brep and ga.units == gb.units and self.units is not None:
+                group = group_of(k, placement_key(first, second))
+                groups.setdefault(group, []).extend((*ga.brep, *gb.brep))
+        return list(groups.values())
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`, on every core the run's

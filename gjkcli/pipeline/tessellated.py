@@ -196,7 +196,7 @@ class Pending:
         return self.refs is not None and self.unit is not None
 
 
-def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> dict:
+def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None, scene=None) -> dict:
     """{key: Bounded} for {key: Pending}: each pair's triangles' distance, then `decide`.
 
     Pairs that share an `ExactMemo` key stay together (OpenCASCADE measures their key once).
@@ -207,16 +207,17 @@ def decide_all(pending: dict, jobs: int = 1, memo: ExactMemo | None = None) -> d
     more at that pace. This process and the workers then take the groups left
     one at a time from a shared counter; the exact solids read before the fork are the
     workers' too, and each hands back its groups' answers, the same as one process gives.
-    `memo` keeps the answers of the groups refined here, and its counts, across calls."""
+    `memo` keeps the answers of the groups refined here, and its counts, across calls. `scene`:
+    the exact solids of every group of the run (`gjkcli.pipeline.stages.Run.exact_groups`), where `pending` is a share of
+    them (a Dask task's), so that canonical copies are decided as for the whole run."""
     import time
 
     from gjkcli.engine.shapes import can_fork
 
     groups: dict = {}
     for key, item in pending.items():
-        group = ("key", item.same) if item.same is not None else ("pair", key)
-        groups.setdefault(group, []).append(key)
-    work = _with_copies([[(key, pending[key]) for key in keys] for keys in groups.values()])
+        groups.setdefault(group_of(key, item.same), []).append(key)
+    work = _with_copies([[(key, pending[key]) for key in keys] for keys in groups.values()], scene)
     memo = ExactMemo() if memo is None else memo
     forks = jobs > 1 and len(work) >= 2 and can_fork()
     copies = _copies_to_make(work) if forks else []
@@ -294,7 +295,13 @@ def _worker(share, parent) -> dict:
     return _drain()
 
 
-def _with_copies(work: list) -> list:
+def group_of(key, same):
+    """The group a pending pair `key` is refined in: its placement key's `same` (OpenCASCADE
+    measures a key once), else its own."""
+    return ("key", same) if same is not None else ("pair", key)
+
+
+def _with_copies(work: list, scene=None) -> list:
     """`work` with each group's pairs told whether to measure on canonical copies
     (`Pending.canonical`): only where every product of the group with a B-spline face is in
     another group with exact solids too (`gjkcli.mesh.cad.copies_repaid`). A copy costs
@@ -310,7 +317,7 @@ def _with_copies(work: list) -> list:
 
     try:
         repaid = cad.copies_repaid([[ref for _, item in work[n] if item.exact
-                                     for ref in (*item.refs[0], *item.refs[1])] for n in exact])
+                                     for ref in (*item.refs[0], *item.refs[1])] for n in exact], scene)
     except Exception:  # noqa: BLE001 - the pairs' own refinement says what failed
         return work
     import dataclasses

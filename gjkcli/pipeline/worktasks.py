@@ -141,16 +141,17 @@ def refine_pairs(names, li, lj, tolerance, measure, *picks) -> dict:
     return refine.by_thickness(parts, li, lj, exact, 1) if exact else exact
 
 
-def bounded_pairs(options, units, names, li, lj, fields, clearance, e, modes, *picks) -> dict:
+def bounded_pairs(options, units, names, li, lj, fields, clearance, e, modes, scene, *picks) -> dict:
     """{k: `gjkcli.pipeline.tessellated.Bounded`} of tessellated pairs (li[k], lj[k]): their
     triangles' bounds, then the exact solids the worker reads from the STEP file itself.
 
     fields : the pairs' hull answers (`sub_batch`); clearance, e : (m,) each pair's clearance
     and tessellation error; modes : (m,) each pair's mode where clash sets give their own, or
-    None."""
+    None; scene : the exact solids of every group of the run's pairs (`Run.exact_groups`)."""
     from gjkcli.engine.results import BatchResult
 
     run = _WorkerRun(options, units, modes)
+    run.exact_scene = scene
     return run.bounded(local_parts(names, picks), li, lj, BatchResult(**fields), clearance, e)
 
 
