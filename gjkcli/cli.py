@@ -707,7 +707,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             shown=_shown(command, output_format, output, quiet, all_pairs or verbose > 0 or every_line,
                          html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
-            together=together, list_passing=output_format == "junit", units=units)
+            together=together, list_passing=output_format == "junit", units=units,
+            pictures=_pictures(html_file, png_path, file_limits.pngs, trace))
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
@@ -761,6 +762,19 @@ def _with_settings(found, path, show_allowed: bool):
     if path is not None:
         change["notes"] = (f"settings: {shown(str(path))}",) + tuple(found.notes)
     return dataclasses.replace(found, **change) if change else found
+
+
+def _pictures(html_file, png_path, pngs: int, trace: bool):
+    """`Options.pictures`: what the asked pictures draw (a Dask scan fetches those parts'
+    triangles from its workers), or None without a picture."""
+    if html_file is None and png_path is None:
+        return None
+    import functools
+
+    from gjkcli.report.pictures import read_by_pictures
+
+    return functools.partial(read_by_pictures, html=html_file is not None,
+                             pngs=pngs if png_path is not None else 0, trace=trace)
 
 
 def _shown(command, output_format, output, quiet, all_pairs, html_file, png_path) -> int | None:

@@ -27,6 +27,10 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    each given its parts as picks of step 1's answers; the convexity reasons of the listed parts
    likewise (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
 
+4. **Pictures**: when --png or --html asks for them (`Options.pictures`), the client fetches
+   the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
+   closes.
+
 A robot at many poses runs in chunks of poses (`pose_runs`); a 2D run's narrow phase in chunks
 of pairs (`plane_batch`).
 
@@ -72,6 +76,9 @@ LOAD_TASKS_PER_WORKER = 2
 POSE_CHUNKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
 WORK_PAIRS = 1024
+# The pictures' triangles (`_Pictured`): at most this many objects, or triangles, a fetch.
+FETCH_OBJECTS = 256
+FETCH_TRIANGLES = 2_000_000
 # While waiting for tasks, how often to ask the scheduler whether any worker is left (seconds).
 _WATCH_EVERY = 1.0
 
@@ -281,12 +288,52 @@ class _ClusterRun(Run):
         self._batch = None
         self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
         self._glo = None
+        self._parts = None  # the client's _ClusterParts, for the pictures' fetches
 
     def findings(self, *args, **kwargs):
         try:
-            return super().findings(*args, **kwargs)
+            found = super().findings(*args, **kwargs)
+            if self.options.pictures is not None and self._parts is not None and found.dimension == 3:
+                found = self._pictured(found)
+            return found
         finally:
             self._release()
+
+    def _pictured(self, found):
+        """The findings with the triangles of the objects their pictures draw, fetched from the
+        workers while the cluster is up (`options.pictures` reads them as the pictures do), so
+        that they draw each part as one process draws it; the other parts stay on the workers."""
+        geometry = _Pictured(self, self._parts)
+        found = dataclasses.replace(found, geometry=geometry)
+        try:
+            self.options.pictures(found)
+        finally:
+            geometry.close()  # the cluster closes after this run: no more fetching
+        return found
+
+    def _triangles_of(self, objects) -> dict:
+        """{object: ((n, 3) world vertices, (m, 3) faces) or None} of the objects (ascending
+        int64): a mesh's from the worker that holds it (`worktasks.triangles`), a box
+        primitive's made here from its shape (None for a curved one), as `Parts.triangles`."""
+        from gjkcli.pipeline.pairs import box_triangles
+
+        parts = self._parts
+        out: dict = {}
+        meshes = []
+        for k in objects.tolist():
+            if parts.geoms[k].primitive is not None:
+                out[k] = box_triangles(parts.shapes[k])
+            else:
+                meshes.append(k)
+        meshes = np.asarray(meshes, dtype=np.int64)
+        if len(meshes):
+            src, pos = self._where[meshes, 0], self._where[meshes, 1]
+            sources = np.unique(src).tolist()
+            futures = [self.client.submit(worktasks.triangles, self._loads[s], pos[src == s],
+                                          key=f"gjk-triangles-{s}-{_token()}") for s in sources]
+            for s, got in zip(sources, self._results(futures, "pictures")):
+                out.update(zip(meshes[src == s].tolist(), got))
+        return out
 
     def load_parts(self, sources, primitives, manifest) -> Parts:
         from gjkcli.scene.objects import assemble
@@ -344,6 +391,7 @@ class _ClusterRun(Run):
         parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, self.problems)
         parts.counts = counts[keep]
         self._where = where[keep]
+        self._parts = parts
         self.stage("hulls", t)
         return parts
 
@@ -657,7 +705,8 @@ class _ClusterParts(Parts):
 
     @property
     def geometry(self):
-        """None: the parts' triangles stay on the workers (pictures draw their boxes)."""
+        """None: the parts' triangles stay on the workers (the pictures' are fetched apart:
+        `_ClusterRun._pictured`)."""
         return None
 
     def mesh(self, k: int):
@@ -701,6 +750,69 @@ class _ClusterParts(Parts):
                 **(g.element.record_fields if g.element is not None else {}))
 
         return LazyRecords(self.n, record)
+
+
+class _Pictured:
+    """`Findings.geometry` of a Dask scan with pictures: name -> the object's triangles (an
+    owner's, its elements' together, as `Parts.triangles_of`), fetched from the workers when
+    first read, or in rounds when the pictures say what they read next (`read_ahead`); once
+    `closed` (the cluster gone), an object never fetched has none (None: a picture draws its
+    box)."""
+
+    def __init__(self, run: _ClusterRun, parts: "_ClusterParts"):
+        self.run, self.parts = run, parts
+        self.got: dict = {}  # object -> its triangles or None
+        self.closed = False
+        self.owners: dict = {}
+        for k, g in enumerate(parts.geoms):
+            if g.owner is not None:
+                self.owners.setdefault(g.owner, []).append(k)
+
+    def members(self, name: str) -> list:
+        k = self.parts.index.get(name)
+        if k is not None:
+            return [k]
+        return self.owners.get(name, [])
+
+    def __call__(self, name: str):
+        members = self.members(name)
+        if not members:
+            return None
+        if not self.closed and any(k not in self.got for k in members):
+            self.fetch(name)
+        if any(k not in self.got for k in members):
+            return None
+        if len(members) == 1 and self.parts.index.get(name) is not None:
+            return self.got[members[0]]
+        return elements.merged_triangles(self.got.get, members)
+
+    def close(self) -> None:
+        self.closed, self.run = True, None
+
+    def fetch(self, name: str) -> None:
+        """The triangles of `name`'s objects, in one round of tasks."""
+        self.read_ahead([name])
+
+    def read_ahead(self, names) -> None:
+        """The triangles of the objects `names` not fetched yet, in rounds of at most
+        FETCH_OBJECTS objects or FETCH_TRIANGLES triangles (`Findings.read_ahead`)."""
+        if self.closed:
+            return
+        counts = self.parts.counts
+        want: list = []
+        wanted: set = set()
+        faces = 0
+        for n in names:
+            mine = [k for k in dict.fromkeys(self.members(n)) if k not in self.got and k not in wanted]
+            size = int(counts[mine, 1].sum()) if mine else 0
+            if want and (len(want) + len(mine) > FETCH_OBJECTS or faces + size > FETCH_TRIANGLES):
+                self.got.update(self.run._triangles_of(np.unique(np.asarray(want, dtype=np.int64))))
+                want, wanted, faces = [], set(), 0
+            want.extend(mine)
+            wanted.update(mine)
+            faces += size
+        if want:
+            self.got.update(self.run._triangles_of(np.unique(np.asarray(want, dtype=np.int64))))
 
 
 def _token() -> str:

@@ -257,7 +257,7 @@ class Findings:
     geometry : how a picture gets an object's triangles: name -> ((n, 3) float64 world vertices,
         (m, 3) int64 faces), or None for an object with no triangles (a curved primitive); the
         pipeline hands it over so that reports never reach into the run. None when the run
-        kept no geometry
+        kept no geometry. It may have `read_ahead(names)` (`Findings.read_ahead`)
     together : a scan of several files checked them as one world (True) or each file by itself,
         pairs within a file only (False); None for a check, a scan of one file or a manifest's
         scene (one world by its nature)
@@ -344,6 +344,13 @@ class Findings:
     def triangles(self, name: str):
         """Object `name`'s ((n, 3) vertices, (m, 3) faces) in world coordinates, or None."""
         return None if self.geometry is None else self.geometry(name)
+
+    def read_ahead(self, names) -> None:
+        """Say that the triangles of `names` are read next: a run whose parts are elsewhere (a
+        Dask scan's, `geometry.read_ahead`) fetches them in one round; others hold them."""
+        ahead = getattr(self.geometry, "read_ahead", None)
+        if ahead is not None:
+            ahead(list(names))
 
     def rings(self, name: str):
         """2D runs: object `name`'s outlines, a tuple of (n, 2) float64 rings (outer rings

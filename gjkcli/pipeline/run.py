@@ -80,6 +80,11 @@ class Options:
     units : the length unit of the inputs whose files state none (`--units mm`: a DXF without a
         header, an STL, an SVG without a width); None: they have none, and take the unit of the
         inputs that state one
+    pictures : what the pictures of a scan draw, for a Dask scan (whose parts stay on the
+        workers) to fetch those parts' triangles before its cluster closes: a function of the
+        findings that reads the triangles of every object the pictures draw, as they draw them
+        (`gjkcli.report.pictures.read_by_pictures`); None: no picture asked for, a Dask scan's
+        client then receives no triangle. One process ignores it
     """
 
     mode: str = "auto"
@@ -110,6 +115,7 @@ class Options:
     together: bool = True
     list_passing: bool = False
     units: str | None = None
+    pictures: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

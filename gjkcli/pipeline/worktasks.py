@@ -27,7 +27,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
-           "reasons", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
+           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -172,6 +172,12 @@ def reasons(loaded: "Loaded", positions) -> list:
     return part_reasons(loaded.gap, list(positions), [loaded.vertices[k] for k in range(n)],
                         [loaded.faces[k] for k in range(n)], [m[3] for m in loaded.meta],
                         [m[4] for m in loaded.meta])
+
+
+def triangles(loaded: "Loaded", positions) -> list:
+    """[((n, 3) world vertices, (m, 3) faces)] of the source's objects at `positions` (meshes,
+    not primitives), in order: what the pictures of a scan draw of them."""
+    return [(loaded.vertices[k], loaded.faces[k]) for k in np.asarray(positions).tolist()]
 
 
 def trace_pair(tolerance, a: int, b: int, *picks):

@@ -19,7 +19,8 @@ from gjkcli.pipeline.findings import Finding, Findings
 from gjkcli.report.trace import fmt  # one way to write a number for reading
 
 __all__ = ["COLOURS", "STATUS_COLOURS", "OVERLAP_COLOUR", "PLANE_COLOUR", "Drawn", "choose", "decimate", "fmt",
-           "size_text", "caption", "units_of"]
+           "size_text", "caption", "units_of",
+           "read_by_pictures"]
 
 # Objects in turn (a qualitative palette readable on white); context objects are grey.
 COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f",
@@ -163,9 +164,22 @@ def choose(found: Findings, pairs=None, *, budget: int = TRIANGLE_BUDGET, big: i
 
 
 def _take(found, order, role, share, budget, names, roles, meshes) -> int:
-    """Append objects of `order` while their triangles fit the budget; the triangles spent."""
+    """Append objects of `order` while their triangles fit the budget; the triangles spent.
+
+    The triangles are read ahead (`Findings.read_ahead`) for the objects sure to fit: each costs
+    at most its face count or its share."""
     spent = 0
-    for n, r in zip(order, role):
+    ahead = 0  # order[:ahead] are read ahead
+    for at, (n, r) in enumerate(zip(order, role)):
+        if at == ahead:
+            cost = spent
+            while ahead < len(order) and (ahead == at or cost < budget):
+                record = found.object(order[ahead])
+                cost += min(share, record.faces if record is not None and record.faces else share)
+                if cost > budget and ahead > at:
+                    break
+                ahead += 1
+            found.read_ahead(order[at:ahead])
         tri = found.triangles(n)
         if tri is not None:
             V, F = np.asarray(tri[0], dtype=float), np.asarray(tri[1], dtype=np.int64)
@@ -195,6 +209,33 @@ def _neighbours(found: Findings, drawn, everything, seen, limit: int = 2000) -> 
         gap = np.minimum(gap, np.sqrt((d * d).sum(axis=2)).min(axis=0))
     out = [k for k in np.argsort(gap, kind="stable").tolist() if gap[k] <= radius and everything[k] not in seen]
     return [everything[k] for k in out[:limit]]
+
+
+def read_by_pictures(found: Findings, *, html: bool = False, pngs: int = 0, trace: bool = False) -> list[str]:
+    """Read the triangles of every object the pictures of a scan draw, as they draw them, and
+    name those objects: the HTML page's (`choose`, within its budget), the two objects of each
+    of the first `pngs` violations (the PNGs), the traced pairs' (the trace's pictures). A run
+    whose parts are elsewhere (a Dask scan: `gjkcli.pipeline.run.Options.pictures`) fetches
+    them as they are read."""
+    names: list[str] = []
+    if found.dimension != 3:
+        return names
+    if html:
+        names.extend(choose(found).names)
+        if trace:
+            from gjkcli.report.tracepic import PAIRS_UP_TO
+
+            traced = [p for p in found.pairs if p.result is not None and p.result.trace]
+            names.extend(n for p in traced[:PAIRS_UP_TO] for n in (p.a, p.b))
+    if pngs:
+        violations = [p for p in found.pairs if p.violation][:pngs]
+        drawn = list(dict.fromkeys(n for p in violations for n in (p.a, p.b)))
+        found.read_ahead(drawn)
+        names.extend(drawn)
+    names = list(dict.fromkeys(names))
+    for n in names:
+        found.triangles(n)
+    return names
 
 
 def decimate(vertices: np.ndarray, faces: np.ndarray, target: int):

@@ -598,6 +598,54 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_pictures_of_a_dask_scan_draw_each_part_as_one_process(cluster, ring_files, small_tiles,
+                                                               client_without_parts):
+    """With pictures asked for (`Options.pictures`, what --png and --html set), a Dask scan's
+    client fetches the drawn parts' triangles from the workers: the HTML's objects (names,
+    colours, triangles) and the PNGs' triangles are one process's, each part its real triangles
+    (a ring's 64, not its box's 12), the first PNG the same bytes; with the PNGs alone, the
+    client receives the triangles of the first violations' objects and of no other; and it
+    still builds or refines no part."""
+    import functools
+
+    from gjkcli.report.pictures import choose, read_by_pictures
+    from gjkcli.report.png import scan_pngs
+
+    small_tiles(8)
+    address, _ = cluster
+    pictures = functools.partial(read_by_pictures, html=True, pngs=100)
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="auto", pictures=pictures))
+    received = client_without_parts()
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="auto", pictures=pictures))
+    same_json(one, many)
+    drawn, got = choose(one), choose(many)
+    assert (drawn.names, drawn.role, drawn.colours) == (got.names, got.role, got.colours)
+    assert all(m is not None for m in got.meshes)
+    for (V, F), (W, G) in zip(drawn.meshes, got.meshes):
+        assert np.array_equal(V, W) and np.array_equal(F, G)
+    assert max(len(m[1]) for m in got.meshes) > 12  # a ring's triangles, not a box's
+    violations = [p for p in many.pairs if p.violation]
+    assert len(violations) > 3
+    for name in {n for p in violations for n in (p.a, p.b)}:
+        (V, F), (W, G) = one.triangles(name), many.triangles(name)
+        assert np.array_equal(V, W) and np.array_equal(F, G)
+    assert next(scan_pngs(one)) == next(scan_pngs(many))
+    found: list = []
+    _parts_in(received, found)
+    assert found == [] and received["pictures"]
+
+    # the PNGs of the first three violations only: their objects' triangles, no other's
+    received.clear()
+    few = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="auto",
+                                                     pictures=functools.partial(read_by_pictures, pngs=3)))
+    wanted = {n for p in violations[:3] for n in (p.a, p.b)}
+    assert sum(len(got) for got in received["pictures"]) == len(wanted)
+    for name in wanted:
+        assert np.array_equal(few.triangles(name)[1], one.triangles(name)[1])
+    others = [n for p in violations for n in (p.a, p.b) if n not in wanted]
+    assert others and all(few.triangles(n) is None for n in others)  # on the workers still
+
+
 def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, small_tiles, tmp_path):
     """The first triangle test on the cluster kills its own worker process (once: a marker file
     made with O_EXCL); Dask runs its task again, and the JSON is one process's."""
