@@ -80,6 +80,9 @@ class Options:
     units : the length unit of the inputs whose files state none (`--units mm`: a DXF without a
         header, an STL, an SVG without a width); None: they have none, and take the unit of the
         inputs that state one
+    cache : a `gjkcli.pipeline.cache.Cache`: hulls and pairs whose content and options were seen
+        before are taken from it, the others computed and kept (None: none; the command line's
+        default is `.gjk_cache`)
     """
 
     mode: str = "auto"
@@ -110,6 +113,7 @@ class Options:
     together: bool = True
     list_passing: bool = False
     units: str | None = None
+    cache: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

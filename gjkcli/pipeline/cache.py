@@ -1,0 +1,479 @@
+"""gjk's cache: what a run computed, kept as data keyed by content, so that a re-run costs what
+changed (ruff's `.ruff_cache/`, git's objects).
+
+Where: `.gjk_cache/` beside the settings file gjk read (`gjkcli.config`), else in the working
+folder; `--cache-dir DIR` (or `GJK_CACHE_DIR`, or `cache_dir` in the settings) puts it elsewhere,
+`--no-cache` (or `GJK_NO_CACHE=1`, or `cache = false`) turns it off, `gjk clean` empties it. The
+folder holds a `CACHEDIR.TAG` (backup tools skip it) and a `.gitignore` of `*` (git ignores it),
+as ruff's does.
+
+What: entries, each one file `<kind>/<key[:2]>/<key>`, its name the key: a BLAKE2b digest of
+everything the entry's answer depends on (`key`): the content (a part's vertices and faces, a
+file's bytes), the options that change a verdict (tolerances included), gjk's version and a stamp
+of its code (`code_stamp`), so that any change of those misses. Kinds:
+
+    run    a whole command's report: its input files' bytes, every option, the settings file
+           (`gjkcli.cli` writes and replays it; nothing else of the run is done)
+    pairs  one table per run: pair key -> the narrow phase's and the triangles' answers
+           (`gjkcli.pipeline.stages`)
+    hulls  one table per run: a part's content key -> its prepared hull and hull gap
+
+An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
+dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
+The checksum (BLAKE2b of the rest) and the key inside the header are checked on every read: an
+entry that fails either (a damaged disk, a planted file) is a miss, removed, and named in the
+run's notes; it is never believed. Writes go to a temporary file in the entry's folder, then
+`os.replace`, so two runs at once each see a whole entry or none. The folder's size is bounded
+(`--limit cache=BYTES`, `gjkcli.limits`): after a run that wrote, the entries read least recently
+(by modification time, which a read refreshes) are removed until it fits.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["Cache", "key", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+
+FOLDER = ".gjk_cache"
+# The entry format; a change of it misses every entry written before.
+FORMAT = 1
+_MAGIC = b"GJKCACHE1\n"
+_DIGEST = 32
+# The dtypes an entry's arrays may have (anything else: the entry is not believed).
+_DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "<u4", "|u1", "|i1", "|b1", "<U1"})
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by gjk.\n"
+        "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+
+class CacheError(ValueError):
+    """An entry that cannot be believed (its checksum, its key, its layout)."""
+
+
+def code_stamp() -> str:
+    """gjk's version and a stamp of its code (each module's and extension's name, size and
+    modification time): an entry written by other code misses, a development checkout's too."""
+    from gjkcli import __version__
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".so", ".pyd"):
+            st = path.stat()
+            h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+_STAMP: list = []
+
+
+def _stamp() -> str:
+    if not _STAMP:
+        _STAMP.append(code_stamp())
+    return _STAMP[0]
+
+
+def key(*parts) -> str:
+    """A hex BLAKE2b key of `parts` (bytes, str, numbers, None, NumPy arrays with their dtype
+    and shape, and tuples or lists of those) with the entry format and `code_stamp`."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"gjk-cache {FORMAT} {_stamp()}".encode())
+    _feed(h, parts)
+    return h.hexdigest()
+
+
+def _feed(h, value) -> None:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        h.update(b"b%d:" % len(value))
+        h.update(value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(data))
+        h.update(data)
+    elif isinstance(value, (tuple, list)):
+        h.update(b"(%d:" % len(value))
+        for v in value:
+            _feed(h, v)
+        h.update(b")")
+    elif value is None or isinstance(value, (bool, int, float)):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):  # a NumPy array or scalar
+        import numpy as np
+
+        a = np.ascontiguousarray(value)
+        h.update(f"a{a.dtype.str}{a.shape}:".encode())
+        h.update(a.tobytes())
+    else:
+        h.update(f"r{type(value).__name__}:{value!r};".encode())
+
+
+def located(settings_path=None, cache_dir=None) -> Path:
+    """The cache folder: `cache_dir` if given, else GJK_CACHE_DIR, else `.gjk_cache` beside the
+    settings file read, else in the working folder."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    env = os.environ.get("GJK_CACHE_DIR")
+    if env:
+        return Path(env)
+    if settings_path is not None:
+        return Path(settings_path).parent / FOLDER
+    return Path(FOLDER)
+
+
+def clear(folder) -> int:
+    """Remove the cache folder `folder` (only one gjk made: it holds gjk's CACHEDIR.TAG); the
+    number of entries removed. ValueError for a folder that is not a gjk cache."""
+    import shutil
+
+    folder = Path(folder)
+    if not folder.exists():
+        return 0
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.is_file() or "created by gjk" not in tag.read_text(errors="replace"):
+        raise ValueError(f"{folder} is not a gjk cache (it has no CACHEDIR.TAG written by gjk); "
+                         f"remove it by hand if you mean to")
+    count = sum(1 for p in folder.rglob("*") if p.is_file() and p.parent != folder)
+    shutil.rmtree(folder)
+    return count
+
+
+class Cache:
+    """The cache folder of a run: `get` and `put` entries, `notes` on the entries not believed,
+    `trim` to the size limit.
+
+    folder : the cache folder (made on the first write); limit : its largest size in bytes.
+    """
+
+    def __init__(self, folder, limit: int = 1 << 30):
+        self.folder = Path(folder)
+        self.limit = int(limit)
+        self.notes: list[str] = []
+        self.wrote = False
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.folder)!r}, limit={self.limit})"
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def path(self, kind: str, k: str) -> Path:
+        return self.folder / kind / k[:2] / k
+
+    def get(self, kind: str, k: str):
+        """(header dict, {name: array}) of entry `k`, or None: absent, or not believed (then
+        removed, with a note)."""
+        path = self.path(kind, k)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            got = decode(data, kind, k)
+        except CacheError as e:
+            self.notes.append(f"cache: ignored the entry {path}: {e}; it was computed again")
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            self.misses += 1
+            return None
+        try:
+            os.utime(path)  # read: the last to be dropped
+        except OSError:
+            pass
+        self.hits += 1
+        return got
+
+    def put(self, kind: str, k: str, header: dict, arrays: dict | None = None) -> None:
+        """Write entry `k` atomically (a temporary file in its folder, then os.replace); a
+        folder that cannot be written leaves the run as it is, with a note."""
+        path = self.path(kind, k)
+        try:
+            self._make_folder()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(encode(header, arrays or {}, kind, k))
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as e:
+            note = f"cache: cannot write into {self.folder} ({e.strerror or e}); the run goes on without it"
+            if note not in self.notes:
+                self.notes.append(note)
+            return
+        self.wrote = True
+
+    def _make_folder(self) -> None:
+        if (self.folder / "CACHEDIR.TAG").is_file():
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# Made by gjk.\n*\n")):
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, self.folder / name)
+
+    def entries(self) -> list:
+        """[(mtime, size, path)] of every entry."""
+        out = []
+        if not self.folder.is_dir():
+            return out
+        for kind in os.scandir(self.folder):
+            if not kind.is_dir():
+                continue
+            for sub in os.scandir(kind.path):
+                if not sub.is_dir():
+                    continue
+                for e in os.scandir(sub.path):
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime_ns, st.st_size, e.path))
+        return out
+
+    def trim(self) -> int:
+        """Remove the entries read least recently until the folder holds at most `limit` bytes
+        (left temporary files of a run that was killed too, once an hour old); how many."""
+        import time
+
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        old = time.time_ns() - 3600 * 10 ** 9
+        for mtime, size, path in sorted(entries):
+            stale = os.path.basename(path).startswith(".tmp-") and mtime < old
+            if total <= self.limit and not stale:
+                if not os.path.basename(path).startswith(".tmp-"):
+                    break
+                continue
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed
+
+
+# -- the entry format ---------------------------------------------------------------------------
+
+
+def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
+    """An entry's bytes: magic, checksum of the rest, then the rest: the header's length (8
+    bytes, little-endian), the header as JSON ({"kind", "key", "arrays": [[name, dtype, shape,
+    offset, nbytes]], "data": header}), the arrays' bytes."""
+    import numpy as np
+
+    table, blobs, offset = [], [], 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        if a.dtype.str not in _DTYPES:
+            a = a.astype(a.dtype.newbyteorder("<"))
+        if a.dtype.str not in _DTYPES:
+            raise TypeError(f"cache: dtype {a.dtype} of {name} is not one an entry holds")
+        raw = a.tobytes()
+        table.append([name, a.dtype.str, list(a.shape), offset, len(raw)])
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps({"kind": kind, "key": k, "arrays": table, "data": header},
+                      separators=(",", ":"), allow_nan=True).encode()
+    rest = len(head).to_bytes(8, "little") + head + b"".join(blobs)
+    return _MAGIC + hashlib.blake2b(rest, digest_size=_DIGEST).digest() + rest
+
+
+def decode(data: bytes, kind: str, k: str):
+    """(header, arrays) of an entry's bytes; CacheError when they cannot be believed."""
+    import numpy as np
+
+    if not data.startswith(_MAGIC):
+        raise CacheError("not a gjk cache entry")
+    start = len(_MAGIC) + _DIGEST
+    if hashlib.blake2b(data[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
+        raise CacheError("its checksum does not match its bytes")
+    n = int.from_bytes(data[start:start + 8], "little")
+    try:
+        head = json.loads(data[start + 8:start + 8 + n])
+    except ValueError:
+        raise CacheError("its header is not JSON") from None
+    if not isinstance(head, dict) or head.get("kind") != kind or head.get("key") != k:
+        raise CacheError("it is filed under another key")
+    body = data[start + 8 + n:]
+    arrays = {}
+    try:
+        for name, dtype, shape, offset, nbytes in head["arrays"]:
+            if dtype not in _DTYPES or offset < 0 or offset + nbytes > len(body):
+                raise CacheError("its arrays do not fit its bytes")
+            a = np.frombuffer(body, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
+                              offset=offset)
+            arrays[name] = a.reshape(shape)
+    except (TypeError, ValueError, KeyError) as e:
+        raise CacheError(f"its arrays do not fit its bytes ({e})") from None
+    return head.get("data"), arrays
+
+
+# -- results as data ----------------------------------------------------------------------------
+
+# The dataclasses an entry may hold, by name: `from_data` makes only these.
+def _types() -> dict:
+    from gjkcli.engine import results
+    from gjkcli.pipeline import tessellated
+
+    names = ("Result", "PlaneCertificate", "PointCertificate", "TrianglesCertificate",
+             "DistanceCertificate", "ShiftCertificate")
+    out = {name: getattr(results, name) for name in names}
+    out["Bounded"] = tessellated.Bounded
+    return out
+
+
+def to_data(value):
+    """JSON-able data of a result: dataclasses of `_types` by name and fields, NumPy arrays and
+    scalars with their dtype, Status by value; floats exactly (JSON writes repr)."""
+    import dataclasses
+
+    import numpy as np
+
+    from gjkcli.engine.results import Status
+
+    if isinstance(value, Status):
+        return {"status": value.value}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dc": type(value).__name__,
+                "f": {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fiub":
+            return {"nd": value.dtype.str, "s": list(value.shape), "v": value.ravel().tolist()}
+        if value.dtype == object:
+            return {"obj": list(value.shape), "v": [to_data(v) for v in value.ravel().tolist()]}
+        return {"nd": value.dtype.str, "s": list(value.shape), "v": value.ravel().tolist()}
+    if isinstance(value, np.generic):
+        return {"np": value.dtype.str, "v": value.item()}
+    if isinstance(value, tuple):
+        return {"t": [to_data(v) for v in value]}
+    if isinstance(value, list):
+        return [to_data(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cache: {type(value).__name__} is not data an entry holds")
+
+
+def from_data(data, types=None):
+    """The value `to_data` made; CacheError for anything else."""
+    import numpy as np
+
+    from gjkcli.engine.results import Status
+
+    types = types if types is not None else _types()
+    if isinstance(data, list):
+        return [from_data(v, types) for v in data]
+    if not isinstance(data, dict):
+        if data is None or isinstance(data, (bool, int, float, str)):
+            return data
+        raise CacheError("it holds an unknown value")
+    try:
+        if "status" in data:
+            return Status(data["status"])
+        if "dc" in data:
+            cls = types.get(data["dc"])
+            if cls is None:
+                raise CacheError(f"it names a type gjk does not cache ({data['dc']!r})")
+            return cls(**{name: from_data(v, types) for name, v in data["f"].items()})
+        if "nd" in data:
+            if data["nd"] not in _DTYPES and not data["nd"].startswith("<U"):
+                raise CacheError("it holds an array of an unknown dtype")
+            return np.array(data["v"], dtype=np.dtype(data["nd"])).reshape(data["s"])
+        if "obj" in data:
+            out = np.empty(len(data["v"]), dtype=object)
+            for n, v in enumerate(data["v"]):
+                out[n] = from_data(v, types)
+            return out.reshape(data["obj"])
+        if "np" in data:
+            if data["np"] not in _DTYPES:
+                raise CacheError("it holds a number of an unknown dtype")
+            return np.dtype(data["np"]).type(data["v"])
+        if "t" in data:
+            return tuple(from_data(v, types) for v in data["t"])
+    except (TypeError, ValueError, KeyError) as e:
+        raise CacheError(f"it does not hold what gjk writes ({e})") from None
+    raise CacheError("it holds an unknown value")
+
+
+# -- a whole command's report -------------------------------------------------------------------
+
+# Inputs whose file is the whole input (it names no other file a reader would open), so that its
+# bytes stand for what a run reads of it: a whole report may be kept for them. A glTF (.gltf)
+# names its buffers, an OBJ its materials, a URDF its meshes, a manifest its includes: a run
+# over those is cached part by part and pair by pair, not whole.
+WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp", ".ifc", ".dxf",
+                         ".svg"})
+
+
+def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
+    """The key of a whole command's report: the command, its parameters (their repr, in name
+    order), the working folder, and the bytes of every input and of `extra_files` (the settings
+    file, the baseline; None or absent ones as absent); None when an input is not one whole file
+    (a folder, a glTF with buffers beside it, a file that cannot be read)."""
+    files = []
+    for name in inputs:
+        path = Path(name)
+        if path.suffix.lower() not in WHOLE_FILES or not path.is_file():
+            return None
+        try:
+            files.append((name, _file_digest(path)))
+        except OSError:
+            return None
+    for name in extra_files:
+        if name is None:
+            continue
+        path = Path(name)
+        try:
+            files.append((str(name), _file_digest(path) if path.is_file() else "absent"))
+        except OSError:
+            return None
+    return key("run", command, os.getcwd(), sorted((k, repr(v)) for k, v in params.items()), files)
+
+
+def _file_digest(path: Path) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            h.update(chunk)
+    return h.digest()
+
+
+def get_run(cache: "Cache", k: str):
+    """(exit code, [(output or None, bytes)], [stderr line]) of a kept report, or None."""
+    got = cache.get("run", k)
+    if got is None:
+        return None
+    header, arrays = got
+    try:
+        writes = [(out, arrays[f"w{n}"].tobytes()) for n, out in enumerate(header["outputs"])]
+        return int(header["exit"]), writes, [str(line) for line in header["stderr"]]
+    except (KeyError, TypeError, ValueError):
+        cache.notes.append("cache: ignored a kept report that does not hold what gjk writes")
+        return None
+
+
+def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> None:
+    """Keep a command's report: its exit code, what it wrote where, its stderr lines."""
+    import numpy as np
+
+    arrays = {f"w{n}": np.frombuffer(data, dtype=np.uint8) for n, (_, data) in enumerate(writes)}
+    cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
+                         "stderr": list(stderr)}, arrays)
