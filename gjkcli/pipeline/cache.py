@@ -35,7 +35,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["Cache", "key", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+__all__ = ["Cache", "Table", "key", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
 
 FOLDER = ".gjk_cache"
 # The entry format; a change of it misses every entry written before.
@@ -164,9 +164,9 @@ class Cache:
     def path(self, kind: str, k: str) -> Path:
         return self.folder / kind / k[:2] / k
 
-    def get(self, kind: str, k: str):
+    def get(self, kind: str, k: str, raw: bool = False):
         """(header dict, {name: array}) of entry `k`, or None: absent, or not believed (then
-        removed, with a note)."""
+        removed, with a note). raw: the arrays as their bytes (no NumPy import)."""
         path = self.path(kind, k)
         try:
             data = path.read_bytes()
@@ -174,7 +174,7 @@ class Cache:
             self.misses += 1
             return None
         try:
-            got = decode(data, kind, k)
+            got = decode(data, kind, k, raw)
         except CacheError as e:
             self.notes.append(f"cache: ignored the entry {path}: {e}; it was computed again")
             try:
@@ -294,10 +294,9 @@ def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
     return _MAGIC + hashlib.blake2b(rest, digest_size=_DIGEST).digest() + rest
 
 
-def decode(data: bytes, kind: str, k: str):
-    """(header, arrays) of an entry's bytes; CacheError when they cannot be believed."""
-    import numpy as np
-
+def decode(data: bytes, kind: str, k: str, raw: bool = False):
+    """(header, arrays) of an entry's bytes; CacheError when they cannot be believed. raw: the
+    arrays as bytes."""
     if not data.startswith(_MAGIC):
         raise CacheError("not a gjk cache entry")
     start = len(_MAGIC) + _DIGEST
@@ -316,6 +315,11 @@ def decode(data: bytes, kind: str, k: str):
         for name, dtype, shape, offset, nbytes in head["arrays"]:
             if dtype not in _DTYPES or offset < 0 or offset + nbytes > len(body):
                 raise CacheError("its arrays do not fit its bytes")
+            if raw:
+                arrays[name] = body[offset:offset + nbytes]
+                continue
+            import numpy as np
+
             a = np.frombuffer(body, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
                               offset=offset)
             arrays[name] = a.reshape(shape)
@@ -328,13 +332,14 @@ def decode(data: bytes, kind: str, k: str):
 
 # The dataclasses an entry may hold, by name: `from_data` makes only these.
 def _types() -> dict:
-    from gjkcli.engine import results
+    from gjkcli.engine import exact, results
     from gjkcli.pipeline import tessellated
 
     names = ("Result", "PlaneCertificate", "PointCertificate", "TrianglesCertificate",
              "DistanceCertificate", "ShiftCertificate")
     out = {name: getattr(results, name) for name in names}
     out["Bounded"] = tessellated.Bounded
+    out["ExactResult"] = exact.ExactResult
     return out
 
 
@@ -458,12 +463,12 @@ def _file_digest(path: Path) -> bytes:
 
 def get_run(cache: "Cache", k: str):
     """(exit code, [(output or None, bytes)], [stderr line]) of a kept report, or None."""
-    got = cache.get("run", k)
+    got = cache.get("run", k, raw=True)
     if got is None:
         return None
     header, arrays = got
     try:
-        writes = [(out, arrays[f"w{n}"].tobytes()) for n, out in enumerate(header["outputs"])]
+        writes = [(out, bytes(arrays[f"w{n}"])) for n, out in enumerate(header["outputs"])]
         return int(header["exit"]), writes, [str(line) for line in header["stderr"]]
     except (KeyError, TypeError, ValueError):
         cache.notes.append("cache: ignored a kept report that does not hold what gjk writes")
@@ -477,3 +482,223 @@ def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> No
     arrays = {f"w{n}": np.frombuffer(data, dtype=np.uint8) for n, (_, data) in enumerate(writes)}
     cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
                          "stderr": list(stderr)}, arrays)
+
+
+# -- tables: many small rows in one entry per run -----------------------------------------------
+
+# A run reads every pack of a kind; past this many, it writes the rows it used as one pack and
+# removes the packs it read (so that a folder of many small runs stays a few reads).
+PACKS_MERGED_PAST = 8
+
+
+class Table:
+    """Rows of one kind (`pairs`, `hulls`), each under its own key: data (JSON-able) and named
+    arrays. Kept as packs, one entry per run holding the rows that run computed (`save`); a run
+    reads every pack of its kind once (`load`). A pack that is not believed is ignored whole,
+    with the cache's note."""
+
+    def __init__(self, cache: Cache, kind: str):
+        self.cache = cache
+        self.kind = kind
+        self.rows: dict = {}  # key -> (data, {name: array}) read
+        self.new: dict = {}  # key -> (data, {name: array}) to write
+        self.used: set = set()
+        self.packs: list = []  # the packs read: (key, path)
+        self._load()
+
+    def _load(self) -> None:
+        folder = self.cache.folder / self.kind
+        if not folder.is_dir():
+            return
+        for sub in sorted(os.scandir(folder), key=lambda e: e.name):
+            if not sub.is_dir():
+                continue
+            for e in os.scandir(sub.path):
+                if e.name.startswith(".tmp-"):
+                    continue
+                got = self.cache.get(self.kind, e.name)
+                if got is None:
+                    continue
+                self.packs.append((e.name, e.path))
+                header, arrays = got
+                try:
+                    columns = _Columns(header, arrays)
+                    for r, (k, data) in enumerate(zip(header["keys"], header["rows"])):
+                        self.rows[k] = (data, (columns, r))
+                except (CacheError, KeyError, TypeError, ValueError) as err:
+                    self.cache.notes.append(f"cache: ignored the entry {e.path}: {err}; its rows "
+                                            f"were computed again")
+
+    def get(self, k: str):
+        """(data, arrays) of row `k`, or None."""
+        got = self.rows.get(k)
+        if got is not None:
+            data, (columns, r) = got
+            got = data, columns.row(r)
+        else:
+            got = self.new.get(k)
+        if got is not None:
+            self.used.add(k)
+        return got
+
+    def put(self, k: str, data, arrays: dict | None = None) -> None:
+        self.new[k] = (data, arrays or {})
+        self.used.add(k)
+
+    def save(self) -> None:
+        """Write this run's new rows as one pack; past PACKS_MERGED_PAST packs, every row this
+        run used as one pack, and the packs read removed. A pack holds each array name's rows
+        as one column (their rows concatenated, with offsets), so that reading 10,000 rows is a
+        few arrays."""
+        import uuid
+
+        import numpy as np
+
+        merge = len(self.packs) >= PACKS_MERGED_PAST
+        rows = dict(self.new)
+        if merge:
+            for k in self.used:
+                if k not in rows and k in self.rows:
+                    data, (columns, r) = self.rows[k]
+                    rows[k] = (data, columns.row(r))
+        if not rows:
+            return
+        names = sorted({name for _, arrays in rows.values() for name in arrays})
+        columns, arrays = {}, {}
+        for name in names:
+            pieces = [np.ascontiguousarray(a[name]) if name in a else None for _, a in rows.values()]
+            first = next(p for p in pieces if p is not None)
+            tail = list(first.shape[1:])
+            if first.dtype.str not in _DTYPES or any(
+                    p is not None and (p.dtype != first.dtype or list(p.shape[1:]) != tail or p.ndim == 0)
+                    for p in pieces):
+                raise TypeError(f"cache: the rows' {name} arrays differ in dtype or shape")
+            counts = np.array([0 if p is None else len(p) for p in pieces], dtype=np.int64)
+            arrays[name] = np.concatenate([p for p in pieces if p is not None]) if counts.any() \
+                else np.zeros([0] + tail, dtype=first.dtype)
+            arrays[name + "@offsets"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            arrays[name + "@has"] = np.array([p is not None for p in pieces], dtype=bool)
+            columns[name] = tail
+        pack = key("pack", self.kind, uuid.uuid4().hex)
+        self.cache.put(self.kind, pack, {"keys": list(rows), "rows": [d for d, _ in rows.values()],
+                                         "columns": columns}, arrays)
+        if merge and self.cache.wrote:
+            for _, path in self.packs:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+class _Columns:
+    """A pack's columns: row r's arrays sliced out when asked."""
+
+    def __init__(self, header: dict, arrays: dict):
+        self.columns = {}
+        n = len(header["keys"])
+        if len(header["rows"]) != n:
+            raise CacheError("its rows and keys differ in number")
+        for name, tail in header["columns"].items():
+            values, offsets, has = arrays[name], arrays[name + "@offsets"], arrays[name + "@has"]
+            if len(offsets) != n + 1 or len(has) != n or offsets[-1] != len(values) \
+                    or list(values.shape[1:]) != list(tail) or (offsets[1:] < offsets[:-1]).any():
+                raise CacheError(f"its column {name} does not fit its rows")
+            self.columns[name] = (values, offsets.tolist(), has)
+
+    def row(self, r: int) -> dict:
+        return {name: values[offsets[r]:offsets[r + 1]]
+                for name, (values, offsets, has) in self.columns.items() if has[r]}
+
+
+# -- hulls and parts ----------------------------------------------------------------------------
+
+# The fields of a Shape an entry holds as arrays, and as numbers.
+_SHAPE_ARRAYS = ("vertices", "adj_start", "adj", "dims", "rotation", "translation", "_cube")
+_SHAPE_NUMBERS = ("kind", "dimension", "radius", "_extent", "_size")
+
+
+def hull_key(content: tuple, small_points) -> str:
+    """The key of a prepared geometry's hull (`gjkcli.pipeline.prepared.Geometry.content`: its
+    vertex and face counts and their arrays' BLAKE2b)."""
+    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h.update(f"hull {content[0]} {content[1]} {small_points};".encode())
+    h.update(content[2])
+    return h.hexdigest()
+
+
+def hull_row(g) -> tuple:
+    """(data, arrays) of a prepared Geometry: its hull (every field of the Shape, so that the
+    one read back is the same to the bit), gap, bounds and closedness, or its error."""
+    if g.hull is None:
+        return {"error": str(g.error) if g.error is not None else "no hull"}, {}
+    shape = g.hull
+    data = {name: getattr(shape, name) for name in _SHAPE_NUMBERS}
+    data.update(gap=float(g.gap), closed=bool(g.closed), faces=shape.faces is not None)
+    arrays = {name: getattr(shape, name) for name in _SHAPE_ARRAYS}
+    if shape.faces is not None:
+        arrays["faces"] = shape.faces
+    arrays["bounds"] = g.bounds
+    return data, arrays
+
+
+def set_hull(g, row) -> None:
+    """Give the prepared Geometry `g` the hull of a `hull_row`."""
+    from gjkcli.engine.shapes import Shape
+    from gjkcli.errors import ShapeError
+
+    data, arrays = row
+    if "error" in data:
+        g.error = ShapeError(data["error"])
+        return
+    fields = {name: arrays[name] for name in _SHAPE_ARRAYS}
+    fields.update({name: data[name] for name in _SHAPE_NUMBERS})
+    fields["faces"] = arrays["faces"] if data["faces"] else None
+    fields["dimension"] = int(fields["dimension"])
+    g.hull = Shape(**fields)
+    g.gap, g.closed, g.bounds = float(data["gap"]), bool(data["closed"]), arrays["bounds"]
+
+
+class PartKeys:
+    """A key per object of a run, made when first asked: its name, unit, tessellation error,
+    what its loader knows (watertight, bodies, exact solids), its triangles and the hull (or
+    primitive) the narrow phase reads, so that a pair's answer is a function of its two keys
+    and the pair's options."""
+
+    def __init__(self, geoms, shapes):
+        self.geoms, self.shapes = geoms, shapes
+        self.made: dict = {}
+
+    def __getitem__(self, k: int) -> bytes:
+        got = self.made.get(k)
+        if got is None:
+            import numpy as np
+
+            g, shape = self.geoms[k], self.shapes[k]
+            h = hashlib.blake2b(digest_size=20)
+            h.update(repr((g.name, g.units, float(g.eps or 0.0), g.watertight, g.bodies,
+                           len(g.brep) if g.brep else 0, g.primitive is not None)).encode())
+            if g.vertices is not None:
+                h.update(np.ascontiguousarray(g.vertices, dtype=np.float64))
+                h.update(b"|")
+                h.update(np.ascontiguousarray(g.faces, dtype=np.int64))
+            if shape is not None and hasattr(shape, "rotation"):
+                h.update(repr((shape.kind, shape.radius, len(shape.vertices))).encode())
+                for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
+                    h.update(np.ascontiguousarray(a, dtype=np.float64))
+            got = self.made[k] = h.digest()
+        return got
+
+
+def pair_key(common: bytes, a: bytes, b: bytes, *values) -> str:
+    """The key of a pair's answer: the run's `common` options, both objects' `PartKeys` and the
+    pair's own values (numbers, flags, None)."""
+    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h.update(common)
+    h.update(a)
+    h.update(b)
+    h.update(repr(values).encode())
+    return h.hexdigest()
+
+
+def _prefix() -> bytes:
+    return f"gjk-cache {FORMAT} {_stamp()};".encode()

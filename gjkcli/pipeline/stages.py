@@ -142,6 +142,8 @@ class Run:
         self.sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
         self.parted = None  # (m,) bool: checked pairs the broad phase parts (listed for --all-pairs)
         self.started = time.perf_counter()
+        self._tables: dict = {}  # the cache's tables this run reads and writes (`table`)
+        self._part_keys: list | None = None  # the cache's key of each object (`pair_keys`)
 
     def stage(self, name: str, since: float) -> float:
         """Book the time since `since` under `name`, the imports made meanwhile under "imports"
@@ -190,6 +192,7 @@ class Run:
             today = {p.key for p in pairs if p.violation}  # allowed or not, still there
             gone = tuple(e for e in old.entries if e.key not in today)
         self.stage("verdicts", t)
+        self.cache_done()
         o = self.options
         found = Findings(
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
@@ -298,9 +301,95 @@ class Run:
                            tell=self.tell, strict=o.strict, notes=self.notes)
         geoms = self.one_unit(geoms)
         t = self.stage("load", t)
-        parts = Parts.build(geoms, o.jobs, self.problems, self.tell)
+        parts = Parts.build(geoms, o.jobs, self.problems, self.tell, self.table("hulls"))
         self.stage("hulls", t)
         return parts
+
+    # -- the cache (gjkcli.pipeline.cache) ----------------------------------------------------
+
+    def table(self, kind: str):
+        """The cache's table of `kind` ("hulls", "pairs", "overlaps"), read once; None without a
+        cache (or with --trace, whose steps are not kept)."""
+        cache = getattr(self.options, "cache", None)
+        if cache is None or self.options.trace:
+            return None
+        if kind not in self._tables:
+            from gjkcli.pipeline.cache import Table
+
+            self._tables[kind] = Table(cache, kind)
+        return self._tables[kind]
+
+    def cache_done(self) -> None:
+        """Write the tables' new rows; the cache's notes (entries not believed) to the run's."""
+        cache = getattr(self.options, "cache", None)
+        if cache is None:
+            return
+        for table in self._tables.values():
+            table.save()
+        self.notes.extend(n for n in cache.notes if n not in self.notes)
+
+    def caching(self, todo) -> bool:
+        """The cache keeps the answers of the pairs `todo` (some, and a cache)."""
+        return bool(len(todo)) and self.table("pairs") is not None
+
+    def pair_keys(self, parts, i, j, clearance, batch, todo, kind: str) -> list:
+        """The cache's key of each pair `todo` for the answers of `kind`: both objects' keys
+        (`gjkcli.pipeline.cache.PartKeys`: their triangles, hulls and what their loaders say),
+        the pair's band and clearance, and every option that changes the answer."""
+        from gjkcli.pipeline.cache import PartKeys, pair_key
+        from gjkcli.tolerances import DEFAULT
+
+        if not len(todo):
+            return []
+        if self._part_keys is None:
+            self._part_keys = PartKeys(parts.geoms, parts.shapes)
+        o = self.options
+        owners = parts.owner_ids
+        several = (np.bincount(owners)[owners] > 1).tolist()
+        modes = self.sets.modes(o.mode) if self.sets is not None else None
+        common = repr((kind, self.command, o.mode, o.all_pairs, self.units, repr(DEFAULT))).encode()
+        pk = self._part_keys
+        tolerance, clear = batch.tolerance.tolist(), clearance.tolist()
+        out = []
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
+            out.append(pair_key(common, pk[a], pk[b], tolerance[k], clear[k], several[a] or several[b],
+                                None if modes is None else str(modes[k]), flip,
+                                None if self.parted is None else bool(self.parted[k])))
+        return out
+
+    def kept_answers(self, kind: str, keys: list, todo) -> tuple:
+        """({pair index: answer} the cache holds for the pairs `todo` of these keys, the pairs
+        it does not hold)."""
+        table = self.table("pairs")
+        if table is None or not len(todo):
+            return {}, todo
+        from gjkcli.pipeline.cache import CacheError, from_data
+
+        kept, rest = {}, []
+        for k, pair_key in zip(todo.tolist(), keys):
+            row = table.get(pair_key)
+            if row is not None:
+                try:
+                    kept[k] = _unclocked(from_data(row[0]))
+                    continue
+                except CacheError as e:
+                    table.cache.notes.append(f"cache: ignored a {kind} answer: {e}")
+            rest.append(k)
+        return kept, np.asarray(rest, dtype=np.int64)
+
+    def keep_answers(self, keys: list, todo, answers: dict) -> None:
+        """Keep the answers of the pairs `todo` (of these keys) that were computed."""
+        table = self.table("pairs")
+        if table is None:
+            return
+        from gjkcli.pipeline.cache import to_data
+
+        for k, pair_key in zip(todo.tolist(), keys):
+            if k in answers:
+                table.put(pair_key, to_data(answers[k]))
 
     # -- units ---------------------------------------------------------------------------------
 
@@ -549,12 +638,22 @@ class Run:
                 mine = modes == mode
                 refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, asked, meshed)[mine]
         refine &= ~bounded
-        exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
-        decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        todo = np.flatnonzero(refine)
+        keys = self.pair_keys(parts, i, j, clearance, batch, todo, "exact") if self.caching(todo) else []
+        kept, rest = self.kept_answers("exact", keys, todo)
+        exact = self._triangles(parts, i, j, batch, rest)
+        b_todo = np.flatnonzero(bounded)
+        b_keys = self.pair_keys(parts, i, j, clearance, batch, b_todo, "bounded") if self.caching(b_todo) else []
+        b_kept, b_rest = self.kept_answers("bounded", b_keys, b_todo)
+        decided = self._bounded(parts, i, j, batch, clearance, e, b_rest)
         if exact:  # fits the triangles leave undecided: their common solid's mean thickness
             from gjkcli.pipeline.refine import by_thickness
 
             exact = by_thickness(parts, i, j, exact, self.options.jobs)
+        if keys or b_keys:  # the cache's answers beside those computed now, which it keeps
+            self.keep_answers(keys, todo, exact)
+            self.keep_answers(b_keys, b_todo, decided)
+            exact, decided = dict(sorted({**exact, **kept}.items())), dict(sorted({**decided, **b_kept}.items()))
         self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
                          for k, got in decided.items() if got.volume is not None}
         for k, got in decided.items():
@@ -814,10 +913,10 @@ class Parts:
         return np.array([float(getattr(g, "eps", 0.0) or 0.0) for g in self.geoms])
 
     @classmethod
-    def build(cls, geoms, jobs: int, problems: list, tell) -> "Parts":
-        """Hulls of the meshes (primitives as they are, `hulls`); an object whose geometry makes
-        no shape becomes a problem of its file."""
-        return cls.assemble(geoms, *hulls(geoms, jobs, tell), problems)[0]
+    def build(cls, geoms, jobs: int, problems: list, tell, table=None) -> "Parts":
+        """Hulls of the meshes (primitives as they are, `hulls`; table: the cache's); an object
+        whose geometry makes no shape becomes a problem of its file."""
+        return cls.assemble(geoms, *hulls(geoms, jobs, tell, table), problems)[0]
 
     @classmethod
     def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["Parts", list]:
@@ -967,13 +1066,14 @@ class Parts:
         return LazyRecords(self.n, record)
 
 
-def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
+def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     """(shapes, lo, hi, gap) of the objects `geoms` (`gjkcli.scene.objects.Geometry`), from the
     prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many objects
     place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an object
     whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
     `hull_gaps`. One process (`Parts.build`) and a cluster's load task
-    (`gjkcli.pipeline.distributed`) both build them here."""
+    (`gjkcli.pipeline.distributed`) both build them here. table : the cache's hulls
+    (`gjkcli.pipeline.cache.Table`), or None."""
     from gjkcli.pipeline import prepared
 
     n = len(geoms)
@@ -1001,7 +1101,19 @@ def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
             shapes[k] = pg
         else:
             placed[k] = (pg, pose)
+    if table is not None:  # the cache's hulls for the meshes seen before
+        from gjkcli.pipeline import cache
+
+        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None}
+        for pg in list(fresh.values()):
+            row = table.get(cache.hull_key(pg.content, None))
+            if row is not None:
+                cache.set_hull(pg, row)
+                del fresh[id(pg)]
     prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
+    if table is not None:
+        for pg in fresh.values():
+            table.put(cache.hull_key(pg.content, None), *cache.hull_row(pg))
     where, boxes, gaps = [], [], []  # the objects' boxes and gaps, set for all at once
     for k, (pg, pose) in placed.items():
         if pg.hull is None:
@@ -1136,6 +1248,16 @@ class KeyMaker:
         from gjkcli.pipeline.baseline import key
 
         return key(a, b, file_a, file_b, self.rel)
+
+
+def _unclocked(answer):
+    """A kept answer as one that took no time now (`--timings` shows the time spent)."""
+    if getattr(answer, "elapsed", None):
+        return dataclasses.replace(answer, elapsed=0.0)
+    inner = getattr(answer, "result", None)
+    if getattr(inner, "elapsed", None):
+        return dataclasses.replace(answer, result=dataclasses.replace(inner, elapsed=0.0))
+    return answer
 
 
 def _version() -> str:
