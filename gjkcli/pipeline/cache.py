@@ -421,7 +421,7 @@ def from_data(data, types=None):
 # bytes stand for what a run reads of it: a whole report may be kept for them. A glTF (.gltf)
 # names its buffers, an OBJ its materials, a URDF its meshes, a manifest its includes: a run
 # over those is cached part by part and pair by pair, not whole.
-WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp", ".ifc", ".dxf",
+WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp", ".ifc", ".ifczip", ".dxf",
                          ".svg"})
 
 
