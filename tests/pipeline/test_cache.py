@@ -175,7 +175,7 @@ def _scene(tmp_path: Path) -> Path:
 
 
 def _inputs(tmp_path):
-    return {"stl": [str(SAMPLES / "collide_a.stl"), str(SAMPLES / "collide_b.stl")],
+    return {"stl": [str(SAMPLES / "pocket_box.stl"), str(SAMPLES / "pocket_cube.stl"), str(SAMPLES / "peg.stl")],
             "glb": [str(_scene(tmp_path))]}
 
 
