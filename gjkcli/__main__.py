@@ -72,8 +72,10 @@ def run():
     from gjkcli.mesh import cad_process
 
     # STEP files: OpenCASCADE imported and the files read in a forked process while this one
-    # imports the rest (before anything heavy is imported here, so the fork is cheap)
-    cad_process.start(sys.argv[1:])
+    # imports the rest (before anything heavy is imported here, so the fork is cheap); gated
+    # where the cache may hold the whole report (`gjkcli.cli` says go when it does not)
+    cad_process.start(sys.argv[1:], gated="--no-cache" not in sys.argv
+                      and os.environ.get("GJK_NO_CACHE", "") in ("", "0"))
 
     from gjkcli import extras
     from gjkcli.cli import main

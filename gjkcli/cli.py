@@ -724,6 +724,9 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         if kept is not None:
             _replay(*kept)
             ctx.exit(kept[0])
+    from gjkcli.mesh import cad_process
+
+    cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
     recorded: list = []
     # -- end of the cache's hook
 

@@ -35,7 +35,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "wanted", "stop", "serving", "reader", "serves", "ask", "meanwhile"]
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "ask",
+           "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
 # `gjkcli.mesh.cad`): defined here, which imports nothing heavy, so that the command's start can
@@ -53,10 +54,12 @@ IFC_SPLIT_FROM_BYTES = 2_000_000
 _server: tuple | None = None
 
 
-def start(argv: list) -> bool:
+def start(argv: list, gated: bool = False) -> bool:
     """Fork the process when the command line `argv` (without the program) scans or checks STEP
     files or IFC models under IFC_SPLIT_FROM_BYTES and a fork is safe and worth it here; it starts
-    reading them at once. Returns whether it started."""
+    reading them at once, or with `gated` once the command says `go` (the cache may hold the
+    command's whole report: then it never imports OpenCASCADE, and ends with the command).
+    Returns whether it started."""
     global _server
     if _server is not None or not wanted(argv) or not hasattr(os, "fork"):
         return False
@@ -71,11 +74,26 @@ def start(argv: list) -> bool:
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent, models))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models, gated))
     except OSError:  # no process left to fork: everything runs here
         return False
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
+    _gate[:] = [worker] if gated else []
     return True
+
+
+# The gated process not yet told to go (`start`, `go`).
+_gate: list = []
+
+
+def go() -> None:
+    """Let a gated process start reading (the run is made: the cache holds no report of it)."""
+    if _gate:
+        worker = _gate.pop()
+        try:
+            worker.send("go")
+        except OSError:  # it ended: `ask` runs everything here
+            pass
 
 
 def _small_ifc(arg: str) -> bool:
@@ -235,10 +253,12 @@ def stop() -> None:
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent, models: list = ()) -> None:
-    """The process: reads the IFC `models` and the STEP files `paths` ahead, then answers
-    requests until the command closes its end (or sends None)."""
+def _serve(paths: list, parent, models: list = (), gated: bool = False) -> None:
+    """The process: reads the IFC `models` and the STEP files `paths` ahead (gated: once the
+    command says "go"), then answers requests until the command closes its end (or sends None)."""
     _quiet()
+    if gated and parent.receive() != "go":  # the cache answered: nothing to read
+        return None
     from gjkcli import extras
     from gjkcli.errors import InputError
 

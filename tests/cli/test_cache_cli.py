@@ -65,8 +65,9 @@ KINDS = ["mesh", "glb", "step", "ifc", "dxf", "svg", "urdf"]
 
 
 def _process(*args) -> tuple:
-    """(exit code, stdout, stderr) of `gjk` in a process of its own."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """(exit code, stdout, stderr) of `gjk` in a process of its own (the STEP reader forked as
+    it starts is gated by the cache: `gjkcli.mesh.cad_process.go`)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
     done = subprocess.run([sys.executable, "-m", "gjkcli", *map(str, args)], capture_output=True,
                           env=env, timeout=600)
     return done.returncode, done.stdout, done.stderr
