@@ -788,11 +788,50 @@ class Run:
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
         if shown < len(pairs):  # the pairs the report does not show get none
-            return self._overlaps_of(parts, pairs[:shown], cap) + pairs[shown:]
-        return self._overlaps_of(parts, pairs, cap)
+            return self._kept_overlaps(parts, pairs[:shown], cap) + pairs[shown:]
+        return self._kept_overlaps(parts, pairs, cap)
 
-    def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
-        out, done = [], 0
+    def _kept_overlaps(self, parts: "Parts", pairs: list, cap: int) -> list:
+        """`_overlaps_of`, the volumes the cache holds taken from it and the others kept: a
+        collision's volume, its reason and its solid, by both objects' keys (where they are) and
+        the volume the refinement gave."""
+        table = self.table("overlaps") if any(p.status is Status.COLLISION for p in pairs) else None
+        if table is None:
+            return self._overlaps_of(parts, pairs, cap)
+        from gjkcli.pipeline.cache import PartKeys, pair_key
+
+        if self._part_keys is None:
+            self._part_keys = PartKeys(parts.geoms, parts.shapes)
+        pk, common = self._part_keys, repr(("overlap", self.units, cap)).encode()
+        keys, kept, todo = {}, {}, []
+        collisions = [at for at, p in enumerate(pairs) if p.status is Status.COLLISION][:cap]
+        for at in collisions:
+            p = pairs[at]
+            a, b = parts.index[p.a], parts.index[p.b]
+            keys[at] = pair_key(common, pk[a], pk[b], self._volumes.get((p.a, p.b)))
+            row = table.get(keys[at])
+            if row is not None:
+                data, arrays = row
+                mesh = (arrays["v"], arrays["f"]) if "v" in arrays else None
+                kept[at] = p.but(overlap_volume=data["volume"], overlap_reason=data["reason"], overlap_mesh=mesh)
+            else:
+                todo.append(at)
+        if not kept:
+            out = self._overlaps_of(parts, pairs, cap)
+        else:  # the collisions the cache does not hold, in their order, then all in place
+            rest = [p for at, p in enumerate(pairs) if at not in kept]
+            done = iter(self._overlaps_of(parts, rest, cap, done=len(kept)))
+            out = [kept[at] if at in kept else next(done) for at in range(len(pairs))]
+        for at in todo:
+            p = out[at]
+            arrays = {} if p.overlap_mesh is None else {"v": np.asarray(p.overlap_mesh[0], dtype=np.float64),
+                                                        "f": np.asarray(p.overlap_mesh[1], dtype=np.int64)}
+            table.put(keys[at], {"volume": p.overlap_volume, "reason": p.overlap_reason}, arrays)
+        return out
+
+    def _overlaps_of(self, parts: "Parts", pairs: list, cap: int, done: int = 0) -> list:
+        """done : collisions before these that got their volume (the cache's)."""
+        out = []
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
         beyond = f"not computed: over the {cap:,} deepest collisions (--limit overlap-volumes=N)"

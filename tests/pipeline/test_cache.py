@@ -196,6 +196,14 @@ def test_a_cached_scan_is_the_uncached_scan(tmp_path, kind, monkeypatch):
     assert sum(calls) > 0  # the scene asks the triangles
     # the second run takes every hull and every triangle answer from the cache
     calls.clear()
+    assert any(p["overlap_volume"] for p in json.loads(plain)["pairs"])
+    from gjkcli.mesh import overlap
+
+    def no_volume(*a, **k):
+        raise AssertionError("an overlap volume was computed again")
+
+    monkeypatch.setattr(overlap, "overlaps", no_volume)
+    monkeypatch.setattr(overlap, "overlap", no_volume)
     again = Cache(tmp_path / "cache")
     second = scan(paths, Options(together=True, jobs=1, cache=again))
     assert _json(second) == plain
@@ -235,7 +243,7 @@ def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
     assert _json(found) == _json(scan(paths, Options(jobs=1, clearance=0.05, mode="exact")))
 
 
-@pytest.mark.parametrize("kind", ["hulls", "pairs"])
+@pytest.mark.parametrize("kind", ["hulls", "pairs", "overlaps"])
 def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind):
     paths = _inputs(tmp_path)["glb"]
     plain = json.loads(_json(scan(paths, Options(jobs=1, mode="exact"))))
