@@ -340,6 +340,9 @@ def _types() -> dict:
     out = {name: getattr(results, name) for name in names}
     out["Bounded"] = tessellated.Bounded
     out["ExactResult"] = exact.ExactResult
+    from gjkcli.pipeline.findings import Finding
+
+    out["Finding"] = Finding
     return out
 
 
@@ -367,6 +370,8 @@ def to_data(value):
         return {"np": value.dtype.str, "v": value.item()}
     if isinstance(value, tuple):
         return {"t": [to_data(v) for v in value]}
+    if isinstance(value, dict):
+        return {"d": [[to_data(k), to_data(v)] for k, v in value.items()]}
     if isinstance(value, list):
         return [to_data(v) for v in value]
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -410,6 +415,8 @@ def from_data(data, types=None):
             return np.dtype(data["np"]).type(data["v"])
         if "t" in data:
             return tuple(from_data(v, types) for v in data["t"])
+        if "d" in data:
+            return {from_data(k, types): from_data(v, types) for k, v in data["d"]}
     except (TypeError, ValueError, KeyError) as e:
         raise CacheError(f"it does not hold what gjk writes ({e})") from None
     raise CacheError("it holds an unknown value")

@@ -97,7 +97,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     found = _timed(merged, read.times, read.notes, table)
     # the robot's own notes and the geometry it could not check (the prepared runs carry none)
     missing, fails = urdf.missing_notes(robot, robots[0].shown, ropts)
-    notes = (*(f"{robots[0].shown}: {n}" for n in robot.notes), *map(str, missing), *found.notes)
+    notes = (*(f"{robots[0].shown}: {n}" for n in robot.notes), *map(str, missing), *found.notes,
+             *(getattr(options.cache, "notes", None) or ()))  # entries of the cache not believed
     return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
                                unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
                                elapsed=time.perf_counter() - started)  # the motion's too

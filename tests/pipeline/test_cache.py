@@ -256,3 +256,43 @@ def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind):
     assert len(notes) == 1 and str(entries[0]) in notes[0]
     got["notes"] = [n for n in got["notes"] if n not in notes]
     assert got == plain  # computed again, the same answers
+
+
+def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
+    from gjkcli.pipeline.poses import Prepared
+    from gjkcli.scene.urdf import RobotOptions
+
+    rng = np.random.default_rng(45)
+    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(200, 2))
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+    before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
+    new = rng.choice(200, size=20, replace=False)
+    rows[new] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(20, 2))
+    after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+
+    def options(table, **more):
+        return Options(robot=RobotOptions(poses=str(table)), jobs=1, **more)
+
+    plain = _json(scan(urdf, options(after)))
+    assert '"waypoint"' in plain  # some poses collide
+    scan(urdf, options(before, cache=Cache(tmp_path / "c")))
+    computed = []
+    real = Prepared._chunk
+
+    def counted(self, Q, first):
+        computed.append(len(Q))
+        return real(self, Q, first)
+
+    monkeypatch.setattr(Prepared, "_chunk", counted)
+    assert _json(scan(urdf, options(after, cache=Cache(tmp_path / "c")))) == plain
+    assert sum(computed) == 20  # the new poses only
+    # a flipped byte in the poses' pack: ignored with a note, every pose computed again
+    for entry in _entries(tmp_path / "c", "poses"):
+        _flip_byte(entry, 200)
+    computed.clear()
+    got = json.loads(_json(scan(urdf, options(after, cache=Cache(tmp_path / "c")))))
+    notes = [n for n in got["notes"] if n.startswith("cache: ignored the entry")]
+    assert notes and sum(computed) == 200
+    got["notes"] = [n for n in got["notes"] if n not in notes]
+    assert got == json.loads(plain)
