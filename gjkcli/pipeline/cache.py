@@ -35,7 +35,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["Cache", "Table", "key", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+__all__ = ["Cache", "Table", "key", "prefix", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
 
 FOLDER = ".gjk_cache"
 # The entry format; a change of it misses every entry written before.
@@ -509,6 +509,7 @@ class Table:
         self.kind = kind
         self.rows: dict = {}  # key -> (data, {name: array}) read
         self.new: dict = {}  # key -> (data, {name: array}) to write
+        self.done: dict = {}  # key -> (data, {name: array}) written by `save`
         self.used: set = set()
         self.packs: list = []  # the packs read: (key, path)
         self._load()
@@ -543,7 +544,7 @@ class Table:
             data, (columns, r) = got
             got = data, columns.row(r)
         else:
-            got = self.new.get(k)
+            got = self.new.get(k) or self.done.get(k)
         if got is not None:
             self.used.add(k)
         return got
@@ -589,12 +590,15 @@ class Table:
         pack = key("pack", self.kind, uuid.uuid4().hex)
         self.cache.put(self.kind, pack, {"keys": list(rows), "rows": [d for d, _ in rows.values()],
                                          "columns": columns}, arrays)
+        self.done.update(self.new)  # written: a second save writes nothing again
+        self.new = {}
         if merge and self.cache.wrote:
             for _, path in self.packs:
                 try:
                     os.unlink(path)
                 except OSError:
                     pass
+            self.packs = []
 
 
 class _Columns:
@@ -705,6 +709,11 @@ def pair_key(common: bytes, a: bytes, b: bytes, *values) -> str:
     h.update(b)
     h.update(repr(values).encode())
     return h.hexdigest()
+
+
+def prefix() -> bytes:
+    """What every key starts with: the entry format, gjk's version and its code's stamp."""
+    return _prefix()
 
 
 def _prefix() -> bytes:

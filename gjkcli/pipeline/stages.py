@@ -296,7 +296,7 @@ class Run:
 
         o = self.options
         t = time.perf_counter()
-        with limits.active(o.limits or limits.DEFAULT):
+        with limits.active(o.limits or limits.DEFAULT), self.kept_meshes(sources):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
                            tell=self.tell, strict=o.strict, notes=self.notes)
         geoms = self.one_unit(geoms)
@@ -318,6 +318,20 @@ class Run:
 
             self._tables[kind] = Table(cache, kind)
         return self._tables[kind]
+
+    def kept_meshes(self, sources):
+        """The IFC reader's element meshes from the cache (`gjkcli.mesh.ifc.kept_meshes`) while
+        IFC models are read; a block that does nothing without them."""
+        import contextlib
+
+        ifc_models = any(str(getattr(s, "path", "")).lower().endswith((".ifc", ".ifczip")) for s in sources)
+        table = self.table("ifc") if ifc_models else None
+        if table is None:
+            return contextlib.nullcontext()
+        from gjkcli.mesh import ifc
+        from gjkcli.pipeline.cache import prefix
+
+        return ifc.kept_meshes(table, prefix())
 
     def cache_done(self) -> None:
         """Write the tables' new rows; the cache's notes (entries not believed) to the run's."""
