@@ -444,11 +444,15 @@ def check(ctx, a, b, start_direction, **opts):
               help="Group the failing pairs of each clash set whose contacts lie within LENGTH of "
                    "each other (chained): groups in every report, one BCF topic per group. In the "
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
+@click.option("--watch", is_flag=True,
+              help="Scan again each time an input (a file, a folder's files, the manifest, the "
+                   "settings) is saved, with the cache: what did not change is not checked again. "
+                   "Ctrl-C ends it.")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline,
          jobs, dask, dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
-         group_within, **opts):
+         group_within, watch=False, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -467,11 +471,76 @@ def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, 
         raise click.UsageError("give scene files, a directory or --manifest FILE (or name them in "
                                "a gjk.toml: files = [...])")
     together = together or manifest is not None and (isinstance(manifest, str) or settings.scene)
-    _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
-             allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
-             write_baseline=write_baseline, jobs=jobs,
-             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
-             robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
+
+    def once():
+        _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
+                 allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed,
+                 baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+                 dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
+                 robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
+
+    if not watch:
+        once()
+        return
+    watched = [*files, *(x for x in (manifest if isinstance(manifest, str) else None, baseline, srdf, poses,
+                                     trajectory, settings.path) if x is not None)]
+    _watch(once, watched, quiet=opts.get("quiet", False))
+
+
+# How often --watch looks at its files' times and sizes (seconds).
+WATCH_EVERY_S = 0.3
+
+
+def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
+    """`once()` (a scan), then again each time a file of `paths` (a folder: the files under it)
+    changes its modification time or size, until Ctrl-C (or `runs` runs). Each run's exit code
+    is said on stderr; the report on stdout is flushed after each run."""
+    import time
+
+    def snapshot() -> dict:
+        seen = {}
+        for p in map(str, paths):
+            found = [p]
+            if os.path.isdir(p):
+                found = [os.path.join(d, f) for d, _, names in os.walk(p) for f in names
+                         if not d.split(os.sep)[-1].startswith(".gjk_cache")]
+            for f in found:
+                try:
+                    st = os.stat(f)
+                except OSError:
+                    seen[f] = None
+                    continue
+                seen[f] = (st.st_mtime_ns, st.st_size)
+        return seen
+
+    done = 0
+    while True:
+        before = snapshot()
+        try:
+            once()
+            code = EXIT_OK
+        except click.exceptions.Exit as e:
+            code = e.exit_code
+        except click.ClickException as e:
+            e.show()
+            code = e.exit_code
+        sys.stdout.flush()
+        done += 1
+        if runs is not None and done >= runs:
+            return
+        if not quiet:
+            click.echo(f"gjk: exit {code}; watching {len(before):,} file{'s' if len(before) != 1 else ''} "
+                       f"(Ctrl-C ends)", err=True)
+        while True:
+            time.sleep(WATCH_EVERY_S)
+            now = snapshot()
+            if now != before:
+                changed = sorted(f for f in set(now) | set(before) if now.get(f) != before.get(f))
+                time.sleep(WATCH_EVERY_S)  # a save in several writes: let it finish
+                if not quiet:
+                    click.echo(f"gjk: {changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''} "
+                               f"changed: scanning again", err=True)
+                break
 
 
 def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):

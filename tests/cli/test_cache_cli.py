@@ -229,3 +229,53 @@ def test_two_runs_at_once_on_one_cache(tmp_path):
             assert not path.name.startswith(".tmp-")
             kind = path.relative_to(tmp_path / "c").parts[0]
             assert c.get(kind, path.name) is not None, c.notes
+
+
+def test_watch_scans_again_when_an_input_is_saved(tmp_path):
+    import threading
+    import time
+
+    part = tmp_path / "b.stl"
+    part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
+                             "--together", "--format", "json", "--watch", "--cache-dir", str(tmp_path / "c")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    said: list = []
+    reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
+    reader.start()
+
+    def wait_for(count: int) -> None:
+        deadline = time.monotonic() + 120
+        while sum(b"watching" in line for line in said) < count:
+            assert proc.poll() is None, b"".join(said)
+            assert time.monotonic() < deadline, b"".join(said)
+            time.sleep(0.05)
+
+    try:
+        wait_for(1)
+        assert b"gjk: exit 0;" in said[-1]
+        part.write_bytes((SAMPLES / "collide_b.stl").read_bytes())  # another part, saved in place
+        wait_for(2)
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+    assert any(b"changed: scanning again" in line for line in said)
+    docs = [json.loads(chunk) for chunk in _json_documents(out.decode())]
+    assert len(docs) == 2
+    assert docs[0] != docs[1]  # the second run read the saved file
+    plain = _gjk("scan", SAMPLES / "clear_a.stl", part, "--together", "--format", "json", "--no-cache")
+    assert json.loads(plain.stdout) == docs[1]
+
+
+def _json_documents(text: str) -> list:
+    """The JSON documents written one after another."""
+    decoder, out, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            break
+        doc, at = decoder.raw_decode(text, at)
+        out.append(json.dumps(doc))
+    return out
