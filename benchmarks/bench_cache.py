@@ -17,7 +17,8 @@ Scenarios:
                nothing changed;
     ifc-moved  an IFC model of GJK_IFC_CORPUS (default ../corpus/ifc/ISSUE_021_Mini_Project.ifc,
                2,636 elements; skipped without it) with 10 elements moved by IfcOpenShell's API;
-    poses      samples/robot/arm.urdf at --poses random poses, then with 10% of them new.
+    poses      the Panda of ../shared/robots/panda (with its SRDF; else samples/robot/arm.urdf)
+               at --poses random poses within its limits, then with 10% of them new.
 
 Usage:
     python benchmarks/bench_cache.py [--parts 10000] [--repeat 3] [--only glb,step,...]
@@ -127,15 +128,36 @@ def ifc_scenario(work: Path):
 
 
 def poses_scenario(work: Path, count: int):
+    """The Panda of ../shared (its meshes and SRDF, as benchmarks/bench_poses.py), else the
+    sample arm, at `count` random poses within its limits, then with 10% of them new."""
+    from gjkcli.scene import urdf
+
     rng = np.random.default_rng(45)
-    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(count, 2))
+    panda = ROOT.parent / "shared" / "robots" / "panda"
+    if not panda.is_dir():
+        panda = Path("/work/shared/robots/panda")
+    if panda.is_dir():
+        from bench_matrix import PACKAGE, package_tree
+
+        path = package_tree(panda, work)
+        robot = urdf.load(path, ((PACKAGE, str(path.parents[1])),))
+        extra, name = ["--srdf", panda / "panda.srdf"], "poses:panda"
+    else:
+        path = ROOT / "samples" / "robot" / "arm.urdf"
+        robot = urdf.load(path)
+        extra, name = [], "poses:arm"
+    Q = rng.uniform(robot.lower, robot.upper, size=(count, robot.dof))
     before, after = work / "poses.csv", work / "poses_new.csv"
-    before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    rows[rng.choice(count, size=count // 10, replace=False)] = rng.uniform([-3.1, -2.4], [3.1, 2.4],
-                                                                           size=(count // 10, 2))
-    after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    urdf = ROOT / "samples" / "robot" / "arm.urdf"
-    yield "poses", ["scan", urdf, "--poses", before], ["scan", urdf, "--poses", after]
+
+    def table(out: Path, rows) -> None:
+        out.write_text(",".join(robot.variables) + "\n"
+                       + "".join(",".join(f"{v:.17g}" for v in q) + "\n" for q in rows.tolist()))
+
+    table(before, Q)
+    new = rng.choice(count, size=count // 10, replace=False)
+    Q[new] = rng.uniform(robot.lower, robot.upper, size=(len(new), robot.dof))
+    table(after, Q)
+    yield name, ["scan", path, *extra, "--poses", before], ["scan", path, *extra, "--poses", after]
 
 
 def main(argv=None) -> int:

@@ -1299,13 +1299,14 @@ def _run_key(ctx: click.Context, cache, params: dict) -> str | None:
     p = params
     if (cache is None or p["output_format"] not in ("json", "sarif", "github") or p["timings"]
             or p["verbose"] >= 2 or p["html_file"] or p["png_path"] or p["trace_json"]
-            or p["write_baseline"] or p["manifest"] is not None or p["robot"] is not None
-            or p["dask"] is not None):
+            or p["write_baseline"] or p["manifest"] is not None or p["dask"] is not None):
         return None
     from gjkcli.pipeline.cache import run_key
 
+    robot = p["robot"]  # its SRDF and poses are files of the run too (its meshes: `depends`)
+    files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
     return run_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
-                   p["inputs"], (settings_of(ctx).path, p["baseline"]))
+                   p["inputs"], (settings_of(ctx).path, p["baseline"], *files))
 
 
 def _keep_run(cache, whole: str, code: int, writes: list, stderr: list) -> None:

@@ -35,7 +35,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["Cache", "Table", "key", "prefix", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+__all__ = ["Cache", "Table", "key", "prefix", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
 
 FOLDER = ".gjk_cache"
 # The entry format; a change of it misses every entry written before.
@@ -155,6 +155,9 @@ class Cache:
         self.wrote = False
         self.hits = 0
         self.misses = 0
+        # files a run read besides its inputs (a URDF's meshes): a kept report holds their
+        # digests, and is replayed only while they are the same (`get_run`)
+        self.depends: set = set()
 
     def __repr__(self) -> str:
         return f"Cache({str(self.folder)!r}, limit={self.limit})"
@@ -331,7 +334,16 @@ def decode(data: bytes, kind: str, k: str, raw: bool = False):
 # -- results as data ----------------------------------------------------------------------------
 
 # The dataclasses an entry may hold, by name: `from_data` makes only these.
+_TYPES: dict = {}
+
+
 def _types() -> dict:
+    if not _TYPES:
+        _TYPES.update(_made_types())
+    return _TYPES
+
+
+def _made_types() -> dict:
     from gjkcli.engine import exact, results
     from gjkcli.pipeline import tessellated
 
@@ -355,28 +367,33 @@ def to_data(value):
 
     from gjkcli.engine.results import Status
 
-    if isinstance(value, Status):
-        return {"status": value.value}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"dc": type(value).__name__,
-                "f": {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}}
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in "fiub":
+    fields: dict = {}  # type -> its field names, looked up once
+
+    def data(value):
+        if value is None or isinstance(value, (bool, int, float, str)) and not isinstance(value, Status):
+            return value
+        if isinstance(value, Status):
+            return {"status": value.value}
+        names = fields.get(type(value))
+        if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = fields[type(value)] = [f.name for f in dataclasses.fields(value)]
+        if names is not None:
+            return {"dc": type(value).__name__, "f": {name: data(getattr(value, name)) for name in names}}
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                return {"obj": list(value.shape), "v": [data(v) for v in value.ravel().tolist()]}
             return {"nd": value.dtype.str, "s": list(value.shape), "v": value.ravel().tolist()}
-        if value.dtype == object:
-            return {"obj": list(value.shape), "v": [to_data(v) for v in value.ravel().tolist()]}
-        return {"nd": value.dtype.str, "s": list(value.shape), "v": value.ravel().tolist()}
-    if isinstance(value, np.generic):
-        return {"np": value.dtype.str, "v": value.item()}
-    if isinstance(value, tuple):
-        return {"t": [to_data(v) for v in value]}
-    if isinstance(value, dict):
-        return {"d": [[to_data(k), to_data(v)] for k, v in value.items()]}
-    if isinstance(value, list):
-        return [to_data(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise TypeError(f"cache: {type(value).__name__} is not data an entry holds")
+        if isinstance(value, np.generic):
+            return {"np": value.dtype.str, "v": value.item()}
+        if isinstance(value, tuple):
+            return {"t": [data(v) for v in value]}
+        if isinstance(value, list):
+            return [data(v) for v in value]
+        if isinstance(value, dict):
+            return {"d": [[data(k), data(v)] for k, v in value.items()]}
+        raise TypeError(f"cache: {type(value).__name__} is not data an entry holds")
+
+    return data(value)
 
 
 def from_data(data, types=None):
@@ -386,20 +403,21 @@ def from_data(data, types=None):
     from gjkcli.engine.results import Status
 
     types = types if types is not None else _types()
-    if isinstance(data, list):
-        return [from_data(v, types) for v in data]
-    if not isinstance(data, dict):
-        if data is None or isinstance(data, (bool, int, float, str)):
-            return data
-        raise CacheError("it holds an unknown value")
-    try:
-        if "status" in data:
-            return Status(data["status"])
+
+    def value(data):
+        if isinstance(data, list):
+            return [value(v) for v in data]
+        if not isinstance(data, dict):
+            if data is None or isinstance(data, (bool, int, float, str)):
+                return data
+            raise CacheError("it holds an unknown value")
         if "dc" in data:
             cls = types.get(data["dc"])
             if cls is None:
                 raise CacheError(f"it names a type gjk does not cache ({data['dc']!r})")
-            return cls(**{name: from_data(v, types) for name, v in data["f"].items()})
+            return cls(**{name: value(v) for name, v in data["f"].items()})
+        if "status" in data:
+            return Status(data["status"])
         if "nd" in data:
             if data["nd"] not in _DTYPES and not data["nd"].startswith("<U"):
                 raise CacheError("it holds an array of an unknown dtype")
@@ -407,19 +425,22 @@ def from_data(data, types=None):
         if "obj" in data:
             out = np.empty(len(data["v"]), dtype=object)
             for n, v in enumerate(data["v"]):
-                out[n] = from_data(v, types)
+                out[n] = value(v)
             return out.reshape(data["obj"])
         if "np" in data:
             if data["np"] not in _DTYPES:
                 raise CacheError("it holds a number of an unknown dtype")
             return np.dtype(data["np"]).type(data["v"])
         if "t" in data:
-            return tuple(from_data(v, types) for v in data["t"])
+            return tuple(value(v) for v in data["t"])
         if "d" in data:
-            return {from_data(k, types): from_data(v, types) for k, v in data["d"]}
+            return {value(k): value(v) for k, v in data["d"]}
+        raise CacheError("it holds an unknown value")
+
+    try:
+        return value(data)
     except (TypeError, ValueError, KeyError) as e:
         raise CacheError(f"it does not hold what gjk writes ({e})") from None
-    raise CacheError("it holds an unknown value")
 
 
 # -- a whole command's report -------------------------------------------------------------------
@@ -428,6 +449,9 @@ def from_data(data, types=None):
 # bytes stand for what a run reads of it: a whole report may be kept for them. A glTF (.gltf)
 # names its buffers, an OBJ its materials, a URDF its meshes, a manifest its includes: a run
 # over those is cached part by part and pair by pair, not whole.
+# A URDF names its meshes: its report is kept with their digests (`Cache.depends`), replayed
+# while they are unchanged.
+WITH_DEPENDENCIES = frozenset({".urdf"})
 WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp", ".ifc", ".ifczip", ".dxf",
                          ".svg"})
 
@@ -440,7 +464,7 @@ def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
     files = []
     for name in inputs:
         path = Path(name)
-        if path.suffix.lower() not in WHOLE_FILES or not path.is_file():
+        if path.suffix.lower() not in WHOLE_FILES | WITH_DEPENDENCIES or not path.is_file():
             return None
         try:
             files.append((name, _file_digest(path)))
@@ -454,7 +478,8 @@ def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
             files.append((str(name), _file_digest(path) if path.is_file() else "absent"))
         except OSError:
             return None
-    return key("run", command, os.getcwd(), sorted((k, repr(v)) for k, v in params.items()), files)
+    where = [os.environ.get(name, "") for name in ("ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH")]
+    return key("run", command, os.getcwd(), sorted((k, repr(v)) for k, v in params.items()), files, where)
 
 
 def _file_digest(path: Path) -> bytes:
@@ -474,6 +499,9 @@ def get_run(cache: "Cache", k: str):
     if got is None:
         return None
     header, arrays = got
+    for path, digest in header.get("depends", ()):  # a URDF's meshes: the same, or a new run
+        if _digest_or_absent(path) != digest:
+            return None
     try:
         writes = [(out, bytes(arrays[f"w{n}"])) for n, out in enumerate(header["outputs"])]
         return int(header["exit"]), writes, [str(line) for line in header["stderr"]]
@@ -487,8 +515,27 @@ def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> No
     import numpy as np
 
     arrays = {f"w{n}": np.frombuffer(data, dtype=np.uint8) for n, (_, data) in enumerate(writes)}
+    depends = [[path, _digest_or_absent(path)] for path in sorted(cache.depends)]
     cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
-                         "stderr": list(stderr)}, arrays)
+                         "stderr": list(stderr), "depends": depends}, arrays)
+
+
+def _digest_or_absent(path: str) -> str:
+    try:
+        return _file_digest(Path(path)).hex()
+    except OSError:
+        return "absent"
+
+
+def depend_on_robot(cache, robot) -> None:
+    """The run read `robot`'s mesh files (`gjkcli.scene.urdf.Robot`): its kept report depends
+    on them."""
+    if cache is None:
+        return
+    for c in getattr(robot, "collisions", ()):
+        mesh = getattr(c, "mesh", None)
+        if mesh is not None:
+            cache.depends.add(str(Path(mesh).absolute()))
 
 
 # -- tables: many small rows in one entry per run -----------------------------------------------

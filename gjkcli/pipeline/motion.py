@@ -59,6 +59,10 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         flag = "--trajectory" if trajectory else "--poses"
         raise InputError(table, f"{flag} needs exactly one URDF among the inputs, got {len(robots)}")
     robot = robots[0].robot
+    if options.cache is not None:  # a kept report depends on the robot's meshes too
+        from gjkcli.pipeline.cache import depend_on_robot
+
+        depend_on_robot(options.cache, robot)
     read = trajectory_files.read_poses(robot, table)
     poses = read.poses
     runs = []

@@ -98,6 +98,11 @@ def scan_here(paths, options, manifest, progress: Progress | None = None) -> Fin
     run = Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems, options.robot,
                                         recurse=options.recurse, notes=run.notes)
+    if getattr(options, "cache", None) is not None:  # a kept report depends on robots' meshes too
+        from gjkcli.pipeline.cache import depend_on_robot
+
+        for s in sources:
+            depend_on_robot(options.cache, getattr(s, "robot", None))
     manifest, notes, unchecked = with_reader_rules(manifest, sources, options.robot, bool(run.problems))
     run.notes.extend(notes)
     run.unchecked.extend(unchecked)

@@ -279,3 +279,32 @@ def _json_documents(text: str) -> list:
         doc, at = decoder.raw_decode(text, at)
         out.append(json.dumps(doc))
     return out
+
+
+def test_a_robots_report_is_kept_while_its_meshes_are_the_same(tmp_path, monkeypatch):
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    urdf = tmp_path / "arm.urdf"
+    text = (SAMPLES / "robot" / "arm.urdf").read_text()
+    # the forearm a mesh file beside the URDF
+    text = text.replace('<geometry><box size="0.4 0.06 0.06"/></geometry>',
+                        '<geometry><mesh filename="forearm.stl" scale="0.1 0.02 0.02"/></geometry>', 1)
+    urdf.write_text(text)
+    (tmp_path / "forearm.stl").write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    args = ["scan", *_arm(tmp_path)[1:], "--format", "json", "--cache-dir", tmp_path / "c"]
+    args.insert(1, urdf)
+    first = _gjk(*args)
+    assert first.exit_code in (0, 1), first.stderr
+    assert '"forearm"' in first.stdout or "forearm" in first.stdout
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        assert _gjk(*args).stdout_bytes == first.stdout_bytes
+        # a changed mesh the URDF names: the run is made again
+        (tmp_path / "forearm.stl").write_bytes((SAMPLES / "peg.stl").read_bytes())
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
+    again = _gjk(*args)
+    assert again.stdout_bytes == _gjk(*args[:-2], "--no-cache").stdout_bytes
