@@ -44,6 +44,11 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
               "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
+# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) when a pose costs at least
+# this long to compute: reading one back costs about 0.2 ms (its findings as data), so the
+# Panda's poses (0.3 ms each, most of them a batch call) are computed again instead; a robot of
+# many-triangle links whose poses go to the triangles gains.
+KEEP_POSES_FROM_S = 2e-3
 
 
 def applies(options, manifest, sources) -> bool:
@@ -220,7 +225,6 @@ class Prepared:
 
         from gjkcli.pipeline.cache import CacheError, Table, from_data, pair_key, to_data
 
-        table = Table(self.options.cache, "poses")
         h = hashlib.blake2b(digest_size=20)
         o = self.options
         h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,
@@ -234,6 +238,12 @@ class Prepared:
                 h.update(np.ascontiguousarray(local[0], dtype=np.float64))
                 h.update(np.ascontiguousarray(local[1], dtype=np.int64))
         robot = h.digest()
+        cost_key = pair_key(b"pose cost", robot, b"")
+        cost = self.options.cache.get("pose-costs", cost_key)
+        if cost is not None and cost[0].get("seconds", 0.0) < KEEP_POSES_FROM_S:
+            # poses cheaper to compute than to read back: none kept (the Panda's, 0.3 ms each)
+            return [row for start in range(0, len(Q), CHUNK) for row in self._chunk(Q[start: start + CHUNK], start)]
+        table = Table(self.options.cache, "poses")
         rows: list = [None] * len(Q)
         keys: list = []
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
@@ -251,12 +261,18 @@ class Prepared:
                 except (CacheError, TypeError, ValueError) as e:
                     table.cache.notes.append(f"cache: ignored a pose's answers: {e}")
         todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
+        started = time.perf_counter()
         for start in range(0, len(todo), CHUNK):
             chosen = todo[start: start + CHUNK]
             for s, row in zip(chosen.tolist(), self._chunk(Q[chosen], chosen)):
                 rows[s] = row
-                table.put(keys[s], to_data(row[:3]))
-        table.save()
+        if len(todo):
+            seconds = (time.perf_counter() - started) / len(todo)
+            self.options.cache.put("pose-costs", cost_key, {"seconds": seconds})
+            if seconds >= KEEP_POSES_FROM_S:
+                for s in todo.tolist():
+                    table.put(keys[s], to_data(rows[s][:3]))
+                table.save()
         return rows
 
     def _chunk(self, Q: np.ndarray, first) -> list[tuple]:

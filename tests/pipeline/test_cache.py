@@ -259,8 +259,13 @@ def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind):
 
 
 def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
+    from gjkcli.pipeline import poses
     from gjkcli.pipeline.poses import Prepared
     from gjkcli.scene.urdf import RobotOptions
+
+    # the arm's poses are cheap (kept only from KEEP_POSES_FROM_S a pose): kept here whatever
+    # they cost, then not kept at all
+    monkeypatch.setattr(poses, "KEEP_POSES_FROM_S", 0.0)
 
     rng = np.random.default_rng(45)
     rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(200, 2))
@@ -296,6 +301,13 @@ def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
     assert notes and sum(computed) == 200
     got["notes"] = [n for n in got["notes"] if n not in notes]
     assert got == json.loads(plain)
+    # poses cheaper than reading them back are computed again and not kept
+    monkeypatch.setattr(poses, "KEEP_POSES_FROM_S", 10.0)
+    computed.clear()
+    assert _json(scan(urdf, options(before, cache=Cache(tmp_path / "d")))) != plain
+    assert _entries(tmp_path / "d", "poses") == [] and len(_entries(tmp_path / "d", "pose-costs")) == 1
+    assert _json(scan(urdf, options(after, cache=Cache(tmp_path / "d")))) == plain
+    assert sum(computed) == 400 and _entries(tmp_path / "d", "poses") == []
 
 
 def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypatch):
