@@ -18,7 +18,8 @@ Scenarios:
     ifc-moved  an IFC model of GJK_IFC_CORPUS (default ../corpus/ifc/ISSUE_021_Mini_Project.ifc,
                2,636 elements; skipped without it) with 10 elements moved by IfcOpenShell's API;
     poses      the Panda of ../shared/robots/panda (with its SRDF; else samples/robot/arm.urdf)
-               at --poses random poses within its limits, then with 10% of them new.
+               at --poses random poses within its limits, then with 10% of them new (and the
+               same table again, "unchanged").
 
 Usage:
     python benchmarks/bench_cache.py [--parts 10000] [--repeat 3] [--only glb,step,...]
@@ -158,6 +159,7 @@ def poses_scenario(work: Path, count: int):
     Q[new] = rng.uniform(robot.lower, robot.upper, size=(len(new), robot.dof))
     table(after, Q)
     yield name, ["scan", path, *extra, "--poses", before], ["scan", path, *extra, "--poses", after]
+    yield f"{name} unchanged", ["scan", path, *extra, "--poses", before], ["scan", path, *extra, "--poses", before]
 
 
 def main(argv=None) -> int:
