@@ -458,12 +458,19 @@ WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp"
 
 def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
     """The key of a whole command's report: the command, its parameters (their repr, in name
-    order), the working folder, and the bytes of every input and of `extra_files` (the settings
-    file, the baseline; None or absent ones as absent); None when an input is not one whole file
-    (a folder, a glTF with buffers beside it, a file that cannot be read)."""
+    order), the working folder, and the bytes of every input (a folder: of every file under it,
+    `_folder_files`) and of `extra_files` (the settings file, the baseline; None or absent ones
+    as absent); None when an input is not a whole file (a glTF with buffers beside it, a
+    manifest) or cannot be read."""
     files = []
     for name in inputs:
         path = Path(name)
+        if path.is_dir():  # every file under it, whatever it is (a glTF's buffers too)
+            found = _folder_files(path, params.get("recurse", True))
+            if found is None:
+                return None
+            files.extend(found)
+            continue
         if path.suffix.lower() not in WHOLE_FILES | WITH_DEPENDENCIES or not path.is_file():
             return None
         try:
@@ -480,6 +487,29 @@ def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
             return None
     where = [os.environ.get(name, "") for name in ("ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH")]
     return key("run", command, os.getcwd(), sorted((k, repr(v)) for k, v in params.items()), files, where)
+
+
+# A folder of more files than this is not kept whole (hashing them would cost a run's time).
+FOLDER_FILES_UP_TO = 20_000
+
+
+def _folder_files(folder: Path, recurse: bool):
+    """[(path, digest)] of every file under `folder` (its subfolders with `recurse`) but those of
+    a cache folder and of version control, in name order; None when there are too many or one
+    cannot be read."""
+    out = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if recurse and d not in (FOLDER, ".git", ".hg", ".svn")
+                         and not (Path(top) / d / "CACHEDIR.TAG").is_file())
+        for name in sorted(names):
+            path = Path(top) / name
+            try:
+                out.append((str(path), _file_digest(path)))
+            except OSError:
+                return None
+            if len(out) > FOLDER_FILES_UP_TO:
+                return None
+    return out
 
 
 def _file_digest(path: Path) -> bytes:

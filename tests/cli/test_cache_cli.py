@@ -308,3 +308,33 @@ def test_a_robots_report_is_kept_while_its_meshes_are_the_same(tmp_path, monkeyp
             _gjk(*args)
     again = _gjk(*args)
     assert again.stdout_bytes == _gjk(*args[:-2], "--no-cache").stdout_bytes
+
+
+def test_a_folders_report_is_kept_until_a_file_in_it_changes(tmp_path, monkeypatch):
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    parts = tmp_path / "parts"
+    (parts / "sub").mkdir(parents=True)
+    (parts / "a.stl").write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    (parts / "sub" / "b.stl").write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GJK_NO_CACHE", raising=False)
+    monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
+    (parts / "gjk.toml").write_text("together = true\n")  # its cache beside it, inside the folder
+    monkeypatch.chdir(parts)
+    args = ["scan", ".", "--format", "json"]
+    first = _gjk(*args)
+    assert first.exit_code == 1 and (parts / ".gjk_cache").is_dir()
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        assert _gjk(*args).stdout_bytes == first.stdout_bytes  # its own cache folder not counted
+        (parts / "sub" / "b.stl").write_bytes((SAMPLES / "clear_b.stl").read_bytes())
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
+        (parts / "sub" / "b.stl").write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+        (parts / "sub" / "notes.txt").write_text("a new file")
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
