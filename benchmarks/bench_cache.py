@@ -55,6 +55,7 @@ def gjk(args: list, cache: Path | None) -> tuple[float, int, bytes, bytes]:
     argv += ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GJK_NO_CACHE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, env=env)
     wall = time.perf_counter() - t0
@@ -179,6 +180,9 @@ def main(argv=None) -> int:
     only = set(args.only.split(","))
     from _common import markdown_table
 
+    # the bytecode an installed package has (as bench_poses.py): neither side compiles gjk's modules
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gjkcli")], env=env, capture_output=True)
     work = args.keep or Path(tempfile.mkdtemp(prefix="gjk-bench-cache-"))
     work.mkdir(parents=True, exist_ok=True)
     scenarios = []

@@ -123,8 +123,8 @@ class Settings:
 
 def find(start=None) -> Path | None:
     """The nearest settings file from `start` (the working folder) up to the root, or None: in
-    one folder the first of `gjkcli.mesh.load.SETTINGS_FILES` that holds gjk's settings."""
-    from gjkcli.mesh.load import SETTINGS_FILES
+    one folder the first of `gjkcli.mesh.SETTINGS_FILES` that holds gjk's settings."""
+    from gjkcli.mesh import SETTINGS_FILES
 
     try:
         folder = Path(start if start is not None else os.getcwd()).absolute()
