@@ -50,6 +50,11 @@ from gjkcli.units import Length, UnitError, canonical, factor
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
 
+# The cache keeps the hulls of meshes of more vertices than this (`hulls`): a smaller one's hull
+# (the compiled core's, tens of microseconds) costs less than reading it back; 10,000 parts of 40
+# points kept made a 36 MB entry whose reading cost more than the hulls.
+KEEP_HULLS_FROM_VERTICES = 256
+
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
 PAIR_CHUNK = 4096
@@ -1162,7 +1167,8 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     if table is not None:  # the cache's hulls for the meshes seen before
         from gjkcli.pipeline import cache
 
-        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None}
+        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None
+                 and len(pg.vertices) > KEEP_HULLS_FROM_VERTICES}
         for pg in list(fresh.values()):
             row = table.get(cache.hull_key(pg.content, None))
             if row is not None:

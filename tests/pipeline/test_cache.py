@@ -181,6 +181,7 @@ def _inputs(tmp_path):
 
 @pytest.mark.parametrize("kind", ["stl", "glb"])
 def test_a_cached_scan_is_the_uncached_scan(tmp_path, kind, monkeypatch):
+    monkeypatch.setattr(stages, "KEEP_HULLS_FROM_VERTICES", 0)  # the small parts' hulls kept too
     paths = _inputs(tmp_path)[kind]
     plain = _json(scan(paths, Options(together=True, jobs=1)))
     calls = []
@@ -227,6 +228,13 @@ def test_a_cached_step_scan_is_the_uncached_scan(tmp_path, monkeypatch):
     assert asked == [0]  # no pair went to the exact solids again
 
 
+def test_small_hulls_are_made_again_not_kept(tmp_path):
+    paths = _inputs(tmp_path)["glb"]  # icospheres of 42 vertices, boxes, a ring
+    scan(paths, Options(jobs=1, cache=Cache(tmp_path / "c")))
+    assert _entries(tmp_path / "c", "hulls") == []
+    assert _entries(tmp_path / "c", "pairs")  # the triangles' answers are kept
+
+
 def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
     paths = _inputs(tmp_path)["glb"]
     scan(paths, Options(jobs=1, cache=Cache(tmp_path / "c")))
@@ -244,7 +252,8 @@ def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["hulls", "pairs", "overlaps"])
-def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind):
+def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind, monkeypatch):
+    monkeypatch.setattr(stages, "KEEP_HULLS_FROM_VERTICES", 0)  # the small parts' hulls kept too
     paths = _inputs(tmp_path)["glb"]
     plain = json.loads(_json(scan(paths, Options(jobs=1, mode="exact"))))
     scan(paths, Options(jobs=1, mode="exact", cache=Cache(tmp_path / "c")))
