@@ -50,9 +50,12 @@ from gjkcli.units import Length, UnitError, canonical, factor
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls"]
 
-# The cache keeps the hulls of meshes of more vertices than this (`hulls`): a smaller one's hull
-# (the compiled core's, tens of microseconds) costs less than reading it back; 10,000 parts of 40
-# points kept made a 36 MB entry whose reading cost more than the hulls.
+# The cache keeps a run's hulls when one of its meshes has more vertices than this (`hulls`):
+# smaller ones' hulls (the compiled core's, tens of microseconds each) cost less than reading them
+# back (10,000 parts of 40 points made a 36 MB entry whose reading cost more than the hulls). It
+# gives them back only when it holds every hull the run needs: the route a hull takes (the
+# compiled core or qhull) depends on the other parts built with it (`build_hulls`' few parts), so
+# the hulls of a few changed parts built alone could differ from a run without the cache.
 KEEP_HULLS_FROM_VERTICES = 256
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
@@ -1164,16 +1167,18 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
             shapes[k] = pg
         else:
             placed[k] = (pg, pose)
-    if table is not None:  # the cache's hulls for the meshes seen before
+    if table is not None:  # the cache's hulls, when it holds every one this run needs
         from gjkcli.pipeline import cache
 
-        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None
-                 and len(pg.vertices) > KEEP_HULLS_FROM_VERTICES}
-        for pg in list(fresh.values()):
-            row = table.get(cache.hull_key(pg.content, None))
-            if row is not None:
-                cache.set_hull(pg, row)
-                del fresh[id(pg)]
+        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None}
+        if not any(len(pg.vertices) > KEEP_HULLS_FROM_VERTICES for pg in fresh.values()):
+            table = None  # small meshes only: their hulls cost less than reading them back
+        else:
+            rows = [(pg, table.get(cache.hull_key(pg.content, None))) for pg in fresh.values()]
+            if all(row is not None for _, row in rows):
+                for pg, row in rows:
+                    cache.set_hull(pg, row)
+                fresh = {}
     prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
     if table is not None:
         for pg in fresh.values():
