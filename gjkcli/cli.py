@@ -1320,7 +1320,13 @@ def _replay(code: int, writes: list, stderr: list) -> None:
     for line in stderr:
         click.echo(line, err=True)
     for path, data in writes:
-        _write_text(path, data.decode("utf-8", "surrogateescape") if path is None else data, "the report")
+        if path is None:  # the bytes the run wrote on stdout
+            with _stdout("the report"):
+                sys.stdout.flush()
+                sys.stdout.buffer.write(data)
+                sys.stdout.flush()
+        else:
+            _write_text(path, data, "the report")
 
 
 def _silence_stdout() -> None:

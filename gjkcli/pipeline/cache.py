@@ -303,16 +303,17 @@ def decode(data: bytes, kind: str, k: str, raw: bool = False):
     if not data.startswith(_MAGIC):
         raise CacheError("not a gjk cache entry")
     start = len(_MAGIC) + _DIGEST
-    if hashlib.blake2b(data[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
+    view = memoryview(data)  # no copies of a large entry's bytes
+    if hashlib.blake2b(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
         raise CacheError("its checksum does not match its bytes")
     n = int.from_bytes(data[start:start + 8], "little")
     try:
-        head = json.loads(data[start + 8:start + 8 + n])
+        head = json.loads(bytes(view[start + 8:start + 8 + n]))
     except ValueError:
         raise CacheError("its header is not JSON") from None
     if not isinstance(head, dict) or head.get("kind") != kind or head.get("key") != k:
         raise CacheError("it is filed under another key")
-    body = data[start + 8 + n:]
+    body = view[start + 8 + n:]
     arrays = {}
     try:
         for name, dtype, shape, offset, nbytes in head["arrays"]:
