@@ -66,14 +66,34 @@ signal.signal(signal.SIGINT, _interrupt)
 RUNNING = False
 
 
+def _caching(argv: list) -> bool:
+    """The command may use the cache: neither --no-cache nor GJK_NO_CACHE says otherwise."""
+    return "--no-cache" not in argv and os.environ.get("GJK_NO_CACHE", "") in ("", "0")
+
+
+def _may_be_kept(argv: list) -> bool:
+    """The cache may hold this command's whole report (`gjkcli.cli`'s run key): a format it keeps
+    is asked for on the command line (a settings file's format is not looked at here: its
+    reader process then starts at once, and is ended if the report is kept), with the cache."""
+    if not _caching(argv):
+        return False
+    for k, arg in enumerate(argv):
+        value = argv[k + 1] if arg == "--format" and k + 1 < len(argv) else \
+            arg.split("=", 1)[1] if arg.startswith("--format=") else None
+        if value in ("json", "sarif", "github"):
+            return True
+    return False
+
+
 def run():
     global RUNNING
     RUNNING = True
     from gjkcli.mesh import cad_process
 
     # STEP files: OpenCASCADE imported and the files read in a forked process while this one
-    # imports the rest (before anything heavy is imported here, so the fork is cheap)
-    cad_process.start(sys.argv[1:])
+    # imports the rest (before anything heavy is imported here, so the fork is cheap); gated
+    # where the cache may hold the whole report (`gjkcli.cli` says go when it does not)
+    cad_process.start(sys.argv[1:], gated=_may_be_kept(sys.argv[1:]), cached=_caching(sys.argv[1:]))
 
     from gjkcli import extras
     from gjkcli.cli import main

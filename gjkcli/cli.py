@@ -42,7 +42,7 @@ HELP_GROUPS = (
     ("The trace", ("trace", "trace_json", "start_direction")),
     ("Robots (URDF)", ("packages", "srdf", "joints", "poses", "trajectory", "skip_missing_meshes")),
     ("2D drawings (SVG, DXF)", ("sheet_layer", "layers", "ignore_layers", "join_tolerance")),
-    ("Performance", ("jobs", "dask", "dask_timeout")),
+    ("Performance", ("jobs", "dask", "dask_timeout", "no_cache", "cache_dir", "watch")),
     ("The matrix (collision-matrix)", ("samples", "seed", "audit", "prove", "prove_boxes",
                                        "srdf_only")),
 )
@@ -286,7 +286,14 @@ def _options(f):
                           "file-bytes (1 GiB), triangles (20 million), archive-members (10,000), "
                           "archive-bytes (1 GiB inflated), ratio (1,000, compression); and "
                           "overlap-volumes (1,000: the deepest collisions that get a volume; 0: none); pngs (100: "
-                          "the most severe violations that --png draws)."),
+                          "the most severe violations that --png draws); cache (1 GiB: the "
+                          "cache folder's size, the entries read least recently dropped first)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Neither read nor write the cache (as GJK_NO_CACHE=1 or `cache = false` "
+                          "in the settings). Default: a re-run reuses what did not change, from "
+                          ".gjk_cache beside the settings file or in the working folder."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), metavar="DIR",
+                     help="Keep the cache in DIR (as GJK_CACHE_DIR). `gjk clean` empties it."),
         click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
                      help="Colour in the report on stdout: auto (on a terminal; through a pipe "
                           "too when FORCE_COLOR, CLICOLOR_FORCE or PY_COLORS=1 is set; never when "
@@ -432,11 +439,15 @@ def check(ctx, a, b, start_direction, **opts):
               help="Group the failing pairs of each clash set whose contacts lie within LENGTH of "
                    "each other (chained): groups in every report, one BCF topic per group. In the "
                    "model's units or with a unit (3m). Default: the manifest's group_within.")
+@click.option("--watch", is_flag=True,
+              help="Scan again each time an input (a file, a folder's files, the manifest, the "
+                   "settings) is saved, with the cache: what did not change is not checked again. "
+                   "Ctrl-C ends it.")
 @_options
 @click.pass_context
 def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, show_allowed, baseline, write_baseline,
          jobs, dask, dask_timeout, packages, srdf, joints, poses, trajectory, skip_missing_meshes, sheet_layer,
-         group_within, **opts):
+         group_within, watch=False, **opts):
     """Check every pair of objects across scene files (and a manifest); fail the build on a violation.
 
     Every node holding geometry is an object, named by its node name (prefixed by the file name
@@ -455,11 +466,76 @@ def scan(ctx, files, manifest, together, no_recurse, fail_on, allow, all_pairs, 
         raise click.UsageError("give scene files, a directory or --manifest FILE (or name them in "
                                "a gjk.toml: files = [...])")
     together = together or manifest is not None and (isinstance(manifest, str) or settings.scene)
-    _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
-             allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed, baseline=baseline,
-             write_baseline=write_baseline, jobs=jobs,
-             dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
-             robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
+
+    def once():
+        _command(ctx, "scan", inputs=list(files), manifest=manifest, fail_on=fail_on or None, together=together,
+                 allow=allow, recurse=not no_recurse, all_pairs=all_pairs, show_allowed=show_allowed,
+                 baseline=baseline, write_baseline=write_baseline, jobs=jobs,
+                 dask=dask, dask_timeout=dask_timeout, sheet_layer=sheet_layer, group_within=group_within,
+                 robot=_robot_options(packages, srdf, joints, poses, trajectory, skip_missing_meshes), **opts)
+
+    if not watch:
+        once()
+        return
+    watched = [*files, *(x for x in (manifest if isinstance(manifest, str) else None, baseline, srdf, poses,
+                                     trajectory, settings.path) if x is not None)]
+    _watch(once, watched, quiet=opts.get("quiet", False))
+
+
+# How often --watch looks at its files' times and sizes (seconds).
+WATCH_EVERY_S = 0.3
+
+
+def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
+    """`once()` (a scan), then again each time a file of `paths` (a folder: the files under it)
+    changes its modification time or size, until Ctrl-C (or `runs` runs). Each run's exit code
+    is said on stderr; the report on stdout is flushed after each run."""
+    import time
+
+    def snapshot() -> dict:
+        seen = {}
+        for p in map(str, paths):
+            found = [p]
+            if os.path.isdir(p):
+                found = [os.path.join(d, f) for d, _, names in os.walk(p) for f in names
+                         if not d.split(os.sep)[-1].startswith(".gjk_cache")]
+            for f in found:
+                try:
+                    st = os.stat(f)
+                except OSError:
+                    seen[f] = None
+                    continue
+                seen[f] = (st.st_mtime_ns, st.st_size)
+        return seen
+
+    done = 0
+    while True:
+        before = snapshot()
+        try:
+            once()
+            code = EXIT_OK
+        except click.exceptions.Exit as e:
+            code = e.exit_code
+        except click.ClickException as e:
+            e.show()
+            code = e.exit_code
+        sys.stdout.flush()
+        done += 1
+        if runs is not None and done >= runs:
+            return
+        if not quiet:
+            click.echo(f"gjk: exit {code}; watching {len(before):,} file{'s' if len(before) != 1 else ''} "
+                       f"(Ctrl-C ends)", err=True)
+        while True:
+            time.sleep(WATCH_EVERY_S)
+            now = snapshot()
+            if now != before:
+                changed = sorted(f for f in set(now) | set(before) if now.get(f) != before.get(f))
+                time.sleep(WATCH_EVERY_S)  # a save in several writes: let it finish
+                if not quiet:
+                    click.echo(f"gjk: {changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''} "
+                               f"changed: scanning again", err=True)
+                break
 
 
 def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):
@@ -479,6 +555,28 @@ def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False
 
     return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints, poses=poses,
                         trajectory=trajectory, skip_missing=skip_missing)
+
+
+@main.command(context_settings=CONTEXT, cls=SettingsCommand)
+@click.option("--config", "config_file", metavar="FILE", is_eager=True, expose_value=False,
+              callback=_settings_flag, help="The settings file whose cache to empty (as scan's --config).")
+@click.option("--isolated", is_flag=True, is_eager=True, expose_value=False, callback=_settings_flag,
+              help="Read no settings file: the cache of the working folder.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), metavar="DIR",
+              help="Empty this cache folder (as GJK_CACHE_DIR).")
+@click.pass_context
+def clean(ctx, cache_dir):
+    """Empty gjk's cache: .gjk_cache beside the settings file, or in the working folder (or
+    --cache-dir DIR). Only a folder gjk made (with its CACHEDIR.TAG) is removed."""
+    from gjkcli.pipeline.cache import clear, located
+
+    folder = located(settings_of(ctx).path, cache_dir)
+    try:
+        count = clear(folder)
+    except (ValueError, OSError) as e:
+        click.echo(f"gjk: error: {shown(str(folder))}: {one_line(str(e))}", err=True)
+        ctx.exit(EXIT_ERROR)
+    click.echo(f"gjk: removed {folder} ({count:,} entries)" if count else f"gjk: {folder} holds no cache")
 
 
 MATRIX_FORMATS = ("srdf", "table", "json")
@@ -662,16 +760,32 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  html_file=None, png_path=None, open_page=False, dask=None, dask_timeout=10.0,
                  robot=None, sheet_layer=None, start_direction=None, layers=None,
                  ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
-                 recurse=True, together=True, units=None) -> None:
+                 recurse=True, together=True, units=None, no_cache=False, cache_dir=None) -> None:
     """The pipeline, then the report, then the exit code."""
     import time
 
     from gjkcli import clock, limits
 
+    params = {k: v for k, v in locals().items() if k not in ("ctx", "time", "clock", "limits")}
     try:
         file_limits = limits.parse(limit)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--limit") from None
+    # -- the cache (gjkcli.pipeline.cache): a whole report kept for the same inputs and options
+    cache = _open_cache(ctx, no_cache, cache_dir, file_limits)
+    report_key = _run_key(ctx, cache, params)
+    if report_key is not None:
+        from gjkcli.pipeline.cache import get_run
+
+        kept = get_run(cache, report_key)
+        if kept is not None:
+            _replay(*kept)
+            ctx.exit(kept[0])
+    from gjkcli.mesh import cad_process
+
+    cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
+    recorded: list = []
+    # -- end of the cache's hook
 
     timings = timings or verbose >= 2  # -vv: the stages' timings, as pytest's -vv says more
     # a table asked for (not the format's default) is a table through a pipe too
@@ -708,7 +822,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                          html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
             together=together, list_passing=output_format == "junit", units=units,
-            pictures=_pictures(html_file, png_path, file_limits.pngs, trace))
+            pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=cache)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         with _progress(quiet, output_format, command) as tell:
@@ -728,13 +842,21 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
         # `gjk scan ... >/dev/null` shows it; a table on stdout leaves them to these lines
         for problem in found.errors:
             click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
+            recorded.append(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}")
         if trace_json is not None:
             stage[0] = f"writing {trace_json}"
             _write_trace_json(trace_json, found)
         if not quiet or output is not None:
             stage[0] = "writing the report"
-            _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color,
-                  verbose=verbose, table_asked=table_asked)
+            with _recording(report_key is not None) as writes:
+                _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color,
+                      verbose=verbose, table_asked=table_asked)
+            if report_key is not None:
+                _keep_run(cache, report_key, found.exit_code, writes, recorded)
+        elif report_key is not None:
+            _keep_run(cache, report_key, found.exit_code, [], recorded)
+        if cache is not None and cache.wrote:
+            cache.trim()
         if html_file is not None:
             stage[0] = f"writing {html_file}"
             _write_html(html_file, found, trace=trace, open_page=open_page)
@@ -1026,6 +1148,10 @@ def _stdout(what: str):
 
 def _write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
+    if _RECORDING:  # the cache keeps the report (`_recording`)
+        text = text if isinstance(text, (str, bytes)) else b"".join(text)
+        _RECORDING[-1].append((None if path in (None, "-") else path,
+                               text.encode() if isinstance(text, str) else text))
     if path is None or path == "-":
         with _stdout(what):
             click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)
@@ -1034,6 +1160,72 @@ def _write_text(path: str | None, text: str, what: str) -> None:
         write_whole(path, text)
     except OSError as e:
         raise InputError(path, f"cannot write {what}: {e.strerror or e}") from e
+
+
+# -- the cache's hooks (gjkcli.pipeline.cache) ---------------------------------------------------
+
+_RECORDING: list = []
+
+
+@contextlib.contextmanager
+def _recording(on: bool):
+    """What `_write_text` writes while the block runs, when `on`: [(path or None, bytes)]."""
+    writes: list = []
+    if on:
+        _RECORDING.append(writes)
+    try:
+        yield writes
+    finally:
+        if on:
+            _RECORDING.pop()
+
+
+def _open_cache(ctx: click.Context, no_cache: bool, cache_dir, file_limits):
+    """The run's `gjkcli.pipeline.cache.Cache`, or None: --no-cache, or GJK_NO_CACHE=1 without a
+    --cache-dir given."""
+    if no_cache:
+        return None
+    if cache_dir is None and os.environ.get("GJK_NO_CACHE", "") not in ("", "0"):
+        return None
+    from gjkcli.pipeline.cache import Cache, located
+
+    return Cache(located(settings_of(ctx).path, cache_dir), file_limits.cache)
+
+
+def _run_key(ctx: click.Context, cache, params: dict) -> str | None:
+    """The key of this command's whole report, or None where it is not kept: a report that
+    holds the clock or pictures, a manifest or a robot, inputs that are not whole files."""
+    p = params
+    if (cache is None or p["output_format"] not in ("json", "sarif", "github") or p["timings"]
+            or p["verbose"] >= 2 or p["html_file"] or p["png_path"] or p["trace_json"]
+            or p["write_baseline"] or p["manifest"] is not None or p["dask"] is not None):
+        return None
+    from gjkcli.pipeline.cache import run_key
+
+    robot = p["robot"]  # its SRDF and poses are files of the run too (its meshes: `depends`)
+    files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
+    return run_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
+                   p["inputs"], (settings_of(ctx).path, p["baseline"], *files))
+
+
+def _keep_run(cache, whole: str, code: int, writes: list, stderr: list) -> None:
+    from gjkcli.pipeline.cache import put_run
+
+    put_run(cache, whole, code, writes, stderr)
+
+
+def _replay(code: int, writes: list, stderr: list) -> None:
+    """A kept report, written where the run wrote it: stderr's lines first, as the run did."""
+    for line in stderr:
+        click.echo(line, err=True)
+    for path, data in writes:
+        if path is None:  # the bytes the run wrote on stdout
+            with _stdout("the report"):
+                sys.stdout.flush()
+                sys.stdout.buffer.write(data)
+                sys.stdout.flush()
+        else:
+            _write_text(path, data, "the report")
 
 
 def _silence_stdout() -> None:

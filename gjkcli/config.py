@@ -28,6 +28,8 @@ Keys (any other is an error naming the file and the line, so that a typo is neve
     jobs = 2
     dask = "local:4"
     limits = {triangles = 50000000, pngs = 10}   # --limit NAME=VALUE
+    cache = true                       # false: --no-cache
+    cache_dir = ".gjk_cache"           # --cache-dir (default: beside this file)
 
     # and every table of a manifest (gjkcli.scene.manifest): srdf, [[include]], [[object]],
     # [[group]], [[check]], [[allow]], [[robot]]
@@ -75,6 +77,8 @@ OPTIONS = {
     "jobs": ("jobs", "count"),
     "dask": ("dask", "word"),
     "limits": ("limit", "limits"),
+    "cache": ("no_cache", "not flag"),
+    "cache_dir": ("cache_dir", "path"),
 }
 # The manifest's own keys a settings file may hold (its tolerance, clearance, fail_on,
 # group_within and dask are the options above).
@@ -119,8 +123,8 @@ class Settings:
 
 def find(start=None) -> Path | None:
     """The nearest settings file from `start` (the working folder) up to the root, or None: in
-    one folder the first of `gjkcli.mesh.load.SETTINGS_FILES` that holds gjk's settings."""
-    from gjkcli.mesh.load import SETTINGS_FILES
+    one folder the first of `gjkcli.mesh.SETTINGS_FILES` that holds gjk's settings."""
+    from gjkcli.mesh import SETTINGS_FILES
 
     try:
         folder = Path(start if start is not None else os.getcwd()).absolute()

@@ -42,6 +42,9 @@ class Limits:
         The most pictures `scan --png DIR` draws (default 100, the most severe violations first:
         a picture costs about a tenth of a second and 100 KB, so a scene of thousands of
         collisions would otherwise fill a disk); a note says how many were drawn of how many.
+    cache
+        The most bytes the cache folder may hold (default 1 GiB, `gjkcli.pipeline.cache`): after
+        a run that wrote to it, the entries read least recently are removed until it fits.
     """
 
     file_bytes: int = 1 << 30
@@ -51,6 +54,7 @@ class Limits:
     ratio: float = 1000.0
     overlap_volumes: int = 1000
     pngs: int = 100
+    cache: int = 1 << 30
 
 
 DEFAULT = Limits()

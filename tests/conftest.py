@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -30,6 +31,12 @@ from scipy.spatial import ConvexHull
 
 from gjkcli.engine.certify import check_certificate, support_value
 from gjkcli.engine.results import Status
+
+# The command line keeps a cache in .gjk_cache of the working folder (gjkcli.pipeline.cache): the
+# suite runs without it (its subprocesses inherit this), so that no test writes into the
+# repository and none sees another's answers; tests/pipeline/test_cache.py and
+# tests/cli/test_cache_cli.py turn it on with a --cache-dir in their tmp_path.
+os.environ["GJK_NO_CACHE"] = "1"
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MESHES = SHARED / "meshes"

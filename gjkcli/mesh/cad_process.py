@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "wanted", "stop", "serving", "reader", "serves", "ask", "meanwhile"]
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "ask",
+           "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
 # `gjkcli.mesh.cad`): defined here, which imports nothing heavy, so that the command's start can
@@ -55,10 +56,14 @@ IFC_SPLIT_FROM_BYTES = 2_000_000
 _server: tuple | None = None
 
 
-def start(argv: list) -> bool:
+def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
     """Fork the process when the command line `argv` (without the program) scans or checks STEP
     files or IFC models under IFC_SPLIT_FROM_BYTES and a fork is safe and worth it here; it starts
-    reading them at once. Returns whether it started."""
+    reading them at once, or with `gated` once the command says `go` (the cache may hold the
+    command's whole report: then it never imports OpenCASCADE, and ends with the command).
+    A larger model named alone is read ahead too, unless `cached`: the run may take its elements'
+    meshes from the cache (`gjkcli.mesh.ifc.kept_meshes`), which it reads itself then.
+    Returns whether it started."""
     global _server
     if _server is not None or not wanted(argv) or not hasattr(os, "fork"):
         return False
@@ -70,7 +75,7 @@ def start(argv: list) -> bool:
     models = list(dict.fromkeys(arg for arg in argv if _small_ifc(arg)))
     large = list(dict.fromkeys(arg for arg in argv if _ifc_file(arg) and not _small_ifc(arg)))
     shares = 1
-    if len(large) == 1 and not models:  # one large model: read ahead in a share per job
+    if len(large) == 1 and not models and not cached:  # one large model: read ahead in a share per job
         models, shares = large, _jobs(argv)
     if not paths and not models:
         return False
@@ -81,16 +86,31 @@ def start(argv: list) -> bool:
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares, gated))
     except OSError:  # no process left to fork: everything runs here
         return False
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
+    _gate[:] = [worker] if gated else []
     return True
 
 
 def _ifc_file(arg: str) -> bool:
     """An IFC model (.ifc, .ifczip) that is a file."""
     return arg.lower().endswith(_IFC_SUFFIXES) and os.path.isfile(arg)
+
+
+# The gated process not yet told to go (`start`, `go`).
+_gate: list = []
+
+
+def go() -> None:
+    """Let a gated process start reading (the run is made: the cache holds no report of it)."""
+    if _gate:
+        worker = _gate.pop()
+        try:
+            worker.send("go")
+        except OSError:  # it ended: `ask` runs everything here
+            pass
 
 
 def _small_ifc(arg: str) -> bool:
@@ -293,10 +313,13 @@ def stop() -> None:
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent, models: list = (), shares: int = 1) -> None:
-    """The process: reads the IFC `models` (each in `shares`) and the STEP files `paths` ahead,
-    then answers requests until the command closes its end (or sends None)."""
+def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool = False) -> None:
+    """The process: reads the IFC `models` (each in `shares`) and the STEP files `paths` ahead
+    (gated: once the command says "go"), then answers requests until the command closes its end
+    (or sends None)."""
     _quiet()
+    if gated and parent.receive() != "go":  # the cache answered: nothing to read
+        return None
     from gjkcli import extras
     from gjkcli.errors import InputError
 

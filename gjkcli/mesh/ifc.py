@@ -50,7 +50,7 @@ from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
 __all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
-           "IFC_TYPES", "telling_points"]
+           "IFC_TYPES", "telling_points", "kept_meshes"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -257,6 +257,50 @@ def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
 # roof, against its 2.6 s of meshing), which a few walls do not repay.
 SPLIT_FROM_BYTES = cad_process.IFC_SPLIT_FROM_BYTES  # (which reads smaller ones ahead)
 _READERS = [1]  # how many children `read` may split a large model over (`readers`)
+
+
+# The meshes of elements seen before (`kept_meshes`): (table, key prefix) or None.
+_KEPT: list = [None]
+
+
+@contextmanager
+def kept_meshes(table, prefix: bytes = b""):
+    """Within the block, `read` takes the triangles of an element whose definition it has seen
+    before from `table` (the run's cache: `get(key)` -> (data, {"v", "f"}) or None, `put(key,
+    data, arrays)`, `save()`), and meshes only the others (IfcOpenShell's iterator given them
+    as `include`), keeping theirs. An element's key is a BLAKE2b digest of `prefix`, the
+    iterator's settings and IfcOpenShell's version, and the text of every entity the element
+    refers to, directly or not (its placement chain, its representation's items, their
+    profiles and points: `traverse`), and of the openings that void it, with theirs: a change
+    to any of them (a moved beam, a new opening) is a change of the key."""
+    _KEPT.append(None if table is None else (table, prefix))
+    try:
+        yield
+    finally:
+        _KEPT.pop()
+
+
+def _element_keys(model, elements, prefix: bytes) -> dict:
+    """{element id: its key} (see `kept_meshes`); each entity's text is made once."""
+    import hashlib
+
+    text: dict = {}
+    out = {}
+    for e in elements:
+        h = hashlib.blake2b(prefix, digest_size=20)
+        voids = [r.RelatedOpeningElement for r in (getattr(e, "HasOpenings", None) or ())]
+        for root in (e, *voids):
+            for entity in model.traverse(root):
+                n = entity.id()
+                line = text.get(n) if n else None
+                if line is None:
+                    line = str(entity).encode()
+                    if n:
+                        text[n] = line
+                h.update(line)
+            h.update(b"|")
+        out[e.id()] = h.hexdigest()
+    return out
 
 
 @contextmanager
@@ -495,8 +539,18 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
     ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
     by_id = {e.id(): e for e in mine}
     meshes = {}  # element id -> (vertices, faces), each shape's buffers copied once, then dropped
+    kept, keys, todo = _KEPT[-1], {}, mine
+    if kept is not None and mine:  # the elements seen before: their triangles, not meshed again
+        table, prefix = kept
+        keys = _element_keys(model, mine, prefix + repr((ifcopenshell.version, GEOMETRY_LIBRARY, True, True,
+                                                         True)).encode())
+        for e in mine:
+            row = table.get(keys[e.id()])
+            if row is not None:
+                meshes[e.id()] = (np.array(row[1]["v"], dtype=np.float64), np.array(row[1]["f"], dtype=np.int64))
+        todo = [e for e in mine if e.id() not in meshes]
     try:
-        iterator = _iterator(geom, settings, model, mine) if mine else None
+        iterator = _iterator(geom, settings, model, todo) if todo else None
         if iterator is not None and iterator.initialize():
             while True:
                 shape = iterator.get()
@@ -509,6 +563,11 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
         raise InputError(path, f"IfcOpenShell could not triangulate the model: "
                                f"{_first_line(exc)}") from None
+    if keys and todo:  # kept for the next read
+        for e in todo:
+            if e.id() in meshes:
+                kept[0].put(keys[e.id()], {}, {"v": meshes[e.id()][0], "f": meshes[e.id()][1]})
+        kept[0].save()
     log = _Log(ifcopenshell.get_log())
     parts, built, failed = [], set(), []
     for element in mine:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gjkcli.mesh import SETTINGS_FILES  # gjk's own settings: never a scene, never counted left out
 from gjkcli.engine.topology import topology
 from gjkcli.errors import InputError
 from gjkcli.mesh import simple
@@ -59,9 +60,6 @@ _NOT_MESH_TYPES = frozenset({"xyz", "stl_ascii"})
 # gjk reads is told every suffix it does read.
 ROBOT_TYPES = ("urdf",)
 
-# gjk's own settings files (`gjkcli.config`, in the order one folder's are tried): never a
-# scene, and never counted as left out of a folder.
-SETTINGS_FILES = ("gjk.toml", "pyproject.toml")
 
 
 # Per-format reading options. Materials and textures are never needed: skipping them lets a

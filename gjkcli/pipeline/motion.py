@@ -59,6 +59,10 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         flag = "--trajectory" if trajectory else "--poses"
         raise InputError(table, f"{flag} needs exactly one URDF among the inputs, got {len(robots)}")
     robot = robots[0].robot
+    if options.cache is not None:  # a kept report depends on the robot's meshes too
+        from gjkcli.pipeline.cache import depend_on_robot
+
+        depend_on_robot(options.cache, robot)
     read = trajectory_files.read_poses(robot, table)
     poses = read.poses
     runs = []
@@ -105,7 +109,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     found = _timed(merged, read.times, read.notes, table)
     # the robot's own notes and the geometry it could not check (the prepared runs carry none)
     missing, fails = urdf.missing_notes(robot, robots[0].shown, ropts)
-    notes = (*(f"{robots[0].shown}: {n}" for n in robot.notes), *map(str, missing), *found.notes)
+    notes = (*(f"{robots[0].shown}: {n}" for n in robot.notes), *map(str, missing), *found.notes,
+             *(getattr(options.cache, "notes", None) or ()))  # entries of the cache not believed
     return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
                                unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
                                elapsed=time.perf_counter() - started)  # the motion's too

@@ -44,6 +44,11 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
               "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
+# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) when a pose costs at least
+# this long to compute: reading one back costs about 0.2 ms (its findings as data), so the
+# Panda's poses (0.3 ms each, most of them a batch call) are computed again instead; a robot of
+# many-triangle links whose poses go to the triangles gains.
+KEEP_POSES_FROM_S = 2e-3
 
 
 def applies(options, manifest, sources) -> bool:
@@ -154,8 +159,11 @@ class Prepared:
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
         o = self.options
         rows: list = []
-        for start in range(0, len(Q), CHUNK):
-            rows.extend(self._chunk(Q[start: start + CHUNK], start))
+        if getattr(o, "cache", None) is not None and not o.trace and len(Q):
+            rows = self._kept_rows(Q)
+        else:
+            for start in range(0, len(Q), CHUNK):
+                rows.extend(self._chunk(Q[start: start + CHUNK], start))
         if not rows:
             return []
         involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
@@ -217,9 +225,68 @@ class Prepared:
         pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
         return gap <= self.margin + pad
 
-    def _chunk(self, Q: np.ndarray, first: int) -> list[tuple]:
+    def _kept_rows(self, Q: np.ndarray) -> list[tuple]:
+        """`_chunk`'s rows for the poses of Q, those of poses seen before (the same elements,
+        options and link frames: `gjkcli.pipeline.cache`'s "poses" table) taken from the cache,
+        the others computed and kept."""
+        import hashlib
+
+        from gjkcli.pipeline.cache import CacheError, Table, from_data, pair_key, to_data
+
+        h = hashlib.blake2b(digest_size=20)
+        o = self.options
+        h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,
+                       self.link_index.tolist(), self.ia.tolist(), self.ib.tolist())).encode())
+        for shape, local in zip(self.shape_list, self.local):
+            h.update(repr((shape.kind, shape.radius)).encode())
+            for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
+                h.update(np.ascontiguousarray(a, dtype=np.float64))
+            if local is not None:
+                h.update(repr(local[2:]).encode())
+                h.update(np.ascontiguousarray(local[0], dtype=np.float64))
+                h.update(np.ascontiguousarray(local[1], dtype=np.int64))
+        robot = h.digest()
+        cost_key = pair_key(b"pose cost", robot, b"")
+        cost = self.options.cache.get("pose-costs", cost_key)
+        if cost is not None and cost[0].get("seconds", 0.0) < KEEP_POSES_FROM_S:
+            # poses cheaper to compute than to read back: none kept (the Panda's, 0.3 ms each)
+            return [row for start in range(0, len(Q), CHUNK) for row in self._chunk(Q[start: start + CHUNK], start)]
+        table = Table(self.options.cache, "poses")
+        rows: list = [None] * len(Q)
+        keys: list = []
+        zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
+        for start in range(0, len(Q), CHUNK):
+            F = self.frames(Q[start: start + CHUNK])
+            for s in range(len(F)):
+                k = pair_key(b"pose", robot, np.ascontiguousarray(F[s]).tobytes())
+                keys.append(k)
+                got = table.get(k)
+                if got is None:
+                    continue
+                try:
+                    pairs, counts, checked = from_data(got[0])
+                    rows[start + s] = (tuple(p.but(waypoint=start + s) for p in pairs), counts, checked, zero)
+                except (CacheError, TypeError, ValueError) as e:
+                    table.cache.notes.append(f"cache: ignored a pose's answers: {e}")
+        todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
+        started = time.perf_counter()
+        for start in range(0, len(todo), CHUNK):
+            chosen = todo[start: start + CHUNK]
+            for s, row in zip(chosen.tolist(), self._chunk(Q[chosen], chosen)):
+                rows[s] = row
+        if len(todo):
+            seconds = (time.perf_counter() - started) / len(todo)
+            self.options.cache.put("pose-costs", cost_key, {"seconds": seconds})
+            if seconds >= KEEP_POSES_FROM_S:
+                for s in todo.tolist():
+                    table.put(keys[s], to_data(rows[s][:3]))
+                table.save()
+        return rows
+
+    def _chunk(self, Q: np.ndarray, first) -> list[tuple]:
         """Per pose of Q (n, d): (its findings, counts, pairs of objects checked, timings); the
-        findings carry their pose's row (`waypoint`), `first` the row of Q[0]."""
+        findings carry their pose's row (`waypoint`), `first` the row of Q[0] (or the rows of
+        all, an array)."""
         from gjkcli.engine.query import batch
         from gjkcli.engine.results import STATUS_CODES
 
@@ -263,7 +330,7 @@ class Prepared:
                 a=self.names[a], b=self.names[b], result=result, mode=mode, requested=o.mode,
                 conservative=bool(conservative[k]), violation=violates(result.status, None, o.fail_on),
                 file_a=self.source.shown,
-                file_b=self.source.shown, note=note, waypoint=first + s,
+                file_b=self.source.shown, note=note, waypoint=first + s if isinstance(first, int) else int(first[s]),
                 overlap_reason=OVERLAP_REASON if result.status is Status.COLLISION else None))
         t3 = time.perf_counter()
         share = {"forward kinematics": (t1 - t0) / n, "narrow": (t2 - t1) / n, "refine": (t3 - t2) / n}

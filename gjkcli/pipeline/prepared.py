@@ -72,7 +72,7 @@ class Geometry:
     """
 
     __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "bounds", "_columns", "_meshes",
-                 "__weakref__")
+                 "content", "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = vertices
@@ -84,6 +84,7 @@ class Geometry:
         self.bounds: np.ndarray | None = None
         self._columns: np.ndarray | None = None
         self._meshes: dict = {}
+        self.content: tuple = ()  # (vertex count, face count, BLAKE2b of both arrays)
 
     def hull_columns(self) -> np.ndarray:
         """(3, k) float64, read-only: the hull's vertices in its own frame as columns, so that
@@ -179,6 +180,7 @@ def _by_content(v: np.ndarray, f: np.ndarray) -> Geometry:
     found = _BY_CONTENT.get(content)
     if found is None:
         found = _BY_CONTENT[content] = Geometry(v, f)
+        found.content = content
     return found
 
 

@@ -85,6 +85,9 @@ class Options:
         findings that reads the triangles of every object the pictures draw, as they draw them
         (`gjkcli.report.pictures.read_by_pictures`); None: no picture asked for, a Dask scan's
         client then receives no triangle. One process ignores it
+    cache : a `gjkcli.pipeline.cache.Cache`: hulls and pairs whose content and options were seen
+        before are taken from it, the others computed and kept (None: none; the command line's
+        default is `.gjk_cache`)
     """
 
     mode: str = "auto"
@@ -116,6 +119,7 @@ class Options:
     list_passing: bool = False
     units: str | None = None
     pictures: object = None
+    cache: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

@@ -50,6 +50,14 @@ from gjkcli.units import Length, UnitError, canonical, factor
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note"]
 
+# The cache keeps a run's hulls when one of its meshes has more vertices than this (`hulls`):
+# smaller ones' hulls (the compiled core's, tens of microseconds each) cost less than reading them
+# back (10,000 parts of 40 points made a 36 MB entry whose reading cost more than the hulls). It
+# gives them back only when it holds every hull the run needs: the route a hull takes (the
+# compiled core or qhull) depends on the other parts built with it (`build_hulls`' few parts), so
+# the hulls of a few changed parts built alone could differ from a run without the cache.
+KEEP_HULLS_FROM_VERTICES = 256
+
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
 # small against its work.
 PAIR_CHUNK = 4096
@@ -103,6 +111,11 @@ def scan_here(paths, options, manifest, progress: Progress | None = None) -> Fin
     run = Run(options, "scan", progress)
     sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems, options.robot,
                                         recurse=options.recurse, notes=run.notes)
+    if getattr(options, "cache", None) is not None:  # a kept report depends on robots' meshes too
+        from gjkcli.pipeline.cache import depend_on_robot
+
+        for s in sources:
+            depend_on_robot(options.cache, getattr(s, "robot", None))
     manifest, notes, unchecked = with_reader_rules(manifest, sources, options.robot, bool(run.problems))
     run.notes.extend(notes)
     run.unchecked.extend(unchecked)
@@ -147,6 +160,8 @@ class Run:
         self.sets = None  # the checked pairs' clash sets (gjkcli.pipeline.clashsets), if any
         self.parted = None  # (m,) bool: checked pairs the broad phase parts (listed for --all-pairs)
         self.started = time.perf_counter()
+        self._tables: dict = {}  # the cache's tables this run reads and writes (`table`)
+        self._part_keys: list | None = None  # the cache's key of each object (`pair_keys`)
 
     def stage(self, name: str, since: float) -> float:
         """Book the time since `since` under `name`, the imports made meanwhile under "imports"
@@ -195,6 +210,7 @@ class Run:
             today = {p.key for p in pairs if p.violation}  # allowed or not, still there
             gone = tuple(e for e in old.entries if e.key not in today)
         self.stage("verdicts", t)
+        self.cache_done()
         o = self.options
         found = Findings(
             command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
@@ -298,14 +314,114 @@ class Run:
 
         o = self.options
         t = time.perf_counter()
-        with limits.active(o.limits or limits.DEFAULT):
+        with limits.active(o.limits or limits.DEFAULT), self.kept_meshes(sources):
             geoms = gather(sources, primitives, manifest, jobs=o.jobs, problems=self.problems,
                            tell=self.tell, strict=o.strict, notes=self.notes)
         geoms = self.one_unit(geoms)
         t = self.stage("load", t)
-        parts = Parts.build(geoms, o.jobs, self.problems, self.tell)
+        parts = Parts.build(geoms, o.jobs, self.problems, self.tell, self.table("hulls"))
         self.stage("hulls", t)
         return parts
+
+    # -- the cache (gjkcli.pipeline.cache) ----------------------------------------------------
+
+    def table(self, kind: str):
+        """The cache's table of `kind` ("hulls", "pairs", "overlaps"), read once; None without a
+        cache (or with --trace, whose steps are not kept)."""
+        cache = getattr(self.options, "cache", None)
+        if cache is None or self.options.trace:
+            return None
+        if kind not in self._tables:
+            from gjkcli.pipeline.cache import Table
+
+            self._tables[kind] = Table(cache, kind)
+        return self._tables[kind]
+
+    def kept_meshes(self, sources):
+        """The IFC reader's element meshes from the cache (`gjkcli.mesh.ifc.kept_meshes`) while
+        IFC models are read; a block that does nothing without them."""
+        import contextlib
+
+        ifc_models = any(str(getattr(s, "path", "")).lower().endswith((".ifc", ".ifczip")) for s in sources)
+        table = self.table("ifc") if ifc_models else None
+        if table is None:
+            return contextlib.nullcontext()
+        from gjkcli.mesh import ifc
+        from gjkcli.pipeline.cache import prefix
+
+        return ifc.kept_meshes(table, prefix())
+
+    def cache_done(self) -> None:
+        """Write the tables' new rows; the cache's notes (entries not believed) to the run's."""
+        cache = getattr(self.options, "cache", None)
+        if cache is None:
+            return
+        for table in self._tables.values():
+            table.save()
+        self.notes.extend(n for n in cache.notes if n not in self.notes)
+
+    def caching(self, todo) -> bool:
+        """The cache keeps the answers of the pairs `todo` (some, and a cache)."""
+        return bool(len(todo)) and self.table("pairs") is not None
+
+    def pair_keys(self, parts, i, j, clearance, batch, todo, kind: str) -> list:
+        """The cache's key of each pair `todo` for the answers of `kind`: both objects' keys
+        (`gjkcli.pipeline.cache.PartKeys`: their triangles, hulls and what their loaders say),
+        the pair's band and clearance, and every option that changes the answer."""
+        from gjkcli.pipeline.cache import PartKeys, pair_key
+        from gjkcli.tolerances import DEFAULT
+
+        if not len(todo):
+            return []
+        if self._part_keys is None:
+            self._part_keys = PartKeys(parts.geoms, parts.shapes)
+        o = self.options
+        owners = parts.owner_ids
+        several = (np.bincount(owners)[owners] > 1).tolist()
+        modes = self.sets.modes(o.mode) if self.sets is not None else None
+        common = repr((kind, self.command, o.mode, o.all_pairs, self.units, repr(DEFAULT))).encode()
+        pk = self._part_keys
+        tolerance, clear = batch.tolerance.tolist(), clearance.tolist()
+        out = []
+        for k in todo.tolist():
+            a, b = int(i[k]), int(j[k])
+            ga, gb = parts.geoms[a], parts.geoms[b]
+            flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
+            out.append(pair_key(common, pk[a], pk[b], tolerance[k], clear[k], several[a] or several[b],
+                                None if modes is None else str(modes[k]), flip,
+                                None if self.parted is None else bool(self.parted[k])))
+        return out
+
+    def kept_answers(self, kind: str, keys: list, todo) -> tuple:
+        """({pair index: answer} the cache holds for the pairs `todo` of these keys, the pairs
+        it does not hold)."""
+        table = self.table("pairs")
+        if table is None or not len(todo):
+            return {}, todo
+        from gjkcli.pipeline.cache import CacheError, from_data
+
+        kept, rest = {}, []
+        for k, pair_key in zip(todo.tolist(), keys):
+            row = table.get(pair_key)
+            if row is not None:
+                try:
+                    kept[k] = _unclocked(from_data(row[0]))
+                    continue
+                except CacheError as e:
+                    table.cache.notes.append(f"cache: ignored a {kind} answer: {e}")
+            rest.append(k)
+        return kept, np.asarray(rest, dtype=np.int64)
+
+    def keep_answers(self, keys: list, todo, answers: dict) -> None:
+        """Keep the answers of the pairs `todo` (of these keys) that were computed."""
+        table = self.table("pairs")
+        if table is None:
+            return
+        from gjkcli.pipeline.cache import to_data
+
+        for k, pair_key in zip(todo.tolist(), keys):
+            if k in answers:
+                table.put(pair_key, to_data(answers[k]))
 
     # -- units ---------------------------------------------------------------------------------
 
@@ -554,8 +670,18 @@ class Run:
                 mine = modes == mode
                 refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, asked, meshed)[mine]
         refine &= ~bounded
-        exact = self._triangles(parts, i, j, batch, np.flatnonzero(refine))
-        decided = self._bounded(parts, i, j, batch, clearance, e, np.flatnonzero(bounded))
+        todo = np.flatnonzero(refine)
+        keys = self.pair_keys(parts, i, j, clearance, batch, todo, "exact") if self.caching(todo) else []
+        kept, rest = self.kept_answers("exact", keys, todo)
+        exact = self._triangles(parts, i, j, batch, rest)
+        b_todo = np.flatnonzero(bounded)
+        b_keys = self.pair_keys(parts, i, j, clearance, batch, b_todo, "bounded") if self.caching(b_todo) else []
+        b_kept, b_rest = self.kept_answers("bounded", b_keys, b_todo)
+        decided = self._bounded(parts, i, j, batch, clearance, e, b_rest)
+        if keys or b_keys:  # the cache's answers beside those computed now, which it keeps
+            self.keep_answers(keys, todo, exact)
+            self.keep_answers(b_keys, b_todo, decided)
+            exact, decided = dict(sorted({**exact, **kept}.items())), dict(sorted({**decided, **b_kept}.items()))
         self._volumes = {(parts.names[int(i[k])], parts.names[int(j[k])]): got.volume
                          for k, got in decided.items() if got.volume is not None}
         for k, got in decided.items():
@@ -730,11 +856,50 @@ class Run:
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
         if shown < len(pairs):  # the pairs the report does not show get none
-            return self._overlaps_of(parts, pairs[:shown], cap) + pairs[shown:]
-        return self._overlaps_of(parts, pairs, cap)
+            return self._kept_overlaps(parts, pairs[:shown], cap) + pairs[shown:]
+        return self._kept_overlaps(parts, pairs, cap)
 
-    def _overlaps_of(self, parts: "Parts", pairs: list, cap: int) -> list:
-        out, done = [], 0
+    def _kept_overlaps(self, parts: "Parts", pairs: list, cap: int) -> list:
+        """`_overlaps_of`, the volumes the cache holds taken from it and the others kept: a
+        collision's volume, its reason and its solid, by both objects' keys (where they are) and
+        the volume the refinement gave."""
+        table = self.table("overlaps") if any(p.status is Status.COLLISION for p in pairs) else None
+        if table is None:
+            return self._overlaps_of(parts, pairs, cap)
+        from gjkcli.pipeline.cache import PartKeys, pair_key
+
+        if self._part_keys is None:
+            self._part_keys = PartKeys(parts.geoms, parts.shapes)
+        pk, common = self._part_keys, repr(("overlap", self.units, cap)).encode()
+        keys, kept, todo = {}, {}, []
+        collisions = [at for at, p in enumerate(pairs) if p.status is Status.COLLISION][:cap]
+        for at in collisions:
+            p = pairs[at]
+            a, b = parts.index[p.a], parts.index[p.b]
+            keys[at] = pair_key(common, pk[a], pk[b], self._volumes.get((p.a, p.b)))
+            row = table.get(keys[at])
+            if row is not None:
+                data, arrays = row
+                mesh = (arrays["v"], arrays["f"]) if "v" in arrays else None
+                kept[at] = p.but(overlap_volume=data["volume"], overlap_reason=data["reason"], overlap_mesh=mesh)
+            else:
+                todo.append(at)
+        if not kept:
+            out = self._overlaps_of(parts, pairs, cap)
+        else:  # the collisions the cache does not hold, in their order, then all in place
+            rest = [p for at, p in enumerate(pairs) if at not in kept]
+            done = iter(self._overlaps_of(parts, rest, cap, done=len(kept)))
+            out = [kept[at] if at in kept else next(done) for at in range(len(pairs))]
+        for at in todo:
+            p = out[at]
+            arrays = {} if p.overlap_mesh is None else {"v": np.asarray(p.overlap_mesh[0], dtype=np.float64),
+                                                        "f": np.asarray(p.overlap_mesh[1], dtype=np.int64)}
+            table.put(keys[at], {"volume": p.overlap_volume, "reason": p.overlap_reason}, arrays)
+        return out
+
+    def _overlaps_of(self, parts: "Parts", pairs: list, cap: int, done: int = 0) -> list:
+        """done : collisions before these that got their volume (the cache's)."""
+        out = []
         commons: dict = {}  # `placement_key` -> the exact solids' common volume
         # one string for every pair past the cap (the roof's 23,500: 7 MB as a string each)
         beyond = overlap_cap_note(cap)
@@ -855,10 +1020,10 @@ class Parts:
         return np.array([float(getattr(g, "eps", 0.0) or 0.0) for g in self.geoms])
 
     @classmethod
-    def build(cls, geoms, jobs: int, problems: list, tell) -> "Parts":
-        """Hulls of the meshes (primitives as they are, `hulls`); an object whose geometry makes
-        no shape becomes a problem of its file."""
-        return cls.assemble(geoms, *hulls(geoms, jobs, tell), problems)[0]
+    def build(cls, geoms, jobs: int, problems: list, tell, table=None) -> "Parts":
+        """Hulls of the meshes (primitives as they are, `hulls`; table: the cache's); an object
+        whose geometry makes no shape becomes a problem of its file."""
+        return cls.assemble(geoms, *hulls(geoms, jobs, tell, table), problems)[0]
 
     @classmethod
     def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["Parts", list]:
@@ -1008,13 +1173,14 @@ class Parts:
         return LazyRecords(self.n, record)
 
 
-def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
+def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     """(shapes, lo, hi, gap) of the objects `geoms` (`gjkcli.scene.objects.Geometry`), from the
     prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many objects
     place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an object
     whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
     `hull_gaps`. One process (`Parts.build`) and a cluster's load task
-    (`gjkcli.pipeline.distributed`) both build them here."""
+    (`gjkcli.pipeline.distributed`) both build them here. table : the cache's hulls
+    (`gjkcli.pipeline.cache.Table`), or None."""
     from gjkcli.pipeline import prepared
 
     n = len(geoms)
@@ -1045,7 +1211,22 @@ def hulls(geoms, jobs: int = 1, tell=None) -> tuple:
             shapes[k] = pg
         else:
             placed[k] = (pg, pose)
+    if table is not None:  # the cache's hulls, when it holds every one this run needs
+        from gjkcli.pipeline import cache
+
+        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None}
+        if not any(len(pg.vertices) > KEEP_HULLS_FROM_VERTICES for pg in fresh.values()):
+            table = None  # small meshes only: their hulls cost less than reading them back
+        else:
+            rows = [(pg, table.get(cache.hull_key(pg.content, None))) for pg in fresh.values()]
+            if all(row is not None for _, row in rows):
+                for pg, row in rows:
+                    cache.set_hull(pg, row)
+                fresh = {}
     prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
+    if table is not None:
+        for pg in fresh.values():
+            table.put(cache.hull_key(pg.content, None), *cache.hull_row(pg))
     where, boxes, gaps = [], [], []  # the objects' boxes and gaps, set for all at once
     for k, (pg, pose) in placed.items():
         if pg.hull is None:
@@ -1180,6 +1361,16 @@ class KeyMaker:
         from gjkcli.pipeline.baseline import key
 
         return key(a, b, file_a, file_b, self.rel)
+
+
+def _unclocked(answer):
+    """A kept answer as one that took no time now (`--timings` shows the time spent)."""
+    if getattr(answer, "elapsed", None):
+        return dataclasses.replace(answer, elapsed=0.0)
+    inner = getattr(answer, "result", None)
+    if getattr(inner, "elapsed", None):
+        return dataclasses.replace(answer, result=dataclasses.replace(inner, elapsed=0.0))
+    return answer
 
 
 def _version() -> str:

@@ -1,0 +1,218 @@
+"""A re-run with the cache against the same scan without it, whole processes side by side.
+
+Each scenario has inputs "before" and "after" (the same files, or with a few parts changed). The
+cache is filled by one untimed `gjk scan BEFORE` and kept as a snapshot; then, alternating:
+
+    fresh    `gjk scan AFTER --format json --no-cache`
+    cached   `gjk scan AFTER --format json --cache-dir COPY` on a fresh copy of the snapshot
+             (copied untimed), so every cached run finds what the run on BEFORE left
+
+The medians and their ratio (cached / fresh) are printed with the issue's target, and each cached
+run's JSON is compared with the fresh run's: they must be equal byte for byte.
+
+Scenarios:
+    glb        a generated GLB of --parts parts (scripts/make_scan_scene.py), nothing changed;
+    glb-moved  the same with 1% of its parts moved (their nodes' translations);
+    step       each of the five STEP assemblies of tests/data/third_party (bench_step.py --real),
+               nothing changed;
+    ifc-moved  an IFC model of GJK_IFC_CORPUS (default ../corpus/ifc/ISSUE_021_Mini_Project.ifc,
+               2,636 elements; skipped without it) with 10 elements moved by IfcOpenShell's API;
+    poses      the Panda of ../shared/robots/panda (with its SRDF; else samples/robot/arm.urdf)
+               at --poses random poses within its limits, then with 10% of them new (and the
+               same table again, "unchanged").
+
+Usage:
+    python benchmarks/bench_cache.py [--parts 10000] [--repeat 3] [--only glb,step,...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+STEP_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
+              "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
+IFC_CORPUS = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc"))
+IFC_MODEL = "ISSUE_021_Mini_Project.ifc"
+TARGETS = {"glb": 0.1, "glb-moved": 0.2, "step": 0.2, "ifc-moved": 0.3, "poses": 0.2}
+
+
+def gjk(args: list, cache: Path | None) -> tuple[float, int, bytes, bytes]:
+    """(wall seconds, exit code, stdout, stderr) of one `gjk` process."""
+    argv = [sys.executable, "-m", "gjkcli", *map(str, args), "--format", "json"]
+    argv += ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("GJK_NO_CACHE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, env=env)
+    wall = time.perf_counter() - t0
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"gjk {' '.join(map(str, args))} failed: {done.stderr.decode()[-2000:]}")
+    return wall, done.returncode, done.stdout, done.stderr
+
+
+def measure(name: str, before: list, after: list, work: Path, repeat: int) -> dict:
+    snapshot = work / f"{name}-snapshot"
+    shutil.rmtree(snapshot, ignore_errors=True)
+    gjk(before, snapshot)  # fills the cache (untimed)
+    snapshot.mkdir(parents=True, exist_ok=True)  # a run may keep nothing
+    fresh, cached, same = [], [], True
+    for r in range(repeat):
+        copy = work / f"{name}-run"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(snapshot, copy)
+        t, code, out, _ = gjk(after, None)
+        fresh.append(t)
+        t, code2, out2, err2 = gjk(after, copy)
+        cached.append(t)
+        same &= out == out2 and code == code2
+    f, c = statistics.median(fresh), statistics.median(cached)
+    return {"scenario": name, "fresh": f, "cached": c, "ratio": c / f, "target": TARGETS[name.split(":")[0]],
+            "same": same}
+
+
+def glb_scenarios(work: Path, parts: int):
+    from make_scan_scene import scene, write_glb
+
+    doc, binary = scene(parts, 0)
+    before = work / f"scan_{parts}.glb"
+    write_glb(before, doc, binary)
+    rng = np.random.default_rng(45)
+    moved = rng.choice(parts, size=max(1, parts // 100), replace=False)
+    for k in moved.tolist():
+        t = doc["nodes"][k]["translation"]
+        doc["nodes"][k]["translation"] = [t[0] + 0.05, t[1] - 0.03, t[2] + 0.02]
+    after = work / f"scan_{parts}_moved.glb"
+    write_glb(after, doc, binary)
+    yield "glb", ["scan", before], ["scan", before]
+    yield "glb-moved", ["scan", before], ["scan", after]
+
+
+def step_scenarios(work: Path):
+    import gzip
+
+    for name in STEP_FILES:
+        path = ROOT / "tests" / "data" / "third_party" / name
+        if path.suffix == ".gz":  # committed compressed: the file as its writer wrote it
+            unpacked = work / path.stem
+            unpacked.write_bytes(gzip.decompress(path.read_bytes()))
+            path = unpacked
+        yield f"step:{path.name}", ["scan", path], ["scan", path]
+
+
+def ifc_scenario(work: Path):
+    model = IFC_CORPUS / IFC_MODEL
+    if not model.is_file():
+        print(f"ifc-moved: skipped, {model} is not there (GJK_IFC_CORPUS)")
+        return
+    import ifcopenshell
+    import ifcopenshell.api
+    import ifcopenshell.util.placement
+
+    f = ifcopenshell.open(str(model))
+    elements = [e for e in f.by_type("IfcElement") if e.ObjectPlacement is not None and e.Representation is not None]
+    rng = np.random.default_rng(45)
+    for k in rng.choice(len(elements), size=10, replace=False).tolist():
+        e = elements[k]
+        m = ifcopenshell.util.placement.get_local_placement(e.ObjectPlacement).copy()
+        m[:3, 3] += (0.05, 0.0, 0.0) if abs(m[0, 3]) > 1000 else (50.0, 0.0, 0.0)
+        ifcopenshell.api.run("geometry.edit_object_placement", f, product=e, matrix=m, is_si=False)
+    after = work / "moved.ifc"
+    f.write(str(after))
+    yield "ifc-moved", ["scan", model, "--tolerance", "2mm"], ["scan", after, "--tolerance", "2mm"]
+
+
+def poses_scenario(work: Path, count: int):
+    """The Panda of ../shared (its meshes and SRDF, as benchmarks/bench_poses.py), else the
+    sample arm, at `count` random poses within its limits, then with 10% of them new."""
+    from gjkcli.scene import urdf
+
+    rng = np.random.default_rng(45)
+    panda = ROOT.parent / "shared" / "robots" / "panda"
+    if not panda.is_dir():
+        panda = Path("/work/shared/robots/panda")
+    if panda.is_dir():
+        from bench_matrix import PACKAGE, package_tree
+
+        path = package_tree(panda, work)
+        robot = urdf.load(path, ((PACKAGE, str(path.parents[1])),))
+        extra, name = ["--srdf", panda / "panda.srdf"], "poses:panda"
+    else:
+        path = ROOT / "samples" / "robot" / "arm.urdf"
+        robot = urdf.load(path)
+        extra, name = [], "poses:arm"
+    Q = rng.uniform(robot.lower, robot.upper, size=(count, robot.dof))
+    before, after = work / "poses.csv", work / "poses_new.csv"
+
+    def table(out: Path, rows) -> None:
+        out.write_text(",".join(robot.variables) + "\n"
+                       + "".join(",".join(f"{v:.17g}" for v in q) + "\n" for q in rows.tolist()))
+
+    table(before, Q)
+    new = rng.choice(count, size=count // 10, replace=False)
+    Q[new] = rng.uniform(robot.lower, robot.upper, size=(len(new), robot.dof))
+    table(after, Q)
+    yield name, ["scan", path, *extra, "--poses", before], ["scan", path, *extra, "--poses", after]
+    yield f"{name} unchanged", ["scan", path, *extra, "--poses", before], ["scan", path, *extra, "--poses", before]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", type=int, default=10000, help="parts of the generated GLB (default 10000)")
+    parser.add_argument("--poses", type=int, default=2000, help="robot poses (default 2000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side (default 3)")
+    parser.add_argument("--only", default="glb,step,ifc,poses", help="scenarios: glb, step, ifc, poses")
+    parser.add_argument("--keep", type=Path, help="work here (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    from _common import markdown_table
+
+    # the bytecode an installed package has (as bench_poses.py): neither side compiles gjk's modules
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gjkcli")], env=env, capture_output=True)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="gjk-bench-cache-"))
+    work.mkdir(parents=True, exist_ok=True)
+    scenarios = []
+    if "glb" in only:
+        scenarios += list(glb_scenarios(work, args.parts))
+    if "step" in only:
+        scenarios += list(step_scenarios(work))
+    if "ifc" in only:
+        scenarios += list(ifc_scenario(work))
+    if "poses" in only:
+        scenarios += list(poses_scenario(work, args.poses))
+    rows = []
+    for name, before, after in scenarios:
+        got = measure(name, before, after, work, args.repeat)
+        print(f"{name}: fresh {got['fresh']:.2f} s, cached {got['cached']:.2f} s, ratio {got['ratio']:.2f} "
+              f"(target {got['target']}), same JSON {got['same']}", flush=True)
+        rows.append(got)
+    print()
+    print(f"Whole `gjk scan ... --format json` processes, medians of {args.repeat} alternating runs; "
+          f"cached: a copy of the cache the run on the inputs before the change left.")
+    print()
+    print(markdown_table(["scenario", "fresh (s)", "cached (s)", "cached / fresh", "target", "held",
+                          "same JSON"],
+                         [[r["scenario"], f"{r['fresh']:.2f}", f"{r['cached']:.2f}", f"{r['ratio']:.2f}",
+                           f"{r['target']}", "yes" if r["ratio"] <= r["target"] else "no",
+                           "yes" if r["same"] else "NO"] for r in rows]))
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if all(r["same"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,798 @@
+"""gjk's cache: what a run computed, kept as data keyed by content, so that a re-run costs what
+changed (ruff's `.ruff_cache/`, git's objects).
+
+Where: `.gjk_cache/` beside the settings file gjk read (`gjkcli.config`), else in the working
+folder; `--cache-dir DIR` (or `GJK_CACHE_DIR`, or `cache_dir` in the settings) puts it elsewhere,
+`--no-cache` (or `GJK_NO_CACHE=1`, or `cache = false`) turns it off, `gjk clean` empties it. The
+folder holds a `CACHEDIR.TAG` (backup tools skip it) and a `.gitignore` of `*` (git ignores it),
+as ruff's does.
+
+What: entries, each one file `<kind>/<key[:2]>/<key>`, its name the key: a BLAKE2b digest of
+everything the entry's answer depends on (`key`): the content (a part's vertices and faces, a
+file's bytes), the options that change a verdict (tolerances included), gjk's version and a stamp
+of its code (`code_stamp`), so that any change of those misses. Kinds:
+
+    run    a whole command's report: its input files' bytes, every option, the settings file
+           (`gjkcli.cli` writes and replays it; nothing else of the run is done)
+    pairs  one table per run: pair key -> the narrow phase's and the triangles' answers
+           (`gjkcli.pipeline.stages`)
+    hulls  one table per run: a part's content key -> its prepared hull and hull gap
+
+An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
+dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
+The checksum (BLAKE2b of the rest) and the key inside the header are checked on every read: an
+entry that fails either (a damaged disk, a planted file) is a miss, removed, and named in the
+run's notes; it is never believed. Writes go to a temporary file in the entry's folder, then
+`os.replace`, so two runs at once each see a whole entry or none. The folder's size is bounded
+(`--limit cache=BYTES`, `gjkcli.limits`): after a run that wrote, the entries read least recently
+(by modification time, which a read refreshes) are removed until it fits.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["Cache", "Table", "key", "prefix", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+
+FOLDER = ".gjk_cache"
+# The entry format; a change of it misses every entry written before.
+FORMAT = 1
+_MAGIC = b"GJKCACHE1\n"
+_DIGEST = 32
+# The dtypes an entry's arrays may have (anything else: the entry is not believed).
+_DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "<u4", "|u1", "|i1", "|b1", "<U1"})
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by gjk.\n"
+        "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+
+class CacheError(ValueError):
+    """An entry that cannot be believed (its checksum, its key, its layout)."""
+
+
+def code_stamp() -> str:
+    """gjk's version and a stamp of its code (each module's and extension's name, size and
+    modification time): an entry written by other code misses, a development checkout's too."""
+    from gjkcli import __version__
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".so", ".pyd"):
+            st = path.stat()
+            h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+_STAMP: list = []
+
+
+def _stamp() -> str:
+    if not _STAMP:
+        _STAMP.append(code_stamp())
+    return _STAMP[0]
+
+
+def key(*parts) -> str:
+    """A hex BLAKE2b key of `parts` (bytes, str, numbers, None, NumPy arrays with their dtype
+    and shape, and tuples or lists of those) with the entry format and `code_stamp`."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"gjk-cache {FORMAT} {_stamp()}".encode())
+    _feed(h, parts)
+    return h.hexdigest()
+
+
+def _feed(h, value) -> None:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        h.update(b"b%d:" % len(value))
+        h.update(value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(data))
+        h.update(data)
+    elif isinstance(value, (tuple, list)):
+        h.update(b"(%d:" % len(value))
+        for v in value:
+            _feed(h, v)
+        h.update(b")")
+    elif value is None or isinstance(value, (bool, int, float)):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):  # a NumPy array or scalar
+        import numpy as np
+
+        a = np.ascontiguousarray(value)
+        h.update(f"a{a.dtype.str}{a.shape}:".encode())
+        h.update(a.tobytes())
+    else:
+        h.update(f"r{type(value).__name__}:{value!r};".encode())
+
+
+def located(settings_path=None, cache_dir=None) -> Path:
+    """The cache folder: `cache_dir` if given, else GJK_CACHE_DIR, else `.gjk_cache` beside the
+    settings file read, else in the working folder."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    env = os.environ.get("GJK_CACHE_DIR")
+    if env:
+        return Path(env)
+    if settings_path is not None:
+        return Path(settings_path).parent / FOLDER
+    return Path(FOLDER)
+
+
+def clear(folder) -> int:
+    """Remove the cache folder `folder` (only one gjk made: it holds gjk's CACHEDIR.TAG); the
+    number of entries removed. ValueError for a folder that is not a gjk cache."""
+    import shutil
+
+    folder = Path(folder)
+    if not folder.exists():
+        return 0
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.is_file() or "created by gjk" not in tag.read_text(errors="replace"):
+        raise ValueError(f"{folder} is not a gjk cache (it has no CACHEDIR.TAG written by gjk); "
+                         f"remove it by hand if you mean to")
+    count = sum(1 for p in folder.rglob("*") if p.is_file() and p.parent != folder)
+    shutil.rmtree(folder)
+    return count
+
+
+class Cache:
+    """The cache folder of a run: `get` and `put` entries, `notes` on the entries not believed,
+    `trim` to the size limit.
+
+    folder : the cache folder (made on the first write); limit : its largest size in bytes.
+    """
+
+    def __init__(self, folder, limit: int = 1 << 30):
+        self.folder = Path(folder)
+        self.limit = int(limit)
+        self.notes: list[str] = []
+        self.wrote = False
+        self.hits = 0
+        self.misses = 0
+        # files a run read besides its inputs (a URDF's meshes): a kept report holds their
+        # digests, and is replayed only while they are the same (`get_run`)
+        self.depends: set = set()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.folder)!r}, limit={self.limit})"
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def path(self, kind: str, k: str) -> Path:
+        return self.folder / kind / k[:2] / k
+
+    def get(self, kind: str, k: str, raw: bool = False):
+        """(header dict, {name: array}) of entry `k`, or None: absent, or not believed (then
+        removed, with a note). raw: the arrays as their bytes (no NumPy import)."""
+        path = self.path(kind, k)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            got = decode(data, kind, k, raw)
+        except CacheError as e:
+            self.notes.append(f"cache: ignored the entry {path}: {e}; it was computed again")
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            self.misses += 1
+            return None
+        try:
+            os.utime(path)  # read: the last to be dropped
+        except OSError:
+            pass
+        self.hits += 1
+        return got
+
+    def put(self, kind: str, k: str, header: dict, arrays: dict | None = None) -> None:
+        """Write entry `k` atomically (a temporary file in its folder, then os.replace); a
+        folder that cannot be written leaves the run as it is, with a note."""
+        path = self.path(kind, k)
+        try:
+            self._make_folder()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(encode(header, arrays or {}, kind, k))
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as e:
+            note = f"cache: cannot write into {self.folder} ({e.strerror or e}); the run goes on without it"
+            if note not in self.notes:
+                self.notes.append(note)
+            return
+        self.wrote = True
+
+    def _make_folder(self) -> None:
+        if (self.folder / "CACHEDIR.TAG").is_file():
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# Made by gjk.\n*\n")):
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, self.folder / name)
+
+    def entries(self) -> list:
+        """[(mtime, size, path)] of every entry."""
+        out = []
+        if not self.folder.is_dir():
+            return out
+        for kind in os.scandir(self.folder):
+            if not kind.is_dir():
+                continue
+            for sub in os.scandir(kind.path):
+                if not sub.is_dir():
+                    continue
+                for e in os.scandir(sub.path):
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime_ns, st.st_size, e.path))
+        return out
+
+    def trim(self) -> int:
+        """Remove the entries read least recently until the folder holds at most `limit` bytes
+        (left temporary files of a run that was killed too, once an hour old); how many."""
+        import time
+
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        old = time.time_ns() - 3600 * 10 ** 9
+        for mtime, size, path in sorted(entries):
+            stale = os.path.basename(path).startswith(".tmp-") and mtime < old
+            if total <= self.limit and not stale:
+                if not os.path.basename(path).startswith(".tmp-"):
+                    break
+                continue
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed
+
+
+# -- the entry format ---------------------------------------------------------------------------
+
+
+def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
+    """An entry's bytes: magic, checksum of the rest, then the rest: the header's length (8
+    bytes, little-endian), the header as JSON ({"kind", "key", "arrays": [[name, dtype, shape,
+    offset, nbytes]], "data": header}), the arrays' bytes."""
+    import numpy as np
+
+    table, blobs, offset = [], [], 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        if a.dtype.str not in _DTYPES:
+            a = a.astype(a.dtype.newbyteorder("<"))
+        if a.dtype.str not in _DTYPES:
+            raise TypeError(f"cache: dtype {a.dtype} of {name} is not one an entry holds")
+        raw = a.tobytes()
+        table.append([name, a.dtype.str, list(a.shape), offset, len(raw)])
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps({"kind": kind, "key": k, "arrays": table, "data": header},
+                      separators=(",", ":"), allow_nan=True).encode()
+    rest = len(head).to_bytes(8, "little") + head + b"".join(blobs)
+    return _MAGIC + hashlib.blake2b(rest, digest_size=_DIGEST).digest() + rest
+
+
+def decode(data: bytes, kind: str, k: str, raw: bool = False):
+    """(header, arrays) of an entry's bytes; CacheError when they cannot be believed. raw: the
+    arrays as bytes."""
+    if not data.startswith(_MAGIC):
+        raise CacheError("not a gjk cache entry")
+    start = len(_MAGIC) + _DIGEST
+    view = memoryview(data)  # no copies of a large entry's bytes
+    if hashlib.blake2b(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
+        raise CacheError("its checksum does not match its bytes")
+    n = int.from_bytes(data[start:start + 8], "little")
+    try:
+        head = json.loads(bytes(view[start + 8:start + 8 + n]))
+    except ValueError:
+        raise CacheError("its header is not JSON") from None
+    if not isinstance(head, dict) or head.get("kind") != kind or head.get("key") != k:
+        raise CacheError("it is filed under another key")
+    body = view[start + 8 + n:]
+    arrays = {}
+    try:
+        for name, dtype, shape, offset, nbytes in head["arrays"]:
+            if dtype not in _DTYPES or offset < 0 or offset + nbytes > len(body):
+                raise CacheError("its arrays do not fit its bytes")
+            if raw:
+                arrays[name] = body[offset:offset + nbytes]
+                continue
+            import numpy as np
+
+            a = np.frombuffer(body, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
+                              offset=offset)
+            arrays[name] = a.reshape(shape)
+    except (TypeError, ValueError, KeyError) as e:
+        raise CacheError(f"its arrays do not fit its bytes ({e})") from None
+    return head.get("data"), arrays
+
+
+# -- results as data ----------------------------------------------------------------------------
+
+# The dataclasses an entry may hold, by name: `from_data` makes only these.
+_TYPES: dict = {}
+
+
+def _types() -> dict:
+    if not _TYPES:
+        _TYPES.update(_made_types())
+    return _TYPES
+
+
+def _made_types() -> dict:
+    from gjkcli.engine import exact, results
+    from gjkcli.pipeline import tessellated
+
+    names = ("Result", "PlaneCertificate", "PointCertificate", "TrianglesCertificate",
+             "DistanceCertificate", "ShiftCertificate")
+    out = {name: getattr(results, name) for name in names}
+    out["Bounded"] = tessellated.Bounded
+    out["ExactResult"] = exact.ExactResult
+    from gjkcli.pipeline.findings import Finding
+
+    out["Finding"] = Finding
+    return out
+
+
+def to_data(value):
+    """JSON-able data of a result: dataclasses of `_types` by name and fields, NumPy arrays and
+    scalars with their dtype, Status by value; floats exactly (JSON writes repr)."""
+    import dataclasses
+
+    import numpy as np
+
+    from gjkcli.engine.results import Status
+
+    fields: dict = {}  # type -> its field names, looked up once
+
+    def data(value):
+        if value is None or isinstance(value, (bool, int, float, str)) and not isinstance(value, Status):
+            return value
+        if isinstance(value, Status):
+            return {"status": value.value}
+        names = fields.get(type(value))
+        if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = fields[type(value)] = [f.name for f in dataclasses.fields(value)]
+        if names is not None:
+            return {"dc": type(value).__name__, "f": {name: data(getattr(value, name)) for name in names}}
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                return {"obj": list(value.shape), "v": [data(v) for v in value.ravel().tolist()]}
+            return {"nd": value.dtype.str, "s": list(value.shape), "v": value.ravel().tolist()}
+        if isinstance(value, np.generic):
+            return {"np": value.dtype.str, "v": value.item()}
+        if isinstance(value, tuple):
+            return {"t": [data(v) for v in value]}
+        if isinstance(value, list):
+            return [data(v) for v in value]
+        if isinstance(value, dict):
+            return {"d": [[data(k), data(v)] for k, v in value.items()]}
+        raise TypeError(f"cache: {type(value).__name__} is not data an entry holds")
+
+    return data(value)
+
+
+def from_data(data, types=None):
+    """The value `to_data` made; CacheError for anything else."""
+    import numpy as np
+
+    from gjkcli.engine.results import Status
+
+    types = types if types is not None else _types()
+
+    def value(data):
+        if isinstance(data, list):
+            return [value(v) for v in data]
+        if not isinstance(data, dict):
+            if data is None or isinstance(data, (bool, int, float, str)):
+                return data
+            raise CacheError("it holds an unknown value")
+        if "dc" in data:
+            cls = types.get(data["dc"])
+            if cls is None:
+                raise CacheError(f"it names a type gjk does not cache ({data['dc']!r})")
+            return cls(**{name: value(v) for name, v in data["f"].items()})
+        if "status" in data:
+            return Status(data["status"])
+        if "nd" in data:
+            if data["nd"] not in _DTYPES and not data["nd"].startswith("<U"):
+                raise CacheError("it holds an array of an unknown dtype")
+            return np.array(data["v"], dtype=np.dtype(data["nd"])).reshape(data["s"])
+        if "obj" in data:
+            out = np.empty(len(data["v"]), dtype=object)
+            for n, v in enumerate(data["v"]):
+                out[n] = value(v)
+            return out.reshape(data["obj"])
+        if "np" in data:
+            if data["np"] not in _DTYPES:
+                raise CacheError("it holds a number of an unknown dtype")
+            return np.dtype(data["np"]).type(data["v"])
+        if "t" in data:
+            return tuple(value(v) for v in data["t"])
+        if "d" in data:
+            return {value(k): value(v) for k, v in data["d"]}
+        raise CacheError("it holds an unknown value")
+
+    try:
+        return value(data)
+    except (TypeError, ValueError, KeyError) as e:
+        raise CacheError(f"it does not hold what gjk writes ({e})") from None
+
+
+# -- a whole command's report -------------------------------------------------------------------
+
+# Inputs whose file is the whole input (it names no other file a reader would open), so that its
+# bytes stand for what a run reads of it: a whole report may be kept for them. A glTF (.gltf)
+# names its buffers, an OBJ its materials, a URDF its meshes, a manifest its includes: a run
+# over those is cached part by part and pair by pair, not whole.
+# A URDF names its meshes: its report is kept with their digests (`Cache.depends`), replayed
+# while they are unchanged.
+WITH_DEPENDENCIES = frozenset({".urdf"})
+WHOLE_FILES = frozenset({".stl", ".ply", ".off", ".glb", ".3mf", ".step", ".stp", ".ifc", ".ifczip", ".dxf",
+                         ".svg"})
+
+
+def run_key(command: str, params: dict, inputs, extra_files=()) -> str | None:
+    """The key of a whole command's report: the command, its parameters (their repr, in name
+    order), the working folder, and the bytes of every input (a folder: of every file under it,
+    `_folder_files`) and of `extra_files` (the settings file, the baseline; None or absent ones
+    as absent); None when an input is not a whole file (a glTF with buffers beside it, a
+    manifest) or cannot be read."""
+    files = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():  # every file under it, whatever it is (a glTF's buffers too)
+            found = _folder_files(path, params.get("recurse", True))
+            if found is None:
+                return None
+            files.extend(found)
+            continue
+        if path.suffix.lower() not in WHOLE_FILES | WITH_DEPENDENCIES or not path.is_file():
+            return None
+        try:
+            files.append((name, _file_digest(path)))
+        except OSError:
+            return None
+    for name in extra_files:
+        if name is None:
+            continue
+        path = Path(name)
+        try:
+            files.append((str(name), _file_digest(path) if path.is_file() else "absent"))
+        except OSError:
+            return None
+    where = [os.environ.get(name, "") for name in ("ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH")]
+    return key("run", command, os.getcwd(), sorted((k, repr(v)) for k, v in params.items()), files, where)
+
+
+# A folder of more files than this is not kept whole (hashing them would cost a run's time).
+FOLDER_FILES_UP_TO = 20_000
+
+
+def _folder_files(folder: Path, recurse: bool):
+    """[(path, digest)] of every file under `folder` (its subfolders with `recurse`) but those of
+    a cache folder and of version control, in name order; None when there are too many or one
+    cannot be read."""
+    out = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if recurse and d not in (FOLDER, ".git", ".hg", ".svn")
+                         and not (Path(top) / d / "CACHEDIR.TAG").is_file())
+        for name in sorted(names):
+            path = Path(top) / name
+            try:
+                out.append((str(path), _file_digest(path)))
+            except OSError:
+                return None
+            if len(out) > FOLDER_FILES_UP_TO:
+                return None
+    return out
+
+
+def _file_digest(path: Path) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            h.update(chunk)
+    return h.digest()
+
+
+def get_run(cache: "Cache", k: str):
+    """(exit code, [(output or None, bytes)], [stderr line]) of a kept report, or None."""
+    got = cache.get("run", k, raw=True)
+    if got is None:
+        return None
+    header, arrays = got
+    for path, digest in header.get("depends", ()):  # a URDF's meshes: the same, or a new run
+        if _digest_or_absent(path) != digest:
+            return None
+    try:
+        writes = [(out, bytes(arrays[f"w{n}"])) for n, out in enumerate(header["outputs"])]
+        return int(header["exit"]), writes, [str(line) for line in header["stderr"]]
+    except (KeyError, TypeError, ValueError):
+        cache.notes.append("cache: ignored a kept report that does not hold what gjk writes")
+        return None
+
+
+def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> None:
+    """Keep a command's report: its exit code, what it wrote where, its stderr lines."""
+    import numpy as np
+
+    arrays = {f"w{n}": np.frombuffer(data, dtype=np.uint8) for n, (_, data) in enumerate(writes)}
+    depends = [[path, _digest_or_absent(path)] for path in sorted(cache.depends)]
+    cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
+                         "stderr": list(stderr), "depends": depends}, arrays)
+
+
+def _digest_or_absent(path: str) -> str:
+    try:
+        return _file_digest(Path(path)).hex()
+    except OSError:
+        return "absent"
+
+
+def depend_on_robot(cache, robot) -> None:
+    """The run read `robot`'s mesh files (`gjkcli.scene.urdf.Robot`): its kept report depends
+    on them."""
+    if cache is None:
+        return
+    for c in getattr(robot, "collisions", ()):
+        mesh = getattr(c, "mesh", None)
+        if mesh is not None:
+            cache.depends.add(str(Path(mesh).absolute()))
+
+
+# -- tables: many small rows in one entry per run -----------------------------------------------
+
+# A run reads every pack of a kind; past this many, it writes the rows it used as one pack and
+# removes the packs it read (so that a folder of many small runs stays a few reads).
+PACKS_MERGED_PAST = 8
+
+
+class Table:
+    """Rows of one kind (`pairs`, `hulls`), each under its own key: data (JSON-able) and named
+    arrays. Kept as packs, one entry per run holding the rows that run computed (`save`); a run
+    reads every pack of its kind once (`load`). A pack that is not believed is ignored whole,
+    with the cache's note."""
+
+    def __init__(self, cache: Cache, kind: str):
+        self.cache = cache
+        self.kind = kind
+        self.rows: dict = {}  # key -> (data, {name: array}) read
+        self.new: dict = {}  # key -> (data, {name: array}) to write
+        self.done: dict = {}  # key -> (data, {name: array}) written by `save`
+        self.used: set = set()
+        self.packs: list = []  # the packs read: (key, path)
+        self._load()
+
+    def _load(self) -> None:
+        folder = self.cache.folder / self.kind
+        if not folder.is_dir():
+            return
+        for sub in sorted(os.scandir(folder), key=lambda e: e.name):
+            if not sub.is_dir():
+                continue
+            for e in os.scandir(sub.path):
+                if e.name.startswith(".tmp-"):
+                    continue
+                got = self.cache.get(self.kind, e.name)
+                if got is None:
+                    continue
+                self.packs.append((e.name, e.path))
+                header, arrays = got
+                try:
+                    columns = _Columns(header, arrays)
+                    for r, (k, data) in enumerate(zip(header["keys"], header["rows"])):
+                        self.rows[k] = (data, (columns, r))
+                except (CacheError, KeyError, TypeError, ValueError) as err:
+                    self.cache.notes.append(f"cache: ignored the entry {e.path}: {err}; its rows "
+                                            f"were computed again")
+
+    def get(self, k: str):
+        """(data, arrays) of row `k`, or None."""
+        got = self.rows.get(k)
+        if got is not None:
+            data, (columns, r) = got
+            got = data, columns.row(r)
+        else:
+            got = self.new.get(k) or self.done.get(k)
+        if got is not None:
+            self.used.add(k)
+        return got
+
+    def put(self, k: str, data, arrays: dict | None = None) -> None:
+        self.new[k] = (data, arrays or {})
+        self.used.add(k)
+
+    def save(self) -> None:
+        """Write this run's new rows as one pack; past PACKS_MERGED_PAST packs, every row this
+        run used as one pack, and the packs read removed. A pack holds each array name's rows
+        as one column (their rows concatenated, with offsets), so that reading 10,000 rows is a
+        few arrays."""
+        import uuid
+
+        import numpy as np
+
+        merge = len(self.packs) >= PACKS_MERGED_PAST
+        rows = dict(self.new)
+        if merge:
+            for k in self.used:
+                if k not in rows and k in self.rows:
+                    data, (columns, r) = self.rows[k]
+                    rows[k] = (data, columns.row(r))
+        if not rows:
+            return
+        names = sorted({name for _, arrays in rows.values() for name in arrays})
+        columns, arrays = {}, {}
+        for name in names:
+            pieces = [np.ascontiguousarray(a[name]) if name in a else None for _, a in rows.values()]
+            first = next(p for p in pieces if p is not None)
+            tail = list(first.shape[1:])
+            if first.dtype.str not in _DTYPES or any(
+                    p is not None and (p.dtype != first.dtype or list(p.shape[1:]) != tail or p.ndim == 0)
+                    for p in pieces):
+                raise TypeError(f"cache: the rows' {name} arrays differ in dtype or shape")
+            counts = np.array([0 if p is None else len(p) for p in pieces], dtype=np.int64)
+            arrays[name] = np.concatenate([p for p in pieces if p is not None]) if counts.any() \
+                else np.zeros([0] + tail, dtype=first.dtype)
+            arrays[name + "@offsets"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            arrays[name + "@has"] = np.array([p is not None for p in pieces], dtype=bool)
+            columns[name] = tail
+        pack = key("pack", self.kind, uuid.uuid4().hex)
+        self.cache.put(self.kind, pack, {"keys": list(rows), "rows": [d for d, _ in rows.values()],
+                                         "columns": columns}, arrays)
+        self.done.update(self.new)  # written: a second save writes nothing again
+        self.new = {}
+        if merge and self.cache.wrote:
+            for _, path in self.packs:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            self.packs = []
+
+
+class _Columns:
+    """A pack's columns: row r's arrays sliced out when asked."""
+
+    def __init__(self, header: dict, arrays: dict):
+        self.columns = {}
+        n = len(header["keys"])
+        if len(header["rows"]) != n:
+            raise CacheError("its rows and keys differ in number")
+        for name, tail in header["columns"].items():
+            values, offsets, has = arrays[name], arrays[name + "@offsets"], arrays[name + "@has"]
+            if len(offsets) != n + 1 or len(has) != n or offsets[-1] != len(values) \
+                    or list(values.shape[1:]) != list(tail) or (offsets[1:] < offsets[:-1]).any():
+                raise CacheError(f"its column {name} does not fit its rows")
+            self.columns[name] = (values, offsets.tolist(), has)
+
+    def row(self, r: int) -> dict:
+        return {name: values[offsets[r]:offsets[r + 1]]
+                for name, (values, offsets, has) in self.columns.items() if has[r]}
+
+
+# -- hulls and parts ----------------------------------------------------------------------------
+
+# The fields of a Shape an entry holds as arrays, and as numbers.
+_SHAPE_ARRAYS = ("vertices", "adj_start", "adj", "dims", "rotation", "translation", "_cube")
+_SHAPE_NUMBERS = ("kind", "dimension", "radius", "_extent", "_size")
+
+
+def hull_key(content: tuple, small_points) -> str:
+    """The key of a prepared geometry's hull (`gjkcli.pipeline.prepared.Geometry.content`: its
+    vertex and face counts and their arrays' BLAKE2b)."""
+    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h.update(f"hull {content[0]} {content[1]} {small_points};".encode())
+    h.update(content[2])
+    return h.hexdigest()
+
+
+def hull_row(g) -> tuple:
+    """(data, arrays) of a prepared Geometry: its hull (every field of the Shape, so that the
+    one read back is the same to the bit), gap, bounds and closedness, or its error."""
+    if g.hull is None:
+        return {"error": str(g.error) if g.error is not None else "no hull"}, {}
+    shape = g.hull
+    data = {name: getattr(shape, name) for name in _SHAPE_NUMBERS}
+    data.update(gap=float(g.gap), closed=bool(g.closed), faces=shape.faces is not None)
+    arrays = {name: getattr(shape, name) for name in _SHAPE_ARRAYS}
+    if shape.faces is not None:
+        arrays["faces"] = shape.faces
+    arrays["bounds"] = g.bounds
+    return data, arrays
+
+
+def set_hull(g, row) -> None:
+    """Give the prepared Geometry `g` the hull of a `hull_row`."""
+    from gjkcli.engine.shapes import Shape
+    from gjkcli.errors import ShapeError
+
+    data, arrays = row
+    if "error" in data:
+        g.error = ShapeError(data["error"])
+        return
+    fields = {name: arrays[name] for name in _SHAPE_ARRAYS}
+    fields.update({name: data[name] for name in _SHAPE_NUMBERS})
+    fields["faces"] = arrays["faces"] if data["faces"] else None
+    fields["dimension"] = int(fields["dimension"])
+    g.hull = Shape(**fields)
+    g.gap, g.closed, g.bounds = float(data["gap"]), bool(data["closed"]), arrays["bounds"]
+
+
+class PartKeys:
+    """A key per object of a run, made when first asked: its name, unit, tessellation error,
+    what its loader knows (watertight, bodies, exact solids), its triangles and the hull (or
+    primitive) the narrow phase reads, so that a pair's answer is a function of its two keys
+    and the pair's options."""
+
+    def __init__(self, geoms, shapes):
+        self.geoms, self.shapes = geoms, shapes
+        self.made: dict = {}
+
+    def __getitem__(self, k: int) -> bytes:
+        got = self.made.get(k)
+        if got is None:
+            import numpy as np
+
+            g, shape = self.geoms[k], self.shapes[k]
+            h = hashlib.blake2b(digest_size=20)
+            h.update(repr((g.name, g.units, float(g.eps or 0.0), g.watertight, g.bodies,
+                           len(g.brep) if g.brep else 0, g.primitive is not None)).encode())
+            if g.vertices is not None:
+                h.update(np.ascontiguousarray(g.vertices, dtype=np.float64))
+                h.update(b"|")
+                h.update(np.ascontiguousarray(g.faces, dtype=np.int64))
+            if shape is not None and hasattr(shape, "rotation"):
+                h.update(repr((shape.kind, shape.radius, len(shape.vertices))).encode())
+                for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
+                    h.update(np.ascontiguousarray(a, dtype=np.float64))
+            got = self.made[k] = h.digest()
+        return got
+
+
+def pair_key(common: bytes, a: bytes, b: bytes, *values) -> str:
+    """The key of a pair's answer: the run's `common` options, both objects' `PartKeys` and the
+    pair's own values (numbers, flags, None)."""
+    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h.update(common)
+    h.update(a)
+    h.update(b)
+    h.update(repr(values).encode())
+    return h.hexdigest()
+
+
+def prefix() -> bytes:
+    """What every key starts with: the entry format, gjk's version and its code's stamp."""
+    return _prefix()
+
+
+def _prefix() -> bytes:
+    return f"gjk-cache {FORMAT} {_stamp()};".encode()

@@ -1,0 +1,340 @@
+"""The command line's cache: where it lives, a kept report replayed byte for byte, --no-cache,
+gjk clean, the size limit, damaged entries and two runs at once. Every cache is in tmp_path."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gjkcli.cli import main
+from gjkcli.pipeline import cache as caches
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+DATA = ROOT / "tests" / "data" / "third_party"
+
+
+def _gjk(*args, env=None):
+    return CliRunner(catch_exceptions=False, env=env).invoke(main, [str(a) for a in args])
+
+
+def _glb(tmp_path: Path) -> Path:
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    for n in range(6):
+        part = trimesh.creation.box((1, 1, 1)) if n % 2 else trimesh.creation.icosphere(radius=0.6)
+        part.apply_translation((0.8 * n, 0.1 * n, 0))
+        scene.add_geometry(part, node_name=f"p{n}")
+    path = tmp_path / "scene.glb"
+    scene.export(path)
+    return path
+
+
+def _arm(tmp_path: Path) -> list:
+    poses = tmp_path / "poses.csv"
+    poses.write_text("shoulder,elbow\n0,0\n0.5,1.0\n1.2,-2.4\n3.0,2.4\n")
+    return [SAMPLES / "robot" / "arm.urdf", "--poses", poses]
+
+
+def _inputs(kind: str, tmp_path: Path) -> list:
+    if kind == "mesh":
+        return [SAMPLES / "pocket_box.stl", SAMPLES / "pocket_cube.stl", SAMPLES / "peg.stl", "--together"]
+    if kind == "glb":
+        return [_glb(tmp_path)]
+    if kind == "step":
+        pytest.importorskip("OCP")
+        return [DATA / "step" / "as1_pe_203.stp"]
+    if kind == "ifc":
+        pytest.importorskip("ifcopenshell")
+        return [DATA / "project0-openings.ifc", "--tolerance", "2mm"]
+    if kind == "dxf":
+        pytest.importorskip("ezdxf")
+        return [SAMPLES / "flat" / "nest.dxf", "--clearance", "0.5"]
+    if kind == "svg":
+        pytest.importorskip("svgelements")
+        return [SAMPLES / "dyn4j" / "shape1.svg", SAMPLES / "dyn4j" / "shape2.svg", "--together"]
+    return _arm(tmp_path)
+
+
+KINDS = ["mesh", "glb", "step", "ifc", "dxf", "svg", "urdf"]
+
+
+def _process(*args) -> tuple:
+    """(exit code, stdout, stderr) of `gjk` in a process of its own (the STEP reader forked as
+    it starts is gated by the cache: `gjkcli.mesh.cad_process.go`)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    done = subprocess.run([sys.executable, "-m", "gjkcli", *map(str, args)], capture_output=True,
+                          env=env, timeout=600)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_cached_run_prints_the_uncached_json_byte_for_byte(kind, tmp_path):
+    args = ["scan", *_inputs(kind, tmp_path), "--format", "json", "--jobs", "1"]
+    # STEP in processes of their own: OpenCASCADE's second tessellation of a file in one process
+    # differs from its first in the last digits of the error bound, cache or not
+    if kind == "step":
+        run = _process
+    else:
+        def run(*a):
+            r = _gjk(*a)
+            return r.exit_code, r.stdout_bytes, r.stderr_bytes
+    plain = run(*args, "--no-cache")
+    assert plain[0] in (0, 1), plain[2]
+    # the first run fills the cache, the second reads the report; a third at another format
+    # (its own report) reads the hulls and pairs
+    for extra in ([], [], ["--format", "json", "--all-pairs"]):
+        got = run(*args, "--cache-dir", tmp_path / "cache", *extra)
+        if extra:
+            plain = run(*args, "--no-cache", *extra)
+        assert got == plain
+
+
+def test_a_kept_report_is_replayed_without_a_run(tmp_path, monkeypatch):
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    args = ["scan", SAMPLES / "pocket_box.stl", SAMPLES / "pocket_cube.stl", "--together", "--format",
+            "sarif", "--cache-dir", tmp_path / "c"]
+    first = _gjk(*args)
+    stl = tmp_path / "a.stl"
+    stl.write_bytes((SAMPLES / "pocket_box.stl").read_bytes())
+    other = ["scan", stl, SAMPLES / "pocket_cube.stl", "--together", "--format", "sarif", "--cache-dir", tmp_path / "c"]
+    _gjk(*other)
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        again = _gjk(*args)
+        assert (again.exit_code, again.stdout_bytes) == (first.exit_code, first.stdout_bytes)
+        _gjk(*other)
+        # an option that changes a verdict is another report: the run is made
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args, "--clearance", "0.1")
+        # and so is a changed input
+        stl.write_bytes((SAMPLES / "peg.stl").read_bytes())
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*other)
+
+
+def test_a_report_written_to_a_file_is_replayed_there(tmp_path):
+    out = tmp_path / "report.json"
+    args = ["scan", SAMPLES / "pocket_box.stl", SAMPLES / "pocket_cube.stl", "--together", "--format",
+            "json", "-o", out, "--cache-dir", tmp_path / "c"]
+    _gjk(*args)
+    first = out.read_bytes()
+    out.unlink()
+    _gjk(*args)
+    assert out.read_bytes() == first
+
+
+def test_the_cache_lives_beside_the_settings_or_in_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("GJK_NO_CACHE", raising=False)
+    monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "gjk.toml").write_text('clearance = 0.1\n')
+    monkeypatch.chdir(project / "sub")
+    r = _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json")
+    assert r.exit_code == 1
+    assert (project / ".gjk_cache" / "CACHEDIR.TAG").is_file()
+    assert (project / ".gjk_cache" / ".gitignore").is_file()
+    assert not (project / "sub" / ".gjk_cache").exists()
+    # without settings: the working folder
+    monkeypatch.chdir(tmp_path)
+    _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json",
+         "--isolated")
+    assert (tmp_path / ".gjk_cache" / "CACHEDIR.TAG").is_file()
+    # gjk clean empties the one the settings name
+    monkeypatch.chdir(project / "sub")
+    r = _gjk("clean")
+    assert r.exit_code == 0 and "removed" in r.stdout
+    assert not (project / ".gjk_cache").exists()
+
+
+def test_no_cache_and_its_setting_write_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("GJK_NO_CACHE", raising=False)
+    monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json",
+         "--no-cache", "--isolated")
+    assert not (tmp_path / ".gjk_cache").exists()
+    (tmp_path / "gjk.toml").write_text("cache = false\n")
+    _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json")
+    assert not (tmp_path / ".gjk_cache").exists()
+    (tmp_path / "gjk.toml").write_text('cache_dir = "elsewhere"\n')
+    _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json")
+    assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").is_file()
+    monkeypatch.setenv("GJK_NO_CACHE", "1")
+    _gjk("scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--format", "json", "--isolated")
+    assert not (tmp_path / ".gjk_cache").exists()
+
+
+def test_clean_refuses_a_folder_gjk_did_not_make(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("mine")
+    r = _gjk("clean", "--cache-dir", tmp_path / "notes")
+    assert r.exit_code == 2 and "not a gjk cache" in r.stderr
+    assert (tmp_path / "notes" / "a.txt").exists()
+
+
+def test_a_flipped_byte_in_a_kept_report_is_ignored_with_a_note(tmp_path):
+    args = ["scan", SAMPLES / "pocket_box.stl", SAMPLES / "pocket_cube.stl", "--together", "--format",
+            "json", "--jobs", "1"]
+    plain = json.loads(_gjk(*args, "--no-cache").stdout)
+    _gjk(*args, "--cache-dir", tmp_path / "c")
+    (entry,) = [p for p in (tmp_path / "c" / "run").rglob("*") if p.is_file()]
+    data = bytearray(entry.read_bytes())
+    data[-10] ^= 0x20
+    entry.write_bytes(bytes(data))
+    got = json.loads(_gjk(*args, "--cache-dir", tmp_path / "c").stdout)
+    notes = [n for n in got["notes"] if n.startswith("cache: ignored the entry")]
+    assert len(notes) == 1 and "checksum" in notes[0]
+    got["notes"] = [n for n in got["notes"] if n not in notes]
+    assert got == plain
+
+
+def test_the_cache_limit_keeps_the_folder_small(tmp_path):
+    for n, (a, b) in enumerate([("collide_a", "collide_b"), ("clear_a", "clear_b"), ("touch_a", "touch_b")]):
+        r = _gjk("scan", SAMPLES / f"{a}.stl", SAMPLES / f"{b}.stl", "--together", "--format", "json",
+                 "--cache-dir", tmp_path / "c", "--limit", "cache=4000")
+        assert r.exit_code in (0, 1)
+    sizes = [p.stat().st_size for p in (tmp_path / "c").rglob("*") if p.is_file() and p.parent != tmp_path / "c"]
+    assert sizes and sum(sizes) <= 4000
+    assert _gjk("scan", SAMPLES / "clear_a.stl", "--limit", "cache=-1").exit_code == 2
+
+
+def test_two_runs_at_once_on_one_cache(tmp_path):
+    glb = _glb(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    args = [sys.executable, "-m", "gjkcli", "scan", str(glb), "--format", "json", "--jobs", "1"]
+    plain = subprocess.run(args + ["--no-cache"], capture_output=True, env=env, timeout=300)
+    # the same scan and one at another clearance (the report kept and the hulls shared), at once
+    runs = [subprocess.Popen(args + extra + ["--cache-dir", str(tmp_path / "c")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+            for extra in ([], ["--clearance", "0.01"], [])]
+    outs = [r.communicate(timeout=300) for r in runs]
+    assert outs[0][0] == plain.stdout and outs[2][0] == plain.stdout, (outs[0][1], outs[2][1])
+    other = subprocess.run(args + ["--no-cache", "--clearance", "0.01"], capture_output=True, env=env, timeout=300)
+    assert outs[1][0] == other.stdout
+    # every entry written whole: each one reads back
+    c = caches.Cache(tmp_path / "c")
+    for path in (tmp_path / "c").rglob("*"):
+        if path.is_file() and path.parent != tmp_path / "c":
+            assert not path.name.startswith(".tmp-")
+            kind = path.relative_to(tmp_path / "c").parts[0]
+            assert c.get(kind, path.name) is not None, c.notes
+
+
+def test_watch_scans_again_when_an_input_is_saved(tmp_path):
+    import threading
+    import time
+
+    part = tmp_path / "b.stl"
+    part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
+                             "--together", "--format", "json", "--watch", "--cache-dir", str(tmp_path / "c")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    said: list = []
+    reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
+    reader.start()
+
+    def wait_for(count: int) -> None:
+        deadline = time.monotonic() + 120
+        while sum(b"watching" in line for line in said) < count:
+            assert proc.poll() is None, b"".join(said)
+            assert time.monotonic() < deadline, b"".join(said)
+            time.sleep(0.05)
+
+    try:
+        wait_for(1)
+        assert b"gjk: exit 0;" in said[-1]
+        part.write_bytes((SAMPLES / "collide_b.stl").read_bytes())  # another part, saved in place
+        wait_for(2)
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+    assert any(b"changed: scanning again" in line for line in said)
+    docs = [json.loads(chunk) for chunk in _json_documents(out.decode())]
+    assert len(docs) == 2
+    assert docs[0] != docs[1]  # the second run read the saved file
+    plain = _gjk("scan", SAMPLES / "clear_a.stl", part, "--together", "--format", "json", "--no-cache")
+    assert json.loads(plain.stdout) == docs[1]
+
+
+def _json_documents(text: str) -> list:
+    """The JSON documents written one after another."""
+    decoder, out, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            break
+        doc, at = decoder.raw_decode(text, at)
+        out.append(json.dumps(doc))
+    return out
+
+
+def test_a_robots_report_is_kept_while_its_meshes_are_the_same(tmp_path, monkeypatch):
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    urdf = tmp_path / "arm.urdf"
+    text = (SAMPLES / "robot" / "arm.urdf").read_text()
+    # the forearm a mesh file beside the URDF
+    text = text.replace('<geometry><box size="0.4 0.06 0.06"/></geometry>',
+                        '<geometry><mesh filename="forearm.stl" scale="0.1 0.02 0.02"/></geometry>', 1)
+    urdf.write_text(text)
+    (tmp_path / "forearm.stl").write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    args = ["scan", *_arm(tmp_path)[1:], "--format", "json", "--cache-dir", tmp_path / "c"]
+    args.insert(1, urdf)
+    first = _gjk(*args)
+    assert first.exit_code in (0, 1), first.stderr
+    assert '"forearm"' in first.stdout or "forearm" in first.stdout
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        assert _gjk(*args).stdout_bytes == first.stdout_bytes
+        # a changed mesh the URDF names: the run is made again
+        (tmp_path / "forearm.stl").write_bytes((SAMPLES / "peg.stl").read_bytes())
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
+    again = _gjk(*args)
+    assert again.stdout_bytes == _gjk(*args[:-2], "--no-cache").stdout_bytes
+
+
+def test_a_folders_report_is_kept_until_a_file_in_it_changes(tmp_path, monkeypatch):
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    parts = tmp_path / "parts"
+    (parts / "sub").mkdir(parents=True)
+    (parts / "a.stl").write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    (parts / "sub" / "b.stl").write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GJK_NO_CACHE", raising=False)
+    monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
+    (parts / "gjk.toml").write_text("together = true\n")  # its cache beside it, inside the folder
+    monkeypatch.chdir(parts)
+    args = ["scan", ".", "--format", "json"]
+    first = _gjk(*args)
+    assert first.exit_code == 1 and (parts / ".gjk_cache").is_dir()
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        assert _gjk(*args).stdout_bytes == first.stdout_bytes  # its own cache folder not counted
+        (parts / "sub" / "b.stl").write_bytes((SAMPLES / "clear_b.stl").read_bytes())
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
+        (parts / "sub" / "b.stl").write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+        (parts / "sub" / "notes.txt").write_text("a new file")
+        with pytest.raises(BaseException, match="not used"):
+            _gjk(*args)
