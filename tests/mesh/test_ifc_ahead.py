@@ -33,24 +33,34 @@ def model(tmp_path):
 def test_who_starts_the_early_reader(tmp_path):
     """Started for a scan or check naming IFC models below IFC_SPLIT_FROM_BYTES (which one
     reader meshes), or one larger model and no other IFC model (meshed in a share per job by the
-    reader and copies it forks); not for two larger ones (each meshed by readers the command
-    forks), ifcXML (refused), a missing file, or one core."""
+    reader and copies it forks) when the run does not use the cache (which a cached run's
+    elements' meshes come from); not for two larger ones (each meshed by readers the command
+    forks), ifcXML (refused), a missing file, or one core. Asked in a fresh process: one that
+    imported OpenCASCADE (other tests here) never forks a reader."""
+    from fresh import python_c
+
     big, other, xml = tmp_path / "big.ifc", tmp_path / "other.ifc", tmp_path / "a.ifcxml"
     for name in (big, other):
         with open(name, "wb") as f:
             f.truncate(cad_process.IFC_SPLIT_FROM_BYTES)
     xml.write_text("<ifcXML/>")
-    for argv in (["scan", str(big), str(other)], ["scan", str(xml)], ["scan", str(tmp_path / "none.ifc")],
-                 ["scan", str(OPENINGS), "-j", "1"], ["collision-matrix", str(OPENINGS)]):
-        assert not cad_process.start(argv), argv
-        assert not cad_process.serving()
-    for argv, ahead, not_ahead in ((["scan", str(big), "-j", "2"], big, OPENINGS),
-                                   (["scan", str(big), str(OPENINGS)], OPENINGS, big)):
-        assert cad_process.start(argv), argv
-        try:
-            assert cad_process.serves(ahead) and not cad_process.serves(not_ahead)
-        finally:
-            cad_process.stop()
+    out = python_c(
+        "import sys\n"
+        "from gjkcli.mesh import cad_process\n"
+        "big, other, xml, none, openings = sys.argv[1:]\n"
+        "for argv in (['scan', big, other], ['scan', xml], ['scan', none], ['scan', openings, '-j', '1'],\n"
+        "             ['collision-matrix', openings]):\n"
+        "    assert not cad_process.start(argv) and not cad_process.serving(), argv\n"
+        "assert not cad_process.start(['scan', big, '-j', '2'], cached=True)\n"
+        "for argv, ahead, not_ahead in ((['scan', big, '-j', '2'], big, openings),\n"
+        "                               (['scan', big, openings], openings, big)):\n"
+        "    assert cad_process.start(argv), argv\n"
+        "    try:\n"
+        "        assert cad_process.serves(ahead) and not cad_process.serves(not_ahead), argv\n"
+        "    finally:\n"
+        "        cad_process.stop()\n"
+        "print('ok')\n", big, other, xml, tmp_path / "none.ifc", OPENINGS)
+    assert out.split() == ["ok"]
 
 
 def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model):
