@@ -65,6 +65,10 @@ from gjkcli import CollisionManager
 from gjkcli.engine.query import query
 from gjkcli.engine.shapes import Shape
 
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
+
 try:
     import coal
 except ImportError:  # pragma: no cover

@@ -9,12 +9,17 @@ first run is reported on its own (no warm file cache for the package's bytecode 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = [("clear_a.stl", "clear_b.stl"), ("touch_a.stl", "touch_b.stl"),

@@ -61,6 +61,10 @@ from gjkcli.engine.results import STATUS_CODES, Status
 from gjkcli.engine.shapes import ShapeSet
 from gjkcli.tolerances import DEFAULT
 
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
+
 try:
     import coal
 except ImportError:  # pragma: no cover - the benchmark needs coal

@@ -36,12 +36,17 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

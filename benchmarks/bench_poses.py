@@ -30,6 +30,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import subprocess
 import sys
@@ -43,6 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_matrix import PACKAGE, package_tree  # noqa: E402
+
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
 
 
 def fcl_poses(robot, srdf, Q: np.ndarray) -> tuple[float, float, list]:

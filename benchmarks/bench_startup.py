@@ -42,6 +42,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
+
 TARGET = 0.3  # seconds, whole process, median of the runs
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -54,6 +54,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import math
 import subprocess
@@ -86,6 +87,10 @@ TRIMESH_WORKER = """
 import json, sys, time
 t0 = time.perf_counter()
 import trimesh, fcl, cascadio
+
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
 t1 = time.perf_counter()
 scene = trimesh.load_scene(sys.argv[1])
 t2 = time.perf_counter()
