@@ -34,6 +34,11 @@ __all__ = ["welded", "closed_shells", "material", "shell_overlap"]
 
 # Faces of a shell whose centroids start the search for a deep point, the largest first.
 SEEDS = 2_048
+# Edges with no reverse, at most, searched for T-junctions (beyond, none is split: a part with
+# more open edges is a surface, not a solid with slits).
+LONELY = 4_096
+# Bodies joined into one shell, at most (a shell needing more is not found).
+JOINED = 64
 # Steps inward along a face's normal, as fractions of the part's size.
 STEPS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2)
 
@@ -41,7 +46,8 @@ STEPS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2)
 def welded(vertices: np.ndarray, faces: np.ndarray, size: float):
     """(vertices, faces): coincident vertices merged (to DEFAULT.shell_weld_rel of `size`), each
     face with a vertex of the part on the inside of one of its edges (a T-junction) split there
-    into a fan, faces left with fewer than three distinct corners dropped."""
+    into a fan (where at most LONELY edges lack their reverse), faces left with fewer than three
+    distinct corners dropped."""
     step = DEFAULT.shell_weld_rel * max(size, 1e-300)
     _, first, inverse = np.unique(np.round(vertices / step), axis=0, return_index=True, return_inverse=True)
     v = vertices[first]
@@ -52,31 +58,33 @@ def welded(vertices: np.ndarray, faces: np.ndarray, size: float):
     n = len(v)
     key = directed[:, 0] * n + directed[:, 1]
     lonely = ~np.isin(directed[:, 1] * n + directed[:, 0], key)
-    if not lonely.any():
+    if not lonely.any() or lonely.sum() > LONELY:
         return v, f
+    from scipy.spatial import cKDTree
+
     ends = np.unique(directed[lonely].ravel())
+    tree = cKDTree(v[ends])
+    lonely = lonely.reshape(3, -1).T  # (m, 3): edge c of face k runs corner c -> c + 1
+    kept = [f[~lonely.any(axis=1)]]
     out = []
-    for k, face in enumerate(f):
-        ring = []
+    for k in np.flatnonzero(lonely.any(axis=1)):
+        face, ring = f[k], []
         for c in range(3):
             u, w = face[c], face[(c + 1) % 3]
             ring.append(u)
-            e = k + c * len(f)
-            if not lonely[e]:
+            if not lonely[k, c]:
                 continue
             a, b = v[u], v[w]
             d = b - a
-            t = (v[ends] - a) @ d / (d @ d)
+            near = ends[tree.query_ball_point(0.5 * (a + b), 0.5 * float(np.linalg.norm(d)) + step)]
+            t = (v[near] - a) @ d / (d @ d)
             foot = a + t[:, None] * d
-            on = (t > 0.0) & (t < 1.0) & (np.linalg.norm(v[ends] - foot, axis=1) <= step)
-            ring.extend(ends[on][np.argsort(t[on])].tolist())
-        if len(ring) == 3:
-            out.append(face)
-            continue
-        # a fan from the corner opposite the split edges: the face's own plane, split only
-        for i in range(1, len(ring) - 1):
-            out.append((ring[0], ring[i], ring[i + 1]))
-    f = np.asarray(out, dtype=np.int64).reshape(-1, 3)
+            on = (t > 0.0) & (t < 1.0) & (np.linalg.norm(v[near] - foot, axis=1) <= step)
+            ring.extend(near[on][np.argsort(t[on])].tolist())
+        # a fan from the first corner: the face's own plane, split only (a corner with no
+        # split edge opposite it may give a sliver of no area, which closes nothing and is kept)
+        out.extend((ring[0], ring[i], ring[i + 1]) for i in range(1, len(ring) - 1))
+    f = np.concatenate(kept + [np.asarray(out, dtype=np.int64).reshape(-1, 3)])
     return v, f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
 
 
@@ -98,12 +106,13 @@ def closed_shells(vertices: np.ndarray, faces: np.ndarray) -> list:
     for k, b in zip(key.tolist(), owner.tolist()):
         holders.setdefault(k, set()).add(b)
     size = np.bincount(body, minlength=bodies)
-    keys_of = [key[owner == b] for b in range(bodies)]
+    order = np.argsort(owner, kind="stable")
+    keys_of = np.split(key[order], np.cumsum(np.bincount(owner, minlength=bodies))[:-1])
     shells, seen = [], set()
     for start in range(bodies):
         chosen = {start}
         ok = False
-        for _ in range(bodies):
+        for _ in range(min(bodies, JOINED)):
             ks = np.concatenate([keys_of[b] for b in chosen])
             unique, count = np.unique(ks, return_counts=True)
             if (count > 1).any():

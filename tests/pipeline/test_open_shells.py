@@ -156,3 +156,19 @@ def test_a_frame_30_mm_into_its_wall_is_a_collision(tmp_path):
 def test_a_frame_within_the_band_of_its_wall_is_no_collision(tmp_path):
     pair = _checked(tmp_path, 0.0015)
     assert pair.status is not Status.COLLISION, pair.note
+
+
+def test_a_void_s_shell_cancels_its_outer_one_and_a_sheet_encloses_nothing():
+    """A box with a void (its inner shell wound inward) and a loose sheet beside it (so the part
+    is open): the void is no material, the box's wall is, and a sheet alone has no shell."""
+    outer = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    inner = trimesh.creation.box(extents=(0.6, 0.6, 0.6))
+    inner.invert()
+    sheet = trimesh.Trimesh([(2, 0, 0), (3, 0, 0), (3, 1, 0)], [(0, 1, 2)], process=False)
+    part = trimesh.util.concatenate([outer, inner, sheet])
+    mesh = Mesh(part.vertices, part.faces, name="hollow")
+    assert not mesh.solid
+    got = material(mesh, [(0.0, 0.0, 0.0), (0.4, 0.0, 0.0), (0.0, 0.0, 0.45), (0.7, 0.0, 0.0), (2.7, 0.2, 0.0)])
+    assert got.tolist() == [False, True, True, False, False]
+    lone = Mesh(sheet.vertices, sheet.faces, name="sheet")
+    assert closed_shells(*welded(lone.vertices, lone.faces, lone.size)) == []
