@@ -50,6 +50,9 @@ class Tolerances:
     exact_snap_rel
         Exact mode: a triangle corner within this fraction of the pair size of another
         triangle's plane lies on it, so faces exported to touch meet whatever the rounding.
+    shell_weld_rel
+        The closed shells of an open part (`gjkcli.engine.shells`): vertices within this
+        fraction of the part's size are one, and a vertex this close to an edge splits it.
     exact_step_rel
         Exact mode's overlap probes: points just inside a solid, a face centroid moved inward by
         this fraction of the part's size.
@@ -182,6 +185,7 @@ class Tolerances:
     convex_flat_rel: float = 1e-6
     thickness_plane_rel: float = 1e-9
     exact_snap_rel: float = 1e-12
+    shell_weld_rel: float = 1e-9
     exact_step_rel: float = 1e-3
     witness_rel: float = 1e-3
     witness_gain_rel: float = 1e-2

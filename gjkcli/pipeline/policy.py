@@ -33,7 +33,8 @@ pairs, a robot's poses and motions, the collision manager): `settle`. Two closed
 common solid's mean thickness (`thickness_verdict`, the rule STEP's exact solids follow); an open
 part against a closed one by how deep it reaches into it (`sheet_verdict`,
 `gjkcli.engine.sheet.sheet_depth`); two open parts by a point of one deep inside the other with
-its holes closed (`crossing_verdict`). What none settles stays undecided, its note saying what was
+its holes closed, or by a point inside the closed shells their faces hold, deep in both
+(`crossing_verdict`). What none settles stays undecided, its note saying what was
 tried (docs/certified.md).
 """
 from __future__ import annotations
@@ -42,7 +43,7 @@ import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
            "sheet_verdict", "mean_thickness", "bounding_area", "EXIT_THIN", "EXIT_SHEET",
-           "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "crossing_verdict"]
+           "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "EXIT_SHELLS_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
 
@@ -51,8 +52,9 @@ EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) wit
 # The exits of an open part against a closed one that `sheet_verdict` settles.
 EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
 EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
-# The exit of two open parts `crossing_verdict` settles as a collision.
+# The exits of two open parts `crossing_verdict` settles as a collision.
 EXIT_OPEN_DEEP = "a point of one open part inside the other, its holes closed, beyond the band"
+EXIT_SHELLS_DEEP = "a point inside the closed shells of both open parts, beyond the band from each"
 
 
 def coincide(gap_a: np.ndarray, gap_b: np.ndarray, band: np.ndarray) -> np.ndarray:
@@ -241,9 +243,7 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     band = float(r.tolerance)
     got = open_crossing(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
     if got is None:
-        return dataclasses.replace(r, note=_joined(
-            r.note, "no point of one open part was found deeper than the band inside the other with "
-                    "its holes closed (and the holes farther than the band)"))
+        return _shells_verdict(r, a, b, pose_a, pose_b)
     depth, point, near, which = got
     inner, outer = (a, b) if which == "a in b" else (b, a)
     pa, pb = (point, near) if which == "a in b" else (near, point)
@@ -255,6 +255,38 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
                      f"'{outer.name}' with its holes closed, beyond the band ({band:.6g}), and the "
                      f"holes lie farther than the band from '{inner.name}': their surfaces cross "
                      f"after any move within the band"))
+
+
+def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
+    """Two open parts that no crossing settled: a collision where a point lies inside the closed
+    shells the faces of both hold (a frame whose edges carry T-junctions, a wall whose opening
+    is filled by plugs sharing its rims) farther than the band from every face of each
+    (`gjkcli.engine.shells.shell_overlap`); else `r`, its note saying what was tried."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.shells import shell_overlap
+
+    band = float(r.tolerance)
+    got = shell_overlap(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
+    if got is None:
+        return dataclasses.replace(r, note=_joined(
+            r.note, "no point of one open part was found deeper than the band inside the other with "
+                    "its holes closed (and the holes farther than the band), nor inside the closed "
+                    "shells of both parts' faces farther than the band from each"))
+    depth, point, (sa, sb) = got
+    return dataclasses.replace(
+        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
+        point_a=point, point_b=point, certificate=PointCertificate(np.asarray(point)), contained=None,
+        exit=EXIT_SHELLS_DEEP,
+        note=_joined(_open_note(r.note), f"collision: the point {_xyz(point)} lies inside the closed "
+                     f"shells of '{a.name}' ({sa}) and of '{b.name}' ({sb}) that their faces hold "
+                     f"(welded, T-junctions split), {depth:.6g} from every face of each, beyond the "
+                     f"band ({band:.6g}): the parts overlap after any move within the band"))
+
+
+def _xyz(p) -> str:
+    return "(" + ", ".join(f"{float(x):.6g}" for x in p) + ")"
 
 
 def _placed(mesh, pose) -> np.ndarray:
