@@ -36,16 +36,16 @@ import tempfile
 import time
 from pathlib import Path
 
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 TRIMESH_WORKER = """
 import json, resource, sys, time
-
-# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
-# (benchmarks/bench_cache.py times the cache).
-os.environ.setdefault("GJK_NO_CACHE", "1")
 def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

@@ -63,6 +63,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
+# (benchmarks/bench_cache.py times the cache).
+os.environ.setdefault("GJK_NO_CACHE", "1")
+
 GJK_WORKER = """
 import dataclasses, json, sys, time
 t0 = time.perf_counter()
@@ -87,10 +91,6 @@ TRIMESH_WORKER = """
 import json, sys, time
 t0 = time.perf_counter()
 import trimesh, fcl, cascadio
-
-# Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
-# (benchmarks/bench_cache.py times the cache).
-os.environ.setdefault("GJK_NO_CACHE", "1")
 t1 = time.perf_counter()
 scene = trimesh.load_scene(sys.argv[1])
 t2 = time.perf_counter()
