@@ -232,18 +232,27 @@ def settle(r, a, b, pose_a=None, pose_b=None):
 
 def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     """The triangle test's undecided answer `r` of two open parts (neither bounds a volume):
-    a collision where a point of one lies deeper than the band inside the other with its holes
-    closed, the surfaces' crossing then certain after any move within the band
-    (`gjkcli.engine.sheet.open_crossing`); else `r`, its note saying what was tried."""
+    a collision where a point lies inside the closed shells both parts' faces hold farther than
+    the band from every face (`_shells_verdict`, the cheaper test), or where a point of one lies
+    deeper than the band inside the other with its holes closed, the surfaces' crossing then
+    certain after any move within the band (`gjkcli.engine.sheet.open_crossing`); else `r`, its
+    note saying what was tried. Both certify collisions only, so their order sets which witness
+    a pair both settle gets, never its verdict."""
     import dataclasses
 
     from gjkcli.engine.results import PointCertificate, Status
     from gjkcli.engine.sheet import open_crossing
 
+    shells = _shells_verdict(r, a, b, pose_a, pose_b)
+    if shells is not r:
+        return shells
     band = float(r.tolerance)
     got = open_crossing(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
     if got is None:
-        return _shells_verdict(r, a, b, pose_a, pose_b)
+        return dataclasses.replace(r, note=_joined(
+            r.note, "no point of one open part was found deeper than the band inside the other with "
+                    "its holes closed (and the holes farther than the band), nor inside the closed "
+                    "shells of both parts' faces farther than the band from each"))
     depth, point, near, which = got
     inner, outer = (a, b) if which == "a in b" else (b, a)
     pa, pb = (point, near) if which == "a in b" else (near, point)
@@ -258,10 +267,10 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
 
 
 def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
-    """Two open parts that no crossing settled: a collision where a point lies inside the closed
-    shells the faces of both hold (a frame whose edges carry T-junctions, a wall whose opening
-    is filled by plugs sharing its rims) farther than the band from every face of each
-    (`gjkcli.engine.shells.shell_overlap`); else `r`, its note saying what was tried."""
+    """Two open parts: a collision where a point lies inside the closed shells the faces of both
+    hold (a frame whose edges carry T-junctions, a wall whose opening is filled by plugs sharing
+    its rims) farther than the band from every face of each
+    (`gjkcli.engine.shells.shell_overlap`); else `r` itself."""
     import dataclasses
 
     from gjkcli.engine.results import PointCertificate, Status
@@ -270,10 +279,7 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     band = float(r.tolerance)
     got = shell_overlap(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
     if got is None:
-        return dataclasses.replace(r, note=_joined(
-            r.note, "no point of one open part was found deeper than the band inside the other with "
-                    "its holes closed (and the holes farther than the band), nor inside the closed "
-                    "shells of both parts' faces farther than the band from each"))
+        return r
     depth, point, (sa, sb) = got
     return dataclasses.replace(
         r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
