@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import gjkcli
 from gjkcli.cli import main
 from gjkcli.pipeline import cache as caches
 
 ROOT = Path(__file__).resolve().parents[2]
+# the gjkcli these tests import (installed, with its compiled engine, or this tree's built in place)
+GJKCLI_PATH = str(Path(gjkcli.__file__).resolve().parents[1])
 SAMPLES = ROOT / "samples"
 DATA = ROOT / "tests" / "data" / "third_party"
 
@@ -64,12 +67,14 @@ def _inputs(kind: str, tmp_path: Path) -> list:
 KINDS = ["mesh", "glb", "step", "ifc", "dxf", "svg", "urdf"]
 
 
-def _process(*args) -> tuple:
+def _process(*args, cwd) -> tuple:
     """(exit code, stdout, stderr) of `gjk` in a process of its own (the STEP reader forked as
-    it starts is gated by the cache: `gjkcli.mesh.cad_process.go`)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    it starts is gated by the cache: `gjkcli.mesh.cad_process.go`), run in the test's folder
+    `cwd`: `python -m` imports from its working folder first, which must not be the source
+    tree (in CI it holds no compiled engine)."""
+    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
     done = subprocess.run([sys.executable, "-m", "gjkcli", *map(str, args)], capture_output=True,
-                          env=env, timeout=600)
+                          env=env, timeout=600, cwd=cwd)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -79,7 +84,8 @@ def test_a_cached_run_prints_the_uncached_json_byte_for_byte(kind, tmp_path):
     # STEP in processes of their own: OpenCASCADE's second tessellation of a file in one process
     # differs from its first in the last digits of the error bound, cache or not
     if kind == "step":
-        run = _process
+        def run(*a):
+            return _process(*a, cwd=tmp_path)
     else:
         def run(*a):
             r = _gjk(*a)
@@ -211,16 +217,17 @@ def test_the_cache_limit_keeps_the_folder_small(tmp_path):
 
 def test_two_runs_at_once_on_one_cache(tmp_path):
     glb = _glb(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
     args = [sys.executable, "-m", "gjkcli", "scan", str(glb), "--format", "json", "--jobs", "1"]
-    plain = subprocess.run(args + ["--no-cache"], capture_output=True, env=env, timeout=300)
+    plain = subprocess.run(args + ["--no-cache"], capture_output=True, env=env, timeout=300, cwd=tmp_path)
     # the same scan and one at another clearance (the report kept and the hulls shared), at once
     runs = [subprocess.Popen(args + extra + ["--cache-dir", str(tmp_path / "c")], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env)
+                             stderr=subprocess.PIPE, env=env, cwd=tmp_path)
             for extra in ([], ["--clearance", "0.01"], [])]
     outs = [r.communicate(timeout=300) for r in runs]
     assert outs[0][0] == plain.stdout and outs[2][0] == plain.stdout, (outs[0][1], outs[2][1])
-    other = subprocess.run(args + ["--no-cache", "--clearance", "0.01"], capture_output=True, env=env, timeout=300)
+    other = subprocess.run(args + ["--no-cache", "--clearance", "0.01"], capture_output=True, env=env, timeout=300,
+                           cwd=tmp_path)
     assert outs[1][0] == other.stdout
     # every entry written whole: each one reads back
     c = caches.Cache(tmp_path / "c")
@@ -237,10 +244,10 @@ def test_watch_scans_again_when_an_input_is_saved(tmp_path):
 
     part = tmp_path / "b.stl"
     part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GJK_NO_CACHE": ""}
+    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
     proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
                              "--together", "--format", "json", "--watch", "--cache-dir", str(tmp_path / "c")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
     said: list = []
     reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
     reader.start()
