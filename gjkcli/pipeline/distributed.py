@@ -718,36 +718,13 @@ class _ClusterParts(Parts):
     def records(self, involved: np.ndarray) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the
         reasons the workers measured (`_ClusterRun.objects`)."""
-        from gjkcli.mesh.convexity import part_verdicts
-        from gjkcli.tolerances import DEFAULT
-
-        size = np.linalg.norm(self.hi - self.lo, axis=1)
-        meshes = [k for k, g in enumerate(self.geoms) if g.primitive is None]
-        convex: list = [True] * self.n
-        why: list = ["a primitive"] * self.n
-        if meshes:
-            sub = np.asarray(meshes)
-            pos = {k: s for s, k in enumerate(meshes)}
-            none = [None] * len(meshes)  # a finite gap is its own reason; the others are measured
-            decided, reasons = part_verdicts(self.gap[sub], DEFAULT.touching_rel * size[sub],
-                                             [pos[k] for k in involved.tolist() if k in pos],
-                                             none, none, none, none, measure=False)
-            for s, k in enumerate(meshes):
-                convex[k], why[k] = decided[s], reasons[s]
+        none = [None] * self.n  # a finite gap is its own reason; the others are measured
+        convex, why = self.convexity(involved, none, none, none, none)
         for k, reason in self.reasons.items():
             why[k] = reason
-        lo, hi = self.lo.tolist(), self.hi.tolist()
 
         def record(k: int) -> ObjectRecord:
-            g, shape = self.geoms[k], self.shapes[k]
-            return ObjectRecord(
-                name=g.name, file=g.file, vertices=int(self.counts[k, 0]), faces=int(self.counts[k, 1]),
-                hull_vertices=int(shape.n_vertices), convex=convex[k], watertight=g.watertight,
-                bounds=(tuple(lo[k]), tuple(hi[k])), units=g.units, bodies=g.bodies,
-                dimension=int(shape.dimension),
-                primitive=None if g.primitive is None else shape.kind, convexity=why[k],
-                hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
-                **(g.element.record_fields if g.element is not None else {}))
+            return self.record(k, int(self.counts[k, 0]), int(self.counts[k, 1]), convex[k], why[k])
 
         return LazyRecords(self.n, record)
 

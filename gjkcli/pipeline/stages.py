@@ -1121,13 +1121,11 @@ class Parts:
     def owner_ids(self) -> np.ndarray:
         return elements.owner_ids([g.owner or g.name for g in self.geoms])
 
-    def records(self, involved: np.ndarray) -> LazyRecords:
-        """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
-        of listed pairs get their convexity reason, measured when a report first reads one: a
-        table, which lists no object, never pays for it; a report that lists objects has them
-        measured all at once (`gjkcli.mesh.convexity.part_reasons`: 0.9 s on the Great Court
-        roof, where one by one took 5 s)."""
-        from gjkcli.mesh.convexity import part_reasons, part_verdicts
+    def convexity(self, involved: np.ndarray, vertices, faces, watertight, bodies) -> tuple:
+        """(convex, why) per object: a primitive is convex; a mesh's verdict comes from its hull
+        gap (`gjkcli.mesh.convexity.part_verdicts`, unmeasured: a reason it leaves None is
+        measured later, by the caller); vertices, faces, watertight, bodies: per object."""
+        from gjkcli.mesh.convexity import part_verdicts
         from gjkcli.tolerances import DEFAULT
 
         size = np.linalg.norm(self.hi - self.lo, axis=1)
@@ -1139,17 +1137,39 @@ class Parts:
             pos = {k: s for s, k in enumerate(meshes)}
             decided, reasons = part_verdicts(
                 self.gap[sub], DEFAULT.touching_rel * size[sub],
-                [pos[k] for k in involved.tolist() if k in pos],
-                [self.geoms[k].vertices for k in meshes], [self.geoms[k].faces for k in meshes],
-                [self.geoms[k].watertight for k in meshes], [self.geoms[k].bodies for k in meshes],
-                measure=False)
+                [pos[k] for k in involved.tolist() if k in pos], [vertices[k] for k in meshes],
+                [faces[k] for k in meshes], [watertight[k] for k in meshes],
+                [bodies[k] for k in meshes], measure=False)
             for s, k in enumerate(meshes):
                 convex[k], why[k] = decided[s], reasons[s]
-        lo, hi = self.lo.tolist(), self.hi.tolist()
+        return convex, why
+
+    def record(self, k: int, vertices: int, faces: int, convex: bool, why) -> ObjectRecord:
+        """Object k's ObjectRecord, with its mesh's counts and its convexity verdict and reason."""
+        g, shape = self.geoms[k], self.shapes[k]
+        lo, hi = self.lo[k].tolist(), self.hi[k].tolist()
+        return ObjectRecord(
+            name=g.name, file=g.file, vertices=vertices, faces=faces, hull_vertices=int(shape.n_vertices),
+            convex=convex, watertight=g.watertight, bounds=(tuple(lo), tuple(hi)),
+            units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
+            primitive=None if g.primitive is None else shape.kind, convexity=why,
+            hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
+            **(g.element.record_fields if g.element is not None else {}))
+
+    def records(self, involved: np.ndarray) -> LazyRecords:
+        """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
+        of listed pairs get their convexity reason, measured when a report first reads one: a
+        table, which lists no object, never pays for it; a report that lists objects has them
+        measured all at once (`gjkcli.mesh.convexity.part_reasons`: 0.9 s on the Great Court
+        roof, where one by one took 5 s)."""
+        from gjkcli.mesh.convexity import part_reasons
+
+        g = self.geoms
+        convex, why = self.convexity(involved, [p.vertices for p in g], [p.faces for p in g],
+                                     [p.watertight for p in g], [p.bodies for p in g])
         unmeasured = [k for k in range(self.n) if why[k] is None and convex[k] is False]
 
         def measure() -> None:  # every reason part_verdicts left to measure, at once
-            g = self.geoms
             got = part_reasons(self.gap, unmeasured, [p.vertices for p in g], [p.faces for p in g],
                                [p.watertight for p in g], [p.bodies for p in g])
             for k, reason in zip(unmeasured, got):
@@ -1157,18 +1177,10 @@ class Parts:
             unmeasured.clear()
 
         def record(k: int) -> ObjectRecord:
-            g, shape = self.geoms[k], self.shapes[k]
             if why[k] is None and convex[k] is False:
                 measure()
-            reason = why[k]
-            return ObjectRecord(
-                name=g.name, file=g.file, vertices=0 if g.vertices is None else len(g.vertices),
-                faces=0 if g.faces is None else len(g.faces), hull_vertices=int(shape.n_vertices),
-                convex=convex[k], watertight=g.watertight, bounds=(tuple(lo[k]), tuple(hi[k])),
-                units=g.units, bodies=g.bodies, dimension=int(shape.dimension),
-                primitive=None if g.primitive is None else shape.kind, convexity=reason,
-                hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
-                **(g.element.record_fields if g.element is not None else {}))
+            v, f = g[k].vertices, g[k].faces
+            return self.record(k, 0 if v is None else len(v), 0 if f is None else len(f), convex[k], why[k])
 
         return LazyRecords(self.n, record)
 
