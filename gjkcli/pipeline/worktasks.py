@@ -390,8 +390,20 @@ class HullFacts:
     dimension: int
 
 
+class _PerObject:
+    """A dataclass of per-object fields with `meta` (one entry per object): its object count,
+    and its size as Dask weighs a task's result (its arrays' bytes, a little per object)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.meta)
+
+    def __sizeof__(self) -> int:
+        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
+
+
 @dataclass
-class Summary:
+class Summary(_PerObject):
     """What the client receives of a load task: a Problem, or per object its name and what its
     reader knows (an instance's key and pose: its shared mesh stays on the worker), its hull's
     box and gap, its vertex, face and hull vertex counts, and a primitive's own small shape.
@@ -408,13 +420,6 @@ class Summary:
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
     counts: np.ndarray | None = None  # (n, 2) int64 vertices and faces per object
-
-    @property
-    def count(self) -> int:
-        return len(self.meta)
-
-    def __sizeof__(self) -> int:
-        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
 
     def geometries(self) -> list:
         """The objects as `gjkcli.scene.objects.Geometry` without vertices or faces."""
@@ -452,7 +457,7 @@ def _pose_only(instance):
 
 
 @dataclass
-class Loaded:
+class Loaded(_PerObject):
     """A load task's answer: a Problem, or the source's objects and their hulls as arrays.
 
     meta : [(name, file, units, watertight, bodies, IFC element, owner, eps, brep, instance)] per
@@ -474,13 +479,6 @@ class Loaded:
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
     primitive: np.ndarray | None = None
-
-    @property
-    def count(self) -> int:
-        return len(self.meta)
-
-    def __sizeof__(self) -> int:
-        return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 256 * len(self.meta)
 
     def geometries(self) -> list:
         from gjkcli.scene.objects import Geometry
