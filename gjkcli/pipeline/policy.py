@@ -176,7 +176,7 @@ def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
     one reaches into the closed one (`gjkcli.engine.sheet.sheet_depth`)."""
     import dataclasses
 
-    from gjkcli.engine.results import PointCertificate, Status
+    from gjkcli.engine.results import Status
     from gjkcli.engine.sheet import sheet_depth
 
     band = float(r.tolerance)
@@ -187,12 +187,9 @@ def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
     if got.deep is not None:
         depth, point, near, _ = got.deep
         pa, pb_ = (point, near) if sheet_is_a else (near, point)
-        return dataclasses.replace(
-            r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth,
-            depth_upper=None, point_a=pa, point_b=pb_, certificate=PointCertificate(np.asarray(point)),
-            contained="a in b" if sheet_is_a else "b in a", exit=EXIT_SHEET_DEEP,
-            note=_joined(_open_note(r.note), f"collision: a point of the open surface '{sheet.name}' lies "
-                         f"{depth:.6g} inside '{solid.name}', beyond the band ({band:.6g})"))
+        return _deep(r, depth, pa, pb_, point, "a in b" if sheet_is_a else "b in a", EXIT_SHEET_DEEP,
+                     f"collision: a point of the open surface '{sheet.name}' lies {depth:.6g} inside "
+                     f"'{solid.name}', beyond the band ({band:.6g})")
     if got.upper is None:
         return dataclasses.replace(r, note=_joined(
             r.note, f"the depth of the open surface '{sheet.name}' inside '{solid.name}' was not "
@@ -203,6 +200,20 @@ def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
         note=_joined(_open_note(r.note), f"touching: no point of the open surface '{sheet.name}' lies "
                      f"deeper than {got.upper:.6g} inside '{solid.name}' (bounded over "
                      f"{got.pieces:,} pieces of it), within the band ({band:.6g})"))
+
+
+def _deep(r, depth, point_a, point_b, point, contained, exit_, said: str):
+    """The triangle test's undecided answer `r` settled as a collision by a point deeper than
+    the band (`point`, its certificate; `depth`, a lower bound of the overlap): `said` replaces
+    the note's undecided clause."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Status
+
+    return dataclasses.replace(
+        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
+        point_a=point_a, point_b=point_b, certificate=PointCertificate(np.asarray(point)),
+        contained=contained, exit=exit_, note=_joined(_open_note(r.note), said))
 
 
 def _open_note(note: str) -> str:
@@ -240,7 +251,6 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     a pair both settle gets, never its verdict."""
     import dataclasses
 
-    from gjkcli.engine.results import PointCertificate, Status
     from gjkcli.engine.sheet import open_crossing
 
     shells = _shells_verdict(r, a, b, pose_a, pose_b)
@@ -256,14 +266,10 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     depth, point, near, which = got
     inner, outer = (a, b) if which == "a in b" else (b, a)
     pa, pb = (point, near) if which == "a in b" else (near, point)
-    return dataclasses.replace(
-        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
-        point_a=pa, point_b=pb, certificate=PointCertificate(np.asarray(point)), contained=which,
-        exit=EXIT_OPEN_DEEP,
-        note=_joined(_open_note(r.note), f"collision: a point of '{inner.name}' lies {depth:.6g} inside "
-                     f"'{outer.name}' with its holes closed, beyond the band ({band:.6g}), and the "
-                     f"holes lie farther than the band from '{inner.name}': their surfaces cross "
-                     f"after any move within the band"))
+    return _deep(r, depth, pa, pb, point, which, EXIT_OPEN_DEEP,
+                 f"collision: a point of '{inner.name}' lies {depth:.6g} inside '{outer.name}' with its "
+                 f"holes closed, beyond the band ({band:.6g}), and the holes lie farther than the band "
+                 f"from '{inner.name}': their surfaces cross after any move within the band")
 
 
 def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
@@ -271,9 +277,6 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     hold (a frame whose edges carry T-junctions, a wall whose opening is filled by plugs sharing
     its rims) farther than the band from every face of each
     (`gjkcli.engine.shells.shell_overlap`); else `r` itself."""
-    import dataclasses
-
-    from gjkcli.engine.results import PointCertificate, Status
     from gjkcli.engine.shells import shell_overlap
 
     band = float(r.tolerance)
@@ -281,14 +284,11 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     if got is None:
         return r
     depth, point, (sa, sb) = got
-    return dataclasses.replace(
-        r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
-        point_a=point, point_b=point, certificate=PointCertificate(np.asarray(point)), contained=None,
-        exit=EXIT_SHELLS_DEEP,
-        note=_joined(_open_note(r.note), f"collision: the point {_xyz(point)} lies inside the closed "
-                     f"shells of '{a.name}' ({sa}) and of '{b.name}' ({sb}) that their faces hold "
-                     f"(welded, T-junctions split), {depth:.6g} from every face of each, beyond the "
-                     f"band ({band:.6g}): the parts overlap after any move within the band"))
+    return _deep(r, depth, point, point, point, None, EXIT_SHELLS_DEEP,
+                 f"collision: the point {_xyz(point)} lies inside the closed shells of '{a.name}' ({sa}) "
+                 f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
+                 f"{depth:.6g} from every face of each, beyond the band ({band:.6g}): the parts "
+                 f"overlap after any move within the band")
 
 
 def _xyz(p) -> str:
