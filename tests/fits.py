@@ -14,6 +14,19 @@ def write_off(path, mesh) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def checked_pair(folder, a, b, band: float, names=("a", "b")):
+    """The pair of meshes a and b as `gjk check` answers it at the touching band `band` (the
+    run: the triangle test, then what settles a pair it leaves undecided), each written to an
+    OFF file in `folder` under its name."""
+    from gjkcli.pipeline import run as pipeline
+
+    paths = [folder / f"{name}.off" for name in names]
+    for path, mesh in zip(paths, (a, b)):
+        write_off(path, mesh)
+    (pair,) = pipeline.check(*paths, pipeline.Options(tolerance=band, jobs=1)).pairs
+    return pair
+
+
 def common_volume(a, b, shift=None) -> float:
     """manifold3d's volume of the solid both meshes occupy, in double precision, both moved by
     `shift` (default: A's lowest corner) towards the origin, which keeps their digits."""

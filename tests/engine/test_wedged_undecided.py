@@ -31,7 +31,7 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
-from fits import common_volume, write_off  # noqa: E402
+from fits import checked_pair, common_volume  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
@@ -68,13 +68,7 @@ def mean_thickness_in(note: str) -> float:
 
 def _checked(tmp_path, over: float, band: float = BAND):
     """The pair as `gjk check` answers it (the run: the triangle test, then the common solid)."""
-    a, b = _parts(over)
-    write_off(tmp_path / "cap.off", a)
-    write_off(tmp_path / "bar.off", b)
-    found = pipeline.check(tmp_path / "cap.off", tmp_path / "bar.off",
-                           pipeline.Options(tolerance=band, jobs=1))
-    (pair,) = found.pairs
-    return pair
+    return checked_pair(tmp_path, *_parts(over), band, ("cap", "bar"))
 
 
 def test_a_bar_that_fits_its_slot_exactly_is_touching():

@@ -20,10 +20,9 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 manifold3d = pytest.importorskip("manifold3d")
 
-from fits import common_volume, write_off  # noqa: E402
+from fits import checked_pair, common_volume  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
-from gjkcli.pipeline import run as pipeline  # noqa: E402
 from gjkcli.pipeline.refine import EXIT_THIN  # noqa: E402
 
 BORE, WALL, HEIGHT = 0.05, 0.012, 0.3  # the sleeve: bore radius, wall, length (m)
@@ -55,13 +54,7 @@ def analytic(over: float, n: int) -> tuple[float, float]:
 
 
 def _checked(tmp_path, over: float, sections: int, band: float):
-    sleeve, pipe = _parts(over, sections)
-    write_off(tmp_path / "sleeve.off", sleeve)
-    write_off(tmp_path / "pipe.off", pipe)
-    found = pipeline.check(tmp_path / "sleeve.off", tmp_path / "pipe.off",
-                           pipeline.Options(tolerance=band, jobs=1))
-    (pair,) = found.pairs
-    return pair
+    return checked_pair(tmp_path, *_parts(over, sections), band, ("sleeve", "pipe"))
 
 
 @pytest.mark.parametrize("sections", [32, 64])

@@ -21,7 +21,7 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
-from fits import write_off  # noqa: E402
+from fits import checked_pair  # noqa: E402
 from gjkcli.engine.certify import closest_points_on_triangles  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
@@ -56,13 +56,7 @@ def _meshes(over: float):
 
 
 def _checked(tmp_path, over: float):
-    a, b = _parts(over)
-    write_off(tmp_path / "cap.off", a)
-    write_off(tmp_path / "bar.off", b)
-    found = pipeline.check(tmp_path / "cap.off", tmp_path / "bar.off",
-                           pipeline.Options(tolerance=BAND, jobs=1))
-    (pair,) = found.pairs
-    return pair
+    return checked_pair(tmp_path, *_parts(over), BAND, ("cap", "bar"))
 
 
 @pytest.mark.parametrize("over", [5e-9, 1e-6, 0.85 * BAND])

@@ -25,12 +25,11 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
-from fits import write_off  # noqa: E402
+from fits import checked_pair  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.engine.shells import closed_shells, material, welded  # noqa: E402
 from gjkcli.engine.sheet import open_crossing  # noqa: E402
-from gjkcli.pipeline import run as pipeline  # noqa: E402
 from gjkcli.pipeline.policy import EXIT_SHELLS_DEEP  # noqa: E402
 
 BAND = 0.002
@@ -118,13 +117,7 @@ def test_the_triangle_test_and_the_crossing_alone_leave_it_undecided():
 
 
 def _checked(tmp_path, into: float):
-    w, g = _wall(), _window(into)
-    write_off(tmp_path / "wall.off", w)
-    write_off(tmp_path / "window.off", g)
-    found = pipeline.check(tmp_path / "wall.off", tmp_path / "window.off",
-                           pipeline.Options(tolerance=BAND, jobs=1))
-    (pair,) = found.pairs
-    return pair
+    return checked_pair(tmp_path, _wall(), _window(into), BAND, ("wall", "window"))
 
 
 def test_a_frame_30_mm_into_its_wall_is_a_collision(tmp_path):
