@@ -182,6 +182,12 @@ def _send_to_socket(path, data: bytes) -> None:
             s.sendall(data)
 
 
+def is_partial_write(name: str) -> bool:
+    """Whether a file's name is that of a temporary file `write_whole` writes before its rename
+    (`.gjk-<hex>.tmp`): one left by a process that was killed, or one being written."""
+    return name.startswith(".gjk-") and name.endswith(".tmp")
+
+
 def _replace_whole(target: str, data: bytes, mode) -> None:
     """A temporary file beside `target`, then a rename over it. The temporary file is created
     with mode 0666 so that the kernel applies the umask (tempfile.mkstemp's 0600 would stay);

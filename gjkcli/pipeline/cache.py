@@ -32,8 +32,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from gjkcli.errors import is_partial_write, write_whole
 
 __all__ = ["Cache", "Table", "key", "prefix", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
 
@@ -194,23 +195,14 @@ class Cache:
         return got
 
     def put(self, kind: str, k: str, header: dict, arrays: dict | None = None) -> None:
-        """Write entry `k` atomically (a temporary file in its folder, then os.replace); a
-        folder that cannot be written leaves the run as it is, with a note."""
+        """Write entry `k` atomically (`gjkcli.errors.write_whole`: a temporary file in its
+        folder, then a rename); a folder that cannot be written leaves the run as it is, with a
+        note."""
         path = self.path(kind, k)
         try:
             self._make_folder()
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(encode(header, arrays or {}, kind, k))
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_whole(path, encode(header, arrays or {}, kind, k))
         except OSError as e:
             note = f"cache: cannot write into {self.folder} ({e.strerror or e}); the run goes on without it"
             if note not in self.notes:
@@ -223,10 +215,7 @@ class Cache:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# Made by gjk.\n*\n")):
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, self.folder / name)
+            write_whole(self.folder / name, text)
 
     def entries(self) -> list:
         """[(mtime, size, path)] of every entry."""
@@ -257,9 +246,10 @@ class Cache:
         removed = 0
         old = time.time_ns() - 3600 * 10 ** 9
         for mtime, size, path in sorted(entries):
-            stale = os.path.basename(path).startswith(".tmp-") and mtime < old
+            partial = is_partial_write(os.path.basename(path))
+            stale = partial and mtime < old
             if total <= self.limit and not stale:
-                if not os.path.basename(path).startswith(".tmp-"):
+                if not partial:
                     break
                 continue
             try:
@@ -600,7 +590,7 @@ class Table:
             if not sub.is_dir():
                 continue
             for e in os.scandir(sub.path):
-                if e.name.startswith(".tmp-"):
+                if is_partial_write(e.name):
                     continue
                 got = self.cache.get(self.kind, e.name)
                 if got is None:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import gjkcli
 from gjkcli.cli import main
+from gjkcli.errors import is_partial_write
 from gjkcli.pipeline import cache as caches
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,7 +234,7 @@ def test_two_runs_at_once_on_one_cache(tmp_path):
     c = caches.Cache(tmp_path / "c")
     for path in (tmp_path / "c").rglob("*"):
         if path.is_file() and path.parent != tmp_path / "c":
-            assert not path.name.startswith(".tmp-")
+            assert not is_partial_write(path.name)
             kind = path.relative_to(tmp_path / "c").parts[0]
             assert c.get(kind, path.name) is not None, c.notes
 

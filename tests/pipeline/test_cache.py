@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gjkcli.errors import is_partial_write
 from gjkcli.pipeline import cache as caches
 from gjkcli.pipeline import stages
 from gjkcli.pipeline.cache import Cache, Table
@@ -32,7 +33,7 @@ def _flip_byte(path: Path, at: int = -3) -> None:
 
 
 def _entries(folder: Path, kind: str) -> list:
-    return sorted(p for p in (folder / kind).rglob("*") if p.is_file() and not p.name.startswith(".tmp-"))
+    return sorted(p for p in (folder / kind).rglob("*") if p.is_file() and not is_partial_write(p.name))
 
 
 # -- the store ------------------------------------------------------------------------------------
