@@ -1074,9 +1074,9 @@ def _hulls(points: list) -> list:
     """Shape.hull of each point set, from the compiled core's quickhull where it proves one (a
     few hundred points), else qhull: a run that settles a pair or two this way need not import
     scipy (0.3 to 0.7 s). Raises the ShapeError of a point set that makes no hull."""
-    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, build_hulls
+    from gjkcli.engine.shapes import build_hulls
 
-    shapes = build_hulls(points, small=True, small_points=FEW_PARTS_HULL_POINTS).shapes
+    shapes = build_hulls(points, small=True).shapes
     for shape in shapes:
         if isinstance(shape, Exception):
             raise shape

@@ -350,18 +350,18 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
         would give, up to coplanar points that the triangles keep as vertices. `area` is the
         triangles' area.
     small : bool
-        Parts of 4 to SMALL_HULL_POINTS points (and larger ones up to FEW_PARTS_HULL_POINTS when
-        they are few, see there) get their hull from the compiled core
+        Parts of 4 to SMALL_HULL_POINTS points get their hull from the compiled core
         (gjkcli/engine/csrc/smallhull.c, all parts in one call, no Python call per part), each
         checked there (closed, oriented, a sphere, every point inside within
         DEFAULT.small_hull_rel of the part's extent, or small_hull_ulps of the rounding of its
         coordinates where that is more); the parts it cannot prove, and larger
         ones, go to qhull. The hull is qhull's up to points within that tolerance of a face
-        (a vertex of one may be a point on the other's face), not bit for bit.
+        (a vertex of one may be a point on the other's face), not bit for bit. The route is
+        decided per part, by its own points alone (`small_hull_triangles`), so a part's hull
+        is the same whatever is built with it: a hull kept in the cache, or built in a Dask
+        task's share, is the one a whole run builds.
     small_points : int, optional
-        The largest parts `small` builds in the compiled core (default SMALL_HULL_POINTS). A
-        client that builds few hulls once (`gjkcli.pipeline.prepared`) raises it: its quickhull
-        scan, O(n^2), then costs less than importing scipy for qhull.
+        The largest parts `small` builds in the compiled core (default SMALL_HULL_POINTS).
 
     How: per part, one qhull call (scipy's ConvexHull) on the points centred as Shape.hull centres
     them; then, for all parts at once in NumPy, the hull vertex selection, the re-indexed
@@ -449,24 +449,22 @@ def _qhull_hulls(points, jobs: int, progress) -> Hulls:
 def small_hull_triangles(points, up_to: int | None = None) -> list:
     """Per part, the triangles of its convex hull (point indices, outward) built and checked by
     the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of
-    fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points (up to
-    FEW_PARTS_HULL_POINTS when the larger parts are few), flat or nearly flat ones, any part the
-    core could not prove.
+    fewer than 4 or more than `up_to` (default SMALL_HULL_POINTS) points, flat or nearly flat
+    ones, any part the core could not prove. Each part's answer depends on its own points only,
+    never on the other parts of the call.
 
     A mesh whose faces were meshed apart (a STEP solid's) repeats the points of its seams, and
-    the repeats count against the sizes above (a solid of 524 points given as 1,100). When at
-    most FEW_PARTS_RETRY parts are left, those with repeated points are tried again with each
-    point once (their triangles then index the first copies): a run of a few such parts then
-    need not import scipy."""
+    the repeats count against the size above (a solid of 524 points given as 1,100): a part the
+    first pass leaves, of at most REPEATS_UP_TO times that size and with repeated points, is
+    tried again with each point once (its triangles
+    then index the first copies), so that a run of such parts need not import scipy."""
     out = _small_hull_pass(points, up_to)
-    left = [k for k, t in enumerate(out) if t is None and len(points[k]) >= 4]
-    if not left or len(left) > FEW_PARTS_RETRY:
-        return out
+    most = REPEATS_UP_TO * (SMALL_HULL_POINTS if up_to is None else int(up_to))
     again = []
-    for k in left:
+    for k in (k for k, t in enumerate(out) if t is None and 4 <= len(points[k]) <= most):
         pts = np.asarray(points[k], dtype=np.float64).reshape(-1, 3)
         first = np.sort(np.unique(pts, axis=0, return_index=True)[1])
-        if len(first) < len(pts):
+        if 4 <= len(first) < len(pts):
             again.append((k, pts[first], first))
     for (k, _, first), tris in zip(again, _small_hull_pass([pts for _, pts, _ in again], up_to)):
         if tris is not None:
@@ -485,9 +483,6 @@ def _small_hull_pass(points, up_to: int | None) -> list:
     pts = [np.ascontiguousarray(p, dtype=np.float64).reshape(-1, 3) for p in points]
     n_pts = np.fromiter((len(p) for p in pts), dtype=np.int64, count=count)
     small = (n_pts >= 4) & (n_pts <= up_to)
-    larger = (n_pts > up_to) & (n_pts <= FEW_PARTS_HULL_POINTS)
-    if larger.any() and float(np.square(n_pts[larger].astype(np.float64)).sum()) <= FEW_PARTS_HULL_WORK:
-        small |= larger
     mine = np.flatnonzero(small)
     if not len(mine):
         return out
@@ -506,28 +501,24 @@ def _small_hull_pass(points, up_to: int | None) -> list:
         tol = np.maximum(DEFAULT.small_hull_rel * extent,
                          DEFAULT.small_hull_ulps * np.finfo(np.float64).eps * reach)
     min_volume = np.where(np.isfinite(min_volume), min_volume, np.inf)
-    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, max(up_to, FEW_PARTS_HULL_POINTS),
-                                                tol, min_volume)
+    ok, tris, t_start, n_tri = small_hull_parts(local, starts, n, up_to, tol, min_volume)
     for slot in np.flatnonzero(ok).tolist():
         out[int(mine[slot])] = tris[t_start[slot]: t_start[slot] + n_tri[slot]]
     return out
 
 
-# The largest parts whose hull the compiled core builds (`build_hulls`' `small`): its quickhull
-# finds faces by a scan, O(n^2) per part, which passes qhull's cost (through scipy) near here.
-SMALL_HULL_POINTS = 128
-# ... and up to this many points when the parts above SMALL_HULL_POINTS are few: while the sum
-# of their squared point counts stays within FEW_PARTS_HULL_WORK. A run of a few parts (`gjk
-# check a.glb b.glb` on two 642-point spheres) then never imports scipy, which takes about 0.3 s
-# against the core's few milliseconds (20 ms for a 642-point sphere, 60 ms for 1,000 points, on
-# a loaded machine); many such parts go to qhull, whose import their hulls then repay.
-FEW_PARTS_HULL_POINTS = 1024
-FEW_PARTS_HULL_WORK = 4 * 1024 ** 2
-# The most parts left unproven whose repeated points are merged for a second try
-# (`small_hull_triangles`): enough for an assembly's products, few enough that the per-part
-# merge costs nothing against a scan's qhull.
-FEW_PARTS_RETRY = 64
-
+# The largest parts whose hull the compiled core builds (`build_hulls`' `small`), decided per
+# part. Its quickhull finds faces by a scan, O(n^2) per part in the worst case (every point a
+# hull vertex), yet measured against scipy's qhull with its assembly, in batches of 200 parts:
+# random normal points 0.13 / 0.19 ms at 200 points, 1.3 / 0.5 ms at 1,024; points on a sphere
+# 0.44 / 1.2 ms at 200, 3.2 / 2.5 ms at 700, 8.2 / 4.7 ms at 1,024. Up to here it costs at most
+# twice qhull's time and spares scipy's import (0.3 to 0.7 s) to a run of a few such parts (`gjk
+# check` of two 642-point spheres); beyond, qhull.
+SMALL_HULL_POINTS = 1024
+# A part the core left is tried again with its repeated points merged when it has at most this
+# many times SMALL_HULL_POINTS points as given: a solid meshed face by face repeats its seams'
+# points (a box's corners three times), and the merge costs a sort of its points.
+REPEATS_UP_TO = 4
 
 @contextmanager
 def _hull_results(args, jobs: int):

@@ -251,23 +251,19 @@ def _receive(worker) -> tuple:
 
 def _qhull_hint(parent):
     """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
-    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
-    part over FEW_PARTS_HULL_POINTS vertices, or more squared vertices over SMALL_HULL_POINTS
-    than FEW_PARTS_HULL_WORK, counted by each of the processes meshing a model on its own: a
-    hint for a model that needs no qhull costs SciPy's import, a hint missed only its wait),
-    the hint is sent, once by each process (a message of a few bytes: one write to the pipe,
-    whole whichever process writes it)."""
-    from gjkcli.engine.shapes import FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS
+    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides, per
+    part: one over SMALL_HULL_POINTS vertices; a hint for a model that needs no qhull costs
+    SciPy's import, a hint missed only its wait), the hint is sent, once by each process (a
+    message of a few bytes: one write to the pipe, whole whichever process writes it)."""
+    from gjkcli.engine.shapes import SMALL_HULL_POINTS
 
-    work = [0.0, False]
+    sent = [False]
 
     def tell(n: int, shares: int = 1) -> None:
-        if work[1] or n <= SMALL_HULL_POINTS:
+        if sent[0] or n <= SMALL_HULL_POINTS:
             return
-        work[0] += float(n) ** 2
-        if n > FEW_PARTS_HULL_POINTS or work[0] > FEW_PARTS_HULL_WORK:
-            work[1] = True
-            parent.send((_HINT, None))
+        sent[0] = True
+        parent.send((_HINT, None))
 
     return tell
 

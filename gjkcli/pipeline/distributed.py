@@ -403,8 +403,7 @@ class _ClusterRun(Run):
         - an IFC model of IFC_SPLIT_FROM_BYTES or more: up to a task per worker, each opening
           the file and meshing its share of the elements (most of an IFC model's time), then
           one task (`joined`) building the hulls of all of them as one batch, as one process
-          does (the hull builder's choice between the compiled core and qhull depends on its
-          batch: `gjkcli.engine.shapes`' FEW_PARTS_HULL_WORK);
+          does;
         - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to LOAD_TASKS_PER_WORKER a worker,
           each reading the file's meshes, placing its range of nodes and building their hulls.
         """

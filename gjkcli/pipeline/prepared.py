@@ -30,6 +30,7 @@ from typing import Iterable
 import numpy as np
 
 from gjkcli.engine.exact import Mesh
+from gjkcli.engine import shapes
 from gjkcli.engine.shapes import Hulls, Shape, build_hulls
 from gjkcli.errors import ShapeError
 from gjkcli.mesh.convexity import hull_gaps
@@ -47,9 +48,9 @@ OWN_HULL_REL = 1e-12
 OWN_HULL_MAX_VERTICES = 256
 OWN_HULL_MAX_FACES = 4096
 # The largest point sets whose hull the compiled core builds here (`build_hulls`' small_points):
-# a prepared scene builds each distinct hull once, and a robot's or a manager's few hundred
-# points cost the core's quickhull less than importing scipy for qhull (about 0.35 s).
-SMALL_HULL_POINTS = 256
+# the engine's, decided per part (a robot's or a manager's few hundred points cost the core's
+# quickhull less than importing scipy for qhull).
+SMALL_HULL_POINTS = shapes.SMALL_HULL_POINTS
 
 
 class Geometry:
@@ -190,8 +191,9 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
     share it, all in one go (see the module's docstring). A geometry whose hull cannot be made
     keeps hull None and its `error`. jobs, progress : `build_hulls`' (qhull in forked workers
     for many large parts; progress(stage, done, total)). small_points : the largest point sets
-    whose hull the compiled core builds (None: `build_hulls`' own default, for a scan of many
-    parts, where qhull's import is repaid and the core's O(n^2) scan of larger sets is not)."""
+    whose hull the compiled core builds (None: `build_hulls`' own default). Each geometry's
+    hull and gap depend on its own mesh only, never on the others prepared with it (so the
+    cache may keep them one by one)."""
     todo = list({id(g): g for g in geometries if g.hull is None and g.error is None}.values())
     if not todo:
         return

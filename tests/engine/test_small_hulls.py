@@ -15,7 +15,7 @@ import pytest
 from scipy.spatial import ConvexHull, QhullError
 
 from gjkcli.engine import shapes
-from gjkcli.engine.shapes import (FEW_PARTS_HULL_POINTS, FEW_PARTS_HULL_WORK, SMALL_HULL_POINTS,
+from gjkcli.engine.shapes import (SMALL_HULL_POINTS,
                                   build_hulls, small_hull_triangles)
 from gjkcli.tolerances import DEFAULT
 
@@ -225,7 +225,7 @@ FLAT = {
     "nearly flat (1e-13)": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0.3, 0.3, 1e-13]]),
     "NaN": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, np.nan]]),
     "three points": np.eye(3),
-    "too many points": np.random.default_rng(4).normal(size=(FEW_PARTS_HULL_POINTS + 1, 3)),
+    "too many points": np.random.default_rng(4).normal(size=(SMALL_HULL_POINTS + 1, 3)),
 }
 
 
@@ -234,41 +234,45 @@ def test_flat_and_other_parts_are_left_to_qhull(name):
     assert small_hull_triangles([FLAT[name]])[0] is None
 
 
-def test_a_few_larger_parts_get_the_compiled_hull_and_many_go_to_qhull():
-    """Parts of SMALL_HULL_POINTS to FEW_PARTS_HULL_POINTS points are built here while their
-    squared counts sum to at most FEW_PARTS_HULL_WORK (a check of two parts never imports scipy),
-    as qhull builds them; past that budget they all go to qhull."""
+def test_a_part_s_route_is_its_own_whatever_is_built_with_it():
+    """Parts of 129 to SMALL_HULL_POINTS points are built here, as qhull builds them, and each
+    part's triangles are the same built alone or among many large parts: the route is decided
+    per part, so a hull the cache keeps, or a Dask task builds in its share, is a whole run's.
+    Before, such parts went to the core only while the batch's squared counts stayed within a
+    budget: five parts of 1,024 points sent every part of the batch to qhull."""
     rng = np.random.default_rng(28)
-    few = []
-    for n in (SMALL_HULL_POINTS + 1, 642, FEW_PARTS_HULL_POINTS):
+    parts = []
+    assert SMALL_HULL_POINTS >= 1024
+    for n in (129, 642, 1024):
         sphere = rng.normal(size=(n, 3))
-        few.append(sphere / np.linalg.norm(sphere, axis=1)[:, None] * rng.uniform(0.5, 5, 3) + 100)
-        few.append(rng.uniform(-1, 1, (n, 3)) * rng.uniform(0.5, 5, 3))  # most points inside
-    assert sum(len(p) ** 2 for p in few) <= FEW_PARTS_HULL_WORK
-    got = small_hull_triangles(few)
-    assert all(t is not None for t in got)
-    for points, tris in zip(few, got):
+        parts.append(sphere / np.linalg.norm(sphere, axis=1)[:, None] * rng.uniform(0.5, 5, 3) + 100)
+        parts.append(rng.uniform(-1, 1, (n, 3)) * rng.uniform(0.5, 5, 3))  # most points inside
+    alone = [small_hull_triangles([p])[0] for p in parts]
+    assert all(t is not None for t in alone)
+    for points, tris in zip(parts, alone):
         _same_hull(points, tris, rng)
-    many = [rng.normal(size=(FEW_PARTS_HULL_POINTS, 3)) for _ in range(5)]
-    assert sum(len(p) ** 2 for p in many) > FEW_PARTS_HULL_WORK
-    assert all(t is None for t in small_hull_triangles(many + few[:1]))
+    many = [rng.normal(size=(1024, 3)) for _ in range(5)]
+    together = small_hull_triangles(many + parts)
+    assert all(t is not None for t in together)
+    for a, b in zip(alone, together[len(many):]):
+        np.testing.assert_array_equal(a, b)
 
 
-def test_repeated_points_count_once_in_a_few_parts():
+def test_repeated_points_count_once():
     """A part whose points all come twice (a solid meshed face by face repeats its seams) is
-    built here when its distinct points fit, though its rows do not (1,100 rows of 550 points),
-    as qhull builds it; with more than FEW_PARTS_RETRY such parts left, they go to qhull."""
-    from gjkcli.engine.shapes import FEW_PARTS_RETRY
-
+    built here when its distinct points fit, though its rows do not (2,200 rows of 1,000
+    points), as qhull builds it; the same among many such parts (before, more than 64 of them
+    left went to qhull)."""
     rng = np.random.default_rng(29)
-    sphere = rng.normal(size=(550, 3))
+    sphere = rng.normal(size=(1000, 3))
     sphere = sphere / np.linalg.norm(sphere, axis=1)[:, None] * [3.0, 2.0, 1.0] + 1e3
     twice = np.concatenate([sphere, sphere[rng.permutation(len(sphere))]])
-    assert len(twice) > FEW_PARTS_HULL_POINTS
+    assert len(twice) > SMALL_HULL_POINTS
     (tris,) = small_hull_triangles([twice])
     assert tris is not None and tris.max() < len(twice)
     _same_hull(twice, tris, rng)
-    assert all(t is None for t in small_hull_triangles([twice] * (FEW_PARTS_RETRY + 1)))
+    for got in small_hull_triangles([twice] * 65):
+        np.testing.assert_array_equal(got, tris)
 
 
 def test_build_hulls_small_is_build_hulls_up_to_coplanar_points():

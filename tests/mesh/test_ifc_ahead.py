@@ -154,7 +154,7 @@ def test_modules_are_imported_meanwhile_only_once_the_reader_says_the_parts_need
             "from gjkcli.engine import shapes\n"
             "from gjkcli.mesh import cad_process, ifc\n"
             "if sys.argv[1] == 'large':\n"
-            "    shapes.SMALL_HULL_POINTS = shapes.FEW_PARTS_HULL_POINTS = 0\n"
+            "    shapes.SMALL_HULL_POINTS = 0\n"
             "assert cad_process.start(['scan', 'house.ifc'])\n"
             "(pid,) = forks.running\n"
             "cad_process.meanwhile(['colorsys'])\n"
