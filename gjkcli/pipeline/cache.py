@@ -16,7 +16,8 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            (`gjkcli.cli` writes and replays it; nothing else of the run is done)
     pairs  one table per run: pair key -> the narrow phase's and the triangles' answers
            (`gjkcli.pipeline.stages`)
-    hulls  one table per run: a part's content key -> its prepared hull and hull gap
+    hulls  one table per run: a mesh's content key -> its prepared hull and hull gap, a row per
+           mesh (of more than `stages.KEEP_HULLS_FROM_VERTICES` vertices)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
@@ -720,21 +721,29 @@ def hull_row(g) -> tuple:
     return data, arrays
 
 
-def set_hull(g, row) -> None:
-    """Give the prepared Geometry `g` the hull of a `hull_row`."""
+def set_hull(g, row, notes: list | None = None) -> bool:
+    """Give the prepared Geometry `g` the hull of a `hull_row`; False (g left as it was, a note
+    in `notes`) for a row that does not hold what `hull_row` writes."""
     from gjkcli.engine.shapes import Shape
     from gjkcli.errors import ShapeError
 
     data, arrays = row
-    if "error" in data:
-        g.error = ShapeError(data["error"])
-        return
-    fields = {name: arrays[name] for name in _SHAPE_ARRAYS}
-    fields.update({name: data[name] for name in _SHAPE_NUMBERS})
-    fields["faces"] = arrays["faces"] if data["faces"] else None
-    fields["dimension"] = int(fields["dimension"])
-    g.hull = Shape(**fields)
-    g.gap, g.closed, g.bounds = float(data["gap"]), bool(data["closed"]), arrays["bounds"]
+    try:
+        if "error" in data:
+            g.error = ShapeError(data["error"])
+            return True
+        fields = {name: arrays[name] for name in _SHAPE_ARRAYS}
+        fields.update({name: data[name] for name in _SHAPE_NUMBERS})
+        fields["faces"] = arrays["faces"] if data["faces"] else None
+        fields["dimension"] = int(fields["dimension"])
+        hull = Shape(**fields)
+        gap, closed, bounds = float(data["gap"]), bool(data["closed"]), arrays["bounds"]
+    except (KeyError, TypeError, ValueError) as e:
+        if notes is not None:
+            notes.append(f"cache: ignored a kept hull that does not hold what gjk writes ({e}); it was built again")
+        return False
+    g.hull, g.gap, g.closed, g.bounds = hull, gap, closed, bounds
+    return True
 
 
 class PartKeys:

@@ -50,12 +50,11 @@ from gjkcli.units import Length, UnitError, canonical, factor
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note"]
 
-# The cache keeps a run's hulls when one of its meshes has more vertices than this (`hulls`):
+# The cache keeps the hull of each mesh of more vertices than this (`hulls`), one row per mesh:
 # smaller ones' hulls (the compiled core's, tens of microseconds each) cost less than reading them
-# back (10,000 parts of 40 points made a 36 MB entry whose reading cost more than the hulls). It
-# gives them back only when it holds every hull the run needs: the route a hull takes (the
-# compiled core or qhull) depends on the other parts built with it (`build_hulls`' few parts), so
-# the hulls of a few changed parts built alone could differ from a run without the cache.
+# back (10,000 parts of 40 points made a 36 MB entry whose reading cost more than the hulls). A
+# hull is a function of its mesh alone (the hull builder picks its route per part), so the rows
+# of unchanged meshes are taken and only the others' hulls built.
 KEEP_HULLS_FROM_VERTICES = 256
 
 # Pairs per chunk of the narrow phase: large enough that a chunk's fixed cost (a batch call) is
@@ -1223,22 +1222,20 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
             shapes[k] = pg
         else:
             placed[k] = (pg, pose)
-    if table is not None:  # the cache's hulls, when it holds every one this run needs
+    fresh: list = []  # the meshes whose hulls this run builds and the cache is to keep
+    if table is not None:  # the cache's hulls, of the meshes large enough to keep
         from gjkcli.pipeline import cache
 
-        fresh = {id(pg): pg for pg, _ in placed.values() if pg.hull is None and pg.error is None}
-        if not any(len(pg.vertices) > KEEP_HULLS_FROM_VERTICES for pg in fresh.values()):
-            table = None  # small meshes only: their hulls cost less than reading them back
-        else:
-            rows = [(pg, table.get(cache.hull_key(pg.content, None))) for pg in fresh.values()]
-            if all(row is not None for _, row in rows):
-                for pg, row in rows:
-                    cache.set_hull(pg, row)
-                fresh = {}
+        for pg in {id(pg): pg for pg, _ in placed.values()}.values():
+            if pg.hull is not None or pg.error is not None or len(pg.vertices) <= KEEP_HULLS_FROM_VERTICES:
+                continue
+            k = cache.hull_key(pg.content, None)
+            row = table.get(k)
+            if row is None or not cache.set_hull(pg, row, table.cache.notes):
+                fresh.append((k, pg))
     prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
-    if table is not None:
-        for pg in fresh.values():
-            table.put(cache.hull_key(pg.content, None), *cache.hull_row(pg))
+    for k, pg in fresh:
+        table.put(k, *cache.hull_row(pg))
     where, boxes, gaps = [], [], []  # the objects' boxes and gaps, set for all at once
     for k, (pg, pose) in placed.items():
         if pg.hull is None:

@@ -236,6 +236,64 @@ def test_small_hulls_are_made_again_not_kept(tmp_path):
     assert _entries(tmp_path / "c", "pairs")  # the triangles' answers are kept
 
 
+def _large_parts(tmp_path: Path, name: str, moved: int | None = None) -> Path:
+    """A GLB of six parts of 642 vertices or more (spheres, and rings: not convex), some
+    overlapping, part `moved` shifted a little."""
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    rng = np.random.default_rng(46)
+    for n in range(6):
+        part = trimesh.creation.icosphere(subdivisions=3, radius=0.6) if n % 2 else \
+            trimesh.creation.annulus(r_min=0.4, r_max=0.8, height=0.3, sections=200)
+        assert len(part.vertices) > stages.KEEP_HULLS_FROM_VERTICES
+        part.apply_translation(rng.uniform(0, 2, 3) + (0.1 if n == moved else 0.0))
+        scene.add_geometry(part, node_name=f"p{n}")
+    path = tmp_path / name
+    scene.export(path)
+    return path
+
+
+def test_a_moved_part_s_hull_alone_is_built_again(tmp_path, monkeypatch):
+    """Hulls are kept one per mesh: a re-run with one part moved takes the others' hulls from the
+    cache and builds the moved part's only (before, the cache gave hulls back only when it held
+    every one, so one moved part built them all again), with the uncached run's JSON."""
+    from gjkcli.pipeline import prepared
+
+    before, after = _large_parts(tmp_path, "before.glb"), _large_parts(tmp_path, "after.glb", moved=3)
+    plain = _json(scan([str(after)], Options(jobs=1)))
+    scan([str(before)], Options(jobs=1, cache=Cache(tmp_path / "c")))
+    assert len(_entries(tmp_path / "c", "hulls")) == 1  # a pack of six rows
+    built = []
+    real = prepared.prepare
+
+    def counted(geometries, **kw):
+        geometries = list(geometries)
+        built.append(len({id(g) for g in geometries if g.hull is None and g.error is None}))
+        return real(geometries, **kw)
+
+    monkeypatch.setattr(prepared, "prepare", counted)
+    again = Cache(tmp_path / "c")
+    assert _json(scan([str(after)], Options(jobs=1, cache=again))) == plain
+    assert built == [1] and not again.notes
+    built.clear()  # and the moved part's hull is kept in turn
+    assert _json(scan([str(after)], Options(jobs=1, cache=Cache(tmp_path / "c")))) == plain
+    assert built == [0]
+
+
+def test_a_hull_row_missing_a_field_is_built_again_with_a_note():
+    from gjkcli.pipeline import prepared
+
+    g = prepared.geometry(np.eye(3).tolist() + [[0.0, 0.0, 0.0]], [[0, 1, 2], [0, 2, 3], [0, 3, 1], [1, 3, 2]])
+    prepared.prepare([g])
+    data, arrays = caches.hull_row(g)
+    fresh = prepared.Geometry(g.vertices, g.faces)
+    notes = []
+    assert not caches.set_hull(fresh, (data, {k: v for k, v in arrays.items() if k != "adj"}), notes)
+    assert fresh.hull is None and "built again" in notes[0]
+    assert caches.set_hull(fresh, (data, arrays), notes) and len(notes) == 1
+    assert np.array_equal(fresh.hull.vertices, g.hull.vertices) and fresh.gap == g.gap
+
+
 def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
     paths = _inputs(tmp_path)["glb"]
     scan(paths, Options(jobs=1, cache=Cache(tmp_path / "c")))
