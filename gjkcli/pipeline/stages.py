@@ -7,7 +7,7 @@ around it (a Dask cluster, poses, 2D drawings) import its public names from here
    becomes a `Problem`; the others are still checked.
 2. **Hulls** (`hulls`, standing on the prepared scene of `gjkcli.pipeline.prepared`): one
    hull per distinct mesh (by content), however many parts place it: the hulls of small parts
-   (up to 128 points) in the compiled core, all in one call and each checked there; one qhull
+   (up to 1,024 points) in the compiled core, all in one call and each checked there; one qhull
    call per larger part (or per part the core could not prove); everything else for all parts
    at once in NumPy; and how far each part is from its hull
    (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
