@@ -454,14 +454,16 @@ def small_hull_triangles(points, up_to: int | None = None) -> list:
     never on the other parts of the call.
 
     A mesh whose faces were meshed apart (a STEP solid's) repeats the points of its seams, and
-    the repeats count against the size above (a solid of 524 points given as 1,100): a part the
-    first pass leaves, of at most REPEATS_UP_TO times that size and with repeated points, is
-    tried again with each point once (its triangles
-    then index the first copies), so that a run of such parts need not import scipy."""
+    the repeats count against the size above (a solid of 524 points given as 1,100): a part
+    over that size as given, up to REPEATS_UP_TO times it, with repeated points, is tried again
+    with each point once (its triangles then index the first copies), so that a run of such
+    parts need not import scipy."""
     out = _small_hull_pass(points, up_to)
-    most = REPEATS_UP_TO * (SMALL_HULL_POINTS if up_to is None else int(up_to))
+    fit = SMALL_HULL_POINTS if up_to is None else int(up_to)
     again = []
-    for k in (k for k, t in enumerate(out) if t is None and 4 <= len(points[k]) <= most):
+    # only parts too large as given: repeated points do not stop the core (a sphere's points
+    # each given twice are built), so a smaller part it left is flat or unproven either way
+    for k in (k for k, t in enumerate(out) if t is None and fit < len(points[k]) <= REPEATS_UP_TO * fit):
         pts = np.asarray(points[k], dtype=np.float64).reshape(-1, 3)
         first = np.sort(np.unique(pts, axis=0, return_index=True)[1])
         if 4 <= len(first) < len(pts):
