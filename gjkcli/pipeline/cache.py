@@ -18,6 +18,8 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            (`gjkcli.pipeline.stages`)
     hulls  one table per run: a mesh's content key -> its prepared hull and hull gap, a row per
            mesh (of more than `stages.KEEP_HULLS_FROM_VERTICES` vertices)
+    reasons  one table per run: a part's triangles, flags and hull gap (`reason_key`) -> why it
+           is not its hull, as the report's object records say (`Parts.records`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
@@ -37,7 +39,7 @@ from pathlib import Path
 
 from gjkcli.errors import is_partial_write, write_whole
 
-__all__ = ["Cache", "Table", "key", "prefix", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+__all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
 
 FOLDER = ".gjk_cache"
 # The entry format; a change of it misses every entry written before.
@@ -775,6 +777,20 @@ class PartKeys:
                     h.update(np.ascontiguousarray(a, dtype=np.float64))
             got = self.made[k] = h.digest()
         return got
+
+
+def reason_key(vertices, faces, watertight, bodies, gap) -> str:
+    """The key of a part's convexity reason (`gjkcli.mesh.convexity.part_reasons`): its world
+    vertices and triangles (the reason merges them on a grid of their own size), the flags its
+    loader gave and its hull gap."""
+    import numpy as np
+
+    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h.update(repr(("reason", watertight, bodies, float(gap))).encode())
+    h.update(np.ascontiguousarray(vertices, dtype=np.float64))
+    h.update(b"|")
+    h.update(np.ascontiguousarray(faces, dtype=np.int64))
+    return h.hexdigest()
 
 
 def pair_key(common: bytes, a: bytes, b: bytes, *values) -> str:

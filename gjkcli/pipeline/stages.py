@@ -297,7 +297,7 @@ class Run:
         # the listed pairs' parts, sorted and each once (np.unique would import numpy.ma)
         objects = parts.records(np.array(sorted({parts.index[p.a] for p in pairs}
                                                 | {parts.index[p.b] for p in pairs}), dtype=np.int64)
-                                if pairs else np.zeros(0, dtype=np.int64))
+                                if pairs else np.zeros(0, dtype=np.int64), lambda: self.table("reasons"))
         checked = len(i)
         if not parts.owned:
             return objects, pairs, counts, checked, dict(parts.index)
@@ -1155,24 +1155,44 @@ class Parts:
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
             **(g.element.record_fields if g.element is not None else {}))
 
-    def records(self, involved: np.ndarray) -> LazyRecords:
+    def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """ObjectRecord per object, each made when a report reads it (`LazyRecords`); the objects
         of listed pairs get their convexity reason, measured when a report first reads one: a
         table, which lists no object, never pays for it; a report that lists objects has them
         measured all at once (`gjkcli.mesh.convexity.part_reasons`: 0.9 s on the Great Court
-        roof, where one by one took 5 s)."""
+        roof, where one by one took 5 s). reasons : a callable giving the cache's table of
+        reasons (`gjkcli.pipeline.cache.reason_key`), or None: a reason it holds is taken, the
+        others measured and kept."""
         from gjkcli.mesh.convexity import part_reasons
 
         g = self.geoms
         convex, why = self.convexity(involved, [p.vertices for p in g], [p.faces for p in g],
                                      [p.watertight for p in g], [p.bodies for p in g])
         unmeasured = [k for k in range(self.n) if why[k] is None and convex[k] is False]
+        # read now, so that a kept pack that is not believed is in the run's notes
+        table = reasons() if reasons is not None and unmeasured else None
 
         def measure() -> None:  # every reason part_verdicts left to measure, at once
-            got = part_reasons(self.gap, unmeasured, [p.vertices for p in g], [p.faces for p in g],
-                               [p.watertight for p in g], [p.bodies for p in g])
-            for k, reason in zip(unmeasured, got):
+            keys, todo = {}, unmeasured
+            if table is not None:
+                from gjkcli.pipeline.cache import reason_key
+
+                todo = []
+                for k in unmeasured:
+                    keys[k] = reason_key(g[k].vertices, g[k].faces, g[k].watertight, g[k].bodies, self.gap[k])
+                    row = table.get(keys[k])
+                    if row is not None and isinstance(row[0], str):
+                        why[k] = row[0]
+                    else:
+                        todo.append(k)
+            got = part_reasons(self.gap, todo, [p.vertices for p in g], [p.faces for p in g],
+                               [p.watertight for p in g], [p.bodies for p in g]) if todo else []
+            for k, reason in zip(todo, got):
                 why[k] = reason
+                if table is not None:
+                    table.put(keys[k], reason)
+            if table is not None and todo:
+                table.save()  # measured as the report is written: after the run's tables were
             unmeasured.clear()
 
         def record(k: int) -> ObjectRecord:

@@ -294,6 +294,39 @@ def test_a_hull_row_missing_a_field_is_built_again_with_a_note():
     assert np.array_equal(fresh.hull.vertices, g.hull.vertices) and fresh.gap == g.gap
 
 
+def test_convexity_reasons_are_kept(tmp_path, monkeypatch):
+    """The reason a listed part is not its hull (measured as the report lists objects, about a
+    millisecond a part) is kept per part: a re-run with one part moved measures that part's
+    only, with the uncached run's JSON; a flipped byte in the kept reasons is a note, and every
+    reason is measured again."""
+    from gjkcli.mesh import convexity
+
+    measured = []
+    real = convexity.part_reasons
+
+    def counted(gaps, which, *rest):
+        measured.append(len(which))
+        return real(gaps, which, *rest)
+
+    monkeypatch.setattr(convexity, "part_reasons", counted)
+    before, after = _large_parts(tmp_path, "before.glb"), _large_parts(tmp_path, "after.glb", moved=2)
+    plain = _json(scan([str(after)], Options(jobs=1)))
+    assert "fills" in plain  # the rings' reasons are in the report
+    (every,) = measured
+    assert every >= 2
+    _json(scan([str(before)], Options(jobs=1, cache=Cache(tmp_path / "c"))))  # the report measures them
+    assert _entries(tmp_path / "c", "reasons")
+    measured.clear()
+    assert _json(scan([str(after)], Options(jobs=1, cache=Cache(tmp_path / "c")))) == plain
+    assert measured == [1]  # the moved ring's
+    measured.clear()
+    for path in _entries(tmp_path / "c", "reasons"):
+        _flip_byte(path)
+    found = scan([str(after)], Options(jobs=1, cache=Cache(tmp_path / "c")))
+    assert json.loads(_json(found))["objects"] == json.loads(plain)["objects"]
+    assert measured == [every] and any("cache: ignored the entry" in n for n in found.notes)
+
+
 def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
     paths = _inputs(tmp_path)["glb"]
     scan(paths, Options(jobs=1, cache=Cache(tmp_path / "c")))
