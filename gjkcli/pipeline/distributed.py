@@ -714,9 +714,10 @@ class _ClusterParts(Parts):
     def triangles(self, k: int):
         raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
 
-    def records(self, involved: np.ndarray) -> LazyRecords:
+    def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the
-        reasons the workers measured (`_ClusterRun.objects`)."""
+        reasons the workers measured (`_ClusterRun.objects`; reasons, the cache's table, is not
+        read: the client holds no triangles to key them by)."""
         none = [None] * self.n  # a finite gap is its own reason; the others are measured
         convex, why = self.convexity(involved, none, none, none, none)
         for k, reason in self.reasons.items():
