@@ -1192,7 +1192,7 @@ class Parts:
                 if table is not None:
                     table.put(keys[k], reason)
             if table is not None and todo:
-                table.save()  # measured as the report is written: after the run's tables were
+                table.save()  # measured as the report is written, after the run saved its tables
             unmeasured.clear()
 
         def record(k: int) -> ObjectRecord:
