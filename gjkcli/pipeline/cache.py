@@ -423,6 +423,7 @@ def from_data(data, types=None):
     types = types if types is not None else _types()
     plain = _PLAIN
     made = _made_by_fields(types)
+    statuses = {s.value: s for s in Status}
 
     def value(data):
         kind = type(data)
@@ -447,7 +448,8 @@ def from_data(data, types=None):
                 raise CacheError("it holds an array of an unknown dtype")
             return np.array(data["v"], dtype=np.dtype(data["nd"])).reshape(data["s"])
         if "status" in data:
-            return Status(data["status"])
+            got = statuses.get(data["status"]) if type(data["status"]) is str else None
+            return got if got is not None else Status(data["status"])
         if "obj" in data:
             out = np.empty(len(data["v"]), dtype=object)
             for n, v in enumerate(data["v"]):
