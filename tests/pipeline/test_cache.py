@@ -418,11 +418,13 @@ def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypat
 
 
 def test_a_result_reads_back_equal_through_json_with_nan_and_infinity(tmp_path):
-    """`to_data` and `from_data` through JSON text (Python's json writes NaN and Infinity, which
-    orjson does not read: the poses' reader falls back to json for them)."""
+    """`to_data` and `from_data` through the poses' JSON text: orjson's, but Python's json for NaN,
+    infinities (which orjson writes as null and does not read) and integers past 64 bits."""
+    import dataclasses
+
     from gjkcli.engine.results import PointCertificate, Result, Status
     from gjkcli.pipeline.findings import Finding
-    from gjkcli.pipeline.poses import _loads
+    from gjkcli.pipeline.poses import _dumps, _loads
 
     result = Result(status=Status.CLEAR, distance=float("inf"), distance_lower=float("nan"), depth=None,
                     normal=np.array([0.1, 0.2, 0.3]), point_a=np.array([1e-300, -0.0, 5e-324]),
@@ -430,11 +432,14 @@ def test_a_result_reads_back_equal_through_json_with_nan_and_infinity(tmp_path):
                     iterations=3, epa_iterations=0, exit="converged", epa_exit=None,
                     tolerance=1e-9)
     found = Finding(a="a", b="b", result=result, waypoint=7, key=("f", "a", "b"))
-    for value in (found, (found, {"clear": 3}, 4)):
-        text = json.dumps(caches.to_data(value), separators=(",", ":")).encode()
+    finite = Finding(a="a", b="b", result=dataclasses.replace(result, distance=0.5, distance_lower=-0.0))
+    for value in (found, (found, {"clear": 3}, 4), finite, (finite, 2 ** 70)):
+        text = _dumps(caches.to_data(value))
+        assert (b"NaN" in text or b"Infinity" in text or b"1180591620717411303424" in text) == (value is not finite)
         back = caches.from_data(_loads(text))
         assert json.dumps(caches.to_data(back)) == json.dumps(caches.to_data(value))
-    back = caches.from_data(_loads(json.dumps(caches.to_data(found)).encode()))
+    assert repr(caches.from_data(_loads(_dumps(caches.to_data(finite)))).result.distance_lower) == "-0.0"
+    back = caches.from_data(_loads(_dumps(caches.to_data(found))))
     assert type(back) is Finding and type(back.result) is Result and back.key == ("f", "a", "b")
     assert np.isnan(back.result.distance_lower) and back.result.distance == float("inf")
     assert back.result.point_a.tobytes() == result.point_a.tobytes()
