@@ -376,8 +376,9 @@ def to_data(value):
             got = getattr(value, "__dict__", None)
             if got is None:  # a dataclass with slots
                 return {"dc": type(value).__name__, "f": {name: data(getattr(value, name)) for name in names}}
-            return {"dc": type(value).__name__, "f": {name: v if type(v := got[name]) in plain else data(v)
-                                                      for name in names}}
+            return {"dc": type(value).__name__,
+                    "f": {name: v if type(v := got[name] if name in got else getattr(value, name)) in plain
+                          else data(v) for name in names}}
         if isinstance(value, np.ndarray):
             if value.dtype == object:
                 return {"obj": list(value.shape), "v": [data(v) for v in value.ravel().tolist()]}
@@ -405,7 +406,9 @@ def _made_by_fields(types) -> dict:
 
     for cls in types.values():
         if cls not in _FIELDS:
-            plain = not hasattr(cls, "__post_init__") and "__slots__" not in cls.__dict__
+            params = getattr(cls, "__dataclass_params__", None)  # its __init__ the one dataclass made
+            plain = (params is not None and params.init and "__init__" in cls.__dict__
+                     and not hasattr(cls, "__post_init__") and "__slots__" not in cls.__dict__)
             _FIELDS[cls] = {f.name: None for f in dataclasses.fields(cls)}.keys() if plain else None
     return _FIELDS
 
