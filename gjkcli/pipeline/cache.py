@@ -349,6 +349,10 @@ def _made_types() -> dict:
     return out
 
 
+# The values `to_data` and `from_data` pass as they are (JSON's own).
+_PLAIN = frozenset({type(None), bool, int, float, str})
+
+
 def to_data(value):
     """JSON-able data of a result: dataclasses of `_types` by name and fields, NumPy arrays and
     scalars with their dtype, Status by value; floats exactly (JSON writes repr)."""
@@ -359,7 +363,6 @@ def to_data(value):
     from gjkcli.engine.results import Status
 
     fields: dict = {}  # type -> its field names, looked up once
-
     plain = _PLAIN
 
     def data(value):
@@ -411,10 +414,6 @@ def _made_by_fields(types) -> dict:
                      and not hasattr(cls, "__post_init__") and "__slots__" not in cls.__dict__)
             _FIELDS[cls] = {f.name: None for f in dataclasses.fields(cls)}.keys() if plain else None
     return _FIELDS
-
-
-# The values JSON gives that `from_data` returns as they are.
-_PLAIN = frozenset({type(None), bool, int, float, str})
 
 
 def from_data(data, types=None):
