@@ -17,6 +17,8 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
     pairs  one table per run: pair key -> the narrow phase's and the triangles' answers
            (`gjkcli.pipeline.stages`)
     hulls  one table per run: a part's content key -> its prepared hull and hull gap
+    poses  one entry per robot and options: a pose's link frames' digest -> its findings
+           (`gjkcli.pipeline.poses`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
