@@ -15,14 +15,24 @@ Scenarios:
     glb-moved  the same with 1% of its parts moved (their nodes' translations);
     step       each of the five STEP assemblies of tests/data/third_party (bench_step.py --real),
                nothing changed;
+    step-moved, step-edited  (with --only step-changed, the default) the same files with one
+               solid changed: one part instance placed elsewhere, or one solid's geometry
+               edited (`step_scenarios`);
     ifc-moved  an IFC model of GJK_IFC_CORPUS (default ../corpus/ifc/ISSUE_021_Mini_Project.ifc,
                2,636 elements; skipped without it) with 10 elements moved by IfcOpenShell's API;
     poses      the Panda of ../shared/robots/panda (with its SRDF; else samples/robot/arm.urdf)
-               at --poses random poses within its limits, then with 10% of them new (and the
-               same table again, "unchanged").
+               at --poses (default 10,000) random poses within its limits, then with 10% of
+               them new (and the same table again, "unchanged"). What a robotics user runs
+               again: a sampled set of thousands of poses (a workspace or reachability study, a
+               learned collision checker's data set) or a planner's dense trajectory
+               (bench_poses.py times 10,000 waypoints), re-sampled or re-planned in part. A
+               Panda pose costs about 0.05 ms (one uniform pose in six collides, and those
+               go to the triangles), so a fresh run of 10,000 poses takes about 0.8 s, of which
+               about 0.2 s is the process (the interpreter, imports, the robot's meshes and
+               hulls), and a table of 2,000 (this scenario's size before) is mostly that.
 
 Usage:
-    python benchmarks/bench_cache.py [--parts 10000] [--repeat 3] [--only glb,step,...]
+    python benchmarks/bench_cache.py [--parts 10000] [--poses 10000] [--repeat 3] [--only glb,step,...]
 """
 from __future__ import annotations
 
@@ -46,7 +56,8 @@ STEP_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
               "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
 IFC_CORPUS = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc"))
 IFC_MODEL = "ISSUE_021_Mini_Project.ifc"
-TARGETS = {"glb": 0.1, "glb-moved": 0.2, "step": 0.2, "ifc-moved": 0.3, "poses": 0.2}
+TARGETS = {"glb": 0.1, "glb-moved": 0.2, "step": 0.2, "step-moved": 0.5, "step-edited": 0.5, "ifc-moved": 0.3,
+           "poses": 0.2}
 
 
 def gjk(args: list, cache: Path | None) -> tuple[float, int, bytes, bytes]:
@@ -101,7 +112,12 @@ def glb_scenarios(work: Path, parts: int):
     yield "glb-moved", ["scan", before], ["scan", after]
 
 
-def step_scenarios(work: Path):
+def step_scenarios(work: Path, changed: bool = False):
+    """Each STEP assembly unchanged; with `changed`, also one solid changed, both ways a file is
+    edited: "step-moved" (one instance of a part placed elsewhere, `_step_moved`; a file without
+    an assembly's placements has none) and "step-edited" (one solid's geometry edited: every
+    CARTESIAN_POINT only that MANIFOLD_SOLID_BREP refers to moved alike, so its B-rep stays
+    valid and its entity text changes; every instance of its part changes with it)."""
     import gzip
 
     for name in STEP_FILES:
@@ -111,6 +127,117 @@ def step_scenarios(work: Path):
             unpacked.write_bytes(gzip.decompress(path.read_bytes()))
             path = unpacked
         yield f"step:{path.name}", ["scan", path], ["scan", path]
+        if not changed:
+            continue
+        text = path.read_text(encoding="latin-1")
+        for kind, edited in (("moved", _step_moved(text)), ("edited", _step_edited(text))):
+            if edited is None:
+                print(f"step-{kind}:{path.name}: skipped, the file has no instance placement to move")
+                continue
+            after = work / f"{kind}-{path.name}"
+            after.write_text(edited, encoding="latin-1")
+            yield f"step-{kind}:{path.name}", ["scan", path], ["scan", after]
+
+
+_ENTITY = None
+
+
+def _step_entities(text: str) -> dict:
+    """{id: (start, end, record text)} of a STEP file's DATA section (records end at ';' outside
+    a string)."""
+    import re
+
+    global _ENTITY
+    if _ENTITY is None:
+        _ENTITY = re.compile(r"#(\d+)\s*=\s*((?:'(?:[^']|'')*'|[^;'])*);")
+    data = text.index("DATA;")
+    return {int(m.group(1)): (m.start(2), m.end(2), m.group(2)) for m in _ENTITY.finditer(text, data)}
+
+
+def _step_refs(record: str) -> list:
+    import re
+
+    return [int(r) for r in re.findall(r"#(\d+)", re.sub(r"'(?:[^']|'')*'", "''", record))]
+
+
+def _step_points(text: str, entities: dict, ids, offset) -> str:
+    """The text with the CARTESIAN_POINTs `ids` moved by `offset`."""
+    import re
+
+    edits = []
+    for i in ids:
+        start, end, record = entities[i]
+        m = re.match(r"CARTESIAN_POINT\s*\(\s*('(?:[^']|'')*')\s*,\s*\(([^)]*)\)\s*\)\s*$", record, re.S)
+        xyz = [float(v) for v in m.group(2).replace("\n", "").split(",")]
+        moved = [v + d for v, d in zip(xyz, offset)]
+        edits.append((start, end, f"CARTESIAN_POINT({m.group(1)},({','.join(repr(v) for v in moved)}))"))
+    for start, end, record in sorted(edits, reverse=True):
+        text = text[:start] + record + text[end:]
+    return text
+
+
+def _step_size(entities: dict) -> float:
+    import re
+
+    points = [[float(v) for v in m.group(1).replace("\n", "").split(",")]
+              for _, _, r in entities.values() if r.startswith("CARTESIAN_POINT")
+              for m in [re.search(r"\(([^()]*)\)\s*\)\s*$", r)] if m and len(m.group(1).split(",")) == 3]
+    a = np.array(points)
+    return float(np.linalg.norm(a.max(axis=0) - a.min(axis=0)))
+
+
+def _step_moved(text: str) -> str | None:
+    """The file with one part instance placed elsewhere: of the assembly's occurrences
+    (NEXT_ASSEMBLY_USAGE_OCCURRENCE) of a product that is not an assembly itself, the last one's
+    placement (its CONTEXT_DEPENDENT_SHAPE_REPRESENTATION's ITEM_DEFINED_TRANSFORMATION) gets a
+    copy of its target placement with the location moved by 2% of the model's size; None
+    without one."""
+    import re
+
+    entities = _step_entities(text)
+    kinds = {i: r.lstrip("( ").split("(")[0].strip() for i, (_, _, r) in entities.items()}
+    nauo = {i: _step_refs(entities[i][2]) for i, k in kinds.items() if k == "NEXT_ASSEMBLY_USAGE_OCCURRENCE"}
+    assemblies = {refs[0] for refs in nauo.values()}
+    leaves = {i for i, refs in nauo.items() if refs[1] not in assemblies}
+    shapes = {i: _step_refs(entities[i][2]) for i, k in kinds.items() if k == "PRODUCT_DEFINITION_SHAPE"}
+    moves = []
+    for i, k in kinds.items():
+        if k != "CONTEXT_DEPENDENT_SHAPE_REPRESENTATION":
+            continue
+        relation, shape = _step_refs(entities[i][2])[:2]
+        if shapes.get(shape, [None])[0] in leaves:
+            m = re.search(r"REPRESENTATION_RELATIONSHIP_WITH_TRANSFORMATION\s*\(\s*#(\d+)", entities[relation][2])
+            if m:
+                moves.append(int(m.group(1)))
+    if not moves:
+        return None
+    idt = moves[-1]
+    target = _step_refs(entities[idt][2])[-1]  # ITEM_DEFINED_TRANSFORMATION(name, description, item 1, item 2)
+    location = _step_refs(entities[target][2])[0]  # AXIS2_PLACEMENT_3D(name, location, axis, direction)
+    point, placement = max(entities) + 1, max(entities) + 2
+    start, end, record = entities[idt]
+    text = text[:start] + re.sub(rf"#{target}\b", f"#{placement}", record) + text[end:]
+    copy = re.sub(rf"#{location}\b", f"#{point}", entities[target][2], count=1)
+    at = text.index("ENDSEC;", text.index("DATA;"))
+    text = text[:at] + f"#{point}={entities[location][2]};\n#{placement}={copy};\n" + text[at:]
+    entities = _step_entities(text)
+    return _step_points(text, entities, [point], (0.02 * _step_size(entities), 0.0, 0.0))
+
+
+def _step_edited(text: str) -> str:
+    """The file with the last MANIFOLD_SOLID_BREP's own points (those no entity outside its
+    closure refers to) moved by 1% of the model's size."""
+    entities = _step_entities(text)
+    solid = [i for i, (_, _, r) in entities.items() if r.startswith("MANIFOLD_SOLID_BREP")][-1]
+    closure, todo = set(), [solid]
+    while todo:
+        i = todo.pop()
+        if i not in closure:
+            closure.add(i)
+            todo.extend(_step_refs(entities[i][2]))
+    outside = {r for i, (_, _, rec) in entities.items() if i not in closure for r in _step_refs(rec)}
+    own = [i for i in closure if entities[i][2].startswith("CARTESIAN_POINT") and i not in outside]
+    return _step_points(text, entities, own, (0.01 * _step_size(entities), 0.0, 0.0))
 
 
 def ifc_scenario(work: Path):
@@ -172,9 +299,11 @@ def poses_scenario(work: Path, count: int):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", type=int, default=10000, help="parts of the generated GLB (default 10000)")
-    parser.add_argument("--poses", type=int, default=2000, help="robot poses (default 2000)")
+    parser.add_argument("--poses", type=int, default=10000, help="robot poses (default 10000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side (default 3)")
-    parser.add_argument("--only", default="glb,step,ifc,poses", help="scenarios: glb, step, ifc, poses")
+    parser.add_argument("--only", default="glb,step-changed,ifc,poses",
+                        help="scenarios: glb, step (unchanged), step-changed (unchanged, and one solid moved or "
+                             "edited), ifc, poses")
     parser.add_argument("--keep", type=Path, help="work here (default: a temporary folder)")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -188,8 +317,8 @@ def main(argv=None) -> int:
     scenarios = []
     if "glb" in only:
         scenarios += list(glb_scenarios(work, args.parts))
-    if "step" in only:
-        scenarios += list(step_scenarios(work))
+    if "step" in only or "step-changed" in only:
+        scenarios += list(step_scenarios(work, "step-changed" in only))
     if "ifc" in only:
         scenarios += list(ifc_scenario(work))
     if "poses" in only:

@@ -203,9 +203,10 @@ SUITE = (
           "Whole `gjk scan --format json` processes, alternating: `--no-cache` against a run on a "
           "copy of the cache a run on the inputs before the change left: a generated GLB with "
           "nothing changed and with 1% of its parts moved, the five committed STEP assemblies "
-          "with nothing changed, a Tekla IFC model of the corpus (2,636 elements) with 10 "
-          "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), a robot's "
-          "--poses with 10% new poses. Medians, their ratio against the issue's targets, and "
+          "with nothing changed, with one part instance placed elsewhere and with one solid's "
+          "geometry edited, a Tekla IFC model of the corpus (2,636 elements) with 10 "
+          "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), 10,000 "
+          "random poses of the Panda (--poses) with 10% of them new. Medians, their ratio against the issue's targets, and "
           "whether the cached run's JSON is the fresh run's byte for byte."),
 )
 

@@ -18,8 +18,10 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            (`gjkcli.pipeline.stages`)
     hulls  one table per run: a mesh's content key -> its prepared hull and hull gap, a row per
            mesh (of more than `stages.KEEP_HULLS_FROM_VERTICES` vertices)
-    reasons  one table per run: a part's triangles, flags and hull gap (`reason_key`) -> why it
+    reasons one table per run: a part's triangles, flags and hull gap (`reason_key`) -> why it
            is not its hull, as the report's object records say (`Parts.records`)
+    poses  one entry per robot and options: a pose's link frames' digest -> its findings
+           (`gjkcli.pipeline.poses`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
@@ -352,6 +354,10 @@ def _made_types() -> dict:
     return out
 
 
+# The values `to_data` and `from_data` pass as they are (JSON's own).
+_PLAIN = frozenset({type(None), bool, int, float, str})
+
+
 def to_data(value):
     """JSON-able data of a result: dataclasses of `_types` by name and fields, NumPy arrays and
     scalars with their dtype, Status by value; floats exactly (JSON writes repr)."""
@@ -362,8 +368,11 @@ def to_data(value):
     from gjkcli.engine.results import Status
 
     fields: dict = {}  # type -> its field names, looked up once
+    plain = _PLAIN
 
     def data(value):
+        if type(value) in plain:  # most of a result's fields, as they are
+            return value
         if value is None or isinstance(value, (bool, int, float, str)) and not isinstance(value, Status):
             return value
         if isinstance(value, Status):
@@ -372,7 +381,12 @@ def to_data(value):
         if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
             names = fields[type(value)] = [f.name for f in dataclasses.fields(value)]
         if names is not None:
-            return {"dc": type(value).__name__, "f": {name: data(getattr(value, name)) for name in names}}
+            got = getattr(value, "__dict__", None)
+            if got is None:  # a dataclass with slots
+                return {"dc": type(value).__name__, "f": {name: data(getattr(value, name)) for name in names}}
+            return {"dc": type(value).__name__,
+                    "f": {name: v if type(v := got[name] if name in got else getattr(value, name)) in plain
+                          else data(v) for name in names}}
         if isinstance(value, np.ndarray):
             if value.dtype == object:
                 return {"obj": list(value.shape), "v": [data(v) for v in value.ravel().tolist()]}
@@ -390,6 +404,23 @@ def to_data(value):
     return data(value)
 
 
+_FIELDS: dict = {}
+
+
+def _made_by_fields(types) -> dict:
+    """{class: its fields' names} of the dataclasses of `types` whose __init__ only sets the
+    fields (no __post_init__, no slots): `from_data` makes one given every field without it."""
+    import dataclasses
+
+    for cls in types.values():
+        if cls not in _FIELDS:
+            params = getattr(cls, "__dataclass_params__", None)  # its __init__ the one dataclass made
+            plain = (params is not None and params.init and "__init__" in cls.__dict__
+                     and not hasattr(cls, "__post_init__") and "__slots__" not in cls.__dict__)
+            _FIELDS[cls] = {f.name: None for f in dataclasses.fields(cls)}.keys() if plain else None
+    return _FIELDS
+
+
 def from_data(data, types=None):
     """The value `to_data` made; CacheError for anything else."""
     import numpy as np
@@ -397,25 +428,35 @@ def from_data(data, types=None):
     from gjkcli.engine.results import Status
 
     types = types if types is not None else _types()
+    plain = _PLAIN
+    made = _made_by_fields(types)
+    statuses = {s.value: s for s in Status}
 
     def value(data):
-        if isinstance(data, list):
-            return [value(v) for v in data]
-        if not isinstance(data, dict):
-            if data is None or isinstance(data, (bool, int, float, str)):
-                return data
+        kind = type(data)
+        if kind in plain:  # most of a result's fields: returned as they are, no calls
+            return data
+        if kind is list:
+            return [v if type(v) in plain else value(v) for v in data]
+        if kind is not dict:
             raise CacheError("it holds an unknown value")
         if "dc" in data:
             cls = types.get(data["dc"])
             if cls is None:
                 raise CacheError(f"it names a type gjk does not cache ({data['dc']!r})")
-            return cls(**{name: value(v) for name, v in data["f"].items()})
-        if "status" in data:
-            return Status(data["status"])
+            fields = {name: v if type(v) in plain else value(v) for name, v in data["f"].items()}
+            if made.get(cls) != fields.keys():  # not every field: the class's own checks and defaults
+                return cls(**fields)
+            out = object.__new__(cls)  # every field, as __init__ would set them (`_made_by_fields`)
+            out.__dict__.update(fields)
+            return out
         if "nd" in data:
             if data["nd"] not in _DTYPES and not data["nd"].startswith("<U"):
                 raise CacheError("it holds an array of an unknown dtype")
             return np.array(data["v"], dtype=np.dtype(data["nd"])).reshape(data["s"])
+        if "status" in data:
+            got = statuses.get(data["status"]) if type(data["status"]) is str else None
+            return got if got is not None else Status(data["status"])
         if "obj" in data:
             out = np.empty(len(data["v"]), dtype=object)
             for n, v in enumerate(data["v"]):

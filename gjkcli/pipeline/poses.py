@@ -44,11 +44,12 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
               "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
-# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) when a pose costs at least
-# this long to compute: reading one back costs about 0.2 ms (its findings as data), so the
-# Panda's poses (0.3 ms each, most of them a batch call) are computed again instead; a robot of
-# many-triangle links whose poses go to the triangles gains.
-KEEP_POSES_FROM_S = 2e-3
+# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) in one entry per robot and
+# options: the digests of the poses' link frames, and the findings of those that have any as
+# data. A pose without findings (most of a sampled set, all of a valid plan) costs a digest and a
+# look-up to take back; one with findings, reading them. The entry holds the latest run's poses
+# and then those of the runs before, up to this many.
+POSES_KEPT = 100_000
 
 
 def applies(options, manifest, sources) -> bool:
@@ -227,11 +228,11 @@ class Prepared:
 
     def _kept_rows(self, Q: np.ndarray) -> list[tuple]:
         """`_chunk`'s rows for the poses of Q, those of poses seen before (the same elements,
-        options and link frames: `gjkcli.pipeline.cache`'s "poses" table) taken from the cache,
-        the others computed and kept."""
+        options and link frames: `gjkcli.pipeline.cache`'s "poses" entry of this robot) taken
+        from the cache, the others computed; the entry written again when some were new."""
         import hashlib
 
-        from gjkcli.pipeline.cache import CacheError, Table, from_data, pair_key, to_data
+        from gjkcli.pipeline.cache import CacheError, from_data, pair_key, prefix, to_data
 
         h = hashlib.blake2b(digest_size=20)
         o = self.options
@@ -246,41 +247,41 @@ class Prepared:
                 h.update(np.ascontiguousarray(local[0], dtype=np.float64))
                 h.update(np.ascontiguousarray(local[1], dtype=np.int64))
         robot = h.digest()
-        cost_key = pair_key(b"pose cost", robot, b"")
-        cost = self.options.cache.get("pose-costs", cost_key)
-        if cost is not None and cost[0].get("seconds", 0.0) < KEEP_POSES_FROM_S:
-            # poses cheaper to compute than to read back: none kept (the Panda's, 0.3 ms each)
-            return [row for start in range(0, len(Q), CHUNK) for row in self._chunk(Q[start: start + CHUNK], start)]
-        table = Table(self.options.cache, "poses")
+        cache = o.cache
+        entry = pair_key(b"poses", robot, b"")
+        kept = _KeptPoses.read(cache, entry)
+        pose_hash = hashlib.blake2b(prefix() + robot, digest_size=20)
         rows: list = [None] * len(Q)
         keys: list = []
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
+        clear = ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}, self.link_pairs, zero)
         for start in range(0, len(Q), CHUNK):
-            F = self.frames(Q[start: start + CHUNK])
+            F = np.ascontiguousarray(self.frames(Q[start: start + CHUNK]))
             for s in range(len(F)):
-                k = pair_key(b"pose", robot, np.ascontiguousarray(F[s]).tobytes())
+                h = pose_hash.copy()
+                h.update(F[s])
+                k = h.digest()
                 keys.append(k)
-                got = table.get(k)
-                if got is None:
+                at = kept.index.get(k)
+                if at is None:
+                    continue
+                if at < 0:  # no findings at this pose: every pair of objects clear
+                    rows[start + s] = clear
                     continue
                 try:
-                    pairs, counts, checked = from_data(got[0])
+                    pairs, counts, checked = from_data(_loads(kept.found(at)))
                     rows[start + s] = (tuple(p.but(waypoint=start + s) for p in pairs), counts, checked, zero)
                 except (CacheError, TypeError, ValueError) as e:
-                    table.cache.notes.append(f"cache: ignored a pose's answers: {e}")
+                    cache.notes.append(f"cache: ignored a pose's answers: {e}")
         todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
-        started = time.perf_counter()
         for start in range(0, len(todo), CHUNK):
             chosen = todo[start: start + CHUNK]
             for s, row in zip(chosen.tolist(), self._chunk(Q[chosen], chosen)):
                 rows[s] = row
-        if len(todo):
-            seconds = (time.perf_counter() - started) / len(todo)
-            self.options.cache.put("pose-costs", cost_key, {"seconds": seconds})
-            if seconds >= KEEP_POSES_FROM_S:
-                for s in todo.tolist():
-                    table.put(keys[s], to_data(rows[s][:3]))
-                table.save()
+        if len(todo):  # a pose whose row is the clear one is kept as such, the others' data
+            new = {keys[s]: None if rows[s][0] == () and rows[s][1] == clear[1] and rows[s][2] == clear[2]
+                   else _dumps(to_data(rows[s][:3])) for s in todo.tolist()}
+            kept.write(cache, entry, keys, new)
         return rows
 
     def _chunk(self, Q: np.ndarray, first) -> list[tuple]:
@@ -386,3 +387,87 @@ def _version() -> str:
     from gjkcli import __version__
 
     return __version__
+
+
+def _dumps(data) -> bytes:
+    """JSON text of `data` that `_loads` gives back equal: orjson's (twice as fast), checked by
+    reading it back; else Python's json, after a space that tells `_loads` so (NaN and
+    infinities, which orjson writes as null and does not read; integers past 64 bits, which
+    orjson does not write and reads as floats)."""
+    import json
+
+    import orjson
+
+    try:
+        text = orjson.dumps(data)
+        if orjson.loads(text) == data:
+            return text
+    except TypeError:  # orjson.JSONEncodeError is one
+        pass
+    return b" " + json.dumps(data, separators=(",", ":")).encode()
+
+
+def _loads(text: bytes):
+    """The data of `_dumps`'s text."""
+    import json
+
+    import orjson
+
+    return json.loads(text) if text[:1] == b" " else orjson.loads(text)
+
+
+class _KeptPoses:
+    """A robot's "poses" entry: `index` maps a pose's digest to -1 (no findings) or to the
+    number of its findings' data (JSON text of `gjkcli.pipeline.cache.to_data`), which `found`
+    gives. Arrays: keys (n, 20) uint8, at (n,) int64 (-1 or the data's number), data (bytes of
+    every pose's data one after another) and offsets (m + 1,) int64."""
+
+    def __init__(self, keys=None, at=None, data=None, offsets=None):
+        self.keys, self.at, self.data, self.offsets = keys, at, data, offsets
+        self.index: dict = {}
+        if keys is not None:
+            raw = keys.tobytes()
+            self.index = {raw[20 * n: 20 * n + 20]: a for n, a in enumerate(at.tolist())}
+
+    @classmethod
+    def read(cls, cache, entry: str) -> "_KeptPoses":
+        got = cache.get("poses", entry)
+        if got is None:
+            return cls()
+        _, arrays = got
+        names = ("keys", "at", "data", "offsets")
+        try:
+            if not all(name in arrays for name in names):
+                raise ValueError("it lacks arrays")
+            keys, at, data, offsets = (arrays[name] for name in names)
+            if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != 20 or at.shape != (len(keys),) \
+                    or at.dtype != np.int64 or offsets.dtype != np.int64 or data.dtype != np.uint8 \
+                    or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
+                    or (np.diff(offsets) < 0).any() or (at >= len(offsets) - 1).any() or (at < -1).any():
+                raise ValueError("its arrays do not fit one another")
+        except ValueError as e:
+            cache.notes.append(f"cache: ignored the entry {cache.path('poses', entry)}: {e}; its poses were "
+                               f"computed again")
+            return cls()
+        return cls(keys, at, data, offsets)
+
+    def found(self, at: int) -> bytes:
+        return self.data[int(self.offsets[at]): int(self.offsets[at + 1])].tobytes()
+
+    def write(self, cache, entry: str, keys: list, new: dict) -> None:
+        """Write the entry again: the poses of this run (`keys`, those computed in `new`: their
+        data, or None), then those kept before that this run did not ask, up to POSES_KEPT."""
+        order = list(dict.fromkeys(keys))
+        seen = set(order)
+        order += [k for k in self.index if k not in seen]
+        order = order[:POSES_KEPT]
+        pieces, at = [], np.full(len(order), -1, dtype=np.int64)
+        for n, k in enumerate(order):
+            data = new[k] if k in new else (None if self.index[k] < 0 else self.found(self.index[k]))
+            if data is not None:
+                at[n] = len(pieces)
+                pieces.append(data)
+        offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces], dtype=np.int64)]).astype(np.int64)
+        cache.put("poses", entry, {"poses": len(order)},
+                  {"keys": np.frombuffer(b"".join(order), dtype=np.uint8).reshape(len(order), 20), "at": at,
+                   "data": np.frombuffer(b"".join(pieces), dtype=np.uint8), "offsets": offsets})

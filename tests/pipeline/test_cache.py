@@ -359,30 +359,29 @@ def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind, monkey
     assert got == plain  # computed again, the same answers
 
 
-def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
-    from gjkcli.pipeline import poses
-    from gjkcli.pipeline.poses import Prepared
-    from gjkcli.scene.urdf import RobotOptions
-
-    # the arm's poses are cheap (kept only from KEEP_POSES_FROM_S a pose): kept here whatever
-    # they cost, then not kept at all
-    monkeypatch.setattr(poses, "KEEP_POSES_FROM_S", 0.0)
-
+def _arm_tables(tmp_path, count=200, new=20):
+    """(before.csv, after.csv): `count` random poses of samples/robot/arm.urdf, then with `new`
+    of them new."""
     rng = np.random.default_rng(45)
-    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(200, 2))
+    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(count, 2))
     before, after = tmp_path / "before.csv", tmp_path / "after.csv"
     before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    new = rng.choice(200, size=20, replace=False)
-    rows[new] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(20, 2))
+    changed = rng.choice(count, size=new, replace=False)
+    rows[changed] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(new, 2))
     after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    return before, after
 
-    def options(table, **more):
-        return Options(robot=RobotOptions(poses=str(table)), jobs=1, **more)
 
-    plain = _json(scan(urdf, options(after)))
-    assert '"waypoint"' in plain  # some poses collide
-    scan(urdf, options(before, cache=Cache(tmp_path / "c")))
+def _arm_options(table, **more):
+    from gjkcli.scene.urdf import RobotOptions
+
+    return Options(robot=RobotOptions(poses=str(table)), jobs=1, **more)
+
+
+def _counted_poses(monkeypatch) -> list:
+    """The number of poses each call of the prepared path's computation is given."""
+    from gjkcli.pipeline.poses import Prepared
+
     computed = []
     real = Prepared._chunk
 
@@ -391,24 +390,75 @@ def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
         return real(self, Q, first)
 
     monkeypatch.setattr(Prepared, "_chunk", counted)
-    assert _json(scan(urdf, options(after, cache=Cache(tmp_path / "c")))) == plain
+    return computed
+
+
+def test_poses_seen_before_are_taken_from_the_cache(tmp_path, monkeypatch):
+    """The arm's poses cost a fraction of a millisecond each, as the Panda's: the cache keeps
+    them all the same (the clear ones as a mark, the others' findings as data), and a table
+    run again with 20 of its 200 poses new computes those 20 only."""
+    before, after = _arm_tables(tmp_path)
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    plain = _json(scan(urdf, _arm_options(after)))
+    assert '"waypoint"' in plain  # some poses collide
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    assert len(_entries(tmp_path / "c", "poses")) == 1  # one entry for the robot and options
+    computed = _counted_poses(monkeypatch)
+    assert _json(scan(urdf, _arm_options(after, cache=Cache(tmp_path / "c")))) == plain
     assert sum(computed) == 20  # the new poses only
-    # a flipped byte in the poses' pack: ignored with a note, every pose computed again
+    # both tables' poses are kept: the first table again computes nothing
+    computed.clear()
+    assert _json(scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))) \
+        == _json(scan(urdf, _arm_options(before)))
+    assert sum(computed) == 200
+    computed.clear()
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    assert sum(computed) == 0
+    # a flipped byte in the poses' entry: ignored with a note, every pose computed again
     for entry in _entries(tmp_path / "c", "poses"):
         _flip_byte(entry, 200)
     computed.clear()
-    got = json.loads(_json(scan(urdf, options(after, cache=Cache(tmp_path / "c")))))
+    got = json.loads(_json(scan(urdf, _arm_options(after, cache=Cache(tmp_path / "c")))))
     notes = [n for n in got["notes"] if n.startswith("cache: ignored the entry")]
     assert notes and sum(computed) == 200
     got["notes"] = [n for n in got["notes"] if n not in notes]
     assert got == json.loads(plain)
-    # poses cheaper than reading them back are computed again and not kept
-    monkeypatch.setattr(poses, "KEEP_POSES_FROM_S", 10.0)
-    computed.clear()
-    assert _json(scan(urdf, options(before, cache=Cache(tmp_path / "d")))) != plain
-    assert _entries(tmp_path / "d", "poses") == [] and len(_entries(tmp_path / "d", "pose-costs")) == 1
-    assert _json(scan(urdf, options(after, cache=Cache(tmp_path / "d")))) == plain
-    assert sum(computed) == 400 and _entries(tmp_path / "d", "poses") == []
+
+
+def test_the_poses_kept_are_bounded_latest_first(tmp_path, monkeypatch):
+    from gjkcli.pipeline import poses
+
+    monkeypatch.setattr(poses, "POSES_KEPT", 250)
+    before, after = _arm_tables(tmp_path, new=100)
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    scan(urdf, _arm_options(after, cache=Cache(tmp_path / "c")))  # 300 poses seen: 250 kept
+    computed = _counted_poses(monkeypatch)
+    scan(urdf, _arm_options(after, cache=Cache(tmp_path / "c")))
+    assert sum(computed) == 0  # the latest run's poses come first
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    assert sum(computed) == 50  # of the first table's 100 poses the second had not, 50 were dropped
+
+
+def test_a_poses_entry_that_does_not_fit_is_ignored_with_a_note(tmp_path, monkeypatch):
+    """An entry whose checksum holds but whose arrays do not fit one another (written by another
+    gjk, or planted with a checksum made for it) is not believed."""
+    before, _ = _arm_tables(tmp_path)
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    plain = json.loads(_json(scan(urdf, _arm_options(before))))
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    entry = _entries(tmp_path / "c", "poses")[0]
+    c = Cache(tmp_path / "c")
+    header, arrays = c.get("poses", entry.name)
+    arrays = dict(arrays)
+    arrays["at"] = np.full(len(arrays["at"]), 10 ** 6, dtype=np.int64)  # data that is not there
+    c.put("poses", entry.name, header, arrays)
+    computed = _counted_poses(monkeypatch)
+    got = json.loads(_json(scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))))
+    notes = [n for n in got["notes"] if n.startswith("cache: ignored the entry")]
+    assert len(notes) == 1 and sum(computed) == 200
+    got["notes"] = [n for n in got["notes"] if n not in notes]
+    assert got == plain
 
 
 def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypatch):
@@ -456,3 +506,72 @@ def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypat
     assert notes
     got["notes"] = [n for n in got["notes"] if n not in notes]
     assert got == json.loads(plain)
+
+
+def test_a_result_reads_back_equal_through_json_with_nan_and_infinity(tmp_path):
+    """`to_data` and `from_data` through the poses' JSON text: orjson's, but Python's json for NaN,
+    infinities (which orjson writes as null and does not read) and integers past 64 bits."""
+    import dataclasses
+
+    from gjkcli.engine.results import PointCertificate, Result, Status
+    from gjkcli.pipeline.findings import Finding
+    from gjkcli.pipeline.poses import _dumps, _loads
+
+    result = Result(status=Status.CLEAR, distance=float("inf"), distance_lower=float("nan"), depth=None,
+                    normal=np.array([0.1, 0.2, 0.3]), point_a=np.array([1e-300, -0.0, 5e-324]),
+                    point_b=np.zeros(3), certificate=PointCertificate(point=np.array([1.0, 2.0, 3.0])),
+                    iterations=3, epa_iterations=0, exit="converged", epa_exit=None,
+                    tolerance=1e-9)
+    found = Finding(a="a", b="b", result=result, waypoint=7, key=("f", "a", "b"))
+    finite = Finding(a="a", b="b", result=dataclasses.replace(result, distance=0.5, distance_lower=-0.0))
+    for value in (found, (found, {"clear": 3}, 4), finite, (finite, 2 ** 70)):
+        text = _dumps(caches.to_data(value))
+        assert (b"NaN" in text or b"Infinity" in text or b"1180591620717411303424" in text) == (value is not finite)
+        back = caches.from_data(_loads(text))
+        assert json.dumps(caches.to_data(back)) == json.dumps(caches.to_data(value))
+    assert repr(caches.from_data(_loads(_dumps(caches.to_data(finite)))).result.distance_lower) == "-0.0"
+    back = caches.from_data(_loads(_dumps(caches.to_data(found))))
+    assert type(back) is Finding and type(back.result) is Result and back.key == ("f", "a", "b")
+    assert np.isnan(back.result.distance_lower) and back.result.distance == float("inf")
+    assert back.result.point_a.tobytes() == result.point_a.tobytes()
+    # a field the class does not have: not believed
+    data = caches.to_data(found)
+    data["f"]["planted"] = 1
+    with pytest.raises(caches.CacheError):
+        caches.from_data(data)
+
+
+def test_the_pandas_poses_run_again_compute_the_new_ones_only(panda_package, tmp_path, monkeypatch):
+    """400 random Panda poses with its SRDF (about one in six collides, answered on the
+    triangles), then the table with 40 rows new: the cached run computes those 40, and its JSON
+    is the --no-cache run's byte for byte (the findings' certificates and witness points read
+    back as they were computed)."""
+    from gjkcli.report.jsonout import encoded
+    from gjkcli.scene import urdf
+
+    path = panda_package / "urdf" / "panda.urdf"
+    robot = urdf.load(path)
+    rng = np.random.default_rng(45)
+    Q = rng.uniform(robot.lower, robot.upper, size=(400, robot.dof))
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+
+    def table(out, rows):
+        out.write_text(",".join(robot.variables) + "\n" + "".join(",".join(map(repr, q)) + "\n" for q in rows.tolist()))
+
+    table(before, Q)
+    Q[rng.choice(400, size=40, replace=False)] = rng.uniform(robot.lower, robot.upper, size=(40, robot.dof))
+    table(after, Q)
+
+    def options(poses, **more):
+        return Options(robot=urdf.RobotOptions(srdf=str(panda_package / "urdf" / "panda.srdf"), poses=str(poses)),
+                       jobs=1, **more)
+
+    def report(found) -> bytes:
+        return b"".join(encoded(found, timings=False))
+
+    plain = report(scan([str(path)], options(after)))
+    assert plain.count(b'"mode":"exact"') > 20  # findings on the triangles, with their certificates
+    scan([str(path)], options(before, cache=Cache(tmp_path / "c")))
+    computed = _counted_poses(monkeypatch)
+    assert report(scan([str(path)], options(after, cache=Cache(tmp_path / "c")))) == plain
+    assert sum(computed) == 40
