@@ -218,11 +218,13 @@ def _memory(pids) -> int:
 
 
 def run_measured(argv: list, env: dict | None = None, timeout: float | None = None,
-                 preexec_fn=None):
+                 preexec_fn=None, sample: bool = True):
     """(CompletedProcess, wall seconds, peak memory in bytes) of `argv`, or None when it did
     not finish within `timeout`. The peak memory is the largest memory of the process and all
     its descendants together (`_memory`: gjk forks the process that reads the STEP file, and
-    that one a worker), sampled every 100 ms while it runs; 0 where there is no /proc."""
+    that one a worker), sampled every 100 ms while it runs; 0 where there is no /proc, or
+    without `sample`. Reading every process's /proc/PID/smaps ten times a second costs CPU
+    (more for the side with more processes), so timed runs are not sampled (`real`)."""
     import os
     import threading
 
@@ -232,13 +234,13 @@ def run_measured(argv: list, env: dict | None = None, timeout: float | None = No
                             env=env, preexec_fn=preexec_fn)
     done = threading.Event()
 
-    def sample():
-        if not os.path.exists(f"/proc/{os.getpid()}/smaps"):
+    def sampler_loop():
+        if not sample or not os.path.exists(f"/proc/{os.getpid()}/smaps"):
             return
         while not done.wait(0.1):
             peak[0] = max(peak[0], _memory(_tree(proc.pid)))
 
-    sampler = threading.Thread(target=sample, daemon=True)
+    sampler = threading.Thread(target=sampler_loop, daemon=True)
     sampler.start()
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -254,7 +256,7 @@ def run_measured(argv: list, env: dict | None = None, timeout: float | None = No
 
 
 def run_worker(code: str, *args, env: dict | None = None, timeout: float | None = None,
-               memory: int | None = None) -> dict | None:
+               memory: int | None = None, sample: bool = True) -> dict | None:
     """The worker's JSON line, its wall time and peak memory (`run_measured`); None when it
     did not finish within `timeout` seconds or `memory` bytes of address space (then it is
     killed, or fails to allocate)."""
@@ -264,7 +266,7 @@ def run_worker(code: str, *args, env: dict | None = None, timeout: float | None 
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     got = run_measured([sys.executable, "-c", code, *map(str, args)], env=env, timeout=timeout,
-                       preexec_fn=limit if memory else None)
+                       preexec_fn=limit if memory else None, sample=sample)
     if got is None:
         return None
     out, wall, peak = got
@@ -286,12 +288,13 @@ REAL_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
               "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
 
 
-def run_gjk_scan(path: Path, env: dict | None = None, timings: bool = False) -> dict:
-    """`gjk scan FILE --format json` as a whole process: its wall time, counts, and with
-    `timings` its stages (`--timings`)."""
+def run_gjk_scan(path: Path, env: dict | None = None, timings: bool = False,
+                 sample: bool = True) -> dict:
+    """`gjk scan FILE --format json` as a whole process: its wall time, counts, its peak memory
+    when `sample`d (`run_measured`), and with `timings` its stages (`--timings`)."""
     out, wall, peak = run_measured([sys.executable, "-m", "gjkcli", "scan", str(path),
                                     "--format", "json", *(["--timings"] if timings else [])],
-                                   env=env)
+                                   env=env, sample=sample)
     if out.returncode not in (0, 1):
         raise SystemExit(f"gjk scan {path.name} failed:\n{out.stderr[-3000:]}")
     timings = [l for l in out.stderr.splitlines() if "timings:" in l]
@@ -490,8 +493,8 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
     the motor of OpenCASCADE's test data); a file it does not finish is reported so and left
     out of the totals, and only the first file has the untimed first runs (Python's compiled
     modules; the files are in the page cache from their checksums). `only`: the files whose
-    names contain one of these strings (all when None). Each side's peak memory is the
-    largest of its runs' (`run_measured`)."""
+    names contain one of these strings (all when None). The timed runs are not sampled for
+    memory; each side's peak memory is that of one more run of it, untimed (`run_measured`)."""
     import gzip
     import shutil
     import statistics
@@ -517,9 +520,12 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 run_gjk_scan(path, env)
                 run_worker(TRIMESH_WORKER, path, env=env, **bound)
             for _ in range(repeat):  # alternating, so that both see the machine's same load
-                gjk.append(run_gjk_scan(path, env))
-                tm.append(run_worker(TRIMESH_WORKER, path, env=env, **bound))
-            stages = run_gjk_scan(path, env, timings=True)["timings"]  # not timed
+                gjk.append(run_gjk_scan(path, env, sample=False))
+                tm.append(run_worker(TRIMESH_WORKER, path, env=env, sample=False, **bound))
+            # not timed: the stages, and each side's peak memory
+            stages = run_gjk_scan(path, env, timings=True)["timings"]
+            g_peak = run_gjk_scan(path, env)["peak"]
+            t_mem = run_worker(TRIMESH_WORKER, path, env=env, **bound)
             gjk.sort(key=lambda r: r["wall"])
             g = gjk[len(gjk) // 2]
             g_wall = statistics.median(r["wall"] for r in gjk)
@@ -527,8 +533,7 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
             t_wall = statistics.median(r["wall"] for r in finished) if len(finished) == len(tm) \
                 else None
             t = sorted(finished, key=lambda r: r["wall"])[len(finished) // 2] if t_wall else None
-            g_peak = max(r["peak"] for r in gjk)
-            t_peak = max(r["peak"] for r in finished) if t_wall else None
+            t_peak = t_mem["peak"] if t_wall and t_mem is not None else None
             rows.append({"file": path.name, "writer": writer, "gjk": g_wall, "trimesh": t_wall,
                          "gjk_peak": g_peak, "trimesh_peak": t_peak,
                          "gjk_timings": stages, "counts": g["counts"],
@@ -541,7 +546,7 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 print(f"{path.name:30s} gjk {g_wall:6.2f} s  trimesh {t_wall:6.2f} s  ratio "
                       f"{g_wall / t_wall:5.2f}  | gjk: {counts or 'no pair'}; trimesh: "
                       f"{t['collision_pairs']} colliding pairs")
-            print(f"{'':30s} peak memory (the process and the ones it forked): gjk "
+            print(f"{'':30s} peak memory (one more run each, untimed; with its forks): gjk "
                   f"{g_peak / 2 ** 20:.0f} MB, trimesh "
                   + ("did not finish" if t_peak is None else f"{t_peak / 2 ** 20:.0f} MB"))
             print(f"{'':30s} gjk's stages (one more run, with --timings): {stages}")
