@@ -140,33 +140,43 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
         centroid = piece.mean(axis=1)
         reach = np.sqrt(((piece - centroid[:, None, :]) ** 2).sum(axis=2).max(axis=1))
         dist, near, mid_tri = _mesh.closest(solid.bvh, centroid, float("inf"), 0.0, ws)
-        inside = np.abs(_mesh.winding(solid.bvh, centroid, ws)) > DEFAULT.winding_inside
+        apart = _apart(solid, piece, ws)
+        # the side of a centroid (the winding number, the costly query) is asked only where it
+        # decides something: a piece apart from the boundary (wholly outside?), a centroid
+        # farther than the band (a collision?), one whose piece the Lipschitz bound settles only
+        # outside; elsewhere neither side is taken
+        ask = apart | (dist > band + slack) | ((dist + reach + slack > band) & (reach - dist + slack <= band))
+        inside, outside = np.zeros(len(piece), dtype=bool), np.zeros(len(piece), dtype=bool)
+        inside[ask] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(centroid[ask]), ws)) \
+            > DEFAULT.winding_inside
+        outside[ask] = ~inside[ask]
         # a piece outside that meets no triangle of the solid has no point inside (no move); one
         # that does may lie on the boundary: moved off it along the outward normals of the
         # triangles nearest to it, wholly outside, no point of it is deeper than the move
-        out = ~inside & _apart(solid, piece, ws)
+        out = outside & apart
         if out.any():
             upper = max(upper, slack)
         move = MOVE * band
         if move + slack <= band:
+            # (a centroid deeper than the move stays inside after it)
             ways = (outward[mid_tri], outward[tri[rest]].sum(axis=1) + outward[mid_tri])
             for way in ways:
-                ask = np.flatnonzero(~out)
+                ask = np.flatnonzero(~out & ~(inside & (dist > move)))
                 if len(ask) == 0:
                     break
                 length = np.linalg.norm(way[ask], axis=1)
                 step = np.where(length > 0, move / np.where(length > 0, length, 1.0), 0.0)
                 moved = piece[ask] + (step[:, None] * way[ask])[:, None, :]
-                off = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(moved.mean(axis=1)), ws)) \
+                off = _apart(solid, moved, ws)
+                off[off] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(moved[off].mean(axis=1)), ws)) \
                     <= DEFAULT.winding_inside
-                off[off] = _apart(solid, moved[off], ws)
                 if off.any():
                     out[ask[off]] = True
                     upper = max(upper, move + slack)
         if out.any():
             keep = ~out
-            piece, centroid, reach, dist, near, inside = (
-                piece[keep], centroid[keep], reach[keep], dist[keep], near[keep], inside[keep])
+            piece, centroid, reach, dist, near, inside, outside = (
+                piece[keep], centroid[keep], reach[keep], dist[keep], near[keep], inside[keep], outside[keep])
             rest = rest[keep]
         deep = inside & (dist > band + slack)
         if deep.any():
@@ -175,8 +185,9 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
             return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
                                                 int(origin[rest[q]])), pieces=pieces)
         # the depth is 1-Lipschitz: within reach of a centroid inside at depth dist, at most
-        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary)
-        lipschitz = np.where(inside, dist + reach, reach - dist)
+        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary);
+        # of one on a side not asked, at most dist + reach
+        lipschitz = np.where(outside, reach - dist, dist + reach)
         settled = lipschitz + slack <= band
         if settled.any():
             upper = max(upper, float(np.maximum(lipschitz[settled] + slack, 0.0).max()))
