@@ -148,3 +148,15 @@ class _Judge:
             return 0.0
         d = unsigned_distance(self.near.vertices, self.near.faces, pts[inside])
         return float(d.max())
+
+
+def test_a_bound_that_gives_up_says_what_it_tried_and_what_would_settle_it(wall, monkeypatch):
+    from gjkcli.engine import sheet
+    from gjkcli.pipeline.policy import settle
+
+    monkeypatch.setattr(sheet, "PIECES", 40)
+    w, f = _mesh(wall, "wall"), _mesh(_frame(), "frame")
+    got = settle(exact_query(w, f, tolerance=FINE), w, f)
+    assert got.status is Status.UNDECIDED
+    assert "pieces of it" in got.note and "move of half the band" in got.note
+    assert "would settle it" in got.note
