@@ -42,7 +42,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     found = run.scan([args.model], run.Options(tolerance=Length(args.band, "m"), jobs=1, show_allowed=True))
-    meshes = {name: (v, f) for name, v, f, _ in ifc.read_here(args.model).parts}
+    # each element's triangles with coincident vertices merged (trimesh), as closed or open as
+    # the run reads them
+    meshes = {}
+    for name, v, f, _ in ifc.read_here(args.model).parts:
+        merged = trimesh.Trimesh(v, f, process=True)
+        meshes[name] = (np.asarray(merged.vertices), np.asarray(merged.faces, dtype=np.int64))
     print(f"{args.model}: {len(found.pairs)} pairs listed, band {args.band} m ({found.units})")
     for p in found.pairs:
         a, b = (Mesh(*meshes[n], name=n) for n in (p.a, p.b))
@@ -68,6 +73,7 @@ def main() -> int:
         r = p.result
         said = f"depth_upper {r.depth_upper:.6g}" if r.depth_upper is not None else \
             f"depth {r.depth:.6g}" if r.depth is not None else "no depth"
+        deepest = deepest if deepest > 1e-300 else 0.0  # a point on the surface
         print(f"{sheet.name} in {solid.name}: gjk {p.status.value} ({said}, {p.reason or 'not allowed'}); "
               f"{len(pts):,} points sampled, {len(inside):,} inside, deepest {deepest:.3g} {found.units}")
     return 0
