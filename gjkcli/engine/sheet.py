@@ -88,8 +88,10 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
     Rb, tb = _placed(pose_solid)
     ws = _mesh.Workspace()
     # the sheet's triangles in the solid's own frame: x_local = Rb^T (x_world - tb) - centre
-    # each triangle of the sheet once, however often the file repeats it
-    faces = np.unique(np.sort(sheet.faces, axis=1), axis=0, return_index=True)[1]
+    # each triangle of the sheet once, however often the file repeats it (its corners told
+    # apart by their coordinates, whichever vertices hold them)
+    _, same = np.unique(sheet.vertices, axis=0, return_inverse=True)
+    faces = np.unique(np.sort(same.reshape(-1)[sheet.faces], axis=1), axis=0, return_index=True)[1]
     world = sheet.vertices[sheet.faces[faces]] @ Rs.T + ts
     live = (world - tb) @ Rb - solid.centre
     lo, hi = solid.local_lo - band, solid.local_hi + band

@@ -160,3 +160,16 @@ def test_a_bound_that_gives_up_says_what_it_tried_and_what_would_settle_it(wall,
     assert got.status is Status.UNDECIDED
     assert "pieces of it" in got.note and "move of half the band" in got.note
     assert "would settle it" in got.note
+
+
+def test_a_triangle_written_twice_is_one_piece_whichever_vertices_hold_it(wall):
+    frame = _frame()
+    once = _Part(frame.vertices, np.concatenate([frame.faces[0::4], frame.faces[1::4]]))
+    # the same triangles again, on a copy of the vertices, wound the other way
+    n = len(frame.vertices)
+    twice = _Part(np.concatenate([frame.vertices, frame.vertices]),
+                  np.concatenate([once.faces, once.faces[:, ::-1] + n]))
+    w = _mesh(wall, "wall")
+    a = sheet_depth(_mesh(once, "once"), w, band=FINE)
+    b = sheet_depth(_mesh(twice, "twice"), w, band=FINE)
+    assert a.upper is not None and b.upper == a.upper and b.pieces == a.pieces
