@@ -87,3 +87,51 @@ def test_an_open_part_pressed_into_a_closed_one_at_every_band(a_name, b_name):
     # the cases hold every outcome, judged: the test can fail
     assert {"touching", "collision", "clear"} <= set(seen), seen
 
+
+
+def test_patches_on_and_into_closed_parts_are_bounded_right():
+    """Seeded flat patches (a grid of triangles, half of them written twice) laid on a closed
+    part's surface at a sampled point, tangent or tilted by up to 1e-3, and pushed in by 0 to
+    0.9 bands, at bands from 1e-4 to 1e-2 of the size: the open part's depth bound
+    (`gjkcli.engine.sheet.sheet_depth`) against the exact signed distance of points sampled on the
+    patch (a bound never below the deepest of them; a witness deeper than the band)."""
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.engine.sheet import sheet_depth
+
+    rng = np.random.default_rng(40)
+    parts = sweep.generated()
+    outcome = []
+    for _ in range(40):
+        part = parts[rng.integers(len(parts))]
+        surface = trimesh.Trimesh(part.vertices, part.faces, process=False)
+        band = 10 ** rng.uniform(-4, -2)
+        p, face = trimesh.sample.sample_surface(surface, 1, seed=rng)
+        normal = surface.face_normals[face[0]]
+        n = normal + rng.normal(size=3) * rng.choice([0.0, 0.0, 1e-3])
+        n /= np.linalg.norm(n)
+        e1 = np.cross(n, rng.normal(size=3))
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(n, e1)
+        size = 10 ** rng.uniform(-2, -0.5)
+        centre = p[0] - rng.choice([0.0, rng.uniform(0, 0.9)]) * band * normal
+        u, v = np.meshgrid(np.linspace(-size, size, 5), np.linspace(-size, size, 5))
+        verts = centre + u.reshape(-1, 1) * e1 + v.reshape(-1, 1) * e2
+        k = np.arange(4)[:, None] * 5 + np.arange(4)[None, :]
+        faces = np.concatenate([np.stack([k, k + 1, k + 6], -1).reshape(-1, 3),
+                                np.stack([k, k + 6, k + 5], -1).reshape(-1, 3)])
+        if rng.random() < 0.5:
+            faces = np.concatenate([faces, faces[:, ::-1]])
+        got = sheet_depth(Mesh(verts, faces, name="patch"), Mesh(part.vertices, part.faces, name=part.name),
+                          band=band)
+        patch = trimesh.Trimesh(verts, faces, process=False)
+        pts = np.vstack([verts, trimesh.sample.sample_surface(patch, 400, seed=rng)[0]])
+        rough = trimesh.proximity.signed_distance(surface, pts)
+        deepest = float(signed_distance(surface, pts[np.argsort(-rough)[:40]]).max())
+        if got.upper is not None:
+            assert deepest <= got.upper * (1 + 1e-9) + 1e-12, (part.name, band, got.upper, deepest)
+            outcome.append("bounded")
+        else:
+            assert got.deep is not None, (part.name, band, got.pieces)
+            assert float(signed_distance(surface, [got.deep[1]])[0]) > band, (part.name, band)
+            outcome.append("deep")
+    assert outcome.count("bounded") >= 20 and "deep" in outcome, outcome
