@@ -15,8 +15,9 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   triangles nearest each corner; the least such bound is the piece's;
 - a piece whose bound is within the band is settled, and so is one whose centroid, at distance
   s from the boundary and r from the piece's farthest corner, bounds it by the depth's Lipschitz
-  constant 1: s + r inside the solid (winding number), r - s outside (a point of the piece inside
-  lies past the boundary); a centroid inside and deeper than the band is a point that proves the
+  constant 1: s + r inside the solid, r - s outside (a point of the piece inside lies past the
+  boundary), s + r where the side (the winding number, asked only where it decides something)
+  is not known; a centroid inside and deeper than the band is a point that proves the
   collision;
 - any other piece is split in four at its edges' midpoints, up to a budget of pieces.
 
