@@ -32,6 +32,7 @@ def main() -> int:
     from exact_distance import winding_number
     from gjkcli.engine.exact import Mesh
     from gjkcli.mesh import ifc
+    from gjkcli.mesh.load import merge_close
     from gjkcli.pipeline import run
     from gjkcli.units import Length
 
@@ -42,12 +43,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     found = run.scan([args.model], run.Options(tolerance=Length(args.band, "m"), jobs=1, show_allowed=True))
-    # each element's triangles with coincident vertices merged (trimesh), as closed or open as
-    # the run reads them
-    meshes = {}
-    for name, v, f, _ in ifc.read_here(args.model).parts:
-        merged = trimesh.Trimesh(v, f, process=True)
-        meshes[name] = (np.asarray(merged.vertices), np.asarray(merged.faces, dtype=np.int64))
+    # each element's triangles with its vertices merged as the run merges them
+    # (`gjkcli.mesh.load.merge_close`), so that its open and closed elements are the run's
+    meshes = {name: merge_close(v, f) for name, v, f, _ in ifc.read_here(args.model).parts}
     print(f"{args.model}: {len(found.pairs)} pairs listed, band {args.band} m ({found.units})")
     for p in found.pairs:
         a, b = (Mesh(*meshes[n], name=n) for n in (p.a, p.b))
