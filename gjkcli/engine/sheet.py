@@ -15,10 +15,20 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   triangles nearest each corner; the least such bound is the piece's;
 - a piece whose bound is within the band is settled, and so is one whose centroid, at distance
   s from the boundary and r from the piece's farthest corner, bounds it by the depth's Lipschitz
-  constant 1: s + r inside the solid (winding number), r - s outside (a point of the piece inside
-  lies past the boundary); a centroid inside and deeper than the band is a point that proves the
+  constant 1: s + r inside the solid, r - s outside (a point of the piece inside lies past the
+  boundary), s + r where the side (the winding number, asked only where it decides something)
+  is not known; a centroid inside and deeper than the band is a point that proves the
   collision;
 - any other piece is split in four at its edges' midpoints, up to a budget of pieces.
+
+A piece can also be settled by a move: where the piece moved by a length m (at most the band)
+shares no point with the solid's triangles and its centroid lies outside, the moved piece lies
+wholly outside, so every point p of the piece has a point outside within m (p + m d), and the
+way there crosses the boundary: s(p) <= m. A piece lying on the solid's face (a window's head on
+its opening's head, its frame on the jambs) is settled so at once, moved off the face along the
+outward normals of the boundary triangles nearest to it, instead of split down to the band along
+every edge of the face's triangles it spans; a piece outside that meets no triangle is settled
+by no move (m = 0). A triangle the open part repeats (a double-sided export) is one piece.
 
 Every piece settled: no point of the open surface lies deeper than the band inside the solid, so
 the pair is touching (within the band) by the rule that would make it a collision. The distances
@@ -39,6 +49,14 @@ __all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance", "capped", "op
 # Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
 # costs a few closest-point queries and point-triangle distances.
 PIECES = 200_000
+# Crossings of the pieces with the solid's triangles listed per round, at most (8 per piece, and
+# never more than this; beyond, no piece is taken for apart from the solid in that round).
+CROSSINGS = 1_000_000
+# The pose of the identity (R row by row, then t), for `_mesh.intersect`.
+_IDENTITY = np.ascontiguousarray(np.concatenate([np.eye(3).ravel(), np.zeros(3)]))
+# How far a piece lying on the solid's boundary is moved off it, as a fraction of the band: the
+# depth bound it proves.
+MOVE = 0.5
 # Rounds of splitting, at most (a piece's side halves a round: 2^-30 of a triangle's side).
 ROUNDS = 30
 
@@ -71,17 +89,27 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
     Rb, tb = _placed(pose_solid)
     ws = _mesh.Workspace()
     # the sheet's triangles in the solid's own frame: x_local = Rb^T (x_world - tb) - centre
-    world = sheet.vertices[sheet.faces] @ Rs.T + ts
+    # each triangle of the sheet once, however often the file repeats it (its corners told
+    # apart by their coordinates, whichever vertices hold them)
+    _, same = np.unique(sheet.vertices, axis=0, return_inverse=True)
+    faces = np.unique(np.sort(same.reshape(-1)[sheet.faces], axis=1), axis=0, return_index=True)[1]
+    world = sheet.vertices[sheet.faces[faces]] @ Rs.T + ts
     live = (world - tb) @ Rb - solid.centre
     lo, hi = solid.local_lo - band, solid.local_hi + band
     inside_box = np.all((live.max(axis=1) >= lo) & (live.min(axis=1) <= hi), axis=1)
-    origin = np.flatnonzero(inside_box)  # each piece's face of the sheet
+    origin = faces[inside_box]  # each piece's face of the sheet
     live = np.ascontiguousarray(live[inside_box])
     local_tris = solid.vertices[solid.faces] - solid.centre
     # what floating point may miss by: the rounding of the frame change and the distances
     slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
     upper, pieces = 0.0, 0
     solid.bvh.prepare_winding()
+    # the boundary triangles' outward normals (unit; 0 for a triangle of no area)
+    cross = np.cross(local_tris[:, 1] - local_tris[:, 0], local_tris[:, 2] - local_tris[:, 0])
+    norm = np.linalg.norm(cross, axis=1)
+    volume = float(np.einsum("ij,ij->i", local_tris[:, 0], cross).sum())
+    outward = np.where(norm[:, None] > 0, cross / np.where(norm > 0, norm, 1.0)[:, None], 0.0)
+    outward *= 1.0 if volume >= 0 else -1.0
     for _ in range(ROUNDS):
         if len(live) == 0:
             return SheetDepth(upper=upper, deep=None, pieces=pieces)
@@ -114,8 +142,45 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
         piece = live[rest]
         centroid = piece.mean(axis=1)
         reach = np.sqrt(((piece - centroid[:, None, :]) ** 2).sum(axis=2).max(axis=1))
-        dist, near, _ = _mesh.closest(solid.bvh, centroid, float("inf"), 0.0, ws)
-        inside = np.abs(_mesh.winding(solid.bvh, centroid, ws)) > DEFAULT.winding_inside
+        dist, near, mid_tri = _mesh.closest(solid.bvh, centroid, float("inf"), 0.0, ws)
+        apart = _apart(solid, piece, ws)
+        # the side of a centroid (the winding number, the costly query) is asked only where it
+        # decides something: a piece apart from the boundary (wholly outside?), a centroid
+        # farther than the band (a collision?), one whose piece the Lipschitz bound settles only
+        # outside; elsewhere neither side is taken
+        ask = apart | (dist > band + slack) | ((dist + reach + slack > band) & (reach - dist + slack <= band))
+        inside, outside = np.zeros(len(piece), dtype=bool), np.zeros(len(piece), dtype=bool)
+        inside[ask] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(centroid[ask]), ws)) \
+            > DEFAULT.winding_inside
+        outside[ask] = ~inside[ask]
+        # a piece outside that meets no triangle of the solid has no point inside (no move); one
+        # that does may lie on the boundary: moved off it along the outward normals of the
+        # triangles nearest to it, wholly outside, no point of it is deeper than the move
+        out = outside & apart
+        if out.any():
+            upper = max(upper, slack)
+        move = MOVE * band
+        if move + slack <= band:
+            # (a centroid deeper than the move stays inside after it)
+            ways = (outward[mid_tri], outward[tri[rest]].sum(axis=1) + outward[mid_tri])
+            for way in ways:
+                ask = np.flatnonzero(~out & ~(inside & (dist > move)))
+                if len(ask) == 0:
+                    break
+                length = np.linalg.norm(way[ask], axis=1)
+                step = np.where(length > 0, move / np.where(length > 0, length, 1.0), 0.0)
+                moved = piece[ask] + (step[:, None] * way[ask])[:, None, :]
+                off = _apart(solid, moved, ws)
+                off[off] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(moved[off].mean(axis=1)), ws)) \
+                    <= DEFAULT.winding_inside
+                if off.any():
+                    out[ask[off]] = True
+                    upper = max(upper, move + slack)
+        if out.any():
+            keep = ~out
+            piece, centroid, reach, dist, near, inside, outside = (
+                piece[keep], centroid[keep], reach[keep], dist[keep], near[keep], inside[keep], outside[keep])
+            rest = rest[keep]
         deep = inside & (dist > band + slack)
         if deep.any():
             q = int(np.flatnonzero(deep)[np.argmax(dist[deep])])
@@ -123,8 +188,9 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
             return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
                                                 int(origin[rest[q]])), pieces=pieces)
         # the depth is 1-Lipschitz: within reach of a centroid inside at depth dist, at most
-        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary)
-        lipschitz = np.where(inside, dist + reach, reach - dist)
+        # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary);
+        # of one on a side not asked, at most dist + reach
+        lipschitz = np.where(outside, reach - dist, dist + reach)
         settled = lipschitz + slack <= band
         if settled.any():
             upper = max(upper, float(np.maximum(lipschitz[settled] + slack, 0.0).max()))
@@ -220,6 +286,27 @@ def _reaches_out(inner, solid, pose_inner, pose_solid, face: int, band: float) -
     solid.bvh.prepare_winding()
     w = _mesh.winding(solid.bvh, np.ascontiguousarray(local[far[:64]]), ws)
     return bool((np.abs(w) <= DEFAULT.winding_inside).any())
+
+
+def _apart(solid, pieces: np.ndarray, ws) -> np.ndarray:
+    """(k,) bool: each piece (k, 3, 3), the solid's frame, shares no point with any triangle of
+    the solid (the triangle test's `tri_tri_intersect`, which counts touching as meeting). A
+    piece of no area answers no; so do all where the crossings found outnumber CROSSINGS."""
+    k = len(pieces)
+    apart = np.zeros(k, dtype=bool)
+    if k == 0:
+        return apart
+    area = np.linalg.norm(np.cross(pieces[:, 1] - pieces[:, 0], pieces[:, 2] - pieces[:, 0]), axis=1)
+    flat = area <= DEFAULT.degenerate_rel * max(solid.size, 1e-300) ** 2
+    bvh = _mesh.BVH(np.ascontiguousarray(pieces.reshape(-1, 3)),
+                    np.arange(3 * k, dtype=np.int32).reshape(k, 3), 1)
+    cap = min(CROSSINGS, 8 * k + 64) + 1
+    *_, pairs = _mesh.intersect(solid.bvh, bvh, _IDENTITY, 0.0, float("inf"), 0.0, ws, cap)
+    if len(pairs) >= cap:
+        return apart
+    apart[:] = True
+    apart[pairs[:, 1]] = False
+    return apart & ~flat
 
 
 def _placed(pose):

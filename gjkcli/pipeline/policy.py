@@ -192,8 +192,12 @@ def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
                      f"'{solid.name}', beyond the band ({band:.6g})")
     if got.upper is None:
         return dataclasses.replace(r, note=_joined(
-            r.note, f"the depth of the open surface '{sheet.name}' inside '{solid.name}' was not "
-                    f"bounded within the band in {got.pieces:,} pieces of it"))
+            r.note, f"the depth of the open surface '{sheet.name}' inside '{solid.name}' was neither "
+                    f"bounded within the band nor shown beyond it in {got.pieces:,} pieces of it "
+                    f"(each bounded by its corners' distances to the nearest boundary triangles, "
+                    f"its centroid's depth, or a move of half the band off the boundary), the "
+                    f"bound's budget: splitting on past it, or a band wider than the open "
+                    f"surface's depth, would settle it"))
     return dataclasses.replace(
         r, status=Status.TOUCHING, distance=0.0, distance_lower=0.0, depth=None,
         depth_upper=got.upper, certificate=None, exit=EXIT_SHEET,
