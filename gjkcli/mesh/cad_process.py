@@ -331,6 +331,7 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
 
         from gjkcli.mesh import ifc
 
+        ifc.reading_only()
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     if paths:
         from gjkcli.mesh import cad

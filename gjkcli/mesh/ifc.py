@@ -50,7 +50,7 @@ from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
 __all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
-           "IFC_TYPES", "telling_points", "kept_meshes"]
+           "IFC_TYPES", "telling_points", "kept_meshes", "reading_only"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -386,6 +386,7 @@ def _child(path: Path, send, listened: bool, k: int = 0, shares: int = 1) -> Non
     def tell(stage, done, total):
         send.send(("progress", stage, done, total))
 
+    reading_only()
     try:
         with progress.reporting(tell if listened else None), _step_file(path) as step:
             answer = ("share", _read(path, step, k, shares))
@@ -629,11 +630,51 @@ def _arrays(geometry) -> tuple:
     return vertices, faces
 
 
-def _ifcopenshell():
-    """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
-    package when it is missing."""
+# Whether this process only reads models (`reading_only`): it then imports IfcOpenShell without
+# lark (`_ifcopenshell`).
+_READER = [False]
+
+
+def reading_only() -> None:
+    """Say that this process only reads models for another one (the command's early reader in
+    `gjkcli.mesh.cad_process`, a reader child of `read`), and ends when it has sent them: it
+    imports IfcOpenShell without its header parsers (`_ifcopenshell`)."""
+    _READER[0] = True
+
+
+@contextmanager
+def _without_lark():
+    """Within the block, `import lark` fails and `importlib.util.find_spec("lark")` says it is
+    missing (a None in sys.modules), and what is printed on stderr is dropped; after it, lark
+    imports as before. IfcOpenShell 0.8 and 0.9 build a LALR parser of a header's model view
+    definitions as `ifcopenshell.util.mvd_info` is imported (for `file.mvd`), and
+    `ifcopenshell.stream` imports lark for its streaming reader (it prints that it has none):
+    30 to 60 ms of IfcOpenShell's 0.1 to 0.15 s import, on the way of every IFC scan, for
+    features a reader of elements never uses."""
+    import contextlib
+    import io
+    import sys
+
+    if "lark" in sys.modules or "ifcopenshell" in sys.modules:
+        yield
+        return
+    sys.modules["lark"] = None
     try:
-        with extras.binding_import():
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        if "lark" in sys.modules and sys.modules["lark"] is None:
+            del sys.modules["lark"]
+
+
+def _ifcopenshell():
+    """(ifcopenshell, ifcopenshell.geom), imported on first need (without lark in a process
+    that only reads models: `reading_only`); an InputError naming the package when it is
+    missing."""
+    import contextlib
+
+    try:
+        with extras.binding_import(), _without_lark() if _READER[0] else contextlib.nullcontext():
             import ifcopenshell
             import ifcopenshell.geom
     except ImportError as exc:

@@ -167,3 +167,24 @@ def test_modules_are_imported_meanwhile_only_once_the_reader_says_the_parts_need
     assert python_c(code, "large", cwd=model).split() == ["9", "True"]
     assert python_c(code, "small", cwd=model).split() == ["9", "False"]
     assert python_c(code, "ended", cwd=model).split() == ["9", "False"]
+
+
+def test_a_reader_process_imports_ifcopenshell_without_lark(model):
+    """A process that only reads models (`ifc.reading_only`: the early reader, a reader child)
+    imports IfcOpenShell without lark (its header parsers' grammar, built as it is imported),
+    reads the same model, prints nothing about it, and can still import lark after (a manifest's
+    selector needs it); a process that does not say so imports IfcOpenShell as it is."""
+    from fresh import python_c
+
+    code = ("import sys\n"
+            "from gjkcli.mesh import ifc\n"
+            "if sys.argv[1] == 'reader':\n"
+            "    ifc.reading_only()\n"
+            "model = ifc.read_here('house.ifc')\n"
+            "print(len(model.parts), 'lark' in sys.modules, end=' ')\n"
+            "import lark\n"
+            "print(lark.Lark is not None)\n")
+    done = subprocess.run([sys.executable, "-c", code, "reader"], cwd=model, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["9", "False", "True"] and done.stderr == ""
+    assert python_c(code, "plain", cwd=model).split() == ["9", "True", "True"]
