@@ -147,3 +147,64 @@ def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path
     blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
     assert refined == {parent}  # manifold3d ran here: nothing forks
     assert blocked == small
+
+
+_REASONS = """
+import os, sys
+import gjkcli.mesh.convexity as convexity
+import gjkcli.pipeline.refine as refine
+import gjkcli.pipeline.stages as stages
+from gjkcli.cli import main
+
+jobs, ahead = sys.argv[1], sys.argv[2] == "ahead"
+stages.REASONS_AHEAD_FACES = 0 if ahead else float("inf")
+# the scene's few wedged fits stay undecided: their common solids (manifold3d, after which
+# nothing forks) would otherwise be measured before the reasons
+refine.by_thickness = lambda parts, i, j, answers, jobs=1: dict(answers)
+plain = convexity.part_reasons
+
+def logged(gaps, which, *rest):
+    with open("reasons.pids", "a") as f:
+        f.write(f"{os.getpid()} {len(which)}\\n")
+    return plain(gaps, which, *rest)
+
+convexity.part_reasons = logged
+try:
+    files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))
+    main(["scan", *files, "--together", "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
+          "-q", "--jobs", jobs], standalone_mode=True)
+except SystemExit as stop:
+    assert stop.code in (0, 1), stop.code
+print(os.getpid())
+"""
+
+
+def _reasons(tmp_path: Path, name: str, jobs: int, ahead: bool) -> tuple:
+    """(the JSON report without its timings, {process: reasons it measured}, this process)."""
+    here = tmp_path / name
+    here.mkdir()
+    (here / "scene").symlink_to(tmp_path / "scene")
+    done = subprocess.run([sys.executable, "-c", _REASONS, str(jobs), "ahead" if ahead else "-"], cwd=here,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    measured: dict = {}
+    for line in (here / "reasons.pids").read_text().split("\n"):
+        if line:
+            pid, n = map(int, line.split())
+            measured[pid] = measured.get(pid, 0) + n
+    return _without_timings(json.loads((here / "out.json").read_text())), measured, int(done.stdout.split()[-1])
+
+
+def test_convexity_reasons_are_measured_half_ahead_by_a_forked_worker(tmp_path):
+    """`Parts.reasons_ahead`: with two jobs, from REASONS_AHEAD_FACES (lowered here to nothing),
+    a forked worker measures half the objects' convexity reasons while the run goes on, and
+    the report is the one process's; under it (here: never), this process measures them all."""
+    _write_scene(tmp_path / "scene")
+    serial, measured_1, parent_1 = _reasons(tmp_path, "one", 1, ahead=True)
+    shared, measured_2, parent_2 = _reasons(tmp_path, "two", 2, ahead=True)
+    alone, measured_3, parent_3 = _reasons(tmp_path, "alone", 2, ahead=False)
+    assert list(measured_1) == [parent_1] and measured_1[parent_1] == 60
+    assert parent_2 in measured_2 and len(measured_2) == 2 and sorted(measured_2.values()) == [30, 30]
+    assert list(measured_3) == [parent_3]
+    assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
+    assert shared == serial == alone
