@@ -47,7 +47,7 @@ from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, mean
 
 __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
            "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
-           "SHARES_PER_JOB", "FORK_AFTER", "FORK_WORTH"]
+           "FORK_AFTER", "FORK_WORTH"]
 
 
 # Pairs from which the refinement is shared with forked workers at once: a fork, and each
@@ -59,9 +59,6 @@ __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_ve
 PARALLEL_FROM = 512
 FORK_AFTER = 0.03
 FORK_WORTH = 0.1
-# Shares per process once shared: a few, so that a process done early takes another share and
-# the progress bar moves, few enough that a part's pairs are rarely cut between two shares.
-SHARES_PER_JOB = 4
 # Pairs this process tests between two looks at the clock before sharing.
 _LOOK_EVERY = 4
 
@@ -78,8 +75,8 @@ def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -
     (t,) int64 the pairs to test; jobs : processes; tell : progress(stage, done, total).
 
     With jobs > 1 in a process that may fork (`gjkcli.engine.shapes.can_fork`), the pairs left
-    are cut into contiguous shares that this process and jobs - 1 forked workers (`gjkcli.forks`)
-    take from a shared counter: from the start for PARALLEL_FROM pairs or more, else once the
+    are cut into contiguous shares (`guided`) that this process and jobs - 1 forked workers
+    (`gjkcli.forks`) take from a shared counter: from the start for PARALLEL_FROM pairs or more, else once the
     pairs tested here prove slow (FORK_AFTER, FORK_WORTH). The answers are each pair's own,
     whichever process tests it.
     """
@@ -119,9 +116,7 @@ def _shared(parts, i, j, tolerance, measure, ks, last, start, jobs) -> list:
     from gjkcli import forks
 
     global _WORK, _NEXT
-    left = len(ks) - start
-    bounds = np.linspace(start, len(ks), min(left, jobs * SHARES_PER_JOB) + 1).astype(int).tolist()
-    shares = list(zip(bounds[:-1], bounds[1:]))
+    shares = guided(start, len(ks), jobs)
     _WORK, _NEXT = (parts, i, j, tolerance, measure, ks, last, shares), forks.Counter()
     crew: list = []
     try:
@@ -139,6 +134,18 @@ def _shared(parts, i, j, tolerance, measure, ks, last, start, jobs) -> list:
         _NEXT.close()
         _WORK, _NEXT = (), None
     return [answer for share in shares for answer in got[share]]
+
+
+def guided(start: int, end: int, jobs: int) -> list:
+    """[(start, end), ...]: positions start to end cut into contiguous shares, each 1 / (2 jobs)
+    of those left and at least one (guided self-scheduling, Polychronopoulos and Kuck 1987):
+    large shares first, so that a part's pairs are rarely cut between two, then smaller ones,
+    so that a process given less of a core (a busy machine) holds the others up by a pair or
+    two at the end, not by a whole share."""
+    bounds = [start]
+    while bounds[-1] < end:
+        bounds.append(bounds[-1] + max(1, (end - bounds[-1]) // (2 * jobs)))
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def _drain(_parent) -> dict:

@@ -1176,8 +1176,9 @@ class Parts:
         """With jobs > 1 in a process that may fork, and parts of REASONS_AHEAD_FACES triangles or
         more whose reasons `records(involved)` will measure: a forked worker (`gjkcli.forks`) measures the second
         half of them now, while this process goes on with the overlap volumes and the report,
-        which measures the first half when it first reads a record (`records`). The reasons
-        are each part's own, whichever process measures them."""
+        which measures the first half when it first reads a record (`records`), and the second
+        too when the worker has not finished by then. The reasons are each part's own,
+        whichever process measures them."""
         from gjkcli.engine.shapes import can_fork
 
         if jobs <= 1 or not can_fork():
@@ -1231,8 +1232,8 @@ class Parts:
             if ahead is not None and ahead[0] == unmeasured:  # the rest measured meanwhile
                 _, mine, worker = ahead
                 got = reasons(unmeasured[:mine])
-                try:
-                    got += worker.result()
+                try:  # not done yet (given less of a core on a busy machine): measured here
+                    got += worker.result() if worker.ready() else reasons(unmeasured[mine:])
                 except Exception:  # noqa: BLE001 - the worker lost or failed: measured here
                     got += reasons(unmeasured[mine:])
             else:

@@ -204,7 +204,10 @@ def test_convexity_reasons_are_measured_half_ahead_by_a_forked_worker(tmp_path):
     shared, measured_2, parent_2 = _reasons(tmp_path, "two", 2, ahead=True)
     alone, measured_3, parent_3 = _reasons(tmp_path, "alone", 2, ahead=False)
     assert list(measured_1) == [parent_1] and measured_1[parent_1] == 60
-    assert parent_2 in measured_2 and len(measured_2) == 2 and sorted(measured_2.values()) == [30, 30]
+    # the worker took the second half; this process the first, and the second too where the
+    # worker had not finished by then (a busy machine)
+    assert parent_2 in measured_2 and len(measured_2) == 2
+    assert measured_2[parent_2] in (30, 60) and sum(measured_2.values()) - measured_2[parent_2] == 30
     assert list(measured_3) == [parent_3]
     assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
     assert shared == serial == alone
