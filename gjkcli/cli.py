@@ -935,10 +935,12 @@ def _quiet_libraries(debug: bool):
 # What a STEP run imports once its parts are read, by output format: imported before the run
 # when OpenCASCADE is imported and the files read in a process of its own
 # (gjkcli.mesh.cad_process), while this process would otherwise wait for it.
+# numpy.ma: numpy's `unique` imports it on its first call (about 8 ms).
 _AFTER_READING = ("gjkcli.engine.exact", "gjkcli.engine.query", "gjkcli.mesh.convexity",
                   "gjkcli.scene.broadphase", "gjkcli.pipeline.prepared", "gjkcli.pipeline.clashsets",
-                  "gjkcli.pipeline.groups", "gjkcli.pipeline.tessellated")
-_REPORTING = {"json": ("gjkcli.report.jsonout",),
+                  "gjkcli.pipeline.groups", "gjkcli.pipeline.tessellated", "gjkcli.pipeline.refine",
+                  "gjkcli.engine.primitive", "gjkcli.mesh.overlap", "numpy.ma")
+_REPORTING = {"json": ("gjkcli.report.jsonout", "orjson"),
               "table": ("rich.console", "gjkcli.report.scan", "gjkcli.report.table",
                         "gjkcli.report.trace", "gjkcli.report.checktext")}
 
@@ -947,8 +949,7 @@ _REPORTING = {"json": ("gjkcli.report.jsonout",),
 # command waits for the parts that process reads, as long as it has not answered
 # (cad_process.meanwhile). Not manifold3d: once imported, the command forks no more workers
 # (gjkcli.engine.shapes.can_fork).
-_WHILE_READING = ("gjkcli.pipeline.refine", "gjkcli.engine.primitive", "gjkcli.mesh.overlap",
-                  "scipy._lib._util", "scipy.sparse", "scipy.linalg", "scipy.special", "scipy.spatial")
+_WHILE_READING = ("scipy._lib._util", "scipy.sparse", "scipy.linalg", "scipy.special", "scipy.spatial")
 
 
 def _import_ahead(output_format: str, quiet: bool) -> None:

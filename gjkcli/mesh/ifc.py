@@ -25,10 +25,13 @@ millimetres stays in millimetres), which is reported as the part's `units` ("mm"
 (more made the roof slower). Where the platform forks, the read runs in forked children that
 send the parts back (`_read_in_children`), so IfcOpenShell's memory is never the checking
 process's: one child, or for a model of SPLIT_FROM_BYTES or more and a run of several jobs
-(`readers`), one per job, each parsing the file and meshing its share of the elements (a
-contiguous run of them in the file's order), the shares joined in that order. A model under
-SPLIT_FROM_BYTES named on the `gjk` command line is read ahead (`read_here`) by the process the
-command forks as it starts (`gjkcli.mesh.cad_process`), which `gjkcli.mesh.load` asks for it.
+(`readers`), one per job, each parsing the file and meshing its share of the elements (every
+n-th of them in the file's order, n readers: a model's costly elements, often neighbours in the
+file, such as the furniture of Revit's sample project, then fall to every reader, where
+contiguous runs left one reader with 0.79 s of 0.9), the parts joined in the file's order. A
+model under SPLIT_FROM_BYTES named on the `gjk` command line is read ahead (`read_here`) by the
+process the command forks as it starts (`gjkcli.mesh.cad_process`), which `gjkcli.mesh.load`
+asks for it.
 
 An element whose geometry the iterator cannot build is left out and named in `IfcModel.failed`
 (one line each); the others are read.
@@ -50,7 +53,7 @@ from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
 __all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
-           "IFC_TYPES", "telling_points", "kept_meshes"]
+           "IFC_TYPES", "telling_points", "kept_meshes", "reading_only"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
 # such file, read as that file). ifcXML is recognised to be refused in one line: IfcOpenShell 0.9
@@ -211,8 +214,8 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
                 crew.append(forks.Worker(functools.partial(_forked_share, path, step, model, k, shares)))
             except OSError:  # no process left to fork (a limit): meshed here
                 break
-        got = [_read(path, step, 0, shares, model)]
-        got += [_read(path, step, k, shares, model) for k in range(len(crew) + 1, shares)]
+        got = [_read(path, step, 0, shares, model, interleaved=True)]
+        got += [_read(path, step, k, shares, model, interleaved=True) for k in range(len(crew) + 1, shares)]
         answers = []
         for worker in crew:
             kind, value = worker.receive()
@@ -227,13 +230,14 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
 
 def _forked_share(path: Path, step: Path, model, k: int, shares: int, _parent) -> _Share:
     with telling_points(_point_sinks[-1][0]):  # the process it was forked from tells, so it does
-        return _read(path, step, k, shares, model)
+        return _read(path, step, k, shares, model, interleaved=True)
 
 
 def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
     """Share k of `shares` of a model's elements (those k / shares to (k + 1) / shares of the
-    way through the file, as `read`'s children split it), read in this process: IfcOpenShell's
-    iterator over that subset only (`include=`), the file opened here. What `read` gives is the
+    way through the file: a cluster's share; `read`'s own readers interleave theirs), read in
+    this process: IfcOpenShell's iterator over that subset only (`include=`), the file opened
+    here. What `read` gives is the
     shares' parts end to end; share 0 names the elements left out. A share may hold no part (its
     elements' geometry all failed), which `read` of the whole model would raise only if no
     share held one."""
@@ -386,9 +390,10 @@ def _child(path: Path, send, listened: bool, k: int = 0, shares: int = 1) -> Non
     def tell(stage, done, total):
         send.send(("progress", stage, done, total))
 
+    reading_only()
     try:
         with progress.reporting(tell if listened else None), _step_file(path) as step:
-            answer = ("share", _read(path, step, k, shares))
+            answer = ("share", _read(path, step, k, shares, interleaved=True))
     except InputError as exc:
         answer = ("error", exc.source, exc.message)
     except Exception as exc:  # noqa: BLE001 - said in the parent as a line, as any reader's failure
@@ -476,6 +481,7 @@ class _Share:
     units: str | None
     schema: str
     left_out: list = ()
+    ids: list = ()  # the step ids of `parts`' elements, in order
 
 
 _point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force): `telling_points`
@@ -515,10 +521,12 @@ def _open(path: Path, ifc_file: Path):
                                f"export it again as IFC2X3 or IFC4") from None
 
 
-def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -> _Share:
+def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
+          interleaved: bool = False) -> _Share:
     """Share k of `shares` of reading the STEP file `ifc_file` (`model`: it opened already):
-    the elements k / shares to (k + 1) / shares of the way through the file; errors name `path`
-    (the ifcZIP it came from)."""
+    the elements k / shares to (k + 1) / shares of the way through the file, or with
+    `interleaved` every shares-th element from the k-th (`_joined` puts them back in the file's
+    order); errors name `path` (the ifcZIP it came from)."""
     ifcopenshell, geom = _ifcopenshell()
     if model is None:
         model = _open(path, ifc_file)
@@ -531,7 +539,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
                              for e in sorted(physical, key=lambda e: e.id())
                              if not _has_body(e, contexts) and not _assembly(e)]
     ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
-    mine = ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
+    mine = ordered[k::shares] if interleaved else ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     settings = geom.settings()
     settings.set("use-world-coords", True)
     settings.set("convert-back-units", True)  # the file's length unit, not metres
@@ -569,7 +577,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
                 kept[0].put(keys[e.id()], {}, {"v": meshes[e.id()][0], "f": meshes[e.id()][1]})
         kept[0].save()
     log = _Log(ifcopenshell.get_log())
-    parts, built, failed = [], set(), []
+    parts, ids, built, failed = [], [], set(), []
     for element in mine:
         if element.id() not in meshes:
             continue
@@ -585,17 +593,22 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None) -
                                                f"not checked"))
             continue
         parts.append((label, vertices, faces, _element(element)))
+        ids.append(element.id())
     for n, e in enumerate(elements):
         if e.id() in by_id and e.id() not in built:
             why = log.about(model, e) or "IfcOpenShell could not build its geometry"
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
-                  schema=model.schema, left_out=left_out)
+                  schema=model.schema, left_out=left_out, ids=ids)
 
 
 def _joined(path: Path, shares: list) -> IfcModel:
-    """The model of the readers' shares, in share order (the file's)."""
+    """The model of the readers' shares, their parts in the file's order (their elements' step
+    ids: shares interleaved or contiguous)."""
     parts = [p for s in shares for p in s.parts]
+    if all(len(s.ids) == len(s.parts) for s in shares):
+        ids = [n for s in shares for n in s.ids]
+        parts = [parts[k] for k in sorted(range(len(parts)), key=ids.__getitem__)]
     failed = [line for _, line in sorted((f for s in shares for f in s.failed), key=lambda f: f[0])]
     if not parts:
         raise InputError(path, f"the geometry of none of its {shares[0].elements} physical elements "
@@ -629,11 +642,51 @@ def _arrays(geometry) -> tuple:
     return vertices, faces
 
 
-def _ifcopenshell():
-    """(ifcopenshell, ifcopenshell.geom), imported on first need; an InputError naming the
-    package when it is missing."""
+# Whether this process only reads models (`reading_only`): it then imports IfcOpenShell without
+# lark (`_ifcopenshell`).
+_READER = [False]
+
+
+def reading_only() -> None:
+    """Say that this process only reads models for another one (the command's early reader in
+    `gjkcli.mesh.cad_process`, a reader child of `read`), and ends when it has sent them: it
+    imports IfcOpenShell without its header parsers (`_ifcopenshell`)."""
+    _READER[0] = True
+
+
+@contextmanager
+def _without_lark():
+    """Within the block, `import lark` fails and `importlib.util.find_spec("lark")` says it is
+    missing (a None in sys.modules), and what is printed on stderr is dropped; after it, lark
+    imports as before. IfcOpenShell 0.8 and 0.9 build a LALR parser of a header's model view
+    definitions as `ifcopenshell.util.mvd_info` is imported (for `file.mvd`), and
+    `ifcopenshell.stream` imports lark for its streaming reader (it prints that it has none):
+    30 to 60 ms of IfcOpenShell's 0.1 to 0.15 s import, on the way of every IFC scan, for
+    features a reader of elements never uses."""
+    import contextlib
+    import io
+    import sys
+
+    if "lark" in sys.modules or "ifcopenshell" in sys.modules:
+        yield
+        return
+    sys.modules["lark"] = None
     try:
-        with extras.binding_import():
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        if "lark" in sys.modules and sys.modules["lark"] is None:
+            del sys.modules["lark"]
+
+
+def _ifcopenshell():
+    """(ifcopenshell, ifcopenshell.geom), imported on first need (without lark in a process
+    that only reads models: `reading_only`); an InputError naming the package when it is
+    missing."""
+    import contextlib
+
+    try:
+        with extras.binding_import(), _without_lark() if _READER[0] else contextlib.nullcontext():
             import ifcopenshell
             import ifcopenshell.geom
     except ImportError as exc:

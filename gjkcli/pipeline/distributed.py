@@ -714,6 +714,9 @@ class _ClusterParts(Parts):
     def triangles(self, k: int):
         raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
 
+    def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
+        """Nothing: the workers measured the reasons (`_ClusterRun.objects`)."""
+
     def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the
         reasons the workers measured (`_ClusterRun.objects`; reasons, the cache's table, is not

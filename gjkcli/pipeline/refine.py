@@ -1,10 +1,10 @@
 """The run's refine stage: the triangle test of the pairs whose hulls do not decide them, on every
 core the run's `jobs` gives.
 
-From PARALLEL_FROM pairs, with jobs > 1 and a process that may fork
-(`gjkcli.engine.shapes.can_fork`), the pairs are cut into contiguous shares handed to forked
-workers, as the hulls (`gjkcli.engine.shapes.build_hulls`) and the overlap volumes
-(`gjkcli.mesh.overlap.overlaps`) are: the parts prepared before the fork are the workers' too
+With jobs > 1 and a process that may fork (`gjkcli.engine.shapes.can_fork`), from PARALLEL_FROM
+pairs or once the pairs prove slow (`triangles`), the pairs are cut into contiguous shares that
+this process and forked workers take, as the hulls (`gjkcli.engine.shapes.build_hulls`) and the
+overlap volumes (`gjkcli.mesh.overlap.overlaps`) are: the parts prepared before the fork are the workers' too
 (copy-on-write), each worker builds the triangle hierarchies of its share's parts and hands back
 its pairs' answers, and the answers are put together in pair order, the same as one process
 gives. Shares are contiguous so that a part's pairs, which the broad phase lists together, mostly
@@ -47,17 +47,23 @@ from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, mean
 
 __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
            "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
-           "SHARES_PER_JOB"]
+           "FORK_AFTER", "FORK_WORTH"]
 
 
-# The fewest pairs worth forked workers: a fork, and each answer's way back (about 0.1 ms, where a
-# pair's triangle test takes about 0.5 ms on the Great Court roof), are repaid from here.
+# Pairs from which the refinement is shared with forked workers at once: a fork, and each
+# answer's way back (about 0.1 ms, where a pair's triangle test takes about 0.5 ms on the Great
+# Court roof), are repaid from here. Fewer are started in this process, and shared only once
+# they prove slow: after FORK_AFTER seconds, when the pairs left would take FORK_WORTH seconds
+# more at the pace so far (Revit's sample project: 85 pairs of furniture of 1,106 vertices, 0.44 s
+# in one process); a small model's few pairs (a few ms) never pay for a fork.
 PARALLEL_FROM = 512
-# Shares per worker: a few, so that a worker done early takes another share and the progress bar
-# moves, few enough that a part's pairs are rarely cut between two shares.
-SHARES_PER_JOB = 4
+FORK_AFTER = 0.03
+FORK_WORTH = 0.1
+# Pairs this process tests between two looks at the clock before sharing.
+_LOOK_EVERY = 4
 
-_WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo), set before the fork for the workers
+_WORK: tuple = ()  # (parts, i, j, tolerance, measure, todo, last, shares), set before the fork
+_NEXT = None  # the forks.Counter handing out _WORK's shares
 
 
 def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -> dict:
@@ -66,61 +72,109 @@ def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -
     parts : `gjkcli.pipeline.stages.Parts`; i, j : (m,) int64 the checked pairs' parts;
     tolerance : (m,) float64 each pair's band; measure : (m,) bool the pairs whose collision
     depth is measured (else the search stops at the first point deeper than the band); todo :
-    (t,) int64 the pairs to test; jobs : worker processes; tell : progress(stage, done, total).
+    (t,) int64 the pairs to test; jobs : processes; tell : progress(stage, done, total).
+
+    With jobs > 1 in a process that may fork (`gjkcli.engine.shapes.can_fork`), the pairs left
+    are cut into contiguous shares (`guided`) that this process and jobs - 1 forked workers
+    (`gjkcli.forks`) take from a shared counter: from the start for PARALLEL_FROM pairs or more, else once the
+    pairs tested here prove slow (FORK_AFTER, FORK_WORTH). The answers are each pair's own,
+    whichever process tests it.
     """
+    import time
+
     from gjkcli.engine.shapes import can_fork
 
     tell = tell or (lambda stage, done, total: None)
     n = len(todo)
     tell("refine", 0, n)
-    if jobs <= 1 or n < max(2, PARALLEL_FROM) or not can_fork():
-        got = _share(parts, i, j, tolerance, measure, todo, lambda done: tell("refine", done, n))
-        return dict(zip(todo.tolist(), got))
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    ks = todo.tolist()
+    # a part's triangle hierarchy is dropped after its last pair (built again if a later stage
+    # asks): held for every part at once, they were most of a large model's memory
+    last: dict = {}
+    for pos, k in enumerate(ks):
+        last[int(i[k])] = last[int(j[k])] = pos
+    shared = jobs > 1 and n >= 2 and can_fork()
+    out: list = []
+    started = time.perf_counter()
+    while len(out) < n:
+        spent, done = time.perf_counter() - started, len(out)
+        if shared and n - done >= 2 and (n >= PARALLEL_FROM or (
+                spent >= FORK_AFTER and spent / max(done, 1) * (n - done) >= FORK_WORTH)):
+            got = _shared(parts, i, j, tolerance, measure, ks, last, done, jobs)
+            out += got
+            break
+        step = n - done if not shared else min(_LOOK_EVERY, n - done)
+        out += _share(parts, i, j, tolerance, measure, ks, last, done, done + step)
+        tell("refine", len(out), n)
+    tell("refine", n, n)
+    return dict(zip(ks, out))
 
-    global _WORK
-    bounds = np.linspace(0, n, min(n, jobs * SHARES_PER_JOB) + 1).astype(int).tolist()
-    shares = list(zip(bounds[:-1], bounds[1:]))
-    out: dict = {}
-    _WORK = (parts, i, j, tolerance, measure, todo)
+
+def _shared(parts, i, j, tolerance, measure, ks, last, start, jobs) -> list:
+    """The answers of the pairs ks[start:], in order, from this process and jobs - 1 forked
+    workers, each taking the next contiguous share from a shared counter."""
+    from gjkcli import forks
+
+    global _WORK, _NEXT
+    shares = guided(start, len(ks), jobs)
+    _WORK, _NEXT = (parts, i, j, tolerance, measure, ks, last, shares), forks.Counter()
+    crew: list = []
     try:
-        with ProcessPoolExecutor(min(jobs, len(shares)), mp_context=multiprocessing.get_context("fork")) as pool:
-            for (start, end), got in zip(shares, pool.map(_forked_share, shares)):
-                out.update(zip(todo[start:end].tolist(), got))
-                tell("refine", end, n)
+        for _ in range(min(jobs, len(shares)) - 1):
+            try:
+                crew.append(forks.Worker(_drain))
+            except OSError:  # no process left to fork (a limit): this process does the rest
+                break
+        got = _drain(None)
+        for worker in crew:
+            got.update(worker.result())
     finally:
-        _WORK = ()
-    return out
+        for worker in crew:
+            worker.close()
+        _NEXT.close()
+        _WORK, _NEXT = (), None
+    return [answer for share in shares for answer in got[share]]
 
 
-def _forked_share(bounds) -> list:
-    """In a forked worker: the answers of _WORK's pairs todo[start:end], in order."""
-    start, end = bounds
-    parts, i, j, tolerance, measure, todo = _WORK
-    return _share(parts, i, j, tolerance, measure, todo[start:end], None)
+def guided(start: int, end: int, jobs: int) -> list:
+    """[(start, end), ...]: positions start to end cut into contiguous shares, each 1 / (2 jobs)
+    of those left and at least one (guided self-scheduling, Polychronopoulos and Kuck 1987):
+    large shares first, so that a part's pairs are rarely cut between two, then smaller ones,
+    so that a process given less of a core (a busy machine) holds the others up by a pair or
+    two at the end, not by a whole share."""
+    bounds = [start]
+    while bounds[-1] < end:
+        bounds.append(bounds[-1] + max(1, (end - bounds[-1]) // (2 * jobs)))
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _share(parts, i, j, tolerance, measure, todo, done) -> list:
-    """The answers of the pairs `todo`, in order; done(n) after each n-th pair when given."""
+def _drain(_parent) -> dict:
+    """{(start, end): the answers of _WORK's pairs ks[start:end]} of the shares this process
+    takes from _NEXT until none is left (in a forked worker, or in the process that forked it)."""
+    parts, i, j, tolerance, measure, ks, last, shares = _WORK
+    out: dict = {}
+    while True:
+        n = _NEXT.take()
+        if n >= len(shares):
+            return out
+        start, end = shares[n]
+        out[shares[n]] = _share(parts, i, j, tolerance, measure, ks, last, start, end)
+
+
+def _share(parts, i, j, tolerance, measure, ks, last, start, end) -> list:
+    """The answers of the pairs ks[start:end], in order; a part is forgotten after the pair at
+    its `last` position."""
     from gjkcli.engine.primitive import pair_query
 
-    # a part's triangle hierarchy is dropped after its last pair here (built again if a later
-    # stage asks): held for every part at once, they were most of a large model's memory
-    ks = todo.tolist()
-    last = {}
-    for n, k in enumerate(ks):
-        last[int(i[k])] = last[int(j[k])] = n
     out = []
-    for n, k in enumerate(ks):
+    for pos in range(start, end):
+        k = ks[pos]
         a, b = int(i[k]), int(j[k])
         r = pair_query(parts.body(a), parts.body(b), tolerance=float(tolerance[k]), measure=bool(measure[k]))
         out.append(with_part_certificate(r))
         for part in (a, b):
-            if last[part] == n:
+            if last[part] == pos:
                 parts.forget(part)
-        if done is not None:
-            done(n + 1)
     return out
 
 

@@ -288,7 +288,7 @@ def test_a_reader_that_dies_is_one_input_error(tmp_path):
     import sys
 
     code = ("import os\nfrom gjkcli.errors import InputError\nfrom gjkcli.mesh import ifc\n"
-            "ifc._read = lambda *_: os._exit(7)\n"
+            "ifc._read = lambda *_, **__: os._exit(7)\n"
             f"try:\n    ifc.read({str(OPENINGS)!r})\nexcept InputError as e:\n    print(e)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
@@ -307,10 +307,11 @@ one = ifc.read(model)
 ifc.SPLIT_FROM_BYTES = 0
 plain = ifc._read
 
-def logged(*args):
+def logged(*args, **kwargs):
     with open("shares", "a") as f:
         f.write(f"{os.getpid()} {args[2:4]}\\n")
-    return plain(*args)
+    assert kwargs.get("interleaved"), "a share of every third element"
+    return plain(*args, **kwargs)
 
 ifc._read = logged
 with ifc.readers(3):
@@ -329,7 +330,7 @@ print(os.getpid(), len(one.parts))
 
 def test_a_large_model_read_by_several_children_is_the_one_reader_s(tmp_path):
     """A model of SPLIT_FROM_BYTES or more, with several jobs, is meshed by one forked reader per
-    job, each a contiguous share of the elements: the same parts, in the same order, with the
+    job, each meshing every third element: the same parts, in the same order, with the
     same arrays, as one reader gives (FZK-Haus, 109 elements, over three readers). So is it read
     ahead (`read_here` in shares: parsed once, shares 1 and 2 meshed by forked copies of the
     process that meshes share 0). In a fresh process, which may fork (this one may have run

@@ -167,3 +167,56 @@ def test_modules_are_imported_meanwhile_only_once_the_reader_says_the_parts_need
     assert python_c(code, "large", cwd=model).split() == ["9", "True"]
     assert python_c(code, "small", cwd=model).split() == ["9", "False"]
     assert python_c(code, "ended", cwd=model).split() == ["9", "False"]
+
+
+def test_a_reader_process_imports_ifcopenshell_without_lark(model):
+    """A process that only reads models (`ifc.reading_only`: the early reader, a reader child)
+    imports IfcOpenShell without lark (its header parsers' grammar, built as it is imported),
+    reads the same model, prints nothing about it, and can still import lark after (a manifest's
+    selector needs it); a process that does not say so imports IfcOpenShell as it is."""
+    from fresh import python_c
+
+    code = ("import sys\n"
+            "from gjkcli.mesh import ifc\n"
+            "if sys.argv[1] == 'reader':\n"
+            "    ifc.reading_only()\n"
+            "model = ifc.read_here('house.ifc')\n"
+            "print(len(model.parts), 'lark' in sys.modules, end=' ')\n"
+            "import lark\n"
+            "print(lark.Lark is not None)\n")
+    done = subprocess.run([sys.executable, "-c", code, "reader"], cwd=model, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["9", "False", "True"] and done.stderr == ""
+    assert python_c(code, "plain", cwd=model).split() == ["9", "True", "True"]
+
+
+def test_a_model_named_alone_is_meshed_in_interleaved_shares_joined_in_the_file_s_order(model):
+    """From IFC_SPLIT_AHEAD_FROM_BYTES (lowered here to nothing), a model named alone is meshed
+    by the early reader and a copy it forks (every other element each), and the parts come back
+    in the file's order, the same as one reader's; under it, by one reader."""
+    from fresh import python_c
+
+    code = ("import os, sys\n"
+            "import numpy as np\n"
+            "from gjkcli.mesh import cad_process, ifc\n"
+            "if sys.argv[1] == 'split':\n"
+            "    cad_process.IFC_SPLIT_AHEAD_FROM_BYTES = 0\n"
+            "plain = ifc._read\n"
+            "def logged(*args, **kwargs):\n"
+            "    with open('read.pids', 'a') as f:\n"
+            "        f.write(f'{os.getpid()} {kwargs.get(\"interleaved\", False)}\\n')\n"
+            "    return plain(*args, **kwargs)\n"
+            "ifc._read = logged\n"
+            "assert cad_process.start(['scan', 'house.ifc', '-j', '2'])\n"
+            "ahead = cad_process.ask(ifc.read, 'house.ifc')\n"
+            "alone = ifc.read_here('house.ifc')\n"
+            "same = [a[0] == b[0] and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])\n"
+            "        for a, b in zip(ahead.parts, alone.parts)]\n"
+            "print(len(ahead.parts), len(alone.parts), all(same))\n")
+    assert python_c(code, "split", cwd=model).split() == ["9", "9", "True"]
+    readers = (model / "read.pids").read_text().split("\n")[:2]
+    assert len({line.split()[0] for line in readers}) == 2 and all(line.endswith("True") for line in readers)
+    (model / "read.pids").unlink()
+    assert python_c(code, "one", cwd=model).split() == ["9", "9", "True"]
+    readers = (model / "read.pids").read_text().split("\n")[:1]
+    assert readers[0].endswith("False")

@@ -1,5 +1,6 @@
-"""The refine stage (`gjkcli.pipeline.refine`) on forked workers: the same JSON as one process
-gives, taken only from its threshold on, and never where the process may not fork.
+"""The refine stage (`gjkcli.pipeline.refine`) shared with forked workers: the same JSON as one
+process gives, shared from its threshold on or once the pairs prove slow, and never where the
+process may not fork.
 
 Each run is `gjk scan` in a fresh process (the test process may have imported manifold3d, after
 which nothing forks) over 60 closed L-shaped prisms placed at random in a small box, so that many
@@ -55,9 +56,13 @@ import gjkcli.mesh.overlap as overlap
 import gjkcli.pipeline.refine as refine
 from gjkcli.cli import main
 
-jobs, low, block = sys.argv[1], sys.argv[2] == "low", sys.argv[3] == "block"
-if low:  # thresholds lowered so that a 60-part scene takes the forked paths
+jobs, low, block = sys.argv[1], sys.argv[2], sys.argv[3] == "block"
+if low == "low":  # thresholds lowered so that a 60-part scene takes the forked paths at once
     refine.PARALLEL_FROM = overlap.PARALLEL_FROM = 8
+elif low == "slow":  # every pair as slow as worth a fork: shared after the first few
+    refine.FORK_AFTER = refine.FORK_WORTH = 0.0
+else:  # no pair slow enough
+    refine.FORK_WORTH = float("inf")
 if block:  # as after an overlap volume in this process: no fork from here on
     import manifold3d
 
@@ -80,13 +85,14 @@ print(os.getpid())
 """
 
 
-def _scan(tmp_path: Path, name: str, jobs: int, low: bool, block: bool = False) -> tuple:
+def _scan(tmp_path: Path, name: str, jobs: int, low, block: bool = False) -> tuple:
     """(the JSON report without its timings, the processes that refined, this process) of one
     run in tmp_path/name."""
     here = tmp_path / name
     here.mkdir()
     (here / "scene").symlink_to(tmp_path / "scene")
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), "low" if low else "-",
+    mode = low if isinstance(low, str) else "low" if low else "-"
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, str(jobs), mode,
                            "block" if block else "-"], cwd=here, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     parent = int(done.stdout.split()[-1])
@@ -118,16 +124,90 @@ def test_two_jobs_give_the_one_process_json(tmp_path):
     assert exact.count("clear") >= 1
     # (3 of the hull polygon's 3.5 square units)
     assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
-    # one process refined with one job; with two, only two forked workers
+    # one process refined with one job; with two, this process and one forked worker
     assert refined_1 == {parent_1}
-    assert parent_2 not in refined_2 and len(refined_2) == 2
+    assert parent_2 in refined_2 and len(refined_2) == 2
     assert forked == serial
+
+
+def test_pairs_that_prove_slow_are_shared(tmp_path):
+    """Under PARALLEL_FROM, the pairs are shared once those tested prove slow (here: at once,
+    the thresholds set to nothing), with the same JSON."""
+    _write_scene(tmp_path / "scene")
+    serial, _, _ = _scan(tmp_path, "one", 1, low=False)
+    slow, refined, parent = _scan(tmp_path, "slow", 2, low="slow")
+    assert parent in refined and len(refined) == 2
+    assert slow == serial
 
 
 def test_serial_under_the_thresholds_and_where_the_process_may_not_fork(tmp_path):
     _write_scene(tmp_path / "scene")
     small, refined, parent = _scan(tmp_path, "small", 2, low=False)
-    assert refined == {parent}  # 380 pairs: below the threshold
+    assert refined == {parent}  # 380 quick pairs: below the threshold, never slow enough
     blocked, refined, parent = _scan(tmp_path, "blocked", 2, low=True, block=True)
     assert refined == {parent}  # manifold3d ran here: nothing forks
     assert blocked == small
+
+
+_REASONS = """
+import os, sys
+import gjkcli.mesh.convexity as convexity
+import gjkcli.pipeline.refine as refine
+import gjkcli.pipeline.stages as stages
+from gjkcli.cli import main
+
+jobs, ahead = sys.argv[1], sys.argv[2] == "ahead"
+stages.REASONS_AHEAD_FACES = 0 if ahead else float("inf")
+# the scene's few wedged fits stay undecided: their common solids (manifold3d, after which
+# nothing forks) would otherwise be measured before the reasons
+refine.by_thickness = lambda parts, i, j, answers, jobs=1: dict(answers)
+plain = convexity.part_reasons
+
+def logged(gaps, which, *rest):
+    with open("reasons.pids", "a") as f:
+        f.write(f"{os.getpid()} {len(which)}\\n")
+    return plain(gaps, which, *rest)
+
+convexity.part_reasons = logged
+try:
+    files = sorted(os.path.join("scene", f) for f in os.listdir("scene"))
+    main(["scan", *files, "--together", "--tolerance", "0.01", "--all-pairs", "--format", "json", "-o", "out.json",
+          "-q", "--jobs", jobs], standalone_mode=True)
+except SystemExit as stop:
+    assert stop.code in (0, 1), stop.code
+print(os.getpid())
+"""
+
+
+def _reasons(tmp_path: Path, name: str, jobs: int, ahead: bool) -> tuple:
+    """(the JSON report without its timings, {process: reasons it measured}, this process)."""
+    here = tmp_path / name
+    here.mkdir()
+    (here / "scene").symlink_to(tmp_path / "scene")
+    done = subprocess.run([sys.executable, "-c", _REASONS, str(jobs), "ahead" if ahead else "-"], cwd=here,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    measured: dict = {}
+    for line in (here / "reasons.pids").read_text().split("\n"):
+        if line:
+            pid, n = map(int, line.split())
+            measured[pid] = measured.get(pid, 0) + n
+    return _without_timings(json.loads((here / "out.json").read_text())), measured, int(done.stdout.split()[-1])
+
+
+def test_convexity_reasons_are_measured_half_ahead_by_a_forked_worker(tmp_path):
+    """`Parts.reasons_ahead`: with two jobs, from REASONS_AHEAD_FACES (lowered here to nothing),
+    a forked worker measures half the objects' convexity reasons while the run goes on, and
+    the report is the one process's; under it (here: never), this process measures them all."""
+    _write_scene(tmp_path / "scene")
+    serial, measured_1, parent_1 = _reasons(tmp_path, "one", 1, ahead=True)
+    shared, measured_2, parent_2 = _reasons(tmp_path, "two", 2, ahead=True)
+    alone, measured_3, parent_3 = _reasons(tmp_path, "alone", 2, ahead=False)
+    assert list(measured_1) == [parent_1] and measured_1[parent_1] == 60
+    # the worker took the second half; this process the first, and the second too where the
+    # worker had not finished by then (a busy machine)
+    assert parent_2 in measured_2 and len(measured_2) == 2
+    assert measured_2[parent_2] in (30, 60) and sum(measured_2.values()) - measured_2[parent_2] == 30
+    assert list(measured_3) == [parent_3]
+    assert all(o["convexity"] == "fills 85.7143% of its hull's volume" for o in serial["objects"])
+    assert shared == serial == alone
