@@ -446,6 +446,11 @@ def _common(refs_a, refs_b, area: bool = True, canonical: bool = False):
     # OpenCASCADE asks of every argument whether it is an inverted solid (a hole in space) on
     # every boolean, about a sixth of box_sides.STEP's; asked once per product here instead
     common.SetCheckInverted(not all(_upright(ref, canonical) for ref in (*refs_a, *refs_b)))
+    # oriented boxes besides the axis-aligned ones filter the pairs of sub-shapes intersected
+    # (a filter only: the same common part): the SolidWorks 2017 assembly's (issue 43) 21 commons,
+    # of a 601-face frame and its fittings, 2.48 s of CPU without them and 1.69 s with; the other
+    # corpus files' within 3% either way
+    common.SetUseOBB(True)
     common.Build()
     if not common.IsDone():
         return None
