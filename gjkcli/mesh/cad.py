@@ -339,6 +339,10 @@ def _faces(shape) -> list:
     return out
 
 
+# The faces of placed solids and their boxes' corners, (faces, (n, 6) array), `_near_faces`.
+_FACE_BOXES: dict = {}
+
+
 def _near_faces(a, b, reach: float):
     """(compound of A's faces, compound of B's faces) whose bounding boxes come within `reach`
     (mm) of a box of the other solid's faces, or None when a box is void. The boxes are of the
@@ -347,25 +351,34 @@ def _near_faces(a, b, reach: float):
     from OCP.Bnd import Bnd_Box
     from OCP.BRep import BRep_Builder
     from OCP.BRepBndLib import BRepBndLib
+    from OCP.TopAbs import TopAbs_COMPOUND
     from OCP.TopoDS import TopoDS_Compound
 
     def boxes(shape):
-        out = []
+        faces, corners = [], []
         for face in _faces(shape):
             box = Bnd_Box()
             BRepBndLib.Add_s(face, box, False)
             if box.IsVoid():
                 return None
-            out.append((face, box))
-        return out
+            lo, hi = box.CornerMin(), box.CornerMax()
+            faces.append(face)
+            corners.append((lo.X(), lo.Y(), lo.Z(), hi.X(), hi.Y(), hi.Z()))
+        return (faces, np.array(corners)) if faces else None
 
-    fa, fb = boxes(a), boxes(b)
+    def kept(shape):
+        # once per placed solid (a compound, made for one call, is not kept): a frame touching
+        # eleven fittings (the SolidWorks 2017 assembly of issue 43, 601 faces) had its faces'
+        # boxes made again for each of them
+        if shape.ShapeType() == TopAbs_COMPOUND:
+            return boxes(shape) or (None, None)
+        return _once(_FACE_BOXES, shape, lambda: boxes(shape)) or (None, None)
+
+    (fa, ca), (fb, cb) = kept(a), kept(b)
     if not fa or not fb:
         return None
     # every box against every box at once (Bnd_Box.Distance's gap per axis, in NumPy: the
     # Python loop over the pairs of faces was seconds for solids of a few hundred faces each)
-    ca, cb = (np.array([(lo.X(), lo.Y(), lo.Z(), hi.X(), hi.Y(), hi.Z()) for lo, hi in
-                        ((box.CornerMin(), box.CornerMax()) for _, box in f)]) for f in (fa, fb))
     step = max(1, 4_000_000 // (3 * len(cb)))
     keep_a, keep_b = set(), set()
     for start in range(0, len(ca), step):
@@ -383,7 +396,7 @@ def _near_faces(a, b, reach: float):
         compound = TopoDS_Compound()
         builder.MakeCompound(compound)
         for n in sorted(keep):
-            builder.Add(compound, faces[n][0])
+            builder.Add(compound, faces[n])
         out.append(compound)
     return out[0], out[1]
 
