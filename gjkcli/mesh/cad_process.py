@@ -79,10 +79,10 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
         models, shares = large, _jobs(argv)
     if not paths and not models:
         return False
-    if models:
-        # IfcOpenShell imports NumPy (ifcopenshell.sql), as the command does: imported once, here,
-        # the process forked next has it (without OpenBLAS's threads: gjkcli.__main__)
-        import numpy  # noqa: F401
+    # IfcOpenShell imports NumPy (ifcopenshell.sql), and gjkcli.mesh.cad does before it imports
+    # OpenCASCADE, as the command does: imported once, here, the process forked next has it
+    # (without OpenBLAS's threads: gjkcli.__main__)
+    import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
