@@ -3,9 +3,9 @@
 Importing OCP (one extension module of 144 MB that registers every OpenCASCADE class with Python,
 GIL held throughout) takes a STEP scan about 0.8 s, and the command's other imports (NumPy,
 click, the pipeline) about 0.25 s more, one after the other on one core. So the `gjk` command
-given STEP files forks, as it starts (`start`, before it imports anything of its own), a
-process that imports OCP and reads and tessellates those files at once, while the command
-imports its pipeline on the other core. The command then asks that process (`ask`) for what
+given STEP files forks, as it starts (`start`, before it imports anything of its own but
+NumPy, which both need), a process that imports OCP and reads and tessellates those files at
+once, while the command imports its pipeline on the other core. The command then asks that process (`ask`) for what
 needs OpenCASCADE: the files' parts (`gjkcli.mesh.cad.read_step`), the refinement of the pairs
 with exact solids (`gjkcli.pipeline.tessellated.decide_all`, which forks its own workers there)
 and common volumes. A request names a function of gjk's; it is called there with the
