@@ -1366,26 +1366,23 @@ def _triangles(shape, path, name: str, deflection: float = 0.0):
         tri = BRep_Tool.Triangulation_s(face, location)
         if tri is None or tri.NbTriangles() == 0:
             continue
-        n = tri.NbNodes()
-        nodes = np.empty((n, 3))
-        for k in range(n):
-            p = tri.Node(k + 1)
-            nodes[k] = (p.X(), p.Y(), p.Z())
+        n, m = tri.NbNodes(), tri.NbTriangles()
+        # one tuple a node and a triangle, made into arrays at once (a row assigned per node,
+        # its coordinates asked one by one, was a third of a large part's reading here)
+        nodes = np.array([tri.Node(k).Coord() for k in range(1, n + 1)],
+                         dtype=np.float64).reshape(n, 3)
         if not location.IsIdentity():  # the face's placement, applied to all its nodes at once
             M = _matrix(location)
             nodes = nodes @ M[:3, :3].T + M[:3, 3]
-        tris = np.empty((tri.NbTriangles(), 3), dtype=np.int64)
-        for k in range(tri.NbTriangles()):
-            tris[k] = tri.Triangle(k + 1).Get()
+        tris = np.array([tri.Triangle(k).Get() for k in range(1, m + 1)],
+                        dtype=np.int64).reshape(m, 3)
         tris -= 1
         if face.Orientation() == TopAbs_REVERSED:
             tris = tris[:, [0, 2, 1]]
         surface = BRepAdaptor_Surface(face)  # placed as the face is: world coordinates
         if surface.GetType() != GeomAbs_Plane and tri.HasUVNodes():
-            uv = np.empty((n, 2))
-            for k in range(n):
-                q = tri.UVNode(k + 1)
-                uv[k] = (q.X(), q.Y())
+            uv = np.array([tri.UVNode(k).Coord() for k in range(1, n + 1)],
+                          dtype=np.float64).reshape(n, 2)
             measured = max(measured, _chord_gap(surface, nodes, uv, tris, face, deflection))
         all_vertices.append(nodes)
         all_faces.append(tris + offset)
