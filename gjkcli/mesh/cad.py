@@ -514,6 +514,7 @@ def _solids(path: Path):
         _CACHE[key] = hit
         while len(_CACHE) > _CACHE_FILES:
             _CACHE.pop(next(iter(_CACHE)))
+            _FACE_BOXES.clear()  # made again as asked: no file's solids kept alive by it
     return hit
 
 

@@ -116,38 +116,29 @@ def test_common_parts_are_opencascade_s_plain_boolean(tmp_path, as1):
 
 def test_nearest_faces_kept_per_placed_solid_give_the_same_faces(as1):
     """The faces' boxes of a placed solid are made once and kept (a frame meets many fittings);
-    asked again, the nearest faces are the same, and a compound made for one call is not kept."""
-    parts, solids = as1
+    asked again, the nearest faces are the same ones, and a compound made for one call is not
+    kept."""
+    _, solids = as1
     a, b = TOUCHING[0]
+
+    def kept():
+        return sum(len(bucket) for bucket in cad._FACE_BOXES.values())
+
     first = cad._near_faces(solids[a], solids[b], 1.0)
-    again = cad._near_faces(cad.placed_solid(parts[a].brep[0]),
-                            cad.placed_solid(parts[b].brep[0]), 1.0)
+    before = kept()
+    again = cad._near_faces(solids[a], solids[b], 1.0)
+    assert kept() == before
     for x, y in zip(first, again):
-        assert [f.IsSame(g) for f, g in zip(cad._faces(x), cad._faces(y))] == \
-            [True] * len(cad._faces(x)) and len(cad._faces(x)) == len(cad._faces(y)) > 0
-    kept = len(cad._FACE_BOXES)
-    cad._near_faces(cad._compound(parts[a].brep + parts[b].brep), solids[b], 1.0)
-    assert len(cad._FACE_BOXES) == kept
-def test_nearest_faces_give_the_whole_distance(tmp_path, as1):
-    """exact_distance with a bound (the nearest faces only) equals the whole solids' for pairs
-    near and far, and with a bound too small it measures the whole solids rather than answer
-    beyond it; a box inside another (its surfaces 2 apart) is found inside, at distance 0 as the
-    whole solids give it, and a box beside it is not."""
-    parts, _ = as1
-    for a, b in TOUCHING + APART:
-        refs = (parts[a].brep, parts[b].brep)
-        whole = cad.exact_distance(*refs, "mm")
-        for within in (whole[0] + 0.5, 1e-3):  # a true bound, then one below the distance
-            near = cad.exact_distance(*refs, "mm", within)
-            assert near[0] == pytest.approx(whole[0], abs=1e-9) and near[3] == whole[3]
-    outer, inner = box(10, 10, 10), box(2, 2, 2, (4, 4, 4))
-    path = write_step(tmp_path / "nested.step", [("outer", outer), ("inner", inner)])
-    refs = [p.brep for p in cad.read_step(path)]
-    d, _, _, inside = cad.exact_distance(*refs, "mm", 5.0)
-    assert inside and d == exact_distance(outer, inner) == 0.0
-    beside = write_step(tmp_path / "beside.step", [("o", outer), ("b", box(2, 2, 2, (12, 0, 0)))])
-    _, _, _, apart = cad.exact_distance(refs[0], cad.read_step(beside)[1].brep, "mm", 5.0)
-    assert not apart
+        fx, fy = cad._faces(x), cad._faces(y)
+        assert len(fx) == len(fy) > 0 and all(f.IsSame(g) for f, g in zip(fx, fy))
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+
+    compound, builder = TopoDS_Compound(), BRep_Builder()
+    builder.MakeCompound(compound)
+    builder.Add(compound, solids[a])
+    cad._near_faces(compound, solids[b], 1.0)
+    assert kept() == before
 
 
 def test_answers_near_a_threshold_are_measured_on_the_files_solids(monkeypatch, as1):
