@@ -102,7 +102,7 @@ def _silence_messages() -> None:
 
 
 def read_step(path, *, shown: str | None = None, named=lambda name: name,
-              deflection_rel: float | None = None) -> list:
+              deflection_rel: float | None = None, points=None) -> list:
     """Every solid of a STEP file as a `gjkcli.mesh.load.Part`, in the file's length unit.
 
     Parameters
@@ -112,6 +112,9 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     named : applied to each instance path (a scan's file prefix)
     deflection_rel : linear deflection as a fraction of each solid's diagonal (default
         `DEFAULT.cad_deflection_rel`)
+    points : called with each product's vertex count as it is meshed (once a product, however
+        many instances place it), or None (`gjkcli.mesh.cad_process` tells the command whether
+        the parts will need SciPy's qhull from it)
 
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
     no solid or surface.
@@ -132,6 +135,8 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     def product(solid, name):
         vertices, faces, eps = _tessellate(solid, rel, path, name)
         products.append(vertices * scale)
+        if points is not None:
+            points(len(vertices))
         return vertices, faces, eps, len(products) - 1
 
     parts = []

@@ -207,14 +207,15 @@ def ask(function, *args, **kwargs):
 
 
 # Modules the command imports while it waits for its first answer (`meanwhile`), and when it
-# starts. Serving STEP files: once it has waited MEANWHILE_AFTER_S (a read that takes longer is
-# of parts of many vertices, whose hulls need SciPy's qhull). Serving IFC models only: once the
-# process says that the parts it meshes need qhull (`_qhull_hint`: Revit's sample project, 80
-# pieces of furniture of 1,106 vertices), and not for a long read of parts the compiled core
-# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex): SciPy's import (0.5 s of
-# CPU time, twice that on a loaded machine) then never competes with the read for a core.
+# starts: once the process says that the parts it meshes need qhull (`_qhull_hint`: Revit's
+# sample project, 80 pieces of furniture of 1,106 vertices; a STEP product of 28,662 vertices,
+# issue 43's SolidWorks 2017 assembly), and not for a long read of parts the compiled core
+# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex; a STEP file's read is
+# never short, OpenCASCADE's import alone takes 0.7 s, and the AP214 AS1's products of at most
+# 672 vertices need no qhull): SciPy's import (0.25 to 0.5 s of CPU time, twice that on a
+# loaded machine) then never competes with the read for a core, nor costs a run that does
+# not need it.
 _meanwhile: list = []
-MEANWHILE_AFTER_S = 0.15
 _HINT = "hint"  # the message saying the parts need qhull, before the answer
 
 
@@ -228,14 +229,12 @@ def meanwhile(names) -> None:
 
 def _receive(worker) -> tuple:
     """The answer (kind, value) to the request just sent, the `meanwhile` modules imported while
-    it is awaited: serving STEP files, once MEANWHILE_AFTER_S has passed; serving IFC models,
-    once a hint that the parts need qhull has come (hints are read and dropped here)."""
+    it is awaited, once a hint that the parts need qhull has come (hints are read and dropped
+    here)."""
     import importlib
 
     names, _meanwhile[:] = list(_meanwhile), []
-    wanted = bool(_server[3])
-    if names and wanted and worker.ready(MEANWHILE_AFTER_S):
-        names = []
+    wanted = False
     while True:
         if names and wanted and not worker.ready():
             try:
@@ -250,8 +249,9 @@ def _receive(worker) -> tuple:
 
 
 def _qhull_hint(parent):
-    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
-    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
+    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points` and `gjkcli.mesh.cad.read_step`'s
+    `points` (each STEP product once, however many instances place it: they share its hull):
+    once the parts meshed so far will have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides: a
     part over FEW_PARTS_HULL_POINTS vertices, or more squared vertices over SMALL_HULL_POINTS
     than FEW_PARTS_HULL_WORK, counted by each of the processes meshing a model on its own: a
     hint for a model that needs no qhull costs SciPy's import, a hint missed only its wait),
@@ -332,14 +332,18 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         from gjkcli.mesh import ifc
 
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
+    tell = _qhull_hint(parent)  # one hint at most, whichever file's parts give it
     if paths:
+        import functools
+
         from gjkcli.mesh import cad
 
-        readers += [(cad.read_step, cad.read_step, p) for p in paths]
+        readers += [(cad.read_step, functools.partial(cad.read_step, points=tell), p)
+                    for p in paths]
     import contextlib
 
-    # the IFC models' parts say whether they need qhull (for STEP files the command waits)
-    with ifc.telling_points(_qhull_hint(parent)) if models else contextlib.nullcontext():
+    # the parts say whether they need qhull: each IFC element, each STEP product as it is meshed
+    with ifc.telling_points(tell) if models else contextlib.nullcontext():
         for asked, read, path in readers:
             try:
                 ahead[asked, os.path.realpath(path)] = ("ok", read(path))
