@@ -141,6 +141,28 @@ def test_nearest_faces_kept_per_placed_solid_give_the_same_faces(as1):
     assert kept() == before
 
 
+def test_nearest_faces_give_the_whole_distance(tmp_path, as1):
+    """exact_distance with a bound (the nearest faces only) equals the whole solids' for pairs
+    near and far, and with a bound too small it measures the whole solids rather than answer
+    beyond it; a box inside another (its surfaces 2 apart) is found inside, at distance 0 as the
+    whole solids give it, and a box beside it is not."""
+    parts, _ = as1
+    for a, b in TOUCHING + APART:
+        refs = (parts[a].brep, parts[b].brep)
+        whole = cad.exact_distance(*refs, "mm")
+        for within in (whole[0] + 0.5, 1e-3):  # a true bound, then one below the distance
+            near = cad.exact_distance(*refs, "mm", within)
+            assert near[0] == pytest.approx(whole[0], abs=1e-9) and near[3] == whole[3]
+    outer, inner = box(10, 10, 10), box(2, 2, 2, (4, 4, 4))
+    path = write_step(tmp_path / "nested.step", [("outer", outer), ("inner", inner)])
+    refs = [p.brep for p in cad.read_step(path)]
+    d, _, _, inside = cad.exact_distance(*refs, "mm", 5.0)
+    assert inside and d == exact_distance(outer, inner) == 0.0
+    beside = write_step(tmp_path / "beside.step", [("o", outer), ("b", box(2, 2, 2, (12, 0, 0)))])
+    _, _, _, apart = cad.exact_distance(refs[0], cad.read_step(beside)[1].brep, "mm", 5.0)
+    assert not apart
+
+
 def test_answers_near_a_threshold_are_measured_on_the_files_solids(monkeypatch, as1):
     """With a slack as large as the band, every canonical answer lies within it of the band:
     the pair is measured again on the file's own solids, and the verdicts stay touching."""
