@@ -3,9 +3,9 @@
 Importing OCP (one extension module of 144 MB that registers every OpenCASCADE class with Python,
 GIL held throughout) takes a STEP scan about 0.8 s, and the command's other imports (NumPy,
 click, the pipeline) about 0.25 s more, one after the other on one core. So the `gjk` command
-given STEP files forks, as it starts (`start`, before it imports anything of its own), a
-process that imports OCP and reads and tessellates those files at once, while the command
-imports its pipeline on the other core. The command then asks that process (`ask`) for what
+given STEP files forks, as it starts (`start`, before it imports anything of its own but
+NumPy, which both need), a process that imports OCP and reads and tessellates those files at
+once, while the command imports its pipeline on the other core. The command then asks that process (`ask`) for what
 needs OpenCASCADE: the files' parts (`gjkcli.mesh.cad.read_step`), the refinement of the pairs
 with exact solids (`gjkcli.pipeline.tessellated.decide_all`, which forks its own workers there)
 and common volumes. A request names a function of gjk's; it is called there with the
@@ -88,10 +88,10 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
         shares = _jobs(argv)  # parsed once, then meshed in a share per job as well
     if not paths and not models:
         return False
-    if models:
-        # IfcOpenShell imports NumPy (ifcopenshell.sql), as the command does: imported once, here,
-        # the process forked next has it (without OpenBLAS's threads: gjkcli.__main__)
-        import numpy  # noqa: F401
+    # IfcOpenShell imports NumPy (ifcopenshell.sql), and gjkcli.mesh.cad does before it imports
+    # OpenCASCADE, as the command does: imported once, here, the process forked next has it
+    # (without OpenBLAS's threads: gjkcli.__main__)
+    import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
 
     try:
@@ -223,14 +223,15 @@ def ask(function, *args, **kwargs):
 
 
 # Modules the command imports while it waits for its first answer (`meanwhile`), and when it
-# starts. Serving STEP files: once it has waited MEANWHILE_AFTER_S (a read that takes longer is
-# of parts of many vertices, whose hulls need SciPy's qhull). Serving IFC models only: once the
-# process says that the parts it meshes need qhull (`_qhull_hint`: Revit's sample project, 80
-# pieces of furniture of 1,106 vertices), and not for a long read of parts the compiled core
-# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex): SciPy's import (0.5 s of
-# CPU time, twice that on a loaded machine) then never competes with the read for a core.
+# starts: once the process says that the parts it meshes need qhull (`_qhull_hint`: Revit's
+# sample project, 80 pieces of furniture of 1,106 vertices; a STEP product of 28,662 vertices,
+# issue 43's SolidWorks 2017 assembly), and not for a long read of parts the compiled core
+# builds the hulls of (the swept solids of ISSUE_171, a Revit duplex; a STEP file's read is
+# never short, OpenCASCADE's import alone takes 0.7 s, and the AP214 AS1's products of at most
+# 672 vertices need no qhull): SciPy's import (0.25 to 0.5 s of CPU time, twice that on a
+# loaded machine) then never competes with the read for a core, nor costs a run that does
+# not need it.
 _meanwhile: list = []
-MEANWHILE_AFTER_S = 0.15
 _HINT = "hint"  # the message saying the parts need qhull, before the answer
 
 
@@ -244,14 +245,12 @@ def meanwhile(names) -> None:
 
 def _receive(worker) -> tuple:
     """The answer (kind, value) to the request just sent, the `meanwhile` modules imported while
-    it is awaited: serving STEP files, once MEANWHILE_AFTER_S has passed; serving IFC models,
-    once a hint that the parts need qhull has come (hints are read and dropped here)."""
+    it is awaited, once a hint that the parts need qhull has come (hints are read and dropped
+    here)."""
     import importlib
 
     names, _meanwhile[:] = list(_meanwhile), []
-    wanted = bool(_server[3])
-    if names and wanted and worker.ready(MEANWHILE_AFTER_S):
-        names = []
+    wanted = False
     while True:
         if names and wanted and not worker.ready():
             try:
@@ -266,11 +265,13 @@ def _receive(worker) -> tuple:
 
 
 def _qhull_hint(parent):
-    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points`: once the parts meshed so far will
-    have their hulls built by qhull (as `gjkcli.engine.shapes.small_hull_triangles` decides, per
-    part: one over SMALL_HULL_POINTS vertices; a hint for a model that needs no qhull costs
-    SciPy's import, a hint missed only its wait), the hint is sent, once by each process (a
-    message of a few bytes: one write to the pipe, whole whichever process writes it)."""
+    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points` and `gjkcli.mesh.cad.read_step`'s
+    `points` (each STEP product once, however many instances place it: they share its hull):
+    once the parts meshed so far will have their hulls built by qhull (as
+    `gjkcli.engine.shapes.small_hull_triangles` decides, per part: one over SMALL_HULL_POINTS
+    vertices; a hint for a model that needs no qhull costs SciPy's import, a hint missed only
+    its wait), the hint is sent, once by each process (a message of a few bytes: one write to
+    the pipe, whole whichever process writes it)."""
     from gjkcli.engine.shapes import SMALL_HULL_POINTS
 
     sent = [False]
@@ -338,21 +339,23 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
     extras.freeze_imports = True  # as in the command: OCP's objects live as long as this process
     ahead: dict = {}  # (reader, real path) -> ("ok", parts) or ("error", InputError)
     readers = []
-    if models:
-        import functools
+    import functools
 
+    if models:
         from gjkcli.mesh import ifc
 
         ifc.reading_only()
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
+    tell = _qhull_hint(parent)  # one hint at most, whichever file's parts give it
     if paths:
         from gjkcli.mesh import cad
 
-        readers += [(cad.read_step, cad.read_step, p) for p in paths]
+        readers += [(cad.read_step, functools.partial(cad.read_step, points=tell), p)
+                    for p in paths]
     import contextlib
 
-    # the IFC models' parts say whether they need qhull (for STEP files the command waits)
-    with ifc.telling_points(_qhull_hint(parent)) if models else contextlib.nullcontext():
+    # the parts say whether they need qhull: each IFC element, each STEP product as it is meshed
+    with ifc.telling_points(tell) if models else contextlib.nullcontext():
         for asked, read, path in readers:
             try:
                 ahead[asked, os.path.realpath(path)] = ("ok", read(path))

@@ -93,6 +93,54 @@ def test_touching_points_lie_on_both_solids_within_the_band(as1):
         assert cad.touching_points(*refs, "mm", pa, 1.0, band) is None
 
 
+
+def test_common_parts_are_opencascade_s_plain_boolean(tmp_path, as1):
+    """The common part's boolean filters its sub-shapes with oriented boxes too (issue 43): on
+    the file's solids and on their canonical copies, touching pairs share no volume and an
+    overlapping pair the volume of OpenCASCADE's plain BRepAlgoAPI_Common of the solids (and of
+    the analytic overlap, 2 x 10 x 10 mm)."""
+    parts, solids = as1
+    for a, b in TOUCHING:
+        want = common_volume(solids[a], solids[b])
+        for canonical in (False, True):
+            volume, thickness = cad.common_part(parts[a].brep, parts[b].brep, "mm", canonical)
+            assert volume == pytest.approx(want, abs=1e-9) and thickness <= 1e-5, (a, b)
+    path = write_step(tmp_path / "overlap.step", [("a", box(10, 10, 10)),
+                                                  ("b", box(10, 10, 10, (8, 0, 0)))])
+    first, second = cad.read_step(path)
+    volume, thickness = cad.common_part(first.brep, second.brep, "mm")
+    want = common_volume(cad.placed_solid(first.brep[0]), cad.placed_solid(second.brep[0]))
+    assert volume == pytest.approx(want, rel=1e-9) and volume == pytest.approx(200.0, rel=1e-9)
+    assert thickness == pytest.approx(2 * 200.0 / (2 * 100 + 4 * 20), rel=1e-9)
+
+
+def test_nearest_faces_kept_per_placed_solid_give_the_same_faces(as1):
+    """The faces' boxes of a placed solid are made once and kept (a frame meets many fittings);
+    asked again, the nearest faces are the same ones, and a compound made for one call is not
+    kept."""
+    _, solids = as1
+    a, b = TOUCHING[0]
+
+    def kept():
+        return sum(len(bucket) for bucket in cad._FACE_BOXES.values())
+
+    first = cad._near_faces(solids[a], solids[b], 1.0)
+    before = kept()
+    again = cad._near_faces(solids[a], solids[b], 1.0)
+    assert kept() == before
+    for x, y in zip(first, again):
+        fx, fy = cad._faces(x), cad._faces(y)
+        assert len(fx) == len(fy) > 0 and all(f.IsSame(g) for f, g in zip(fx, fy))
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+
+    compound, builder = TopoDS_Compound(), BRep_Builder()
+    builder.MakeCompound(compound)
+    builder.Add(compound, solids[a])
+    cad._near_faces(compound, solids[b], 1.0)
+    assert kept() == before
+
+
 def test_nearest_faces_give_the_whole_distance(tmp_path, as1):
     """exact_distance with a bound (the nearest faces only) equals the whole solids' for pairs
     near and far, and with a bound too small it measures the whole solids rather than answer
