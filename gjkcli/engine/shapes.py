@@ -446,6 +446,20 @@ def _qhull_hulls(points, jobs: int, progress) -> Hulls:
     return Hulls(out, lo, hi, area)
 
 
+def goes_to_qhull(points) -> bool:
+    """Whether `small_hull_triangles` leaves a part of these points to qhull by their count
+    alone: more than SMALL_HULL_POINTS as given, and still more with repeated points merged
+    where it merges them (up to REPEATS_UP_TO times the limit). A guess made before the hull
+    is built (the reader's hint that SciPy will be needed): a part the core cannot prove goes
+    to qhull too."""
+    n = len(points)
+    if n <= SMALL_HULL_POINTS:
+        return False
+    if n > REPEATS_UP_TO * SMALL_HULL_POINTS:
+        return True
+    return len(np.unique(np.asarray(points, dtype=np.float64).reshape(-1, 3), axis=0)) > SMALL_HULL_POINTS
+
+
 def small_hull_triangles(points, up_to: int | None = None) -> list:
     """Per part, the triangles of its convex hull (point indices, outward) built and checked by
     the compiled core (see `build_hulls`' `small`), or None where qhull is to build it: parts of

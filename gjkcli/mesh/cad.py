@@ -112,7 +112,7 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     named : applied to each instance path (a scan's file prefix)
     deflection_rel : linear deflection as a fraction of each solid's diagonal (default
         `DEFAULT.cad_deflection_rel`)
-    points : called with each product's vertex count as it is meshed (once a product, however
+    points : called with each product's vertices as it is meshed (once a product, however
         many instances place it), or None (`gjkcli.mesh.cad_process` tells the command whether
         the parts will need SciPy's qhull from it)
 
@@ -136,7 +136,7 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
         vertices, faces, eps = _tessellate(solid, rel, path, name)
         products.append(vertices * scale)
         if points is not None:
-            points(len(vertices))
+            points(vertices)
         return vertices, faces, eps, len(products) - 1
 
     parts = []

@@ -265,19 +265,19 @@ def _receive(worker) -> tuple:
 
 
 def _qhull_hint(parent):
-    """tell(n, shares) for `gjkcli.mesh.ifc.telling_points` and `gjkcli.mesh.cad.read_step`'s
-    `points` (each STEP product once, however many instances place it: they share its hull):
-    once the parts meshed so far will have their hulls built by qhull (as
-    `gjkcli.engine.shapes.small_hull_triangles` decides, per part: one over SMALL_HULL_POINTS
-    vertices; a hint for a model that needs no qhull costs SciPy's import, a hint missed only
-    its wait), the hint is sent, once by each process (a message of a few bytes: one write to
-    the pipe, whole whichever process writes it)."""
-    from gjkcli.engine.shapes import SMALL_HULL_POINTS
+    """tell(vertices, shares) for `gjkcli.mesh.ifc.telling_points` and
+    `gjkcli.mesh.cad.read_step`'s `points` (each STEP product once, however many instances place
+    it: they share its hull): once a part meshed will have its hull built by qhull (as
+    `gjkcli.engine.shapes.goes_to_qhull` guesses from its points: a hint for a model that needs
+    no qhull costs SciPy's import, a hint missed only its wait), the hint is sent, once by each
+    process (a message of a few bytes: one write to the pipe, whole whichever process writes
+    it)."""
+    from gjkcli.engine.shapes import goes_to_qhull
 
     sent = [False]
 
-    def tell(n: int, shares: int = 1) -> None:
-        if sent[0] or n <= SMALL_HULL_POINTS:
+    def tell(vertices, shares: int = 1) -> None:
+        if sent[0] or not goes_to_qhull(vertices):
             return
         sent[0] = True
         parent.send((_HINT, None))

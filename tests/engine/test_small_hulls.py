@@ -275,6 +275,24 @@ def test_repeated_points_count_once():
         np.testing.assert_array_equal(got, tris)
 
 
+def test_the_reader_s_qhull_guess_follows_the_route():
+    """`goes_to_qhull`, the reader's early guess that SciPy will be needed, counts a part's
+    points as the route does: the sphere given twice (2,000 rows, 1,000 distinct points) is built
+    here, so no guess of qhull; 1,100 distinct points and 4 x SMALL_HULL_POINTS + 1 rows go to
+    qhull, and so they are guessed."""
+    rng = np.random.default_rng(31)
+    sphere = rng.normal(size=(1000, 3))
+    sphere /= np.linalg.norm(sphere, axis=1)[:, None]
+    twice = np.concatenate([sphere, sphere])
+    assert not shapes.goes_to_qhull(twice) and small_hull_triangles([twice])[0] is not None
+    more = rng.normal(size=(SMALL_HULL_POINTS + 76, 3))
+    more /= np.linalg.norm(more, axis=1)[:, None]
+    assert shapes.goes_to_qhull(more) and small_hull_triangles([more])[0] is None
+    many = np.concatenate([sphere] * 5)[: shapes.REPEATS_UP_TO * SMALL_HULL_POINTS + 1]
+    assert shapes.goes_to_qhull(many) and small_hull_triangles([many])[0] is None
+    assert not shapes.goes_to_qhull(sphere[:SMALL_HULL_POINTS])
+
+
 def test_build_hulls_small_is_build_hulls_up_to_coplanar_points():
     """Every part through build_hulls(small=True) against build_hulls (qhull): the same shapes
     (vertex sets, bounds, areas), the flat ones and the errors alike."""
