@@ -326,13 +326,8 @@ class _ClusterRun(Run):
             else:
                 meshes.append(k)
         meshes = np.asarray(meshes, dtype=np.int64)
-        if len(meshes):
-            src, pos = self._where[meshes, 0], self._where[meshes, 1]
-            sources = np.unique(src).tolist()
-            futures = [self.client.submit(worktasks.triangles, self._loads[s], pos[src == s],
-                                          key=f"gjk-triangles-{s}-{_token()}") for s in sources]
-            for s, got in zip(sources, self._results(futures, "pictures")):
-                out.update(zip(meshes[src == s].tolist(), got))
+        for rows, got in self._per_load(worktasks.triangles, meshes, "pictures"):
+            out.update(zip(rows, got))
         return out
 
     def load_parts(self, sources, primitives, manifest) -> Parts:
@@ -585,17 +580,23 @@ class _ClusterRun(Run):
         """`Run.objects`, the convexity reasons of the listed pairs' parts that are not their
         hulls measured on the workers first (one process measures them when a report reads
         them; the cluster is gone by then)."""
-        involved = sorted({parts.index[p.a] for p in pairs} | {parts.index[p.b] for p in pairs})
-        todo = np.array([k for k in involved if parts.geoms[k].primitive is None
-                         and not np.isfinite(parts.gap[k])], dtype=np.int64)
-        if len(todo):
-            src, pos = self._where[todo, 0], self._where[todo, 1]
-            sources = np.unique(src).tolist()
-            futures = [self.client.submit(worktasks.reasons, self._loads[s], pos[src == s],
-                                          key=f"gjk-reasons-{s}-{_token()}") for s in sources]
-            for s, got in zip(sources, self._results(futures, "verdicts")):
-                parts.reasons.update(zip(todo[src == s].tolist(), got))
+        todo = np.array([k for k in stages.involved(parts, pairs).tolist()
+                         if parts.geoms[k].primitive is None and not np.isfinite(parts.gap[k])],
+                        dtype=np.int64)
+        for rows, got in self._per_load(worktasks.reasons, todo, "verdicts"):
+            parts.reasons.update(zip(rows, got))
         return super().objects(parts, pairs, counts, i, j, key_of, known)
+
+    def _per_load(self, task, objects: np.ndarray, stage: str) -> list:
+        """[(objects, answer)]: `task(load, rows)` run on the workers once per load task that holds
+        some of the objects (their parts stay there), each with the objects it was asked for."""
+        if not len(objects):
+            return []
+        src, pos = self._where[objects, 0], self._where[objects, 1]
+        sources = np.unique(src).tolist()
+        futures = [self.client.submit(task, self._loads[s], pos[src == s],
+                                      key=f"gjk-{task.__name__}-{s}-{_token()}") for s in sources]
+        return [(objects[src == s].tolist(), got) for s, got in zip(sources, self._results(futures, stage))]
 
     def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None) -> list:
         """[(positions in a and b, the task's answer)]: the pairs (a[k], b[k]) in groups by the

@@ -48,7 +48,7 @@ from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
-           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note"]
+           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note", "involved"]
 
 # The cache keeps the hull of each mesh of more vertices than this (`hulls`), one row per mesh:
 # smaller ones' hulls (the compiled core's, tens of microseconds each) cost less than reading them
