@@ -230,23 +230,14 @@ def exact_distance(refs_a, refs_b, unit: str, within: float | None = None,
 
     a, b = _compound(refs_a, canonical), _compound(refs_b, canonical)
     k = factor(_OCC_UNIT, unit)
-    near = None
+    d = None
     if within is not None and np.isfinite(within) and len(refs_a) == len(refs_b) == 1:
-        near = _near_faces(a, b, within / k)
-    if near is not None:
-        d = BRepExtrema_DistShapeShape(near[0], near[1])
-        # the faces left out are farther than `within` from every face of the other solid, so
-        # the nearest faces' distance is the boundaries' one when it is within the bound
-        if not d.IsDone() or d.NbSolution() == 0 or d.Value() > within / k:
-            near = None
-    if near is None:
+        d = _near_distance(a, b, within / k)
+    near = d is not None
+    if not near:
         d = BRepExtrema_DistShapeShape(a, b)
-    if not d.IsDone() or d.NbSolution() == 0:
-        raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
-    pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
-    pa = np.array([pa.X(), pa.Y(), pa.Z()]) * k
-    pb = np.array([pb.X(), pb.Y(), pb.Z()]) * k
-    if near is None:
+    pa, pb = _closest_points(d, k)
+    if not near:
         return d.Value() * k, pa, pb, bool(d.InnerSolution())
     if d.Value() > 0 and _nested(a, b):  # the solids' distance is 0, as the whole solids say
         return 0.0, pa, pa.copy(), True
@@ -272,20 +263,36 @@ def boundary_distance(refs_a, refs_b, unit: str, within: float | None = None):
             builder.Add(compound, face)
         return compound
 
-    d = None
-    if within is not None and np.isfinite(within):
-        near = _near_faces(a, b, within / k)
-        if near is not None:
-            d = BRepExtrema_DistShapeShape(near[0], near[1])
-            if not d.IsDone() or d.NbSolution() == 0 or d.Value() > within / k:
-                d = None
+    d = _near_distance(a, b, within / k) if within is not None and np.isfinite(within) else None
     if d is None:
         d = BRepExtrema_DistShapeShape(faces(a), faces(b))
+    return (d.Value() * k, *_closest_points(d, k))
+
+
+def _near_distance(a, b, bound: float):
+    """BRepExtrema_DistShapeShape of the faces of `a` and `b` that come within `bound` (in
+    OpenCASCADE's unit) of the other solid (`_near_faces`), or None where there are none or
+    their distance passes the bound: the faces left out are farther than the bound from every
+    face of the other solid, so the nearest faces' distance is the boundaries' one when it is
+    within the bound."""
+    from OCP.BRepExtrema import BRepExtrema_DistShapeShape
+
+    near = _near_faces(a, b, bound)
+    if near is None:
+        return None
+    d = BRepExtrema_DistShapeShape(near[0], near[1])
+    if not d.IsDone() or d.NbSolution() == 0 or d.Value() > bound:
+        return None
+    return d
+
+
+def _closest_points(d, k: float) -> tuple:
+    """((3,) point on the first shape, (3,) point on the second) of a BRepExtrema_DistShapeShape
+    answer, scaled by k; RuntimeError where it found no solution."""
     if not d.IsDone() or d.NbSolution() == 0:
         raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
     pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
-    return (d.Value() * k, np.array([pa.X(), pa.Y(), pa.Z()]) * k,
-            np.array([pb.X(), pb.Y(), pb.Z()]) * k)
+    return np.array([pa.X(), pa.Y(), pa.Z()]) * k, np.array([pb.X(), pb.Y(), pb.Z()]) * k
 
 
 def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
