@@ -180,11 +180,8 @@ def _inputs(tmp_path):
             "glb": [str(_scene(tmp_path))]}
 
 
-@pytest.mark.parametrize("kind", ["stl", "glb"])
-def test_a_cached_scan_is_the_uncached_scan(tmp_path, kind, monkeypatch):
-    monkeypatch.setattr(stages, "KEEP_HULLS_FROM_VERTICES", 0)  # the small parts' hulls kept too
-    paths = _inputs(tmp_path)[kind]
-    plain = _json(scan(paths, Options(together=True, jobs=1)))
+def _count_triangle_tests(monkeypatch) -> list:
+    """The pairs each call of the run's triangle test is given, appended as it is called."""
     calls = []
     real = stages.Run._triangles
 
@@ -193,6 +190,15 @@ def test_a_cached_scan_is_the_uncached_scan(tmp_path, kind, monkeypatch):
         return real(self, parts, i, j, batch, todo)
 
     monkeypatch.setattr(stages.Run, "_triangles", counted)
+    return calls
+
+
+@pytest.mark.parametrize("kind", ["stl", "glb"])
+def test_a_cached_scan_is_the_uncached_scan(tmp_path, kind, monkeypatch):
+    monkeypatch.setattr(stages, "KEEP_HULLS_FROM_VERTICES", 0)  # the small parts' hulls kept too
+    paths = _inputs(tmp_path)[kind]
+    plain = _json(scan(paths, Options(together=True, jobs=1)))
+    calls = _count_triangle_tests(monkeypatch)
     first = scan(paths, Options(together=True, jobs=1, cache=Cache(tmp_path / "cache")))
     assert _json(first) == plain
     assert sum(calls) > 0  # the scene asks the triangles
@@ -330,14 +336,7 @@ def test_convexity_reasons_are_kept(tmp_path, monkeypatch):
 def test_a_changed_clearance_misses_the_pairs(tmp_path, monkeypatch):
     paths = _inputs(tmp_path)["glb"]
     scan(paths, Options(jobs=1, cache=Cache(tmp_path / "c")))
-    calls = []
-    real = stages.Run._triangles
-
-    def counted(self, parts, i, j, batch, todo):
-        calls.append(len(todo))
-        return real(self, parts, i, j, batch, todo)
-
-    monkeypatch.setattr(stages.Run, "_triangles", counted)
+    calls = _count_triangle_tests(monkeypatch)
     found = scan(paths, Options(jobs=1, clearance=0.05, mode="exact", cache=Cache(tmp_path / "c")))
     assert sum(calls) > 0
     assert _json(found) == _json(scan(paths, Options(jobs=1, clearance=0.05, mode="exact")))

@@ -93,6 +93,26 @@ def untimed(doc):
     return doc
 
 
+def dying_once(module: str, name: str, marker) -> str:
+    """Code for `client.run(exec, code, {})`: the worker's `module.name` kills its own process
+    the first time any worker calls it (a marker file made with O_EXCL), then works as before."""
+    return f"""
+import importlib, os, signal
+_module = importlib.import_module({module!r})
+if not hasattr(_module, "_kept_{name}"):
+    _module._kept_{name} = _module.{name}
+def _dying(*args, **kwargs):
+    try:
+        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return _module._kept_{name}(*args, **kwargs)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+_module.{name} = _dying
+"""
+
+
 def same_json(a, b) -> str:
     """Both documents with the timings blanked: equal strings, byte for byte."""
     texts = [dumps(untimed(json.loads(dumps(document(found))))) for found in (a, b)]
@@ -652,21 +672,7 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
     address, client = cluster
     small_tiles(8)
     marker = tmp_path / "killed"
-    patch = f"""
-import os, signal
-from gjkcli.pipeline import refine
-if not hasattr(refine, "_kept_triangles"):
-    refine._kept_triangles = refine.triangles
-def _dying(*args, **kwargs):
-    try:
-        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return refine._kept_triangles(*args, **kwargs)
-    os.write(fd, str(os.getpid()).encode())
-    os.close(fd)
-    os.kill(os.getpid(), signal.SIGKILL)
-refine.triangles = _dying
-"""
+    patch = dying_once("gjkcli.pipeline.refine", "triangles", marker)
     before = set(client.run(os.getpid).values())
     one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="exact"))
     client.run(exec, patch, {})
@@ -766,21 +772,7 @@ def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monke
     path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
     monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
     marker = tmp_path / "killed"
-    patch = f"""
-import os, signal
-from gjkcli.mesh import ifc
-if not hasattr(ifc, "_kept_read_share"):
-    ifc._kept_read_share = ifc.read_share
-def _dying(*args, **kwargs):
-    try:
-        fd = os.open({str(marker)!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return ifc._kept_read_share(*args, **kwargs)
-    os.write(fd, str(os.getpid()).encode())
-    os.close(fd)
-    os.kill(os.getpid(), signal.SIGKILL)
-ifc.read_share = _dying
-"""
+    patch = dying_once("gjkcli.mesh.ifc", "read_share", marker)
     before = set(client.run(os.getpid).values())
     one = pipeline.scan([path], pipeline.Options(jobs=1))
     client.run(exec, patch, {})
