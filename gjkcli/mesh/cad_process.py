@@ -265,7 +265,7 @@ def _receive(worker) -> tuple:
 
 
 def _qhull_hint(parent):
-    """tell(vertices, shares) for `gjkcli.mesh.ifc.telling_points` and
+    """tell(vertices) for `gjkcli.mesh.ifc.telling_points` and
     `gjkcli.mesh.cad.read_step`'s `points` (each STEP product once, however many instances place
     it: they share its hull): once a part meshed will have its hull built by qhull (as
     `gjkcli.engine.shapes.goes_to_qhull` guesses from its points: a hint for a model that needs
@@ -276,7 +276,7 @@ def _qhull_hint(parent):
 
     sent = [False]
 
-    def tell(vertices, shares: int = 1) -> None:
+    def tell(vertices) -> None:
         if sent[0] or not goes_to_qhull(vertices):
             return
         sent[0] = True

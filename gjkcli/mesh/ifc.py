@@ -489,10 +489,9 @@ _point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force):
 
 @contextmanager
 def telling_points(tell):
-    """Within the block, tell(vertices, shares) after each element this process meshes, shares
-    the number of processes meshing the model: the early reader (`gjkcli.mesh.cad_process`)
-    tells the command from it whether the parts will need SciPy's qhull before they are all
-    meshed. A copy forked meanwhile tells nothing unless it puts the tell in force again
+    """Within the block, tell(vertices) after each element this process meshes: the early
+    reader (`gjkcli.mesh.cad_process`) tells the command from it whether the parts will need
+    SciPy's qhull before they are all meshed. A copy forked meanwhile tells nothing unless it puts the tell in force again
     (`read_here`'s copies do)."""
     import os
 
@@ -503,12 +502,12 @@ def telling_points(tell):
         _point_sinks.pop()
 
 
-def _tell_points(vertices, shares: int) -> None:
+def _tell_points(vertices) -> None:
     import os
 
     tell, pid = _point_sinks[-1]
     if tell is not None and pid == os.getpid():
-        tell(vertices, shares)
+        tell(vertices)
 
 
 def _open(path: Path, ifc_file: Path):
@@ -565,7 +564,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
                 if shape.id in by_id and shape.id not in meshes:
                     meshes[shape.id] = _arrays(shape.geometry)
                     progress.report("mesh", len(meshes), len(by_id))
-                    _tell_points(meshes[shape.id][0], shares)
+                    _tell_points(meshes[shape.id][0])
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
