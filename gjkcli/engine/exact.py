@@ -532,6 +532,7 @@ class _Pair:
         # own frame -> world: x = Rw (l + centre) + tw
         Ra, ta = _rigid(pose_a, "pose_a")
         Rb, tb = _rigid(pose_b, "pose_b")
+        self.pose_a, self.pose_b = pose_a, pose_b  # as given, for the open-surface bound
         self.Ra, self.ta = Ra, Ra @ a.centre + ta
         Rb_full, tb_full = Rb, Rb @ b.centre + tb
         self.R = Ra.T @ Rb_full
@@ -649,12 +650,18 @@ class _Pair:
                     deeper = _deepest_inside(outer, points, beat, self.ws, cap)
                     if deeper is not None:
                         hit, beat = deeper, deeper[0]
-            if len(faces) and (measure or hit is None):
+            # an open part's surface bounded within the band inside the solid (the open-surface
+            # bound, `gjkcli.engine.sheet`, asked before the triangles' search and on a budget): no
+            # point of it lies deeper than the band, and neither search below can find one
+            bounded = (not inner.solid and len(faces) > 0 and (hit is None or hit[0] <= self.tol)
+                       and self.sheet_bounded(inner, outer))
+            search = len(faces) > 0 and not bounded
+            if search and (measure or hit is None):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
                     hit, beat = deeper, deeper[0]
-            if len(faces) and (hit is None or hit[0] <= self.tol):
+            if search and (hit is None or hit[0] <= self.tol):
                 # an edge across a face or an edge: the deepest point is on an edge, in a sliver
                 # the triangles' search may not reach; the crossing faces' edges, halved
                 ends = inner.faces[faces][:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
@@ -674,6 +681,17 @@ class _Pair:
                     break
         self.containment_note = self.not_solid_notes()
         return best
+
+    def sheet_bounded(self, sheet: Mesh, solid: Mesh) -> bool:
+        """The open part `sheet` reaches no deeper than the band into the closed part `solid`
+        (the pair's two meshes), bounded by `gjkcli.engine.sheet.sheet_depth` within its first
+        budget (FIRST_PIECES): False where it found a deeper point or ran out."""
+        from gjkcli.engine import sheet as bound
+
+        poses = (self.pose_a, self.pose_b) if sheet is self.a else (self.pose_b, self.pose_a)
+        got = bound.sheet_depth(sheet, solid, pose_sheet=poses[0], pose_solid=poses[1], band=self.tol,
+                                pieces=min(bound.FIRST_PIECES, bound.PIECES))
+        return got.upper is not None
 
     def fan(self, ta: int, tb: int, through):
         """A quick proof for two triangles crossing beyond the band at `through` (A's frame): a
