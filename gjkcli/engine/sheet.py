@@ -30,13 +30,13 @@ outward normals of the boundary triangles nearest to it, instead of split down t
 every edge of the face's triangles it spans; a piece outside that meets no triangle is settled
 by no move (m = 0). A triangle the open part repeats (a double-sided export) is one piece.
 
-The triangle test (`gjkcli.engine.exact`) asks the bound first, with a smaller budget
-(FIRST_PIECES), before its own search for a point of the open part deeper than the band, which
-the bound, where it settles, shows there is none; the run's policy asks again for the pairs left
-undecided (`gjkcli.pipeline.policy.sheet_verdict`). Each thread keeps its last answer: asked
-again for the same two meshes (the same vertices and faces) at the same poses and band, it is
-given back where the budget now given would give the same (settled within it, or the same
-budget run out).
+The triangle test (`gjkcli.engine.exact`) asks the bound before its own search for a point of
+the open part deeper than the band where the surfaces cross within the band only (a window in
+its opening): the bound, where it settles, shows there is no such point. The run's policy asks
+again for the pairs left undecided (`gjkcli.pipeline.policy.sheet_verdict`). Each thread keeps
+its last answer: asked again for the same two meshes (the same vertices and faces) at the same
+poses and band, it is given back where the budget (PIECES) now would give the same (settled
+within it, or the same budget run out).
 
 Every piece settled: no point of the open surface lies deeper than the band inside the solid, so
 the pair is touching (within the band) by the rule that would make it a collision. The distances
@@ -58,11 +58,6 @@ __all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance", "capped", "op
 # Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
 # costs a few closest-point queries and point-triangle distances.
 PIECES = 200_000
-# The budget when the triangle test asks first (`gjkcli.engine.exact`): a pair the bound does
-# not settle within it goes on to the triangle test's own search as before, and to the full
-# budget afterwards. The windows of a curved wall's openings (06-03-01_windows_in_curved_wall_vw,
-# issue 40) settle in about 1,000 pieces.
-FIRST_PIECES = 8_000
 # Crossings of the pieces with the solid's triangles listed per round, at most (8 per piece, and
 # never more than this; beyond, no piece is taken for apart from the solid in that round).
 CROSSINGS = 1_000_000
@@ -95,13 +90,12 @@ class SheetDepth:
     pieces: int
 
 
-def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float,
-                pieces: int | None = None) -> SheetDepth:
+def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) -> SheetDepth:
     """Bound the depth of the open part `sheet` inside the closed part `solid`
     (`gjkcli.engine.exact.Mesh`, each placed by a rigid 4x4 pose, default as given), against
-    the touching band `band` (model units), within `pieces` pieces (default PIECES). See the
-    module's docstring; the thread's last answer is given back when it holds (`_last`)."""
-    budget = PIECES if pieces is None else int(pieces)
+    the touching band `band` (model units), within PIECES pieces. See the module's docstring;
+    the thread's last answer is given back when it holds (`_last`)."""
+    budget = PIECES
     arrays = (sheet.vertices, sheet.faces, solid.vertices, solid.faces)
     key = (_pose_key(pose_sheet), _pose_key(pose_solid), float(band))
     last = getattr(_last, "answer", None)
