@@ -165,16 +165,21 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
         # bound[k] = min over the corners' nearest triangles T of max over corners of d(corner, T);
         # a corner's distance to its own nearest triangle is known, and a triangle nearest to
         # two corners is tried once
+        # (the point-triangle distances of every corner and triangle asked, in one call: a round's
+        # few hundred pieces cost the call's overhead, not its arithmetic)
+        asked = [np.flatnonzero(np.ones(k, dtype=bool) if c == 0 else np.all(tri[:, [c]] != tri[:, :c], axis=1))
+                 for c in range(3)]
+        others = [[q for q in range(3) if q != c] for c in range(3)]
+        d = point_triangle_distance(
+            np.concatenate([live[rows, q] for rows, qs in zip(asked, others) for q in qs]),
+            np.concatenate([local_tris[tri[rows, c]] for c, rows in enumerate(asked) for _ in range(2)]))
         bound = np.full(k, np.inf)
-        for c in range(3):
-            ask = np.ones(k, dtype=bool) if c == 0 else np.all(tri[:, [c]] != tri[:, :c], axis=1)
-            rows = np.flatnonzero(ask)
-            t = local_tris[tri[rows, c]]  # (r, 3, 3)
-            d = near_dist[rows, c].copy()
-            for q in range(3):
-                if q != c:
-                    d = np.maximum(d, point_triangle_distance(live[rows, q], t))
-            bound[rows] = np.minimum(bound[rows], d)
+        at = 0
+        for c, rows in enumerate(asked):
+            r = len(rows)
+            bound[rows] = np.minimum(bound[rows], np.maximum(np.maximum(near_dist[rows, c], d[at:at + r]),
+                                                             d[at + r:at + 2 * r]))
+            at += 2 * r
         done = bound + slack <= band
         if done.any():
             upper = max(upper, float((bound[done] + slack).max()))
