@@ -103,7 +103,7 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
         got = last[3]
         # what this budget would answer: a bound or a deep point found within it, or the same
         # budget run out
-        if (got.upper is not None or got.deep is not None) and got.pieces <= budget or last[2] == budget:
+        if ((got.upper is not None or got.deep is not None) and got.pieces <= budget) or last[2] == budget:
             return got
     got = _sheet_depth(sheet, solid, pose_sheet, pose_solid, float(band), budget)
     _last.answer = (arrays, key, budget, got)
