@@ -487,8 +487,13 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
             return q.shifted(point, ta, tb, shift)
     reported = depth or crossing != 2  # only a deep crossing's collision goes without a depth
     if not proved:
+        # surfaces that cross within the band only, no move within it parting them: most such
+        # pairs with an open part are an open surface on the closed part's faces (a window in
+        # its opening), which the open-surface bound settles; it is asked before the triangles'
+        # search for a deeper point, which it spares. Surfaces crossing beyond the band mostly
+        # hide a deeper point, which that search finds (and measures) as before.
         best = q.witness(crossings, measure=measure and reported,
-                         rounds=WITNESS_ROUNDS if reported else WITNESS_ROUNDS_SWEEP)
+                         rounds=WITNESS_ROUNDS if reported else WITNESS_ROUNDS_SWEEP, bound_first=crossing == 1)
     if best is not None and best[0] > q.tol:
         fields = q.contained((best[3], best[1], best[0], best[2]))
         fields["exit"] = EXIT_DEEP_POINT if crossing else EXIT_CONTAINED
@@ -532,6 +537,7 @@ class _Pair:
         # own frame -> world: x = Rw (l + centre) + tw
         Ra, ta = _rigid(pose_a, "pose_a")
         Rb, tb = _rigid(pose_b, "pose_b")
+        self.pose_a, self.pose_b = pose_a, pose_b  # as given, for the open-surface bound
         self.Ra, self.ta = Ra, Ra @ a.centre + ta
         Rb_full, tb_full = Rb, Rb @ b.centre + tb
         self.R = Ra.T @ Rb_full
@@ -603,7 +609,7 @@ class _Pair:
         self.count(visits, tests)
         return pairs
 
-    def witness(self, crossings, measure: bool = True, rounds: int = WITNESS_ROUNDS):
+    def witness(self, crossings, measure: bool = True, rounds: int = WITNESS_ROUNDS, bound_first: bool = False):
         """The deepest point found of one part inside the other: (depth, point in A's frame,
         nearest point of the other surface in A's frame, "a in b" or "b in a"), or None.
 
@@ -615,7 +621,10 @@ class _Pair:
         the point out of the other, so the depth is a lower bound of the penetration depth.
         None at once when the hulls lie apart, and for a part inside one that is not a solid.
         measure=False: the search ends at the first point deeper than the band (a proof, not a
-        measurement). rounds: of the triangles' subdivision (WITNESS_ROUNDS_SWEEP in a sweep)."""
+        measurement). rounds: of the triangles' subdivision (WITNESS_ROUNDS_SWEEP in a sweep).
+        bound_first: an open part against a closed one, no point deeper than the band found at
+        its points, is first bounded by the open-surface bound (`sheet_bounded`); bounded within
+        the band, its triangles are not searched (no point of them is deeper than the band)."""
         if self.hulls_apart:
             return None
         best = None
@@ -649,12 +658,18 @@ class _Pair:
                     deeper = _deepest_inside(outer, points, beat, self.ws, cap)
                     if deeper is not None:
                         hit, beat = deeper, deeper[0]
-            if len(faces) and (measure or hit is None):
+            # an open part's surface bounded within the band inside the solid (the open-surface
+            # bound, `gjkcli.engine.sheet`): no point of it lies deeper than the band, and neither
+            # search below can find one
+            bounded = (bound_first and not inner.solid and len(faces) > 0
+                       and (hit is None or hit[0] <= self.tol) and self.sheet_bounded(inner, outer))
+            search = len(faces) > 0 and not bounded
+            if search and (measure or hit is None):
                 tris = to_outer(local[inner.faces[faces]].reshape(-1, 3)).reshape(-1, 3, 3)
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
                     hit, beat = deeper, deeper[0]
-            if len(faces) and (hit is None or hit[0] <= self.tol):
+            if search and (hit is None or hit[0] <= self.tol):
                 # an edge across a face or an edge: the deepest point is on an edge, in a sliver
                 # the triangles' search may not reach; the crossing faces' edges, halved
                 ends = inner.faces[faces][:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
@@ -674,6 +689,17 @@ class _Pair:
                     break
         self.containment_note = self.not_solid_notes()
         return best
+
+    def sheet_bounded(self, sheet: Mesh, solid: Mesh) -> bool:
+        """The open part `sheet` reaches no deeper than the band into the closed part `solid`
+        (the pair's two meshes), bounded by `gjkcli.engine.sheet.sheet_depth`: False where it
+        found a deeper point or ran out of pieces. The run's policy asks the bound again for a
+        pair left undecided (`gjkcli.pipeline.policy.sheet_verdict`) and is given this answer."""
+        from gjkcli.engine.sheet import sheet_depth
+
+        poses = (self.pose_a, self.pose_b) if sheet is self.a else (self.pose_b, self.pose_a)
+        got = sheet_depth(sheet, solid, pose_sheet=poses[0], pose_solid=poses[1], band=self.tol)
+        return got.upper is not None
 
     def fan(self, ta: int, tb: int, through):
         """A quick proof for two triangles crossing beyond the band at `through` (A's frame): a

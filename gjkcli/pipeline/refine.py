@@ -34,7 +34,9 @@ move within the band); else undecided still.
 
 The policy lives in `gjkcli.pipeline.policy` (`settle`, `thickness_verdict`, `sheet_verdict`),
 one pair at a time, used by every route that asks the triangle test (the
-run's pairs through `by_thickness`, poses and motions through `gjkcli.pipeline.pairs.exact_pair`,
+run's pairs through `triangles` (a pair with an open part, as it is tested, while the open-surface
+bound the triangle test asks first is at hand) and `by_thickness` (two closed parts, their
+common solids on every core), poses and motions through `gjkcli.pipeline.pairs.exact_pair`,
 the collision manager): an undecided pair is settled the same way whichever way it came.
 """
 from __future__ import annotations
@@ -67,7 +69,8 @@ _NEXT = None  # the forks.Counter handing out _WORK's shares
 
 
 def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -> dict:
-    """{pair index k: the triangle test's Result, with the parts' certificate} for k in `todo`.
+    """{pair index k: the triangle test's Result, with the parts' certificate} for k in `todo`,
+    a pair with an open part that it leaves undecided settled by `settle`'s policy.
 
     parts : `gjkcli.pipeline.stages.Parts`; i, j : (m,) int64 the checked pairs' parts;
     tolerance : (m,) float64 each pair's band; measure : (m,) bool the pairs whose collision
@@ -170,29 +173,37 @@ def _share(parts, i, j, tolerance, measure, ks, last, start, end) -> list:
     for pos in range(start, end):
         k = ks[pos]
         a, b = int(i[k]), int(j[k])
-        r = pair_query(parts.body(a), parts.body(b), tolerance=float(tolerance[k]), measure=bool(measure[k]))
-        out.append(with_part_certificate(r))
+        body_a, body_b = parts.body(a), parts.body(b)
+        r = with_part_certificate(pair_query(body_a, body_b, tolerance=float(tolerance[k]),
+                                             measure=bool(measure[k])))
+        if _open_undecided(r):
+            # settled at once, while the open-surface bound the triangle test asked first is
+            # the thread's last answer (`gjkcli.engine.sheet.sheet_depth`)
+            r = settle(r, body_a, body_b)
+        out.append(r)
         for part in (a, b):
             if last[part] == pos:
                 parts.forget(part)
     return out
 
 
+def _open_undecided(r) -> bool:
+    """The triangle test left the pair undecided and a part of it is open (bounds no volume)."""
+    from gjkcli.engine.results import Status
+
+    return r.status is Status.UNDECIDED and not (getattr(r, "solid_a", False) and getattr(r, "solid_b", False))
+
+
 def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
-    """`answers` ({pair index: the triangle test's Result}) with each undecided pair settled by
-    `settle`'s policy: two closed parts judged by their common solid (`thickness_verdict`),
-    the common solids on every core (`gjkcli.mesh.overlap.overlaps`); an open part against a
-    closed one by how deep it reaches (`sheet_verdict`); two open parts by a point deep inside
-    the other closed (`crossing_verdict`)."""
-    from gjkcli.engine.exact import Mesh
+    """`answers` ({pair index: the triangle test's Result}, from `triangles`) with each
+    undecided pair of two closed parts settled by `settle`'s policy: judged by their common
+    solid (`thickness_verdict`), the common solids on every core
+    (`gjkcli.mesh.overlap.overlaps`). A pair with an open part was settled as `triangles`
+    tested it: an open part against a closed one by how deep it reaches (`sheet_verdict`), two
+    open parts by a point deep inside the other closed (`crossing_verdict`)."""
     from gjkcli.engine.results import Status
 
     answers = dict(answers)
-    for k, r in answers.items():
-        if r.status is Status.UNDECIDED and not (getattr(r, "solid_a", False) and getattr(r, "solid_b", False)):
-            a, b = parts.body(int(i[k])), parts.body(int(j[k]))
-            if isinstance(a, Mesh) and isinstance(b, Mesh):  # an open part: settled on its own
-                answers[k] = settle(r, a, b)
     todo = [k for k, r in answers.items() if r.status is Status.UNDECIDED
             and getattr(r, "solid_a", False) and getattr(r, "solid_b", False)]
     work = []

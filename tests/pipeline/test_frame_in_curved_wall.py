@@ -173,3 +173,62 @@ def test_a_triangle_written_twice_is_one_piece_whichever_vertices_hold_it(wall):
     a = sheet_depth(_mesh(once, "once"), w, band=FINE)
     b = sheet_depth(_mesh(twice, "twice"), w, band=FINE)
     assert a.upper is not None and b.upper == a.upper and b.pieces == a.pieces
+
+
+def _counted(monkeypatch):
+    """Lists that grow by one at each call of the triangle test's depth search on the triangles
+    and on the edges (`exact._deepest_on_triangles`, `exact._deepest_on_segments`), and of the
+    open-surface bound's work (`sheet._sheet_depth`, not a call its kept answer serves)."""
+    from gjkcli.engine import exact, sheet
+
+    calls = {"triangles": [], "edges": [], "bound": []}
+    for module, name, key in ((exact, "_deepest_on_triangles", "triangles"),
+                              (exact, "_deepest_on_segments", "edges"), (sheet, "_sheet_depth", "bound")):
+        inner = getattr(module, name, None)
+
+        def wrapped(*args, _inner=inner, _key=key, **kwargs):
+            calls[_key].append(1)
+            return _inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapped, raising=False)
+    return calls
+
+
+def test_the_open_surface_bound_is_asked_before_the_triangle_test_s_depth_search(tmp_path, wall, monkeypatch):
+    """Issue 40 (speed): the frame lies on its opening's faces, its surfaces crossing the wall's
+    within the band only. The open-surface bound, asked first, settles it: the triangle test's
+    search of the frame's crossing triangles and edges for a point deeper than the band (its
+    proving rounds, most of the pair's time) does not run, and the run's policy is given the
+    bound's answer instead of bounding again. The answer is the same."""
+    calls = _counted(monkeypatch)
+    pair = checked_pair(tmp_path, wall, _frame(), BAND, ("wall", "frame"))
+    assert pair.status is Status.TOUCHING and pair.result.exit == EXIT_SHEET, pair.note
+    assert pair.result.depth_upper <= BAND
+    assert calls == {"triangles": [], "edges": [], "bound": [1]}
+
+
+def test_a_frame_pushed_through_the_band_is_still_searched_and_measured(tmp_path, wall, monkeypatch):
+    """Surfaces crossing beyond the band mostly hide a point deeper than it: there the triangle
+    test's own search runs first, as before, and finds it; the bound is not asked."""
+    calls = _counted(monkeypatch)
+    frame = _frame((0.0, 0.0, -3.0 * BAND))
+    pair = checked_pair(tmp_path, wall, frame, BAND, ("wall", "frame"))
+    assert pair.status is Status.COLLISION, pair.note
+    assert pair.result.depth > BAND and _Judge(wall).depth(pair.result.point_b) > BAND
+    assert calls["bound"] == [] and calls["triangles"]
+
+
+def test_the_bound_s_kept_answer_serves_only_the_same_meshes_poses_and_band(wall, monkeypatch):
+    calls = _counted(monkeypatch)
+    w = _mesh(wall, "wall")
+    on = sheet_depth(_mesh(_frame(), "frame"), w, band=BAND)
+    assert on.upper is not None and len(calls["bound"]) == 1
+    # the same arrays in new meshes (a run builds a part's mesh again after a while): kept
+    assert sheet_depth(_mesh(_frame(), "frame"), _mesh(wall, "wall"), band=BAND) is on
+    assert len(calls["bound"]) == 1
+    down = np.eye(4)
+    down[2, 3] = -1.5 * BAND
+    assert sheet_depth(_mesh(_frame(), "frame"), w, pose_sheet=down, band=BAND).deep is not None
+    assert sheet_depth(_mesh(_frame((0.0, 0.0, -1.5 * BAND)), "frame"), w, band=BAND).deep is not None
+    assert sheet_depth(_mesh(_frame(), "frame"), w, band=FINE).upper <= FINE
+    assert len(calls["bound"]) == 4
