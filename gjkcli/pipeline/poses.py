@@ -161,6 +161,12 @@ class Prepared:
         """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
         are made once, at the first pose (a report of many poses keeps the first pose's), with
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
+        from gjkcli.engine.shapes import no_gc
+
+        with no_gc():  # thousands of findings made and all kept: collections would walk them again and again
+            return self._runs(Q)
+
+    def _runs(self, Q: np.ndarray) -> list[Findings]:
         o = self.options
         rows: list = []
         if getattr(o, "cache", None) is not None and not o.trace and len(Q):
