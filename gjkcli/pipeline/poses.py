@@ -163,10 +163,16 @@ class Prepared:
         """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
         are made once, at the first pose (a report of many poses keeps the first pose's), with
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
+        import gc
+
         from gjkcli.engine.shapes import no_gc
 
         with no_gc():  # thousands of findings made and all kept: collections would walk them again and again
-            return self._runs(Q)
+            out = self._runs(Q)
+            # and the first collection after would walk all of them once more: they live until
+            # the report is written, out of the collector's sight (refcounts still free them)
+            gc.freeze()
+        return out
 
     def _runs(self, Q: np.ndarray) -> list[Findings]:
         o = self.options
