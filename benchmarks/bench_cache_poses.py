@@ -14,16 +14,20 @@ machine does not count):
     pose table        `gjkcli.scene.urdf.read_pose_table`
     prepare           `gjkcli.pipeline.poses.Prepared`: hulls, triangles, the pairs checked
     kept: read        `_KeptPoses.read`: the robot's packs, their checksums, the index
+    kept: parsed      the JSON text of the kept poses' findings parsed (`poses._loads`)
     kept: decoded     `gjkcli.pipeline.cache.from_data` of the kept poses' findings
     new poses         `Prepared._chunk`: forward kinematics, the hulls' batch, the triangles
     new: kept         `to_data` and `_KeptPoses.write` of the new poses
     merged            `gjkcli.pipeline.motion._merged`: every pose's findings into one report
     report            the JSON text (`gjkcli.report.jsonout.encoded`), written
+    report kept       the whole report kept for an unchanged re-run (`cache.put_run`)
     other             the command's time that none of the above holds (the findings per pose,
                       the object records, click)
 
 and the floor: `python -c pass`, and the imports a poses run needs (`python -c "import ..."`),
-the same way (CPU time of the child, from resource.getrusage). Medians of --repeat runs.
+the same way (CPU time of the child, from resource.getrusage). Medians of --repeat runs. Then,
+per table: the findings in the report, those at rows the table before had too (the kept poses'),
+the report's size and the size of the robot's poses entries the run on the table before wrote.
 
 Usage:
     python benchmarks/bench_cache_poses.py [--poses 10000,100000] [--repeat 3]
@@ -45,8 +49,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-STAGES = ("start + imports", "URDF + meshes", "pose table", "prepare", "kept: read", "kept: decoded",
-          "new poses", "new: kept", "merged", "report", "other")
+STAGES = ("start + imports", "URDF + meshes", "pose table", "prepare", "kept: read", "kept: parsed",
+          "kept: decoded", "new poses", "new: kept", "merged", "report", "report kept", "other")
 # what a poses run imports before its first pose (the floor of any run that computes one)
 POSES_IMPORTS = ("import numpy, gjkcli.cli, gjkcli.scene.urdf, gjkcli.scene.objects, gjkcli.pipeline.run, "
                  "gjkcli.pipeline.motion, gjkcli.pipeline.poses, gjkcli.pipeline.cache, gjkcli.engine.query, "
@@ -82,7 +86,8 @@ def child(argv: list) -> None:
                                (poses.Prepared, "__init__", "prepare"), (kept, "read", "kept: read"),
                                (cache, "from_data", "kept: decoded"), (poses.Prepared, "_chunk", "new poses"),
                                (cache, "to_data", "new: kept"), (kept, "write", "new: kept"),
-                               (motion, "_merged", "merged")):
+                               (motion, "_merged", "merged"), (poses, "_loads", "kept: parsed"),
+                               (cache, "put_run", "report kept")):
         timed(owner, name, stage)
     real_encoded = jsonout.encoded
 
@@ -108,6 +113,17 @@ def child(argv: list) -> None:
     spent["start + imports"] = total - command
     spent["other"] = command - sum(v for k, v in spent.items() if k not in ("start + imports", "other"))
     print(json.dumps({"total": total, **spent}))
+
+
+def report_facts(before: Path, after: Path, report: Path) -> list:
+    """[findings, findings at rows the table `before` had too, the report's MB]."""
+    import numpy as np
+
+    seen = {tuple(r) for r in np.loadtxt(before, delimiter=",", skiprows=1).tolist()}
+    rows = np.loadtxt(after, delimiter=",", skiprows=1).tolist()
+    pairs = json.loads(report.read_bytes())["pairs"]
+    kept = sum(1 for p in pairs if tuple(rows[p["waypoint"]]) in seen)
+    return [f"{len(pairs):,}", f"{kept:,}", f"{report.stat().st_size / 1e6:.1f}"]
 
 
 def run_child(args: list) -> dict:
@@ -141,7 +157,7 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="gjk-bench-cache-poses-"))
     floor = [statistics.median(cpu_of([sys.executable, "-c", code]) for _ in range(args.repeat))
              for code in ("pass", POSES_IMPORTS)]
-    columns, totals = {}, {}
+    columns, totals, facts = {}, {}, []
     for count in map(int, args.poses.split(",")):
         name, before, after = next(iter(poses_scenario(work, count)))
         snapshot = work / f"snapshot-{count}"
@@ -155,6 +171,8 @@ def main(argv=None) -> int:
             cached.append(run_child([*after, "--format", "json", "-o", work / "cached.json", "--cache-dir", copy]))
             if (work / "fresh.json").read_bytes() != (work / "cached.json").read_bytes():
                 raise RuntimeError(f"{name}: the cached run's JSON is not the fresh run's")
+        facts.append([f"{count:,}", *report_facts(before[-1], after[-1], work / "fresh.json"),
+                      f"{sum(p.stat().st_size for p in (snapshot / 'poses').rglob('*') if p.is_file()) / 1e6:.1f}"])
         for side, runs in (("fresh", fresh), ("cached", cached)):
             columns[f"{count:,} {side}"] = {k: statistics.median(r[k] for r in runs) for k in (*STAGES, "total")}
         totals[count] = columns[f"{count:,} cached"]["total"] / columns[f"{count:,} fresh"]["total"]
@@ -167,6 +185,9 @@ def main(argv=None) -> int:
     rows.append(["cached / fresh", *(f"{totals[int(k.split()[0].replace(',', ''))]:.2f}" if k.endswith("cached")
                                      else "" for k in columns)])
     print(markdown_table(header, rows))
+    print()
+    print(markdown_table(["poses", "findings in the report", "at rows seen before", "report (MB)",
+                          "poses entries (MB)"], facts))
     print()
     print(markdown_table(["floor", "CPU (s)"], [["python -c pass", f"{floor[0]:.3f}"],
                                                 ["the imports of a poses run", f"{floor[1]:.3f}"]]))
