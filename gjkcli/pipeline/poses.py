@@ -50,7 +50,7 @@ CHUNK = 1000
 # all of a valid plan) costs a look-up of its values to take back, no forward kinematics; one
 # with findings, reading them. The entries hold the latest run's poses and then those of the
 # runs before, up to this many (a 100,000-pose table of the Panda, one pose in six colliding:
-# about 55 MB).
+# about 60 MB: benchmarks/bench_cache_poses.py).
 POSES_KEPT = 200_000
 # A robot's poses are kept in up to this many packs (one a run that computed new poses) before
 # they are merged into one.
