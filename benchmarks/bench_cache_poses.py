@@ -180,14 +180,20 @@ def main(argv=None) -> int:
           f"(the Panda, 10% of the table's rows new), medians of {args.repeat}; load average "
           f"{os.getloadavg()[0]:.2f} at the end.")
     print()
+    print("## CPU seconds per stage")
+    print()
     header = ["stage", *columns]
     rows = [[stage, *(f"{c[stage]:.3f}" for c in columns.values())] for stage in (*STAGES, "total")]
     rows.append(["cached / fresh", *(f"{totals[int(k.split()[0].replace(',', ''))]:.2f}" if k.endswith("cached")
                                      else "" for k in columns)])
     print(markdown_table(header, rows))
     print()
+    print("## The reports and the cache")
+    print()
     print(markdown_table(["poses", "findings in the report", "at rows seen before", "report (MB)",
                           "poses entries (MB)"], facts))
+    print()
+    print("## The floor: Python, and the imports of a poses run")
     print()
     print(markdown_table(["floor", "CPU (s)"], [["python -c pass", f"{floor[0]:.3f}"],
                                                 ["the imports of a poses run", f"{floor[1]:.3f}"]]))
