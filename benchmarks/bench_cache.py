@@ -21,8 +21,8 @@ Scenarios:
     ifc-moved  an IFC model of GJK_IFC_CORPUS (default ../corpus/ifc/ISSUE_021_Mini_Project.ifc,
                2,636 elements; skipped without it) with 10 elements moved by IfcOpenShell's API;
     poses      the Panda of ../shared/robots/panda (with its SRDF; else samples/robot/arm.urdf)
-               at --poses (default 10,000) random poses within its limits, then with 10% of
-               them new (and the same table again, "unchanged"). What a robotics user runs
+               at each --poses count (default 10,000 and 100,000) random poses within its
+               limits, then with 10% of them new (and the same table again, "unchanged"). What a robotics user runs
                again: a sampled set of thousands of poses (a workspace or reachability study, a
                learned collision checker's data set) or a planner's dense trajectory
                (bench_poses.py times 10,000 waypoints), re-sampled or re-planned in part. A
@@ -30,9 +30,11 @@ Scenarios:
                go to the triangles), so a fresh run of 10,000 poses takes about 0.8 s, of which
                about 0.2 s is the process (the interpreter, imports, the robot's meshes and
                hulls), and a table of 2,000 (this scenario's size before) is mostly that.
+               At 100,000 poses the poses' own work is most of a fresh run.
+               bench_cache_poses.py says where each run's CPU time goes.
 
 Usage:
-    python benchmarks/bench_cache.py [--parts 10000] [--poses 10000] [--repeat 3] [--only glb,step,...]
+    python benchmarks/bench_cache.py [--parts 10000] [--poses 10000,100000] [--repeat 3] [--only glb,step,...]
 """
 from __future__ import annotations
 
@@ -268,6 +270,8 @@ def poses_scenario(work: Path, count: int):
     from gjkcli.scene import urdf
 
     rng = np.random.default_rng(45)
+    work = work / f"poses-{count}"
+    work.mkdir(parents=True, exist_ok=True)
     panda = ROOT.parent / "shared" / "robots" / "panda"
     if not panda.is_dir():
         panda = Path("/work/shared/robots/panda")
@@ -276,11 +280,11 @@ def poses_scenario(work: Path, count: int):
 
         path = package_tree(panda, work)
         robot = urdf.load(path, ((PACKAGE, str(path.parents[1])),))
-        extra, name = ["--srdf", panda / "panda.srdf"], "poses:panda"
+        extra, name = ["--srdf", panda / "panda.srdf"], f"poses:panda {count}"
     else:
         path = ROOT / "samples" / "robot" / "arm.urdf"
         robot = urdf.load(path)
-        extra, name = [], "poses:arm"
+        extra, name = [], f"poses:arm {count}"
     Q = rng.uniform(robot.lower, robot.upper, size=(count, robot.dof))
     before, after = work / "poses.csv", work / "poses_new.csv"
 
@@ -299,7 +303,8 @@ def poses_scenario(work: Path, count: int):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", type=int, default=10000, help="parts of the generated GLB (default 10000)")
-    parser.add_argument("--poses", type=int, default=10000, help="robot poses (default 10000)")
+    parser.add_argument("--poses", default="10000,100000",
+                        help="robot poses, one scenario per count (default 10000,100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side (default 3)")
     parser.add_argument("--only", default="glb,step-changed,ifc,poses",
                         help="scenarios: glb, step (unchanged), step-changed (unchanged, and one solid moved or "
@@ -322,7 +327,8 @@ def main(argv=None) -> int:
     if "ifc" in only:
         scenarios += list(ifc_scenario(work))
     if "poses" in only:
-        scenarios += list(poses_scenario(work, args.poses))
+        for count in args.poses.split(","):
+            scenarios += list(poses_scenario(work, int(count)))
     rows = []
     for name, before, after in scenarios:
         got = measure(name, before, after, work, args.repeat)

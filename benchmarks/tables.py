@@ -208,6 +208,11 @@ SUITE = (
           "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), 10,000 "
           "random poses of the Panda (--poses) with 10% of them new. Medians, their ratio against the issue's targets, and "
           "whether the cached run's JSON is the fresh run's byte for byte."),
+    Bench("cache-poses", "Where a cached poses run's time goes", "bench_cache_poses.py",
+          ("--poses", "2000", "--repeat", "1"), ("--repeat", "3"), ("shared",),
+          "The Panda at 10,000 and 100,000 random poses with 10% of the table's rows new, fresh "
+          "(`--no-cache`) and with the cache the run on the table before left: each stage's CPU "
+          "time inside the process, and the floor (Python's start, the imports a poses run needs)."),
 )
 
 # The libraries whose versions the tables depend on.

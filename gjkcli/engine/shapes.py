@@ -320,7 +320,7 @@ class Hulls:
 
 
 @contextmanager
-def _no_gc():
+def no_gc():
     """Pause the cyclic garbage collector: loops that make thousands of objects otherwise trigger
     collections that walk every object alive (measured: a quarter of the per-part qhull time)."""
     enabled = gc.isenabled()
@@ -573,7 +573,7 @@ def _qhull_chunk(arg):
     out, counts = [], np.zeros(m, dtype=np.int64)
     solid = np.zeros(m, dtype=bool)
     area = np.zeros(m)
-    with _no_gc():
+    with no_gc():
         for k in range(m):
             if n_pts[k] < 4 or not finite[k]:
                 continue
@@ -646,7 +646,7 @@ def _with_own_triangles(points, triangles, jobs, progress) -> Hulls:
     hs_, nh_, as_l, na_ = hs.tolist(), nh.tolist(), as_.tolist(), na.tolist()
     ts_, nt_ = t_starts.tolist(), n_tri.tolist()
     extent_v = r["extent"].tolist()
-    with _no_gc():
+    with no_gc():
         for j in ok.tolist():
             k = mine[j]
             v = vertices[hs_[j]: hs_[j] + nh_[j]]
@@ -723,7 +723,7 @@ def _assemble(local, centre, starts, n_pts, simplices, n_simp, solid):
     shapes = []
     if not _direct_shapes():
         # Shape has fields this code does not know: Shape._make derives them (slower)
-        with _no_gc():
+        with no_gc():
             for k in range(m):
                 shapes.append(Shape._make("hull", vertices[hs[k]: he[k]], adj_start[rs[k]: re_[k]],
                                           adj_local[as_[k]: ae[k]], faces_local[f_starts[k]: fe[k]],
@@ -737,7 +737,7 @@ def _assemble(local, centre, starts, n_pts, simplices, n_simp, solid):
     cubes = _cube_maps(vertices, h_starts, n_hull)
     zeros3.flags.writeable = False
     eye.flags.writeable = False
-    with _no_gc():
+    with no_gc():
         for k in range(m):
             shapes.append(Shape("hull", vertices[hs[k]: he[k]], adj_start[rs[k]: re_[k]],
                                 adj_local[as_[k]: ae[k]], faces_local[f_starts[k]: fe[k]], 3, zeros3,

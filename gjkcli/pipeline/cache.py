@@ -20,7 +20,7 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            mesh (of more than `stages.KEEP_HULLS_FROM_VERTICES` vertices)
     reasons one table per run: a part's triangles, flags and hull gap (`reason_key`) -> why it
            is not its hull, as the report's object records say (`Parts.records`)
-    poses  one entry per robot and options: a pose's link frames' digest -> its findings
+    poses  a few packs per robot and options: a pose's joint values -> its findings
            (`gjkcli.pipeline.poses`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose

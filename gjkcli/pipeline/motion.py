@@ -105,7 +105,10 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                                                 file_b=files.get(f.b, robots[0].shown))
                             for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
                                                     or ("collision", "clearance"), options.mode))
-    merged = _merged(runs, segments, table, len(poses), trajectory)
+    from gjkcli.engine.shapes import no_gc
+
+    with no_gc():  # every pose's findings alive: a collection would walk them all, for nothing
+        merged = _merged(runs, segments, table, len(poses), trajectory)
     found = _timed(merged, read.times, read.notes, table)
     # the robot's own notes and the geometry it could not check (the prepared runs carry none)
     missing, fails = urdf.missing_notes(robot, robots[0].shown, ropts)

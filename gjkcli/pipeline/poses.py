@@ -44,12 +44,17 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
               "--joints checks one pose with them")
 # Poses per engine call: the rows of one call are this times the element pairs.
 CHUNK = 1000
-# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) in one entry per robot and
-# options: the digests of the poses' link frames, and the findings of those that have any as
-# data. A pose without findings (most of a sampled set, all of a valid plan) costs a digest and a
-# look-up to take back; one with findings, reading them. The entry holds the latest run's poses
-# and then those of the runs before, up to this many.
-POSES_KEPT = 100_000
+# The cache keeps a robot's answers per pose (`Prepared._kept_rows`) in entries keyed by the
+# robot (its kinematics and collision elements) and the options: each pose's joint values, and
+# the findings of those that have any as data. A pose without findings (most of a sampled set,
+# all of a valid plan) costs a look-up of its values to take back, no forward kinematics; one
+# with findings, reading them. The entries hold the latest run's poses and then those of the
+# runs before, up to this many (a 100,000-pose table of the Panda, one pose in six colliding:
+# about 60 MB: benchmarks/bench_cache_poses.py).
+POSES_KEPT = 200_000
+# A robot's poses are kept in up to this many packs (one a run that computed new poses) before
+# they are merged into one.
+POSE_PACKS = 8
 
 
 def applies(options, manifest, sources) -> bool:
@@ -158,6 +163,18 @@ class Prepared:
         """One Findings per pose of Q (n, d), as the per-pose run reports it; the object records
         are made once, at the first pose (a report of many poses keeps the first pose's), with
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
+        import gc
+
+        from gjkcli.engine.shapes import no_gc
+
+        with no_gc():  # thousands of findings made and all kept: collections would walk them again and again
+            out = self._runs(Q)
+            # and the first collection after would walk all of them once more: they live until
+            # the report is written, out of the collector's sight (refcounts still free them)
+            gc.freeze()
+        return out
+
+    def _runs(self, Q: np.ndarray) -> list[Findings]:
         o = self.options
         rows: list = []
         if getattr(o, "cache", None) is not None and not o.trace and len(Q):
@@ -227,52 +244,36 @@ class Prepared:
         return gap <= self.margin + pad
 
     def _kept_rows(self, Q: np.ndarray) -> list[tuple]:
-        """`_chunk`'s rows for the poses of Q, those of poses seen before (the same elements,
-        options and link frames: `gjkcli.pipeline.cache`'s "poses" entry of this robot) taken
-        from the cache, the others computed; the entry written again when some were new."""
-        import hashlib
+        """`_chunk`'s rows for the poses of Q, those of poses seen before (the same robot,
+        elements, options and joint values: `gjkcli.pipeline.cache`'s "poses" entries of this
+        robot) taken from the cache, the others computed (only they reach forward kinematics);
+        the new ones written as a pack of their own."""
+        from gjkcli.pipeline.cache import CacheError, from_data, to_data
 
-        from gjkcli.pipeline.cache import CacheError, from_data, pair_key, prefix, to_data
-
-        h = hashlib.blake2b(digest_size=20)
         o = self.options
-        h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,
-                       self.link_index.tolist(), self.ia.tolist(), self.ib.tolist())).encode())
-        for shape, local in zip(self.shape_list, self.local):
-            h.update(repr((shape.kind, shape.radius)).encode())
-            for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
-                h.update(np.ascontiguousarray(a, dtype=np.float64))
-            if local is not None:
-                h.update(repr(local[2:]).encode())
-                h.update(np.ascontiguousarray(local[0], dtype=np.float64))
-                h.update(np.ascontiguousarray(local[1], dtype=np.int64))
-        robot = h.digest()
         cache = o.cache
-        entry = pair_key(b"poses", robot, b"")
-        kept = _KeptPoses.read(cache, entry)
-        pose_hash = hashlib.blake2b(prefix() + robot, digest_size=20)
+        kept = _KeptPoses.read(cache, self._cache_key(), Q.shape[1])
+        # a pose's key within its robot's entries: its joint values' bytes (the entries' key
+        # holds the robot, its kinematics and the options)
+        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        raw, width = Q.tobytes(), 8 * Q.shape[1]
+        keys = [raw[width * s: width * s + width] for s in range(len(Q))]
         rows: list = [None] * len(Q)
-        keys: list = []
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
         clear = ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}, self.link_pairs, zero)
-        for start in range(0, len(Q), CHUNK):
-            F = np.ascontiguousarray(self.frames(Q[start: start + CHUNK]))
-            for s in range(len(F)):
-                h = pose_hash.copy()
-                h.update(F[s])
-                k = h.digest()
-                keys.append(k)
-                at = kept.index.get(k)
-                if at is None:
-                    continue
-                if at < 0:  # no findings at this pose: every pair of objects clear
-                    rows[start + s] = clear
-                    continue
-                try:
-                    pairs, counts, checked = from_data(_loads(kept.found(at)))
-                    rows[start + s] = (tuple(p.but(waypoint=start + s) for p in pairs), counts, checked, zero)
-                except (CacheError, TypeError, ValueError) as e:
-                    cache.notes.append(f"cache: ignored a pose's answers: {e}")
+        index = kept.index
+        for s, k in enumerate(keys):
+            at = index.get(k)
+            if at is None:
+                continue
+            if at < 0:  # no findings at this pose: every pair of objects clear
+                rows[s] = clear
+                continue
+            try:
+                pairs, counts, checked = from_data(_loads(kept.found(at)))
+                rows[s] = (tuple(p.but(waypoint=s) for p in pairs), counts, checked, zero)
+            except (CacheError, TypeError, ValueError) as e:
+                cache.notes.append(f"cache: ignored a pose's answers: {e}")
         todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
         for start in range(0, len(todo), CHUNK):
             chosen = todo[start: start + CHUNK]
@@ -281,8 +282,38 @@ class Prepared:
         if len(todo):  # a pose whose row is the clear one is kept as such, the others' data
             new = {keys[s]: None if rows[s][0] == () and rows[s][1] == clear[1] and rows[s][2] == clear[2]
                    else _dumps(to_data(rows[s][:3])) for s in todo.tolist()}
-            kept.write(cache, entry, keys, new)
+            kept.write(cache, keys, new)
         return rows
+
+    def _cache_key(self) -> bytes:
+        """A digest of what a pose's answers depend on besides its joint values: the robot's
+        kinematics (its joints and links, where the robot stands), its collision elements
+        (hulls, triangles, names, which pairs are checked) and the options that change a
+        verdict (`gjkcli.pipeline.cache.prefix`: gjk's version and code too)."""
+        import hashlib
+
+        from gjkcli.pipeline.cache import prefix
+
+        h = hashlib.blake2b(prefix(), digest_size=20)
+        o = self.options
+        robot = self.robot
+        h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,
+                       self.link_index.tolist(), self.ia.tolist(), self.ib.tolist(), robot.links,
+                       robot.variables)).encode())
+        for j in robot.joints:  # what `Robot.fk` reads (not the line a joint is on)
+            h.update(repr((j.name, j.kind, j.parent, j.child, j.mimic)).encode())
+            for a in (j.origin, j.axis):
+                h.update(np.ascontiguousarray(a, dtype=np.float64))
+        h.update(np.ascontiguousarray(self.transform, dtype=np.float64))
+        for shape, local in zip(self.shape_list, self.local):
+            h.update(repr((shape.kind, shape.radius)).encode())
+            for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
+                h.update(np.ascontiguousarray(a, dtype=np.float64))
+            if local is not None:
+                h.update(repr(local[2:]).encode())
+                h.update(np.ascontiguousarray(local[0], dtype=np.float64))
+                h.update(np.ascontiguousarray(local[1], dtype=np.int64))
+        return h.digest()
 
     def _chunk(self, Q: np.ndarray, first) -> list[tuple]:
         """Per pose of Q (n, d): (its findings, counts, pairs of objects checked, timings); the
@@ -417,50 +448,89 @@ def _loads(text: bytes):
 
 
 class _KeptPoses:
-    """A robot's "poses" entry: `index` maps a pose's digest to -1 (no findings) or to the
-    number of its findings' data (JSON text of `gjkcli.pipeline.cache.to_data`), which `found`
-    gives. Arrays: keys (n, 20) uint8, at (n,) int64 (-1 or the data's number), data (bytes of
-    every pose's data one after another) and offsets (m + 1,) int64."""
+    """A robot's "poses" entries: packs, each the poses one run computed (the first free of
+    POSE_PACKS slots, so that a run writes what is new and nothing else), merged into one when
+    the slots are full or they hold more than POSES_KEPT poses. `index` maps a pose's joint
+    values (their float64 bytes) to -1 (no findings) or to where its findings' data (JSON text
+    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack's arrays: q (n, d)
+    float64, at (n,) int64 (-1 or the data's number), data (bytes of every pose's data one after
+    another) and offsets (m + 1,) int64."""
 
-    def __init__(self, keys=None, at=None, data=None, offsets=None):
-        self.keys, self.at, self.data, self.offsets = keys, at, data, offsets
-        self.index: dict = {}
-        if keys is not None:
-            raw = keys.tobytes()
-            self.index = {raw[20 * n: 20 * n + 20]: a for n, a in enumerate(at.tolist())}
+    def __init__(self, robot: bytes):
+        self.robot = robot
+        self.index: dict = {}  # joint values' bytes -> (pack, at) packed as one int (`found`)
+        self.packs: list = []  # (slot, data, offsets) of the packs read
+        self.free: list = []  # the slots no pack is in
+        self.count = 0  # the poses the packs hold (one pose in two packs counted twice)
+
+    @staticmethod
+    def entry(robot: bytes, slot: int) -> str:
+        from gjkcli.pipeline.cache import pair_key
+
+        return pair_key(b"poses", robot, b"%d" % slot)
 
     @classmethod
-    def read(cls, cache, entry: str) -> "_KeptPoses":
-        got = cache.get("poses", entry)
-        if got is None:
-            return cls()
-        _, arrays = got
-        names = ("keys", "at", "data", "offsets")
-        try:
-            if not all(name in arrays for name in names):
-                raise ValueError("it lacks arrays")
-            keys, at, data, offsets = (arrays[name] for name in names)
-            if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != 20 or at.shape != (len(keys),) \
-                    or at.dtype != np.int64 or offsets.dtype != np.int64 or data.dtype != np.uint8 \
-                    or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
-                    or (np.diff(offsets) < 0).any() or (at >= len(offsets) - 1).any() or (at < -1).any():
-                raise ValueError("its arrays do not fit one another")
-        except ValueError as e:
-            cache.notes.append(f"cache: ignored the entry {cache.path('poses', entry)}: {e}; its poses were "
-                               f"computed again")
-            return cls()
-        return cls(keys, at, data, offsets)
+    def read(cls, cache, robot: bytes, dof: int) -> "_KeptPoses":
+        """The packs of `robot` (`Prepared._cache_key`) for poses of `dof` joint values; a pack
+        that is not believed is a miss, with a note."""
+        kept = cls(robot)
+        for slot in range(POSE_PACKS):
+            entry = cls.entry(robot, slot)
+            got = cache.get("poses", entry)
+            if got is None:
+                kept.free.append(slot)
+                continue
+            _, arrays = got
+            names = ("q", "at", "data", "offsets")
+            try:
+                if not all(name in arrays for name in names):
+                    raise ValueError("it lacks arrays")
+                q, at, data, offsets = (arrays[name] for name in names)
+                if q.dtype != np.float64 or q.ndim != 2 or q.shape[1] != dof or at.shape != (len(q),) \
+                        or at.dtype != np.int64 or offsets.dtype != np.int64 or data.dtype != np.uint8 \
+                        or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
+                        or (np.diff(offsets) < 0).any() or (at >= len(offsets) - 1).any() or (at < -1).any():
+                    raise ValueError("its arrays do not fit one another")
+            except ValueError as e:
+                cache.notes.append(f"cache: ignored the entry {cache.path('poses', entry)}: {e}; its poses were "
+                                   f"computed again")
+                kept.free.append(slot)
+                continue
+            p = len(kept.packs)
+            kept.packs.append((slot, data, offsets))
+            raw, width = q.tobytes(), 8 * dof
+            # a pose's place: -1 (no findings), else its data's number and its pack
+            places = np.where(at < 0, -1, at * POSE_PACKS + p).tolist()
+            kept.index.update(zip((raw[width * n: width * n + width] for n in range(len(q))), places))
+            kept.count += len(q)
+        return kept
 
     def found(self, at: int) -> bytes:
-        return self.data[int(self.offsets[at]): int(self.offsets[at + 1])].tobytes()
+        """The data of a pose whose `index` is `at` (not -1)."""
+        n, p = divmod(at, POSE_PACKS)
+        _, data, offsets = self.packs[p]
+        return data[int(offsets[n]): int(offsets[n + 1])].tobytes()
 
-    def write(self, cache, entry: str, keys: list, new: dict) -> None:
-        """Write the entry again: the poses of this run (`keys`, those computed in `new`: their
-        data, or None), then those kept before that this run did not ask, up to POSES_KEPT."""
+    def write(self, cache, keys: list, new: dict) -> None:
+        """Keep this run's new poses (`new`: joint values' bytes -> their data, or None) as a
+        pack in a free slot; with no slot free, or past POSES_KEPT poses kept, one pack of this
+        run's poses (`keys`, in order) and then those kept before that it did not ask, up to
+        POSES_KEPT, in slot 0 and the others removed."""
+        if self.free and self.count + len(new) <= POSES_KEPT:
+            self._put(cache, self.free[0], list(new), new)
+            return
         order = list(dict.fromkeys(keys))
         seen = set(order)
         order += [k for k in self.index if k not in seen]
-        order = order[:POSES_KEPT]
+        self._put(cache, 0, order[:POSES_KEPT], new)
+        for slot in range(1, POSE_PACKS):
+            if slot not in self.free:
+                try:
+                    cache.path("poses", self.entry(self.robot, slot)).unlink()
+                except OSError:
+                    pass
+
+    def _put(self, cache, slot: int, order: list, new: dict) -> None:
         pieces, at = [], np.full(len(order), -1, dtype=np.int64)
         for n, k in enumerate(order):
             data = new[k] if k in new else (None if self.index[k] < 0 else self.found(self.index[k]))
@@ -468,6 +538,7 @@ class _KeptPoses:
                 at[n] = len(pieces)
                 pieces.append(data)
         offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces], dtype=np.int64)]).astype(np.int64)
-        cache.put("poses", entry, {"poses": len(order)},
-                  {"keys": np.frombuffer(b"".join(order), dtype=np.uint8).reshape(len(order), 20), "at": at,
-                   "data": np.frombuffer(b"".join(pieces), dtype=np.uint8), "offsets": offsets})
+        q = np.frombuffer(b"".join(order), dtype=np.float64)
+        cache.put("poses", self.entry(self.robot, slot), {"poses": len(order)},
+                  {"q": q.reshape(len(order), -1) if len(order) and len(order[0]) else np.zeros((len(order), 0)),
+                   "at": at, "data": np.frombuffer(b"".join(pieces), dtype=np.uint8), "offsets": offsets})

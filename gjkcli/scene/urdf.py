@@ -1088,39 +1088,28 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     Raises InputError naming the file and the line: an unknown, fixed or mimic joint, a cell that
     is not a number, a row of the wrong length, a value outside the joint's limits, no rows.
     """
-    import csv
-
     from gjkcli.scene.manifest import read_input_text
 
     path = Path(path)
     text = read_input_text(path, "CSV")
-    rows = [r for r in csv.reader(text.splitlines())]
-    numbered = [(k + 1, [c.strip() for c in r]) for k, r in enumerate(rows) if any(c.strip() for c in r)]
-    if not numbered:
-        raise InputError(path, "is empty: give a header of joint names and one pose a row")
-    (_, header), body = numbered[0], numbered[1:]
+    fast = _plain_table(text)  # most tables: no quotes, every row whole, a number in every cell
+    if fast is not None:
+        header, values = fast
+    else:
+        numbered = _table_rows(text)
+        if not numbered:
+            raise InputError(path, "is empty: give a header of joint names and one pose a row")
+        (_, header), body = numbered[0], numbered[1:]
     col = {name: k for k, name in enumerate(robot.variables)}
     for name in header:
         if name not in col:
             pose_from(robot, {name: 0.0}, f"{path}:1")  # raises with the reason
     if len(set(header)) != len(header):
         raise InputError(f"{path}:1", "a joint is named twice in the header")
-    if not body:
-        raise InputError(path, "has a header and no poses: give one pose a row")
-    out = np.tile(robot.default_pose(), (len(body), 1))
-    columns = [col[name] for name in header]
-    for line, cells in body:
-        if len(cells) != len(header):
-            raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
-    try:  # every cell at once (a planner's table has thousands of rows); the bad row found after
-        out[:, columns] = np.array([float(c) for _, cells in body for c in cells]).reshape(len(body), -1)
-    except ValueError:
-        for line, cells in body:
-            try:
-                [float(c) for c in cells]
-            except ValueError:
-                raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
-        raise
+    if fast is None:
+        values = _table_values(path, header, body)
+    out = np.tile(robot.default_pose(), (len(values), 1))
+    out[:, [col[name] for name in header]] = values
     # the limits checked for every row at once; the first bad row says why, as pose_from does
     continuous = np.array([next(j for j in robot.joints if j.name == v).kind == "continuous"
                            for v in robot.variables], dtype=bool)
@@ -1128,9 +1117,59 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     inside = (out >= robot.lower - slack) & (out <= robot.upper + slack)
     bad = ~np.isfinite(out).all(axis=1) | ~(inside | continuous).all(axis=1)
     for n in np.flatnonzero(bad)[:1].tolist():
-        line, cells = body[n]
+        line, cells = _table_rows(text)[1:][n]
         pose_from(robot, {name: float(c) for name, c in zip(header, cells)}, f"{path}:{line}")
     return out
+
+
+def _plain_table(text: str):
+    """(header, (n, k) values) of a CSV table without quotes whose rows all have the header's
+    length and a number in every cell, read with a few calls over the whole text (a planner's
+    table has 100,000 rows: `csv` and a list per row took most of a cached run's time); None
+    for any other table (`_table_rows` and `_table_values` read it, and say what is wrong
+    where)."""
+    if '"' in text or "\0" in text:
+        return None
+    lines = [line for line in text.splitlines() if line.replace(",", "").strip()]
+    if len(lines) < 2:
+        return None
+    header = [c.strip() for c in lines[0].split(",")]
+    body = lines[1:]
+    k = len(header)
+    if any(line.count(",") != k - 1 for line in body):
+        return None
+    try:  # float() skips the spaces around a cell, as the csv reader's strip does
+        values = np.array(list(map(float, ",".join(body).split(","))), dtype=np.float64)
+    except ValueError:
+        return None
+    return header, values.reshape(len(body), k)
+
+
+def _table_rows(text: str) -> list:
+    """[(line number, [cell])] of a CSV table's rows that are not blank, the header first."""
+    import csv
+
+    rows = csv.reader(text.splitlines())
+    return [(k + 1, [c.strip() for c in r]) for k, r in enumerate(rows) if any(c.strip() for c in r)]
+
+
+def _table_values(path, header: list, body: list) -> np.ndarray:
+    """(n, k) the values of a table's rows `body` ([(line number, [cell])]); InputError naming
+    the line that is wrong."""
+    if not body:
+        raise InputError(path, "has a header and no poses: give one pose a row")
+    for line, cells in body:
+        if len(cells) != len(header):
+            raise InputError(f"{path}:{line}", f"{len(cells)} values for {len(header)} joints in the header")
+    try:  # every cell at once; the bad row found after
+        return np.array([float(c) for _, cells in body for c in cells]).reshape(len(body), -1)
+    except ValueError:
+        for line, cells in body:
+            try:
+                [float(c) for c in cells]
+            except ValueError:
+                raise InputError(f"{path}:{line}", f"a value is not a number: {','.join(cells)}") from None
+        raise
 
 
 # -- motion bounds ----------------------------------------------------------------------------------

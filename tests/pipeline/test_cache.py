@@ -460,6 +460,76 @@ def test_a_poses_entry_that_does_not_fit_is_ignored_with_a_note(tmp_path, monkey
     assert got == plain
 
 
+def _counted_kinematics(monkeypatch) -> list:
+    """The number of poses each call of the robots' forward kinematics is given."""
+    from gjkcli.scene.urdf import Robot
+
+    rows = []
+    real = Robot.fk
+
+    def counted(self, q):
+        rows.append(len(q))
+        return real(self, q)
+
+    monkeypatch.setattr(Robot, "fk", counted)
+    return rows
+
+
+def test_only_the_new_poses_reach_forward_kinematics(tmp_path, monkeypatch):
+    """A pose is kept under its joint values: a table run again with 20 of its 200 poses new
+    computes the link frames of those 20 (and of the first pose, for the object records), and
+    writes a pack of those 20 beside the first run's instead of every pose again."""
+    before, after = _arm_tables(tmp_path)
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    plain = _json(scan(urdf, _arm_options(after)))
+    scan(urdf, _arm_options(before, cache=Cache(tmp_path / "c")))
+    fk = _counted_kinematics(monkeypatch)
+    assert _json(scan(urdf, _arm_options(after, cache=Cache(tmp_path / "c")))) == plain
+    assert max(fk) == 20 and sum(fk) - 20 <= 2  # the new poses in one call; the first pose
+    c = Cache(tmp_path / "c")
+    held = sorted(c.get("poses", e.name)[0]["poses"] for e in _entries(tmp_path / "c", "poses"))
+    assert held == [20, 200]
+
+
+def test_a_robot_whose_joints_changed_misses_its_poses(tmp_path, monkeypatch):
+    """The same elements, names and joint values, but a joint placed elsewhere in the URDF:
+    every link frame differs, so no pose is taken from the cache."""
+    before, _ = _arm_tables(tmp_path)
+    urdf = tmp_path / "arm.urdf"
+    text = (SAMPLES / "robot" / "arm.urdf").read_text()
+    urdf.write_text(text)
+    scan([str(urdf)], _arm_options(before, cache=Cache(tmp_path / "c")))
+    assert '<origin xyz="0.5 0 0"/>' in text
+    urdf.write_text(text.replace('<origin xyz="0.5 0 0"/>', '<origin xyz="0.3 0 0"/>'))  # the elbow
+    plain = _json(scan([str(urdf)], _arm_options(before)))
+    computed = _counted_poses(monkeypatch)
+    assert _json(scan([str(urdf)], _arm_options(before, cache=Cache(tmp_path / "c")))) == plain
+    assert sum(computed) == 200
+
+
+def test_a_robots_packs_are_merged_when_the_slots_are_full(tmp_path, monkeypatch):
+    """Each run with new poses writes a pack; with every slot taken, the next writes one pack
+    of all it keeps and removes the others, and every pose seen is still taken back."""
+    from gjkcli.pipeline import poses
+
+    monkeypatch.setattr(poses, "POSE_PACKS", 3)
+    urdf = [str(SAMPLES / "robot" / "arm.urdf")]
+    tables = []
+    for n in range(4):  # 4 tables of 50 poses, none seen before
+        rng = np.random.default_rng(n)
+        table = tmp_path / f"t{n}.csv"
+        table.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in
+                                                     rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(50, 2)).tolist()))
+        tables.append(table)
+        scan(urdf, _arm_options(table, cache=Cache(tmp_path / "c")))
+        assert len(_entries(tmp_path / "c", "poses")) == (n + 1 if n < 3 else 1)
+    computed = _counted_poses(monkeypatch)
+    for table in tables:
+        assert _json(scan(urdf, _arm_options(table, cache=Cache(tmp_path / "c")))) \
+            == _json(scan(urdf, _arm_options(table)))
+    assert sum(computed) == 4 * 50  # the --no-cache runs' only
+
+
 def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypatch):
     ifcopenshell = pytest.importorskip("ifcopenshell")
     import ifcopenshell.api

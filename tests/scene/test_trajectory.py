@@ -122,6 +122,24 @@ def test_a_bad_csv_row_is_named_by_its_line(panda, tmp_path, rows, message):
         trajectory.read_poses(robot, table)
 
 
+def test_a_plain_csv_reads_as_the_csv_reader_reads_it(panda, tmp_path):
+    """A table without quotes is read with a few calls over its text (`_plain_table`), any
+    other with the csv reader: blank rows, spaces around cells and a blank line at the end give
+    the same poses both ways, and the same line is named for a value outside the limits."""
+    _, _, robot = panda
+    rows = " 0 , 0,0.7 ,-1.6\n\n0.3,-0.2,0.7,0.2\n , ,,\n0.3,-0.2e0,0.7,0.25\n\n"
+    plain, quoted = tmp_path / "plain.csv", tmp_path / "quoted.csv"
+    plain.write_text("panda_joint1, panda_joint2,panda_joint6,panda_joint7\n" + rows)
+    quoted.write_text('"panda_joint1", panda_joint2,panda_joint6,panda_joint7\n' + rows)
+    assert urdf._plain_table(quoted.read_text()) is None and urdf._plain_table(plain.read_text()) is not None
+    np.testing.assert_array_equal(trajectory.read_poses(robot, plain).poses, _expected(robot))
+    np.testing.assert_array_equal(trajectory.read_poses(robot, quoted).poses, _expected(robot))
+    for table in (plain, quoted):
+        table.write_text(table.read_text().replace("0.3,-0.2e0", "0.3,-9"))
+        with pytest.raises(InputError, match=rf"{table.name}:6: .*panda_joint2"):
+            trajectory.read_poses(robot, table)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda m: m["points"][1].update(positions=[0.0] * 3), "point 1: positions must be 7 numbers"),
     (lambda m: m["points"][2].update(time_from_start={"sec": 1, "nanosec": 0}),
