@@ -65,9 +65,11 @@ def missing(key: str, exc: BaseException) -> bool:
     return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in EXTRAS[key].modules
 
 
-# Whether `binding_import` freezes what the import made (gc.freeze): the command's process sets
-# it (`gjkcli.__main__`). There the imported modules' objects live until the process ends, and
-# frozen, the collector never walks them again; a library's caller keeps its collector as it was
+# Whether `binding_import` freezes what the import made (gc.freeze), and a poses run the findings
+# it made (`gjkcli.pipeline.poses`): the command's process sets it (`gjkcli.__main__`). There the
+# imported modules' objects live until the process ends, and the findings until the report is
+# written; frozen, the collector never walks them again; a library's caller keeps its collector
+# as it was
 # (frozen objects are still freed when nothing refers to them, but never as cycles).
 freeze_imports = False
 

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from gjkcli import extras
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
@@ -169,9 +170,11 @@ class Prepared:
 
         with no_gc():  # thousands of findings made and all kept: collections would walk them again and again
             out = self._runs(Q)
-            # and the first collection after would walk all of them once more: they live until
-            # the report is written, out of the collector's sight (refcounts still free them)
-            gc.freeze()
+            # and the first collection after would walk all of them once more: in the command's
+            # process they live until the report is written, out of the collector's sight
+            # (refcounts still free them); a library's caller keeps its collector as it was
+            if extras.freeze_imports:
+                gc.freeze()
         return out
 
     def _runs(self, Q: np.ndarray) -> list[Findings]:
