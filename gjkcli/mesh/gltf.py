@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import hashlib
 import json
 import os
 import posixpath
@@ -54,7 +56,7 @@ import numpy as np
 
 from gjkcli.errors import InputError
 
-__all__ = ["Unsupported", "Mesh", "read_scene"]
+__all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout"]
 
 
 class Unsupported(Exception):
@@ -125,7 +127,7 @@ def read_scene(path: str | Path):
     """
     reader = _Reader(Path(path))
     try:
-        return reader.scene()
+        return reader.scene(_ONLY.get(str(Path(path).resolve())))
     except (InputError, Unsupported):
         raise
     except OSError as exc:
@@ -137,6 +139,84 @@ def read_scene(path: str | Path):
         # every field is checked where it is read, so this is a layout no check foresaw
         raise reader.fail(f"not a valid {reader.kind} file: its JSON does not have glTF 2.0's "
                           f"layout; re-export it") from exc
+
+
+# read_scene's filter while `only_nodes` runs: the file's resolved path -> the nodes' names
+_ONLY: dict = {}
+
+
+@contextlib.contextmanager
+def only_nodes(path, names):
+    """While the block runs, `read_scene(path)` gives only the nodes named in `names` and reads
+    only their meshes (the others' names and order as a whole read gives them): a re-scan
+    builds the parts that moved and their neighbours (`gjkcli.pipeline.rescan`)."""
+    key = str(Path(path).resolve())
+    _ONLY[key] = frozenset(names)
+    try:
+        yield
+    finally:
+        _ONLY.pop(key, None)
+
+
+def layout(path):
+    """A file's nodes as a re-scan compares them with the last scan's, read from its JSON
+    without building a mesh; None where this does not follow the file (its buffers outside a
+    GLB's chunk, a sparse accessor, a POSITION accessor without min and max).
+
+    Returns
+    -------
+    names : list of str, the mesh nodes as `read_scene` gives them
+    world : (k, 4, 4) float64, their world transforms
+    mesh : (k,) int64, their meshes' indices
+    geometry : bytes, BLAKE2b of the meshes', accessors' and buffer views' JSON and of the
+        binary chunk: while it is the same, a node of the same mesh and transform is the same
+        part
+    rest : bytes, BLAKE2b of the document but its nodes, meshes, accessors and views
+    boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's POSITION
+        accessors' min and max corners, placed (a box around the part, up to rounding)
+    """
+    reader = _Reader(Path(path))
+    try:
+        placed = reader.placed()
+        doc = reader.doc
+        if reader.chunk is None or any(source[0] != "chunk" for source in reader.sources):
+            return None
+        h = hashlib.blake2b(digest_size=20)
+        for key in ("meshes", "accessors", "bufferViews"):
+            h.update(repr(doc.get(key)).encode())
+        h.update(reader.chunk)
+        rest = {k: v for k, v in doc.items() if k not in ("nodes", "meshes", "accessors", "bufferViews")}
+        rest = hashlib.blake2b(repr(rest).encode(), digest_size=20).digest()
+    except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError, RecursionError, OverflowError):
+        return None
+    world = np.array([w for _, w, _ in placed], dtype=np.float64).reshape(-1, 4, 4)
+    mesh = np.array([m for _, _, m in placed], dtype=np.int64)
+
+    def boxes(which) -> np.ndarray | None:
+        los, his = [], []
+        for k in which:
+            lo, hi = [], []
+            for primitive in doc["meshes"][int(mesh[k])].get("primitives", []):
+                accessor = doc["accessors"][primitive["attributes"]["POSITION"]]
+                if "sparse" in accessor or "min" not in accessor or "max" not in accessor:
+                    return None
+                lo.append(accessor["min"])
+                hi.append(accessor["max"])
+            if not lo:
+                return None
+            los.append(np.min(np.array(lo, dtype=np.float64), axis=0))
+            his.append(np.max(np.array(hi, dtype=np.float64), axis=0))
+        if not los:
+            return np.zeros((0, 2, 3))
+        lo, hi, w = np.array(los), np.array(his), world[list(which)]
+        # the 8 corners of each mesh's box, placed: their box holds the placed part
+        pick = np.array([[(c >> d) & 1 for d in range(3)] for c in range(8)], dtype=bool)
+        corners = np.where(pick[None, :, :], hi[:, None, :], lo[:, None, :])
+        placed_corners = np.einsum("kij,kcj->kci", w[:, :3, :3], corners) + w[:, None, :3, 3]
+        return np.stack([placed_corners.min(axis=1), placed_corners.max(axis=1)], axis=1)
+
+    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes
 
 
 class _Reader:
@@ -159,7 +239,16 @@ class _Reader:
 
     # -- the whole scene --------------------------------------------------------------------------
 
-    def scene(self):
+    def scene(self, only=None):
+        """read_scene's answer; only : the names of the nodes to keep (`only_nodes`), or None."""
+        out = self.placed()
+        if only is not None:
+            out = [node for node in out if node[0] in only]
+        return out, self._meshes(list(dict.fromkeys(m for _, _, m in out)))
+
+    def placed(self) -> list:
+        """[(name, world transform, mesh index)] of the nodes that hold a mesh, checked, without
+        reading a mesh."""
         self.doc = self._document()
         self._check_version()
         self._check_buffers()  # before anything is left to trimesh: its resolver is laxer
@@ -175,7 +264,7 @@ class _Reader:
             if "camera" in node and ("mesh" in node or node.get("children")):
                 raise Unsupported(f"node {self._node(k)} holds a camera and a mesh or children")
         world = _world_transforms(self._local_transforms(placed, order), parent, depth)
-        out, used = [], {}
+        out = []
         n_meshes = len(self._list(self.doc, "meshes", "the file"))
         for position, (k, node) in enumerate(zip(order, placed)):
             if "mesh" not in node:
@@ -183,9 +272,8 @@ class _Reader:
             m = node["mesh"]
             if type(m) is not int or not 0 <= m < n_meshes:
                 self._index(m, n_meshes, f"the mesh of node {self._node(k)}", "mesh")
-            used[m] = True
             out.append((self.names[k], world[position], m))
-        return out, self._meshes(list(used))
+        return out
 
     # -- the container ------------------------------------------------------------------------------
 

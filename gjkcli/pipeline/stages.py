@@ -201,6 +201,8 @@ class Run:
             key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
         known = old.keys if old is not None else None
         pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
+        if o.rescan is not None:  # a re-scan's record (`gjkcli.pipeline.rescan`)
+            o.rescan.ran(parts, i, j, self.statuses, self.grow(parts, resolved))
         t = time.perf_counter()
         pairs = self._grouped(pairs, resolved)
         objects, pairs, counts, checked, index = self.objects(parts, pairs, counts, i, j, key_of, known)
@@ -568,7 +570,10 @@ class Run:
         bands = [s.tolerance for s in (resolved.sets if resolved else ()) if s.tolerance is not None]
         if bands:  # a clash set's own band
             touch = np.maximum(touch, max(bands))
-        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+        extent = (np.abs(np.concatenate([lo, hi])).max(), size.max())
+        if o.rescan is not None:  # the parts a re-scan left out count too
+            extent = o.rescan.extent(*extent)
+        pad = DEFAULT.bounds_pad_rel * float(extent[0] + extent[1])
         # a tessellated part's true surface lies up to eps beyond its triangles
         return 0.5 * reach + touch + pad + parts.eps
 
@@ -799,6 +804,7 @@ class Run:
         allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
+        self.statuses = ans.status.astype(str).tolist()  # each checked pair's, as counted
         for k in np.flatnonzero(ans.listed).tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
@@ -812,6 +818,7 @@ class Run:
                     result = dataclasses.replace(result, status=Status.CLEARANCE)
                 counts[hull_status.value] -= 1
                 counts[result.status.value] += 1
+                self.statuses[k] = result.status.value
                 if result.status is Status.CLEAR and not o.all_pairs:
                     continue  # the hulls meet, the parts do not: not a finding
             else:
