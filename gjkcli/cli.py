@@ -866,7 +866,8 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             if report_key is not None:
                 _keep_run(cache, report_key, found.exit_code, writes, recorded)
             if scene_key is not None and len(writes) == 1:
-                rescan.keep_scene(cache, scene_key, inputs[0], options.rescan, writes[0][1])
+                rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
+                                  writes[0][1])
         elif report_key is not None:
             _keep_run(cache, report_key, found.exit_code, [], recorded)
         if cache is not None and cache.wrote:
@@ -1255,15 +1256,15 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
         return None
     notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
     done = patched(got, (options.limits or limits.DEFAULT).overlap_volumes, notes,
-                   lambda names: rescan.scan_parts(path, names, options, scan))
+                   lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
     if done is None:
         return None
-    code, data = done
+    code, data, listed = done
     with _recording(report_key is not None) as writes:
         _write_text(output, data, "the report")
     if report_key is not None:
         _keep_run(cache, report_key, code, writes, [])
-    rescan.keep_scene(cache, key, path, got.recorder, data, got.layout)
+    rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, data, got.layout)
     if cache.wrote:
         cache.trim()
     return code

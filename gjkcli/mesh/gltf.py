@@ -125,9 +125,10 @@ def read_scene(path: str | Path):
     Unsupported
         The file uses a feature left to trimesh's reader.
     """
-    reader = _Reader(Path(path))
+    only, state = _ONLY.get(str(Path(path).resolve()), (None, None))
+    reader = _Reader(Path(path)) if state is None else state[0]
     try:
-        return reader.scene(_ONLY.get(str(Path(path).resolve())))
+        return reader.scene(only, None if state is None else state[1])
     except (InputError, Unsupported):
         raise
     except OSError as exc:
@@ -146,12 +147,13 @@ _ONLY: dict = {}
 
 
 @contextlib.contextmanager
-def only_nodes(path, names):
+def only_nodes(path, names, state=None):
     """While the block runs, `read_scene(path)` gives only the nodes named in `names` and reads
     only their meshes (the others' names and order as a whole read gives them): a re-scan
-    builds the parts that moved and their neighbours (`gjkcli.pipeline.rescan`)."""
+    builds the parts that moved and their neighbours (`gjkcli.pipeline.rescan`). state : the
+    file as `layout` read it (its document is not read again)."""
     key = str(Path(path).resolve())
-    _ONLY[key] = frozenset(names)
+    _ONLY[key] = (frozenset(names), state)
     try:
         yield
     finally:
@@ -174,6 +176,7 @@ def layout(path):
     rest : bytes, BLAKE2b of the document but its nodes, meshes, accessors and views
     boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's POSITION
         accessors' min and max corners, placed (a box around the part, up to rounding)
+    state : the file as read, for `only_nodes`
     """
     reader = _Reader(Path(path))
     try:
@@ -216,7 +219,7 @@ def layout(path):
         placed_corners = np.einsum("kij,kcj->kci", w[:, :3, :3], corners) + w[:, None, :3, 3]
         return np.stack([placed_corners.min(axis=1), placed_corners.max(axis=1)], axis=1)
 
-    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes
+    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed)
 
 
 class _Reader:
@@ -239,9 +242,10 @@ class _Reader:
 
     # -- the whole scene --------------------------------------------------------------------------
 
-    def scene(self, only=None):
-        """read_scene's answer; only : the names of the nodes to keep (`only_nodes`), or None."""
-        out = self.placed()
+    def scene(self, only=None, placed=None):
+        """read_scene's answer; only : the names of the nodes to keep (`only_nodes`), or None;
+        placed : what `placed` gave, when this reader read the file before."""
+        out = self.placed() if placed is None else placed
         if only is not None:
             out = [node for node in out if node[0] in only]
         return out, self._meshes(list(dict.fromkeys(m for _, _, m in out)))

@@ -52,7 +52,9 @@ class Recorder:
         self.used_extent = (float(largest), float(size))
         return largest, size
 
-    def ran(self, parts, i, j, statuses, grow) -> None:
+    def ran(self, parts, i, j, statuses, grow, listed) -> None:
+        """The run's parts, checked pairs (i, j, statuses), broad-phase growth and listed
+        Findings (most severe first)."""
         self.parts = {
             "names": list(parts.names), "files": [g.file for g in parts.geoms],
             "lo": np.array(parts.lo, dtype=np.float64), "hi": np.array(parts.hi, dtype=np.float64),
@@ -61,6 +63,25 @@ class Recorder:
             "i": np.asarray(i, dtype=np.int64), "j": np.asarray(j, dtype=np.int64),
             "status": np.array([_CODE[s] for s in statuses], dtype=np.uint8),
             "owned": bool(parts.owned)}
+        self.parts.update(listed_arrays(listed, parts.index))
+
+
+def listed_arrays(listed, index) -> dict:
+    """What a report's patch needs of each listed pair, as arrays (`gjkcli.report.patch`): its
+    parts (la, lb, by `index`: name -> part), its place in the order
+    (`gjkcli.pipeline.findings.severity_key`: lsev, lsize; lplain False for an allowed or known
+    one, which a patch does not place), whether it is a violation and fails, its mode."""
+    from gjkcli.pipeline.findings import severity_key
+
+    keys = [severity_key(p) for p in listed]
+    return {"la": np.array([index[p.a] for p in listed], dtype=np.int64),
+            "lb": np.array([index[p.b] for p in listed], dtype=np.int64),
+            "lsev": np.array([k[2] for k in keys], dtype=np.int64),
+            "lsize": np.array([k[3] for k in keys], dtype=np.float64),
+            "lplain": np.array([not (k[0] or k[1]) for k in keys], dtype=bool),
+            "lviolation": np.array([bool(p.violation) for p in listed], dtype=bool),
+            "lfails": np.array([bool(p.fails) for p in listed], dtype=bool),
+            "lmode": [str(p.mode) for p in listed]}
 
 
 def scene_key(command: str, params: dict, extra_files=()) -> str:
@@ -82,35 +103,54 @@ def scene_key(command: str, params: dict, extra_files=()) -> str:
                files)
 
 
-def keep_scene(cache, k: str, path, recorder: Recorder, report: bytes, layout=None) -> None:
-    """Keep a scan's scene (`Recorder`) and report under `k`."""
+# The arrays of a scene entry (and "lmode", kept as codes into the header's "modes").
+_ARRAYS = ("world", "mesh", "report", "lo", "hi", "grow", "size", "i", "j", "status", "la", "lb", "lsev",
+           "lsize", "lplain", "lviolation", "lfails", "lmode")
+
+
+def keep_scene(cache, k: str, path, scene: dict, extent, report: bytes, layout=None) -> None:
+    """Keep a scan's scene (`Recorder.parts`, or a re-scan's), the broad phase's extent
+    (`Recorder.used_extent`) and its report under `k`."""
     from gjkcli.mesh import gltf
 
-    got = recorder.parts
-    if got is None or got["owned"] or recorder.used_extent is None:
+    if scene is None or scene["owned"] or extent is None or "la" not in scene:
         return
     layout = layout if layout is not None else gltf.layout(path)
     if layout is None:
         return
-    names, world, mesh, geometry, rest, _ = layout
-    if names != got["names"] or len(set(got["files"])) != 1:
+    names, world, mesh, geometry, rest = layout[:5]
+    if names != scene["names"] or len(set(scene["files"])) != 1:
         return
-    header = {"names": names, "file": got["files"][0], "geometry": geometry.hex(), "rest": rest.hex(),
-              "extent": list(recorder.used_extent)}
+    modes = sorted(set(scene["lmode"]))
+    header = {"names": names, "file": scene["files"][0], "geometry": geometry.hex(), "rest": rest.hex(),
+              "extent": list(extent), "modes": modes}
     arrays = {"world": world, "mesh": mesh, "report": np.frombuffer(report, dtype=np.uint8)}
-    arrays.update({name: got[name] for name in ("lo", "hi", "grow", "size", "i", "j", "status")})
+    arrays.update({name: scene[name] for name in _ARRAYS[3:-1]})
+    code = {m: c for c, m in enumerate(modes)}
+    arrays["lmode"] = np.array([code[m] for m in scene["lmode"]], dtype=np.int64)
     cache.put(KIND, k, header, arrays)
 
 
 def kept_scene(cache, k: str):
-    """(header, arrays) of the scene kept under `k`, or None."""
+    """(header, arrays) of the scene kept under `k` (its "lmode" a list of modes), or None."""
     got = cache.get(KIND, k)
     if got is None:
         return None
     header, arrays = got
-    need = ("world", "mesh", "report", "lo", "hi", "grow", "size", "i", "j", "status")
-    if not isinstance(header, dict) or any(name not in arrays for name in need) \
-            or not isinstance(header.get("names"), list):
+    if not isinstance(header, dict) or any(name not in arrays for name in _ARRAYS) \
+            or not isinstance(header.get("names"), list) or not isinstance(header.get("modes"), list):
+        return None
+    arrays = dict(arrays)
+    try:
+        arrays["lmode"] = [header["modes"][c] for c in arrays["lmode"].tolist()]
+    except (IndexError, TypeError):
+        return None
+    n, m = len(header["names"]), len(arrays["la"])
+    if any(len(arrays[name]) != n for name in ("world", "mesh", "lo", "hi", "grow", "size")) \
+            or any(len(arrays[name]) != m for name in _ARRAYS[10:]) \
+            or not len(arrays["i"]) == len(arrays["j"]) == len(arrays["status"]) \
+            or any(len(arrays[name]) and (arrays[name].min() < 0 or arrays[name].max() >= n)
+                   for name in ("i", "j", "la", "lb")):
         return None
     return header, arrays
 
@@ -120,18 +160,24 @@ class Rescan:
     """A re-scan's answer: the scan of the moved parts and their neighbours, and what the
     report's patch needs.
 
-    found : the Findings of that scan; moved : the moved parts' names; previous : the last
-    report's bytes; file : (the last report's file name, this one's); status_counts : {status:
-    pairs checked}; checked : pairs checked; recorder : the scene to keep for the next re-scan
-    (`keep_scene`)."""
+    found : the Findings of that scan; names : every part's; changed : (n,) bool, the parts
+    that moved; subset : the parts scanned (sorted); old : the last scene's arrays
+    (`kept_scene`); previous : the last report's bytes; file : (the last report's file name,
+    this one's); status_counts : {status: pairs checked}; checked : pairs checked; scene : the
+    scene to keep for the next re-scan (`keep_scene`), but its listed pairs' arrays, which
+    the patch gives; extent : the broad phase's; layout : the file's (`gjkcli.mesh.gltf.layout`)."""
 
     found: object
-    moved: set
+    names: list
+    changed: np.ndarray
+    subset: np.ndarray
+    old: dict
     previous: bytes
     file: tuple
     status_counts: dict
     checked: int
-    recorder: Recorder
+    scene: dict
+    extent: tuple
     layout: tuple
 
 
@@ -147,7 +193,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     layout = gltf.layout(path)
     if layout is None:
         return None
-    names, world, mesh, geometry, rest, boxes = layout
+    names, world, mesh, geometry, rest, boxes, state = layout
     n = len(names)
     if names != header["names"] or geometry.hex() != header.get("geometry") or rest.hex() != header.get("rest") \
             or old["world"].shape != world.shape or n < 2 or len(set(names)) != n:
@@ -180,7 +226,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     if out.any():
         outside = (np.abs(np.concatenate([lo[out], hi[out]])).max(), size[out].max())
     recorder = Recorder(outside)
-    with gltf.only_nodes(path, [names[k] for k in subset.tolist()]):
+    with gltf.only_nodes(path, [names[k] for k in subset.tolist()], state):
         found = scan([path], dataclasses.replace(options, rescan=recorder))
     got = recorder.parts
     if got is None or got["owned"] or found.errors or found.notes or found.unchecked \
@@ -224,18 +270,17 @@ def rescan(kept, path, options, scan) -> Rescan | None:
         a[subset] = got[name]
         whole[name] = a
     whole.update(i=pi[order], j=pj[order], status=ps[order])
-    kept_recorder = Recorder()
-    kept_recorder.parts, kept_recorder.used_extent = whole, recorder.used_extent
-    moved_names = {names[k] for k in moved.tolist()}
-    return Rescan(found=found, moved=moved_names, previous=bytes(old["report"]),
-                  file=(header.get("file"), got["files"][0]), status_counts=counts, checked=int(len(pi)),
-                  recorder=kept_recorder, layout=layout)
+    return Rescan(found=found, names=names, changed=changed, subset=subset, old=old,
+                  previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
+                  status_counts=counts, checked=int(len(pi)), scene=whole, extent=recorder.used_extent,
+                  layout=layout)
 
 
-def scan_parts(path, names, options, scan):
+def scan_parts(path, names, options, scan, state=None):
     """The Findings of `scan(paths, options)` over the nodes `names` of GLB `path` only: their
-    pairs' answers and overlap volumes are a whole scan's."""
+    pairs' answers and overlap volumes are a whole scan's. state : the file as
+    `gjkcli.mesh.gltf.layout` read it."""
     from gjkcli.mesh import gltf
 
-    with gltf.only_nodes(path, names):
+    with gltf.only_nodes(path, names, state):
         return scan([path], dataclasses.replace(options, rescan=None))

@@ -202,7 +202,7 @@ class Run:
         known = old.keys if old is not None else None
         pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
         if o.rescan is not None:  # a re-scan's record (`gjkcli.pipeline.rescan`)
-            o.rescan.ran(parts, i, j, self.statuses, self.grow(parts, resolved))
+            o.rescan.ran(parts, i, j, self.statuses, self.grow(parts, resolved), pairs)
         t = time.perf_counter()
         pairs = self._grouped(pairs, resolved)
         objects, pairs, counts, checked, index = self.objects(parts, pairs, counts, i, j, key_of, known)

@@ -1,179 +1,236 @@
 """The `--format json` report of a re-scan (`gjkcli.pipeline.rescan`): the last report with the
-moved parts' records and pairs replaced, the summary counted again, bytes as a whole scan's
-`jsonout.encoded` writes them.
+moved parts' records and pairs replaced, the pairs placed in order, the summary counted again,
+bytes as a whole scan's `jsonout.encoded` writes them.
 
-The last report is read back as data (orjson writes each float as the shortest text that reads
-back to it, so its rows written again are the same bytes). What cannot be patched (errors,
-notes, a baseline, groups, allowed pairs, more collisions than get an overlap volume, a record
-whose convexity reason depends on pairs that changed) gives None: the file is scanned whole.
+The report writes each object and each pair on its own line (`jsonout.dumps`), so the last
+report is patched line by line: the lines of what did not change are kept as bytes, those of
+the moved parts written from the re-scan's findings, and the few lines whose overlap volume
+changes with their rank (the overlap volumes' limit) read and written again (orjson writes each
+float as the shortest text that reads back to it, so a line read and written is the same
+bytes). The scene entry holds each listed pair's parts and place in the order, so no kept line
+is read to sort. What cannot be patched (errors, notes, a baseline, allowed or known pairs, a
+record whose convexity reason depends on pairs that changed, a summary this module would not
+write the same) gives None: the file is scanned whole.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gjkcli.engine.results import Status
-from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION, SEVERITY
+from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION, severity_key
+from gjkcli.pipeline.rescan import listed_arrays
 from gjkcli.pipeline.stages import overlap_cap_note
-from gjkcli.report.jsonout import dumps, object_dict, pair_dict
+from gjkcli.report.jsonout import Encoded, dumped, encode_row, object_dict, pair_dict
 
 __all__ = ["patched"]
 
 _KEYS = ["schema_version", "command", "dimension", "tool", "objects", "pairs", "errors", "notes", "gone",
          "summary", "run", "scan"]
-_SEVERITY = {s.value: SEVERITY[s] for s in Status}
+_OVERLAP = ("overlap_volume", "overlap_reason")
 
 
-def patched(rescan, cap: int, notes: list, volumes=None) -> tuple[int, bytes] | None:
-    """(exit code, report bytes) of `rescan` (`gjkcli.pipeline.rescan.Rescan`), or None.
-    cap : the overlap volumes' limit (the report of more collisions is not patched); notes :
-    the notes a whole scan's report would hold (the settings file's); volumes : names -> the
-    Findings of a scan of those parts only, for the collisions that move up into the overlap
-    volumes' limit (`gjkcli.pipeline.rescan.scan_parts`), or None."""
+def patched(rescan, cap: int, notes: list, volumes=None):
+    """(exit code, report bytes, the listed pairs' arrays to keep) of `rescan`
+    (`gjkcli.pipeline.rescan.Rescan`), or None.
+
+    cap : the overlap volumes' limit; notes : the notes a whole scan's report would hold (the
+    settings file's); volumes : names -> the Findings of a scan of those parts only, for the
+    kept collisions that move up into the limit (`gjkcli.pipeline.rescan.scan_parts`), or None.
+    """
     import orjson
 
-    try:
-        doc = orjson.loads(rescan.previous)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(doc, dict) or list(doc) != _KEYS or doc["errors"] or doc["notes"] != notes or doc["gone"] \
-            or doc["run"].get("baseline") is not None:
-        return None
-    again = _summary(doc["pairs"], doc["summary"], doc)
-    if again is None or list(again.items()) != list(doc["summary"].items()):
-        return None  # a summary this module would not write the same
-    found, moved = rescan.found, rescan.moved
+    names, changed, old, found = rescan.names, rescan.changed, rescan.old, rescan.found
+    n = len(names)
+    data = rescan.previous
     old_file, new_file = rescan.file
-    rename = old_file != new_file
-
-    def renamed(d: dict, keys) -> dict:
-        if rename:
-            for key in keys:
-                if d.get(key) == old_file:
-                    d[key] = new_file
-        return d
-
-    records = {o.name: object_dict(o) for o in found.objects}
-    before = {d["a"] for d in doc["pairs"]} | {d["b"] for d in doc["pairs"]}
-    kept = [renamed(d, ("file_a", "file_b")) for d in doc["pairs"] if d["a"] not in moved and d["b"] not in moved]
-    new, again = [], {}
-    for p in found.listed:
-        d = pair_dict(p, found, False, False)
-        if p.a in moved or p.b in moved:
-            new.append(d)
-        else:
-            again[(p.a, p.b)] = d
-    # the pairs of unchanged parts scanned again: as the last report has them
-    # (their overlap volumes aside: which collisions get one depends on the whole list)
-    if {k: _plain(d) for k, d in again.items()} \
-            != {(d["a"], d["b"]): _plain(d) for d in kept if d["a"] in records and d["b"] in records}:
+    if old_file != new_file:  # a key and its string as orjson writes them: only a key's value matches
+        for key in (b'"file":', b'"file_a":', b'"file_b":'):
+            data = data.replace(key + orjson.dumps(old_file), key + orjson.dumps(new_file))
+    split = _split(data)
+    if split is None:
         return None
-    pairs = kept + new
-    keys = []
-    for d in pairs:
-        k = _order(d)
+    small, objects, lines = split
+    if list(small) != _KEYS or small["errors"] or small["notes"] != notes or small["gone"] \
+            or small["run"].get("baseline") is not None or len(objects) != n or len(lines) != len(old["la"]) \
+            or not old["lplain"].all() or np.isnan(old["lsize"]).any():
+        return None
+    small["objects"] = objects  # counted by the summary
+    again_summary = _summary(old, small["summary"], small)
+    if again_summary is None or list(again_summary.items()) != list(small["summary"].items()):
+        return None  # a summary this module would not write the same
+    for k in range(n):
+        if not objects[k].startswith(b'{"name":' + orjson.dumps(names[k]) + b","):
+            return None
+    at = {name: k for k, name in enumerate(names)}
+    # the records of the parts scanned again: the moved ones' new, the others' as they were
+    for o in found.objects:
+        k = at.get(o.name)
         if k is None:
             return None
-        keys.append(k)
-    pairs = [d for _, d in sorted(zip(keys, pairs), key=lambda kd: kd[0])]
-    if not _capped(pairs, cap, set(map(id, new)), again, volumes):
+        row = encode_row(object_dict(o))
+        if changed[k]:
+            objects[k] = row
+        elif row != objects[k]:
+            return None
+    # the pairs: the last report's without a moved part (in their order), the re-scan's with one
+    la, lb = old["la"], old["lb"]
+    kept = np.flatnonzero(~(changed[la] | changed[lb])).tolist()
+    new, again = [], {}
+    for p in found.listed:
+        a, b = at.get(p.a), at.get(p.b)
+        if a is None or b is None or p.allowed or p.known:
+            return None
+        if changed[a] or changed[b]:
+            new.append(p)
+        else:
+            again[(a, b)] = p
+    # the pairs of unchanged parts scanned again: as the last report has them (their overlap
+    # volumes aside: which collisions get one depends on the whole list)
+    inside = np.zeros(n, dtype=bool)
+    inside[rescan.subset] = True
+    before = [q for q in kept if inside[la[q]] and inside[lb[q]]]
+    if {(int(la[q]), int(lb[q])) for q in before} != set(again):
         return None
-    after = {d["a"] for d in pairs} | {d["b"] for d in pairs}
-    objects = []
-    for d in doc["objects"]:
-        name = d["name"]
-        if name in moved:
-            if name not in records:
-                return None
-            objects.append(records[name])
-            continue
-        d = renamed(d, ("file",))
-        if name in records and records[name] != d:
+    for q in before:
+        fresh = pair_dict(again[(int(la[q]), int(lb[q]))], found, False, False)
+        if _plain(fresh) != _plain(orjson.loads(lines[q])):
             return None
-        # a reason measured for the parts of listed pairs only: kept while that did not change
-        if d["convex"] is not True and (name in before) != (name in after):
+    sizes, sevs = old["lsize"].tolist(), old["lsev"].tolist()
+    order = [((False, False, sevs[q], sizes[q], names[la[q]], names[lb[q]]), q) for q in kept]
+    order += [(severity_key(p), -1 - m) for m, p in enumerate(new)]
+    order.sort(key=lambda kq: kq[0])
+    # each row's line, its overlap volume as its rank gives it
+    beyond = overlap_cap_note(cap)
+    rows, wanted, rank = [], [], 0
+    for key, q in order:
+        collision = key[2] == 0
+        if q >= 0:
+            row = lines[q]
+            if collision and (q < cap) != (rank < cap):
+                d = orjson.loads(row)
+                if rank >= cap:
+                    d["overlap_volume"], d["overlap_reason"] = None, beyond
+                else:
+                    p = again.get((int(la[q]), int(lb[q])))
+                    if p is not None and p.overlap_reason != beyond:
+                        d["overlap_volume"], d["overlap_reason"] = _overlap(p, found)
+                    else:
+                        wanted.append((len(rows), d))
+                row = encode_row(d)
+        else:
+            p = new[-1 - q]
+            d = pair_dict(p, found, False, False)
+            if collision and rank >= cap:
+                d["overlap_volume"], d["overlap_reason"] = None, beyond
+            elif collision and p.overlap_reason == beyond:
+                return None  # past the re-scan's own limit
+            row = encode_row(d)
+        rows.append(row)
+        rank += collision
+    if wanted and not _volumes(rows, wanted, volumes, beyond):
+        return None
+    # the listed pairs' arrays, in the new order
+    listed = {name: [] for name in ("la", "lb", "lsev", "lsize", "lplain", "lviolation", "lfails", "lmode")}
+    fresh = listed_arrays(new, at)
+    for _, q in order:
+        source, r = (old, q) if q >= 0 else (fresh, -1 - q)
+        for name, values in listed.items():
+            values.append(source[name][r])
+    listed = {name: (np.array(values, dtype=old[name].dtype) if name != "lmode" else values)
+              for name, values in listed.items()}
+    # a record's convexity reason is measured for the parts of listed pairs: kept while that
+    # did not change, or the record says it is convex (the same either way)
+    before_parts = set(la.tolist()) | set(lb.tolist())
+    after_parts = set(listed["la"].tolist()) | set(listed["lb"].tolist())
+    for k in before_parts ^ after_parts:
+        if not changed[k] and orjson.loads(objects[k])["convex"] is not True:
             return None
-        objects.append(d)
-    doc["objects"], doc["pairs"] = objects, pairs
-    summary = _summary(pairs, doc["summary"], doc, rescan.status_counts, rescan.checked)
+    summary = _summary(listed, small["summary"], small, rescan.status_counts, rescan.checked)
     if summary is None:
         return None
-    doc["summary"] = summary
-    return summary["exit_code"], dumps(doc).encode() + b"\n"
+    small["objects"], small["pairs"], small["summary"] = Encoded(objects), Encoded(rows), summary
+    return summary["exit_code"], dumped(small) + b"\n", listed
 
 
-def _capped(pairs: list, cap: int, new: set, again: dict, volumes) -> bool:
-    """Give the listed collisions their overlap volumes as a whole scan does: the `cap` deepest
-    one (pairs come sorted), the others the limit's note. A kept collision that moved up into
-    the limit gets its volume from the re-scan (`again`: its pairs of unchanged parts, by
-    names) or from `volumes`; False where one cannot be had (a new collision past the
-    re-scan's own limit, or `volumes` None)."""
-    beyond = overlap_cap_note(cap)
-    collisions = [d for d in pairs if d["status"] == Status.COLLISION.value]
-    wanted = []
-    for d in collisions[cap:]:
-        d["overlap_volume"], d["overlap_reason"] = None, beyond
-    for d in collisions[:cap]:
-        if d["overlap_reason"] == beyond:
-            if id(d) in new:
-                return False
-            fresh = again.get((d["a"], d["b"]))
-            if fresh is not None and fresh["overlap_reason"] != beyond:
-                d["overlap_volume"], d["overlap_reason"] = fresh["overlap_volume"], fresh["overlap_reason"]
-            else:
-                wanted.append(d)
-    if not wanted:
-        return True
+def _split(data: bytes):
+    """(the document without its objects and pairs, [object line], [pair line]) of a report
+    `jsonout` wrote, or None."""
+    import orjson
+
+    lines = data.split(b"\n")
+    try:
+        start = lines.index(b'  "objects": [')
+        end = lines.index(b"  ],", start)
+        if lines[end + 1] == b'  "pairs": [],':
+            pairs, after = [], end + 2
+        elif lines[end + 1] == b'  "pairs": [':
+            stop = lines.index(b"  ],", end + 1)
+            pairs, after = lines[end + 2:stop], stop + 1
+        else:
+            return None
+        small = orjson.loads(b"\n".join(lines[:start] + [b'  "objects": [],', b'  "pairs": [],'] + lines[after:]))
+    except (ValueError, IndexError, orjson.JSONDecodeError):
+        return None
+
+    def rows(block: list) -> list:
+        out = [line[4:-1] for line in block]  # "    {...},"
+        if out:
+            out[-1] = block[-1][4:]
+        return out
+
+    if not isinstance(small, dict):
+        return None
+    return small, rows(lines[start + 1:end]), rows(pairs)
+
+
+def _overlap(p, found) -> tuple:
+    d = pair_dict(p, found, False, False)
+    return d["overlap_volume"], d["overlap_reason"]
+
+
+def _volumes(rows: list, wanted: list, volumes, beyond: str) -> bool:
+    """The overlap volumes of the kept collisions `wanted` ([(row, dict)]) from a scan of
+    their parts alone (`volumes`); False where one cannot be had."""
+    import orjson
+
     if volumes is None:
         return False
-    names = sorted({d["a"] for d in wanted} | {d["b"] for d in wanted})
-    found = volumes(names)
+    found = volumes(sorted({d["a"] for _, d in wanted} | {d["b"] for _, d in wanted}))
     if found.errors:
         return False
     got = {(p.a, p.b): p for p in found.listed}
-    for d in wanted:
+    for at, d in wanted:
         p = got.get((d["a"], d["b"]))
-        if p is None:
+        if p is None or p.overlap_reason == beyond:
             return False
         fresh = pair_dict(p, found, False, False)
-        if fresh["overlap_reason"] == beyond or _plain(fresh) != _plain(d):
+        if _plain(fresh) != _plain(d):
             return False
         d["overlap_volume"], d["overlap_reason"] = fresh["overlap_volume"], fresh["overlap_reason"]
+        rows[at] = encode_row(d)
     return True
 
 
 def _plain(d: dict) -> dict:
     """A pair's dict but its overlap volume and reason."""
-    return {k: v for k, v in d.items() if k not in ("overlap_volume", "overlap_reason")}
+    return {k: v for k, v in d.items() if k not in _OVERLAP}
 
 
-def _order(d: dict):
-    """`gjkcli.pipeline.findings.severity_key` of a pair's dict (no baseline: none known);
-    None where a number it sorts by is not in the dict (null)."""
-    status = d["status"]
-    if status == Status.COLLISION.value:
-        size = d["depth"]
-        size = None if size is None else -size
-    elif status in (Status.CLEARANCE.value, Status.CLEAR.value, Status.UNDECIDED.value):
-        size = d["distance"]
-    else:
-        size = d["signed_distance"]
-    if size is None or d["allowed"] is not False or status not in _SEVERITY:
-        return None
-    return (False, False, _SEVERITY[status], size, d["a"], d["b"])
-
-
-def _summary(pairs: list, old: dict, doc: dict, counts: dict | None = None, checked: int | None = None):
-    """The summary `jsonout` writes for these listed pairs and counts (the last summary's with
-    `counts` None); None where it cannot be told (allowed or known pairs)."""
+def _summary(listed: dict, old: dict, doc: dict, counts: dict | None = None, checked: int | None = None):
+    """The summary `jsonout` writes for these listed pairs (`gjkcli.pipeline.rescan.listed_arrays`)
+    and counts (the last summary's with `counts` None); None where it cannot be told (allowed,
+    known or gone pairs, errors)."""
     if old.get("allowed") != 0 or old.get("known") != 0 or old.get("errors") != 0 or old.get("gone") != 0 \
             or old.get("candidates") != old.get("pairs") or old.get("elapsed") is not None:
         return None
     if counts is None:
         counts = {s.value: old.get(s.value) for s in Status}
         checked = old.get("pairs")
-    failures = sum(1 for d in pairs if d["fails"])
+    failures = int(np.count_nonzero(listed["lfails"]))
     modes = {"hull": 0, "exact": 0}
-    for d in pairs:
-        modes[d["mode"]] = modes.get(d["mode"], 0) + 1
-    return {"pairs": checked, **counts, "violations": sum(1 for d in pairs if d["violation"]), "errors": 0,
+    for mode in listed["lmode"]:
+        modes[mode] = modes.get(mode, 0) + 1
+    return {"pairs": checked, **counts, "violations": int(np.count_nonzero(listed["lviolation"])), "errors": 0,
             "exit_code": EXIT_VIOLATION if failures else EXIT_OK, "elapsed": None,
             "objects": len(doc["objects"]), "candidates": checked, "allowed": 0, "known": 0,
             "failures": failures, "gone": 0, **modes}
