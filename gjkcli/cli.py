@@ -867,7 +867,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 _keep_run(cache, report_key, found.exit_code, writes, recorded)
             if scene_key is not None and len(writes) == 1:
                 rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
-                                  writes[0][1])
+                                  report_key)
         elif report_key is not None:
             _keep_run(cache, report_key, found.exit_code, [], recorded)
         if cache is not None and cache.wrote:
@@ -1264,7 +1264,8 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
         _write_text(output, data, "the report")
     if report_key is not None:
         _keep_run(cache, report_key, code, writes, [])
-    rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, data, got.layout)
+    if report_key is not None:
+        rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
     if cache.wrote:
         cache.trim()
     return code

@@ -186,10 +186,10 @@ def layout(path):
             return None
         h = hashlib.blake2b(digest_size=20)
         for key in ("meshes", "accessors", "bufferViews"):
-            h.update(repr(doc.get(key)).encode())
+            h.update(_text(doc.get(key)))
         h.update(reader.chunk)
         rest = {k: v for k, v in doc.items() if k not in ("nodes", "meshes", "accessors", "bufferViews")}
-        rest = hashlib.blake2b(repr(rest).encode(), digest_size=20).digest()
+        rest = hashlib.blake2b(_text(rest), digest_size=20).digest()
     except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
             AttributeError, RecursionError, OverflowError):
         return None
@@ -220,6 +220,17 @@ def layout(path):
         return np.stack([placed_corners.min(axis=1), placed_corners.max(axis=1)], axis=1)
 
     return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed)
+
+
+def _text(value) -> bytes:
+    """JSON data as text to hash: orjson's (fast), or repr's where orjson refuses it (an
+    integer past 64 bits)."""
+    import orjson
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return repr(value).encode()
 
 
 class _Reader:

@@ -104,13 +104,14 @@ def scene_key(command: str, params: dict, extra_files=()) -> str:
 
 
 # The arrays of a scene entry (and "lmode", kept as codes into the header's "modes").
-_ARRAYS = ("world", "mesh", "report", "lo", "hi", "grow", "size", "i", "j", "status", "la", "lb", "lsev",
-           "lsize", "lplain", "lviolation", "lfails", "lmode")
+_ARRAYS = ("world", "mesh", "lo", "hi", "grow", "size", "i", "j", "status", "la", "lb", "lsev", "lsize",
+           "lplain", "lviolation", "lfails", "lmode")
 
 
-def keep_scene(cache, k: str, path, scene: dict, extent, report: bytes, layout=None) -> None:
-    """Keep a scan's scene (`Recorder.parts`, or a re-scan's), the broad phase's extent
-    (`Recorder.used_extent`) and its report under `k`."""
+def keep_scene(cache, k: str, path, scene: dict, extent, report: str, layout=None) -> None:
+    """Keep a scan's scene (`Recorder.parts`, or a re-scan's) and the broad phase's extent
+    (`Recorder.used_extent`) under `k`; report : the key of its kept report (a `run` entry,
+    `gjkcli.pipeline.cache.put_run`), which a re-scan patches."""
     from gjkcli.mesh import gltf
 
     if scene is None or scene["owned"] or extent is None or "la" not in scene:
@@ -123,31 +124,38 @@ def keep_scene(cache, k: str, path, scene: dict, extent, report: bytes, layout=N
         return
     modes = sorted(set(scene["lmode"]))
     header = {"names": names, "file": scene["files"][0], "geometry": geometry.hex(), "rest": rest.hex(),
-              "extent": list(extent), "modes": modes}
-    arrays = {"world": world, "mesh": mesh, "report": np.frombuffer(report, dtype=np.uint8)}
-    arrays.update({name: scene[name] for name in _ARRAYS[3:-1]})
+              "extent": list(extent), "modes": modes, "report": report}
+    arrays = {"world": world, "mesh": mesh}
+    arrays.update({name: scene[name] for name in _ARRAYS[2:-1]})
     code = {m: c for c, m in enumerate(modes)}
     arrays["lmode"] = np.array([code[m] for m in scene["lmode"]], dtype=np.int64)
     cache.put(KIND, k, header, arrays)
 
 
 def kept_scene(cache, k: str):
-    """(header, arrays) of the scene kept under `k` (its "lmode" a list of modes), or None."""
+    """(header, arrays) of the scene kept under `k` (its "lmode" a list of modes, "report" the
+    bytes of its report), or None."""
+    from gjkcli.pipeline.cache import get_run
+
     got = cache.get(KIND, k)
     if got is None:
         return None
     header, arrays = got
+    report = get_run(cache, header["report"]) if isinstance(header, dict) and isinstance(header.get("report"), str) \
+        else None
+    if report is None or len(report[1]) != 1:
+        return None
+    arrays = {**arrays, "report": report[1][0][1]}
     if not isinstance(header, dict) or any(name not in arrays for name in _ARRAYS) \
             or not isinstance(header.get("names"), list) or not isinstance(header.get("modes"), list):
         return None
-    arrays = dict(arrays)
     try:
         arrays["lmode"] = [header["modes"][c] for c in arrays["lmode"].tolist()]
     except (IndexError, TypeError):
         return None
     n, m = len(header["names"]), len(arrays["la"])
     if any(len(arrays[name]) != n for name in ("world", "mesh", "lo", "hi", "grow", "size")) \
-            or any(len(arrays[name]) != m for name in _ARRAYS[10:]) \
+            or any(len(arrays[name]) != m for name in _ARRAYS[9:]) \
             or not len(arrays["i"]) == len(arrays["j"]) == len(arrays["status"]) \
             or any(len(arrays[name]) and (arrays[name].min() < 0 or arrays[name].max() >= n)
                    for name in ("i", "j", "la", "lb")):
