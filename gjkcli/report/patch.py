@@ -44,8 +44,9 @@ def patched(rescan, cap: int, notes: list, volumes=None):
     data = rescan.previous
     old_file, new_file = rescan.file
     if old_file != new_file:  # a key and its string as orjson writes them: only a key's value matches
-        for key in (b'"file":', b'"file_a":', b'"file_b":'):
-            data = data.replace(key + orjson.dumps(old_file), key + orjson.dumps(new_file))
+        was, now = orjson.dumps(old_file), orjson.dumps(new_file)
+        data = data.replace(b'"file":' + was, b'"file":' + now)
+        data = data.replace(b'"file_a":' + was + b',"file_b":' + was, b'"file_a":' + now + b',"file_b":' + now)
     split = _split(data)
     if split is None:
         return None
