@@ -228,6 +228,8 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     for m in range(len(moved)):
         near |= ((reach_lo <= sel_hi[m]) & (reach_hi >= sel_lo[m])).all(axis=1)
     near[moved] = True
+    if near.sum() < 2:  # a scan of one part is not a scan (a note says so): one more, unchanged
+        near[np.flatnonzero(~near)[0]] = True
     subset = np.flatnonzero(near)
     out = ~near
     outside = None
