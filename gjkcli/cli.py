@@ -1250,13 +1250,23 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
     from gjkcli.pipeline import rescan
     from gjkcli.report.patch import patched
 
-    kept = rescan.kept_scene(cache, key)
-    got = rescan.rescan(kept, path, options, scan) if kept is not None else None
-    if got is None:
-        return None
-    notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
-    done = patched(got, (options.limits or limits.DEFAULT).overlap_volumes, notes,
-                   lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
+    import gc
+
+    # the document's and the report's hundreds of thousands of objects, made and read once:
+    # collections meanwhile would walk them all, again and again (as `engine.shapes` pauses it)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kept = rescan.kept_scene(cache, key)
+        got = rescan.rescan(kept, path, options, scan) if kept is not None else None
+        if got is None:
+            return None
+        notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
+        done = patched(got, (options.limits or limits.DEFAULT).overlap_volumes, notes,
+                       lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
+    finally:
+        if enabled:
+            gc.enable()
     if done is None:
         return None
     code, data, listed = done

@@ -40,10 +40,18 @@ class Recorder:
     checked pairs. outside : (largest |coordinate|, largest box diagonal) of the parts a re-scan
     left out, which the broad phase's pad counts as a whole scan would (or None)."""
 
-    def __init__(self, outside=None):
+    def __init__(self, outside=None, moved=None, volumes=()):
         self.outside = outside
         self.used_extent = None
         self.parts = None
+        if moved is not None:  # a re-scan's: the overlap volumes its report's patch needs only
+            self.moved, self.volumes = set(moved), set(volumes)
+            self.wants_volume = self._wants_volume
+
+    def _wants_volume(self, p) -> bool:
+        """Whether the listed pair `p` needs its overlap volume: one of a moved part, or one of
+        `volumes` (names)."""
+        return p.a in self.moved or p.b in self.moved or (p.a, p.b) in self.volumes
 
     def extent(self, largest, size):
         """The broad phase's extent of the scene (`stages.Run.grow`)."""
@@ -171,7 +179,9 @@ class Rescan:
     found : the Findings of that scan; names : every part's; changed : (n,) bool, the parts
     that moved; subset : the parts scanned (sorted); old : the last scene's arrays
     (`kept_scene`); previous : the last report's bytes; file : (the last report's file name,
-    this one's); status_counts : {status: pairs checked}; checked : pairs checked; scene : the
+    this one's); status_counts : {status: pairs checked}; checked : pairs checked; volumes :
+    the kept pairs (names) whose overlap volumes the scan computed, besides the moved parts'
+    (those that may move up into the overlap volumes' limit); scene : the
     scene to keep for the next re-scan (`keep_scene`), but its listed pairs' arrays, which
     the patch gives; extent : the broad phase's; layout : the file's (`gjkcli.mesh.gltf.layout`)."""
 
@@ -184,6 +194,7 @@ class Rescan:
     file: tuple
     status_counts: dict
     checked: int
+    volumes: set
     scene: dict
     extent: tuple
     layout: tuple
@@ -228,6 +239,16 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     for m in range(len(moved)):
         near |= ((reach_lo <= sel_hi[m]) & (reach_hi >= sel_lo[m])).all(axis=1)
     near[moved] = True
+    # the kept collisions that may move up into the overlap volumes' limit, as many as the moved
+    # parts' collisions leave it: scanned too, so that they get their volumes in this scan
+    from gjkcli import limits
+
+    cap = (options.limits or limits.DEFAULT).overlap_volumes
+    la, lb = old["la"], old["lb"]
+    collisions = np.flatnonzero(old["lsev"] == 0)
+    leaving = int((changed[la[collisions[:cap]]] | changed[lb[collisions[:cap]]]).sum())
+    rising = collisions[cap:cap + leaving]
+    near[la[rising]] = near[lb[rising]] = True
     if near.sum() < 2:  # a scan of one part is not a scan (a note says so): one more, unchanged
         near[np.flatnonzero(~near)[0]] = True
     subset = np.flatnonzero(near)
@@ -235,7 +256,8 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     outside = None
     if out.any():
         outside = (np.abs(np.concatenate([lo[out], hi[out]])).max(), size[out].max())
-    recorder = Recorder(outside)
+    recorder = Recorder(outside, [names[k] for k in moved.tolist()],
+                        [(names[a], names[b]) for a, b in zip(la[rising].tolist(), lb[rising].tolist())])
     with gltf.only_nodes(path, [names[k] for k in subset.tolist()], state):
         found = scan([path], dataclasses.replace(options, rescan=recorder))
     got = recorder.parts
@@ -282,7 +304,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     whole.update(i=pi[order], j=pj[order], status=ps[order])
     return Rescan(found=found, names=names, changed=changed, subset=subset, old=old,
                   previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
-                  status_counts=counts, checked=int(len(pi)), scene=whole, extent=recorder.used_extent,
+                  status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes, scene=whole, extent=recorder.used_extent,
                   layout=layout)
 
 

@@ -860,6 +860,11 @@ class Run:
         shown = len(pairs) if self.options.shown is None else self.options.shown
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
+        wanted = getattr(self.options.rescan, "wants_volume", None)
+        if wanted is not None:  # a re-scan (`gjkcli.pipeline.rescan`): the volumes its patch needs
+            needed = [wanted(p) for p in pairs]
+            done = iter(self._kept_overlaps(parts, [p for p, n in zip(pairs, needed) if n], cap))
+            return [next(done) if n else p for p, n in zip(pairs, needed)]
         if shown < len(pairs):  # the pairs the report does not show get none
             return self._kept_overlaps(parts, pairs[:shown], cap) + pairs[shown:]
         return self._kept_overlaps(parts, pairs, cap)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION, severity_key
+from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION
 from gjkcli.pipeline.rescan import listed_arrays
 from gjkcli.pipeline.stages import overlap_cap_note
 from gjkcli.report.jsonout import Encoded, dumped, encode_row, object_dict, pair_dict
@@ -75,7 +75,7 @@ def patched(rescan, cap: int, notes: list, volumes=None):
             return None
     # the pairs: the last report's without a moved part (in their order), the re-scan's with one
     la, lb = old["la"], old["lb"]
-    kept = np.flatnonzero(~(changed[la] | changed[lb])).tolist()
+    kept = np.flatnonzero(~(changed[la] | changed[lb]))
     new, again = [], {}
     for p in found.listed:
         a, b = at.get(p.a), at.get(p.b)
@@ -89,22 +89,32 @@ def patched(rescan, cap: int, notes: list, volumes=None):
     # volumes aside: which collisions get one depends on the whole list)
     inside = np.zeros(n, dtype=bool)
     inside[rescan.subset] = True
-    before = [q for q in kept if inside[la[q]] and inside[lb[q]]]
-    if {(int(la[q]), int(lb[q])) for q in before} != set(again):
+    before = kept[inside[la[kept]] & inside[lb[kept]]].tolist()
+    if set(zip(la[before].tolist(), lb[before].tolist())) != set(again):
         return None
     for q in before:
         fresh = pair_dict(again[(int(la[q]), int(lb[q]))], found, False, False)
         if _plain(fresh) != _plain(orjson.loads(lines[q])):
             return None
-    sizes, sevs = old["lsize"].tolist(), old["lsev"].tolist()
-    order = [((False, False, sevs[q], sizes[q], names[la[q]], names[lb[q]]), q) for q in kept]
-    order += [(severity_key(p), -1 - m) for m, p in enumerate(new)]
-    order.sort(key=lambda kq: kq[0])
+    # the order (`severity_key`: status, depth or distance, then the names; none allowed or
+    # known): the kept pairs' from the scene entry, the new ones' from their findings
+    fresh = listed_arrays(new, at)
+    if np.isnan(fresh["lsize"]).any():
+        return None
+    by_name = np.empty(n, dtype=np.int64)
+    by_name[np.array(sorted(range(n), key=names.__getitem__), dtype=np.int64)] = np.arange(n)
+    listed = {name: np.concatenate([old[name][kept], fresh[name]])
+              for name in ("la", "lb", "lsev", "lsize", "lplain", "lviolation", "lfails")}
+    modes = [old["lmode"][q] for q in kept.tolist()] + fresh["lmode"]
+    perm = np.lexsort((by_name[listed["lb"]], by_name[listed["la"]], listed["lsize"], listed["lsev"]))
+    listed = {name: values[perm] for name, values in listed.items()}
+    listed["lmode"] = [modes[r] for r in perm.tolist()]
+    source = np.concatenate([kept, -1 - np.arange(len(new), dtype=np.int64)])[perm].tolist()
     # each row's line, its overlap volume as its rank gives it
     beyond = overlap_cap_note(cap)
     rows, wanted, rank = [], [], 0
-    for key, q in order:
-        collision = key[2] == 0
+    for q, sev in zip(source, listed["lsev"].tolist()):
+        collision = sev == 0
         if q >= 0:
             row = lines[q]
             if collision and (q < cap) != (rank < cap):
@@ -113,7 +123,7 @@ def patched(rescan, cap: int, notes: list, volumes=None):
                     d["overlap_volume"], d["overlap_reason"] = None, beyond
                 else:
                     p = again.get((int(la[q]), int(lb[q])))
-                    if p is not None and p.overlap_reason != beyond:
+                    if p is not None and (p.a, p.b) in rescan.volumes and p.overlap_reason != beyond:
                         d["overlap_volume"], d["overlap_reason"] = _overlap(p, found)
                     else:
                         wanted.append((len(rows), d))
@@ -130,15 +140,6 @@ def patched(rescan, cap: int, notes: list, volumes=None):
         rank += collision
     if wanted and not _volumes(rows, wanted, volumes, beyond):
         return None
-    # the listed pairs' arrays, in the new order
-    listed = {name: [] for name in ("la", "lb", "lsev", "lsize", "lplain", "lviolation", "lfails", "lmode")}
-    fresh = listed_arrays(new, at)
-    for _, q in order:
-        source, r = (old, q) if q >= 0 else (fresh, -1 - q)
-        for name, values in listed.items():
-            values.append(source[name][r])
-    listed = {name: (np.array(values, dtype=old[name].dtype) if name != "lmode" else values)
-              for name, values in listed.items()}
     # a record's convexity reason is measured for the parts of listed pairs: kept while that
     # did not change, or the record says it is convex (the same either way)
     before_parts = set(la.tolist()) | set(lb.tolist())
