@@ -47,7 +47,7 @@ def patched(rescan, cap: int, notes: list, volumes=None):
         was, now = orjson.dumps(old_file), orjson.dumps(new_file)
         data = data.replace(b'"file":' + was, b'"file":' + now)
         data = data.replace(b'"file_a":' + was + b',"file_b":' + was, b'"file_a":' + now + b',"file_b":' + now)
-    split = _split(data)
+    split = _Report.read(data)
     if split is None:
         return None
     small, objects, lines = split
@@ -55,23 +55,24 @@ def patched(rescan, cap: int, notes: list, volumes=None):
             or small["run"].get("baseline") is not None or len(objects) != n or len(lines) != len(old["la"]) \
             or not old["lplain"].all() or np.isnan(old["lsize"]).any():
         return None
-    small["objects"] = objects  # counted by the summary
+    small["objects"] = range(n)  # counted by the summary
     again_summary = _summary(old, small["summary"], small)
     if again_summary is None or list(again_summary.items()) != list(small["summary"].items()):
         return None  # a summary this module would not write the same
     for k in range(n):
-        if not objects[k].startswith(b'{"name":' + orjson.dumps(names[k]) + b","):
+        if not objects.begins_with(k, b'{"name":' + orjson.dumps(names[k]) + b","):
             return None
     at = {name: k for k, name in enumerate(names)}
     # the records of the parts scanned again: the moved ones' new, the others' as they were
+    records = {}
     for o in found.objects:
         k = at.get(o.name)
         if k is None:
             return None
         row = encode_row(object_dict(o))
         if changed[k]:
-            objects[k] = row
-        elif row != objects[k]:
+            records[k] = row
+        elif row != objects.row(k):
             return None
     # the pairs: the last report's without a moved part (in their order), the re-scan's with one
     la, lb = old["la"], old["lb"]
@@ -94,7 +95,7 @@ def patched(rescan, cap: int, notes: list, volumes=None):
         return None
     for q in before:
         fresh = pair_dict(again[(int(la[q]), int(lb[q]))], found, False, False)
-        if _plain(fresh) != _plain(orjson.loads(lines[q])):
+        if _plain(fresh) != _plain(orjson.loads(lines.row(q))):
             return None
     # the order (`severity_key`: status, depth or distance, then the names; none allowed or
     # known): the kept pairs' from the scene entry, the new ones' from their findings
@@ -116,9 +117,9 @@ def patched(rescan, cap: int, notes: list, volumes=None):
     for q, sev in zip(source, listed["lsev"].tolist()):
         collision = sev == 0
         if q >= 0:
-            row = lines[q]
+            row = q  # kept as it is
             if collision and (q < cap) != (rank < cap):
-                d = orjson.loads(row)
+                d = orjson.loads(lines.row(q))
                 if rank >= cap:
                     d["overlap_volume"], d["overlap_reason"] = None, beyond
                 else:
@@ -145,44 +146,86 @@ def patched(rescan, cap: int, notes: list, volumes=None):
     before_parts = set(la.tolist()) | set(lb.tolist())
     after_parts = set(listed["la"].tolist()) | set(listed["lb"].tolist())
     for k in before_parts ^ after_parts:
-        if not changed[k] and orjson.loads(objects[k])["convex"] is not True:
+        if not changed[k] and orjson.loads(objects.row(k))["convex"] is not True:
             return None
     summary = _summary(listed, small["summary"], small, rescan.status_counts, rescan.checked)
     if summary is None:
         return None
-    small["objects"], small["pairs"], small["summary"] = Encoded(objects), Encoded(rows), summary
+    small["objects"] = Encoded(objects.patched([records.get(k, k) for k in range(n)]))
+    small["pairs"], small["summary"] = Encoded(lines.patched(rows)), summary
     return summary["exit_code"], dumped(small) + b"\n", listed
 
 
-def _split(data: bytes):
-    """(the document without its objects and pairs, [object line], [pair line]) of a report
-    `jsonout` wrote, or None."""
-    import orjson
+class _Report:
+    """A list's rows in a report `jsonout` wrote, by their place in its bytes (each row on a
+    line of its own, "    {...}," but the last): read and written again without a copy of
+    each (a 10,000-part scan's report is 12 MB)."""
 
-    lines = data.split(b"\n")
-    try:
-        start = lines.index(b'  "objects": [')
-        end = lines.index(b"  ],", start)
-        if lines[end + 1] == b'  "pairs": [],':
-            pairs, after = [], end + 2
-        elif lines[end + 1] == b'  "pairs": [':
-            stop = lines.index(b"  ],", end + 1)
-            pairs, after = lines[end + 2:stop], stop + 1
-        else:
-            return None
-        small = orjson.loads(b"\n".join(lines[:start] + [b'  "objects": [],', b'  "pairs": [],'] + lines[after:]))
-    except (ValueError, IndexError, orjson.JSONDecodeError):
-        return None
+    def __init__(self, data: bytes, start: int, end: int):
+        """The rows of data[start:end] (from the first row's indent to the last row's end)."""
+        self.data, self.view = data, memoryview(data)
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start) == 10) + start
+        self.starts = (np.concatenate([[start], ends + 1]) + 4).tolist()  # "    " indents
+        self.ends = np.concatenate([ends - 1, [end]]).tolist()  # "," but the last's
+        if start == end:
+            self.starts, self.ends = [], []
 
-    def rows(block: list) -> list:
-        out = [line[4:-1] for line in block]  # "    {...},"
-        if out:
-            out[-1] = block[-1][4:]
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def row(self, k: int) -> bytes:
+        return self.data[self.starts[k]:self.ends[k]]
+
+    def begins_with(self, k: int, prefix: bytes) -> bool:
+        return self.data.startswith(prefix, self.starts[k])
+
+    def patched(self, rows: list) -> list:
+        """The pieces of a list of `rows` (a row's place here, or a new row's bytes): runs of
+        rows kept in their order as one slice each (their separators in it)."""
+        out, first, last = [], None, None
+        for row in rows:
+            if type(row) is int and last is not None and row == last + 1:
+                last = row
+                continue
+            if last is not None:
+                out.append(self.view[self.starts[first]:self.ends[last]])
+                first = last = None
+            if type(row) is int:
+                first = last = row
+            else:
+                out.append(row)
+        if last is not None:
+            out.append(self.view[self.starts[first]:self.ends[last]])
         return out
 
-    if not isinstance(small, dict):
-        return None
-    return small, rows(lines[start + 1:end]), rows(pairs)
+    @classmethod
+    def read(cls, data: bytes):
+        """(the document without its objects and pairs, objects, pairs) of a report `jsonout`
+        wrote, or None. A newline in a string is written as an escape: the only newlines are
+        the layout's."""
+        import orjson
+
+        opening = b'\n  "objects": [\n'
+        start = data.find(opening)
+        end = data.find(b'\n  ],\n  "pairs": ', start)
+        if start < 0 or end < 0:
+            return None
+        objects = cls(data, start + len(opening), end)
+        at = end + len(b'\n  ],\n  "pairs": ')
+        if data.startswith(b"[],\n", at):
+            pairs, tail = cls(data, at, at), at + 3
+        elif data.startswith(b"[\n", at):
+            stop = data.find(b'\n  ],\n  "errors": ', at)
+            if stop < 0:
+                return None
+            pairs, tail = cls(data, at + 2, stop), stop + 5
+        else:
+            return None
+        try:
+            small = orjson.loads(data[:start] + b'\n  "objects": [],\n  "pairs": [],' + data[tail:])
+        except orjson.JSONDecodeError:
+            return None
+        return (small, objects, pairs) if isinstance(small, dict) else None
 
 
 def _overlap(p, found) -> tuple:
