@@ -865,7 +865,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                       verbose=verbose, table_asked=table_asked)
             if report_key is not None:
                 _keep_run(cache, report_key, found.exit_code, writes, recorded)
-            if scene_key is not None and len(writes) == 1:
+            if scene_key is not None and len(writes) == 1 and not found.unchecked and not found.errors:
                 rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
                                   report_key)
         elif report_key is not None:

@@ -22,6 +22,9 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            is not its hull, as the report's object records say (`Parts.records`)
     poses  one entry per robot and options: a pose's link frames' digest -> its findings
            (`gjkcli.pipeline.poses`)
+    scene  one entry per scan of one GLB and its options (not its bytes): its nodes, parts,
+           checked and listed pairs and the key of its `run` entry, from which a re-scan of the
+           file with some parts moved patches the report (`gjkcli.pipeline.rescan`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
