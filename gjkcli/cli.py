@@ -836,8 +836,13 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             if code is not None:
                 ctx.exit(code)
             options = dataclasses.replace(options, rescan=rescan.Recorder())
+        layout = contextlib.nullcontext(lambda: None)
+        if scene_key is not None:  # the file's nodes, as the scan reads them, for its scene
+            from gjkcli.mesh.gltf import recording_layout
+
+            layout = recording_layout(inputs[0])
         # -- end of the cache's hook
-        with _progress(quiet, output_format, command) as tell:
+        with _progress(quiet, output_format, command) as tell, layout as read_layout:
             if command == "check":
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
@@ -867,7 +872,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                 _keep_run(cache, report_key, found.exit_code, writes, recorded)
             if scene_key is not None and len(writes) == 1 and not found.unchecked and not found.errors:
                 rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
-                                  report_key)
+                                  report_key, read_layout())
         elif report_key is not None:
             _keep_run(cache, report_key, found.exit_code, [], recorded)
         if cache is not None and cache.wrote:

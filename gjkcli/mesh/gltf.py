@@ -56,7 +56,7 @@ import numpy as np
 
 from gjkcli.errors import InputError
 
-__all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout"]
+__all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout", "recording_layout"]
 
 
 class Unsupported(Exception):
@@ -125,10 +125,11 @@ def read_scene(path: str | Path):
     Unsupported
         The file uses a feature left to trimesh's reader.
     """
-    only, state = _ONLY.get(str(Path(path).resolve()), (None, None))
+    key = str(Path(path).resolve())
+    only, state = _ONLY.get(key, (None, None))
     reader = _Reader(Path(path)) if state is None else state[0]
     try:
-        return reader.scene(only, None if state is None else state[1])
+        return reader.scene(only, None if state is None else state[1], key if key in _RECORDED else None)
     except (InputError, Unsupported):
         raise
     except OSError as exc:
@@ -181,6 +182,32 @@ def layout(path):
     reader = _Reader(Path(path))
     try:
         placed = reader.placed()
+    except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError, RecursionError, OverflowError):
+        return None
+    return _layout_of(reader, placed)
+
+
+# `recording_layout`: the files whose whole read keeps their `layout`, and what it kept
+_RECORDED: dict = {}
+
+
+@contextlib.contextmanager
+def recording_layout(path):
+    """While the block runs, a whole `read_scene(path)` keeps the file's `layout` (its document
+    read once): the block gets a callable giving it, then and after (None without a read)."""
+    key = str(Path(path).resolve())
+    _RECORDED[key] = None
+    kept: list = []
+    try:
+        yield lambda: kept[0] if kept else _RECORDED.get(key)
+    finally:
+        kept.append(_RECORDED.pop(key, None))
+
+
+def _layout_of(reader, placed):
+    """`layout` of a file `reader` read, its nodes `placed`."""
+    try:
         doc = reader.doc
         if reader.chunk is None or any(source[0] != "chunk" for source in reader.sources):
             return None
@@ -253,10 +280,13 @@ class _Reader:
 
     # -- the whole scene --------------------------------------------------------------------------
 
-    def scene(self, only=None, placed=None):
+    def scene(self, only=None, placed=None, record=None):
         """read_scene's answer; only : the names of the nodes to keep (`only_nodes`), or None;
-        placed : what `placed` gave, when this reader read the file before."""
+        placed : what `placed` gave, when this reader read the file before; record : the key
+        under which to keep the file's `layout` (`recording_layout`), or None."""
         out = self.placed() if placed is None else placed
+        if record is not None and only is None:
+            _RECORDED[record] = _layout_of(self, out)
         if only is not None:
             out = [node for node in out if node[0] in only]
         return out, self._meshes(list(dict.fromkeys(m for _, _, m in out)))
