@@ -96,7 +96,7 @@ def test_a_moved_part_s_pairs_are_checked_again_and_the_rest_kept(tmp_path, monk
     assert len(calls) == 1 and len(calls[0]) < len(whole) / 4
 
 
-@pytest.mark.parametrize("cap", [3, 40, 61])
+@pytest.mark.parametrize("cap", [3, 8, 25, 57, 80])
 def test_collisions_that_cross_the_overlap_volumes_limit_get_a_whole_scan_s_volumes(tmp_path, monkeypatch, cap):
     # moved far enough to change which collisions are the deepest `cap`
     before, after, _ = _scenes(tmp_path, moved=(3, 50, 117, 160, 199), by=(0.6, -0.4, 0.3))
@@ -107,6 +107,32 @@ def test_collisions_that_cross_the_overlap_volumes_limit_get_a_whole_scan_s_volu
     calls = _checked(monkeypatch)
     assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
     assert calls and len(calls[0]) < PARTS  # re-scanned, not scanned whole
+
+
+def test_collisions_moving_up_into_the_limit_get_their_volumes_from_a_scan_of_their_parts(tmp_path, monkeypatch):
+    # the re-scan left the kept collisions that move up into the limit without their volumes:
+    # a second scan, of those pairs' parts alone, gives them
+    before, after, _ = _scenes(tmp_path, moved=(3, 50, 117, 160, 199), by=(0.6, -0.4, 0.3))
+    args = ["scan", "--format", "json", "--jobs", "1", "--limit", "overlap-volumes=25"]
+    plain = _gjk(*args, after, "--no-cache")
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    scanned = rescan.rescan
+    parts = []
+
+    def without_volumes(*a, **k):
+        got = scanned(*a, **k)
+        got.volumes = set()
+        return got
+
+    def scan_parts(path, names, *a, **k):
+        parts.append(names)
+        return scanned_parts(path, names, *a, **k)
+
+    scanned_parts = rescan.scan_parts
+    monkeypatch.setattr(rescan, "rescan", without_volumes)
+    monkeypatch.setattr(rescan, "scan_parts", scan_parts)
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(parts) == 1 and 2 <= len(parts[0]) < 20
 
 
 def test_an_edited_mesh_or_a_part_moved_past_the_scene_is_scanned_whole(tmp_path, monkeypatch):
