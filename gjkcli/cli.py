@@ -1251,7 +1251,6 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
     """The report of a GLB whose last scan the cache keeps, its moved parts re-checked and the
     last report patched (`gjkcli.pipeline.rescan`, `gjkcli.report.patch`), written as a scan
     writes it; its exit code, or None: the file is to be scanned whole."""
-    from gjkcli import limits
     from gjkcli.pipeline import rescan
     from gjkcli.report.patch import patched
 
@@ -1267,7 +1266,7 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
         if got is None:
             return None
         notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
-        done = patched(got, (options.limits or limits.DEFAULT).overlap_volumes, notes,
+        done = patched(got, notes,
                        lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
     finally:
         if enabled:

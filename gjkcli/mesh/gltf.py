@@ -164,7 +164,7 @@ def only_nodes(path, names, state=None):
 def layout(path):
     """A file's nodes as a re-scan compares them with the last scan's, read from its JSON
     without building a mesh; None where this does not follow the file (its buffers outside a
-    GLB's chunk, a sparse accessor, a POSITION accessor without min and max).
+    GLB's chunk).
 
     Returns
     -------
@@ -175,8 +175,8 @@ def layout(path):
         binary chunk: while it is the same, a node of the same mesh and transform is the same
         part
     rest : bytes, BLAKE2b of the document but its nodes, meshes, accessors and views
-    boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's POSITION
-        accessors' min and max corners, placed (a box around the part, up to rounding)
+    boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's mesh's
+        vertices, placed (the part's box, up to rounding); None where a mesh cannot be read
     state : the file as read, for `only_nodes`
     """
     reader = _Reader(Path(path))
@@ -224,27 +224,20 @@ def _layout_of(reader, placed):
     mesh = np.array([m for _, _, m in placed], dtype=np.int64)
 
     def boxes(which) -> np.ndarray | None:
-        los, his = [], []
-        for k in which:
-            lo, hi = [], []
-            for primitive in doc["meshes"][int(mesh[k])].get("primitives", []):
-                accessor = doc["accessors"][primitive["attributes"]["POSITION"]]
-                if "sparse" in accessor or "min" not in accessor or "max" not in accessor:
-                    return None
-                lo.append(accessor["min"])
-                hi.append(accessor["max"])
-            if not lo:
+        which = [int(k) for k in which]
+        out = np.zeros((len(which), 2, 3))
+        try:
+            meshes = reader._meshes(list(dict.fromkeys(int(mesh[k]) for k in which)))
+        except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+                AttributeError, OverflowError):
+            return None
+        for row, k in enumerate(which):
+            v = meshes[int(mesh[k])].vertices
+            if v is None or len(v) == 0:
                 return None
-            los.append(np.min(np.array(lo, dtype=np.float64), axis=0))
-            his.append(np.max(np.array(hi, dtype=np.float64), axis=0))
-        if not los:
-            return np.zeros((0, 2, 3))
-        lo, hi, w = np.array(los), np.array(his), world[list(which)]
-        # the 8 corners of each mesh's box, placed: their box holds the placed part
-        pick = np.array([[(c >> d) & 1 for d in range(3)] for c in range(8)], dtype=bool)
-        corners = np.where(pick[None, :, :], hi[:, None, :], lo[:, None, :])
-        placed_corners = np.einsum("kij,kcj->kci", w[:, :3, :3], corners) + w[:, None, :3, 3]
-        return np.stack([placed_corners.min(axis=1), placed_corners.max(axis=1)], axis=1)
+            placed_vertices = v @ world[k, :3, :3].T + world[k, :3, 3]
+            out[row, 0], out[row, 1] = placed_vertices.min(axis=0), placed_vertices.max(axis=0)
+        return out
 
     return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.engine.results import Status
+from gjkcli.pipeline.listed import listed_arrays
 
 __all__ = ["Recorder", "Rescan", "scene_key", "kept_scene", "keep_scene", "rescan", "scan_parts", "MOVED_UP_TO"]
 
@@ -72,24 +73,6 @@ class Recorder:
             "status": np.array([_CODE[s] for s in statuses], dtype=np.uint8),
             "owned": bool(parts.owned)}
         self.parts.update(listed_arrays(listed, parts.index))
-
-
-def listed_arrays(listed, index) -> dict:
-    """What a report's patch needs of each listed pair, as arrays (`gjkcli.report.patch`): its
-    parts (la, lb, by `index`: name -> part), its place in the order
-    (`gjkcli.pipeline.findings.severity_key`: lsev, lsize; lplain False for an allowed or known
-    one, which a patch does not place), whether it is a violation and fails, its mode."""
-    from gjkcli.pipeline.findings import severity_key
-
-    keys = [severity_key(p) for p in listed]
-    return {"la": np.array([index[p.a] for p in listed], dtype=np.int64),
-            "lb": np.array([index[p.b] for p in listed], dtype=np.int64),
-            "lsev": np.array([k[2] for k in keys], dtype=np.int64),
-            "lsize": np.array([k[3] for k in keys], dtype=np.float64),
-            "lplain": np.array([not (k[0] or k[1]) for k in keys], dtype=bool),
-            "lviolation": np.array([bool(p.violation) for p in listed], dtype=bool),
-            "lfails": np.array([bool(p.fails) for p in listed], dtype=bool),
-            "lmode": [str(p.mode) for p in listed]}
 
 
 def scene_key(command: str, params: dict, extra_files=()) -> str:
@@ -176,7 +159,8 @@ class Rescan:
     """A re-scan's answer: the scan of the moved parts and their neighbours, and what the
     report's patch needs.
 
-    found : the Findings of that scan; names : every part's; changed : (n,) bool, the parts
+    found : the Findings of that scan; cap, cap_note : the overlap volumes' limit and the
+    reason a collision past it is given; names : every part's; changed : (n,) bool, the parts
     that moved; subset : the parts scanned (sorted); old : the last scene's arrays
     (`kept_scene`); previous : the last report's bytes; file : (the last report's file name,
     this one's); status_counts : {status: pairs checked}; checked : pairs checked; volumes :
@@ -186,6 +170,8 @@ class Rescan:
     the patch gives; extent : the broad phase's; layout : the file's (`gjkcli.mesh.gltf.layout`)."""
 
     found: object
+    cap: int
+    cap_note: str
     names: list
     changed: np.ndarray
     subset: np.ndarray
@@ -302,7 +288,9 @@ def rescan(kept, path, options, scan) -> Rescan | None:
         a[subset] = got[name]
         whole[name] = a
     whole.update(i=pi[order], j=pj[order], status=ps[order])
-    return Rescan(found=found, names=names, changed=changed, subset=subset, old=old,
+    from gjkcli.pipeline.stages import overlap_cap_note
+
+    return Rescan(found=found, cap=cap, cap_note=overlap_cap_note(cap), names=names, changed=changed, subset=subset, old=old,
                   previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
                   status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes, scene=whole, extent=recorder.used_extent,
                   layout=layout)

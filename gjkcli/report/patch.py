@@ -18,8 +18,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION
-from gjkcli.pipeline.rescan import listed_arrays
-from gjkcli.pipeline.stages import overlap_cap_note
+from gjkcli.pipeline.listed import listed_arrays
 from gjkcli.report.jsonout import Encoded, dumped, encode_row, object_dict, pair_dict
 
 __all__ = ["patched"]
@@ -29,12 +28,11 @@ _KEYS = ["schema_version", "command", "dimension", "tool", "objects", "pairs", "
 _OVERLAP = ("overlap_volume", "overlap_reason")
 
 
-def patched(rescan, cap: int, notes: list, volumes=None):
+def patched(rescan, notes: list, volumes=None):
     """(exit code, report bytes, the listed pairs' arrays to keep) of `rescan`
     (`gjkcli.pipeline.rescan.Rescan`), or None.
 
-    cap : the overlap volumes' limit; notes : the notes a whole scan's report would hold (the
-    settings file's); volumes : names -> the Findings of a scan of those parts only, for the
+    notes : the notes a whole scan's report would hold (the settings file's); volumes : names -> the Findings of a scan of those parts only, for the
     kept collisions that move up into the limit (`gjkcli.pipeline.rescan.scan_parts`), or None.
     """
     import orjson
@@ -112,7 +110,7 @@ def patched(rescan, cap: int, notes: list, volumes=None):
     listed["lmode"] = [modes[r] for r in perm.tolist()]
     source = np.concatenate([kept, -1 - np.arange(len(new), dtype=np.int64)])[perm].tolist()
     # each row's line, its overlap volume as its rank gives it
-    beyond = overlap_cap_note(cap)
+    cap, beyond = rescan.cap, rescan.cap_note
     rows, wanted, rank = [], [], 0
     for q, sev in zip(source, listed["lsev"].tolist()):
         collision = sev == 0

@@ -192,7 +192,7 @@ def test_encoded_rows_are_written_as_dict_rows():
     assert dumped({**doc, "objects": Encoded(rows), "pairs": Encoded([])}) == dumps(doc).encode()
 
 
-def test_the_layout_finds_the_moved_nodes_and_boxes_around_them(tmp_path):
+def test_the_layout_finds_the_moved_nodes_and_their_boxes(tmp_path):
     from gjkcli.mesh import gltf
 
     before, after, moved = _scenes(tmp_path)
