@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import severity_key
 from gjkcli.pipeline.listed import listed_arrays
 
 __all__ = ["Recorder", "Rescan", "scene_key", "kept_scene", "keep_scene", "rescan", "scan_parts", "MOVED_UP_TO"]
@@ -41,18 +42,23 @@ class Recorder:
     checked pairs. outside : (largest |coordinate|, largest box diagonal) of the parts a re-scan
     left out, which the broad phase's pad counts as a whole scan would (or None)."""
 
-    def __init__(self, outside=None, moved=None, volumes=()):
+    def __init__(self, outside=None, moved=None, volumes=(), deepest=None):
         self.outside = outside
         self.used_extent = None
         self.parts = None
         if moved is not None:  # a re-scan's: the overlap volumes its report's patch needs only
-            self.moved, self.volumes = set(moved), set(volumes)
+            self.moved, self.volumes, self.deepest = set(moved), set(volumes), deepest
             self.wants_volume = self._wants_volume
 
     def _wants_volume(self, p) -> bool:
-        """Whether the listed pair `p` needs its overlap volume: one of a moved part, or one of
-        `volumes` (names)."""
-        return p.a in self.moved or p.b in self.moved or (p.a, p.b) in self.volumes
+        """Whether the listed pair `p` needs its overlap volume: one of `volumes` (names), or
+        one of a moved part that may be among the deepest collisions (placed before
+        `deepest`, a `severity_key`, or None)."""
+        if (p.a, p.b) in self.volumes:
+            return True
+        if p.a not in self.moved and p.b not in self.moved:
+            return False
+        return self.deepest is None or severity_key(p) <= self.deepest
 
     def extent(self, largest, size):
         """The broad phase's extent of the scene (`stages.Run.grow`)."""
@@ -165,7 +171,8 @@ class Rescan:
     (`kept_scene`); previous : the last report's bytes; file : (the last report's file name,
     this one's); status_counts : {status: pairs checked}; checked : pairs checked; volumes :
     the kept pairs (names) whose overlap volumes the scan computed, besides the moved parts'
-    (those that may move up into the overlap volumes' limit); scene : the
+    (those that may move up into the overlap volumes' limit); wants_volume : whether the scan
+    computed a listed pair's volume (`Recorder`); scene : the
     scene to keep for the next re-scan (`keep_scene`), but its listed pairs' arrays, which
     the patch gives; extent : the broad phase's; layout : the file's (`gjkcli.mesh.gltf.layout`)."""
 
@@ -181,6 +188,7 @@ class Rescan:
     status_counts: dict
     checked: int
     volumes: set
+    wants_volume: object
     scene: dict
     extent: tuple
     layout: tuple
@@ -242,8 +250,15 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     outside = None
     if out.any():
         outside = (np.abs(np.concatenate([lo[out], hi[out]])).max(), size[out].max())
+    # a new collision behind the last one's (cap + all the moved parts' collisions)-th deepest
+    # has `cap` kept ones before it: past the limit, no volume needed
+    after = cap + int((changed[la[collisions]] | changed[lb[collisions]]).sum())
+    deepest = None
+    if after < len(collisions):
+        q = int(collisions[after])
+        deepest = (False, False, int(old["lsev"][q]), float(old["lsize"][q]), names[la[q]], names[lb[q]])
     recorder = Recorder(outside, [names[k] for k in moved.tolist()],
-                        [(names[a], names[b]) for a, b in zip(la[rising].tolist(), lb[rising].tolist())])
+                        [(names[a], names[b]) for a, b in zip(la[rising].tolist(), lb[rising].tolist())], deepest)
     with gltf.only_nodes(path, [names[k] for k in subset.tolist()], state):
         found = scan([path], dataclasses.replace(options, rescan=recorder))
     got = recorder.parts
@@ -292,7 +307,8 @@ def rescan(kept, path, options, scan) -> Rescan | None:
 
     return Rescan(found=found, cap=cap, cap_note=overlap_cap_note(cap), names=names, changed=changed, subset=subset, old=old,
                   previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
-                  status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes, scene=whole, extent=recorder.used_extent,
+                  status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes,
+                  wants_volume=recorder.wants_volume, scene=whole, extent=recorder.used_extent,
                   layout=layout)
 
 

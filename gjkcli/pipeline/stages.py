@@ -804,7 +804,8 @@ class Run:
         allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
-        self.statuses = ans.status.astype(str).tolist()  # each checked pair's, as counted
+        # each checked pair's status, as counted, for a re-scan's record (`Options.rescan`)
+        self.statuses = ans.status.astype(str).tolist() if o.rescan is not None else None
         for k in np.flatnonzero(ans.listed).tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
@@ -818,7 +819,8 @@ class Run:
                     result = dataclasses.replace(result, status=Status.CLEARANCE)
                 counts[hull_status.value] -= 1
                 counts[result.status.value] += 1
-                self.statuses[k] = result.status.value
+                if self.statuses is not None:
+                    self.statuses[k] = result.status.value
                 if result.status is Status.CLEAR and not o.all_pairs:
                     continue  # the hulls meet, the parts do not: not a finding
             else:

@@ -132,8 +132,8 @@ def patched(rescan, notes: list, volumes=None):
             d = pair_dict(p, found, False, False)
             if collision and rank >= cap:
                 d["overlap_volume"], d["overlap_reason"] = None, beyond
-            elif collision and p.overlap_reason == beyond:
-                return None  # past the re-scan's own limit
+            elif collision and (p.overlap_reason == beyond or not rescan.wants_volume(p)):
+                return None  # past the re-scan's own limit, or not asked of it
             row = encode_row(d)
         rows.append(row)
         rank += collision
