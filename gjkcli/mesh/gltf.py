@@ -178,6 +178,8 @@ def layout(path):
     boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's mesh's
         vertices, placed (the part's box, up to rounding); None where a mesh cannot be read
     state : the file as read, for `only_nodes`
+    alike : (k,) bool, the nodes whose parts may share a hull with another node's (`_alike`):
+        a read of some nodes alone may not build them as a whole read does
     """
     reader = _Reader(Path(path))
     try:
@@ -222,6 +224,7 @@ def _layout_of(reader, placed):
         return None
     world = np.array([w for _, w, _ in placed], dtype=np.float64).reshape(-1, 4, 4)
     mesh = np.array([m for _, _, m in placed], dtype=np.int64)
+    alike = _alike(doc, mesh)
 
     def boxes(which) -> np.ndarray | None:
         which = [int(k) for k in which]
@@ -239,7 +242,29 @@ def _layout_of(reader, placed):
             out[row, 0], out[row, 1] = placed_vertices.min(axis=0), placed_vertices.max(axis=0)
         return out
 
-    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed)
+    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed), alike
+
+
+def _alike(doc: dict, mesh: np.ndarray) -> np.ndarray:
+    """(k,) bool per node: another node places its mesh, or a mesh that may hold the same
+    content (the same primitives' counts and POSITION bounds): such parts may share one hull,
+    placed (`gjkcli.mesh.load`'s instances), which a read of some nodes alone would not see."""
+    signatures: dict = {}
+    of_mesh = []
+    for m, item in enumerate(doc.get("meshes", [])):
+        signature = []
+        for primitive in item.get("primitives", []) if isinstance(item, dict) else ():
+            try:
+                accessors = doc["accessors"]
+                position = accessors[primitive["attributes"]["POSITION"]]
+                indices = accessors[primitive["indices"]]["count"] if "indices" in primitive else None
+                signature.append((position.get("count"), repr(position.get("min")), repr(position.get("max")),
+                                  indices, primitive.get("mode")))
+            except (KeyError, TypeError, IndexError, AttributeError):
+                signature.append(("unread", m))
+        of_mesh.append(signatures.setdefault(tuple(signature), len(signatures)))
+    slot = np.array(of_mesh, dtype=np.int64)[mesh] if len(mesh) else np.zeros(0, dtype=np.int64)
+    return np.bincount(slot, minlength=len(signatures))[slot] > 1 if len(slot) else np.zeros(0, dtype=bool)
 
 
 def _text(value) -> bytes:

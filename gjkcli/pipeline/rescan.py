@@ -206,7 +206,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     layout = gltf.layout(path)
     if layout is None:
         return None
-    names, world, mesh, geometry, rest, boxes, state = layout
+    names, world, mesh, geometry, rest, boxes, state, alike = layout
     n = len(names)
     if names != header["names"] or geometry.hex() != header.get("geometry") or rest.hex() != header.get("rest") \
             or old["world"].shape != world.shape or n < 2 or len(set(names)) != n:
@@ -246,6 +246,8 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     if near.sum() < 2:  # a scan of one part is not a scan (a note says so): one more, unchanged
         near[np.flatnonzero(~near)[0]] = True
     subset = np.flatnonzero(near)
+    if alike[subset].any():  # instances: their hulls and boxes depend on the whole file's nodes
+        return None
     out = ~near
     outside = None
     if out.any():

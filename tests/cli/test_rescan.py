@@ -205,3 +205,47 @@ def test_the_layout_finds_the_moved_nodes_and_their_boxes(tmp_path):
     for k, (_, world, m) in enumerate(nodes):
         v = meshes[m].vertices.astype(np.float64) @ world[:3, :3].T + world[:3, 3]
         assert (v.min(axis=0) >= boxes[k, 0] - 1e-9).all() and (v.max(axis=0) <= boxes[k, 1] + 1e-9).all()
+
+
+def _rings(path: Path, moved: dict, alike: bool = False) -> Path:
+    """A GLB of rings (not convex: their records' convexity reasons are measured for the parts
+    of listed pairs) and boxes, in a row, each of its own size (`alike`: of one size, which
+    the export stores as one mesh placed many times); `moved`: node name -> offset."""
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    for n in range(12):
+        grow = 0.0 if alike else 0.01 * n
+        part = trimesh.creation.torus(1.0 + grow, 0.3) if n % 3 else trimesh.creation.box((1.2 + grow,) * 3)
+        offset = np.array([1.9 * n, 0.2 * (n % 2), 0.0]) + np.asarray(moved.get(f"p{n}", (0, 0, 0)))
+        scene.add_geometry(part, node_name=f"p{n}", geom_name=f"g{n}",
+                           transform=trimesh.transformations.translation_matrix(offset))
+    scene.export(path)
+    return path
+
+
+@pytest.mark.parametrize("offset", [(0.0, 0.0, 3.0), (-0.9, 0.0, 0.0), (0.5, 0.4, 0.1)])
+def test_parts_that_are_not_convex_moved_into_and_out_of_their_neighbours(tmp_path, monkeypatch, offset):
+    before = _rings(tmp_path / "before.glb", {})
+    after = _rings(tmp_path / "after.glb", {"p4": offset, "p9": tuple(-v for v in offset)})
+    args = ["scan", "--format", "json", "--jobs", "1"]
+    calls = _checked(monkeypatch)
+    plain = _gjk(*args, after, "--no-cache")
+    assert plain[1] != _gjk(*args, before, "--no-cache")[1]
+    whole = len(calls[0])
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    del calls[:]
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(calls) == 1 and len(calls[0]) < whole  # re-scanned, not scanned whole
+
+
+def test_parts_placing_one_mesh_are_scanned_whole(tmp_path, monkeypatch):
+    # instances share their mesh's hull, placed: a read of some of them alone would build them
+    # otherwise (its last bits), so the file is scanned whole
+    before = _rings(tmp_path / "before.glb", {}, alike=True)
+    after = _rings(tmp_path / "after.glb", {"p4": (0.0, 0.0, 3.0), "p9": (0.0, 0.0, -3.0)}, alike=True)
+    args = ["scan", "--format", "json", "--jobs", "1"]
+    plain = _gjk(*args, after, "--no-cache")
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    calls = _checked(monkeypatch)
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(calls) == 1  # the whole scan alone: the re-scan gave up before scanning
