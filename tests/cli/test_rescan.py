@@ -249,3 +249,34 @@ def test_parts_placing_one_mesh_are_scanned_whole(tmp_path, monkeypatch):
     calls = _checked(monkeypatch)
     assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
     assert len(calls) == 1  # the whole scan alone: the re-scan gave up before scanning
+
+
+def _grouped(path: Path, group_offset) -> Path:
+    """A GLB of 16 parts of their own sizes, 3 of them children of a node "group" placed at
+    `group_offset`."""
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    scene.graph.update(frame_from="world", frame_to="group",
+                       matrix=trimesh.transformations.translation_matrix(group_offset))
+    for n in range(16):
+        part = trimesh.creation.icosphere(subdivisions=1, radius=0.6 + 0.01 * n)
+        parent = "group" if n in (5, 6, 7) else None
+        offset = (1.0 * n, 0.1 * (n % 3), 0.0) if parent is None else (0.9 * (n - 5), 0.0, 0.0)
+        scene.add_geometry(part, node_name=f"p{n}", geom_name=f"g{n}", parent_node_name=parent,
+                           transform=trimesh.transformations.translation_matrix(offset))
+    scene.export(path)
+    return path
+
+
+def test_a_moved_parent_moves_its_children(tmp_path, monkeypatch):
+    before = _grouped(tmp_path / "before.glb", (5.0, 0.0, 0.0))
+    after = _grouped(tmp_path / "after.glb", (5.3, 0.05, 0.0))
+    args = ["scan", "--format", "json", "--jobs", "1"]
+    calls = _checked(monkeypatch)
+    plain = _gjk(*args, after, "--no-cache")
+    whole = len(calls[0])
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    del calls[:]
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(calls) == 1 and len(calls[0]) < whole
+    assert {"p5", "p6", "p7"} <= {name for pair in calls[0] for name in pair}
