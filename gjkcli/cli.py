@@ -1251,10 +1251,10 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
     """The report of a GLB whose last scan the cache keeps, its moved parts re-checked and the
     last report patched (`gjkcli.pipeline.rescan`, `gjkcli.report.patch`), written as a scan
     writes it; its exit code, or None: the file is to be scanned whole."""
+    import gc
+
     from gjkcli.pipeline import rescan
     from gjkcli.report.patch import patched
-
-    import gc
 
     # the document's and the report's hundreds of thousands of objects, made and read once:
     # collections meanwhile would walk them all, again and again (as `engine.shapes` pauses it)
@@ -1278,7 +1278,6 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
         _write_text(output, data, "the report")
     if report_key is not None:
         _keep_run(cache, report_key, code, writes, [])
-    if report_key is not None:
         rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
     if cache.wrote:
         cache.trim()

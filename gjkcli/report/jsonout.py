@@ -307,9 +307,10 @@ def groups_list(found: Findings) -> list:
 
 
 class Encoded:
-    """A list of rows already encoded (one orjson document each), which `dumped` writes one a
-    line as it writes a list of dicts: a report patched from the last one
-    (`gjkcli.report.patch`)."""
+    """A list's rows already encoded, as `dumped` writes them: each piece a row (`encode_row`)
+    or a run of rows with the separators between them, as a report holds them (a report
+    patched from the last one, `gjkcli.report.patch`); `dumped` puts a separator between
+    pieces."""
 
     __slots__ = ("rows",)
 
