@@ -247,24 +247,28 @@ def _layout_of(reader, placed):
 
 def _alike(doc: dict, mesh: np.ndarray) -> np.ndarray:
     """(k,) bool per node: another node places its mesh, or a mesh that may hold the same
-    content (the same primitives' counts and POSITION bounds): such parts may share one hull,
-    placed (`gjkcli.mesh.load`'s instances), which a read of some nodes alone would not see."""
+    content (the same primitives' modes, counts and POSITION bounds): such parts may share one
+    hull, placed (`gjkcli.mesh.load`'s instances), which a read of some nodes alone would not
+    see."""
+    accessors = doc.get("accessors", [])
     signatures: dict = {}
     of_mesh = []
     for m, item in enumerate(doc.get("meshes", [])):
-        signature = []
-        for primitive in item.get("primitives", []) if isinstance(item, dict) else ():
-            try:
-                accessors = doc["accessors"]
+        try:
+            signature = []
+            for primitive in item["primitives"]:
                 position = accessors[primitive["attributes"]["POSITION"]]
-                indices = accessors[primitive["indices"]]["count"] if "indices" in primitive else None
-                signature.append((position.get("count"), repr(position.get("min")), repr(position.get("max")),
-                                  indices, primitive.get("mode")))
-            except (KeyError, TypeError, IndexError, AttributeError):
-                signature.append(("unread", m))
-        of_mesh.append(signatures.setdefault(tuple(signature), len(signatures)))
-    slot = np.array(of_mesh, dtype=np.int64)[mesh] if len(mesh) else np.zeros(0, dtype=np.int64)
-    return np.bincount(slot, minlength=len(signatures))[slot] > 1 if len(slot) else np.zeros(0, dtype=bool)
+                indices = primitive.get("indices")
+                signature += (position.get("count"), *position.get("min", ()), *position.get("max", ()),
+                              None if indices is None else accessors[indices].get("count"),
+                              primitive.get("mode"), "|")
+            of_mesh.append(signatures.setdefault(tuple(signature), len(signatures)))
+        except (KeyError, TypeError, IndexError, AttributeError):  # unhashable too: a mesh of its own
+            of_mesh.append(signatures.setdefault(("unread", m), len(signatures)))
+    if not len(mesh):
+        return np.zeros(0, dtype=bool)
+    slot = np.array(of_mesh, dtype=np.int64)[mesh]
+    return np.bincount(slot, minlength=len(signatures))[slot] > 1
 
 
 def _text(value) -> bytes:
