@@ -199,10 +199,15 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     neighbours scanned with `scan(paths, options)` (`gjkcli.pipeline.run.scan`); None where the
     file is to be scanned whole (nothing moved, too much moved, the meshes or the document
     changed, or a check failed)."""
+    from gjkcli import limits
     from gjkcli.mesh import gltf
+    from gjkcli.pipeline.stages import overlap_cap_note
     from gjkcli.tolerances import DEFAULT
 
     header, old = kept
+    cap = (options.limits or limits.DEFAULT).overlap_volumes
+    if cap <= 0:  # no overlap volumes asked for: a whole scan writes none, nor their limit's note
+        return None
     layout = gltf.layout(path)
     if layout is None:
         return None
@@ -235,13 +240,11 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     near[moved] = True
     # the kept collisions that may move up into the overlap volumes' limit, as many as the moved
     # parts' collisions leave it: scanned too, so that they get their volumes in this scan
-    from gjkcli import limits
-
-    cap = (options.limits or limits.DEFAULT).overlap_volumes
     la, lb = old["la"], old["lb"]
     collisions = np.flatnonzero(old["lsev"] == 0)
-    leaving = int((changed[la[collisions[:cap]]] | changed[lb[collisions[:cap]]]).sum())
-    rising = collisions[cap:cap + leaving]
+    of_moved = changed[la[collisions]] | changed[lb[collisions]]
+    leaving = int(of_moved[:cap].sum())
+    rising = collisions[cap:][~of_moved[cap:]][:leaving]
     near[la[rising]] = near[lb[rising]] = True
     if near.sum() < 2:  # a scan of one part is not a scan (a note says so): one more, unchanged
         near[np.flatnonzero(~near)[0]] = True
@@ -254,7 +257,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
         outside = (np.abs(np.concatenate([lo[out], hi[out]])).max(), size[out].max())
     # a new collision behind the last one's (cap + all the moved parts' collisions)-th deepest
     # has `cap` kept ones before it: past the limit, no volume needed
-    after = cap + int((changed[la[collisions]] | changed[lb[collisions]]).sum())
+    after = cap + int(of_moved.sum())
     deepest = None
     if after < len(collisions):
         q = int(collisions[after])
@@ -305,10 +308,8 @@ def rescan(kept, path, options, scan) -> Rescan | None:
         a[subset] = got[name]
         whole[name] = a
     whole.update(i=pi[order], j=pj[order], status=ps[order])
-    from gjkcli.pipeline.stages import overlap_cap_note
-
-    return Rescan(found=found, cap=cap, cap_note=overlap_cap_note(cap), names=names, changed=changed, subset=subset, old=old,
-                  previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
+    return Rescan(found=found, cap=cap, cap_note=overlap_cap_note(cap), names=names, changed=changed,
+                  subset=subset, old=old, previous=bytes(old["report"]), file=(header.get("file"), got["files"][0]),
                   status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes,
                   wants_volume=recorder.wants_volume, scene=whole, extent=recorder.used_extent,
                   layout=layout)

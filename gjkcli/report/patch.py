@@ -32,8 +32,9 @@ def patched(rescan, notes: list, volumes=None):
     """(exit code, report bytes, the listed pairs' arrays to keep) of `rescan`
     (`gjkcli.pipeline.rescan.Rescan`), or None.
 
-    notes : the notes a whole scan's report would hold (the settings file's); volumes : names -> the Findings of a scan of those parts only, for the
-    kept collisions that move up into the limit (`gjkcli.pipeline.rescan.scan_parts`), or None.
+    notes : the notes a whole scan's report would hold (the settings file's); volumes : names
+    -> the Findings of a scan of those parts only, for the kept collisions that move up into
+    the overlap volumes' limit (`gjkcli.pipeline.rescan.scan_parts`), or None.
     """
     import orjson
 

@@ -109,6 +109,14 @@ def test_collisions_that_cross_the_overlap_volumes_limit_get_a_whole_scan_s_volu
     assert calls and len(calls[0]) < PARTS  # re-scanned, not scanned whole
 
 
+def test_no_overlap_volumes_asked_for(tmp_path):
+    before, after, _ = _scenes(tmp_path)
+    args = ["scan", "--format", "json", "--jobs", "1", "--limit", "overlap-volumes=0"]
+    plain = _gjk(*args, after, "--no-cache")
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+
+
 def test_collisions_moving_up_into_the_limit_get_their_volumes_from_a_scan_of_their_parts(tmp_path, monkeypatch):
     # the re-scan left the kept collisions that move up into the limit without their volumes:
     # a second scan, of those pairs' parts alone, gives them
