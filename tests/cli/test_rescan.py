@@ -4,7 +4,7 @@ JSON is a `--no-cache` scan's byte for byte. Every cache is in tmp_path."""
 from __future__ import annotations
 
 import copy
-import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +15,19 @@ from gjkcli.cli import main
 from gjkcli.pipeline import rescan, stages
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from make_scan_scene import scene, write_glb  # noqa: E402
+
+def _scene_script():
+    """scripts/make_scan_scene.py, the benchmark's scene (loaded from its file, as
+    tests/mesh/test_gltf.py does)."""
+    spec = importlib.util.spec_from_file_location("make_scan_scene", ROOT / "scripts" / "make_scan_scene.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SCRIPT = _scene_script()
+scene, write_glb = _SCRIPT.scene, _SCRIPT.write_glb
 
 PARTS = 240
 
