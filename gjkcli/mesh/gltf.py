@@ -197,7 +197,8 @@ _RECORDED: dict = {}
 @contextlib.contextmanager
 def recording_layout(path):
     """While the block runs, a whole `read_scene(path)` keeps the file's `layout` (its document
-    read once): the block gets a callable giving it, then and after (None without a read)."""
+    read once), but its `boxes` and `state` (None: the read's document is not kept): the block
+    gets a callable giving it, then and after (None without a read)."""
     key = str(Path(path).resolve())
     _RECORDED[key] = None
     kept: list = []
@@ -307,8 +308,9 @@ class _Reader:
         placed : what `placed` gave, when this reader read the file before; record : the key
         under which to keep the file's `layout` (`recording_layout`), or None."""
         out = self.placed() if placed is None else placed
-        if record is not None and only is None:
-            _RECORDED[record] = _layout_of(self, out)
+        if record is not None and only is None:  # not the reader itself: its document is large
+            got = _layout_of(self, out)
+            _RECORDED[record] = None if got is None else (*got[:5], None, None, got[7])
         if only is not None:
             out = [node for node in out if node[0] in only]
         return out, self._meshes(list(dict.fromkeys(m for _, _, m in out)))

@@ -298,3 +298,16 @@ def test_a_moved_parent_moves_its_children(tmp_path, monkeypatch):
     assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
     assert len(calls) == 1 and len(calls[0]) < whole
     assert {"p5", "p6", "p7"} <= {name for pair in calls[0] for name in pair}
+
+
+def test_a_whole_read_records_the_layout_a_second_read_gives(tmp_path):
+    from gjkcli.mesh import gltf
+
+    path = _scenes(tmp_path)[1]
+    with gltf.recording_layout(path) as recorded:
+        assert recorded() is None
+        gltf.read_scene(path)
+    got, again = recorded(), gltf.layout(path)
+    assert got[0] == again[0] and got[3:5] == again[3:5] and (got[7] == again[7]).all()
+    assert (got[1] == again[1]).all() and (got[2] == again[2]).all()
+    assert got[5] is None and got[6] is None  # the read's document is not kept
