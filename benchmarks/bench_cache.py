@@ -33,8 +33,14 @@ Scenarios:
                At 100,000 poses the poses' own work is most of a fresh run.
                bench_cache_poses.py says where each run's CPU time goes.
 
+Each side's CPU seconds (user and system, of the process) are measured too, and their ratio
+printed: on a loaded machine a steadier figure than the wall time's. With --steps, the glb-moved
+scenario's cached run is made once more with its steps timed (CPU seconds of each, the imports
+aside) and the number of parts it scanned: where a re-run of a moved GLB spends its time.
+
 Usage:
     python benchmarks/bench_cache.py [--parts 10000] [--poses 10000,100000] [--repeat 3] [--only glb,step,...]
+                                     [--steps]
 """
 from __future__ import annotations
 
@@ -62,16 +68,23 @@ TARGETS = {"glb": 0.1, "glb-moved": 0.2, "step": 0.2, "step-moved": 0.5, "step-e
            "poses": 0.2}
 
 
-def gjk(args: list, cache: Path | None) -> tuple[float, int, bytes, bytes]:
-    """(wall seconds, exit code, stdout, stderr) of one `gjk` process."""
+def gjk(args: list, cache: Path | None, cpu: list | None = None) -> tuple[float, int, bytes, bytes]:
+    """(wall seconds, exit code, stdout, stderr) of one `gjk` process; its CPU seconds (user
+    and system) appended to `cpu`."""
+    import resource
+
     argv = [sys.executable, "-m", "gjkcli", *map(str, args), "--format", "json"]
     argv += ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GJK_NO_CACHE", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, env=env)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode not in (0, 1):
         raise RuntimeError(f"gjk {' '.join(map(str, args))} failed: {done.stderr.decode()[-2000:]}")
     return wall, done.returncode, done.stdout, done.stderr
@@ -82,19 +95,20 @@ def measure(name: str, before: list, after: list, work: Path, repeat: int) -> di
     shutil.rmtree(snapshot, ignore_errors=True)
     gjk(before, snapshot)  # fills the cache (untimed)
     snapshot.mkdir(parents=True, exist_ok=True)  # a run may keep nothing
-    fresh, cached, same = [], [], True
+    fresh, cached, same, fresh_cpu, cached_cpu = [], [], True, [], []
     for r in range(repeat):
         copy = work / f"{name}-run"
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(snapshot, copy)
-        t, code, out, _ = gjk(after, None)
+        t, code, out, _ = gjk(after, None, fresh_cpu)
         fresh.append(t)
-        t, code2, out2, err2 = gjk(after, copy)
+        t, code2, out2, err2 = gjk(after, copy, cached_cpu)
         cached.append(t)
         same &= out == out2 and code == code2
     f, c = statistics.median(fresh), statistics.median(cached)
+    fc, cc = statistics.median(fresh_cpu), statistics.median(cached_cpu)
     return {"scenario": name, "fresh": f, "cached": c, "ratio": c / f, "target": TARGETS[name.split(":")[0]],
-            "same": same}
+            "same": same, "fresh_cpu": fc, "cached_cpu": cc, "cpu_ratio": cc / fc}
 
 
 def glb_scenarios(work: Path, parts: int):
@@ -112,6 +126,69 @@ def glb_scenarios(work: Path, parts: int):
     write_glb(after, doc, binary)
     yield "glb", ["scan", before], ["scan", before]
     yield "glb-moved", ["scan", before], ["scan", after]
+
+
+# The cached GLB re-run's steps (`glb_steps`): the function, in the module that calls it.
+_STEPS = (("the whole report's key (the file's digest)", "gjkcli.pipeline.cache", "run_key"),
+          ("the last scene and report read", "gjkcli.pipeline.rescan", "kept_scene"),
+          ("the glTF JSON read, the nodes placed", "gjkcli.mesh.gltf", "layout"),
+          ("the moved parts and their neighbours scanned", "gjkcli.pipeline.run", "scan"),
+          ("the report patched", "gjkcli.report.patch", "patched"),
+          ("the report and scene kept", "gjkcli.pipeline.cache", "put_run"),
+          ("the report and scene kept", "gjkcli.pipeline.rescan", "keep_scene"))
+_STEPS_CODE = """
+import json, sys, time, importlib
+spent, sizes = {}, {}
+for label, module, name in %r:
+    m = importlib.import_module(module)
+    f = getattr(m, name)
+    def timed(*a, _f=f, _label=label, **k):
+        t = time.process_time()
+        try:
+            return _f(*a, **k)
+        finally:
+            spent[_label] = spent.get(_label, 0.0) + time.process_time() - t
+    setattr(m, name, timed)
+import gjkcli.pipeline.rescan as rescan
+plain = rescan.rescan
+def counted(*a, **k):
+    got = plain(*a, **k)
+    if got is not None:
+        sizes.update(moved=int(got.changed.sum()), scanned=len(got.subset), parts=len(got.names))
+    return got
+rescan.rescan = counted
+from gjkcli.cli import main
+start = time.process_time()
+try:
+    main(sys.argv[1:], standalone_mode=False)
+except SystemExit:
+    pass
+spent["all (imports aside)"] = time.process_time() - start
+print(json.dumps({"spent": spent, **sizes}))
+"""
+
+
+def glb_steps(after: list, work: Path, name: str) -> str:
+    """The CPU seconds of the cached re-run's steps (`_STEPS`, on a fresh copy of the cache)
+    and how many parts it scanned, as a line."""
+    import json
+
+    copy = work / f"{name}-steps"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(work / f"{name}-snapshot", copy)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("GJK_NO_CACHE", None)
+    argv = [sys.executable, "-c", _STEPS_CODE % (_STEPS,), *map(str, after), "--format", "json",
+            "--cache-dir", str(copy)]
+    done = subprocess.run(argv, capture_output=True, env=env)
+    try:
+        got = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return f"not measured ({done.stderr.decode()[-300:]})"
+    steps = ", ".join(f"{label} {seconds:.3f} s" for label, seconds in got["spent"].items())
+    if "scanned" not in got:
+        return steps + " (the file was scanned whole)"
+    return f"{steps}; {got['moved']:,} parts moved, {got['scanned']:,} of {got['parts']:,} scanned"
 
 
 def step_scenarios(work: Path, changed: bool = False):
@@ -310,6 +387,8 @@ def main(argv=None) -> int:
                         help="scenarios: glb, step (unchanged), step-changed (unchanged, and one solid moved or "
                              "edited), ifc, poses")
     parser.add_argument("--keep", type=Path, help="work here (default: a temporary folder)")
+    parser.add_argument("--steps", action="store_true",
+                        help="glb-moved: also the CPU seconds of the cached run's steps (one more run)")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     from _common import markdown_table
@@ -333,17 +412,20 @@ def main(argv=None) -> int:
     for name, before, after in scenarios:
         got = measure(name, before, after, work, args.repeat)
         print(f"{name}: fresh {got['fresh']:.2f} s, cached {got['cached']:.2f} s, ratio {got['ratio']:.2f} "
-              f"(target {got['target']}), same JSON {got['same']}", flush=True)
+              f"(target {got['target']}), CPU {got['fresh_cpu']:.2f} s against {got['cached_cpu']:.2f} s "
+              f"(ratio {got['cpu_ratio']:.2f}), same JSON {got['same']}", flush=True)
+        if name == "glb-moved" and args.steps:
+            print(f"{name}: where the cached run's CPU goes: {glb_steps(after, work, name)}", flush=True)
         rows.append(got)
     print()
     print(f"Whole `gjk scan ... --format json` processes, medians of {args.repeat} alternating runs; "
           f"cached: a copy of the cache the run on the inputs before the change left.")
     print()
     print(markdown_table(["scenario", "fresh (s)", "cached (s)", "cached / fresh", "target", "held",
-                          "same JSON"],
+                          "CPU cached / fresh", "same JSON"],
                          [[r["scenario"], f"{r['fresh']:.2f}", f"{r['cached']:.2f}", f"{r['ratio']:.2f}",
                            f"{r['target']}", "yes" if r["ratio"] <= r["target"] else "no",
-                           "yes" if r["same"] else "NO"] for r in rows]))
+                           f"{r['cpu_ratio']:.2f}", "yes" if r["same"] else "NO"] for r in rows]))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if all(r["same"] for r in rows) else 1

@@ -825,7 +825,24 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=cache)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
-        with _progress(quiet, output_format, command) as tell:
+        # -- the cache: a GLB scanned before with some parts moved re-checks those (`rescan`)
+        scene_key = _scene_key(ctx, command, report_key, params)
+        if scene_key is not None:
+            import dataclasses
+
+            from gjkcli.pipeline import rescan
+
+            code = _rescanned(ctx, cache, scene_key, inputs[0], options, output, report_key, pipeline.scan)
+            if code is not None:
+                ctx.exit(code)
+            options = dataclasses.replace(options, rescan=rescan.Recorder())
+        layout = contextlib.nullcontext(lambda: None)
+        if scene_key is not None:  # the file's nodes, as the scan reads them, for its scene
+            from gjkcli.mesh.gltf import recording_layout
+
+            layout = recording_layout(inputs[0])
+        # -- end of the cache's hook
+        with _progress(quiet, output_format, command) as tell, layout as read_layout:
             if command == "check":
                 found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
             else:
@@ -853,6 +870,9 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                       verbose=verbose, table_asked=table_asked)
             if report_key is not None:
                 _keep_run(cache, report_key, found.exit_code, writes, recorded)
+            if scene_key is not None and len(writes) == 1 and not found.unchecked and not found.errors:
+                rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
+                                  report_key, read_layout())
         elif report_key is not None:
             _keep_run(cache, report_key, found.exit_code, [], recorded)
         if cache is not None and cache.wrote:
@@ -1207,6 +1227,61 @@ def _run_key(ctx: click.Context, cache, params: dict) -> str | None:
     files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
     return run_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
                    p["inputs"], (settings_of(ctx).path, p["baseline"], *files))
+
+
+def _scene_key(ctx: click.Context, command: str, report_key, params: dict) -> str | None:
+    """The key of the last scan of this one GLB with these options (`gjkcli.pipeline.rescan`),
+    or None where a re-scan does not apply: anything but a JSON report of one GLB with the
+    default listing (no baseline, manifest, robot, groups, allowed pairs, trace)."""
+    p = params
+    inputs = p["inputs"]
+    if (report_key is None or command != "scan" or p["output_format"] != "json" or len(inputs) != 1
+            or not str(inputs[0]).lower().endswith(".glb") or not os.path.isfile(inputs[0])
+            or p["trace"] or p["all_pairs"] or p["show_allowed"] or p["baseline"] is not None
+            or p["robot"] is not None or p["group_within"] is not None or p["allow"] or p["split_bodies"]
+            or p["verbose"] or (p["quiet"] and p["output"] is None)):
+        return None
+    from gjkcli.pipeline.rescan import scene_key
+
+    return scene_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
+                     (settings_of(ctx).path,))
+
+
+def _rescanned(ctx: click.Context, cache, key: str, path, options, output, report_key, scan) -> int | None:
+    """The report of a GLB whose last scan the cache keeps, its moved parts re-checked and the
+    last report patched (`gjkcli.pipeline.rescan`, `gjkcli.report.patch`), written as a scan
+    writes it; its exit code, or None: the file is to be scanned whole."""
+    import gc
+
+    from gjkcli.pipeline import rescan
+    from gjkcli.report.patch import patched
+
+    # the document's and the report's hundreds of thousands of objects, made and read once:
+    # collections meanwhile would walk them all, again and again (as `engine.shapes` pauses it)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kept = rescan.kept_scene(cache, key)
+        got = rescan.rescan(kept, path, options, scan) if kept is not None else None
+        if got is None:
+            return None
+        notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
+        done = patched(got, notes,
+                       lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
+    finally:
+        if enabled:
+            gc.enable()
+    if done is None:
+        return None
+    code, data, listed = done
+    with _recording(report_key is not None) as writes:
+        _write_text(output, data, "the report")
+    if report_key is not None:
+        _keep_run(cache, report_key, code, writes, [])
+        rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
+    if cache.wrote:
+        cache.trim()
+    return code
 
 
 def _keep_run(cache, whole: str, code: int, writes: list, stderr: list) -> None:

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import hashlib
 import json
 import os
 import posixpath
@@ -54,7 +56,7 @@ import numpy as np
 
 from gjkcli.errors import InputError
 
-__all__ = ["Unsupported", "Mesh", "read_scene"]
+__all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout", "recording_layout"]
 
 
 class Unsupported(Exception):
@@ -123,9 +125,11 @@ def read_scene(path: str | Path):
     Unsupported
         The file uses a feature left to trimesh's reader.
     """
-    reader = _Reader(Path(path))
+    key = str(Path(path).resolve())
+    only, state = _ONLY.get(key, (None, None))
+    reader = _Reader(Path(path)) if state is None else state[0]
     try:
-        return reader.scene()
+        return reader.scene(only, None if state is None else state[1], key if key in _RECORDED else None)
     except (InputError, Unsupported):
         raise
     except OSError as exc:
@@ -137,6 +141,146 @@ def read_scene(path: str | Path):
         # every field is checked where it is read, so this is a layout no check foresaw
         raise reader.fail(f"not a valid {reader.kind} file: its JSON does not have glTF 2.0's "
                           f"layout; re-export it") from exc
+
+
+# read_scene's filter while `only_nodes` runs: the file's resolved path -> the nodes' names
+_ONLY: dict = {}
+
+
+@contextlib.contextmanager
+def only_nodes(path, names, state=None):
+    """While the block runs, `read_scene(path)` gives only the nodes named in `names` and reads
+    only their meshes (the others' names and order as a whole read gives them): a re-scan
+    builds the parts that moved and their neighbours (`gjkcli.pipeline.rescan`). state : the
+    file as `layout` read it (its document is not read again)."""
+    key = str(Path(path).resolve())
+    _ONLY[key] = (frozenset(names), state)
+    try:
+        yield
+    finally:
+        _ONLY.pop(key, None)
+
+
+def layout(path):
+    """A file's nodes as a re-scan compares them with the last scan's, read from its JSON
+    without building a mesh; None where this does not follow the file (its buffers outside a
+    GLB's chunk).
+
+    Returns
+    -------
+    names : list of str, the mesh nodes as `read_scene` gives them
+    world : (k, 4, 4) float64, their world transforms
+    mesh : (k,) int64, their meshes' indices
+    geometry : bytes, BLAKE2b of the meshes', accessors' and buffer views' JSON and of the
+        binary chunk: while it is the same, a node of the same mesh and transform is the same
+        part
+    rest : bytes, BLAKE2b of the document but its nodes, meshes, accessors and views
+    boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's mesh's
+        vertices, placed (the part's box, up to rounding); None where a mesh cannot be read
+    state : the file as read, for `only_nodes`
+    alike : (k,) bool, the nodes whose parts may share a hull with another node's (`_alike`):
+        a read of some nodes alone may not build them as a whole read does
+    """
+    reader = _Reader(Path(path))
+    try:
+        placed = reader.placed()
+    except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError, RecursionError, OverflowError):
+        return None
+    return _layout_of(reader, placed)
+
+
+# `recording_layout`: the files whose whole read keeps their `layout`, and what it kept
+_RECORDED: dict = {}
+
+
+@contextlib.contextmanager
+def recording_layout(path):
+    """While the block runs, a whole `read_scene(path)` keeps the file's `layout` (its document
+    read once), but its `boxes` and `state` (None: the read's document is not kept): the block
+    gets a callable giving it, then and after (None without a read)."""
+    key = str(Path(path).resolve())
+    _RECORDED[key] = None
+    kept: list = []
+    try:
+        yield lambda: kept[0] if kept else _RECORDED.get(key)
+    finally:
+        kept.append(_RECORDED.pop(key, None))
+
+
+def _layout_of(reader, placed):
+    """`layout` of a file `reader` read, its nodes `placed`."""
+    try:
+        doc = reader.doc
+        if reader.chunk is None or any(source[0] != "chunk" for source in reader.sources):
+            return None
+        h = hashlib.blake2b(digest_size=20)
+        for key in ("meshes", "accessors", "bufferViews"):
+            h.update(_text(doc.get(key)))
+        h.update(reader.chunk)
+        rest = {k: v for k, v in doc.items() if k not in ("nodes", "meshes", "accessors", "bufferViews")}
+        rest = hashlib.blake2b(_text(rest), digest_size=20).digest()
+    except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError, RecursionError, OverflowError):
+        return None
+    world = np.array([w for _, w, _ in placed], dtype=np.float64).reshape(-1, 4, 4)
+    mesh = np.array([m for _, _, m in placed], dtype=np.int64)
+    alike = _alike(doc, mesh)
+
+    def boxes(which) -> np.ndarray | None:
+        which = [int(k) for k in which]
+        out = np.zeros((len(which), 2, 3))
+        try:
+            meshes = reader._meshes(list(dict.fromkeys(int(mesh[k]) for k in which)))
+        except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
+                AttributeError, OverflowError):
+            return None
+        for row, k in enumerate(which):
+            v = meshes[int(mesh[k])].vertices
+            if v is None or len(v) == 0:
+                return None
+            placed_vertices = v @ world[k, :3, :3].T + world[k, :3, 3]
+            out[row, 0], out[row, 1] = placed_vertices.min(axis=0), placed_vertices.max(axis=0)
+        return out
+
+    return [name for name, _, _ in placed], world, mesh, h.digest(), rest, boxes, (reader, placed), alike
+
+
+def _alike(doc: dict, mesh: np.ndarray) -> np.ndarray:
+    """(k,) bool per node: another node places its mesh, or a mesh that may hold the same
+    content (the same primitives' modes, counts and POSITION bounds): such parts may share one
+    hull, placed (`gjkcli.mesh.load`'s instances), which a read of some nodes alone would not
+    see."""
+    accessors = doc.get("accessors", [])
+    signatures: dict = {}
+    of_mesh = []
+    for m, item in enumerate(doc.get("meshes", [])):
+        try:
+            signature = []
+            for primitive in item["primitives"]:
+                position = accessors[primitive["attributes"]["POSITION"]]
+                indices = primitive.get("indices")
+                signature += (position.get("count"), *position.get("min", ()), *position.get("max", ()),
+                              None if indices is None else accessors[indices].get("count"),
+                              primitive.get("mode"), "|")
+            of_mesh.append(signatures.setdefault(tuple(signature), len(signatures)))
+        except (KeyError, TypeError, IndexError, AttributeError):  # unhashable too: a mesh of its own
+            of_mesh.append(signatures.setdefault(("unread", m), len(signatures)))
+    if not len(mesh):
+        return np.zeros(0, dtype=bool)
+    slot = np.array(of_mesh, dtype=np.int64)[mesh]
+    return np.bincount(slot, minlength=len(signatures))[slot] > 1
+
+
+def _text(value) -> bytes:
+    """JSON data as text to hash: orjson's (fast), or repr's where orjson refuses it (an
+    integer past 64 bits)."""
+    import orjson
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return repr(value).encode()
 
 
 class _Reader:
@@ -159,7 +303,21 @@ class _Reader:
 
     # -- the whole scene --------------------------------------------------------------------------
 
-    def scene(self):
+    def scene(self, only=None, placed=None, record=None):
+        """read_scene's answer; only : the names of the nodes to keep (`only_nodes`), or None;
+        placed : what `placed` gave, when this reader read the file before; record : the key
+        under which to keep the file's `layout` (`recording_layout`), or None."""
+        out = self.placed() if placed is None else placed
+        if record is not None and only is None:  # not the reader itself: its document is large
+            got = _layout_of(self, out)
+            _RECORDED[record] = None if got is None else (*got[:5], None, None, got[7])
+        if only is not None:
+            out = [node for node in out if node[0] in only]
+        return out, self._meshes(list(dict.fromkeys(m for _, _, m in out)))
+
+    def placed(self) -> list:
+        """[(name, world transform, mesh index)] of the nodes that hold a mesh, checked, without
+        reading a mesh."""
         self.doc = self._document()
         self._check_version()
         self._check_buffers()  # before anything is left to trimesh: its resolver is laxer
@@ -175,7 +333,7 @@ class _Reader:
             if "camera" in node and ("mesh" in node or node.get("children")):
                 raise Unsupported(f"node {self._node(k)} holds a camera and a mesh or children")
         world = _world_transforms(self._local_transforms(placed, order), parent, depth)
-        out, used = [], {}
+        out = []
         n_meshes = len(self._list(self.doc, "meshes", "the file"))
         for position, (k, node) in enumerate(zip(order, placed)):
             if "mesh" not in node:
@@ -183,9 +341,8 @@ class _Reader:
             m = node["mesh"]
             if type(m) is not int or not 0 <= m < n_meshes:
                 self._index(m, n_meshes, f"the mesh of node {self._node(k)}", "mesh")
-            used[m] = True
             out.append((self.names[k], world[position], m))
-        return out, self._meshes(list(used))
+        return out
 
     # -- the container ------------------------------------------------------------------------------
 

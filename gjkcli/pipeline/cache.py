@@ -22,6 +22,9 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            is not its hull, as the report's object records say (`Parts.records`)
     poses  a few packs per robot and options: a pose's joint values -> its findings
            (`gjkcli.pipeline.poses`)
+    scene  one entry per scan of one GLB and its options (not its bytes): its nodes, parts,
+           checked and listed pairs and the key of its `run` entry, from which a re-scan of the
+           file with some parts moved patches the report (`gjkcli.pipeline.rescan`)
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
@@ -207,7 +210,7 @@ class Cache:
         try:
             self._make_folder()
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_whole(path, encode(header, arrays or {}, kind, k))
+            write_whole(path, encoded(header, arrays or {}, kind, k))
         except OSError as e:
             note = f"cache: cannot write into {self.folder} ({e.strerror or e}); the run goes on without it"
             if note not in self.notes:
@@ -273,6 +276,12 @@ def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
     """An entry's bytes: magic, checksum of the rest, then the rest: the header's length (8
     bytes, little-endian), the header as JSON ({"kind", "key", "arrays": [[name, dtype, shape,
     offset, nbytes]], "data": header}), the arrays' bytes."""
+    return b"".join(encoded(header, arrays, kind, k))
+
+
+def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
+    """`encode`'s bytes as pieces, the arrays' views among them (a large entry is written
+    without a copy of it)."""
     import numpy as np
 
     table, blobs, offset = [], [], 0
@@ -282,14 +291,17 @@ def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
             a = a.astype(a.dtype.newbyteorder("<"))
         if a.dtype.str not in _DTYPES:
             raise TypeError(f"cache: dtype {a.dtype} of {name} is not one an entry holds")
-        raw = a.tobytes()
-        table.append([name, a.dtype.str, list(a.shape), offset, len(raw)])
+        raw = memoryview(a.reshape(-1).view(np.uint8))
+        table.append([name, a.dtype.str, list(a.shape), offset, raw.nbytes])
         blobs.append(raw)
-        offset += len(raw)
+        offset += raw.nbytes
     head = json.dumps({"kind": kind, "key": k, "arrays": table, "data": header},
                       separators=(",", ":"), allow_nan=True).encode()
-    rest = len(head).to_bytes(8, "little") + head + b"".join(blobs)
-    return _MAGIC + hashlib.blake2b(rest, digest_size=_DIGEST).digest() + rest
+    head = len(head).to_bytes(8, "little") + head
+    h = hashlib.blake2b(head, digest_size=_DIGEST)
+    for raw in blobs:
+        h.update(raw)
+    return [_MAGIC + h.digest(), head, *blobs]
 
 
 def decode(data: bytes, kind: str, k: str, raw: bool = False):

@@ -88,6 +88,9 @@ class Options:
     cache : a `gjkcli.pipeline.cache.Cache`: hulls and pairs whose content and options were seen
         before are taken from it, the others computed and kept (None: none; the command line's
         default is `.gjk_cache`)
+    rescan : a `gjkcli.pipeline.rescan.Recorder`: the run tells it its parts and checked pairs
+        (a later scan of the file then re-checks what moved), and gives the broad phase the
+        extent of the parts a re-scan left out (None: neither)
     """
 
     mode: str = "auto"
@@ -120,6 +123,7 @@ class Options:
     units: str | None = None
     pictures: object = None
     cache: object = None
+    rescan: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

@@ -201,6 +201,8 @@ class Run:
             key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
         known = old.keys if old is not None else None
         pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
+        if o.rescan is not None:  # a re-scan's record (`gjkcli.pipeline.rescan`)
+            o.rescan.ran(parts, i, j, self.statuses, self.grow(parts, resolved), pairs)
         t = time.perf_counter()
         pairs = self._grouped(pairs, resolved)
         objects, pairs, counts, checked, index = self.objects(parts, pairs, counts, i, j, key_of, known)
@@ -568,7 +570,10 @@ class Run:
         bands = [s.tolerance for s in (resolved.sets if resolved else ()) if s.tolerance is not None]
         if bands:  # a clash set's own band
             touch = np.maximum(touch, max(bands))
-        pad = DEFAULT.bounds_pad_rel * float(np.abs(np.concatenate([lo, hi])).max() + size.max())
+        extent = (np.abs(np.concatenate([lo, hi])).max(), size.max())
+        if o.rescan is not None:  # the parts a re-scan left out count too
+            extent = o.rescan.extent(*extent)
+        pad = DEFAULT.bounds_pad_rel * float(extent[0] + extent[1])
         # a tessellated part's true surface lies up to eps beyond its triangles
         return 0.5 * reach + touch + pad + parts.eps
 
@@ -799,6 +804,8 @@ class Run:
         allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
+        # each checked pair's status, as counted, for a re-scan's record (`Options.rescan`)
+        self.statuses = ans.status.astype(str).tolist() if o.rescan is not None else None
         for k in np.flatnonzero(ans.listed).tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
@@ -812,6 +819,8 @@ class Run:
                     result = dataclasses.replace(result, status=Status.CLEARANCE)
                 counts[hull_status.value] -= 1
                 counts[result.status.value] += 1
+                if self.statuses is not None:
+                    self.statuses[k] = result.status.value
                 if result.status is Status.CLEAR and not o.all_pairs:
                     continue  # the hulls meet, the parts do not: not a finding
             else:
@@ -853,6 +862,11 @@ class Run:
         shown = len(pairs) if self.options.shown is None else self.options.shown
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
+        wanted = getattr(self.options.rescan, "wants_volume", None)
+        if wanted is not None:  # a re-scan (`gjkcli.pipeline.rescan`): the volumes its patch needs
+            needed = [wanted(p) for p in pairs]
+            done = iter(self._kept_overlaps(parts, [p for p, n in zip(pairs, needed) if n], cap))
+            return [next(done) if n else p for p, n in zip(pairs, needed)]
         if shown < len(pairs):  # the pairs the report does not show get none
             return self._kept_overlaps(parts, pairs[:shown], cap) + pairs[shown:]
         return self._kept_overlaps(parts, pairs, cap)

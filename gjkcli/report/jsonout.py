@@ -306,6 +306,30 @@ def groups_list(found: Findings) -> list:
              "elements": list(g.elements), "centre": vector(g.centre)} for g in groups(found.pairs)]
 
 
+class Encoded:
+    """A list's rows already encoded, as `dumped` writes them: each piece a row (`encode_row`)
+    or a run of rows with the separators between them, as a report holds them (a report
+    patched from the last one, `gjkcli.report.patch`); `dumped` puts a separator between
+    pieces."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list):
+        self.rows = rows
+
+
+def encode_row(row: dict) -> bytes:
+    """One object's or pair's line as `dumps` writes it (without its indent and comma)."""
+    import orjson
+
+    return orjson.dumps(row, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def dumped(document: dict) -> bytes:
+    """`dumps` as UTF-8 bytes; a list may be `Encoded`."""
+    return b"".join(_pieces(document))
+
+
 def dumps(document: dict) -> str:
     """Strict JSON for people and machines alike: each top-level key on its line, each object
     and pair of a list on one line of its own. orjson (C) encodes; Python's encoder, which an
@@ -325,15 +349,22 @@ def _pieces(document: dict) -> Iterator[bytes]:
     last = len(document) - 1
     for n, (key, value) in enumerate(document.items()):
         tail = b"," if n < last else b""
+        raw = isinstance(value, Encoded)
+        if raw:
+            value = _Rows(value.rows)
         rows = value.items if isinstance(value, _Rows) else iter(value) \
             if isinstance(value, list) and value and isinstance(value[0], dict) else None
         first = None if rows is None else next(rows, None)
         if first is None:
             yield b"\n  " + enc(key) + b": " + enc([] if isinstance(value, _Rows) else value) + tail
             continue
-        yield b"\n  " + enc(key) + b": [\n    " + enc(first)
-        for row in rows:
-            yield b",\n    " + enc(row)
+        if raw:
+            yield b"\n  " + enc(key) + b": [\n    " + first
+            yield from (b",\n    " + row for row in rows)
+        else:
+            yield b"\n  " + enc(key) + b": [\n    " + enc(first)
+            for row in rows:
+                yield b",\n    " + enc(row)
         yield b"\n  ]" + tail
     yield b"\n}"
 
