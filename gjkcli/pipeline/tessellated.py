@@ -507,25 +507,42 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     times = 4  # the deflection divided by a power of 4, so that pairs share finer parts
     while times * margin < 2 * e:  # the finer error about half the margin
         times *= 4
-    if times > FINER_UP_TO or times * triangles > FINER_TRIANGLES:
+    if times > FINER_UP_TO:
         return None
     rel = DEFAULT.cad_deflection_rel / times
     bodies, errors = [], []
-    for ref in (refs[0][0], refs[1][0]):
-        key = (ref, rel)
-        if key not in memo.finer:
-            vertices, faces, eps = cad.finer(ref, unit, rel)
-            memo.finer[key] = (Mesh(*merge_close(vertices, faces)), eps)
-        bodies.append(memo.finer[key][0])
-        errors.append(memo.finer[key][1])
+    reach = None  # the whole solids meshed again; else only their faces within reach
+    if times * triangles <= FINER_TRIANGLES:
+        for ref in (refs[0][0], refs[1][0]):
+            key = (ref, rel)
+            if key not in memo.finer:
+                vertices, faces, eps = cad.finer(ref, unit, rel)
+                memo.finer[key] = (Mesh(*merge_close(vertices, faces)), eps)
+            bodies.append(memo.finer[key][0])
+            errors.append(memo.finer[key][1])
+    else:
+        # a large part: only the faces that come within the triangles' bound of the other part
+        # (as OpenCASCADE would measure them, `_exact`), if they are few enough
+        reach = float(mesh.distance) + e + tol
+        near = cad.finer_near(refs[0], refs[1], unit, reach, rel, times, FINER_TRIANGLES)
+        if near is None:
+            return None
+        for vertices, faces, eps in near:
+            bodies.append(Mesh(*merge_close(vertices, faces)))
+            errors.append(eps)
     fine = pair_query(bodies[0], bodies[1], tolerance=tol, want="distance")
     if fine.status is Status.COLLISION:
         return None
     lower, upper = bounds_of(float(fine.signed_distance), errors[0] + errors[1])
+    if reach is not None and not upper <= reach:
+        return None  # the near faces' distance is the boundaries' only within reach
     decided = _from_interval(fine, lower, upper, tol, clearance, None)
     if decided.result.status is Status.UNDECIDED:
         return None
-    note = (f"decided on the parts' triangles made {times} times finer (error "
+    if reach is not None and cad.nested(refs[0], refs[1]):
+        return None  # boundaries apart, one solid inside the other: the exact solids say so
+    what = "the parts' triangles" if reach is None else "the triangles of the parts' nearest faces"
+    note = (f"decided on {what} made {times} times finer (error "
             f"{errors[0] + errors[1]:.3g} instead of {e:.3g})")
     return dataclasses.replace(decided, note=note)
 
