@@ -35,7 +35,9 @@ The verdicts. With the touching band `tol` and the required clearance `c` (0 whe
 Cheaper before exact. The triangles' distance comes first; their deepest point (most of a pair's
 time where the triangles cross, as a bolt's do its hole's) only where it can decide. Apart
 triangles within their error of the band or the clearance are made again, finer (`_finer`, up
-to FINER_UP_TO times), where the finer bound may decide them. OpenCASCADE
+to FINER_UP_TO times), where the finer bound may decide them; a part too large to mesh again
+whole (FINER_TRIANGLES) has only its faces near the other part made finer
+(`gjkcli.mesh.cad.finer_near`). OpenCASCADE
 then measures the faces that come within the triangles' bound of each other, on the solids'
 canonical copies where their products are met in two or more groups of pairs (`_with_copies`;
 `gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
