@@ -48,7 +48,7 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points", "finer", "edge_moves", "canonical_todo", "canonical_export",
+           "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
            "canonical_import"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
@@ -179,6 +179,74 @@ def finer(ref: SolidRef, unit: str, deflection_rel: float):
     scale = factor(_OCC_UNIT, unit)
     stretch = float(np.linalg.norm(T[:3, :3], 2))
     return (vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces, eps * stretch * scale
+
+
+def finer_near(refs_a, refs_b, unit: str, reach: float, deflection_rel: float,
+               growth: float = 1.0, most: float | None = None):
+    """((vertices, faces, eps), (vertices, faces, eps)) in `unit`, placed in the assembly: only
+    the faces of each of two solids that come within `reach` (in `unit`) of the other's faces
+    (`_near_faces`), tessellated again with a linear deflection of `deflection_rel` x the placed
+    solid's diagonal, their error measured as `read_step` measures it. A face left out lies
+    farther than `reach` from the other solid's boundary, so the boundaries' distance is the
+    near faces' wherever that is within `reach`. None for several solids a side, no near face,
+    or where the near faces' triangles as the file was meshed, times `growth`, pass `most` (a
+    finer mesh of a face grows about as its deflection shrinks), or are not known.
+
+    Where one solid's faces near the other are a few of many (a housing's ten of its 323
+    faces round a rotor), this costs a fraction of the whole solid meshed again (`finer`) and
+    of OpenCASCADE's distance on the nearest faces."""
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRepBndLib import BRepBndLib
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Copy
+    from OCP.BRepMesh import BRepMesh_IncrementalMesh
+
+    if len(refs_a) != 1 or len(refs_b) != 1:
+        return None
+    k = factor(_OCC_UNIT, unit)
+    a, b = _compound(refs_a), _compound(refs_b)
+    near = _near_faces(a, b, reach / k)
+    if near is None:
+        return None
+    if most is not None and any(_meshed_triangles(faces) is None
+                                or _meshed_triangles(faces) * growth > most for faces in near):
+        return None
+    out = []
+    for solid, faces, ref in ((a, near[0], refs_a[0]), (b, near[1], refs_b[0])):
+        box = Bnd_Box()
+        BRepBndLib.Add_s(solid, box, False)
+        lo, hi = box.CornerMin(), box.CornerMax()
+        diagonal = float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
+        deflection = max(deflection_rel * diagonal, 1e-12)
+        copy = BRepBuilderAPI_Copy(faces, True, False).Shape()  # its geometry, not its mesh
+        BRepMesh_IncrementalMesh(copy, deflection, False, 0.5, False)
+        vertices, triangles, measured = _triangles(copy, ref.path, "part", deflection)
+        if len(triangles) == 0:
+            return None
+        eps = max(deflection, measured) if _curved(copy) else 0.0
+        out.append((vertices * k, triangles, eps * k))
+    return out[0], out[1]
+
+
+def _meshed_triangles(shape) -> int | None:
+    """The triangles of the faces of `shape` as they are meshed (the file's solids are, as they
+    are read), or None when a face has no triangulation."""
+    from OCP.BRep import BRep_Tool
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.TopoDS import TopoDS
+
+    count = 0
+    for face in _faces(shape):
+        tri = BRep_Tool.Triangulation_s(TopoDS.Face(face), TopLoc_Location())
+        if tri is None:
+            return None
+        count += tri.NbTriangles()
+    return count
+
+
+def nested(refs_a, refs_b) -> bool:
+    """Whether one of two solids whose boundaries do not meet lies inside the other (`_nested`:
+    a vertex of each classified in the other)."""
+    return _nested(_compound(refs_a), _compound(refs_b))
 
 
 def _pose(R, t) -> np.ndarray:

@@ -35,7 +35,9 @@ The verdicts. With the touching band `tol` and the required clearance `c` (0 whe
 Cheaper before exact. The triangles' distance comes first; their deepest point (most of a pair's
 time where the triangles cross, as a bolt's do its hole's) only where it can decide. Apart
 triangles within their error of the band or the clearance are made again, finer (`_finer`, up
-to FINER_UP_TO times), where the finer bound may decide them. OpenCASCADE
+to FINER_UP_TO times), where the finer bound may decide them; a part too large to mesh again
+whole (FINER_TRIANGLES) has only its faces near the other part made finer
+(`gjkcli.mesh.cad.finer_near`). OpenCASCADE
 then measures the faces that come within the triangles' bound of each other, on the solids'
 canonical copies where their products are met in two or more groups of pairs (`_with_copies`;
 `gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
@@ -69,6 +71,7 @@ __all__ = ["Bounded", "ExactMemo", "Pending", "decide", "decide_all", "bounds_of
 # the fork, read by the children.
 _WORK: list = []
 _NEXT = None
+_SPLIT = 0  # the first group of _WORK that needs canonical copies another process makes
 
 # Groups of pairs from which `decide_all` forks at once. Fewer are started in this process, and
 # forked only once they prove slow: after FORK_AFTER seconds, when the groups left would take
@@ -240,13 +243,18 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
     taking the next group from a shared counter until none is left. The products' canonical
     copies are made first: shared out when two or more are to be made (`todo`,
     `_copies_to_make` when None: each process makes its share and sends it to this one, which
-    sends them all back, `gjkcli.mesh.cad.canonical_export`), else here, before the fork."""
+    sends them all back, `gjkcli.mesh.cad.canonical_export`), else here, before the fork.
+    Shared out, the groups that need none of them are taken first, and a process waits for
+    the others' copies only when it takes a group that needs them (or has none left): a
+    process whose share is made sooner refines pairs meanwhile instead of waiting (Euclid's
+    pm2: one process made the housing's copy, 1 s, while the other, its two small copies made,
+    waited for it)."""
     import functools
 
     from gjkcli import forks
     from gjkcli.mesh import cad
 
-    global _WORK, _NEXT
+    global _WORK, _NEXT, _SPLIT
     # the largest pairs first (their triangles), so that no process is left with a long one
     # while the others have finished
     work = sorted(work, key=lambda group: -sum(_triangle_count(item.a) + _triangle_count(item.b)
@@ -256,7 +264,12 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
     shares = [todo[k::workers + 1] for k in range(workers + 1)] if len(todo) >= 2 else None
     if shares is None:
         _copies_here(work)
-    _WORK, _NEXT = work, forks.Counter()
+        split = len(work)
+    else:  # the groups that need no copy still to be made first, each part still largest first
+        needs = [bool(_copies_to_make([group])) for group in work]
+        work = [g for g, n in zip(work, needs) if not n] + [g for g, n in zip(work, needs) if n]
+        split = needs.count(False)
+    _WORK, _NEXT, _SPLIT = work, forks.Counter(), split
     crew: list = []
     try:
         for k in range(workers):
@@ -265,34 +278,54 @@ def _shared(work: list, jobs: int, memo: ExactMemo, todo: list | None = None) ->
                 crew.append(forks.Worker(functools.partial(_worker, share)))
             except OSError:  # no process left to fork (a limit): this process does the rest
                 break
+        exchange = None
         if shares is not None:  # this process's share, and those of workers it could not fork
-            made = cad.canonical_export([ref for share in (shares[0], *shares[len(crew) + 1:])
-                                         for ref in share])
-            for worker in crew:
-                made += worker.receive()
-            for worker in crew:
-                worker.send(made)
-            cad.canonical_import(made)
-        out = _drain(memo)
+            exchange = _Exchange(cad.canonical_export(
+                [ref for share in (shares[0], *shares[len(crew) + 1:]) for ref in share]), crew)
+        out = _drain(memo, exchange)
         for worker in crew:
             out.update(worker.result())
     finally:
         for worker in crew:
             worker.close()
         _NEXT.close()
-        _WORK, _NEXT = [], None
+        _WORK, _NEXT, _SPLIT = [], None, 0
     return out
+
+
+class _Exchange:
+    """The canonical copies made by the process that forked the workers (`made`) and by its
+    workers (`crew`), each of whom sends its own once made: read as they come (`poll`, between
+    groups, so that no worker waits with its copies unread), then all of them sent to each
+    (called, once)."""
+
+    def __init__(self, made: list, crew: list):
+        self.everyone, self.crew, self.waiting = list(made), crew, list(crew)
+
+    def poll(self) -> None:
+        for worker in [w for w in self.waiting if w.ready()]:
+            self.everyone += worker.receive()
+            self.waiting.remove(worker)
+
+    def __call__(self) -> list:
+        for worker in self.waiting:
+            self.everyone += worker.receive()
+        self.waiting = []
+        for worker in self.crew:
+            worker.send(self.everyone)
+        return self.everyone
 
 
 def _worker(share, parent) -> dict:
     """A forked worker's answers (`_shared`): with `share`, first the canonical copies it makes,
-    sent to the process that forked it, and everyone's, received from it."""
-    if share is not None:
-        from gjkcli.mesh import cad
+    sent to the process that forked it, and everyone's, received from it once it needs them
+    (`_drain`)."""
+    if share is None:
+        return _drain()
+    from gjkcli.mesh import cad
 
-        parent.send(cad.canonical_export(share))
-        cad.canonical_import(parent.receive())
-    return _drain()
+    parent.send(cad.canonical_export(share))
+    return _drain(exchange=parent.receive)
 
 
 def group_of(key, same):
@@ -358,13 +391,26 @@ def _copies_here(work: list) -> None:
                     pass
 
 
-def _drain(memo: ExactMemo | None = None) -> dict:
+def _drain(memo: ExactMemo | None = None, exchange=None) -> dict:
     """The answers of the groups of `_WORK` this process takes from `_NEXT`, until none is
-    left (in a forked worker, or in the process that forked it)."""
+    left (in a forked worker, or in the process that forked it). exchange: () -> every
+    process's canonical copies (`gjkcli.mesh.cad.canonical_export`), called once, as this
+    process takes the first group from _SPLIT on (those that need them) or finds none left,
+    so that every process takes part in the exchange (and no process's copies stay unread);
+    they are kept here only where a group is left to use them."""
     memo = ExactMemo() if memo is None else memo
     out: dict = {}
     while True:
+        if exchange is not None and hasattr(exchange, "poll"):
+            exchange.poll()
         n = _NEXT.take()
+        if exchange is not None and n >= _SPLIT:
+            made = exchange()
+            exchange = None
+            if n < len(_WORK):
+                from gjkcli.mesh import cad
+
+                cad.canonical_import(made)
         if n >= len(_WORK):
             return out
         out.update((key, _decide_one(item, memo)) for key, item in _WORK[n])
@@ -507,25 +553,42 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     times = 4  # the deflection divided by a power of 4, so that pairs share finer parts
     while times * margin < 2 * e:  # the finer error about half the margin
         times *= 4
-    if times > FINER_UP_TO or times * triangles > FINER_TRIANGLES:
+    if times > FINER_UP_TO:
         return None
     rel = DEFAULT.cad_deflection_rel / times
     bodies, errors = [], []
-    for ref in (refs[0][0], refs[1][0]):
-        key = (ref, rel)
-        if key not in memo.finer:
-            vertices, faces, eps = cad.finer(ref, unit, rel)
-            memo.finer[key] = (Mesh(*merge_close(vertices, faces)), eps)
-        bodies.append(memo.finer[key][0])
-        errors.append(memo.finer[key][1])
+    reach = None  # the whole solids meshed again; else only their faces within reach
+    if times * triangles <= FINER_TRIANGLES:
+        for ref in (refs[0][0], refs[1][0]):
+            key = (ref, rel)
+            if key not in memo.finer:
+                vertices, faces, eps = cad.finer(ref, unit, rel)
+                memo.finer[key] = (Mesh(*merge_close(vertices, faces)), eps)
+            bodies.append(memo.finer[key][0])
+            errors.append(memo.finer[key][1])
+    else:
+        # a large part: only the faces that come within the triangles' bound of the other part
+        # (as OpenCASCADE would measure them, `_exact`), if they are few enough
+        reach = float(mesh.distance) + e + tol
+        near = cad.finer_near(refs[0], refs[1], unit, reach, rel, times, FINER_TRIANGLES)
+        if near is None:
+            return None
+        for vertices, faces, eps in near:
+            bodies.append(Mesh(*merge_close(vertices, faces)))
+            errors.append(eps)
     fine = pair_query(bodies[0], bodies[1], tolerance=tol, want="distance")
     if fine.status is Status.COLLISION:
         return None
     lower, upper = bounds_of(float(fine.signed_distance), errors[0] + errors[1])
+    if reach is not None and not upper <= reach:
+        return None  # the near faces' distance is the boundaries' only within reach
     decided = _from_interval(fine, lower, upper, tol, clearance, None)
     if decided.result.status is Status.UNDECIDED:
         return None
-    note = (f"decided on the parts' triangles made {times} times finer (error "
+    if reach is not None and cad.nested(refs[0], refs[1]):
+        return None  # boundaries apart, one solid inside the other: the exact solids say so
+    what = "the parts' triangles" if reach is None else "the triangles of the parts' nearest faces"
+    note = (f"decided on {what} made {times} times finer (error "
             f"{errors[0] + errors[1]:.3g} instead of {e:.3g})")
     return dataclasses.replace(decided, note=note)
 

@@ -300,6 +300,46 @@ def test_canonical_copies_made_on_both_cores_give_one_process_s_answers(tmp_path
     assert [status for _, _, status, *_ in runs[0]] == ["touching"] * 32
 
 
+def test_groups_needing_no_copy_are_refined_before_the_copies_are_awaited(monkeypatch):
+    """A process sharing the canonical copies (`tessellated._drain` with an exchange) refines
+    the groups that need none of them first, reading the workers' copies as they come between
+    groups, and exchanges them once, as it takes the first group that needs them: it no longer
+    waits first for the slowest process's copies (Euclid's pm2: the housing's, 1 s, while the
+    other process's two small copies were made at once). With no group needing them, the
+    exchange still happens once, when none is left (every process's copies read), and nothing
+    is imported."""
+    from gjkcli import forks
+    from gjkcli.pipeline import tessellated
+
+    events: list = []
+    monkeypatch.setattr(tessellated, "_decide_one", lambda item, memo: events.append(item) or item)
+    monkeypatch.setattr(cad, "canonical_import", lambda made: events.append(("import", made)))
+
+    class Exchange:
+        def poll(self):
+            events.append("poll")
+
+        def __call__(self):
+            events.append("exchange")
+            return ["copies"]
+
+    for split, want in ((3, [0, 1, 2, "exchange", ("import", ["copies"]), 3, 4]),
+                        (5, [0, 1, 2, 3, 4, "exchange"])):
+        events.clear()
+        counter = forks.Counter()
+        monkeypatch.setattr(tessellated, "_WORK", [[(k, k)] for k in range(5)])
+        monkeypatch.setattr(tessellated, "_NEXT", counter)
+        monkeypatch.setattr(tessellated, "_SPLIT", split)
+        try:
+            out = tessellated._drain(exchange=Exchange())
+        finally:
+            counter.close()
+        assert out == {k: k for k in range(5)}
+        assert [e for e in events if e != "poll"] == want
+        assert events[:2] == ["poll", 0]  # the workers' copies looked for before each group
+        assert events.count("poll") == split + 1
+
+
 NO_FORK = """
 import json, os, sys
 from gjkcli.pipeline import run

@@ -253,3 +253,40 @@ def test_inside_by_classification_with_an_empty_common_part_is_the_faces_distanc
     (pair,) = found.pairs
     assert pair.status is Status.CLEAR and pair.mode == "brep"
     assert pair.result.distance == pytest.approx(0.01, abs=1e-9)
+
+
+def test_a_large_part_s_nearest_faces_are_meshed_finer_not_the_part(tmp_path, calls):
+    """A plate of many holes with a post on its side (one solid, thousands of triangles round
+    the holes, 100 mm from the post's top) and a cylinder lying across the post's top, half
+    the pair's tessellation error above it. The whole plate meshed 4 times finer passes
+    FINER_TRIANGLES (it went to OpenCASCADE's distance, Euclid's pm2 rotor and its housing's
+    ten nearest faces of 323, issue 43); the faces within the triangles' bound of the other part
+    (the post's, the cylinder's) meshed 4 times finer decide it, clear as OpenCASCADE says,
+    without OpenCASCADE's distance and without either solid meshed again whole."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Fuse
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_Transform
+    from OCP.gp import gp_Ax1, gp_Dir, gp_Pnt, gp_Trsf
+    from OCP.TopAbs import TopAbs_SOLID
+    from OCP.TopoDS import TopoDS
+
+    from stepfiles import cylinder, moved, subshapes
+
+    fused = BRepAlgoAPI_Fuse(_plate_with_holes(12), box(10, 10, 100, (100, 0, 0)))
+    assert fused.IsDone()
+    (plate,) = subshapes(fused.Shape(), TopAbs_SOLID, TopoDS.Solid)
+    turn = gp_Trsf()
+    turn.SetRotation(gp_Ax1(gp_Pnt(0, 0, 0), gp_Dir(0, 1, 0)), np.pi / 2)
+    bar = BRepBuilderAPI_Transform(cylinder(4.0, 10.0), turn, True).Shape()  # along x
+    parts = cad.read_step(write_step(tmp_path / "parts.step", [("plate", plate), ("bar", bar)]))
+    e = sum(p.eps for p in parts)
+    assert len(parts[0].faces) * 4 > tessellated.FINER_TRIANGLES  # the plate not meshed again
+    bar = moved(bar, translate=(100.0, 5.0, 104.0 + e / 2))  # across the post's top, e / 2 above
+    path = write_step(tmp_path / "post.step", [("plate", plate), ("bar", bar)])
+    (pair,) = _scan(path)[1].values()
+    truth = exact_distance(plate, bar)
+    assert truth == pytest.approx(e / 2, rel=1e-6)
+    assert pair.status is Status.CLEAR and pair.mode == "exact"
+    assert "nearest faces" in pair.note
+    assert pair.result.distance_lower - 1e-9 <= truth <= pair.result.distance + e
+    assert calls["distance"] == 0 and calls["common"] == 0
+    assert calls["finer_triangles"] == 0  # cad.finer: no solid meshed again whole
