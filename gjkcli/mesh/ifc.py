@@ -289,12 +289,12 @@ def kept_meshes(table, prefix: bytes = b""):
 
 def _element_keys(model, elements, prefix: bytes) -> dict:
     """{element id: its key} (see `kept_meshes`); each entity's text is made once."""
-    import hashlib
+    from gjkcli.digests import blake2b
 
     text: dict = {}
     out = {}
     for e in elements:
-        h = hashlib.blake2b(prefix, digest_size=20)
+        h = blake2b(prefix, digest_size=20)
         voids = [r.RelatedOpeningElement for r in (getattr(e, "HasOpenings", None) or ())]
         for root in (e, *voids):
             for entity in model.traverse(root):

@@ -230,11 +230,11 @@ class Prepared:
         """`_chunk`'s rows for the poses of Q, those of poses seen before (the same elements,
         options and link frames: `gjkcli.pipeline.cache`'s "poses" entry of this robot) taken
         from the cache, the others computed; the entry written again when some were new."""
-        import hashlib
+        from gjkcli.digests import blake2b
 
         from gjkcli.pipeline.cache import CacheError, from_data, pair_key, prefix, to_data
 
-        h = hashlib.blake2b(digest_size=20)
+        h = blake2b(digest_size=20)
         o = self.options
         h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,
                        self.link_index.tolist(), self.ia.tolist(), self.ib.tolist())).encode())
@@ -250,7 +250,7 @@ class Prepared:
         cache = o.cache
         entry = pair_key(b"poses", robot, b"")
         kept = _KeptPoses.read(cache, entry)
-        pose_hash = hashlib.blake2b(prefix() + robot, digest_size=20)
+        pose_hash = blake2b(prefix() + robot, digest_size=20)
         rows: list = [None] * len(Q)
         keys: list = []
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
