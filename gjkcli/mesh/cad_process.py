@@ -94,8 +94,8 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
     import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
 
-    if models:  # the reader's module (and gjk's errors, units, extras it imports), which the
-        from gjkcli.mesh import ifc  # noqa: F401 - command imports too: imported once, here
+    if models and not gated:  # the reader's module (and gjk's errors, units, extras it imports),
+        from gjkcli.mesh import ifc  # noqa: F401 - which the command imports too: once, here
 
     try:
         worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares, gated))
