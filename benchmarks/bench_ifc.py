@@ -56,10 +56,28 @@ from pathlib import Path
 # (benchmarks/bench_cache.py times the cache).
 os.environ.setdefault("GJK_NO_CACHE", "1")
 
+# The gjk timed is this checkout's where its compiled core is built in place (an editable
+# install, or `python setup.py build_ext --inplace`): its package first on the path, here and in
+# the timed processes (the `gjk` script of an editable install made from another checkout would
+# otherwise import that checkout's package); else the installed one (`pip install .`).
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _built_in_place() -> bool:
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    return any((ROOT / "gjkcli" / "engine" / f"_core{suffix}").exists() for suffix in EXTENSION_SUFFIXES)
+
+
+GJK_ENV = dict(os.environ)
+if _built_in_place():
+    sys.path.insert(0, str(ROOT))
+    GJK_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
+
 ROOF = "geometrygym_great_court_roof"
 
 
-def timed(command: list) -> tuple:
+def timed(command: list, env: dict | None = None) -> tuple:
     """(wall seconds, CPU seconds (user + system), peak resident MB, return code) of a child
     process.
 
@@ -71,7 +89,8 @@ def timed(command: list) -> tuple:
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         prefix = [str(gnu_time), "-q", "-f", "%M %U %S", "-o", rss.name] if gnu_time.exists() else []
         start = time.perf_counter()
-        child = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         text = rss.read().strip().splitlines() if prefix else []
@@ -84,9 +103,9 @@ def timed(command: list) -> tuple:
 
 
 def compile_gjk() -> None:
-    """Byte-compile gjk's package as `pip install` does (an editable install, or an environment
-    with PYTHONDONTWRITEBYTECODE set, would otherwise compile every module in every timed run,
-    where IfcClash's installed modules are read compiled)."""
+    """Byte-compile the package timed as `pip install` does (an editable install, or an
+    environment with PYTHONDONTWRITEBYTECODE set, would otherwise compile every module in every
+    timed run, where IfcClash's installed modules are read compiled)."""
     import compileall
 
     import gjkcli
@@ -97,11 +116,13 @@ def compile_gjk() -> None:
 def gjk_run(model: Path, band_m: float, out: Path) -> tuple:
     """(wall s, CPU s, peak MB, collisions, {"objects", "undecided", "pairs", "left_out"}) of one
     `gjk scan`: the objects it read, its undecided pairs and pairs checked, and the elements its
-    notes say it left out for want of a 3D body."""
+    notes say it left out for want of a 3D body. The `gjk` script beside this Python, as a user
+    runs it, else `python -m gjkcli`; either imports this checkout's package where it is built
+    in place (GJK_ENV)."""
     exe = Path(sys.executable).with_name("gjk")
-    command = [str(exe) if exe.exists() else "gjk", "scan", str(model), "--tolerance", f"{band_m}m",
+    command = [*([str(exe)] if exe.exists() else [sys.executable, "-m", "gjkcli"]), "scan", str(model), "--tolerance", f"{band_m}m",
                "--format", "json", "-o", str(out), "-q"]
-    wall, cpu, peak, code = timed(command)
+    wall, cpu, peak, code = timed(command, GJK_ENV)
     if code not in (0, 1):
         raise RuntimeError(f"gjk exited {code} on {model}")
     doc = json.loads(out.read_text())

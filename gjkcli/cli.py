@@ -952,14 +952,17 @@ def _quiet_libraries(debug: bool):
         logger.setLevel(level)
 
 
-# What a STEP run imports once its parts are read, by output format: imported before the run
-# when OpenCASCADE is imported and the files read in a process of its own
-# (gjkcli.mesh.cad_process), while this process would otherwise wait for it.
-# numpy.ma: numpy's `unique` imports it on its first call (about 8 ms).
+# What a run imports once its parts are read, by output format: imported before the run when
+# a process of its own reads the STEP files or IFC models (gjkcli.mesh.cad_process), while this
+# process would otherwise wait for it. For STEP files (OpenCASCADE's import alone takes 0.7 s)
+# also the refinement with exact solids and numpy.ma, which numpy's `unique` imports on its
+# first call (5 to 15 ms): an IFC run's steps need neither (they count where np.unique would
+# import numpy.ma: gjkcli.engine.exact.distinct).
 _AFTER_READING = ("gjkcli.engine.exact", "gjkcli.engine.query", "gjkcli.mesh.convexity",
                   "gjkcli.scene.broadphase", "gjkcli.pipeline.prepared", "gjkcli.pipeline.clashsets",
-                  "gjkcli.pipeline.groups", "gjkcli.pipeline.tessellated", "gjkcli.pipeline.refine",
-                  "gjkcli.engine.primitive", "gjkcli.mesh.overlap", "numpy.ma")
+                  "gjkcli.pipeline.groups", "gjkcli.pipeline.refine", "gjkcli.engine.primitive",
+                  "gjkcli.mesh.overlap")
+_AFTER_READING_STEP = ("gjkcli.pipeline.tessellated", "numpy.ma")
 _REPORTING = {"json": ("gjkcli.report.jsonout", "orjson"),
               "table": ("rich.console", "gjkcli.report.scan", "gjkcli.report.table",
                         "gjkcli.report.trace", "gjkcli.report.checktext")}
@@ -973,9 +976,9 @@ _WHILE_READING = ("scipy._lib._util", "scipy.sparse", "scipy.linalg", "scipy.spe
 
 
 def _import_ahead(output_format: str, quiet: bool) -> None:
-    """`_AFTER_READING` and the report's modules (`_REPORTING`), when a process of its own
-    reads the STEP files or IFC models (gjkcli.mesh.cad_process); `_WHILE_READING` while it
-    reads them."""
+    """`_AFTER_READING` (and `_AFTER_READING_STEP` for STEP files) and the report's modules
+    (`_REPORTING`), when a process of its own reads the STEP files or IFC models
+    (gjkcli.mesh.cad_process); `_WHILE_READING` while it reads them."""
     from gjkcli.mesh import cad_process
 
     if not cad_process.serving():
@@ -984,7 +987,8 @@ def _import_ahead(output_format: str, quiet: bool) -> None:
 
     # -q quiets the terminal, not a report written to a file
     quieted = quiet and output_format == "table"
-    for name in _AFTER_READING + (() if quieted else _REPORTING.get(output_format, ())):
+    step = _AFTER_READING_STEP if cad_process.reads_step() else ()
+    for name in _AFTER_READING + step + (() if quieted else _REPORTING.get(output_format, ())):
         importlib.import_module(name)
     cad_process.meanwhile(_WHILE_READING)
 

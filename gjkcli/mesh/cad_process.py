@@ -38,8 +38,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "ask",
-           "meanwhile"]
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "reads_step",
+           "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
 # `gjkcli.mesh.cad`): defined here, which imports nothing heavy, so that the command's start can
@@ -93,6 +93,9 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
     # (without OpenBLAS's threads: gjkcli.__main__)
     import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
+
+    if models and not gated:  # the reader's module (and gjk's errors, units, extras it imports),
+        from gjkcli.mesh import ifc  # noqa: F401 - which the command imports too: once, here
 
     try:
         worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares, gated))
@@ -189,6 +192,11 @@ def serves(path) -> bool:
     if str(path).lower().endswith(_SUFFIXES):
         return _server[3]
     return os.path.realpath(path) in _server[2]
+
+
+def reads_step() -> bool:
+    """Whether the process serves (`serving`) the command's STEP files, not only IFC models."""
+    return serving() and _server[3]
 
 
 def ask(function, *args, **kwargs):

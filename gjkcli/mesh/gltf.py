@@ -41,7 +41,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import json
 import os
 import posixpath
@@ -54,6 +53,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from gjkcli.digests import blake2b
 from gjkcli.errors import InputError
 
 __all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout", "recording_layout"]
@@ -214,12 +214,12 @@ def _layout_of(reader, placed):
         doc = reader.doc
         if reader.chunk is None or any(source[0] != "chunk" for source in reader.sources):
             return None
-        h = hashlib.blake2b(digest_size=20)
+        h = blake2b(digest_size=20)
         for key in ("meshes", "accessors", "bufferViews"):
             h.update(_text(doc.get(key)))
         h.update(reader.chunk)
         rest = {k: v for k, v in doc.items() if k not in ("nodes", "meshes", "accessors", "bufferViews")}
-        rest = hashlib.blake2b(_text(rest), digest_size=20).digest()
+        rest = blake2b(_text(rest), digest_size=20).digest()
     except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,
             AttributeError, RecursionError, OverflowError):
         return None

@@ -207,15 +207,18 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
     from gjkcli import forks
 
     model = _open(path, step)
+    chosen = _chosen(path, model)  # once, here: the copies forked next have it
     crew: list = []
     try:
         for k in range(1, shares):
             try:
-                crew.append(forks.Worker(functools.partial(_forked_share, path, step, model, k, shares)))
+                crew.append(forks.Worker(functools.partial(_forked_share, path, step, model, k, shares,
+                                                           chosen)))
             except OSError:  # no process left to fork (a limit): meshed here
                 break
-        got = [_read(path, step, 0, shares, model, interleaved=True)]
-        got += [_read(path, step, k, shares, model, interleaved=True) for k in range(len(crew) + 1, shares)]
+        got = [_read(path, step, 0, shares, model, interleaved=True, chosen=chosen)]
+        got += [_read(path, step, k, shares, model, interleaved=True, chosen=chosen)
+                for k in range(len(crew) + 1, shares)]
         answers = []
         for worker in crew:
             kind, value = worker.receive()
@@ -228,9 +231,9 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
             worker.close()
 
 
-def _forked_share(path: Path, step: Path, model, k: int, shares: int, _parent) -> _Share:
+def _forked_share(path: Path, step: Path, model, k: int, shares: int, chosen, _parent) -> _Share:
     with telling_points(_point_sinks[-1][0]):  # the process it was forked from tells, so it does
-        return _read(path, step, k, shares, model, interleaved=True)
+        return _read(path, step, k, shares, model, interleaved=True, chosen=chosen)
 
 
 def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
@@ -286,12 +289,12 @@ def kept_meshes(table, prefix: bytes = b""):
 
 def _element_keys(model, elements, prefix: bytes) -> dict:
     """{element id: its key} (see `kept_meshes`); each entity's text is made once."""
-    import hashlib
+    from gjkcli.digests import blake2b
 
     text: dict = {}
     out = {}
     for e in elements:
-        h = hashlib.blake2b(prefix, digest_size=20)
+        h = blake2b(prefix, digest_size=20)
         voids = [r.RelatedOpeningElement for r in (getattr(e, "HasOpenings", None) or ())]
         for root in (e, *voids):
             for entity in model.traverse(root):
@@ -520,24 +523,36 @@ def _open(path: Path, ifc_file: Path):
                                f"export it again as IFC2X3 or IFC4") from None
 
 
+def _chosen(path: Path, model) -> tuple:
+    """(elements, ordered, left_out) of an opened model: its physical elements with a 3D body
+    the iterator meshes (`_has_body`), in by_type's order and in the file's (their step ids),
+    and IfcModel.left_out's rows of those with none; an InputError naming `path` when no
+    element has a body."""
+    physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
+    contexts = _meshed_contexts(model)
+    bodied = [_has_body(e, contexts) for e in physical]
+    elements = [e for e, has in zip(physical, bodied) if has]
+    if not elements:
+        raise InputError(path, _why_no_body(model, physical))
+    left_out = [(e.is_a(), e.GlobalId, _representations(e))
+                for e, has in sorted(zip(physical, bodied), key=lambda eh: eh[0].id())
+                if not has and not _assembly(e)]
+    ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
+    return elements, ordered, left_out
+
+
 def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
-          interleaved: bool = False) -> _Share:
-    """Share k of `shares` of reading the STEP file `ifc_file` (`model`: it opened already):
-    the elements k / shares to (k + 1) / shares of the way through the file, or with
-    `interleaved` every shares-th element from the k-th (`_joined` puts them back in the file's
-    order); errors name `path` (the ifcZIP it came from)."""
+          interleaved: bool = False, chosen: tuple | None = None) -> _Share:
+    """Share k of `shares` of reading the STEP file `ifc_file` (`model`: it opened already;
+    `chosen`: `_chosen` of it, made already): the elements k / shares to (k + 1) / shares of
+    the way through the file, or with `interleaved` every shares-th element from the k-th
+    (`_joined` puts them back in the file's order); errors name `path` (the ifcZIP it came
+    from)."""
     ifcopenshell, geom = _ifcopenshell()
     if model is None:
         model = _open(path, ifc_file)
-    physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
-    contexts = _meshed_contexts(model)
-    elements = [e for e in physical if _has_body(e, contexts)]
-    if not elements:
-        raise InputError(path, _why_no_body(model, physical))
-    left_out = [] if k else [(e.is_a(), e.GlobalId, _representations(e))
-                             for e in sorted(physical, key=lambda e: e.id())
-                             if not _has_body(e, contexts) and not _assembly(e)]
-    ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
+    elements, ordered, left_out = chosen if chosen is not None else _chosen(path, model)
+    left_out = [] if k else left_out
     mine = ordered[k::shares] if interleaved else ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     settings = geom.settings()
     settings.set("use-world-coords", True)
@@ -773,15 +788,30 @@ def _element(e) -> Element:
         opening = fills.RelatingOpeningElement
         for voids in getattr(opening, "VoidsElements", ()) or ():
             hosts.append(voids.RelatingBuildingElement.GlobalId)
-    import ifcopenshell.util.schema
-
-    classes = []
-    declaration = ifcopenshell.util.schema.get_declaration(e)
-    while declaration is not None:
-        classes.append(declaration.name())
-        declaration = declaration.supertype()
-    return Element(ifc_class=e.is_a(), classes=tuple(classes), global_id=e.GlobalId,
+    return Element(ifc_class=e.is_a(), classes=_classes(e), global_id=e.GlobalId,
                    name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)))
+
+
+# The class and its supertypes of each class met, by its schema-qualified name ("IFC4.IfcWall"):
+# the schema walked once per class, not once per element (a model's hundreds of walls).
+_CLASSES: dict = {}
+
+
+def _classes(e) -> tuple:
+    """("IfcWall", "IfcBuildingElement", "IfcElement", ...): the element's class and its
+    supertypes, most specific first."""
+    key = e.is_a(True)
+    classes = _CLASSES.get(key)
+    if classes is None:
+        import ifcopenshell.util.schema
+
+        found = []
+        declaration = ifcopenshell.util.schema.get_declaration(e)
+        while declaration is not None:
+            found.append(declaration.name())
+            declaration = declaration.supertype()
+        classes = _CLASSES[key] = tuple(found)
+    return classes
 
 
 def _length_unit(model) -> str | None:

@@ -1410,12 +1410,12 @@ def _same_content(meshes: list) -> list:
     out = list(range(len(meshes)))
     for group in alike.values():
         if len(group) > 1:
-            import hashlib
+            from gjkcli.digests import blake2b
 
             first: dict = {}
             for k in group:
                 vertices, faces, _ = meshes[k]
-                digest = hashlib.blake2b(np.ascontiguousarray(vertices, dtype=np.float64), digest_size=16)
+                digest = blake2b(np.ascontiguousarray(vertices, dtype=np.float64), digest_size=16)
                 digest.update(np.ascontiguousarray(faces, dtype=np.int64))
                 out[k] = first.setdefault(digest.digest(), k)
     return out

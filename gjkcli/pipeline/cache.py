@@ -37,11 +37,11 @@ run's notes; it is never believed. Writes go to a temporary file in the entry's 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
+from gjkcli.digests import blake2b
 from gjkcli.errors import is_partial_write, write_whole
 
 __all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
@@ -67,7 +67,7 @@ def code_stamp() -> str:
     modification time): an entry written by other code misses, a development checkout's too."""
     from gjkcli import __version__
 
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     h.update(__version__.encode())
     root = Path(__file__).resolve().parents[1]
     for path in sorted(root.rglob("*")):
@@ -89,7 +89,7 @@ def _stamp() -> str:
 def key(*parts) -> str:
     """A hex BLAKE2b key of `parts` (bytes, str, numbers, None, NumPy arrays with their dtype
     and shape, and tuples or lists of those) with the entry format and `code_stamp`."""
-    h = hashlib.blake2b(digest_size=20)
+    h = blake2b(digest_size=20)
     h.update(f"gjk-cache {FORMAT} {_stamp()}".encode())
     _feed(h, parts)
     return h.hexdigest()
@@ -298,7 +298,7 @@ def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
     head = json.dumps({"kind": kind, "key": k, "arrays": table, "data": header},
                       separators=(",", ":"), allow_nan=True).encode()
     head = len(head).to_bytes(8, "little") + head
-    h = hashlib.blake2b(head, digest_size=_DIGEST)
+    h = blake2b(head, digest_size=_DIGEST)
     for raw in blobs:
         h.update(raw)
     return [_MAGIC + h.digest(), head, *blobs]
@@ -311,7 +311,7 @@ def decode(data: bytes, kind: str, k: str, raw: bool = False):
         raise CacheError("not a gjk cache entry")
     start = len(_MAGIC) + _DIGEST
     view = memoryview(data)  # no copies of a large entry's bytes
-    if hashlib.blake2b(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
+    if blake2b(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
         raise CacheError("its checksum does not match its bytes")
     n = int.from_bytes(data[start:start + 8], "little")
     try:
@@ -560,7 +560,7 @@ def _folder_files(folder: Path, recurse: bool):
 
 
 def _file_digest(path: Path) -> bytes:
-    h = hashlib.blake2b(digest_size=20)
+    h = blake2b(digest_size=20)
     with open(path, "rb") as f:
         while True:
             chunk = f.read(1 << 20)
@@ -755,7 +755,7 @@ _SHAPE_NUMBERS = ("kind", "dimension", "radius", "_extent", "_size")
 def hull_key(content: tuple, small_points) -> str:
     """The key of a prepared geometry's hull (`gjkcli.pipeline.prepared.Geometry.content`: its
     vertex and face counts and their arrays' BLAKE2b)."""
-    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h = blake2b(_prefix(), digest_size=20)
     h.update(f"hull {content[0]} {content[1]} {small_points};".encode())
     h.update(content[2])
     return h.hexdigest()
@@ -817,7 +817,7 @@ class PartKeys:
             import numpy as np
 
             g, shape = self.geoms[k], self.shapes[k]
-            h = hashlib.blake2b(digest_size=20)
+            h = blake2b(digest_size=20)
             h.update(repr((g.name, g.units, float(g.eps or 0.0), g.watertight, g.bodies,
                            len(g.brep) if g.brep else 0, g.primitive is not None)).encode())
             if g.vertices is not None:
@@ -838,7 +838,7 @@ def reason_key(vertices, faces, watertight, bodies, gap) -> str:
     loader gave and its hull gap."""
     import numpy as np
 
-    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h = blake2b(_prefix(), digest_size=20)
     h.update(repr(("reason", watertight, bodies, float(gap))).encode())
     h.update(np.ascontiguousarray(vertices, dtype=np.float64))
     h.update(b"|")
@@ -849,7 +849,7 @@ def reason_key(vertices, faces, watertight, bodies, gap) -> str:
 def pair_key(common: bytes, a: bytes, b: bytes, *values) -> str:
     """The key of a pair's answer: the run's `common` options, both objects' `PartKeys` and the
     pair's own values (numbers, flags, None)."""
-    h = hashlib.blake2b(_prefix(), digest_size=20)
+    h = blake2b(_prefix(), digest_size=20)
     h.update(common)
     h.update(a)
     h.update(b)

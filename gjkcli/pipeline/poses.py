@@ -293,11 +293,10 @@ class Prepared:
         kinematics (its joints and links, where the robot stands), its collision elements
         (hulls, triangles, names, which pairs are checked) and the options that change a
         verdict (`gjkcli.pipeline.cache.prefix`: gjk's version and code too)."""
-        import hashlib
-
+        from gjkcli.digests import blake2b
         from gjkcli.pipeline.cache import prefix
 
-        h = hashlib.blake2b(prefix(), digest_size=20)
+        h = blake2b(prefix(), digest_size=20)
         o = self.options
         robot = self.robot
         h.update(repr((self.names, self.owners, self.source.shown, self.units, o.mode, o.tolerance, o.fail_on,

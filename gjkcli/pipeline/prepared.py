@@ -23,12 +23,12 @@ one pass over its edges: its gap is 0 and hull_gaps is not asked); else qhull bu
 """
 from __future__ import annotations
 
-import hashlib
 import weakref
 from typing import Iterable
 
 import numpy as np
 
+from gjkcli.digests import blake2b
 from gjkcli.engine.exact import Mesh
 from gjkcli.engine import shapes
 from gjkcli.engine.shapes import Hulls, Shape, build_hulls
@@ -175,7 +175,7 @@ def geometries(vertices: list, faces: list) -> list:
 def _by_content(v: np.ndarray, f: np.ndarray) -> Geometry:
     """The Geometry of the read-only, C-ordered arrays v (n, 3) float64 and f (m, 3) int64: the
     one made already for the same content, else a new one holding them."""
-    digest = hashlib.blake2b(v, digest_size=16)
+    digest = blake2b(v, digest_size=16)
     digest.update(f)
     content = (len(v), len(f), digest.digest())
     found = _BY_CONTENT.get(content)

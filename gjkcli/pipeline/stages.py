@@ -1019,8 +1019,8 @@ class Parts:
     names: list
     index: dict
     _meshes: dict
-    # (the reasons records() will measure, how many of them this process measures, the worker
-    # measuring the rest), from `reasons_ahead`
+    # (the reasons records() will measure, their shares, the counter handing them out, the
+    # worker measuring them), from `reasons_ahead`
     _ahead: list = dataclasses.field(default_factory=list)
 
     @property
@@ -1187,11 +1187,13 @@ class Parts:
 
     def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
         """With jobs > 1 in a process that may fork, and parts of REASONS_AHEAD_FACES triangles or
-        more whose reasons `records(involved)` will measure: a forked worker (`gjkcli.forks`) measures the second
-        half of them now, while this process goes on with the overlap volumes and the report,
-        which measures the first half when it first reads a record (`records`), and the second
-        too when the worker has not finished by then. The reasons are each part's own,
-        whichever process measures them."""
+        more whose reasons `records(involved)` will measure: a forked worker (`gjkcli.forks`)
+        measures them now, share after share (`gjkcli.pipeline.refine.guided`: large ones first,
+        then smaller) taken from a counter, while this process goes on with the overlap volumes
+        and the report, which takes the shares left when it first reads a record (`records`),
+        then waits for the one the worker measures (given less of a core on a busy machine, it
+        holds this process up by a share, never has its whole half measured twice). The
+        reasons are each part's own, whichever process measures them."""
         from gjkcli.engine.shapes import can_fork
 
         if jobs <= 1 or not can_fork():
@@ -1204,19 +1206,25 @@ class Parts:
             return
         from gjkcli import forks
         from gjkcli.mesh.convexity import part_reasons
+        from gjkcli.pipeline.refine import guided
 
-        mine = len(unmeasured) // 2
-        rest = unmeasured[mine:]
+        shares, counter = guided(0, len(unmeasured), jobs), forks.Counter()
 
-        def measured(_parent) -> list:
-            return part_reasons(self.gap, rest, [p.vertices for p in g], [p.faces for p in g],
-                                [p.watertight for p in g], [p.bodies for p in g])
+        def measured(_parent) -> dict:
+            out = {}
+            while (n := counter.take()) < len(shares):
+                which = unmeasured[shares[n][0]:shares[n][1]]
+                out.update(zip(which, part_reasons(self.gap, which, [p.vertices for p in g],
+                                                   [p.faces for p in g], [p.watertight for p in g],
+                                                   [p.bodies for p in g])))
+            return out
 
         try:
             worker = forks.Worker(measured)
         except OSError:  # no process left to fork: records() measures them all
+            counter.close()
             return
-        self._ahead[:] = [(unmeasured, mine, worker)]
+        self._ahead[:] = [(unmeasured, shares, counter, worker)]
         # a report that reads no record (a table) leaves it: it ends with this process
         import atexit
 
@@ -1259,18 +1267,19 @@ class Parts:
                     else:
                         todo.append(k)
             got = {}
-            if ahead is not None and ahead[0] == unmeasured:  # the rest measured meanwhile
-                _, mine, worker = ahead
-                own = set(unmeasured[:mine])
-                first = [k for k in todo if k in own]
-                got.update(zip(first, measured(first)))
-                try:  # not done yet (given less of a core on a busy machine): measured here
-                    if worker.ready():
-                        got.update(zip(unmeasured[mine:], worker.result()))
+            if ahead is not None and ahead[0] == unmeasured:  # shared with the worker meanwhile
+                _, shares, counter, worker = ahead
+                wanted = set(todo)
+                while (n := counter.take()) < len(shares):  # the shares it has not taken
+                    which = [k for k in unmeasured[shares[n][0]:shares[n][1]] if k in wanted]
+                    got.update(zip(which, measured(which)))
+                try:  # its shares, the one it measures now waited for
+                    got.update(worker.result())
                 except Exception:  # noqa: BLE001 - the worker lost or failed: measured here
                     pass
             if ahead is not None:
-                ahead[2].close(wait=False)
+                ahead[3].close(wait=False)
+                ahead[2].close()
                 ahead = None
             left = [k for k in todo if k not in got]
             got.update(zip(left, measured(left)))

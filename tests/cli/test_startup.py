@@ -48,3 +48,24 @@ def test_the_frozen_exit_keeps_the_exit_code_the_report_and_atexit(tmp_path, a, 
     else:  # the whole report, flushed: objects, the panel, the summary
         assert done.stdout.startswith("Objects\n") and f"verdict      {verdict}" in done.stdout
         assert done.stdout.splitlines()[-1].startswith("1 pair: ")
+
+
+@pytest.mark.parametrize("command", ["check", "scan"])
+@pytest.mark.parametrize("cache", ["1", "0"])
+def test_a_run_never_loads_openssl_for_its_hashes(tmp_path, command, cache):
+    """The cache's keys and the shared meshes' digests are BLAKE2b (gjkcli.digests), taken from
+    CPython's own module: `import hashlib` would load OpenSSL's _hashlib (about 2 ms of every
+    start) before handing out that same function. With the cache and without it."""
+    script = (
+        "import sys\n"
+        f"sys.argv = ['gjk', {command!r}, {str(SAMPLES / 'collide_a.stl')!r}, "
+        f"{str(SAMPLES / 'collide_b.stl')!r}, '--format', 'json', '-q', '--cache-dir', 'cache']\n"
+        "from gjkcli.__main__ import run\n"
+        "try:\n"
+        "    run()\n"
+        "except SystemExit as stop:\n"
+        "    assert stop.code in (0, 1), stop.code\n"
+        "print(*(m in sys.modules for m in ('gjkcli.pipeline.prepared', 'hashlib', '_hashlib')))\n")
+    done = python_c(script, tmp_path, GJK_NO_CACHE=cache)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-3:] == ["True", "False", "False"], done.stdout[-500:]

@@ -84,6 +84,27 @@ def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model)
     assert json.loads((model / "check.json").read_bytes())["summary"]["collision"] == 1
 
 
+def test_an_ifc_scan_imports_neither_numpy_ma_nor_the_step_refinement(model):
+    """The command imports, while the early reader meshes the house, what the run needs once the
+    parts are read (`gjkcli.cli._import_ahead`), and no more: not numpy.ma (numpy's np.unique
+    imports it on its first call; the run's steps count instead) nor the refinement with STEP
+    files' exact solids, which an IFC model never asks for."""
+    from fresh import python_c
+
+    code = ("import sys\n"
+            "from gjkcli.__main__ import run\n"
+            "sys.argv = ['gjk', *sys.argv[1:]]\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(*(m in sys.modules for m in ('gjkcli.pipeline.refine', 'numpy.ma',\n"
+            "                                   'gjkcli.pipeline.tessellated')))\n")
+    for args in (["--format", "json", "-o", "scan.json"], []):
+        out = python_c(code, "scan", "house.ifc", *args, cwd=model, env={"GJK_NO_CACHE": "1"})
+        assert out.split()[-3:] == ["True", "False", "False"], out
+
+
 def test_a_killed_reader_leaves_the_model_to_the_command(model):
     """Killed (as IfcOpenShell crashing in it would end it), the early reader no longer serves:
     the command reads the model itself (in a reader child), to the same parts."""
