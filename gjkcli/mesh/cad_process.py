@@ -272,12 +272,14 @@ def _qhull_hint(parent):
     no qhull costs SciPy's import, a hint missed only its wait), the hint is sent, once by each
     process (a message of a few bytes: one write to the pipe, whole whichever process writes
     it)."""
-    from gjkcli.engine.shapes import goes_to_qhull
+    from gjkcli.engine.shapes import SHARED_HULL_POINTS, goes_to_qhull
 
     sent = [False]
 
-    def tell(vertices) -> None:
-        if sent[0] or not goes_to_qhull(vertices):
+    def tell(vertices, shared: bool = False) -> None:
+        """shared: the vertices place a mesh other parts place too (its hull is the core's up to
+        SHARED_HULL_POINTS)."""
+        if sent[0] or not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None):
             return
         sent[0] = True
         parent.send((_HINT, None))

@@ -507,12 +507,14 @@ def telling_points(tell):
         _point_sinks.pop()
 
 
-def _tell_points(vertices) -> None:
+def _tell_points(vertices, shared: bool = False) -> None:
+    """Tell the vertices of an element just meshed; `shared`: it places a map other elements
+    place too (its hull is built once for all of them, `gjkcli.engine.shapes.SHARED_HULL_POINTS`)."""
     import os
 
     tell, pid = _point_sinks[-1]
     if tell is not None and pid == os.getpid():
-        tell(vertices)
+        tell(vertices, shared) if shared else tell(vertices)
 
 
 def _open(path: Path, ifc_file: Path):
@@ -569,7 +571,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
             else:
                 meshes[e.id()] = (v, f, None)
         todo = [e for e in mine if e.id() not in meshes]
-    for world in (True, False):  # the elements in world coordinates, then the placed ones
+    for world in (False, True):  # the placed elements, then those in world coordinates
         share = [e for e in todo if (e.id() not in mapped) == world]
         if share:
             _mesh_share(path, geom, model, share, world, by_id, meshes)
@@ -665,7 +667,7 @@ def _mesh_share(path: Path, geom, model, elements: list, world: bool, by_id: dic
                         matrix = np.array(shape.transformation.matrix, dtype=np.float64).reshape(4, 4).T
                         meshes[shape.id] = _placed(*arrays, matrix)
                     progress.report("mesh", len(meshes), len(by_id))
-                    _tell_points(meshes[shape.id][0])
+                    _tell_points(meshes[shape.id][0], shared=not world)
                 if not iterator.next():
                     break
     except Exception as exc:  # noqa: BLE001 - the iterator's own failure, not an element's
