@@ -1089,9 +1089,41 @@ class Parts:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
 
-    def forget(self, k: int) -> None:
-        """Drop object k's triangle hierarchy (`mesh` builds it again when asked)."""
+    def forget(self, k) -> None:
+        """Drop object k's triangle hierarchy (`mesh` builds it again when asked), or the shared
+        one `held` names."""
         self._meshes.pop(k, None)
+
+    def placed_body(self, k: int) -> tuple:
+        """(what the exact test reads of object k, the 4x4 pose that places it, or None): for an
+        object placing a mesh rigidly (an Instance, however many objects of this run place it: a
+        Dask worker's share of a file places it as one process does), that mesh's triangles and
+        hierarchy in its own frame, built once for all of them (with its probes), under the
+        object's name; else `body(k)`, where it lies."""
+        instance = self.geoms[k].instance
+        if instance is None or instance.local is None or self.geoms[k].primitive is not None:
+            return self.body(k), None
+        held = self.held(k)
+        shared = self._meshes.get(held)
+        g = self.geoms[k]
+        if shared is None:
+            from gjkcli.engine.exact import Mesh
+            from gjkcli.mesh.load import merge_close
+
+            if g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
+                shared = Mesh(instance.local, g.faces, watertight=g.watertight, name=g.name)
+            else:
+                shared = Mesh(*merge_close(instance.local, g.faces), name=g.name)
+            shared.labelled_probes()  # found once, for every object placing it
+            self._meshes[held] = shared
+        return shared.named(g.name), instance.pose
+
+    def held(self, k: int):
+        """What `forget` drops once object k's last pair is tested: k, or the mesh it shares with
+        other objects (`placed_body`)."""
+        g = self.geoms[k]
+        placed = g.instance is not None and g.instance.local is not None and g.primitive is None
+        return ("placed", g.instance.key) if placed else k
 
     def body(self, k: int):
         """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a
@@ -1214,11 +1246,11 @@ class Parts:
 
         return SHARED_HULL_POINTS if k in self.placed_meshes else None
 
-    def measure_reasons(self, which: list) -> list:
-        """The convexity reasons of the objects `which`, in order (`part_reasons`), each measured
-        on `reason_mesh` with `reason_hull_points`."""
-        from gjkcli.mesh.convexity import part_reasons
-
+    def measure_reasons(self, which: list, part_reasons=None) -> list:
+        """The convexity reasons of the objects `which`, in order (`part_reasons`, the one given
+        or `gjkcli.mesh.convexity`'s), each measured on `reason_mesh` with `reason_hull_points`."""
+        if part_reasons is None:
+            from gjkcli.mesh.convexity import part_reasons
         if not which:
             return []
         g = self.geoms
@@ -1276,6 +1308,8 @@ class Parts:
         roof, where one by one took 5 s). reasons : a callable giving the cache's table of
         reasons (`gjkcli.pipeline.cache.reason_key`), or None: a reason it holds is taken, the
         others measured and kept."""
+        from gjkcli.mesh.convexity import part_reasons
+
         g = self.geoms
         convex, why = self.convexity(involved, [p.vertices for p in g], [p.faces for p in g],
                                      [p.watertight for p in g], [p.bodies for p in g])
@@ -1283,7 +1317,9 @@ class Parts:
         # read now, so that a kept pack that is not believed is in the run's notes
         table = reasons() if reasons is not None and unmeasured else None
         ahead = self._ahead.pop() if self._ahead else None
-        measured = self.measure_reasons
+
+        def measured(which: list) -> list:
+            return self.measure_reasons(which, part_reasons)
 
         def measure() -> None:  # every reason part_verdicts left to measure, at once
             nonlocal ahead
