@@ -21,7 +21,15 @@ groups), GlobalId, Name and the GlobalIds of the elements it is hosted by (it fi
 The iterator triangulates every element in world coordinates (its placement chain applied,
 openings subtracted) and in the FILE's length unit (``convert-back-units``: a model in
 millimetres stays in millimetres), which is reported as the part's `units` ("mm", "m", "in",
-...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). Its iterator runs on one thread
+...), with IfcOpenShell's hybrid kernel (`GEOMETRY_LIBRARY`). An element whose body is a
+representation map that other elements place too (IfcMappedItem: a type's geometry, Revit's
+furniture, curtain-wall mullions and panels) is not: the map is meshed once, in its own frame,
+and placed by each element's matrix (`_mesh_share`, `_placed`), and the element carries that
+mesh and its placement (IfcModel.parts), which `gjkcli.mesh.load` makes an `Instance`, so that
+the run prepares the map once (its hull, its triangle hierarchy, its convexity reason) and places
+it. In world coordinates IfcOpenShell meshes the map again for every element, with triangles of
+its own each time (the 28 chairs of Revit's sample project, one map of 1,106 points: 0.42 s of
+the iterator's 0.56 s). Its iterator runs on one thread
 (more made the roof slower). Where the platform forks, the read runs in forked children that
 send the parts back (`_read_in_children`), so IfcOpenShell's memory is never the checking
 process's: one child, or for a model of SPLIT_FROM_BYTES or more and a run of several jobs
