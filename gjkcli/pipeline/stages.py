@@ -11,8 +11,10 @@ around it (a Dask cluster, poses, 2D drawings) import its public names from here
    call per larger part (or per part the core could not prove); everything else for all parts
    at once in NumPy; and how far each part is from its hull
    (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
-   rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
-   in the mesh's frame and moved to each.
+   rigidly (the instances of a STEP product, the elements placing an IFC representation map:
+   `gjkcli.mesh.load.Instance`) share one hull, built in the mesh's frame (by the compiled core
+   up to SHARED_HULL_POINTS) and moved to each, one convexity reason, and one triangle
+   hierarchy that the refine stage tests in each part's pose.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
    --split-bodies, and in `scan`, a BVH over the world boxes grown by the clearance and the
    touching band picks them (`gjkcli.scene.broadphase`), never all n^2; manifest `[[check]]`
