@@ -53,9 +53,13 @@ _IFC_SUFFIXES = (".ifc", ".ifczip")
 IFC_SPLIT_FROM_BYTES = 2_000_000
 # A smaller model named alone is meshed in a share per job too from this size: the process
 # parses it once and forks the readers of the other shares (a few ms), which repays itself from
-# a few tenths of a second of meshing (Revit's sample project, 0.7 MB: 0.9 s of CPU time, 0.33 s
-# in each of two shares); a small house (0.1 MB, 0.06 s of meshing) is meshed by one.
-IFC_SPLIT_AHEAD_FROM_BYTES = 200_000
+# a few tenths of a second of meshing. Revit's sample project (0.7 MB) took 0.9 s of meshing,
+# 0.33 s in each of two shares, while IfcOpenShell meshed its furniture again for every element
+# placing it; its maps meshed once (`gjkcli.mesh.ifc._mesh_share`), one reader spends less, in
+# CPU time and in wall time, on it and on every model of the IFC corpus under 1 MB (the windows
+# in a curved wall, ISSUE_171's swept solids, example.ifc, the FZK house's ifcZIP: 0.03 to 0.2 s
+# of CPU time less, the wall time the same or less, two cores shared by a busy machine).
+IFC_SPLIT_AHEAD_FROM_BYTES = 1_000_000
 
 # The serving process as the command sees it: (its Worker, the command's pid, the real paths of
 # the IFC models it reads ahead and has not yet given, whether it serves STEP files), or None.
