@@ -84,6 +84,25 @@ def _write(path: Path, mapped: bool) -> Path:
     return path
 
 
+def _world_vertices(path: Path) -> dict:
+    """{GlobalId: (n, 3) vertices} of IfcOpenShell's iterator in world coordinates (welded)."""
+    import ifcopenshell.geom as geom
+
+    f = ifcopenshell.open(str(path))
+    settings = geom.settings()
+    for name in ("use-world-coords", "convert-back-units", "weld-vertices"):
+        settings.set(name, True)
+    iterator = geom.iterator(settings, f, 1, include=f.by_type("IfcFurniture"))
+    out = {}
+    assert iterator.initialize()
+    while True:
+        shape = iterator.get()
+        out[f.by_id(shape.id).GlobalId] = np.frombuffer(shape.geometry.verts_buffer, dtype=np.float64).reshape(-1, 3)
+        if not iterator.next():
+            break
+    return out
+
+
 def _verdicts(found) -> dict:
     """{(Name a, Name b): status} of a scan's listed pairs, by the elements' Names."""
     def name(label):
@@ -116,6 +135,14 @@ def test_a_map_placed_by_several_elements_is_prepared_once_with_the_verdicts_of_
         local = p.instance.local @ p.instance.pose[:3, :3].T + p.instance.pose[:3, 3]
         assert np.abs(local - p.vertices).max() < 1e-12
     assert all(p.instance is None for p in read_objects(copies))
+    # where IfcOpenShell's iterator puts each element in world coordinates
+    world = _world_vertices(mapped)
+    for p in parts:
+        theirs = world[p.element.global_id]
+        assert theirs.shape == p.vertices.shape
+        ours = p.vertices[np.lexsort(np.round(p.vertices, 9).T[::-1])]
+        theirs = theirs[np.lexsort(np.round(theirs, 9).T[::-1])]
+        assert np.abs(ours - theirs).max() < 1e-12
 
     built.clear()
     shared = pipeline.scan([mapped], pipeline.Options(jobs=1))
