@@ -26,7 +26,9 @@ memory no more than IfcClash's.
 
 `--kernels` times IfcOpenShell's iterator over each model with OpenCASCADE alone and with the
 hybrid kernel gjk uses (gjkcli.mesh.ifc.GEOMETRY_LIBRARY) and checks that both give the same
-vertices; `--threads` times the iterator with 1 and 2 threads.
+vertices; `--threads` times the iterator with 1 and 2 threads; `--maps` times the iterator in
+world coordinates (each element placing a representation map meshed again) against gjk's reader
+(such a map meshed once and placed), in this process.
 
 IfcClash comes with the bench extra (`pip install ".[bench]"`). The models are not in the
 repository: IfcOpenShell's test files (github.com/IfcOpenShell/IfcOpenShell, test/input/,
@@ -37,11 +39,12 @@ folder tests/pipeline/test_ifc_fzk_haus.py reads through GJK_IFC_MODELS) in a fo
 
 Usage:
     python benchmarks/bench_ifc.py --models DIR [--runs 3] [--band 0.002] [--only NAME ...]
-                                   [--kernels] [--threads] [--json FILE]
+                                   [--kernels] [--threads] [--maps] [--json FILE]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -274,6 +277,37 @@ def threads(models: list) -> None:
         print(f"| {model.stem} | {one:.2f} | {two:.2f} |", flush=True)
 
 
+def maps(models: list, runs: int) -> None:
+    """Per model: its elements meshed, those placing a representation map other elements place
+    too, and the median seconds (of `runs`, alternating) of gjk's reader in this process
+    (`gjkcli.mesh.ifc.read_here`, one reader: the file opened, every element meshed) as it reads
+    (such a map meshed once, in its own frame, and placed by each element) and with every
+    element meshed in world coordinates (its map meshed again for every element, as
+    IfcOpenShell's iterator does in world coordinates)."""
+    from unittest import mock
+
+    from gjkcli.mesh import ifc
+
+    print("| model | elements meshed | placing a shared map | every element in world coordinates s | "
+          "maps meshed once s |")
+    print("|---|---|---|---|---|")
+    for model in models:
+        times: dict = {"world": [], "maps": []}
+        placed = count = 0
+        for k in range(runs):
+            for how in (("world", "maps") if k % 2 == 0 else ("maps", "world")):
+                with mock.patch.object(ifc, "_mapped_uses", lambda *a: {}) if how == "world" else \
+                        contextlib.nullcontext():
+                    start = time.perf_counter()
+                    read = ifc.read_here(model)
+                    times[how].append(time.perf_counter() - start)
+                if how == "maps":
+                    placed = sum(1 for part in read.parts if part[4] is not None)
+                    count = len(read.parts)
+        print(f"| {model.stem} | {count:,} | {placed:,} | {statistics.median(times['world']):.2f} | "
+              f"{statistics.median(times['maps']):.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=Path, nargs="+", required=True,
@@ -285,6 +319,8 @@ def main() -> None:
     parser.add_argument("--band", type=float, default=0.002, help="touching band, metres")
     parser.add_argument("--kernels", action="store_true")
     parser.add_argument("--threads", action="store_true")
+    parser.add_argument("--maps", action="store_true",
+                        help="time the read of maps placed by several elements: once, or per element")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     models = sorted(m for folder in args.models if folder.is_dir() for m in folder.iterdir()
@@ -299,6 +335,9 @@ def main() -> None:
         return
     if args.threads:
         threads(models)
+        return
+    if args.maps:
+        maps(models, args.runs)
         return
     try:
         import ifcclash  # noqa: F401

@@ -215,6 +215,16 @@ class Mesh:
         return cls(part.vertices, part.faces, watertight=part.watertight, name=part.name,
                    leaf_size=leaf_size)
 
+    def named(self, name: str) -> "Mesh":
+        """This mesh under another name (a part placing the same mesh as another part: the
+        notes name it), holding the same arrays, hierarchy and what has been found of it so far
+        (its bodies, its probes)."""
+        other = Mesh.__new__(Mesh)
+        for slot in Mesh.__slots__:
+            setattr(other, slot, getattr(self, slot))
+        other.name = name
+        return other
+
     @property
     def solid(self) -> bool:
         return self.watertight and self.oriented

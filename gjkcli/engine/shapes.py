@@ -446,18 +446,19 @@ def _qhull_hulls(points, jobs: int, progress) -> Hulls:
     return Hulls(out, lo, hi, area)
 
 
-def goes_to_qhull(points) -> bool:
+def goes_to_qhull(points, up_to: int | None = None) -> bool:
     """Whether `small_hull_triangles` leaves a part of these points to qhull by their count
-    alone: more than SMALL_HULL_POINTS as given, and still more with repeated points merged
-    where it merges them (up to REPEATS_UP_TO times the limit). A guess made before the hull
-    is built (the reader's hint that SciPy will be needed): a part the core cannot prove goes
-    to qhull too."""
+    alone: more than `up_to` (default SMALL_HULL_POINTS; SHARED_HULL_POINTS for a mesh several
+    parts place) as given, and still more with repeated points merged where it merges them (up
+    to REPEATS_UP_TO times the limit). A guess made before the hull is built (the reader's hint
+    that SciPy will be needed): a part the core cannot prove goes to qhull too."""
+    limit = SMALL_HULL_POINTS if up_to is None else int(up_to)
     n = len(points)
-    if n <= SMALL_HULL_POINTS:
+    if n <= limit:
         return False
-    if n > REPEATS_UP_TO * SMALL_HULL_POINTS:
+    if n > REPEATS_UP_TO * limit:
         return True
-    return len(np.unique(np.asarray(points, dtype=np.float64).reshape(-1, 3), axis=0)) > SMALL_HULL_POINTS
+    return len(np.unique(np.asarray(points, dtype=np.float64).reshape(-1, 3), axis=0)) > limit
 
 
 def small_hull_triangles(points, up_to: int | None = None) -> list:
@@ -531,6 +532,12 @@ def _small_hull_pass(points, up_to: int | None) -> list:
 # twice qhull's time and spares scipy's import (0.3 to 0.7 s) to a run of a few such parts (`gjk
 # check` of two 642-point spheres); beyond, qhull.
 SMALL_HULL_POINTS = 1024
+# A mesh that several parts place rigidly (an Instance: a STEP product's solid, an IFC
+# representation map) has its hull built once for all of them (`gjkcli.pipeline.stages.hulls`),
+# by the core up to this many points: the 1,106 points of the chair Revit's sample project
+# places 28 times, 4 ms, where qhull's 1.6 ms needed scipy's import (0.25 to 0.5 s). At most
+# four times the core's worst case at SMALL_HULL_POINTS (points on a sphere, O(n^2)), once a mesh.
+SHARED_HULL_POINTS = 2048
 # A part the core left is tried again with its repeated points merged when it has at most this
 # many times SMALL_HULL_POINTS points as given: a solid meshed face by face repeats its seams'
 # points (a box's corners three times), and the merge costs a sort of its points.

@@ -53,9 +53,13 @@ _IFC_SUFFIXES = (".ifc", ".ifczip")
 IFC_SPLIT_FROM_BYTES = 2_000_000
 # A smaller model named alone is meshed in a share per job too from this size: the process
 # parses it once and forks the readers of the other shares (a few ms), which repays itself from
-# a few tenths of a second of meshing (Revit's sample project, 0.7 MB: 0.9 s of CPU time, 0.33 s
-# in each of two shares); a small house (0.1 MB, 0.06 s of meshing) is meshed by one.
-IFC_SPLIT_AHEAD_FROM_BYTES = 200_000
+# a few tenths of a second of meshing. Revit's sample project (0.7 MB) took 0.9 s of meshing,
+# 0.33 s in each of two shares, while IfcOpenShell meshed its furniture again for every element
+# placing it; its maps meshed once (`gjkcli.mesh.ifc._mesh_share`), one reader spends less, in
+# CPU time and in wall time, on it and on every model of the IFC corpus under 1 MB (the windows
+# in a curved wall, ISSUE_171's swept solids, example.ifc, the FZK house's ifcZIP: 0.03 to 0.2 s
+# of CPU time less, the wall time the same or less, two cores shared by a busy machine).
+IFC_SPLIT_AHEAD_FROM_BYTES = 1_000_000
 
 # The serving process as the command sees it: (its Worker, the command's pid, the real paths of
 # the IFC models it reads ahead and has not yet given, whether it serves STEP files), or None.
@@ -280,12 +284,14 @@ def _qhull_hint(parent):
     no qhull costs SciPy's import, a hint missed only its wait), the hint is sent, once by each
     process (a message of a few bytes: one write to the pipe, whole whichever process writes
     it)."""
-    from gjkcli.engine.shapes import goes_to_qhull
+    from gjkcli.engine.shapes import SHARED_HULL_POINTS, goes_to_qhull
 
     sent = [False]
 
-    def tell(vertices) -> None:
-        if sent[0] or not goes_to_qhull(vertices):
+    def tell(vertices, shared: bool = False) -> None:
+        """shared: the vertices place a mesh other parts place too (its hull is the core's up to
+        SHARED_HULL_POINTS)."""
+        if sent[0] or not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None):
             return
         sent[0] = True
         parent.send((_HINT, None))

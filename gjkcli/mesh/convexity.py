@@ -97,7 +97,7 @@ def is_convex(vertices, faces, *, watertight: bool | None = None,
 
 
 def convexity(vertices, faces, *, watertight: bool | None = None,
-              bodies: int | None = None) -> Convexity:
+              bodies: int | None = None, hull_points: int | None = None) -> Convexity:
     """Measure how far a mesh is from its convex hull, and decide whether it is convex.
 
     Parameters
@@ -112,6 +112,10 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
     bodies : int, optional
         Number of bodies, triangles joined by edges that exactly two distinct triangles share;
         computed from `faces` when not given (pass gjkcli.mesh.load.Part.bodies when known).
+    hull_points : int, optional
+        The most points whose hull the compiled core builds here, else qhull (default
+        `gjkcli.engine.shapes.SMALL_HULL_POINTS`; a mesh several parts place, measured once for
+        them all: SHARED_HULL_POINTS).
 
     Returns
     -------
@@ -132,7 +136,7 @@ def convexity(vertices, faces, *, watertight: bool | None = None,
         return _verdict(mesh.bodies == 1, 0, "a single point")
     axes, extents = _principal_extents(vertices)
     if extents[2] > DEFAULT.convex_flat_rel * diagonal:
-        return _solid_convexity(mesh, diagonal)
+        return _solid_convexity(mesh, diagonal, hull_points)
     if extents[1] > DEFAULT.convex_flat_rel * diagonal:
         return _flat_convexity(mesh, axes[:2])
     return _verdict(mesh.bodies == 1, 1, "collinear" + ("" if mesh.bodies == 1 else
@@ -279,21 +283,23 @@ def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=N
     return decided, why
 
 
-def part_reason(gap, vertices, faces, watertight=None, bodies=None) -> str:
+def part_reason(gap, vertices, faces, watertight=None, bodies=None, hull_points=None) -> str:
     """`part_verdicts`' reason for one part that is not its hull within its band: how far its
-    faces lie inside the hull (`gap` finite), else what `convexity` measures (about 1 ms)."""
+    faces lie inside the hull (`gap` finite), else what `convexity` measures (about 1 ms);
+    hull_points as `convexity`'s."""
     if np.isfinite(gap):
         return f"its faces lie up to {gap:.3g} inside its hull, beyond the touching band"
     if watertight is not None and bodies is not None:  # loaded by gjkcli.mesh.load
-        judged = convexity(vertices, faces, watertight=watertight, bodies=bodies)
+        judged = convexity(vertices, faces, watertight=watertight, bodies=bodies, hull_points=hull_points)
     else:
-        judged = convexity(*merge_close(vertices, faces))
+        judged = convexity(*merge_close(vertices, faces), hull_points=hull_points)
     return judged.reason if not judged.convex else (
         f"close to its hull ({judged.reason}) but not its hull within the touching band")
 
 
-def part_reasons(gaps, which, vertices, faces, watertight, bodies) -> list:
-    """`part_reason` of each part k in `which`, in order (arguments as `part_verdicts`'): the
+def part_reasons(gaps, which, vertices, faces, watertight, bodies, hull_points=None) -> list:
+    """`part_reason` of each part k in `which`, in order (arguments as `part_verdicts`',
+    hull_points as `convexity`'s): the
     closed solids that fall short of their hull's volume (most of a model's parts that are not
     their hulls: beams of a hollow or an I section) measured together (`_short_of_hull`), every
     other part on its own. The Great Court roof's 5,178 beams: about 0.9 s, one by one about 5 s."""
@@ -310,7 +316,7 @@ def part_reasons(gaps, which, vertices, faces, watertight, bodies) -> list:
     if batch:
         _short_of_hull(batch, which, vertices, faces, out)
     return [reason if reason is not None else
-            part_reason(gaps[k], vertices[k], faces[k], watertight[k], bodies[k])
+            part_reason(gaps[k], vertices[k], faces[k], watertight[k], bodies[k], hull_points)
             for k, reason in zip(which, out)]
 
 
@@ -471,12 +477,13 @@ class _Hull:
     volume: float
 
 
-def _small_hull(vertices: np.ndarray) -> "_Hull | None":
-    """The convex hull of a small part from the compiled core (no scipy to import, which is most
-    of a small check's start), or None where qhull is to build it."""
+def _small_hull(vertices: np.ndarray, up_to: int | None = None) -> "_Hull | None":
+    """The convex hull of a small part (up to `up_to` points, default SMALL_HULL_POINTS) from
+    the compiled core (no scipy to import, which is most of a small check's start), or None
+    where qhull is to build it."""
     from gjkcli.engine.shapes import small_hull_triangles
 
-    triangles = small_hull_triangles([vertices])[0]
+    triangles = small_hull_triangles([vertices], up_to)[0]
     return None if triangles is None else _hull_of(vertices, triangles)
 
 
@@ -493,8 +500,8 @@ def _hull_of(vertices: np.ndarray, triangles: np.ndarray) -> _Hull:
                  volume)
 
 
-def _solid_convexity(mesh: _Surface, diagonal: float) -> Convexity:
-    hull = _small_hull(mesh.vertices)
+def _solid_convexity(mesh: _Surface, diagonal: float, hull_points: int | None = None) -> Convexity:
+    hull = _small_hull(mesh.vertices, hull_points)
     if hull is None:
         from scipy.spatial import ConvexHull, QhullError
 

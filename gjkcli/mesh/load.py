@@ -537,10 +537,12 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
 
         skipped.append(Note(file=shown, message=left_out))
     parts = []
-    for name, vertices, faces, element in model.parts:
+    instances: dict = {}  # id of a map's vertices -> its key (`_ifc_instance`)
+    for name, vertices, faces, element, placement in model.parts:
         if not prepared:
             parts.append(Part(name=name, source=shown, vertices=vertices, faces=faces,
-                              units=model.units, watertight=None, bodies=None, element=element))
+                              units=model.units, watertight=None, bodies=None, element=element,
+                              instance=None if placement is None else _ifc_instance(placement, faces, instances)))
             continue
         mesh = _prepare(path, name, SimpleNamespace(vertices=vertices, faces=faces))
         pieces = mesh.split() if split_bodies and mesh.bodies > 1 else [mesh]
@@ -550,6 +552,31 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
                                 watertight=piece.watertight, bodies=piece.bodies)
             parts.append(dataclasses.replace(part, element=element))
     return parts
+
+
+def _ifc_instance(placement: tuple, faces: np.ndarray, keys: dict) -> Instance | None:
+    """The Instance of an IFC element that places a representation map (`gjkcli.mesh.ifc`'s
+    placement: the map's vertices, the 4x4 matrix, how many elements of the model place it),
+    so that the map's hull is built once for all of them; None where the matrix is not a
+    rotation and a translation (a scaled or mirrored map is a mesh of its own). Its key is the
+    map's content (vertices and faces), found once per map (`keys`, by the vertices' identity):
+    whichever reader or share meshed it, or the cache kept it, the same map has the same key."""
+    import hashlib
+
+    from gjkcli.engine.shapes import rigid_pose
+
+    local, matrix, uses = placement
+    rigid = rigid_pose(matrix)
+    if rigid is None:
+        return None
+    key = keys.get(id(local))
+    if key is None:
+        digest = hashlib.blake2b(np.ascontiguousarray(local, dtype=np.float64), digest_size=16)
+        digest.update(np.ascontiguousarray(faces, dtype=np.int64))
+        key = keys[id(local)] = ("ifc", len(local), digest.hexdigest())
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = rigid
+    return Instance(key=key, local=local, pose=pose, placed=int(uses))
 
 
 def _cad_parts(path, split_bodies: bool) -> list[Part]:

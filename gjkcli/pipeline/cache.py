@@ -832,14 +832,16 @@ class PartKeys:
         return got
 
 
-def reason_key(vertices, faces, watertight, bodies, gap) -> str:
+def reason_key(vertices, faces, watertight, bodies, gap, hull_points=None) -> str:
     """The key of a part's convexity reason (`gjkcli.mesh.convexity.part_reasons`): its world
     vertices and triangles (the reason merges them on a grid of their own size), the flags its
-    loader gave and its hull gap."""
+    loader gave and its hull gap; hull_points: the reason's (a mesh several parts place is
+    measured once, in its own frame, the compiled core's hull up to SHARED_HULL_POINTS)."""
     import numpy as np
 
     h = blake2b(_prefix(), digest_size=20)
-    h.update(repr(("reason", watertight, bodies, float(gap))).encode())
+    h.update(repr(("reason", watertight, bodies, float(gap))
+                  + (() if hull_points is None else (int(hull_points),))).encode())
     h.update(np.ascontiguousarray(vertices, dtype=np.float64))
     h.update(b"|")
     h.update(np.ascontiguousarray(faces, dtype=np.int64))

@@ -95,7 +95,7 @@ def triangles(parts, i, j, tolerance, measure, todo, jobs: int = 1, tell=None) -
     # asks): held for every part at once, they were most of a large model's memory
     last: dict = {}
     for pos, k in enumerate(ks):
-        last[int(i[k])] = last[int(j[k])] = pos
+        last[parts.held(int(i[k]))] = last[parts.held(int(j[k]))] = pos
     shared = jobs > 1 and n >= 2 and can_fork()
     out: list = []
     started = time.perf_counter()
@@ -173,17 +173,18 @@ def _share(parts, i, j, tolerance, measure, ks, last, start, end) -> list:
     for pos in range(start, end):
         k = ks[pos]
         a, b = int(i[k]), int(j[k])
-        body_a, body_b = parts.body(a), parts.body(b)
-        r = with_part_certificate(pair_query(body_a, body_b, tolerance=float(tolerance[k]),
-                                             measure=bool(measure[k])))
+        # an object placing a mesh others place too: that mesh, prepared once, and its pose
+        (body_a, pose_a), (body_b, pose_b) = parts.placed_body(a), parts.placed_body(b)
+        r = with_part_certificate(pair_query(body_a, body_b, pose_a=pose_a, pose_b=pose_b,
+                                             tolerance=float(tolerance[k]), measure=bool(measure[k])))
         if _open_undecided(r):
             # settled at once, while the open-surface bound the triangle test asked first is
             # the thread's last answer (`gjkcli.engine.sheet.sheet_depth`)
-            r = settle(r, body_a, body_b)
+            r = settle(r, body_a, body_b, pose_a, pose_b)
         out.append(r)
-        for part in (a, b):
-            if last[part] == pos:
-                parts.forget(part)
+        for held in {parts.held(a), parts.held(b)}:
+            if last[held] == pos:
+                parts.forget(held)
     return out
 
 

@@ -11,8 +11,10 @@ around it (a Dask cluster, poses, 2D drawings) import its public names from here
    call per larger part (or per part the core could not prove); everything else for all parts
    at once in NumPy; and how far each part is from its hull
    (`gjkcli.mesh.convexity.hull_gaps`), also for all parts at once. Parts that place one mesh
-   rigidly (the instances of a STEP product: `gjkcli.mesh.load.Instance`) share one hull, built
-   in the mesh's frame and moved to each.
+   rigidly (the instances of a STEP product, the elements placing an IFC representation map:
+   `gjkcli.mesh.load.Instance`) share one hull, built in the mesh's frame (by the compiled core
+   up to SHARED_HULL_POINTS) and moved to each, one convexity reason, and one triangle
+   hierarchy that the refine stage tests in each part's pose.
 3. **Candidate pairs**: `check` pairs every object of A with every object of B; with
    --split-bodies, and in `scan`, a BVH over the world boxes grown by the clearance and the
    touching band picks them (`gjkcli.scene.broadphase`), never all n^2; manifest `[[check]]`
@@ -1103,9 +1105,41 @@ class Parts:
                 self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
         return self._meshes[k]
 
-    def forget(self, k: int) -> None:
-        """Drop object k's triangle hierarchy (`mesh` builds it again when asked)."""
+    def forget(self, k) -> None:
+        """Drop object k's triangle hierarchy (`mesh` builds it again when asked), or the shared
+        one `held` names."""
         self._meshes.pop(k, None)
+
+    def placed_body(self, k: int) -> tuple:
+        """(what the exact test reads of object k, the 4x4 pose that places it, or None): for an
+        object placing a mesh rigidly (an Instance, however many objects of this run place it: a
+        Dask worker's share of a file places it as one process does), that mesh's triangles and
+        hierarchy in its own frame, built once for all of them (with its probes), under the
+        object's name; else `body(k)`, where it lies."""
+        instance = self.geoms[k].instance
+        if instance is None or instance.local is None or self.geoms[k].primitive is not None:
+            return self.body(k), None
+        held = self.held(k)
+        shared = self._meshes.get(held)
+        g = self.geoms[k]
+        if shared is None:
+            from gjkcli.engine.exact import Mesh
+            from gjkcli.mesh.load import merge_close
+
+            if g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
+                shared = Mesh(instance.local, g.faces, watertight=g.watertight, name=g.name)
+            else:
+                shared = Mesh(*merge_close(instance.local, g.faces), name=g.name)
+            shared.labelled_probes()  # found once, for every object placing it
+            self._meshes[held] = shared
+        return shared.named(g.name), instance.pose
+
+    def held(self, k: int):
+        """What `forget` drops once object k's last pair is tested: k, or the mesh it shares with
+        other objects (`placed_body`)."""
+        g = self.geoms[k]
+        placed = g.instance is not None and g.instance.local is not None and g.primitive is None
+        return ("placed", g.instance.key) if placed else k
 
     def body(self, k: int):
         """What the exact test reads of object k: its triangles (`mesh`), or the Shape of a
@@ -1185,6 +1219,68 @@ class Parts:
             hull_gap=None if g.primitive is not None or not np.isfinite(self.gap[k]) else float(self.gap[k]),
             **(g.element.record_fields if g.element is not None else {}))
 
+    @functools.cached_property
+    def placed_meshes(self) -> dict:
+        """{object: its Instance} for the objects that place a mesh other objects place too
+        (`shared_uses`: their hull was built once, in the mesh's frame, `hulls`)."""
+        uses = shared_uses(self.geoms)
+        return {k: g.instance for k, g in enumerate(self.geoms)
+                if g.primitive is None and g.instance is not None and uses.get(g.instance.key, 0) > 1}
+
+    def reasons_to_measure(self, why: list, convex: list) -> tuple:
+        """(the objects whose convexity reason is to be measured, {object: the object whose
+        reason it takes}): of the objects with none yet that are not convex, those placing one
+        mesh (`placed_meshes`) take the reason measured once, for the first of them, on the
+        mesh in its own frame (a reason does not change with a rotation and a translation)."""
+        first: dict = {}
+        unmeasured, taken = [], {}
+        placed = self.placed_meshes
+        for k in range(self.n):
+            if why[k] is not None or convex[k] is not False:
+                continue
+            instance = placed.get(k)
+            if instance is None:
+                unmeasured.append(k)
+            elif instance.key in first:
+                taken[k] = first[instance.key]
+            else:
+                first[instance.key] = k
+                unmeasured.append(k)
+        return unmeasured, taken
+
+    def reason_mesh(self, k: int) -> tuple:
+        """(vertices, faces) object k's convexity reason is measured on: its mesh in its own
+        frame for an object placing a mesh others place too, else its world vertices."""
+        g = self.geoms[k]
+        instance = self.placed_meshes.get(k)
+        return (g.vertices if instance is None else instance.local), g.faces
+
+    def reason_hull_points(self, k: int) -> int | None:
+        """The most points whose hull the core builds for object k's reason (`convexity`'s
+        hull_points): SHARED_HULL_POINTS for a mesh placed by several objects, as its hull."""
+        from gjkcli.engine.shapes import SHARED_HULL_POINTS
+
+        return SHARED_HULL_POINTS if k in self.placed_meshes else None
+
+    def measure_reasons(self, which: list, part_reasons=None) -> list:
+        """The convexity reasons of the objects `which`, in order (`part_reasons`, the one given
+        or `gjkcli.mesh.convexity`'s), each measured on `reason_mesh` with `reason_hull_points`."""
+        if part_reasons is None:
+            from gjkcli.mesh.convexity import part_reasons
+        if not which:
+            return []
+        g = self.geoms
+        meshes = {k: self.reason_mesh(k) for k in which}
+        vertices, faces = [None] * self.n, [None] * self.n
+        for k, (v, f) in meshes.items():
+            vertices[k], faces[k] = v, f
+        watertight, bodies = [p.watertight for p in g], [p.bodies for p in g]
+        out: dict = {}
+        for points in dict.fromkeys(self.reason_hull_points(k) for k in which):
+            mine = [k for k in which if self.reason_hull_points(k) == points]
+            out.update(zip(mine, part_reasons(self.gap, mine, vertices, faces, watertight, bodies, points)))
+        return [out[k] for k in which]
+
     def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
         """With jobs > 1 in a process that may fork, and parts of REASONS_AHEAD_FACES triangles or
         more whose reasons `records(involved)` will measure: a forked worker (`gjkcli.forks`)
@@ -1201,11 +1297,10 @@ class Parts:
         g = self.geoms
         convex, why = self.convexity(involved, [p.vertices for p in g], [p.faces for p in g],
                                      [p.watertight for p in g], [p.bodies for p in g])
-        unmeasured = [k for k in range(self.n) if why[k] is None and convex[k] is False]
+        unmeasured = self.reasons_to_measure(why, convex)[0]
         if len(unmeasured) < 2 or sum(len(g[k].faces) for k in unmeasured) < REASONS_AHEAD_FACES:
             return
         from gjkcli import forks
-        from gjkcli.mesh.convexity import part_reasons
         from gjkcli.pipeline.refine import guided
 
         shares, counter = guided(0, len(unmeasured), jobs), forks.Counter()
@@ -1214,9 +1309,7 @@ class Parts:
             out = {}
             while (n := counter.take()) < len(shares):
                 which = unmeasured[shares[n][0]:shares[n][1]]
-                out.update(zip(which, part_reasons(self.gap, which, [p.vertices for p in g],
-                                                   [p.faces for p in g], [p.watertight for p in g],
-                                                   [p.bodies for p in g])))
+                out.update(zip(which, self.measure_reasons(which)))
             return out
 
         try:
@@ -1243,14 +1336,13 @@ class Parts:
         g = self.geoms
         convex, why = self.convexity(involved, [p.vertices for p in g], [p.faces for p in g],
                                      [p.watertight for p in g], [p.bodies for p in g])
-        unmeasured = [k for k in range(self.n) if why[k] is None and convex[k] is False]
+        unmeasured, taken = self.reasons_to_measure(why, convex)
         # read now, so that a kept pack that is not believed is in the run's notes
         table = reasons() if reasons is not None and unmeasured else None
         ahead = self._ahead.pop() if self._ahead else None
 
         def measured(which: list) -> list:
-            return part_reasons(self.gap, which, [p.vertices for p in g], [p.faces for p in g],
-                                [p.watertight for p in g], [p.bodies for p in g]) if which else []
+            return self.measure_reasons(which, part_reasons)
 
         def measure() -> None:  # every reason part_verdicts left to measure, at once
             nonlocal ahead
@@ -1260,7 +1352,8 @@ class Parts:
 
                 todo = []
                 for k in unmeasured:
-                    keys[k] = reason_key(g[k].vertices, g[k].faces, g[k].watertight, g[k].bodies, self.gap[k])
+                    keys[k] = reason_key(*self.reason_mesh(k), g[k].watertight, g[k].bodies, self.gap[k],
+                                         self.reason_hull_points(k))
                     row = table.get(keys[k])
                     if row is not None and isinstance(row[0], str):
                         why[k] = row[0]
@@ -1290,7 +1383,10 @@ class Parts:
                     table.put(keys[k], reason)
             if table is not None and todo:
                 table.save()  # measured as the report is written, after the run saved its tables
+            for k, first in taken.items():  # a mesh several objects place: measured once
+                why[k] = why[first]
             unmeasured.clear()
+            taken.clear()
 
         def record(k: int) -> ObjectRecord:
             if why[k] is None and convex[k] is False:
@@ -1299,6 +1395,20 @@ class Parts:
             return self.record(k, 0 if v is None else len(v), 0 if f is None else len(f), convex[k], why[k])
 
         return LazyRecords(self.n, record)
+
+
+def shared_uses(geoms) -> dict:
+    """{Instance key: how many objects place that mesh} of the objects `geoms` that place a
+    mesh rigidly (`gjkcli.mesh.load.Instance`; a share of a file's parts, a cluster's task: the
+    whole file's count, `Instance.placed`, where more)."""
+    uses: dict = {}
+    for g in geoms:
+        if g.primitive is None and g.instance is not None:
+            uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
+    for g in geoms:
+        if g.primitive is None and g.instance is not None and g.instance.placed > uses[g.instance.key]:
+            uses[g.instance.key] = g.instance.placed
+    return uses
 
 
 def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
@@ -1318,13 +1428,7 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     # objects that place one mesh rigidly (a STEP product's instances, a scene's nodes) share
     # its hull: prepared in the mesh's frame, then moved to each (a hull commutes with rigid
     # motions); an instance placed once is prepared where it lies, as any other mesh
-    uses: dict = {}
-    for g in geoms:
-        if g.primitive is None and g.instance is not None:
-            uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
-    for g in geoms:  # a share of a file's parts (a cluster's task): the whole file's count
-        if g.primitive is None and g.instance is not None and g.instance.placed > uses[g.instance.key]:
-            uses[g.instance.key] = g.instance.placed
+    uses = shared_uses(geoms)
     meshes = []
     for k, g in enumerate(geoms):
         if g.primitive is not None:
@@ -1339,6 +1443,11 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
             shapes[k] = pg
         else:
             placed[k] = (pg, pose)
+    # a mesh several objects place is prepared once for them all: the compiled core builds its
+    # hull up to SHARED_HULL_POINTS points (a few ms, once), not qhull (scipy's import)
+    from gjkcli.engine.shapes import SHARED_HULL_POINTS
+
+    shared = {id(pg): pg for pg, pose in placed.values() if pose is not None}
     fresh: list = []  # the meshes whose hulls this run builds and the cache is to keep
     if table is not None:  # the cache's hulls, of the meshes large enough to keep
         from gjkcli.pipeline import cache
@@ -1346,10 +1455,12 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
         for pg in {id(pg): pg for pg, _ in placed.values()}.values():
             if pg.hull is not None or pg.error is not None or len(pg.vertices) <= KEEP_HULLS_FROM_VERTICES:
                 continue
-            k = cache.hull_key(pg.content, None)
+            k = cache.hull_key(pg.content, SHARED_HULL_POINTS if id(pg) in shared else None)
             row = table.get(k)
             if row is None or not cache.set_hull(pg, row, table.cache.notes):
                 fresh.append((k, pg))
+    if shared:
+        prepared.prepare(list(shared.values()), jobs=jobs, small_points=SHARED_HULL_POINTS)
     prepared.prepare([pg for pg, _ in placed.values()], jobs=jobs, progress=tell, small_points=None)
     for k, pg in fresh:
         table.put(k, *cache.hull_row(pg))

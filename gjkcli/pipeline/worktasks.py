@@ -166,12 +166,29 @@ def overlap_pairs(options, units, volumes, names, pairs, *picks) -> list:
 def reasons(loaded: "Loaded", positions) -> list:
     """The convexity reason (`gjkcli.mesh.convexity.part_reasons`) of the source's objects at
     `positions`, in order: what a report lists of a part that is not its hull."""
+    from gjkcli.engine.shapes import SHARED_HULL_POINTS
     from gjkcli.mesh.convexity import part_reasons
+    from gjkcli.pipeline.stages import shared_uses
 
     n = loaded.count
-    return part_reasons(loaded.gap, list(positions), [loaded.vertices[k] for k in range(n)],
-                        [loaded.faces[k] for k in range(n)], [m[3] for m in loaded.meta],
-                        [m[4] for m in loaded.meta])
+    vertices = [loaded.vertices[k] for k in range(n)]
+    # an object placing a mesh others place too: measured on the mesh in its own frame, as
+    # `gjkcli.pipeline.stages.Parts.measure_reasons` measures it
+    geoms = loaded.geometries()
+    uses = shared_uses(geoms)
+    placed = {k for k, g in enumerate(geoms) if g.primitive is None and g.instance is not None
+              and g.instance.local is not None and uses.get(g.instance.key, 0) > 1}
+    for k in placed:
+        vertices[k] = geoms[k].instance.local
+    which = list(positions)
+    out: dict = {}
+    for points, mine in ((None, [k for k in which if k not in placed]),
+                         (SHARED_HULL_POINTS, [k for k in which if k in placed])):
+        if mine:
+            out.update(zip(mine, part_reasons(loaded.gap, mine, vertices, [loaded.faces[k] for k in range(n)],
+                                              [m[3] for m in loaded.meta], [m[4] for m in loaded.meta],
+                                              points)))
+    return [out[k] for k in which]
 
 
 def triangles(loaded: "Loaded", positions) -> list:

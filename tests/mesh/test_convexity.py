@@ -259,7 +259,7 @@ def test_the_core_hull_gives_qhull_s_convexity(k, monkeypatch):
     part = _seeded_parts()[k]
     ours = convexity(part.vertices, part.faces, watertight=part.is_watertight, bodies=1)
     assert module._small_hull(np.asarray(part.vertices, dtype=np.float64)) is not None
-    monkeypatch.setattr(module, "_small_hull", lambda vertices: None)
+    monkeypatch.setattr(module, "_small_hull", lambda vertices, up_to=None: None)
     ref = convexity(part.vertices, part.faces, watertight=part.is_watertight, bodies=1)
     assert ours.convex == ref.convex and ours.dimension == ref.dimension
     for field in ("volume_ratio", "area_ratio"):
