@@ -573,7 +573,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
     by_id = {e.id(): e for e in mine}
     # elements placing a representation map that other elements place too: meshed once, in the
     # map's frame, and placed (`_placed`); the others in world coordinates
-    mapped = _mapped_uses(model, elements, contexts)
+    mapped = _mapped_uses(model, elements, _meshed_contexts(model))
     # element id -> (vertices, faces, (local vertices, 4x4 placement) or None), each shape's
     # buffers copied once, then dropped
     meshes = {}
