@@ -57,7 +57,9 @@ def test_instanced_nodes_share_one_hull_with_the_same_verdicts(tmp_path, monkeyp
 
     monkeypatch.setattr(prepared, "build_hulls", counted)
     found = scan(path)
-    assert calls == [3]  # the shared mesh once; the mirrored and the scaled node on their own
+    # the shared mesh once (a call of its own: up to SHARED_HULL_POINTS by the compiled core);
+    # the mirrored and the scaled node on their own
+    assert sorted(calls) == [1, 2]
 
     read = objects.read_source
 
