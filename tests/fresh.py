@@ -18,10 +18,10 @@ def python_c(code: str, *args, cwd=None, env: dict | None = None, exits: int = 0
     return done.stdout
 
 
-def entry_then_imported(module: str) -> str:
+def entry_then_imported(*modules: str) -> str:
     """Python code that runs gjk's entry as the `gjk` script calls it, with the arguments after
-    the code, then prints whether this process imported `module` itself (a reader's library that
-    a process forked at the command's start should import instead)."""
+    the code, then prints whether this process imported each of `modules` itself (a reader's
+    library that a process forked at the command's start should import instead), on one line."""
     return ("import sys\n"
             "from gjkcli.__main__ import run\n"
             "sys.argv = ['gjk', *sys.argv[1:]]\n"
@@ -29,7 +29,7 @@ def entry_then_imported(module: str) -> str:
             "    run()\n"
             "except SystemExit:\n"
             "    pass\n"
-            f"print({module!r} in sys.modules)\n")
+            f"print(*(m in sys.modules for m in {modules!r}))\n")
 
 
 def wait_gone(pid: int, what: str) -> None:

@@ -91,15 +91,7 @@ def test_an_ifc_scan_imports_neither_numpy_ma_nor_the_step_refinement(model):
     files' exact solids, which an IFC model never asks for."""
     from fresh import python_c
 
-    code = ("import sys\n"
-            "from gjkcli.__main__ import run\n"
-            "sys.argv = ['gjk', *sys.argv[1:]]\n"
-            "try:\n"
-            "    run()\n"
-            "except SystemExit:\n"
-            "    pass\n"
-            "print(*(m in sys.modules for m in ('gjkcli.pipeline.refine', 'numpy.ma',\n"
-            "                                   'gjkcli.pipeline.tessellated')))\n")
+    code = entry_then_imported("gjkcli.pipeline.refine", "numpy.ma", "gjkcli.pipeline.tessellated")
     for args in (["--format", "json", "-o", "scan.json"], []):
         out = python_c(code, "scan", "house.ifc", *args, cwd=model, env={"GJK_NO_CACHE": "1"})
         assert out.split()[-3:] == ["True", "False", "False"], out
