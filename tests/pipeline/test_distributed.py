@@ -363,6 +363,27 @@ def test_local_cluster_through_the_installed_command(tmp_path, convex_files):
     assert scan("--dask", "local:1") == scan()
 
 
+def test_local_workers_start_with_the_tasks_modules_imported():
+    """`local:N` forks its workers from one process that imported distributed and the load
+    and tile tasks' modules once (forkserver), instead of each worker importing them afresh:
+    before any task ran, the workers have them; a plain spawned worker has not."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+
+    def imported():
+        import sys as worker_sys
+
+        return [m for m in distributed.WORKER_MODULES if m in worker_sys.modules]
+
+    with distributed.connect("local:2") as client:
+        client.wait_for_workers(2, timeout=60)
+        got = client.run(imported)
+    assert len(got) == 2 and all(v == list(distributed.WORKER_MODULES) for v in got.values())
+    assert "gjkcli.pipeline.worktasks" in distributed.WORKER_MODULES
+
+
 def test_bad_manifest_address_names_its_line(tmp_path):
     from gjkcli.scene import manifest as manifests
 
@@ -742,6 +763,8 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     address, client = cluster
     small_tiles(8)
     monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    default = distributed.GLTF_TASKS_PER_WORKER
+    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", 2)  # four ranges (one a worker by default)
     ones = [pipeline.scan(ring_files[:1], pipeline.Options(jobs=1, mode="auto", together=together))
             for together in (True, False)]
     received = client_without_parts()
@@ -762,6 +785,13 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
                                                    for q in whole) for p in shared)
     assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
+    # by default one range a worker: each load task parses the whole document, so a worker reads
+    # the file once, as one process does
+    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", default)
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=False))
+    same_json(ones[1], many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-load-")]) == 2
 
 
 def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monkeypatch, tmp_path):
