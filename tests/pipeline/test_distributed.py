@@ -794,6 +794,48 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     assert len([r for r in stream.data if str(r["key"]).startswith("gjk-load-")]) == 2
 
 
+def test_a_glb_range_reads_only_its_nodes_meshes(cluster, convex_files, tmp_path, monkeypatch):
+    """A GLB whose meshes are all distinct (no two alike): each range reads its own nodes' meshes
+    only, and gives the parts the whole file's read gives for those nodes, bit for bit; the
+    cluster's JSON is one process's. A file whose meshes are shared or alike reads them all."""
+    import trimesh
+
+    from gjkcli import limits
+    from gjkcli.mesh import gltf
+    from gjkcli.mesh.load import read_objects
+
+    path = convex_files[0]
+    limit = limits.DEFAULT.triangles
+    whole = read_objects(path, prefix="p")
+    count = len(whole)
+    ranges = []
+    for k in range(3):
+        total, nodes, meshes = gltf.read_share(path, k, 3, limit)
+        assert total == count and len(meshes) == len(nodes) == (k + 1) * count // 3 - k * count // 3
+        ranges.append(read_objects(path, prefix="p", share=(k, 3)))
+    got = [p for r in ranges for p in r]
+    assert [p.name for p in got] == [p.name for p in whole]
+    for p, q in zip(got, whole):
+        assert p.vertices.tobytes() == q.vertices.tobytes() and p.faces.tobytes() == q.faces.tobytes()
+        assert p.instance is None and q.instance is None
+    assert gltf.read_share(path, 0, 3, count) is None  # the whole file may hold more triangles
+    # a mesh two nodes place: the range cannot tell alone
+    scene = trimesh.Scene()
+    box = trimesh.creation.box([0.5, 0.5, 0.5])
+    for k in range(4):
+        scene.add_geometry(box, node_name=f"b{k}", geom_name="box",
+                           transform=trimesh.transformations.translation_matrix([k, 0, 0]))
+    shared = tmp_path / "shared.glb"
+    shared.write_bytes(scene.export(file_type="glb"))
+    assert gltf.read_share(shared, 0, 2, limit) is None
+    address, _ = cluster
+    monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    many = pipeline.scan([path], pipeline.Options(dask=address))
+    same_json(one, many)
+    assert many.counts["collision"] > 0
+
+
 def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monkeypatch, tmp_path):
     """The first IFC share a worker meshes kills its own worker process (once: a marker file
     made with O_EXCL); Dask runs the load task again, and the JSON is one process's."""
