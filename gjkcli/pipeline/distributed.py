@@ -8,8 +8,8 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
 
 1. **Loading and hulls**, one task per source (a scene file, a whole-file object), or several
    for a large file when the sources are few (`_ClusterRun._split`: shares of an IFC model's
-   elements, ranges of a glTF's nodes): the task reads it and builds its objects' hulls and hull
-   gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
+   elements, ranges of a glTF's nodes, one a worker): the task reads it and builds its
+   objects' hulls and hull gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
    (`worktasks.Summary`) and names the objects as `gjkcli.scene.objects.gather` does.
 2. **Broad and narrow phase by spatial tiles**: a grid cuts the bounding box of the objects'
    boxes, each grown as the run grows it for its broad phase (half the clearance, the touching
