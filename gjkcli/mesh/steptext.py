@@ -43,8 +43,11 @@ SOLID_KINDS = frozenset({"MANIFOLD_SOLID_BREP", "BREP_WITH_VOIDS", "FACETED_BREP
 _IGNORED_ITEMS = frozenset({"AXIS2_PLACEMENT_3D", "CARTESIAN_POINT", "GEOMETRIC_CURVE_SET",
                             "GEOMETRIC_SET", "DIRECTION", "TEXT_LITERAL",
                             "TEXT_LITERAL_WITH_EXTENT"})
-_SI_PREFIX_MM = {None: 1e3, "MILLI": 1.0, "CENTI": 10.0, "DECI": 100.0, "KILO": 1e6,
-                 "MICRO": 1e-3, "NANO": 1e-6}
+# SI prefixes -> metres per unit, as OpenCASCADE converts them (STEPConstruct_UnitContext)
+_SI_PREFIX_M = {None: 1.0, "MILLI": 1e-3, "CENTI": 1e-2, "DECI": 1e-1, "KILO": 1e3,
+                "MICRO": 1e-6, "NANO": 1e-9}
+# OpenCASCADE's length unit as it reads STEP, in metres
+_MM = 1e-3
 
 # a record of the DATA section: its id and its text (strings may hold ';')
 _RECORD = re.compile(rb"#(\d+)\s*=\s*((?:'(?:[^']|'')*'|[^;'])*);")
@@ -305,45 +308,45 @@ class Assembly:
 
     # -- numbers
 
-    def point(self, i: int, factor: float) -> np.ndarray:
+    def point(self, i: int, factor: float) -> tuple:
         args = self.simple(i, "CARTESIAN_POINT")
         xyz = [float(v) for v in args[1]]
         if len(xyz) != 3:
             raise Unsupported(f"#{i} is not a 3D point")
-        return np.array(xyz) * factor
+        return tuple(v * factor for v in xyz)
 
-    def direction(self, i: int) -> np.ndarray:
+    def direction(self, i: int) -> tuple:
+        """A DIRECTION made unit as gp_Dir makes it."""
         args = self.simple(i, "DIRECTION")
-        d = np.array([float(v) for v in args[1]])
-        if len(d) != 3 or not np.any(d):
+        d = [float(v) for v in args[1]]
+        if len(d) != 3 or not any(d):
             raise Unsupported(f"#{i} is not a 3D direction")
-        return d / np.sqrt(d @ d)
+        return _unit(*d)
 
-    def axes(self, i: int, factor: float) -> np.ndarray:
-        """(4, 4) the frame of AXIS2_PLACEMENT_3D #i, as OpenCASCADE's gp_Ax2 makes it."""
+    def axes(self, i: int, factor: float) -> tuple:
+        """(origin, x, y, z) of AXIS2_PLACEMENT_3D #i, as OpenCASCADE's StepToGeom makes its
+        gp_Ax2: the reference direction made normal to the axis by (z x ref) x z, y = z x x."""
         _, location, axis, ref = self.simple(i, "AXIS2_PLACEMENT_3D")
         p = self.point(location, factor)
-        z = np.array([0.0, 0.0, 1.0]) if axis is None else self.direction(axis)
+        z = (0.0, 0.0, 1.0) if axis is None else self.direction(axis)
         if ref is not None:
-            x = np.cross(np.cross(z, self.direction(ref)), z)  # gp_Ax2(P, V, Vx)
-            n = np.sqrt(x @ x)
-            if n == 0:
+            r = self.direction(ref)
+            c = _cross(z, r)
+            if c == (0.0, 0.0, 0.0):
                 raise Unsupported(f"#{i} has its reference direction along its axis")
-            x = x / n
+            x = _unit(*_cross(c, z))
         else:  # gp_Ax2(P, V): a coordinate of X is 0, by the smallest of V's
             a, b, c = z
             A, B, C = abs(a), abs(b), abs(c)
             if B <= A and B <= C:
-                x = np.array([-c, 0.0, a]) if A > C else np.array([c, 0.0, -a])
+                x = (-c, 0.0, a) if A > C else (c, 0.0, -a)
             elif A <= B and A <= C:
-                x = np.array([0.0, -c, b]) if B > C else np.array([0.0, c, -b])
+                x = (0.0, -c, b) if B > C else (0.0, c, -b)
             else:
-                x = np.array([-b, a, 0.0]) if A > B else np.array([b, -a, 0.0])
-            x = x / np.sqrt(x @ x)
-        y = np.cross(z, x)
-        T = np.eye(4)
-        T[:3, 0], T[:3, 1], T[:3, 2], T[:3, 3] = x, y, z, p
-        return T
+                x = (-b, a, 0.0) if A > B else (b, -a, 0.0)
+            x = _unit(*x)
+        y = _unit(*_cross(z, x))
+        return p, x, y, z
 
     def length_factor(self, context: int) -> float:
         """mm per length unit of representation context #context."""
@@ -352,16 +355,17 @@ class Assembly:
             raise Unsupported(f"context #{context} assigns no units")
         for u in args[0]:
             if self.part(u, "LENGTH_UNIT") is not None:
-                return self.unit_factor(u)
+                return self.unit_factor(u) / _MM
         raise Unsupported(f"context #{context} has no length unit")
 
     def unit_factor(self, u: int) -> float:
+        """Metres per length unit #u."""
         si = self.part(u, "SI_UNIT")
         if si is not None:
             prefix, name = si
-            if name != "METRE" or prefix not in _SI_PREFIX_MM:
+            if name != "METRE" or prefix not in _SI_PREFIX_M:
                 raise Unsupported(f"#{u} is not a length unit read here")
-            return _SI_PREFIX_MM[prefix]
+            return _SI_PREFIX_M[prefix]
         conversion = self.part(u, "CONVERSION_BASED_UNIT")
         if conversion is not None:
             measure = self.get(conversion[1])
@@ -413,17 +417,16 @@ class Assembly:
             if name in SOLID_KINDS:
                 if self.factors.setdefault(item, factor) != factor:
                     raise Unsupported(f"#{item} is in representations of different units")
-                out.append((item, np.eye(4)))
+                out.append((item, None))
             elif name == "MAPPED_ITEM":
                 _, source, target = k[1]
                 origin, mapped = self.simple(source, "REPRESENTATION_MAP")
                 inner_items, inner_context = self.representation(mapped)
                 if int(origin) not in inner_items and self.get(origin)[0] != "AXIS2_PLACEMENT_3D":
                     raise Unsupported(f"#{source}'s origin is not a placement")
-                A1 = self.axes(origin, self.length_factor(inner_context))
-                A2 = self.axes(target, factor)
-                T = A2 @ np.linalg.inv(A1)
-                out.extend((s, T @ M) for s, M in self.solids_of(mapped, set(seen)))
+                T = _displacement(self.axes(origin, self.length_factor(inner_context)),
+                                  self.axes(target, factor))
+                out.extend((s, _product(T, M)) for s, M in self.solids_of(mapped, set(seen)))
             elif name in _IGNORED_ITEMS:
                 continue
             else:
@@ -451,9 +454,8 @@ class Assembly:
             raise Unsupported(f"an occurrence of #{child} in #{parent} has no placement")
         item, origin, mapped, target, context = found[0]
         self.consumed.add(item)
-        A1 = self.axes(origin, self.length_factor(self.representation(mapped)[1]))
-        A2 = self.axes(target, self.length_factor(context))
-        return A2 @ np.linalg.inv(A1)
+        return _displacement(self.axes(origin, self.length_factor(self.representation(mapped)[1])),
+                             self.axes(target, self.length_factor(context)))
 
     def _instances(self) -> list:
         self.consumed: set = set()
@@ -490,8 +492,8 @@ class Assembly:
         out = []
         products = [i for i in self.by_kind.get("PRODUCT_DEFINITION", ()) if i not in related]
         for root in products:
-            self._walk(root, np.eye(4), shapes, children, out, set())
-        return out
+            self._walk(root, None, shapes, children, out, set())
+        return [(s, np.eye(4) if T is None else T) for s, T in out]
 
     def _walk(self, pd, T, shapes, children, out, path) -> None:
         if pd in path:
@@ -501,9 +503,9 @@ class Assembly:
             raise Unsupported(f"product #{pd} is an assembly with solids of its own")
         for rep in shapes.get(pd, ()):
             for solid, M in self.solids_of(rep):
-                out.append((solid, T @ M))
+                out.append((solid, _product(T, M)))
         for child, Tc in children.get(pd, ()):
-            self._walk(child, T @ Tc, shapes, children, out, path)
+            self._walk(child, _product(T, Tc), shapes, children, out, path)
 
     def closure(self, i: int) -> set:
         """The ids of every entity #i refers to, however deep, and #i."""
@@ -536,9 +538,56 @@ class Assembly:
         items2, context2 = self.representation(rep2)
         if item1 not in items1 and item1 in items2 and item2 in items1:
             item1, item2 = item2, item1
-        A1 = self.axes(item1, self.length_factor(context1))
-        A2 = self.axes(item2, self.length_factor(context2))
-        return A2 @ np.linalg.inv(A1)
+        return _displacement(self.axes(item1, self.length_factor(context1)),
+                             self.axes(item2, self.length_factor(context2)))
+
+
+# -- OpenCASCADE's arithmetic (gp_Dir, gp_Ax2, gp_Trsf), operation for operation, so that a
+# placement composed here is the reader's to the bit where the compiled code rounds alike
+
+
+def _unit(x: float, y: float, z: float) -> tuple:
+    d = (x * x + y * y + z * z) ** 0.5
+    return x / d, y / d, z / d
+
+
+def _cross(a: tuple, b: tuple) -> tuple:
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
+def _displacement(origin: tuple, target: tuple) -> np.ndarray:
+    """(4, 4) gp_Trsf::SetTransformation(target, origin): a point's coordinates in `target`'s
+    frame into `origin`'s, origin^-1 target (STEPControl_ActorRead's placement of a component
+    whose transformation items are `origin` in the component, `target` in the assembly)."""
+    (o, ox, oy, oz), (t, tx, ty, tz) = origin, target
+    rows = (ox, oy, oz)  # origin's axes as rows: the inverse of its rotation
+    loc = tuple(-(r[0] * o[0] + r[1] * o[1] + r[2] * o[2]) for r in rows)
+    moved = tuple(r[0] * t[0] + r[1] * t[1] + r[2] * t[2] for r in rows)
+    loc = tuple(a + b for a, b in zip(loc, moved))
+    columns = (tx, ty, tz)
+    T = np.eye(4)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(columns):
+            T[i, j] = r[0] * c[0] + r[1] * c[1] + r[2] * c[2]
+        T[i, 3] = loc[i]
+    return T
+
+
+def _product(first, second):
+    """first * second as TopLoc_Location composes placements (gp_Trsf::PreMultiply of second
+    by first); None is the identity."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    M, N = first, second
+    T = np.eye(4)
+    for i in range(3):
+        v = M[i, 0] * N[0, 3] + M[i, 1] * N[1, 3] + M[i, 2] * N[2, 3]
+        T[i, 3] = v + M[i, 3]
+        for j in range(3):
+            T[i, j] = M[i, 0] * N[0, j] + M[i, 1] * N[1, j] + M[i, 2] * N[2, j]
+    return T
 
 
 def instances(data: bytes) -> list:
