@@ -1,6 +1,5 @@
 """The placements gjk composes from a STEP file's text (`gjkcli.mesh.steptext`) against
-OpenCASCADE's (the XCAF reader's locations as `gjkcli.mesh.cad` reads them, times each solid's
-own location), on the five committed assemblies and on a folder of others.
+OpenCASCADE's (the XCAF reader's locations as `gjkcli.mesh.cad` reads them), on the five committed assemblies and on a folder of others.
 
 Each OpenCASCADE solid is matched to a solid of the text by its vertices' bounding box in its
 own frame (in mm), then to one of that solid's instances by the nearest placement; printed per
@@ -28,30 +27,15 @@ STEP_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
 
 
 def occ_instances(path: Path) -> list:
-    """[((2, 3) bounding box of the solid's vertices in its own frame, (4, 4) placement)] in mm,
-    as gjk's STEP reader has them."""
-    from OCP.BRep import BRep_Tool
-    from OCP.TopAbs import TopAbs_VERTEX
-    from OCP.TopExp import TopExp_Explorer
-    from OCP.TopLoc import TopLoc_Location
-    from OCP.TopoDS import TopoDS
-
+    """[((2, 3) bounding box of the solid's B-rep vertices in its own frame, (4, 4) placement)]
+    in mm, as gjk's STEP reader has them (`gjkcli.mesh.cad.recorded`: the XCAF location of each
+    instance; a solid placed within its product by a MAPPED_ITEM has that placement in its
+    own frame, so such files are compared on the text's MAPPED_ITEM-free instances only)."""
     from gjkcli.mesh import cad
 
-    _, solids = cad._solids(path)
-    out = []
-    for _, solid, location in solids:
-        T = cad._matrix(location) @ cad._matrix(solid.Location())
-        bare = solid.Located(TopLoc_Location())
-        points = []
-        explorer = TopExp_Explorer(bare, TopAbs_VERTEX)
-        while explorer.More():
-            p = BRep_Tool.Pnt_s(TopoDS.Vertex_s(explorer.Current()))
-            points.append((p.X(), p.Y(), p.Z()))
-            explorer.Next()
-        points = np.array(points).reshape(-1, 3)
-        out.append((np.array([points.min(axis=0), points.max(axis=0)]) if len(points) else None, T))
-    return out
+    cad.read_step(path)
+    _, placed, products = cad.recorded(path)
+    return [(products[k][3], T) for _, k, T in placed]
 
 
 def compare(path: Path) -> dict:

@@ -476,15 +476,17 @@ class Assembly:
             occurrence = pds_of.get(pds)
             if occurrence is None or occurrence in placed:
                 raise Unsupported(f"#{i} places no occurrence, or one placed twice")
-            placed[occurrence] = self.transformation(relation)
+            placed[occurrence] = relation
         children: dict = {}
         related = set()
         for i in self.by_kind.get("NEXT_ASSEMBLY_USAGE_OCCURRENCE", ()):
             args = self.simple(i, "NEXT_ASSEMBLY_USAGE_OCCURRENCE")
             parent, child = int(args[3]), int(args[4])
             if i not in placed:
-                placed[i] = self.mapped_occurrence(parent, child, shapes)
-            children.setdefault(parent, []).append((child, placed[i]))
+                T = self.mapped_occurrence(parent, child, shapes)
+            else:
+                T = self.transformation(placed[i], shapes.get(parent, ()), shapes.get(child, ()))
+            children.setdefault(parent, []).append((child, T))
             related.add(child)
         for kind_ in self.by_kind:
             if "ASSEMBLY" in kind_ and kind_ != "NEXT_ASSEMBLY_USAGE_OCCURRENCE":
@@ -507,6 +509,52 @@ class Assembly:
         for child, Tc in children.get(pd, ()):
             self._walk(child, _product(T, Tc), shapes, children, out, path)
 
+    def structure(self) -> str:
+        """A digest of everything in the file but its placements' values: every record outside
+        the solids (a solid by its digest), each a Merkle hash as `solid_digests` makes them,
+        with each AXIS2_PLACEMENT_3D as one token (its values are the composed placements';
+        which placement a transformation names, its structure). Equal for two files whose
+        assembly, names, units and solids are the same and whose placements may differ."""
+        inside = set()
+        for solid in self.digests:
+            inside |= self.closure(solid)
+        done: dict = {int(i): bytes.fromhex(d) for i, d in self.digests.items()}
+        placement = blake2b(b"AXIS2_PLACEMENT_3D", digest_size=20).digest()
+        for i in self.by_kind.get("AXIS2_PLACEMENT_3D", ()):
+            if i not in inside:
+                done[i] = placement
+
+        def digest(root: int) -> bytes:
+            stack = [(root, False)]
+            while stack:
+                i, expanded = stack.pop()
+                if i in done:
+                    continue
+                record = self.recs.get(i)
+                if record is None:
+                    raise Unsupported(f"#{i} is referred to but not defined")
+                text, refs = _canonical(record)
+                if not expanded:
+                    stack.append((i, True))
+                    stack.extend((r, False) for r in refs if r not in done)
+                    continue
+                if any(r not in done for r in refs):
+                    raise Unsupported(f"#{i} refers to itself through others")
+                h = blake2b(digest_size=20)
+                h.update(text)
+                for r in refs:
+                    h.update(done[r])
+                done[i] = h.digest()
+            return done[root]
+
+        skipped = {"AXIS2_PLACEMENT_3D", "CARTESIAN_POINT", "DIRECTION"}
+        rows = sorted(digest(i) for i, record in self.recs.items()
+                      if i not in inside and kind(record) not in skipped)
+        h = blake2b(digest_size=20)
+        for row in rows:
+            h.update(row)
+        return h.hexdigest()
+
     def closure(self, i: int) -> set:
         """The ids of every entity #i refers to, however deep, and #i."""
         seen, todo = set(), [int(i)]
@@ -524,9 +572,11 @@ class Assembly:
                   for j in sorted(self.closure(solid)) if kind(self.recs[j]) == "VERTEX_POINT"]
         return np.array(points).reshape(-1, 3)
 
-    def transformation(self, relation: int) -> np.ndarray:
+    def transformation(self, relation: int, parent_reps=(), child_reps=()) -> np.ndarray:
         """(4, 4) in mm of a REPRESENTATION_RELATIONSHIP_WITH_TRANSFORMATION (complex) #relation:
-        the component's representation (rep 1) into the assembly's (rep 2)."""
+        the component's representation (rep 1) into the assembly's (rep 2); or the other way
+        where rep 1 is the assembly's (`parent_reps`) or rep 2 the component's (`child_reps`),
+        as some writers give them (OpenCASCADE's STEPConstruct_Assembly::CheckSRRReversesNAUO)."""
         base = self.part(relation, "REPRESENTATION_RELATIONSHIP")
         how = self.part(relation, "REPRESENTATION_RELATIONSHIP_WITH_TRANSFORMATION")
         if base is None or how is None:
@@ -534,6 +584,8 @@ class Assembly:
         rep1, rep2 = int(base[2]), int(base[3])
         idt = self.simple(how[0], "ITEM_DEFINED_TRANSFORMATION")
         item1, item2 = int(idt[2]), int(idt[3])
+        if rep1 in parent_reps or rep2 in child_reps:  # reversed
+            rep1, rep2, item1, item2 = rep2, rep1, item2, item1
         items1, context1 = self.representation(rep1)
         items2, context2 = self.representation(rep2)
         if item1 not in items1 and item1 in items2 and item2 in items1:
