@@ -29,6 +29,7 @@ digest and any changed number, name or structure changes it.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -325,16 +326,15 @@ class Assembly:
 
     def axes(self, i: int, factor: float) -> tuple:
         """(origin, x, y, z) of AXIS2_PLACEMENT_3D #i, as OpenCASCADE's StepToGeom makes its
-        gp_Ax2: the reference direction made normal to the axis by (z x ref) x z, y = z x x."""
+        gp_Ax2: the reference direction made normal to the axis by z x (ref x z), y = z x x."""
         _, location, axis, ref = self.simple(i, "AXIS2_PLACEMENT_3D")
         p = self.point(location, factor)
         z = (0.0, 0.0, 1.0) if axis is None else self.direction(axis)
         if ref is not None:
             r = self.direction(ref)
-            c = _cross(z, r)
-            if c == (0.0, 0.0, 0.0):
+            if _cross(z, r) == (0.0, 0.0, 0.0):
                 raise Unsupported(f"#{i} has its reference direction along its axis")
-            x = _unit(*_cross(c, z))
+            x = _unit(*_cross(z, _cross(r, z)))  # gp_Dir::CrossCrossed(Vx, V): V x (Vx x V)
         else:  # gp_Ax2(P, V): a coordinate of X is 0, by the smallest of V's
             a, b, c = z
             A, B, C = abs(a), abs(b), abs(c)
@@ -345,6 +345,9 @@ class Assembly:
             else:
                 x = (-b, a, 0.0) if A > B else (b, -a, 0.0)
             x = _unit(*x)
+        # Geom_Axis2Placement keeps the axis and x, and makes its gp_Ax2 again from them
+        # (Ax2()): x made normal to the axis once more, to the last bit
+        x = _unit(*_cross(z, _cross(x, z)))
         y = _unit(*_cross(z, x))
         return p, x, y, z
 
@@ -584,14 +587,15 @@ class Assembly:
         rep1, rep2 = int(base[2]), int(base[3])
         idt = self.simple(how[0], "ITEM_DEFINED_TRANSFORMATION")
         item1, item2 = int(idt[2]), int(idt[3])
-        if rep1 in parent_reps or rep2 in child_reps:  # reversed
-            rep1, rep2, item1, item2 = rep2, rep1, item2, item1
+        # reversed: OpenCASCADE composes the transformation as given, then inverts it
+        reversed_ = rep1 in parent_reps or rep2 in child_reps
         items1, context1 = self.representation(rep1)
         items2, context2 = self.representation(rep2)
         if item1 not in items1 and item1 in items2 and item2 in items1:
             item1, item2 = item2, item1
-        return _displacement(self.axes(item1, self.length_factor(context1)),
-                             self.axes(item2, self.length_factor(context2)))
+        T = _displacement(self.axes(item1, self.length_factor(context1)),
+                          self.axes(item2, self.length_factor(context2)))
+        return _inverse(T) if reversed_ else T
 
 
 # -- OpenCASCADE's arithmetic (gp_Dir, gp_Ax2, gp_Trsf), operation for operation, so that a
@@ -599,7 +603,7 @@ class Assembly:
 
 
 def _unit(x: float, y: float, z: float) -> tuple:
-    d = (x * x + y * y + z * z) ** 0.5
+    d = math.sqrt(x * x + y * y + z * z)
     return x / d, y / d, z / d
 
 
@@ -623,6 +627,16 @@ def _displacement(origin: tuple, target: tuple) -> np.ndarray:
             T[i, j] = r[0] * c[0] + r[1] * c[1] + r[2] * c[2]
         T[i, 3] = loc[i]
     return T
+
+
+def _inverse(T: np.ndarray) -> np.ndarray:
+    """gp_Trsf::Invert of a rigid placement: the rotation transposed, -R^T t."""
+    out = np.eye(4)
+    R = T[:3, :3].T.copy()
+    out[:3, :3] = R
+    for i in range(3):
+        out[i, 3] = -(R[i, 0] * T[0, 3] + R[i, 1] * T[1, 3] + R[i, 2] * T[2, 3])
+    return out
 
 
 def _product(first, second):
