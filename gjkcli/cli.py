@@ -783,7 +783,9 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             ctx.exit(kept[0])
     from gjkcli.mesh import cad_process
 
-    if _steps_kept(cache, inputs):  # placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep)
+    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep): no process
+    # imports it for them (a --trace run keeps no tables; split bodies are read whole)
+    if not (trace or trace_json is not None or split_bodies or dask) and _steps_kept(cache, inputs):
         cad_process.stop()
     else:
         cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
