@@ -356,6 +356,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
 
         # a file whose placements alone changed since a kept scan: its products placed anew,
         # without OpenCASCADE (`gjkcli.mesh.stepkeep`); else read, and kept for the next scan
+        # (its text is read here while OpenCASCADE's process reads the file)
         read = stepkeep.parts(path, shown=shown) if stepkeep.active() else None
         if read is None:
             read = cad_process.ask(cad.read_step, path, shown=shown)

@@ -104,7 +104,16 @@ def parts(path, shown: str | None = None, named=lambda name: name, deflection_re
 
 
 def answerable(path, deflection_rel=None) -> bool:
-    """Whether `parts` gives the file's parts (the command then starts no OpenCASCADE)."""
+    """Whether `parts` gives the file's parts (the command then starts no OpenCASCADE): the
+    file's text is read only where the table keeps a row of a file at its path."""
+    if not active():
+        return False
+    table = _KEPT[-1][0]
+    where = str(Path(path).resolve())
+    rows = getattr(table, "rows", None)
+    if rows is not None and not any(isinstance(data, dict) and data.get("path") == where
+                                    for data, _ in rows.values()):
+        return False
     return _placed(Path(path), deflection_rel) is not None
 
 
@@ -210,4 +219,5 @@ def keep(path, ask, deflection_rel=None) -> None:
         "eps": np.array([p[2] for p in products], dtype=np.float64),
     }
     table.put(row_key(assembly, prefix, _rel(deflection_rel)),
-              {"unit": unit, "names": [name for name, _, _ in placed], "exact": exact}, arrays)
+              {"unit": unit, "names": [name for name, _, _ in placed], "exact": exact,
+               "path": str(path.resolve())}, arrays)
