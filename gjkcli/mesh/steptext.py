@@ -516,8 +516,9 @@ class Assembly:
         """A digest of everything in the file but its placements' values: every record outside
         the solids (a solid by its digest), each a Merkle hash as `solid_digests` makes them,
         with each AXIS2_PLACEMENT_3D as one token (its values are the composed placements';
-        which placement a transformation names, its structure). Equal for two files whose
-        assembly, names, units and solids are the same and whose placements may differ."""
+        which placement a transformation names, its structure), in the file's order. Equal for
+        two files whose assembly, names, units and solids are the same, in the same order, and
+        whose placements may differ."""
         inside = set()
         for solid in self.digests:
             inside |= self.closure(solid)
@@ -551,8 +552,10 @@ class Assembly:
             return done[root]
 
         skipped = {"AXIS2_PLACEMENT_3D", "CARTESIAN_POINT", "DIRECTION"}
-        rows = sorted(digest(i) for i, record in self.recs.items()
-                      if i not in inside and kind(record) not in skipped)
+        # in the file's order, which is the order OpenCASCADE and `instances` meet the
+        # products and occurrences in
+        rows = [digest(i) for i, record in self.recs.items()
+                if i not in inside and kind(record) not in skipped]
         h = blake2b(digest_size=20)
         for row in rows:
             h.update(row)

@@ -47,11 +47,16 @@ def test_digests_ignore_ids_and_spacing_and_see_any_change():
     text = _bytes("step/as1-oc-214.stp")
     a = steptext.Assembly(text)
     # the same file renumbered (every id + 100000) and with its records' spacing changed
-    renumbered = re.sub(rb"#(\d+)", lambda m: b"#%d" % (int(m.group(1)) + 100000), text)
-    renumbered = renumbered.replace(b",", b" , ")
+    renumbered = re.sub(rb"'(?:[^']|'')*'|#(\d+)", lambda m: m.group() if m.group(1) is None
+                        else b"#%d" % (int(m.group(1)) + 100000), text)
+    renumbered = renumbered.replace(b"=", b" =  ").replace(b"(#", b"( #")
     b = steptext.Assembly(renumbered)
     assert sorted(a.digests.values()) == sorted(b.digests.values())
     assert len(set(a.digests.values())) == len(a.digests) == 5
+    assert a.structure() == b.structure()
+    # a product's name changed: the structure changes, no solid's digest
+    named = steptext.Assembly(text.replace(b"'nut'", b"'nut2'"))
+    assert named.digests == a.digests and named.structure() != a.structure()
     # one solid's points moved: that solid's digest changes, no other's
     edited = steptext.Assembly(_module("bench_cache")._step_edited(text.decode("latin-1")).encode("latin-1"))
     changed = set(edited.digests.values()) - set(a.digests.values())
@@ -67,7 +72,7 @@ def test_a_moved_placement_moves_one_instance_and_no_solid(name):
         assert not before.by_kind.get("NEXT_ASSEMBLY_USAGE_OCCURRENCE")
         return
     after = steptext.Assembly(moved.encode("latin-1"))
-    assert after.digests == before.digests
+    assert after.digests == before.digests and after.structure() == before.structure()
     assert [s for s, _ in after.instances] == [s for s, _ in before.instances]
     differ = [k for k, ((_, A), (_, B)) in enumerate(zip(before.instances, after.instances))
               if not np.array_equal(A, B)]
