@@ -105,14 +105,11 @@ def parts(path, shown: str | None = None, named=lambda name: name, deflection_re
 
 def answerable(path, deflection_rel=None) -> bool:
     """Whether `parts` gives the file's parts (the command then starts no OpenCASCADE): the
-    file's text is read only where the table keeps a row of a file at its path."""
+    file's text is read only where the table keeps a row (of any file: a row is found by the
+    text, wherever the file is)."""
     if not active():
         return False
-    table = _KEPT[-1][0]
-    where = str(Path(path).resolve())
-    rows = getattr(table, "rows", None)
-    if rows is not None and not any(isinstance(data, dict) and data.get("path") == where
-                                    for data, _ in rows.values()):
+    if not getattr(_KEPT[-1][0], "rows", True):  # an empty table: a first scan
         return False
     return _placed(Path(path), deflection_rel) is not None
 
