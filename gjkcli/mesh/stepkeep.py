@@ -77,9 +77,22 @@ def _assembly(path: Path):
     return None if isinstance(got, str) else got
 
 
+def _occ_version() -> str:
+    """The installed OpenCASCADE wheel's version (its metadata: no import), which tessellates
+    and places what a row keeps."""
+    import importlib.metadata
+
+    for name in ("cadquery-ocp-novtk", "cadquery-ocp"):
+        try:
+            return f"{name} {importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown"
+
+
 def row_key(assembly, prefix: bytes, deflection_rel: float) -> str:
     h = blake2b(prefix, digest_size=20)
-    h.update(f"step {_LAYOUT} {deflection_rel!r};".encode())
+    h.update(f"step {_LAYOUT} {deflection_rel!r} {_occ_version()};".encode())
     h.update(assembly.header.encode())
     h.update(assembly.key_text.encode())
     return h.hexdigest()
