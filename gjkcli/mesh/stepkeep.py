@@ -4,7 +4,7 @@ a scan that kept it (issue 45).
 A scan with a cache (`kept_solids`: the run's table of kind `step`) keeps, after OpenCASCADE
 read a file (`keep`), one row keyed by the file's text as `gjkcli.mesh.steptext` reads it:
 its structure (every entity but the placements' values: assembly, names, units, and each
-solid's Merkle digest) and the tessellation options. The row holds what `gjkcli.mesh.cad`
+solid's Merkle digest), the tessellation options and the OpenCASCADE wheel's version. The row holds what `gjkcli.mesh.cad`
 read: each instance's name, product and placement (OpenCASCADE's, to the bit), each product's
 triangles and error bound, and which instance of the text each is with the placement composed
 from the text. A later read of a file with the same key (`parts`) places the kept products as
