@@ -783,7 +783,12 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             ctx.exit(kept[0])
     from gjkcli.mesh import cad_process
 
-    cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
+    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep): no process
+    # imports it for them (a --trace run keeps no tables; split bodies are read whole)
+    if not (trace or trace_json is not None or split_bodies or dask) and _steps_kept(cache, inputs):
+        cad_process.stop()
+    else:
+        cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
     recorded: list = []
     # -- end of the cache's hook
 
@@ -893,6 +898,22 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
                        err=True)
     ctx.exit(found.exit_code)
+
+
+def _steps_kept(cache, inputs) -> bool:
+    """Whether every input is a STEP file whose placements alone changed since a scan the cache
+    kept (`gjkcli.mesh.stepkeep`): then no OpenCASCADE process is started for them (a pair
+    that needs the exact solids reads its file here)."""
+    from gjkcli.mesh.cad_process import STEP_TYPES
+
+    if cache is None or not inputs or not all(
+            str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs):
+        return False
+    from gjkcli.mesh import stepkeep
+    from gjkcli.pipeline.cache import Table, prefix
+
+    with stepkeep.kept_solids(Table(cache, "step"), prefix()):
+        return all(stepkeep.answerable(p) for p in inputs)
 
 
 def _with_settings(found, path, show_allowed: bool):

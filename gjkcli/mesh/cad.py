@@ -49,7 +49,7 @@ from gjkcli.units import canonical, factor
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
            "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
-           "canonical_import"]
+           "canonical_import", "recorded", "placed_parts"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
 
@@ -119,37 +119,101 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
     no solid or surface.
     """
-    from gjkcli.engine.shapes import rigid_pose
-    from gjkcli.mesh.load import Instance, Part
     from gjkcli.tolerances import DEFAULT
 
     path = Path(path)
     shown = str(path) if shown is None else shown
     rel = DEFAULT.cad_deflection_rel if deflection_rel is None else deflection_rel
     unit, solids = _solids(path)
-    scale = factor(_OCC_UNIT, unit)
-    ref_key = _key(path)
     meshed: dict = {}  # a product's solid is tessellated once, however many instances place it
-    products: list = []  # per distinct solid: its vertices in the file's unit (Instance.local)
+    products: list = []  # per distinct solid: (vertices, faces, eps) in mm
 
     def product(solid, name):
-        vertices, faces, eps = _tessellate(solid, rel, path, name)
-        products.append(vertices * scale)
+        products.append(_tessellate(solid, rel, path, name))
         if points is not None:
-            points(vertices)
-        return vertices, faces, eps, len(products) - 1
+            points(products[-1][0])
+        return len(products) - 1
 
-    parts = []
+    placed = []
     for index, (name, solid, location) in enumerate(solids):
-        vertices, faces, eps, k = _once(meshed, solid, lambda: product(solid, name))
+        k = _once(meshed, solid, lambda: product(solid, name))
+        placed.append((name, k, _matrix(location)))
         progress.report("tessellate", index + 1, len(solids))
-        T = _matrix(location)
+    ref_key = _key(path)
+    _RECORDED[ref_key] = (unit, rel, placed, products)
+    while len(_RECORDED) > _CACHE_FILES:
+        _RECORDED.pop(next(iter(_RECORDED)))
+    return placed_parts(path, shown, named, unit, ref_key, products, placed)
+
+
+# What `read_step` read of the last files, by `_key`: (unit, deflection_rel, [(name, product,
+# (4, 4) placement in mm)], [(vertices in mm, faces, eps in mm)]), for `recorded`.
+_RECORDED: dict = {}
+
+
+def recorded(path, deflection_rel: float | None = None):
+    """What `read_step` read of the file (in this process) for a cache to keep, or None: (unit,
+    [(instance name, product index, (4, 4) placement in mm)], [(vertices in mm, faces, eps in
+    mm, (2, 3) box of the B-rep's vertices in mm)]), each product in its solid's frame."""
+    from gjkcli.tolerances import DEFAULT
+
+    rel = DEFAULT.cad_deflection_rel if deflection_rel is None else deflection_rel
+    path = Path(path)
+    got = _RECORDED.get(_key(path))
+    if got is None or got[1] != rel:
+        return None
+    unit, _, placed, products = got
+    solids = _solids(path)[1]
+    boxes = {}
+    for index, (_, k, _) in enumerate(placed):
+        if k not in boxes:
+            boxes[k] = _vertex_box(solids[index][1])
+    return unit, placed, [(*products[k], boxes[k]) for k in range(len(products))]
+
+
+def _vertex_box(solid) -> np.ndarray | None:
+    """(2, 3) the box of a solid's B-rep vertices in its own frame (its location left out), in
+    mm; None without a vertex."""
+    from OCP.BRep import BRep_Tool
+    from OCP.TopAbs import TopAbs_VERTEX
+    from OCP.TopExp import TopExp_Explorer
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.TopoDS import TopoDS
+
+    points = []
+    explorer = TopExp_Explorer(solid.Located(TopLoc_Location()), TopAbs_VERTEX)
+    while explorer.More():
+        p = BRep_Tool.Pnt_s(TopoDS.Vertex(explorer.Current()))
+        points.append((p.X(), p.Y(), p.Z()))
+        explorer.Next()
+    if not points:
+        return None
+    a = np.array(points)
+    return np.array([a.min(axis=0), a.max(axis=0)])
+
+
+def placed_parts(path, shown: str, named, unit: str, ref_key: tuple, products: list,
+                 placed: list) -> list:
+    """`read_step`'s parts from what it read: products [(vertices, faces, eps)] in mm and
+    placed [(instance name, product index, (4, 4) placement in mm)] in the file's order; no
+    OpenCASCADE here (`gjkcli.mesh.stepkeep` makes the parts of a file whose placements alone
+    changed from its last read so)."""
+    from gjkcli.engine.shapes import rigid_pose
+    from gjkcli.mesh.load import Instance, Part
+
+    scale = factor(_OCC_UNIT, unit)
+    local: dict = {}  # per product: its vertices in the file's unit (Instance.local)
+    parts = []
+    for index, (name, k, T) in enumerate(placed):
+        vertices, faces, eps = products[k][:3]
+        if k not in local:
+            local[k] = vertices * scale
         stretch = float(np.linalg.norm(T[:3, :3], 2))
         # a rigid placement (the usual one) shares the product's mesh, so that its hull is built
         # once (`gjkcli.pipeline.stages.Parts`); a scaled or mirrored one is on its own
         rigid = rigid_pose(T)
         instance = None if rigid is None else Instance(
-            key=(ref_key, k), local=products[k], pose=_pose(rigid[0], rigid[1] * scale))
+            key=(ref_key, k), local=local[k], pose=_pose(rigid[0], rigid[1] * scale))
         parts.append(Part(name=named(name), source=shown,
                           vertices=(vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces=faces,
                           units=unit, watertight=None, bodies=None, eps=eps * stretch * scale,

@@ -353,10 +353,17 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         return [dataclasses.replace(p, name=named(p.name))
                 for p in _ifc_parts(path, shown, False, skipped, prepared=False, share=share)]
     if file_type in _CAD_TYPES:
-        from gjkcli.mesh import cad, cad_process
+        from gjkcli.mesh import cad, cad_process, stepkeep
 
-        parts = [dataclasses.replace(p, name=named(p.name))
-                 for p in cad_process.ask(cad.read_step, path, shown=shown)]
+        # a file whose placements alone changed since a kept scan: its products placed anew,
+        # without OpenCASCADE (`gjkcli.mesh.stepkeep`); else read, and kept for the next scan
+        # (its text is read here while OpenCASCADE's process reads the file)
+        read = stepkeep.parts(path, shown=shown) if stepkeep.active() else None
+        if read is None:
+            read = cad_process.ask(cad.read_step, path, shown=shown)
+            if stepkeep.active():
+                stepkeep.keep(path, cad_process.ask)
+        parts = [dataclasses.replace(p, name=named(p.name)) for p in read]
         guessed = cad_process.ask(cad.codepage_note, path) if skipped is not None else None
         if guessed is not None:  # a lenient read says what it assumed
             from gjkcli.errors import Note

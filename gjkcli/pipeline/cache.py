@@ -22,6 +22,9 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
            is not its hull, as the report's object records say (`Parts.records`)
     poses  a few packs per robot and options: a pose's joint values -> its findings
            (`gjkcli.pipeline.poses`)
+    step   one table per run: a STEP file's text with its placements left out -> what
+           OpenCASCADE read of it, from which a file whose placements alone changed is placed
+           without it (`gjkcli.mesh.stepkeep`)
     scene  one entry per scan of one GLB and its options (not its bytes): its nodes, parts,
            checked and listed pairs and the key of its `run` entry, from which a re-scan of the
            file with some parts moved patches the report (`gjkcli.pipeline.rescan`)

@@ -341,17 +341,31 @@ class Run:
 
     def kept_meshes(self, sources):
         """The IFC reader's element meshes from the cache (`gjkcli.mesh.ifc.kept_meshes`) while
-        IFC models are read; a block that does nothing without them."""
+        IFC models are read, a STEP file's products (`gjkcli.mesh.stepkeep.kept_solids`) while
+        STEP files are; a block that does nothing without them."""
         import contextlib
 
+        from gjkcli.mesh.cad_process import STEP_TYPES
+
         ifc_models = any(str(getattr(s, "path", "")).lower().endswith((".ifc", ".ifczip")) for s in sources)
+        step_files = any(str(getattr(s, "path", "")).lower().endswith(tuple(f".{t}" for t in STEP_TYPES))
+                         for s in sources)
         table = self.table("ifc") if ifc_models else None
-        if table is None:
+        steps = self.table("step") if step_files else None
+        if table is None and steps is None:
             return contextlib.nullcontext()
-        from gjkcli.mesh import ifc
         from gjkcli.pipeline.cache import prefix
 
-        return ifc.kept_meshes(table, prefix())
+        block = contextlib.ExitStack()
+        if table is not None:
+            from gjkcli.mesh import ifc
+
+            block.enter_context(ifc.kept_meshes(table, prefix()))
+        if steps is not None:  # a STEP file whose placements alone changed (`gjkcli.mesh.stepkeep`)
+            from gjkcli.mesh import stepkeep
+
+            block.enter_context(stepkeep.kept_solids(steps, prefix()))
+        return block
 
     def cache_done(self) -> None:
         """Write the tables' new rows; the cache's notes (entries not believed) to the run's."""

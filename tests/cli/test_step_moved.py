@@ -1,0 +1,108 @@
+"""A STEP assembly scanned again after one instance moved (`gjkcli.mesh.stepkeep`): placed from
+the cache's row of the last scan without importing OpenCASCADE, its JSON a `--no-cache` scan's
+byte for byte; a damaged row ignored with a note, a changed solid read by OpenCASCADE. Each
+run is a process of its own (OpenCASCADE's second tessellation of a file in one process
+differs in the last digits of its error bound); every cache is in tmp_path."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("OCP")
+
+ROOT = Path(__file__).resolve().parents[2]
+GJKCLI_PATH = str(ROOT)
+STEP = ROOT / "tests" / "data" / "third_party" / "step"
+# eight_cyl: its moved instance's pairs are decided by the triangles; the AS1's moved nut
+# touches a plate, which only the exact solids decide (OpenCASCADE imported for those pairs)
+ASSEMBLY = STEP / "as1-oc-214.stp"
+
+# `gjk` run by runpy, saying on its last stderr line whether OpenCASCADE was imported
+_RUN = """
+import atexit, runpy, sys
+atexit.register(lambda: sys.stderr.write("OCP imported: %s\\n" % any(
+    m == "OCP" or m.startswith("OCP.") for m in sys.modules)))
+sys.argv = ["gjk", *sys.argv[1:]]
+runpy.run_module("gjkcli", run_name="__main__", alter_sys=True)
+"""
+
+
+def _bench_cache():
+    spec = importlib.util.spec_from_file_location("bench_cache", ROOT / "benchmarks" / "bench_cache.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _gjk(tmp_path, *args) -> tuple:
+    """(exit code, stdout, stderr, whether OpenCASCADE was imported) of `gjk args`."""
+    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
+    done = subprocess.run([sys.executable, "-c", _RUN, *map(str, args)], capture_output=True,
+                          env=env, timeout=600, cwd=tmp_path)
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("OCP imported: "), done.stderr.decode()
+    return done.returncode, done.stdout, done.stderr, last.endswith("True")
+
+
+def _files(tmp_path, kind: str, assembly=ASSEMBLY) -> tuple:
+    bench = _bench_cache()
+    text = assembly.read_text(encoding="latin-1")
+    before = tmp_path / "as1.stp"
+    before.write_text(text, encoding="latin-1")
+    after = tmp_path / f"{kind}.stp"
+    after.write_text(bench._step_moved(text) if kind == "moved" else bench._step_edited(text),
+                     encoding="latin-1")
+    return before, after
+
+
+def _scan(tmp_path, path, *extra):
+    return _gjk(tmp_path, "scan", path, "--format", "json", "--jobs", "1", *extra)
+
+
+@pytest.mark.parametrize("name, imports", [("eight_cyl.stp", False), ("as1-oc-214.stp", True)])
+def test_a_moved_instance_is_placed_from_the_cache(tmp_path, name, imports):
+    before, after = _files(tmp_path, "moved", STEP / name)
+    cache = ["--cache-dir", tmp_path / "c"]
+    code, _, _, imported = _scan(tmp_path, before, *cache)
+    assert imported
+    plain = _scan(tmp_path, after, "--no-cache")
+    got = _scan(tmp_path, after, *cache)
+    assert got[0] == plain[0] and got[1] == plain[1]  # byte for byte
+    # OpenCASCADE only for the pairs that need the exact solids
+    assert got[3] == imports
+    assert b"step" in b"".join(p.name.encode() for p in (tmp_path / "c").iterdir())
+
+
+def test_a_damaged_row_is_ignored_with_a_note(tmp_path):
+    before, after = _files(tmp_path, "moved")
+    cache = ["--cache-dir", tmp_path / "c"]
+    _scan(tmp_path, before, *cache)
+    rows = [p for p in (tmp_path / "c" / "step").rglob("*") if p.is_file()]
+    assert len(rows) == 1
+    data = bytearray(rows[0].read_bytes())
+    data[-100] ^= 0xFF
+    rows[0].write_bytes(bytes(data))
+    plain = json.loads(_scan(tmp_path, after, "--no-cache")[1])
+    code, out, _, imported = _scan(tmp_path, after, *cache)
+    got = json.loads(out)
+    notes = [n for n in got["notes"] if n.startswith("cache: ignored the entry")]
+    assert any(str(rows[0]) in n for n in notes)
+    assert imported  # read by OpenCASCADE again
+    got["notes"] = [n for n in got["notes"] if n not in notes]
+    assert got == plain
+
+
+def test_a_changed_solid_is_read_by_opencascade(tmp_path):
+    before, after = _files(tmp_path, "edited")
+    cache = ["--cache-dir", tmp_path / "c"]
+    _scan(tmp_path, before, *cache)
+    plain = _scan(tmp_path, after, "--no-cache")
+    got = _scan(tmp_path, after, *cache)
+    assert got[3]  # the edited solid's digest is not the kept one's: OpenCASCADE read the file
+    assert got[0] == plain[0] and got[1] == plain[1]
