@@ -772,8 +772,7 @@ class _Pair:
             far = np.flatnonzero(dist > self.snap)
             if len(distinct(body[far])) < inner.bodies:
                 return False
-            outer.bvh.prepare_winding()
-            if np.any(np.abs(_mesh.winding(outer.bvh, p[far], self.ws)) > DEFAULT.winding_inside):
+            if _first_inside(outer, p, dist, far[np.argsort(-dist[far], kind="stable")], self.ws) >= 0:
                 return False
         return True
 
@@ -1014,19 +1013,32 @@ def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int |
     dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
     order = np.argsort(-dist)
     order = order[dist[order] > beat][:cap]
-    if len(order) == 0:
+    k = _first_inside(outer, points, dist, order, ws)
+    if k < 0:
         return None
-    outer.bvh.prepare_winding()
-    start, size = 0, 8
-    while start < len(order):
-        chunk = order[start:start + size]
-        start, size = start + size, 2 * size
-        w = _mesh.winding(outer.bvh, points[chunk], ws)
-        inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
-        if len(inside):
-            k = int(chunk[inside[0]])
-            return float(dist[k]), points[k], near[k]
-    return None
+    return float(dist[k]), points[k], near[k]
+
+
+def _first_inside(outer: Mesh, points: np.ndarray, dist: np.ndarray, order: np.ndarray, ws) -> int:
+    """The first row of `order` whose point (outer's frame, at distance dist from its surface)
+    lies inside the solid `outer` (|winding number| > DEFAULT.winding_inside), or -1. Asked in
+    that order (farthest from the surface first decides the most), a point within reach of an
+    outside point's ball without its winding number (`_mesh.sides`)."""
+    if len(order) == 0:
+        return -1
+    side, _ = _mesh.sides(outer.bvh, points, dist, order, DEFAULT.winding_inside, ws, first=True)
+    inside = np.flatnonzero(side[order] > 0)
+    return int(order[inside[0]]) if len(inside) else -1
+
+
+def _inside_of(outer: Mesh, points: np.ndarray, dist: np.ndarray, ask: np.ndarray, ws) -> np.ndarray:
+    """(len(ask),) bool: which points of the rows `ask` (outer's frame, at distance dist from
+    its surface, > 0) lie inside the solid `outer` (|winding number| >
+    DEFAULT.winding_inside); the winding number is asked farthest first, and a point within reach
+    of the ball of one asked takes its side (`_mesh.sides`)."""
+    side, _ = _mesh.sides(outer.bvh, points, dist, ask[np.argsort(-dist[ask], kind="stable")],
+                          DEFAULT.winding_inside, ws)
+    return side[ask] > 0
 
 
 def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
@@ -1071,8 +1083,7 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
         if len(ask) > WITNESS_VERTICES:  # the rest keep their distance as the bound
             ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
-            outer.bvh.prepare_winding()
-            inside = np.abs(_mesh.winding(outer.bvh, c[ask], ws)) > DEFAULT.winding_inside
+            inside = _inside_of(outer, c, dist, ask, ws)
             signed[ask[~inside]] *= -1.0
             if inside.any():
                 k = int(ask[inside][np.argmax(dist[ask[inside]])])
@@ -1143,8 +1154,7 @@ def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float,
         if len(ask) > WITNESS_VERTICES:
             ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
-            outer.bvh.prepare_winding()
-            inside = np.abs(_mesh.winding(outer.bvh, m[ask], ws)) > DEFAULT.winding_inside
+            inside = _inside_of(outer, m, dist, ask, ws)
             signed[ask[~inside]] *= -1.0
             if inside.any():
                 k = int(ask[inside][np.argmax(dist[ask[inside]])])
