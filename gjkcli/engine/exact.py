@@ -1075,8 +1075,7 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
         if n >= rounds and beat > tol:  # the extra rounds only prove
             break
         before = beat
-        c = live.sum(axis=1) / 3.0
-        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
+        c, reach = _centroids(live)
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > beat)
@@ -1147,7 +1146,9 @@ def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float,
         if len(live) == 0:
             break
         m = 0.5 * (live[:, 0] + live[:, 1])
-        half = 0.5 * np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1))
+        d = live[:, 1] - live[:, 0]
+        d *= d
+        half = 0.5 * np.sqrt(d[:, 0] + d[:, 1] + d[:, 2])
         dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(m), float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > max(beat, tol))  # only these can prove; the sign costs most
@@ -1183,6 +1184,18 @@ def distinct(ints: np.ndarray) -> np.ndarray:
         ints = np.sort(ints)
         return ints[np.concatenate([[True], ints[1:] != ints[:-1]])]
     return np.flatnonzero(np.bincount(ints))
+
+
+def _centroids(tris: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centroids (k, 3), reach (k,): the distance from each centroid to its triangle's farthest
+    corner) of triangles (k, 3, 3). The sums written out, in the order numpy's reductions over
+    three entries take (the same bits), at a third of their cost on a round's few thousand
+    triangles."""
+    c = (tris[:, 0] + tris[:, 1] + tris[:, 2]) / 3.0
+    d = tris - c[:, None, :]
+    d *= d
+    s = d[:, :, 0] + d[:, :, 1] + d[:, :, 2]
+    return c, np.sqrt(np.maximum(np.maximum(s[:, 0], s[:, 1]), s[:, 2]))
 
 
 def _split4(tris: np.ndarray) -> np.ndarray:
