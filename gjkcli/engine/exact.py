@@ -1226,9 +1226,15 @@ def _normals(mesh: Mesh, faces: np.ndarray) -> np.ndarray:
 def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     """Up to k entries of index per label, spread evenly over each label's entries."""
     order = np.argsort(label, kind="stable")
-    _, start, count = np.unique(label[order], return_index=True, return_counts=True)
-    picks = [order[s + (np.arange(min(k, c)) * c) // min(k, c)] for s, c in zip(start, count)]
-    return index[np.concatenate(picks)]
+    # each label's run in `order` (labels are small non-negative integers: bodies), by counting
+    count = np.bincount(label)
+    start = np.cumsum(count) - count
+    present = np.flatnonzero(count)
+    count, start = count[present], start[present]
+    take = np.minimum(count, k)  # entries picked of each label: j * count // take, j < take
+    group = np.repeat(np.arange(len(take)), take)
+    j = np.arange(len(group)) - np.repeat(np.cumsum(take) - take, take)
+    return index[order[start[group] + (j * count[group]) // take[group]]]
 
 
 def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
