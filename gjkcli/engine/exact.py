@@ -56,7 +56,7 @@ import numpy as np
 
 from gjkcli.engine import _enums, _mesh
 from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, Status
-from gjkcli.engine.topology import open_faces, oriented, topology
+from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct", "WANT"]
@@ -69,6 +69,9 @@ WANT = ("verdict", "distance", "intersect")
 # centroids and as many points just inside it (see Mesh.probes); a probe inside the other part,
 # farther than the band from its surface, proves a collision.
 PROBES_PER_BODY = 6
+# Meshes of at most this many faces keep their edges sorted (36 bytes a face) from the watertight
+# check until their bodies are found, which sort them otherwise again.
+KEEP_EDGES = 200_000
 # Crossings within the band recorded for probing (their triangles' centroids), at most.
 COLLECT = 64
 # The deepest point of one part inside the other (see _deepest_on_triangles): crossing triangle
@@ -150,7 +153,7 @@ class Mesh:
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
                  "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
-                 "_outward", "_own_hull")
+                 "_outward", "_own_hull", "_edges")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -177,12 +180,17 @@ class Mesh:
         local[unused] = 0.0  # unused vertices may hold anything
         self.local_lo, self.local_hi = lo - self.centre, hi - self.centre
         self.bvh = _mesh.BVH(local, f.astype(np.int32), leaf_size)
+        groups = None
         if closed_oriented:  # the caller found every directed edge once, and its reverse once
             closed = True
             self.oriented = True
         else:
-            closed = not open_faces(f, len(v)).any()
+            groups = edge_groups(f, len(v))
+            closed = not open_faces(f, len(v), groups).any()
             self.oriented = closed and oriented(f)
+        # the edges sorted for open_faces, kept for the bodies (`_find_bodies`, asked of most parts
+        # a scan refines) where they cost little memory beside the hierarchy
+        self._edges = groups if len(f) <= KEEP_EDGES else None
         self.watertight = closed if watertight is None else bool(watertight)
         self._bodies: int | None = None
         self._body: np.ndarray | None = None
@@ -248,7 +256,8 @@ class Mesh:
         return self._face_body
 
     def _find_bodies(self) -> None:
-        face_body, self._bodies, _ = topology(self.faces, len(self.vertices))
+        face_body, self._bodies, _ = topology(self.faces, len(self.vertices), self._edges)
+        self._edges = None
         self._face_body = np.asarray(face_body, dtype=np.int64)
         body = np.full(len(self.vertices), -1, dtype=np.int64)
         body[self.faces.ravel()] = np.repeat(face_body, 3)
