@@ -59,7 +59,8 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct",
+           "winding_numbers", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -1300,6 +1301,12 @@ def _rigid(pose, what: str):
 
 
 _local = threading.local()
+
+
+def winding_numbers() -> int:
+    """Winding numbers the calling thread's exact queries have evaluated so far: the costliest
+    question they ask (a count for tests and benchmarks)."""
+    return _workspace().windings
 
 
 def _workspace():
