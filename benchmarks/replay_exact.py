@@ -15,7 +15,7 @@ Run it from two checkouts (PYTHONPATH=CHECKOUT) on the same models and compare t
 the digests; under `valgrind --tool=callgrind` with --runs 1 for instruction counts.
 
 Usage:
-    python benchmarks/bench_exact_replay.py MODEL [MODEL ...] [--tolerance 0.002m] [--runs 5]
+    python benchmarks/replay_exact.py MODEL [MODEL ...] [--tolerance 0.002m] [--runs 5]
 """
 from __future__ import annotations
 
