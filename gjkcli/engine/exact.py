@@ -1016,8 +1016,9 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
 def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):
     """The point (outer's frame) inside `outer` farthest from its surface, if farther than beat:
     (distance, point, nearest surface point) or None. Points are tried by decreasing distance and
-    the first one inside wins, so the winding number is evaluated only as often as needed (in
-    chunks of growing size, up to `cap` points: points far outside come first too)."""
+    the first one inside wins (up to `cap` points), so the winding number is evaluated only until
+    then, and not for a point within reach of an outside point's ball (`_first_inside`: the
+    vertices of a body wholly outside, a chair under a table, cost a few)."""
     if len(points) == 0:
         return None
     dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
