@@ -8,7 +8,7 @@ A `BVH` is built once per mesh, in the mesh's own frame; pair queries take the p
 relative to A as 12 float64 (row-major rotation, then translation) and answer in A's frame. The
 loops run in C without the GIL. The Python API is gjkcli.engine.exact; this module is its private engine.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.math cimport INFINITY
 from libc.string cimport memset
 
@@ -231,9 +231,15 @@ cdef class BVH:
 
 
 cdef class Workspace:
-    """Traversal stack for one thread, grown on demand and reused across queries."""
+    """Traversal stack for one thread, grown on demand and reused across queries.
+
+    windings : int
+        Winding numbers evaluated with this workspace so far (`winding`, `sides`,
+        `deepest_inside`): the costly query, counted for tests and benchmarks.
+    """
 
     cdef mesh_ws ws
+    cdef readonly int64_t windings
 
     def __cinit__(self):
         if mesh_ws_init(&self.ws) != 0:
@@ -367,7 +373,11 @@ def deepest_inside(BVH m, points, double beyond, double inside, Workspace ws=Non
                 break
             av[best] = 1
             # outside the root's box (which holds every triangle) by more than `beyond`: outside
-            wn = 0.0 if _beyond_box(&m.m.nodes[0], &q[best, 0], beyond) else mesh_winding(&m.m, &q[best, 0], &w.ws)
+            if _beyond_box(&m.m.nodes[0], &q[best, 0], beyond):
+                wn = 0.0
+            else:
+                wn = mesh_winding(&m.m, &q[best, 0], &w.ws)
+                w.windings += 1
             if wn > inside or wn < -inside:
                 break
             for i in range(k):  # outside too: within reach of the outside point's ball
@@ -390,7 +400,56 @@ def winding(BVH m, points, Workspace ws=None, bint brute=False):
     with nogil:
         for i in range(k):
             ov[i] = mesh_winding_brute(&m.m, &q[i, 0]) if brute else mesh_winding(&m.m, &q[i, 0], &w.ws)
+    w.windings += k
     return out
+
+
+def sides(BVH m, points, dist, order, double inside, Workspace ws=None, bint first=False):
+    """The side of a closed mesh each point of `order` lies on: (side (k,) int8, asked).
+
+    points (k, 3), mesh frame; dist (k,) their distances to the surface (`closest`); order: the
+    rows to decide, in the order they are asked. side is 1 inside (|winding number| > inside),
+    -1 outside, 0 not decided (not in order, or with `first` after the first point inside);
+    asked counts the winding numbers evaluated. A point whose ball (radius: its distance to the
+    surface) meets the ball of a point asked before it lies on that point's side without its
+    winding number: the two balls hold no point of the surface, so their union lies on one side
+    of it (the mesh closed: its winding number is constant off the surface). Points far from
+    the surface first decide the most. first: stop at the first point inside in `order`."""
+    cdef const double[:, ::1] q = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    cdef const double[::1] dv = np.ascontiguousarray(dist, dtype=np.float64)
+    cdef const int64_t[::1] ov = np.ascontiguousarray(order, dtype=np.int64)
+    cdef Py_ssize_t n = ov.shape[0], k = q.shape[0], i, j
+    cdef int64_t a, b, asked = 0
+    if dv.shape[0] != k:
+        raise ValueError(f"{dv.shape[0]} distances for {k} points")
+    for i in range(n):
+        if ov[i] < 0 or ov[i] >= k:
+            raise ValueError(f"order names row {ov[i]} of {k} points")
+    side = np.zeros(k, np.int8)
+    cdef int8_t[::1] sv = side
+    cdef int8_t s
+    cdef double wn, reach
+    cdef Workspace w = _ws(ws)
+    m.prepare_winding()
+    with nogil:
+        for i in range(n):
+            a = ov[i]
+            if sv[a] == 0:
+                wn = mesh_winding(&m.m, &q[a, 0], &w.ws)
+                asked += 1
+                sv[a] = 1 if (wn > inside or wn < -inside) else -1
+                s = sv[a]
+                for j in range(i + 1, n):  # later points within reach of its ball: its side
+                    b = ov[j]
+                    reach = 0.999 * (dv[a] + dv[b])  # short of touching balls, for rounding
+                    if sv[b] == 0 and _dist2(&q[b, 0], &q[a, 0]) < reach * reach:
+                        sv[b] = s
+            if first and sv[a] > 0:
+                for j in range(i + 1, n):  # undecided: the search stopped here
+                    sv[ov[j]] = 0
+                break
+    w.windings += asked
+    return side, int(asked)
 
 
 def tri_tri(P, Q, double snap=0.0):

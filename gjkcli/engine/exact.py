@@ -56,10 +56,11 @@ import numpy as np
 
 from gjkcli.engine import _enums, _mesh
 from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, Status
-from gjkcli.engine.topology import open_faces, oriented, topology
+from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct", "WANT"]
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct",
+           "winding_numbers", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
 
@@ -69,6 +70,9 @@ WANT = ("verdict", "distance", "intersect")
 # centroids and as many points just inside it (see Mesh.probes); a probe inside the other part,
 # farther than the band from its surface, proves a collision.
 PROBES_PER_BODY = 6
+# Meshes of at most this many faces keep their edges sorted (36 bytes a face) from the watertight
+# check until their bodies are found, which sort them otherwise again.
+KEEP_EDGES = 200_000
 # Crossings within the band recorded for probing (their triangles' centroids), at most.
 COLLECT = 64
 # The deepest point of one part inside the other (see _deepest_on_triangles): crossing triangle
@@ -150,7 +154,7 @@ class Mesh:
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
                  "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
-                 "_outward", "_own_hull")
+                 "_outward", "_own_hull", "_edges")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -177,12 +181,17 @@ class Mesh:
         local[unused] = 0.0  # unused vertices may hold anything
         self.local_lo, self.local_hi = lo - self.centre, hi - self.centre
         self.bvh = _mesh.BVH(local, f.astype(np.int32), leaf_size)
+        groups = None
         if closed_oriented:  # the caller found every directed edge once, and its reverse once
             closed = True
             self.oriented = True
         else:
-            closed = not open_faces(f, len(v)).any()
+            groups = edge_groups(f, len(v))
+            closed = not open_faces(f, len(v), groups).any()
             self.oriented = closed and oriented(f)
+        # the edges sorted for open_faces, kept for the bodies (`_find_bodies`, asked of most parts
+        # a scan refines) where they cost little memory beside the hierarchy
+        self._edges = groups if len(f) <= KEEP_EDGES else None
         self.watertight = closed if watertight is None else bool(watertight)
         self._bodies: int | None = None
         self._body: np.ndarray | None = None
@@ -248,7 +257,8 @@ class Mesh:
         return self._face_body
 
     def _find_bodies(self) -> None:
-        face_body, self._bodies, _ = topology(self.faces, len(self.vertices))
+        face_body, self._bodies, _ = topology(self.faces, len(self.vertices), self._edges)
+        self._edges = None
         self._face_body = np.asarray(face_body, dtype=np.int64)
         body = np.full(len(self.vertices), -1, dtype=np.int64)
         body[self.faces.ravel()] = np.repeat(face_body, 3)
@@ -772,8 +782,7 @@ class _Pair:
             far = np.flatnonzero(dist > self.snap)
             if len(distinct(body[far])) < inner.bodies:
                 return False
-            outer.bvh.prepare_winding()
-            if np.any(np.abs(_mesh.winding(outer.bvh, p[far], self.ws)) > DEFAULT.winding_inside):
+            if _first_inside(outer, p, dist, far[np.argsort(-dist[far], kind="stable")], self.ws) >= 0:
                 return False
         return True
 
@@ -1007,26 +1016,40 @@ def _inside(outer: Mesh, points: np.ndarray, tol: float, ws):
 def _deepest_inside(outer: Mesh, points: np.ndarray, beat: float, ws, cap: int | None = None):
     """The point (outer's frame) inside `outer` farthest from its surface, if farther than beat:
     (distance, point, nearest surface point) or None. Points are tried by decreasing distance and
-    the first one inside wins, so the winding number is evaluated only as often as needed (in
-    chunks of growing size, up to `cap` points: points far outside come first too)."""
+    the first one inside wins (up to `cap` points), so the winding number is evaluated only until
+    then, and not for a point within reach of an outside point's ball (`_first_inside`: the
+    vertices of a body wholly outside, a chair under a table, cost a few)."""
     if len(points) == 0:
         return None
     dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(points), float("inf"), beat, ws)
     order = np.argsort(-dist)
     order = order[dist[order] > beat][:cap]
-    if len(order) == 0:
+    k = _first_inside(outer, points, dist, order, ws)
+    if k < 0:
         return None
-    outer.bvh.prepare_winding()
-    start, size = 0, 8
-    while start < len(order):
-        chunk = order[start:start + size]
-        start, size = start + size, 2 * size
-        w = _mesh.winding(outer.bvh, points[chunk], ws)
-        inside = np.flatnonzero(np.abs(w) > DEFAULT.winding_inside)
-        if len(inside):
-            k = int(chunk[inside[0]])
-            return float(dist[k]), points[k], near[k]
-    return None
+    return float(dist[k]), points[k], near[k]
+
+
+def _first_inside(outer: Mesh, points: np.ndarray, dist: np.ndarray, order: np.ndarray, ws) -> int:
+    """The first row of `order` whose point (outer's frame, at distance dist from its surface)
+    lies inside the solid `outer` (|winding number| > DEFAULT.winding_inside), or -1. Asked in
+    that order (farthest from the surface first decides the most), a point within reach of an
+    outside point's ball without its winding number (`_mesh.sides`)."""
+    if len(order) == 0:
+        return -1
+    side, _ = _mesh.sides(outer.bvh, points, dist, order, DEFAULT.winding_inside, ws, first=True)
+    inside = np.flatnonzero(side[order] > 0)
+    return int(order[inside[0]]) if len(inside) else -1
+
+
+def _inside_of(outer: Mesh, points: np.ndarray, dist: np.ndarray, ask: np.ndarray, ws) -> np.ndarray:
+    """(len(ask),) bool: which points of the rows `ask` (outer's frame, at distance dist from
+    its surface, > 0) lie inside the solid `outer` (|winding number| >
+    DEFAULT.winding_inside); the winding number is asked farthest first, and a point within reach
+    of the ball of one asked takes its side (`_mesh.sides`)."""
+    side, _ = _mesh.sides(outer.bvh, points, dist, ask[np.argsort(-dist[ask], kind="stable")],
+                          DEFAULT.winding_inside, ws)
+    return side[ask] > 0
 
 
 def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float, ws,
@@ -1063,16 +1086,14 @@ def _deepest_on_triangles(outer: Mesh, tris: np.ndarray, beat: float, tol: float
         if n >= rounds and beat > tol:  # the extra rounds only prove
             break
         before = beat
-        c = live.sum(axis=1) / 3.0
-        reach = np.sqrt(((live - c[:, None, :]) ** 2).sum(axis=2).max(axis=1))
+        c, reach = _centroids(live)
         dist, near, _ = _mesh.closest(outer.bvh, c, float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > beat)
         if len(ask) > WITNESS_VERTICES:  # the rest keep their distance as the bound
             ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
-            outer.bvh.prepare_winding()
-            inside = np.abs(_mesh.winding(outer.bvh, c[ask], ws)) > DEFAULT.winding_inside
+            inside = _inside_of(outer, c, dist, ask, ws)
             signed[ask[~inside]] *= -1.0
             if inside.any():
                 k = int(ask[inside][np.argmax(dist[ask[inside]])])
@@ -1136,15 +1157,16 @@ def _deepest_on_segments(outer: Mesh, segs: np.ndarray, beat: float, tol: float,
         if len(live) == 0:
             break
         m = 0.5 * (live[:, 0] + live[:, 1])
-        half = 0.5 * np.sqrt(((live[:, 1] - live[:, 0]) ** 2).sum(axis=1))
+        d = live[:, 1] - live[:, 0]
+        d *= d
+        half = 0.5 * np.sqrt(d[:, 0] + d[:, 1] + d[:, 2])
         dist, near, _ = _mesh.closest(outer.bvh, np.ascontiguousarray(m), float("inf"), 0.0, ws)
         signed = dist.copy()  # an upper bound of s until the sign is known
         ask = np.flatnonzero(dist > max(beat, tol))  # only these can prove; the sign costs most
         if len(ask) > WITNESS_VERTICES:
             ask = ask[np.argsort(-dist[ask])[:WITNESS_VERTICES]]
         if len(ask):
-            outer.bvh.prepare_winding()
-            inside = np.abs(_mesh.winding(outer.bvh, m[ask], ws)) > DEFAULT.winding_inside
+            inside = _inside_of(outer, m, dist, ask, ws)
             signed[ask[~inside]] *= -1.0
             if inside.any():
                 k = int(ask[inside][np.argmax(dist[ask[inside]])])
@@ -1175,6 +1197,18 @@ def distinct(ints: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.bincount(ints))
 
 
+def _centroids(tris: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centroids (k, 3), reach (k,): the distance from each centroid to its triangle's farthest
+    corner) of triangles (k, 3, 3). The sums written out, in the order numpy's reductions over
+    three entries take (the same bits), at a third of their cost on a round's few thousand
+    triangles."""
+    c = (tris[:, 0] + tris[:, 1] + tris[:, 2]) / 3.0
+    d = tris - c[:, None, :]
+    d *= d
+    s = d[:, :, 0] + d[:, :, 1] + d[:, :, 2]
+    return c, np.sqrt(np.maximum(np.maximum(s[:, 0], s[:, 1]), s[:, 2]))
+
+
 def _split4(tris: np.ndarray) -> np.ndarray:
     """Each triangle (k, 3, 3) cut in four at its edges' midpoints: (4k, 3, 3), the corner
     triangles at a, b and c first, then the middle one, each block in the order of tris."""
@@ -1203,9 +1237,15 @@ def _normals(mesh: Mesh, faces: np.ndarray) -> np.ndarray:
 def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     """Up to k entries of index per label, spread evenly over each label's entries."""
     order = np.argsort(label, kind="stable")
-    _, start, count = np.unique(label[order], return_index=True, return_counts=True)
-    picks = [order[s + (np.arange(min(k, c)) * c) // min(k, c)] for s, c in zip(start, count)]
-    return index[np.concatenate(picks)]
+    # each label's run in `order` (labels are small non-negative integers: bodies), by counting
+    count = np.bincount(label)
+    start = np.cumsum(count) - count
+    present = np.flatnonzero(count)
+    count, start = count[present], start[present]
+    take = np.minimum(count, k)  # entries picked of each label: j * count // take, j < take
+    group = np.repeat(np.arange(len(take)), take)
+    j = np.arange(len(group)) - np.repeat(np.cumsum(take) - take, take)
+    return index[order[start[group] + (j * count[group]) // take[group]]]
 
 
 def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
@@ -1262,6 +1302,12 @@ def _rigid(pose, what: str):
 
 
 _local = threading.local()
+
+
+def winding_numbers() -> int:
+    """Winding numbers the calling thread's exact queries have evaluated so far: the costliest
+    question they ask (a count for tests and benchmarks)."""
+    return _workspace().windings
 
 
 def _workspace():

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["topology", "open_faces", "oriented", "solid"]
+__all__ = ["topology", "open_faces", "edge_groups", "oriented", "solid"]
 
 # Meshes with more triangles than this find their bodies with scipy (linear time) instead of
 # the vectorised root hooking that wins on small meshes.
 _SMALL_GRAPH = 20_000
 
 
-def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.ndarray]:
+def topology(faces: np.ndarray, n_vertices: int, groups=None) -> tuple[np.ndarray, int, np.ndarray]:
     """Bodies of a mesh, and the faces on an edge not shared by exactly two faces.
 
     Two triangles are in one body when a chain of manifold edges joins them: edges shared by
@@ -35,6 +35,9 @@ def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.nd
     ----------
     faces : (m, 3) int64
     n_vertices : int
+    groups : tuple, optional
+        `edge_groups(faces, n_vertices)`, when the caller has them already (`open_faces` took
+        them): the edges are not sorted again.
 
     Returns
     -------
@@ -45,7 +48,7 @@ def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.nd
         Faces with an edge not shared by exactly two faces: the mesh is watertight (trimesh's
         definition) when there are none.
     """
-    order, counts = _edge_groups(faces, n_vertices)
+    order, counts = _edge_groups(faces, n_vertices) if groups is None else groups
     open_edge = np.empty(len(order), dtype=bool)
     open_edge[order] = np.repeat(counts != 2, counts)
     open_face = open_edge.reshape(-1, 3).any(axis=1)
@@ -63,13 +66,19 @@ def topology(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, int, np.nd
     return (body if inverse is None else body[inverse]), int(is_root.sum()), open_face
 
 
-def open_faces(faces: np.ndarray, n_vertices: int) -> np.ndarray:
+def open_faces(faces: np.ndarray, n_vertices: int, groups=None) -> np.ndarray:
     """(m,) bool: the faces on an edge not shared by exactly two faces (`topology`'s open_face,
-    without the bodies)."""
-    order, counts = _edge_groups(faces, n_vertices)
+    without the bodies); groups as `topology` takes them."""
+    order, counts = _edge_groups(faces, n_vertices) if groups is None else groups
     open_edge = np.empty(len(order), dtype=bool)
     open_edge[order] = np.repeat(counts != 2, counts)
     return open_edge.reshape(-1, 3).any(axis=1)
+
+
+def edge_groups(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """The faces' edges grouped (an opaque pair of arrays), for `open_faces` and then `topology`
+    of the same faces: sorted once for both."""
+    return _edge_groups(faces, n_vertices)
 
 
 def _edge_groups(faces: np.ndarray, n_vertices: int) -> tuple[np.ndarray, np.ndarray]:
