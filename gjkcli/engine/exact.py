@@ -59,7 +59,7 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "surface_distance", "exact_result", "distinct",
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "deeper_on_faces", "surface_distance", "exact_result", "distinct",
            "winding_numbers", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
@@ -431,6 +431,32 @@ def deepest_vertex(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None,
     q.deepest(fields, best)
     q.containment_note = q.not_solid_notes()
     return q.result(fields, time.perf_counter() - start)
+
+
+def deeper_on_faces(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float):
+    """A point of one closed part deeper than the band `tolerance` inside the other, searched on
+    every triangle of it within the other's box, not only those that cross the other's surface
+    (`_Pair.witness` searches those): a triangle wholly inside the other may hold a point deeper
+    than its corners. (depth, point in world coordinates, nearest point of the other's surface
+    in world coordinates, "a in b" or "b in a"), or None when the proving search
+    (`_deepest_on_triangles`, measure=False) finds none. A collision it finds is proved by that
+    point; finding none proves nothing."""
+    q = _Pair(a, b, pose_a, pose_b, tolerance)
+    for inner, outer, which in ((a, b, "a in b"), (b, a, "b in a")):
+        if not (inner.solid and outer.solid) or not len(inner.faces):
+            continue
+        to_outer = q.a_to_b if which == "a in b" else q.b_to_a
+        tris = to_outer(inner.local()[inner.faces].reshape(-1, 3)).reshape(-1, 3, 3)
+        near = np.all((tris.max(axis=1) >= outer.local_lo) & (tris.min(axis=1) <= outer.local_hi), axis=1)
+        if not near.any():
+            continue
+        hit = _deepest_on_triangles(outer, tris[near], q.tol, q.tol, q.ws, measure=False)
+        if hit is not None and hit[0] > q.tol:
+            depth, p, c = hit
+            if which == "a in b":
+                p, c = q.b_to_a(p), q.b_to_a(c)
+            return depth, q.world_a(p), q.world_a(c), which
+    return None
 
 
 def surface_distance(mesh: Mesh, points, pose=None) -> np.ndarray:

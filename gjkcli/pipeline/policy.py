@@ -42,13 +42,16 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
-           "sheet_verdict", "mean_thickness", "bounding_area", "EXIT_THIN", "EXIT_SHEET",
+           "sheet_verdict", "thin_or_deeper", "mean_thickness", "bounding_area", "EXIT_THIN",
+           "EXIT_FACES_DEEP", "EXIT_SHEET",
            "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "EXIT_SHELLS_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
 
 # The exit of a pair `by_thickness` settles as touching.
 EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
+# The exit of such a pair settled instead as a collision by a point found deeper than the band.
+EXIT_FACES_DEEP = "a point of one closed part inside the other beyond the band, on a triangle within its box"
 # The exits of an open part against a closed one that `sheet_verdict` settles.
 EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
 EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
@@ -170,6 +173,32 @@ def thickness_verdict(r, o):
              f"(a fit: the way out is longer than the band)")
 
 
+def thin_or_deeper(v, a, b, pose_a=None, pose_b=None):
+    """`thickness_verdict`'s answer `v` for meshes a and b at their poses: where it is touching
+    (a mean thickness within the band, which proves no depth), the collision a point deeper than
+    the band proves, searched on every triangle of each within the other's box
+    (`gjkcli.engine.exact.deeper_on_faces`; the triangle test searched only those crossing the
+    other's surface); else `v`."""
+    import dataclasses
+
+    from gjkcli.engine.exact import deeper_on_faces
+    from gjkcli.engine.results import Status
+
+    if v.status is not Status.TOUCHING or v.exit != EXIT_THIN:
+        return v
+    got = deeper_on_faces(a, b, pose_a=pose_a, pose_b=pose_b, tolerance=float(v.tolerance))
+    if got is None:
+        return v
+    depth, point, near, which = got
+    inner, outer = (a, b) if which == "a in b" else (b, a)
+    pa, pb = (point, near) if which == "a in b" else (near, point)
+    return _deep(dataclasses.replace(v, note=""), depth, pa, pb, point, which, EXIT_FACES_DEEP,
+                 f"collision: a point of '{inner.name}' lies {depth:.6g} inside '{outer.name}', beyond "
+                 f"the band ({float(v.tolerance):.6g}), found on its triangles within "
+                 f"'{outer.name}''s box (their common solid's mean thickness is within the band, "
+                 f"which proves no depth)")
+
+
 def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
     """The triangle test's undecided answer `r` of meshes a and b (`gjkcli.engine.exact.Mesh`,
     placed by their poses), one of them open and the other closed, judged by how deep the open
@@ -239,7 +268,8 @@ def settle(r, a, b, pose_a=None, pose_b=None):
     if a.solid and b.solid:
         from gjkcli.mesh.overlap import overlap
 
-        return thickness_verdict(r, overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces))
+        o = overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces)
+        return thin_or_deeper(thickness_verdict(r, o), a, b, pose_a, pose_b)
     if a.solid != b.solid:
         return sheet_verdict(r, a, b, pose_a, pose_b)
     return crossing_verdict(r, a, b, pose_a, pose_b)

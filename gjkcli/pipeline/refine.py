@@ -45,7 +45,7 @@ import numpy as np
 
 from gjkcli.pipeline.pairs import with_part_certificate
 from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, mean_thickness, settle,
-                                    sheet_verdict, thickness_verdict)
+                                    sheet_verdict, thickness_verdict, thin_or_deeper)
 
 __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
            "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
@@ -219,5 +219,7 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
 
     out = dict(answers)
     for (k, _), o in zip(work, overlaps([pair for _, pair in work], jobs)):
-        out[k] = thickness_verdict(answers[k], o)
+        a, b = int(i[k]), int(j[k])
+        (body_a, pose_a), (body_b, pose_b) = parts.placed_body(a), parts.placed_body(b)
+        out[k] = thin_or_deeper(thickness_verdict(answers[k], o), body_a, body_b, pose_a, pose_b)
     return out

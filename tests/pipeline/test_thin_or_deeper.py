@@ -1,0 +1,51 @@
+"""Two closed parts whose common solid is thin on average but holds a point deeper than the band
+(`gjkcli.pipeline.policy.thin_or_deeper`): a case of issue 40's seeded sweep (tests/sweep.py,
+`sweep_undecided.py --pairs 30` on its five generated parts) that the mean-thickness rule called
+touching, a thin torus pressed 1.05 bands into a torus at a band of 5e-2 of their size. The
+construction bounds the depth by 1.05 bands; the exact signed distance of
+tests/exact_distance.py finds a point of the thin torus deeper than the band inside the torus:
+a collision."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fcl")
+pytest.importorskip("manifold3d")
+pytest.importorskip("trimesh")
+
+import sweep  # noqa: E402
+
+BAND = 5e-2
+# The sweep's placement of the thin torus (seed 40, 30 pairs drawn of the five parts' 15).
+POSE = np.array([[-0.43857943982222514, -0.6878371454885641, -0.5783840733036893, -0.3987795109241131],
+                 [0.05431257110583443, 0.6221208874525832, -0.7810350478788286, 0.03093245863521152],
+                 [0.8970497308316285, -0.37395943988801, -0.23549122644707765, -0.2884273072856159],
+                 [0.0, 0.0, 0.0, 1.0]])
+
+
+def _case():
+    parts = {p.name: p for p in sweep.generated()}
+    a, b = parts["torus"], parts["thin torus"]
+    return sweep.Case(a, b, POSE, BAND, BAND, "depth", 1.05, None)
+
+
+def test_a_thin_common_solid_with_a_point_deeper_than_the_band_is_a_collision():
+    from exact_distance import signed_distance
+
+    import trimesh
+
+    case = _case()
+    assert sweep.deepest_inside(case.a, case.b, POSE) > BAND  # the oracle: a collision
+    raw, r = sweep.answer(case)
+    assert raw.status.value == "undecided"  # the triangle test's search finds no such point
+    assert r.status.value == "collision", r.note
+    assert BAND < r.depth <= 1.05 * BAND * (1 + 1e-9)  # the construction bounds the depth
+    # its witness, judged by the exact signed distance: deeper than the band inside the torus
+    placed = case.b.vertices @ POSE[:3, :3].T + POSE[:3, 3]
+    inner = trimesh.Trimesh(placed, case.b.faces, process=False)
+    outer = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
+    point = r.certificate.point
+    assert float(signed_distance(outer, [point])[0]) > BAND
+    assert abs(float(signed_distance(inner, [point])[0])) < 1e-9  # on the thin torus's surface
+
