@@ -53,13 +53,11 @@ _IFC_SUFFIXES = (".ifc", ".ifczip")
 IFC_SPLIT_FROM_BYTES = 2_000_000
 # A smaller model named alone is meshed in a share per job too from this size: the process
 # parses it once and forks the readers of the other shares (a few ms), which repays itself from
-# a few tenths of a second of meshing. Revit's sample project (0.7 MB) took 0.9 s of meshing,
-# 0.33 s in each of two shares, while IfcOpenShell meshed its furniture again for every element
-# placing it; its maps meshed once (`gjkcli.mesh.ifc._mesh_share`), one reader spends less, in
-# CPU time and in wall time, on it and on every model of the IFC corpus under 1 MB (the windows
-# in a curved wall, ISSUE_171's swept solids, example.ifc, the FZK house's ifcZIP: 0.03 to 0.2 s
-# of CPU time less, the wall time the same or less, two cores shared by a busy machine).
-IFC_SPLIT_AHEAD_FROM_BYTES = 1_000_000
+# a few tenths of a second of meshing (ISSUE_171's 40 swept solids, 0.25 MB: 0.45 to 0.49 s of
+# the scan's wall time against 0.54 to 0.56 s read by one process, on two cores); a model of
+# fewer elements than gjkcli.mesh.ifc.SPLIT_FROM_ELEMENTS is meshed whole all the same. Where
+# the machine's cores are busy, the shares cost some CPU time and gain no wall time.
+IFC_SPLIT_AHEAD_FROM_BYTES = 200_000
 
 # The serving process as the command sees it: (its Worker, the command's pid, the real paths of
 # the IFC models it reads ahead and has not yet given, whether it serves STEP files), or None.

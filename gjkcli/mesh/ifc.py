@@ -219,6 +219,8 @@ def _read_split(path: Path, step: Path, shares: int) -> list:
 
     model = _open(path, step)
     chosen = _chosen(path, model)  # once, here: the copies forked next have it
+    if len(chosen[0]) < SPLIT_FROM_ELEMENTS:  # a few elements: a fork buys nothing
+        return [_read(path, step, model=model, chosen=chosen)]
     crew: list = []
     try:
         for k in range(1, shares):
@@ -275,6 +277,11 @@ def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
 # roof, against its 2.6 s of meshing), which a few walls do not repay.
 SPLIT_FROM_BYTES = cad_process.IFC_SPLIT_FROM_BYTES  # (which reads smaller ones ahead)
 _READERS = [1]  # how many children `read` may split a large model over (`readers`)
+# A model named alone and read ahead in shares (`read_here`) is meshed whole by one process when
+# it has fewer physical elements with a body than this: VectorWorks' windows in a curved wall
+# (0.5 MB, 3 elements) gain nothing from a second reader, ISSUE_171's 40 swept solids (0.25 MB)
+# gain a fifth of the scan's wall time on two cores.
+SPLIT_FROM_ELEMENTS = 16
 
 
 # The meshes of elements seen before (`kept_meshes`): (table, key prefix) or None.

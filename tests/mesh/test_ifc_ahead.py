@@ -204,16 +204,20 @@ def test_a_reader_process_imports_ifcopenshell_without_lark(model):
 
 
 def test_a_model_named_alone_is_meshed_in_interleaved_shares_joined_in_the_file_s_order(model):
-    """From IFC_SPLIT_AHEAD_FROM_BYTES (lowered here to nothing), a model named alone is meshed
-    by the early reader and a copy it forks (every other element each), and the parts come back
-    in the file's order, the same as one reader's; under it, by one reader."""
+    """From IFC_SPLIT_AHEAD_FROM_BYTES (lowered here to nothing), a model named alone of
+    ifc.SPLIT_FROM_ELEMENTS elements or more (lowered here too) is meshed by the early reader
+    and a copy it forks (every other element each), and the parts come back in the file's
+    order, the same as one reader's; under either, by one reader (the house's 9 elements are
+    fewer than SPLIT_FROM_ELEMENTS: a fork buys nothing)."""
     from fresh import python_c
 
     code = ("import os, sys\n"
             "import numpy as np\n"
             "from gjkcli.mesh import cad_process, ifc\n"
-            "if sys.argv[1] == 'split':\n"
+            "if sys.argv[1] in ('split', 'few'):\n"
             "    cad_process.IFC_SPLIT_AHEAD_FROM_BYTES = 0\n"
+            "if sys.argv[1] == 'split':\n"
+            "    ifc.SPLIT_FROM_ELEMENTS = 0\n"
             "plain = ifc._read\n"
             "def logged(*args, **kwargs):\n"
             "    with open('read.pids', 'a') as f:\n"
@@ -229,7 +233,8 @@ def test_a_model_named_alone_is_meshed_in_interleaved_shares_joined_in_the_file_
     assert python_c(code, "split", cwd=model).split() == ["9", "9", "True"]
     readers = (model / "read.pids").read_text().split("\n")[:2]
     assert len({line.split()[0] for line in readers}) == 2 and all(line.endswith("True") for line in readers)
-    (model / "read.pids").unlink()
-    assert python_c(code, "one", cwd=model).split() == ["9", "9", "True"]
-    readers = (model / "read.pids").read_text().split("\n")[:1]
-    assert readers[0].endswith("False")
+    for one in ("one", "few"):
+        (model / "read.pids").unlink()
+        assert python_c(code, one, cwd=model).split() == ["9", "9", "True"]
+        readers = (model / "read.pids").read_text().split("\n")[:1]
+        assert readers[0].endswith("False")
