@@ -12,6 +12,7 @@ searches for a point of one part inside the other).
 """
 import numpy as np
 import pytest
+import spy
 
 from gjkcli.engine import _mesh, topology
 from gjkcli.engine.exact import Mesh, exact_query, winding_numbers
@@ -67,14 +68,7 @@ def test_a_ball_in_a_rings_hole_asks_few_winding_numbers():
 
 def test_edges_sorted_once_for_the_watertight_check_and_the_bodies(monkeypatch):
     ring = trimesh.creation.annulus(r_min=0.5, r_max=1.0, height=0.4)
-    calls = []
-    sort = topology._edge_groups
-
-    def counted(faces, n):
-        calls.append(len(faces))
-        return sort(faces, n)
-
-    monkeypatch.setattr(topology, "_edge_groups", counted)
+    calls = spy.calls(monkeypatch, topology, "_edge_groups", lambda faces, n: len(faces))
     m = Mesh(ring.vertices, ring.faces, name="ring")
     m.labelled_probes()
     assert m.bodies == 1 and m.solid

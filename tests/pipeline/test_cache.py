@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import spy
 
 from gjkcli.errors import is_partial_write
 from gjkcli.pipeline import cache as caches
@@ -464,15 +465,7 @@ def _counted_kinematics(monkeypatch) -> list:
     """The number of poses each call of the robots' forward kinematics is given."""
     from gjkcli.scene.urdf import Robot
 
-    rows = []
-    real = Robot.fk
-
-    def counted(self, q):
-        rows.append(len(q))
-        return real(self, q)
-
-    monkeypatch.setattr(Robot, "fk", counted)
-    return rows
+    return spy.calls(monkeypatch, Robot, "fk", lambda self, q: len(q))
 
 
 def test_only_the_new_poses_reach_forward_kinematics(tmp_path, monkeypatch):
