@@ -50,8 +50,10 @@ _SI_PREFIX_M = {None: 1.0, "MILLI": 1e-3, "CENTI": 1e-2, "DECI": 1e-1, "KILO": 1
 # OpenCASCADE's length unit as it reads STEP, in metres
 _MM = 1e-3
 
-# a record of the DATA section: its id and its text (strings may hold ';')
-_RECORD = re.compile(rb"#(\d+)\s*=\s*((?:'(?:[^']|'')*'|[^;'])*);")
+# a record of the DATA section: its id and its text (strings may hold ';'); possessive, so that
+# a record a damaged file leaves without its ';' fails at once instead of trying every way of
+# cutting its strings (exponential: a few flipped bytes held the reader for minutes)
+_RECORD = re.compile(rb"#(\d+)\s*=\s*((?:'(?:[^']++|'')*+'|[^;']++)*+);")
 # a string, a reference or white space: `_canonical` cuts the references out, drops the space
 _PIECE = re.compile(rb"'(?:[^']|'')*'|#(\d+)|\s+")
 _COMMENT = re.compile(rb"'(?:[^']|'')*'|/\*.*?\*/", re.S)
