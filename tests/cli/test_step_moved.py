@@ -14,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
+import gjkcli
+
 pytest.importorskip("OCP")
 
 ROOT = Path(__file__).resolve().parents[2]
-GJKCLI_PATH = str(ROOT)
+# the gjk the tests import (installed, or this checkout with its compiled core), for the runs
+GJKCLI_PATH = str(Path(gjkcli.__file__).resolve().parents[1])
 STEP = ROOT / "tests" / "data" / "third_party" / "step"
 # eight_cyl: its moved instance's pairs are decided by the triangles; the AS1's moved nut
 # touches a plate, which only the exact solids decide (OpenCASCADE imported for those pairs)
