@@ -12,12 +12,10 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _bench_cache():

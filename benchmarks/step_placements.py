@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 STEP_FILES = ("step/as1-oc-214.stp", "step/as1_pe_203.stp", "box_sides.STEP.gz",
               "step/eight_cyl.stp", "step/stp_multiple_shp_at_root.stp")
