@@ -8,7 +8,8 @@ Four scenes, each scanned end to end by the installed command in a fresh process
 (a) split: scripts/make_scan_scene.py's scene of --parts parts (40-point convex hulls, about 0.8
     colliding pairs per part) over --files GLB files, part k in file k mod F, one world;
 (b) one GLB: --one-glb parts in a single GLB, which the cluster reads in several load tasks
-    (ranges of its nodes: two a worker);
+    (ranges of its nodes: one a worker, each reading only its nodes' meshes where no two
+    meshes are alike);
 (c) IFC: the model --ifc (default: ../corpus/ifc/ISSUE_021_Mini_Project.ifc, 2,636 elements,
     from the IfcOpenShell issue tracker; the Great Court roof of IfcOpenShell's test files is
     not available here), meshed by the cluster in a task per worker (shares of its elements),

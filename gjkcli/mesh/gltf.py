@@ -56,7 +56,7 @@ import numpy as np
 from gjkcli.digests import blake2b
 from gjkcli.errors import InputError
 
-__all__ = ["Unsupported", "Mesh", "read_scene", "only_nodes", "layout", "recording_layout"]
+__all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout"]
 
 
 class Unsupported(Exception):
@@ -141,6 +141,46 @@ def read_scene(path: str | Path):
         # every field is checked where it is read, so this is a layout no check foresaw
         raise reader.fail(f"not a valid {reader.kind} file: its JSON does not have glTF 2.0's "
                           f"layout; re-export it") from exc
+
+
+def read_share(path: str | Path, k: int, n: int, triangles: int):
+    """(count, nodes, meshes): share k of n of `read_scene`'s nodes (a Dask scan's range of a
+    file's `count` mesh nodes: k * count // n to (k + 1) * count // n, in order), reading only
+    their meshes; None where such a range read alone may not give what the whole file's read
+    gives for it: a node whose mesh may hold another node's content (`_alike`: their parts share
+    one hull, placed), a file whose meshes may hold more than `triangles` triangles (the limit
+    on the whole file's count), or a file within `only_nodes` or `recording_layout`.
+
+    Raises what `read_scene` raises, unworded (KeyError, ...): the caller reads the whole file
+    then, which words it.
+    """
+    key = str(Path(path).resolve())
+    if key in _ONLY or key in _RECORDED:
+        return None
+    reader = _Reader(Path(path))
+    placed = reader.placed()
+    mesh = np.array([m for _, _, m in placed], dtype=np.int64)
+    if _alike(reader.doc, mesh).any() or _triangles_at_most(reader.doc, mesh) > triangles:
+        return None
+    count = len(placed)
+    nodes = placed[k * count // n:(k + 1) * count // n]
+    return count, nodes, reader._meshes(list(dict.fromkeys(m for _, _, m in nodes)))
+
+
+def _triangles_at_most(doc: dict, mesh: np.ndarray) -> float:
+    """At least as many as the triangles of the meshes `mesh` (indices, repeated): per
+    primitive its indices' count, else its vertices' (a list, strip or fan of c indices makes at
+    most c triangles); infinity where a count is not a count."""
+    meshes, accessors = doc["meshes"], doc["accessors"]
+    total = 0
+    for m in np.unique(mesh).tolist():
+        for primitive in meshes[m]["primitives"]:
+            a = primitive["indices"] if "indices" in primitive else primitive["attributes"]["POSITION"]
+            count = accessors[a].get("count") if type(a) is int and 0 <= a < len(accessors) else None
+            if type(count) is not int or count < 0:
+                return float("inf")
+            total += count
+    return total
 
 
 # read_scene's filter while `only_nodes` runs: the file's resolved path -> the nodes' names

@@ -325,9 +325,10 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         guessed, a Note saying which (`gjkcli.mesh.cad.codepage_note`).
     share : (k, n) share k of n of the file's objects only (a Dask scan splits a large file
         across its workers): an IFC model's elements (`gjkcli.mesh.ifc.read_share`), a glTF's
-        nodes (each share reads the whole file's meshes, so that meshes of the same content
-        and shared meshes are told as for the whole file, and places its own nodes); None:
-        every object
+        nodes (a share reads only its nodes' meshes where no mesh may share another's content,
+        `_gltf_range`; else the whole file's meshes, so that meshes of the same content and
+        shared meshes are told as for the whole file, and places its own nodes); None: every
+        object
 
     Raises InputError as load_objects does.
     """
@@ -373,6 +374,10 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     if file_type in _GLTF_TYPES:
         from gjkcli.mesh import gltf  # numpy and the standard library only
 
+        if share is not None:
+            ranged = _gltf_range(path, shown, named, share)
+            if ranged is not None:
+                return ranged
         try:  # every problem with the file is an InputError from here
             scenes = [(None, gltf.read_scene(path))]
         except gltf.Unsupported:  # a feature left to trimesh's glTF parser
@@ -1418,6 +1423,28 @@ def _placed_nodes(path, shown: str, names, nodes, geometry, only=None) -> list[P
                                           placed=0 if placed is None else int(placed[m]))
                         if shared[k] else None))
     return out
+
+
+def _gltf_range(path: Path, shown: str, named, share: tuple) -> list[Part] | None:
+    """`read_objects`' share of a glTF's nodes, their meshes read and checked alone
+    (`gltf.read_share`): each share of a Dask scan then parses the file's document, not all its
+    meshes. None where the whole file is read for the share: its parts may depend on other
+    nodes' meshes (shared or alike meshes, the triangle limit), or reading the range failed
+    (the whole file's read then says what is wrong with the file, as one process says it)."""
+    from gjkcli.mesh import gltf
+
+    try:
+        got = gltf.read_share(path, *share, current_limits().triangles)
+        if got is None or got[0] == 0:
+            return None
+        count, nodes, geometry = got
+        names = [named(_object_name(path, None, node, count)) for node, _, _ in nodes]
+        parts = _placed_nodes(path, shown, names, nodes, geometry) if nodes else []
+    except Exception:  # noqa: BLE001 - any failure: the whole read words it
+        return None
+    # meshes of the same content within the range (`_same_content`) share a hull placed once
+    # per node, counted over the whole file: the whole read places them
+    return None if any(p.instance is not None for p in parts) else parts
 
 
 def _same_content(meshes: list) -> list:

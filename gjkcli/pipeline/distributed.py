@@ -8,8 +8,8 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
 
 1. **Loading and hulls**, one task per source (a scene file, a whole-file object), or several
    for a large file when the sources are few (`_ClusterRun._split`: shares of an IFC model's
-   elements, ranges of a glTF's nodes): the task reads it and builds its objects' hulls and hull
-   gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
+   elements, ranges of a glTF's nodes, one a worker): the task reads it and builds its
+   objects' hulls and hull gaps, packed in flat arrays. Its answer stays on its worker; the client receives its summary
    (`worktasks.Summary`) and names the objects as `gjkcli.scene.objects.gather` does.
 2. **Broad and narrow phase by spatial tiles**: a grid cuts the bounding box of the objects'
    boxes, each grown as the run grows it for its broad phase (half the clearance, the touching
@@ -68,10 +68,14 @@ TILE_OBJECTS = 20_000
 # Files this large or larger are read in several tasks when the scan has fewer files than
 # LOAD_TASKS_PER_WORKER a worker (`_ClusterRun._split`): an IFC model (each task opens it and
 # meshes a share of its elements: about 0.4 s of parsing per task on a 4 MB model), a glTF or
-# GLB (each task reads its meshes, fast, and places a range of its nodes).
+# GLB (each task reads its meshes and places a range of its nodes). A glTF is read in at most
+# GLTF_TASKS_PER_WORKER tasks a worker: each task parses the whole document and its meshes (most
+# of a task's time on a GLB of 20,000 parts: 1.2 of 1.5 s), so two tasks a worker read the file
+# twice on each worker where one process reads it once.
 IFC_SPLIT_FROM_BYTES = 1 << 20
 GLTF_SPLIT_FROM_BYTES = 8 << 20
 LOAD_TASKS_PER_WORKER = 2
+GLTF_TASKS_PER_WORKER = 1
 # A robot's poses (--poses, --trajectory's waypoints) in this many chunks a worker.
 POSE_CHUNKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
@@ -120,7 +124,7 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
     except ImportError:
         raise ClusterError(f"a scan on a Dask cluster ({address}) needs dask.distributed, which is "
                            f"not installed: pip install 'gjk[dask]'") from None
-    with _quiet_dask(quiet):
+    with _quiet_dask(quiet), _forked_workers(workers is not None):
         cluster = None
         try:
             if workers is not None:
@@ -152,6 +156,53 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+# What a LocalCluster's worker processes import before their first task: distributed and the
+# modules of the load and tile tasks (`_forked_workers`).
+WORKER_MODULES = ("distributed", "gjkcli.pipeline.worktasks", "gjkcli.scene.objects", "gjkcli.mesh.load",
+                  "gjkcli.mesh.gltf", "gjkcli.pipeline.prepared", "gjkcli.engine.query",
+                  "gjkcli.scene.broadphase")
+
+
+@contextlib.contextmanager
+def _forked_workers(local: bool):
+    """Within the block, a LocalCluster's worker processes (and a nanny's restart of one) are
+    forked from one server process that imported WORKER_MODULES once (multiprocessing's
+    forkserver), instead of each started afresh (distributed's default, spawn) and importing
+    Python, distributed, NumPy and gjk by itself: on a machine with as many cores as workers,
+    those imports took the cores the scan needed. Nothing changes for a scheduler's address
+    (its workers are started elsewhere) or where forkserver is not available."""
+    import multiprocessing
+
+    if not local or "forkserver" not in multiprocessing.get_all_start_methods():
+        yield
+        return
+    import os
+    from pathlib import Path
+
+    import dask
+    from distributed.utils import get_mp_context
+
+    import gjkcli
+
+    # the server imports from its own sys.path, not this process's (which spawn hands its
+    # children): the gjk this process runs goes first on the server's path, so that the workers
+    # run the same code as the client
+    root = str(Path(gjkcli.__file__).resolve().parents[1])
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = root if not before else root + os.pathsep + before
+    try:
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+            # distributed names its own modules once (the first call); the server starts with
+            # the first worker, importing these
+            get_mp_context().set_forkserver_preload(list(WORKER_MODULES))
+            yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 @contextlib.contextmanager
@@ -399,7 +450,7 @@ class _ClusterRun(Run):
           the file and meshing its share of the elements (most of an IFC model's time), then
           one task (`joined`) building the hulls of all of them as one batch, as one process
           does;
-        - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to LOAD_TASKS_PER_WORKER a worker,
+        - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to GLTF_TASKS_PER_WORKER a worker,
           each reading the file's meshes, placing its range of nodes and building their hulls.
         """
         workers = max(1, len(self.client.nthreads()))
@@ -415,7 +466,7 @@ class _ClusterRun(Run):
                 except OSError:  # the load task says what is wrong with it
                     size = 0
                 if kind in ("glb", "gltf") and size >= GLTF_SPLIT_FROM_BYTES:
-                    shares = wanted
+                    shares = min(wanted, GLTF_TASKS_PER_WORKER * workers)
                 elif kind in ("ifc", "ifczip") and size >= IFC_SPLIT_FROM_BYTES:
                     shares = min(wanted, workers)
             if shares == 1:

@@ -363,6 +363,27 @@ def test_local_cluster_through_the_installed_command(tmp_path, convex_files):
     assert scan("--dask", "local:1") == scan()
 
 
+def test_local_workers_start_with_the_tasks_modules_imported():
+    """`local:N` forks its workers from one process that imported distributed and the load
+    and tile tasks' modules once (forkserver), instead of each worker importing them afresh:
+    before any task ran, the workers have them; a plain spawned worker has not."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+
+    def imported():
+        import sys as worker_sys
+
+        return [m for m in distributed.WORKER_MODULES if m in worker_sys.modules]
+
+    with distributed.connect("local:2") as client:
+        client.wait_for_workers(2, timeout=60)
+        got = client.run(imported)
+    assert len(got) == 2 and all(v == list(distributed.WORKER_MODULES) for v in got.values())
+    assert "gjkcli.pipeline.worktasks" in distributed.WORKER_MODULES
+
+
 def test_bad_manifest_address_names_its_line(tmp_path):
     from gjkcli.scene import manifest as manifests
 
@@ -742,6 +763,8 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     address, client = cluster
     small_tiles(8)
     monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    default = distributed.GLTF_TASKS_PER_WORKER
+    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", 2)  # four ranges (one a worker by default)
     ones = [pipeline.scan(ring_files[:1], pipeline.Options(jobs=1, mode="auto", together=together))
             for together in (True, False)]
     received = client_without_parts()
@@ -762,6 +785,55 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
                                                    for q in whole) for p in shared)
     assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
+    # by default one range a worker: each load task parses the whole document, so a worker reads
+    # the file once, as one process does
+    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", default)
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=False))
+    same_json(ones[1], many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-load-")]) == 2
+
+
+def test_a_glb_range_reads_only_its_nodes_meshes(cluster, convex_files, tmp_path, monkeypatch):
+    """A GLB whose meshes are all distinct (no two alike): each range reads its own nodes' meshes
+    only, and gives the parts the whole file's read gives for those nodes, bit for bit; the
+    cluster's JSON is one process's. A file whose meshes are shared or alike reads them all."""
+    import trimesh
+
+    from gjkcli import limits
+    from gjkcli.mesh import gltf
+    from gjkcli.mesh.load import read_objects
+
+    path = convex_files[0]
+    limit = limits.DEFAULT.triangles
+    whole = read_objects(path, prefix="p")
+    count = len(whole)
+    ranges = []
+    for k in range(3):
+        total, nodes, meshes = gltf.read_share(path, k, 3, limit)
+        assert total == count and len(meshes) == len(nodes) == (k + 1) * count // 3 - k * count // 3
+        ranges.append(read_objects(path, prefix="p", share=(k, 3)))
+    got = [p for r in ranges for p in r]
+    assert [p.name for p in got] == [p.name for p in whole]
+    for p, q in zip(got, whole):
+        assert p.vertices.tobytes() == q.vertices.tobytes() and p.faces.tobytes() == q.faces.tobytes()
+        assert p.instance is None and q.instance is None
+    assert gltf.read_share(path, 0, 3, count) is None  # the whole file may hold more triangles
+    # a mesh two nodes place: the range cannot tell alone
+    scene = trimesh.Scene()
+    box = trimesh.creation.box([0.5, 0.5, 0.5])
+    for k in range(4):
+        scene.add_geometry(box, node_name=f"b{k}", geom_name="box",
+                           transform=trimesh.transformations.translation_matrix([k, 0, 0]))
+    shared = tmp_path / "shared.glb"
+    shared.write_bytes(scene.export(file_type="glb"))
+    assert gltf.read_share(shared, 0, 2, limit) is None
+    address, _ = cluster
+    monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    many = pipeline.scan([path], pipeline.Options(dask=address))
+    same_json(one, many)
+    assert many.counts["collision"] > 0
 
 
 def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(cluster, monkeypatch, tmp_path):
