@@ -188,10 +188,14 @@ def _forked_workers(local: bool):
 
     # the server imports from its own sys.path, not this process's (which spawn hands its
     # children): the gjk this process runs goes first on the server's path, so that the workers
-    # run the same code as the client
+    # run the same code as the client; and no working folder before it (Python's `-c` puts one
+    # first, and a checkout's sources there, uncompiled, would be imported instead: PYTHONSAFEPATH,
+    # Python 3.11 on)
     root = str(Path(gjkcli.__file__).resolve().parents[1])
     before = os.environ.get("PYTHONPATH")
+    safe = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONPATH"] = root if not before else root + os.pathsep + before
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
             # distributed names its own modules once (the first call); the server starts with
@@ -203,6 +207,10 @@ def _forked_workers(local: bool):
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = before
+        if safe is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = safe
 
 
 @contextlib.contextmanager
