@@ -711,9 +711,9 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
     """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
-    its elements (the file opened by each), the hulls of both shares then built in one task:
-    one process's JSON (its doors and windows in their walls' openings allowed, its collisions
-    refined on the triangles)."""
+    its elements (the file opened by each; every other element, interleaved) and building their
+    hulls there: one process's JSON (its doors and windows in their walls' openings allowed, its
+    collisions refined on the triangles)."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     from gjkcli.mesh import ifc
 
@@ -728,14 +728,18 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     with get_task_stream(client=cluster[1]) as stream:
         many = pipeline.scan([path], pipeline.Options(dask=address))
     same_json(one, many)
-    # two shares of the one file meshed apart, their hulls built together (one batch, as here)
-    reads = [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
-    assert len(reads) == 2 and len(received["load"]) == 1
+    # two shares of the one file, each meshed and its hulls built in a task of its own (no task
+    # gathers the shares' meshes on one worker)
+    loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
+    assert len(loads) == 2 and len(received["load"]) == 2
+    assert not [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
     assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
-    # the shares are the model's elements, each once, in the file's order
+    # the shares are the model's elements, each once, interleaved: joined in the file's order
     model = ifc.read_here(path)
     halves = [ifc.read_share(path, k, 2) for k in range(2)]
-    assert [p[0] for h in halves for p in h.parts] == [p[0] for p in model.parts]
+    assert all(len(h.parts) < len(model.parts) for h in halves)
+    joined = sorted((p for h in halves for p in h.parts), key=lambda p: p[3].step)
+    assert [p[0] for p in joined] == [p[0] for p in model.parts]
 
 
 def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
