@@ -742,6 +742,55 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     assert [p[0] for p in joined] == [p[0] for p in model.parts]
 
 
+def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monkeypatch, tmp_path):
+    """An IFC model whose failed elements fall in both interleaved shares (each share lists its
+    own): the cluster lists them, with the rest of the report, as one process does."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    import ifcopenshell
+
+    from ifc_models import Box, write_model
+
+    boxes = [Box("IfcBeam", f"B{k}", (0, 0, 1000 * k), (3000, 200, 300 + 20 * k)) for k in range(8)]
+    boxes.append(Box("IfcColumn", "C", (1000, 0, 0), (200, 200, 8000)))  # through every beam
+    path = write_model(tmp_path / "m.ifc", boxes)
+    model = ifcopenshell.open(str(path))
+    for k in (1, 2, 5):  # no solid is extruded by nothing
+        beam = model.by_guid(boxes[k].guid)
+        next(i for i in model.traverse(beam.Representation) if i.is_a("IfcExtrudedAreaSolid")).Depth = 0.0
+    model.write(str(path))
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
+    same_json(one, many)
+    assert [e.message.split(":")[0] for e in one.errors] == [f"element IfcBeam 'B{k}' {boxes[k].guid}"
+                                                            for k in (1, 2, 5)]
+    assert one.counts["collision"] == 5
+
+
+def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
+    """The client of a Dask scan of an IFC model split across the workers and of a STEP
+    assembly refined on OpenCASCADE's solids imports neither IfcOpenShell nor OpenCASCADE
+    (OCP): the workers read the files."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
+    data = ROOT / "tests" / "data" / "third_party"
+    code = ("import sys\n"
+            "from gjkcli.pipeline import distributed, run\n"
+            "distributed.IFC_SPLIT_FROM_BYTES = 0\n"
+            "for path in sys.argv[2:]:\n"
+            "    found = run.scan([path], run.Options(dask=sys.argv[1]))\n"
+            "    assert found.pairs and not found.errors, path\n"
+            "    print(path, sorted({p.mode for p in found.pairs}))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ifcopenshell', 'OCP')))\n")
+    done = subprocess.run([sys.executable, "-c", code, cluster[0], str(data / "project0-openings.ifc"),
+                           str(data / "step" / "as1-oc-214.stp")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert "'brep'" in lines[1]  # the STEP pairs were refined on the exact solids
+    assert lines[-1] == "[]", done.stdout
+
+
 def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
                                                      client_without_parts):
     """One GLB read by four load tasks, each placing a range of its nodes: a ring, a peg and a
