@@ -711,7 +711,7 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
     """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
-    its elements (the file opened by each; every other element, interleaved) and building their
+    its elements (the file opened by each; elements dealt over the whole file) and building their
     hulls there: one process's JSON (its doors and windows in their walls' openings allowed, its
     collisions refined on the triangles)."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
@@ -734,7 +734,7 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     assert len(loads) == 2 and len(received["load"]) == 2
     assert not [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
     assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
-    # the shares are the model's elements, each once, interleaved: joined in the file's order
+    # the shares are the model's elements, each once, dealt over the file: joined in its order
     model = ifc.read_here(path)
     halves = [ifc.read_share(path, k, 2) for k in range(2)]
     assert all(len(h.parts) < len(model.parts) for h in halves)
@@ -743,8 +743,8 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
 
 
 def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monkeypatch, tmp_path):
-    """An IFC model whose failed elements fall in both interleaved shares (each share lists its
-    own): the cluster lists them, with the rest of the report, as one process does."""
+    """An IFC model whose failed elements fall in both shares (each share lists its own): the
+    cluster lists them, with the rest of the report, as one process does."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     import ifcopenshell
 
