@@ -363,6 +363,13 @@ class _ClusterRun(Run):
         finally:
             self._release()
 
+    def table(self, kind: str):
+        """None: the cache is neither read nor written by a scan on a cluster. Its keys are made
+        of the parts' triangles and hulls (`gjkcli.pipeline.cache.PartKeys`), which the client
+        never holds: keyed by names alone, a moved part would be given the answers of where it
+        was (and a kept overlap volume sent the cluster's overlap stage a keyword it has not)."""
+        return None
+
     def _pictured(self, found):
         """The findings with the triangles of the objects their pictures draw, fetched from the
         workers while the cluster is up (`options.pictures` reads them as the pictures do), so

@@ -767,6 +767,36 @@ def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monke
     assert one.counts["collision"] == 5
 
 
+def test_a_cluster_scan_neither_reads_nor_writes_the_cache(cluster, ring_files, tmp_path):
+    """A scan on the cluster with a cache that one process filled, of parts since moved under
+    the same names: the answers are those of the moved parts, as one process without a cache
+    gives them (the client holds no triangles to key a pair by), and nothing is written."""
+    import shutil
+
+    import trimesh
+
+    from gjkcli.pipeline.cache import Cache
+
+    address, _ = cluster
+    paths = [shutil.copy(p, tmp_path / p.name) for p in ring_files]
+    store = tmp_path / "cache"
+    pipeline.scan(paths, pipeline.Options(jobs=1, mode="auto", cache=Cache(store)))
+    kept = sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file())
+    assert kept  # the one-process run kept its answers
+    for path in paths:  # every part moved 0.1 along x, its name kept
+        scene = trimesh.load(path, force="scene")
+        for k, node in enumerate(sorted(scene.graph.nodes_geometry)):
+            matrix, geometry = scene.graph[node]
+            moved = matrix.copy()
+            moved[0, 3] += 0.1 * (k % 3)
+            scene.graph.update(frame_to=node, matrix=moved, geometry=geometry)
+        Path(path).write_bytes(scene.export(file_type="glb"))
+    fresh = pipeline.scan(paths, pipeline.Options(jobs=1, mode="auto"))
+    many = pipeline.scan(paths, pipeline.Options(dask=address, mode="auto", cache=Cache(store)))
+    same_json(fresh, many)
+    assert sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file()) == kept
+
+
 def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
     """The client of a Dask scan of an IFC model split across the workers and of a STEP
     assembly refined on OpenCASCADE's solids imports neither IfcOpenShell nor OpenCASCADE
