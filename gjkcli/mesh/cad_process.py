@@ -288,13 +288,46 @@ def _qhull_hint(parent):
 
     def tell(vertices, shared: bool = False) -> None:
         """shared: the vertices place a mesh other parts place too (its hull is the core's up to
-        SHARED_HULL_POINTS)."""
-        if sent[0] or not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None):
+        SHARED_HULL_POINTS); vertices None: the hint regardless (`_dense_surfaces`)."""
+        if sent[0] or (vertices is not None
+                       and not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None)):
             return
         sent[0] = True
         parent.send((_HINT, None))
 
     return tell
+
+
+# Surfaces that a STEP file's text names and that tessellate densely at gjk's deflection (a
+# thousandth of the solid's diagonal): a full sphere gives 1,447 points, more than the compiled
+# core builds the hull of (SMALL_HULL_POINTS); fillets blending on tori and spheres do as much
+# to the solids they round. A file naming at least _DENSE_FROM of them is guessed to need qhull
+# before OpenCASCADE is imported (`_serve`): the command then imports SciPy (0.25 s of CPU time)
+# on the core it would leave idle while the process imports OpenCASCADE (0.6 s), instead of
+# after the products are meshed, which left most of that import after the answer, on the run's
+# path (trj6_k1-sd-214 of issue 43's corpus: the hint came 60 ms before the parts, on a loaded
+# machine). A single one is left to the meshed parts: a sphere several instances place has its
+# hull built once by the core (the corpus's 18 assemblies are all guessed as their runs turn
+# out, needing qhull or not; a rule read off those files, not a proof). A wrong guess costs
+# SciPy's import on the idle core, or the hint after the mesh as before; never an answer.
+_DENSE = (b"SPHERICAL_SURFACE", b"TOROIDAL_SURFACE")
+_DENSE_FROM = 2
+
+
+def _dense_surfaces(paths: list) -> bool:
+    """Whether the STEP files' text names at least _DENSE_FROM spherical or toroidal surfaces
+    (a count of the bytes, no parse: a few ms for megabytes)."""
+    count = 0
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:  # the read says what is wrong
+            continue
+        count += sum(data.count(name) for name in _DENSE)
+        if count >= _DENSE_FROM:
+            return True
+    return False
 
 
 def _ahead_model(args: tuple) -> bool:
@@ -359,6 +392,8 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         ifc.reading_only()
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     tell = _qhull_hint(parent)  # one hint at most, whichever file's parts give it
+    if paths and _dense_surfaces(paths):  # said before OpenCASCADE's import, not after the mesh
+        tell(None)
     if paths:
         from gjkcli.mesh import cad
 
