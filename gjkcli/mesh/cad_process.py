@@ -235,7 +235,8 @@ def ask(function, *args, **kwargs):
 # Modules the command imports while it waits for its first answer (`meanwhile`), and when it
 # starts: once the process says that the parts it meshes need qhull (`_qhull_hint`: Revit's
 # sample project, 80 pieces of furniture of 1,106 vertices; a STEP product of 28,662 vertices,
-# issue 43's SolidWorks 2017 assembly), and not for a long read of parts the compiled core
+# issue 43's SolidWorks 2017 assembly; for STEP files whose text names spheres and tori,
+# `_dense_surfaces`, before it imports OpenCASCADE), and not for a long read of parts the compiled core
 # builds the hulls of (the swept solids of ISSUE_171, a Revit duplex; a STEP file's read is
 # never short, OpenCASCADE's import alone takes 0.7 s, and the AP214 AS1's products of at most
 # 672 vertices need no qhull): SciPy's import (0.25 to 0.5 s of CPU time, twice that on a
