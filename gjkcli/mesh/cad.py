@@ -113,7 +113,8 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     deflection_rel : linear deflection as a fraction of each solid's diagonal (default
         `DEFAULT.cad_deflection_rel`)
     points : called with each product's vertices as it is meshed (once a product, however
-        many instances place it), or None (`gjkcli.mesh.cad_process` tells the command whether
+        many instances place it) and `shared`, whether several instances place it rigidly (its
+        hull is then built once for all of them), or None (`gjkcli.mesh.cad_process` tells the command whether
         the parts will need SciPy's qhull from it)
 
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
@@ -125,25 +126,39 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     shown = str(path) if shown is None else shown
     rel = DEFAULT.cad_deflection_rel if deflection_rel is None else deflection_rel
     unit, solids = _solids(path)
-    meshed: dict = {}  # a product's solid is tessellated once, however many instances place it
+    # a product's solid is tessellated once, however many instances place it: numbered here in
+    # the order of their first instances
+    distinct: dict = {}
+    count = iter(range(len(solids)))
+    placed = [(name, _once(distinct, solid, lambda: next(count)), _matrix(location))
+              for name, solid, location in solids]
+    shared = _shared_products(placed)
     products: list = []  # per distinct solid: (vertices, faces, eps) in mm
-
-    def product(solid, name):
-        products.append(_tessellate(solid, rel, path, name))
-        if points is not None:
-            points(products[-1][0])
-        return len(products) - 1
-
-    placed = []
-    for index, (name, solid, location) in enumerate(solids):
-        k = _once(meshed, solid, lambda: product(solid, name))
-        placed.append((name, k, _matrix(location)))
+    for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
+        if k == len(products):  # its product's first instance
+            products.append(_tessellate(solid, rel, path, name))
+            if points is not None:
+                points(products[-1][0], shared=k in shared)
         progress.report("tessellate", index + 1, len(solids))
     ref_key = _key(path)
     _RECORDED[ref_key] = (unit, rel, placed, products)
     while len(_RECORDED) > _CACHE_FILES:
         _RECORDED.pop(next(iter(_RECORDED)))
     return placed_parts(path, shown, named, unit, ref_key, products, placed)
+
+
+def _shared_products(placed: list) -> set:
+    """The products (indices) that several instances of `placed` place rigidly: their parts
+    share one mesh, whose hull the run builds once, in the compiled core up to
+    SHARED_HULL_POINTS (`gjkcli.pipeline.stages.hulls`), so that `read_step`'s `points` are told
+    so (a 1,447-point sphere placed twice needs no qhull, nor SciPy's import)."""
+    from gjkcli.engine.shapes import rigid_pose
+
+    uses: dict = {}
+    for _, k, T in placed:
+        if rigid_pose(T) is not None:
+            uses[k] = uses.get(k, 0) + 1
+    return {k for k, n in uses.items() if n > 1}
 
 
 # What `read_step` read of the last files, by `_key`: (unit, deflection_rel, [(name, product,

@@ -235,7 +235,8 @@ def ask(function, *args, **kwargs):
 # Modules the command imports while it waits for its first answer (`meanwhile`), and when it
 # starts: once the process says that the parts it meshes need qhull (`_qhull_hint`: Revit's
 # sample project, 80 pieces of furniture of 1,106 vertices; a STEP product of 28,662 vertices,
-# issue 43's SolidWorks 2017 assembly), and not for a long read of parts the compiled core
+# issue 43's SolidWorks 2017 assembly; for STEP files whose text names spheres and tori,
+# `_dense_surfaces`, before it imports OpenCASCADE), and not for a long read of parts the compiled core
 # builds the hulls of (the swept solids of ISSUE_171, a Revit duplex; a STEP file's read is
 # never short, OpenCASCADE's import alone takes 0.7 s, and the AP214 AS1's products of at most
 # 672 vertices need no qhull): SciPy's import (0.25 to 0.5 s of CPU time, twice that on a
@@ -288,13 +289,51 @@ def _qhull_hint(parent):
 
     def tell(vertices, shared: bool = False) -> None:
         """shared: the vertices place a mesh other parts place too (its hull is the core's up to
-        SHARED_HULL_POINTS)."""
-        if sent[0] or not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None):
+        SHARED_HULL_POINTS); vertices None: the hint regardless (`_dense_surfaces`)."""
+        if sent[0] or (vertices is not None
+                       and not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None)):
             return
         sent[0] = True
         parent.send((_HINT, None))
 
     return tell
+
+
+# Surfaces that a STEP file's text names and that tessellate densely at gjk's deflection (a
+# thousandth of the solid's diagonal): a full sphere gives 1,447 points, more than the compiled
+# core builds the hull of (SMALL_HULL_POINTS); fillets blending on tori and spheres do as much
+# to the solids they round. A file naming at least _DENSE_FROM of them is guessed to need qhull
+# before OpenCASCADE is imported (`_serve`): the command then imports SciPy (0.25 s of CPU time)
+# on the core it would leave idle while the process imports OpenCASCADE (0.6 s), instead of
+# after the products are meshed, which left most of that import after the answer, on the run's
+# path (trj6_k1-sd-214 of issue 43's corpus: the hint came 60 ms before the parts, on a loaded
+# machine). A single one is left to the meshed parts: a sphere several instances place has its
+# hull built once by the core (the corpus's 18 assemblies are all guessed as their runs turn
+# out, needing qhull or not; a rule read off those files, not a proof). A wrong guess costs
+# SciPy's import on the idle core, or the hint after the mesh as before; never an answer.
+_DENSE = (b"SPHERICAL_SURFACE", b"TOROIDAL_SURFACE")
+_DENSE_FROM = 2
+
+
+def _dense_surfaces(paths: list) -> bool:
+    """Whether the STEP files' text names at least _DENSE_FROM spherical or toroidal surfaces
+    (a search of the bytes, no parse, stopped at the last one needed: a few ms for megabytes,
+    in the process's path before its OpenCASCADE import)."""
+    count = 0
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:  # the read says what is wrong
+            continue
+        for name in _DENSE:
+            at = data.find(name)
+            while at >= 0:
+                count += 1
+                if count >= _DENSE_FROM:
+                    return True
+                at = data.find(name, at + len(name))
+    return False
 
 
 def _ahead_model(args: tuple) -> bool:
@@ -359,6 +398,8 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         ifc.reading_only()
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     tell = _qhull_hint(parent)  # one hint at most, whichever file's parts give it
+    if paths and _dense_surfaces(paths):  # said before OpenCASCADE's import, not after the mesh
+        tell(None)
     if paths:
         from gjkcli.mesh import cad
 
