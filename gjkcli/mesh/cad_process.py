@@ -150,10 +150,10 @@ def told(kept: bool) -> None:
     """Tell a process started with `go(verdict=True)` whether the cache places the STEP files'
     parts (kept: it reads no parts, and serves only what needs the exact solids: a pair's
     refinement, a common volume), else it reads them as a process told `go` does."""
+    _parts_here[0] = kept  # a process started ungated reads them all the same, unasked
     if not _told:
         return
     worker = _told.pop()
-    _parts_here[0] = kept
     try:
         worker.send("kept" if kept else "read")
     except OSError:  # it ended: `ask` runs everything here
