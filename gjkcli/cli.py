@@ -783,10 +783,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             ctx.exit(kept[0])
     from gjkcli.mesh import cad_process
 
-    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep): no process
-    # imports it for them (a --trace run keeps no tables; split bodies are read whole)
-    if not (trace or trace_json is not None or split_bodies or dask) and _steps_kept(cache, inputs):
-        cad_process.stop()
+    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep), their text
+    # read while the forked process imports it (a --trace run keeps no tables; split bodies
+    # are read whole): `_steps_placed`
+    if not (trace or trace_json is not None or split_bodies or dask) and _all_step(cache, inputs):
+        _steps_placed(cache, inputs)
     else:
         cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
     recorded: list = []
@@ -900,14 +901,35 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     ctx.exit(found.exit_code)
 
 
-def _steps_kept(cache, inputs) -> bool:
-    """Whether every input is a STEP file whose placements alone changed since a scan the cache
-    kept (`gjkcli.mesh.stepkeep`): then no OpenCASCADE process is started for them (a pair
-    that needs the exact solids reads its file here)."""
+def _all_step(cache, inputs) -> bool:
+    """A cache, and every input a STEP file (by its name)."""
     from gjkcli.mesh.cad_process import STEP_TYPES
 
-    if cache is None or not inputs or not all(
-            str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs):
+    return cache is not None and bool(inputs) and all(
+        str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs)
+
+
+def _steps_placed(cache, inputs) -> None:
+    """The forked OpenCASCADE process (`gjkcli.mesh.cad_process`), where there is one, starts
+    at once, importing OpenCASCADE and reading the files' exact solids, while this process
+    reads their text (`_steps_kept`); then it tessellates them, or, where the cache places
+    every file's parts, only serves the pairs that need the exact solids (killed with the
+    command when none does). Without that process, a pair that needs them reads its file
+    here."""
+    from gjkcli.mesh import cad_process
+
+    cad_process.go(verdict=True)
+    kept = False
+    try:
+        kept = _steps_kept(cache, inputs)
+    finally:
+        cad_process.told(kept)
+
+
+def _steps_kept(cache, inputs) -> bool:
+    """Whether every input is a STEP file whose placements alone changed since a scan the cache
+    kept (`gjkcli.mesh.stepkeep`)."""
+    if not _all_step(cache, inputs):
         return False
     from gjkcli.mesh import stepkeep
     from gjkcli.pipeline.cache import Table, prefix

@@ -49,7 +49,7 @@ from gjkcli.units import canonical, factor
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
            "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
-           "canonical_import", "recorded", "placed_parts"]
+           "canonical_import", "recorded", "placed_parts", "solids_ahead"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
 
@@ -675,6 +675,12 @@ def _solids(path: Path):
             _CACHE.pop(next(iter(_CACHE)))
             _FACE_BOXES.clear()  # made again as asked: no file's solids kept alive by it
     return hit
+
+
+def solids_ahead(path) -> None:
+    """Read the file's exact solids into this process's cache of them (`_solids`), before any
+    pair asks for them (`gjkcli.mesh.cad_process`, while the command reads the file's text)."""
+    _solids(Path(path))
 
 
 def placed_solid(ref: SolidRef):

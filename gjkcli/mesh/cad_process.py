@@ -32,13 +32,20 @@ command imports NumPy and its pipeline; the command asks it for `gjkcli.mesh.ifc
 model, and a model it has given is read by the command if asked again. Serving no STEP file, the process ends once it has given
 its last model. While the command waits for its first answer, it imports the modules it was told
 it may need next (`meanwhile`).
+
+A scan with a cache of STEP files alone starts the process at once too (`go(verdict=True)`):
+it imports OpenCASCADE and reads the files' exact solids while the command reads their text
+(`gjkcli.mesh.stepkeep`), then is told (`told`) whether the cache places their parts: if so it
+tessellates nothing and only answers what needs the exact solids (a moved part's pairs),
+else it reads the parts as above. A re-run that needs OpenCASCADE then pays its import beside
+the text's read, not after it.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "reads_step",
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "stop", "serving", "reader", "serves", "reads_step",
            "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
@@ -117,14 +124,40 @@ def _ifc_file(arg: str) -> bool:
 _gate: list = []
 
 
-def go() -> None:
-    """Let a gated process start reading (the run is made: the cache holds no report of it)."""
+def go(verdict: bool = False) -> None:
+    """Let a gated process start reading (the run is made: the cache holds no report of it).
+    verdict: the command reads its STEP files' text beside it (`gjkcli.mesh.stepkeep`) and
+    says, with `told`, whether the cache places their parts: the process imports OpenCASCADE
+    and reads the files' exact solids meanwhile, and tessellates them only if told to."""
     if _gate:
         worker = _gate.pop()
         try:
-            worker.send("go")
+            worker.send(_VERDICT if verdict else "go")
         except OSError:  # it ended: `ask` runs everything here
-            pass
+            return
+        if verdict:
+            _told[:] = [worker]
+
+
+# The process told `go(verdict=True)` and not yet `told`; whether the command's STEP files'
+# parts are placed here from the cache (`told(True)`), not asked of the process.
+_told: list = []
+_parts_here: list = [False]
+_VERDICT = "go, then the verdict"
+
+
+def told(kept: bool) -> None:
+    """Tell a process started with `go(verdict=True)` whether the cache places the STEP files'
+    parts (kept: it reads no parts, and serves only what needs the exact solids: a pair's
+    refinement, a common volume), else it reads them as a process told `go` does."""
+    _parts_here[0] = kept  # a process started ungated reads them all the same, unasked
+    if not _told:
+        return
+    worker = _told.pop()
+    try:
+        worker.send("kept" if kept else "read")
+    except OSError:  # it ended: `ask` runs everything here
+        pass
 
 
 def _size(path: str) -> int:
@@ -192,7 +225,7 @@ def serves(path) -> bool:
     if not serving():
         return False
     if str(path).lower().endswith(_SUFFIXES):
-        return _server[3]
+        return _server[3] and not _parts_here[0]
     return os.path.realpath(path) in _server[2]
 
 
@@ -382,8 +415,13 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
     (gated: once the command says "go"), then answers requests until the command closes its end
     (or sends None)."""
     _quiet()
-    if gated and parent.receive() != "go":  # the cache answered: nothing to read
+    said = parent.receive() if gated else "go"
+    if said not in ("go", _VERDICT):  # the cache answered: nothing to read
         return None
+    if said == _VERDICT and paths:
+        paths = _solids_then_verdict(paths, parent)
+        if paths is None:  # the command ended
+            return None
     from gjkcli import extras
     from gjkcli.errors import InputError
 
@@ -431,6 +469,24 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         except Exception as exc:  # noqa: BLE001 - raised again in the command
             answer = ("error", exc)
         parent.reply(*answer)
+
+
+def _solids_then_verdict(paths: list, parent) -> list | None:
+    """`_serve` told `go(verdict=True)`: OpenCASCADE imported and the STEP files' exact solids
+    read (what a pair that needs them asks either way), then the command's verdict (`told`):
+    the files to read ahead (all of them, or none when the cache places their parts); None
+    when the command ended instead."""
+    from gjkcli.mesh import cad
+
+    for path in paths:
+        try:
+            cad.solids_ahead(path)
+        except Exception:  # noqa: BLE001 - the read's own call says what failed, if it is made
+            pass
+    verdict = parent.receive()
+    if verdict not in ("kept", "read"):
+        return None
+    return [] if verdict == "kept" else paths
 
 
 def _quiet() -> None:

@@ -243,3 +243,39 @@ def test_a_sphere_placed_twice_needs_no_scipy_and_two_spheres_say_so_from_the_te
     assert cad_process._dense_surfaces([spheres / "two.stp"])
     assert cad_process._dense_surfaces([spheres / "twice.stp", spheres / "twice.stp"])
     assert not cad_process._dense_surfaces([spheres / "missing.stp"])
+
+
+@pytest.mark.parametrize("kept, read_ahead", [(True, "False"), (False, "True")])
+def test_a_process_told_the_cache_places_the_parts_reads_no_parts(assemblies, kept, read_ahead):
+    """Started at once beside the command's read of the text (`go(verdict=True)`): the
+    process imports OpenCASCADE and reads the exact solids, then, told that the cache places
+    the parts (`told(True)`), tessellates nothing (nothing `recorded` there) but still answers
+    what needs the solids; told otherwise, it reads the parts ahead as a process told `go`."""
+    from fresh import python_c
+
+    out = python_c(
+        "import sys\n"
+        "from gjkcli.mesh import cad, cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'], gated=True)\n"
+        "cad_process.go(verdict=True)\n"
+        f"cad_process.told({kept})\n"
+        "print(cad_process.serves('as1.stp'))\n"
+        "print(cad_process.ask(cad.recorded, 'as1.stp') is not None)\n"
+        "print(len(cad_process.ask(cad.read_step, 'as1.stp')))\n"
+        "print(cad_process.serving(), 'OCP.OCP' in sys.modules)\n"
+        "cad_process.stop()\n", cwd=assemblies)
+    assert out.split() == [str(not kept), read_ahead, "18", "True", "False"]
+
+
+def test_a_process_never_told_its_verdict_ends_with_the_command(assemblies):
+    """A process waiting for the verdict (`told`) ends when the command closes its pipe."""
+    from fresh import python_c
+
+    out = python_c(
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'], gated=True)\n"
+        "cad_process.go(verdict=True)\n"
+        "cad_process.stop()\n"
+        "print(cad_process.serving(), forks.running)\n", cwd=assemblies)
+    assert out.split() == ["False", "set()"]
