@@ -78,8 +78,9 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
             else:
                 prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
                 runs, allowed = prepared.runs(poses), prepared.allowed_links
+            lines = getattr(options, "pose_lines", None)  # the kept findings the report splices in
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
-                            for found in runs for p in found.pairs)
+                            for found in runs for p in found.pairs) or (lines is not None and lines.depthless)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
