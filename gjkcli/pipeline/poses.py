@@ -56,6 +56,8 @@ POSES_KEPT = 200_000
 # A robot's poses are kept in up to this many packs (one a run that computed new poses) before
 # they are merged into one.
 POSE_PACKS = 8
+# The kind of a pack's data entry (its index is a "poses" entry).
+DATA_KIND = "posedata"
 
 
 def applies(options, manifest, sources) -> bool:
@@ -329,8 +331,11 @@ class Prepared:
                 rows[s] = row
                 spliced.append((s, p, lo, hi))
                 continue
+            data = kept.found(at, cache)
+            if data is None:  # its pack's data is not believed: computed again
+                continue
             try:
-                pairs, counts, checked = from_data(_loads(kept.found(at)))
+                pairs, counts, checked = from_data(_loads(data))
                 rows[s] = (tuple(p.but(waypoint=s) for p in pairs), counts, checked, zero)
             except (CacheError, TypeError, ValueError) as e:
                 cache.notes.append(f"cache: ignored a pose's answers: {e}")
@@ -526,15 +531,17 @@ class _KeptPoses:
     POSE_PACKS slots, so that a run writes what is new and nothing else), merged into one when
     the slots are full or they hold more than POSES_KEPT poses. `index` maps a pose's joint
     values (their float64 bytes) to -1 (no findings) or to where its findings' data (JSON text
-    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack's arrays: q (n, d)
-    float64, at (n,) int64 (-1 or the data's number), data (bytes of every pose's data one after
-    another) and offsets (m + 1,) int64; and the poses' report lines (`_LINE_ARRAYS`), which
-    hold for the objects taken for convex that the header's "convex" lists."""
+    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack is two entries: its
+    index, q (n, d) float64 and at (n,) int64 (-1 or the data's number), with the poses' report
+    lines (`_LINE_ARRAYS`, which hold for the objects taken for convex that the header's
+    "convex" lists); and its data, data (bytes of every pose's data one after another) and
+    offsets (m + 1,) int64, read only when a pose's findings are decoded (a JSON report takes
+    the lines), under the token of its index's header."""
 
     def __init__(self, robot: bytes):
         self.robot = robot
         self.index: dict = {}  # joint values' bytes -> (pack, at) packed as one int (`found`)
-        self.packs: list = []  # (slot, data, offsets) of the packs read
+        self.packs: list = []  # [slot, (data, offsets) or None until read, token, m] of the packs read
         self.line_arrays: list = []  # per pack read: its lines' arrays (a dict), or None
         self._lines: list = []  # per pack read: (pline, pok, severity counts per pose) lists, or None
         self.free: list = []  # the slots no pack is in
@@ -542,10 +549,11 @@ class _KeptPoses:
         self.flags = None  # the objects taken for convex of the lines asked for
 
     @staticmethod
-    def entry(robot: bytes, slot: int) -> str:
+    def entry(robot: bytes, slot: int, part: bytes = b"poses") -> str:
+        """The key of a pack's index (part b"poses") or data (b"data")."""
         from gjkcli.pipeline.cache import pair_key
 
-        return pair_key(b"poses", robot, b"%d" % slot)
+        return pair_key(part, robot, b"%d" % slot)
 
     @classmethod
     def read(cls, cache, robot: bytes, dof: int, flags=None) -> "_KeptPoses":
@@ -561,24 +569,22 @@ class _KeptPoses:
                 kept.free.append(slot)
                 continue
             header, arrays = got
-            names = ("q", "at", "data", "offsets")
             try:
-                if not all(name in arrays for name in names):
+                if not all(name in arrays for name in ("q", "at")) or not isinstance(header, dict) \
+                        or not isinstance(header.get("data"), int) or not isinstance(header.get("token"), str):
                     raise ValueError("it lacks arrays")
-                q, at, data, offsets = (arrays[name] for name in names)
+                q, at, m = arrays["q"], arrays["at"], header["data"]
                 if q.dtype != np.float64 or q.ndim != 2 or q.shape[1] != dof or at.shape != (len(q),) \
-                        or at.dtype != np.int64 or offsets.dtype != np.int64 or data.dtype != np.uint8 \
-                        or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
-                        or (np.diff(offsets) < 0).any() or (at >= len(offsets) - 1).any() or (at < -1).any():
+                        or at.dtype != np.int64 or (at >= m).any() or (at < -1).any():
                     raise ValueError("its arrays do not fit one another")
-                lines = _pack_lines(header, arrays, len(offsets) - 1, flags)
+                lines = _pack_lines(header, arrays, m, flags)
             except ValueError as e:
                 cache.notes.append(f"cache: ignored the entry {cache.path('poses', entry)}: {e}; its poses were "
                                    f"computed again")
                 kept.free.append(slot)
                 continue
             p = len(kept.packs)
-            kept.packs.append((slot, data, offsets))
+            kept.packs.append([slot, None, header["token"], m])
             kept.line_arrays.append(None if lines is None else lines[0])
             kept._lines.append(None if lines is None else lines[1:])
             raw, width = q.tobytes(), 8 * dof
@@ -588,11 +594,38 @@ class _KeptPoses:
             kept.count += len(q)
         return kept
 
-    def found(self, at: int) -> bytes:
-        """The data of a pose whose `index` is `at` (not -1)."""
+    def found(self, at: int, cache) -> bytes | None:
+        """The data of a pose whose `index` is `at` (not -1); None when its pack's data entry
+        is not believed (a note says so)."""
         n, p = divmod(at, POSE_PACKS)
-        _, data, offsets = self.packs[p]
+        pack = self.packs[p]
+        if pack[1] is None:
+            pack[1] = self._data(cache, pack[0], pack[2], pack[3]) or False
+        if pack[1] is False:
+            return None
+        data, offsets = pack[1]
         return data[int(offsets[n]): int(offsets[n + 1])].tobytes()
+
+    def _data(self, cache, slot: int, token: str, m: int):
+        """(data, offsets) of the pack in `slot` (its index's `token`, `m` poses with data), or
+        None."""
+        entry = self.entry(self.robot, slot, b"data")
+        got = cache.get(DATA_KIND, entry)
+        if got is None:
+            why = "it is missing"
+        else:
+            header, arrays = got
+            data, offsets = arrays.get("data"), arrays.get("offsets")
+            if not isinstance(header, dict) or header.get("token") != token or data is None or offsets is None:
+                why = "it is not its index's"
+            elif data.dtype != np.uint8 or offsets.dtype != np.int64 or offsets.shape != (m + 1,) \
+                    or offsets[0] != 0 or offsets[-1] != len(data) or (np.diff(offsets) < 0).any():
+                why = "its arrays do not fit one another"
+            else:
+                return data, offsets
+        cache.notes.append(f"cache: ignored the entry {cache.path(DATA_KIND, entry)}: {why}; its poses were "
+                           f"computed again")
+        return None
 
     def lines_of(self, at: int):
         """(pack, first line, end) of the report lines of a pose whose `index` is `at` (not
@@ -607,9 +640,9 @@ class _KeptPoses:
         """How many of the lines lo:hi of pack p are of each severity (0 to 4, `SEVERITY`)."""
         return self._lines[p][2][lo]
 
-    def item(self, at: int) -> "_Item":
+    def item(self, at: int, cache) -> "_Item | None":
         """The kept data and lines (those of the flags asked for) of a pose whose `index` is
-        `at` (not -1)."""
+        `at` (not -1); None where its data is not believed."""
         where = self.lines_of(at) if self.flags is not None else None
         lines = None
         if where is not None:
@@ -619,7 +652,8 @@ class _KeptPoses:
             blob = a["lines"]
             lines = ([blob[int(start[k]):int(start[k + 1])].tobytes() for k in range(lo, hi)],
                      a["lfacts"][lo:hi].tolist(), [tuple(x) for x in a["lobj"][lo:hi].tolist()])
-        return _Item(self.found(at), lines)
+        data = self.found(at, cache)
+        return None if data is None else _Item(data, lines)
 
     def write(self, cache, keys: list, new: dict) -> None:
         """Keep this run's new poses (`new`: joint values' bytes -> their `_Item`, or None) as
@@ -635,25 +669,40 @@ class _KeptPoses:
         self._put(cache, 0, order[:POSES_KEPT], new)
         for slot in range(1, POSE_PACKS):
             if slot not in self.free:
-                try:
-                    cache.path("poses", self.entry(self.robot, slot)).unlink()
-                except OSError:
-                    pass
+                for kind, part in (("poses", b"poses"), (DATA_KIND, b"data")):
+                    try:
+                        cache.path(kind, self.entry(self.robot, slot, part)).unlink()
+                    except OSError:
+                        pass
 
     def _put(self, cache, slot: int, order: list, new: dict) -> None:
-        pieces, at = [], np.full(len(order), -1, dtype=np.int64)
+        import os
+
+        pieces, at, taken = [], np.full(len(order), -1, dtype=np.int64), []
         for n, k in enumerate(order):
-            item = new[k] if k in new else (None if self.index[k] < 0 else self.item(self.index[k]))
+            if k in new:
+                item = new[k]
+            elif self.index[k] < 0:
+                item = None
+            else:
+                item = self.item(self.index[k], cache)
+                if item is None:  # its data lost: not kept
+                    continue
+            taken.append(k)
             if item is not None:
-                at[n] = len(pieces)
+                at[len(taken) - 1] = len(pieces)
                 pieces.append(item)
+        at = at[:len(taken)]
         sizes = [len(item.data) for item in pieces]
         offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
-        q = np.frombuffer(b"".join(order), dtype=np.float64)
-        arrays = {"q": q.reshape(len(order), -1) if len(order) and len(order[0]) else np.zeros((len(order), 0)),
-                  "at": at, "data": np.frombuffer(b"".join(item.data for item in pieces), dtype=np.uint8),
-                  "offsets": offsets}
-        header = {"poses": len(order)}
+        q = np.frombuffer(b"".join(taken), dtype=np.float64)
+        token = os.urandom(12).hex()  # the data entry is this index's
+        cache.put(DATA_KIND, self.entry(self.robot, slot, b"data"), {"token": token},
+                  {"data": np.frombuffer(b"".join(item.data for item in pieces), dtype=np.uint8),
+                   "offsets": offsets})
+        arrays = {"q": q.reshape(len(taken), -1) if len(taken) and len(taken[0]) else np.zeros((len(taken), 0)),
+                  "at": at}
+        header = {"poses": len(taken), "data": len(pieces), "token": token}
         if self.flags is not None:
             header["convex"] = list(self.flags)
             arrays.update(_line_arrays(pieces))

@@ -43,9 +43,9 @@ class PoseLines:
         self.used = False
         self._poses = 0
         self._kept: list = []  # per pack: (lines' arrays, line numbers, their poses)
+        self._fresh: dict = {}  # pose -> (lines, facts) of the new poses' findings (`made`)
 
-    @staticmethod
-    def made(pairs, found, pose: int, at: dict):
+    def made(self, pairs, found, pose: int, at: dict):
         """([line], [facts], [(a, b)]) of the findings `pairs` of pose `pose` (a row of the
         table): each pair's line as the report writes it without its waypoint, in the report's
         order; found : the pose's Findings (its objects' records); at : {object name: its
@@ -66,6 +66,7 @@ class PoseLines:
                          | _EXACT * (p.mode == "exact")
                          | _DEPTHLESS * (p.status is Status.COLLISION and p.result.depth is None))
             objs.append((a, b))
+        self._fresh[pose] = (lines, facts)  # the report takes them too
         return lines, facts, objs
 
     def take(self, spliced: list, arrays: list, poses: int, names: list) -> None:
@@ -88,28 +89,38 @@ class PoseLines:
         """(exit code, the report's bytes) of the run's Findings `found` and the kept lines,
         as `jsonout.encoded(found)` writes a run that decoded every pose; None where it cannot
         (pairs that are not a poses run's)."""
+        import dataclasses
+
         R = max(self._poses, 1)
         listed = found.listed
         if len(listed) != len(found.pairs) or any(p.waypoint is None or p.segment is not None or p.known
                                                   for p in listed):
             return None
-        doc = document(found, False, False)
+        # the new poses' findings: their lines as `made` wrote them (to keep), the others' now
+        fresh = self._fresh
+        rest = tuple(p for p in listed if p.waypoint not in fresh)
+        doc = document(dataclasses.replace(found, pairs=rest), False, False)
         rows = [encode_row(d) for d in doc["pairs"]]
-        keys = [np.array([SEVERITY[p.status] * R + p.waypoint for p in listed], dtype=np.int64)]
+        keys = [np.array([SEVERITY[p.status] * R + p.waypoint for p in rest], dtype=np.int64)]
         summary = doc["summary"]
+        made = [(pose, line, f) for pose, (lines, facts) in fresh.items() for line, f in zip(lines, facts)]
+        rows += [line + b',"waypoint":%d}' % pose for pose, line, _ in made]
+        kinds = [(np.array([f for _, _, f in made], dtype=np.uint8), np.array([pose for pose, _, _ in made],
+                                                                              dtype=np.int64))]
         for a, number, pose in self._kept:
             blob = a["lines"].tobytes()
             start = a["lstart"]
             ends = start[number + 1].tolist()
             rows += [blob[lo:hi] + b',"waypoint":%d}' % s
                      for lo, hi, s in zip(start[number].tolist(), ends, pose.tolist())]
-            facts = a["lfacts"][number]
+            kinds.append((a["lfacts"][number], pose))
+        for facts, pose in kinds:
             keys.append((facts & 7).astype(np.int64) * R + pose)
             exact = int(np.count_nonzero(facts & _EXACT))
             summary["violations"] += int(np.count_nonzero(facts & _VIOLATION))
             summary["failures"] += int(np.count_nonzero(facts & _FAILS))
             summary["exact"] = summary.get("exact", 0) + exact
-            summary["hull"] = summary.get("hull", 0) + len(number) - exact
+            summary["hull"] = summary.get("hull", 0) + len(facts) - exact
         if summary["failures"] and summary["exit_code"] == EXIT_OK:
             summary["exit_code"] = EXIT_VIOLATION
         order = np.argsort(np.concatenate(keys), kind="stable")
