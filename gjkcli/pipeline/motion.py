@@ -80,7 +80,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                 runs, allowed = prepared.runs(poses), prepared.allowed_links
             lines = getattr(options, "pose_lines", None)  # the kept findings the report splices in
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
-                            for found in runs for p in found.pairs) or (lines is not None and lines.depthless)
+                            for found in {id(f): f for f in runs}.values() for p in found.pairs) \
+                or (lines is not None and lines.depthless)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))

@@ -216,7 +216,10 @@ class Prepared:
                     geometry=geometry)
             return found
 
-        out = [findings(row) for row in rows]
+        out = []
+        for row in rows:  # most rows are shared (every pose without findings one): looked up inline
+            found = made.get(id(row))
+            out.append(found if found is not None else findings(row))
         if pending is not None:  # the new poses kept, with their report lines when asked
             kept, keys, todo = pending
             kept.write(o.cache, keys, self._new_items(keys, todo, rows, out, lines, records))
