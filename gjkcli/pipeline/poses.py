@@ -47,11 +47,12 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
 CHUNK = 1000
 # The cache keeps a robot's answers per pose (`Prepared._kept_rows`) in entries keyed by the
 # robot (its kinematics and collision elements) and the options: each pose's joint values, and
-# the findings of those that have any as data. A pose without findings (most of a sampled set,
-# all of a valid plan) costs a look-up of its values to take back, no forward kinematics; one
-# with findings, reading them. The entries hold the latest run's poses and then those of the
-# runs before, up to this many (a 100,000-pose table of the Panda, one pose in six colliding:
-# about 60 MB: benchmarks/bench_cache_poses.py).
+# the findings of those that have any as data, and as the lines of a JSON report
+# (`gjkcli.report.poselines`). A pose without findings (most of a sampled set, all of a valid
+# plan) costs a look-up of its values to take back, no forward kinematics; one with findings,
+# reading them (a JSON report: splicing its lines in). The entries hold the latest run's poses
+# and then those of the runs before, up to this many (a 100,000-pose table of the Panda, one
+# pose in six colliding: about 100 MB, of which the lines about 40: benchmarks/bench_cache_poses.py).
 POSES_KEPT = 200_000
 # A robot's poses are kept in up to this many packs (one a run that computed new poses) before
 # they are merged into one.
@@ -222,6 +223,8 @@ class Prepared:
             out.append(found if found is not None else findings(row))
         if pending is not None:  # the new poses kept, with their report lines when asked
             kept, keys, todo = pending
+            if lines is not None and [bool(r.convex) for r in records] != kept.flags:
+                lines = None  # not the flags the packs were read for (`convex_flags`): no lines
             kept.write(o.cache, keys, self._new_items(keys, todo, rows, out, lines, records))
         return out
 
@@ -731,8 +734,9 @@ def _line_arrays(pieces: list) -> dict:
 
 def _pack_lines(header, arrays: dict, m: int, flags):
     """(the pack's line arrays, each pose's first line (m + 1,), whether it has lines (m,),
-    {a pose's first line: the counts of its lines' severities}), or None: no lines, or lines for other objects taken for convex.
-    ValueError when its line arrays do not fit one another."""
+    {a pose's first line: the counts of its lines' severities}), or None: no lines, or lines
+    for other objects taken for convex. ValueError when its line arrays do not fit one
+    another."""
     if flags is None or not isinstance(header, dict) or header.get("convex") != list(flags) \
             or not all(name in arrays for name in _LINE_ARRAYS):
         return None
