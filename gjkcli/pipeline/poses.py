@@ -234,12 +234,12 @@ class Prepared:
         lines."""
         from gjkcli.pipeline.cache import to_data
 
-        clear = (self.link_pairs, ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}))
+        clear = {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}
         at = {r.name: k for k, r in enumerate(records)}
         new = {}
         for s in todo.tolist():
             pairs, counts, checked = rows[s][:3]
-            if pairs == () and counts == clear[1][1] and checked == clear[0]:
+            if pairs == () and counts == clear and checked == self.link_pairs:  # kept as clear
                 new[keys[s]] = None
                 continue
             made = None if lines is None else lines.made(pairs, found[s], s, at)
