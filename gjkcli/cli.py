@@ -829,6 +829,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
             together=together, list_passing=output_format == "junit", units=units,
             pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=cache)
+        options = _with_pose_lines(options, command, params, timings)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         # -- the cache: a GLB scanned before with some parts moved re-checks those (`rescan`)
@@ -854,6 +855,9 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
         found = _with_settings(found, settings_of(ctx).path, show_allowed)
+        if options.pose_lines is not None and options.pose_lines.used:  # kept poses' lines spliced in
+            stage[0] = "writing the report"
+            ctx.exit(_spliced_poses(found, options, output, cache, report_key))
         whole = clock.since_start()  # the summary's clock: the process's, where gjk started it
         if whole is not None:
             import dataclasses
@@ -1326,6 +1330,46 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
     if report_key is not None:
         _keep_run(cache, report_key, code, writes, [])
         rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
+    if cache.wrote:
+        cache.trim()
+    return code
+
+
+def _with_pose_lines(options, command: str, params: dict, timings: bool):
+    """The options with a `gjkcli.report.poselines.PoseLines` for a robot's `--poses` scan
+    with the cache whose report is JSON and nothing else (no clock, trace, pictures, baseline,
+    listing of allowed pairs, groups, cluster): its kept poses' lines are spliced into the
+    report (`_spliced_poses`)."""
+    p = params
+    robot = options.robot
+    if (options.cache is None or command != "scan" or p["output_format"] != "json" or timings
+            or options.trace or p["html_file"] is not None or p["png_path"] is not None
+            or options.baseline is not None or options.write_baseline is not None or options.all_pairs
+            or options.show_allowed or options.group_within is not None or options.dask is not None
+            or p["manifest"] is not None or (p["quiet"] and p["output"] is None) or robot is None
+            or getattr(robot, "poses", None) is None or getattr(robot, "trajectory", None) is not None):
+        return options
+    import dataclasses
+
+    from gjkcli.report.poselines import PoseLines
+
+    return dataclasses.replace(options, pose_lines=PoseLines())
+
+
+def _spliced_poses(found, options, output, cache, report_key) -> int:
+    """Write the JSON report of a `--poses` run whose kept poses' lines are spliced in
+    (`gjkcli.report.poselines`), as `_emit` writes a run's; its exit code."""
+    for problem in found.errors:
+        click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
+    got = options.pose_lines.spliced(found)
+    if got is None:  # the run's findings are not a poses run's: cannot be
+        raise RuntimeError("the kept poses' report lines do not fit the run's findings")
+    code, data = got
+    with _recording(report_key is not None) as writes:
+        _write_text(output, data if output not in (None, "-") else data.decode(), "the report")
+    if report_key is not None:
+        stderr = [f"gjk: error: {shown(e.file)}: {one_line(e.message)}" for e in found.errors]
+        _keep_run(cache, report_key, code, writes, stderr)
     if cache.wrote:
         cache.trim()
     return code

@@ -78,8 +78,10 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
             else:
                 prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
                 runs, allowed = prepared.runs(poses), prepared.allowed_links
+            lines = getattr(options, "pose_lines", None)  # the kept findings the report splices in
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
-                            for found in runs for p in found.pairs)
+                            for found in {id(f): f for f in runs}.values() for p in found.pairs) \
+                or (lines is not None and lines.depthless)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
@@ -182,8 +184,19 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     first = runs[0]
     pairs, objects, seen, counts = [], [], set(), {}
     last = None
+    # the prepared poses share their Findings (every pose without findings one): each counted
+    # once, times the poses that have it, in the order they first come
+    tally: dict = {}
     for k, found in enumerate(runs):
-        pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        if found.pairs:
+            pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        got = tally.get(id(found))
+        if got is None:
+            tally[id(found)] = [found, 1]
+        else:
+            got[1] += 1
+    distinct = list(tally.values())
+    for found, times in distinct:
         if found.objects is not last:  # the prepared poses share one tuple of records
             last = found.objects
             for o in found.objects:
@@ -191,7 +204,7 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
                     seen.add(o.name)
                     objects.append(o)
         for status, n in found.counts.items():
-            counts[status] = counts.get(status, 0) + n
+            counts[status] = counts.get(status, 0) + n * times
     for f in segments:
         counts[f.status.value] = counts.get(f.status.value, 0) + 1
     pairs.extend(segments)
@@ -201,16 +214,16 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     what = "waypoints" if trajectory else "poses"
     notes.append(f"{rows} {what} from {table}" + (f"; the motions between them checked continuously"
                                                   if trajectory else ""))
-    errors = tuple(dict.fromkeys(e for found in runs for e in found.errors))
+    errors = tuple(dict.fromkeys(e for found, _ in distinct for e in found.errors))
     timings: dict = {}
-    for found in runs:
+    for found, times in distinct:  # clock readings: their sum's rounding is of no account
         for name, v in found.timings.items():
-            timings[name] = timings.get(name, 0.0) + v
+            timings[name] = timings.get(name, 0.0) + v * times
     return dataclasses.replace(
         first, objects=tuple(objects), pairs=tuple(pairs), errors=errors, counts=counts,
-        checked=sum(f.checked for f in runs) + len(segments),
-        candidates=sum(f.candidates for f in runs), notes=tuple(notes), timings=timings,
-        elapsed=sum(f.elapsed for f in runs), _index={o.name: k for k, o in enumerate(objects)})
+        checked=sum(f.checked * times for f, times in distinct) + len(segments),
+        candidates=sum(f.candidates * times for f, times in distinct), notes=tuple(notes), timings=timings,
+        elapsed=sum(f.elapsed * times for f, times in distinct), _index={o.name: k for k, o in enumerate(objects)})
 
 
 _SEVERITY = {Status.COLLISION: 0, Status.UNDECIDED: 1, Status.TOUCHING: 2, Status.CLEARANCE: 3,
