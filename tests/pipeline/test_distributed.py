@@ -709,6 +709,37 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
     assert any(p.mode == "exact" for p in many.pairs)
 
 
+def test_a_cached_dask_scan_of_a_changed_part_is_one_process_scan(cluster, tmp_path, small_tiles):
+    """With a cache, a Dask scan, then the same scan after a ring grew under its name (its
+    pairs' triangle tests and overlap volumes change): one process's JSON each time, never the
+    answers the cache kept for the ring's old shape (the client holds no triangles to key the
+    parts by, so its pairs are not kept), and a warm cache's run completes."""
+    import trimesh
+
+    from gjkcli.pipeline.cache import Cache
+
+    def write(path, radius):
+        scene = trimesh.Scene()
+        scene.add_geometry(trimesh.creation.annulus(r_min=0.6, r_max=radius, height=0.4, sections=16),
+                           node_name="ring", geom_name="ring")
+        peg = trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8)
+        for k, x in enumerate((0.55, 0.8, -0.7)):
+            scene.add_geometry(peg, node_name=f"peg{k}", geom_name=f"peg{k}",
+                               transform=trimesh.transformations.translation_matrix([x, 0.1 * k, 0.0]))
+        path.write_bytes(scene.export(file_type="glb"))
+
+    small_tiles(2)
+    address, _ = cluster
+    path = tmp_path / "ring.glb"
+    cache = Cache(tmp_path / "cache")
+    for radius in (1.0, 1.0, 0.9):
+        write(path, radius)
+        one = pipeline.scan([path], pipeline.Options(jobs=1, mode="exact"))
+        many = pipeline.scan([path], pipeline.Options(dask=address, mode="exact", cache=cache))
+        same_json(one, many)
+        assert any(p.overlap_volume for p in many.pairs) and any(p.mode == "exact" for p in many.pairs)
+
+
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
     """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
     its elements (the file opened by each), the hulls of both shares then built in one task:
