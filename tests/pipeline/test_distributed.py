@@ -639,6 +639,32 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_a_load_summary_holds_names_and_boxes_with_each_hulls_facts_once(convex_files):
+    """What a load task sends the client grows with its parts by their names, boxes and counts
+    only: equal hull facts (kind, vertex count, dimension) are one object, pickled once; the
+    facts are each hull's; no vertex, face or hull travels."""
+    import pickle
+
+    from gjkcli import limits
+    from gjkcli.pipeline import worktasks
+    from gjkcli.scene.objects import Source
+
+    loaded = worktasks.load(Source(path=convex_files[0], shown=str(convex_files[0])), False, limits.DEFAULT)
+    got = pickle.loads(pickle.dumps(loaded.summary()))  # as the client receives it
+    n = got.count
+    assert n > 100 and got.lo.shape == (n, 3) and got.counts.shape == (n, 2)
+    facts = [s for s in got.shapes if isinstance(s, worktasks.HullFacts)]
+    assert len(facts) == n
+    assert len({id(f) for f in facts}) == len(set(facts)) < n // 4
+    shapes = loaded.shapes.unpack()
+    assert [(f.kind, f.n_vertices, f.dimension) for f in facts] == \
+        [(s.kind, len(s.vertices), s.dimension) for s in shapes]
+    found: list = []
+    _parts_in(got, found)
+    assert found == [] and all(g.vertices is None for g in got.geometries(3))
+    assert {g.source for g in got.geometries(3)} == {3}
+
+
 def test_pictures_of_a_dask_scan_draw_each_part_as_one_process(cluster, ring_files, small_tiles,
                                                                client_without_parts):
     """With pictures asked for (`Options.pictures`, what --png and --html set), a Dask scan's
