@@ -415,7 +415,7 @@ class _ClusterRun(Run):
         for (s, _, _), got in zip(tasks, loaded):
             if isinstance(answers[s], Problem):
                 continue
-            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries()
+            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries(s)
         for (s, _, _), got in zip(tasks, loaded):
             if not isinstance(answers[s], Problem):
                 answers[s] = answers[s] + got.skipped
@@ -527,7 +527,9 @@ class _ClusterRun(Run):
         i, j = i[order], j[order]
         if len(i):
             fields = [f.name for f in dataclasses.fields(BatchResult)]
-            self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
+            # each tile's field let go once joined: the tiles' answers and the batch are not
+            # held whole at once
+            self._batch = BatchResult(**{name: np.concatenate([d[3].pop(name) for d in done if len(d[0])])[order]
                                          for name in fields})
         keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
         if keep is not None:  # those pairs are no candidates, as in one process
@@ -598,14 +600,24 @@ class _ClusterRun(Run):
                 out[int(todo[at[k]])] = r
         return dict(sorted(out.items()))
 
-    def _overlaps_of(self, parts: Parts, pairs: list, cap: int) -> list:
+    def table(self, kind: str):
+        """None for the cache's tables of pairs' answers and overlap volumes: their keys are the
+        parts' contents (`gjkcli.pipeline.cache.PartKeys`: triangles and hulls), which the
+        client does not hold; keyed by what it holds (names, counts), a part moved or reshaped
+        under its name would be given its old answer. The other tables as `Run`'s."""
+        if kind in ("pairs", "overlaps"):
+            return None
+        return super().table(kind)
+
+    def _overlaps_of(self, parts: Parts, pairs: list, cap: int, done: int = 0) -> list:
         """The listed collisions with their overlap volumes, up to `cap` of them (the rest with
-        the note that says so), computed on the workers."""
+        the note that says so), computed on the workers; done : collisions before these that
+        got their volume."""
         out, todo = list(pairs), []
         beyond = stages.overlap_cap_note(cap)
         for at, p in enumerate(pairs):
             if p.status is Status.COLLISION:
-                if len(todo) >= cap:
+                if done + len(todo) >= cap:
                     out[at] = p.but(overlap_reason=beyond)
                 else:
                     todo.append(at)
@@ -617,14 +629,15 @@ class _ClusterRun(Run):
         def task(at, names, li, lj, picks):
             mine = [pairs[todo[k]] for k in at.tolist()]
             volumes = {(p.a, p.b): self._volumes[(p.a, p.b)] for p in mine if (p.a, p.b) in self._volumes}
-            return self.client.submit(worktasks.overlap_pairs, self.options, self.units, volumes,
+            return self.client.submit(worktasks.overlap_fields, self.options, self.units, volumes,
                                       names, mine, *picks, key=f"gjk-overlap-{_token()}")
 
         keys = [stages.placement_key(ga, gb) if ga.brep and gb.brep else None  # STEP solids' volumes
                 for ga, gb in ((parts.geoms[x], parts.geoms[y]) for x, y in zip(a.tolist(), b.tolist()))]
         for at, got in self._on_workers("overlap", parts, a, b, task, keys):
-            for k, p in zip(at.tolist(), got):
-                out[todo[k]] = p
+            for k, (volume, reason, mesh) in zip(at.tolist(), got):  # the client's findings, with them
+                p = pairs[todo[k]]
+                out[todo[k]] = p.but(overlap_volume=volume, overlap_reason=reason, overlap_mesh=mesh)
         return out
 
     def _trace(self, parts, a, b):

@@ -639,6 +639,32 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_a_load_summary_holds_names_and_boxes_with_each_hulls_facts_once(convex_files):
+    """What a load task sends the client grows with its parts by their names, boxes and counts
+    only: equal hull facts (kind, vertex count, dimension) are one object, pickled once; the
+    facts are each hull's; no vertex, face or hull travels."""
+    import pickle
+
+    from gjkcli import limits
+    from gjkcli.pipeline import worktasks
+    from gjkcli.scene.objects import Source
+
+    loaded = worktasks.load(Source(path=convex_files[0], shown=str(convex_files[0])), False, limits.DEFAULT)
+    got = pickle.loads(pickle.dumps(loaded.summary()))  # as the client receives it
+    n = got.count
+    assert n > 100 and got.lo.shape == (n, 3) and got.counts.shape == (n, 2)
+    facts = [s for s in got.shapes if isinstance(s, worktasks.HullFacts)]
+    assert len(facts) == n
+    assert len({id(f) for f in facts}) == len(set(facts)) < n // 4
+    shapes = loaded.shapes.unpack()
+    assert [(f.kind, f.n_vertices, f.dimension) for f in facts] == \
+        [(s.kind, len(s.vertices), s.dimension) for s in shapes]
+    found: list = []
+    _parts_in(got, found)
+    assert found == [] and all(g.vertices is None for g in got.geometries(3))
+    assert {g.source for g in got.geometries(3)} == {3}
+
+
 def test_pictures_of_a_dask_scan_draw_each_part_as_one_process(cluster, ring_files, small_tiles,
                                                                client_without_parts):
     """With pictures asked for (`Options.pictures`, what --png and --html set), a Dask scan's
@@ -707,6 +733,37 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
     assert int(marker.read_text()) not in set(client.run(os.getpid).values())
     same_json(one, many)
     assert any(p.mode == "exact" for p in many.pairs)
+
+
+def test_a_cached_dask_scan_of_a_changed_part_is_one_process_scan(cluster, tmp_path, small_tiles):
+    """With a cache, a Dask scan, then the same scan after a ring grew under its name (its
+    pairs' triangle tests and overlap volumes change): one process's JSON each time, never the
+    answers the cache kept for the ring's old shape (the client holds no triangles to key the
+    parts by, so its pairs are not kept), and a warm cache's run completes."""
+    import trimesh
+
+    from gjkcli.pipeline.cache import Cache
+
+    def write(path, radius):
+        scene = trimesh.Scene()
+        scene.add_geometry(trimesh.creation.annulus(r_min=0.6, r_max=radius, height=0.4, sections=16),
+                           node_name="ring", geom_name="ring")
+        peg = trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8)
+        for k, x in enumerate((0.55, 0.8, -0.7)):
+            scene.add_geometry(peg, node_name=f"peg{k}", geom_name=f"peg{k}",
+                               transform=trimesh.transformations.translation_matrix([x, 0.1 * k, 0.0]))
+        path.write_bytes(scene.export(file_type="glb"))
+
+    small_tiles(2)
+    address, _ = cluster
+    path = tmp_path / "ring.glb"
+    cache = Cache(tmp_path / "cache")
+    for radius in (1.0, 1.0, 0.9):
+        write(path, radius)
+        one = pipeline.scan([path], pipeline.Options(jobs=1, mode="exact"))
+        many = pipeline.scan([path], pipeline.Options(dask=address, mode="exact", cache=cache))
+        same_json(one, many)
+        assert any(p.overlap_volume for p in many.pairs) and any(p.mode == "exact" for p in many.pairs)
 
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
