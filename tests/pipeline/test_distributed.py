@@ -894,3 +894,30 @@ def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
     assert len([r for r in stream.data if str(r["key"]).startswith("gjk-poses-")]) == 4
     hits = {p.waypoint for p in one.pairs if p.status is Status.COLLISION}
     assert 2 <= len(hits) <= 25  # some poses collide, others do not
+
+
+def test_a_long_all_pairs_listing_on_the_cluster_is_one_process_json_in_rows(cluster, tmp_path, small_tiles):
+    """--all-pairs over 28,680 pairs (a clearance wider than the scene): the client keeps the
+    plain pairs as rows (`gjkcli.pipeline.streamed`), the JSON written row by row is one
+    process's byte for byte, and each further pair costs the client a bounded number of bytes
+    (tracemalloc, the slope between two sizes: a Finding a pair cost about 1,600)."""
+    from gjkcli.pipeline.findings import ListedPairs
+    from gjkcli.report.jsonout import encoded
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from test_streamed_pairs import BYTES_PER_PAIR, WRITER_BYTES, client_bytes
+    finally:
+        sys.path.pop(0)
+    small_tiles(40)
+    scenes = {n: make_scene_module().make(n, tmp_path / f"s{n}.glb", seed=7) for n in (120, 240)}
+    options = dict(all_pairs=True, clearance=1000.0, fail_on=("collision",))
+    one, many = both(cluster, [scenes[240]], **options)
+    assert isinstance(many.pairs, ListedPairs) and len(many.pairs) == 240 * 239 // 2
+    assert b"".join(encoded(one, timings=False)) == b"".join(encoded(many, timings=False))
+    address, _ = cluster
+    small = client_bytes(scenes[120], tmp_path / "small.json", dask=address)
+    large = client_bytes(scenes[240], tmp_path / "large.json", dask=address)
+    per_pair = (large[1] - small[1]) / (large[0] - small[0])
+    assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
+    assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
