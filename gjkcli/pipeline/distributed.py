@@ -31,8 +31,8 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
    closes.
 
-A robot at many poses runs in chunks of poses (`pose_runs`); a 2D run's narrow phase in chunks
-of pairs (`plane_batch`).
+A robot at many poses runs in chunks of poses (`pose_runs`), the motions of its trajectory in
+ranges of waypoints (`segment_runs`); a 2D run's narrow phase in chunks of pairs (`plane_batch`).
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
 is a function of its file, every later task of the load tasks' answers), so the scan completes.
@@ -310,6 +310,20 @@ def pose_runs(options, source, srdf, run_options, poses):
             made[id(f)] = dataclasses.replace(f, objects=records, _index=index)
         out.append(made[id(f)])
     return out, done[0][1]
+
+
+def segment_runs(options, scene, poses) -> list:
+    """The Findings of a robot's motions between consecutive waypoints of `poses` (--trajectory),
+    in ranges of consecutive motions on the cluster at `options.dask` (POSE_CHUNKS_PER_WORKER a
+    worker), each task building the motion itself (`worktasks.segments`); in the waypoints'
+    order, as one process lists them (`gjkcli.pipeline.motion._SegmentScene.findings`)."""
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        n = len(poses) - 1
+        bounds = np.linspace(0, n, min(n, POSE_CHUNKS_PER_WORKER * workers) + 1).astype(int).tolist()
+        futures = [client.submit(worktasks.segments, scene, poses, a, b, key=f"gjk-segments-{a}-{_token()}")
+                   for a, b in zip(bounds[:-1], bounds[1:])]
+        return [f for done in _gathered(client, futures, options) for f in done]
 
 
 def _gathered(client, futures, options) -> list:

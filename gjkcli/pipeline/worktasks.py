@@ -27,7 +27,8 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
-           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
+           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records",
+           "segments"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -224,6 +225,14 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
     from gjkcli.pipeline.poses import Prepared
 
     return Prepared(source, srdf, options).records(first, involved)
+
+
+def segments(scene, poses, first: int, last: int) -> list:
+    """The Findings of a robot's motions from waypoint `first` to waypoint `last` of `poses`
+    (`gjkcli.pipeline.motion.segment_findings`: the motion built on the worker)."""
+    from gjkcli.pipeline.motion import segment_findings
+
+    return segment_findings(scene, poses, first, last)
 
 
 def local_parts(names, picks) -> Parts:

@@ -921,3 +921,55 @@ def test_a_long_all_pairs_listing_on_the_cluster_is_one_process_json_in_rows(clu
     per_pair = (large[1] - small[1]) / (large[0] - small[0])
     assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
     assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
+
+
+def _arm_and_post(tmp_path, waypoints: int, post_apart: bool):
+    """An arm swinging about y past a post (a ring: not its hull), as a URDF; the post a link of
+    the robot, or (post_apart) a scene object of its own STL file; a waypoint table."""
+    import trimesh
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    post = trimesh.creation.annulus(r_min=0.1, r_max=0.3, height=0.8, sections=12)
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    links = (f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+             f'<link name="arm"><collision><origin xyz="0 0 0.6"/>{mesh.format("rod.stl")}</collision></link>'
+             '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+             '<limit lower="-2" upper="2"/></joint>')
+    inputs = [tmp_path / "r.urdf"]
+    if post_apart:
+        post.apply_translation((0.7, 0, 0.6))
+        post.export(tmp_path / "post_part.stl")
+        inputs.append(tmp_path / "post_part.stl")
+    else:
+        post.export(tmp_path / "post.stl")
+        links += (f'<link name="post"><collision><origin xyz="0.7 0 0.6"/>{mesh.format("post.stl")}'
+                  '</collision></link><joint name="m" type="fixed"><parent link="base"/><child link="post"/></joint>')
+    (tmp_path / "r.urdf").write_text(f'<robot name="r">{links}</robot>')
+    table = tmp_path / "waypoints.csv"
+    table.write_text("j\n" + "".join(f"{v:.17g}\n" for v in np.linspace(-1.5, 1.5, waypoints)))
+    return inputs, table
+
+
+@pytest.mark.parametrize("post_apart", [False, True])
+def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post_apart):
+    """--trajectory: the motions between waypoints run in ranges on the workers, each task
+    building the motion (and the scan's other objects) itself, and the report is one
+    process's: the same contacts between waypoints (segment, t), in the same order."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 9 if post_apart else 13, post_apart)
+    address, client = cluster
+    robot = urdf.RobotOptions(trajectory=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot))
+    same_json(one, many)
+    ranges = [r for r in stream.data if str(r["key"]).startswith("gjk-segments-")]
+    assert len(ranges) == 4  # two a worker
+    moving = [p for p in one.pairs if p.segment is not None]
+    assert moving and min(p.segment for p in moving) > 0  # found by a task past the first
+    names = {p.a for p in moving} | {p.b for p in moving}
+    assert any("arm" in n for n in names) and any("post" in n for n in names)
