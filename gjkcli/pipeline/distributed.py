@@ -326,6 +326,36 @@ def segment_runs(options, scene, poses) -> list:
         return [f for done in _gathered(client, futures, options) for f in done]
 
 
+@contextlib.contextmanager
+def sample_collider(address: str, timeout: float, robot):
+    """(collide(q, pairs), workers): `gjk collision-matrix`'s check of link pairs at the
+    sample poses q (n, d), split in one range of consecutive samples a worker of the cluster at
+    `address`, each worker building the robot's checker once for the whole sampling
+    (`worktasks.samples`); the rows in the samples' order, as one process answers them."""
+    from types import SimpleNamespace
+
+    told = SimpleNamespace(dask=address)
+    with connect(address, timeout) as client:
+        workers = max(1, len(client.nthreads()))
+        token = _token()
+        [shared] = client.scatter([robot], broadcast=True, hash=False)
+
+        def collide(q, pairs):
+            parts = [(a, b) for a, b in zip(*_ranges(len(q), workers)) if b > a]
+            futures = [client.submit(worktasks.samples, token, shared, q[a:b], pairs,
+                                     key=f"gjk-samples-{a}-{_token()}") for a, b in parts]
+            done = _gathered(client, futures, told)
+            return np.concatenate(done) if done else np.zeros((0, len(pairs)), dtype=bool)
+
+        yield collide, workers
+
+
+def _ranges(n: int, parts: int) -> tuple:
+    """(starts, stops) of `parts` ranges of about equal length over n items, in order."""
+    bounds = np.linspace(0, n, max(1, parts) + 1).astype(int).tolist()
+    return bounds[:-1], bounds[1:]
+
+
 def _gathered(client, futures, options) -> list:
     try:
         return client.gather(futures)

@@ -28,7 +28,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records",
-           "segments"]
+           "segments", "samples"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -233,6 +233,23 @@ def segments(scene, poses, first: int, last: int) -> list:
     from gjkcli.pipeline.motion import segment_findings
 
     return segment_findings(scene, poses, first, last)
+
+
+# The collision-matrix checker this worker built, by its sampling's token (`samples`): one
+# sampling at a time, so one kept.
+_CHECKER: dict = {}
+
+
+def samples(token: str, robot, q, pairs):
+    """(len(q), len(pairs)) bool: `gjkcli.pipeline.matrix`'s check of the link pairs `pairs` at
+    the sample poses q, the robot's checker built the first time this worker sees `token`."""
+    from gjkcli.pipeline.matrix import checker
+
+    check = _CHECKER.get(token)
+    if check is None:
+        _CHECKER.clear()
+        check = _CHECKER[token] = checker(robot)
+    return check.collide(q, pairs)
 
 
 def local_parts(names, picks) -> Parts:

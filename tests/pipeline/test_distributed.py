@@ -973,3 +973,30 @@ def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post
     assert moving and min(p.segment for p in moving) > 0  # found by a task past the first
     names = {p.a for p in moving} | {p.b for p in moving}
     assert any("arm" in n for n in names) and any("post" in n for n in names)
+
+
+def test_collision_matrix_samples_on_the_workers(cluster, panda_package, monkeypatch):
+    """`gjk collision-matrix --dask`: each chunk's samples split over the workers, each building
+    the Panda's checker once; the matrix (every pair's hits included) and the audit's
+    counterexamples are one process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.pipeline import matrix as matrices
+    from gjkcli.scene import urdf
+    from gjkcli.scene.manifest import read_srdf
+
+    path = panda_package / "urdf" / "panda.urdf"
+    srdf = panda_package / "urdf" / "panda.srdf"
+    robot = urdf.load(path)
+    monkeypatch.setattr(matrices, "CHUNK", 300)
+    address, client = cluster
+    one = matrices.collision_matrix(robot, samples=1200, seed=5)
+    with get_task_stream(client=client) as stream:
+        many = matrices.collision_matrix(robot, samples=1200, seed=5, dask=(address, 30.0))
+    assert one == many and any(r == "Never" for r in one.reasons.values())
+    tasks = [r for r in stream.data if str(r["key"]).startswith("gjk-samples-")]
+    assert len(tasks) == 4  # 2 chunks of 600 samples, a range a worker
+    never = [(s.a, s.b) for s in read_srdf(srdf, srdf, None) if s.reason == "SRDF: Never"]
+    alone = matrices.audit(robot, never, samples=1500, seed=0)
+    shared = matrices.audit(robot, never, samples=1500, seed=0, dask=(address, 30.0))
+    assert [(c.a, c.b, c.sample, c.depth) for c in alone] == [(c.a, c.b, c.sample, c.depth) for c in shared]
