@@ -31,7 +31,8 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
    closes.
 
-A robot at many poses runs in chunks of poses (`pose_runs`), the motions of its trajectory in
+A robot at many poses runs in chunks of poses (`pose_runs`; among other objects,
+`scene_pose_runs`), the motions of its trajectory in
 ranges of waypoints (`segment_runs`); a 2D run's narrow phase in chunks of pairs (`plane_batch`).
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
@@ -310,6 +311,21 @@ def pose_runs(options, source, srdf, run_options, poses):
             made[id(f)] = dataclasses.replace(f, objects=records, _index=index)
         out.append(made[id(f)])
     return out, done[0][1]
+
+
+def scene_pose_runs(options, paths, manifest, variables, poses) -> list:
+    """A Findings per pose of `poses` (n, d) of a robot scanned among other objects (where the
+    robot alone is not prepared once: `pose_runs`), in ranges of consecutive poses on the cluster
+    at `options.dask` (POSE_CHUNKS_PER_WORKER a worker), each pose's scan one process's on its
+    worker (`worktasks.scene_poses`; no cache, one core: the worker is the unit), in the poses'
+    order."""
+    work = dataclasses.replace(options, dask=None, jobs=1, cache=None, pictures=None)
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        starts, stops = _ranges(len(poses), min(len(poses), POSE_CHUNKS_PER_WORKER * workers))
+        futures = [client.submit(worktasks.scene_poses, paths, work, manifest, variables, poses[a:b],
+                                 key=f"gjk-scene-poses-{a}-{_token()}") for a, b in zip(starts, stops)]
+        return [f for done in _gathered(client, futures, options) for f in done]
 
 
 def segment_runs(options, scene, poses) -> list:

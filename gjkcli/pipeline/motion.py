@@ -29,7 +29,7 @@ from gjkcli.pipeline.findings import Finding, Findings, violates
 from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
-__all__ = ["scan_poses", "Motion", "segment_contacts", "segment_findings"]
+__all__ = ["scan_poses", "Motion", "segment_contacts", "segment_findings", "pose_scans"]
 
 # Steps of one pair over one segment before it is reported undecided (a pair that stays within a
 # hair of contact for a long stretch without touching).
@@ -85,10 +85,15 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
-    for k, q in enumerate(poses if not runs else ()):
-        values = dict(zip(robot.variables, q.tolist()))
-        o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
-                                                                   trajectory=None))
+    pending = poses if not runs else poses[:0]
+    if options.dask is not None and len(pending) > 1 and options.pictures is None and options.rescan is None:
+        # ranges of poses on the cluster, each pose's scan one process's on a worker
+        from gjkcli.pipeline.distributed import scene_pose_runs
+
+        runs = scene_pose_runs(options, paths, manifest, robot.variables, pending)
+        pending = pending[:0]
+    for k, q in enumerate(pending):
+        o = _at_pose(options, robot.variables, q)
         if o.dask is not None:  # each pose's scan on the cluster
             from gjkcli.pipeline.distributed import scan_on_cluster
 
@@ -119,6 +124,23 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
                                unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
                                elapsed=time.perf_counter() - started)  # the motion's too
+
+
+def _at_pose(options, variables, q):
+    """The options of the scan at pose q (the robot's joints set, no pose table)."""
+    values = dict(zip(variables, q.tolist()))
+    return dataclasses.replace(options, robot=dataclasses.replace(options.robot, joints=values, poses=None,
+                                                                  trajectory=None))
+
+
+def pose_scans(paths, options, manifest, variables, poses) -> list:
+    """The scan at each pose of `poses` (n, d), in this process (a Dask task's:
+    `gjkcli.pipeline.worktasks.scene_poses`), as one process scans each pose of a robot among
+    other objects; the Findings without their pictures' geometry."""
+    from gjkcli.pipeline.stages import scan_here
+
+    return [dataclasses.replace(scan_here(paths, _at_pose(options, variables, q), manifest, None), geometry=None)
+            for q in poses]
 
 
 def _run_options(options):

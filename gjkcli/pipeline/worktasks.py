@@ -28,7 +28,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records",
-           "segments", "samples"]
+           "segments", "samples", "scene_poses"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -233,6 +233,14 @@ def segments(scene, poses, first: int, last: int) -> list:
     from gjkcli.pipeline.motion import segment_findings
 
     return segment_findings(scene, poses, first, last)
+
+
+def scene_poses(paths, options, manifest, variables, poses) -> list:
+    """The scans of a robot among other objects at the poses `poses`, one process's each
+    (`gjkcli.pipeline.motion.pose_scans`)."""
+    from gjkcli.pipeline.motion import pose_scans
+
+    return pose_scans(paths, options, manifest, variables, poses)
 
 
 # The collision-matrix checker this worker built, by its sampling's token (`samples`): one

@@ -1000,3 +1000,23 @@ def test_collision_matrix_samples_on_the_workers(cluster, panda_package, monkeyp
     alone = matrices.audit(robot, never, samples=1500, seed=0)
     shared = matrices.audit(robot, never, samples=1500, seed=0, dask=(address, 30.0))
     assert [(c.a, c.b, c.sample, c.depth) for c in alone] == [(c.a, c.b, c.sample, c.depth) for c in shared]
+
+
+def test_robot_poses_among_other_objects_in_ranges_on_the_workers(cluster, tmp_path):
+    """--poses with a scene object beside the robot (not the robot alone, prepared once): the
+    poses run in ranges on the workers, each pose's scan one process's, and the report is one
+    process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 11, post_apart=True)
+    address, client = cluster
+    robot = urdf.RobotOptions(poses=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot, clearance=0.05))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot, clearance=0.05))
+    same_json(one, many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-scene-poses-")]) == 4
+    hits = {p.waypoint for p in one.pairs if p.violation and "post" in p.a + p.b}
+    assert 1 <= len(hits) < 11  # the arm reaches the post at some poses, not at others
