@@ -586,9 +586,7 @@ class _ClusterRun(Run):
         order = np.lexsort((j, i))  # pairs read in the objects' order, as one process reads them
         i, j = i[order], j[order]
         if len(i):
-            fields = [f.name for f in dataclasses.fields(BatchResult)]
-            self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
-                                         for name in fields})
+            self._batch = _joined(done, order)
         keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
         if keep is not None:  # those pairs are no candidates, as in one process
             candidates -= int(np.count_nonzero(~keep))
@@ -811,6 +809,22 @@ class _ClusterRun(Run):
         for f in self._loads:
             f.release()
         self._loads = []
+
+
+def _joined(done: list, order) -> "BatchResult":
+    """The tiles' verdicts (`worktasks.tile`'s answers) as one BatchResult in `order`, a field at
+    a time, each tile's arrays of a field let go once joined: the client holds the pairs'
+    answers about once, not twice (a listing of millions of pairs: `gjkcli.pipeline.streamed`)."""
+    from gjkcli.engine.results import BatchResult
+
+    out = {}
+    for f in dataclasses.fields(BatchResult):
+        pieces = [d[3].pop(f.name) for d in done if len(d[0])]
+        joined = np.concatenate(pieces)
+        del pieces
+        out[f.name] = joined[order]
+        del joined
+    return BatchResult(**out)
 
 
 @dataclass

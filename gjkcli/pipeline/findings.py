@@ -125,7 +125,8 @@ class ListedPairs(Sequence):
 
     notable : the notable Findings, in the report's order (every pair a summary counts as a
         violation, allowed, known, failing, or answered exactly is one of them)
-    plain_objects : ((p,), (p,)) int64 the plain rows' objects (indices into the run's parts)
+    plain_objects : () -> ((p,), (p,)) int64 the plain rows' objects (indices into the run's
+        parts), made when asked
     """
 
     __slots__ = ("notable", "order", "plain_objects", "_make")

@@ -1051,7 +1051,7 @@ def involved(parts, pairs) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if isinstance(pairs, ListedPairs):  # the plain rows' objects from their arrays
         seen = np.zeros(parts.n, dtype=bool)
-        for side in pairs.plain_objects:
+        for side in pairs.plain_objects():
             seen[side] = True
         for p in pairs.notable:
             seen[parts.index[p.a]] = seen[parts.index[p.b]] = True

@@ -107,4 +107,4 @@ def listed_pairs(parts, i, j, ans, notable: list, notable_rows: np.ndarray, rows
     at = np.concatenate([np.asarray(notable_rows, dtype=np.int64), rows])
     order = np.lexsort((at, b, a, size, severity, known, allowed))
     del allowed, known, severity, size, a, b, at
-    return ListedPairs(notable, order, (i[rows], j[rows]), lambda r: make(int(rows[r])))
+    return ListedPairs(notable, order, lambda: (i[rows], j[rows]), lambda r: make(int(rows[r])))
