@@ -313,41 +313,42 @@ def pose_runs(options, source, srdf, run_options, poses):
     return out, done[0][1]
 
 
-def scene_pose_runs(options, paths, manifest, variables, poses) -> list:
+def scene_pose_runs(options, paths, manifest, variables, poses, task) -> list:
     """A Findings per pose of `poses` (n, d) of a robot scanned among other objects (where the
     robot alone is not prepared once: `pose_runs`), in ranges of consecutive poses on the cluster
     at `options.dask` (POSE_CHUNKS_PER_WORKER a worker), each pose's scan one process's on its
-    worker (`worktasks.scene_poses`; no cache, one core: the worker is the unit), in the poses'
-    order."""
+    worker (`task(paths, options, manifest, variables, poses)`: `gjkcli.pipeline.motion.pose_scans`;
+    no cache, one core: the worker is the unit), in the poses' order."""
     work = dataclasses.replace(options, dask=None, jobs=1, cache=None, pictures=None)
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
         workers = max(1, len(client.nthreads()))
         starts, stops = _ranges(len(poses), min(len(poses), POSE_CHUNKS_PER_WORKER * workers))
-        futures = [client.submit(worktasks.scene_poses, paths, work, manifest, variables, poses[a:b],
+        futures = [client.submit(task, paths, work, manifest, variables, poses[a:b],
                                  key=f"gjk-scene-poses-{a}-{_token()}") for a, b in zip(starts, stops)]
         return [f for done in _gathered(client, futures, options) for f in done]
 
 
-def segment_runs(options, scene, poses) -> list:
+def segment_runs(options, scene, poses, task) -> list:
     """The Findings of a robot's motions between consecutive waypoints of `poses` (--trajectory),
     in ranges of consecutive motions on the cluster at `options.dask` (POSE_CHUNKS_PER_WORKER a
-    worker), each task building the motion itself (`worktasks.segments`); in the waypoints'
-    order, as one process lists them (`gjkcli.pipeline.motion._SegmentScene.findings`)."""
+    worker), each task building the motion itself (`task(scene, poses, first, last)`:
+    `gjkcli.pipeline.motion.segment_findings`); in the waypoints' order, as one process lists
+    them."""
     with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
         workers = max(1, len(client.nthreads()))
         n = len(poses) - 1
         bounds = np.linspace(0, n, min(n, POSE_CHUNKS_PER_WORKER * workers) + 1).astype(int).tolist()
-        futures = [client.submit(worktasks.segments, scene, poses, a, b, key=f"gjk-segments-{a}-{_token()}")
+        futures = [client.submit(task, scene, poses, a, b, key=f"gjk-segments-{a}-{_token()}")
                    for a, b in zip(bounds[:-1], bounds[1:])]
         return [f for done in _gathered(client, futures, options) for f in done]
 
 
 @contextlib.contextmanager
-def sample_collider(address: str, timeout: float, robot):
+def sample_collider(address: str, timeout: float, robot, task):
     """(collide(q, pairs), workers): `gjk collision-matrix`'s check of link pairs at the
     sample poses q (n, d), split in one range of consecutive samples a worker of the cluster at
     `address`, each worker building the robot's checker once for the whole sampling
-    (`worktasks.samples`); the rows in the samples' order, as one process answers them."""
+    (`task(token, robot, q, pairs)`: `gjkcli.pipeline.matrix.sample_collisions`); the rows in the samples' order, as one process answers them."""
     from types import SimpleNamespace
 
     told = SimpleNamespace(dask=address)
@@ -358,7 +359,7 @@ def sample_collider(address: str, timeout: float, robot):
 
         def collide(q, pairs):
             parts = [(a, b) for a, b in zip(*_ranges(len(q), workers)) if b > a]
-            futures = [client.submit(worktasks.samples, token, shared, q[a:b], pairs,
+            futures = [client.submit(task, token, shared, q[a:b], pairs,
                                      key=f"gjk-samples-{a}-{_token()}") for a, b in parts]
             done = _gathered(client, futures, told)
             return np.concatenate(done) if done else np.zeros((0, len(pairs)), dtype=bool)

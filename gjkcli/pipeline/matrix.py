@@ -29,7 +29,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 
-__all__ = ["Matrix", "collision_matrix", "audit", "checker", "ALWAYS"]
+__all__ = ["Matrix", "collision_matrix", "audit", "sample_collisions", "ALWAYS"]
 
 # A pair in collision in at least this share of the samples is "Always" (MoveIt's setup assistant
 # uses 95% too).
@@ -109,10 +109,20 @@ def _key(a: str, b: str) -> tuple:
     return (a, b) if a <= b else (b, a)
 
 
-def checker(robot) -> _Checker:
-    """The collision checker of the robot's link pairs (`collide(q, pairs)`): what a Dask
-    worker builds once to check its share of the samples (`gjkcli.pipeline.worktasks.samples`)."""
-    return _Checker(robot)
+# The checker this process built for a Dask sampling, by the sampling's token
+# (`sample_collisions`): one sampling at a time, so one kept.
+_CHECKER: dict = {}
+
+
+def sample_collisions(token: str, robot, q, pairs):
+    """(len(q), len(pairs)) bool: `_Checker.collide` of the link pairs `pairs` at the sample
+    poses q, on a Dask worker (`gjkcli.pipeline.distributed.sample_collider`), the robot's checker
+    built the first time this worker sees the sampling's `token`."""
+    check = _CHECKER.get(token)
+    if check is None:
+        _CHECKER.clear()
+        check = _CHECKER[token] = _Checker(robot)
+    return check.collide(q, pairs)
 
 
 @contextmanager
@@ -126,7 +136,7 @@ def _collider(check: _Checker, jobs: int, dask=None):
     if dask is not None:
         from gjkcli.pipeline.distributed import sample_collider
 
-        with sample_collider(*dask, check.robot) as got:
+        with sample_collider(*dask, check.robot, sample_collisions) as got:
             yield got
         return
     if jobs <= 1 or not can_fork():

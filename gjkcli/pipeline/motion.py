@@ -90,7 +90,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         # ranges of poses on the cluster, each pose's scan one process's on a worker
         from gjkcli.pipeline.distributed import scene_pose_runs
 
-        runs = scene_pose_runs(options, paths, manifest, robot.variables, pending)
+        runs = scene_pose_runs(options, paths, manifest, robot.variables, pending, pose_scans)
         pending = pending[:0]
     for k, q in enumerate(pending):
         o = _at_pose(options, robot.variables, q)
@@ -109,7 +109,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         if options.dask is not None and len(poses) > 2:  # ranges of the motions on the cluster
             from gjkcli.pipeline.distributed import segment_runs
 
-            segments = segment_runs(options, scene, poses)
+            segments = segment_runs(options, scene, poses, segment_findings)
         else:
             segments = scene.findings(poses, 0, len(poses) - 1)
     from gjkcli.engine.shapes import no_gc
@@ -135,7 +135,7 @@ def _at_pose(options, variables, q):
 
 def pose_scans(paths, options, manifest, variables, poses) -> list:
     """The scan at each pose of `poses` (n, d), in this process (a Dask task's:
-    `gjkcli.pipeline.worktasks.scene_poses`), as one process scans each pose of a robot among
+    `gjkcli.pipeline.distributed.scene_pose_runs`), as one process scans each pose of a robot among
     other objects; the Findings without their pictures' geometry."""
     from gjkcli.pipeline.stages import scan_here
 
@@ -186,11 +186,12 @@ class _SegmentScene:
     def findings(self, poses, first: int, last: int) -> list:
         """The Findings of the motions from waypoint first to waypoint last, in order (each
         motion's as `Motion.segment` orders them), the motion built here."""
-        from gjkcli.pipeline.run import Options
+        from types import SimpleNamespace
 
         source = self.robot_source
         motion = Motion.build(source.robot, source.transform, self.srdf, prefix=source.prefix)
-        options = Options(split_bodies=self.split_bodies, recurse=self.recurse, robot=self.robot_options)
+        # what `_with_scene` reads of the options
+        options = SimpleNamespace(split_bodies=self.split_bodies, recurse=self.recurse, robot=self.robot_options)
         motion, files = _with_scene(motion, self.paths, self.manifest, options, source)
         return [dataclasses.replace(f, file_a=files.get(f.a, source.shown), file_b=files.get(f.b, source.shown))
                 for i in range(first, last)
@@ -198,7 +199,7 @@ class _SegmentScene:
 
 
 def segment_findings(scene: _SegmentScene, poses, first: int, last: int) -> list:
-    """`_SegmentScene.findings` (a Dask task's entry: `gjkcli.pipeline.worktasks.segments`)."""
+    """`_SegmentScene.findings` (a Dask task: `gjkcli.pipeline.distributed.segment_runs`)."""
     return scene.findings(poses, first, last)
 
 

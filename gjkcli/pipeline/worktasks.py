@@ -27,8 +27,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
-           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records",
-           "segments", "samples", "scene_poses"]
+           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -225,39 +224,6 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
     from gjkcli.pipeline.poses import Prepared
 
     return Prepared(source, srdf, options).records(first, involved)
-
-
-def segments(scene, poses, first: int, last: int) -> list:
-    """The Findings of a robot's motions from waypoint `first` to waypoint `last` of `poses`
-    (`gjkcli.pipeline.motion.segment_findings`: the motion built on the worker)."""
-    from gjkcli.pipeline.motion import segment_findings
-
-    return segment_findings(scene, poses, first, last)
-
-
-def scene_poses(paths, options, manifest, variables, poses) -> list:
-    """The scans of a robot among other objects at the poses `poses`, one process's each
-    (`gjkcli.pipeline.motion.pose_scans`)."""
-    from gjkcli.pipeline.motion import pose_scans
-
-    return pose_scans(paths, options, manifest, variables, poses)
-
-
-# The collision-matrix checker this worker built, by its sampling's token (`samples`): one
-# sampling at a time, so one kept.
-_CHECKER: dict = {}
-
-
-def samples(token: str, robot, q, pairs):
-    """(len(q), len(pairs)) bool: `gjkcli.pipeline.matrix`'s check of the link pairs `pairs` at
-    the sample poses q, the robot's checker built the first time this worker sees `token`."""
-    from gjkcli.pipeline.matrix import checker
-
-    check = _CHECKER.get(token)
-    if check is None:
-        _CHECKER.clear()
-        check = _CHECKER[token] = checker(robot)
-    return check.collide(q, pairs)
 
 
 def local_parts(names, picks) -> Parts:
