@@ -616,6 +616,12 @@ MATRIX_FORMATS = ("srdf", "table", "json")
                    "for scan: file-bytes, triangles, archive-members, archive-bytes, ratio.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes the samples are split over. Default: all cores.")
+@click.option("--dask", "dask", metavar="ADDRESS", callback=_dask_address,
+              help="Split the samples over a Dask cluster's workers instead: a scheduler "
+                   "(tcp://host:8786), or local[:N] (as for scan). Needs gjk[dask].")
+@click.option("--dask-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the Dask scheduler and its first worker.")
 @click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
               help="Colour in the table on stdout: auto, always, never (as for scan).")
 @click.option("-q", "--quiet", is_flag=True,
@@ -628,7 +634,7 @@ MATRIX_FORMATS = ("srdf", "table", "json")
               callback=_print_version, help="Show the version and exit.")
 @click.pass_context
 def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, prove, prove_boxes,
-                     packages, limit, jobs, color, quiet, srdf_only, debug):
+                     packages, limit, jobs, dask, dask_timeout, color, quiet, srdf_only, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -659,6 +665,7 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
         jobs = max(1, os.cpu_count() or 1) if jobs is None else jobs
+        cluster = None if dask is None else (dask, dask_timeout)  # the samples on its workers
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
@@ -671,9 +678,10 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
                 audited = {(a, b): reason for a, b, reason in disabled
                            if a in with_geometry and b in with_geometry}
                 found = matrices.audit(robot, list(audited), samples=samples, seed=seed, progress=tell,
-                                        jobs=jobs)
+                                        jobs=jobs, dask=cluster)
             else:
-                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs)
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs,
+                                              dask=cluster)
                 proofs = None
                 if prove:
                     m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)

@@ -29,7 +29,7 @@ from gjkcli.pipeline.findings import Finding, Findings, violates
 from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
-__all__ = ["scan_poses", "Motion", "segment_contacts"]
+__all__ = ["scan_poses", "Motion", "segment_contacts", "segment_findings", "pose_scans"]
 
 # Steps of one pair over one segment before it is reported undecided (a pair that stays within a
 # hair of contact for a long stretch without touching).
@@ -87,10 +87,15 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
-    for k, q in enumerate(poses if not runs else ()):
-        values = dict(zip(robot.variables, q.tolist()))
-        o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
-                                                                   trajectory=None))
+    pending = poses if not runs else poses[:0]
+    if options.dask is not None and len(pending) > 1 and options.pictures is None and options.rescan is None:
+        # ranges of poses on the cluster, each pose's scan one process's on a worker
+        from gjkcli.pipeline.distributed import scene_pose_runs
+
+        runs = scene_pose_runs(options, paths, manifest, robot.variables, pending, pose_scans)
+        pending = pending[:0]
+    for k, q in enumerate(pending):
+        o = _at_pose(options, robot.variables, q)
         if o.dask is not None:  # each pose's scan on the cluster
             from gjkcli.pipeline.distributed import scan_on_cluster
 
@@ -100,13 +105,15 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         runs.append(found)
     segments = []
     if trajectory and len(poses) > 1:
-        motion = Motion.build(robot, robots[0].transform, ropts.srdf, prefix=robots[0].prefix)
-        motion, files = _with_scene(motion, paths, manifest, options, robots[0])
-        for i in range(len(poses) - 1):
-            segments.extend(dataclasses.replace(f, file_a=files.get(f.a, robots[0].shown),
-                                                file_b=files.get(f.b, robots[0].shown))
-                            for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
-                                                    or ("collision", "clearance"), options.mode))
+        scene = _SegmentScene(robots[0], ropts.srdf, paths, manifest, options.split_bodies, options.recurse,
+                              dataclasses.replace(ropts, poses=None, trajectory=None),
+                              options.fail_on or ("collision", "clearance"), options.mode)
+        if options.dask is not None and len(poses) > 2:  # ranges of the motions on the cluster
+            from gjkcli.pipeline.distributed import segment_runs
+
+            segments = segment_runs(options, scene, poses, segment_findings)
+        else:
+            segments = scene.findings(poses, 0, len(poses) - 1)
     from gjkcli.engine.shapes import no_gc
 
     with no_gc():  # every pose's findings alive: a collection would walk them all, for nothing
@@ -119,6 +126,23 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
                                unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
                                elapsed=time.perf_counter() - started)  # the motion's too
+
+
+def _at_pose(options, variables, q):
+    """The options of the scan at pose q (the robot's joints set, no pose table)."""
+    values = dict(zip(variables, q.tolist()))
+    return dataclasses.replace(options, robot=dataclasses.replace(options.robot, joints=values, poses=None,
+                                                                  trajectory=None))
+
+
+def pose_scans(paths, options, manifest, variables, poses) -> list:
+    """The scan at each pose of `poses` (n, d), in this process (a Dask task's:
+    `gjkcli.pipeline.distributed.scene_pose_runs`), as one process scans each pose of a robot among
+    other objects; the Findings without their pictures' geometry."""
+    from gjkcli.pipeline.stages import scan_here
+
+    return [dataclasses.replace(scan_here(paths, _at_pose(options, variables, q), manifest, None), geometry=None)
+            for q in poses]
 
 
 def _run_options(options):
@@ -143,6 +167,42 @@ def _timed(found: Findings, times, notes, table) -> Findings:
     if notes:
         found = dataclasses.replace(found, notes=found.notes + tuple(f"{table}: {n}" for n in notes))
     return found
+
+
+@dataclass(frozen=True)
+class _SegmentScene:
+    """What the motions between waypoints need, to be checked anywhere (in this process, or a
+    range of them in a task on a Dask worker: `gjkcli.pipeline.distributed.segment_runs`): the
+    robot's source, its SRDF, the scan's other inputs and the options the motions read."""
+
+    robot_source: object
+    srdf: object
+    paths: object
+    manifest: object
+    split_bodies: bool
+    recurse: bool
+    robot_options: object  # without poses or trajectory
+    fail_on: tuple
+    requested: str
+
+    def findings(self, poses, first: int, last: int) -> list:
+        """The Findings of the motions from waypoint first to waypoint last, in order (each
+        motion's as `Motion.segment` orders them), the motion built here."""
+        from types import SimpleNamespace
+
+        source = self.robot_source
+        motion = Motion.build(source.robot, source.transform, self.srdf, prefix=source.prefix)
+        # what `_with_scene` reads of the options
+        options = SimpleNamespace(split_bodies=self.split_bodies, recurse=self.recurse, robot=self.robot_options)
+        motion, files = _with_scene(motion, self.paths, self.manifest, options, source)
+        return [dataclasses.replace(f, file_a=files.get(f.a, source.shown), file_b=files.get(f.b, source.shown))
+                for i in range(first, last)
+                for f in motion.segment(i, poses[i], poses[i + 1], self.fail_on, self.requested)]
+
+
+def segment_findings(scene: _SegmentScene, poses, first: int, last: int) -> list:
+    """`_SegmentScene.findings` (a Dask task: `gjkcli.pipeline.distributed.segment_runs`)."""
+    return scene.findings(poses, first, last)
 
 
 def _with_scene(motion: "Motion", paths, manifest, options, robot_source):

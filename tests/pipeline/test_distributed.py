@@ -951,3 +951,129 @@ def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
     assert len([r for r in stream.data if str(r["key"]).startswith("gjk-poses-")]) == 4
     hits = {p.waypoint for p in one.pairs if p.status is Status.COLLISION}
     assert 2 <= len(hits) <= 25  # some poses collide, others do not
+
+
+def test_a_long_all_pairs_listing_on_the_cluster_is_one_process_json_in_rows(cluster, tmp_path, small_tiles):
+    """--all-pairs over 28,680 pairs (a clearance wider than the scene): the client keeps the
+    plain pairs as rows (`gjkcli.pipeline.streamed`), the JSON written row by row is one
+    process's byte for byte, and each further pair costs the client a bounded number of bytes
+    (tracemalloc, the slope between two sizes: a Finding a pair cost about 1,600)."""
+    from gjkcli.pipeline.findings import ListedPairs
+    from gjkcli.report.jsonout import encoded
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from test_streamed_pairs import BYTES_PER_PAIR, WRITER_BYTES, client_bytes
+    finally:
+        sys.path.pop(0)
+    small_tiles(40)
+    scenes = {n: make_scene_module().make(n, tmp_path / f"s{n}.glb", seed=7) for n in (120, 240)}
+    options = dict(all_pairs=True, clearance=1000.0, fail_on=("collision",))
+    one, many = both(cluster, [scenes[240]], **options)
+    assert isinstance(many.pairs, ListedPairs) and len(many.pairs) == 240 * 239 // 2
+    assert b"".join(encoded(one, timings=False)) == b"".join(encoded(many, timings=False))
+    address, _ = cluster
+    small = client_bytes(scenes[120], tmp_path / "small.json", dask=address)
+    large = client_bytes(scenes[240], tmp_path / "large.json", dask=address)
+    per_pair = (large[1] - small[1]) / (large[0] - small[0])
+    assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
+    assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
+
+
+def _arm_and_post(tmp_path, waypoints: int, post_apart: bool):
+    """An arm swinging about y past a post (a ring: not its hull), as a URDF; the post a link of
+    the robot, or (post_apart) a scene object of its own STL file; a waypoint table."""
+    import trimesh
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    post = trimesh.creation.annulus(r_min=0.1, r_max=0.3, height=0.8, sections=12)
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    links = (f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+             f'<link name="arm"><collision><origin xyz="0 0 0.6"/>{mesh.format("rod.stl")}</collision></link>'
+             '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+             '<limit lower="-2" upper="2"/></joint>')
+    inputs = [tmp_path / "r.urdf"]
+    if post_apart:
+        post.apply_translation((0.7, 0, 0.6))
+        post.export(tmp_path / "post_part.stl")
+        inputs.append(tmp_path / "post_part.stl")
+    else:
+        post.export(tmp_path / "post.stl")
+        links += (f'<link name="post"><collision><origin xyz="0.7 0 0.6"/>{mesh.format("post.stl")}'
+                  '</collision></link><joint name="m" type="fixed"><parent link="base"/><child link="post"/></joint>')
+    (tmp_path / "r.urdf").write_text(f'<robot name="r">{links}</robot>')
+    table = tmp_path / "waypoints.csv"
+    table.write_text("j\n" + "".join(f"{v:.17g}\n" for v in np.linspace(-1.5, 1.5, waypoints)))
+    return inputs, table
+
+
+@pytest.mark.parametrize("post_apart", [False, True])
+def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post_apart):
+    """--trajectory: the motions between waypoints run in ranges on the workers, each task
+    building the motion (and the scan's other objects) itself, and the report is one
+    process's: the same contacts between waypoints (segment, t), in the same order."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 9 if post_apart else 13, post_apart)
+    address, client = cluster
+    robot = urdf.RobotOptions(trajectory=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot))
+    same_json(one, many)
+    ranges = [r for r in stream.data if str(r["key"]).startswith("gjk-segments-")]
+    assert len(ranges) == 4  # two a worker
+    moving = [p for p in one.pairs if p.segment is not None]
+    assert moving and min(p.segment for p in moving) > 0  # found by a task past the first
+    names = {p.a for p in moving} | {p.b for p in moving}
+    assert any("arm" in n for n in names) and any("post" in n for n in names)
+
+
+def test_collision_matrix_samples_on_the_workers(cluster, panda_package, monkeypatch):
+    """`gjk collision-matrix --dask`: each chunk's samples split over the workers, each building
+    the Panda's checker once; the matrix (every pair's hits included) and the audit's
+    counterexamples are one process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.pipeline import matrix as matrices
+    from gjkcli.scene import urdf
+    from gjkcli.scene.manifest import read_srdf
+
+    path = panda_package / "urdf" / "panda.urdf"
+    srdf = panda_package / "urdf" / "panda.srdf"
+    robot = urdf.load(path)
+    monkeypatch.setattr(matrices, "CHUNK", 300)
+    address, client = cluster
+    one = matrices.collision_matrix(robot, samples=1200, seed=5)
+    with get_task_stream(client=client) as stream:
+        many = matrices.collision_matrix(robot, samples=1200, seed=5, dask=(address, 30.0))
+    assert one == many and any(r == "Never" for r in one.reasons.values())
+    tasks = [r for r in stream.data if str(r["key"]).startswith("gjk-samples-")]
+    assert len(tasks) == 4  # 2 chunks of 600 samples, a range a worker
+    never = [(s.a, s.b) for s in read_srdf(srdf, srdf, None) if s.reason == "SRDF: Never"]
+    alone = matrices.audit(robot, never, samples=1500, seed=0)
+    shared = matrices.audit(robot, never, samples=1500, seed=0, dask=(address, 30.0))
+    assert [(c.a, c.b, c.sample, c.depth) for c in alone] == [(c.a, c.b, c.sample, c.depth) for c in shared]
+
+
+def test_robot_poses_among_other_objects_in_ranges_on_the_workers(cluster, tmp_path):
+    """--poses with a scene object beside the robot (not the robot alone, prepared once): the
+    poses run in ranges on the workers, each pose's scan one process's, and the report is one
+    process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 11, post_apart=True)
+    address, client = cluster
+    robot = urdf.RobotOptions(poses=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot, clearance=0.05))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot, clearance=0.05))
+    same_json(one, many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-scene-poses-")]) == 4
+    hits = {p.waypoint for p in one.pairs if p.violation and "post" in p.a + p.b}
+    assert 1 <= len(hits) < 11  # the arm reaches the post at some poses, not at others
