@@ -39,7 +39,8 @@ to FINER_UP_TO times), where the finer bound may decide them; a part too large t
 whole (FINER_TRIANGLES) has only its faces near the other part made finer
 (`gjkcli.mesh.cad.finer_near`). OpenCASCADE
 then measures the faces that come within the triangles' bound of each other, on the solids'
-canonical copies where their products are met in two or more groups of pairs (`_with_copies`;
+canonical copies where their products are met in two or more groups of pairs whose solids
+meet their B-spline faces (`_with_copies`;
 `gjkcli.mesh.cad`: B-spline faces that are cylinders, planes... within
 `canonical_rel`, measured as such; within that move of the band, the clearance or the overlap's
 thickness, the file's own solids decide); where the triangles cross, a point of each surface
