@@ -786,7 +786,7 @@ class Run:
             ga, gb = parts.geoms[int(i[k])], parts.geoms[int(j[k])]
             if deep is None and ga.brep and gb.brep and ga.units == gb.units and self.units is not None:
                 group = group_of(k, placement_key(first, second))
-                groups.setdefault(group, []).extend((*ga.brep, *gb.brep))
+                groups.setdefault(group, []).append((tuple(ga.brep), tuple(gb.brep)))
         return list(groups.values())
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
