@@ -13,13 +13,18 @@ machine does not count):
     URDF + meshes     `gjkcli.scene.objects.scene_sources`: the URDF, its meshes
     pose table        `gjkcli.scene.urdf.read_pose_table`
     prepare           `gjkcli.pipeline.poses.Prepared`: hulls, triangles, the pairs checked
-    kept: read        `_KeptPoses.read`: the robot's packs, their checksums, the index
-    kept: parsed      the JSON text of the kept poses' findings parsed (`poses._loads`)
+    kept: read        `_KeptPoses.read`: the robot's packs (their index and report lines), their
+                      checksums, the index; and the packs' data entries where a kept pose's
+                      findings are decoded (`_KeptPoses._data`)
+    kept: parsed      the JSON text of the kept poses' findings parsed (`poses._loads`): none
+                      for a JSON report, which takes their lines (`gjkcli.report.poselines`)
     kept: decoded     `gjkcli.pipeline.cache.from_data` of the kept poses' findings
     new poses         `Prepared._chunk`: forward kinematics, the hulls' batch, the triangles
-    new: kept         `to_data` and `_KeptPoses.write` of the new poses
+    new: kept         `to_data`, their report lines (`PoseLines.made`) and `_KeptPoses.write`
+                      of the new poses
     merged            `gjkcli.pipeline.motion._merged`: every pose's findings into one report
-    report            the JSON text (`gjkcli.report.jsonout.encoded`), written
+    report            the JSON text (`gjkcli.report.jsonout.encoded`, or the kept poses' lines
+                      spliced with the others', `PoseLines.spliced`)
     report kept       the whole report kept for an unchanged re-run (`cache.put_run`)
     other             the command's time that none of the above holds (the findings per pose,
                       the object records, click)
@@ -27,7 +32,8 @@ machine does not count):
 and the floor: `python -c pass`, and the imports a poses run needs (`python -c "import ..."`),
 the same way (CPU time of the child, from resource.getrusage). Medians of --repeat runs. Then,
 per table: the findings in the report, those at rows the table before had too (the kept poses'),
-the report's size and the size of the robot's poses entries the run on the table before wrote.
+the report's size and the size of the robot's poses entries (their index and report lines, and
+their data) the run on the table before wrote.
 
 Usage:
     python benchmarks/bench_cache_poses.py [--poses 10000,100000] [--repeat 3]
@@ -63,7 +69,7 @@ def child(argv: list) -> None:
 
     from gjkcli import cli
     from gjkcli.pipeline import cache, motion, poses
-    from gjkcli.report import jsonout
+    from gjkcli.report import jsonout, poselines
     from gjkcli.scene import objects, urdf
 
     spent = dict.fromkeys(STAGES, 0.0)
@@ -87,7 +93,9 @@ def child(argv: list) -> None:
                                (cache, "from_data", "kept: decoded"), (poses.Prepared, "_chunk", "new poses"),
                                (cache, "to_data", "new: kept"), (kept, "write", "new: kept"),
                                (motion, "_merged", "merged"), (poses, "_loads", "kept: parsed"),
-                               (cache, "put_run", "report kept")):
+                               (cache, "put_run", "report kept"), (kept, "_data", "kept: read"),
+                               (poselines.PoseLines, "made", "new: kept"),
+                               (poselines.PoseLines, "spliced", "report")):
         timed(owner, name, stage)
     real_encoded = jsonout.encoded
 
@@ -113,6 +121,13 @@ def child(argv: list) -> None:
     spent["start + imports"] = total - command
     spent["other"] = command - sum(v for k, v in spent.items() if k not in ("start + imports", "other"))
     print(json.dumps({"total": total, **spent}))
+
+
+def kept_size(cache: Path) -> int:
+    """The bytes of a cache's robot poses entries: their index and lines, and their data."""
+    from gjkcli.pipeline.poses import DATA_KIND
+
+    return sum(p.stat().st_size for kind in ("poses", DATA_KIND) for p in (cache / kind).rglob("*") if p.is_file())
 
 
 def report_facts(before: Path, after: Path, report: Path) -> list:
@@ -172,7 +187,7 @@ def main(argv=None) -> int:
             if (work / "fresh.json").read_bytes() != (work / "cached.json").read_bytes():
                 raise RuntimeError(f"{name}: the cached run's JSON is not the fresh run's")
         facts.append([f"{count:,}", *report_facts(before[-1], after[-1], work / "fresh.json"),
-                      f"{sum(p.stat().st_size for p in (snapshot / 'poses').rglob('*') if p.is_file()) / 1e6:.1f}"])
+                      f"{kept_size(snapshot) / 1e6:.1f}"])
         for side, runs in (("fresh", fresh), ("cached", cached)):
             columns[f"{count:,} {side}"] = {k: statistics.median(r[k] for r in runs) for k in (*STAGES, "total")}
         totals[count] = columns[f"{count:,} cached"]["total"] / columns[f"{count:,} fresh"]["total"]

@@ -35,6 +35,11 @@ task; the client's memory as what it receives (summaries and pairs: bytes per ob
 pair, independent of W); a worker's as the parts' bytes over W. The one-GLB scene's load tasks
 per worker are counted from a task stream of the same kind.
 
+At the issue's sizes (the defaults: 200,000 parts over 10 files, 100,000 in one GLB) the scenes
+take about 5 and 2 minutes to write (--keep reuses them) and each scan of (a) several minutes:
+the whole run, without the model, the IFC scene and the checks of more workers, took 40 minutes
+on 2 cores shared with other work (load 10 to 25); benchmarks/tables.py runs it at 20,000.
+
 Usage:
     python benchmarks/bench_dask.py [--parts 200000] [--files 10] [--one-glb 100000]
                                     [--ifc PATH] [--workers 2] [--check-workers 4,8]

@@ -217,18 +217,50 @@ def _memory(pids) -> int:
     return private + sum(once.values())
 
 
+def _unique(pids) -> int | None:
+    """The memory of the processes `pids` together, in bytes, counted page by page: the
+    physical pages (page frame numbers, /proc/PID/pagemap) resident in any of them, each once.
+    What `_memory` estimates from /proc/PID/smaps, exactly: a page the processes share counts
+    once, whatever their mappings (`_memory` keys shared pages by mapping, and a forked process
+    whose heap or an anonymous mapping has since grown or shrunk holds it under another range
+    than its parent's, so the pages they still share count twice there: 70 MB of the AS1's
+    scan, whose refinement forks a worker); a page shared with programs outside `pids` counts
+    whole, as there. For one process it is its resident set size. None where the frame numbers
+    cannot be read (Linux shows them to root only)."""
+    import struct
+
+    frames: set = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+                for line in maps:
+                    lo, hi = (int(x, 16) for x in line.split(None, 1)[0].split("-"))
+                    if line.rstrip().endswith("[vsyscall]"):  # outside the page tables
+                        continue
+                    pagemap.seek(lo // 4096 * 8)
+                    for (entry,) in struct.iter_unpack("Q", pagemap.read((hi - lo) // 4096 * 8)):
+                        if entry >> 63:  # present
+                            frames.add(entry & ((1 << 55) - 1))
+        except OSError:
+            continue
+    if frames == {0}:  # present pages without their frame numbers: not root
+        return None
+    return len(frames) * 4096
+
+
 def run_measured(argv: list, env: dict | None = None, timeout: float | None = None,
                  preexec_fn=None, sample: bool = True):
-    """(CompletedProcess, wall seconds, peak memory in bytes) of `argv`, or None when it did
-    not finish within `timeout`. The peak memory is the largest memory of the process and all
-    its descendants together (`_memory`: gjk forks the process that reads the STEP file, and
-    that one a worker), sampled every 100 ms while it runs; 0 where there is no /proc, or
-    without `sample`. Reading every process's /proc/PID/smaps ten times a second costs CPU
-    (more for the side with more processes), so timed runs are not sampled (`real`)."""
+    """(CompletedProcess, wall seconds, peak memory in bytes, peak memory page by page in bytes)
+    of `argv`, or None when it did not finish within `timeout`. The peak memory is the largest
+    memory of the process and all its descendants together (`_memory`: gjk forks the process
+    that reads the STEP file, and that one a worker), sampled every 100 ms while it runs; the
+    other the largest `_unique` of them at the same samples (None where it cannot be read);
+    both 0 where there is no /proc, or without `sample`. Reading every process's /proc/PID/smaps ten times a second costs CPU (more for
+    the side with more processes), so timed runs are not sampled (`real`)."""
     import os
     import threading
 
-    peak = [0]
+    peak, pages = [0], [0]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, preexec_fn=preexec_fn)
@@ -238,7 +270,10 @@ def run_measured(argv: list, env: dict | None = None, timeout: float | None = No
         if not sample or not os.path.exists(f"/proc/{os.getpid()}/smaps"):
             return
         while not done.wait(0.1):
-            peak[0] = max(peak[0], _memory(_tree(proc.pid)))
+            pids = _tree(proc.pid)
+            peak[0] = max(peak[0], _memory(pids))
+            got = _unique(pids)
+            pages[0] = None if got is None or pages[0] is None else max(pages[0], got)
 
     sampler = threading.Thread(target=sampler_loop, daemon=True)
     sampler.start()
@@ -252,7 +287,7 @@ def run_measured(argv: list, env: dict | None = None, timeout: float | None = No
         done.set()
         sampler.join()
     wall = time.perf_counter() - started
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr), wall, peak[0]
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr), wall, peak[0], pages[0]
 
 
 def run_worker(code: str, *args, env: dict | None = None, timeout: float | None = None,
@@ -269,14 +304,14 @@ def run_worker(code: str, *args, env: dict | None = None, timeout: float | None 
                        preexec_fn=limit if memory else None, sample=sample)
     if got is None:
         return None
-    out, wall, peak = got
+    out, wall, peak, pages = got
     if out.returncode != 0:
         if timeout is not None:  # a bounded run (the corpus): said as not finished
             return None
         raise SystemExit(f"worker failed:\n{out.stderr[-3000:]}")
     line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
     got = json.loads(line)
-    got["wall"], got["peak"] = wall, peak
+    got["wall"], got["peak"], got["pages"] = wall, peak, pages
     return got
 
 
@@ -292,14 +327,14 @@ def run_gjk_scan(path: Path, env: dict | None = None, timings: bool = False,
                  sample: bool = True) -> dict:
     """`gjk scan FILE --format json` as a whole process: its wall time, counts, its peak memory
     when `sample`d (`run_measured`), and with `timings` its stages (`--timings`)."""
-    out, wall, peak = run_measured([sys.executable, "-m", "gjkcli", "scan", str(path),
+    out, wall, peak, pages = run_measured([sys.executable, "-m", "gjkcli", "scan", str(path),
                                     "--format", "json", *(["--timings"] if timings else [])],
                                    env=env, sample=sample)
     if out.returncode not in (0, 1):
         raise SystemExit(f"gjk scan {path.name} failed:\n{out.stderr[-3000:]}")
     timings = [l for l in out.stderr.splitlines() if "timings:" in l]
     report = json.loads(out.stdout)
-    return {"wall": wall, "peak": peak,
+    return {"wall": wall, "peak": peak, "pages": pages,
             "timings": timings[-1].split("timings: ", 1)[-1] if timings else "",
             "counts": {k: report["summary"][k] for k in
                        ("clear", "touching", "collision", "clearance", "undecided")}}
@@ -524,7 +559,8 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 tm.append(run_worker(TRIMESH_WORKER, path, env=env, sample=False, **bound))
             # not timed: the stages, and each side's peak memory
             stages = run_gjk_scan(path, env, timings=True)["timings"]
-            g_peak = run_gjk_scan(path, env)["peak"]
+            g_mem = run_gjk_scan(path, env)
+            g_peak, g_pages = g_mem["peak"], g_mem["pages"]
             t_mem = run_worker(TRIMESH_WORKER, path, env=env, **bound)
             gjk.sort(key=lambda r: r["wall"])
             g = gjk[len(gjk) // 2]
@@ -534,8 +570,10 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                 else None
             t = sorted(finished, key=lambda r: r["wall"])[len(finished) // 2] if t_wall else None
             t_peak = t_mem["peak"] if t_wall and t_mem is not None else None
+            t_pages = t_mem["pages"] if t_wall and t_mem is not None else None
             rows.append({"file": path.name, "writer": writer, "gjk": g_wall, "trimesh": t_wall,
                          "gjk_peak": g_peak, "trimesh_peak": t_peak,
+                         "gjk_pages": g_pages, "trimesh_pages": t_pages,
                          "gjk_timings": stages, "counts": g["counts"],
                          "trimesh_collisions": t["collision_pairs"] if t else None})
             counts = ", ".join(f"{v} {k}" for k, v in g["counts"].items() if v)
@@ -548,7 +586,9 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
                       f"{t['collision_pairs']} colliding pairs")
             print(f"{'':30s} peak memory (one more run each, untimed; with its forks): gjk "
                   f"{g_peak / 2 ** 20:.0f} MB, trimesh "
-                  + ("did not finish" if t_peak is None else f"{t_peak / 2 ** 20:.0f} MB"))
+                  + ("did not finish" if t_peak is None else f"{t_peak / 2 ** 20:.0f} MB")
+                  + f"; page by page: gjk {_mb(g_pages)}, trimesh "
+                  + ("did not finish" if t_peak is None else _mb(t_pages)))
             print(f"{'':30s} gjk's stages (one more run, with --timings): {stages}")
             if check:
                 compared, wrong = oracle(path)
@@ -582,16 +622,18 @@ def corpus_table(rows: list, check: bool) -> None:
     """The corpus's files as a Markdown table (tables.py keeps it as CSV too)."""
     print("\n## Per file: gjk scan against trimesh, cascadio and python-fcl\n")
     print("| file | writer | gjk (s) | route (s) | gjk / route | gjk's peak (MB) | route's peak "
-          "(MB) | gjk's verdicts | route's collisions |"
+          "(MB) | gjk's peak, page by page | route's peak, page by page | gjk's verdicts | route's collisions |"
           + (" agree with OpenCASCADE |" if check else ""))
-    print("|---|---|---|---|---|---|---|---|---|" + ("---|" if check else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if check else ""))
     for r in rows:
         counts = ", ".join(f"{v} {k}" for k, v in r["counts"].items() if v) or "no pair"
         route = "did not finish" if r["trimesh"] is None else f"{r['trimesh']:.2f}"
         ratio = "" if r["trimesh"] is None else f"{r['gjk'] / r['trimesh']:.2f}"
         peak = "" if r["trimesh_peak"] is None else f"{r['trimesh_peak'] / 2 ** 20:.0f}"
+        pages = "" if r["trimesh"] is None else _mb(r["trimesh_pages"])
         line = (f"| {r['file']} | {r['writer']} | {r['gjk']:.2f} | {route} | {ratio} "
-                f"| {r['gjk_peak'] / 2 ** 20:.0f} | {peak} | {counts} "
+                f"| {r['gjk_peak'] / 2 ** 20:.0f} | {peak} | {_mb(r['gjk_pages'])} | {pages} "
+                f"| {counts} "
                 f"| {'' if r['trimesh_collisions'] is None else r['trimesh_collisions']} |")
         if check:
             o = r["oracle"]
@@ -603,7 +645,16 @@ def corpus_table(rows: list, check: bool) -> None:
         print(f"\nfiles the route finished: {len(both)} of {len(rows)}; the highest ratio "
               f"{worst['gjk'] / worst['trimesh']:.2f} ({worst['file']}); gjk's peak memory below "
               f"the route's on {sum(r['gjk_peak'] < r['trimesh_peak'] for r in both)} of "
-              f"{len(both)}\n")
+              f"{len(both)}"
+              + ("" if any(r["gjk_pages"] is None or r["trimesh_pages"] is None for r in both) else
+                 f", counted page by page on "
+                 f"{sum(r['gjk_pages'] < r['trimesh_pages'] for r in both)} of {len(both)}")
+              + "\n")
+
+
+def _mb(size: int | None) -> str:
+    """A size in MB, or "n/a" (`_unique` could not read it)."""
+    return "n/a" if size is None else f"{size / 2 ** 20:.0f} MB"
 
 
 def main() -> None:

@@ -616,6 +616,12 @@ MATRIX_FORMATS = ("srdf", "table", "json")
                    "for scan: file-bytes, triangles, archive-members, archive-bytes, ratio.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes the samples are split over. Default: all cores.")
+@click.option("--dask", "dask", metavar="ADDRESS", callback=_dask_address,
+              help="Split the samples over a Dask cluster's workers instead: a scheduler "
+                   "(tcp://host:8786), or local[:N] (as for scan). Needs gjk[dask].")
+@click.option("--dask-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the Dask scheduler and its first worker.")
 @click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
               help="Colour in the table on stdout: auto, always, never (as for scan).")
 @click.option("-q", "--quiet", is_flag=True,
@@ -628,7 +634,7 @@ MATRIX_FORMATS = ("srdf", "table", "json")
               callback=_print_version, help="Show the version and exit.")
 @click.pass_context
 def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, prove, prove_boxes,
-                     packages, limit, jobs, color, quiet, srdf_only, debug):
+                     packages, limit, jobs, dask, dask_timeout, color, quiet, srdf_only, debug):
     """The self-collision matrix of a robot, as MoveIt's setup assistant makes it.
 
     Pairs of links are Adjacent (joined by a joint), Default (in collision at the default pose),
@@ -659,6 +665,7 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
 
         robot = urdfs.load(urdf, robot_options.packages if robot_options else ())
         jobs = max(1, os.cpu_count() or 1) if jobs is None else jobs
+        cluster = None if dask is None else (dask, dask_timeout)  # the samples on its workers
         _refuse_to_overwrite([urdf], None, audit, outputs=(output,))
         with _progress(quiet, "table", "scan") as tell:
             if audit is not None:
@@ -671,9 +678,10 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
                 audited = {(a, b): reason for a, b, reason in disabled
                            if a in with_geometry and b in with_geometry}
                 found = matrices.audit(robot, list(audited), samples=samples, seed=seed, progress=tell,
-                                        jobs=jobs)
+                                        jobs=jobs, dask=cluster)
             else:
-                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs)
+                m = matrices.collision_matrix(robot, samples=samples, seed=seed, progress=tell, jobs=jobs,
+                                              dask=cluster)
                 proofs = None
                 if prove:
                     m, proofs = matrices.prove_never(robot, m, max_boxes=prove_boxes, progress=tell)
@@ -783,10 +791,11 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             ctx.exit(kept[0])
     from gjkcli.mesh import cad_process
 
-    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep): no process
-    # imports it for them (a --trace run keeps no tables; split bodies are read whole)
-    if not (trace or trace_json is not None or split_bodies or dask) and _steps_kept(cache, inputs):
-        cad_process.stop()
+    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep), their text
+    # read while the forked process imports it (a --trace run keeps no tables; split bodies
+    # are read whole): `_steps_placed`
+    if not (trace or trace_json is not None or split_bodies or dask) and _all_step(cache, inputs):
+        _steps_placed(cache, inputs)
     else:
         cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
     recorded: list = []
@@ -828,6 +837,7 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
             together=together, list_passing=output_format == "junit", units=units,
             pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=cache)
+        options = _with_pose_lines(options, command, params, timings)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
         # -- the cache: a GLB scanned before with some parts moved re-checks those (`rescan`)
@@ -853,6 +863,9 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             else:
                 found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
         found = _with_settings(found, settings_of(ctx).path, show_allowed)
+        if options.pose_lines is not None and options.pose_lines.used:  # kept poses' lines spliced in
+            stage[0] = "writing the report"
+            ctx.exit(_spliced_poses(found, options, output, cache, report_key))
         whole = clock.since_start()  # the summary's clock: the process's, where gjk started it
         if whole is not None:
             import dataclasses
@@ -900,14 +913,35 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     ctx.exit(found.exit_code)
 
 
-def _steps_kept(cache, inputs) -> bool:
-    """Whether every input is a STEP file whose placements alone changed since a scan the cache
-    kept (`gjkcli.mesh.stepkeep`): then no OpenCASCADE process is started for them (a pair
-    that needs the exact solids reads its file here)."""
+def _all_step(cache, inputs) -> bool:
+    """A cache, and every input a STEP file (by its name)."""
     from gjkcli.mesh.cad_process import STEP_TYPES
 
-    if cache is None or not inputs or not all(
-            str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs):
+    return cache is not None and bool(inputs) and all(
+        str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs)
+
+
+def _steps_placed(cache, inputs) -> None:
+    """The forked OpenCASCADE process (`gjkcli.mesh.cad_process`), where there is one, starts
+    at once, importing OpenCASCADE and reading the files' exact solids, while this process
+    reads their text (`_steps_kept`); then it tessellates them, or, where the cache places
+    every file's parts, only serves the pairs that need the exact solids (killed with the
+    command when none does). Without that process, a pair that needs them reads its file
+    here."""
+    from gjkcli.mesh import cad_process
+
+    cad_process.go(verdict=True)
+    kept = False
+    try:
+        kept = _steps_kept(cache, inputs)
+    finally:
+        cad_process.told(kept)
+
+
+def _steps_kept(cache, inputs) -> bool:
+    """Whether every input is a STEP file whose placements alone changed since a scan the cache
+    kept (`gjkcli.mesh.stepkeep`)."""
+    if not _all_step(cache, inputs):
         return False
     from gjkcli.mesh import stepkeep
     from gjkcli.pipeline.cache import Table, prefix
@@ -1304,6 +1338,46 @@ def _rescanned(ctx: click.Context, cache, key: str, path, options, output, repor
     if report_key is not None:
         _keep_run(cache, report_key, code, writes, [])
         rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
+    if cache.wrote:
+        cache.trim()
+    return code
+
+
+def _with_pose_lines(options, command: str, params: dict, timings: bool):
+    """The options with a `gjkcli.report.poselines.PoseLines` for a robot's `--poses` scan
+    with the cache whose report is JSON and nothing else (no clock, trace, pictures, baseline,
+    listing of allowed pairs, groups, cluster): its kept poses' lines are spliced into the
+    report (`_spliced_poses`)."""
+    p = params
+    robot = options.robot
+    if (options.cache is None or command != "scan" or p["output_format"] != "json" or timings
+            or options.trace or p["html_file"] is not None or p["png_path"] is not None
+            or options.baseline is not None or options.write_baseline is not None or options.all_pairs
+            or options.show_allowed or options.group_within is not None or options.dask is not None
+            or p["manifest"] is not None or (p["quiet"] and p["output"] is None) or robot is None
+            or getattr(robot, "poses", None) is None or getattr(robot, "trajectory", None) is not None):
+        return options
+    import dataclasses
+
+    from gjkcli.report.poselines import PoseLines
+
+    return dataclasses.replace(options, pose_lines=PoseLines())
+
+
+def _spliced_poses(found, options, output, cache, report_key) -> int:
+    """Write the JSON report of a `--poses` run whose kept poses' lines are spliced in
+    (`gjkcli.report.poselines`), as `_emit` writes a run's; its exit code."""
+    for problem in found.errors:
+        click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
+    got = options.pose_lines.spliced(found)
+    if got is None:  # the run's findings are not a poses run's: cannot be
+        raise RuntimeError("the kept poses' report lines do not fit the run's findings")
+    code, data = got
+    with _recording(report_key is not None) as writes:
+        _write_text(output, data if output not in (None, "-") else data.decode(), "the report")
+    if report_key is not None:
+        stderr = [f"gjk: error: {shown(e.file)}: {one_line(e.message)}" for e in found.errors]
+        _keep_run(cache, report_key, code, writes, stderr)
     if cache.wrote:
         cache.trim()
     return code

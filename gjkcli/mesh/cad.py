@@ -49,7 +49,7 @@ from gjkcli.units import canonical, factor
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
            "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
-           "canonical_import", "recorded", "placed_parts"]
+           "canonical_import", "recorded", "placed_parts", "solids_ahead"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
 
@@ -113,7 +113,8 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     deflection_rel : linear deflection as a fraction of each solid's diagonal (default
         `DEFAULT.cad_deflection_rel`)
     points : called with each product's vertices as it is meshed (once a product, however
-        many instances place it), or None (`gjkcli.mesh.cad_process` tells the command whether
+        many instances place it) and `shared`, whether several instances place it rigidly (its
+        hull is then built once for all of them), or None (`gjkcli.mesh.cad_process` tells the command whether
         the parts will need SciPy's qhull from it)
 
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
@@ -125,25 +126,39 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     shown = str(path) if shown is None else shown
     rel = DEFAULT.cad_deflection_rel if deflection_rel is None else deflection_rel
     unit, solids = _solids(path)
-    meshed: dict = {}  # a product's solid is tessellated once, however many instances place it
+    # a product's solid is tessellated once, however many instances place it: numbered here in
+    # the order of their first instances
+    distinct: dict = {}
+    count = iter(range(len(solids)))
+    placed = [(name, _once(distinct, solid, lambda: next(count)), _matrix(location))
+              for name, solid, location in solids]
+    shared = _shared_products(placed)
     products: list = []  # per distinct solid: (vertices, faces, eps) in mm
-
-    def product(solid, name):
-        products.append(_tessellate(solid, rel, path, name))
-        if points is not None:
-            points(products[-1][0])
-        return len(products) - 1
-
-    placed = []
-    for index, (name, solid, location) in enumerate(solids):
-        k = _once(meshed, solid, lambda: product(solid, name))
-        placed.append((name, k, _matrix(location)))
+    for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
+        if k == len(products):  # its product's first instance
+            products.append(_tessellate(solid, rel, path, name))
+            if points is not None:
+                points(products[-1][0], shared=k in shared)
         progress.report("tessellate", index + 1, len(solids))
     ref_key = _key(path)
     _RECORDED[ref_key] = (unit, rel, placed, products)
     while len(_RECORDED) > _CACHE_FILES:
         _RECORDED.pop(next(iter(_RECORDED)))
     return placed_parts(path, shown, named, unit, ref_key, products, placed)
+
+
+def _shared_products(placed: list) -> set:
+    """The products (indices) that several instances of `placed` place rigidly: their parts
+    share one mesh, whose hull the run builds once, in the compiled core up to
+    SHARED_HULL_POINTS (`gjkcli.pipeline.stages.hulls`), so that `read_step`'s `points` are told
+    so (a 1,447-point sphere placed twice needs no qhull, nor SciPy's import)."""
+    from gjkcli.engine.shapes import rigid_pose
+
+    uses: dict = {}
+    for _, k, T in placed:
+        if rigid_pose(T) is not None:
+            uses[k] = uses.get(k, 0) + 1
+    return {k for k, n in uses.items() if n > 1}
 
 
 # What `read_step` read of the last files, by `_key`: (unit, deflection_rel, [(name, product,
@@ -487,18 +502,16 @@ def _faces(shape) -> list:
 _FACE_BOXES: dict = {}
 
 
-def _near_faces(a, b, reach: float):
-    """(compound of A's faces, compound of B's faces) whose bounding boxes come within `reach`
-    (mm) of a box of the other solid's faces, or None when a box is void. The boxes are of the
-    exact geometry (a B-spline face's poles hold it), not of the triangles, so a face left out
-    is farther than `reach` from the other solid's boundary."""
+def _face_boxes(shape):
+    """(the faces of `shape`, (n, 6) their boxes' corners in mm, lo then hi), or (None, None)
+    when it has no face or a box is void; once per placed solid (a compound, made for one
+    call, is not kept): a frame touching eleven fittings (the SolidWorks 2017 assembly of
+    issue 43, 601 faces) had its faces' boxes made again for each of them."""
     from OCP.Bnd import Bnd_Box
-    from OCP.BRep import BRep_Builder
     from OCP.BRepBndLib import BRepBndLib
     from OCP.TopAbs import TopAbs_COMPOUND
-    from OCP.TopoDS import TopoDS_Compound
 
-    def boxes(shape):
+    def boxes():
         faces, corners = [], []
         for face in _faces(shape):
             box = Bnd_Box()
@@ -510,15 +523,20 @@ def _near_faces(a, b, reach: float):
             corners.append((lo.X(), lo.Y(), lo.Z(), hi.X(), hi.Y(), hi.Z()))
         return (faces, np.array(corners)) if faces else None
 
-    def kept(shape):
-        # once per placed solid (a compound, made for one call, is not kept): a frame touching
-        # eleven fittings (the SolidWorks 2017 assembly of issue 43, 601 faces) had its faces'
-        # boxes made again for each of them
-        if shape.ShapeType() == TopAbs_COMPOUND:
-            return boxes(shape) or (None, None)
-        return _once(_FACE_BOXES, shape, lambda: boxes(shape)) or (None, None)
+    if shape.ShapeType() == TopAbs_COMPOUND:
+        return boxes() or (None, None)
+    return _once(_FACE_BOXES, shape, boxes) or (None, None)
 
-    (fa, ca), (fb, cb) = kept(a), kept(b)
+
+def _near_faces(a, b, reach: float):
+    """(compound of A's faces, compound of B's faces) whose bounding boxes come within `reach`
+    (mm) of a box of the other solid's faces, or None when a box is void. The boxes are of the
+    exact geometry (a B-spline face's poles hold it), not of the triangles, so a face left out
+    is farther than `reach` from the other solid's boundary."""
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+
+    (fa, ca), (fb, cb) = _face_boxes(a), _face_boxes(b)
     if not fa or not fb:
         return None
     # every box against every box at once (Bnd_Box.Distance's gap per axis, in NumPy: the
@@ -662,6 +680,12 @@ def _solids(path: Path):
     return hit
 
 
+def solids_ahead(path) -> None:
+    """Read the file's exact solids into this process's cache of them (`_solids`), before any
+    pair asks for them (`gjkcli.mesh.cad_process`, while the command reads the file's text)."""
+    _solids(Path(path))
+
+
 def placed_solid(ref: SolidRef):
     """The exact solid of `ref` (an OpenCASCADE TopoDS_Shape), placed in the assembly, in mm."""
     return _compound((ref,))
@@ -705,39 +729,90 @@ _CANONICAL: dict = {}
 
 
 def copies_repaid(groups, scene=None) -> list:
-    """For each group of refs (the pairs of one relative pose of two products,
-    `gjkcli.pipeline.tessellated`), whether its products' canonical copies are worth making:
-    every product of it with a B-spline face is in another group too. scene: every group of
-    the run, of which `groups` are some (a Dask task's share), counted instead of `groups`, so
-    that a share decides as the whole run does."""
+    """For each group (the pairs of one relative pose of two products,
+    `gjkcli.pipeline.tessellated`: a list of (refs_a, refs_b), each pair's exact solids), whether
+    its products' canonical copies are worth making: every product of it with a B-spline face
+    is in another group too, and its B-spline faces that lie within the box of the solid it is
+    paired with, counted over its groups, are at least as many as its B-spline faces. scene:
+    every group of the run, of which `groups` are some (a Dask task's share), counted instead
+    of `groups`, so that a share decides as the whole run does.
+
+    A copy costs about all of the product's B-spline faces converted, fixed and checked, and
+    saves on the faces OpenCASCADE's booleans and distances meet the other solid with (faces
+    whose boxes lie apart from it are put aside by their boxes, B-spline or not). Euclid's pm2
+    housing (issue 43): 324 faces, a copy of 1.25 s of CPU for three pairs that met 12 of its
+    B-spline faces and cost the same on the copy as on the file's solid; the AP214 AS1's bolts
+    and plates, all B-spline, meet the other solid with most of their faces in pair after
+    pair."""
     from collections import Counter
 
-    def products(refs) -> dict:
-        solids: dict = {}
-        for ref in refs:
-            solid = _placed(ref)[0]
-            solids.setdefault(hash(solid), []).append(solid)
-        return solids
+    def products(pairs) -> dict:
+        """{product key: (its solid, B-spline faces within the other side's box, in one pair of
+        the group: its pairs share one relative pose)}"""
+        out: dict = {}
+        for refs_a, refs_b in pairs[:1]:
+            for mine, other in ((refs_a, refs_b), (refs_b, refs_a)):
+                box = _refs_box(other)
+                for ref in mine:
+                    solid = _placed(ref)[0]
+                    near = _splines_within(_compound((ref,)), solid, box)
+                    k = hash(solid)
+                    out[k] = (solid, max(near, out[k][1]) if k in out else near)
+        return out
 
-    keys = [products(refs) for refs in groups]
-    counted = keys if scene is None else [products(refs) for refs in scene]
+    keys = [products(pairs) for pairs in groups]
+    counted = keys if scene is None else [products(pairs) for pairs in scene]
     seen = Counter(k for solids in counted for k in solids)
-    return [all(seen[k] >= 2 or not _once(_SPLINE, shapes[0], lambda: _has_spline(shapes[0]))
-                for k, shapes in solids.items()) for solids in keys]
+    used = Counter()
+    for solids in counted:
+        for k, (_, near) in solids.items():
+            used[k] += near
+
+    def repaid(k, solid) -> bool:
+        splines = int(_spline_faces(solid).sum())
+        return splines == 0 or (seen[k] >= 2 and used[k] >= splines)
+
+    return [all(repaid(k, solid) for k, (solid, _) in solids.items()) for solids in keys]
 
 
-# Whether a product's solid has a B-spline or Bezier face: hash -> [(solid, answer)].
+def _refs_box(refs) -> np.ndarray | None:
+    """(6,) the box (lo, hi) in mm of the faces of the placed solids of `refs`, None when a
+    face's box is void."""
+    corners = []
+    for ref in refs:
+        faces, boxes = _face_boxes(_compound((ref,)))
+        if faces is None:
+            return None
+        corners.append(boxes)
+    corners = np.concatenate(corners)
+    return np.concatenate([corners[:, :3].min(axis=0), corners[:, 3:].max(axis=0)])
+
+
+def _splines_within(placed, solid, box) -> int:
+    """How many B-spline faces of `placed` (the product `solid`, placed) have boxes that meet
+    `box` ((6,) lo, hi in mm); all of them when a box is unknown."""
+    splines = _spline_faces(solid)
+    faces, boxes = _face_boxes(placed)
+    if box is None or faces is None or len(faces) != len(splines):
+        return int(splines.sum())
+    meets = np.all((boxes[:, :3] <= box[3:]) & (box[:3] <= boxes[:, 3:]), axis=1)
+    return int(np.count_nonzero(meets & splines))
+
+
+# Which faces of a product's solid are B-spline or Bezier ones, in `_faces`' order: hash ->
+# [(solid, (n,) bool)].
 _SPLINE: dict = {}
 
 
-def _has_spline(solid) -> bool:
+def _spline_faces(solid) -> np.ndarray:
     from OCP.BRepAdaptor import BRepAdaptor_Surface
     from OCP.GeomAbs import GeomAbs_BezierSurface, GeomAbs_BSplineSurface
     from OCP.TopoDS import TopoDS
 
-    return any(BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
-                                                                 GeomAbs_BezierSurface)
-               for f in _faces(solid))
+    return _once(_SPLINE, solid, lambda: np.array(
+        [BRepAdaptor_Surface(TopoDS.Face(f)).GetType() in (GeomAbs_BSplineSurface,
+                                                           GeomAbs_BezierSurface)
+         for f in _faces(solid)], dtype=bool))
 
 
 def canonical_todo(refs) -> list:

@@ -32,13 +32,20 @@ command imports NumPy and its pipeline; the command asks it for `gjkcli.mesh.ifc
 model, and a model it has given is read by the command if asked again. Serving no STEP file, the process ends once it has given
 its last model. While the command waits for its first answer, it imports the modules it was told
 it may need next (`meanwhile`).
+
+A scan with a cache of STEP files alone starts the process at once too (`go(verdict=True)`):
+it imports OpenCASCADE and reads the files' exact solids while the command reads their text
+(`gjkcli.mesh.stepkeep`), then is told (`told`) whether the cache places their parts: if so it
+tessellates nothing and only answers what needs the exact solids (a moved part's pairs),
+else it reads the parts as above. A re-run that needs OpenCASCADE then pays its import beside
+the text's read, not after it.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "wanted", "stop", "serving", "reader", "serves", "reads_step",
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "stop", "serving", "reader", "serves", "reads_step",
            "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
@@ -117,14 +124,40 @@ def _ifc_file(arg: str) -> bool:
 _gate: list = []
 
 
-def go() -> None:
-    """Let a gated process start reading (the run is made: the cache holds no report of it)."""
+def go(verdict: bool = False) -> None:
+    """Let a gated process start reading (the run is made: the cache holds no report of it).
+    verdict: the command reads its STEP files' text beside it (`gjkcli.mesh.stepkeep`) and
+    says, with `told`, whether the cache places their parts: the process imports OpenCASCADE
+    and reads the files' exact solids meanwhile, and tessellates them only if told to."""
     if _gate:
         worker = _gate.pop()
         try:
-            worker.send("go")
+            worker.send(_VERDICT if verdict else "go")
         except OSError:  # it ended: `ask` runs everything here
-            pass
+            return
+        if verdict:
+            _told[:] = [worker]
+
+
+# The process told `go(verdict=True)` and not yet `told`; whether the command's STEP files'
+# parts are placed here from the cache (`told(True)`), not asked of the process.
+_told: list = []
+_parts_here: list = [False]
+_VERDICT = "go, then the verdict"
+
+
+def told(kept: bool) -> None:
+    """Tell a process started with `go(verdict=True)` whether the cache places the STEP files'
+    parts (kept: it reads no parts, and serves only what needs the exact solids: a pair's
+    refinement, a common volume), else it reads them as a process told `go` does."""
+    _parts_here[0] = kept  # a process started ungated reads them all the same, unasked
+    if not _told:
+        return
+    worker = _told.pop()
+    try:
+        worker.send("kept" if kept else "read")
+    except OSError:  # it ended: `ask` runs everything here
+        pass
 
 
 def _size(path: str) -> int:
@@ -192,7 +225,7 @@ def serves(path) -> bool:
     if not serving():
         return False
     if str(path).lower().endswith(_SUFFIXES):
-        return _server[3]
+        return _server[3] and not _parts_here[0]
     return os.path.realpath(path) in _server[2]
 
 
@@ -235,7 +268,8 @@ def ask(function, *args, **kwargs):
 # Modules the command imports while it waits for its first answer (`meanwhile`), and when it
 # starts: once the process says that the parts it meshes need qhull (`_qhull_hint`: Revit's
 # sample project, 80 pieces of furniture of 1,106 vertices; a STEP product of 28,662 vertices,
-# issue 43's SolidWorks 2017 assembly), and not for a long read of parts the compiled core
+# issue 43's SolidWorks 2017 assembly; for STEP files whose text names spheres and tori,
+# `_dense_surfaces`, before it imports OpenCASCADE), and not for a long read of parts the compiled core
 # builds the hulls of (the swept solids of ISSUE_171, a Revit duplex; a STEP file's read is
 # never short, OpenCASCADE's import alone takes 0.7 s, and the AP214 AS1's products of at most
 # 672 vertices need no qhull): SciPy's import (0.25 to 0.5 s of CPU time, twice that on a
@@ -288,13 +322,51 @@ def _qhull_hint(parent):
 
     def tell(vertices, shared: bool = False) -> None:
         """shared: the vertices place a mesh other parts place too (its hull is the core's up to
-        SHARED_HULL_POINTS)."""
-        if sent[0] or not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None):
+        SHARED_HULL_POINTS); vertices None: the hint regardless (`_dense_surfaces`)."""
+        if sent[0] or (vertices is not None
+                       and not goes_to_qhull(vertices, SHARED_HULL_POINTS if shared else None)):
             return
         sent[0] = True
         parent.send((_HINT, None))
 
     return tell
+
+
+# Surfaces that a STEP file's text names and that tessellate densely at gjk's deflection (a
+# thousandth of the solid's diagonal): a full sphere gives 1,447 points, more than the compiled
+# core builds the hull of (SMALL_HULL_POINTS); fillets blending on tori and spheres do as much
+# to the solids they round. A file naming at least _DENSE_FROM of them is guessed to need qhull
+# before OpenCASCADE is imported (`_serve`): the command then imports SciPy (0.25 s of CPU time)
+# on the core it would leave idle while the process imports OpenCASCADE (0.6 s), instead of
+# after the products are meshed, which left most of that import after the answer, on the run's
+# path (trj6_k1-sd-214 of issue 43's corpus: the hint came 60 ms before the parts, on a loaded
+# machine). A single one is left to the meshed parts: a sphere several instances place has its
+# hull built once by the core (the corpus's 18 assemblies are all guessed as their runs turn
+# out, needing qhull or not; a rule read off those files, not a proof). A wrong guess costs
+# SciPy's import on the idle core, or the hint after the mesh as before; never an answer.
+_DENSE = (b"SPHERICAL_SURFACE", b"TOROIDAL_SURFACE")
+_DENSE_FROM = 2
+
+
+def _dense_surfaces(paths: list) -> bool:
+    """Whether the STEP files' text names at least _DENSE_FROM spherical or toroidal surfaces
+    (a search of the bytes, no parse, stopped at the last one needed: a few ms for megabytes,
+    in the process's path before its OpenCASCADE import)."""
+    count = 0
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:  # the read says what is wrong
+            continue
+        for name in _DENSE:
+            at = data.find(name)
+            while at >= 0:
+                count += 1
+                if count >= _DENSE_FROM:
+                    return True
+                at = data.find(name, at + len(name))
+    return False
 
 
 def _ahead_model(args: tuple) -> bool:
@@ -343,8 +415,13 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
     (gated: once the command says "go"), then answers requests until the command closes its end
     (or sends None)."""
     _quiet()
-    if gated and parent.receive() != "go":  # the cache answered: nothing to read
+    said = parent.receive() if gated else "go"
+    if said not in ("go", _VERDICT):  # the cache answered: nothing to read
         return None
+    if said == _VERDICT and paths:
+        paths = _solids_then_verdict(paths, parent)
+        if paths is None:  # the command ended
+            return None
     from gjkcli import extras
     from gjkcli.errors import InputError
 
@@ -359,6 +436,8 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         ifc.reading_only()
         readers += [(ifc.read, functools.partial(ifc.read_here, shares=shares), m) for m in models]
     tell = _qhull_hint(parent)  # one hint at most, whichever file's parts give it
+    if paths and _dense_surfaces(paths):  # said before OpenCASCADE's import, not after the mesh
+        tell(None)
     if paths:
         from gjkcli.mesh import cad
 
@@ -390,6 +469,24 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
         except Exception as exc:  # noqa: BLE001 - raised again in the command
             answer = ("error", exc)
         parent.reply(*answer)
+
+
+def _solids_then_verdict(paths: list, parent) -> list | None:
+    """`_serve` told `go(verdict=True)`: OpenCASCADE imported and the STEP files' exact solids
+    read (what a pair that needs them asks either way), then the command's verdict (`told`):
+    the files to read ahead (all of them, or none when the cache places their parts); None
+    when the command ended instead."""
+    from gjkcli.mesh import cad
+
+    for path in paths:
+        try:
+            cad.solids_ahead(path)
+        except Exception:  # noqa: BLE001 - the read's own call says what failed, if it is made
+            pass
+    verdict = parent.receive()
+    if verdict not in ("kept", "read"):
+        return None
+    return [] if verdict == "kept" else paths
 
 
 def _quiet() -> None:

@@ -359,12 +359,15 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         # without OpenCASCADE (`gjkcli.mesh.stepkeep`); else read, and kept for the next scan
         # (its text is read here while OpenCASCADE's process reads the file)
         read = stepkeep.parts(path, shown=shown) if stepkeep.active() else None
+        ask = cad_process.ask
         if read is None:
-            read = cad_process.ask(cad.read_step, path, shown=shown)
+            read = ask(cad.read_step, path, shown=shown)
             if stepkeep.active():
-                stepkeep.keep(path, cad_process.ask)
+                stepkeep.keep(path, ask)
+        else:  # the process read no parts: its answer would wait for OpenCASCADE's import
+            ask = _here
         parts = [dataclasses.replace(p, name=named(p.name)) for p in read]
-        guessed = cad_process.ask(cad.codepage_note, path) if skipped is not None else None
+        guessed = ask(cad.codepage_note, path) if skipped is not None else None
         if guessed is not None:  # a lenient read says what it assumed
             from gjkcli.errors import Note
 
@@ -644,6 +647,12 @@ def _read(path: str | Path) -> list[tuple[str | None, object]]:
         raise
     except Exception as exc:
         raise InputError(path, _cause(exc, file_type)) from exc
+
+
+def _here(function, *args, **kwargs):
+    """`function(*args, **kwargs)` in this process (as `cad_process.ask` runs it without its
+    process)."""
+    return function(*args, **kwargs)
 
 
 def _check_file(path: Path) -> None:

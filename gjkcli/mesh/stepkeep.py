@@ -12,7 +12,9 @@ from the text. A later read of a file with the same key (`parts`) places the kep
 same one as before, else at the text's new one: only where the text composed every placement
 of the kept scan to OpenCASCADE's bit (`exact`), else the file is read by OpenCASCADE again.
 The exact solids stay where they are: a pair that needs them reads the file with OpenCASCADE
-then (`cad._placed`), only for it.
+then (`cad._placed`), only for it: in OpenCASCADE's own process where the command started one
+(`gjkcli.mesh.cad_process.go(verdict=True)`: it imports OpenCASCADE and reads the exact solids
+while the command reads the text, and tessellates nothing once told the parts are placed here).
 
 Anything the text reader does not read (`steptext.Unsupported`), a row that is not there or
 does not hold what `keep` writes: None, and OpenCASCADE reads the file.

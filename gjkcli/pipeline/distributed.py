@@ -31,8 +31,9 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
    closes.
 
-A robot at many poses runs in chunks of poses (`pose_runs`); a 2D run's narrow phase in chunks
-of pairs (`plane_batch`).
+A robot at many poses runs in chunks of poses (`pose_runs`; among other objects,
+`scene_pose_runs`), the motions of its trajectory in
+ranges of waypoints (`segment_runs`); a 2D run's narrow phase in chunks of pairs (`plane_batch`).
 
 A worker lost mid-scan loses its results; Dask re-runs the tasks that made them (a load task
 is a function of its file, every later task of the load tasks' answers), so the scan completes.
@@ -317,6 +318,66 @@ def pose_runs(options, source, srdf, run_options, poses):
     return out, done[0][1]
 
 
+def scene_pose_runs(options, paths, manifest, variables, poses, task) -> list:
+    """A Findings per pose of `poses` (n, d) of a robot scanned among other objects (where the
+    robot alone is not prepared once: `pose_runs`), in ranges of consecutive poses on the cluster
+    at `options.dask` (POSE_CHUNKS_PER_WORKER a worker), each pose's scan one process's on its
+    worker (`task(paths, options, manifest, variables, poses)`: `gjkcli.pipeline.motion.pose_scans`;
+    no cache, one core: the worker is the unit), in the poses' order."""
+    work = dataclasses.replace(options, dask=None, jobs=1, cache=None, pictures=None)
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        starts, stops = _ranges(len(poses), min(len(poses), POSE_CHUNKS_PER_WORKER * workers))
+        futures = [client.submit(task, paths, work, manifest, variables, poses[a:b],
+                                 key=f"gjk-scene-poses-{a}-{_token()}") for a, b in zip(starts, stops)]
+        return [f for done in _gathered(client, futures, options) for f in done]
+
+
+def segment_runs(options, scene, poses, task) -> list:
+    """The Findings of a robot's motions between consecutive waypoints of `poses` (--trajectory),
+    in ranges of consecutive motions on the cluster at `options.dask` (POSE_CHUNKS_PER_WORKER a
+    worker), each task building the motion itself (`task(scene, poses, first, last)`:
+    `gjkcli.pipeline.motion.segment_findings`); in the waypoints' order, as one process lists
+    them."""
+    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+        workers = max(1, len(client.nthreads()))
+        n = len(poses) - 1
+        bounds = np.linspace(0, n, min(n, POSE_CHUNKS_PER_WORKER * workers) + 1).astype(int).tolist()
+        futures = [client.submit(task, scene, poses, a, b, key=f"gjk-segments-{a}-{_token()}")
+                   for a, b in zip(bounds[:-1], bounds[1:])]
+        return [f for done in _gathered(client, futures, options) for f in done]
+
+
+@contextlib.contextmanager
+def sample_collider(address: str, timeout: float, robot, task):
+    """(collide(q, pairs), workers): `gjk collision-matrix`'s check of link pairs at the
+    sample poses q (n, d), split in one range of consecutive samples a worker of the cluster at
+    `address`, each worker building the robot's checker once for the whole sampling
+    (`task(token, robot, q, pairs)`: `gjkcli.pipeline.matrix.sample_collisions`); the rows in the samples' order, as one process answers them."""
+    from types import SimpleNamespace
+
+    told = SimpleNamespace(dask=address)
+    with connect(address, timeout) as client:
+        workers = max(1, len(client.nthreads()))
+        token = _token()
+        [shared] = client.scatter([robot], broadcast=True, hash=False)
+
+        def collide(q, pairs):
+            parts = [(a, b) for a, b in zip(*_ranges(len(q), workers)) if b > a]
+            futures = [client.submit(task, token, shared, q[a:b], pairs,
+                                     key=f"gjk-samples-{a}-{_token()}") for a, b in parts]
+            done = _gathered(client, futures, told)
+            return np.concatenate(done) if done else np.zeros((0, len(pairs)), dtype=bool)
+
+        yield collide, workers
+
+
+def _ranges(n: int, parts: int) -> tuple:
+    """(starts, stops) of `parts` ranges of about equal length over n items, in order."""
+    bounds = np.linspace(0, n, max(1, parts) + 1).astype(int).tolist()
+    return bounds[:-1], bounds[1:]
+
+
 def _gathered(client, futures, options) -> list:
     try:
         return client.gather(futures)
@@ -428,7 +489,7 @@ class _ClusterRun(Run):
         for (s, _, _), got in zip(tasks, loaded):
             if isinstance(answers[s], Problem):
                 continue
-            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries()
+            answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries(s)
         for (s, _, _), got in zip(tasks, loaded):
             if not isinstance(answers[s], Problem):
                 answers[s] = answers[s] + got.skipped
@@ -544,9 +605,7 @@ class _ClusterRun(Run):
         order = np.lexsort((j, i))  # pairs read in the objects' order, as one process reads them
         i, j = i[order], j[order]
         if len(i):
-            fields = [f.name for f in dataclasses.fields(BatchResult)]
-            self._batch = BatchResult(**{name: np.concatenate([d[3][name] for d in done if len(d[0])])[order]
-                                         for name in fields})
+            self._batch = _joined(done, order)
         keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
         if keep is not None:  # those pairs are no candidates, as in one process
             candidates -= int(np.count_nonzero(~keep))
@@ -616,14 +675,24 @@ class _ClusterRun(Run):
                 out[int(todo[at[k]])] = r
         return dict(sorted(out.items()))
 
-    def _overlaps_of(self, parts: Parts, pairs: list, cap: int) -> list:
+    def table(self, kind: str):
+        """None for the cache's tables of pairs' answers and overlap volumes: their keys are the
+        parts' contents (`gjkcli.pipeline.cache.PartKeys`: triangles and hulls), which the
+        client does not hold; keyed by what it holds (names, counts), a part moved or reshaped
+        under its name would be given its old answer. The other tables as `Run`'s."""
+        if kind in ("pairs", "overlaps"):
+            return None
+        return super().table(kind)
+
+    def _overlaps_of(self, parts: Parts, pairs: list, cap: int, done: int = 0) -> list:
         """The listed collisions with their overlap volumes, up to `cap` of them (the rest with
-        the note that says so), computed on the workers."""
+        the note that says so), computed on the workers; done : collisions before these that
+        got their volume."""
         out, todo = list(pairs), []
         beyond = stages.overlap_cap_note(cap)
         for at, p in enumerate(pairs):
             if p.status is Status.COLLISION:
-                if len(todo) >= cap:
+                if done + len(todo) >= cap:
                     out[at] = p.but(overlap_reason=beyond)
                 else:
                     todo.append(at)
@@ -635,14 +704,15 @@ class _ClusterRun(Run):
         def task(at, names, li, lj, picks):
             mine = [pairs[todo[k]] for k in at.tolist()]
             volumes = {(p.a, p.b): self._volumes[(p.a, p.b)] for p in mine if (p.a, p.b) in self._volumes}
-            return self.client.submit(worktasks.overlap_pairs, self.options, self.units, volumes,
+            return self.client.submit(worktasks.overlap_fields, self.options, self.units, volumes,
                                       names, mine, *picks, key=f"gjk-overlap-{_token()}")
 
         keys = [stages.placement_key(ga, gb) if ga.brep and gb.brep else None  # STEP solids' volumes
                 for ga, gb in ((parts.geoms[x], parts.geoms[y]) for x, y in zip(a.tolist(), b.tolist()))]
         for at, got in self._on_workers("overlap", parts, a, b, task, keys):
-            for k, p in zip(at.tolist(), got):
-                out[todo[k]] = p
+            for k, (volume, reason, mesh) in zip(at.tolist(), got):  # the client's findings, with them
+                p = pairs[todo[k]]
+                out[todo[k]] = p.but(overlap_volume=volume, overlap_reason=reason, overlap_mesh=mesh)
         return out
 
     def _trace(self, parts, a, b):
@@ -784,6 +854,22 @@ class _ClusterRun(Run):
         for f in self._loads:
             f.release()
         self._loads = []
+
+
+def _joined(done: list, order) -> "BatchResult":
+    """The tiles' verdicts (`worktasks.tile`'s answers) as one BatchResult in `order`, a field at
+    a time, each tile's arrays of a field let go once joined: the client holds the pairs'
+    answers about once, not twice (a listing of millions of pairs: `gjkcli.pipeline.streamed`)."""
+    from gjkcli.engine.results import BatchResult
+
+    out = {}
+    for f in dataclasses.fields(BatchResult):
+        pieces = [d[3].pop(f.name) for d in done if len(d[0])]
+        joined = np.concatenate(pieces)
+        del pieces
+        out[f.name] = joined[order]
+        del joined
+    return BatchResult(**out)
 
 
 @dataclass

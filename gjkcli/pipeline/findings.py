@@ -21,8 +21,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
-__all__ = ["ObjectRecord", "LazyRecords", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
-           "EXIT_ERROR", "SEVERITY", "severity_key", "violates", "pair_note", "hull_note"]
+__all__ = ["ObjectRecord", "LazyRecords", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
+           "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note", "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
 EXIT_OK = 0
@@ -112,6 +112,86 @@ class LazyRecords(Sequence):
 
     def __repr__(self) -> str:
         return f"LazyRecords({len(self._made)} objects)"
+
+
+class ListedPairs(Sequence):
+    """`Findings.pairs` of a run that lists millions of pairs (--all-pairs): the notable pairs
+    as Findings, and the plain ones (a hull's answer that neither fails, nor is allowed, known,
+    grouped or a collision) as rows the run keeps in arrays, each made a Finding by `make(row)`
+    when a report reads it and never kept. `order` (int64, one entry per pair, in the report's
+    order, `severity_key`'s) holds a notable pair's index, or len(notable) + a plain row's. A
+    report written row by row (`gjkcli.report.jsonout.encoded`) then holds one pair at a time,
+    whatever their number. Reads like the tuple it stands for, and pickles as that tuple.
+
+    notable : the notable Findings, in the report's order (every pair a summary counts as a
+        violation, allowed, known, failing, or answered exactly is one of them)
+    plain_objects : () -> ((p,), (p,)) int64 the plain rows' objects (indices into the run's
+        parts), made when asked
+    """
+
+    __slots__ = ("notable", "order", "plain_objects", "_make")
+
+    def __init__(self, notable: tuple, order, plain_objects, make):
+        self.notable = tuple(notable)
+        self.order = order
+        self.plain_objects = plain_objects
+        self._make = make
+
+    @property
+    def plain(self) -> int:
+        """How many pairs are plain rows."""
+        return len(self.order) - len(self.notable)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def _at(self, code: int):
+        e = len(self.notable)
+        return self.notable[code] if code < e else self._make(code - e)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self._at(c) for c in self.order[k].tolist())
+        return self._at(int(self.order[k]))
+
+    def __iter__(self):
+        step = 65536  # the order read a block at a time: a list of a block's codes, not of all
+        for start in range(0, len(self.order), step):
+            for code in self.order[start:start + step].tolist():
+                yield self._at(code)
+
+    def __bool__(self) -> bool:
+        return len(self.order) > 0
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and \
+            all(x == y for x, y in zip(self, other))
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return tuple, (tuple(self),)
+
+    def __repr__(self) -> str:
+        return f"ListedPairs({len(self.notable)} notable, {self.plain} plain)"
+
+    def notable_before(self, position: int) -> int:
+        """How many notable pairs come before `position` in the report's order."""
+        return int((self.order[:max(0, position)] < len(self.notable)).sum())
+
+    def with_notable(self, notable) -> "ListedPairs":
+        """The same pairs in the same order, the notable ones replaced (one for one: an overlap
+        volume added, which does not move a pair in the order)."""
+        notable = tuple(notable)
+        if len(notable) != len(self.notable):
+            raise ValueError("the notable pairs are replaced one for one")
+        return ListedPairs(notable, self.order, self.plain_objects, self._make)
+
+
+def notable(pairs):
+    """The pairs a summary counts (violations, allowed, known, failures, groups, exact answers):
+    `ListedPairs.notable`, or every pair of a plain sequence."""
+    return pairs.notable if isinstance(pairs, ListedPairs) else pairs
 
 
 @dataclass(frozen=True)
@@ -299,18 +379,18 @@ class Findings:
             return EXIT_VIOLATION
         if self.baseline_written is not None:  # today's state recorded: a success (ruff --add-noqa)
             return EXIT_OK
-        if any(p.fails for p in self.pairs):
+        if any(p.fails for p in notable(self.pairs)):
             return EXIT_VIOLATION
         return EXIT_OK
 
     @property
     def failures(self) -> tuple:
         """The pairs that fail the run."""
-        return tuple(p for p in self.pairs if p.fails)
+        return tuple(p for p in notable(self.pairs) if p.fails)
 
     @property
     def allowed(self) -> tuple:
-        return tuple(p for p in self.pairs if p.allowed and p.violation)
+        return tuple(p for p in notable(self.pairs) if p.allowed and p.violation)
 
     @property
     def listed(self) -> tuple:
@@ -318,6 +398,9 @@ class Findings:
         the allowed ones (the summary counts those)."""
         if self.show_allowed or self.all_pairs:
             return self.pairs
+        if isinstance(self.pairs, ListedPairs):  # a plain row is never allowed
+            return self.pairs if not any(p.allowed for p in self.pairs.notable) else \
+                tuple(p for p in self.pairs if not p.allowed)
         return tuple(p for p in self.pairs if not p.allowed)
 
     @property
@@ -327,17 +410,19 @@ class Findings:
 
     @property
     def known(self) -> tuple:
-        return tuple(p for p in self.pairs if p.known and p.violation and not p.allowed)
+        return tuple(p for p in notable(self.pairs) if p.known and p.violation and not p.allowed)
 
     @property
     def violations(self) -> int:
-        return sum(1 for p in self.pairs if p.violation)
+        return sum(1 for p in notable(self.pairs) if p.violation)
 
     @property
     def modes(self) -> dict:
         """Listed pairs per answering mode: {"hull": n, "exact": m}."""
         out = {"hull": 0, "exact": 0}
-        for p in self.pairs:
+        if isinstance(self.pairs, ListedPairs):  # a plain row is a hull's answer
+            out["hull"] += self.pairs.plain
+        for p in notable(self.pairs):
             out[p.mode] = out.get(p.mode, 0) + 1
         return out
 

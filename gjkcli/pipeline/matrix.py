@@ -29,7 +29,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 
-__all__ = ["Matrix", "collision_matrix", "audit", "ALWAYS"]
+__all__ = ["Matrix", "collision_matrix", "audit", "sample_collisions", "ALWAYS"]
 
 # A pair in collision in at least this share of the samples is "Always" (MoveIt's setup assistant
 # uses 95% too).
@@ -109,14 +109,38 @@ def _key(a: str, b: str) -> tuple:
     return (a, b) if a <= b else (b, a)
 
 
+# The checker this process built for a Dask sampling, by the sampling's token
+# (`sample_collisions`): one sampling at a time, so one kept.
+_CHECKER: dict = {}
+
+
+def sample_collisions(token: str, robot, q, pairs):
+    """(len(q), len(pairs)) bool: `_Checker.collide` of the link pairs `pairs` at the sample
+    poses q, on a Dask worker (`gjkcli.pipeline.distributed.sample_collider`), the robot's checker
+    built the first time this worker sees the sampling's `token`."""
+    check = _CHECKER.get(token)
+    if check is None:
+        _CHECKER.clear()
+        check = _CHECKER[token] = _Checker(robot)
+    return check.collide(q, pairs)
+
+
 @contextmanager
-def _collider(check: _Checker, jobs: int):
-    """check.collide, its samples split over `jobs` forked worker processes (each holds the
-    checker it was forked with); the answers are the same, in sample order."""
+def _collider(check: _Checker, jobs: int, dask=None):
+    """(check.collide, samples a chunk per CHUNK): its samples split over `jobs` forked worker
+    processes (each holds the checker it was forked with), or over the workers of the Dask
+    cluster `dask` ((address, time-out): `gjkcli.pipeline.distributed.sample_collider`, each
+    worker building the checker once); the answers are the same, in sample order."""
     from gjkcli.engine.shapes import can_fork
 
+    if dask is not None:
+        from gjkcli.pipeline.distributed import sample_collider
+
+        with sample_collider(*dask, check.robot, sample_collisions) as got:
+            yield got
+        return
     if jobs <= 1 or not can_fork():
-        yield check.collide
+        yield check.collide, jobs
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -131,7 +155,7 @@ def _collider(check: _Checker, jobs: int):
                     return check.collide(q, pairs)
                 return np.concatenate(list(pool.map(_collide_forked, [(p, pairs) for p in parts])))
 
-            yield collide
+            yield collide, jobs
     finally:
         _FORKED = None
 
@@ -146,13 +170,15 @@ def _collide_forked(arg):
 
 
 def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=None,
-                     settle: bool = True, jobs: int = 1) -> Matrix:
+                     settle: bool = True, jobs: int = 1, dask=None) -> Matrix:
     """Adjacent, Default, Always and Never pairs of a `gjkcli.scene.urdf.Robot`; deterministic
     for a seed (and the same for any `jobs`).
 
     settle : a pair leaves the sampling once its class is known (False: every pair at every
         pose, the same classes; benchmarks/bench_matrix.py times both)
     jobs : worker processes the samples of each chunk are split over
+    dask : (scheduler address or "local[:N]", time-out in seconds): the samples of each chunk
+        split over the Dask cluster's workers instead
     """
     from gjkcli.scene import urdf
 
@@ -174,9 +200,9 @@ def collision_matrix(robot, *, samples: int = 10_000, seed: int = 0, progress=No
     stop_after = allowed_misses if settle else samples
     done = 0
     tell("samples", 0, samples)
-    with _collider(check, jobs) as collide:
+    with _collider(check, jobs, dask) as (collide, width):
         while done < samples and len(todo):
-            q = Q[done: done + CHUNK * jobs]
+            q = Q[done: done + CHUNK * width]
             got = collide(q, todo)
             # settle pairs in sample order, so the counts do not depend on the chunk size
             for j, k in enumerate(todo.tolist()):
@@ -239,10 +265,10 @@ class Counterexample:
 
 
 def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=None,
-          jobs: int = 1) -> list:
+          jobs: int = 1, dask=None) -> list:
     """Counterexample per pair of `never_pairs` ((link, link), ...) found colliding in the
     sampling of `collision_matrix` (the same poses for a seed), the first sample that shows it;
-    `jobs` worker processes as there."""
+    `jobs` worker processes, or `dask`, as there."""
     from gjkcli.engine.primitive import pair_query
 
     tell = progress or (lambda stage, done, total: None)
@@ -255,9 +281,9 @@ def audit(robot, never_pairs, *, samples: int = 10_000, seed: int = 0, progress=
     found = []
     done = 0
     tell("samples", 0, samples)
-    with _collider(check, jobs) as collide:
+    with _collider(check, jobs, dask) as (collide, width):
         while done < samples and len(todo):
-            q = Q[done: done + CHUNK * jobs]
+            q = Q[done: done + CHUNK * width]
             got = collide(q, todo)
             hit_any = got.any(axis=0)
             for j in np.flatnonzero(hit_any).tolist():

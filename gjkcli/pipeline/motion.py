@@ -29,7 +29,7 @@ from gjkcli.pipeline.findings import Finding, Findings, violates
 from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
-__all__ = ["scan_poses", "Motion", "segment_contacts"]
+__all__ = ["scan_poses", "Motion", "segment_contacts", "segment_findings", "pose_scans"]
 
 # Steps of one pair over one segment before it is reported undecided (a pair that stays within a
 # hair of contact for a long stretch without touching).
@@ -78,17 +78,24 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
             else:
                 prepared = Prepared(robots[0], ropts.srdf, _run_options(options))
                 runs, allowed = prepared.runs(poses), prepared.allowed_links
+            lines = getattr(options, "pose_lines", None)  # the kept findings the report splices in
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
-                            for found in runs for p in found.pairs)
+                            for found in {id(f): f for f in runs}.values() for p in found.pairs) \
+                or (lines is not None and lines.depthless)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
-    for k, q in enumerate(poses if not runs else ()):
-        values = dict(zip(robot.variables, q.tolist()))
-        o = dataclasses.replace(options, robot=dataclasses.replace(ropts, joints=values, poses=None,
-                                                                   trajectory=None))
+    pending = poses if not runs else poses[:0]
+    if options.dask is not None and len(pending) > 1 and options.pictures is None and options.rescan is None:
+        # ranges of poses on the cluster, each pose's scan one process's on a worker
+        from gjkcli.pipeline.distributed import scene_pose_runs
+
+        runs = scene_pose_runs(options, paths, manifest, robot.variables, pending, pose_scans)
+        pending = pending[:0]
+    for k, q in enumerate(pending):
+        o = _at_pose(options, robot.variables, q)
         if o.dask is not None:  # each pose's scan on the cluster
             from gjkcli.pipeline.distributed import scan_on_cluster
 
@@ -98,13 +105,15 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         runs.append(found)
     segments = []
     if trajectory and len(poses) > 1:
-        motion = Motion.build(robot, robots[0].transform, ropts.srdf, prefix=robots[0].prefix)
-        motion, files = _with_scene(motion, paths, manifest, options, robots[0])
-        for i in range(len(poses) - 1):
-            segments.extend(dataclasses.replace(f, file_a=files.get(f.a, robots[0].shown),
-                                                file_b=files.get(f.b, robots[0].shown))
-                            for f in motion.segment(i, poses[i], poses[i + 1], options.fail_on
-                                                    or ("collision", "clearance"), options.mode))
+        scene = _SegmentScene(robots[0], ropts.srdf, paths, manifest, options.split_bodies, options.recurse,
+                              dataclasses.replace(ropts, poses=None, trajectory=None),
+                              options.fail_on or ("collision", "clearance"), options.mode)
+        if options.dask is not None and len(poses) > 2:  # ranges of the motions on the cluster
+            from gjkcli.pipeline.distributed import segment_runs
+
+            segments = segment_runs(options, scene, poses, segment_findings)
+        else:
+            segments = scene.findings(poses, 0, len(poses) - 1)
     from gjkcli.engine.shapes import no_gc
 
     with no_gc():  # every pose's findings alive: a collection would walk them all, for nothing
@@ -117,6 +126,23 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     return dataclasses.replace(found, notes=tuple(dict.fromkeys(notes)),
                                unchecked=tuple(dict.fromkeys(found.unchecked + tuple(missing if fails else ()))),
                                elapsed=time.perf_counter() - started)  # the motion's too
+
+
+def _at_pose(options, variables, q):
+    """The options of the scan at pose q (the robot's joints set, no pose table)."""
+    values = dict(zip(variables, q.tolist()))
+    return dataclasses.replace(options, robot=dataclasses.replace(options.robot, joints=values, poses=None,
+                                                                  trajectory=None))
+
+
+def pose_scans(paths, options, manifest, variables, poses) -> list:
+    """The scan at each pose of `poses` (n, d), in this process (a Dask task's:
+    `gjkcli.pipeline.distributed.scene_pose_runs`), as one process scans each pose of a robot among
+    other objects; the Findings without their pictures' geometry."""
+    from gjkcli.pipeline.stages import scan_here
+
+    return [dataclasses.replace(scan_here(paths, _at_pose(options, variables, q), manifest, None), geometry=None)
+            for q in poses]
 
 
 def _run_options(options):
@@ -141,6 +167,42 @@ def _timed(found: Findings, times, notes, table) -> Findings:
     if notes:
         found = dataclasses.replace(found, notes=found.notes + tuple(f"{table}: {n}" for n in notes))
     return found
+
+
+@dataclass(frozen=True)
+class _SegmentScene:
+    """What the motions between waypoints need, to be checked anywhere (in this process, or a
+    range of them in a task on a Dask worker: `gjkcli.pipeline.distributed.segment_runs`): the
+    robot's source, its SRDF, the scan's other inputs and the options the motions read."""
+
+    robot_source: object
+    srdf: object
+    paths: object
+    manifest: object
+    split_bodies: bool
+    recurse: bool
+    robot_options: object  # without poses or trajectory
+    fail_on: tuple
+    requested: str
+
+    def findings(self, poses, first: int, last: int) -> list:
+        """The Findings of the motions from waypoint first to waypoint last, in order (each
+        motion's as `Motion.segment` orders them), the motion built here."""
+        from types import SimpleNamespace
+
+        source = self.robot_source
+        motion = Motion.build(source.robot, source.transform, self.srdf, prefix=source.prefix)
+        # what `_with_scene` reads of the options
+        options = SimpleNamespace(split_bodies=self.split_bodies, recurse=self.recurse, robot=self.robot_options)
+        motion, files = _with_scene(motion, self.paths, self.manifest, options, source)
+        return [dataclasses.replace(f, file_a=files.get(f.a, source.shown), file_b=files.get(f.b, source.shown))
+                for i in range(first, last)
+                for f in motion.segment(i, poses[i], poses[i + 1], self.fail_on, self.requested)]
+
+
+def segment_findings(scene: _SegmentScene, poses, first: int, last: int) -> list:
+    """`_SegmentScene.findings` (a Dask task: `gjkcli.pipeline.distributed.segment_runs`)."""
+    return scene.findings(poses, first, last)
 
 
 def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
@@ -182,8 +244,19 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     first = runs[0]
     pairs, objects, seen, counts = [], [], set(), {}
     last = None
+    # the prepared poses share their Findings (every pose without findings one): each counted
+    # once, times the poses that have it, in the order they first come
+    tally: dict = {}
     for k, found in enumerate(runs):
-        pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        if found.pairs:
+            pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
+        got = tally.get(id(found))
+        if got is None:
+            tally[id(found)] = [found, 1]
+        else:
+            got[1] += 1
+    distinct = list(tally.values())
+    for found, times in distinct:
         if found.objects is not last:  # the prepared poses share one tuple of records
             last = found.objects
             for o in found.objects:
@@ -191,7 +264,7 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
                     seen.add(o.name)
                     objects.append(o)
         for status, n in found.counts.items():
-            counts[status] = counts.get(status, 0) + n
+            counts[status] = counts.get(status, 0) + n * times
     for f in segments:
         counts[f.status.value] = counts.get(f.status.value, 0) + 1
     pairs.extend(segments)
@@ -201,16 +274,16 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     what = "waypoints" if trajectory else "poses"
     notes.append(f"{rows} {what} from {table}" + (f"; the motions between them checked continuously"
                                                   if trajectory else ""))
-    errors = tuple(dict.fromkeys(e for found in runs for e in found.errors))
+    errors = tuple(dict.fromkeys(e for found, _ in distinct for e in found.errors))
     timings: dict = {}
-    for found in runs:
+    for found, times in distinct:  # clock readings: their sum's rounding is of no account
         for name, v in found.timings.items():
-            timings[name] = timings.get(name, 0.0) + v
+            timings[name] = timings.get(name, 0.0) + v * times
     return dataclasses.replace(
         first, objects=tuple(objects), pairs=tuple(pairs), errors=errors, counts=counts,
-        checked=sum(f.checked for f in runs) + len(segments),
-        candidates=sum(f.candidates for f in runs), notes=tuple(notes), timings=timings,
-        elapsed=sum(f.elapsed for f in runs), _index={o.name: k for k, o in enumerate(objects)})
+        checked=sum(f.checked * times for f, times in distinct) + len(segments),
+        candidates=sum(f.candidates * times for f, times in distinct), notes=tuple(notes), timings=timings,
+        elapsed=sum(f.elapsed * times for f, times in distinct), _index={o.name: k for k, o in enumerate(objects)})
 
 
 _SEVERITY = {Status.COLLISION: 0, Status.UNDECIDED: 1, Status.TOUCHING: 2, Status.CLEARANCE: 3,

@@ -32,7 +32,7 @@ import numpy as np
 from gjkcli import extras
 from gjkcli.engine.results import Status
 from gjkcli.pipeline import elements, policy
-from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, severity_key, violates
+from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, severity_key, violates
 from gjkcli.pipeline.pairs import exact_pair, part_mesh, primitive_note, with_part_certificate
 
 __all__ = ["Prepared", "Unprepared", "applies", "prepared_elements", "DEPTH_NOTE"]
@@ -47,15 +47,18 @@ DEPTH_NOTE = ("collision depths not measured at many poses (the verdicts are pro
 CHUNK = 1000
 # The cache keeps a robot's answers per pose (`Prepared._kept_rows`) in entries keyed by the
 # robot (its kinematics and collision elements) and the options: each pose's joint values, and
-# the findings of those that have any as data. A pose without findings (most of a sampled set,
-# all of a valid plan) costs a look-up of its values to take back, no forward kinematics; one
-# with findings, reading them. The entries hold the latest run's poses and then those of the
-# runs before, up to this many (a 100,000-pose table of the Panda, one pose in six colliding:
-# about 60 MB: benchmarks/bench_cache_poses.py).
+# the findings of those that have any as data, and as the lines of a JSON report
+# (`gjkcli.report.poselines`). A pose without findings (most of a sampled set, all of a valid
+# plan) costs a look-up of its values to take back, no forward kinematics; one with findings,
+# reading them (a JSON report: splicing its lines in). The entries hold the latest run's poses
+# and then those of the runs before, up to this many (a 100,000-pose table of the Panda, one
+# pose in six colliding: about 100 MB, of which the lines about 40: benchmarks/bench_cache_poses.py).
 POSES_KEPT = 200_000
 # A robot's poses are kept in up to this many packs (one a run that computed new poses) before
 # they are merged into one.
 POSE_PACKS = 8
+# The kind of a pack's data entry (its index is a "poses" entry).
+DATA_KIND = "posedata"
 
 
 def applies(options, manifest, sources) -> bool:
@@ -180,14 +183,18 @@ class Prepared:
     def _runs(self, Q: np.ndarray) -> list[Findings]:
         o = self.options
         rows: list = []
+        lines = getattr(o, "pose_lines", None)  # a JSON report's lines kept per pose (`_kept_rows`)
+        pending = None
         if getattr(o, "cache", None) is not None and not o.trace and len(Q):
-            rows = self._kept_rows(Q)
+            rows, pending = self._kept_rows(Q, lines)
         else:
             for start in range(0, len(Q), CHUNK):
                 rows.extend(self._chunk(Q[start: start + CHUNK], start))
         if not rows:
             return []
         involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
+        if lines is not None:
+            involved |= lines.involved
         F = self.frames(Q[:1])[0]
         records = self.records(Q[:1], involved)
         index = {r.name: k for k, r in enumerate(records)}
@@ -210,7 +217,40 @@ class Prepared:
                     geometry=geometry)
             return found
 
-        return [findings(row) for row in rows]
+        out = []
+        for row in rows:  # most rows are shared (every pose without findings one): looked up inline
+            found = made.get(id(row))
+            out.append(found if found is not None else findings(row))
+        if pending is not None:  # the new poses kept, with their report lines when asked
+            kept, keys, todo = pending
+            if lines is not None and [bool(r.convex) for r in records] != kept.flags:
+                lines = None  # not the flags the packs were read for (`convex_flags`): no lines
+            kept.write(o.cache, keys, self._new_items(keys, todo, rows, out, lines, records))
+        return out
+
+    def _new_items(self, keys, todo, rows, found, lines, records) -> dict:
+        """{joint values' bytes: None (no findings) or `_Item`} of the new poses `todo`: their
+        findings' data and, with `lines` (a `gjkcli.report.poselines.PoseLines`), their report
+        lines."""
+        from gjkcli.pipeline.cache import to_data
+
+        clear = {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}
+        at = {r.name: k for k, r in enumerate(records)}
+        new = {}
+        for s in todo.tolist():
+            pairs, counts, checked = rows[s][:3]
+            if pairs == () and counts == clear and checked == self.link_pairs:  # kept as clear
+                new[keys[s]] = None
+                continue
+            made = None if lines is None else lines.made(pairs, found[s], s, at)
+            new[keys[s]] = _Item(_dumps(to_data(rows[s][:3])), made)
+        return new
+
+    def convex_flags(self, first: np.ndarray) -> list:
+        """Per object record at the pose `first` (1, d), whether it is taken for convex: what
+        a hull answer's note reads of it (`gjkcli.pipeline.findings.hull_note`), the same
+        whichever objects have findings."""
+        return [bool(r.convex) for r in self.records(first, ())]
 
     def records(self, first: np.ndarray, involved) -> tuple:
         """The objects' records at the pose `first` (1, d), with a convexity reason for the
@@ -246,16 +286,24 @@ class Prepared:
         pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
         return gap <= self.margin + pad
 
-    def _kept_rows(self, Q: np.ndarray) -> list[tuple]:
-        """`_chunk`'s rows for the poses of Q, those of poses seen before (the same robot,
-        elements, options and joint values: `gjkcli.pipeline.cache`'s "poses" entries of this
-        robot) taken from the cache, the others computed (only they reach forward kinematics);
-        the new ones written as a pack of their own."""
-        from gjkcli.pipeline.cache import CacheError, from_data, to_data
+    def _kept_rows(self, Q: np.ndarray, lines=None) -> tuple[list, tuple | None]:
+        """(`_chunk`'s rows for the poses of Q, what to keep): those of poses seen before (the
+        same robot, elements, options and joint values: `gjkcli.pipeline.cache`'s "poses"
+        entries of this robot) taken from the cache, the others computed (only they reach
+        forward kinematics); what to keep: (the packs read, every pose's key, the new poses'
+        rows), which `_runs` writes as a pack of their own once the objects' records are known,
+        or None.
+
+        lines : a `gjkcli.report.poselines.PoseLines`, or None. With it, a kept pose whose
+        report lines the cache holds (made with the same objects taken for convex) is not
+        decoded: its row holds no findings but its counts, and `lines` where its lines are,
+        which the report splices in (`gjkcli.report.poselines`)."""
+        from gjkcli.pipeline.cache import CacheError, from_data
 
         o = self.options
         cache = o.cache
-        kept = _KeptPoses.read(cache, self._cache_key(), Q.shape[1])
+        flags = self.convex_flags(Q[:1]) if lines is not None else None
+        kept = _KeptPoses.read(cache, self._cache_key(), Q.shape[1], flags)
         # a pose's key within its robot's entries: its joint values' bytes (the entries' key
         # holds the robot, its kinematics and the options)
         Q = np.ascontiguousarray(Q, dtype=np.float64)
@@ -265,6 +313,9 @@ class Prepared:
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
         clear = ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}, self.link_pairs, zero)
         index = kept.index
+        spliced: list = []  # (pose, pack, first line, end) of the poses whose lines are taken
+        counted: dict = {}  # the rows of poses with spliced lines, one per count of statuses
+        statuses = [s.value for s in sorted(Status, key=SEVERITY.get)]
         for s, k in enumerate(keys):
             at = index.get(k)
             if at is None:
@@ -272,21 +323,36 @@ class Prepared:
             if at < 0:  # no findings at this pose: every pair of objects clear
                 rows[s] = clear
                 continue
+            where = kept.lines_of(at) if lines is not None else None
+            if where is not None:
+                p, lo, hi = where
+                c = kept.severities(p, lo, hi)
+                row = counted.get(c)
+                if row is None:
+                    counts = {st.value: 0 for st in Status}
+                    for code, n in enumerate(c):
+                        counts[statuses[code]] += n
+                    counts[Status.CLEAR.value] += self.link_pairs - sum(c)
+                    row = counted[c] = ((), counts, self.link_pairs, zero)
+                rows[s] = row
+                spliced.append((s, p, lo, hi))
+                continue
+            data = kept.found(at, cache)
+            if data is None:  # its pack's data is not believed: computed again
+                continue
             try:
-                pairs, counts, checked = from_data(_loads(kept.found(at)))
+                pairs, counts, checked = from_data(_loads(data))
                 rows[s] = (tuple(p.but(waypoint=s) for p in pairs), counts, checked, zero)
             except (CacheError, TypeError, ValueError) as e:
                 cache.notes.append(f"cache: ignored a pose's answers: {e}")
+        if lines is not None and spliced:
+            lines.take(spliced, kept.line_arrays, len(Q), list(dict.fromkeys(self.owners)))
         todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
         for start in range(0, len(todo), CHUNK):
             chosen = todo[start: start + CHUNK]
             for s, row in zip(chosen.tolist(), self._chunk(Q[chosen], chosen)):
                 rows[s] = row
-        if len(todo):  # a pose whose row is the clear one is kept as such, the others' data
-            new = {keys[s]: None if rows[s][0] == () and rows[s][1] == clear[1] and rows[s][2] == clear[2]
-                   else _dumps(to_data(rows[s][:3])) for s in todo.tolist()}
-            kept.write(cache, keys, new)
-        return rows
+        return rows, ((kept, keys, todo) if len(todo) else None)
 
     def _cache_key(self) -> bytes:
         """A digest of what a pose's answers depend on besides its joint values: the robot's
@@ -449,57 +515,84 @@ def _loads(text: bytes):
     return json.loads(text) if text[:1] == b" " else orjson.loads(text)
 
 
+class _Item:
+    """A kept pose with findings: the JSON text of its findings' data (`_dumps` of
+    `gjkcli.pipeline.cache.to_data`), and its report lines or None (`PoseLines.made` of
+    `gjkcli.report.poselines`: ([line], [facts], [(a, b)]))."""
+
+    __slots__ = ("data", "lines")
+
+    def __init__(self, data: bytes, lines):
+        self.data, self.lines = data, lines
+
+
+# the arrays of a pack's report lines: every line's bytes one after another, where each starts
+# (L + 1,), its facts (`gjkcli.report.poselines`) and objects (L, 2), where each pose's lines
+# start (m + 1,) and whether a pose has them (m,)
+_LINE_ARRAYS = ("lines", "lstart", "lfacts", "lobj", "pline", "pok")
+
+
 class _KeptPoses:
     """A robot's "poses" entries: packs, each the poses one run computed (the first free of
     POSE_PACKS slots, so that a run writes what is new and nothing else), merged into one when
     the slots are full or they hold more than POSES_KEPT poses. `index` maps a pose's joint
     values (their float64 bytes) to -1 (no findings) or to where its findings' data (JSON text
-    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack's arrays: q (n, d)
-    float64, at (n,) int64 (-1 or the data's number), data (bytes of every pose's data one after
-    another) and offsets (m + 1,) int64."""
+    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack is two entries: its
+    index, q (n, d) float64 and at (n,) int64 (-1 or the data's number), with the poses' report
+    lines (`_LINE_ARRAYS`, which hold for the objects taken for convex that the header's
+    "convex" lists); and its data, data (bytes of every pose's data one after another) and
+    offsets (m + 1,) int64, read only when a pose's findings are decoded (a JSON report takes
+    the lines), under the token of its index's header."""
 
     def __init__(self, robot: bytes):
         self.robot = robot
         self.index: dict = {}  # joint values' bytes -> (pack, at) packed as one int (`found`)
-        self.packs: list = []  # (slot, data, offsets) of the packs read
+        self.packs: list = []  # [slot, (data, offsets) or None until read, token, m] of the packs read
+        self.line_arrays: list = []  # per pack read: its lines' arrays (a dict), or None
+        self._lines: list = []  # per pack read: (pline, pok, severity counts per pose) lists, or None
         self.free: list = []  # the slots no pack is in
         self.count = 0  # the poses the packs hold (one pose in two packs counted twice)
+        self.flags = None  # the objects taken for convex of the lines asked for
 
     @staticmethod
-    def entry(robot: bytes, slot: int) -> str:
+    def entry(robot: bytes, slot: int, part: bytes = b"poses") -> str:
+        """The key of a pack's index (part b"poses") or data (b"data")."""
         from gjkcli.pipeline.cache import pair_key
 
-        return pair_key(b"poses", robot, b"%d" % slot)
+        return pair_key(part, robot, b"%d" % slot)
 
     @classmethod
-    def read(cls, cache, robot: bytes, dof: int) -> "_KeptPoses":
+    def read(cls, cache, robot: bytes, dof: int, flags=None) -> "_KeptPoses":
         """The packs of `robot` (`Prepared._cache_key`) for poses of `dof` joint values; a pack
-        that is not believed is a miss, with a note."""
+        that is not believed is a miss, with a note. flags : the objects taken for convex
+        (`Prepared.convex_flags`) of the report lines asked for, or None (none asked)."""
         kept = cls(robot)
+        kept.flags = flags
         for slot in range(POSE_PACKS):
             entry = cls.entry(robot, slot)
             got = cache.get("poses", entry)
             if got is None:
                 kept.free.append(slot)
                 continue
-            _, arrays = got
-            names = ("q", "at", "data", "offsets")
+            header, arrays = got
             try:
-                if not all(name in arrays for name in names):
+                if not all(name in arrays for name in ("q", "at")) or not isinstance(header, dict) \
+                        or not isinstance(header.get("data"), int) or not isinstance(header.get("token"), str):
                     raise ValueError("it lacks arrays")
-                q, at, data, offsets = (arrays[name] for name in names)
+                q, at, m = arrays["q"], arrays["at"], header["data"]
                 if q.dtype != np.float64 or q.ndim != 2 or q.shape[1] != dof or at.shape != (len(q),) \
-                        or at.dtype != np.int64 or offsets.dtype != np.int64 or data.dtype != np.uint8 \
-                        or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
-                        or (np.diff(offsets) < 0).any() or (at >= len(offsets) - 1).any() or (at < -1).any():
+                        or at.dtype != np.int64 or (at >= m).any() or (at < -1).any():
                     raise ValueError("its arrays do not fit one another")
+                lines = _pack_lines(header, arrays, m, flags)
             except ValueError as e:
                 cache.notes.append(f"cache: ignored the entry {cache.path('poses', entry)}: {e}; its poses were "
                                    f"computed again")
                 kept.free.append(slot)
                 continue
             p = len(kept.packs)
-            kept.packs.append((slot, data, offsets))
+            kept.packs.append([slot, None, header["token"], m])
+            kept.line_arrays.append(None if lines is None else lines[0])
+            kept._lines.append(None if lines is None else lines[1:])
             raw, width = q.tobytes(), 8 * dof
             # a pose's place: -1 (no findings), else its data's number and its pack
             places = np.where(at < 0, -1, at * POSE_PACKS + p).tolist()
@@ -507,17 +600,72 @@ class _KeptPoses:
             kept.count += len(q)
         return kept
 
-    def found(self, at: int) -> bytes:
-        """The data of a pose whose `index` is `at` (not -1)."""
+    def found(self, at: int, cache) -> bytes | None:
+        """The data of a pose whose `index` is `at` (not -1); None when its pack's data entry
+        is not believed (a note says so)."""
         n, p = divmod(at, POSE_PACKS)
-        _, data, offsets = self.packs[p]
+        pack = self.packs[p]
+        if pack[1] is None:
+            pack[1] = self._data(cache, pack[0], pack[2], pack[3]) or False
+        if pack[1] is False:
+            return None
+        data, offsets = pack[1]
         return data[int(offsets[n]): int(offsets[n + 1])].tobytes()
 
+    def _data(self, cache, slot: int, token: str, m: int):
+        """(data, offsets) of the pack in `slot` (its index's `token`, `m` poses with data), or
+        None."""
+        entry = self.entry(self.robot, slot, b"data")
+        got = cache.get(DATA_KIND, entry)
+        if got is None:
+            why = "it is missing"
+        else:
+            header, arrays = got
+            data, offsets = arrays.get("data"), arrays.get("offsets")
+            if not isinstance(header, dict) or header.get("token") != token or data is None or offsets is None:
+                why = "it is not its index's"
+            elif data.dtype != np.uint8 or offsets.dtype != np.int64 or offsets.shape != (m + 1,) \
+                    or offsets[0] != 0 or offsets[-1] != len(data) or (np.diff(offsets) < 0).any():
+                why = "its arrays do not fit one another"
+            else:
+                return data, offsets
+        cache.notes.append(f"cache: ignored the entry {cache.path(DATA_KIND, entry)}: {why}; its poses were "
+                           f"computed again")
+        return None
+
+    def lines_of(self, at: int):
+        """(pack, first line, end) of the report lines of a pose whose `index` is `at` (not
+        -1), or None where its pack holds none for the objects taken for convex asked for."""
+        n, p = divmod(at, POSE_PACKS)
+        got = self._lines[p]
+        if got is None or not got[1][n]:
+            return None
+        return p, got[0][n], got[0][n + 1]
+
+    def severities(self, p: int, lo: int, hi: int) -> tuple:
+        """How many of the lines lo:hi of pack p are of each severity (0 to 4, `SEVERITY`)."""
+        return self._lines[p][2][lo]
+
+    def item(self, at: int, cache) -> "_Item | None":
+        """The kept data and lines (those of the flags asked for) of a pose whose `index` is
+        `at` (not -1); None where its data is not believed."""
+        where = self.lines_of(at) if self.flags is not None else None
+        lines = None
+        if where is not None:
+            p, lo, hi = where
+            a = self.line_arrays[p]
+            start = a["lstart"]
+            blob = a["lines"]
+            lines = ([blob[int(start[k]):int(start[k + 1])].tobytes() for k in range(lo, hi)],
+                     a["lfacts"][lo:hi].tolist(), [tuple(x) for x in a["lobj"][lo:hi].tolist()])
+        data = self.found(at, cache)
+        return None if data is None else _Item(data, lines)
+
     def write(self, cache, keys: list, new: dict) -> None:
-        """Keep this run's new poses (`new`: joint values' bytes -> their data, or None) as a
-        pack in a free slot; with no slot free, or past POSES_KEPT poses kept, one pack of this
-        run's poses (`keys`, in order) and then those kept before that it did not ask, up to
-        POSES_KEPT, in slot 0 and the others removed."""
+        """Keep this run's new poses (`new`: joint values' bytes -> their `_Item`, or None) as
+        a pack in a free slot; with no slot free, or past POSES_KEPT poses kept, one pack of
+        this run's poses (`keys`, in order) and then those kept before that it did not ask, up
+        to POSES_KEPT, in slot 0 and the others removed."""
         if self.free and self.count + len(new) <= POSES_KEPT:
             self._put(cache, self.free[0], list(new), new)
             return
@@ -527,20 +675,88 @@ class _KeptPoses:
         self._put(cache, 0, order[:POSES_KEPT], new)
         for slot in range(1, POSE_PACKS):
             if slot not in self.free:
-                try:
-                    cache.path("poses", self.entry(self.robot, slot)).unlink()
-                except OSError:
-                    pass
+                for kind, part in (("poses", b"poses"), (DATA_KIND, b"data")):
+                    try:
+                        cache.path(kind, self.entry(self.robot, slot, part)).unlink()
+                    except OSError:
+                        pass
 
     def _put(self, cache, slot: int, order: list, new: dict) -> None:
-        pieces, at = [], np.full(len(order), -1, dtype=np.int64)
+        import os
+
+        pieces, at, taken = [], np.full(len(order), -1, dtype=np.int64), []
         for n, k in enumerate(order):
-            data = new[k] if k in new else (None if self.index[k] < 0 else self.found(self.index[k]))
-            if data is not None:
-                at[n] = len(pieces)
-                pieces.append(data)
-        offsets = np.concatenate([[0], np.cumsum([len(p) for p in pieces], dtype=np.int64)]).astype(np.int64)
-        q = np.frombuffer(b"".join(order), dtype=np.float64)
-        cache.put("poses", self.entry(self.robot, slot), {"poses": len(order)},
-                  {"q": q.reshape(len(order), -1) if len(order) and len(order[0]) else np.zeros((len(order), 0)),
-                   "at": at, "data": np.frombuffer(b"".join(pieces), dtype=np.uint8), "offsets": offsets})
+            if k in new:
+                item = new[k]
+            elif self.index[k] < 0:
+                item = None
+            else:
+                item = self.item(self.index[k], cache)
+                if item is None:  # its data lost: not kept
+                    continue
+            taken.append(k)
+            if item is not None:
+                at[len(taken) - 1] = len(pieces)
+                pieces.append(item)
+        at = at[:len(taken)]
+        sizes = [len(item.data) for item in pieces]
+        offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
+        q = np.frombuffer(b"".join(taken), dtype=np.float64)
+        token = os.urandom(12).hex()  # the data entry is this index's
+        cache.put(DATA_KIND, self.entry(self.robot, slot, b"data"), {"token": token},
+                  {"data": np.frombuffer(b"".join(item.data for item in pieces), dtype=np.uint8),
+                   "offsets": offsets})
+        arrays = {"q": q.reshape(len(taken), -1) if len(taken) and len(taken[0]) else np.zeros((len(taken), 0)),
+                  "at": at}
+        header = {"poses": len(taken), "data": len(pieces), "token": token}
+        if self.flags is not None:
+            header["convex"] = list(self.flags)
+            arrays.update(_line_arrays(pieces))
+        cache.put("poses", self.entry(self.robot, slot), header, arrays)
+
+
+def _line_arrays(pieces: list) -> dict:
+    """`_LINE_ARRAYS` of the kept poses `pieces` (`_Item`s)."""
+    lines, facts, objs, per = [], [], [], [0]
+    ok = np.zeros(len(pieces), dtype=np.uint8)
+    for n, item in enumerate(pieces):
+        if item.lines is not None:
+            ok[n] = 1
+            lines.extend(item.lines[0])
+            facts.extend(item.lines[1])
+            objs.extend(item.lines[2])
+        per.append(len(lines))
+    return {"lines": np.frombuffer(b"".join(lines), dtype=np.uint8),
+            "lstart": np.concatenate([[0], np.cumsum([len(x) for x in lines], dtype=np.int64)]).astype(np.int64),
+            "lfacts": np.array(facts, dtype=np.uint8), "lobj": np.array(objs, dtype=np.int32).reshape(-1, 2),
+            "pline": np.array(per, dtype=np.int64), "pok": ok}
+
+
+def _pack_lines(header, arrays: dict, m: int, flags):
+    """(the pack's line arrays, each pose's first line (m + 1,), whether it has lines (m,),
+    {a pose's first line: the counts of its lines' severities}), or None: no lines, or lines
+    for other objects taken for convex. ValueError when its line arrays do not fit one
+    another."""
+    if flags is None or not isinstance(header, dict) or header.get("convex") != list(flags) \
+            or not all(name in arrays for name in _LINE_ARRAYS):
+        return None
+    a = {name: arrays[name] for name in _LINE_ARRAYS}
+    L = len(a["lfacts"])
+    if a["lines"].dtype != np.uint8 or a["lstart"].dtype != np.int64 or a["lstart"].shape != (L + 1,) \
+            or a["lfacts"].dtype != np.uint8 or a["lobj"].dtype != np.int32 or a["lobj"].shape != (L, 2) \
+            or a["pline"].dtype != np.int64 or a["pline"].shape != (m + 1,) or a["pok"].shape != (m,) \
+            or (L and (a["lstart"][0] != 0 or a["lstart"][-1] != len(a["lines"]) or (np.diff(a["lstart"]) < 0).any()
+                       or (a["lfacts"] & 7 > 4).any() or (a["lobj"] < 0).any() or (a["lobj"] >= len(flags)).any())) \
+            or a["pline"][0] != 0 or a["pline"][-1] != L or (np.diff(a["pline"]) < 0).any():
+        raise ValueError("its lines do not fit one another")
+    # each pose's severity counts, at its first line (the only place `severities` reads)
+    pline = a["pline"]
+    if L:
+        pose = np.repeat(np.arange(m), np.diff(pline))
+        table = np.bincount(pose * 5 + (a["lfacts"] & 7), minlength=5 * m).reshape(m, 5)
+        firsts = pline[:-1].tolist()
+        rows = table.tolist()
+        counts = {lo: tuple(row) for lo, row in zip(firsts, rows)}
+    else:
+        counts = {}
+    return a, pline.tolist(), a["pok"].tolist(), counts

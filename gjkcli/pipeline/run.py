@@ -91,6 +91,9 @@ class Options:
     rescan : a `gjkcli.pipeline.rescan.Recorder`: the run tells it its parts and checked pairs
         (a later scan of the file then re-checks what moved), and gives the broad phase the
         extent of the parts a re-scan left out (None: neither)
+    pose_lines : a `gjkcli.report.poselines.PoseLines`: a robot's `--poses` run with the cache
+        keeps its poses' JSON report lines, and leaves the kept poses' findings undecoded,
+        their lines for the report to splice in (None: it decodes them)
     """
 
     mode: str = "auto"
@@ -124,6 +127,7 @@ class Options:
     pictures: object = None
     cache: object = None
     rescan: object = None
+    pose_lines: object = None
 
 
 def check(path_a, path_b, options: Options = Options(), *, progress: Progress | None = None) -> Findings:

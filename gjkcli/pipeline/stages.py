@@ -44,8 +44,9 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
-from gjkcli.pipeline import elements, policy
-from gjkcli.pipeline.findings import Finding, Findings, LazyRecords, ObjectRecord, severity_key, violates
+from gjkcli.pipeline import elements, policy, streamed
+from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ListedPairs, ObjectRecord, severity_key,
+                                      violates)
 from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor
 
@@ -216,7 +217,8 @@ class Run:
         self.cache_done()
         o = self.options
         found = Findings(
-            command=self.command, objects=objects, pairs=tuple(pairs), errors=tuple(self.problems),
+            command=self.command, objects=objects,
+            pairs=pairs if isinstance(pairs, ListedPairs) else tuple(pairs), errors=tuple(self.problems),
             counts=counts, checked=checked, candidates=candidates, requested=o.mode,
             tolerance=o.tolerance, clearance=o.clearance, fail_on=o.fail_on, all_pairs=o.all_pairs,
             units=self.units,
@@ -648,8 +650,12 @@ class Run:
                 self.tell("narrow", chunk[1], m)
         if len(done) == 1:
             return done[0]
+        # joined a field at a time, each chunk's arrays of a field let go once joined: the
+        # answers held about once, not twice (a listing of millions of pairs)
         fields = [f.name for f in dataclasses.fields(BatchResult)]
-        return BatchResult(**{name: np.concatenate([getattr(p, name) for p in done]) for name in fields})
+        pieces = [{name: getattr(p, name) for name in fields} for p in done]
+        done.clear()
+        return BatchResult(**{name: np.concatenate([p.pop(name) for p in pieces]) for name in fields})
 
     # -- the policy and the triangles ----------------------------------------------------------
 
@@ -780,7 +786,7 @@ class Run:
             ga, gb = parts.geoms[int(i[k])], parts.geoms[int(j[k])]
             if deep is None and ga.brep and gb.brep and ga.units == gb.units and self.units is not None:
                 group = group_of(k, placement_key(first, second))
-                groups.setdefault(group, []).extend((*ga.brep, *gb.brep))
+                groups.setdefault(group, []).append((tuple(ga.brep), tuple(gb.brep)))
         return list(groups.values())
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
@@ -815,14 +821,19 @@ class Run:
         o = self.options
         modes = self.sets.modes(o.mode) if self.sets is not None else None
         counts = {s.value: 0 for s in Status}
-        for code, c in zip(*np.unique(ans.status.astype(str), return_counts=True)):
-            counts[code] += int(c)
+        for code in counts:  # a mask a status (not the statuses as text, sorted: 72 bytes a pair)
+            counts[code] += int(np.count_nonzero(ans.status == code))
         allow = {**_reader_allowed(parts, i, j), **allowed_reasons(resolved, i, j)}  # the manifest's reason first
         trace = {}
         pairs = []
         # each checked pair's status, as counted, for a re-scan's record (`Options.rescan`)
         self.statuses = ans.status.astype(str).tolist() if o.rescan is not None else None
-        for k in np.flatnonzero(ans.listed).tolist():
+        listed = np.flatnonzero(ans.listed)
+        plain = streamed.plain_pairs(self, parts, listed, clearance, ans, allow)  # rows, not Findings
+        rows = [] if plain is None else listed[plain]
+        notable = listed if plain is None else listed[~plain]
+        at = []  # the checked pair of each Finding
+        for k in notable.tolist():
             a, b = int(i[k]), int(j[k])
             hull_status = Status(ans.status[k])
             lower = upper = None
@@ -848,27 +859,54 @@ class Run:
             if o.trace:
                 trace[len(pairs)] = self._trace(parts, a, b)
                 result = dataclasses.replace(result, trace=trace[len(pairs)])
-            pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
-            reason = allow.get(k)
-            fail_on = o.fail_on if self.sets is None else self.sets.fail_on(k, o.fail_on)
-            violation = violates(result.status, pair_clearance, fail_on)
-            key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
-                                                   parts.geoms[b].file)
-            pairs.append(Finding(
-                a=parts.names[a], b=parts.names[b], result=result, mode=mode,
-                requested=o.mode if modes is None else str(modes[k]),
-                clash_set=self.sets.name(k) if self.sets is not None else None,
-                clearance=pair_clearance, conservative=bool(ans.conservative[k]),
-                violation=violation, allowed=reason is not None, reason=reason,
-                known=bool(known is not None and violation and reason is None and key in known),
-                file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
-                note=(ans.bounded[k].note if k in ans.bounded else None) or getattr(result, "note", None)
-                or _primitive_note(parts, a, b, ans.conservative[k]),
-                distance_lower=lower, distance_upper=upper,
-                tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
-                and ans.tessellation[k] > 0 else None))
+            at.append(k)
+            pairs.append(self._finding(parts, k, result, mode, lower, upper, i, j, clearance, ans, allow,
+                                       key_of, known, modes))
+        if len(rows):
+            def make(k: int) -> Finding:  # a plain pair: the hulls' answer, its status the run's
+                result = ans.batch.result(k)
+                if result.status.value != ans.status[k]:
+                    result = dataclasses.replace(result, status=Status(ans.status[k]))
+                return self._finding(parts, k, result, "hull", None, None, i, j, clearance, ans, allow,
+                                     key_of, known, modes)
+
+            # the Findings were read in the checked pairs' order (`at` ascending), as the rows
+            keyed = sorted(range(len(pairs)), key=lambda x: severity_key(pairs[x]))
+            merged = streamed.listed_pairs(parts, i, j, ans, [pairs[x] for x in keyed],
+                                           np.asarray(at, dtype=np.int64)[keyed], rows, make)
+            if merged is not None:
+                return merged, counts
+            # a size that is not a number: Python's sort over every Finding, read in order
+            made = dict(zip(at, pairs))
+            made.update((k, make(k)) for k in rows.tolist())
+            pairs = [made[k] for k in sorted(made)]
         pairs.sort(key=severity_key)
         return pairs, counts
+
+    def _finding(self, parts, k, result, mode, lower, upper, i, j, clearance, ans, allow, key_of, known,
+                 modes) -> Finding:
+        """The Finding of checked pair k with its answer `result` from `mode`."""
+        o = self.options
+        a, b = int(i[k]), int(j[k])
+        pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
+        reason = allow.get(k)
+        fail_on = o.fail_on if self.sets is None else self.sets.fail_on(k, o.fail_on)
+        violation = violates(result.status, pair_clearance, fail_on)
+        key = () if key_of is None else key_of(parts.names[a], parts.names[b], parts.geoms[a].file,
+                                               parts.geoms[b].file)
+        return Finding(
+            a=parts.names[a], b=parts.names[b], result=result, mode=mode,
+            requested=o.mode if modes is None else str(modes[k]),
+            clash_set=self.sets.name(k) if self.sets is not None else None,
+            clearance=pair_clearance, conservative=bool(ans.conservative[k]),
+            violation=violation, allowed=reason is not None, reason=reason,
+            known=bool(known is not None and violation and reason is None and key in known),
+            file_a=parts.geoms[a].file, file_b=parts.geoms[b].file, key=key,
+            note=(ans.bounded[k].note if k in ans.bounded else None) or getattr(result, "note", None)
+            or _primitive_note(parts, a, b, ans.conservative[k]),
+            distance_lower=lower, distance_upper=upper,
+            tessellation=float(ans.tessellation[k]) if ans.tessellation is not None
+            and ans.tessellation[k] > 0 else None)
 
     def _overlaps(self, parts: "Parts", pairs: list) -> list:
         """The listed collisions with the volume both parts occupy (manifold3d, on the parts), the
@@ -876,6 +914,12 @@ class Run:
         the report shows (`gjkcli.pipeline.run.Options.shown`) are given one, and none with the limit at 0."""
         cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         shown = len(pairs) if self.options.shown is None else self.options.shown
+        if isinstance(pairs, ListedPairs):  # the collisions are notable: their volumes, as shown
+            some = list(pairs.notable)
+            kept = pairs.notable_before(shown)
+            if cap == 0 or kept <= 0:
+                return pairs
+            return pairs.with_notable(self._kept_overlaps(parts, some[:kept], cap) + some[kept:])
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
         wanted = getattr(self.options.rescan, "wants_volume", None)
@@ -1009,6 +1053,13 @@ def involved(parts, pairs) -> np.ndarray:
     numpy.ma)."""
     if not pairs:
         return np.zeros(0, dtype=np.int64)
+    if isinstance(pairs, ListedPairs):  # the plain rows' objects from their arrays
+        seen = np.zeros(parts.n, dtype=bool)
+        for side in pairs.plain_objects():
+            seen[side] = True
+        for p in pairs.notable:
+            seen[parts.index[p.a]] = seen[parts.index[p.b]] = True
+        return np.flatnonzero(seen).astype(np.int64)
     return np.array(sorted({parts.index[p.a] for p in pairs} | {parts.index[p.b] for p in pairs}), dtype=np.int64)
 
 

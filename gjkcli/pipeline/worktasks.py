@@ -26,7 +26,7 @@ from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
-           "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs",
+           "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
@@ -164,6 +164,15 @@ def overlap_pairs(options, units, volumes, names, pairs, *picks) -> list:
     run = _WorkerRun(options, units, None)
     run.volumes(volumes)
     return run.overlaps(local_parts(names, picks), pairs)
+
+
+def overlap_fields(options, units, volumes, names, pairs, *picks) -> list:
+    """`overlap_pairs`' answer as what it changed of each pair: [(overlap_volume,
+    overlap_reason, overlap_mesh)] in the pairs' order. The client sets them on its own findings
+    (`Finding.but`), instead of receiving a copy of every finding (its result, points and
+    certificate) that it holds already."""
+    return [(p.overlap_volume, p.overlap_reason, p.overlap_mesh)
+            for p in overlap_pairs(options, units, volumes, names, pairs, *picks)]
 
 
 def reasons(loaded: "Loaded", positions) -> list:
@@ -441,14 +450,16 @@ class Summary(_PerObject):
     gap: np.ndarray | None = None
     counts: np.ndarray | None = None  # (n, 2) int64 vertices and faces per object
 
-    def geometries(self) -> list:
-        """The objects as `gjkcli.scene.objects.Geometry` without vertices or faces."""
+    def geometries(self, source: int = 0) -> list:
+        """The objects as `gjkcli.scene.objects.Geometry` without vertices or faces, of the
+        scan's source `source` (made with it: `gjkcli.scene.objects.assemble` then keeps them,
+        where it would copy each to set it)."""
         from gjkcli.engine.shapes import Shape
         from gjkcli.scene.objects import Geometry
 
         return [Geometry(name=name, file=file, units=units, watertight=watertight, bodies=bodies,
                          element=element, owner=owner, eps=eps, brep=brep, instance=instance,
-                         primitive=shape if isinstance(shape, Shape) else None)
+                         primitive=shape if isinstance(shape, Shape) else None, source=source)
                 for (name, file, units, watertight, bodies, element, owner, eps, brep, instance), shape
                 in zip(self.meta, self.shapes)]
 
@@ -526,13 +537,17 @@ class Loaded(_PerObject):
         at = np.flatnonzero(self.primitive).tolist()
         primitives = dict(zip(at, s.take(at).unpack())) if at else {}
         shapes: list = []
+        facts: dict = {}  # equal facts are one object: pickled once, one object on the client
+        lengths = s.vertices.lengths().tolist()
+        dimension = s.dimension.tolist()
         for k in range(self.count):
             if s.errors[k] is not None:
                 shapes.append(ShapeError(s.errors[k]))
             elif k in primitives:
                 shapes.append(primitives[k])
             else:
-                shapes.append(HullFacts(s.kind[k], len(s.vertices[k]), int(s.dimension[k])))
+                fact = (s.kind[k], lengths[k], dimension[k])
+                shapes.append(facts.get(fact) or facts.setdefault(fact, HullFacts(*fact)))
         return Summary(meta=[m[:9] + (_pose_only(m[9]),) for m in self.meta], skipped=self.skipped, shapes=shapes,
                        lo=self.lo, hi=self.hi, gap=self.gap,
                        counts=np.column_stack([self.vertices.lengths(), self.faces.lengths()]))

@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from gjkcli.pipeline.findings import Finding, Findings, pair_note
+from gjkcli.pipeline.findings import Finding, Findings, notable, pair_note
 from gjkcli.engine.results import Status
 
 SCHEMA_VERSION = 2
@@ -258,7 +258,7 @@ def _document(found: Findings, trace: bool, timings: bool, rows) -> dict:
         objects=len(found.objects),
         candidates=int(found.candidates),
         allowed=len(found.allowed),
-        known=sum(1 for p in found.pairs if p.known),
+        known=sum(1 for p in notable(found.pairs) if p.known),
         failures=len(found.failures),
         gone=len(found.gone),
         **found.modes,
@@ -302,6 +302,8 @@ def groups_list(found: Findings) -> list:
     number of pairs, every element in it and the mean of its contacts."""
     from gjkcli.pipeline.groups import groups
 
+    if not any(p.group is not None for p in notable(found.pairs)):  # a plain pair has none
+        return []
     return [{"group": g.number, "clash_set": g.clash_set, "pairs": len(g.pairs),
              "elements": list(g.elements), "centre": vector(g.centre)} for g in groups(found.pairs)]
 

@@ -1138,6 +1138,12 @@ def _plain_table(text: str):
     k = len(header)
     if any(line.count(",") != k - 1 for line in body):
         return None
+    try:  # NumPy's reader: the numbers float() reads (CPython's own conversion), in C
+        values = np.loadtxt(body, delimiter=",", dtype=np.float64, comments=None, ndmin=2)
+        if values.shape == (len(body), k):
+            return header, values
+    except ValueError:  # what float() reads besides (digits grouped by "_"), or says is wrong
+        pass
     try:  # float() skips the spaces around a cell, as the csv reader's strip does
         values = np.array(list(map(float, ",".join(body).split(","))), dtype=np.float64)
     except ValueError:

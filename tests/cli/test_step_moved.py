@@ -109,3 +109,24 @@ def test_a_changed_solid_is_read_by_opencascade(tmp_path):
     got = _scan(tmp_path, after, *cache)
     assert got[3]  # the edited solid's digest is not the kept one's: OpenCASCADE read the file
     assert got[0] == plain[0] and got[1] == plain[1]
+
+
+@pytest.mark.parametrize("name, kind", [("eight_cyl.stp", "moved"), ("as1-oc-214.stp", "moved"),
+                                        ("as1-oc-214.stp", "edited")])
+def test_the_re_run_beside_opencascade_s_process_reports_as_without_the_cache(tmp_path, name, kind):
+    """With two jobs, OpenCASCADE's process (`gjkcli.mesh.cad_process`) starts at once while
+    the command reads the text: placed from the cache, the command never imports OpenCASCADE
+    (the process refines the moved part's pairs that need the exact solids, or is ended unused:
+    eight_cyl's); an edited solid's file is read by the process. The JSON is a `--no-cache`
+    run's byte for byte either way."""
+    before, after = _files(tmp_path, kind, STEP / name)
+    cache = ["--cache-dir", tmp_path / "c"]
+
+    def scan(path, *extra):
+        return _gjk(tmp_path, "scan", path, "--format", "json", "--jobs", "2", *extra)
+
+    scan(before, *cache)
+    plain = scan(after, "--no-cache")
+    got = scan(after, *cache)
+    assert got[0] == plain[0] and got[1] == plain[1]  # byte for byte
+    assert not got[3]  # the command's own process never imported OpenCASCADE

@@ -189,3 +189,93 @@ def test_the_process_holds_neither_stdout_nor_stderr_of_the_command(assemblies):
         "done, status = os.waitpid(pid, 0)\n"
         "print(os.WIFSIGNALED(status) and os.WTERMSIG(status), forks.running)\n", cwd=assemblies)
     assert out.split() == [os.devnull, os.devnull, str(int(signal.SIGKILL)), "set()"]
+
+
+@pytest.fixture
+def spheres(tmp_path):
+    """Spheres of radius 10 mm (1,447 points each at gjk's deflection, more than the compiled
+    core builds the hull of alone, SMALL_HULL_POINTS, and fewer than it builds for a mesh several
+    parts place, SHARED_HULL_POINTS): `twice.stp` places one product twice, `two.stp` holds two
+    products placed once each."""
+    pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeSphere
+    from OCP.gp import gp_Pnt
+    from stepfiles import write_step
+
+    ball = BRepPrimAPI_MakeSphere(10.0).Shape()
+    write_step(tmp_path / "twice.stp", [("ball", ball)], assembly="pair",
+               instances=[("ball", (0.0, 0.0, 0.0)), ("ball", (30.0, 0.0, 0.0))])
+    other = BRepPrimAPI_MakeSphere(gp_Pnt(30.0, 0.0, 0.0), 10.0).Shape()
+    write_step(tmp_path / "two.stp", [("a", ball), ("b", other)])
+    return tmp_path
+
+
+def test_the_meshed_products_say_whether_several_instances_share_them(spheres):
+    """`read_step`'s `points` is told, with each product's vertices, whether several instances
+    place it rigidly (the hint to the command then allows for the core's larger limit)."""
+    from gjkcli.engine.shapes import SHARED_HULL_POINTS, SMALL_HULL_POINTS, goes_to_qhull
+    from gjkcli.mesh import cad
+
+    for name, shared in (("twice.stp", True), ("two.stp", False)):
+        told = []
+        parts = cad.read_step(spheres / name, points=lambda v, shared=False: told.append((v, shared)))
+        assert len(parts) == 2 and len(told) == (1 if shared else 2)
+        assert all(s is shared for _, s in told)
+        assert all(SMALL_HULL_POINTS < len(v) <= SHARED_HULL_POINTS for v, _ in told)
+        assert all(goes_to_qhull(v, SHARED_HULL_POINTS if s else None) is not shared for v, s in told)
+
+
+def test_a_sphere_placed_twice_needs_no_scipy_and_two_spheres_say_so_from_the_text(spheres):
+    """The command given one sphere placed twice imports no SciPy (the core builds the shared
+    mesh's hull, and the process does not hint otherwise); given two spheres, the file's text
+    says so before OpenCASCADE is imported (`_dense_surfaces`), and the run does need qhull. Both
+    report as with `-j 1`."""
+    from fresh import python_c
+
+    run = entry_then_imported("scipy.spatial")
+    for name, needed in (("twice.stp", "False"), ("two.stp", "True")):
+        served = python_c(run, "scan", name, "--format", "json", "-o", "served.json", cwd=spheres)
+        alone = python_c(run, "scan", name, "--format", "json", "-o", "alone.json", "-j", "1",
+                         cwd=spheres)
+        assert served.split() == [needed] and alone.split() == [needed]
+        assert (spheres / "served.json").read_bytes() == (spheres / "alone.json").read_bytes()
+    assert not cad_process._dense_surfaces([spheres / "twice.stp"])
+    assert cad_process._dense_surfaces([spheres / "two.stp"])
+    assert cad_process._dense_surfaces([spheres / "twice.stp", spheres / "twice.stp"])
+    assert not cad_process._dense_surfaces([spheres / "missing.stp"])
+
+
+@pytest.mark.parametrize("kept, read_ahead", [(True, "False"), (False, "True")])
+def test_a_process_told_the_cache_places_the_parts_reads_no_parts(assemblies, kept, read_ahead):
+    """Started at once beside the command's read of the text (`go(verdict=True)`): the
+    process imports OpenCASCADE and reads the exact solids, then, told that the cache places
+    the parts (`told(True)`), tessellates nothing (nothing `recorded` there) but still answers
+    what needs the solids; told otherwise, it reads the parts ahead as a process told `go`."""
+    from fresh import python_c
+
+    out = python_c(
+        "import sys\n"
+        "from gjkcli.mesh import cad, cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'], gated=True)\n"
+        "cad_process.go(verdict=True)\n"
+        f"cad_process.told({kept})\n"
+        "print(cad_process.serves('as1.stp'))\n"
+        "print(cad_process.ask(cad.recorded, 'as1.stp') is not None)\n"
+        "print(len(cad_process.ask(cad.read_step, 'as1.stp')))\n"
+        "print(cad_process.serving(), 'OCP.OCP' in sys.modules)\n"
+        "cad_process.stop()\n", cwd=assemblies)
+    assert out.split() == [str(not kept), read_ahead, "18", "True", "False"]
+
+
+def test_a_process_never_told_its_verdict_ends_with_the_command(assemblies):
+    """A process waiting for the verdict (`told`) ends when the command closes its pipe."""
+    from fresh import python_c
+
+    out = python_c(
+        "from gjkcli import forks\n"
+        "from gjkcli.mesh import cad_process\n"
+        "assert cad_process.start(['scan', 'as1.stp'], gated=True)\n"
+        "cad_process.go(verdict=True)\n"
+        "cad_process.stop()\n"
+        "print(cad_process.serving(), forks.running)\n", cwd=assemblies)
+    assert out.split() == ["False", "set()"]

@@ -669,3 +669,22 @@ def test_triangle_list_of_a_partial_triangle(tmp_path):
     doc, binary = tetra_doc()
     doc["accessors"][1]["count"] = 11
     rejected(write_glb(tmp_path / "partial.glb", doc, binary), "11 vertices", "multiple of 3")
+
+
+def test_the_document_json_reads_as_pythons_json():
+    """orjson reads a glTF's JSON where it gives what json gives; json reads the rest (long
+    integers, NaN and infinities, lone surrogates), so a file reads the same either way."""
+    import json
+
+    from gjkcli.mesh.gltf import _json_document
+
+    rng = np.random.default_rng(47)
+    numbers = ",".join([*(repr(x) for x in (rng.normal(size=200) * 10.0 ** rng.integers(-300, 300, 200)).tolist()),
+                        "12345678901234567890", "-9223372036854775809", "1234567890123456789.5",
+                        "0.00045411074595068581234", "1E400", "18446744073709551615"])
+    for text in (f"[{numbers}]", '{"a": 1, "a": 2}', "[NaN, -Infinity]", '["\\ud800"]', "\ufeff[1.5]",
+                 '{"nodes": [{"translation": [0.1, 0.2, 0.30000000000000004]}]}'):
+        raw = text.encode("utf-8")
+        assert repr(_json_document(raw)) == repr(json.loads(raw.decode("utf-8-sig")))
+    with pytest.raises(ValueError):
+        _json_document(b"[1,]")

@@ -639,6 +639,32 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_a_load_summary_holds_names_and_boxes_with_each_hulls_facts_once(convex_files):
+    """What a load task sends the client grows with its parts by their names, boxes and counts
+    only: equal hull facts (kind, vertex count, dimension) are one object, pickled once; the
+    facts are each hull's; no vertex, face or hull travels."""
+    import pickle
+
+    from gjkcli import limits
+    from gjkcli.pipeline import worktasks
+    from gjkcli.scene.objects import Source
+
+    loaded = worktasks.load(Source(path=convex_files[0], shown=str(convex_files[0])), False, limits.DEFAULT)
+    got = pickle.loads(pickle.dumps(loaded.summary()))  # as the client receives it
+    n = got.count
+    assert n > 100 and got.lo.shape == (n, 3) and got.counts.shape == (n, 2)
+    facts = [s for s in got.shapes if isinstance(s, worktasks.HullFacts)]
+    assert len(facts) == n
+    assert len({id(f) for f in facts}) == len(set(facts)) < n // 4
+    shapes = loaded.shapes.unpack()
+    assert [(f.kind, f.n_vertices, f.dimension) for f in facts] == \
+        [(s.kind, len(s.vertices), s.dimension) for s in shapes]
+    found: list = []
+    _parts_in(got, found)
+    assert found == [] and all(g.vertices is None for g in got.geometries(3))
+    assert {g.source for g in got.geometries(3)} == {3}
+
+
 def test_pictures_of_a_dask_scan_draw_each_part_as_one_process(cluster, ring_files, small_tiles,
                                                                client_without_parts):
     """With pictures asked for (`Options.pictures`, what --png and --html set), a Dask scan's
@@ -707,6 +733,37 @@ def test_a_worker_killed_during_refinement_loses_nothing(cluster, ring_files, sm
     assert int(marker.read_text()) not in set(client.run(os.getpid).values())
     same_json(one, many)
     assert any(p.mode == "exact" for p in many.pairs)
+
+
+def test_a_cached_dask_scan_of_a_changed_part_is_one_process_scan(cluster, tmp_path, small_tiles):
+    """With a cache, a Dask scan, then the same scan after a ring grew under its name (its
+    pairs' triangle tests and overlap volumes change): one process's JSON each time, never the
+    answers the cache kept for the ring's old shape (the client holds no triangles to key the
+    parts by, so its pairs are not kept), and a warm cache's run completes."""
+    import trimesh
+
+    from gjkcli.pipeline.cache import Cache
+
+    def write(path, radius):
+        scene = trimesh.Scene()
+        scene.add_geometry(trimesh.creation.annulus(r_min=0.6, r_max=radius, height=0.4, sections=16),
+                           node_name="ring", geom_name="ring")
+        peg = trimesh.creation.cylinder(radius=0.25, height=2.0, sections=8)
+        for k, x in enumerate((0.55, 0.8, -0.7)):
+            scene.add_geometry(peg, node_name=f"peg{k}", geom_name=f"peg{k}",
+                               transform=trimesh.transformations.translation_matrix([x, 0.1 * k, 0.0]))
+        path.write_bytes(scene.export(file_type="glb"))
+
+    small_tiles(2)
+    address, _ = cluster
+    path = tmp_path / "ring.glb"
+    cache = Cache(tmp_path / "cache")
+    for radius in (1.0, 1.0, 0.9):
+        write(path, radius)
+        one = pipeline.scan([path], pipeline.Options(jobs=1, mode="exact"))
+        many = pipeline.scan([path], pipeline.Options(dask=address, mode="exact", cache=cache))
+        same_json(one, many)
+        assert any(p.overlap_volume for p in many.pairs) and any(p.mode == "exact" for p in many.pairs)
 
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
@@ -977,3 +1034,129 @@ def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
     assert len([r for r in stream.data if str(r["key"]).startswith("gjk-poses-")]) == 4
     hits = {p.waypoint for p in one.pairs if p.status is Status.COLLISION}
     assert 2 <= len(hits) <= 25  # some poses collide, others do not
+
+
+def test_a_long_all_pairs_listing_on_the_cluster_is_one_process_json_in_rows(cluster, tmp_path, small_tiles):
+    """--all-pairs over 28,680 pairs (a clearance wider than the scene): the client keeps the
+    plain pairs as rows (`gjkcli.pipeline.streamed`), the JSON written row by row is one
+    process's byte for byte, and each further pair costs the client a bounded number of bytes
+    (tracemalloc, the slope between two sizes: a Finding a pair cost about 1,600)."""
+    from gjkcli.pipeline.findings import ListedPairs
+    from gjkcli.report.jsonout import encoded
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from test_streamed_pairs import BYTES_PER_PAIR, WRITER_BYTES, client_bytes
+    finally:
+        sys.path.pop(0)
+    small_tiles(40)
+    scenes = {n: make_scene_module().make(n, tmp_path / f"s{n}.glb", seed=7) for n in (120, 240)}
+    options = dict(all_pairs=True, clearance=1000.0, fail_on=("collision",))
+    one, many = both(cluster, [scenes[240]], **options)
+    assert isinstance(many.pairs, ListedPairs) and len(many.pairs) == 240 * 239 // 2
+    assert b"".join(encoded(one, timings=False)) == b"".join(encoded(many, timings=False))
+    address, _ = cluster
+    small = client_bytes(scenes[120], tmp_path / "small.json", dask=address)
+    large = client_bytes(scenes[240], tmp_path / "large.json", dask=address)
+    per_pair = (large[1] - small[1]) / (large[0] - small[0])
+    assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
+    assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
+
+
+def _arm_and_post(tmp_path, waypoints: int, post_apart: bool):
+    """An arm swinging about y past a post (a ring: not its hull), as a URDF; the post a link of
+    the robot, or (post_apart) a scene object of its own STL file; a waypoint table."""
+    import trimesh
+
+    trimesh.creation.box((1, 1, 0.2)).export(tmp_path / "slab.stl")
+    trimesh.creation.box((0.2, 0.2, 1)).export(tmp_path / "rod.stl")
+    post = trimesh.creation.annulus(r_min=0.1, r_max=0.3, height=0.8, sections=12)
+    mesh = '<geometry><mesh filename="{}"/></geometry>'
+    links = (f'<link name="base"><collision>{mesh.format("slab.stl")}</collision></link>'
+             f'<link name="arm"><collision><origin xyz="0 0 0.6"/>{mesh.format("rod.stl")}</collision></link>'
+             '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+             '<limit lower="-2" upper="2"/></joint>')
+    inputs = [tmp_path / "r.urdf"]
+    if post_apart:
+        post.apply_translation((0.7, 0, 0.6))
+        post.export(tmp_path / "post_part.stl")
+        inputs.append(tmp_path / "post_part.stl")
+    else:
+        post.export(tmp_path / "post.stl")
+        links += (f'<link name="post"><collision><origin xyz="0.7 0 0.6"/>{mesh.format("post.stl")}'
+                  '</collision></link><joint name="m" type="fixed"><parent link="base"/><child link="post"/></joint>')
+    (tmp_path / "r.urdf").write_text(f'<robot name="r">{links}</robot>')
+    table = tmp_path / "waypoints.csv"
+    table.write_text("j\n" + "".join(f"{v:.17g}\n" for v in np.linspace(-1.5, 1.5, waypoints)))
+    return inputs, table
+
+
+@pytest.mark.parametrize("post_apart", [False, True])
+def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post_apart):
+    """--trajectory: the motions between waypoints run in ranges on the workers, each task
+    building the motion (and the scan's other objects) itself, and the report is one
+    process's: the same contacts between waypoints (segment, t), in the same order."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 9 if post_apart else 13, post_apart)
+    address, client = cluster
+    robot = urdf.RobotOptions(trajectory=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot))
+    same_json(one, many)
+    ranges = [r for r in stream.data if str(r["key"]).startswith("gjk-segments-")]
+    assert len(ranges) == 4  # two a worker
+    moving = [p for p in one.pairs if p.segment is not None]
+    assert moving and min(p.segment for p in moving) > 0  # found by a task past the first
+    names = {p.a for p in moving} | {p.b for p in moving}
+    assert any("arm" in n for n in names) and any("post" in n for n in names)
+
+
+def test_collision_matrix_samples_on_the_workers(cluster, panda_package, monkeypatch):
+    """`gjk collision-matrix --dask`: each chunk's samples split over the workers, each building
+    the Panda's checker once; the matrix (every pair's hits included) and the audit's
+    counterexamples are one process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.pipeline import matrix as matrices
+    from gjkcli.scene import urdf
+    from gjkcli.scene.manifest import read_srdf
+
+    path = panda_package / "urdf" / "panda.urdf"
+    srdf = panda_package / "urdf" / "panda.srdf"
+    robot = urdf.load(path)
+    monkeypatch.setattr(matrices, "CHUNK", 300)
+    address, client = cluster
+    one = matrices.collision_matrix(robot, samples=1200, seed=5)
+    with get_task_stream(client=client) as stream:
+        many = matrices.collision_matrix(robot, samples=1200, seed=5, dask=(address, 30.0))
+    assert one == many and any(r == "Never" for r in one.reasons.values())
+    tasks = [r for r in stream.data if str(r["key"]).startswith("gjk-samples-")]
+    assert len(tasks) == 4  # 2 chunks of 600 samples, a range a worker
+    never = [(s.a, s.b) for s in read_srdf(srdf, srdf, None) if s.reason == "SRDF: Never"]
+    alone = matrices.audit(robot, never, samples=1500, seed=0)
+    shared = matrices.audit(robot, never, samples=1500, seed=0, dask=(address, 30.0))
+    assert [(c.a, c.b, c.sample, c.depth) for c in alone] == [(c.a, c.b, c.sample, c.depth) for c in shared]
+
+
+def test_robot_poses_among_other_objects_in_ranges_on_the_workers(cluster, tmp_path):
+    """--poses with a scene object beside the robot (not the robot alone, prepared once): the
+    poses run in ranges on the workers, each pose's scan one process's, and the report is one
+    process's."""
+    from distributed import get_task_stream
+
+    from gjkcli.scene import urdf
+
+    inputs, table = _arm_and_post(tmp_path, 11, post_apart=True)
+    address, client = cluster
+    robot = urdf.RobotOptions(poses=str(table))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot, clearance=0.05))
+    with get_task_stream(client=client) as stream:
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot, clearance=0.05))
+    same_json(one, many)
+    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-scene-poses-")]) == 4
+    hits = {p.waypoint for p in one.pairs if p.violation and "post" in p.a + p.b}
+    assert 1 <= len(hits) < 11  # the arm reaches the post at some poses, not at others

@@ -1,0 +1,140 @@
+"""A robot's `--poses` JSON report with the cache: the kept poses' lines are spliced into the
+report (`gjkcli.report.poselines`), never decoded, and the report is the uncached run's byte for
+byte, whichever run filled the cache. Every cache is in tmp_path."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from gjkcli.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+ARM = ROOT / "samples" / "robot" / "arm.urdf"
+
+
+def _gjk(*args) -> tuple[int, str]:
+    got = CliRunner(catch_exceptions=False).invoke(main, [str(a) for a in args])
+    return got.exit_code, got.output
+
+
+def _tables(tmp_path: Path, count: int = 200, new: int = 20) -> tuple[Path, Path]:
+    """(before.csv, after.csv): `count` random poses of the sample arm, then `new` of them new."""
+    rng = np.random.default_rng(46)
+    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(count, 2))
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+    before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
+    changed = rng.choice(count, size=new, replace=False)
+    rows[changed] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(new, 2))
+    after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
+    return before, after
+
+
+def _json(table: Path, *cache) -> tuple[int, str]:
+    return _gjk("scan", ARM, "--poses", table, "--format", "json", *cache)
+
+
+def _counted(monkeypatch) -> dict:
+    """How many poses' findings are decoded and how many poses computed."""
+    from gjkcli.pipeline import cache, poses
+
+    seen = {"decoded": 0, "computed": 0}
+    decode, chunk = cache.from_data, poses.Prepared._chunk
+
+    def decoded(*args, **kwargs):
+        seen["decoded"] += 1
+        return decode(*args, **kwargs)
+
+    def computed(self, Q, first):
+        seen["computed"] += len(Q)
+        return chunk(self, Q, first)
+
+    monkeypatch.setattr(cache, "from_data", decoded)
+    monkeypatch.setattr(poses.Prepared, "_chunk", computed)
+    return seen
+
+
+def test_kept_poses_lines_are_spliced_byte_for_byte(tmp_path, monkeypatch):
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    assert plain[0] == 1 and json.loads(plain[1])["pairs"]  # some poses collide
+    assert _json(before, "--cache-dir", tmp_path / "c")[0] == 1
+    seen = _counted(monkeypatch)
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert seen == {"decoded": 0, "computed": 20}  # the new poses only, the kept ones' lines taken
+
+
+def test_a_cache_a_table_run_filled_gives_the_same_json(tmp_path, monkeypatch):
+    """Poses kept by a run that wrote no JSON hold no lines: their findings are decoded."""
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    _gjk("scan", ARM, "--poses", before, "--cache-dir", tmp_path / "c")
+    seen = _counted(monkeypatch)
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert seen["decoded"] > 0 and seen["computed"] == 20
+
+
+def test_poses_kept_with_lines_give_the_same_findings_to_other_reports(tmp_path):
+    """A JSON run's packs read by a run that decodes them (the library's scan)."""
+    from gjkcli.pipeline.cache import Cache
+    from gjkcli.pipeline.run import Options, scan
+    from gjkcli.report.jsonout import dumps, document
+    from gjkcli.scene.urdf import RobotOptions
+
+    before, after = _tables(tmp_path)
+    _json(before, "--cache-dir", tmp_path / "c")
+
+    def run(cache):
+        found = scan([str(ARM)], Options(robot=RobotOptions(poses=str(after)), jobs=1, cache=cache))
+        return dumps(document(found, timings=False))
+
+    assert run(Cache(tmp_path / "c")) == run(None)
+
+
+def test_lines_written_for_other_convex_objects_are_not_taken(tmp_path, monkeypatch):
+    """A line's note reads whether its objects are taken for convex, which the table's first
+    pose decides: lines written under other flags are decoded instead."""
+    from gjkcli.pipeline import poses
+
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    real = poses.Prepared.convex_flags
+    monkeypatch.setattr(poses.Prepared, "convex_flags", lambda self, first: [not f for f in real(self, first)])
+    _json(before, "--cache-dir", tmp_path / "c")
+    monkeypatch.setattr(poses.Prepared, "convex_flags", real)
+    seen = _counted(monkeypatch)
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert seen["decoded"] > 0 and seen["computed"] == 20
+
+
+def test_a_lost_data_entry_costs_a_decoding_run_its_poses(tmp_path, monkeypatch):
+    """The JSON report needs the lines only; a run that decodes recomputes the poses whose data
+    entry is gone, with a note."""
+    from gjkcli.pipeline.cache import Cache
+    from gjkcli.pipeline.poses import DATA_KIND
+    from gjkcli.pipeline.run import Options, scan
+    from gjkcli.scene.urdf import RobotOptions
+
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    _json(before, "--cache-dir", tmp_path / "c")
+    for entry in (tmp_path / "c" / DATA_KIND).rglob("*"):
+        if entry.is_file():
+            entry.unlink()
+    seen = _counted(monkeypatch)
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert seen == {"decoded": 0, "computed": 20}
+    seen["computed"] = 0
+    found = scan([str(ARM)], Options(robot=RobotOptions(poses=str(after)), jobs=1, cache=Cache(tmp_path / "d")))
+    assert not any("cache: ignored" in n for n in found.notes)
+    (tmp_path / "e").mkdir()
+    _json(before, "--cache-dir", tmp_path / "e")
+    for entry in (tmp_path / "e" / DATA_KIND).rglob("*"):
+        if entry.is_file():
+            entry.unlink()
+    seen["computed"] = 0
+    found = scan([str(ARM)], Options(robot=RobotOptions(poses=str(before)), jobs=1, cache=Cache(tmp_path / "e")))
+    assert any("cache: ignored the entry" in n for n in found.notes)
+    assert seen["computed"] > 0  # the poses with findings computed again

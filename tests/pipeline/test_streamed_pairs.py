@@ -1,0 +1,107 @@
+"""--all-pairs listings of many pairs: the plain pairs are rows of the run's arrays
+(`gjkcli.pipeline.streamed`, `gjkcli.pipeline.findings.ListedPairs`), made Findings only as a
+report reads them.
+
+The oracle is the same run with every pair a Finding (the listing below `STREAM_FROM`, as
+before): the same JSON byte for byte. The memory is tracemalloc's (NumPy's arrays included): the
+run and its JSON written to a file cost at most a fixed number of bytes a pair (the slope between
+two sizes of one scene), and writing the JSON holds a fixed amount whatever the pair count.
+"""
+from __future__ import annotations
+
+import importlib.util
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from gjkcli.engine.results import Status
+from gjkcli.pipeline import run as pipeline
+from gjkcli.pipeline import streamed
+from gjkcli.pipeline.findings import ListedPairs
+from gjkcli.report.jsonout import encoded
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What a listed plain pair may cost the run's client at most, bytes (the run's arrays: the hulls'
+# answers, 172 bytes, the pairs, their statuses and order, and the narrow phase's chunks while
+# they are joined); a Finding per pair cost about 1,900.
+BYTES_PER_PAIR = 700
+# What writing the JSON may hold beyond the findings, whatever the number of pairs.
+WRITER_BYTES = 16 << 20
+
+
+def make_scene(parts: int, path: Path) -> Path:
+    spec = importlib.util.spec_from_file_location("make_scan_scene", ROOT / "scripts" / "make_scan_scene.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return Path(module.make(parts, path, seed=7))
+
+
+@pytest.fixture(scope="module")
+def scenes(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("listing")
+    return {n: make_scene(n, folder / f"s{n}.glb") for n in (120, 240)}
+
+
+def written(found, path: Path) -> bytes:
+    with open(path, "wb") as f:
+        for chunk in encoded(found, timings=False):
+            f.write(chunk)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("options", [
+    dict(clearance=2.0, fail_on=("collision",)),  # clearance pairs plain, collisions notable
+    dict(clearance=2.0),  # clearance pairs are violations: notable
+    dict(clearance=2.0, tolerance=0.05, fail_on=("collision",)),  # touching pairs too
+    dict(clearance=2.0, mode="exact", fail_on=("collision",)),  # pairs refined on the triangles
+])
+def test_plain_rows_give_the_json_of_findings(scenes, options, tmp_path, monkeypatch):
+    path = scenes[120]
+    opts = pipeline.Options(jobs=1, all_pairs=True, **options)
+    rows = pipeline.scan([path], opts)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
+    made = pipeline.scan([path], opts)
+    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    assert rows.pairs.plain > 1000
+    assert written(rows, tmp_path / "rows.json") == written(made, tmp_path / "made.json")
+    def names(pairs):
+        return [(p.a, p.b, p.status, p.violation) for p in pairs]
+
+    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code
+    assert names(rows.failures) == names(made.failures) and rows.modes == made.modes
+    assert names(rows.pairs[5:40]) == names(made.pairs[5:40]) and rows.pairs[-1].a == made.pairs[-1].a
+    statuses = {p.status for p in made.pairs}
+    assert {Status.CLEAR, Status.CLEARANCE} <= statuses
+
+
+def client_bytes(path: Path, out: Path, **options) -> tuple[int, int, int]:
+    """(pairs listed, tracemalloc's peak over the run and its JSON written, the JSON's writing
+    peak beyond what was held before it)."""
+    tracemalloc.start()
+    try:
+        found = pipeline.scan([path], pipeline.Options(all_pairs=True, clearance=1000.0,
+                                                       fail_on=("collision",), **options))
+        held, _ = tracemalloc.get_traced_memory()
+        with open(out, "wb") as f:
+            for chunk in encoded(found, timings=False):
+                f.write(chunk)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        with open(out, "wb") as f:
+            for chunk in encoded(found, timings=False):
+                f.write(chunk)
+        _, writing = tracemalloc.get_traced_memory()
+        return len(found.pairs), peak, writing - held
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_listing_costs_a_bounded_number_of_bytes_a_pair(scenes, tmp_path):
+    small = client_bytes(scenes[120], tmp_path / "small.json", jobs=1)
+    large = client_bytes(scenes[240], tmp_path / "large.json", jobs=1)
+    assert (small[0], large[0]) == (120 * 119 // 2, 240 * 239 // 2)
+    per_pair = (large[1] - small[1]) / (large[0] - small[0])
+    assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
+    assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
