@@ -675,15 +675,6 @@ class _ClusterRun(Run):
                 out[int(todo[at[k]])] = r
         return dict(sorted(out.items()))
 
-    def table(self, kind: str):
-        """None for the cache's tables of pairs' answers and overlap volumes: their keys are the
-        parts' contents (`gjkcli.pipeline.cache.PartKeys`: triangles and hulls), which the
-        client does not hold; keyed by what it holds (names, counts), a part moved or reshaped
-        under its name would be given its old answer. The other tables as `Run`'s."""
-        if kind in ("pairs", "overlaps"):
-            return None
-        return super().table(kind)
-
     def _overlaps_of(self, parts: Parts, pairs: list, cap: int, done: int = 0) -> list:
         """The listed collisions with their overlap volumes, up to `cap` of them (the rest with
         the note that says so), computed on the workers; done : collisions before these that
