@@ -12,8 +12,9 @@ Four scenes, each scanned end to end by the installed command in a fresh process
     meshes are alike);
 (c) IFC: the model --ifc (default: ../corpus/ifc/ISSUE_021_Mini_Project.ifc, 2,636 elements,
     from the IfcOpenShell issue tracker; the Great Court roof of IfcOpenShell's test files is
-    not available here), meshed by the cluster in a task per worker (shares of its elements),
-    its non-convex pairs refined on the triangles by the workers;
+    not available here), meshed by the cluster in a task per worker (shares of its elements,
+    dealt over the whole file, each share's hulls built where it was meshed), its non-convex pairs
+    refined on the triangles by the workers (tasks cut by their parts' triangles);
 (d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
 
 The client's memory: each command runs through a small entry that writes its own process's

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class GjkError(Exception):
@@ -41,10 +41,15 @@ class Problem:
     """An input a run could not use: the file as the user named it, and what is wrong with it.
 
     A run records it and goes on with the other inputs; the command exits 2.
+
+    order : where a reader that read its file in shares ranks it among the file's problems (an
+    IFC element's, `gjkcli.mesh.ifc.read_share`), so that the shares' problems join in one
+    reader's order; () for any other. Not compared, never reported.
     """
 
     file: str
     message: str
+    order: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)

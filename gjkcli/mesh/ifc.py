@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +60,7 @@ from gjkcli.errors import InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
+__all__ = ["Element", "IfcModel", "FailedLine", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
            "IFC_TYPES", "telling_points", "kept_meshes", "reading_only"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
@@ -87,6 +87,8 @@ class Element:
     global_id : the 22-character IfcGloballyUniqueId
     name : the element's Name attribute, None when absent
     hosts : GlobalIds of the elements whose openings this element fills (a door: its wall)
+    step : the element's step id (#n) in its file, its place in the file's order (the shares
+        of `read_share` join by it); not compared, never reported
     """
 
     ifc_class: str
@@ -94,6 +96,7 @@ class Element:
     global_id: str
     name: str | None = None
     hosts: tuple = ()
+    step: int = field(default=0, compare=False, repr=False)
 
     # What the run reads of an object's element, whatever its format (`gjkcli.pipeline.stages`):
     # its id within its file, the records' fields it fills, and the objects of its file it may
@@ -250,26 +253,40 @@ def _forked_share(path: Path, step: Path, model, k: int, shares: int, chosen, _p
 
 
 def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
-    """Share k of `shares` of a model's elements (those k / shares to (k + 1) / shares of the
-    way through the file: a cluster's share; `read`'s own readers interleave theirs), read in
-    this process: IfcOpenShell's iterator over that subset only (`include=`), the file opened
-    here. What `read` gives is the
-    shares' parts end to end; share 0 names the elements left out. A share may hold no part (its
-    elements' geometry all failed), which `read` of the whole model would raise only if no
-    share held one."""
+    """Share k of `shares` of a model's elements (a cluster's share: those `_spread_share`
+    deals to it, spread over the whole file, so that a run of costly neighbours, such as a
+    truss's beams, falls to every share), read in this process:
+    IfcOpenShell's iterator over that subset only (`include=`), the file opened here. What
+    `read` gives is the shares' parts joined in the file's order (each part's `Element.step`)
+    and their failed lines in the order of their `FailedLine.order`; share 0 names the
+    elements left out. A share may hold no part (its elements' geometry all failed), which
+    `read` of the whole model would raise only if no share held one."""
     path = Path(path)
     if path.suffix.lower() == ".ifcxml":
         return read(path)
     try:
         with _step_file(path) as step:
-            got = _read(path, step, k, shares)
+            got = _read(path, step, k, shares, spread=True)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - as a reader child says it (`_child`)
         raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
-    failed = [line for _, line in sorted(got.failed, key=lambda f: f[0])]
+    failed = [FailedLine(line, order) for order, line in sorted(got.failed, key=lambda f: f[0])]
     return IfcModel(parts=got.parts, units=got.units, schema=got.schema, failed=tuple(failed),
                     left_out=tuple(got.left_out))
+
+
+class FailedLine(str):
+    """A share's line on an element whose geometry failed (`read_share`), with `order`: where
+    `read` of the whole model ranks it among the model's failed lines."""
+
+    def __new__(cls, line: str, order: tuple):
+        made = super().__new__(cls, line)
+        made.order = tuple(order)
+        return made
+
+    def __reduce__(self):  # pickled as a str subclass with its order
+        return (FailedLine, (str(self), self.order))
 
 
 # The smallest model read by several children at once (when the run has several jobs): each
@@ -564,18 +581,23 @@ def _chosen(path: Path, model) -> tuple:
 
 
 def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
-          interleaved: bool = False, chosen: tuple | None = None) -> _Share:
+          interleaved: bool = False, chosen: tuple | None = None, spread: bool = False) -> _Share:
     """Share k of `shares` of reading the STEP file `ifc_file` (`model`: it opened already;
     `chosen`: `_chosen` of it, made already): the elements k / shares to (k + 1) / shares of
     the way through the file, or with `interleaved` every shares-th element from the k-th
-    (`_joined` puts them back in the file's order); errors name `path` (the ifcZIP it came
-    from)."""
+    (`_joined` puts them back in the file's order), or with `spread` those `_spread_share`
+    deals to share k; errors name `path` (the ifcZIP it came from)."""
     ifcopenshell, geom = _ifcopenshell()
     if model is None:
         model = _open(path, ifc_file)
     elements, ordered, left_out = chosen if chosen is not None else _chosen(path, model)
     left_out = [] if k else left_out
-    mine = ordered[k::shares] if interleaved else ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
+    if spread:
+        mine = [e for e, s in zip(ordered, _spread_share(len(ordered), shares).tolist()) if s == k]
+    elif interleaved:
+        mine = ordered[k::shares]
+    else:
+        mine = ordered[k * len(ordered) // shares: (k + 1) * len(ordered) // shares]
     ifcopenshell.get_log()  # what earlier reads left in IfcOpenShell's log is not about this file
     by_id = {e.id(): e for e in mine}
     # elements placing a representation map that other elements place too: meshed once, in the
@@ -641,6 +663,18 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
                   schema=model.schema, left_out=left_out, ids=ids)
+
+
+def _spread_share(n: int, shares: int) -> np.ndarray:
+    """(n,) the share each of n elements (in the file's order) falls to in `read_share`: the
+    element at place p to share floor(shares * frac(p / golden ratio)) (Fibonacci hashing,
+    2654435761 / 2**32), so that every share holds about n / shares elements spread over the
+    whole file with no period a model's pattern could fall in step with. Every n-th element,
+    as `read`'s readers take theirs, left Tekla's ISSUE_021 (2,636 elements, the costlier ones
+    every other) with 2.3 and 3.0 s of meshing in two shares; dealt so, 2.9 and 2.8 s."""
+    place = np.arange(n, dtype=np.uint64)
+    frac = (place * np.uint64(2654435761)) % np.uint64(1 << 32)
+    return ((frac * np.uint64(shares)) >> np.uint64(32)).astype(np.int64)
 
 
 def _mapped_uses(model, elements, contexts: frozenset) -> dict:
@@ -891,7 +925,8 @@ def _element(e) -> Element:
         for voids in getattr(opening, "VoidsElements", ()) or ():
             hosts.append(voids.RelatingBuildingElement.GlobalId)
     return Element(ifc_class=e.is_a(), classes=_classes(e), global_id=e.GlobalId,
-                   name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)))
+                   name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)),
+                   step=e.id())
 
 
 # The class and its supertypes of each class met, by its schema-qualified name ("IFC4.IfcWall"):

@@ -81,6 +81,11 @@ GLTF_TASKS_PER_WORKER = 1
 POSE_CHUNKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
 WORK_PAIRS = 1024
+# A stage's pair work (the refinement, STEP's exact solids, the overlap volumes) in about this
+# many tasks a worker, cut by their estimated cost (`_ClusterRun._work_chunks`); a pair costs its
+# parts' triangles and this many more.
+WORK_TASKS_PER_WORKER = 4
+PAIR_WORK_FACES = 64
 # The pictures' triangles (`_Pictured`): at most this many objects, or triangles, a fetch.
 FETCH_OBJECTS = 256
 FETCH_TRIANGLES = 2_000_000
@@ -419,6 +424,13 @@ class _ClusterRun(Run):
         finally:
             self._release()
 
+    def table(self, kind: str):
+        """None: the cache is neither read nor written by a scan on a cluster. Its keys are made
+        of the parts' triangles and hulls (`gjkcli.pipeline.cache.PartKeys`), which the client
+        never holds: keyed by names alone, a moved part would be given the answers of where it
+        was (and a kept overlap volume sent the cluster's overlap stage a keyword it has not)."""
+        return None
+
     def _pictured(self, found):
         """The findings with the triangles of the objects their pictures draw, fetched from the
         workers while the cluster is up (`options.pictures` reads them as the pictures do), so
@@ -471,6 +483,7 @@ class _ClusterRun(Run):
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
         t = self.stage("load", t)
+        loaded, moved = _in_file_order(tasks, loaded)  # an IFC model's interleaved shares
 
         answers: list = [[] for _ in sources]  # a source's tasks' objects end to end, then their problems
         for (s, _, _), got in zip(tasks, loaded):
@@ -496,6 +509,8 @@ class _ClusterRun(Run):
             lo[k:k + m], hi[k:k + m], gap[k:k + m] = got.lo, got.hi, got.gap
             counts[k:k + m] = got.counts
             where[k:k + m, 0], where[k:k + m, 1] = s, np.arange(m)
+            if s in moved:  # the shares' objects joined in the file's order: where each one is
+                where[k:k + m] = moved[s]
             k += m
         prims = geoms[k:]
         for p, g in enumerate(prims):
@@ -516,11 +531,16 @@ class _ClusterRun(Run):
         share of its objects (`gjkcli.mesh.load.read_objects`' share):
 
         - an IFC model of IFC_SPLIT_FROM_BYTES or more: up to a task per worker, each opening
-          the file and meshing its share of the elements (most of an IFC model's time), then
-          one task (`joined`) building the hulls of all of them as one batch, as one process
-          does;
+          the file, meshing its share of the elements (most of an IFC model's time) and building
+          their hulls, which stay on that worker with the meshes (a hull is its part's own,
+          whatever batch builds it: `gjkcli.engine.shapes.build_hulls`; a map several elements
+          place is told by the whole model's count, `Instance.placed`);
         - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to GLTF_TASKS_PER_WORKER a worker,
           each reading the file's meshes, placing its range of nodes and building their hulls.
+
+        (`joined`, shares read apart and their hulls built in one task, is never asked for now:
+        it moved every share's meshes to one worker, whose refinement tasks then took most of
+        the pairs.)
         """
         workers = max(1, len(self.client.nthreads()))
         wanted = -(-LOAD_TASKS_PER_WORKER * workers // max(1, len(sources)))
@@ -540,8 +560,6 @@ class _ClusterRun(Run):
                     shares = min(wanted, workers)
             if shares == 1:
                 out.append((k, [s], False))
-            elif kind in ("ifc", "ifczip"):
-                out.append((k, [dataclasses.replace(s, share=(n, shares)) for n in range(shares)], True))
             else:
                 out.extend((k, [dataclasses.replace(s, share=(n, shares))], False) for n in range(shares))
         return out
@@ -579,7 +597,7 @@ class _ClusterRun(Run):
             sets = [(a[ids], b[ids]) for a, b in checks]
             futures.append(self.client.submit(
                 worktasks.tile, grid, tile, ids, glo[ids], ghi[ids], sets, self.options.tolerance, *packs,
-                key=f"gjk-tile-{tile}-{_token()}"))
+                order=_packed_order(ids, src), key=f"gjk-tile-{tile}-{_token()}"))
         done = self._results(futures, "narrow")
         i = np.concatenate([d[0] for d in done])
         j = np.concatenate([d[1] for d in done])
@@ -657,15 +675,6 @@ class _ClusterRun(Run):
                 out[int(todo[at[k]])] = r
         return dict(sorted(out.items()))
 
-    def table(self, kind: str):
-        """None for the cache's tables of pairs' answers and overlap volumes: their keys are the
-        parts' contents (`gjkcli.pipeline.cache.PartKeys`: triangles and hulls), which the
-        client does not hold; keyed by what it holds (names, counts), a part moved or reshaped
-        under its name would be given its old answer. The other tables as `Run`'s."""
-        if kind in ("pairs", "overlaps"):
-            return None
-        return super().table(kind)
-
     def _overlaps_of(self, parts: Parts, pairs: list, cap: int, done: int = 0) -> list:
         """The listed collisions with their overlap volumes, up to `cap` of them (the rest with
         the note that says so), computed on the workers; done : collisions before these that
@@ -729,8 +738,9 @@ class _ClusterRun(Run):
 
     def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None) -> list:
         """[(positions in a and b, the task's answer)]: the pairs (a[k], b[k]) in groups by the
-        tile that owns them, at most WORK_PAIRS each, each group's task given its parts as picks
-        of the load tasks' answers (`task(positions, names, local a, local b, picks)`).
+        tile that owns them, at most WORK_PAIRS each and cut by their cost (`_work_chunks`),
+        each group's task given its parts as picks of the load tasks' answers
+        (`task(positions, names, local a, local b, picks)`).
 
         keys : per pair a key (or None): the pairs of one key go to one task, in their order,
         with the first one's tile (what a task measures once per key, as one process does, is
@@ -743,17 +753,8 @@ class _ClusterRun(Run):
             if key is not None:
                 t = first.setdefault(key, t)
             units.setdefault(t, {}).setdefault(("key", key) if key is not None else ("pair", k), []).append(k)
-        chunks: list = []
-        for tile in sorted(units):
-            chunk: list = []
-            for members in units[tile].values():
-                if chunk and len(chunk) + len(members) > WORK_PAIRS:
-                    chunks.append(chunk)
-                    chunk = []
-                chunk.extend(members)
-            chunks.append(chunk)
         groups, futures = [], []
-        for chunk in chunks:
+        for chunk in self._work_chunks(units, _pair_costs(parts, a, b)):
             at = np.array(sorted(chunk), dtype=np.int64)
             ids, picks = self._parts_of(np.unique(np.concatenate([a[at], b[at]])))
             sort = np.argsort(ids)
@@ -761,6 +762,29 @@ class _ClusterRun(Run):
             groups.append(at)
             futures.append(task(at, [parts.names[k] for k in ids.tolist()], *local, picks))
         return list(zip(groups, self._results(futures, stage)))
+
+    def _work_chunks(self, units: dict, cost: np.ndarray) -> list:
+        """[[positions]]: the groups of `_on_workers`' pairs, costliest first. A tile's pairs
+        (`units`: tile -> its groups of positions, a key's kept whole) are cut where a group would
+        pass WORK_PAIRS pairs or the cost budget, the stage's estimated cost (`_pair_costs`) over
+        WORK_TASKS_PER_WORKER tasks a worker: a tile dense with large parts is then several tasks,
+        not one that the other workers wait for; the costliest sent first, the cheap ones fill
+        in at the end."""
+        workers = max(1, len(self.client.nthreads()))
+        budget = float(cost.sum()) / (WORK_TASKS_PER_WORKER * workers)
+        chunks: list = []
+        for tile in sorted(units):
+            chunk: list = []
+            spent = 0.0
+            for members in units[tile].values():
+                more = float(cost[members].sum())
+                if chunk and (len(chunk) + len(members) > WORK_PAIRS or spent + more > budget):
+                    chunks.append((spent, chunk))
+                    chunk, spent = [], 0.0
+                chunk.extend(members)
+                spent += more
+            chunks.append((spent, chunk))
+        return [chunk for _, chunk in sorted(chunks, key=lambda c: -c[0])]
 
     def _parts_of(self, objects) -> tuple:
         """(the objects in the picks' order, the picks): `worktasks.pick`s of the load tasks'
@@ -939,6 +963,67 @@ class _Pictured:
             faces += size
         if want:
             self.got.update(self.run._triangles_of(np.unique(np.asarray(want, dtype=np.int64))))
+
+
+def _in_file_order(tasks: list, loaded: list) -> tuple:
+    """(loaded, moved): the load tasks' summaries (`worktasks.Summary`), those of a file read in
+    several tasks whose objects carry their place in it (an IFC model's elements,
+    `gjkcli.mesh.ifc.Element.step`: `ifc.read_share` interleaves its shares) joined in the
+    file's order on the file's first task, its other tasks then holding none; their problems in
+    one reader's order (`Problem.order`), then their notes, as one process lists them. moved:
+    {task: (m, 2) int64 the (task, position in its answer) of each object of its joined
+    summary}. A file one of whose tasks failed is left as it is (the file is a Problem)."""
+    from gjkcli.pipeline.worktasks import Summary
+
+    by_source: dict = {}
+    for t, (s, _, _) in enumerate(tasks):
+        by_source.setdefault(s, []).append(t)
+    out, moved = list(loaded), {}
+    for group in by_source.values():
+        got = [loaded[t] for t in group]
+        if len(group) < 2 or any(g.problem is not None for g in got):
+            continue
+        meta = [m for g in got for m in g.meta]
+        steps = [getattr(m[5], "step", 0) for m in meta]
+        if not meta or not all(steps):
+            continue
+        order = np.argsort(np.asarray(steps, dtype=np.int64), kind="stable")
+        rows = np.concatenate([np.column_stack([np.full(g.count, t), np.arange(g.count)]).astype(np.int64)
+                               for t, g in zip(group, got)])
+        shapes = [s for g in got for s in g.shapes]
+        skipped = [p for g in got for p in g.skipped]
+        problems = sorted((p for p in skipped if isinstance(p, Problem)), key=lambda p: p.order)
+        joined = Summary(meta=[meta[k] for k in order.tolist()], shapes=[shapes[k] for k in order.tolist()],
+                         skipped=problems + [p for p in skipped if not isinstance(p, Problem)],
+                         lo=np.concatenate([g.lo for g in got])[order], hi=np.concatenate([g.hi for g in got])[order],
+                         gap=np.concatenate([g.gap for g in got])[order],
+                         counts=np.concatenate([g.counts for g in got])[order])
+        out[group[0]], moved[group[0]] = joined, rows[order]
+        for t in group[1:]:
+            out[t] = Summary(lo=np.zeros((0, 3)), hi=np.zeros((0, 3)), gap=np.zeros(0),
+                             counts=np.zeros((0, 2), dtype=np.int64))
+    return out, moved
+
+
+def _packed_order(ids: np.ndarray, src: np.ndarray):
+    """`worktasks.tile`'s order: where the object ids[k] (ascending) is among the tile's packs,
+    which hold the objects load task by load task; None where that is the ids' own order (each
+    load task's objects a run of ids)."""
+    grouped = np.argsort(src, kind="stable")
+    if (grouped == np.arange(len(ids))).all():
+        return None
+    return np.argsort(grouped)
+
+
+def _pair_costs(parts, a, b) -> np.ndarray:
+    """(m,) the estimated cost of each pair (a[k], b[k])'s work on a worker: its parts' triangles
+    (what their hierarchies, booleans and exact solids grow with), and a little for the pair
+    itself. A `_ClusterParts` counts them; other parts weigh alike."""
+    counts = getattr(parts, "counts", None)
+    if counts is None:
+        return np.ones(len(a))
+    faces = counts[:, 1].astype(np.float64)
+    return faces[a] + faces[b] + PAIR_WORK_FACES
 
 
 def _token() -> str:

@@ -98,14 +98,16 @@ def pick(loaded: "Loaded", positions) -> "Loaded":
     return loaded.take(positions)
 
 
-def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs):
+def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
     """A tile's pairs and their verdicts: (i, j) global indices, i < j, the tile's broad-phase
     pair count before selections, and the batch call's fields (name -> (m,) array).
 
     grid : `gjkcli.pipeline.distributed`'s grid of tiles; number : this tile's;
     ids : (k,) int64 the tile's objects, ascending; glo, ghi : (k, 3) their grown boxes;
     sets : [(in_a, in_b)] the manifest's [[check]] selections over the tile's objects;
-    packs : PackedShapes of the objects, in the order of ids.
+    packs : PackedShapes of the objects, in the order of ids, or where their load tasks hold
+    them in another (an IFC model's interleaved shares) in the order `order` puts back: the
+    object ids[k] is the packs' order[k]-th shape.
     """
     from gjkcli.engine.query import batch
     from gjkcli.engine.shapes import ShapeSet
@@ -121,7 +123,8 @@ def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs):
         li, lj = li[keep], lj[keep]
     fields: dict = {}
     if len(li):
-        shapes = ShapeSet([s for p in packs for s in p.unpack()])
+        shapes = [s for p in packs for s in p.unpack()]
+        shapes = ShapeSet(shapes if order is None else [shapes[k] for k in order.tolist()])
         done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
                       want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
         fields = {f.name: np.concatenate([getattr(d, f.name) for d in done])

@@ -341,7 +341,8 @@ def read_source(s: Source, strict: bool = False):
                                            shown=s.shown, skipped=skipped, share=s.share)]
         if s.transform is not None:
             geoms = [_moved(g, s.transform) for g in geoms]
-        return geoms + [line if isinstance(line, Note) else Problem(file=s.shown, message=one_line(line))
+        return geoms + [line if isinstance(line, Note) else
+                        Problem(file=s.shown, message=one_line(line), order=getattr(line, "order", ()))
                         for line in skipped or ()]
     except InputError as exc:
         if strict:

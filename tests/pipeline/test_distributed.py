@@ -768,9 +768,9 @@ def test_a_cached_dask_scan_of_a_changed_part_is_one_process_scan(cluster, tmp_p
 
 def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch, client_without_parts):
     """An IFC model meshed in a task per worker, each IfcOpenShell's iterator over a share of
-    its elements (the file opened by each), the hulls of both shares then built in one task:
-    one process's JSON (its doors and windows in their walls' openings allowed, its collisions
-    refined on the triangles)."""
+    its elements (the file opened by each; elements dealt over the whole file) and building their
+    hulls there: one process's JSON (its doors and windows in their walls' openings allowed, its
+    collisions refined on the triangles)."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     from gjkcli.mesh import ifc
 
@@ -785,14 +785,97 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     with get_task_stream(client=cluster[1]) as stream:
         many = pipeline.scan([path], pipeline.Options(dask=address))
     same_json(one, many)
-    # two shares of the one file meshed apart, their hulls built together (one batch, as here)
-    reads = [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
-    assert len(reads) == 2 and len(received["load"]) == 1
+    # two shares of the one file, each meshed and its hulls built in a task of its own (no task
+    # gathers the shares' meshes on one worker)
+    loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
+    assert len(loads) == 2 and len(received["load"]) == 2
+    assert not [r for r in stream.data if str(r["key"]).startswith("gjk-read-")]
     assert one.counts["collision"] > 0 and any(p.allowed for p in one.pairs)
-    # the shares are the model's elements, each once, in the file's order
+    # the shares are the model's elements, each once, dealt over the file: joined in its order
     model = ifc.read_here(path)
     halves = [ifc.read_share(path, k, 2) for k in range(2)]
-    assert [p[0] for h in halves for p in h.parts] == [p[0] for p in model.parts]
+    assert all(len(h.parts) < len(model.parts) for h in halves)
+    joined = sorted((p for h in halves for p in h.parts), key=lambda p: p[3].step)
+    assert [p[0] for p in joined] == [p[0] for p in model.parts]
+
+
+def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monkeypatch, tmp_path):
+    """An IFC model whose failed elements fall in both shares (each share lists its own): the
+    cluster lists them, with the rest of the report, as one process does."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    import ifcopenshell
+
+    from ifc_models import Box, write_model
+
+    boxes = [Box("IfcBeam", f"B{k}", (0, 0, 1000 * k), (3000, 200, 300 + 20 * k)) for k in range(8)]
+    boxes.append(Box("IfcColumn", "C", (1000, 0, 0), (200, 200, 8000)))  # through every beam
+    path = write_model(tmp_path / "m.ifc", boxes)
+    model = ifcopenshell.open(str(path))
+    for k in (1, 2, 5):  # no solid is extruded by nothing
+        beam = model.by_guid(boxes[k].guid)
+        next(i for i in model.traverse(beam.Representation) if i.is_a("IfcExtrudedAreaSolid")).Depth = 0.0
+    model.write(str(path))
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
+    same_json(one, many)
+    assert [e.message.split(":")[0] for e in one.errors] == [f"element IfcBeam 'B{k}' {boxes[k].guid}"
+                                                            for k in (1, 2, 5)]
+    assert one.counts["collision"] == 5
+
+
+def test_a_cluster_scan_neither_reads_nor_writes_the_cache(cluster, ring_files, tmp_path):
+    """A scan on the cluster with a cache that one process filled, of parts since moved under
+    the same names: the answers are those of the moved parts, as one process without a cache
+    gives them (the client holds no triangles to key a pair by), and nothing is written."""
+    import shutil
+
+    import trimesh
+
+    from gjkcli.pipeline.cache import Cache
+
+    address, _ = cluster
+    paths = [shutil.copy(p, tmp_path / p.name) for p in ring_files]
+    store = tmp_path / "cache"
+    pipeline.scan(paths, pipeline.Options(jobs=1, mode="auto", cache=Cache(store)))
+    kept = sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file())
+    assert kept  # the one-process run kept its answers
+    for path in paths:  # every part moved 0.1 along x, its name kept
+        scene = trimesh.load(path, force="scene")
+        for k, node in enumerate(sorted(scene.graph.nodes_geometry)):
+            matrix, geometry = scene.graph[node]
+            moved = matrix.copy()
+            moved[0, 3] += 0.1 * (k % 3)
+            scene.graph.update(frame_to=node, matrix=moved, geometry=geometry)
+        Path(path).write_bytes(scene.export(file_type="glb"))
+    fresh = pipeline.scan(paths, pipeline.Options(jobs=1, mode="auto"))
+    many = pipeline.scan(paths, pipeline.Options(dask=address, mode="auto", cache=Cache(store)))
+    same_json(fresh, many)
+    assert sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file()) == kept
+
+
+def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
+    """The client of a Dask scan of an IFC model split across the workers and of a STEP
+    assembly refined on OpenCASCADE's solids imports neither IfcOpenShell nor OpenCASCADE
+    (OCP): the workers read the files."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
+    data = ROOT / "tests" / "data" / "third_party"
+    code = ("import sys\n"
+            "from gjkcli.pipeline import distributed, run\n"
+            "distributed.IFC_SPLIT_FROM_BYTES = 0\n"
+            "for path in sys.argv[2:]:\n"
+            "    found = run.scan([path], run.Options(dask=sys.argv[1]))\n"
+            "    assert found.pairs and not found.errors, path\n"
+            "    print(path, sorted({p.mode for p in found.pairs}))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ifcopenshell', 'OCP')))\n")
+    done = subprocess.run([sys.executable, "-c", code, cluster[0], str(data / "project0-openings.ifc"),
+                           str(data / "step" / "as1-oc-214.stp")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert "'brep'" in lines[1]  # the STEP pairs were refined on the exact solids
+    assert lines[-1] == "[]", done.stdout
 
 
 def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
