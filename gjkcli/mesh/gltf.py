@@ -41,6 +41,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import itertools
 import json
 import os
 import posixpath
@@ -1066,9 +1067,8 @@ class _Reader:
         values = [node.get(key, default) for node in placed]
         given = [value for value in values if value is not default]
         try:  # one pass over all nodes; the loop below only finds the culprit
-            fine = ({type(value) for value in given} <= {list}
-                    and {len(value) for value in given} <= {width}
-                    and {type(x) for value in given for x in value} <= {int, float})
+            fine = (set(map(type, given)) <= {list} and set(map(len, given)) <= {width}
+                    and set(map(type, itertools.chain.from_iterable(given))) <= {int, float})
         except TypeError:
             fine = False
         if not fine:
@@ -1079,7 +1079,11 @@ class _Reader:
                     raise self.fail(f"node {self._node(k)} has a {key} that is not {width} "
                                     f"numbers ({_short(json.dumps(value), 60)}); re-export the "
                                     f"file")
-        return np.array(values, dtype=np.float64).reshape(len(values), width)
+        if default is not None and not given:  # none given (a scene without scales): no list read
+            return np.tile(np.array(default, dtype=np.float64), (len(values), 1))
+        # the numbers read in one pass, not as a list of lists (a quarter of np.array's time)
+        return np.fromiter(itertools.chain.from_iterable(values), dtype=np.float64,
+                           count=len(values) * width).reshape(len(values), width)
 
     # -- checked values -------------------------------------------------------------------------------
 
