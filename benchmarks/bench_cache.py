@@ -49,7 +49,7 @@ aside) and the number of parts it scanned: where a re-run of a moved GLB spends 
 
 Usage:
     python benchmarks/bench_cache.py [--parts 10000] [--poses 10000,100000] [--repeat 3]
-                                     [--only glb,step-changed,ifc,poses] (or any of glb, step,
+                                     [--only glb,step-changed,ifc,poses] (or any of glb, glb-moved, step,
                                       step-moved, step-edited, step-changed: the three, ifc, poses)
                                      [--steps]
 """
@@ -432,7 +432,7 @@ def main(argv=None) -> int:
                         help="robot poses, one scenario per count (default 10000,100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each side (default 3)")
     parser.add_argument("--only", default="glb,step-changed,ifc,poses",
-                        help="scenarios: glb, step (unchanged), step-moved, step-edited, step-changed "
+                        help="scenarios: glb (unchanged and glb-moved; or either by name), step (unchanged), step-moved, step-edited, step-changed "
                              "(all three: unchanged, and one solid moved or "
                              "edited), ifc, poses")
     parser.add_argument("--keep", type=Path, help="work here (default: a temporary folder)")
@@ -450,8 +450,8 @@ def main(argv=None) -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="gjk-bench-cache-"))
     work.mkdir(parents=True, exist_ok=True)
     scenarios = []
-    if "glb" in only:
-        scenarios += list(glb_scenarios(work, args.parts))
+    if only & {"glb", "glb-moved"}:
+        scenarios += [s for s in glb_scenarios(work, args.parts) if s[0] in only or "glb" in only]
     kinds = {"step", "step-moved", "step-edited"} if "step-changed" in only else \
         only & {"step", "step-moved", "step-edited"}
     if kinds:

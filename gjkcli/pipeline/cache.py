@@ -563,14 +563,11 @@ def _folder_files(folder: Path, recurse: bool):
 
 
 def _file_digest(path: Path) -> bytes:
-    h = blake2b(digest_size=20)
-    with open(path, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            h.update(chunk)
-    return h.digest()
+    """`gjkcli.digests.file_digest`: a GLB's binary chunk hashed once for the run key and the
+    re-scan's layout (`gjkcli.mesh.gltf.layout`)."""
+    from gjkcli.digests import file_digest
+
+    return file_digest(path)
 
 
 def get_run(cache: "Cache", k: str):

