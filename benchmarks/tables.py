@@ -181,6 +181,16 @@ SUITE = (
           "each side a fresh process, the route bounded to 150 s and 4 GB a run; `--check` holds "
           "every pair against OpenCASCADE. Target: gjk at most 1.0 of the route on every file "
           "it finishes, 0.7 over the corpus."),
+    Bench("refine_occ", "A STEP pair's refinement against OpenCASCADE's own calls", "bench_refine_occ.py",
+          tuple(str(STEP_CORPUS / f) for f in ("bug31670_russian.stp", "tr10_r0901_ec.stp"))
+          + ("--runs", "1"),
+          tuple(str(STEP_CORPUS / f) for f in ("bug31670_russian.stp", "tr10_r0901_ec.stp",
+                                               "trj4_pm2-ec-214.stp")) + ("--runs", "3"),
+          ("OCP", "step_corpus"),
+          "The pairs of three corpus assemblies that reach the exact solids (SolidWorks 2017's "
+          "bug31670_russian, Euclid's r0901 and pm2): gjk's refinement of them in one process "
+          "against a plain loop of OpenCASCADE's BRepAlgoAPI_Common (with volume and area) and "
+          "BRepExtrema_DistShapeShape over the same pairs, CPU time."),
     Bench("ifc", "IFC models against IfcClash", "bench_ifc.py",
           ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "1"),
           ("--models", str(ROOT / "tests" / "data" / "third_party"), "--runs", "3"),
@@ -198,6 +208,12 @@ SUITE = (
           "objects gjk read, the physical elements IfcOpenShell's iterator meshes, those the run "
           "names in a note as left out (no 3D body), the undecided pairs, the wall-time ratio "
           "(target 0.7), CPU time and peak memory."),
+    Bench("listing", "The memory of a long --all-pairs listing", "bench_listing.py",
+          ("--parts", "300,600"), ("--parts", "300,600,1500"), (),
+          "`gjk scan --all-pairs` of a generated scene of convex parts, every pair within the "
+          "clearance (a listing of n x (n - 1) / 2 pairs), the JSON written to a file: the "
+          "command's peak resident memory, CPU time and the JSON's size for each size, and the "
+          "memory each further pair costs (the slope between the two largest)."),
     Bench("cache", "A re-run with the cache against the same scan without it", "bench_cache.py",
           ("--parts", "2000", "--poses", "500", "--repeat", "1"), ("--parts", "10000", "--repeat", "3"), (),
           "Whole `gjk scan --format json` processes, alternating: `--no-cache` against a run on a "
