@@ -250,3 +250,48 @@ def test_a_solids_faces_at_once_and_face_by_face(tmp_path):
     assert len(kinds) == 6
     _, _, measured = cad._triangles(compound, tmp_path / "made.step", "made", deflection)
     assert measured == max(per_face) > 0
+
+
+def test_other_faces_project_only_the_points_that_can_raise_the_gap():
+    """A B-spline face (a NURBS copy of a sphere: its parameters crowd at the poles) with every
+    point past a tiny deflection: the points projected largest gap first, stopping where the
+    next one's gap cannot raise the answer, give the bits of every point projected; with a
+    floor, the larger of it and that."""
+    pytest.importorskip("OCP", reason="STEP needs cadquery-ocp (OpenCASCADE)")
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_NurbsConvert
+    from OCP.BRepMesh import BRepMesh_IncrementalMesh
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeSphere
+    from OCP.GeomAbs import GeomAbs_BSplineSurface
+    from OCP.TopAbs import TopAbs_FACE
+    from OCP.TopLoc import TopLoc_Location
+    from OCP.TopoDS import TopoDS
+    from stepfiles import subshapes
+
+    from gjkcli.mesh import cad
+
+    solid = BRepBuilderAPI_NurbsConvert(BRepPrimAPI_MakeSphere(3.0).Shape(), True).Shape()
+    BRepMesh_IncrementalMesh(solid, 0.05, False, 0.5, False)
+    (face,) = subshapes(solid, TopAbs_FACE, TopoDS.Face)
+    surface = BRepAdaptor_Surface(face)
+    assert surface.GetType() == GeomAbs_BSplineSurface
+    tri = BRep_Tool.Triangulation_s(face, TopLoc_Location())
+    n, m = tri.NbNodes(), tri.NbTriangles()
+    nodes = np.array([tri.Node(k).Coord() for k in range(1, n + 1)]).reshape(n, 3)
+    uv = np.array([tri.UVNode(k).Coord() for k in range(1, n + 1)]).reshape(n, 2)
+    tris = np.array([tri.Triangle(k).Get() for k in range(1, m + 1)], dtype=np.int64) - 1
+    # every point projected, as before
+    edges = distinct(np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1) @ [n, 1])
+    ends = np.column_stack([edges // n, edges % n])
+    points = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
+    suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
+    gaps = np.linalg.norm(cad.surface_points(surface, suv) - points, axis=1)
+    project = cad._projector(face)
+    every = float(np.minimum(gaps, [project(p) for p in points]).max())
+    assert 0 < every < gaps.max()  # the projection lowered it
+    tiny = 1e-9
+    assert cad._chord_gap(surface, nodes, uv, tris, face, tiny) == every
+    for floor in (0.0, every / 2, every, 2 * every):
+        got = cad._chord_gap(surface, nodes, uv, tris, face, tiny, floor=floor)
+        assert got == max(floor, every)
