@@ -1568,7 +1568,9 @@ def _curved(shape) -> bool:
 def _triangles(shape, path, name: str, deflection: float = 0.0):
     """Every face's triangulation in world coordinates, merged into one array, and the largest
     surface-to-triangle gap measured on curved faces (`_chord_gap`, `deflection` the one the
-    mesh was asked for)."""
+    mesh was asked for): the elementary faces' all at once once the solid is read
+    (`gjkcli.mesh.facegaps`, the same bits as face by face), any other curved face's as it is
+    read."""
     from OCP.BRep import BRep_Tool
     from OCP.BRepAdaptor import BRepAdaptor_Surface
     from OCP.GeomAbs import GeomAbs_Plane
@@ -1577,7 +1579,10 @@ def _triangles(shape, path, name: str, deflection: float = 0.0):
     from OCP.TopLoc import TopLoc_Location
     from OCP.TopoDS import TopoDS
 
-    all_vertices, all_faces, offset, measured = [], [], 0, 0.0
+    from gjkcli.mesh.facegaps import ElementaryGaps
+
+    all_vertices, all_faces, offset = [], [], 0
+    elementary, others = ElementaryGaps(), []  # the other curved faces: measured last
     explorer = TopExp_Explorer(shape, TopAbs_FACE)
     while explorer.More():
         face = TopoDS.Face(explorer.Current())
@@ -1600,10 +1605,12 @@ def _triangles(shape, path, name: str, deflection: float = 0.0):
         if face.Orientation() == TopAbs_REVERSED:
             tris = tris[:, [0, 2, 1]]
         surface = BRepAdaptor_Surface(face)  # placed as the face is: world coordinates
-        if surface.GetType() != GeomAbs_Plane and tri.HasUVNodes():
+        kind = surface.GetType()
+        if kind != GeomAbs_Plane and tri.HasUVNodes() and not _gathered(
+                elementary, surface, kind, nodes, tris):  # its parameters are needed
             uv = np.array([tri.UVNode(k).Coord() for k in range(1, n + 1)],
                           dtype=np.float64).reshape(n, 2)
-            measured = max(measured, _chord_gap(surface, nodes, uv, tris, face, deflection))
+            others.append((surface, nodes, uv, tris, face))
         all_vertices.append(nodes)
         all_faces.append(tris + offset)
         offset += n
@@ -1612,10 +1619,42 @@ def _triangles(shape, path, name: str, deflection: float = 0.0):
     vertices = np.concatenate(all_vertices)
     if not np.isfinite(vertices).all():
         raise InputError(path, f"solid '{name}' has NaN or infinite coordinates; re-export it")
+    measured = max(0.0, elementary.largest())
+    for surface, nodes, uv, tris, face in others:  # what is measured already is their floor
+        measured = max(measured, _chord_gap(surface, nodes, uv, tris, face, deflection,
+                                            floor=measured))
     return vertices, np.concatenate(all_faces), measured
 
 
-def _chord_gap(surface, nodes, uv, tris, face=None, deflection: float = 0.0) -> float:
+def _gathered(gaps, surface, kind, nodes, tris) -> bool:
+    """Whether the face is a sphere, cylinder, cone or torus, then handed to `gaps` (a
+    `gjkcli.mesh.facegaps.ElementaryGaps`) with its placed axes and radii."""
+    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
+
+    from gjkcli.mesh.facegaps import CONE, CYLINDER, TORUS
+
+    if kind == GeomAbs_Sphere:
+        sphere = surface.Sphere()
+        gaps.sphere(nodes, tris, _origin_axis(sphere)[0], sphere.Radius())
+        return True
+    if kind == GeomAbs_Cylinder:
+        shape, name = surface.Cylinder(), CYLINDER
+        params = (shape.Radius(),)
+    elif kind == GeomAbs_Cone:
+        shape, name = surface.Cone(), CONE
+        params = (shape.SemiAngle(), shape.RefRadius())
+    elif kind == GeomAbs_Torus:
+        shape, name = surface.Torus(), TORUS
+        params = (shape.MajorRadius(), shape.MinorRadius())
+    else:
+        return False
+    o, z = _origin_axis(shape)
+    gaps.revolved(nodes, tris, name, o, z, params)
+    return True
+
+
+def _chord_gap(surface, nodes, uv, tris, face=None, deflection: float = 0.0,
+               floor: float = -np.inf) -> float:
     """How far a face's triangles lie from its surface, both ways.
 
     A sphere: exactly. Its triangles' corners lie on it and the triangles inside it, so every
@@ -1624,6 +1663,9 @@ def _chord_gap(surface, nodes, uv, tris, face=None, deflection: float = 0.0) -> 
 
     A cylinder, cone or torus: the largest distance from the surface (measured in closed form,
     from its placed axes) of each triangle's centre and edge midpoints.
+
+    (Both in `gjkcli.mesh.facegaps`, which `_triangles` hands all of a solid's such faces at
+    once; here one face alone.)
 
     Any other surface: the largest |S(u, v) - P(u, v)| over each triangle's centre and edge
     midpoints, where S is the surface and P the triangle's linear interpolation of its corners
@@ -1635,33 +1677,43 @@ def _chord_gap(surface, nodes, uv, tris, face=None, deflection: float = 0.0) -> 
     surface, as the elementary surfaces' are measured), and the smaller of the two counts: a
     B-spline face of Euclid's pm2 rotor, whose triangles' corners span a third of its u range,
     had a gap of 2.84 mm at the same parameters where the triangle lies 0.025 mm from its
-    surface (a deflection of 0.17 mm), which sent every pair with it to the exact solids."""
-    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder, GeomAbs_Sphere, GeomAbs_Torus
+    surface (a deflection of 0.17 mm), which sent every pair with it to the exact solids.
 
+    The larger of that and `floor` (what the solid's faces measured so far): the points are
+    projected largest gap first, until the next one's gap cannot raise the answer (a projection
+    costs a millisecond; the answer's bits are the same as with every point projected)."""
     from gjkcli.engine.exact import distinct
+    from gjkcli.mesh.facegaps import ElementaryGaps
 
-    kind = surface.GetType()
     if len(tris) == 0:
         return 0.0
-    if kind == GeomAbs_Sphere:
-        return _sphere_gap(surface.Sphere(), nodes, tris)
+    alone = ElementaryGaps()
+    if _gathered(alone, surface, surface.GetType(), nodes, tris):
+        return alone.largest()
     # each edge once (two triangles share it), by its corners' indices
     edges = np.sort(tris[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     edges = distinct(edges[:, 0] * len(nodes) + edges[:, 1])
     ends = np.column_stack([edges // len(nodes), edges % len(nodes)])
     sxyz = np.concatenate([nodes[ends].mean(axis=1), nodes[tris].mean(axis=1)])
-    if kind in (GeomAbs_Cylinder, GeomAbs_Cone, GeomAbs_Torus):
-        return float(np.abs(_elementary_distance(surface, kind, sxyz)).max())
     suv = np.concatenate([uv[ends].mean(axis=1), uv[tris].mean(axis=1)])
     gaps = np.linalg.norm(surface_points(surface, suv) - sxyz, axis=1)
-    far = np.flatnonzero(gaps > deflection) if face is not None and deflection > 0 else ()
-    if len(far):
-        gaps[far] = np.minimum(gaps[far], _projected(face, sxyz[far]))
-    return float(gaps.max())
+    if np.isnan(gaps).any():  # NaN, as max answers (which the caller's max passes over)
+        return float(gaps.max())
+    if face is None or deflection <= 0:
+        return max(floor, float(gaps.max()))
+    far = gaps > deflection
+    best = max(floor, float(gaps[~far].max(initial=-np.inf)))
+    project = None
+    for k in np.flatnonzero(far)[np.argsort(-gaps[far], kind="stable")]:
+        if gaps[k] <= best:  # nor any after it: min(gap, projected) <= gap
+            break
+        project = _projector(face) if project is None else project
+        best = max(best, min(float(gaps[k]), project(sxyz[k])))
+    return best
 
 
-def _projected(face, points) -> np.ndarray:
-    """Each point's distance from the face's (untrimmed) surface, its nearest extremum
+def _projector(face):
+    """A point's distance from the face's (untrimmed) surface, its nearest extremum
     (GeomAPI_ProjectPointOnSurf); inf where none is found."""
     from OCP.BRep import BRep_Tool
     from OCP.GeomAPI import GeomAPI_ProjectPointOnSurf
@@ -1669,62 +1721,23 @@ def _projected(face, points) -> np.ndarray:
 
     surface = BRep_Tool.Surface_s(face)  # placed as the face is: world coordinates
     project = GeomAPI_ProjectPointOnSurf()
-    out = np.full(len(points), np.inf)
-    for k, (x, y, z) in enumerate(points.tolist()):
+
+    def distance(point) -> float:
+        x, y, z = point.tolist()
         try:
             project.Init(gp_Pnt(x, y, z), surface)
         except Exception:  # noqa: BLE001 - OpenCASCADE's failure: the parameters' gap stands
-            continue
-        if project.NbPoints() > 0:
-            out[k] = project.LowerDistance()
-    return out
+            return np.inf
+        return project.LowerDistance() if project.NbPoints() > 0 else np.inf
+
+    return distance
 
 
-def _axes(shape):
-    """(origin, x, y, z) of an elementary surface's placed axes, as NumPy vectors."""
+def _origin_axis(shape) -> tuple:
+    """(origin, z) of an elementary surface's placed axes, as NumPy vectors."""
     axes = shape.Position()
-    return tuple(np.array([d.X(), d.Y(), d.Z()]) for d in
-                 (axes.Location(), axes.XDirection(), axes.YDirection(), axes.Direction()))
-
-
-def _sphere_gap(sphere, nodes, tris) -> float:
-    """R - the distance from the centre to each triangle (its closest point, Ericson's regions),
-    and any corner off the sphere: the Hausdorff distance of the triangles from it."""
-    from gjkcli.engine.certify import closest_points_on_triangles
-
-    o = _axes(sphere)[0]
-    r = sphere.Radius()
-    corners = nodes[tris]
-    near = closest_points_on_triangles(o, corners[:, 0], corners[:, 1], corners[:, 2])
-    inward = r - np.linalg.norm(near - o, axis=1)
-    outward = np.abs(np.linalg.norm(nodes - o, axis=1) - r)
-    return float(max(inward.max(), outward.max(), 0.0))
-
-
-def _elementary_distance(surface, kind, points) -> np.ndarray:
-    """The distance of each point from a cylinder, cone or torus (the whole surface, not the
-    face's trimmed part), from its placed axes."""
-    from OCP.GeomAbs import GeomAbs_Cone, GeomAbs_Cylinder
-
-    shape = {GeomAbs_Cylinder: surface.Cylinder, GeomAbs_Cone: surface.Cone}.get(
-        kind, surface.Torus)()
-    o, _, _, z = _axes(shape)
-    rel = points - o
-    h = rel @ z  # along the axis
-    rho = np.linalg.norm(rel - h[:, None] * z, axis=1)  # from the axis
-    if kind == GeomAbs_Cylinder:
-        return rho - shape.Radius()
-    if kind == GeomAbs_Cone:
-        # OpenCASCADE's cone is both nappes: P(u, v) = o + (R + v sin a) ring(u) + v cos a z for
-        # every v, so past the apex (R + v sin a < 0) it is the opposite nappe (a face there is
-        # a cone whose reference circle lies beyond its apex: Euclid's pm2 rotor, v < -162 mm).
-        # In the plane through the axis and the point it is the whole line (R + v sin a, v cos a)
-        # and its mirror image across the axis: the point's distance is the nearer of the two.
-        a, r = shape.SemiAngle(), shape.RefRadius()
-        line = (rho - r) * np.cos(a) - h * np.sin(a)
-        mirrored = (-rho - r) * np.cos(a) - h * np.sin(a)
-        return np.minimum(np.abs(line), np.abs(mirrored))
-    return np.hypot(rho - shape.MajorRadius(), h) - shape.MinorRadius()
+    o, z = axes.Location(), axes.Direction()
+    return np.array([o.X(), o.Y(), o.Z()]), np.array([z.X(), z.Y(), z.Z()])
 
 
 def surface_points(surface, uv: np.ndarray) -> np.ndarray:
