@@ -57,6 +57,8 @@ import threading
 import time
 from pathlib import Path
 
+from _entry import MEASURED
+
 # Timed runs are fresh runs: the gjk processes started here neither read nor write a cache
 # (benchmarks/bench_cache.py times the cache).
 os.environ.setdefault("GJK_NO_CACHE", "1")
@@ -67,24 +69,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 # repository: GJK_IFC_CORPUS, else ../corpus/ifc (as benchmarks/tables.py)
 DEFAULT_IFC = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc")) / "ISSUE_021_Mini_Project.ifc"
 
-# The command, through an entry that writes its own process's peak resident memory (KiB) to the
-# file named by its first argument as it exits (after click's sys.exit too): VmHWM of
-# /proc/self/status, the high-water mark of this program's memory alone, where Linux has it;
-# else getrusage's ru_maxrss, which on Linux also keeps the RSS of the process that forked it (this
-# script's) from before the exec.
-ENTRY = ("import atexit, resource, runpy, sys\n"
-         "out = sys.argv.pop(1)\n"
-         "def peak():\n"
-         "    try:\n"
-         "        for line in open('/proc/self/status'):\n"
-         "            if line.startswith('VmHWM:'):\n"
-         "                return int(line.split()[1])\n"
-         "    except OSError:\n"
-         "        pass\n"
-         "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-         "atexit.register(lambda: open(out, 'w').write(str(peak())))\n"
-         "sys.argv[0] = 'gjk'\n"
-         "runpy.run_module('gjkcli', run_name='__main__', alter_sys=True)\n")
+ENTRY = MEASURED  # the command, writing its peak memory and CPU time (_entry.py)
 
 TARGETS = {"split": {"wall": 1.3, "client": 0.25}, "one GLB": {"wall": 1.3}, "IFC": {"wall": 1.2, "client": 0.5}}
 
@@ -142,7 +127,7 @@ def run(args: list[str], cwd: Path, out: Path) -> dict:
                 timings[name] = float(value)
     others = sorted((r for pid, r in peak.items() if pid != proc.pid), reverse=True)
     return {"cmd": "gjk scan " + " ".join(args), "exit": proc.returncode, "wall_s": wall, "timings": timings,
-            "client_mb": int(rss.read_text()) / 1024 if rss.exists() else float("nan"),
+            "client_mb": int(rss.read_text().split()[0]) / 1024 if rss.exists() else float("nan"),
             "largest_other_mb": (others[0] if others else 0) / 2**20, "processes": len(peak),
             "stderr": [line for line in err.splitlines() if not line.startswith("gjk: timings")]}
 

@@ -30,28 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from _entry import MEASURED
+
 os.environ.setdefault("GJK_NO_CACHE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The command through a small entry that writes its peak resident memory (kB) and CPU seconds
-# to the file named by its first argument as it exits.
-ENTRY = ("import atexit, resource, runpy, sys\n"
-         "out = sys.argv.pop(1)\n"
-         "def peak():\n"
-         "    try:\n"
-         "        for line in open('/proc/self/status'):\n"
-         "            if line.startswith('VmHWM:'):\n"
-         "                return int(line.split()[1])\n"
-         "    except OSError:\n"
-         "        pass\n"
-         "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-         "def cpu():\n"
-         "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
-         "    return r.ru_utime + r.ru_stime\n"
-         "atexit.register(lambda: open(out, 'w').write(f'{peak()} {cpu()}'))\n"
-         "sys.argv[0] = 'gjk'\n"
-         "runpy.run_module('gjkcli', run_name='__main__', alter_sys=True)\n")
+ENTRY = MEASURED  # the command, writing its peak memory and CPU time (_entry.py)
 
 
 def scene(parts: int, folder: Path, seed: int) -> Path:
