@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
+from armtables import arm_tables
 from click.testing import CliRunner
 
 from gjkcli.cli import main
@@ -22,14 +22,7 @@ def _gjk(*args) -> tuple[int, str]:
 
 def _tables(tmp_path: Path, count: int = 200, new: int = 20) -> tuple[Path, Path]:
     """(before.csv, after.csv): `count` random poses of the sample arm, then `new` of them new."""
-    rng = np.random.default_rng(46)
-    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(count, 2))
-    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
-    before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    changed = rng.choice(count, size=new, replace=False)
-    rows[changed] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(new, 2))
-    after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    return before, after
+    return arm_tables(tmp_path, count, new, seed=46)
 
 
 def _json(table: Path, *cache) -> tuple[int, str]:

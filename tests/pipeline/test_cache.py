@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import spy
+from armtables import arm_tables
 
 from gjkcli.errors import is_partial_write
 from gjkcli.pipeline import cache as caches
@@ -360,16 +361,7 @@ def test_a_flipped_byte_in_a_table_is_ignored_with_a_note(tmp_path, kind, monkey
 
 
 def _arm_tables(tmp_path, count=200, new=20):
-    """(before.csv, after.csv): `count` random poses of samples/robot/arm.urdf, then with `new`
-    of them new."""
-    rng = np.random.default_rng(45)
-    rows = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(count, 2))
-    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
-    before.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    changed = rng.choice(count, size=new, replace=False)
-    rows[changed] = rng.uniform([-3.1, -2.4], [3.1, 2.4], size=(new, 2))
-    after.write_text("shoulder,elbow\n" + "".join(f"{a!r},{b!r}\n" for a, b in rows.tolist()))
-    return before, after
+    return arm_tables(tmp_path, count, new, seed=45)
 
 
 def _arm_options(table, **more):
