@@ -16,8 +16,9 @@ Four scenes, each scanned end to end by the installed command in a fresh process
     its non-convex pairs refined on the triangles by the workers;
 (d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
 
-CPU: the user and system seconds of each command and of every process it waited for (its Dask
-scheduler, nannies and workers, its forked loaders), from getrusage(RUSAGE_CHILDREN).
+CPU: the user and system seconds of every process of the command's tree (itself, its forked
+loaders, its Dask workers), each its own (never its children's), as last sampled every 0.1 s with
+psutil: up to 0.1 s a process short, the same way for both kinds of run.
 
 The client's memory: each command runs through a small entry that writes its own process's
 peak resident memory when it exits (VmHWM: the process alone, never its children, nor this
@@ -52,7 +53,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -101,6 +101,7 @@ class PeakMemory:
         self.root = psutil.Process(pid)
         self.every = every
         self.peak: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}  # per process, its own user + system seconds, last seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -116,8 +117,10 @@ class PeakMemory:
             for p in procs:
                 try:
                     rss = p.memory_info().rss
+                    times = p.cpu_times()
                 except psutil.Error:
                     continue
+                self.cpu[p.pid] = times.user + times.system
                 if rss > self.peak.get(p.pid, 0):
                     self.peak[p.pid] = rss
             time.sleep(self.every)
@@ -128,23 +131,16 @@ class PeakMemory:
         return self.peak
 
 
-def children_cpu() -> float:
-    """User and system CPU seconds of this script's finished children and theirs (a command's
-    Dask scheduler, nannies and workers, once it has waited for them)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def run(args: list[str], cwd: Path, out: Path) -> dict:
     rss = cwd / f"{out.stem}.rss"
     cmd = [sys.executable, "-c", ENTRY, str(rss), "scan", *args, "--timings", "--format", "json", "-o", str(out)]
-    start, before = time.perf_counter(), children_cpu()
+    start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mem = PeakMemory(proc.pid)
     _, err = proc.communicate()
     wall = time.perf_counter() - start
-    cpu = children_cpu() - before
     peak = mem.stop()
+    cpu = sum(mem.cpu.values())
     timings = {}
     for line in err.splitlines():
         if line.startswith("gjk: timings: "):

@@ -268,8 +268,9 @@ def forget_documents() -> int:
 
 def _triangles_at_most(doc: dict, mesh: np.ndarray) -> float:
     """At least as many as the triangles of the meshes `mesh` (indices, repeated): per
-    primitive its indices' count, else its vertices' (a list, strip or fan of c indices makes at
-    most c triangles); infinity where a count is not a count."""
+    primitive of c indices (else vertices), a list makes at most c / 3 triangles (rounded up),
+    a strip or fan c - 2, points and lines none, any other mode c; infinity where a count is
+    not a count."""
     meshes, accessors = doc["meshes"], doc["accessors"]
     total = 0
     for m in np.unique(mesh).tolist():
@@ -278,7 +279,13 @@ def _triangles_at_most(doc: dict, mesh: np.ndarray) -> float:
             count = accessors[a].get("count") if type(a) is int and 0 <= a < len(accessors) else None
             if type(count) is not int or count < 0:
                 return float("inf")
-            total += count
+            mode = primitive.get("mode", _TRIANGLES)
+            if type(mode) is int and mode == _TRIANGLES:
+                total += -(-count // 3)
+            elif type(mode) is int and mode in (_STRIP, _FAN):
+                total += max(count - 2, 0)
+            elif not (type(mode) is int and mode in _NO_TRIANGLES):
+                total += count
     return total
 
 

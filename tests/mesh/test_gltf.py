@@ -714,6 +714,12 @@ def test_ranges_of_a_file_parse_its_document_once(parts_1000, monkeypatch):
         for m, mesh in r[2].items():
             assert mesh.vertices.tobytes() == meshes[m].vertices.tobytes()
             assert mesh.faces.tobytes() == meshes[m].faces.tobytes()
+    # a range is read alone while the whole file's triangles are within the limit: a list of
+    # c indices counts as c / 3 triangles
+    exact = sum(len(meshes[m].faces) for m in {m for _, _, m in nodes})
+    assert gltf.read_share(parts_1000, 0, 3, exact) is not None
+    assert gltf.read_share(parts_1000, 0, 3, exact - 1) is None
+    assert len(parsed) == 2
     assert gltf.forget_documents() == 1
     gltf.read_share(parts_1000, 0, 3, 10**9)
     assert len(parsed) == 3  # forgotten: parsed again
