@@ -8,14 +8,18 @@ Four scenes, each scanned end to end by the installed command in a fresh process
 (a) split: scripts/make_scan_scene.py's scene of --parts parts (40-point convex hulls, about 0.8
     colliding pairs per part) over --files GLB files, part k in file k mod F, one world;
 (b) one GLB: --one-glb parts in a single GLB, which the cluster reads in several load tasks
-    (ranges of its nodes: one a worker, each reading only its nodes' meshes where no two
-    meshes are alike);
+    (ranges of its nodes: two a worker, each reading only its nodes' meshes where no two
+    meshes are alike; a worker parses the file's document once for both);
 (c) IFC: the model --ifc (default: ../corpus/ifc/ISSUE_021_Mini_Project.ifc, 2,636 elements,
     from the IfcOpenShell issue tracker; the Great Court roof of IfcOpenShell's test files is
     not available here), meshed by the cluster in a task per worker (shares of its elements,
     dealt over the whole file, each share's hulls built where it was meshed), its non-convex pairs
     refined on the triangles by the workers (tasks cut by their parts' triangles);
 (d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
+
+CPU: the user and system seconds of every process of the command's tree (itself, its forked
+loaders, its Dask workers), each its own (never its children's), as last sampled every 0.1 s with
+psutil: up to 0.1 s a process short, the same way for both kinds of run.
 
 The client's memory: each command runs through a small entry that writes its own process's
 peak resident memory when it exits (VmHWM: the process alone, never its children, nor this
@@ -83,6 +87,7 @@ class PeakMemory:
         self.root = psutil.Process(pid)
         self.every = every
         self.peak: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}  # per process, its own user + system seconds, last seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -98,8 +103,10 @@ class PeakMemory:
             for p in procs:
                 try:
                     rss = p.memory_info().rss
+                    times = p.cpu_times()
                 except psutil.Error:
                     continue
+                self.cpu[p.pid] = times.user + times.system
                 if rss > self.peak.get(p.pid, 0):
                     self.peak[p.pid] = rss
             time.sleep(self.every)
@@ -119,6 +126,7 @@ def run(args: list[str], cwd: Path, out: Path) -> dict:
     _, err = proc.communicate()
     wall = time.perf_counter() - start
     peak = mem.stop()
+    cpu = sum(mem.cpu.values())
     timings = {}
     for line in err.splitlines():
         if line.startswith("gjk: timings: "):
@@ -126,7 +134,8 @@ def run(args: list[str], cwd: Path, out: Path) -> dict:
                 name, value, _ = item.split(" ")
                 timings[name] = float(value)
     others = sorted((r for pid, r in peak.items() if pid != proc.pid), reverse=True)
-    return {"cmd": "gjk scan " + " ".join(args), "exit": proc.returncode, "wall_s": wall, "timings": timings,
+    return {"cmd": "gjk scan " + " ".join(args), "exit": proc.returncode, "wall_s": wall, "cpu_s": cpu,
+            "timings": timings,
             "client_mb": int(rss.read_text().split()[0]) / 1024 if rss.exists() else float("nan"),
             "largest_other_mb": (others[0] if others else 0) / 2**20, "processes": len(peak),
             "stderr": [line for line in err.splitlines() if not line.startswith("gjk: timings")]}
@@ -268,9 +277,9 @@ def main(argv=None) -> int:
 
     print(f"\n{args.parts:,} parts over {args.files} GLB files (a), {args.one_glb:,} parts in one GLB (b), "
           f"{args.ifc.name if args.ifc else '-'} (c); {os.cpu_count()} cores\n")
-    print("| scene | run | pairs | wall s | wall / one process | client peak MB (VmHWM) | client / one process "
-          "| largest worker MB | same JSON | target |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| scene | run | pairs | wall s | wall / one process | CPU s (all processes) | client peak MB (VmHWM) "
+          "| client / one process | largest worker MB | same JSON | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for scene, got in results.items():
         runs = got["runs"]
         base = runs.get("one process -j 2") or results["split"]["runs"]["one process -j 2"]
@@ -280,7 +289,7 @@ def main(argv=None) -> int:
             said = "-" if name.startswith("one") else (
                 ", ".join(f"{what} <= {v}" for what, v in target.items()) or "same JSON")
             print(f"| {scene} | {name} | {pairs:,} | {r['wall_s']:.1f} | {r['wall_s'] / base['wall_s']:.2f} | "
-                  f"{r['client_mb']:.0f} | {r['client_mb'] / base['client_mb']:.2f} | "
+                  f"{r['cpu_s']:.1f} | {r['client_mb']:.0f} | {r['client_mb'] / base['client_mb']:.2f} | "
                   f"{r['largest_other_mb']:.0f} | {r.get('same_json', '-')} | {said} |")
     if glb_stream is not None:
         per = glb_stream["tasks"].get("load", {}).get("per_worker", {})

@@ -48,6 +48,8 @@ import posixpath
 import re
 import stat
 import struct
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -57,7 +59,8 @@ import numpy as np
 from gjkcli.digests import blake2b, chunk_digest
 from gjkcli.errors import InputError
 
-__all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout"]
+__all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout",
+           "forget_documents"]
 
 
 class Unsupported(Exception):
@@ -128,6 +131,10 @@ def read_scene(path: str | Path):
     """
     key = str(Path(path).resolve())
     only, state = _ONLY.get(key, (None, None))
+    if state is None and key not in _RECORDED:  # a range read of this process read it already
+        kept = _kept_document(key, Path(path))
+        if kept is not None:
+            state = (kept.reader, list(kept.placed))
     reader = _Reader(Path(path)) if state is None else state[0]
     try:
         return reader.scene(only, None if state is None else state[1], key if key in _RECORDED else None)
@@ -158,20 +165,113 @@ def read_share(path: str | Path, k: int, n: int, triangles: int):
     key = str(Path(path).resolve())
     if key in _ONLY or key in _RECORDED:
         return None
-    reader = _Reader(Path(path))
-    placed = reader.placed()
-    mesh = np.array([m for _, _, m in placed], dtype=np.int64)
-    if _alike(reader.doc, mesh).any() or _triangles_at_most(reader.doc, mesh) > triangles:
+    got = _document_of(key, Path(path))
+    if got.alike or got.triangles > triangles:
         return None
+    placed = got.placed
     count = len(placed)
     nodes = placed[k * count // n:(k + 1) * count // n]
-    return count, nodes, reader._meshes(list(dict.fromkeys(m for _, _, m in nodes)))
+    return count, nodes, got.reader._meshes(list(dict.fromkeys(m for _, _, m in nodes)))
+
+
+# -- the documents range reads keep -------------------------------------------------------------------
+#
+# A Dask scan reads one large glTF as several ranges of its nodes, more than one a worker: each
+# range needs the whole document (its JSON parsed, its nodes' names and world transforms, the
+# checks on its buffers, whether its meshes are alike), which costs most of a range's read. A
+# worker process keeps the last DOCUMENTS_KEPT documents its range reads parsed, keyed by the
+# file's resolved path and checked against the file's (and its buffer files') size, change time
+# and inode before each reuse; `forget_documents` drops them (the client calls it on every
+# worker once the scan's files are loaded).
+
+DOCUMENTS_KEPT = 2
+
+
+@dataclass(frozen=True, eq=False)
+class _Document:
+    """A file as a range read needs it: its reader (document, buffers read so far), its mesh
+    nodes (`_Reader.placed`), whether two of them may share a hull (`_alike`) and at most how
+    many triangles its meshes hold (`_triangles_at_most`)."""
+
+    signature: tuple
+    reader: "_Reader"
+    placed: list
+    alike: bool
+    triangles: float
+
+
+_DOCUMENTS: OrderedDict = OrderedDict()  # resolved path -> _Document, the latest last
+_DOCUMENTS_LOCK = threading.Lock()
+_PARSING: dict = {}  # resolved path -> the lock its parse holds (one parse a file at a time)
+
+
+def _signature(path: Path, files=()) -> tuple:
+    """What tells a file (and its buffer files) changed: size, modification time, inode."""
+    out = []
+    for p in (path, *files):
+        info = os.stat(p)
+        out.append((info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev))
+    return tuple(out)
+
+
+def _buffer_files(reader: "_Reader") -> list:
+    return [source[1] for source in reader.sources if source[0] == "file"]
+
+
+def _kept_document(key: str, path: Path):
+    """The `_Document` this process keeps for the file, if it has not changed since; else None."""
+    with _DOCUMENTS_LOCK:
+        got = _DOCUMENTS.get(key)
+    if got is None:
+        return None
+    try:
+        if _signature(path, _buffer_files(got.reader)) != got.signature:
+            return None
+    except OSError:
+        return None
+    with _DOCUMENTS_LOCK:
+        if key in _DOCUMENTS:
+            _DOCUMENTS.move_to_end(key)
+    return got
+
+
+def _document_of(key: str, path: Path) -> _Document:
+    """The file's `_Document`: kept, else read (and kept). Raises what `_Reader.placed` raises."""
+    with _DOCUMENTS_LOCK:
+        parsing = _PARSING.setdefault(key, threading.Lock())
+    with parsing:  # a second thread waits for the first one's parse, and reuses it
+        got = _kept_document(key, path)
+        if got is not None:
+            return got
+        before = _signature(path)
+        reader = _Reader(path)
+        placed = reader.placed()
+        mesh = np.array([m for _, _, m in placed], dtype=np.int64)
+        got = _Document(before + _signature(path, _buffer_files(reader))[1:], reader, placed,
+                        bool(_alike(reader.doc, mesh).any()), _triangles_at_most(reader.doc, mesh))
+        if _signature(path)[0] == before[0]:  # unchanged while read: worth keeping
+            with _DOCUMENTS_LOCK:
+                _DOCUMENTS[key] = got
+                _DOCUMENTS.move_to_end(key)
+                while len(_DOCUMENTS) > DOCUMENTS_KEPT:
+                    _DOCUMENTS.popitem(last=False)
+        return got
+
+
+def forget_documents() -> int:
+    """Drop the documents this process's range reads keep; how many there were."""
+    with _DOCUMENTS_LOCK:
+        n = len(_DOCUMENTS)
+        _DOCUMENTS.clear()
+        _PARSING.clear()
+    return n
 
 
 def _triangles_at_most(doc: dict, mesh: np.ndarray) -> float:
     """At least as many as the triangles of the meshes `mesh` (indices, repeated): per
-    primitive its indices' count, else its vertices' (a list, strip or fan of c indices makes at
-    most c triangles); infinity where a count is not a count."""
+    primitive of c indices (else vertices), a list makes at most c / 3 triangles (rounded up),
+    a strip or fan c - 2, points and lines none, any other mode c; infinity where a count is
+    not a count."""
     meshes, accessors = doc["meshes"], doc["accessors"]
     total = 0
     for m in np.unique(mesh).tolist():
@@ -180,7 +280,13 @@ def _triangles_at_most(doc: dict, mesh: np.ndarray) -> float:
             count = accessors[a].get("count") if type(a) is int and 0 <= a < len(accessors) else None
             if type(count) is not int or count < 0:
                 return float("inf")
-            total += count
+            mode = primitive.get("mode", _TRIANGLES)
+            if type(mode) is int and mode == _TRIANGLES:
+                total += -(-count // 3)
+            elif type(mode) is int and mode in (_STRIP, _FAN):
+                total += max(count - 2, 0)
+            elif not (type(mode) is int and mode in _NO_TRIANGLES):
+                total += count
     return total
 
 

@@ -70,13 +70,13 @@ TILE_OBJECTS = 20_000
 # LOAD_TASKS_PER_WORKER a worker (`_ClusterRun._split`): an IFC model (each task opens it and
 # meshes a share of its elements: about 0.4 s of parsing per task on a 4 MB model), a glTF or
 # GLB (each task reads its meshes and places a range of its nodes). A glTF is read in at most
-# GLTF_TASKS_PER_WORKER tasks a worker: each task parses the whole document and its meshes (most
-# of a task's time on a GLB of 20,000 parts: 1.2 of 1.5 s), so two tasks a worker read the file
-# twice on each worker where one process reads it once.
+# GLTF_TASKS_PER_WORKER tasks a worker: each task needs the whole document (its JSON, its nodes'
+# world transforms), which a worker process parses once and keeps for its next range
+# (`gjkcli.mesh.gltf.read_share`) until the files are loaded (`_forget_documents`).
 IFC_SPLIT_FROM_BYTES = 1 << 20
 GLTF_SPLIT_FROM_BYTES = 8 << 20
 LOAD_TASKS_PER_WORKER = 2
-GLTF_TASKS_PER_WORKER = 1
+GLTF_TASKS_PER_WORKER = 2
 # A robot's poses (--poses, --trajectory's waypoints) in this many chunks a worker.
 POSE_CHUNKS_PER_WORKER = 2
 # Pairs per refinement or overlap task, at most (a tile's pairs are cut into tasks of this many).
@@ -482,6 +482,7 @@ class _ClusterRun(Run):
         # the client receives what the readers know and the hulls' boxes, never a part
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
+        self._forget_documents(tasks)
         t = self.stage("load", t)
         loaded, moved = _in_file_order(tasks, loaded)  # an IFC model's interleaved shares
 
@@ -563,6 +564,20 @@ class _ClusterRun(Run):
             else:
                 out.extend((k, [dataclasses.replace(s, share=(n, shares))], False) for n in range(shares))
         return out
+
+    def _forget_documents(self, tasks) -> None:
+        """Once a glTF read in ranges is loaded, its workers drop the documents they kept for
+        their next range (`gjkcli.mesh.gltf.forget_documents`): best effort, a lost worker kept
+        nothing."""
+        if not any(s.share is not None and s.path.suffix.lower() in (".glb", ".gltf")
+                   for _, shares, _ in tasks for s in shares):
+            return
+        from gjkcli.mesh import gltf
+
+        try:
+            self.client.run(gltf.forget_documents, on_error="ignore")
+        except Exception:  # noqa: BLE001 - the scan goes on; a worker keeps at most two
+            pass
 
     def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):
         """The tiles' pairs and their verdicts, in the order of one process's broad phase."""

@@ -747,3 +747,72 @@ def test_layout_geometry_is_the_same_with_the_run_keys_chunk_digest(tmp_path):
     plain = tmp_path / "plain.bin"
     plain.write_bytes(b"x" * (3 << 20))
     assert digests.file_digest(plain) == digests.blake2b(b"x" * (3 << 20), digest_size=20).digest()
+
+
+# ---------------------------------------------------------------------------------------------
+# ranges of one file (a Dask worker's load tasks) share its parsed document
+# ---------------------------------------------------------------------------------------------
+
+def test_ranges_of_a_file_parse_its_document_once(parts_1000, monkeypatch):
+    """A process's range reads of one file (`read_share`) parse its JSON once: the later ranges
+    reuse the document, and give what the whole file's read gives for their nodes, bit for bit."""
+    gltf.forget_documents()
+    parsed = []
+    parse = gltf._json_document
+    monkeypatch.setattr(gltf, "_json_document", lambda raw: parsed.append(raw) or parse(raw))
+    nodes, meshes = gltf.read_scene(parts_1000)
+    assert len(parsed) == 1
+    ranges = [gltf.read_share(parts_1000, k, 3, 10**9) for k in range(3)]
+    assert len(parsed) == 2  # the first range parsed it, the other two reused it
+    assert [r[0] for r in ranges] == [len(nodes)] * 3
+    got = [node for r in ranges for node in r[1]]
+    assert [name for name, _, _ in got] == [name for name, _, _ in nodes]
+    for (_, world, m), (_, want_world, want_m) in zip(got, nodes):
+        assert m == want_m and world.tobytes() == want_world.tobytes()
+    for r in ranges:
+        for m, mesh in r[2].items():
+            assert mesh.vertices.tobytes() == meshes[m].vertices.tobytes()
+            assert mesh.faces.tobytes() == meshes[m].faces.tobytes()
+    # a range is read alone while the whole file's triangles are within the limit: a list of
+    # c indices counts as c / 3 triangles
+    exact = sum(len(meshes[m].faces) for m in {m for _, _, m in nodes})
+    assert gltf.read_share(parts_1000, 0, 3, exact) is not None
+    assert gltf.read_share(parts_1000, 0, 3, exact - 1) is None
+    assert len(parsed) == 2
+    assert gltf.forget_documents() == 1
+    gltf.read_share(parts_1000, 0, 3, 10**9)
+    assert len(parsed) == 3  # forgotten: parsed again
+
+
+def test_a_kept_document_is_read_again_when_its_files_change(tmp_path, monkeypatch):
+    """A kept document is reused only while the file and its buffer files keep their size,
+    modification time and inode: a changed buffer file, or a changed glTF, is read anew."""
+    gltf.forget_documents()
+    parsed = []
+    parse = gltf._json_document
+    monkeypatch.setattr(gltf, "_json_document", lambda raw: parsed.append(raw) or parse(raw))
+    doc, binary = tetra_doc([{"name": "a", "mesh": 0}, {"name": "b", "mesh": 0, "translation": [3, 0, 0]}])
+    path = write_gltf(tmp_path / "beside.gltf", doc, binary, uri="buffer.bin")
+    # two nodes of one mesh: a range alone cannot place them, but the document is kept for the
+    # whole read that follows
+    assert gltf.read_share(path, 0, 2, 10**9) is None
+    first = {m[0]: m[1] for m in world_meshes(*gltf.read_scene(path))}
+    assert len(parsed) == 1
+
+    def touched(p: Path, content: bytes):
+        info = p.stat()
+        p.write_bytes(content)  # the same size and inode: only the modification time tells
+        os.utime(p, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
+
+    touched(tmp_path / "buffer.bin", (2 * TETRA).tobytes() + TETRA_FACES.tobytes())
+    second = {m[0]: m[1] for m in world_meshes(*gltf.read_scene(path))}
+    assert len(parsed) == 2  # the kept one is stale: read anew
+    np.testing.assert_array_equal(second["a"], 2 * first["a"])
+    assert gltf.read_share(path, 0, 2, 10**9) is None and len(parsed) == 3  # and kept again
+    text = path.read_bytes()
+    touched(path, text.replace(b'"translation": [3, 0, 0]', b'"translation": [5, 0, 0]'))
+    assert gltf.read_share(path, 0, 2, 10**9) is None and len(parsed) == 4
+    third = {m[0]: m[1] for m in world_meshes(*gltf.read_scene(path))}
+    assert len(parsed) == 4
+    np.testing.assert_array_equal(third["b"], second["a"] + [5, 0, 0])
+    gltf.forget_documents()

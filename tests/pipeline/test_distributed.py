@@ -878,12 +878,33 @@ def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
     assert lines[-1] == "[]", done.stdout
 
 
+def counting_parses() -> str:
+    """Code for `client.run(exec, code, {})`: the worker's glTF reader counts the documents it
+    parses (`gjkcli.mesh.gltf._json_document` calls) in `gltf.parsed_in_test`, from 0."""
+    return """
+from gjkcli.mesh import gltf
+if not hasattr(gltf, "kept_json_document"):
+    gltf.kept_json_document = gltf._json_document
+gltf.parsed_in_test = 0
+def counted(*args, **kwargs):
+    gltf.parsed_in_test += 1
+    return gltf.kept_json_document(*args, **kwargs)
+gltf._json_document = counted
+"""
+
+
+def parses(client) -> dict:
+    """{worker address: documents parsed since `counting_parses`}."""
+    return client.run(eval, "__import__('gjkcli.mesh.gltf', fromlist=['gltf']).parsed_in_test")
+
+
 def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypatch, small_tiles,
                                                      client_without_parts):
-    """One GLB read by four load tasks, each placing a range of its nodes: a ring, a peg and a
-    box each placed once in every range (a shared mesh whose hull one process prepares once and
-    moves; a range sees one placement of it, and still moves the shared hull): one process's
-    JSON."""
+    """One GLB read by four load tasks, two a worker (by default), each placing a range of its
+    nodes: a ring, a peg and a box each placed once in every range (a shared mesh whose hull one
+    process prepares once and moves; a range sees one placement of it, and still moves the
+    shared hull): one process's JSON. A worker parses the file's document once for both its
+    ranges (counted by a spy in the worker processes)."""
     import trimesh
     from distributed import get_task_stream
 
@@ -903,19 +924,27 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     address, client = cluster
     small_tiles(8)
     monkeypatch.setattr(distributed, "GLTF_SPLIT_FROM_BYTES", 0)
-    default = distributed.GLTF_TASKS_PER_WORKER
-    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", 2)  # four ranges (one a worker by default)
+    assert distributed.GLTF_TASKS_PER_WORKER == 2  # four ranges on two workers
     ones = [pipeline.scan(ring_files[:1], pipeline.Options(jobs=1, mode="auto", together=together))
             for together in (True, False)]
     received = client_without_parts()
     for together, one in zip((True, False), ones):
         received.clear()
+        client.run(exec, counting_parses(), {})
         with get_task_stream(client=client) as stream:
             many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=together))
         same_json(one, many)
         loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
-        assert len(received["load"]) == len(loads) == 4  # 2 a worker on two workers
+        assert len(received["load"]) == len(loads) == 4
         assert all(got.count > 0 for got in received["load"])
+        per_worker = {w: sum(r["worker"] == w for r in loads) for w in client.nthreads()}
+        # two ranges a worker as Dask deals them (2 and 2 in every run here; its balancing may
+        # move one): every worker reads, each parsing the document once
+        assert sum(per_worker.values()) == 4 and min(per_worker.values()) >= 1
+        assert parses(client) == {w: 1 for w in per_worker}  # its document parsed once a worker
+        # the workers dropped the documents once the file was loaded
+        assert client.run(eval, "len(__import__('gjkcli.mesh.gltf', fromlist=['gltf'])._DOCUMENTS)") \
+            == {w: 0 for w in per_worker}
     assert any(p.mode == "exact" for p in many.pairs) and many.counts["collision"] > 0
     # the ranges are the file's nodes, each once, in order; shared meshes know the whole file's count
     whole = read_objects(ring_files[0])
@@ -925,13 +954,6 @@ def test_one_glb_split_into_node_ranges_across_tasks(cluster, tmp_path, monkeypa
     assert shared and all(p.instance.placed == sum(q.instance is not None and q.instance.key == p.instance.key
                                                    for q in whole) for p in shared)
     assert [p.instance is not None for r in ranges for p in r] == [p.instance is not None for p in whole]
-    # by default one range a worker: each load task parses the whole document, so a worker reads
-    # the file once, as one process does
-    monkeypatch.setattr(distributed, "GLTF_TASKS_PER_WORKER", default)
-    with get_task_stream(client=client) as stream:
-        many = pipeline.scan(ring_files[:1], pipeline.Options(dask=address, mode="auto", together=False))
-    same_json(ones[1], many)
-    assert len([r for r in stream.data if str(r["key"]).startswith("gjk-load-")]) == 2
 
 
 def test_a_glb_range_reads_only_its_nodes_meshes(cluster, convex_files, tmp_path, monkeypatch):
