@@ -468,17 +468,9 @@ class _ClusterRun(Run):
         o = self.options
         t = time.perf_counter()
         lim = o.limits or limits.DEFAULT
-        tasks = self._split(sources)  # [(source index, its Sources read apart, hulls joined)]
-        self._loads = []
-        for k, (_, shares, joined) in enumerate(tasks):
-            if joined:  # shares read apart, their hulls built as one batch
-                reads = [self.client.submit(worktasks.read, s, o.strict, lim, key=f"gjk-read-{k}-{n}-{_token()}")
-                         for n, s in enumerate(shares)]
-                self._loads.append(self.client.submit(worktasks.load_joined, *reads,
-                                                      key=f"gjk-load-{k}-{_token()}"))
-            else:
-                self._loads.append(self.client.submit(worktasks.load, shares[0], o.strict, lim,
-                                                      key=f"gjk-load-{k}-{_token()}"))
+        tasks = self._split(sources)  # [(source index, its Source or a share of it)]
+        self._loads = [self.client.submit(worktasks.load, share, o.strict, lim, key=f"gjk-load-{k}-{_token()}")
+                       for k, (_, share) in enumerate(tasks)]
         # the client receives what the readers know and the hulls' boxes, never a part
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
@@ -487,11 +479,11 @@ class _ClusterRun(Run):
         loaded, moved = _in_file_order(tasks, loaded)  # an IFC model's interleaved shares
 
         answers: list = [[] for _ in sources]  # a source's tasks' objects end to end, then their problems
-        for (s, _, _), got in zip(tasks, loaded):
+        for (s, _), got in zip(tasks, loaded):
             if isinstance(answers[s], Problem):
                 continue
             answers[s] = got.problem if got.problem is not None else answers[s] + got.geometries(s)
-        for (s, _, _), got in zip(tasks, loaded):
+        for (s, _), got in zip(tasks, loaded):
             if not isinstance(answers[s], Problem):
                 answers[s] = answers[s] + got.skipped
         geoms = assemble(answers, primitives, manifest, problems=self.problems, notes=self.notes)
@@ -527,7 +519,7 @@ class _ClusterRun(Run):
         return parts
 
     def _split(self, sources) -> list:
-        """[(source index, [Source], joined)]: a load task per source; a large file, when the
+        """[(source index, Source)]: a load task per source; a large file, when the
         sources are fewer than LOAD_TASKS_PER_WORKER a worker, read in several tasks, each a
         share of its objects (`gjkcli.mesh.load.read_objects`' share):
 
@@ -538,10 +530,6 @@ class _ClusterRun(Run):
           place is told by the whole model's count, `Instance.placed`);
         - a glTF or GLB of GLTF_SPLIT_FROM_BYTES or more: up to GLTF_TASKS_PER_WORKER a worker,
           each reading the file's meshes, placing its range of nodes and building their hulls.
-
-        (`joined`, shares read apart and their hulls built in one task, is never asked for now:
-        it moved every share's meshes to one worker, whose refinement tasks then took most of
-        the pairs.)
         """
         workers = max(1, len(self.client.nthreads()))
         wanted = -(-LOAD_TASKS_PER_WORKER * workers // max(1, len(sources)))
@@ -560,9 +548,9 @@ class _ClusterRun(Run):
                 elif kind in ("ifc", "ifczip") and size >= IFC_SPLIT_FROM_BYTES:
                     shares = min(wanted, workers)
             if shares == 1:
-                out.append((k, [s], False))
+                out.append((k, s))
             else:
-                out.extend((k, [dataclasses.replace(s, share=(n, shares))], False) for n in range(shares))
+                out.extend((k, dataclasses.replace(s, share=(n, shares))) for n in range(shares))
         return out
 
     def _forget_documents(self, tasks) -> None:
@@ -570,7 +558,7 @@ class _ClusterRun(Run):
         their next range (`gjkcli.mesh.gltf.forget_documents`): best effort, a lost worker kept
         nothing."""
         if not any(s.share is not None and s.path.suffix.lower() in (".glb", ".gltf")
-                   for _, shares, _ in tasks for s in shares):
+                   for _, s in tasks):
             return
         from gjkcli.mesh import gltf
 
@@ -991,7 +979,7 @@ def _in_file_order(tasks: list, loaded: list) -> tuple:
     from gjkcli.pipeline.worktasks import Summary
 
     by_source: dict = {}
-    for t, (s, _, _) in enumerate(tasks):
+    for t, (s, _) in enumerate(tasks):
         by_source.setdefault(s, []).append(t)
     out, moved = list(loaded), {}
     for group in by_source.values():

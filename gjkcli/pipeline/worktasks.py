@@ -25,7 +25,7 @@ from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
-__all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "read", "load_joined", "summary",
+__all__ = ["Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
            "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
@@ -44,31 +44,6 @@ def load(source, strict: bool, lim) -> "Loaded":
     if isinstance(got, Problem):
         return Loaded(problem=got)
     return _loaded(*split_problems(got))
-
-
-def read(source, strict: bool, lim) -> list:
-    """A source (a share of a file) read: `gjkcli.scene.objects.read_source`'s answer, its
-    objects with their meshes, for `load_joined`."""
-    from gjkcli.scene.objects import read_source
-
-    with limits.active(lim):
-        return read_source(source, strict)
-
-
-def load_joined(*reads) -> "Loaded":
-    """The shares of one file read apart (`read`), their objects' hulls built as one batch, as
-    one process builds the file's; a share's Problem is the file's."""
-    from gjkcli.scene.objects import split_problems
-
-    objects: list = []
-    skipped: list = []
-    for got in reads:
-        if isinstance(got, Problem):
-            return Loaded(problem=got)
-        mine, theirs = split_problems(got)
-        objects.extend(mine)
-        skipped.extend(theirs)
-    return _loaded(objects, skipped)
 
 
 def _loaded(got: list, skipped: list) -> "Loaded":
