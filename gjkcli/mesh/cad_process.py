@@ -352,20 +352,21 @@ def _dense_surfaces(paths: list) -> bool:
     """Whether the STEP files' text names at least _DENSE_FROM spherical or toroidal surfaces
     (a search of the bytes, no parse, stopped at the last one needed: a few ms for megabytes,
     in the process's path before its OpenCASCADE import)."""
+    import mmap
+
     count = 0
     for path in paths:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:  # the read says what is wrong
+        try:  # mapped, not read: the search stops at the last name needed, the pages after unread
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                for name in _DENSE:
+                    at = data.find(name)
+                    while at >= 0:
+                        count += 1
+                        if count >= _DENSE_FROM:
+                            return True
+                        at = data.find(name, at + len(name))
+        except (OSError, ValueError):  # the read says what is wrong (an empty file cannot be mapped)
             continue
-        for name in _DENSE:
-            at = data.find(name)
-            while at >= 0:
-                count += 1
-                if count >= _DENSE_FROM:
-                    return True
-                at = data.find(name, at + len(name))
     return False
 
 
