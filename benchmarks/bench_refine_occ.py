@@ -33,43 +33,27 @@ import time
 os.environ.setdefault("GJK_NO_CACHE", "1")
 
 
-def _clear_caches(cad) -> None:
-    """Every answer `gjkcli.mesh.cad` keeps per product, so that each scan makes them again
-    (the file's solids as read stay: the reading is not the refinement's)."""
-    for name in ("_CANONICAL", "_UPRIGHT", "_VOLUMES", "_FINER", "_SPLINE", "_FACE_BOXES"):
-        getattr(cad, name, {}).clear()
-
-
 def gjk_refine(path: str):
     """(CPU seconds of the scan's refinement, [(refs_a, refs_b)] of the pairs whose common part
     was asked, CPU seconds of those common parts)."""
+    from gjkcli import clock
     from gjkcli.mesh import cad
     from gjkcli.pipeline import run, tessellated
 
-    _clear_caches(cad)
+    cad.forget_answers()
     refined, asked, spent = [], [], []
-    decide_all, common_part = tessellated.decide_all, cad.common_part
-
-    def timed(*args, **kwargs):
-        started = time.process_time()
-        try:
-            return decide_all(*args, **kwargs)
-        finally:
-            refined.append(time.process_time() - started)
+    common_part = cad.common_part
 
     def recorded(refs_a, refs_b, *args, **kwargs):
-        started = time.process_time()
-        try:
-            return common_part(refs_a, refs_b, *args, **kwargs)
-        finally:
-            spent.append(time.process_time() - started)
-            asked.append((refs_a, refs_b))
+        asked.append((refs_a, refs_b))
+        return common_part(refs_a, refs_b, *args, **kwargs)
 
-    tessellated.decide_all, cad.common_part = timed, recorded
+    cad.common_part = recorded
     try:
-        found = run.scan([path], run.Options(jobs=1))
+        with clock.cpu_timed(tessellated, "decide_all", refined), clock.cpu_timed(cad, "common_part", spent):
+            found = run.scan([path], run.Options(jobs=1))
     finally:
-        tessellated.decide_all, cad.common_part = decide_all, common_part
+        cad.common_part = common_part
     if found.errors:
         raise SystemExit(f"{path}: {found.errors[0]}")
     seen, pairs = set(), []

@@ -21,7 +21,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "since_start", "IMPORTS"]
+__all__ = ["cpu_timed", "recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "since_start", "IMPORTS"]
 
 # The name of the imports' stage in a run's timings.
 IMPORTS = "imports"
@@ -111,6 +111,27 @@ def stage(timings: dict, name: str, since: float) -> float:
     if imported:
         timings[IMPORTS] = timings.get(IMPORTS, 0.0) + imported
     return now
+
+
+@contextmanager
+def cpu_timed(owner, name: str, spent: list):
+    """Within the block, each call of `owner.name` (a module's function) appends its CPU seconds
+    (`time.process_time`) to `spent`; the function is put back after it. For a benchmark or a
+    test that measures one step of a run in this process, not for the command line."""
+    inner = getattr(owner, name)
+
+    def timed(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent.append(time.process_time() - started)
+
+    setattr(owner, name, timed)
+    try:
+        yield timed
+    finally:
+        setattr(owner, name, inner)
 
 
 def _entry():

@@ -49,7 +49,7 @@ from gjkcli.units import canonical, factor
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
            "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
-           "canonical_import", "recorded", "placed_parts", "solids_ahead"]
+           "canonical_import", "recorded", "placed_parts", "solids_ahead", "forget_answers"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
 
@@ -1772,3 +1772,10 @@ def surface_points(surface, uv: np.ndarray) -> np.ndarray:
         out[k] = (p.X(), p.Y(), p.Z())
     return out
 
+
+def forget_answers() -> None:
+    """Drop every answer this process keeps per product (finer meshes, face boxes, upright and
+    canonical copies, B-spline samples, volumes), so that the next refinement makes them again;
+    the files' solids as read stay. For benchmarks and tests that time a refinement from empty."""
+    for kept in (_FINER, _FACE_BOXES, _UPRIGHT, _CANONICAL, _SPLINE, _VOLUMES):
+        kept.clear()

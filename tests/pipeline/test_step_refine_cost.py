@@ -7,6 +7,7 @@ import pytest
 
 from stepfiles import box, exact_distance, write_step  # skips the module without OpenCASCADE
 
+from gjkcli import clock
 from gjkcli.engine.results import Status
 from gjkcli.mesh import cad
 from gjkcli.pipeline import run as pipeline
@@ -178,8 +179,7 @@ def test_a_cone_past_its_apex_is_settled_on_its_triangles(tmp_path, calls):
     assert calls["distance"] <= 2 and calls["common"] <= 2
 
 
-def test_a_pair_on_its_exact_solids_costs_at_most_twice_opencascade_s_own_calls(tmp_path,
-                                                                                monkeypatch):
+def test_a_pair_on_its_exact_solids_costs_at_most_twice_opencascade_s_own_calls(tmp_path):
     """A plate of 144 holes and a peg standing on it, both all B-spline faces (NURBS-converted,
     as many writers give planes and cylinders): the peg touches the plate, so the pair needs the
     exact solids. Its refinement (the scan's `refine` stage, from empty caches: the canonical
@@ -215,26 +215,16 @@ def test_a_pair_on_its_exact_solids_costs_at_most_twice_opencascade_s_own_calls(
         return time.process_time() - started
 
     refined = []  # the CPU time of each refinement of pairs on their exact solids
-    decide_all = tessellated.decide_all
-
-    def timed(*args, **kwargs):
-        started = time.process_time()
-        try:
-            return decide_all(*args, **kwargs)
-        finally:
-            refined.append(time.process_time() - started)
 
     def gjk():
-        for cache in ("_CANONICAL", "_UPRIGHT", "_VOLUMES", "_FINER", "_SPLINE", "_FACE_BOXES"):
-            getattr(cad, cache, {}).clear()  # every answer kept per product
+        cad.forget_answers()  # every answer kept per product
         refined.clear()
-        found, pairs = _scan(path)
+        with clock.cpu_timed(tessellated, "decide_all", refined):
+            found, pairs = _scan(path)
         (pair,) = pairs.values()
         assert pair.status is Status.TOUCHING and pair.mode == "brep"
         assert len(refined) == 1  # the one refinement, in this process
         return refined[0]
-
-    monkeypatch.setattr(tessellated, "decide_all", timed)
 
     gjk(), opencascade()  # the file read and meshed, OpenCASCADE's code paged in
     ours, theirs = [], []
