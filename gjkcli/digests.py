@@ -7,17 +7,14 @@ module.
 """
 from __future__ import annotations
 
+import threading
+
 try:
     from _blake2 import blake2b
 except ImportError:  # another Python's hashlib
     from hashlib import blake2b
 
-__all__ = ["blake2b", "file_digest", "chunk_digest", "identity"]
-
-
-# `file_digest`'s GLB binary chunks, by the file's identity (os.stat: device, inode, size,
-# modification and change times) and the chunk's place: (start, end, BLAKE2b-20 of its data)
-_CHUNKS: dict = {}
+__all__ = ["blake2b", "file_digest", "chunk_digest", "identity", "ReadFiles", "READ_FILES"]
 
 
 def identity(st) -> tuple:
@@ -62,7 +59,7 @@ def file_digest(path) -> bytes:
         h.update(inner)
         _hash_up_to(f, h, None)
     if whole:
-        _CHUNKS[identity(st)] = (start, end, inner)
+        READ_FILES.keep_chunk(st, start, end, inner)
     return h.digest()
 
 
@@ -82,5 +79,97 @@ def _hash_up_to(f, h, count) -> bool:
 def chunk_digest(st, start: int, end: int):
     """BLAKE2b-20 of the binary chunk at data[start:end] of the file of `os.stat` result `st`,
     as `file_digest` found it in this process, or None."""
-    got = _CHUNKS.get(identity(st))
-    return got[2] if got is not None and got[:2] == (start, end) else None
+    return READ_FILES.chunk(st, start, end)
+
+
+class _Kept:
+    """What this process keeps of one file: its binary chunk as `file_digest` hashed it
+    (the file's `identity` then, start, end, BLAKE2b-20 of the data), and a reader's parsed
+    document under the name the reader knows the file by (a glTF's resolved path)."""
+
+    __slots__ = ("chunk", "document", "name")
+
+    def __init__(self):
+        self.chunk = None
+        self.name = None
+        self.document = None
+
+
+class ReadFiles:
+    """This process's memo of the files it read, one entry a file by its device and inode:
+    the binary chunk's digest that `file_digest` found (reused while the file's whole
+    `identity` is the same) and a parsed document (reused while its reader's own check of the
+    file passes: gjkcli.mesh.gltf's range reads). Documents are bounded (the caller's `kept`,
+    the latest used last), chunk digests are not (a few dozen bytes a GLB the run key hashed).
+    One lock: a Dask worker's threads share it."""
+
+    def __init__(self):
+        self._entries: dict = {}  # (st_dev, st_ino) -> _Kept, in order of documents' last use
+        self._lock = threading.Lock()
+
+    def keep_chunk(self, st, start: int, end: int, digest: bytes) -> None:
+        with self._lock:
+            got = self._entries.setdefault((st.st_dev, st.st_ino), _Kept())
+            got.chunk = (identity(st), start, end, digest)
+
+    def chunk(self, st, start: int, end: int):
+        """The digest of the chunk at [start:end] of the file of `os.stat` result `st`, or None."""
+        with self._lock:
+            got = self._entries.get((st.st_dev, st.st_ino))
+            chunk = None if got is None else got.chunk
+        return chunk[3] if chunk is not None and chunk[:3] == (identity(st), start, end) else None
+
+    def document(self, name: str):
+        """The document kept under `name`, or None; the caller checks it is still the file's."""
+        with self._lock:
+            for got in self._entries.values():
+                if got.name == name:
+                    return got.document
+        return None
+
+    def used(self, name: str) -> None:
+        """Mark the document kept under `name` (if still kept) as the latest used."""
+        with self._lock:
+            for key, got in self._entries.items():
+                if got.name == name:
+                    self._entries[key] = self._entries.pop(key)
+                    return
+
+    def keep_document(self, where: tuple, name: str, document, kept: int) -> None:
+        """Keep `document` for the file at `where` (st_dev, st_ino), named `name`, as the latest
+        used: it replaces any other document of that name (a file replaced under its name has
+        another inode), and the oldest documents past `kept` are dropped."""
+        with self._lock:
+            for key, got in list(self._entries.items()):
+                if got.name == name:
+                    self._drop_document(key)
+            got = self._entries.pop(where, None) or _Kept()
+            got.name, got.document = name, document
+            self._entries[where] = got
+            held = [key for key, got in self._entries.items() if got.name is not None]
+            for key in held[:max(len(held) - kept, 0)]:
+                self._drop_document(key)
+
+    def forget_documents(self) -> int:
+        """Drop every kept document (chunk digests stay); how many there were."""
+        with self._lock:
+            held = [key for key, got in self._entries.items() if got.name is not None]
+            for key in held:
+                self._drop_document(key)
+        return len(held)
+
+    def documents(self) -> int:
+        """How many documents are kept."""
+        with self._lock:
+            return sum(got.name is not None for got in self._entries.values())
+
+    def _drop_document(self, key: tuple) -> None:
+        """(Under the lock.) Drop the document at `key`; the entry too when it keeps nothing else."""
+        got = self._entries[key]
+        got.name = got.document = None
+        if got.chunk is None:
+            del self._entries[key]
+
+
+# the one memo of this process
+READ_FILES = ReadFiles()

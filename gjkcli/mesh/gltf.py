@@ -49,14 +49,13 @@ import re
 import stat
 import struct
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 import numpy as np
 
-from gjkcli.digests import blake2b, chunk_digest
+from gjkcli.digests import READ_FILES, blake2b, chunk_digest
 from gjkcli.errors import InputError
 
 __all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout",
@@ -179,10 +178,11 @@ def read_share(path: str | Path, k: int, n: int, triangles: int):
 # A Dask scan reads one large glTF as several ranges of its nodes, more than one a worker: each
 # range needs the whole document (its JSON parsed, its nodes' names and world transforms, the
 # checks on its buffers, whether its meshes are alike), which costs most of a range's read. A
-# worker process keeps the last DOCUMENTS_KEPT documents its range reads parsed, keyed by the
+# worker process keeps the last DOCUMENTS_KEPT documents its range reads parsed, named by the
 # file's resolved path and checked against the file's (and its buffer files') size, change time
 # and inode before each reuse; `forget_documents` drops them (the client calls it on every
-# worker once the scan's files are loaded).
+# worker once the scan's files are loaded). They are kept in the process's one memo of read
+# files (`gjkcli.digests.READ_FILES`), beside the binary chunk's digest the run key found.
 
 DOCUMENTS_KEPT = 2
 
@@ -200,8 +200,15 @@ class _Document:
     triangles: float
 
 
-_DOCUMENTS: OrderedDict = OrderedDict()  # resolved path -> _Document, the latest last
-_DOCUMENTS_LOCK = threading.Lock()
+class _KeptDocuments:
+    """The documents this process keeps, counted by `len` (what a test asks a worker)."""
+
+    def __len__(self) -> int:
+        return READ_FILES.documents()
+
+
+_DOCUMENTS = _KeptDocuments()
+_PARSING_LOCK = threading.Lock()
 _PARSING: dict = {}  # resolved path -> the lock its parse holds (one parse a file at a time)
 
 
@@ -220,8 +227,7 @@ def _buffer_files(reader: "_Reader") -> list:
 
 def _kept_document(key: str, path: Path):
     """The `_Document` this process keeps for the file, if it has not changed since; else None."""
-    with _DOCUMENTS_LOCK:
-        got = _DOCUMENTS.get(key)
+    got = READ_FILES.document(key)
     if got is None:
         return None
     try:
@@ -229,15 +235,13 @@ def _kept_document(key: str, path: Path):
             return None
     except OSError:
         return None
-    with _DOCUMENTS_LOCK:
-        if key in _DOCUMENTS:
-            _DOCUMENTS.move_to_end(key)
+    READ_FILES.used(key)
     return got
 
 
 def _document_of(key: str, path: Path) -> _Document:
     """The file's `_Document`: kept, else read (and kept). Raises what `_Reader.placed` raises."""
-    with _DOCUMENTS_LOCK:
+    with _PARSING_LOCK:
         parsing = _PARSING.setdefault(key, threading.Lock())
     with parsing:  # a second thread waits for the first one's parse, and reuses it
         got = _kept_document(key, path)
@@ -250,19 +254,15 @@ def _document_of(key: str, path: Path) -> _Document:
         got = _Document(before + _signature(path, _buffer_files(reader))[1:], reader, placed,
                         bool(_alike(reader.doc, mesh).any()), _triangles_at_most(reader.doc, mesh))
         if _signature(path)[0] == before[0]:  # unchanged while read: worth keeping
-            with _DOCUMENTS_LOCK:
-                _DOCUMENTS[key] = got
-                _DOCUMENTS.move_to_end(key)
-                while len(_DOCUMENTS) > DOCUMENTS_KEPT:
-                    _DOCUMENTS.popitem(last=False)
+            _, _, inode, device = before[0]
+            READ_FILES.keep_document((device, inode), key, got, DOCUMENTS_KEPT)
         return got
 
 
 def forget_documents() -> int:
     """Drop the documents this process's range reads keep; how many there were."""
-    with _DOCUMENTS_LOCK:
-        n = len(_DOCUMENTS)
-        _DOCUMENTS.clear()
+    with _PARSING_LOCK:
+        n = READ_FILES.forget_documents()
         _PARSING.clear()
     return n
 
@@ -337,7 +337,12 @@ def layout(path):
     return _layout_of(reader, placed)
 
 
-# `recording_layout`: the files whose whole read keeps their `layout`, and what it kept
+# `recording_layout`: the files whose whole read keeps their `layout`, and what it kept. Not in
+# the memo of read files (`gjkcli.digests.READ_FILES`) beside the document and chunk digest: an
+# entry here is an order given before the file is opened (`read_share` and `read_scene` change
+# course on its presence, as on `_ONLY`'s), and it lives exactly as long as the `with` block,
+# whatever the file's inode or modification time; the memo drops documents past its bound and
+# passes over a file that changed, which would drop the order mid-block.
 _RECORDED: dict = {}
 
 

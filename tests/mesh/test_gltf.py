@@ -784,6 +784,30 @@ def test_ranges_of_a_file_parse_its_document_once(parts_1000, monkeypatch):
     assert len(parsed) == 3  # forgotten: parsed again
 
 
+def test_a_files_chunk_digest_and_kept_document_share_one_memo(tmp_path, monkeypatch):
+    """The process keeps one memo of a read file (`gjkcli.digests.READ_FILES`): the binary
+    chunk's digest the run key found and the document its range reads parsed. Forgetting the
+    documents keeps the digest; at most DOCUMENTS_KEPT documents are kept, the latest used."""
+    from gjkcli import digests
+
+    gltf.forget_documents()
+    monkeypatch.setattr(gltf, "DOCUMENTS_KEPT", 2)
+    doc, binary = tetra_doc([{"name": "a", "mesh": 0}, {"name": "b", "mesh": 0, "translation": [3, 0, 0]}])
+    paths = [write_glb(tmp_path / f"f{k}.glb", doc, binary) for k in range(3)]
+    digests.file_digest(paths[0])
+    data = paths[0].read_bytes()
+    start = 28 + struct.unpack_from("<I", data, 12)[0]
+    end = start + struct.unpack_from("<I", data, start - 8)[0]
+    chunk = digests.blake2b(data[start:end], digest_size=20).digest()
+    for path in paths:
+        assert gltf.read_share(path, 0, 2, 10**9) is None  # two nodes of one mesh: kept, not split
+    assert len(gltf._DOCUMENTS) == 2 and digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
+    assert gltf._kept_document(str(paths[0].resolve()), paths[0]) is None  # the oldest, dropped
+    assert gltf._kept_document(str(paths[1].resolve()), paths[1]) is not None
+    assert gltf.forget_documents() == 2 and len(gltf._DOCUMENTS) == 0
+    assert digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
+
+
 def test_a_kept_document_is_read_again_when_its_files_change(tmp_path, monkeypatch):
     """A kept document is reused only while the file and its buffer files keep their size,
     modification time and inode: a changed buffer file, or a changed glTF, is read anew."""
