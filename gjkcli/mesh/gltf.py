@@ -59,7 +59,7 @@ from gjkcli.digests import READ_FILES, blake2b, chunk_digest
 from gjkcli.errors import InputError
 
 __all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout",
-           "forget_documents"]
+           "forget_documents", "kept_documents"]
 
 
 class Unsupported(Exception):
@@ -200,14 +200,6 @@ class _Document:
     triangles: float
 
 
-class _KeptDocuments:
-    """The documents this process keeps, counted by `len` (what a test asks a worker)."""
-
-    def __len__(self) -> int:
-        return READ_FILES.documents()
-
-
-_DOCUMENTS = _KeptDocuments()
 _PARSING_LOCK = threading.Lock()
 _PARSING: dict = {}  # resolved path -> the lock its parse holds (one parse a file at a time)
 
@@ -257,6 +249,11 @@ def _document_of(key: str, path: Path) -> _Document:
             _, _, inode, device = before[0]
             READ_FILES.keep_document((device, inode), key, got, DOCUMENTS_KEPT)
         return got
+
+
+def kept_documents() -> int:
+    """How many documents this process's range reads keep now."""
+    return READ_FILES.documents()
 
 
 def forget_documents() -> int:

@@ -801,10 +801,10 @@ def test_a_files_chunk_digest_and_kept_document_share_one_memo(tmp_path, monkeyp
     chunk = digests.blake2b(data[start:end], digest_size=20).digest()
     for path in paths:
         assert gltf.read_share(path, 0, 2, 10**9) is None  # two nodes of one mesh: kept, not split
-    assert len(gltf._DOCUMENTS) == 2 and digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
+    assert gltf.kept_documents() == 2 and digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
     assert gltf._kept_document(str(paths[0].resolve()), paths[0]) is None  # the oldest, dropped
     assert gltf._kept_document(str(paths[1].resolve()), paths[1]) is not None
-    assert gltf.forget_documents() == 2 and len(gltf._DOCUMENTS) == 0
+    assert gltf.forget_documents() == 2 and gltf.kept_documents() == 0
     assert digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
 
 
