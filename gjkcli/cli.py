@@ -18,6 +18,8 @@ import sys
 
 import click
 
+from gjkcli.clicache import CachedRun
+from gjkcli.clioutput import error_line, shown, to_stdout, with_settings, write_text
 from gjkcli.errors import EXIT_INTERRUPTED, GjkError, InputError, one_line, write_whole
 from gjkcli.report import console
 from gjkcli.report.console import TABLE_ROWS
@@ -134,12 +136,6 @@ def _version() -> str:
     from gjkcli import __version__
 
     return __version__
-
-
-def shown(name: str) -> str:
-    """A file name as an error line shows it: as it is, or quoted with its escapes when it holds
-    a newline, an escape sequence or another character a terminal would act on."""
-    return name if name.isprintable() else repr(name)
 
 
 def _print_version(ctx: click.Context, _param, value: bool) -> None:
@@ -693,7 +689,7 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
                 if not quiet or output is not None:
                     lines = srdfs.audit_lines(found, audited, samples, seed,
                                               unchecked=len(disabled) - len(audited))
-                    _write_text(output, "\n".join(lines) + "\n", "the audit")
+                    write_text(output, "\n".join(lines) + "\n", "the audit")
             else:
                 from gjkcli.report.matrix import audit_document
 
@@ -716,7 +712,7 @@ def collision_matrix(ctx, urdf, samples, seed, output_format, output, audit, pro
             except SyntaxError as e:  # lxml's XMLSyntaxError: the SRDF to update is not XML
                 raise InputError(output, f"is not an SRDF (XML) gjk can update: {e}") from None
             if not quiet or output is not None:
-                _write_text(output, text, "the SRDF")
+                write_text(output, text, "the SRDF")
         else:
             from gjkcli.report.matrix import matrix_document
 
@@ -744,7 +740,7 @@ def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: boo
     if output_format == "json":
         from gjkcli.report.jsonout import dumps
 
-        _write_text(output, dumps(doc) + "\n", "the report")
+        write_text(output, dumps(doc) + "\n", "the report")
         return
     from gjkcli.report.matrix import render_audit, render_matrix
 
@@ -753,11 +749,11 @@ def _matrix_report(doc: dict, output_format: str, output: str | None, quiet: boo
     terminal = on_stdout and console.is_terminal(sys.stdout)
     colour = on_stdout and console.wants_colour(color, terminal)
     if terminal:
-        with _stdout("the report"):
+        with to_stdout("the report"):
             console.terminal_console(colour).print(table)
         return
     # a log or a file: as wide as COLUMNS says, plain frames (as the scan's report)
-    _write_text(output, console.recorded([table], colour), "the report")
+    write_text(output, console.recorded([table], colour), "the report")
 
 
 def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bodies,
@@ -770,36 +766,23 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                  ignore_layers=None, join_tolerance=None, group_within=None, allow=(),
                  recurse=True, together=True, units=None, no_cache=False, cache_dir=None) -> None:
     """The pipeline, then the report, then the exit code."""
+    import dataclasses
     import time
 
     from gjkcli import clock, limits
 
-    params = {k: v for k, v in locals().items() if k not in ("ctx", "time", "clock", "limits")}
+    params = {k: v for k, v in locals().items() if k not in ("ctx", "dataclasses", "time", "clock", "limits")}
     try:
         file_limits = limits.parse(limit)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--limit") from None
-    # -- the cache (gjkcli.pipeline.cache): a whole report kept for the same inputs and options
-    cache = _open_cache(ctx, no_cache, cache_dir, file_limits)
-    report_key = _run_key(ctx, cache, params)
-    if report_key is not None:
-        from gjkcli.pipeline.cache import get_run
-
-        kept = get_run(cache, report_key)
-        if kept is not None:
-            _replay(*kept)
-            ctx.exit(kept[0])
-    from gjkcli.mesh import cad_process
-
-    # STEP files placed from the cache without OpenCASCADE (gjkcli.mesh.stepkeep), their text
-    # read while the forked process imports it (a --trace run keeps no tables; split bodies
-    # are read whole): `_steps_placed`
-    if not (trace or trace_json is not None or split_bodies or dask) and _all_step(cache, inputs):
-        _steps_placed(cache, inputs)
-    else:
-        cad_process.go()  # the forked reader of STEP and IFC files may start (gjkcli.__main__)
-    recorded: list = []
-    # -- end of the cache's hook
+    # the cache (gjkcli.clicache): a whole report kept for the same inputs and options replayed,
+    # else STEP files placed from it, or the forked reader of STEP and IFC files started
+    run = CachedRun.opened(ctx.info_name or "", command, params, file_limits, settings_of(ctx).path)
+    kept = run.replay_kept()
+    if kept is not None:
+        ctx.exit(kept)
+    run.start_reading(exact=bool(trace or trace_json is not None or split_bodies or dask))
 
     timings = timings or verbose >= 2  # -vv: the stages' timings, as pytest's -vv says more
     # a table asked for (not the format's default) is a table through a pipe too
@@ -836,65 +819,54 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
                          html_file, png_path),
             show_allowed=show_allowed, group_within=group_within, allow=allow, recurse=recurse,
             together=together, list_passing=output_format == "junit", units=units,
-            pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=cache)
-        options = _with_pose_lines(options, command, params, timings)
+            pictures=_pictures(html_file, png_path, file_limits.pngs, trace), cache=run.cache)
         _import_ahead(output_format, quiet)
         stage[0] = f"checking {' against '.join(inputs)}" if command == "check" else "scanning"
-        # -- the cache: a GLB scanned before with some parts moved re-checks those (`rescan`)
-        scene_key = _scene_key(ctx, command, report_key, params)
-        if scene_key is not None:
-            import dataclasses
+        # the cache: a GLB scanned before with some parts moved re-checks those; a poses run
+        # takes its kept poses' lines
+        code, options = run.before_scan(options, pipeline.scan, timings)
+        if code is not None:
+            ctx.exit(code)
 
-            from gjkcli.pipeline import rescan
+        def scanned(options):
+            with _progress(quiet, output_format, command) as tell, run.scanning():
+                if command == "check":
+                    found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
+                else:
+                    found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
+            return with_settings(found, settings_of(ctx).path, show_allowed)
 
-            code = _rescanned(ctx, cache, scene_key, inputs[0], options, output, report_key, pipeline.scan)
-            if code is not None:
-                ctx.exit(code)
-            options = dataclasses.replace(options, rescan=rescan.Recorder())
-        layout = contextlib.nullcontext(lambda: None)
-        if scene_key is not None:  # the file's nodes, as the scan reads them, for its scene
-            from gjkcli.mesh.gltf import recording_layout
-
-            layout = recording_layout(inputs[0])
-        # -- end of the cache's hook
-        with _progress(quiet, output_format, command) as tell, layout as read_layout:
-            if command == "check":
-                found = pipeline.check(inputs[0], inputs[1], options, progress=tell)
-            else:
-                found = pipeline.scan(inputs, options, manifest=manifest, progress=tell)
-        found = _with_settings(found, settings_of(ctx).path, show_allowed)
+        found = scanned(options)
         if options.pose_lines is not None and options.pose_lines.used:  # kept poses' lines spliced in
             stage[0] = "writing the report"
-            ctx.exit(_spliced_poses(found, options, output, cache, report_key))
+            code = run.spliced_poses(found, options, output)
+            if code is not None:
+                ctx.exit(code)
+            # the kept lines did not fit the findings (`PoseLines.spliced`): the run's findings
+            # lack the kept poses', so the poses are scanned again, all of them
+            stage[0] = "scanning"
+            found = scanned(dataclasses.replace(options, pose_lines=None))
         whole = clock.since_start()  # the summary's clock: the process's, where gjk started it
         if whole is not None:
-            import dataclasses
-
             found = dataclasses.replace(found, elapsed=whole, timed="process")
         started = time.perf_counter()
         # each input error is one line on stderr, whatever the format, before the report: the
         # reason comes before what it led to ("only one object", the summary), and a CI log or
         # `gjk scan ... >/dev/null` shows it; a table on stdout leaves them to these lines
         for problem in found.errors:
-            click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
-            recorded.append(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}")
+            click.echo(error_line(problem), err=True)
+            run.stderr.append(error_line(problem))
         if trace_json is not None:
             stage[0] = f"writing {trace_json}"
             _write_trace_json(trace_json, found)
         if not quiet or output is not None:
             stage[0] = "writing the report"
-            with _recording(report_key is not None) as writes:
+            with run.recording() as writes:
                 _emit(found, output_format, output, trace=trace, quiet=quiet, timings=timings, color=color,
                       verbose=verbose, table_asked=table_asked)
-            if report_key is not None:
-                _keep_run(cache, report_key, found.exit_code, writes, recorded)
-            if scene_key is not None and len(writes) == 1 and not found.unchecked and not found.errors:
-                rescan.keep_scene(cache, scene_key, inputs[0], options.rescan.parts, options.rescan.used_extent,
-                                  report_key, read_layout())
-        elif report_key is not None:
-            _keep_run(cache, report_key, found.exit_code, [], recorded)
-        if cache is not None and cache.wrote:
-            cache.trim()
+            run.after_report(found, writes)
+        else:
+            run.after_report(found, [])  # -q: the run kept with no report
         if html_file is not None:
             stage[0] = f"writing {html_file}"
             _write_html(html_file, found, trace=trace, open_page=open_page)
@@ -911,54 +883,6 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
             click.echo("gjk: timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in spent.items()),
                        err=True)
     ctx.exit(found.exit_code)
-
-
-def _all_step(cache, inputs) -> bool:
-    """A cache, and every input a STEP file (by its name)."""
-    from gjkcli.mesh.cad_process import STEP_TYPES
-
-    return cache is not None and bool(inputs) and all(
-        str(p).lower().endswith(tuple(f".{t}" for t in STEP_TYPES)) for p in inputs)
-
-
-def _steps_placed(cache, inputs) -> None:
-    """The forked OpenCASCADE process (`gjkcli.mesh.cad_process`), where there is one, starts
-    at once, importing OpenCASCADE and reading the files' exact solids, while this process
-    reads their text (`_steps_kept`); then it tessellates them, or, where the cache places
-    every file's parts, only serves the pairs that need the exact solids (killed with the
-    command when none does). Without that process, a pair that needs them reads its file
-    here."""
-    from gjkcli.mesh import cad_process
-
-    cad_process.go(verdict=True)
-    kept = False
-    try:
-        kept = _steps_kept(cache, inputs)
-    finally:
-        cad_process.told(kept)
-
-
-def _steps_kept(cache, inputs) -> bool:
-    """Whether every input is a STEP file whose placements alone changed since a scan the cache
-    kept (`gjkcli.mesh.stepkeep`)."""
-    if not _all_step(cache, inputs):
-        return False
-    from gjkcli.mesh import stepkeep
-    from gjkcli.pipeline.cache import Table, prefix
-
-    with stepkeep.kept_solids(Table(cache, "step"), prefix()):
-        return all(stepkeep.answerable(p) for p in inputs)
-
-
-def _with_settings(found, path, show_allowed: bool):
-    """The findings with the settings file read named first among the notes, and listing the
-    allowed pairs when asked."""
-    import dataclasses
-
-    change = {"show_allowed": True} if show_allowed else {}
-    if path is not None:
-        change["notes"] = (f"settings: {shown(str(path))}",) + tuple(found.notes)
-    return dataclasses.replace(found, **change) if change else found
 
 
 def _pictures(html_file, png_path, pngs: int, trace: bool):
@@ -1177,7 +1101,7 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
         from gjkcli.report.sarif import sarif_log
 
         text = json.dumps(sarif_log(found), indent=2, allow_nan=False) + "\n"
-    _write_text(output, text, "the report")
+    write_text(output, text, "the report")
 
 
 def _write_per_set(output: str, files: list, quiet: bool) -> None:
@@ -1192,7 +1116,7 @@ def _write_per_set(output: str, files: list, quiet: bool) -> None:
     for name, data in files:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name or "no-set").strip("-.") or "set"
         target = out.with_name(f"{out.stem}.{slug}{suffix}")
-        _write_text(str(target), data, "the report")
+        write_text(str(target), data, "the report")
         written.append(str(target))
     if not quiet:
         click.echo(f"gjk: one BCF per clash set: {', '.join(written)}", err=True)
@@ -1207,209 +1131,10 @@ def _table(found, trace: bool, terminal: bool, errors: bool, colour: bool = Fals
                                     asked=asked)
     shown = console.renderables(found, trace, errors=errors, verbose=verbose)
     terminal_console = console.terminal_console(colour)
-    with _stdout("the report"):
+    with to_stdout("the report"):
         for renderable in shown:
             terminal_console.print(renderable)
     return None
-
-
-@contextlib.contextmanager
-def _stdout(what: str):
-    """Writing to stdout: a reader that left (`gjk ... | head`) ends the output quietly, the exit
-    code still counts; a full disk or another failure is one line naming the output."""
-    try:
-        yield
-    except BrokenPipeError:
-        _silence_stdout()
-    except OSError as e:
-        _silence_stdout()
-        raise InputError("<stdout>", f"cannot write {what}: {e.strerror or e}") from e
-
-
-def _write_text(path: str | None, text: str, what: str) -> None:
-    """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
-    if _RECORDING:  # the cache keeps the report (`_recording`)
-        text = text if isinstance(text, (str, bytes)) else b"".join(text)
-        _RECORDING[-1].append((None if path in (None, "-") else path,
-                               text.encode() if isinstance(text, str) else text))
-    if path is None or path == "-":
-        with _stdout(what):
-            click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)
-        return
-    try:
-        write_whole(path, text)
-    except OSError as e:
-        raise InputError(path, f"cannot write {what}: {e.strerror or e}") from e
-
-
-# -- the cache's hooks (gjkcli.pipeline.cache) ---------------------------------------------------
-
-_RECORDING: list = []
-
-
-@contextlib.contextmanager
-def _recording(on: bool):
-    """What `_write_text` writes while the block runs, when `on`: [(path or None, bytes)]."""
-    writes: list = []
-    if on:
-        _RECORDING.append(writes)
-    try:
-        yield writes
-    finally:
-        if on:
-            _RECORDING.pop()
-
-
-def _open_cache(ctx: click.Context, no_cache: bool, cache_dir, file_limits):
-    """The run's `gjkcli.pipeline.cache.Cache`, or None: --no-cache, or GJK_NO_CACHE=1 without a
-    --cache-dir given."""
-    if no_cache:
-        return None
-    if cache_dir is None and os.environ.get("GJK_NO_CACHE", "") not in ("", "0"):
-        return None
-    from gjkcli.pipeline.cache import Cache, located
-
-    return Cache(located(settings_of(ctx).path, cache_dir), file_limits.cache)
-
-
-def _run_key(ctx: click.Context, cache, params: dict) -> str | None:
-    """The key of this command's whole report, or None where it is not kept: a report that
-    holds the clock or pictures, a manifest or a robot, inputs that are not whole files."""
-    p = params
-    if (cache is None or p["output_format"] not in ("json", "sarif", "github") or p["timings"]
-            or p["verbose"] >= 2 or p["html_file"] or p["png_path"] or p["trace_json"]
-            or p["write_baseline"] or p["manifest"] is not None or p["dask"] is not None):
-        return None
-    from gjkcli.pipeline.cache import run_key
-
-    robot = p["robot"]  # its SRDF and poses are files of the run too (its meshes: `depends`)
-    files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
-    return run_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
-                   p["inputs"], (settings_of(ctx).path, p["baseline"], *files))
-
-
-def _scene_key(ctx: click.Context, command: str, report_key, params: dict) -> str | None:
-    """The key of the last scan of this one GLB with these options (`gjkcli.pipeline.rescan`),
-    or None where a re-scan does not apply: anything but a JSON report of one GLB with the
-    default listing (no baseline, manifest, robot, groups, allowed pairs, trace)."""
-    p = params
-    inputs = p["inputs"]
-    if (report_key is None or command != "scan" or p["output_format"] != "json" or len(inputs) != 1
-            or not str(inputs[0]).lower().endswith(".glb") or not os.path.isfile(inputs[0])
-            or p["trace"] or p["all_pairs"] or p["show_allowed"] or p["baseline"] is not None
-            or p["robot"] is not None or p["group_within"] is not None or p["allow"] or p["split_bodies"]
-            or p["verbose"] or (p["quiet"] and p["output"] is None)):
-        return None
-    from gjkcli.pipeline.rescan import scene_key
-
-    return scene_key(ctx.info_name or "", {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
-                     (settings_of(ctx).path,))
-
-
-def _rescanned(ctx: click.Context, cache, key: str, path, options, output, report_key, scan) -> int | None:
-    """The report of a GLB whose last scan the cache keeps, its moved parts re-checked and the
-    last report patched (`gjkcli.pipeline.rescan`, `gjkcli.report.patch`), written as a scan
-    writes it; its exit code, or None: the file is to be scanned whole."""
-    import gc
-
-    from gjkcli.pipeline import rescan
-    from gjkcli.report.patch import patched
-
-    # the document's and the report's hundreds of thousands of objects, made and read once:
-    # collections meanwhile would walk them all, again and again (as `engine.shapes` pauses it)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        kept = rescan.kept_scene(cache, key)
-        got = rescan.rescan(kept, path, options, scan) if kept is not None else None
-        if got is None:
-            return None
-        notes = list(_with_settings(got.found, settings_of(ctx).path, False).notes)
-        done = patched(got, notes,
-                       lambda names: rescan.scan_parts(path, names, options, scan, got.layout[6]))
-    finally:
-        if enabled:
-            gc.enable()
-    if done is None:
-        return None
-    code, data, listed = done
-    with _recording(report_key is not None) as writes:
-        _write_text(output, data, "the report")
-    if report_key is not None:
-        _keep_run(cache, report_key, code, writes, [])
-        rescan.keep_scene(cache, key, path, {**got.scene, **listed}, got.extent, report_key, got.layout)
-    if cache.wrote:
-        cache.trim()
-    return code
-
-
-def _with_pose_lines(options, command: str, params: dict, timings: bool):
-    """The options with a `gjkcli.report.poselines.PoseLines` for a robot's `--poses` scan
-    with the cache whose report is JSON and nothing else (no clock, trace, pictures, baseline,
-    listing of allowed pairs, groups, cluster): its kept poses' lines are spliced into the
-    report (`_spliced_poses`)."""
-    p = params
-    robot = options.robot
-    if (options.cache is None or command != "scan" or p["output_format"] != "json" or timings
-            or options.trace or p["html_file"] is not None or p["png_path"] is not None
-            or options.baseline is not None or options.write_baseline is not None or options.all_pairs
-            or options.show_allowed or options.group_within is not None or options.dask is not None
-            or p["manifest"] is not None or (p["quiet"] and p["output"] is None) or robot is None
-            or getattr(robot, "poses", None) is None or getattr(robot, "trajectory", None) is not None):
-        return options
-    import dataclasses
-
-    from gjkcli.report.poselines import PoseLines
-
-    return dataclasses.replace(options, pose_lines=PoseLines())
-
-
-def _spliced_poses(found, options, output, cache, report_key) -> int:
-    """Write the JSON report of a `--poses` run whose kept poses' lines are spliced in
-    (`gjkcli.report.poselines`), as `_emit` writes a run's; its exit code."""
-    for problem in found.errors:
-        click.echo(f"gjk: error: {shown(problem.file)}: {one_line(problem.message)}", err=True)
-    got = options.pose_lines.spliced(found)
-    if got is None:  # the run's findings are not a poses run's: cannot be
-        raise RuntimeError("the kept poses' report lines do not fit the run's findings")
-    code, data = got
-    with _recording(report_key is not None) as writes:
-        _write_text(output, data if output not in (None, "-") else data.decode(), "the report")
-    if report_key is not None:
-        stderr = [f"gjk: error: {shown(e.file)}: {one_line(e.message)}" for e in found.errors]
-        _keep_run(cache, report_key, code, writes, stderr)
-    if cache.wrote:
-        cache.trim()
-    return code
-
-
-def _keep_run(cache, whole: str, code: int, writes: list, stderr: list) -> None:
-    from gjkcli.pipeline.cache import put_run
-
-    put_run(cache, whole, code, writes, stderr)
-
-
-def _replay(code: int, writes: list, stderr: list) -> None:
-    """A kept report, written where the run wrote it: stderr's lines first, as the run did."""
-    for line in stderr:
-        click.echo(line, err=True)
-    for path, data in writes:
-        if path is None:  # the bytes the run wrote on stdout
-            with _stdout("the report"):
-                sys.stdout.flush()
-                sys.stdout.buffer.write(data)
-                sys.stdout.flush()
-        else:
-            _write_text(path, data, "the report")
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def _write_html(path: str, found, trace: bool, open_page: bool) -> None:
@@ -1417,9 +1142,9 @@ def _write_html(path: str, found, trace: bool, open_page: bool) -> None:
     from gjkcli.report.html import html_page
 
     if path == "-":
-        _write_text(None, html_page(found, trace=trace), "the HTML page")
+        write_text(None, html_page(found, trace=trace), "the HTML page")
         return
-    _write_text(path, html_page(found, trace=trace), "the HTML page")
+    write_text(path, html_page(found, trace=trace), "the HTML page")
     if open_page and sys.stdout.isatty():
         click.launch(os.path.abspath(path))
 
@@ -1492,7 +1217,7 @@ def _write_trace_json(path: str, found) -> None:
     from gjkcli.report.jsonout import trace_lines
 
     lines = [json.dumps(rec, allow_nan=False) for pair in found.pairs for rec in trace_lines(pair)]
-    _write_text(path, "".join(line + "\n" for line in lines), "the trace")
+    write_text(path, "".join(line + "\n" for line in lines), "the trace")
 
 
 if __name__ == "__main__":  # pragma: no cover

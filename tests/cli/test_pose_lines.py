@@ -59,6 +59,20 @@ def test_kept_poses_lines_are_spliced_byte_for_byte(tmp_path, monkeypatch):
     assert seen == {"decoded": 0, "computed": 20}  # the new poses only, the kept ones' lines taken
 
 
+def test_kept_lines_that_do_not_fit_the_findings_are_left_for_a_whole_scan(tmp_path, monkeypatch):
+    """Where the kept lines do not fit the run's findings (`PoseLines.spliced` gives None), the
+    poses are scanned again without them: the report is still the uncached run's."""
+    from gjkcli.report.poselines import PoseLines
+
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    _json(before, "--cache-dir", tmp_path / "c")
+    asked = []
+    monkeypatch.setattr(PoseLines, "spliced", lambda self, found: asked.append(found))
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert len(asked) == 1
+
+
 def test_a_cache_a_table_run_filled_gives_the_same_json(tmp_path, monkeypatch):
     """Poses kept by a run that wrote no JSON hold no lines: their findings are decoded."""
     before, after = _tables(tmp_path)
