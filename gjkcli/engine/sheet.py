@@ -21,6 +21,11 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   collision;
 - any other piece is split in four at its edges' midpoints, up to a budget of pieces.
 
+Before any piece: no point lies deeper inside the solid than half its least width across a
+direction (`half_width`: its frame's axes and its vertices' principal axes), so a solid that
+thin beside the band settles every piece at once: a small part against a surface millions of
+times its size, whose band (a fraction of the pair's size) it fits in.
+
 A piece can also be settled by a move: where the piece moved by a length m (at most the band)
 shares no point with the solid's triangles and its centroid lies outside, the moved piece lies
 wholly outside, so every point p of the piece has a point outside within m (p + m d), and the
@@ -53,7 +58,7 @@ import numpy as np
 from gjkcli.engine import _mesh
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["SheetDepth", "sheet_depth", "point_triangle_distance", "capped", "open_crossing"]
+__all__ = ["SheetDepth", "sheet_depth", "half_width", "point_triangle_distance", "capped", "open_crossing"]
 
 # Pieces of the open surface examined before the bound gives up (the pair stays undecided): each
 # costs a few closest-point queries and point-triangle distances.
@@ -116,6 +121,18 @@ def sheet_depth(sheet, solid, *, pose_sheet=None, pose_solid=None, band: float) 
 _last = threading.local()
 
 
+def half_width(solid) -> float:
+    """No point lies deeper inside the closed mesh `solid` than this: half its least width
+    across the directions tried (its frame's axes and its vertices' principal axes). A point
+    inside lies between the two planes that bound the solid across a direction, and the way to
+    the nearer plane, at most half their distance, leaves the solid."""
+    local = solid.vertices[solid.used] - solid.centre
+    spread = local - local.mean(axis=0)
+    _, axes = np.linalg.eigh(spread.T @ spread)
+    widths = np.ptp(local @ np.concatenate([np.eye(3), axes], axis=1), axis=0)
+    return 0.5 * float(widths.min())
+
+
 def _pose_key(pose):
     """A pose as a key: None, or its 16 numbers' bytes."""
     return None if pose is None else np.asarray(pose, dtype=np.float64).tobytes()
@@ -144,6 +161,11 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
     local_tris = solid.vertices[solid.faces] - solid.centre
     # what floating point may miss by: the rounding of the frame change and the distances
     slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
+    # a solid thin beside the band settles every piece at once (a small part against a sheet a
+    # million times its size, whose band it fits in)
+    thin = half_width(solid)
+    if thin + slack <= band:
+        return SheetDepth(upper=thin + slack, deep=None, pieces=0)
     upper, pieces = 0.0, 0
     solid.bvh.prepare_winding()
     # the boundary triangles' outward normals (unit; 0 for a triangle of no area)
