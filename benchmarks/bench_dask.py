@@ -39,10 +39,10 @@ task; the client's memory as what it receives (summaries and pairs: bytes per ob
 pair, independent of W); a worker's as the parts' bytes over W. The one-GLB scene's load tasks
 per worker are counted from a task stream of the same kind.
 
-At the issue's sizes (the defaults: 200,000 parts over 10 files, 100,000 in one GLB) the scenes
-take about 5 and 2 minutes to write (--keep reuses them) and each scan of (a) several minutes:
-the whole run, without the model, the IFC scene and the checks of more workers, took 40 minutes
-on 2 cores shared with other work (load 10 to 25); benchmarks/tables.py runs it at 20,000.
+At the issue's sizes (the defaults: 200,000 parts over 10 files, 100,000 in one GLB) the whole
+run, the model and the checks of more workers included, took 458 s on 2 cores with nothing else
+running (each scan of (a) about 42 s; --keep reuses the scenes); benchmarks/tables.py runs it at
+these sizes, and at 20,000 parts with --quick.
 
 Usage:
     python benchmarks/bench_dask.py [--parts 200000] [--files 10] [--one-glb 100000]

@@ -419,6 +419,16 @@ def write_results(out: Path, known: dict) -> None:
     (out / "results.md").write_text("\n".join(page), encoding="utf-8")
 
 
+def sizes_of(page: Path) -> str:
+    """The sizes a benchmark's page was run at, from the line `run` writes first: "quick", or
+    "defaults". Pages of runs with and without --quick sit side by side (`--only` reruns some)."""
+    try:
+        first = page.read_text(encoding="utf-8").split("\n", 1)[0]
+    except OSError:
+        return "-"
+    return "quick" if "--quick" in first else "defaults"
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -489,7 +499,8 @@ def main() -> int:
              f"| system | {platform.system()} {platform.release()} |",
              f"| Python | {platform.python_version()} ({platform.python_implementation()}) |",
              *[f"| {name} | {version(name)} |" for name in LIBRARIES],
-             f"| sizes | {'quick (each script below with the arguments shown)' if a.quick else 'the scripts defaults'} |"]
+             "| sizes | each benchmark's below: quick (the small arguments of SUITE) or the script's "
+             "defaults, as its page's command line shows |"]
     if a.note:
         lines.append(f"| note | {a.note} |")
     # the status of every benchmark, those of earlier runs of this script kept (--only)
@@ -497,8 +508,9 @@ def main() -> int:
     known = json.loads(record.read_text()) if record.exists() else {}
     known.update({b.name: {"result": said, "seconds": round(sec)} for b, said, sec in status})
     record.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    lines += ["", "| benchmark | result | wall time (s) |", "|---|---|---:|"]
-    lines += [f"| {b.name} | {known[b.name]['result']} | {known[b.name]['seconds']} |" for b in SUITE if b.name in known]
+    lines += ["", "| benchmark | sizes | result | wall time (s) |", "|---|---|---|---:|"]
+    lines += [f"| {b.name} | {sizes_of(a.out / f'{b.name}.md')} | {known[b.name]['result']} | {known[b.name]['seconds']} |"
+              for b in SUITE if b.name in known]
     (a.out / "machine.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     write_results(a.out, known)
     if a.out.resolve() == (ROOT / "docs" / "benchmarks").resolve():
