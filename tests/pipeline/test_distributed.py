@@ -9,6 +9,7 @@ serves the whole module.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -32,21 +33,15 @@ from gjkcli.report.jsonout import document, dumps  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@contextlib.contextmanager
 def two_workers():
     """A LocalCluster of two worker processes with its client: (scheduler address, client)."""
-    from contextlib import contextmanager
-
     from distributed import Client, LocalCluster
 
-    @contextmanager
-    def started():
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                          memory_limit=0, silence_logs=50) as c, \
-                Client(c, set_as_default=False) as client:
-            client.wait_for_workers(2, timeout=120)
-            yield c.scheduler_address, client
-
-    return started()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0, silence_logs=50) as c, Client(c, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=120)
+        yield c.scheduler_address, client
 
 
 @pytest.fixture(scope="module")
