@@ -94,6 +94,11 @@ def run():
     # imports the rest (before anything heavy is imported here, so the fork is cheap); gated
     # where the cache may hold the whole report (`gjkcli.cli` says go when it does not)
     cad_process.start(sys.argv[1:], gated=_may_be_kept(sys.argv[1:]), cached=_caching(sys.argv[1:]))
+    # --dask local[:N]: the process its workers are forked from starts now, importing their
+    # modules on the other core while this one imports its own
+    from gjkcli.pipeline import workerserver
+
+    workerserver.warm(sys.argv[1:])
 
     from gjkcli import extras
     from gjkcli.cli import main

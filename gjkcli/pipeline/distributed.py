@@ -54,7 +54,7 @@ import numpy as np
 from gjkcli import limits
 from gjkcli.engine.results import Status
 from gjkcli.errors import GjkError, Problem, one_line
-from gjkcli.pipeline import elements, stages, worktasks
+from gjkcli.pipeline import elements, stages, workerserver, worktasks
 from gjkcli.pipeline.findings import LazyRecords, ObjectRecord
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
 
@@ -164,59 +164,34 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
                 cluster.close()
 
 
-# What a LocalCluster's worker processes import before their first task: distributed and the
-# modules of the load and tile tasks (`_forked_workers`).
-WORKER_MODULES = ("distributed", "gjkcli.pipeline.worktasks", "gjkcli.scene.objects", "gjkcli.mesh.load",
-                  "gjkcli.mesh.gltf", "gjkcli.pipeline.prepared", "gjkcli.engine.query",
-                  "gjkcli.scene.broadphase")
+# What a LocalCluster's worker processes import before their first task (`_forked_workers`).
+WORKER_MODULES = workerserver.WORKER_MODULES
 
 
 @contextlib.contextmanager
 def _forked_workers(local: bool):
     """Within the block, a LocalCluster's worker processes (and a nanny's restart of one) are
     forked from one server process that imported WORKER_MODULES once (multiprocessing's
-    forkserver), instead of each started afresh (distributed's default, spawn) and importing
-    Python, distributed, NumPy and gjk by itself: on a machine with as many cores as workers,
-    those imports took the cores the scan needed. Nothing changes for a scheduler's address
-    (its workers are started elsewhere) or where forkserver is not available."""
+    forkserver, `gjkcli.pipeline.workerserver`; started as the command started where its
+    command line asked for the cluster), instead of each started afresh (distributed's default,
+    spawn) and importing Python, distributed, NumPy and gjk by itself: on a machine with as many
+    cores as workers, those imports took the cores the scan needed. Nothing changes for a
+    scheduler's address (its workers are started elsewhere) or where forkserver is not
+    available."""
     import multiprocessing
 
     if not local or "forkserver" not in multiprocessing.get_all_start_methods():
         yield
         return
-    import os
-    from pathlib import Path
-
     import dask
     from distributed.utils import get_mp_context
 
-    import gjkcli
-
-    # the server imports from its own sys.path, not this process's (which spawn hands its
-    # children): the gjk this process runs goes first on the server's path, so that the workers
-    # run the same code as the client; and no working folder before it (Python's `-c` puts one
-    # first, and a checkout's sources there, uncompiled, would be imported instead: PYTHONSAFEPATH,
-    # Python 3.11 on)
-    root = str(Path(gjkcli.__file__).resolve().parents[1])
-    before = os.environ.get("PYTHONPATH")
-    safe = os.environ.get("PYTHONSAFEPATH")
-    os.environ["PYTHONPATH"] = root if not before else root + os.pathsep + before
-    os.environ["PYTHONSAFEPATH"] = "1"
-    try:
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-            # distributed names its own modules once (the first call); the server starts with
-            # the first worker, importing these
-            get_mp_context().set_forkserver_preload(list(WORKER_MODULES))
-            yield
-    finally:
-        if before is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = before
-        if safe is None:
-            os.environ.pop("PYTHONSAFEPATH", None)
-        else:
-            os.environ["PYTHONSAFEPATH"] = safe
+    with workerserver.server_env(), \
+            dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        # distributed names its own modules once (the first call); a server not yet running
+        # starts with the first worker, importing these
+        workerserver.preload(get_mp_context())
+        yield
 
 
 @contextlib.contextmanager

@@ -1,0 +1,86 @@
+"""The process a LocalCluster's workers are forked from (multiprocessing's forkserver), started
+as the command starts when it asks for one (`warm`), so that the server imports the workers'
+modules on the other core while the command imports its own.
+
+`gjkcli.pipeline.distributed` forks a `--dask local[:N]` cluster's worker processes (and a
+nanny's restart of one) from one server process that imported WORKER_MODULES once, instead of
+each worker started afresh importing Python, distributed, NumPy and gjk by itself. Started by
+the cluster, that server's imports came after the command's own, one after the other: the
+cluster took 0.55 s to have its two workers, 0.17 s once the server had started a second
+before (ISSUE_021's scan on local:2). `warm` starts it from `gjkcli.__main__`, before anything
+heavy is imported there; the cluster then finds it running. Only the standard library here.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["WORKER_MODULES", "asks_local_cluster", "server_env", "preload", "warm"]
+
+# What a LocalCluster's worker processes import before their first task: distributed and the
+# modules of the load and tile tasks.
+WORKER_MODULES = ("distributed", "gjkcli.pipeline.worktasks", "gjkcli.scene.objects", "gjkcli.mesh.load",
+                  "gjkcli.mesh.gltf", "gjkcli.pipeline.prepared", "gjkcli.engine.query",
+                  "gjkcli.scene.broadphase")
+
+
+def asks_local_cluster(argv: list) -> bool:
+    """Whether the command line `argv` (without the program) scans on a LocalCluster:
+    `--dask local` or `--dask local:N` (either spelling). A manifest's or settings file's
+    `dask` is not read here: that cluster starts its server when it starts."""
+    for k, arg in enumerate(argv):
+        value = argv[k + 1] if arg == "--dask" and k + 1 < len(argv) else \
+            arg.split("=", 1)[1] if arg.startswith("--dask=") else None
+        if value is not None and (value.strip() == "local" or value.strip().startswith("local:")):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def server_env():
+    """Within the block, the environment a server started then is given: the gjk this process
+    runs first on its path, so that the workers run the client's code, and no working folder
+    before it (Python's `-c` puts one first, and a checkout's sources there, uncompiled, would
+    be imported instead: PYTHONSAFEPATH, Python 3.11 on). The server imports from its own
+    sys.path, not this process's."""
+    import gjkcli
+
+    root = str(Path(gjkcli.__file__).resolve().parents[1])
+    before = os.environ.get("PYTHONPATH")
+    safe = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONPATH"] = root if not before else root + os.pathsep + before
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+        if safe is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = safe
+
+
+def preload(context) -> None:
+    """Have the server of the multiprocessing `context` import WORKER_MODULES when it starts
+    (a server already running keeps what it imported)."""
+    context.set_forkserver_preload(list(WORKER_MODULES))
+
+
+def warm(argv: list) -> bool:
+    """Start the server now when `argv` asks for a LocalCluster and forkserver is available
+    here; whether it was started. The server imports WORKER_MODULES in its own process while
+    this one goes on."""
+    import multiprocessing
+
+    if not asks_local_cluster(argv) or "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    from multiprocessing import forkserver
+
+    preload(multiprocessing.get_context("forkserver"))
+    with server_env():
+        forkserver.ensure_running()
+    return True

@@ -1,0 +1,75 @@
+"""The server a LocalCluster's workers are forked from, started as the command starts
+(`gjkcli.pipeline.workerserver.warm`): only for `--dask local[:N]`, and then a process forked
+from it has the workers' modules imported before it imports anything itself, from the gjk
+the command runs."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gjkcli.pipeline import workerserver
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("argv, asks", [
+    (["scan", "a.glb", "--dask", "local:2"], True),
+    (["scan", "a.glb", "--dask=local"], True),
+    (["check", "a.stl", "b.stl", "--dask", " local:3"], True),
+    (["scan", "a.glb", "--dask", "tcp://scheduler:8786"], False),
+    (["scan", "a.glb"], False),
+    (["scan", "local:2"], False),  # a file so named, not the option's value
+    (["scan", "a.glb", "--dask"], False),
+])
+def test_only_a_local_cluster_on_the_command_line_starts_the_server(argv, asks):
+    assert workerserver.asks_local_cluster(argv) is asks
+
+
+_CHILD = """
+import json, multiprocessing, sys
+from gjkcli.pipeline import workerserver
+
+def imported(queue):
+    import gjkcli
+    queue.put([[m for m in workerserver.WORKER_MODULES if m in sys.modules], gjkcli.__file__])
+
+if __name__ == "__main__":
+    started = workerserver.warm(sys.argv[1:])
+    context = multiprocessing.get_context("forkserver")
+    queue = context.Queue()
+    child = context.Process(target=imported, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=120)
+    print(json.dumps({"started": started, "modules": got[0], "gjk": got[1]}))
+"""
+
+
+def test_a_warm_server_forks_children_with_the_workers_modules_from_this_gjk(tmp_path):
+    """In a fresh interpreter given `--dask local:2`: `warm` starts the server, and a child it
+    forks has every module of WORKER_MODULES already (the server imported them) and gjk from
+    this checkout, even run from another folder."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    done = subprocess.run([sys.executable, str(script), "scan", "a.glb", "--dask", "local:2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["started"] is True
+    assert got["modules"] == list(workerserver.WORKER_MODULES)
+    assert Path(got["gjk"]).resolve().parents[1] == ROOT
+
+
+def test_without_a_local_cluster_nothing_is_started():
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+    assert workerserver.warm(["scan", "a.glb", "--dask", "tcp://scheduler:8786"]) is False
+    assert workerserver.warm(["scan", "a.glb"]) is False
