@@ -1,7 +1,7 @@
 """The server a LocalCluster's workers are forked from, started as the command starts
 (`gjkcli.pipeline.workerserver.warm`): only for `--dask local[:N]`, and then a process forked
-from it has the workers' modules imported before it imports anything itself, from the gjk
-the command runs."""
+from it has the workers' modules imported before it imports anything itself (IfcOpenShell's
+too for an IFC model), from the gjk the command runs."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,8 @@ from gjkcli.pipeline import workerserver
 
 def imported(queue):
     import gjkcli
-    queue.put([[m for m in workerserver.WORKER_MODULES if m in sys.modules], gjkcli.__file__])
+    wanted = workerserver.WORKER_MODULES + workerserver.IFC_MODULES
+    queue.put([[m for m in wanted if m in sys.modules], gjkcli.__file__])
 
 if __name__ == "__main__":
     started = workerserver.warm(sys.argv[1:])
@@ -50,21 +51,26 @@ if __name__ == "__main__":
 """
 
 
-def test_a_warm_server_forks_children_with_the_workers_modules_from_this_gjk(tmp_path):
+@pytest.mark.parametrize("model", ["scene.glb", "model.IFC"])
+def test_a_warm_server_forks_children_with_the_workers_modules_from_this_gjk(tmp_path, model):
     """In a fresh interpreter given `--dask local:2`: `warm` starts the server, and a child it
-    forks has every module of WORKER_MODULES already (the server imported them) and gjk from
-    this checkout, even run from another folder."""
+    forks has every module of WORKER_MODULES already (the server imported them), IfcOpenShell
+    and the IFC reader too where an IFC model is named, and gjk from this checkout, even run
+    from another folder."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         pytest.skip("no forkserver on this platform")
+    ifc = model.lower().endswith(".ifc")
+    if ifc:
+        pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
-    done = subprocess.run([sys.executable, str(script), "scan", "a.glb", "--dask", "local:2"],
+    done = subprocess.run([sys.executable, str(script), "scan", model, "--dask", "local:2"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["started"] is True
-    assert got["modules"] == list(workerserver.WORKER_MODULES)
+    assert got["modules"] == list(workerserver.WORKER_MODULES + (workerserver.IFC_MODULES if ifc else ()))
     assert Path(got["gjk"]).resolve().parents[1] == ROOT
 
 
