@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+import gjkcli
 from gjkcli.pipeline import workerserver
 
-ROOT = Path(__file__).resolve().parents[2]
+# Where this process's gjk is: the checkout (an editable install) or site-packages (CI's)
+HOME = Path(gjkcli.__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("argv, asks", [
@@ -55,7 +57,7 @@ if __name__ == "__main__":
 def test_a_warm_server_forks_children_with_the_workers_modules_from_this_gjk(tmp_path, model):
     """In a fresh interpreter given `--dask local:2`: `warm` starts the server, and a child it
     forks has every module of WORKER_MODULES already (the server imported them), IfcOpenShell
-    and the IFC reader too where an IFC model is named, and gjk from this checkout, even run
+    and the IFC reader too where an IFC model is named, and the gjk this process runs, even run
     from another folder."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         pytest.skip("no forkserver on this platform")
@@ -66,12 +68,12 @@ def test_a_warm_server_forks_children_with_the_workers_modules_from_this_gjk(tmp
     script.write_text(_CHILD)
     done = subprocess.run([sys.executable, str(script), "scan", model, "--dask", "local:2"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HOME)})
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["started"] is True
     assert got["modules"] == list(workerserver.WORKER_MODULES + (workerserver.IFC_MODULES if ifc else ()))
-    assert Path(got["gjk"]).resolve().parents[1] == ROOT
+    assert Path(got["gjk"]).resolve().parents[1] == HOME
 
 
 def test_without_a_local_cluster_nothing_is_started():
