@@ -75,14 +75,10 @@ def _may_be_kept(argv: list) -> bool:
     """The cache may hold this command's whole report (`gjkcli.cli`'s run key): a format it keeps
     is asked for on the command line (a settings file's format is not looked at here: its
     reader process then starts at once, and is ended if the report is kept), with the cache."""
-    if not _caching(argv):
-        return False
-    for k, arg in enumerate(argv):
-        value = argv[k + 1] if arg == "--format" and k + 1 < len(argv) else \
-            arg.split("=", 1)[1] if arg.startswith("--format=") else None
-        if value in ("json", "sarif", "github"):
-            return True
-    return False
+    from gjkcli.mesh.cad_process import option_values
+
+    return _caching(argv) and any(value in ("json", "sarif", "github")
+                                  for value in option_values(argv, "--format"))
 
 
 def run():

@@ -144,6 +144,14 @@ def _same(x: np.ndarray, y: np.ndarray) -> bool:
 
 def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int) -> SheetDepth:
     """`sheet_depth` itself, within `budget` pieces."""
+    # what floating point may miss by: the rounding of the frame change and the distances
+    slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
+    # a solid thin beside the band settles every piece at once, before the sheet's triangles
+    # are told apart and placed (a small part against a sheet a million times its size, whose
+    # band it fits in)
+    thin = half_width(solid)
+    if thin + slack <= band:
+        return SheetDepth(upper=thin + slack, deep=None, pieces=0)
     Rs, ts = _placed(pose_sheet)
     Rb, tb = _placed(pose_solid)
     ws = _mesh.Workspace()
@@ -159,13 +167,6 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
     origin = faces[inside_box]  # each piece's face of the sheet
     live = np.ascontiguousarray(live[inside_box])
     local_tris = solid.vertices[solid.faces] - solid.centre
-    # what floating point may miss by: the rounding of the frame change and the distances
-    slack = DEFAULT.exact_snap_rel * max(solid.size, sheet.size)
-    # a solid thin beside the band settles every piece at once (a small part against a sheet a
-    # million times its size, whose band it fits in)
-    thin = half_width(solid)
-    if thin + slack <= band:
-        return SheetDepth(upper=thin + slack, deep=None, pieces=0)
     upper, pieces = 0.0, 0
     solid.bvh.prepare_winding()
     # the boundary triangles' outward normals (unit; 0 for a triangle of no area)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "stop", "serving", "reader", "serves", "reads_step",
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "option_values", "stop", "serving", "reader", "serves", "reads_step",
            "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
@@ -192,6 +192,19 @@ def wanted(argv: list) -> bool:
     if not words or words[0] not in ("scan", "check") or "--dask" in argv or "--debug" in argv:
         return False
     return all(value.strip() != "1" for value in _jobs_given(argv))
+
+
+def option_values(argv: list, name: str) -> list:
+    """The values of the long option `name` on the command line `argv` (--name VALUE,
+    --name=VALUE), as written, in order: for what the command's start must know before click
+    reads the line (`gjkcli.__main__`, `gjkcli.pipeline.workerserver`)."""
+    out = []
+    for k, arg in enumerate(argv):
+        if arg == name and k + 1 < len(argv):
+            out.append(argv[k + 1])
+        elif arg.startswith(name + "="):
+            out.append(arg.split("=", 1)[1])
+    return out
 
 
 def _jobs_given(argv: list) -> list:

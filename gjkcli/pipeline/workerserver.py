@@ -12,7 +12,7 @@ heavy is imported there; the cluster then finds it running. Where the command li
 model, the server imports IfcOpenShell too, once, instead of each worker at its first share.
 ISSUE_021 on local:2, whole processes in alternating pairs: 0.89 of the wall time with the
 server started early (6 pairs), and 0.89 again with IfcOpenShell in it (10 pairs), the same JSON.
-Only the standard library here.
+Only the standard library here (and gjk's command-line reader, `gjkcli.mesh.cad_process`).
 """
 from __future__ import annotations
 
@@ -40,12 +40,10 @@ def asks_local_cluster(argv: list) -> bool:
     """Whether the command line `argv` (without the program) scans on a LocalCluster:
     `--dask local` or `--dask local:N` (either spelling). A manifest's or settings file's
     `dask` is not read here: that cluster starts its server when it starts."""
-    for k, arg in enumerate(argv):
-        value = argv[k + 1] if arg == "--dask" and k + 1 < len(argv) else \
-            arg.split("=", 1)[1] if arg.startswith("--dask=") else None
-        if value is not None and (value.strip() == "local" or value.strip().startswith("local:")):
-            return True
-    return False
+    from gjkcli.mesh.cad_process import option_values
+
+    return any(value.strip() == "local" or value.strip().startswith("local:")
+               for value in option_values(argv, "--dask"))
 
 
 @contextlib.contextmanager
