@@ -812,7 +812,8 @@ class _ClusterRun(Run):
                             f"the Dask cluster at {self.options.dask} has had no worker (or no "
                             f"scheduler) for {self.options.dask_timeout:g} s; the scan stopped")
                 time.sleep(0.02)
-            return [f.result() for f in futures]
+            # fetched together (one request a worker, not one a future), packed answers opened
+            return [r.open() if isinstance(r, worktasks.Packed) else r for r in self.client.gather(futures)]
         except GjkError:
             raise  # an input error of --debug's strict mode, raised on a worker
         except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
