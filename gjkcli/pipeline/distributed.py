@@ -389,6 +389,7 @@ class _ClusterRun(Run):
         self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
         self._glo = None
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
+        self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`reasons_ahead`)
 
     def findings(self, *args, **kwargs):
         try:
@@ -488,6 +489,7 @@ class _ClusterRun(Run):
         self._manifest = worktasks.Loaded.of_primitives(prims)
         parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, self.problems)
         parts.counts = counts[keep]
+        parts.run = self
         self._where = where[keep]
         self._parts = parts
         self.stage("hulls", t)
@@ -695,24 +697,59 @@ class _ClusterRun(Run):
     def objects(self, parts, pairs, counts, i, j, key_of, known):
         """`Run.objects`, the convexity reasons of the listed pairs' parts that are not their
         hulls measured on the workers first (one process measures them when a report reads
-        them; the cluster is gone by then)."""
-        todo = np.array([k for k in stages.involved(parts, pairs).tolist()
-                         if parts.geoms[k].primitive is None and not np.isfinite(parts.gap[k])],
-                        dtype=np.int64)
-        for rows, got in self._per_load(worktasks.reasons, todo, "verdicts"):
-            parts.reasons.update(zip(rows, got))
+        them; the cluster is gone by then). Those `reasons_ahead` asked for before the overlap
+        volumes were measured meanwhile; the others are asked for now."""
+        todo = self._reasons_todo(parts, stages.involved(parts, pairs))
+        asked, ahead = self._ahead if self._ahead is not None else (np.zeros(0, dtype=np.int64), [])
+        self._ahead = None
+        wanted = set(todo.tolist())
+        rest = self._per_load_tasks(worktasks.reasons, np.setdiff1d(todo, asked))
+        for rows, got in self._per_load_answers(ahead + rest, "verdicts"):
+            parts.reasons.update((k, reason) for k, reason in zip(rows, got) if k in wanted)
         return super().objects(parts, pairs, counts, i, j, key_of, known)
+
+    def _listed(self, parts, i, j, clearance, ans, resolved, key_of, known):
+        """`Run._listed`, the convexity reasons of the parts of the pairs it may list asked of
+        the workers first (`reasons_ahead`): they measure them while the client makes its
+        findings."""
+        at = np.flatnonzero(ans.listed)
+        self.reasons_ahead(parts, np.unique(np.concatenate([i[at], j[at]])))
+        return super()._listed(parts, i, j, clearance, ans, resolved, key_of, known)
+
+    def reasons_ahead(self, parts, involved: np.ndarray) -> None:
+        """The convexity reasons of the listed pairs' parts (`objects`) asked of the workers
+        before the client needs them, those not asked yet: the Great Court roof's 0.7 s of
+        reasons had followed the overlap stage, the workers idle while the client made its
+        findings and set their overlap volumes."""
+        asked, tasks = self._ahead if self._ahead is not None else (np.zeros(0, dtype=np.int64), [])
+        todo = np.setdiff1d(self._reasons_todo(parts, involved), asked)
+        self._ahead = (np.union1d(asked, todo), tasks + self._per_load_tasks(worktasks.reasons, todo))
+
+    @staticmethod
+    def _reasons_todo(parts, involved: np.ndarray) -> np.ndarray:
+        """The parts of `involved` whose convexity reason is measured (no primitive, not a hull)."""
+        return np.array([k for k in involved.tolist()
+                         if parts.geoms[k].primitive is None and not np.isfinite(parts.gap[k])], dtype=np.int64)
 
     def _per_load(self, task, objects: np.ndarray, stage: str) -> list:
         """[(objects, answer)]: `task(load, rows)` run on the workers once per load task that holds
         some of the objects (their parts stay there), each with the objects it was asked for."""
+        return self._per_load_answers(self._per_load_tasks(task, objects), stage)
+
+    def _per_load_tasks(self, task, objects: np.ndarray) -> list:
+        """[(objects, future)]: `_per_load`'s tasks, submitted."""
         if not len(objects):
             return []
         src, pos = self._where[objects, 0], self._where[objects, 1]
-        sources = np.unique(src).tolist()
-        futures = [self.client.submit(task, self._loads[s], pos[src == s],
-                                      key=f"gjk-{task.__name__}-{s}-{_token()}") for s in sources]
-        return [(objects[src == s].tolist(), got) for s, got in zip(sources, self._results(futures, stage))]
+        return [(objects[src == s].tolist(),
+                 self.client.submit(task, self._loads[s], pos[src == s], key=f"gjk-{task.__name__}-{s}-{_token()}"))
+                for s in np.unique(src).tolist()]
+
+    def _per_load_answers(self, tasks: list, stage: str) -> list:
+        """[(objects, answer)] of `_per_load_tasks`' tasks."""
+        if not tasks:
+            return []
+        return list(zip([rows for rows, _ in tasks], self._results([f for _, f in tasks], stage)))
 
     def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None) -> list:
         """[(positions in a and b, the task's answer)]: the pairs (a[k], b[k]) in groups by the
@@ -786,6 +823,10 @@ class _ClusterRun(Run):
     def _results(self, futures: list, stage: str) -> list:
         """The futures' results in order, the progress told as each completes.
 
+        Each answer is fetched as its task finishes and opened then (`worktasks.Packed`): the
+        client unpickles the first answers while the workers compute the last (the Great Court
+        roof's 25,000 refined pairs: 0.6 s of unpickling, which followed the last task).
+
         Never waits forever: a cluster without a worker, or a scheduler out of reach, for longer
         than the connect time-out is a ClusterError, and so is a task the cluster could not run
         (its workers died too often: Dask's KilledWorker).
@@ -795,12 +836,16 @@ class _ClusterRun(Run):
         total = len(futures)
         self.tell(stage, 0, total)
         try:
-            pending = as_completed(futures, loop=self.client.loop)
-            done, stranded, checked = 0, None, 0.0
+            pending = as_completed(futures, loop=self.client.loop, with_results=True)
+            got: dict = {}
+            stranded, checked = None, 0.0
             while not pending.is_empty():
                 if pending.has_ready():
-                    done += len(pending.next_batch(block=False))
-                    self.tell(stage, done, total)
+                    for future, answer in pending.next_batch(block=False):
+                        if future.status != "finished":  # erred or cancelled: raised as such
+                            future.result()
+                        got[future.key] = answer.open() if isinstance(answer, worktasks.Packed) else answer
+                    self.tell(stage, len(got), total)
                     continue
                 now = time.monotonic()
                 if now - checked >= _WATCH_EVERY:
@@ -812,8 +857,7 @@ class _ClusterRun(Run):
                             f"the Dask cluster at {self.options.dask} has had no worker (or no "
                             f"scheduler) for {self.options.dask_timeout:g} s; the scan stopped")
                 time.sleep(0.02)
-            # fetched together (one request a worker, not one a future), packed answers opened
-            return [r.open() if isinstance(r, worktasks.Packed) else r for r in self.client.gather(futures)]
+            return [got[f.key] for f in futures]
         except GjkError:
             raise  # an input error of --debug's strict mode, raised on a worker
         except Exception as exc:  # noqa: BLE001 - KilledWorker, CancelledError, a lost scheduler
@@ -823,7 +867,7 @@ class _ClusterRun(Run):
     def _release(self) -> None:
         for f in self._loads:
             f.release()
-        self._loads = []
+        self._loads, self._ahead = [], None
 
 
 def _joined(done: list, order) -> "BatchResult":
@@ -850,6 +894,7 @@ class _ClusterParts(Parts):
 
     counts: np.ndarray | None = None
     reasons: dict = dataclasses.field(default_factory=dict)
+    run: "_ClusterRun | None" = None  # whose workers measure the reasons (`reasons_ahead`)
 
     @property
     def geometry(self):
@@ -864,7 +909,9 @@ class _ClusterParts(Parts):
         raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
 
     def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
-        """Nothing: the workers measured the reasons (`_ClusterRun.objects`)."""
+        """The reasons asked of the workers now, received by `_ClusterRun.objects`."""
+        if self.run is not None:
+            self.run.reasons_ahead(self, involved)
 
     def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the

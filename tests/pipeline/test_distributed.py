@@ -28,6 +28,7 @@ pytest.importorskip("distributed")
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import distributed  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
+from gjkcli.pipeline import stages  # noqa: E402
 from gjkcli.report.jsonout import document, dumps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -654,6 +655,38 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     probe: list = []
     _parts_in({"x": [worktasks.Loaded(), worktasks.PackedShapes.pack([])]}, probe)
     assert probe == ["Loaded", "PackedShapes"]
+
+
+def test_the_convexity_reasons_are_asked_before_the_findings_are_made_and_once(cluster, ring_files,
+                                                                               small_tiles, monkeypatch):
+    """The workers measure the listed parts' convexity reasons while the client makes its
+    findings: every reasons task is submitted before `_listed` runs, no part is asked for twice,
+    and the JSON is one process's."""
+    small_tiles(8)
+    address, _ = cluster
+    events: list = []
+    submit = distributed._ClusterRun._per_load_tasks
+    listed = stages.Run._listed
+
+    def submitting(self, task, objects):
+        events.append((task.__name__, [int(k) for k in objects]))
+        return submit(self, task, objects)
+
+    def listing(self, *args, **kwargs):
+        events.append(("listed", []))
+        return listed(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed._ClusterRun, "_per_load_tasks", submitting)
+    monkeypatch.setattr(stages.Run, "_listed", listing)
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="auto"))
+    events.clear()
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="auto"))
+    text = same_json(one, many)
+    assert '"convexity":' in text
+    kinds = [kind for kind, _ in events]
+    asked = [k for kind, rows in events if kind == "reasons" for k in rows]
+    assert "reasons" in kinds and kinds.index("reasons") < kinds.index("listed")
+    assert asked and len(asked) == len(set(asked))
 
 
 def test_a_load_summary_holds_names_and_boxes_with_each_hulls_facts_once(convex_files):
