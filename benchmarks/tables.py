@@ -150,7 +150,7 @@ SUITE = (
            "--check-workers", "4,8"), (), ("distributed", "psutil"),
           "`gjk scan -j 2` in one process against `--dask local:2` on (a) the scan scene over 10 GLB "
           "files, (b) one GLB the cluster reads in ranges of its nodes, (c) an IFC model of the "
-          "corpus (ISSUE_021_Mini_Project.ifc, 2,636 elements) meshed in shares of its elements "
+          "corpus (the Great Court roof, 5,178 beams) meshed in shares of its elements "
           "and refined on the workers; (d) `local:4` and `local:8` on scene (a). Wall time, the "
           "client's own peak memory (VmHWM, the workers apart) against the one process's, "
           "and the JSON reports, which must be equal; the targets of issue 46 beside them. A "
