@@ -672,10 +672,16 @@ class _ClusterRun(Run):
         a = np.array([parts.index[pairs[t].a] for t in todo], dtype=np.int64)
         b = np.array([parts.index[pairs[t].b] for t in todo], dtype=np.int64)
 
+        # the overlap solids themselves only where something reads them: the pictures draw them,
+        # grouping places a clash at their centroid (`gjkcli.pipeline.groups.contact`); else they
+        # stay on the workers (the Great Court roof's 1,000: 1.9 MB the client held for nothing)
+        meshes = (self.options.pictures is not None or self.options.group_within is not None
+                  or (self.sets is not None and any(s.group_within is not None for s in self.sets.specs)))
+
         def task(at, names, li, lj, picks):
             mine = [pairs[todo[k]] for k in at.tolist()]
             volumes = {(p.a, p.b): self._volumes[(p.a, p.b)] for p in mine if (p.a, p.b) in self._volumes}
-            return self.client.submit(worktasks.overlap_fields, self.options, self.units, volumes,
+            return self.client.submit(worktasks.overlap_fields, self.options, self.units, volumes, meshes,
                                       names, mine, *picks, key=f"gjk-overlap-{_token()}")
 
         keys = [stages.placement_key(ga, gb) if ga.brep and gb.brep else None  # STEP solids' volumes

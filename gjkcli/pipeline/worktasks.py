@@ -167,12 +167,13 @@ def overlap_pairs(options, units, volumes, names, pairs, *picks) -> list:
     return run.overlaps(local_parts(names, picks), pairs)
 
 
-def overlap_fields(options, units, volumes, names, pairs, *picks) -> Packed:
+def overlap_fields(options, units, volumes, meshes: bool, names, pairs, *picks) -> Packed:
     """`overlap_pairs`' answer as what it changed of each pair: [(overlap_volume,
-    overlap_reason, overlap_mesh)] in the pairs' order. The client sets them on its own findings
-    (`Finding.but`), instead of receiving a copy of every finding (its result, points and
-    certificate) that it holds already."""
-    return Packed.of([(p.overlap_volume, p.overlap_reason, p.overlap_mesh)
+    overlap_reason, overlap_mesh)] in the pairs' order, the overlap solid None unless `meshes`
+    (the client's run draws pictures or groups clashes). The client sets them on its own
+    findings (`Finding.but`), instead of receiving a copy of every finding (its result, points
+    and certificate) that it holds already."""
+    return Packed.of([(p.overlap_volume, p.overlap_reason, p.overlap_mesh if meshes else None)
                       for p in overlap_pairs(options, units, volumes, names, pairs, *picks)])
 
 

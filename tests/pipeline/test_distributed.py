@@ -689,6 +689,23 @@ def test_the_convexity_reasons_are_asked_before_the_findings_are_made_and_once(c
     assert asked and len(asked) == len(set(asked))
 
 
+def test_overlap_solids_reach_the_client_only_when_grouping_or_pictures_read_them(cluster, ring_files,
+                                                                                    small_tiles):
+    """The overlap volumes are one process's either way; the solids themselves (for pictures, and
+    for grouping's clash centres) are sent to the client only by a run that reads them: grouped,
+    the groups are one process's."""
+    small_tiles(8)
+    one, many = both(cluster, ring_files, mode="auto")
+    same_json(one, many)
+    assert any(p.overlap_mesh is not None for p in one.pairs)
+    assert any(p.overlap_volume is not None for p in many.pairs)
+    assert all(p.overlap_mesh is None for p in many.pairs)
+    one, many = both(cluster, ring_files, mode="auto", group_within=0.5)
+    text = same_json(one, many)
+    assert '"groups":' in text  # each group's centre: its overlap solids' centroid
+    assert any(p.overlap_mesh is not None for p in many.pairs)
+
+
 def test_a_load_summary_holds_names_and_boxes_with_each_hulls_facts_once(convex_files):
     """What a load task sends the client grows with its parts by their names, boxes and counts
     only: equal hull facts (kind, vertex count, dimension) are one object, pickled once; the
