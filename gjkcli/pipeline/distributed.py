@@ -389,7 +389,7 @@ class _ClusterRun(Run):
         self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
         self._glo = None
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
-        self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`reasons_ahead`)
+        self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`_listed`)
 
     def findings(self, *args, **kwargs):
         try:
@@ -489,7 +489,6 @@ class _ClusterRun(Run):
         self._manifest = worktasks.Loaded.of_primitives(prims)
         parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, self.problems)
         parts.counts = counts[keep]
-        parts.run = self
         self._where = where[keep]
         self._parts = parts
         self.stage("hulls", t)
@@ -709,8 +708,8 @@ class _ClusterRun(Run):
     def objects(self, parts, pairs, counts, i, j, key_of, known):
         """`Run.objects`, the convexity reasons of the listed pairs' parts that are not their
         hulls measured on the workers first (one process measures them when a report reads
-        them; the cluster is gone by then). Those `reasons_ahead` asked for before the overlap
-        volumes were measured meanwhile; the others are asked for now."""
+        them; the cluster is gone by then). Those `_listed` asked for were measured meanwhile;
+        the others are asked for now."""
         todo = self._reasons_todo(parts, stages.involved(parts, pairs))
         asked, ahead = self._ahead if self._ahead is not None else (np.zeros(0, dtype=np.int64), [])
         self._ahead = None
@@ -722,20 +721,14 @@ class _ClusterRun(Run):
 
     def _listed(self, parts, i, j, clearance, ans, resolved, key_of, known):
         """`Run._listed`, the convexity reasons of the parts of the pairs it may list asked of
-        the workers first (`reasons_ahead`): they measure them while the client makes its
-        findings."""
+        the workers first: they measure them while the client makes its findings and sets their
+        overlap volumes (the Great Court roof's 0.7 s of reasons had followed the overlap stage,
+        the workers idle meanwhile); `objects` receives them, and asks for any part the findings
+        list beyond these."""
         at = np.flatnonzero(ans.listed)
-        self.reasons_ahead(parts, np.unique(np.concatenate([i[at], j[at]])))
+        todo = self._reasons_todo(parts, np.unique(np.concatenate([i[at], j[at]])))
+        self._ahead = (todo, self._per_load_tasks(worktasks.reasons, todo))
         return super()._listed(parts, i, j, clearance, ans, resolved, key_of, known)
-
-    def reasons_ahead(self, parts, involved: np.ndarray) -> None:
-        """The convexity reasons of the listed pairs' parts (`objects`) asked of the workers
-        before the client needs them, those not asked yet: the Great Court roof's 0.7 s of
-        reasons had followed the overlap stage, the workers idle while the client made its
-        findings and set their overlap volumes."""
-        asked, tasks = self._ahead if self._ahead is not None else (np.zeros(0, dtype=np.int64), [])
-        todo = np.setdiff1d(self._reasons_todo(parts, involved), asked)
-        self._ahead = (np.union1d(asked, todo), tasks + self._per_load_tasks(worktasks.reasons, todo))
 
     @staticmethod
     def _reasons_todo(parts, involved: np.ndarray) -> np.ndarray:
@@ -909,7 +902,6 @@ class _ClusterParts(Parts):
 
     counts: np.ndarray | None = None
     reasons: dict = dataclasses.field(default_factory=dict)
-    run: "_ClusterRun | None" = None  # whose workers measure the reasons (`reasons_ahead`)
 
     @property
     def geometry(self):
@@ -924,9 +916,7 @@ class _ClusterParts(Parts):
         raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
 
     def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
-        """The reasons asked of the workers now, received by `_ClusterRun.objects`."""
-        if self.run is not None:
-            self.run.reasons_ahead(self, involved)
+        """Nothing: the workers measure the reasons (`_ClusterRun._listed` asks for them)."""
 
     def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the
