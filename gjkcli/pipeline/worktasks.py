@@ -44,19 +44,113 @@ class Packed:
     (most of it unpickling). Protocol 4, not 5: protocol 5 rebuilds each small array as a view
     of a buffer (two array objects, 3.6 KB a Result on the client), protocol 4 as one array (1.8
     KB). Large arrays (a tile's verdicts, a pick's meshes) stay unpacked: Dask sends them without
-    a copy."""
+    a copy.
+
+    A dict or list of dataclass instances (the refined pairs' Results) travels by columns
+    (`_Columns`): each field of a class as one array where every value is a float or an array
+    of one shape, else as a list; the client makes the instances again as unpickling would (the
+    same class, the same fields in the same order, each row's vectors its own view of one
+    block). The roof's 25,000 Results: 0.43 s to pickle and 0.19 s to unpickle one by one, 0.22
+    s and 0.09 s by columns (9.1 MB against 5.7 MB). Anything else is pickled as it is."""
 
     data: bytes
 
     @classmethod
     def of(cls, value) -> "Packed":
-        return cls(pickle.dumps(value, protocol=4))
+        return cls(pickle.dumps(_Columns.of(value) or value, protocol=4))
 
     def open(self):
         from gjkcli.engine.shapes import no_gc
 
         with no_gc():  # 100,000 objects made: collections walking the client's findings, for nothing
-            return pickle.loads(self.data)  # noqa: S301 - a task's answer on this run's own cluster
+            value = pickle.loads(self.data)  # noqa: S301 - a task's answer on this run's own cluster
+            return value.open() if isinstance(value, _Columns) else value
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """A dict or list of dataclass instances by columns (`Packed`).
+
+    keys : the dict's keys in order, or None for a list; count : how many values; groups :
+    [(class, (r,) int64 the positions of its instances, field names, columns)], a column being
+    ("f", float64 array), ("a", the rows' arrays stacked), ("d", a nested `_Columns` of a field
+    whose values are all dataclass instances) or ("l", the values as a list)."""
+
+    keys: list | None
+    count: int
+    groups: list
+
+    @classmethod
+    def of(cls, value) -> "_Columns | None":
+        """`value` by columns, or None where it is not a dict or list of plain dataclass instances
+        (those pickle restores from their fields alone)."""
+        if isinstance(value, dict):
+            keys, objs = list(value), list(value.values())
+        elif isinstance(value, list):
+            keys, objs = None, value
+        else:
+            return None
+        if not objs or not all(_plain_dataclass(type(o)) for o in objs):
+            return None
+        at: dict = {}
+        for k, o in enumerate(objs):
+            at.setdefault(type(o), []).append(k)
+        groups = []
+        for kind, rows in at.items():
+            states = [vars(objs[k]) for k in rows]
+            names = list(states[0])
+            if any(list(state) != names for state in states):
+                return None  # fields set in another order (or an extra one): pickled as they are
+            columns = [_column(list(values)) for values in zip(*[state.values() for state in states])]
+            groups.append((kind, np.asarray(rows, dtype=np.int64), names, columns))
+        return cls(keys, len(objs), groups)
+
+    def open(self):
+        """The dict or list again."""
+        out: list = [None] * self.count
+        for kind, rows, names, columns in self.groups:
+            values = [_values(column) for column in columns]
+            new = kind.__new__
+            for r, row in zip(rows.tolist(), zip(*values)):
+                o = new(kind)
+                o.__dict__.update(zip(names, row))
+                out[r] = o
+        return out if self.keys is None else dict(zip(self.keys, out))
+
+
+def _plain_dataclass(kind) -> bool:
+    """Whether instances of `kind` are dataclasses that pickle saves as their fields' dict and
+    restores by setting it (no __reduce__, __setstate__ or __slots__ of their own)."""
+    return (dataclasses.is_dataclass(kind) and kind.__reduce_ex__ is object.__reduce_ex__
+            and kind.__reduce__ is object.__reduce__ and getattr(kind, "__setstate__", None) is None
+            and kind.__getstate__ is object.__getstate__ and "__slots__" not in vars(kind))
+
+
+def _column(values: list) -> tuple:
+    first = type(values[0])
+    if all(type(v) is first for v in values):
+        if first is float:
+            return "f", np.array(values, dtype=np.float64)
+        if first is np.ndarray:
+            shape, dtype = values[0].shape, values[0].dtype
+            if not dtype.hasobject and all(v.shape == shape and v.dtype == dtype for v in values):
+                return "a", np.stack(values)
+        if _plain_dataclass(first):
+            nested = _Columns.of(values)
+            if nested is not None:
+                return "d", nested
+    return "l", values
+
+
+def _values(column: tuple) -> list:
+    kind, data = column
+    if kind == "f":
+        return data.tolist()
+    if kind == "a":
+        return list(data)  # each row a view of the block (its own, as each array was)
+    if kind == "d":
+        return data.open()
+    return data
 
 
 def load(source, strict: bool, lim) -> "Loaded":
