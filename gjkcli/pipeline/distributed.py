@@ -139,7 +139,12 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                        dashboard_address=None, memory_limit=0,
                                        silence_logs=logging.CRITICAL if quiet else logging.WARNING)
-                client = Client(cluster, timeout=timeout, set_as_default=False)
+                # answers fetched from the workers themselves (local processes, in reach), not
+                # through the scheduler: it runs in this process, so each answer crossed its
+                # event loop twice (the Great Court roof: 0.92 of the client's CPU time, 0.97
+                # of the wall time, 8 alternating pairs). A scheduler's address keeps Dask's
+                # default: its workers may be out of the client's reach.
+                client = Client(cluster, timeout=timeout, set_as_default=False, direct_to_workers=True)
             else:
                 client = Client(where, timeout=timeout, set_as_default=False)
         except ClusterError:
