@@ -35,6 +35,7 @@ meet), or bounded by a point of each surface within the band
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -435,11 +436,35 @@ def _near_distance(a, b, bound: float):
 
 def _closest_points(d, k: float) -> tuple:
     """((3,) point on the first shape, (3,) point on the second) of a BRepExtrema_DistShapeShape
-    answer, scaled by k; RuntimeError where it found no solution."""
+    answer, scaled by k; RuntimeError where it found no solution. Of several solutions (a bolt
+    along its hole touches on a line), the least by their coordinates: OpenCASCADE lists them
+    in an order that changes from one process to the next (as1_motor's bolt in its bracket: z
+    20 in some processes, 30 in others, the same solids and start), and a Dask worker's answer
+    is to be one process's."""
     if not d.IsDone() or d.NbSolution() == 0:
         raise RuntimeError("BRepExtrema_DistShapeShape found no solution")
-    pa, pb = d.PointOnShape1(1), d.PointOnShape2(1)
-    return np.array([pa.X(), pa.Y(), pa.Z()]) * k, np.array([pb.X(), pb.Y(), pb.Z()]) * k
+    best = _least(d, ((d.PointOnShape1(n), d.PointOnShape2(n)) for n in range(1, d.NbSolution() + 1)))
+    return np.array(best[:3]) * k, np.array(best[3:]) * k
+
+
+def _least(d, solutions) -> tuple:
+    """(x, y, z of the first point, of the second) of the least solution, by coordinates, of
+    those whose points lie `d.Value()` apart. OpenCASCADE 7.8 also lists solutions whose second
+    point is the origin (a box on a box: four of eight), never the first one; with none apart
+    as they should be, the first."""
+    value = d.Value()
+    found = [_xyz(p) + _xyz(q) for p, q in solutions]
+    fit = [x for x in found if abs(math.dist(x[:3], x[3:]) - value) <= _SAME_DISTANCE * max(1.0, value)]
+    return min(fit) if fit else found[0]
+
+
+# Solutions of BRepExtrema_DistShapeShape as far apart as its distance: within this (mm, or
+# this fraction of a distance over 1 mm; OpenCASCADE's own Precision::Confusion)
+_SAME_DISTANCE = 1e-7
+
+
+def _xyz(p) -> tuple:
+    return p.X(), p.Y(), p.Z()
 
 
 def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float,
@@ -462,11 +487,12 @@ def touching_points(refs_a, refs_b, unit: str, start, within: float, band: float
     if near is None:
         return None
 
-    def onto(shape, p):
+    def onto(shape, p):  # of several nearest points, the least by its coordinates (`_closest_points`)
         d = BRepExtrema_DistShapeShape(BRepBuilderAPI_MakeVertex(p).Vertex(), shape)
         if not d.IsDone() or d.NbSolution() == 0:
             return None
-        return d.PointOnShape2(1)
+        best = _least(d, ((p, d.PointOnShape2(n)) for n in range(1, d.NbSolution() + 1)))
+        return gp_Pnt(*best[3:])
 
     x = gp_Pnt(*(np.asarray(start, dtype=np.float64) / k).tolist())
     for _ in range(_PROJECTIONS):
