@@ -97,7 +97,10 @@ class _Columns:
             at.setdefault(type(o), []).append(k)
         groups = []
         for kind, rows in at.items():
-            states = [vars(objs[k]) for k in rows]
+            try:
+                states = [vars(objs[k]) for k in rows]
+            except TypeError:  # no __dict__ (slots inherited): pickled as they are
+                return None
             names = list(states[0])
             if any(list(state) != names for state in states):
                 return None  # fields set in another order (or an extra one): pickled as they are

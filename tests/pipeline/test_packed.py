@@ -81,8 +81,21 @@ class Reduced:
         return Reduced, (self.x * 1.0,)
 
 
+@dataclasses.dataclass(slots=True)
+class Slotted:
+    x: float
+
+
+@dataclasses.dataclass
+class SlottedChild(Slotted):
+    """Its own __dict__ is absent too: its parent's slots hold x."""
+
+    __slots__ = ()
+
+
 def test_anything_else_is_a_plain_pickle():
-    for value in ([(1.0, "not computed", None)], {1: 2.0}, [], {}, [Reduced(1.0)], [Result, 1]):
+    for value in ([(1.0, "not computed", None)], {1: 2.0}, [], {}, [Reduced(1.0)], [Result, 1],
+                  [Slotted(1.0)], {0: SlottedChild(2.0)}):
         packed = Packed.of(value)
         assert not isinstance(pickle.loads(packed.data), _Columns)
         assert packed.open() == value
