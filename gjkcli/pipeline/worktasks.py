@@ -136,7 +136,7 @@ def _column(values: list) -> tuple:
             return "f", np.array(values, dtype=np.float64)
         if first is np.ndarray:
             shape, dtype = values[0].shape, values[0].dtype
-            if not dtype.hasobject and all(v.shape == shape and v.dtype == dtype for v in values):
+            if shape and not dtype.hasobject and all(v.shape == shape and v.dtype == dtype for v in values):
                 return "a", np.stack(values)
         if _plain_dataclass(first):
             nested = _Columns.of(values)
@@ -150,7 +150,7 @@ def _values(column: tuple) -> list:
     if kind == "f":
         return data.tolist()
     if kind == "a":
-        return list(data)  # each row a view of the block (its own, as each array was)
+        return list(data)  # each row a view of the block (its own, as each array was; never 0-d)
     if kind == "d":
         return data.open()
     return data

@@ -101,6 +101,18 @@ def test_anything_else_is_a_plain_pickle():
         assert packed.open() == value
 
 
+@dataclasses.dataclass
+class Scalars:
+    zero_d: np.ndarray
+    value: float
+
+
+def test_a_field_of_0_d_arrays_opens_as_arrays():
+    got = Packed.of([Scalars(np.array(1.5), 1.0), Scalars(np.array(-0.0), 2.0)]).open()
+    assert all(type(g.zero_d) is np.ndarray and g.zero_d.shape == () for g in got)
+    assert [float(g.zero_d) for g in got] == [1.5, -0.0] and math.copysign(1, float(got[1].zero_d)) == -1
+
+
 def test_fields_set_in_another_order_are_pickled_as_they_are():
     a = Result(Status.CLEAR, 1.0, 1.0, None, np.zeros(3), np.zeros(3), np.ones(3), None, 1, 0, "x", None, 0.0)
     b = Result.__new__(Result)
