@@ -17,7 +17,12 @@ Four scenes, each scanned end to end by the installed command in a fresh process
     per worker (shares of its elements, dealt over the whole file, each share's hulls built where
     it was meshed), its non-convex pairs refined on the triangles by the workers (tasks cut by
     their parts' triangles);
-(d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON.
+(d) more workers: scene (a) on local:N for each N of --check-workers: the same JSON;
+(e) STEP: each assembly --step (default: ../corpus/step/bug31670_russian.stp, SolidWorks 2017,
+    17 solids, 3 MB, from OpenCASCADE's test data: benchmarks/step_corpus.json), which the
+    cluster reads in a task per worker (each reading the file and meshing a share of its
+    products), and once more on local:2 read in one task (the split turned off in that run's
+    client, `distributed.STEP_SPLIT_FROM_BYTES`): what the split gains.
 
 CPU: the user and system seconds of every process of the command's tree (itself, its forked
 loaders, its Dask workers), each its own (never its children's), as last sampled every 0.1 s with
@@ -76,6 +81,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 DEFAULT_IFC = Path(os.environ.get("GJK_IFC_CORPUS", ROOT.parent / "corpus" / "ifc")) / "geometrygym_great_court_roof.ifc"
 
 ENTRY = MEASURED  # the command, writing its peak memory and CPU time (_entry.py)
+# the same, a STEP assembly read by the cluster in one task, as before it was split
+WHOLE_STEP = ("import gjkcli.pipeline.distributed as d\n"
+              "d.STEP_SPLIT_FROM_BYTES = 1 << 62\n" + MEASURED)
+DEFAULT_STEP = Path(os.environ.get("GJK_STEP_CORPUS", ROOT.parent / "corpus" / "step")) / "bug31670_russian.stp"
 
 TARGETS = {"split": {"wall": 1.3, "client": 0.25}, "one GLB": {"wall": 1.3}, "IFC": {"wall": 1.2, "client": 0.5}}
 
@@ -119,9 +128,9 @@ class PeakMemory:
         return self.peak
 
 
-def run(args: list[str], cwd: Path, out: Path) -> dict:
+def run(args: list[str], cwd: Path, out: Path, entry: str = ENTRY) -> dict:
     rss = cwd / f"{out.stem}.rss"
-    cmd = [sys.executable, "-c", ENTRY, str(rss), "scan", *args, "--timings", "--format", "json", "-o", str(out)]
+    cmd = [sys.executable, "-c", entry, str(rss), "scan", *args, "--timings", "--format", "json", "-o", str(out)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mem = PeakMemory(proc.pid)
@@ -230,6 +239,8 @@ def main(argv=None) -> int:
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--one-glb", type=int, default=100_000, help="parts of the one-GLB scene (0: skip)")
     parser.add_argument("--ifc", type=Path, default=DEFAULT_IFC, help="the IFC model (skipped when absent)")
+    parser.add_argument("--step", type=Path, action="append", help="a STEP assembly for (e), again for "
+                        "more (default: bug31670_russian.stp of the STEP corpus; skipped when absent)")
     parser.add_argument("--workers", default="2", help="comma-separated N of --dask local:N")
     parser.add_argument("--check-workers", default="4,8", help="N of local:N that must give the same JSON")
     parser.add_argument("--seed", type=int, default=0)
@@ -263,6 +274,15 @@ def main(argv=None) -> int:
         if args.ifc and args.ifc.exists():
             results["IFC"] = compare("ifc", [str(args.ifc)], tmp, workers)
             results["IFC"]["model"] = str(args.ifc)
+        for step in args.step or [DEFAULT_STEP]:
+            if step.exists():
+                name = f"STEP {step.name}"
+                results[name] = compare("step", [str(step)], tmp, workers)
+                out = tmp / "step-whole.json"
+                r = run([str(step), "--dask", "local:2"], tmp, out, WHOLE_STEP)
+                r["same_json"] = out.exists() and untimed(json.loads(out.read_text())) == untimed(
+                    json.loads((tmp / "step-one.json").read_text()))
+                results[name]["runs"]["local:2, read in one task"] = r
         if checks and args.parts:
             one = untimed(json.loads((tmp / "split-one.json").read_text()))
             results["more workers"] = {"runs": {}}
@@ -278,7 +298,7 @@ def main(argv=None) -> int:
             glb_stream = task_stream([str(one_glb)], 2)
 
     print(f"\n{args.parts:,} parts over {args.files} GLB files (a), {args.one_glb:,} parts in one GLB (b), "
-          f"{args.ifc.name if args.ifc else '-'} (c); {os.cpu_count()} cores\n")
+          f"{args.ifc.name if args.ifc else '-'} (c), STEP assemblies (e); {os.cpu_count()} cores\n")
     print("| scene | run | pairs | wall s | wall / one process | CPU s (all processes) | client peak MB (VmHWM) "
           "| client / one process | largest worker MB | same JSON | target |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -49,7 +49,7 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points", "finer", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
+           "touching_points", "finer", "shares", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
            "canonical_import", "recorded", "placed_parts", "solids_ahead", "forget_answers"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
@@ -103,7 +103,7 @@ def _silence_messages() -> None:
 
 
 def read_step(path, *, shown: str | None = None, named=lambda name: name,
-              deflection_rel: float | None = None, points=None) -> list:
+              deflection_rel: float | None = None, points=None, share: tuple | None = None) -> list:
     """Every solid of a STEP file as a `gjkcli.mesh.load.Part`, in the file's length unit.
 
     Parameters
@@ -117,6 +117,9 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
         many instances place it) and `shared`, whether several instances place it rigidly (its
         hull is then built once for all of them), or None (`gjkcli.mesh.cad_process` tells the command whether
         the parts will need SciPy's qhull from it)
+    share : (k, n): only the instances of share k of n of the file's products (`shares`: a Dask
+        scan meshes a large assembly in a task per worker, each reading the file), in the
+        file's order, each the part the whole file's read makes of it; None: every instance
 
     Raises InputError (one line naming the file) for a file OpenCASCADE cannot read or that holds
     no solid or surface.
@@ -134,18 +137,45 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
     placed = [(name, _once(distinct, solid, lambda: next(count)), _matrix(location))
               for name, solid, location in solids]
     shared = _shared_products(placed)
-    products: list = []  # per distinct solid: (vertices, faces, eps) in mm
+    ref_key = _key(path)
+    if share is not None:
+        mine = shares(solids, placed, share[1])[share[0]]
+        products: dict = {}  # per distinct solid of the share: (vertices, faces, eps) in mm
+        for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
+            if k in mine and k not in products:
+                products[k] = _tessellate(solid, rel, path, name)
+                if points is not None:
+                    points(products[k][0], shared=k in shared)
+            progress.report("tessellate", index + 1, len(solids))
+        return placed_parts(path, shown, named, unit, ref_key, products, placed, only=mine)
+    products = []  # per distinct solid: (vertices, faces, eps) in mm
     for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
         if k == len(products):  # its product's first instance
             products.append(_tessellate(solid, rel, path, name))
             if points is not None:
                 points(products[-1][0], shared=k in shared)
         progress.report("tessellate", index + 1, len(solids))
-    ref_key = _key(path)
     _RECORDED[ref_key] = (unit, rel, placed, products)
     while len(_RECORDED) > _CACHE_FILES:
         _RECORDED.pop(next(iter(_RECORDED)))
     return placed_parts(path, shown, named, unit, ref_key, products, placed)
+
+
+def shares(solids: list, placed: list, n: int) -> list:
+    """[set of product indices] for each of n shares of a file's products (`read_step`'s
+    `share`): the products by their faces, the most first, each to the share with the fewest
+    so far (the first such), so that the shares' meshing takes about as long; every instance
+    of a product in its share, whose hull it then builds once."""
+    faces: dict = {}
+    for (_, solid, _), (_, k, _) in zip(solids, placed):
+        if k not in faces:
+            faces[k] = _count(solid, "FACE")
+    load, out = [0] * n, [set() for _ in range(n)]
+    for k in sorted(faces, key=lambda k: (-faces[k], k)):
+        least = load.index(min(load))
+        out[least].add(k)
+        load[least] += faces[k]
+    return out
 
 
 def _shared_products(placed: list) -> set:
@@ -208,12 +238,13 @@ def _vertex_box(solid) -> np.ndarray | None:
     return np.array([a.min(axis=0), a.max(axis=0)])
 
 
-def placed_parts(path, shown: str, named, unit: str, ref_key: tuple, products: list,
-                 placed: list) -> list:
-    """`read_step`'s parts from what it read: products [(vertices, faces, eps)] in mm and
-    placed [(instance name, product index, (4, 4) placement in mm)] in the file's order; no
-    OpenCASCADE here (`gjkcli.mesh.stepkeep` makes the parts of a file whose placements alone
-    changed from its last read so)."""
+def placed_parts(path, shown: str, named, unit: str, ref_key: tuple, products,
+                 placed: list, only: set | None = None) -> list:
+    """`read_step`'s parts from what it read: products [(vertices, faces, eps)] in mm (a list,
+    or a dict by product index) and placed [(instance name, product index, (4, 4) placement in
+    mm)] in the file's order; `only`: the instances of these products alone. No OpenCASCADE
+    here (`gjkcli.mesh.stepkeep` makes the parts of a file whose placements alone changed from
+    its last read so)."""
     from gjkcli.engine.shapes import rigid_pose
     from gjkcli.mesh.load import Instance, Part
 
@@ -221,6 +252,8 @@ def placed_parts(path, shown: str, named, unit: str, ref_key: tuple, products: l
     local: dict = {}  # per product: its vertices in the file's unit (Instance.local)
     parts = []
     for index, (name, k, T) in enumerate(placed):
+        if only is not None and k not in only:
+            continue
         vertices, faces, eps = products[k][:3]
         if k not in local:
             local[k] = vertices * scale

@@ -324,7 +324,8 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         without a 3D body (see `load_objects`); for a STEP file whose names' code page was
         guessed, a Note saying which (`gjkcli.mesh.cad.codepage_note`).
     share : (k, n) share k of n of the file's objects only (a Dask scan splits a large file
-        across its workers): an IFC model's elements (`gjkcli.mesh.ifc.read_share`), a glTF's
+        across its workers): an IFC model's elements (`gjkcli.mesh.ifc.read_share`), a STEP
+        assembly's products with their instances (`gjkcli.mesh.cad.shares`), a glTF's
         nodes (a share reads only its nodes' meshes where no mesh may share another's content,
         `_gltf_range`; else the whole file's meshes, so that meshes of the same content and
         shared meshes are told as for the whole file, and places its own nodes); None: every
@@ -358,16 +359,21 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         # a file whose placements alone changed since a kept scan: its products placed anew,
         # without OpenCASCADE (`gjkcli.mesh.stepkeep`); else read, and kept for the next scan
         # (its text is read here while OpenCASCADE's process reads the file)
-        read = stepkeep.parts(path, shown=shown) if stepkeep.active() else None
-        ask = cad_process.ask
-        if read is None:
-            read = ask(cad.read_step, path, shown=shown)
-            if stepkeep.active():
-                stepkeep.keep(path, ask)
-        else:  # the process read no parts: its answer would wait for OpenCASCADE's import
-            ask = _here
+        if share is not None:  # a share of its products, in a Dask task: kept by no cache
+            read, ask = cad.read_step(path, shown=shown, share=share), _here
+        else:
+            read = stepkeep.parts(path, shown=shown) if stepkeep.active() else None
+            ask = cad_process.ask
+            if read is None:
+                read = ask(cad.read_step, path, shown=shown)
+                if stepkeep.active():
+                    stepkeep.keep(path, ask)
+            else:  # the process read no parts: its answer would wait for OpenCASCADE's import
+                ask = _here
         parts = [dataclasses.replace(p, name=named(p.name)) for p in read]
-        guessed = ask(cad.codepage_note, path) if skipped is not None else None
+        # said once of a file, by its first share
+        noted = skipped is not None and (share is None or share[0] == 0)
+        guessed = ask(cad.codepage_note, path) if noted else None
         if guessed is not None:  # a lenient read says what it assumed
             from gjkcli.errors import Note
 

@@ -78,7 +78,7 @@ class Source:
     robot: object | None = None  # a gjkcli.scene.urdf.Robot: the file is a URDF
     pose: np.ndarray | None = None  # (d,) its joint values
     srdf: object | None = None  # the robot's SRDF (allowed pairs), or None
-    share: tuple | None = None  # (k, n): share k of n of an IFC model's elements (a cluster's task)
+    share: tuple | None = None  # (k, n): share k of n of a file's objects (a cluster's task, `read_objects`)
 
 
 # The robot files a directory expands to (`gjkcli.scene.urdf.is_urdf` reads them).

@@ -861,6 +861,49 @@ def test_an_ifc_model_split_by_elements_across_the_workers(cluster, monkeypatch,
     assert [p[0] for p in joined] == [p[0] for p in model.parts]
 
 
+@pytest.mark.parametrize("name", ["step/as1-oc-214.stp", "box_sides.STEP.gz"])
+def test_a_step_assembly_split_by_products_across_the_workers(cluster, monkeypatch, tmp_path, name,
+                                                             client_without_parts):
+    """A STEP assembly read in a task per worker, each OpenCASCADE's read of the file and the
+    meshing of a share of its products (every instance of a product in the same share, so that
+    its hull is built once), its pairs refined on the workers: one process's JSON. The shares
+    are the file's solids, each once, the same parts as the whole file's read, joined in its
+    order."""
+    import gzip
+    import shutil
+
+    pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
+    from distributed import get_task_stream
+
+    from gjkcli.mesh.load import read_objects
+
+    path = ROOT / "tests" / "data" / "third_party" / name
+    if name.endswith(".gz"):
+        plain = tmp_path / Path(name).stem
+        with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        path = plain
+    whole = read_objects(path)
+    halves = [read_objects(path, share=(k, 2)) for k in range(2)]
+    assert all(0 < len(h) < len(whole) for h in halves)
+    joined = sorted((p for h in halves for p in h), key=lambda p: p.brep[0].index)
+    assert [p.name for p in joined] == [p.name for p in whole]
+    assert all(np.array_equal(a.vertices, b.vertices) and np.array_equal(a.faces, b.faces)
+               and a.eps == b.eps and a.brep == b.brep for a, b in zip(joined, whole))
+    products = [{p.instance.key for p in h if p.instance is not None} for h in halves]
+    assert products[0] and products[1] and not products[0] & products[1]
+
+    monkeypatch.setattr(distributed, "STEP_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    received = client_without_parts()
+    with get_task_stream(client=cluster[1]) as stream:
+        many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
+    same_json(one, many)
+    loads = [r for r in stream.data if str(r["key"]).startswith("gjk-load-")]
+    assert len(loads) == 2 and len(received["load"]) == 2
+    assert any(p.mode == "brep" for p in many.pairs)
+
+
 def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monkeypatch, tmp_path):
     """An IFC model whose failed elements fall in both shares (each share lists its own): the
     cluster lists them, with the rest of the report, as one process does."""
