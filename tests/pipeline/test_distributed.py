@@ -1103,22 +1103,28 @@ def test_a_glb_range_reads_only_its_nodes_meshes(cluster, convex_files, tmp_path
     assert many.counts["collision"] > 0
 
 
-def test_a_worker_killed_while_meshing_an_ifc_share_loses_nothing(doomed, monkeypatch, tmp_path):
-    """The first IFC share a worker meshes kills its own worker process (once: a marker file
-    made with O_EXCL); Dask runs the load task again, and the JSON is one process's."""
-    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+@pytest.mark.parametrize("kind", ["ifc", "step"])
+def test_a_worker_killed_while_meshing_a_share_loses_nothing(doomed, monkeypatch, tmp_path, kind):
+    """The first share of an IFC model's elements, or of a STEP assembly's products, that a
+    worker meshes kills its own worker process (once: a marker file made with O_EXCL); Dask
+    runs the load task again, and the JSON is one process's."""
+    module, reader, path = {
+        "ifc": ("ifcopenshell", ("gjkcli.mesh.ifc", "read_share"), "project0-openings.ifc"),
+        "step": ("OCP", ("gjkcli.mesh.cad", "read_step"), "step/as1-oc-214.stp")}[kind]
+    pytest.importorskip(module, reason=f"{kind.upper()} needs {module}")
     address, client = doomed
-    path = ROOT / "tests" / "data" / "third_party" / "project0-openings.ifc"
+    path = ROOT / "tests" / "data" / "third_party" / path
     monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    monkeypatch.setattr(distributed, "STEP_SPLIT_FROM_BYTES", 0)
     marker = tmp_path / "killed"
-    patch = dying_once("gjkcli.mesh.ifc", "read_share", marker)
+    patch = dying_once(*reader, marker)
     before = set(client.run(os.getpid).values())
     one = pipeline.scan([path], pipeline.Options(jobs=1))
     client.run(exec, patch, {})
     many = pipeline.scan([path], pipeline.Options(dask=address))
     assert marker.exists() and int(marker.read_text()) in before  # a worker died meshing
     same_json(one, many)
-    assert one.counts["collision"] > 0
+    assert one.counts["collision" if kind == "ifc" else "touching"] > 0
 
 
 def test_robot_poses_in_chunks_on_the_workers(cluster, tmp_path):
