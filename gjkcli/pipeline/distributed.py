@@ -76,9 +76,9 @@ TILE_OBJECTS = 20_000
 # (`gjkcli.mesh.gltf.read_share`) until the files are loaded (`_forget_documents`).
 IFC_SPLIT_FROM_BYTES = 1 << 20
 # A STEP assembly this large or larger likewise, each task reading the file with OpenCASCADE
-# and meshing a share of its products. Its other worker would otherwise wait, then read the
-# file for the pairs refined there: `--dask local:2`, split against one task, 0.78 of the wall
-# time on a 3 MB SolidWorks assembly, 0.83 on a 400 KB CATIA one, 0.81 on the 100 KB AS1.
+# and meshing a share of its products: the other workers would otherwise wait, then read the
+# file for the pairs refined there (benchmarks/bench_dask.py's STEP rows, split and in one
+# task, `--step FILE` for others: the split gains down to the 100 KB AS1).
 STEP_SPLIT_FROM_BYTES = 64 << 10
 GLTF_SPLIT_FROM_BYTES = 8 << 20
 LOAD_TASKS_PER_WORKER = 2
