@@ -33,7 +33,13 @@ way there crosses the boundary: s(p) <= m. A piece lying on the solid's face (a 
 its opening's head, its frame on the jambs) is settled so at once, moved off the face along the
 outward normals of the boundary triangles nearest to it, instead of split down to the band along
 every edge of the face's triangles it spans; a piece outside that meets no triangle is settled
-by no move (m = 0). A triangle the open part repeats (a double-sided export) is one piece.
+by no move (m = 0). A piece that half the band leaves against the solid (a frame wider than its
+opening by just under the band, its head across the jamb's plane at the opening's corner) is
+moved off the planes of the triangles nearest to its corners, then of those it meets so moved
+(the jamb's, then the head's), each by as far as the piece lies behind it: where that move is
+within the band it bounds the piece by its length, where splitting would have had to reach
+pieces as small as the band's margin over the depth. A triangle the open part repeats (a
+double-sided export) is one piece.
 
 The triangle test (`gjkcli.engine.exact`) asks the bound before its own search for a point of
 the open part deeper than the band where the surfaces cross within the band only (a window in
@@ -240,12 +246,26 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
                 length = np.linalg.norm(way[ask], axis=1)
                 step = np.where(length > 0, move / np.where(length > 0, length, 1.0), 0.0)
                 moved = piece[ask] + (step[:, None] * way[ask])[:, None, :]
-                off = _apart(solid, moved, ws)
-                off[off] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(moved[off].mean(axis=1)), ws)) \
-                    <= DEFAULT.winding_inside
+                off = _off(solid, moved, ws)
                 if off.any():
                     out[ask[off]] = True
                     upper = max(upper, move + slack)
+            # a piece that move leaves against the solid (a window's frame sunk into its wall
+            # by just under the band, at the corner of the opening's head and jamb): moved off
+            # the planes of the triangles nearest to its corners and centroid, each by as much
+            # as the piece lies behind it, where that is within the band
+            ask = np.flatnonzero(~out & ~(inside & (dist > band)))
+            if len(ask):
+                way = _off_planes(solid, piece[ask], np.column_stack([tri[rest][ask], mid_tri[ask]]),
+                                  local_tris, outward, max(4.0 * slack, 1e-3 * band), ws)
+                length = np.linalg.norm(way, axis=1)
+                fits = np.flatnonzero((length > 0) & (length + slack <= band))
+                if len(fits):
+                    moved = piece[ask[fits]] + way[fits][:, None, :]
+                    off = _off(solid, moved, ws)
+                    if off.any():
+                        out[ask[fits[off]]] = True
+                        upper = max(upper, float(length[fits[off]].max()) + slack)
         if out.any():
             keep = ~out
             piece, centroid, reach, dist, near, inside, outside = (
@@ -377,6 +397,43 @@ def _apart(solid, pieces: np.ndarray, ws) -> np.ndarray:
     apart[:] = True
     apart[pairs[:, 1]] = False
     return apart & ~flat
+
+
+def _off(solid, moved: np.ndarray, ws) -> np.ndarray:
+    """(k,) bool: each moved piece (k, 3, 3) shares no point with the solid's triangles and its
+    centroid lies outside: the piece lies wholly outside the solid."""
+    off = _apart(solid, moved, ws)
+    off[off] = np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(moved[off].mean(axis=1)), ws)) \
+        <= DEFAULT.winding_inside
+    return off
+
+
+def _off_planes(solid, pieces: np.ndarray, near: np.ndarray, tris: np.ndarray, outward: np.ndarray,
+                margin: float, ws) -> np.ndarray:
+    """(k, 3) a move of each piece (k, 3, 3) that puts its corners `margin` or more on the outer
+    side of the plane of each of its triangles `near` (k, m) (the solid's `tris`, their unit
+    `outward` normals) and of the triangles nearest to its corners once so moved (a piece
+    moved off a jamb comes to lie against the head it met at the corner): along each distinct
+    normal, by how far the piece's deepest corner lies short of that plane; the sum, exact where
+    the normals are orthogonal, and whatever it is, tried by `_off` before it is believed."""
+    k = len(pieces)
+    for again in (True, False):
+        n = outward[near]  # (k, m, 3)
+        offset = np.einsum("kmi,kmi->km", n, tris[near][:, :, 0])
+        side = np.einsum("kci,kmi->kcm", pieces, n) - offset[:, None, :]  # each corner's, each plane's
+        short = np.maximum(margin - side.min(axis=1), 0.0)  # (k, m)
+        # a normal met twice (coplanar triangles) counts once, at the larger shortfall
+        for j in range(1, near.shape[1]):
+            for i in range(j):
+                same = np.einsum("ki,ki->k", n[:, i], n[:, j]) > 1.0 - 1e-12
+                short[same, i] = np.maximum(short[same, i], short[same, j])
+                short[same, j] = 0.0
+        way = np.einsum("km,kmi->ki", short, n)
+        if again:
+            moved = (pieces + way[:, None, :]).reshape(-1, 3)
+            _, _, met = _mesh.closest(solid.bvh, np.ascontiguousarray(moved), float("inf"), 0.0, ws)
+            near = np.column_stack([near, met.reshape(k, 3)])
+    return way
 
 
 def _placed(pose):
