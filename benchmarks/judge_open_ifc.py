@@ -45,7 +45,7 @@ def main() -> int:
     found = run.scan([args.model], run.Options(tolerance=Length(args.band, "m"), jobs=1, show_allowed=True))
     # each element's triangles with its vertices merged as the run merges them
     # (`gjkcli.mesh.load.merge_close`), so that its open and closed elements are the run's
-    meshes = {name: merge_close(v, f) for name, v, f, _ in ifc.read_here(args.model).parts}
+    meshes = {name: merge_close(v, f) for name, v, f, *_ in ifc.read_here(args.model).parts}
     print(f"{args.model}: {len(found.pairs)} pairs listed, band {args.band} m ({found.units})")
     for p in found.pairs:
         a, b = (Mesh(*meshes[n], name=n) for n in (p.a, p.b))
