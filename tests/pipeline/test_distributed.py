@@ -534,6 +534,21 @@ def test_primitive_links_on_the_cluster_as_in_one_process(cluster, tmp_path):
     assert found[frozenset(("block", "post"))].result.distance == pytest.approx(0.2, abs=1e-9)
 
 
+def _step_file(name: str, folder: Path) -> Path:
+    """The committed STEP file `name` of tests/data/third_party, unzipped into `folder` if it is
+    kept gzipped."""
+    import gzip
+    import shutil
+
+    path = ROOT / "tests" / "data" / "third_party" / name
+    if not name.endswith(".gz"):
+        return path
+    plain = folder / Path(name).stem
+    with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return plain
+
+
 @pytest.mark.parametrize("name", ["step/as1-oc-214.stp", "box_sides.STEP.gz"])
 def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, tmp_path, name,
                                                                      client_without_parts):
@@ -542,16 +557,8 @@ def test_step_assemblies_on_the_cluster_are_refined_as_in_one_process(cluster, t
     the same JSON as one process (the AP214 AS1's 32 bolts in holes and nuts on bolts touching,
     not the 22 collisions the triangles alone show; box_sides' collisions, touching and clear
     pairs)."""
-    import gzip
-    import shutil
-
     pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
-    path = ROOT / "tests" / "data" / "third_party" / name
-    if name.endswith(".gz"):
-        plain = tmp_path / Path(name).stem
-        with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        path = plain
+    path = _step_file(name, tmp_path)
     one = pipeline.scan([path], pipeline.Options(jobs=1))
     received = client_without_parts()
     many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
@@ -869,20 +876,12 @@ def test_a_step_assembly_split_by_products_across_the_workers(cluster, monkeypat
     its hull is built once), its pairs refined on the workers: one process's JSON. The shares
     are the file's solids, each once, the same parts as the whole file's read, joined in its
     order."""
-    import gzip
-    import shutil
-
     pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
     from distributed import get_task_stream
 
     from gjkcli.mesh.load import read_objects
 
-    path = ROOT / "tests" / "data" / "third_party" / name
-    if name.endswith(".gz"):
-        plain = tmp_path / Path(name).stem
-        with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        path = plain
+    path = _step_file(name, tmp_path)
     whole = read_objects(path)
     halves = [read_objects(path, share=(k, 2)) for k in range(2)]
     assert all(0 < len(h) < len(whole) for h in halves)
