@@ -1,6 +1,6 @@
 """`gjk scan` in one process (`-j 2`) against `gjk scan --dask local:N`, side by side in one run.
 
-Four scenes, each scanned end to end by the installed command in a fresh process:
+Five scenes, each scanned end to end by the installed command in a fresh process:
 
     one process   gjk scan INPUTS... -j 2 --format json -o one.json --timings
     local:N       gjk scan INPUTS... --dask local:N --format json -o dask.json --timings

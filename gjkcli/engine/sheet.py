@@ -253,7 +253,8 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
             # a piece that move leaves against the solid (a window's frame sunk into its wall
             # by just under the band, at the corner of the opening's head and jamb): moved off
             # the planes of the triangles nearest to its corners and centroid, each by as much
-            # as the piece lies behind it, where that is within the band
+            # as the piece lies behind it and a thousandth of the band more (clear of the
+            # plane, not on it), where that is within the band
             ask = np.flatnonzero(~out & ~(inside & (dist > band)))
             if len(ask):
                 way = _off_planes(solid, piece[ask], np.column_stack([tri[rest][ask], mid_tri[ask]]),
