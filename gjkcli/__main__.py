@@ -74,11 +74,52 @@ def _caching(argv: list) -> bool:
 def _may_be_kept(argv: list) -> bool:
     """The cache may hold this command's whole report (`gjkcli.cli`'s run key): a format it keeps
     is asked for on the command line (a settings file's format is not looked at here: its
-    reader process then starts at once, and is ended if the report is kept), with the cache."""
+    reader process then starts at once, and is ended if the report is kept), with the cache,
+    and, where the cache's folder is known before the command line is read (`_cache_folder`),
+    each STEP file and IFC model among the arguments is one a kept report was made of, as its
+    bytes are now (`gjkcli.pipeline.cache.may_hold_report`): the reader of an edited file
+    starts at once, as without the cache."""
+    from gjkcli.mesh.cad_process import option_values, read_ahead_files
+
+    if not (_caching(argv) and any(value in ("json", "sarif", "github")
+                                   for value in option_values(argv, "--format"))):
+        return False
+    files = read_ahead_files(argv)
+    folder = _cache_folder(argv) if files else None
+    if folder is None:
+        return True
+    from gjkcli.pipeline.cache import may_hold_report
+
+    return may_hold_report(folder, files)
+
+
+def _cache_folder(argv: list):
+    """The cache's folder as the command will find it (`gjkcli.pipeline.cache.located`), or None
+    where a settings file may name another (one that sets `cache` or `cache_dir`)."""
+    import re
+
     from gjkcli.mesh.cad_process import option_values
 
-    return _caching(argv) and any(value in ("json", "sarif", "github")
-                                  for value in option_values(argv, "--format"))
+    given = option_values(argv, "--cache-dir")
+    if given:
+        return given[-1]
+    if os.environ.get("GJK_CACHE_DIR"):
+        return os.environ["GJK_CACHE_DIR"]
+    settings = None
+    if "--isolated" not in argv:
+        from gjkcli.config import find
+
+        named = option_values(argv, "--config")
+        settings = named[-1] if named else find()
+        try:
+            if settings is not None and re.search(r"^\s*cache(_dir)?\s*=",
+                                                  open(settings, encoding="utf-8", errors="replace").read(), re.M):
+                return None
+        except OSError:
+            return None
+    from gjkcli.pipeline.cache import located
+
+    return located(settings, None)
 
 
 def run():

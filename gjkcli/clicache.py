@@ -128,6 +128,9 @@ class CachedRun:
         where its one report is all of it; then the cache trimmed."""
         if self.report_key is not None:
             _keep_run(self.cache, self.report_key, found.exit_code, writes, self.stderr)
+            from gjkcli.pipeline.cache import mark_inputs
+
+            mark_inputs(self.cache, self._params["inputs"])  # for the next command's start
         if self.scene_key is not None and len(writes) == 1 and not found.unchecked and not found.errors:
             from gjkcli.pipeline import rescan
 

@@ -32,6 +32,12 @@ def file_digest(path) -> bytes:
     import os
     import struct
 
+    try:  # hashed before in this process (the command's start, then its run key): the same file
+        known = _WHOLE.get(identity(os.stat(path)))
+    except OSError:
+        known = None
+    if known is not None:
+        return known
     h = blake2b(digest_size=20)
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
@@ -48,7 +54,8 @@ def file_digest(path) -> bytes:
                 f.seek(len(head))
         if start is None:
             h.update(head)
-            _hash_up_to(f, h, None)
+            if _hash_up_to(f, h, None):
+                _remember(st, h.digest())
             return h.digest()
         h.update(b"GLB %d %d:" % (start, end))
         h.update(head)
@@ -60,7 +67,26 @@ def file_digest(path) -> bytes:
         _hash_up_to(f, h, None)
     if whole:
         READ_FILES.keep_chunk(st, start, end, inner)
+        _remember(st, h.digest())
     return h.digest()
+
+
+# Whole files' digests this process made, by the files' `identity` (the latest last, a few):
+# of files last written a second or more before they were hashed, so that a write after the hash
+# changes the identity, however coarse the file system's clock (a few milliseconds on some).
+_WHOLE: dict = {}
+_WHOLE_KEPT = 64
+_SETTLED_S = 1.0
+
+
+def _remember(st, digest: bytes) -> None:
+    import time
+
+    if time.time() - max(st.st_mtime, st.st_ctime) < _SETTLED_S:
+        return
+    _WHOLE[identity(st)] = digest
+    while len(_WHOLE) > _WHOLE_KEPT:
+        _WHOLE.pop(next(iter(_WHOLE)))
 
 
 def _hash_up_to(f, h, count) -> bool:

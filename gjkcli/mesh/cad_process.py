@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "option_values", "stop", "serving", "reader", "serves", "reads_step",
+__all__ = ["STEP_TYPES", "IFC_SPLIT_FROM_BYTES", "IFC_SPLIT_AHEAD_FROM_BYTES", "start", "go", "told", "wanted", "option_values", "read_ahead_files", "stop", "serving", "reader", "serves", "reads_step",
            "ask", "meanwhile"]
 
 # STEP files by their names' suffix, for the whole package (`gjkcli.mesh.load` reads them with
@@ -113,6 +113,13 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
     _gate[:] = [worker] if gated else []
     return True
+
+
+def read_ahead_files(argv: list) -> list:
+    """The STEP files and IFC models among the command line's arguments `argv` (those that are
+    files), in order, each once: what `start` may read ahead."""
+    return list(dict.fromkeys(arg for arg in argv if arg.lower().endswith(_SUFFIXES + _IFC_SUFFIXES)
+                              and os.path.isfile(arg)))
 
 
 def _ifc_file(arg: str) -> bool:

@@ -47,7 +47,8 @@ from pathlib import Path
 from gjkcli.digests import blake2b
 from gjkcli.errors import is_partial_write, write_whole
 
-__all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data"]
+__all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
+           "mark_inputs", "may_hold_report"]
 
 FOLDER = ".gjk_cache"
 # The entry format; a change of it misses every entry written before.
@@ -177,7 +178,7 @@ class Cache:
     # -- entries -----------------------------------------------------------------------------
 
     def path(self, kind: str, k: str) -> Path:
-        return self.folder / kind / k[:2] / k
+        return _entry_path(self.folder, kind, k)
 
     def get(self, kind: str, k: str, raw: bool = False):
         """(header dict, {name: array}) of entry `k`, or None: absent, or not believed (then
@@ -585,6 +586,42 @@ def get_run(cache: "Cache", k: str):
     except (KeyError, TypeError, ValueError):
         cache.notes.append("cache: ignored a kept report that does not hold what gjk writes")
         return None
+
+
+def _entry_path(folder, kind: str, k: str) -> Path:
+    return Path(folder) / kind / k[:2] / k
+
+
+def mark_inputs(cache: "Cache", inputs) -> None:
+    """Mark the STEP files and IFC models among a kept report's `inputs` by their bytes' digest
+    (an empty entry of kind "inputs" each): a later command's start tells by them, before it
+    reads its options, whether its forked reader of those files need wait for the cache's
+    answer (`may_hold_report`)."""
+    from gjkcli.mesh.cad_process import read_ahead_files
+
+    for name in read_ahead_files([str(p) for p in inputs]):
+        try:
+            digest = _file_digest(Path(name)).hex()
+        except OSError:
+            continue
+        if not cache.path("inputs", digest).is_file():
+            cache.put("inputs", digest, {})
+
+
+def may_hold_report(folder, files) -> bool:
+    """Whether the cache `folder` may keep a report made of `files` as their bytes are now:
+    each is marked there (`mark_inputs`). False once one is not: no report kept is of it, and
+    the command's reader of it may start at once."""
+    from gjkcli.digests import file_digest
+
+    for name in files:
+        try:
+            digest = file_digest(name).hex()
+        except OSError:  # the command says what is wrong with it
+            return True
+        if not _entry_path(folder, "inputs", digest).is_file():
+            return False
+    return True
 
 
 def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> None:

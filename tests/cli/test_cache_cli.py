@@ -346,3 +346,39 @@ def test_a_folders_report_is_kept_until_a_file_in_it_changes(tmp_path, monkeypat
         (parts / "sub" / "notes.txt").write_text("a new file")
         with pytest.raises(BaseException, match="not used"):
             _gjk(*args)
+
+
+def test_an_edited_step_file_s_reader_starts_without_waiting_for_the_cache(tmp_path, monkeypatch):
+    """The command's start tells, before click reads its options, whether the cache may keep
+    its report (`gjkcli.__main__._may_be_kept`, which gates the forked reader of its STEP files
+    and IFC models): each such file, as its bytes are now, must be one a kept report was made of
+    (`caches.mark_inputs`, by the run that kept it). An edited file is not: its reader starts at
+    once. Where a settings file may name the cache's folder, the start cannot tell: it waits."""
+    pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
+    from gjkcli import __main__ as entry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
+    monkeypatch.delenv("GJK_NO_CACHE", raising=False)
+    step = tmp_path / "as1.stp"
+    text = (ROOT / "tests" / "data" / "third_party" / "step" / "as1-oc-214.stp").read_bytes()
+    step.write_bytes(text)
+    argv = ["scan", str(step), "--format", "json", "--jobs", "1", "--cache-dir", str(tmp_path / "c")]
+    assert not entry._may_be_kept(argv)  # nothing kept yet
+    _gjk(*argv)
+    assert entry._may_be_kept(argv)
+    assert not entry._may_be_kept([*argv[:-2], "--no-cache"])
+    step.write_bytes(text.replace(b"ISO-10303-21;", b"ISO-10303-21; ", 1))  # edited
+    assert not entry._may_be_kept(argv)
+    step.write_bytes(text)
+    assert entry._may_be_kept(argv)
+    # the default folder, beside the settings file found; one that sets the cache: not told here
+    default = argv[:-2]
+    assert not entry._may_be_kept(default)
+    (tmp_path / "gjk.toml").write_text("tolerance = \"0.01mm\"\n")
+    caches.mark_inputs(caches.Cache(tmp_path / caches.FOLDER), [step])
+    assert entry._may_be_kept(default)
+    step.write_bytes(text + b"\n")
+    assert not entry._may_be_kept(default)
+    (tmp_path / "gjk.toml").write_text("cache_dir = \"elsewhere\"\n")
+    assert entry._may_be_kept(default)
