@@ -97,6 +97,7 @@ def _cache_folder(argv: list):
     """The cache's folder as the command will find it (`gjkcli.pipeline.cache.located`), or None
     where a settings file may name another (one that sets `cache` or `cache_dir`)."""
     import re
+    from pathlib import Path
 
     from gjkcli.mesh.cad_process import option_values
 
@@ -112,10 +113,10 @@ def _cache_folder(argv: list):
         named = option_values(argv, "--config")
         settings = named[-1] if named else find()
         try:
-            if settings is not None and re.search(r"^\s*cache(_dir)?\s*=",
-                                                  open(settings, encoding="utf-8", errors="replace").read(), re.M):
-                return None
+            text = None if settings is None else Path(settings).read_text(encoding="utf-8", errors="replace")
         except OSError:
+            return None
+        if text is not None and re.search(r"^\s*cache(_dir)?\s*=", text, re.M):
             return None
     from gjkcli.pipeline.cache import located
 

@@ -33,7 +33,8 @@ def file_digest(path) -> bytes:
     import struct
 
     try:  # hashed before in this process (the command's start, then its run key): the same file
-        known = _WHOLE.get(identity(os.stat(path)))
+        with _WHOLE_LOCK:
+            known = _WHOLE.get(identity(os.stat(path)))
     except OSError:
         known = None
     if known is not None:
@@ -74,8 +75,10 @@ def file_digest(path) -> bytes:
 # Whole files' digests this process made, by the files' `identity` (the latest last, a few):
 # of files last written a second or more before they were hashed, so that a write after the hash
 # changes the identity, however coarse the file system's clock (a few milliseconds on some).
+# One lock: a Dask worker's threads share them.
 _WHOLE: dict = {}
 _WHOLE_KEPT = 64
+_WHOLE_LOCK = threading.Lock()
 _SETTLED_S = 1.0
 
 
@@ -84,9 +87,10 @@ def _remember(st, digest: bytes) -> None:
 
     if time.time() - max(st.st_mtime, st.st_ctime) < _SETTLED_S:
         return
-    _WHOLE[identity(st)] = digest
-    while len(_WHOLE) > _WHOLE_KEPT:
-        _WHOLE.pop(next(iter(_WHOLE)))
+    with _WHOLE_LOCK:
+        _WHOLE[identity(st)] = digest
+        while len(_WHOLE) > _WHOLE_KEPT:
+            _WHOLE.pop(next(iter(_WHOLE)))
 
 
 def _hash_up_to(f, h, count) -> bool:
