@@ -59,7 +59,8 @@ from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, St
 from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
-__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "deeper_on_faces", "surface_distance", "exact_result", "distinct",
+__all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "deeper_on_faces", "deep_in_both", "surface_distance",
+           "exact_result", "distinct",
            "winding_numbers", "WANT"]
 
 WANT = ("verdict", "distance", "intersect")
@@ -107,6 +108,12 @@ SHIFTS = 8
 # hulls only (on the Tekla model at 2 mm, the larger parts' hulls doubled the refine stage and
 # settled no pair the crossing triangles' hulls left).
 HULL_MOVE_VERTICES = 256
+# A point deep in both closed parts (`deep_in_both`): points a side of the grid over the box it is
+# searched in, then rounds of a finer grid (COMMON_FINE points a side, half the last spacing)
+# about the best point found.
+COMMON_GRID = 9
+COMMON_ROUNDS = 6
+COMMON_FINE = 5
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
@@ -457,6 +464,76 @@ def deeper_on_faces(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: fl
                 p, c = q.b_to_a(p), q.b_to_a(c)
             return depth, q.world_a(p), q.world_a(c), which
     return None
+
+
+def deep_in_both(a: Mesh, b: Mesh, lo, hi, *, pose_a=None, pose_b=None, tolerance: float):
+    """A point inside both closed parts whose distances to their surfaces add up to more than the
+    band `tolerance`: (r_a + r_b, the point, a point of A, a point of B), world coordinates, or
+    None when no such point is found.
+
+    The ball of radius r_a about the point lies in A, that of radius r_b in B: B moved by less
+    than r_a + r_b still overlaps A (the two balls do), so r_a + r_b is a lower bound of the
+    penetration depth. It proves what no point of either surface can: two copies of one solid in
+    one place, where every point of each surface lies on the other's (and is 0 deep in it) while
+    the move that parts them is the solid's thickness. The witness points are the point of B's
+    surface nearest the point and the point r_a the other way (the two balls' far sides).
+
+    Searched on a COMMON_GRID grid over the box [lo, hi] (world coordinates: the parts' common
+    solid's, `gjkcli.mesh.overlap`), then COMMON_ROUNDS finer grids about the best point; each
+    point's distances are exact (the closest point of each surface) and its side the winding
+    number, so the answer does not rest on how the box was found."""
+    if not (a.solid and b.solid):
+        return None
+    q = _Pair(a, b, pose_a, pose_b, tolerance)
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (hi < lo).any():
+        return None
+    step = (hi - lo) / COMMON_GRID
+    axes = [lo[k] + (np.arange(COMMON_GRID) + 0.5) * step[k] for k in range(3)]
+    best = None
+    for _ in range(COMMON_ROUNDS + 1):
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+        got = _deepest_of_both(q, np.ascontiguousarray((grid - q.ta) @ q.Ra))
+        if got is not None and (best is None or got[0] > best[0]):
+            best = got
+        if best is None:
+            return None
+        step = step / 2
+        offsets = np.arange(COMMON_FINE) - COMMON_FINE // 2
+        centre = q.world_a(best[1])
+        axes = [centre[k] + offsets * step[k] for k in range(3)]
+    depth, p, ra, cb = best
+    if not depth > q.tol:
+        return None
+    u = cb - p
+    length = float(np.linalg.norm(u))
+    u = u / length if length > 0 else np.array([0.0, 0.0, 1.0])
+    return depth, q.world_a(p), q.world_a(p - ra * u), q.world_a(cb)
+
+
+def _deepest_of_both(q: "_Pair", points: np.ndarray):
+    """Of points (A's frame), the one inside both parts with the largest sum of its distances to
+    their surfaces: (that sum, the point, its distance to A's surface, the nearest point of B's
+    surface), A's frame; None when none is inside both."""
+    a, b = q.a, q.b
+    ra, _, _ = _mesh.closest(a.bvh, points, float("inf"), 0.0, q.ws)
+    in_b = q.a_to_b(points)
+    rb, cb, _ = _mesh.closest(b.bvh, np.ascontiguousarray(in_b), float("inf"), 0.0, q.ws)
+    ask = np.flatnonzero((ra > 0) & (rb > 0))
+    if len(ask) == 0:
+        return None
+    inside = np.zeros(len(points), dtype=bool)
+    inside[ask] = _inside_of(a, points, ra, ask, q.ws)
+    ask = ask[inside[ask]]
+    if len(ask) == 0:
+        return None
+    inside[:] = False
+    inside[ask] = _inside_of(b, in_b, rb, ask, q.ws)
+    ask = ask[inside[ask]]
+    if len(ask) == 0:
+        return None
+    k = int(ask[np.argmax(ra[ask] + rb[ask])])
+    return float(ra[k] + rb[k]), points[k], float(ra[k]), q.b_to_a(cb[k])
 
 
 def surface_distance(mesh: Mesh, points, pose=None) -> np.ndarray:

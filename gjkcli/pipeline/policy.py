@@ -30,7 +30,9 @@ conservative.
 
 And how a pair the triangle test leaves undecided is settled, the same on every route (the run's
 pairs, a robot's poses and motions, the collision manager): `settle`. Two closed parts by their
-common solid's mean thickness (`thickness_verdict`, the rule STEP's exact solids follow); an open
+common solid's mean thickness (`thickness_verdict`, the rule STEP's exact solids follow), unless
+a point within their common solid lies deep enough in both that no move within the band parts
+them (`deeper_in_common`: two copies of one solid in one place); an open
 part against a closed one by how deep it reaches into it (`sheet_verdict`,
 `gjkcli.engine.sheet.sheet_depth`); two open parts by a point of one deep inside the other with
 its holes closed, or by a point inside the closed shells their faces hold, deep in both
@@ -42,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
-           "sheet_verdict", "thin_or_deeper", "mean_thickness", "bounding_area", "EXIT_THIN",
-           "EXIT_FACES_DEEP", "EXIT_SHEET",
+           "sheet_verdict", "thin_or_deeper", "deeper_in_common", "mean_thickness", "bounding_area", "EXIT_THIN",
+           "EXIT_FACES_DEEP", "EXIT_COMMON_DEEP", "EXIT_SHEET",
            "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "EXIT_SHELLS_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
@@ -52,6 +54,9 @@ MODES = ("auto", "hull", "exact")
 EXIT_THIN = "common solid's mean thickness t (2 x volume / area, manifold3d) within the band"
 # The exit of such a pair settled instead as a collision by a point found deeper than the band.
 EXIT_FACES_DEEP = "a point of one closed part inside the other beyond the band, on a triangle within its box"
+# The exit of a pair of closed parts settled as a collision by a point inside both, its distances
+# to their surfaces adding up to more than the band (`deeper_in_common`).
+EXIT_COMMON_DEEP = "a point inside both closed parts, its distances to their surfaces adding up beyond the band"
 # The exits of an open part against a closed one that `sheet_verdict` settles.
 EXIT_SHEET = "the open surface reaches no deeper than the band into the closed part"
 EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
@@ -199,6 +204,40 @@ def thin_or_deeper(v, a, b, pose_a=None, pose_b=None):
                  f"which proves no depth)")
 
 
+def deeper_in_common(v, o, a, b, pose_a=None, pose_b=None):
+    """`thickness_verdict`'s answer `v` (after `thin_or_deeper`) for closed meshes a and b at
+    their poses, whose common solid is `o` (`gjkcli.mesh.overlap.Overlap`): where it is still
+    undecided (a mean thickness beyond the band, which proves no depth) or touching by the mean
+    thickness alone, the collision a point inside both proves whose distances to their surfaces
+    add up to more than the band (`gjkcli.engine.exact.deep_in_both`, searched over the common
+    solid's box); else `v`. Two copies of one solid in one place are such a pair: no point of
+    either surface lies inside the other (each lies on the other's surface), and the mean
+    thickness of their common solid, the solid itself, is less than its thickness, the move that
+    parts them."""
+    import dataclasses
+
+    from gjkcli.engine.exact import deep_in_both
+    from gjkcli.engine.results import Status
+
+    settled_thin = v.status is Status.TOUCHING and v.exit == EXIT_THIN
+    if not (v.status is Status.UNDECIDED or settled_thin) or not o.volume or not len(o.faces):
+        return v
+    lo, hi = o.vertices.min(axis=0), o.vertices.max(axis=0)
+    band = float(v.tolerance)
+    got = deep_in_both(a, b, lo, hi, pose_a=pose_a, pose_b=pose_b, tolerance=band)
+    if got is None:
+        return v
+    depth, point, pa, pb = got
+    was = dataclasses.replace(v, note="") if settled_thin else v
+    out = _deep(was, depth, pa, pb, point, None, EXIT_COMMON_DEEP,
+                f"collision: a point inside both '{a.name}' and '{b.name}' lies {depth:.6g} from "
+                f"their surfaces together, beyond the band ({band:.6g}): a move of one part "
+                f"shorter than that leaves them overlapping")
+    n = pa - pb  # B moved by depth along it: the two balls' far sides meet
+    length = float(np.linalg.norm(n))
+    return dataclasses.replace(out, normal=n / length) if length > 0 else out
+
+
 def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
     """The triangle test's undecided answer `r` of meshes a and b (`gjkcli.engine.exact.Mesh`,
     placed by their poses), one of them open and the other closed, judged by how deep the open
@@ -269,7 +308,8 @@ def settle(r, a, b, pose_a=None, pose_b=None):
         from gjkcli.mesh.overlap import overlap
 
         o = overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces)
-        return thin_or_deeper(thickness_verdict(r, o), a, b, pose_a, pose_b)
+        return deeper_in_common(thin_or_deeper(thickness_verdict(r, o), a, b, pose_a, pose_b), o, a, b,
+                                pose_a, pose_b)
     if a.solid != b.solid:
         return sheet_verdict(r, a, b, pose_a, pose_b)
     return crossing_verdict(r, a, b, pose_a, pose_b)

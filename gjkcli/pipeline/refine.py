@@ -20,7 +20,10 @@ their triangles (`gjkcli.mesh.overlap`), with volume V and surface area S has th
 t = 2V/S (exact for a slab, the interference of a sleeve or a wedge; 0 when they share no volume).
 t within the band: touching, with no certificate (the common solid is the evidence, as STEP's
 B-rep touching has none), the exit and the note saying so. t beyond the band proves no depth (a
-mean is no point that deep): the pair stays undecided, its note giving t.
+mean is no point that deep): the pair stays undecided, its note giving t. Either way, a point
+inside both parts whose distances to their surfaces add up to more than the band makes the pair
+a collision (`deeper_in_common`: two copies of one solid in one place, every point of each
+surface 0 deep in the other).
 
 A part that bounds no volume (an open surface: an eaves, a window's glazing) against a closed
 one counts by its surface only, and its depth is that of its deepest point inside the closed part
@@ -41,11 +44,9 @@ the collision manager): an undecided pair is settled the same way whichever way 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from gjkcli.pipeline.pairs import with_part_certificate
-from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, mean_thickness, settle,
-                                    sheet_verdict, thickness_verdict, thin_or_deeper)
+from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, deeper_in_common, mean_thickness,
+                                    settle, sheet_verdict, thickness_verdict, thin_or_deeper)
 
 __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
            "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
@@ -221,5 +222,6 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     for (k, _), o in zip(work, overlaps([pair for _, pair in work], jobs)):
         a, b = int(i[k]), int(j[k])
         (body_a, pose_a), (body_b, pose_b) = parts.placed_body(a), parts.placed_body(b)
-        out[k] = thin_or_deeper(thickness_verdict(answers[k], o), body_a, body_b, pose_a, pose_b)
+        out[k] = deeper_in_common(thin_or_deeper(thickness_verdict(answers[k], o), body_a, body_b, pose_a, pose_b),
+                                  o, body_a, body_b, pose_a, pose_b)
     return out
