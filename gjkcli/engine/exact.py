@@ -503,7 +503,7 @@ def deep_in_both(a: Mesh, b: Mesh, lo, hi, *, pose_a=None, pose_b=None, toleranc
         centre = q.world_a(best[1])
         axes = [centre[k] + offsets * step[k] for k in range(3)]
     depth, p, ra, cb = best
-    if not depth > q.tol:
+    if not depth > q.tol + q.snap:  # the distances' rounding: a tie is not a proof
         return None
     u = cb - p
     length = float(np.linalg.norm(u))

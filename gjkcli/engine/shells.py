@@ -17,12 +17,13 @@ material, the convention every closed part's surface is read by; the part's mate
 the winding number summed over its distinct shells is not 0 (an inner shell wound the other way,
 a void, cancels the outer one).
 
-`shell_overlap` then looks for a point p in the material of both parts, farther than the band
-from every face of each (the exact point-triangle distance): after any move of one part within
-the band p still lies in both, so the parts overlap by more than the band: a collision whose
-certificate is p (an oracle re-checks it from the faces alone: the shells, the winding numbers,
-the distances). Candidates are points along the inward normals of the shells' faces, a few
-distances in, at each face's centroid.
+`shell_overlap` then looks for a point p in the material of both parts whose distances to every
+face of each, r_a and r_b (the exact point-triangle distance), add up to more than the band: the
+ball of radius r_a about p holds no face of A, so it is all A's material, and that of radius r_b
+all B's; after any move of one part shorter than r_a + r_b the two balls still overlap, so the
+parts overlap by more than the band: a collision whose certificate is p (an oracle re-checks it
+from the faces alone: the shells, the winding numbers, the distances). Candidates are points
+along the inward normals of the shells' faces, a few distances in, at each face's centroid.
 """
 from __future__ import annotations
 
@@ -173,11 +174,12 @@ class _Part:
                 m.bvh.prepare_winding()
                 self.shells.append(m)
 
-    def distance(self, p: np.ndarray, ws) -> np.ndarray:
+    def nearest(self, p: np.ndarray, ws) -> tuple:
+        """((k,) the distances of points p (k, 3) to every face, (k, 3) the nearest points)."""
         from gjkcli.engine import _mesh
 
-        d, _, _ = _mesh.closest(self.all.bvh, np.ascontiguousarray(p - self.all.centre), float("inf"), 0.0, ws)
-        return d
+        d, near, _ = _mesh.closest(self.all.bvh, np.ascontiguousarray(p - self.all.centre), float("inf"), 0.0, ws)
+        return d, near + self.all.centre
 
     def winding(self, p: np.ndarray, ws) -> np.ndarray:
         from gjkcli.engine import _mesh
@@ -200,9 +202,11 @@ def material(mesh, points: np.ndarray, pose=None) -> np.ndarray:
 
 def shell_overlap(a, b, *, pose_a=None, pose_b=None, band: float):
     """A point in the material of both open parts a and b (`gjkcli.engine.exact.Mesh`, placed
-    by their poses) farther than the band from every face of each: (depth, point, which shells
-    "a" and "b" have) with depth the smaller of its two distances (a lower bound of the parts'
-    penetration depth), or None (see the module's docstring)."""
+    by their poses) whose distances to every face of each add up to more than the band: (depth,
+    point, a point of A, a point of B, which shells "a" and "b" have) with depth that sum (a
+    lower bound of the parts' penetration depth) and the points of A and B the far sides of the
+    two balls about the point (the nearest face of B's way), or None (see the module's
+    docstring)."""
     from gjkcli.engine import _mesh
 
     pa, pb = _Part(a, pose_a), _Part(b, pose_b)
@@ -233,22 +237,26 @@ def shell_overlap(a, b, *, pose_a=None, pose_b=None, band: float):
             pts = pts[np.all((pts >= lo) & (pts <= hi), axis=1)]
             if len(pts) == 0:
                 continue
-            da, db = pa.distance(pts, ws), pb.distance(pts, ws)
-            deep = np.minimum(da, db)
+            (da, _), (db, near_b) = pa.nearest(pts, ws), pb.nearest(pts, ws)
+            deep = da + db
             good = deep > band + slack
             if not good.any():
                 continue
-            pts, deep = pts[good], deep[good]
+            pts, deep, da, near_b = pts[good], deep[good], da[good], near_b[good]
             inside = (np.abs(pa.winding(pts, ws)) > DEFAULT.winding_inside) & \
                      (np.abs(pb.winding(pts, ws)) > DEFAULT.winding_inside)
             if not inside.any():
                 continue
             q = int(np.argmax(np.where(inside, deep, -np.inf)))
             if best is None or deep[q] > best[0]:
-                best = (float(deep[q]), pts[q].copy())
+                best = (float(deep[q]), pts[q].copy(), float(da[q]), near_b[q].copy())
     if best is None:
         return None
-    return best[0], best[1], (len(pa.shells), len(pb.shells))
+    depth, p, ra, cb = best
+    u = cb - p
+    length = float(np.linalg.norm(u))
+    u = u / length if length > 0 else np.array([0.0, 0.0, 1.0])
+    return depth, p, p - ra * u, cb, (len(pa.shells), len(pb.shells))
 
 
 def _signed_volume(mesh) -> float:

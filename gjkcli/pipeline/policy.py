@@ -62,7 +62,8 @@ EXIT_SHEET = "the open surface reaches no deeper than the band into the closed p
 EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the band"
 # The exits of two open parts `crossing_verdict` settles as a collision.
 EXIT_OPEN_DEEP = "a point of one open part inside the other, its holes closed, beyond the band"
-EXIT_SHELLS_DEEP = "a point inside the closed shells of both open parts, beyond the band from each"
+EXIT_SHELLS_DEEP = ("a point inside the closed shells of both open parts, its distances to the faces of each "
+                    "adding up beyond the band")
 
 
 def coincide(gap_a: np.ndarray, gap_b: np.ndarray, band: np.ndarray) -> np.ndarray:
@@ -317,8 +318,9 @@ def settle(r, a, b, pose_a=None, pose_b=None):
 
 def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     """The triangle test's undecided answer `r` of two open parts (neither bounds a volume):
-    a collision where a point lies inside the closed shells both parts' faces hold farther than
-    the band from every face (`_shells_verdict`, the cheaper test), or where a point of one lies
+    a collision where a point lies inside the closed shells both parts' faces hold, its distances
+    to the faces of each adding up to more than the band (`_shells_verdict`, the cheaper test),
+    or where a point of one lies
     deeper than the band inside the other with its holes closed, the surfaces' crossing then
     certain after any move within the band (`gjkcli.engine.sheet.open_crossing`); else `r`, its
     note saying what was tried. Both certify collisions only, so their order sets which witness
@@ -336,7 +338,7 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
         return dataclasses.replace(r, note=_joined(
             r.note, "no point of one open part was found deeper than the band inside the other with "
                     "its holes closed (and the holes farther than the band), nor inside the closed "
-                    "shells of both parts' faces farther than the band from each"))
+                    "shells of both parts' faces whose distances to the faces of each add up to more than the band"))
     depth, point, near, which = got
     inner, outer = (a, b) if which == "a in b" else (b, a)
     pa, pb = (point, near) if which == "a in b" else (near, point)
@@ -349,20 +351,25 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
 def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     """Two open parts: a collision where a point lies inside the closed shells the faces of both
     hold (a frame whose edges carry T-junctions, a wall whose opening is filled by plugs sharing
-    its rims) farther than the band from every face of each
+    its rims), its distances to every face of each adding up to more than the band
     (`gjkcli.engine.shells.shell_overlap`); else `r` itself."""
+    import dataclasses
+
     from gjkcli.engine.shells import shell_overlap
 
     band = float(r.tolerance)
     got = shell_overlap(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
     if got is None:
         return r
-    depth, point, (sa, sb) = got
-    return _deep(r, depth, point, point, point, None, EXIT_SHELLS_DEEP,
-                 f"collision: the point {_xyz(point)} lies inside the closed shells of '{a.name}' ({sa}) "
-                 f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
-                 f"{depth:.6g} from every face of each, beyond the band ({band:.6g}): the parts "
-                 f"overlap after any move within the band")
+    depth, point, pa, pb, (sa, sb) = got
+    out = _deep(r, depth, pa, pb, point, None, EXIT_SHELLS_DEEP,
+                f"collision: the point {_xyz(point)} lies inside the closed shells of '{a.name}' ({sa}) "
+                f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
+                f"{depth:.6g} from the faces of both together, beyond the band ({band:.6g}): the parts "
+                f"overlap after any move within the band")
+    n = pa - pb  # B moved by depth along it: the two balls' far sides meet
+    length = float(np.linalg.norm(n))
+    return dataclasses.replace(out, normal=n / length) if length > 0 else out
 
 
 def _xyz(p) -> str:

@@ -14,7 +14,8 @@ Only the surfaces of open parts count for the triangle test: the frame's faces l
 (the front and back faces, the opening's sides) and cross none of them, so it ends undecided, and
 no crossing settles it. The closed shells the faces hold (`gjkcli.engine.shells`) do: the frame
 is a closed ring once its T-junction is split, the wall a closed box (and its plugs), and a point
-of the ring 10 mm or more from every face of both lies in both: a collision. A frame only 1.5 mm
+of the ring lies in both, its distances to the faces of each adding up to more than the band: a
+collision. A frame only 1.5 mm
 into the wall is not called one.
 """
 from __future__ import annotations
@@ -124,26 +125,58 @@ def test_a_frame_30_mm_into_its_wall_is_a_collision(tmp_path):
     pair = _checked(tmp_path, 0.03)
     assert pair.status is Status.COLLISION, pair.note
     assert pair.result.exit == EXIT_SHELLS_DEEP
-    # the witness, judged by the construction: inside the frame's ring and the wall's box, and
-    # farther than the band from the frame's faces and the wall's (its outer faces, the opening)
+    # the witness, judged by the construction: inside the frame's ring and the wall's box, its
+    # distances to the frame's faces and to the wall's (its outer faces, the opening) adding up
+    # to more than the band (each bounded below: the opening's rectangle by its farthest side)
     p = np.asarray(pair.result.certificate.point) - ORIGIN
     x, y, z = p
     in_ring = (X0 - 0.03 < x < X1 + 0.03) and (Z0 - 0.03 < z < Z1 + 0.03) and not (X0 < x < X1 and Z0 < z < Z1)
     assert in_ring and 0 < y < T
-    to_faces = min(y, T - y, abs(x - (X0 - 0.03)), abs(x - (X1 + 0.03)), abs(z - (Z0 - 0.03)),
-                   abs(z - (Z1 + 0.03)), max(X0 - x, x - X1, Z0 - z, z - Z1))
-    assert to_faces > BAND
-    assert BAND < pair.result.depth <= to_faces + 1e-9
-    # python-fcl's distance from the point to each part's triangles, an independent judge
+    to_opening = max(X0 - x, x - X1, Z0 - z, z - Z1)
+    to_frame = min(y, T - y, abs(x - (X0 - 0.03)), abs(x - (X1 + 0.03)), abs(z - (Z0 - 0.03)),
+                   abs(z - (Z1 + 0.03)), to_opening)
+    to_wall = min(y, T - y, to_opening)
+    assert to_frame + to_wall > BAND
+    assert pair.result.depth > BAND
+    # python-fcl's distance from the point to each part's triangles, an independent judge: they
+    # add up to the depth reported
     fcl = pytest.importorskip("fcl")
+    judged = 0.0
     for mesh in (_wall(), _window(0.03)):
         bvh = fcl.BVHModel()
         bvh.beginModel(len(mesh.vertices), len(mesh.faces))
         bvh.addSubModel(mesh.vertices, mesh.faces)
         bvh.endModel()
-        got = fcl.distance(fcl.CollisionObject(bvh), fcl.CollisionObject(fcl.Sphere(1e-9), fcl.Transform(
+        judged += fcl.distance(fcl.CollisionObject(bvh), fcl.CollisionObject(fcl.Sphere(1e-9), fcl.Transform(
             np.asarray(pair.result.certificate.point))), fcl.DistanceRequest(), fcl.DistanceResult())
-        assert got > pair.result.depth - 1e-6
+    assert judged > pair.result.depth - 1e-6
+
+
+def test_a_frame_one_and_a_half_bands_into_its_wall_is_a_collision(tmp_path):
+    """3 mm into the wall at a 2 mm band: where the frame overlaps the wall, a strip 3 mm wide,
+    no point lies farther than 1.5 mm from the faces of both (the strip's middle), but there its
+    distances to the frame's faces and to the wall's add up to 3 mm: a move of the frame shorter
+    than that leaves the two balls about it overlapping (the move that parts them is the wall's
+    thickness). The shells' search asked for a point farther than the band from both before."""
+    pair = _checked(tmp_path, 0.003)
+    assert pair.status is Status.COLLISION, pair.note
+    assert pair.result.exit == EXIT_SHELLS_DEEP
+    assert BAND < pair.result.depth <= 0.003 * (1 + 1e-9)
+    p = np.asarray(pair.result.certificate.point) - ORIGIN
+    x, y, z = p
+    to_opening = max(X0 - x, x - X1, Z0 - z, z - Z1)
+    assert 0 < to_opening < 0.003 and 0 < y < T  # in the strip
+    fcl = pytest.importorskip("fcl")
+    judged = []
+    for mesh in (_wall(), _window(0.003)):
+        bvh = fcl.BVHModel()
+        bvh.beginModel(len(mesh.vertices), len(mesh.faces))
+        bvh.addSubModel(mesh.vertices, mesh.faces)
+        bvh.endModel()
+        judged.append(fcl.distance(fcl.CollisionObject(bvh), fcl.CollisionObject(fcl.Sphere(1e-9), fcl.Transform(
+            np.asarray(pair.result.certificate.point))), fcl.DistanceRequest(), fcl.DistanceResult()))
+    assert min(judged) <= BAND  # no point of the strip is farther than the band from both
+    assert sum(judged) > BAND and abs(sum(judged) - pair.result.depth) < 1e-6
 
 
 def test_a_frame_within_the_band_of_its_wall_is_no_collision(tmp_path):
