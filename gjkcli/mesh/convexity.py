@@ -223,6 +223,13 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     F = np.concatenate([np.asarray(faces[k], dtype=np.int64).reshape(-1, 3) for k in solid])
     F += np.repeat(v_starts, n_tri)[:, None]
     translation = np.stack([s.translation for s in shapes])
+    # a part wound inwards (a negative volume: some IFC writers' coverings and doors) is read
+    # with its faces turned, as the triangle test reads it (`gjkcli.engine.exact.Mesh.outward`):
+    # the supporting-plane test takes each face's normal from its winding
+    inward = _inward(V, F, t_starts, n_tri, translation)
+    if inward.any():
+        turn = np.repeat(inward, n_tri)
+        F[turn] = F[turn][:, ::-1]
     small = (n_hull <= 256) & (n_tri <= 4096)
     # the face planes, the areas and, for small parts, every face against every hull vertex, in C
     # (gjkcli/engine/csrc/gaps.c); a face without area adds 0
@@ -249,6 +256,18 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
             gap = np.einsum("ij,ij->i", normal, pts - shape.translation) - offset
             gaps[s] = max(float(gap.max(initial=0.0)), 0.0)
     return gaps
+
+
+def _inward(V, F, t_starts, n_tri, translation) -> np.ndarray:
+    """(m,) bool: the parts (triangles F[t_starts[k]: t_starts[k] + n_tri[k]] of V) whose
+    triangles enclose a negative volume about their hull's centre `translation[k]`."""
+    if len(F) == 0:
+        return np.zeros(len(n_tri), dtype=bool)
+    centre = np.repeat(translation, n_tri, axis=0)
+    a, b, c = V[F[:, 0]] - centre, V[F[:, 1]] - centre, V[F[:, 2]] - centre
+    det = np.einsum("ij,ij->i", a, np.cross(b, c))
+    volume = np.add.reduceat(det, np.minimum(t_starts, len(F) - 1)) * (n_tri > 0)
+    return volume < 0
 
 
 def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=None, *,

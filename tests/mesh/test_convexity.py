@@ -159,6 +159,25 @@ def test_unmerged_copies_of_a_convex_part_still_cover_its_hull():
     assert c.convex and np.isnan(c.volume_ratio) and c.area_ratio == pytest.approx(1.0), c
 
 
+def test_a_convex_part_wound_inwards_is_its_hull():
+    """Some IFC writers wind a closed part's faces inwards (Revit's coverings and doors in the
+    duplex and Office_A models of the gathered corpus): the supporting-plane test reads each
+    face's normal from its winding, so such a part read as no hull of its own and every pair
+    of it went to the triangles. Turned as the triangle test turns it, it is its hull; an open box
+    or a box with a dent stays no hull either way."""
+    box = trimesh.creation.box(extents=(1.551, 2.048, 0.057))
+    dented = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    v = dented.vertices.copy()
+    v[0] *= 0.8
+    parts = [(box.vertices, box.faces), (box.vertices, box.faces[:, ::-1]), (box.vertices, box.faces[1:, ::-1]),
+             (v, dented.faces[:, ::-1]), (box.vertices, box.faces[::2, ::-1].copy())]
+    hulls = build_hulls([p[0] for p in parts])
+    gaps = hull_gaps(hulls, [p[1] for p in parts], [p[0] for p in parts])
+    assert gaps[0] == pytest.approx(0.0, abs=1e-12) and gaps[1] == pytest.approx(0.0, abs=1e-12)
+    assert not np.isfinite(gaps[2]) and not np.isfinite(gaps[4])  # a face missing: open
+    assert gaps[3] > 0.05  # the dent: its faces lie inside the hull, wound either way
+
+
 def test_same_answer_under_a_rigid_transform():
     """trimesh's test_convex.py idea: moving the part changes nothing."""
     rng = np.random.default_rng(7)
@@ -228,7 +247,9 @@ def test_convexity_of_parts():
     hulls = build_hulls([m.vertices for m in meshes])
     gaps = hull_gaps(hulls, [m.faces for m in meshes], [m.vertices for m in meshes])
     band = DEFAULT.touching_rel * np.array([np.linalg.norm(m.extents) for m in meshes])
-    assert (gaps <= band).tolist() == [True, True, False, False, False, False]
+    # wound inwards, the box is still the box (the triangle test reads it so: its winding number's
+    # sign aside), and its own hull
+    assert (gaps <= band).tolist() == [True, True, False, False, True, False]
     assert gaps[0] == 0.0 and np.isinf(gaps[2]) and np.isinf(gaps[3])  # a hole; a face missing
 
 
