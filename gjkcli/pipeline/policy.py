@@ -230,13 +230,10 @@ def deeper_in_common(v, o, a, b, pose_a=None, pose_b=None):
         return v
     depth, point, pa, pb = got
     was = dataclasses.replace(v, note="") if settled_thin else v
-    out = _deep(was, depth, pa, pb, point, None, EXIT_COMMON_DEEP,
-                f"collision: a point inside both '{a.name}' and '{b.name}' lies {depth:.6g} from "
-                f"their surfaces together, beyond the band ({band:.6g}): a move of one part "
-                f"shorter than that leaves them overlapping")
-    n = pa - pb  # B moved by depth along it: the two balls' far sides meet
-    length = float(np.linalg.norm(n))
-    return dataclasses.replace(out, normal=n / length) if length > 0 else out
+    return _two_balls(was, depth, point, pa, pb, EXIT_COMMON_DEEP,
+                      f"collision: a point inside both '{a.name}' and '{b.name}' lies {depth:.6g} from "
+                      f"their surfaces together, beyond the band ({band:.6g}): a move of one part "
+                      f"shorter than that leaves them overlapping")
 
 
 def sheet_verdict(r, a, b, pose_a=None, pose_b=None):
@@ -287,6 +284,18 @@ def _deep(r, depth, point_a, point_b, point, contained, exit_, said: str):
         r, status=Status.COLLISION, distance=0.0, distance_lower=0.0, depth=depth, depth_upper=None,
         point_a=point_a, point_b=point_b, certificate=PointCertificate(np.asarray(point)),
         contained=contained, exit=exit_, note=_joined(_open_note(r.note), said))
+
+
+def _two_balls(r, depth, point, point_a, point_b, exit_, said: str):
+    """`_deep` for a point inside both parts whose balls about it, one in each, have radii adding
+    up to `depth`: point_a and point_b the balls' far sides, the normal from B's to A's (B moved
+    by depth along it, the two far sides meet)."""
+    import dataclasses
+
+    out = _deep(r, depth, point_a, point_b, point, None, exit_, said)
+    n = np.asarray(point_a) - np.asarray(point_b)
+    length = float(np.linalg.norm(n))
+    return dataclasses.replace(out, normal=n / length) if length > 0 else out
 
 
 def _open_note(note: str) -> str:
@@ -353,7 +362,6 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     hold (a frame whose edges carry T-junctions, a wall whose opening is filled by plugs sharing
     its rims), its distances to every face of each adding up to more than the band
     (`gjkcli.engine.shells.shell_overlap`); else `r` itself."""
-    import dataclasses
 
     from gjkcli.engine.shells import shell_overlap
 
@@ -362,14 +370,11 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     if got is None:
         return r
     depth, point, pa, pb, (sa, sb) = got
-    out = _deep(r, depth, pa, pb, point, None, EXIT_SHELLS_DEEP,
-                f"collision: the point {_xyz(point)} lies inside the closed shells of '{a.name}' ({sa}) "
-                f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
-                f"{depth:.6g} from the faces of both together, beyond the band ({band:.6g}): the parts "
-                f"overlap after any move within the band")
-    n = pa - pb  # B moved by depth along it: the two balls' far sides meet
-    length = float(np.linalg.norm(n))
-    return dataclasses.replace(out, normal=n / length) if length > 0 else out
+    return _two_balls(r, depth, point, pa, pb, EXIT_SHELLS_DEEP,
+                      f"collision: the point {_xyz(point)} lies inside the closed shells of '{a.name}' ({sa}) "
+                      f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
+                      f"{depth:.6g} from the faces of both together, beyond the band ({band:.6g}): the parts "
+                      f"overlap after any move within the band")
 
 
 def _xyz(p) -> str:
