@@ -362,7 +362,6 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
     hold (a frame whose edges carry T-junctions, a wall whose opening is filled by plugs sharing
     its rims), its distances to every face of each adding up to more than the band
     (`gjkcli.engine.shells.shell_overlap`); else `r` itself."""
-
     from gjkcli.engine.shells import shell_overlap
 
     band = float(r.tolerance)
