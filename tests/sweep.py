@@ -287,7 +287,9 @@ def certified(case: Case, r) -> bool | None:
     touching with a shift: B moved by it (and a hair more) is apart by python-fcl and no vertex
     of either part lies inside the other (the exact winding number). A clear: python-fcl's
     distance beyond the band and no vertex inside. True: right; False: wrong; None: no evidence
-    an oracle can judge (a fit settled by its common solid's mean thickness)."""
+    an oracle can judge (a fit settled by its common solid's mean thickness). A collision
+    certified by a point inside both parts (`gjkcli.pipeline.policy.deeper_in_common`): that
+    point's exact signed distances to both surfaces, positive, adding up past the band."""
     import trimesh
     from exact_distance import signed_distance, winding_number
 
@@ -297,7 +299,15 @@ def certified(case: Case, r) -> bool | None:
         mesh_a = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
         mesh_b = trimesh.Trimesh(placed_b, case.b.faces, process=False)
         deepest = max(float(signed_distance(mesh_b, [r.point_a])[0]), float(signed_distance(mesh_a, [r.point_b])[0]))
-        return deepest > case.band * (1 - 1e-9)
+        if deepest > case.band * (1 - 1e-9):
+            return True
+        # a point inside both whose distances to their surfaces add up past the band: a move
+        # shorter than their sum leaves the balls about it, one in each part, overlapping
+        point = getattr(r.certificate, "point", None)
+        if point is None:
+            return False
+        in_a, in_b = float(signed_distance(mesh_a, [point])[0]), float(signed_distance(mesh_b, [point])[0])
+        return in_a > 0 and in_b > 0 and in_a + in_b > case.band * (1 - 1e-9)
     pose = case.pose.copy()
     if status == "touching":
         cert = r.certificate
