@@ -226,7 +226,7 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     # a part wound inwards (a negative volume: some IFC writers' coverings and doors) is read
     # with its faces turned, as the triangle test reads it (`gjkcli.engine.exact.Mesh.outward`):
     # the supporting-plane test takes each face's normal from its winding
-    inward = _inward(V, F, t_starts, n_tri, translation)
+    inward = _inward(V, F, n_tri, translation)
     if inward.any():
         turn = np.repeat(inward, n_tri)
         F[turn] = F[turn][:, ::-1]
@@ -258,16 +258,14 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     return gaps
 
 
-def _inward(V, F, t_starts, n_tri, translation) -> np.ndarray:
-    """(m,) bool: the parts (triangles F[t_starts[k]: t_starts[k] + n_tri[k]] of V) whose
+def _inward(V, F, n_tri, translation) -> np.ndarray:
+    """(m,) bool: the parts (F's triangles of V, n_tri[k] of them part k's, in order) whose
     triangles enclose a negative volume about their hull's centre `translation[k]`."""
-    if len(F) == 0:
-        return np.zeros(len(n_tri), dtype=bool)
     centre = np.repeat(translation, n_tri, axis=0)
     a, b, c = V[F[:, 0]] - centre, V[F[:, 1]] - centre, V[F[:, 2]] - centre
     det = np.einsum("ij,ij->i", a, np.cross(b, c))
-    volume = np.add.reduceat(det, np.minimum(t_starts, len(F) - 1)) * (n_tri > 0)
-    return volume < 0
+    part = np.repeat(np.arange(len(n_tri)), n_tri)
+    return np.bincount(part, weights=det, minlength=len(n_tri)) < 0
 
 
 def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=None, *,
