@@ -108,12 +108,13 @@ SHIFTS = 8
 # hulls only (on the Tekla model at 2 mm, the larger parts' hulls doubled the refine stage and
 # settled no pair the crossing triangles' hulls left).
 HULL_MOVE_VERTICES = 256
-# A point deep in both closed parts (`deep_in_both`): points a side of the grid over the box it is
-# searched in, then rounds of a finer grid (COMMON_FINE points a side, half the last spacing)
-# about the best point found.
-COMMON_GRID = 9
-COMMON_ROUNDS = 6
-COMMON_FINE = 5
+# A point deep in both closed parts (`deep_in_both`): cells a side of the first grid over the box
+# it is searched in; points evaluated at most; cells kept a round, by their bound; the search
+# ends once no cell's bound beats the best found by this share of it.
+COMMON_GRID = 8
+COMMON_POINTS = 4_000
+COMMON_KEEP = 64
+COMMON_REL = 1e-3
 
 # Exit reasons of exact_query.
 EXIT_DEEP_CROSSING = "surfaces cross beyond the band"
@@ -478,62 +479,67 @@ def deep_in_both(a: Mesh, b: Mesh, lo, hi, *, pose_a=None, pose_b=None, toleranc
     the move that parts them is the solid's thickness. The witness points are the point of B's
     surface nearest the point and the point r_a the other way (the two balls' far sides).
 
-    Searched on a COMMON_GRID grid over the box [lo, hi] (world coordinates: the parts' common
-    solid's, `gjkcli.mesh.overlap`), then COMMON_ROUNDS finer grids about the best point; each
-    point's distances are exact (the closest point of each surface) and its side the winding
-    number, so the answer does not rest on how the box was found."""
+    Branch and bound over the box [lo, hi] (world coordinates: the parts' common solid's,
+    `gjkcli.mesh.overlap`), in cells: each part's signed distance s (positive inside) is
+    1-Lipschitz, so no point of a cell whose centre has s_a + s_b, within h of every point of
+    it, has r_a + r_b above s_a + s_b + 2h. A COMMON_GRID grid of cells first; then the cells
+    whose bound beats both the band and the best found (by COMMON_REL of it), at most
+    COMMON_KEEP of them by bound, split in eight, until none is left or COMMON_POINTS points
+    were evaluated. Each point's distances are exact (the closest point of each surface) and its
+    side the winding number, so the answer does not rest on how the box was found; a search
+    that runs out of cells finds no such point because there is none."""
     if not (a.solid and b.solid):
         return None
     q = _Pair(a, b, pose_a, pose_b, tolerance)
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (hi < lo).any():
         return None
-    step = (hi - lo) / COMMON_GRID
-    axes = [lo[k] + (np.arange(COMMON_GRID) + 0.5) * step[k] for k in range(3)]
-    best = None
-    for _ in range(COMMON_ROUNDS + 1):
-        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
-        got = _deepest_of_both(q, np.ascontiguousarray((grid - q.ta) @ q.Ra))
-        if got is not None and (best is None or got[0] > best[0]):
-            best = got
-        if best is None:
-            return None
-        step = step / 2
-        offsets = np.arange(COMMON_FINE) - COMMON_FINE // 2
-        centre = q.world_a(best[1])
-        axes = [centre[k] + offsets * step[k] for k in range(3)]
-    depth, p, ra, cb = best
-    if not depth > q.tol + q.snap:  # the distances' rounding: a tie is not a proof
+    half = (hi - lo) / (2 * COMMON_GRID)
+    axes = [lo[k] + (2 * np.arange(COMMON_GRID) + 1) * half[k] for k in range(3)]
+    centres = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    centres = np.ascontiguousarray((centres - q.ta) @ q.Ra)  # A's frame
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+    proof = q.tol + q.snap  # the distances' rounding: a tie is not a proof
+    best, spent = None, 0
+    while len(centres) and spent < COMMON_POINTS:
+        spent += len(centres)
+        sa, sb, cb = _signed_both(q, centres)
+        both = (sa > 0) & (sb > 0)
+        if both.any():
+            k = int(np.flatnonzero(both)[np.argmax((sa + sb)[both])])
+            if best is None or sa[k] + sb[k] > best[0]:
+                best = (float(sa[k] + sb[k]), centres[k], float(sa[k]), cb[k])
+        reach = 2.0 * float(np.linalg.norm(half))
+        bound = sa + sb + reach
+        floor = proof if best is None else max(proof, best[0] * (1.0 + COMMON_REL))
+        keep = np.flatnonzero(bound > floor)
+        if len(keep) > COMMON_KEEP:
+            keep = keep[np.argsort(-bound[keep])[:COMMON_KEEP]]
+        half = half / 2
+        step = (corners * (half @ q.Ra))  # the children's offsets, A's frame
+        centres = np.ascontiguousarray((centres[keep][:, None, :] + step[None, :, :]).reshape(-1, 3))
+    if best is None or not best[0] > proof:
         return None
+    depth, p, ra, cb = best
     u = cb - p
     length = float(np.linalg.norm(u))
     u = u / length if length > 0 else np.array([0.0, 0.0, 1.0])
     return depth, q.world_a(p), q.world_a(p - ra * u), q.world_a(cb)
 
 
-def _deepest_of_both(q: "_Pair", points: np.ndarray):
-    """Of points (A's frame), the one inside both parts with the largest sum of its distances to
-    their surfaces: (that sum, the point, its distance to A's surface, the nearest point of B's
-    surface), A's frame; None when none is inside both."""
+def _signed_both(q: "_Pair", points: np.ndarray):
+    """((k,) the signed distances of points (A's frame) to A's surface and (k,) to B's, positive
+    inside, (k, 3) the nearest points of B's surface, A's frame)."""
     a, b = q.a, q.b
-    ra, _, _ = _mesh.closest(a.bvh, points, float("inf"), 0.0, q.ws)
-    in_b = q.a_to_b(points)
-    rb, cb, _ = _mesh.closest(b.bvh, np.ascontiguousarray(in_b), float("inf"), 0.0, q.ws)
-    ask = np.flatnonzero((ra > 0) & (rb > 0))
-    if len(ask) == 0:
-        return None
-    inside = np.zeros(len(points), dtype=bool)
-    inside[ask] = _inside_of(a, points, ra, ask, q.ws)
-    ask = ask[inside[ask]]
-    if len(ask) == 0:
-        return None
-    inside[:] = False
-    inside[ask] = _inside_of(b, in_b, rb, ask, q.ws)
-    ask = ask[inside[ask]]
-    if len(ask) == 0:
-        return None
-    k = int(ask[np.argmax(ra[ask] + rb[ask])])
-    return float(ra[k] + rb[k]), points[k], float(ra[k]), q.b_to_a(cb[k])
+    da, _, _ = _mesh.closest(a.bvh, points, float("inf"), 0.0, q.ws)
+    in_b = np.ascontiguousarray(q.a_to_b(points))
+    db, cb, _ = _mesh.closest(b.bvh, in_b, float("inf"), 0.0, q.ws)
+    sa, sb = -da, -db
+    for s, mesh, pts, d in ((sa, a, points, da), (sb, b, in_b, db)):
+        ask = np.flatnonzero(d > 0)
+        if len(ask):
+            s[ask[_inside_of(mesh, pts, d, ask, q.ws)]] *= -1.0
+    return sa, sb, q.b_to_a(cb)
 
 
 def surface_distance(mesh: Mesh, points, pose=None) -> np.ndarray:
