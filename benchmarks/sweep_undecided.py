@@ -4,7 +4,8 @@ builds and judges it; tests/pipeline/test_undecided_sweep.py runs a small sample
 Pairs of non-convex parts (tori, a gear, boxes with a pocket and a void, and the closed real
 meshes of ../shared/meshes when there), each scaled to a size of 1, placed along seeded
 directions just under and over the band into each other (0.5 to 20 bands deep) and apart (0.5
-to 2 bands), at bands from 1e-6 to 5e-2 of the size; each answered by the triangle test and the
+to 2 bands), and each part with its copy in place and moved off it by 0.5 and 2 bands (a
+duplicated element), at bands from 1e-6 to 5e-2 of the size; each answered by the triangle test and the
 run's settling policy and judged by python-fcl's distance, the exact signed distance of
 tests/exact_distance.py and the construction. Printed per band: cases, undecided (and its
 share), wrong verdicts, cases the oracles could not judge (a depth just over the band that no
@@ -49,24 +50,30 @@ def main() -> int:
     count = defaultdict(lambda: defaultdict(int))
     undecided, wrong = [], []
     start = time.perf_counter()
-    for a, b in pairs:
-        for case in sweep.cases(a, b, rng, args.places):
-            raw, r = sweep.answer(case)
-            status = r.status.value
-            row = count[case.rel]
-            row["cases"] += 1
-            row["raw"] += raw.status.value == "undecided"
-            verified = sweep.certified(case, r) if case.truth is None and status != "undecided" else None
-            row["unjudged"] += case.truth is None and verified is None
-            if verified is False:
-                row["wrong"] += 1
-                wrong.append((case, status))
-            if status == "undecided":
-                row["undecided"] += 1
-                undecided.append((case, r))
-            elif sweep.wrong(case, status):
-                row["wrong"] += 1
-                wrong.append((case, status))
+    every = [case for a, b in pairs for case in sweep.cases(a, b, rng, args.places)]
+    every += [case for part in parts for case in sweep.copies(part, rng)]
+    copies = defaultdict(int)
+    for case in every:
+        raw, r = sweep.answer(case)
+        status = r.status.value
+        row = count[case.rel]
+        row["cases"] += 1
+        row["raw"] += raw.status.value == "undecided"
+        verified = sweep.certified(case, r) if case.truth is None and status != "undecided" else None
+        row["unjudged"] += case.truth is None and verified is None
+        if case.kind == "copy":
+            copies["cases"] += 1
+            copies[status] += 1
+            copies["unjudged"] += case.truth is None and verified is None
+        if verified is False:
+            row["wrong"] += 1
+            wrong.append((case, status))
+        if status == "undecided":
+            row["undecided"] += 1
+            undecided.append((case, r))
+        elif sweep.wrong(case, status):
+            row["wrong"] += 1
+            wrong.append((case, status))
     print(f"{'band / size':>12} {'cases':>7} {'undecided':>10} {'share':>8} {'wrong':>6} {'unjudged':>9} "
           f"{'triangle test alone':>20}")
     failed = bool(wrong)
@@ -77,6 +84,9 @@ def main() -> int:
         print(f"{rel:>12.0e} {row['cases']:>7} {row['undecided']:>10} {share:>8.2%} {row['wrong']:>6} "
               f"{row['unjudged']:>9} {row['raw']:>20}")
     total = sum(r["cases"] for r in count.values())
+    print(f"of which a part and its copy (in place, and moved off by 0.5 and 2 bands): {copies['cases']} cases, "
+          f"{copies['collision']} collisions, {copies['touching']} touching, {copies['undecided']} undecided, "
+          f"{copies['unjudged']} unjudged")
     print(f"{total} cases, {len(undecided)} undecided, {len(wrong)} wrong, in {time.perf_counter() - start:.0f} s")
     for case, r in undecided:
         print(f"undecided: {case.a.name} / {case.b.name} band {case.rel:.0e} {case.kind} {case.amount} "

@@ -223,6 +223,51 @@ def _truth(a, b, fa, fb, pose, band, kind, amount) -> str | None:
     return "collision" if deepest > band else None
 
 
+# A part and its copy: in place, and moved off it along a seeded direction by these many bands
+COPY_SHIFTS = (0.0, 0.5, 2.0)
+
+
+def copies(part: Part, rng, bands=BANDS, shifts=COPY_SHIFTS) -> list:
+    """The sweep's cases of a part and its copy (a duplicated element: every point of each
+    surface on the other's, or near it), at every band and shift; the truth a collision where
+    `deepest_in_both` finds a point whose distances to both surfaces add up past the band (a
+    move shorter than that leaves the balls about it overlapping), else not judged."""
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    out = []
+    for rel in bands:
+        for amount in shifts:
+            pose = np.eye(4)
+            pose[:3, 3] = amount * rel * d
+            truth = "collision" if deepest_in_both(part, part, pose) > rel else None
+            out.append(Case(part, part, pose, rel, rel, "copy", amount, truth))
+    return out
+
+
+def deepest_in_both(a: Part, b: Part, pose: np.ndarray, samples: int = 2000) -> float:
+    """A lower bound of the penetration depth of A and B (at `pose`): the largest sum of a
+    point's exact signed distances (tests/exact_distance.py) to both surfaces, over points
+    sampled in A's box that lie inside both (trimesh's approximate distances choose the 24
+    candidates the exact ones judge)."""
+    from exact_distance import signed_distance
+
+    import trimesh
+
+    m_a = trimesh.Trimesh(a.vertices, a.faces, process=False)
+    m_b = trimesh.Trimesh(b.vertices @ pose[:3, :3].T + pose[:3, 3], b.faces, process=False)
+    lo, hi = m_a.bounds
+    pts = np.random.default_rng(0).uniform(lo, hi, size=(samples, 3))
+    rough = trimesh.proximity.signed_distance(m_a, pts) + 0.0
+    rough_b = trimesh.proximity.signed_distance(m_b, pts)
+    both = np.minimum(rough, rough_b) > 0
+    if not both.any():
+        return 0.0
+    keep = pts[both][np.argsort(-(rough + rough_b)[both])[:24]]
+    in_a, in_b = signed_distance(m_a, keep), signed_distance(m_b, keep)
+    good = (in_a > 0) & (in_b > 0)
+    return float((in_a + in_b)[good].max()) if good.any() else 0.0
+
+
 def deepest_inside(a: Part, b: Part, pose: np.ndarray, samples: int = 400) -> float:
     """A lower bound of the penetration depth: the deepest of B's vertices and points sampled on
     its faces inside A, and of A's inside B, by the exact signed distance (tests/exact_distance.py)

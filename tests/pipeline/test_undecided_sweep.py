@@ -61,3 +61,25 @@ def test_real_meshes_at_every_band():
         pytest.skip(f"the real meshes are not in {sweep.SHARED} (../shared/meshes)")
     truths = _judged([(names["octagonal_pocket.stl"], names["angle_block.STL"])], 41)
     assert truths["collision"] >= 4 and truths["touching"] >= 8, truths
+
+
+def test_parts_and_their_copies_at_every_band():
+    """A part and its copy, in place and moved off it by 0.5 and 2 bands (a duplicated element):
+    at the wide bands the triangle test leaves them undecided (every point of each surface on or
+    near the other's), and the policy settles them by a point inside both
+    (`gjkcli.pipeline.policy.deeper_in_common`), judged by the exact signed distance
+    (`sweep.copies`, `sweep.certified`)."""
+    parts = {p.name: p for p in sweep.generated()}
+    rng = np.random.default_rng(45)
+    statuses, raw_undecided, wrong = Counter(), 0, []
+    for name in ("gear", "box with a void"):
+        for case in sweep.copies(parts[name], rng, bands=BANDS):
+            raw, r = sweep.answer(case)
+            status = r.status.value
+            statuses[status] += 1
+            raw_undecided += raw.status.value == "undecided"
+            right = status == case.truth if case.truth is not None else sweep.certified(case, r)
+            if status == "undecided" or not right:
+                wrong.append((name, case.rel, case.amount, status, case.truth))
+    assert not wrong, wrong
+    assert raw_undecided >= 4 and statuses["collision"] >= 20, (raw_undecided, statuses)
