@@ -151,6 +151,11 @@ FAST_REASON = "its faces lie on its hull's surface (within the touching band)"
 _CHUNK = 2000
 
 
+# A part whose faces lie farther than this share of its size inside its hull, though they cover
+# the hull's area, is asked whether it is wound inwards (`_face_gaps`).
+INWARD_REL = 1e-6
+
+
 def hull_gaps(hulls, faces, vertices) -> np.ndarray:
     """(n,) float: how far each part's faces lie inside its hull; inf when it is not its hull.
 
@@ -210,7 +215,28 @@ def _flat_gap(shape, faces, vertices) -> float:
 
 
 def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
-    """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices)."""
+    """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices).
+
+    A part wound inwards (a negative volume: some IFC writers' coverings and doors) is read with
+    its faces turned, as the triangle test reads it (`gjkcli.engine.exact.Mesh.outward`): the
+    supporting-plane test takes each face's normal from its winding. Only the parts that cover
+    their hull's area but whose faces the test finds inside it by more than INWARD_REL of its
+    size (the square root of the hull's area) are asked (a convex part wound inwards finds its
+    faces a whole width inside), so the parts that pass pay nothing."""
+    gaps = _winding_gaps(shapes, hull_area, faces, vertices)
+    ask = np.flatnonzero(np.isfinite(gaps) & (gaps > INWARD_REL * np.sqrt(hull_area)))
+    if len(ask):
+        turn = ask[_inward([vertices[k] for k in ask.tolist()], [faces[k] for k in ask.tolist()],
+                           np.stack([shapes[k].translation for k in ask.tolist()]))]
+        if len(turn):
+            gaps[turn] = _winding_gaps([shapes[k] for k in turn.tolist()], hull_area[turn],
+                                       [np.asarray(faces[k]).reshape(-1, 3)[:, ::-1] for k in turn.tolist()],
+                                       [vertices[k] for k in turn.tolist()])
+    return gaps
+
+
+def _winding_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
+    """`_face_gaps` with each face's normal taken from its winding as given."""
     from gjkcli.engine._mesh import face_gaps
 
     solid = range(len(shapes))
@@ -223,13 +249,6 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     F = np.concatenate([np.asarray(faces[k], dtype=np.int64).reshape(-1, 3) for k in solid])
     F += np.repeat(v_starts, n_tri)[:, None]
     translation = np.stack([s.translation for s in shapes])
-    # a part wound inwards (a negative volume: some IFC writers' coverings and doors) is read
-    # with its faces turned, as the triangle test reads it (`gjkcli.engine.exact.Mesh.outward`):
-    # the supporting-plane test takes each face's normal from its winding
-    inward = _inward(V, F, n_tri, translation)
-    if inward.any():
-        turn = np.repeat(inward, n_tri)
-        F[turn] = F[turn][:, ::-1]
     small = (n_hull <= 256) & (n_tri <= 4096)
     # the face planes, the areas and, for small parts, every face against every hull vertex, in C
     # (gjkcli/engine/csrc/gaps.c); a face without area adds 0
@@ -258,14 +277,14 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
     return gaps
 
 
-def _inward(V, F, n_tri, translation) -> np.ndarray:
-    """(m,) bool: the parts (F's triangles of V, n_tri[k] of them part k's, in order) whose
-    triangles enclose a negative volume about their hull's centre `translation[k]`."""
-    centre = np.repeat(translation, n_tri, axis=0)
-    a, b, c = V[F[:, 0]] - centre, V[F[:, 1]] - centre, V[F[:, 2]] - centre
-    det = np.einsum("ij,ij->i", a, np.cross(b, c))
-    part = np.repeat(np.arange(len(n_tri)), n_tri)
-    return np.bincount(part, weights=det, minlength=len(n_tri)) < 0
+def _inward(vertices, faces, centres) -> np.ndarray:
+    """(m,) bool: the parts (their vertices and faces) whose triangles enclose a negative volume
+    about `centres[k]` (their hull's centre)."""
+    out = np.zeros(len(faces), dtype=bool)
+    for k, (v, f) in enumerate(zip(vertices, faces)):
+        t = np.asarray(v, dtype=np.float64)[np.asarray(f, dtype=np.int64).reshape(-1, 3)] - centres[k]
+        out[k] = np.einsum("ij,ij->", t[:, 0], np.cross(t[:, 1], t[:, 2])) < 0
+    return out
 
 
 def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=None, *,
