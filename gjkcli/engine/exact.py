@@ -56,7 +56,7 @@ import numpy as np
 
 from gjkcli.engine import _enums, _mesh
 from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, Status
-from gjkcli.engine.topology import edge_groups, open_faces, oriented, topology
+from gjkcli.engine.topology import edge_groups, open_faces, oriented, signed_volume, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
 __all__ = ["Mesh", "ExactResult", "exact_query", "deepest_vertex", "deeper_on_faces", "deep_in_both", "surface_distance",
@@ -297,8 +297,7 @@ class Mesh:
             if not self.oriented:
                 self._outward = 0.0
             else:
-                f = self.local()[self.faces]
-                volume = np.einsum("ij,ij->", f[:, 0], np.cross(f[:, 1], f[:, 2]))
+                volume = signed_volume(self.vertices, self.faces, self.centre)
                 self._outward = 1.0 if volume >= 0.0 else -1.0
         return self._outward
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gjkcli.engine.topology import signed_volume
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["welded", "closed_shells", "material", "shell_overlap"]
@@ -231,7 +232,7 @@ def shell_overlap(a, b, *, pose_a=None, pose_b=None, band: float):
             rows = np.flatnonzero(keep)[np.argsort(-area[keep])][:SEEDS]
             normal = cross[rows] / area[rows, None]
             # inward: against the normals of a shell wound outward (positive volume)
-            inward = -normal if _signed_volume(shell) > 0 else normal
+            inward = -normal if signed_volume(shell.vertices, shell.faces, shell.centre) > 0 else normal
             steps = np.asarray(STEPS) * part.all.size
             pts = (centroid[rows][:, None, :] + steps[None, :, None] * inward[:, None, :]).reshape(-1, 3)
             pts = pts[np.all((pts >= lo) & (pts <= hi), axis=1)]
@@ -257,8 +258,3 @@ def shell_overlap(a, b, *, pose_a=None, pose_b=None, band: float):
     length = float(np.linalg.norm(u))
     u = u / length if length > 0 else np.array([0.0, 0.0, 1.0])
     return depth, p, p - ra * u, cb, (len(pa.shells), len(pb.shells))
-
-
-def _signed_volume(mesh) -> float:
-    t = mesh.vertices[mesh.faces] - mesh.centre
-    return float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum() / 6.0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["topology", "open_faces", "edge_groups", "oriented", "solid"]
+__all__ = ["topology", "open_faces", "edge_groups", "oriented", "solid", "signed_volume"]
 
 # Meshes with more triangles than this find their bodies with scipy (linear time) instead of
 # the vectorised root hooking that wins on small meshes.
@@ -192,3 +192,13 @@ def solid(faces: np.ndarray, n_vertices: int) -> tuple[bool, bool]:
     _, _, open_face = topology(faces, n_vertices)
     closed = not open_face.any()
     return closed, closed and oriented(faces)
+
+
+def signed_volume(vertices, faces, centre=None) -> float:
+    """The volume the triangles enclose, positive when their normals (right hand) point out:
+    the sum of the tetrahedra from `centre` (default the origin; a point near the part keeps
+    the precision of parts far from it) to each face."""
+    t = np.asarray(vertices, dtype=np.float64)[np.asarray(faces, dtype=np.int64).reshape(-1, 3)]
+    if centre is not None:
+        t = t - np.asarray(centre, dtype=np.float64)
+    return float(np.einsum("ij,ij->", t[:, 0], np.cross(t[:, 1], t[:, 2]))) / 6.0

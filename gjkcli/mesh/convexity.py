@@ -280,11 +280,9 @@ def _winding_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
 def _inward(vertices, faces, centres) -> np.ndarray:
     """(m,) bool: the parts (their vertices and faces) whose triangles enclose a negative volume
     about `centres[k]` (their hull's centre)."""
-    out = np.zeros(len(faces), dtype=bool)
-    for k, (v, f) in enumerate(zip(vertices, faces)):
-        t = np.asarray(v, dtype=np.float64)[np.asarray(f, dtype=np.int64).reshape(-1, 3)] - centres[k]
-        out[k] = np.einsum("ij,ij->", t[:, 0], np.cross(t[:, 1], t[:, 2])) < 0
-    return out
+    from gjkcli.engine.topology import signed_volume
+
+    return np.array([signed_volume(v, f, c) < 0 for v, f, c in zip(vertices, faces, centres)], dtype=bool)
 
 
 def part_verdicts(gaps, bands, which, vertices, faces, watertight=None, bodies=None, *,
