@@ -472,16 +472,25 @@ IMPORTS = (("OCP (OpenCASCADE's Python binding)", "import OCP.OCP"),
 
 
 def imports(repeat: int, env: dict | None) -> dict:
-    """{what: median wall time of a fresh `python -c IMPORT`}, alternating."""
+    """{what: (median wall time, median peak resident memory in bytes) of a fresh
+    `python -c IMPORT`}, alternating: the memory any run that imports it holds at least."""
     import statistics
 
+    # VmHWM, the process's own peak: getrusage's ru_maxrss keeps the peak of the process that
+    # forked it (this one, which holds OpenCASCADE and the files by then) across the exec
+    peak = ("\nprint(next(line.split()[1] for line in open('/proc/self/status') "
+            "if line.startswith('VmHWM:')))")
     times: dict = {what: [] for what, _ in IMPORTS}
+    sizes: dict = {what: [] for what, _ in IMPORTS}
     for _ in range(repeat):
         for what, code in IMPORTS:
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            done = subprocess.run([sys.executable, "-c", code + peak], check=True, env=env,
+                                  capture_output=True, text=True)
             times[what].append(time.perf_counter() - started)
-    return {what: statistics.median(t) for what, t in times.items()}
+            sizes[what].append(int(done.stdout.split()[-1]) * 1024)  # kB on Linux
+    return {what: (statistics.median(times[what]), statistics.median(sizes[what]))
+            for what in times}
 
 
 def corpus_files(directory: Path) -> list[tuple[Path, str]]:
@@ -601,8 +610,8 @@ def real(repeat: int, json_out: Path | None, check: bool = False, compiled: bool
     every = rows
     rows = [r for r in rows if r["trimesh"] is not None]  # the totals: files both finished
     total_g, total_t = sum(r["gjk"] for r in rows), sum(r["trimesh"] for r in rows)
-    print("imports alone, whole processes (medians of %d): " % repeat
-          + ", ".join(f"{what} {t:.2f} s" for what, t in alone.items()))
+    print("imports alone, whole processes (medians of %d; their peak resident memory): " % repeat
+          + ", ".join(f"{what} {t:.2f} s ({m / 2**20:.0f} MB)" for what, (t, m) in alone.items()))
     first = "per file" if corpus is None else "on the first file"
     print(f"compiled modules: {f'kept, one untimed run of each side {first} first' if compiled else 'as the environment says (PYTHONDONTWRITEBYTECODE)'}")
     print(f"total over {len(rows)} files (medians of {repeat}, whole processes): "
