@@ -32,7 +32,7 @@ import numpy as np
 from gjkcli.engine.topology import signed_volume
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["welded", "closed_shells", "material", "shell_overlap"]
+__all__ = ["welded", "closed_shells", "material", "shell_overlap", "shells_of"]
 
 # Faces of a shell whose centroids start the search for a deep point, the largest first.
 SEEDS = 2_048
@@ -168,12 +168,14 @@ class _Part:
         self.name = mesh.name
         self.all = Mesh(v, mesh.faces, name=mesh.name)
         wv, wf = welded(v, mesh.faces, self.all.size)
-        self.shells = []
+        self.welded, self.faces = wv, wf
+        self.shells, self.shell_faces = [], []
         for s in closed_shells(wv, wf):
             m = Mesh(wv, wf[s], name=mesh.name)
             if m.solid:
                 m.bvh.prepare_winding()
                 self.shells.append(m)
+                self.shell_faces.append(s)
 
     def nearest(self, p: np.ndarray, ws) -> tuple:
         """((k,) the distances of points p (k, 3) to every face, (k, 3) the nearest points)."""
@@ -199,6 +201,46 @@ def material(mesh, points: np.ndarray, pose=None) -> np.ndarray:
     part = _Part(mesh, pose)
     return np.abs(part.winding(np.asarray(points, dtype=np.float64).reshape(-1, 3), _mesh.Workspace())) \
         > DEFAULT.winding_inside
+
+
+def shells_of(mesh, pose=None) -> list | None:
+    """The closed shells of the (open) part `mesh` placed by `pose`, each as (vertices, faces)
+    of its own in world coordinates, wound outwards, when their union is the part's material:
+    [] when the part holds none. Shells all wound inwards are a part wound inwards throughout,
+    and turned. None where some are wound each way (one may be a void in another), or where a
+    body of the faces outside the shells (faces joined by manifold edges) has no rim that no
+    other face closes: it may enclose material no shell found holds (a sheet, a pane, has one)."""
+    part = _Part(mesh, pose)
+    inward = [signed_volume(shell.vertices, shell.faces, shell.centre) < 0 for shell in part.shells]
+    if (any(inward) and not all(inward)) or not _only_sheets_left(part):
+        return None
+    out = []
+    for shell in part.shells:
+        used, faces = np.unique(shell.faces, return_inverse=True)
+        faces = faces.reshape(-1, 3)
+        out.append((shell.vertices[used], faces[:, ::-1] if all(inward) else faces))
+    return out
+
+
+def _only_sheets_left(part: "_Part") -> bool:
+    """Whether every body of the part's welded faces outside its shells has a rim edge whose
+    reverse no face of the part runs (an open rim nothing closes: a sheet)."""
+    from gjkcli.engine.topology import topology
+
+    f = part.faces
+    inside = np.zeros(len(f), dtype=bool)
+    for shell in part.shell_faces:
+        inside[shell] = True
+    rest = f[~inside]
+    if len(rest) == 0:
+        return True
+    n = len(part.welded)
+    runs = set((f[:, [0, 1, 2]] * n + f[:, [1, 2, 0]]).ravel().tolist())  # every directed edge
+    body, bodies, _ = topology(rest, n)
+    body = np.asarray(body, dtype=np.int64)
+    reverse = rest[:, [1, 2, 0]] * n + rest[:, [0, 1, 2]]
+    open_rim = np.array([[k not in runs for k in row] for row in reverse.tolist()], dtype=bool).any(axis=1)
+    return bool(np.all(np.bincount(body[open_rim], minlength=bodies) > 0))
 
 
 def shell_overlap(a, b, *, pose_a=None, pose_b=None, band: float):

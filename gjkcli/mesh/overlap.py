@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Overlap", "overlap", "overlaps", "convex_overlap"]
+__all__ = ["Overlap", "overlap", "material", "overlaps", "convex_overlap"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,40 @@ def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) 
     b, why = _solid(name_b, vb, faces_b, shift)
     if b is None:
         return Overlap(None, *_NONE, reason=why)
+    return _common(a, b, shift)
+
+
+def material(name: str, shells: list) -> tuple:
+    """(vertices, faces) of the surface of the material the closed shells `shells` enclose
+    together (manifold3d's union: shells sharing a rim or overlapping enclose their material
+    once, and the faces between them are gone), world coordinates, wound outwards; or (None,
+    why) where a shell bounds no volume or there is none.
+
+    shells : [(vertices (n, 3) float64, faces (m, 3) int)], one per shell, each closed (an open
+    part's, `gjkcli.engine.shells.shells_of`).
+    """
+    import manifold3d
+
+    if not shells:
+        return None, f"{name} holds no closed shell"
+    every = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1, 3) for v, _ in shells])
+    shift = 0.5 * (every.min(axis=0) + every.max(axis=0))
+    solids = []
+    for v, f in shells:
+        solid, why = _solid(f"a shell of {name}", v, f, shift)
+        if solid is None:
+            return None, why
+        solids.append(solid)
+    union = solids[0] if len(solids) == 1 else manifold3d.Manifold.batch_boolean(solids, manifold3d.OpType.Add)
+    if union.is_empty():
+        return None, f"the shells of {name} enclose no volume"
+    out = union.to_mesh64()
+    return (np.asarray(out.vert_properties, dtype=np.float64)[:, :3] + shift,
+            np.asarray(out.tri_verts, dtype=np.int64)), None
+
+
+def _common(a, b, shift) -> Overlap:
+    """The common solid of manifold3d solids a and b, shifted by `shift`, in world coordinates."""
     common = a ^ b
     volume = max(0.0, float(common.volume()))
     if common.is_empty():

@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
            "sheet_verdict", "thin_or_deeper", "deeper_in_common", "mean_thickness", "bounding_area", "EXIT_THIN",
-           "EXIT_FACES_DEEP", "EXIT_COMMON_DEEP", "EXIT_SHEET",
+           "EXIT_FACES_DEEP", "EXIT_COMMON_DEEP", "EXIT_SHELLS_THIN", "EXIT_SHEET",
            "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "EXIT_SHELLS_DEEP", "crossing_verdict"]
 
 MODES = ("auto", "hull", "exact")
@@ -64,6 +64,9 @@ EXIT_SHEET_DEEP = "a point of the open surface inside the closed part beyond the
 EXIT_OPEN_DEEP = "a point of one open part inside the other, its holes closed, beyond the band"
 EXIT_SHELLS_DEEP = ("a point inside the closed shells of both open parts, its distances to the faces of each "
                     "adding up beyond the band")
+# ... and as touching: a fit, the common solid of the material their shells enclose thin (`_shells_fit`).
+EXIT_SHELLS_THIN = ("the closed shells' common solid's mean thickness t (2 x volume / area, manifold3d) "
+                    "within the band")
 
 
 def coincide(gap_a: np.ndarray, gap_b: np.ndarray, band: np.ndarray) -> np.ndarray:
@@ -331,9 +334,11 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     to the faces of each adding up to more than the band (`_shells_verdict`, the cheaper test),
     or where a point of one lies
     deeper than the band inside the other with its holes closed, the surfaces' crossing then
-    certain after any move within the band (`gjkcli.engine.sheet.open_crossing`); else `r`, its
-    note saying what was tried. Both certify collisions only, so their order sets which witness
-    a pair both settle gets, never its verdict."""
+    certain after any move within the band (`gjkcli.engine.sheet.open_crossing`). Both certify
+    collisions only, so their order sets which witness a pair both settle gets, never its
+    verdict. Failing both, a fit of two parts whose faces hold closed shells is judged by the
+    mean thickness as closed parts are (`_shells_fit`); else `r`, its note saying what was
+    tried."""
     import dataclasses
 
     from gjkcli.engine.sheet import open_crossing
@@ -344,10 +349,11 @@ def crossing_verdict(r, a, b, pose_a=None, pose_b=None):
     band = float(r.tolerance)
     got = open_crossing(a, b, pose_a=pose_a, pose_b=pose_b, band=band)
     if got is None:
-        return dataclasses.replace(r, note=_joined(
+        tried = dataclasses.replace(r, note=_joined(
             r.note, "no point of one open part was found deeper than the band inside the other with "
                     "its holes closed (and the holes farther than the band), nor inside the closed "
                     "shells of both parts' faces whose distances to the faces of each add up to more than the band"))
+        return _shells_fit(tried, a, b, pose_a, pose_b)
     depth, point, near, which = got
     inner, outer = (a, b) if which == "a in b" else (b, a)
     pa, pb = (point, near) if which == "a in b" else (near, point)
@@ -374,6 +380,40 @@ def _shells_verdict(r, a, b, pose_a=None, pose_b=None):
                       f"and of '{b.name}' ({sb}) that their faces hold (welded, T-junctions split), "
                       f"{depth:.6g} from the faces of both together, beyond the band ({band:.6g}): the parts "
                       f"overlap after any move within the band")
+
+
+def _shells_fit(r, a, b, pose_a=None, pose_b=None):
+    """Two open parts that neither rule above settled, each holding closed shells (a frame whose
+    edges carry T-junctions set in a wall whose opening is filled by plugs sharing its rims): a
+    fit, judged as two closed parts are (`thickness_verdict`), by the mean thickness of the
+    common solid of the material their shells enclose (`gjkcli.mesh.overlap.material`, each
+    part's shells joined by manifold3d's union); else `r`.
+
+    Only the mean thickness: a plug filling a wall's opening is material of the union, so a
+    point of a frame in the opening lies deep in it, while the opening's faces, which the
+    shells' rule above measures from, say where the wall ends. The union errs towards more
+    common solid, never less (`gjkcli.engine.shells.shells_of` declines parts whose shells may
+    miss material)."""
+    import dataclasses
+
+    from gjkcli.engine.results import Status
+    from gjkcli.engine.shells import shells_of
+    from gjkcli.mesh.overlap import material, overlap
+
+    shells_a = shells_of(a, pose_a)
+    shells_b = shells_of(b, pose_b) if shells_a else None
+    if not shells_a or not shells_b:
+        return r
+    (surface_a, why_a), (surface_b, why_b) = material(a.name, shells_a), material(b.name, shells_b)
+    if surface_a is None or surface_b is None:
+        return dataclasses.replace(r, note=_joined(r.note, f"the shells' material was not measured: {why_a or why_b}"))
+    v = thickness_verdict(r, overlap(a.name, *surface_a, b.name, *surface_b))
+    if v.status is not Status.TOUCHING:
+        return v
+    return dataclasses.replace(v, exit=EXIT_SHELLS_THIN, note=v.note.replace(
+        "touching: the parts ", f"touching: the material the closed shells of '{a.name}' "
+                                f"({len(shells_a)}) and '{b.name}' ({len(shells_b)}) enclose (their "
+                                f"union, manifold3d): they ", 1))
 
 
 def _xyz(p) -> str:

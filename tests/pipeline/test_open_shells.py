@@ -184,17 +184,42 @@ def test_a_frame_within_the_band_of_its_wall_is_no_collision(tmp_path):
     assert pair.status is not Status.COLLISION, pair.note
 
 
-def test_a_void_s_shell_cancels_its_outer_one_and_a_sheet_encloses_nothing():
-    """A box with a void (its inner shell wound inward) and a loose sheet beside it (so the part
-    is open): the void is no material, the box's wall is, and a sheet alone has no shell."""
-    outer = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
-    inner = trimesh.creation.box(extents=(0.6, 0.6, 0.6))
-    inner.invert()
-    sheet = trimesh.Trimesh([(2, 0, 0), (3, 0, 0), (3, 1, 0)], [(0, 1, 2)], process=False)
-    part = trimesh.util.concatenate([outer, inner, sheet])
-    mesh = Mesh(part.vertices, part.faces, name="hollow")
-    assert not mesh.solid
-    got = material(mesh, [(0.0, 0.0, 0.0), (0.4, 0.0, 0.0), (0.0, 0.0, 0.45), (0.7, 0.0, 0.0), (2.7, 0.2, 0.0)])
-    assert got.tolist() == [False, True, True, False, False]
-    lone = Mesh(sheet.vertices, sheet.faces, name="sheet")
-    assert closed_shells(*welded(lone.vertices, lone.faces, lone.size)) == []
+def _ring(into: float) -> tuple:
+    """(volume, mean thickness 2 x volume / area) of the frame's ring, `into` wide about the
+    opening and as deep as the wall: the solid the window's and the wall's shells share."""
+    section = (X1 - X0 + 2 * into) * (Z1 - Z0 + 2 * into) - (X1 - X0) * (Z1 - Z0)
+    volume = section * T
+    area = 2 * section + T * (2 * (X1 - X0 + Z1 - Z0 + 4 * into) + 2 * (X1 - X0 + Z1 - Z0))
+    return volume, 2 * volume / area
+
+
+@pytest.mark.parametrize("band", [0.03, 0.05, 0.1])
+def test_a_frame_30_mm_into_its_wall_at_a_wider_band_is_a_fit(band):
+    """At bands from the strip's width up (coordinators' 30 and 50 mm), no point and no pair of
+    balls proves a depth beyond the band, and no move within it parts them (the way out is the
+    wall's thickness): undecided before. Judged as two closed parts are, by the mean thickness of
+    the common solid of the shells' material: the frame's ring (the wall's material, its box,
+    holds the whole frame), 26.1 mm, within the band: touching, as VectorWorks 2013's window AW6
+    in wall W1 (whose numbers these are)."""
+    from gjkcli.pipeline.policy import EXIT_SHELLS_THIN, settle
+
+    wall, window = _meshes(0.03)
+    raw = exact_query(wall, window, tolerance=band)
+    r = settle(raw, wall, window)
+    assert raw.status is Status.UNDECIDED
+    assert r.status is Status.TOUCHING, r.note
+    assert r.exit == EXIT_SHELLS_THIN and r.certificate is None
+    volume, thickness = _ring(0.03)
+    assert f"share a volume of {volume:.6g}" in r.note
+    assert f"mean thickness 2 x volume / area {thickness:.6g} within the band" in r.note
+    assert "the closed shells of 'wall' (3) and 'window' (1)" in r.note
+
+
+def test_a_frame_30_mm_into_its_wall_at_a_band_between_its_mean_and_its_width_is_a_collision():
+    """A band between the strip's mean thickness (26.1 mm) and its width (30 mm): the balls
+    about a point of the strip reach its width, beyond the band, before the mean is asked."""
+    from gjkcli.pipeline.policy import settle
+
+    wall, window = _meshes(0.03)
+    r = settle(exact_query(wall, window, tolerance=0.028), wall, window)
+    assert r.status is Status.COLLISION and r.exit == EXIT_SHELLS_DEEP, r.note
