@@ -13,7 +13,10 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   the surface (a triangle) s is at most the largest of T's distances to the piece's three corners
   (a convex function's maximum over a triangle is at a corner). T is tried among the boundary
   triangles nearest each corner; the least such bound is the piece's;
-- a piece whose bound is within the band is settled, and so is one whose centroid, at distance
+- a piece whose bound is within the band (to the distances' rounding: a sheet exactly as deep as
+  the band, a frame drawn 30 mm into its wall at a 30 mm band, is a tie, and touching, as two
+  closed parts whose surfaces meet within the rounding after a move within the band) is
+  settled, and so is one whose centroid, at distance
   s from the boundary and r from the piece's farthest corner, bounds it by the depth's Lipschitz
   constant 1: s + r inside the solid, r - s outside (a point of the piece inside lies past the
   boundary), s + r where the side (the winding number, asked only where it decides something)
@@ -49,8 +52,9 @@ its last answer: asked again for the same two meshes (the same vertices and face
 poses and band, it is given back where the budget (PIECES) now would give the same (settled
 within it, or the same budget run out).
 
-Every piece settled: no point of the open surface lies deeper than the band inside the solid, so
-the pair is touching (within the band) by the rule that would make it a collision. The distances
+Every piece settled: no point of the open surface lies deeper than the band inside the solid (by
+more than the rounding, which `SheetDepth.upper` includes), so the pair is touching (within the
+band) by the rule that would make it a collision. The distances
 are exact point-triangle distances (Ericson 2005, 5.1.5) in floating point, in the solid's own
 frame (its vertices less their box centre), so that parts far from the origin keep their digits.
 """
@@ -156,7 +160,7 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
     # are told apart and placed (a small part against a sheet a million times its size, whose
     # band it fits in)
     thin = half_width(solid)
-    if thin + slack <= band:
+    if thin <= band + slack:
         return SheetDepth(upper=thin + slack, deep=None, pieces=0)
     Rs, ts = _placed(pose_sheet)
     Rb, tb = _placed(pose_solid)
@@ -209,7 +213,7 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
             bound[rows] = np.minimum(bound[rows], np.maximum(np.maximum(near_dist[rows, c], d[at:at + r]),
                                                              d[at + r:at + 2 * r]))
             at += 2 * r
-        done = bound + slack <= band
+        done = bound <= band + slack
         if done.any():
             upper = max(upper, float((bound[done] + slack).max()))
         rest = np.flatnonzero(~done)
@@ -260,7 +264,7 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
                 way = _off_planes(solid, piece[ask], np.column_stack([tri[rest][ask], mid_tri[ask]]),
                                   local_tris, outward, max(4.0 * slack, 1e-3 * band), ws)
                 length = np.linalg.norm(way, axis=1)
-                fits = np.flatnonzero((length > 0) & (length + slack <= band))
+                fits = np.flatnonzero((length > 0) & (length <= band + slack))
                 if len(fits):
                     moved = piece[ask[fits]] + way[fits][:, None, :]
                     off = _off(solid, moved, ws)
@@ -282,7 +286,7 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
         # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary);
         # of one on a side not asked, at most dist + reach
         lipschitz = np.where(outside, reach - dist, dist + reach)
-        settled = lipschitz + slack <= band
+        settled = lipschitz <= band + slack
         if settled.any():
             upper = max(upper, float(np.maximum(lipschitz[settled] + slack, 0.0).max()))
         live = _split4(piece[~settled])
