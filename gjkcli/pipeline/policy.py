@@ -408,8 +408,9 @@ def _shells_fit(r, a, b, pose_a=None, pose_b=None):
     if surface_a is None or surface_b is None:
         return dataclasses.replace(r, note=_joined(r.note, f"the shells' material was not measured: {why_a or why_b}"))
     v = thickness_verdict(r, overlap(a.name, *surface_a, b.name, *surface_b))
-    if v.status is not Status.TOUCHING:
-        return v
+    if v.status is not Status.TOUCHING:  # its note names the common solid of the shells' material
+        return dataclasses.replace(v, note=v.note.replace(
+            "the parts' common solid", "the common solid of the material their closed shells enclose"))
     return dataclasses.replace(v, exit=EXIT_SHELLS_THIN, note=v.note.replace(
         "touching: the parts ", f"touching: the material the closed shells of '{a.name}' "
                                 f"({len(shells_a)}) and '{b.name}' ({len(shells_b)}) enclose (their "
