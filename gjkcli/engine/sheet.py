@@ -90,8 +90,9 @@ class SheetDepth:
     """What `sheet_depth` proved.
 
     upper : float or None
-        No point of the open surface lies deeper than this inside the solid (at most the band),
-        None when it was not bounded within the band (see `deep` and `pieces`).
+        No point of the open surface lies deeper than this inside the solid (at most the band,
+        or past it by twice the distances' rounding at most: a tie), None when it was not
+        bounded within the band (see `deep` and `pieces`).
     deep : tuple or None
         (depth, point, nearest boundary point, face), world coordinates: a point of the open
         surface inside the solid deeper than the band, a collision's witness, and the open
