@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Overlap", "overlap", "material", "overlaps", "convex_overlap"]
+__all__ = ["Overlap", "overlap", "material_surface", "overlaps", "convex_overlap"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) 
     return _common(a, b, shift)
 
 
-def material(name: str, shells: list) -> tuple:
+def material_surface(name: str, shells: list) -> tuple:
     """(vertices, faces) of the surface of the material the closed shells `shells` enclose
     together (manifold3d's union: shells sharing a rim or overlapping enclose their material
     once, and the faces between them are gone), world coordinates, wound outwards; or (None,

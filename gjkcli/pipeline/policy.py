@@ -386,7 +386,7 @@ def _shells_fit(r, a, b, pose_a=None, pose_b=None):
     """Two open parts that neither rule above settled, each holding closed shells (a frame whose
     edges carry T-junctions set in a wall whose opening is filled by plugs sharing its rims): a
     fit, judged as two closed parts are (`thickness_verdict`), by the mean thickness of the
-    common solid of the material their shells enclose (`gjkcli.mesh.overlap.material`, each
+    common solid of the material their shells enclose (`gjkcli.mesh.overlap.material_surface`, each
     part's shells joined by manifold3d's union); else `r`.
 
     Only the mean thickness: a plug filling a wall's opening is material of the union, so a
@@ -398,13 +398,13 @@ def _shells_fit(r, a, b, pose_a=None, pose_b=None):
 
     from gjkcli.engine.results import Status
     from gjkcli.engine.shells import shells_of
-    from gjkcli.mesh.overlap import material, overlap
+    from gjkcli.mesh.overlap import material_surface, overlap
 
     shells_a = shells_of(a, pose_a)
     shells_b = shells_of(b, pose_b) if shells_a else None
     if not shells_a or not shells_b:
         return r
-    (surface_a, why_a), (surface_b, why_b) = material(a.name, shells_a), material(b.name, shells_b)
+    (surface_a, why_a), (surface_b, why_b) = material_surface(a.name, shells_a), material_surface(b.name, shells_b)
     if surface_a is None or surface_b is None:
         return dataclasses.replace(r, note=_joined(r.note, f"the shells' material was not measured: {why_a or why_b}"))
     v = thickness_verdict(r, overlap(a.name, *surface_a, b.name, *surface_b))

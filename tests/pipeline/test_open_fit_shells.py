@@ -1,6 +1,6 @@
 """Two open parts that hold closed shells, fitted into each other by less than the band: judged
 as two closed parts are, by the mean thickness of the common solid of the material their shells
-enclose (`gjkcli.pipeline.policy._shells_fit`, `gjkcli.mesh.overlap.material_overlap`).
+enclose (`gjkcli.pipeline.policy._shells_fit`, `gjkcli.mesh.overlap.material_surface`).
 
 A window frame 30 mm wider than its opening on every side, set in the middle of a 200 mm wall,
 each written as an exporter writes them: the frame as four members, the wall as four pieces
@@ -90,14 +90,14 @@ def _settled(frame, wall, band):
 def test_the_construction_holds_the_ring():
     from gjkcli.engine.exact import Mesh
     from gjkcli.engine.shells import shells_of
-    from gjkcli.mesh.overlap import material, overlap
+    from gjkcli.mesh.overlap import material_surface, overlap
     from gjkcli.pipeline.policy import mean_thickness
 
     a, b = Mesh(*_open(_frame_boxes()), name="frame"), Mesh(*_open(_wall_boxes()), name="wall")
     assert not a.watertight and not b.watertight
     shells_a, shells_b = shells_of(a), shells_of(b)
     assert len(shells_a) == 4 and len(shells_b) == 4
-    (surface_a, _), (surface_b, _) = material("frame", shells_a), material("wall", shells_b)
+    (surface_a, _), (surface_b, _) = material_surface("frame", shells_a), material_surface("wall", shells_b)
     o = overlap("frame", *surface_a, "wall", *surface_b)
     assert o.volume == pytest.approx(VOLUME, rel=1e-9)
     assert mean_thickness(o) == pytest.approx(THICKNESS, rel=1e-9)
