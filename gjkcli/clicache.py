@@ -117,7 +117,7 @@ class CachedRun:
             click.echo(error_line(problem), err=True)
         code, data = got
         with self.recording() as writes:
-            write_text(output, data if output not in (None, "-") else data.decode(), "the report")
+            write_text(output, data, "the report")
         if self.report_key is not None:
             _keep_run(self.cache, self.report_key, code, writes, [error_line(e) for e in found.errors])
         self._trimmed()

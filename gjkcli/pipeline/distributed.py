@@ -881,7 +881,11 @@ class _ClusterRun(Run):
                         raise ClusterError(
                             f"the Dask cluster at {self.options.dask} has had no worker (or no "
                             f"scheduler) for {self.options.dask_timeout:g} s; the scan stopped")
-                time.sleep(0.02)
+                # woken as an answer comes (as_completed notifies its thread condition once the
+                # answer is queued, under that lock), else at the watch's next look
+                with pending.thread_condition:
+                    if not pending.has_ready():
+                        pending.thread_condition.wait(timeout=0.02)
             return [got[f.key] for f in futures]
         except GjkError:
             raise  # an input error of --debug's strict mode, raised on a worker
