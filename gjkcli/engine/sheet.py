@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gjkcli.engine import _mesh
+from gjkcli.engine.flatfaces import ConvexFaces
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["SheetDepth", "sheet_depth", "half_width", "point_triangle_distance", "capped", "open_crossing"]
@@ -81,6 +82,8 @@ _IDENTITY = np.ascontiguousarray(np.concatenate([np.eye(3).ravel(), np.zeros(3)]
 # How far a piece lying on the solid's boundary is moved off it, as a fraction of the band: the
 # depth bound it proves.
 MOVE = 0.5
+# Halvings of an edge in the search for its point on the depth's ridge (`_ridge`).
+RIDGE_STEPS = 40
 # Rounds of splitting, at most (a piece's side halves a round: 2^-30 of a triangle's side).
 ROUNDS = 30
 
@@ -186,6 +189,7 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
     volume = float(np.einsum("ij,ij->i", local_tris[:, 0], cross).sum())
     outward = np.where(norm[:, None] > 0, cross / np.where(norm > 0, norm, 1.0)[:, None], 0.0)
     outward *= 1.0 if volume >= 0 else -1.0
+    flat = None  # the solid's flat faces, made when a piece first needs them
     for _ in range(ROUNDS):
         if len(live) == 0:
             return SheetDepth(upper=upper, deep=None, pieces=pieces)
@@ -214,6 +218,14 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
             bound[rows] = np.minimum(bound[rows], np.maximum(np.maximum(near_dist[rows, c], d[at:at + r]),
                                                              d[at + r:at + 2 * r]))
             at += 2 * r
+        # a piece over two triangles of one flat face, or across the middle of a slab: the
+        # face's distance where it is a convex polygon, and means of two sets' distances
+        # (`gjkcli.engine.flatfaces`), bound it as no one triangle does
+        over = np.flatnonzero(bound > band + slack)
+        if len(over):
+            if flat is None:
+                flat = ConvexFaces(local_tris, outward, solid.faces, solid.size)
+            bound[over] = np.minimum(bound[over], flat.bound(live[over], tri[over], point_triangle_distance))
         done = bound <= band + slack
         if done.any():
             upper = max(upper, float((bound[done] + slack).max()))
@@ -277,12 +289,26 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
             piece, centroid, reach, dist, near, inside, outside = (
                 piece[keep], centroid[keep], reach[keep], dist[keep], near[keep], inside[keep], outside[keep])
             rest = rest[keep]
+        to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
         deep = inside & (dist > band + slack)
         if deep.any():
             q = int(np.flatnonzero(deep)[np.argmax(dist[deep])])
-            to_world = lambda p: (p + solid.centre) @ Rb.T + tb  # noqa: E731
             return SheetDepth(upper=None, deep=(float(dist[q]), to_world(centroid[q]), to_world(near[q]),
                                                 int(origin[rest[q]])), pieces=pieces)
+        # the deepest points of a piece across a ridge of the depth (the middle of a slab) lie
+        # where two boundary triangles are as near: asked on the pieces' edges, they prove a
+        # collision a hair past the band that no centroid comes near enough to
+        points, rows = _ridge(piece, tri[rest], local_tris)
+        if len(points):
+            far, near_ridge, _ = _mesh.closest(solid.bvh, points, float("inf"), 0.0, ws)
+            ask = np.flatnonzero(far > band + slack)
+            if len(ask):
+                ask = ask[np.abs(_mesh.winding(solid.bvh, np.ascontiguousarray(points[ask]), ws))
+                          > DEFAULT.winding_inside]
+            if len(ask):
+                q = int(ask[np.argmax(far[ask])])
+                return SheetDepth(upper=None, deep=(float(far[q]), to_world(points[q]), to_world(near_ridge[q]),
+                                                    int(origin[rest[rows[q]]])), pieces=pieces)
         # the depth is 1-Lipschitz: within reach of a centroid inside at depth dist, at most
         # dist + reach; of one outside, at most reach - dist (the way in crosses the boundary);
         # of one on a side not asked, at most dist + reach
@@ -293,6 +319,32 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
         live = _split4(piece[~settled])
         origin = np.repeat(origin[rest][~settled], 4)
     return SheetDepth(upper=None, deep=None, pieces=pieces)
+
+
+def _ridge(pieces: np.ndarray, near: np.ndarray, tris: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """((n, 3) points, (n,) their pieces): on each edge of a piece (k, 3, 3) whose corners have
+    other nearest boundary triangles (`near` (k, 3), of `tris`), the point as near to the one
+    as to the other (bisection, to the edge's length times 2^-RIDGE_STEPS), where the depth has
+    its ridge across the edge. Points of the pieces: a collision's witness where one is inside
+    deeper than the band."""
+    points, rows = [], []
+    for a, b in ((0, 1), (1, 2), (2, 0)):
+        r = np.flatnonzero(near[:, a] != near[:, b])
+        if not len(r):
+            continue
+        p0, step = pieces[r, a], pieces[r, b] - pieces[r, a]
+        t0, t1 = tris[near[r, a]], tris[near[r, b]]
+        lo, hi = np.zeros(len(r)), np.ones(len(r))
+        for _ in range(RIDGE_STEPS):
+            mid = 0.5 * (lo + hi)
+            at = p0 + mid[:, None] * step
+            first = point_triangle_distance(at, t0) <= point_triangle_distance(at, t1)
+            lo, hi = np.where(first, mid, lo), np.where(first, hi, mid)
+        points.append(p0 + (0.5 * (lo + hi))[:, None] * step)
+        rows.append(r)
+    if not points:
+        return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+    return np.ascontiguousarray(np.concatenate(points)), np.concatenate(rows)
 
 
 def capped(mesh):
