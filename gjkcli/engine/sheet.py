@@ -298,7 +298,11 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
         # the deepest points of a piece across a ridge of the depth (the middle of a slab) lie
         # where two boundary triangles are as near: asked on the pieces' edges, they prove a
         # collision a hair past the band that no centroid comes near enough to
-        points, rows = _ridge(piece, tri[rest], local_tris)
+        # (not a piece whose centroid's side, depth and reach keep every point within the band:
+        # `lipschitz` below settles those)
+        reaches = np.flatnonzero(np.where(outside, reach - dist, dist + reach) > band + slack)
+        points, rows = _ridge(piece[reaches], tri[rest[reaches]], local_tris)
+        rows = reaches[rows]
         if len(points):
             far, near_ridge, _ = _mesh.closest(solid.bvh, points, float("inf"), 0.0, ws)
             ask = np.flatnonzero(far > band + slack)
