@@ -71,9 +71,6 @@ class ConvexFaces:
     convex polygon."""
 
     def __init__(self, tris: np.ndarray, outward: np.ndarray, faces: np.ndarray, size: float):
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
-
         self.tris, self.faces = tris, faces
         m = len(faces)
         edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
@@ -94,8 +91,7 @@ class ConvexFaces:
         corner = np.argmax(faces[g] == apex[same + 1][:, None], axis=1)  # g's corner off the edge
         off = np.abs(np.einsum("ij,ij->i", tris[g, corner] - tris[f, 0], outward[f]))
         agree &= off <= _PLANE_REL * size
-        graph = coo_matrix((np.ones(int(agree.sum())), (f[agree], g[agree])), shape=(m, m))
-        self.group = connected_components(graph, directed=False)[1]
+        self.group = _components(m, f[agree], g[agree])
         self._made: dict = {}
 
     def face(self, k: int):
@@ -204,13 +200,45 @@ class ConvexFaces:
         return out
 
 
-def _hull(points: np.ndarray):
-    """(K, 2) the convex hull of 2D points, counter-clockwise (qhull's order in the plane), or
-    None when the points span no area."""
-    from scipy.spatial import ConvexHull, QhullError
+# scipy's connected_components and ConvexHull would do what the two below do; their imports
+# (0.12 and 0.04 s) are most of the bound's time on a model of a few windows, the imports a
+# scan of such a model does not otherwise pay.
 
-    try:
-        hull = ConvexHull(points)
-    except (QhullError, ValueError):
+
+def _components(m: int, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """(m,) a label per node of the graph of m nodes and edges (f, g), the same within a
+    connected component and different across: each node's label lowered to its neighbours'
+    (the least node index reached) and looked up through the labels (pointer jumping) until
+    no edge joins two labels."""
+    label = np.arange(m)
+    while True:
+        low = np.minimum(label[f], label[g])
+        new = label.copy()
+        np.minimum.at(new, f, low)
+        np.minimum.at(new, g, low)
+        new = new[new]
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
+def _hull(points: np.ndarray):
+    """(K, 2) the convex hull of 2D points, counter-clockwise (Andrew's monotone chain), or None
+    when the points span no area."""
+    pts = np.unique(points, axis=0).tolist()  # sorted by x, then y
+    if len(pts) < 3:
         return None
-    return np.ascontiguousarray(points[hull.vertices])
+
+    def side(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    chains = []
+    for run in (pts, pts[::-1]):
+        chain: list = []
+        for p in run:
+            while len(chain) >= 2 and side(chain[-2], chain[-1], p) <= 0:
+                chain.pop()
+            chain.append(p)
+        chains.append(chain[:-1])
+    hull = chains[0] + chains[1]
+    return np.array(hull) if len(hull) >= 3 else None

@@ -82,8 +82,8 @@ _IDENTITY = np.ascontiguousarray(np.concatenate([np.eye(3).ravel(), np.zeros(3)]
 # How far a piece lying on the solid's boundary is moved off it, as a fraction of the band: the
 # depth bound it proves.
 MOVE = 0.5
-# Halvings of an edge in the search for its point on the depth's ridge (`_ridge`).
-RIDGE_STEPS = 40
+# Steps of false position on an edge in the search for its point on the depth's ridge (`_ridge`).
+RIDGE_STEPS = 4
 # Rounds of splitting, at most (a piece's side halves a round: 2^-30 of a triangle's side).
 ROUNDS = 30
 
@@ -328,27 +328,33 @@ def _sheet_depth(sheet, solid, pose_sheet, pose_solid, band: float, budget: int)
 def _ridge(pieces: np.ndarray, near: np.ndarray, tris: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """((n, 3) points, (n,) their pieces): on each edge of a piece (k, 3, 3) whose corners have
     other nearest boundary triangles (`near` (k, 3), of `tris`), the point as near to the one
-    as to the other (bisection, to the edge's length times 2^-RIDGE_STEPS), where the depth has
-    its ridge across the edge. Points of the pieces: a collision's witness where one is inside
-    deeper than the band."""
-    points, rows = [], []
-    for a, b in ((0, 1), (1, 2), (2, 0)):
-        r = np.flatnonzero(near[:, a] != near[:, b])
-        if not len(r):
-            continue
-        p0, step = pieces[r, a], pieces[r, b] - pieces[r, a]
-        t0, t1 = tris[near[r, a]], tris[near[r, b]]
-        lo, hi = np.zeros(len(r)), np.ones(len(r))
-        for _ in range(RIDGE_STEPS):
-            mid = 0.5 * (lo + hi)
-            at = p0 + mid[:, None] * step
-            first = point_triangle_distance(at, t0) <= point_triangle_distance(at, t1)
-            lo, hi = np.where(first, mid, lo), np.where(first, hi, mid)
-        points.append(p0 + (0.5 * (lo + hi))[:, None] * step)
-        rows.append(r)
-    if not points:
+    as to the other (RIDGE_STEPS of false position: exact where both are a plane's), where the
+    depth has its ridge across the edge. Points of the pieces: a collision's witness where one
+    is inside deeper than the band."""
+    ends = np.array([(0, 1), (1, 2), (2, 0)])
+    r, e = np.nonzero(near[:, ends[:, 0]] != near[:, ends[:, 1]])  # (piece, edge) of every such edge
+    if not len(r):
         return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-    return np.ascontiguousarray(np.concatenate(points)), np.concatenate(rows)
+    a, b = ends[e, 0], ends[e, 1]
+    p0, step = pieces[r, a], pieces[r, b] - pieces[r, a]
+    t0, t1 = tris[near[r, a]], tris[near[r, b]]
+
+    def f(s):  # d(p(s), t0) - d(p(s), t1): at most 0 at s = 0, at least 0 at 1
+        at = p0 + s[:, None] * step
+        return point_triangle_distance(at, t0) - point_triangle_distance(at, t1)
+
+    lo, hi = np.zeros(len(r)), np.ones(len(r))
+    f_lo, f_hi = f(lo), f(hi)
+    for _ in range(RIDGE_STEPS + 1):
+        span = f_hi - f_lo
+        s = np.clip(np.where(span > 0, lo - f_lo * (hi - lo) / np.where(span > 0, span, 1.0), lo), lo, hi)
+        if _ == RIDGE_STEPS:
+            break
+        got = f(s)
+        first = got <= 0
+        lo, f_lo = np.where(first, s, lo), np.where(first, got, f_lo)
+        hi, f_hi = np.where(first, hi, s), np.where(first, f_hi, got)
+    return np.ascontiguousarray(p0 + s[:, None] * step), r
 
 
 def capped(mesh):
