@@ -114,3 +114,37 @@ def test_a_tie_in_a_models_own_coordinates_is_settled(make, size):
     assert depth * (1 - 1e-6) < under.depth <= depth + 2 * slack
     over = settle(exact_query(sheet, solid, tolerance=depth * (1 + 1e-6)), sheet, solid)
     assert over.status.value == "touching", over.note
+
+
+def _moved(sheet, solid, rng):
+    """Both parts turned and moved alike by a seeded rigid motion far from the origin: the
+    depth is the same, the coordinates and the faces' planes are no longer the axes'."""
+    from scipy.spatial.transform import Rotation
+
+    R = Rotation.random(random_state=rng).as_matrix()
+    t = rng.uniform(-500.0, 500.0, size=3)
+    return (Mesh(sheet.vertices @ R.T + t, sheet.faces, name=sheet.name),
+            Mesh(solid.vertices @ R.T + t, solid.faces, name=solid.name))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("make, size", [(_sill, 0.03), (_through_slab, 0.01)])
+def test_ties_turned_and_moved_are_settled_and_a_hair_either_side_is_judged(make, size, seed):
+    """The constructions above, turned and moved by a seeded motion, at bands just under and
+    over their depth (which the motion keeps, to its rounding): a collision under, with a
+    witness no shallower than that band; touching over, bounded within the rounding. (At the
+    depth itself the turned coordinates' rounding, 1e-14 here, decides: the triangle test takes
+    a point that much past the band for a collision, where the bound reads a tie.)"""
+    pytest.importorskip("shapely")
+    rng = np.random.default_rng(seed)
+    sheet, solid, depth = make(size)
+    sheet, solid = _moved(sheet, solid, rng)
+    slack = DEFAULT.exact_snap_rel * max(sheet.size, solid.size)
+    for rel in (1e-3, 1e-6):
+        under = settle(exact_query(sheet, solid, tolerance=depth * (1 - rel)), sheet, solid)
+        assert under.status.value == "collision", (rel, under.note)
+        assert depth * (1 - rel) < under.depth <= depth + 4 * slack
+    for rel in (1e-6, 1e-3):
+        over = settle(exact_query(sheet, solid, tolerance=depth * (1 + rel)), sheet, solid)
+        assert over.status.value == "touching", (rel, over.note)
+        assert over.depth_upper <= depth * (1 + rel) + 2 * slack
