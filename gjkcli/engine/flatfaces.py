@@ -92,6 +92,8 @@ class ConvexFaces:
         off = np.abs(np.einsum("ij,ij->i", tris[g, corner] - tris[f, 0], outward[f]))
         agree &= off <= _PLANE_REL * size
         self.group = _components(m, f[agree], g[agree])
+        self._by_group = np.argsort(self.group, kind="stable")  # the triangles, a face's together
+        self._sorted = self.group[self._by_group]
         self._made: dict = {}
 
     def face(self, k: int):
@@ -101,7 +103,7 @@ class ConvexFaces:
         return self._made[k]
 
     def _face(self, k: int):
-        members = np.flatnonzero(self.group == k)
+        members = self._by_group[np.searchsorted(self._sorted, k):np.searchsorted(self._sorted, k, side="right")]
         if len(members) < 2:
             return None
         f = self.faces[members]

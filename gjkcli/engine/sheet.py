@@ -22,6 +22,11 @@ undecided. `sheet_depth` settles it by branch and bound over the open part's tri
   boundary), s + r where the side (the winding number, asked only where it decides something)
   is not known; a centroid inside and deeper than the band is a point that proves the
   collision;
+- a piece whose corners lie over two triangles of one flat face, or on both sides of a slab's
+  middle, is bounded by the face where it is a convex polygon and by the mean of two such sets'
+  distances (`gjkcli.engine.flatfaces`), convex functions too; where its corners have other
+  nearest triangles, the point of such an edge as near to both lies on the depth's ridge, and
+  inside deeper than the band it is a point that proves the collision;
 - any other piece is split in four at its edges' midpoints, up to a budget of pieces.
 
 Before any piece: no point lies deeper inside the solid than half its least width across a
@@ -343,17 +348,19 @@ def _ridge(pieces: np.ndarray, near: np.ndarray, tris: np.ndarray) -> tuple[np.n
         at = p0 + s[:, None] * step
         return point_triangle_distance(at, t0) - point_triangle_distance(at, t1)
 
+    def guess(lo, hi, f_lo, f_hi):  # where the chord from (lo, f_lo) to (hi, f_hi) is 0
+        span = f_hi - f_lo
+        return np.clip(np.where(span > 0, lo - f_lo * (hi - lo) / np.where(span > 0, span, 1.0), lo), lo, hi)
+
     lo, hi = np.zeros(len(r)), np.ones(len(r))
     f_lo, f_hi = f(lo), f(hi)
-    for _ in range(RIDGE_STEPS + 1):
-        span = f_hi - f_lo
-        s = np.clip(np.where(span > 0, lo - f_lo * (hi - lo) / np.where(span > 0, span, 1.0), lo), lo, hi)
-        if _ == RIDGE_STEPS:
-            break
+    for _ in range(RIDGE_STEPS):
+        s = guess(lo, hi, f_lo, f_hi)
         got = f(s)
         first = got <= 0
         lo, f_lo = np.where(first, s, lo), np.where(first, got, f_lo)
         hi, f_hi = np.where(first, hi, s), np.where(first, f_hi, got)
+    s = guess(lo, hi, f_lo, f_hi)
     return np.ascontiguousarray(p0 + s[:, None] * step), r
 
 
