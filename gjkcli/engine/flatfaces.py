@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gjkcli.engine.topology import components
+
 __all__ = ["ConvexFaces"]
 
 # Triangles sharing an edge are of one face where their unit normals agree to this (1 - dot)...
@@ -91,7 +93,7 @@ class ConvexFaces:
         corner = np.argmax(faces[g] == apex[same + 1][:, None], axis=1)  # g's corner off the edge
         off = np.abs(np.einsum("ij,ij->i", tris[g, corner] - tris[f, 0], outward[f]))
         agree &= off <= _PLANE_REL * size
-        self.group = _components(m, f[agree], g[agree])
+        self.group = components(m, f[agree], g[agree])
         self._by_group = np.argsort(self.group, kind="stable")  # the triangles, a face's together
         self._sorted = self.group[self._by_group]
         self._made: dict = {}
@@ -202,26 +204,8 @@ class ConvexFaces:
         return out
 
 
-# scipy's connected_components and ConvexHull would do what the two below do; their imports
-# (0.12 and 0.04 s) are most of the bound's time on a model of a few windows, the imports a
-# scan of such a model does not otherwise pay.
-
-
-def _components(m: int, f: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """(m,) a label per node of the graph of m nodes and edges (f, g), the same within a
-    connected component and different across: each node's label lowered to its neighbours'
-    (the least node index reached) and looked up through the labels (pointer jumping) until
-    no edge joins two labels."""
-    label = np.arange(m)
-    while True:
-        low = np.minimum(label[f], label[g])
-        new = label.copy()
-        np.minimum.at(new, f, low)
-        np.minimum.at(new, g, low)
-        new = new[new]
-        if np.array_equal(new, label):
-            return label
-        label = new
+# scipy's ConvexHull would do what `_hull` does; its import (0.04 s) is a share of the bound's
+# time on a model of a few windows, an import a scan of such a model does not otherwise pay.
 
 
 def _hull(points: np.ndarray):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["topology", "open_faces", "edge_groups", "oriented", "solid", "signed_volume"]
+__all__ = ["topology", "components", "open_faces", "edge_groups", "oriented", "solid", "signed_volume"]
 
 # Meshes with more triangles than this find their bodies with scipy (linear time) instead of
 # the vectorised root hooking that wins on small meshes.
@@ -58,7 +58,7 @@ def topology(faces: np.ndarray, n_vertices: int, groups=None) -> tuple[np.ndarra
         order, counts = _edge_groups(distinct, n_vertices)
     # a manifold edge's two entries sit side by side in `order` (edge i lies on face i // 3)
     first = (np.cumsum(counts) - counts)[counts == 2]
-    root = _components(len(distinct), order[first] // 3, order[first + 1] // 3)
+    root = components(len(distinct), order[first] // 3, order[first + 1] // 3)
     # roots are each body's first face, so numbering them in order gives "#k" names that
     # follow the file
     is_root = root == np.arange(len(root))
@@ -131,7 +131,7 @@ def _in_file_order(faces: np.ndarray, first: np.ndarray, inverse: np.ndarray):
     return faces[first[order]], renumber[inverse]
 
 
-def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Connected components of n nodes joined by edges a[i]-b[i].
 
     Returns
@@ -156,7 +156,7 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _hooked_roots(n: int, a: np.ndarray, b: np.ndarray, rounds: int = 64):
-    """`_components` by hooking each root to its smallest neighbouring root, then pointer
+    """`components` by hooking each root to its smallest neighbouring root, then pointer
     jumping (Shiloach and Vishkin 1982): a few vectorised rounds, where scipy's sparse setup
     alone costs about 0.4 ms a call, most of a small part's load time in a 10,000-part scene.
     None if `rounds` rounds do not settle it (never seen; scipy then takes over)."""
