@@ -236,7 +236,7 @@ def glb_steps(after: list, work: Path, name: str) -> str:
 
 def step_scenarios(work: Path, changed: bool = False, kinds=("step", "step-moved", "step-edited")):
     """Each STEP assembly unchanged; with `changed`, also one solid changed, both ways a file is
-    edited: "step-moved" (one instance of a part placed elsewhere, `_step_moved`; a file without
+    edited: "step-moved" (one instance of a part placed elsewhere, `step_moved`; a file without
     an assembly's placements has none) and "step-edited" (one solid's geometry edited: every
     CARTESIAN_POINT only that MANIFOLD_SOLID_BREP refers to moved alike, so its B-rep stays
     valid and its entity text changes; every instance of its part changes with it). kinds: those
@@ -254,12 +254,13 @@ def step_scenarios(work: Path, changed: bool = False, kinds=("step", "step-moved
         if not changed:
             continue
         text = path.read_text(encoding="latin-1")
-        for kind, edit in (("moved", _step_moved), ("edited", _step_edited)):
+        for kind, edit in (("moved", step_moved), ("edited", step_edited)):
             if f"step-{kind}" not in kinds:
                 continue
             edited = edit(text)
             if edited is None:
-                print(f"step-{kind}:{path.name}: skipped, the file has no instance placement to move")
+                what = "instance placement" if kind == "moved" else "MANIFOLD_SOLID_BREP"
+                print(f"step-{kind}:{path.name}: skipped, the file has no {what} to {kind[:-1]}")
                 continue
             after = work / f"{kind}-{path.name}"
             after.write_text(edited, encoding="latin-1")
@@ -313,12 +314,12 @@ def _step_size(entities: dict) -> float:
     return float(np.linalg.norm(a.max(axis=0) - a.min(axis=0)))
 
 
-def _step_moved(text: str) -> str | None:
+def step_moved(text: str, which: int = -1) -> str | None:
     """The file with one part instance placed elsewhere: of the assembly's occurrences
     (NEXT_ASSEMBLY_USAGE_OCCURRENCE) of a product that is not an assembly itself, the last one's
-    placement (its CONTEXT_DEPENDENT_SHAPE_REPRESENTATION's ITEM_DEFINED_TRANSFORMATION) gets a
-    copy of its target placement with the location moved by 2% of the model's size; None
-    without one."""
+    (or the one numbered `which`, in the file's order) placement (its
+    CONTEXT_DEPENDENT_SHAPE_REPRESENTATION's ITEM_DEFINED_TRANSFORMATION) gets a copy of its
+    target placement with the location moved by 2% of the model's size; None without one."""
     import re
 
     entities = _step_entities(text)
@@ -336,9 +337,9 @@ def _step_moved(text: str) -> str | None:
             m = re.search(r"REPRESENTATION_RELATIONSHIP_WITH_TRANSFORMATION\s*\(\s*#(\d+)", entities[relation][2])
             if m:
                 moves.append(int(m.group(1)))
-    if not moves:
+    if not moves or not -len(moves) <= which < len(moves):
         return None
-    idt = moves[-1]
+    idt = moves[which]
     target = _step_refs(entities[idt][2])[-1]  # ITEM_DEFINED_TRANSFORMATION(name, description, item 1, item 2)
     location = _step_refs(entities[target][2])[0]  # AXIS2_PLACEMENT_3D(name, location, axis, direction)
     point, placement = max(entities) + 1, max(entities) + 2
@@ -351,12 +352,15 @@ def _step_moved(text: str) -> str | None:
     return _step_points(text, entities, [point], (0.02 * _step_size(entities), 0.0, 0.0))
 
 
-def _step_edited(text: str) -> str:
+def step_edited(text: str) -> str | None:
     """The file with the last MANIFOLD_SOLID_BREP's own points (those no entity outside its
-    closure refers to) moved by 1% of the model's size."""
+    closure refers to) moved by 1% of the model's size; None without one (a file of shells or
+    surfaces)."""
     entities = _step_entities(text)
-    solid = [i for i, (_, _, r) in entities.items() if r.startswith("MANIFOLD_SOLID_BREP")][-1]
-    closure, todo = set(), [solid]
+    solids = [i for i, (_, _, r) in entities.items() if r.startswith("MANIFOLD_SOLID_BREP")]
+    if not solids:
+        return None
+    closure, todo = set(), [solids[-1]]
     while todo:
         i = todo.pop()
         if i not in closure:
@@ -367,25 +371,34 @@ def _step_edited(text: str) -> str:
     return _step_points(text, entities, own, (0.01 * _step_size(entities), 0.0, 0.0))
 
 
-def ifc_scenario(work: Path):
-    model = IFC_CORPUS / IFC_MODEL
-    if not model.is_file():
-        print(f"ifc-moved: skipped, {model} is not there (GJK_IFC_CORPUS)")
-        return
+def ifc_moved(model: Path, after: Path, count: int = 10, seed: int = 45) -> int:
+    """Write `model` to `after` with `count` of its placed elements (seeded choice) moved along
+    x by IfcOpenShell's API, 50 mm in the file's units (0.05 where a placement's x is past 1,000:
+    a model in metres far from its origin). How many were moved (fewer when it has fewer)."""
     import ifcopenshell
     import ifcopenshell.api
     import ifcopenshell.util.placement
 
     f = ifcopenshell.open(str(model))
     elements = [e for e in f.by_type("IfcElement") if e.ObjectPlacement is not None and e.Representation is not None]
-    rng = np.random.default_rng(45)
-    for k in rng.choice(len(elements), size=10, replace=False).tolist():
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(elements), size=min(count, len(elements)), replace=False).tolist()
+    for k in chosen:
         e = elements[k]
         m = ifcopenshell.util.placement.get_local_placement(e.ObjectPlacement).copy()
         m[:3, 3] += (0.05, 0.0, 0.0) if abs(m[0, 3]) > 1000 else (50.0, 0.0, 0.0)
         ifcopenshell.api.run("geometry.edit_object_placement", f, product=e, matrix=m, is_si=False)
-    after = work / "moved.ifc"
     f.write(str(after))
+    return len(chosen)
+
+
+def ifc_scenario(work: Path):
+    model = IFC_CORPUS / IFC_MODEL
+    if not model.is_file():
+        print(f"ifc-moved: skipped, {model} is not there (GJK_IFC_CORPUS)")
+        return
+    after = work / "moved.ifc"
+    ifc_moved(model, after)
     yield "ifc-moved", ["scan", model, "--tolerance", "2mm"], ["scan", after, "--tolerance", "2mm"]
 
 

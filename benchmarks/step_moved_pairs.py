@@ -1,6 +1,6 @@
 """How many pairs of bench_cache.py's "step-moved" scenario need OpenCASCADE's exact solids on
 the cached re-run: each committed assembly scanned with a cache, then its copy with one instance
-moved (`bench_cache._step_moved`) scanned with the same cache, in this process (`--jobs 1`), the
+moved (`bench_cache.step_moved`) scanned with the same cache, in this process (`--jobs 1`), the
 tessellated pairs' decisions counted: those the triangles' interval decides, and those that go on
 to OpenCASCADE (a finer tessellation of the solids, `tessellated._finer`, or their exact
 distance or common part, `tessellated._exact`).
@@ -52,7 +52,7 @@ def main() -> None:
             unpacked = work / path.stem
             unpacked.write_bytes(gzip.decompress(path.read_bytes()))
             path = unpacked
-        moved = bench._step_moved(path.read_text(encoding="latin-1"))
+        moved = bench.step_moved(path.read_text(encoding="latin-1"))
         if moved is None:
             print(f"{path.name}: no instance placement to move")
             continue

@@ -59,7 +59,7 @@ def _files(tmp_path, kind: str, assembly=ASSEMBLY) -> tuple:
     before = tmp_path / "as1.stp"
     before.write_text(text, encoding="latin-1")
     after = tmp_path / f"{kind}.stp"
-    after.write_text(bench._step_moved(text) if kind == "moved" else bench._step_edited(text),
+    after.write_text(bench.step_moved(text) if kind == "moved" else bench.step_edited(text),
                      encoding="latin-1")
     return before, after
 

@@ -58,7 +58,7 @@ def test_digests_ignore_ids_and_spacing_and_see_any_change():
     named = steptext.Assembly(text.replace(b"'nut'", b"'nut2'"))
     assert named.digests == a.digests and named.structure() != a.structure()
     # one solid's points moved: that solid's digest changes, no other's
-    edited = steptext.Assembly(_module("bench_cache")._step_edited(text.decode("latin-1")).encode("latin-1"))
+    edited = steptext.Assembly(_module("bench_cache").step_edited(text.decode("latin-1")).encode("latin-1"))
     changed = set(edited.digests.values()) - set(a.digests.values())
     assert len(changed) == 1 and len(set(a.digests.values()) - set(edited.digests.values())) == 1
 
@@ -66,7 +66,7 @@ def test_digests_ignore_ids_and_spacing_and_see_any_change():
 @pytest.mark.parametrize("name", STEP_FILES)
 def test_a_moved_placement_moves_one_instance_and_no_solid(name):
     text = _bytes(name)
-    moved = _module("bench_cache")._step_moved(text.decode("latin-1"))
+    moved = _module("bench_cache").step_moved(text.decode("latin-1"))
     before = steptext.Assembly(text)
     if moved is None:  # a file of no assembly placement
         assert not before.by_kind.get("NEXT_ASSEMBLY_USAGE_OCCURRENCE")
