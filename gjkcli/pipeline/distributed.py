@@ -642,9 +642,10 @@ class _ClusterRun(Run):
                 out[int(todo[at[k]])] = r
         return dict(sorted(out.items()))
 
-    def _bounded(self, parts: Parts, i, j, batch, clearance, e, todo) -> dict:
+    def _bounded(self, parts: Parts, i, j, batch, clearance, e, todo, scene=None) -> dict:
         """Tessellated (STEP) pairs on their bounds and exact solids, on the workers (each reads
-        the STEP file itself)."""
+        the STEP file itself). scene: None (a cluster's run reads no cache: its every pair is
+        refined, and each task decides canonical copies over all of them below)."""
         if not len(todo):
             return {}
         a, b = i[todo], j[todo]

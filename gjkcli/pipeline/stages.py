@@ -385,10 +385,11 @@ class Run:
         """The cache keeps the answers of the pairs `todo` (some, and a cache)."""
         return bool(len(todo)) and self.table("pairs") is not None
 
-    def pair_keys(self, parts, i, j, clearance, batch, todo, kind: str) -> list:
+    def pair_keys(self, parts, i, j, clearance, batch, todo, kind: str, context=None) -> list:
         """The cache's key of each pair `todo` for the answers of `kind`: both objects' keys
         (`gjkcli.pipeline.cache.PartKeys`: their triangles, hulls and what their loaders say),
-        the pair's band and clearance, and every option that changes the answer."""
+        the pair's band and clearance, every option that changes the answer, and what
+        `context` holds for it ({pair index: bytes}: an exact pair's scene, `_exact_scene`)."""
         from gjkcli.pipeline.cache import PartKeys, pair_key
         from gjkcli.tolerances import DEFAULT
 
@@ -410,7 +411,8 @@ class Run:
             flip = bool(ga.instance and gb.instance and repr(gb.instance.key) < repr(ga.instance.key))
             out.append(pair_key(common, pk[a], pk[b], tolerance[k], clear[k], several[a] or several[b],
                                 None if modes is None else str(modes[k]), flip,
-                                None if self.parted is None else bool(self.parted[k])))
+                                None if self.parted is None else bool(self.parted[k]),
+                                None if context is None else context.get(k)))
         return out
 
     def kept_answers(self, kind: str, keys: list, todo) -> tuple:
@@ -703,9 +705,20 @@ class Run:
         kept, rest = self.kept_answers("exact", keys, todo)
         exact = self._triangles(parts, i, j, batch, rest)
         b_todo = np.flatnonzero(bounded)
-        b_keys = self.pair_keys(parts, i, j, clearance, batch, b_todo, "bounded") if self.caching(b_todo) else []
+        b_keys, scene, member = [], None, {}
+        if self.caching(b_todo):  # an exact pair's answer under its group's context (`_exact_scene`)
+            scene, context, member = self._exact_scene(parts, i, j, batch, e, b_todo)
+            b_keys = self.pair_keys(parts, i, j, clearance, batch, b_todo, "bounded", context)
         b_kept, b_rest = self.kept_answers("bounded", b_keys, b_todo)
-        decided = self._bounded(parts, i, j, batch, clearance, e, b_rest)
+        missing = {member[k] for k in b_rest.tolist() if k in member}
+        if b_kept and missing:  # a group measured whole, on its first pair, as without the cache
+            back = [k for k in b_kept if member.get(k) in missing]
+            for k in back:
+                del b_kept[k]
+            b_rest = np.sort(np.concatenate([b_rest, np.asarray(back, dtype=np.int64)]))
+        # beside kept ones, the pairs measured decide canonical copies over every group of the
+        # run, as a run without the cache does
+        decided = self._bounded(parts, i, j, batch, clearance, e, b_rest, scene if b_kept else None)
         if keys or b_keys:  # the cache's answers beside those computed now, which it keeps
             self.keep_answers(keys, todo, exact)
             self.keep_answers(b_keys, b_todo, decided)
@@ -719,9 +732,11 @@ class Run:
         return _Answers(status, hull_clear, policy.conservative(~refine & ~bounded, coincident),
                         listed, exact, batch, decided, e)
 
-    def _bounded(self, parts: "Parts", i, j, batch, clearance, e, todo) -> dict:
+    def _bounded(self, parts: "Parts", i, j, batch, clearance, e, todo, scene=None) -> dict:
         """{pair index: tessellated.Bounded} for pairs of tessellated parts the triangles'
-        bound does not clear: their triangles' answer, then the exact solids (on every core)."""
+        bound does not clear: their triangles' answer, then the exact solids (on every core).
+        scene: `exact_groups` of every tessellated pair of the run where `todo` are some of
+        them (else `exact_scene`)."""
         if not len(todo):  # nothing to import either (start-up)
             return {}
         from gjkcli.pipeline import tessellated
@@ -748,7 +763,7 @@ class Run:
             from gjkcli.mesh import cad_process
 
             out.update(cad_process.ask(tessellated.decide_all, pending, self.options.jobs,
-                                       scene=self.exact_scene))
+                                       scene=self.exact_scene if scene is None else scene))
         else:
             out.update(tessellated.decide_all(pending, self.options.jobs))
         return out
@@ -782,15 +797,71 @@ class Run:
     def exact_groups(self, parts: "Parts", i, j, batch, e, todo) -> list:
         """The exact solids of each group `tessellated.decide_all` would refine the pairs `todo`
         in, from the geometries alone (no triangles)."""
+        return self._exact_scene(parts, i, j, batch, e, todo)[0]
+
+    def _exact_scene(self, parts: "Parts", i, j, batch, e, todo) -> tuple[list, dict, dict]:
+        """(`exact_groups`, {pair index: its group's context} and {pair index: its group's
+        number} for the pairs of `todo` in them; the contexts only where the run has a cache).
+
+        Two choices of `tessellated.decide_all` reach past a pair, and both change the last
+        digits of its answer (a common volume's fourth, a witness point's rounding), never its
+        verdict: a group's pairs are measured on their products' canonical copies where every
+        product of its first pair is met in two groups or more and their B-spline faces are
+        met often enough (`gjkcli.mesh.cad.copies_repaid`, counted over every group of the
+        run), and a group is measured once, on its first pair, the others placed from it
+        (`tessellated.ExactMemo`). An exact pair's answer is therefore kept in the cache under
+        its group's context: for each product of the group's first pair, every group of the
+        run that product is in, each by its first pair's objects' keys and products. A kept
+        answer is taken where the groups that decide its group's copies are those of the run
+        that kept it, and a group is taken whole or measured whole (`_answers`).
+        (`benchmarks/cache_corpus.py` found an AP214 AS1 whose rod was moved given other common
+        volumes by the cache than by a run without it.) A first pair's part of no shared product
+        (a mirrored or scaled placement: which solid it shares is not told here) makes every
+        context this run's own."""
+        from gjkcli.digests import blake2b
+        from gjkcli.pipeline.cache import PartKeys
         from gjkcli.pipeline.tessellated import group_of
 
-        groups: dict = {}
-        for k, deep, first, second, _ in self._tessellated(parts, i, j, batch, e, todo):
-            ga, gb = parts.geoms[int(i[k])], parts.geoms[int(j[k])]
+        groups: dict = {}  # group -> the exact solids of its pairs
+        number: dict = {}  # group -> its number, in the order of first pairs
+        member: dict = {}  # pair index -> its group's number
+        first: list = []  # per group number: the objects of its first pair
+        for k, deep, one, other, _ in self._tessellated(parts, i, j, batch, e, todo):
+            a, b = int(i[k]), int(j[k])
+            ga, gb = parts.geoms[a], parts.geoms[b]
             if deep is None and ga.brep and gb.brep and ga.units == gb.units and self.units is not None:
-                group = group_of(k, placement_key(first, second))
+                group = group_of(k, placement_key(one, other))
+                if group not in number:
+                    number[group] = len(first)
+                    first.append((a, b))
+                member[k] = number[group]
                 groups.setdefault(group, []).append((tuple(ga.brep), tuple(gb.brep)))
-        return list(groups.values())
+        if not member or self.table("pairs") is None:
+            return list(groups.values()), {}, member
+        if any(parts.geoms[x].instance is None for pair in first for x in pair):
+            mine = os.urandom(16)
+            return list(groups.values()), dict.fromkeys(member, mine), member
+        if self._part_keys is None:
+            self._part_keys = PartKeys(parts.geoms, parts.shapes)
+        pk = self._part_keys
+
+        def product(x: int):  # the solid the object's instance shares: its product's number
+            return parts.geoms[x].instance.key[1]
+
+        told = [pk[a] + pk[b] + repr((product(a), product(b))).encode() for a, b in first]
+        met: dict = {}  # product -> the groups it is in, told
+        for n, (a, b) in enumerate(first):
+            for p in {product(a), product(b)}:
+                met.setdefault(p, []).append(told[n])
+        context = []
+        for a, b in first:
+            h = blake2b(digest_size=20)
+            for p in sorted({product(a), product(b)}, key=repr):
+                h.update(repr(p).encode())
+                for t in sorted(met[p]):
+                    h.update(t)
+            context.append(h.digest())
+        return list(groups.values()), {k: context[n] for k, n in member.items()}, member
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`, on every core the run's

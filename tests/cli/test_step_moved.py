@@ -53,13 +53,13 @@ def _gjk(tmp_path, *args) -> tuple:
     return done.returncode, done.stdout, done.stderr, last.endswith("True")
 
 
-def _files(tmp_path, kind: str, assembly=ASSEMBLY) -> tuple:
+def _files(tmp_path, kind: str, assembly=ASSEMBLY, which: int = -1) -> tuple:
     bench = _bench_cache()
     text = assembly.read_text(encoding="latin-1")
     before = tmp_path / "as1.stp"
     before.write_text(text, encoding="latin-1")
     after = tmp_path / f"{kind}.stp"
-    after.write_text(bench.step_moved(text) if kind == "moved" else bench.step_edited(text),
+    after.write_text(bench.step_moved(text, which) if kind == "moved" else bench.step_edited(text),
                      encoding="latin-1")
     return before, after
 
@@ -130,3 +130,22 @@ def test_the_re_run_beside_opencascade_s_process_reports_as_without_the_cache(tm
     got = scan(after, *cache)
     assert got[0] == plain[0] and got[1] == plain[1]  # byte for byte
     assert not got[3]  # the command's own process never imported OpenCASCADE
+
+
+@pytest.mark.parametrize("which", [0, 2])
+def test_exact_pairs_kept_beside_computed_ones_answer_as_without_the_cache(tmp_path, which):
+    """The AS1 with its first or third part occurrence moved: the pairs the move leaves alone
+    have answers in the cache, those of the moved part are measured on the exact solids again. Whether a pair is measured on its products' canonical copies is decided
+    over every group of exact pairs of the run, and their common volumes and witness points
+    differ in their last digits either way: the kept answers are taken only by a run of the same
+    exact pairs, and those measured now decide over all of them (`Run._exact_scene`). Before,
+    the moved part's pairs were decided over themselves alone, and the kept ones as their own
+    run had: both gave other digits than a run without the cache."""
+    before, after = _files(tmp_path, "moved", which=which)
+    cache = ["--cache-dir", tmp_path / "c"]
+    _scan(tmp_path, before, *cache)
+    plain = _scan(tmp_path, after, "--no-cache")
+    got = _scan(tmp_path, after, *cache)
+    assert got[0] == plain[0] and got[1] == plain[1]  # byte for byte
+    again = _scan(tmp_path, after, *cache)  # the whole report kept
+    assert again[1] == plain[1]

@@ -228,9 +228,9 @@ def test_a_cached_step_scan_is_the_uncached_scan(tmp_path, monkeypatch):
     asked = []
     real = stages.Run._bounded
 
-    def counted(self, parts, i, j, batch, clearance, e, todo):
+    def counted(self, parts, i, j, batch, clearance, e, todo, scene=None):
         asked.append(len(todo))
-        return real(self, parts, i, j, batch, clearance, e, todo)
+        return real(self, parts, i, j, batch, clearance, e, todo, scene)
 
     monkeypatch.setattr(stages.Run, "_bounded", counted)
     assert _json(scan([str(STEP)], Options(jobs=1, cache=Cache(tmp_path)))) == plain
