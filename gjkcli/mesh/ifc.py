@@ -313,8 +313,9 @@ def kept_meshes(table, prefix: bytes = b""):
     as `include`), keeping theirs. An element's key is a BLAKE2b digest of `prefix`, the
     iterator's settings and IfcOpenShell's version, and the text of every entity the element
     refers to, directly or not (its placement chain, its representation's items, their
-    profiles and points: `traverse`), and of the openings that void it, with theirs: a change
-    to any of them (a moved beam, a new opening) is a change of the key."""
+    profiles and points: `traverse`), and of the openings IfcOpenShell cuts from it
+    (`_voids`), with theirs: a change to any of them (a moved beam, a new opening) is a
+    change of the key."""
     _KEPT.append(None if table is None else (table, prefix))
     try:
         yield
@@ -332,8 +333,7 @@ def _element_keys(model, elements, prefix: bytes, placed=frozenset()) -> dict:
     out = {}
     for e in elements:
         h = blake2b(prefix + (b"|placed" if e.id() in placed else b""), digest_size=20)
-        voids = [r.RelatedOpeningElement for r in (getattr(e, "HasOpenings", None) or ())]
-        for root in (e, *voids):
+        for root in (e, *_voids(e)):
             for entity in model.traverse(root):
                 n = entity.id()
                 line = text.get(n) if n else None
@@ -344,6 +344,23 @@ def _element_keys(model, elements, prefix: bytes, placed=frozenset()) -> dict:
                 h.update(line)
             h.update(b"|")
         out[e.id()] = h.hexdigest()
+    return out
+
+
+def _voids(e) -> list:
+    """The openings IfcOpenShell's iterator cuts from element `e`: those that void it, and those
+    that void an aggregate it is a part of, at any level (an IfcRoof's openings cut its slabs:
+    duplex.ifc's skylight openings are the roof's, and its slab's triangles change when one
+    moves)."""
+    out, seen, todo = [], set(), [e]
+    while todo:
+        x = todo.pop()
+        if x.id() in seen:
+            continue
+        seen.add(x.id())
+        out.extend(r.RelatedOpeningElement for r in (getattr(x, "HasOpenings", None) or ()))
+        todo.extend(r.RelatingObject for r in (getattr(x, "Decomposes", None) or ())
+                    if r.is_a("IfcRelAggregates"))
     return out
 
 

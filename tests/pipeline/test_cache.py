@@ -562,6 +562,43 @@ def test_only_the_ifc_elements_that_changed_are_meshed_again(tmp_path, monkeypat
     assert got == json.loads(plain)
 
 
+def test_a_moved_opening_of_an_aggregate_meshes_its_parts_again(tmp_path):
+    """IfcOpenShell cuts an aggregate's openings from its parts (duplex.ifc's skylight openings
+    void its IfcRoof, and cut the roof's slab): an element's key holds the openings of every
+    aggregate it is a part of, so that a slab whose roof's opening moved is meshed again. Here
+    a column stands in the opening of a roof over its slab; the opening moved, the column meets
+    the slab, and the cached run says so as a run without the cache does."""
+    pytest.importorskip("ifcopenshell")
+    import ifcopenshell
+    import ifcopenshell.api as api
+    import ifcopenshell.util.placement
+    from ifc_models import Box, write_model
+
+    path = write_model(tmp_path / "roof.ifc", [
+        Box("IfcSlab", "Slab", (0, 0, 3000), (4000, 4000, 200)),
+        Box("IfcRoof", "Roof", (0, 0, 3000), (4000, 4000, 200), body=None),
+        Box("IfcOpeningElement", "Skylight", (1500, 1500, 2900), (1000, 1000, 400), voids="Roof"),
+        Box("IfcColumn", "Column", (1900, 1900, 2500), (200, 200, 1000))])
+    f = ifcopenshell.open(str(path))
+    named = {e.Name: e for e in f.by_type("IfcProduct")}
+    api.run("aggregate.assign_object", f, relating_object=named["Roof"], products=[named["Slab"]])
+    f.write(str(path))
+    opening = named["Skylight"]
+    m = ifcopenshell.util.placement.get_local_placement(opening.ObjectPlacement).copy()
+    m[:3, 3] += (1000.0, 0.0, 0.0)
+    api.run("geometry.edit_object_placement", f, product=opening, matrix=m, is_si=False)
+    moved = tmp_path / "moved.ifc"
+    f.write(str(moved))
+
+    def statuses(found) -> dict:
+        return {(p["a"].split("'")[1], p["b"].split("'")[1]): p["status"] for p in json.loads(_json(found))["pairs"]}
+
+    assert ("Slab", "Column") not in statuses(scan([str(path)], Options(jobs=1, cache=Cache(tmp_path / "c"))))
+    plain = _json(scan([str(moved)], Options(jobs=1)))
+    assert statuses(scan([str(moved)], Options(jobs=1)))[("Slab", "Column")] == "collision"
+    assert _json(scan([str(moved)], Options(jobs=1, cache=Cache(tmp_path / "c")))) == plain
+
+
 def test_a_result_reads_back_equal_through_json_with_nan_and_infinity(tmp_path):
     """`to_data` and `from_data` through the poses' JSON text: orjson's, but Python's json for NaN,
     infinities (which orjson writes as null and does not read) and integers past 64 bits."""
