@@ -226,6 +226,12 @@ SUITE = (
           "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), 10,000 "
           "random poses of the Panda (--poses) with 10% of them new. Medians, their ratio against the issue's targets, and "
           "whether the cached run's JSON is the fresh run's byte for byte."),
+    Bench("digest", "The cache's hash of bulk bytes against BLAKE2b", "bench_digest.py",
+          ("--repeat", "3"), ("--repeat", "7"), (),
+          "BLAKE3 (its own binding: what gjk hashes input files and cache entries with) against "
+          "BLAKE2b (CPython's, what it used before) and OpenSSL's SHA-256, in one process on one "
+          "thread: seconds to hash 1, 20 and 100 MB of random bytes, and 10,000 hashes of 200 "
+          "bytes (the per-call cost), medians."),
     Bench("cache-poses", "Where a cached poses run's time goes", "bench_cache_poses.py",
           ("--poses", "2000", "--repeat", "1"), ("--repeat", "3"), ("shared",),
           "The Panda at 10,000 and 100,000 random poses with 10% of the table's rows new, fresh "

@@ -1,20 +1,55 @@
-"""BLAKE2b, the hash gjk keys its cache and its shared meshes by, without OpenSSL.
+"""The hashes gjk keys its cache, checks its entries and finds shared meshes by, without OpenSSL.
 
-`hashlib.blake2b` is CPython's own `_blake2` module's (hashlib never takes BLAKE2 from OpenSSL),
-but `import hashlib` loads OpenSSL's `_hashlib` first: about 2 ms of every command's start. It
-is taken from `_blake2` here, the same function, and from hashlib in a Python without that
-module.
+- BLAKE2b (`blake2b`) for keys made of many small pieces: a STEP entity's text and its referents'
+  digests, a mesh's arrays, a placement. `hashlib.blake2b` is CPython's own `_blake2` module's
+  (hashlib never takes BLAKE2 from OpenSSL), but `import hashlib` loads OpenSSL's `_hashlib`
+  first: about 2 ms of every command's start. It is taken from `_blake2` here, the same
+  function, and from hashlib in a Python without that module.
+- BLAKE3 (`blake3`: the reference implementation's own binding, its SIMD kernels) for bulk bytes:
+  an input file's digest (a 10,000-part GLB's 20 MB, every cached run's key) and the checksum of
+  every cache entry read and written (a robot's 100,000 poses: about 100 MB a re-run). It hashes
+  megabytes several times faster than BLAKE2b on one thread, and a few hundred bytes slower a
+  call: `benchmarks/bench_digest.py` measures both on the machine at hand.
 """
 from __future__ import annotations
 
 import threading
+
+from blake3 import blake3 as _blake3
 
 try:
     from _blake2 import blake2b
 except ImportError:  # another Python's hashlib
     from hashlib import blake2b
 
-__all__ = ["blake2b", "file_digest", "chunk_digest", "identity", "ReadFiles", "READ_FILES"]
+__all__ = ["READ_FILES", "ReadFiles", "blake2b", "blake3", "chunk_digest", "file_digest", "identity"]
+
+
+class blake3:  # named as hashlib names its hashes
+    """BLAKE3 with `hashlib.blake2b`'s calls: `update` with any C-contiguous buffer (bytes, a
+    memoryview, a NumPy array: the binding itself reads buffers of bytes only), `digest()` and
+    `hexdigest()` of `digest_size` bytes (the hash's output read to that length)."""
+
+    __slots__ = ("_h", "digest_size")
+
+    def __init__(self, data=b"", digest_size: int = 32):
+        self._h = _blake3()
+        self.digest_size = digest_size
+        self.update(data)
+
+    def update(self, data) -> None:
+        if not isinstance(data, (bytes, bytearray)):
+            view = memoryview(data)
+            if not view.nbytes:
+                return
+            data = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+        self._h.update(data)
+
+    def digest(self) -> bytes:
+        return self._h.digest(self.digest_size)
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest(self.digest_size)
 
 
 def identity(st) -> tuple:
@@ -25,7 +60,7 @@ def identity(st) -> tuple:
 
 
 def file_digest(path) -> bytes:
-    """BLAKE2b-20 of a file's bytes, read 1 MB at a time. A GLB (glTF 2 header, a JSON chunk,
+    """BLAKE3-20 of a file's bytes, read 1 MB at a time. A GLB (glTF 2 header, a JSON chunk,
     then a binary chunk, all within the file) is hashed as its bytes before the binary chunk's
     data, the digest of that data and the bytes after: `chunk_digest` gives a reader of the
     same file the binary chunk's digest without hashing it again (a 10,000-part GLB's 14 MB)."""
@@ -39,7 +74,7 @@ def file_digest(path) -> bytes:
         known = None
     if known is not None:
         return known
-    h = blake2b(digest_size=20)
+    h = blake3(digest_size=20)
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         head = f.read(28)
@@ -61,7 +96,7 @@ def file_digest(path) -> bytes:
         h.update(b"GLB %d %d:" % (start, end))
         h.update(head)
         whole = _hash_up_to(f, h, start - len(head))
-        inner = blake2b(digest_size=20)
+        inner = blake3(digest_size=20)
         whole &= _hash_up_to(f, inner, end - start)
         inner = inner.digest()
         h.update(inner)
@@ -107,14 +142,14 @@ def _hash_up_to(f, h, count) -> bool:
 
 
 def chunk_digest(st, start: int, end: int):
-    """BLAKE2b-20 of the binary chunk at data[start:end] of the file of `os.stat` result `st`,
+    """BLAKE3-20 of the binary chunk at data[start:end] of the file of `os.stat` result `st`,
     as `file_digest` found it in this process, or None."""
     return READ_FILES.chunk(st, start, end)
 
 
 class _Kept:
     """What this process keeps of one file: its binary chunk as `file_digest` hashed it
-    (the file's `identity` then, start, end, BLAKE2b-20 of the data), and a reader's parsed
+    (the file's `identity` then, start, end, BLAKE3-20 of the data), and a reader's parsed
     document under the name the reader knows the file by (a glTF's resolved path)."""
 
     __slots__ = ("chunk", "document", "name")

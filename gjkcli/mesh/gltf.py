@@ -55,7 +55,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from gjkcli.digests import READ_FILES, blake2b, chunk_digest
+from gjkcli.digests import READ_FILES, blake2b, blake3, chunk_digest
 from gjkcli.errors import InputError
 
 __all__ = ["Unsupported", "Mesh", "read_scene", "read_share", "only_nodes", "layout", "recording_layout",
@@ -316,7 +316,7 @@ def layout(path):
     world : (k, 4, 4) float64, their world transforms
     mesh : (k,) int64, their meshes' indices
     geometry : bytes, BLAKE2b of the meshes', accessors' and buffer views' JSON and of the
-        binary chunk's digest (hashed once a run: `gjkcli.digests.chunk_digest`): while it is
+        binary chunk's BLAKE3 digest (hashed once a run: `gjkcli.digests.chunk_digest`): while it is
         the same, a node of the same mesh and transform is the same part
     rest : bytes, BLAKE2b of the document but its nodes, meshes, accessors and views
     boxes : callable, node positions -> (m, 2, 3) float64: the box of each one's mesh's
@@ -368,7 +368,7 @@ def _layout_of(reader, placed):
             h.update(_text(doc.get(key)))
         # the binary chunk's digest: the run key's hash of the file kept it (`chunk_digest`)
         known = None if reader.stat is None else chunk_digest(reader.stat, *reader.chunk_at)
-        h.update(known if known is not None else blake2b(reader.chunk, digest_size=20).digest())
+        h.update(known if known is not None else blake3(reader.chunk, digest_size=20).digest())
         rest = {k: v for k, v in doc.items() if k not in ("nodes", "meshes", "accessors", "bufferViews")}
         rest = blake2b(_text(rest), digest_size=20).digest()
     except (InputError, Unsupported, OSError, KeyError, TypeError, ValueError, IndexError,

@@ -31,7 +31,7 @@ of its code (`code_stamp`), so that any change of those misses. Kinds:
 
 An entry is data, never code: a magic line, a checksum, a JSON header and raw NumPy arrays whose
 dtypes come from a short list (`_DTYPES`), read with `numpy.frombuffer`; nothing is unpickled.
-The checksum (BLAKE2b of the rest) and the key inside the header are checked on every read: an
+The checksum (BLAKE3 of the rest) and the key inside the header are checked on every read: an
 entry that fails either (a damaged disk, a planted file) is a miss, removed, and named in the
 run's notes; it is never believed. Writes go to a temporary file in the entry's folder, then
 `os.replace`, so two runs at once each see a whole entry or none. The folder's size is bounded
@@ -44,16 +44,16 @@ import json
 import os
 from pathlib import Path
 
-from gjkcli.digests import blake2b
+from gjkcli.digests import blake2b, blake3
 from gjkcli.errors import is_partial_write, write_whole
 
 __all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
            "mark_inputs", "may_hold_report"]
 
 FOLDER = ".gjk_cache"
-# The entry format; a change of it misses every entry written before.
-FORMAT = 1
-_MAGIC = b"GJKCACHE1\n"
+# The entry format; a change of it misses every entry written before (2: the checksum BLAKE3).
+FORMAT = 2
+_MAGIC = b"GJKCACHE2\n"
 _DIGEST = 32
 # The dtypes an entry's arrays may have (anything else: the entry is not believed).
 _DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "<u4", "|u1", "|i1", "|b1", "<U1"})
@@ -302,7 +302,7 @@ def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
     head = json.dumps({"kind": kind, "key": k, "arrays": table, "data": header},
                       separators=(",", ":"), allow_nan=True).encode()
     head = len(head).to_bytes(8, "little") + head
-    h = blake2b(head, digest_size=_DIGEST)
+    h = blake3(head, digest_size=_DIGEST)
     for raw in blobs:
         h.update(raw)
     return [_MAGIC + h.digest(), head, *blobs]
@@ -315,7 +315,7 @@ def decode(data: bytes, kind: str, k: str, raw: bool = False):
         raise CacheError("not a gjk cache entry")
     start = len(_MAGIC) + _DIGEST
     view = memoryview(data)  # no copies of a large entry's bytes
-    if blake2b(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
+    if blake3(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
         raise CacheError("its checksum does not match its bytes")
     n = int.from_bytes(data[start:start + 8], "little")
     try:

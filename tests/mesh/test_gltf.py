@@ -725,7 +725,7 @@ def test_layout_geometry_is_the_same_with_the_run_keys_chunk_digest(tmp_path):
     data = path.read_bytes()
     start = 28 + struct.unpack_from("<I", data, 12)[0]
     end = start + struct.unpack_from("<I", data, start - 8)[0]
-    assert digests.chunk_digest(os.stat(path), start, end) == digests.blake2b(data[start:end], digest_size=20).digest()
+    assert digests.chunk_digest(os.stat(path), start, end) == digests.blake3(data[start:end], digest_size=20).digest()
     assert digests.chunk_digest(os.stat(path), start, end - 4) is None
     assert gltf.layout(path)[3] == alone
     other = tmp_path / "b.glb"
@@ -746,7 +746,7 @@ def test_layout_geometry_is_the_same_with_the_run_keys_chunk_digest(tmp_path):
     assert gltf.layout(other)[3] != alone
     plain = tmp_path / "plain.bin"
     plain.write_bytes(b"x" * (3 << 20))
-    assert digests.file_digest(plain) == digests.blake2b(b"x" * (3 << 20), digest_size=20).digest()
+    assert digests.file_digest(plain) == digests.blake3(b"x" * (3 << 20), digest_size=20).digest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -798,7 +798,7 @@ def test_a_files_chunk_digest_and_kept_document_share_one_memo(tmp_path, monkeyp
     data = paths[0].read_bytes()
     start = 28 + struct.unpack_from("<I", data, 12)[0]
     end = start + struct.unpack_from("<I", data, start - 8)[0]
-    chunk = digests.blake2b(data[start:end], digest_size=20).digest()
+    chunk = digests.blake3(data[start:end], digest_size=20).digest()
     for path in paths:
         assert gltf.read_share(path, 0, 2, 10**9) is None  # two nodes of one mesh: kept, not split
     assert gltf.kept_documents() == 2 and digests.chunk_digest(os.stat(paths[0]), start, end) == chunk
