@@ -20,7 +20,8 @@ Scenarios:
                edited (`step_scenarios`). A re-run that needs OpenCASCADE (the edited solid
                to tessellate; a moved part whose pairs only the exact solids decide: the AP214
                AS1's moved plate touches or crosses 14 parts, AS1_PE's nut crosses a bracket,
-               box_sides' short side is decided on finer triangles) pays its import (0.6 s of
+               box_sides' short side is decided on finer triangles; with them, the exact pairs
+               of the products they meet: step_moved_pairs.py counts them) pays its import (0.6 s of
                CPU, numpy's 0.08 s aside) and the file's read (0.03 to 0.22 s) as a fresh run
                does, most of that run's time: beside it, only the tessellation of every solid
                (0.05 to 0.11 s) and the pairs the cache holds are saved;
