@@ -841,8 +841,11 @@ def set_hull(g, row, notes: list | None = None) -> bool:
 class PartKeys:
     """A key per object of a run, made when first asked: its name, unit, tessellation error,
     what its loader knows (watertight, bodies, exact solids), its triangles and the hull (or
-    primitive) the narrow phase reads, so that a pair's answer is a function of its two keys
-    and the pair's options."""
+    primitive) the narrow phase reads, and, for an object that places a mesh others may place
+    too (an Instance), that mesh and its pose, which the triangle test reads instead of the
+    world triangles (`gjkcli.pipeline.stages.Parts.placed_body`: the same triangles placed
+    differ in the last bits, and its hierarchy in the boxes it visits), so that a pair's answer
+    is a function of its two keys and the pair's options."""
 
     def __init__(self, geoms, shapes):
         self.geoms, self.shapes = geoms, shapes
@@ -864,6 +867,11 @@ class PartKeys:
             if shape is not None and hasattr(shape, "rotation"):
                 h.update(repr((shape.kind, shape.radius, len(shape.vertices))).encode())
                 for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
+                    h.update(np.ascontiguousarray(a, dtype=np.float64))
+            instance = g.instance
+            if instance is not None and instance.local is not None and g.primitive is None:
+                h.update(b"|placed|")
+                for a in (instance.local, instance.pose):
                     h.update(np.ascontiguousarray(a, dtype=np.float64))
             got = self.made[k] = h.digest()
         return got

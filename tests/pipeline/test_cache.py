@@ -666,3 +666,33 @@ def test_the_pandas_poses_run_again_compute_the_new_ones_only(panda_package, tmp
     computed = _counted_poses(monkeypatch)
     assert report(scan([str(path)], options(after, cache=Cache(tmp_path / "c")))) == plain
     assert sum(computed) == 40
+
+
+def test_a_part_placing_a_shared_mesh_is_keyed_apart_from_the_same_triangles_in_the_world():
+    """The triangle test reads a part that places a mesh others place too (an Instance) as that
+    mesh and its pose (`Parts.placed_body`): its hierarchy visits other boxes, and its answer's
+    last bits may differ, from the same triangles read where they lie. A pair's kept answer is
+    therefore keyed by the mesh and pose as well: an IFC map placed by one element less, which
+    is then meshed in the world, or a glTF mesh no longer shared, is not given the answers of
+    the placed one."""
+    from types import SimpleNamespace
+
+    from gjkcli.mesh.load import Instance
+    from gjkcli.pipeline.cache import PartKeys
+
+    local = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
+    faces = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]], dtype=np.int64)
+    pose = np.eye(4)
+    pose[:3, 3] = (2.0, 3.0, 4.0)
+    world = local + pose[:3, 3]
+    common = dict(name="a", units="m", eps=0.0, watertight=True, bodies=1, brep=None, primitive=None,
+                  vertices=world, faces=faces)
+    placed = SimpleNamespace(**common, instance=Instance(key=("map", 0), local=local, pose=pose))
+    alone = SimpleNamespace(**common, instance=None)
+    keys = PartKeys([placed, alone], [None, None])
+    assert keys[0] != keys[1]
+    assert PartKeys([placed], [None])[0] == keys[0]  # the same part, the same key
+    moved = np.eye(4)
+    moved[:3, 3] = (2.0, 3.0, 4.5)
+    other = SimpleNamespace(**common, instance=Instance(key=("map", 0), local=local - (0, 0, 0.5), pose=moved))
+    assert PartKeys([other], [None])[0] != keys[0]  # the same world triangles, another split
