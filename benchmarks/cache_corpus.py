@@ -4,6 +4,9 @@ byte, after a change.
 For each file of the folders given, in fresh processes of the installed command:
 
     IFC models   10 placed elements moved by IfcOpenShell's API (`bench_cache.ifc_moved`, seeded)
+    GLB files    1% of the nodes (one at least; seeded) moved by a tenth of the meshes' largest
+                 extent (`glb_moved`: their translation, or their matrix's, edited in the JSON
+                 chunk), which a re-run with the cache scans by its scene entry
     STEP files   one part instance placed elsewhere and one solid's points moved
                  (`bench_cache.step_moved`, `bench_cache.step_edited`; a file without an
                  assembly's placements has no "moved" case)
@@ -33,8 +36,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-SUFFIXES = {".ifc", ".ifczip", ".step", ".stp"}
+SUFFIXES = {".ifc", ".ifczip", ".step", ".stp", ".glb"}
 
 
 def gjk(args: list, cache: Path | None) -> tuple[int, bytes, float, str]:
@@ -49,11 +53,51 @@ def gjk(args: list, cache: Path | None) -> tuple[int, bytes, float, str]:
     return done.returncode, done.stdout, wall, lines[-1] if lines else ""
 
 
+def glb_moved(path: Path, after: Path, seed: int) -> int:
+    """Write the GLB `path` to `after` with 1% of its nodes that hold a mesh or children (one at
+    least, a seeded choice) moved along x by a tenth of the largest extent of its meshes'
+    positions (their accessors' min and max); how many were moved (0: none to move)."""
+    import json
+    import struct
+
+    import numpy as np
+    from make_scan_scene import write_glb
+
+    data = path.read_bytes()
+    n = struct.unpack_from("<I", data, 12)[0]
+    doc = json.loads(data[20:20 + n])
+    at = 20 + n
+    binary = data[at + 8:at + 8 + struct.unpack_from("<I", data, at)[0]] if at + 8 <= len(data) else b""
+    nodes = [k for k, node in enumerate(doc.get("nodes", [])) if "mesh" in node or node.get("children")]
+    extent = [np.subtract(a["max"], a["min"]).max() for m in doc.get("meshes", []) for prim in m["primitives"]
+              for a in [doc["accessors"][prim["attributes"]["POSITION"]]] if "min" in a and "max" in a]
+    if not nodes or not extent:
+        return 0
+    step = 0.1 * float(max(extent))
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(nodes), size=max(1, len(nodes) // 100), replace=False).tolist()
+    for k in chosen:
+        node = doc["nodes"][nodes[k]]
+        if "matrix" in node:
+            node["matrix"][12] += step
+        else:
+            t = node.get("translation", [0.0, 0.0, 0.0])
+            node["translation"] = [t[0] + step, t[1], t[2]]
+    write_glb(after, doc, binary)
+    return len(chosen)
+
+
 def cases(path: Path, work: Path, seed: int):
     """(name, before, after) of the file: unchanged, then changed as its kind is."""
     import bench_cache
 
     yield "unchanged", path, path
+    if path.suffix.lower() == ".glb":
+        after = work / f"moved-{path.name}"
+        moved = glb_moved(path, after, seed)
+        if moved:
+            yield f"{moved} moved", path, after
+        return
     if path.suffix.lower() in (".ifc", ".ifczip"):
         after = work / f"moved-{path.stem}.ifc"  # written as text, whatever it was read from
         bench_cache.ifc_moved(path, after, seed=seed)
