@@ -7,7 +7,8 @@
   function, and from hashlib in a Python without that module.
 - BLAKE3 (`blake3`: the reference implementation's own binding, its SIMD kernels) for bulk bytes:
   an input file's digest (a 10,000-part GLB's 20 MB, every cached run's key) and the checksum of
-  every cache entry read and written (a robot's 100,000 poses: about 100 MB a re-run). It hashes
+  every cache entry read and written (a robot's 100,000 poses are kept in about 100 MB of them:
+  `benchmarks/bench_cache_poses.py`). It hashes
   megabytes several times faster than BLAKE2b on one thread, and a few hundred bytes slower a
   call: `benchmarks/bench_digest.py` measures both on the machine at hand.
 """
