@@ -349,7 +349,7 @@ def _element_keys(model, elements, prefix: bytes, placed=frozenset()) -> dict:
 
 def _voids(e) -> list:
     """The openings IfcOpenShell's iterator cuts from element `e`: those that void it, and those
-    that void an aggregate it is a part of, at any level (an IfcRoof's openings cut its slabs:
+    that void an object it is a part of, at any level (an IfcRoof's openings cut its slabs:
     duplex.ifc's skylight openings are the roof's, and its slab's triangles change when one
     moves)."""
     out, seen, todo = [], set(), [e]
@@ -359,8 +359,9 @@ def _voids(e) -> list:
             continue
         seen.add(x.id())
         out.extend(r.RelatedOpeningElement for r in (getattr(x, "HasOpenings", None) or ()))
-        todo.extend(r.RelatingObject for r in (getattr(x, "Decomposes", None) or ())
-                    if r.is_a("IfcRelAggregates"))
+        # IFC2X3's Decomposes holds nesting too: followed as well (a key that holds more is
+        # only stricter)
+        todo.extend(r.RelatingObject for r in (getattr(x, "Decomposes", None) or ()))
     return out
 
 
