@@ -374,8 +374,9 @@ def step_edited(text: str) -> str | None:
 
 def ifc_moved(model: Path, after: Path, count: int = 10, seed: int = 45) -> int:
     """Write `model` to `after` with `count` of its placed elements (seeded choice) moved along
-    x by IfcOpenShell's API, 50 mm in the file's units (0.05 where a placement's x is past 1,000:
-    a model in metres far from its origin). How many were moved (fewer when it has fewer)."""
+    x by IfcOpenShell's API: by 50 of the file's length unit (50 mm in a model in millimetres, 50
+    m in one in metres), or by 0.05 where the element's local x is past 1,000. How many were
+    moved (fewer when it has fewer)."""
     import ifcopenshell
     import ifcopenshell.api
     import ifcopenshell.util.placement

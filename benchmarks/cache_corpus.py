@@ -9,7 +9,8 @@ For each file of the folders given, in fresh processes of the installed command:
                  chunk), which a re-run with the cache scans by its scene entry
     STEP files   one part instance placed elsewhere and one solid's points moved
                  (`bench_cache.step_moved`, `bench_cache.step_edited`; a file without an
-                 assembly's placements has no "moved" case)
+                 assembly's placements has no "moved" case, one without a MANIFOLD_SOLID_BREP
+                 no "edited" case)
     each         the file unchanged
 
 the cache is filled by `gjk scan BEFORE` in a folder of its own, then `gjk scan AFTER` is run
@@ -100,8 +101,8 @@ def cases(path: Path, work: Path, seed: int):
         return
     if path.suffix.lower() in (".ifc", ".ifczip"):
         after = work / f"moved-{path.stem}.ifc"  # written as text, whatever it was read from
-        bench_cache.ifc_moved(path, after, seed=seed)
-        yield "10 moved", path, after
+        moved = bench_cache.ifc_moved(path, after, seed=seed)
+        yield f"{moved} moved", path, after
         return
     text = path.read_text(encoding="latin-1")
     for name, edit in (("moved", bench_cache.step_moved), ("edited", bench_cache.step_edited)):
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", help="folders of IFC models and STEP files, or files")
     parser.add_argument("--tolerance", help="the band (`gjk scan --tolerance`); default: gjk's own")
-    parser.add_argument("--seed", type=int, default=45, help="the seed of the IFC elements moved (default 45)")
+    parser.add_argument("--seed", type=int, default=45, help="the seed of the IFC elements and GLB nodes moved (default 45)")
     args = parser.parse_args(argv)
     from _common import markdown_table
 

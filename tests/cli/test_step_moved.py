@@ -135,12 +135,13 @@ def test_the_re_run_beside_opencascade_s_process_reports_as_without_the_cache(tm
 @pytest.mark.parametrize("which", [0, 2])
 def test_exact_pairs_kept_beside_computed_ones_answer_as_without_the_cache(tmp_path, which):
     """The AS1 with its first or third part occurrence moved: the pairs the move leaves alone
-    have answers in the cache, those of the moved part are measured on the exact solids again. Whether a pair is measured on its products' canonical copies is decided
-    over every group of exact pairs of the run, and their common volumes and witness points
-    differ in their last digits either way: the kept answers are taken only by a run of the same
-    exact pairs, and those measured now decide over all of them (`Run._exact_scene`). Before,
-    the moved part's pairs were decided over themselves alone, and the kept ones as their own
-    run had: both gave other digits than a run without the cache."""
+    have answers in the cache, those of the moved part are measured on the exact solids again.
+    Whether a pair is measured on its products' canonical copies is decided over every group of
+    exact pairs of the run, and their common volumes and witness points differ in their last
+    digits either way: a kept answer is taken only where the groups that decide its own are the
+    same, and those measured now decide over all of them (`Run._exact_scene`). Before, the
+    moved part's pairs were decided over themselves alone, and the kept ones as their own run
+    had: both gave other digits than a run without the cache."""
     before, after = _files(tmp_path, "moved", which=which)
     cache = ["--cache-dir", tmp_path / "c"]
     _scan(tmp_path, before, *cache)
