@@ -805,11 +805,17 @@ def copies_repaid(groups, scene=None) -> list:
     pair."""
     from collections import Counter
 
+    seen_first: dict = {}  # a group's first pair -> `products` of it: a share is in its scene too
+
     def products(pairs) -> dict:
         """{product key: (its solid, B-spline faces within the other side's box, in one pair of
         the group: its pairs share one relative pose)}"""
-        out: dict = {}
-        for refs_a, refs_b in pairs[:1]:
+        first = tuple(pairs[:1])
+        out = seen_first.get(first)
+        if out is not None:
+            return out
+        out = seen_first[first] = {}
+        for refs_a, refs_b in first:
             for mine, other in ((refs_a, refs_b), (refs_b, refs_a)):
                 box = _refs_box(other)
                 for ref in mine:
