@@ -1199,7 +1199,9 @@ def _write_png(path: str, found, inputs, cap: int = 100, progress: bool = False)
 
 @contextlib.contextmanager
 def _picture_progress(shown_bar: bool):
-    """tell(done, total) for the pictures being drawn: a bar on stderr when it is a terminal."""
+    """tell(done, total) for the pictures being drawn: a bar on stderr when it is a terminal,
+    from the first picture (asked for, they are the run's last stage: the scan's half-second wait
+    would show it or not by how fast the machine draws)."""
     if not shown_bar:
         yield lambda done, total: None
         return
@@ -1207,7 +1209,7 @@ def _picture_progress(shown_bar: bool):
 
     from gjkcli.report.scan import progress_callback
 
-    with progress_callback(Console(stderr=True)) as update:
+    with progress_callback(Console(stderr=True), delay=0.0) as update:
         yield lambda done, total: update("drawing pictures", done, total)
 
 
