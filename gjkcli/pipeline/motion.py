@@ -29,7 +29,7 @@ from gjkcli.pipeline.findings import Finding, Findings, violates
 from gjkcli.pipeline.poses import DEPTH_NOTE, Prepared, Unprepared
 from gjkcli.pipeline.poses import applies as poses_applies
 
-__all__ = ["scan_poses", "Motion", "segment_contacts", "segment_findings", "pose_scans"]
+__all__ = ["scan_poses", "Motion", "segment_findings", "pose_scans"]
 
 # Steps of one pair over one segment before it is reported undecided (a pair that stays within a
 # hair of contact for a long stretch without touching).
