@@ -161,7 +161,7 @@ def measure(name: str, before: list, after: list, work: Path, repeat: int) -> di
 # Runs `python -m gjkcli ARGS` and notes, in the file MARK, that the command needed OpenCASCADE:
 # its library loaded by the command's own process (the module OCP.OCP, which the package OCP and
 # so each of its modules imports), or work asked of the process that a STEP scan forks to read
-# with it (`gjkcli.mesh.cad_process.ask`). That process imports the library as it starts, before
+# with it (`gjkcli.mesh.cad_process.ask`; an IFC model read there is IfcOpenShell's). That process imports the library as it starts, before
 # the command knows whether the cache spares it, and a run that asks nothing of it does not wait
 # for it (eight_cyl.stp's moved part): not a need. Nor is a lookup that does not import
 # (importlib.util.find_spec("OCP"), which gjk's extras check makes).
@@ -180,9 +180,10 @@ class Marks:
 sys.meta_path.insert(0, Marks)
 from gjkcli.mesh import cad_process
 asked = cad_process.ask
-def ask(*args, **kwargs):
-    noted()
-    return asked(*args, **kwargs)
+def ask(function, *args, **kwargs):
+    if function.__module__ != "gjkcli.mesh.ifc":  # the same process reads IFC models ahead
+        noted()
+    return asked(function, *args, **kwargs)
 cad_process.ask = ask
 sys.argv[0] = "gjk"
 runpy.run_module("gjkcli", run_name="__main__")
