@@ -151,26 +151,30 @@ def measure(name: str, before: list, after: list, work: Path, repeat: int) -> di
         same &= out == out2 and code == code2
     f, c = statistics.median(fresh), statistics.median(cached)
     fc, cc = statistics.median(fresh_cpu), statistics.median(cached_cpu)
-    occ = imports_opencascade(after, snapshot, work / f"{name}-run")
-    floor = statistics.median(start_floor(occ) for _ in range(repeat))
+    occ, modules = observed(after, snapshot, work / f"{name}-run")
+    floor = statistics.median(start_floor(modules, occ) for _ in range(repeat))
     return {"scenario": name, "fresh": f, "cached": c, "ratio": c / f, "target": TARGETS[name.split(":")[0]],
             "same": same, "fresh_cpu": fc, "cached_cpu": cc, "cpu_ratio": cc / fc, "occ": occ,
             "floor": floor, "floor_ratio": floor / f}
 
 
-# Runs `python -m gjkcli ARGS` and notes, in the file MARK, that the command needed OpenCASCADE:
-# its library loaded by the command's own process (the module OCP.OCP, which the package OCP and
-# so each of its modules imports), or work asked of the process that a STEP scan forks to read
-# with it (`gjkcli.mesh.cad_process.ask`; an IFC model read there is IfcOpenShell's). That process imports the library as it starts, before
+# Runs `python -m gjkcli ARGS` and writes, in the file NOTES: the modules the command's own process
+# imported (one a line, in the order they were imported, as sys.modules holds them as it ends),
+# then "OCP" where the command needed OpenCASCADE: its library loaded by the command's own
+# process (the module OCP.OCP, which the package OCP and so each of its modules imports), or work
+# asked of the process that a STEP scan forks to read with it (`gjkcli.mesh.cad_process.ask`; an
+# IFC model read there is IfcOpenShell's). That process imports the library as it starts, before
 # the command knows whether the cache spares it, and a run that asks nothing of it does not wait
 # for it (eight_cyl.stp's moved part): not a need. Nor is a lookup that does not import
 # (importlib.util.find_spec("OCP"), which gjk's extras check makes).
-_MARK_OCP = """
+_OBSERVE = """
 import os, runpy, sys
-mark = sys.argv.pop(1)
+notes = sys.argv.pop(1)
 me = os.getpid()
+needs = []
 def noted():
-    os.close(os.open(mark, os.O_CREAT | os.O_WRONLY, 0o600))
+    needs[:] = ["OCP"]
+    os.close(os.open(notes + ".ocp", os.O_CREAT | os.O_WRONLY, 0o600))
 class Marks:
     @staticmethod
     def find_spec(name, path=None, target=None):
@@ -178,6 +182,7 @@ class Marks:
             noted()
         return None
 sys.meta_path.insert(0, Marks)
+before = set(sys.modules)
 from gjkcli.mesh import cad_process
 asked = cad_process.ask
 def ask(function, *args, **kwargs):
@@ -186,26 +191,35 @@ def ask(function, *args, **kwargs):
     return asked(function, *args, **kwargs)
 cad_process.ask = ask
 sys.argv[0] = "gjk"
-runpy.run_module("gjkcli", run_name="__main__")
+try:
+    runpy.run_module("gjkcli", run_name="__main__")
+finally:
+    if os.getpid() == me:
+        with open(notes, "w") as f:
+            f.write("".join(m + chr(10) for m in list(sys.modules) if m not in before or m == "gjkcli"))
 """
 
 
-def imports_opencascade(after: list, snapshot: Path, copy: Path) -> bool:
-    """Whether the cached run needs OpenCASCADE (`_MARK_OCP`): one more run, untimed, on a fresh
-    copy of the snapshot."""
+def observed(after: list, snapshot: Path, copy: Path) -> tuple[bool, list]:
+    """(whether the cached run needs OpenCASCADE, the modules its own process imported)
+    (`_OBSERVE`): one more run, untimed, on a fresh copy of the snapshot."""
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(snapshot, copy)
-    mark = copy.parent / f"{copy.name}.ocp"
+    notes = copy.parent / f"{copy.name}.modules"
+    mark = Path(f"{notes}.ocp")
+    notes.unlink(missing_ok=True)
     mark.unlink(missing_ok=True)
-    argv = [sys.executable, "-c", _MARK_OCP, str(mark), *map(str, after), "--format", "json",
+    argv = [sys.executable, "-c", _OBSERVE, str(notes), *map(str, after), "--format", "json",
             "--cache-dir", str(copy)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GJK_NO_CACHE", None)
     subprocess.run(argv, capture_output=True, env=env)
     _reap_orphans()
-    found = mark.exists()
+    occ = mark.exists()
+    modules = notes.read_text().split() if notes.exists() else ["gjkcli.cli"]
+    notes.unlink(missing_ok=True)
     mark.unlink(missing_ok=True)
-    return found
+    return occ, modules
 
 
 # OpenCASCADE's library loaded as `gjkcli.mesh.cad.available` loads it (`gjkcli.extras.binding_import`,
@@ -218,18 +232,34 @@ with extras.binding_import():
 os._exit(0)
 """
 
+# Imports the modules given one a line on stdin, in their order (a module that does not import
+# alone, made by another as it ran, is passed over), then ends.
+_IMPORT = """
+import importlib, os, sys
+for name in sys.stdin.read().split():
+    if name.split(".")[0] != "OCP" and name != "gjkcli.__main__":
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+os._exit(0)
+"""
 
-def start_floor(occ: bool) -> float:
-    """Wall seconds no run of the command is faster than: a process that only starts gjk's command
-    line (the interpreter, gjk's imports up to its command) and, where `occ`, one that only loads
-    OpenCASCADE's library as gjk does (`_LOAD_OCP`), the later of the two to end when started
-    together: gjk loads OpenCASCADE in a process of its own, beside the command's imports
-    (`gjkcli.mesh.cad_process`). Both end as soon as they imported (os._exit: no teardown of
-    the objects they made)."""
+
+def start_floor(modules: list, occ: bool) -> float:
+    """Wall seconds in which the cached run's imports alone are made: a process that imports
+    the modules the run's own process imported (`observed`: the interpreter, NumPy, gjk's
+    modules and what else the run read with), OpenCASCADE's library aside, and where `occ`, one
+    beside it that only loads that library as gjk does (`_LOAD_OCP`; gjk loads it in a process
+    of its own, `gjkcli.mesh.cad_process`), until both ended (os._exit as they imported: no
+    teardown of what they made). A run that needs what it imported is not faster."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    codes = ["import os, gjkcli.cli; os._exit(0)"] + ([_LOAD_OCP] if occ else [])
+    codes = [_IMPORT] + ([_LOAD_OCP] if occ else [])
     t0 = time.perf_counter()
-    started = [subprocess.Popen([sys.executable, "-c", code], env=env) for code in codes]
+    started = [subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE) for code in codes]
+    started[0].stdin.write("\n".join(modules).encode())
+    for process in started:
+        process.stdin.close()
     for process in started:
         if process.wait():
             raise RuntimeError(f"python -c {codes[started.index(process)]!r} failed")
@@ -570,9 +600,10 @@ def main(argv=None) -> int:
     print()
     print(f"Whole `gjk scan ... --format json` processes, medians of {args.repeat} alternating runs; "
           f"cached: a copy of the cache the run on the inputs before the change left. Start floor: "
-          f"a process that only imports gjk's command line and, where the cached run needed "
-          f"OpenCASCADE, one beside it that only loads its library (any module of OCP loads all of "
-          f"it), until both ended, as a share of the fresh run: no run that needs them is faster.")
+          f"a process that only imports what the cached run's own process imported and, where the "
+          f"cached run needed OpenCASCADE, one beside it that only loads its library (any module of "
+          f"OCP loads all of it), until both ended, as a share of the fresh run: no run that needs "
+          f"them is faster.")
     print()
     print(markdown_table(["scenario", "fresh (s)", "cached (s)", "cached / fresh", "target", "held",
                           "CPU cached / fresh", "same JSON", "cached run needs OCP", "start floor / fresh"],
