@@ -1,5 +1,5 @@
 """Every name a module of gjk lists in `__all__` is one of the module's: `from module import *`
-works, and the docs' API pages, which read `__all__`, find each."""
+works."""
 import importlib
 import pkgutil
 

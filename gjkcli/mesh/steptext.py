@@ -221,6 +221,11 @@ def _canonical(record: bytes) -> tuple:
         # no string holds white space or a '#' (most records: their names are ''): the same, cut
         # from the whole record with a few calls in C
         return _SPACE.sub(b"", _REF.sub(b"#", record)), [int(r) for r in _REF.findall(record)]
+    return _by_pieces(record)
+
+
+def _by_pieces(record: bytes) -> tuple:
+    """`_canonical` of any record, a piece (a string, a reference, white space) at a time."""
     refs = []
     out = []
     last = 0

@@ -63,21 +63,6 @@ def test_digests_ignore_ids_and_spacing_and_see_any_change():
     assert len(changed) == 1 and len(set(a.digests.values()) - set(edited.digests.values())) == 1
 
 
-def _canonical_by_pieces(record: bytes) -> tuple:
-    """`steptext._canonical` as its general path makes it, piece by piece, for every record."""
-    refs, out, last = [], [], 0
-    for m in re.finditer(rb"'(?:[^']|'')*'|#(\d+)|\s+", record):
-        out.append(record[last:m.start()])
-        if m.group(1) is not None:
-            refs.append(int(m.group(1)))
-            out.append(b"#")
-        elif m.group()[:1] == b"'":
-            out.append(m.group())
-        last = m.end()
-    out.append(record[last:])
-    return b"".join(out), refs
-
-
 @pytest.mark.parametrize("name", STEP_FILES)
 def test_every_record_is_made_canonical_as_piece_by_piece(name):
     """`_canonical` cuts most records with a few calls over the whole record (those whose strings
@@ -85,8 +70,8 @@ def test_every_record_is_made_canonical_as_piece_by_piece(name):
     odd = [b"A ( #2 ,\n\t#30 , 1.5E+2 , (#4,#5) , * , $ , .T. )", b"B(# 8,#9 )", b"C ( )",
            b"D('',#1,'a b',#2)", b"E('#3',#4)", b"F('it''s',\t#5)", b"G('x''#6''',#7 , '')"]
     for record in list(steptext.records(_bytes(name)).values()) + odd:
-        assert steptext._canonical(record) == _canonical_by_pieces(record)
-        assert steptext._refs_of(record) == _canonical_by_pieces(record)[1]
+        assert steptext._canonical(record) == steptext._by_pieces(record)
+        assert steptext._refs_of(record) == steptext._by_pieces(record)[1]
 
 
 @pytest.mark.parametrize("name", STEP_FILES)
