@@ -48,6 +48,14 @@ command, on another core). With --steps, the glb-moved
 scenario's cached run is made once more with its steps timed (CPU seconds of each, the imports
 aside) and the number of parts it scanned: where a re-run of a moved GLB spends its time.
 
+Each scenario's cached run is made once more, untimed, to see what it needed (`observed`): the
+modules its own process imported, and whether it needed OpenCASCADE (loaded its library, or
+asked the process gjk forks to read STEP for work). From them the start floor (`start_floor`):
+the wall time of a process that imports those modules alone and, where OpenCASCADE was needed,
+one beside it that only loads its library as gjk does, until both ended; printed as a share of
+the fresh run. A re-run that needs what it imported is not faster: where a target lies below
+its floor, no work the cache saves reaches it.
+
 Usage:
     python benchmarks/bench_cache.py [--parts 10000] [--poses 10000,100000] [--repeat 3]
                                      [--only glb,step-changed,ifc,poses] (or any of glb, glb-moved, step,

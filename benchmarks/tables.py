@@ -223,9 +223,11 @@ SUITE = (
           "nothing changed and with 1% of its parts moved, the five committed STEP assemblies "
           "with nothing changed, with one part instance placed elsewhere and with one solid's "
           "geometry edited, a Tekla IFC model of the corpus (2,636 elements) with 10 "
-          "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), 10,000 "
-          "random poses of the Panda (--poses) with 10% of them new. Medians, their ratio against the issue's targets, and "
-          "whether the cached run's JSON is the fresh run's byte for byte."),
+          "elements moved by IfcOpenShell's API (GJK_IFC_CORPUS; skipped without it), 10,000 and 100,000 "
+          "random poses of the Panda (--poses) with 10% of them new. Medians, their ratio against the issue's targets, "
+          "whether the cached run's JSON is the fresh run's byte for byte, whether the cached run needed "
+          "OpenCASCADE, and its start floor: the imports it made (and OpenCASCADE's library beside them "
+          "where it needed it) as a share of the fresh run."),
     Bench("digest", "The cache's hash of bulk bytes against BLAKE2b", "bench_digest.py",
           ("--repeat", "3"), ("--repeat", "7"), (),
           "BLAKE3 (its own binding: what gjk hashes input files and cache entries with) against "
