@@ -166,9 +166,9 @@ def measure(name: str, before: list, after: list, work: Path, repeat: int) -> di
             "floor": floor, "floor_ratio": floor / f}
 
 
-# Runs `python -m gjkcli ARGS` and writes, in the file NOTES: the modules the command's own process
+# Runs `python -m gjkcli ARGS` and writes, in the file NOTES, the modules the command's own process
 # imported (one a line, in the order they were imported, as sys.modules holds them as it ends),
-# then "OCP" where the command needed OpenCASCADE: its library loaded by the command's own
+# and makes the file NOTES.ocp where the command needed OpenCASCADE: its library loaded by its own
 # process (the module OCP.OCP, which the package OCP and so each of its modules imports), or work
 # asked of the process that a STEP scan forks to read with it (`gjkcli.mesh.cad_process.ask`; an
 # IFC model read there is IfcOpenShell's). That process imports the library as it starts, before
@@ -179,9 +179,7 @@ _OBSERVE = """
 import os, runpy, sys
 notes = sys.argv.pop(1)
 me = os.getpid()
-needs = []
 def noted():
-    needs[:] = ["OCP"]
     os.close(os.open(notes + ".ocp", os.O_CREAT | os.O_WRONLY, 0o600))
 class Marks:
     @staticmethod
