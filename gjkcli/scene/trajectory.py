@@ -39,8 +39,9 @@ class Poses:
     notes: tuple = ()
 
 
-def read_poses(robot, path) -> Poses:
+def read_poses(robot, path, rows: bool = False) -> Poses:
     """The poses of a CSV table, a JointTrajectory or a RobotTrajectory file (by its suffix).
+    With `rows`, a CSV table's poses are `urdf.pose_rows`' (rows read into values when asked).
 
     Raises InputError naming the file (and the point) and what is wrong.
     """
@@ -48,7 +49,7 @@ def read_poses(robot, path) -> Poses:
 
     path = Path(path)
     if path.suffix.lower() not in TRAJECTORY_SUFFIXES:
-        return Poses(poses=urdf.read_pose_table(robot, path))
+        return Poses(poses=urdf.pose_rows(robot, path) if rows else urdf.read_pose_table(robot, path))
     documents = _documents(path)
     notes: list[str] = []
     found = [t for t in (_trajectory(doc, notes) for doc in documents) if t is not None]

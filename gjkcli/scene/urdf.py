@@ -35,7 +35,7 @@ from gjkcli.errors import InputError, Unchecked
 
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "MissingMesh", "load", "read_geometries",
            "is_urdf", "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names",
-           "missing_notes"]
+           "missing_notes", "read_pose_table", "pose_rows", "PoseRows"]
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 # A joint of several degrees of freedom is read as a chain of one-DOF joints through links without
@@ -1091,7 +1091,11 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
     from gjkcli.scene.manifest import read_input_text
 
     path = Path(path)
-    text = read_input_text(path, "CSV")
+    return _pose_table(robot, path, read_input_text(path, "CSV"))
+
+
+def _pose_table(robot: Robot, path: Path, text: str) -> np.ndarray:
+    """`read_pose_table` of the file's text."""
     fast = _plain_table(text)  # most tables: no quotes, every row whole, a number in every cell
     if fast is not None:
         header, values = fast
@@ -1100,26 +1104,116 @@ def read_pose_table(robot: Robot, path) -> np.ndarray:
         if not numbered:
             raise InputError(path, "is empty: give a header of joint names and one pose a row")
         (_, header), body = numbered[0], numbered[1:]
-    col = {name: k for k, name in enumerate(robot.variables)}
+    _check_header(robot, path, header)
+    if fast is None:
+        values = _table_values(path, header, body)
+    return _filled(robot, path, header, values, lambda n: _table_rows(text)[1:][n])
+
+
+def _check_header(robot: Robot, path: Path, header: list) -> None:
+    """InputError where a pose table's header names a joint that is not one of the robot's
+    independent joints, or one twice."""
+    col = set(robot.variables)
     for name in header:
         if name not in col:
             pose_from(robot, {name: 0.0}, f"{path}:1")  # raises with the reason
     if len(set(header)) != len(header):
         raise InputError(f"{path}:1", "a joint is named twice in the header")
-    if fast is None:
-        values = _table_values(path, header, body)
+
+
+def _filled(robot: Robot, path: Path, header: list, values: np.ndarray, numbered) -> np.ndarray:
+    """(n, d) poses of a table's values (n, k) in the columns `header` names, the other joints
+    at the default pose. The limits are checked for every row at once; the first row outside
+    them says why, as pose_from does (numbered(row) -> (its line number, its cells))."""
+    col = {name: k for k, name in enumerate(robot.variables)}
     out = np.tile(robot.default_pose(), (len(values), 1))
     out[:, [col[name] for name in header]] = values
-    # the limits checked for every row at once; the first bad row says why, as pose_from does
     continuous = np.array([next(j for j in robot.joints if j.name == v).kind == "continuous"
                            for v in robot.variables], dtype=bool)
     slack = 1e-9 * np.maximum(1.0, np.maximum(np.abs(robot.lower), np.abs(robot.upper)))
     inside = (out >= robot.lower - slack) & (out <= robot.upper + slack)
     bad = ~np.isfinite(out).all(axis=1) | ~(inside | continuous).all(axis=1)
     for n in np.flatnonzero(bad)[:1].tolist():
-        line, cells = _table_rows(text)[1:][n]
+        line, cells = numbered(n)
         pose_from(robot, {name: float(c) for name, c in zip(header, cells)}, f"{path}:{line}")
     return out
+
+
+# A line of spaces and commas between rows (a table with one is not read as `PoseRows`: its rows
+# would not be one a line), and the line ends splitlines takes besides "\n" and "\r\n".
+_BLANK_LINE = re.compile("\n[ \t\r\f\v,]*\n")
+_ODD_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _odd_lines(text: str) -> bool:
+    """Whether a table's text has a blank line between rows (blank lines at its end are not
+    rows either way) or a line end other than "\n" or "\r\n" (each a few calls over the text:
+    a regex with both took 0.1 s on 100,000 rows)."""
+    return bool(_BLANK_LINE.search(text.rstrip(" \t\r\n\f\v,"))) or any(c in text for c in _ODD_ENDS) \
+        or "\r" in text and text.count("\r") != text.count("\r\n")
+
+
+class PoseRows:
+    """A CSV pose table whose rows are read into values only where asked (`values`), so that a
+    run with the cache looks its rows up by their text (`lines`, with `header`: what a pose's
+    values are made of) and reads only those it has not seen (a planner's table of 100,000
+    rows: NumPy's reader took a fifth of a cached run with 10% of them new). Made by
+    `pose_rows` for a table without quotes or blank lines, whose row r is line r + 2.
+
+    values(rows) raises the InputError `read_pose_table` raises for the first bad one of those
+    rows (lengths first, then numbers, then limits), naming its line; `values()` is
+    `read_pose_table` of the whole table."""
+
+    __slots__ = ("robot", "path", "text", "header", "lines")
+
+    def __init__(self, robot: Robot, path: Path, text: str, header: list, lines: list):
+        self.robot, self.path, self.text, self.header, self.lines = robot, path, text, header, lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def values(self, rows=None) -> np.ndarray:
+        if rows is None:
+            return _pose_table(self.robot, self.path, self.text)
+        rows = [int(r) for r in rows]
+        if not rows:
+            return np.zeros((0, self.robot.dof))
+        body = [self.lines[r] for r in rows]
+        k = len(self.header)
+        for r, line in zip(rows, body):  # every row's length before any value (`_table_values`)
+            if line.count(",") != k - 1:
+                raise InputError(f"{self.path}:{r + 2}", f"{line.count(',') + 1} values for {k} joints in the header")
+        values = _plain_values(body, k)
+        if values is None:
+            for r, line in zip(rows, body):
+                try:
+                    [float(c) for c in line.split(",")]
+                except ValueError:
+                    cells = ",".join(c.strip() for c in line.split(","))
+                    raise InputError(f"{self.path}:{r + 2}", f"a value is not a number: {cells}") from None
+            values = np.array([[float(c) for c in line.split(",")] for line in body], dtype=np.float64)
+        return _filled(self.robot, self.path, self.header, values,
+                       lambda n: (rows[n] + 2, [c.strip() for c in body[n].split(",")]))
+
+
+def pose_rows(robot: Robot, path):
+    """A CSV pose table as `PoseRows`, each row read when asked; or, for a table with quotes,
+    blank lines between rows or odd line ends, `read_pose_table`'s (n, d) poses. Raises
+    InputError for its header as read_pose_table does."""
+    from gjkcli.scene.manifest import read_input_text
+
+    path = Path(path)
+    text = read_input_text(path, "CSV")
+    if '"' in text or "\0" in text or _odd_lines(text):
+        return _pose_table(robot, path, text)
+    lines = text.splitlines()
+    while lines and not lines[-1].replace(",", "").strip():  # blank lines at the end
+        lines.pop()
+    if len(lines) < 2 or not lines[0].replace(",", "").strip():
+        return _pose_table(robot, path, text)
+    header = [c.strip() for c in lines[0].split(",")]
+    _check_header(robot, path, header)
+    return PoseRows(robot, path, text, header, lines[1:])
 
 
 def _plain_table(text: str):
@@ -1138,17 +1232,24 @@ def _plain_table(text: str):
     k = len(header)
     if any(line.count(",") != k - 1 for line in body):
         return None
+    values = _plain_values(body, k)
+    return None if values is None else (header, values)
+
+
+def _plain_values(body: list, k: int):
+    """(n, k) the values of rows `body` (lines of k cells, without quotes), or None where a
+    cell is not a number."""
     try:  # NumPy's reader: the numbers float() reads (CPython's own conversion), in C
         values = np.loadtxt(body, delimiter=",", dtype=np.float64, comments=None, ndmin=2)
         if values.shape == (len(body), k):
-            return header, values
+            return values
     except ValueError:  # what float() reads besides (digits grouped by "_"), or says is wrong
         pass
     try:  # float() skips the spaces around a cell, as the csv reader's strip does
         values = np.array(list(map(float, ",".join(body).split(","))), dtype=np.float64)
     except ValueError:
         return None
-    return header, values.reshape(len(body), k)
+    return values.reshape(len(body), k)
 
 
 def _table_rows(text: str) -> list:

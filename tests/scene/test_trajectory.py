@@ -140,6 +140,86 @@ def test_a_plain_csv_reads_as_the_csv_reader_reads_it(panda, tmp_path):
             trajectory.read_poses(robot, table)
 
 
+def _error(read):
+    """The message of the InputError `read()` raises, or None."""
+    try:
+        read()
+    except InputError as e:
+        return str(e)
+    return None
+
+
+def _cell(k, text):
+    return lambda cells: cells[:k] + [text] + cells[k + 1:]
+
+
+@pytest.mark.parametrize("bad", [None, _cell(1, "x"), lambda cells: cells[:2], lambda cells: cells + ["1"],
+                                 _cell(6, "nan"), _cell(1, "-9"), _cell(0, "1_0e-1"), _cell(2, " 0.3 ")])
+def test_a_tables_rows_read_when_asked_are_its_rows(panda, tmp_path, bad):
+    """`PoseRows` (the rows a run with the cache reads only where it has not seen them): any
+    rows asked give `read_pose_table`'s poses, and asking for a bad row raises its error, word
+    for word, naming its line (a row of the wrong length before any value, as the whole
+    table's reading does)."""
+    _, _, robot = panda
+    rng = np.random.default_rng(46)
+    Q = rng.uniform(robot.lower, robot.upper, size=(40, robot.dof))
+    lines = [",".join(repr(v) for v in q) for q in Q.tolist()]
+    if bad is not None:
+        lines[17] = ",".join(bad(lines[17].split(",")))
+        lines[30] = "0.3,x"  # a later row of the wrong length is named before an earlier non-number
+    table = tmp_path / "poses.csv"
+    table.write_text(",".join(robot.variables) + "\n" + "\n".join(lines) + "\n")
+    rows = trajectory.read_poses(robot, table, rows=True).poses
+    assert isinstance(rows, urdf.PoseRows) and len(rows) == 40
+    whole = _error(lambda: urdf.read_pose_table(robot, table))
+    assert _error(lambda: rows.values()) == whole
+    if bad is None:
+        np.testing.assert_array_equal(rows.values(np.arange(40)), Q)
+        np.testing.assert_array_equal(rows.values([5, 2, 39]), Q[[5, 2, 39]])
+        assert rows.values([]).shape == (0, robot.dof)
+        return
+    short = lines[17].count(",") != robot.dof - 1
+    assert whole.startswith(f"{table}:19: " if short else f"{table}:32: 2 values for {robot.dof} joints")
+    assert _error(lambda: rows.values(range(40))) == whole
+    # without row 30: the whole table's error is row 17's (line 19), or there is none
+    lines[30] = ",".join(repr(v) for v in Q[30].tolist())
+    alone = tmp_path / "alone.csv"
+    alone.write_text(table.read_text().replace("\n0.3,x\n", "\n" + lines[30] + "\n"))
+    expected = _error(lambda: urdf.read_pose_table(robot, alone))
+    assert expected is None or f"{alone}:19: " in expected
+    assert _error(lambda: rows.values([3, 17, 20])) == (None if expected is None else expected.replace(str(alone), str(table)))
+    if expected is None:
+        np.testing.assert_array_equal(rows.values([3, 17]), urdf.read_pose_table(robot, alone)[[3, 17]])
+    np.testing.assert_array_equal(rows.values([0, 1]), Q[:2])  # the good rows still read
+
+
+@pytest.mark.parametrize("text", ['"panda_joint1",panda_joint2\n0.1,0.2\n', "panda_joint1,panda_joint2\n0.1,0.2\n\n0.3,0.1\n",
+                                  "panda_joint1,panda_joint2\n0.1,0.2\n , ,\n0.3,0.1\n",
+                                  "panda_joint1,panda_joint2\n0.1,0.2\x0c0.3,0.1\n",
+                                  "\npanda_joint1,panda_joint2\n0.1,0.2\n"])
+def test_a_table_whose_rows_are_not_one_a_line_is_read_whole(panda, tmp_path, text):
+    """Quotes, a blank line between rows, a line end other than a newline (a form feed), a blank
+    first line: the rows are not the lines after the header, so the table is read whole."""
+    _, _, robot = panda
+    table = tmp_path / "poses.csv"
+    table.write_bytes(text.encode())
+    got = urdf.pose_rows(robot, table)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, urdf.read_pose_table(robot, table))
+
+
+@pytest.mark.parametrize("text", [b"panda_joint1,panda_joint2\r\n0.1,0.2\r\n0.3,0.1\r\n\r\n , \n",
+                                  b"panda_joint1,panda_joint2\r0.1,0.2\r0.3,0.1\r"])
+def test_a_tables_rows_end_as_windows_or_old_macs_write_them_or_with_blank_lines(panda, tmp_path, text):
+    """The text is read with universal newlines; blank lines at the end are not rows."""
+    _, _, robot = panda
+    table = tmp_path / "poses.csv"
+    table.write_bytes(text)
+    rows = urdf.pose_rows(robot, table)
+    assert isinstance(rows, urdf.PoseRows) and rows.lines == ["0.1,0.2", "0.3,0.1"]
+    np.testing.assert_array_equal(rows.values([0, 1]), urdf.read_pose_table(robot, table))
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda m: m["points"][1].update(positions=[0.0] * 3), "point 1: positions must be 7 numbers"),
     (lambda m: m["points"][2].update(time_from_start={"sec": 1, "nanosec": 0}),
