@@ -11,7 +11,8 @@ machine does not count):
     start + imports   the interpreter and the imports until the command runs (what the
                       process's CPU time holds beyond the command's)
     URDF + meshes     `gjkcli.scene.objects.scene_sources`: the URDF, its meshes
-    pose table        `gjkcli.scene.urdf.read_pose_table`
+    pose table        `gjkcli.scene.urdf.read_pose_table`; with the cache, `pose_rows` and the rows
+                      the run reads (`PoseRows.values`)
     prepare           `gjkcli.pipeline.poses.Prepared`: hulls, triangles, the pairs checked
     kept: read        `_KeptPoses.read`: the robot's packs (their index and report lines), their
                       checksums, the index; and the packs' data entries where a kept pose's
@@ -89,6 +90,7 @@ def child(argv: list) -> None:
 
     kept = poses._KeptPoses  # a benchmark times the cache's own steps
     for owner, name, stage in ((objects, "scene_sources", "URDF + meshes"), (urdf, "read_pose_table", "pose table"),
+                               (urdf, "pose_rows", "pose table"), (urdf.PoseRows, "values", "pose table"),
                                (poses.Prepared, "__init__", "prepare"), (kept, "read", "kept: read"),
                                (cache, "from_data", "kept: decoded"), (poses.Prepared, "_chunk", "new poses"),
                                (cache, "to_data", "new: kept"), (kept, "write", "new: kept"),

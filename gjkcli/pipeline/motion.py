@@ -63,7 +63,10 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         from gjkcli.pipeline.cache import depend_on_robot
 
         depend_on_robot(options.cache, robot)
-    read = trajectory_files.read_poses(robot, table)
+    # a table run once on this machine with the cache: its rows read as the run needs them (a
+    # re-run reads only those it has not seen; `gjkcli.pipeline.poses`)
+    read = trajectory_files.read_poses(robot, table, rows=options.cache is not None and options.dask is None
+                                       and not trajectory)
     poses = read.poses
     runs = []
     if not probe_problems and poses_applies(options, manifest, sources):  # the robot alone: prepared once
@@ -87,6 +90,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                 f"each pose",) + ((DEPTH_NOTE,) if depthless else ()))
         except Unprepared:
             runs = []
+    if isinstance(poses, urdf.PoseRows):  # each pose's run needs every value; the others, their count
+        poses = poses.values() if not runs else np.zeros((len(poses), 0))
     pending = poses if not runs else poses[:0]
     if options.dask is not None and len(pending) > 1 and options.pictures is None and options.rescan is None:
         # ranges of poses on the cluster, each pose's scan one process's on a worker

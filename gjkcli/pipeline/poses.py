@@ -34,6 +34,7 @@ from gjkcli.engine.results import Status
 from gjkcli.pipeline import elements, policy
 from gjkcli.pipeline.findings import SEVERITY, Finding, Findings, ObjectRecord, severity_key, violates
 from gjkcli.pipeline.pairs import exact_pair, part_mesh, primitive_note, with_part_certificate
+from gjkcli.scene.urdf import PoseRows
 
 __all__ = ["Prepared", "Unprepared", "applies", "prepared_elements", "DEPTH_NOTE"]
 
@@ -180,7 +181,7 @@ class Prepared:
                 gc.freeze()
         return out
 
-    def _runs(self, Q: np.ndarray) -> list[Findings]:
+    def _runs(self, Q) -> list[Findings]:
         o = self.options
         rows: list = []
         lines = getattr(o, "pose_lines", None)  # a JSON report's lines kept per pose (`_kept_rows`)
@@ -188,6 +189,8 @@ class Prepared:
         if getattr(o, "cache", None) is not None and not o.trace and len(Q):
             rows, pending = self._kept_rows(Q, lines)
         else:
+            if isinstance(Q, PoseRows):
+                Q = Q.values()
             for start in range(0, len(Q), CHUNK):
                 rows.extend(self._chunk(Q[start: start + CHUNK], start))
         if not rows:
@@ -195,8 +198,9 @@ class Prepared:
         involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
         if lines is not None:
             involved |= lines.involved
-        F = self.frames(Q[:1])[0]
-        records = self.records(Q[:1], involved)
+        first = Q.values([0]) if isinstance(Q, PoseRows) else Q[:1]
+        F = self.frames(first)[0]
+        records = self.records(first, involved)
         index = {r.name: k for k, r in enumerate(records)}
 
         def geometry(name: str):  # an object's triangles at the first pose, for pictures
@@ -243,7 +247,9 @@ class Prepared:
                 new[keys[s]] = None
                 continue
             made = None if lines is None else lines.made(pairs, found[s], s, at)
-            new[keys[s]] = _Item(_dumps(to_data(rows[s][:3])), made)
+            # with its report lines, a pose's findings are not kept as data too: a run that
+            # decodes them (another format, other objects taken for convex) computes it again
+            new[keys[s]] = _Item(b"" if made is not None else _dumps(to_data(rows[s][:3])), made)
         return new
 
     def convex_flags(self, first: np.ndarray) -> list:
@@ -286,7 +292,7 @@ class Prepared:
         pad = DEFAULT.bounds_pad_rel * float(np.abs(centre).max() + half.max()) if centre.size else 0.0
         return gap <= self.margin + pad
 
-    def _kept_rows(self, Q: np.ndarray, lines=None) -> tuple[list, tuple | None]:
+    def _kept_rows(self, Q, lines=None) -> tuple[list, tuple | None]:
         """(`_chunk`'s rows for the poses of Q, what to keep): those of poses seen before (the
         same robot, elements, options and joint values: `gjkcli.pipeline.cache`'s "poses"
         entries of this robot) taken from the cache, the others computed (only they reach
@@ -297,68 +303,79 @@ class Prepared:
         lines : a `gjkcli.report.poselines.PoseLines`, or None. With it, a kept pose whose
         report lines the cache holds (made with the same objects taken for convex) is not
         decoded: its row holds no findings but its counts, and `lines` where its lines are,
-        which the report splices in (`gjkcli.report.poselines`)."""
+        which the report splices in (`gjkcli.report.poselines`).
+
+        Q : (n, d) poses, or a CSV table's `PoseRows`: then a pose's key is its row's text,
+        and only the rows not kept are read into values (the entries' key holds the header
+        and the robot's limits, which the rows read before were checked against)."""
         from gjkcli.pipeline.cache import CacheError, from_data
 
         o = self.options
         cache = o.cache
-        flags = self.convex_flags(Q[:1]) if lines is not None else None
-        kept = _KeptPoses.read(cache, self._cache_key(), Q.shape[1], flags)
-        # a pose's key within its robot's entries: its joint values' bytes (the entries' key
-        # holds the robot, its kinematics and the options)
-        Q = np.ascontiguousarray(Q, dtype=np.float64)
-        raw, width = Q.tobytes(), 8 * Q.shape[1]
-        keys = [raw[width * s: width * s + width] for s in range(len(Q))]
-        rows: list = [None] * len(Q)
+        table = Q if isinstance(Q, PoseRows) else None
+        first = table.values([0]) if table is not None else Q[:1]
+        flags = self.convex_flags(first) if lines is not None else None
+        kept = _KeptPoses.read(cache, self._cache_key(None if table is None else table.header), self.robot.dof,
+                               flags, text=table is not None)
+        if table is not None:
+            keys = table.lines
+        else:  # a pose's key within its robot's entries: its joint values' bytes (the entries'
+            # key holds the robot, its kinematics and the options)
+            Q = np.ascontiguousarray(Q, dtype=np.float64)
+            raw, width = Q.tobytes(), 8 * Q.shape[1]
+            keys = [raw[width * s: width * s + width] for s in range(len(Q))]
         zero = {"forward kinematics": 0.0, "narrow": 0.0, "refine": 0.0}
         clear = ((), {**{st.value: 0 for st in Status}, Status.CLEAR.value: self.link_pairs}, self.link_pairs, zero)
         index = kept.index
-        spliced: list = []  # (pose, pack, first line, end) of the poses whose lines are taken
-        counted: dict = {}  # the rows of poses with spliced lines, one per count of statuses
-        statuses = [s.value for s in sorted(Status, key=SEVERITY.get)]
-        for s, k in enumerate(keys):
-            at = index.get(k)
-            if at is None:
-                continue
-            if at < 0:  # no findings at this pose: every pair of objects clear
-                rows[s] = clear
-                continue
-            where = kept.lines_of(at) if lines is not None else None
-            if where is not None:
-                p, lo, hi = where
-                c = kept.severities(p, lo, hi)
-                row = counted.get(c)
-                if row is None:
-                    counts = {st.value: 0 for st in Status}
-                    for code, n in enumerate(c):
-                        counts[statuses[code]] += n
-                    counts[Status.CLEAR.value] += self.link_pairs - sum(c)
-                    row = counted[c] = ((), counts, self.link_pairs, zero)
-                rows[s] = row
-                spliced.append((s, p, lo, hi))
-                continue
-            data = kept.found(at, cache)
-            if data is None:  # its pack's data is not believed: computed again
+        # each pose's place in the packs: -2 not kept, -1 kept without findings (every pair of
+        # objects clear), else where its findings are (`_KeptPoses.found`)
+        at = np.array([index.get(k, -2) for k in keys], dtype=np.int64)
+        rows: list = [clear if a == -1 else None for a in at.tolist()]
+        has = np.flatnonzero(at >= 0)
+        spliced = np.zeros((0, 4), dtype=np.int64)  # (pose, pack, first line, end) of the poses whose lines are taken
+        if lines is not None and len(has):
+            ok, pack, lo, hi, c = kept.lines_at(at[has])
+            taken = has[ok]
+            spliced = np.stack([taken, pack[ok], lo[ok], hi[ok]], axis=1)
+            # the poses with spliced lines share a row per count of their lines' statuses
+            distinct, which = np.unique(c[ok], axis=0, return_inverse=True)
+            statuses = [s.value for s in sorted(Status, key=SEVERITY.get)]
+            shared = []
+            for got in distinct.tolist():
+                counts = {st.value: 0 for st in Status}
+                for code, n in enumerate(got):
+                    counts[statuses[code]] += n
+                counts[Status.CLEAR.value] += self.link_pairs - sum(got)
+                shared.append(((), counts, self.link_pairs, zero))
+            for s, k in zip(taken.tolist(), which.ravel().tolist()):
+                rows[s] = shared[k]
+            has = has[~ok]
+        for s in has.tolist():  # decoded
+            data = kept.found(int(at[s]), cache)
+            if not data:  # kept as report lines alone, or its pack's data not believed: computed again
                 continue
             try:
                 pairs, counts, checked = from_data(_loads(data))
                 rows[s] = (tuple(p.but(waypoint=s) for p in pairs), counts, checked, zero)
             except (CacheError, TypeError, ValueError) as e:
                 cache.notes.append(f"cache: ignored a pose's answers: {e}")
-        if lines is not None and spliced:
+        if lines is not None and len(spliced):
             lines.take(spliced, kept.line_arrays, len(Q), list(dict.fromkeys(self.owners)))
         todo = np.array([s for s, row in enumerate(rows) if row is None], dtype=np.int64)
+        values = table.values(todo) if table is not None else Q[todo]  # a bad row raises here
         for start in range(0, len(todo), CHUNK):
             chosen = todo[start: start + CHUNK]
-            for s, row in zip(chosen.tolist(), self._chunk(Q[chosen], chosen)):
+            for s, row in zip(chosen.tolist(), self._chunk(values[start: start + CHUNK], chosen)):
                 rows[s] = row
         return rows, ((kept, keys, todo) if len(todo) else None)
 
-    def _cache_key(self) -> bytes:
+    def _cache_key(self, header=None) -> bytes:
         """A digest of what a pose's answers depend on besides its joint values: the robot's
         kinematics (its joints and links, where the robot stands), its collision elements
         (hulls, triangles, names, which pairs are checked) and the options that change a
-        verdict (`gjkcli.pipeline.cache.prefix`: gjk's version and code too)."""
+        verdict (`gjkcli.pipeline.cache.prefix`: gjk's version and code too). With a pose
+        table's `header` (its poses keyed by their rows' text), that header and the limits
+        and default pose its rows were read with too."""
         from gjkcli.digests import blake2b
         from gjkcli.pipeline.cache import prefix
 
@@ -373,6 +390,10 @@ class Prepared:
             for a in (j.origin, j.axis):
                 h.update(np.ascontiguousarray(a, dtype=np.float64))
         h.update(np.ascontiguousarray(self.transform, dtype=np.float64))
+        if header is not None:
+            h.update(repr(("rows", header)).encode())
+            for a in (robot.lower, robot.upper, robot.default_pose()):
+                h.update(np.ascontiguousarray(a, dtype=np.float64))
         for shape, local in zip(self.shape_list, self.local):
             h.update(repr((shape.kind, shape.radius)).encode())
             for a in (shape.vertices, shape.dims, shape.rotation, shape.translation):
@@ -517,8 +538,8 @@ def _loads(text: bytes):
 
 class _Item:
     """A kept pose with findings: the JSON text of its findings' data (`_dumps` of
-    `gjkcli.pipeline.cache.to_data`), and its report lines or None (`PoseLines.made` of
-    `gjkcli.report.poselines`: ([line], [facts], [(a, b)]))."""
+    `gjkcli.pipeline.cache.to_data`), b"" where its report lines stand for it, and its report
+    lines or None (`PoseLines.made` of `gjkcli.report.poselines`: ([line], [facts], [(a, b)]))."""
 
     __slots__ = ("data", "lines")
 
@@ -536,9 +557,11 @@ class _KeptPoses:
     """A robot's "poses" entries: packs, each the poses one run computed (the first free of
     POSE_PACKS slots, so that a run writes what is new and nothing else), merged into one when
     the slots are full or they hold more than POSES_KEPT poses. `index` maps a pose's joint
-    values (their float64 bytes) to -1 (no findings) or to where its findings' data (JSON text
-    of `gjkcli.pipeline.cache.to_data`) is, which `found` gives. A pack is two entries: its
-    index, q (n, d) float64 and at (n,) int64 (-1 or the data's number), with the poses' report
+    values (their float64 bytes; a CSV table's row text, `PoseRows`) to -1 (no findings) or to
+    where its findings' data (JSON text of `gjkcli.pipeline.cache.to_data`, or b"" where its
+    report lines stand for it) is, which `found` gives. A pack is two entries: its index, q (n,
+    d) float64 (or rows, the rows' text a line each) and at (n,) int64 (-1 or the data's
+    number), with the poses' report
     lines (`_LINE_ARRAYS`, which hold for the objects taken for convex that the header's
     "convex" lists); and its data, data (bytes of every pose's data one after another) and
     offsets (m + 1,) int64, read only when a pose's findings are decoded (a JSON report takes
@@ -546,13 +569,14 @@ class _KeptPoses:
 
     def __init__(self, robot: bytes):
         self.robot = robot
-        self.index: dict = {}  # joint values' bytes -> (pack, at) packed as one int (`found`)
+        self.index: dict = {}  # joint values' bytes (or a row's text) -> (pack, at) packed as one int
         self.packs: list = []  # [slot, (data, offsets) or None until read, token, m] of the packs read
         self.line_arrays: list = []  # per pack read: its lines' arrays (a dict), or None
         self._lines: list = []  # per pack read: (pline, pok, severity counts per pose) lists, or None
         self.free: list = []  # the slots no pack is in
         self.count = 0  # the poses the packs hold (one pose in two packs counted twice)
         self.flags = None  # the objects taken for convex of the lines asked for
+        self.text = False  # poses keyed by their table rows' text (`PoseRows`), not their values
 
     @staticmethod
     def entry(robot: bytes, slot: int, part: bytes = b"poses") -> str:
@@ -562,12 +586,13 @@ class _KeptPoses:
         return pair_key(part, robot, b"%d" % slot)
 
     @classmethod
-    def read(cls, cache, robot: bytes, dof: int, flags=None) -> "_KeptPoses":
-        """The packs of `robot` (`Prepared._cache_key`) for poses of `dof` joint values; a pack
-        that is not believed is a miss, with a note. flags : the objects taken for convex
-        (`Prepared.convex_flags`) of the report lines asked for, or None (none asked)."""
+    def read(cls, cache, robot: bytes, dof: int, flags=None, text: bool = False) -> "_KeptPoses":
+        """The packs of `robot` (`Prepared._cache_key`) for poses of `dof` joint values (with
+        `text`, poses keyed by their table rows' text); a pack that is not believed is a miss,
+        with a note. flags : the objects taken for convex (`Prepared.convex_flags`) of the
+        report lines asked for, or None (none asked)."""
         kept = cls(robot)
-        kept.flags = flags
+        kept.flags, kept.text = flags, text
         for slot in range(POSE_PACKS):
             entry = cls.entry(robot, slot)
             got = cache.get("poses", entry)
@@ -576,12 +601,25 @@ class _KeptPoses:
                 continue
             header, arrays = got
             try:
-                if not all(name in arrays for name in ("q", "at")) or not isinstance(header, dict) \
+                held = "rows" if text else "q"
+                if not all(name in arrays for name in (held, "at")) or not isinstance(header, dict) \
                         or not isinstance(header.get("data"), int) or not isinstance(header.get("token"), str):
                     raise ValueError("it lacks arrays")
-                q, at, m = arrays["q"], arrays["at"], header["data"]
-                if q.dtype != np.float64 or q.ndim != 2 or q.shape[1] != dof or at.shape != (len(q),) \
-                        or at.dtype != np.int64 or (at >= m).any() or (at < -1).any():
+                at, m = arrays["at"], header["data"]
+                if text:  # the rows' text, one a line
+                    if arrays["rows"].dtype != np.uint8:
+                        raise ValueError("its arrays do not fit one another")
+                    rows = arrays["rows"].tobytes().decode()
+                    keys = rows.split("\n") if rows else []
+                    n = len(keys)
+                else:
+                    q = arrays["q"]
+                    if q.dtype != np.float64 or q.ndim != 2 or q.shape[1] != dof:
+                        raise ValueError("its arrays do not fit one another")
+                    raw, width = q.tobytes(), 8 * dof
+                    keys = (raw[width * k: width * k + width] for k in range(len(q)))
+                    n = len(q)
+                if at.shape != (n,) or at.dtype != np.int64 or (at >= m).any() or (at < -1).any():
                     raise ValueError("its arrays do not fit one another")
                 lines = _pack_lines(header, arrays, m, flags)
             except ValueError as e:
@@ -593,16 +631,16 @@ class _KeptPoses:
             kept.packs.append([slot, None, header["token"], m])
             kept.line_arrays.append(None if lines is None else lines[0])
             kept._lines.append(None if lines is None else lines[1:])
-            raw, width = q.tobytes(), 8 * dof
             # a pose's place: -1 (no findings), else its data's number and its pack
             places = np.where(at < 0, -1, at * POSE_PACKS + p).tolist()
-            kept.index.update(zip((raw[width * n: width * n + width] for n in range(len(q))), places))
-            kept.count += len(q)
+            kept.index.update(zip(keys, places))
+            kept.count += len(places)
         return kept
 
     def found(self, at: int, cache) -> bytes | None:
-        """The data of a pose whose `index` is `at` (not -1); None when its pack's data entry
-        is not believed (a note says so)."""
+        """The data of a pose whose `index` is `at` (not -1); b"" where its findings were kept
+        as report lines alone; None when its pack's data entry is not believed (a note says
+        so)."""
         n, p = divmod(at, POSE_PACKS)
         pack = self.packs[p]
         if pack[1] is None:
@@ -640,15 +678,30 @@ class _KeptPoses:
         got = self._lines[p]
         if got is None or not got[1][n]:
             return None
-        return p, got[0][n], got[0][n + 1]
+        return p, int(got[0][n]), int(got[0][n + 1])
 
-    def severities(self, p: int, lo: int, hi: int) -> tuple:
-        """How many of the lines lo:hi of pack p are of each severity (0 to 4, `SEVERITY`)."""
-        return self._lines[p][2][lo]
+    def lines_at(self, at: np.ndarray) -> tuple:
+        """`lines_of` of poses whose `index` is `at` (k,), each at least 0, as arrays: whether
+        their pack holds their lines (k,) bool, their pack, first line and end (k,), and how
+        many of their lines are of each severity (k, 5) (0 to 4, `SEVERITY`)."""
+        n, pack = np.divmod(at, POSE_PACKS)
+        ok = np.zeros(len(at), dtype=bool)
+        lo, hi = np.zeros(len(at), dtype=np.int64), np.zeros(len(at), dtype=np.int64)
+        counts = np.zeros((len(at), 5), dtype=np.int64)
+        for p in np.unique(pack).tolist():
+            if self._lines[p] is None:
+                continue
+            pline, pok, table = self._lines[p]
+            mine = np.flatnonzero(pack == p)
+            m = n[mine]
+            ok[mine] = pok[m] != 0
+            lo[mine], hi[mine], counts[mine] = pline[m], pline[m + 1], table[m]
+        return ok, pack, lo, hi, counts
 
     def item(self, at: int, cache) -> "_Item | None":
         """The kept data and lines (those of the flags asked for) of a pose whose `index` is
-        `at` (not -1); None where its data is not believed."""
+        `at` (not -1); None where its data is not believed, or it has none and no lines of
+        the flags asked for."""
         where = self.lines_of(at) if self.flags is not None else None
         lines = None
         if where is not None:
@@ -659,7 +712,7 @@ class _KeptPoses:
             lines = ([blob[int(start[k]):int(start[k + 1])].tobytes() for k in range(lo, hi)],
                      a["lfacts"][lo:hi].tolist(), [tuple(x) for x in a["lobj"][lo:hi].tolist()])
         data = self.found(at, cache)
-        return None if data is None else _Item(data, lines)
+        return None if data is None or not data and lines is None else _Item(data, lines)
 
     def write(self, cache, keys: list, new: dict) -> None:
         """Keep this run's new poses (`new`: joint values' bytes -> their `_Item`, or None) as
@@ -701,13 +754,16 @@ class _KeptPoses:
         at = at[:len(taken)]
         sizes = [len(item.data) for item in pieces]
         offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
-        q = np.frombuffer(b"".join(taken), dtype=np.float64)
         token = os.urandom(12).hex()  # the data entry is this index's
         cache.put(DATA_KIND, self.entry(self.robot, slot, b"data"), {"token": token},
                   {"data": np.frombuffer(b"".join(item.data for item in pieces), dtype=np.uint8),
                    "offsets": offsets})
-        arrays = {"q": q.reshape(len(taken), -1) if len(taken) and len(taken[0]) else np.zeros((len(taken), 0)),
-                  "at": at}
+        if self.text:  # the rows' text (`PoseRows`), one a line
+            arrays = {"rows": np.frombuffer("\n".join(taken).encode(), dtype=np.uint8), "at": at}
+        else:
+            q = np.frombuffer(b"".join(taken), dtype=np.float64)
+            arrays = {"q": q.reshape(len(taken), -1) if len(taken) and len(taken[0]) else np.zeros((len(taken), 0)),
+                      "at": at}
         header = {"poses": len(taken), "data": len(pieces), "token": token}
         if self.flags is not None:
             header["convex"] = list(self.flags)
@@ -734,9 +790,8 @@ def _line_arrays(pieces: list) -> dict:
 
 def _pack_lines(header, arrays: dict, m: int, flags):
     """(the pack's line arrays, each pose's first line (m + 1,), whether it has lines (m,),
-    {a pose's first line: the counts of its lines' severities}), or None: no lines, or lines
-    for other objects taken for convex. ValueError when its line arrays do not fit one
-    another."""
+    how many of each pose's lines are of each severity (m, 5)), or None: no lines, or lines for
+    other objects taken for convex. ValueError when its line arrays do not fit one another."""
     if flags is None or not isinstance(header, dict) or header.get("convex") != list(flags) \
             or not all(name in arrays for name in _LINE_ARRAYS):
         return None
@@ -749,14 +804,7 @@ def _pack_lines(header, arrays: dict, m: int, flags):
                        or (a["lfacts"] & 7 > 4).any() or (a["lobj"] < 0).any() or (a["lobj"] >= len(flags)).any())) \
             or a["pline"][0] != 0 or a["pline"][-1] != L or (np.diff(a["pline"]) < 0).any():
         raise ValueError("its lines do not fit one another")
-    # each pose's severity counts, at its first line (the only place `severities` reads)
     pline = a["pline"]
-    if L:
-        pose = np.repeat(np.arange(m), np.diff(pline))
-        table = np.bincount(pose * 5 + (a["lfacts"] & 7), minlength=5 * m).reshape(m, 5)
-        firsts = pline[:-1].tolist()
-        rows = table.tolist()
-        counts = {lo: tuple(row) for lo, row in zip(firsts, rows)}
-    else:
-        counts = {}
-    return a, pline.tolist(), a["pok"].tolist(), counts
+    pose = np.repeat(np.arange(m), np.diff(pline))
+    table = np.bincount(pose * 5 + (a["lfacts"] & 7), minlength=5 * m).reshape(m, 5)
+    return a, pline, a["pok"], table

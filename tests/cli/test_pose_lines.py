@@ -145,3 +145,71 @@ def test_a_lost_data_entry_costs_a_decoding_run_its_poses(tmp_path, monkeypatch)
     found = scan([str(ARM)], Options(robot=RobotOptions(poses=str(before)), jobs=1, cache=Cache(tmp_path / "e")))
     assert any("cache: ignored the entry" in n for n in found.notes)
     assert seen["computed"] > 0  # the poses with findings computed again
+
+
+def test_a_json_run_keeps_a_poses_findings_as_its_lines_alone(tmp_path, monkeypatch):
+    """A pose's findings kept with their report lines are not kept as data too: a run that
+    decodes them (the library's scan) computes those poses again, quietly, and keeps their data
+    for the next one; a JSON run takes the lines."""
+    from gjkcli.pipeline.cache import Cache
+    from gjkcli.pipeline.run import Options, scan
+    from gjkcli.report.jsonout import document, dumps
+    from gjkcli.scene.urdf import RobotOptions
+
+    before, _ = _tables(tmp_path)
+    _json(before, "--cache-dir", tmp_path / "c")
+
+    def run(cache):
+        found = scan([str(ARM)], Options(robot=RobotOptions(poses=str(before)), jobs=1, cache=cache))
+        assert not any(n.startswith("cache:") for n in found.notes)
+        return dumps(document(found, timings=False))
+
+    plain = run(None)
+    colliding = len({p["waypoint"] for p in json.loads(plain)["pairs"]})
+    seen = _counted(monkeypatch)
+    assert run(Cache(tmp_path / "c")) == plain
+    assert seen == {"decoded": 0, "computed": colliding}
+    assert run(Cache(tmp_path / "c")) == plain
+    assert seen == {"decoded": colliding, "computed": colliding}  # its data kept by the run before
+
+
+def _replaced(table: Path, rows: dict, name: str) -> Path:
+    """A copy of `table` with its rows {row: text} replaced."""
+    lines = table.read_text().splitlines()
+    for row, text in rows.items():
+        lines[row + 1] = text
+    out = table.with_name(name)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_rows_are_kept_by_their_text(tmp_path, monkeypatch):
+    """A CSV table's pose is kept under its row's text: a row written otherwise with the same
+    values is computed again (the report the same), and the rows seen before are not read."""
+    from gjkcli.scene import urdf
+
+    before, _ = _tables(tmp_path)
+    lines = before.read_text().splitlines()
+    otherwise = {k: ",".join(f"{float(c):.17e}" for c in lines[k + 1].split(",")) for k in (3, 50, 199)}
+    after = _replaced(before, otherwise, "otherwise.csv")
+    plain = _json(after, "--no-cache")
+    _json(before, "--cache-dir", tmp_path / "c")
+    seen = _counted(monkeypatch)
+    read = []
+    real = urdf.PoseRows.values
+    monkeypatch.setattr(urdf.PoseRows, "values", lambda self, rows=None: read.append(rows) or real(self, rows))
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert seen == {"decoded": 0, "computed": 3}
+    assert sorted({int(r) for rows in read for r in rows}) == [0, 3, 50, 199]  # and the first, for the records
+
+
+def test_a_bad_new_row_stops_a_cached_run_as_an_uncached_one(tmp_path):
+    """The rows are read where the run needs them: a bad one among the new rows is named as a
+    run without the cache names it, exit 2."""
+    before, _ = _tables(tmp_path)
+    _json(before, "--cache-dir", tmp_path / "c")
+    for k, row in enumerate(("0.1,x", "0.1", "0.1,9")):  # a word, a short row, outside the limits
+        bad = _replaced(before, {120: row, 150: "0.2,0.3"}, f"bad{k}.csv")
+        plain = _json(bad, "--no-cache")
+        assert plain[0] == 2 and f"bad{k}.csv:122:" in plain[1]
+        assert _json(bad, "--cache-dir", tmp_path / "c") == plain
