@@ -17,6 +17,7 @@ FILE.csv` and `--trajectory FILE.csv`.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import time
@@ -83,7 +84,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
                 runs, allowed = prepared.runs(poses), prepared.allowed_links
             lines = getattr(options, "pose_lines", None)  # the kept findings the report splices in
             depthless = any(p.status is Status.COLLISION and p.result.depth is None
-                            for found in {id(f): f for f in runs}.values() for p in found.pairs) \
+                            for found in dict(zip(map(id, runs), runs)).values() for p in found.pairs) \
                 or (lines is not None and lines.depthless)
             runs[0] = dataclasses.replace(runs[0], notes=runs[0].notes + (
                 f"{allowed} allowed pairs of links (adjacent, SRDF) not checked at "
@@ -251,16 +252,14 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
     last = None
     # the prepared poses share their Findings (every pose without findings one): each counted
     # once, times the poses that have it, in the order they first come
-    tally: dict = {}
-    for k, found in enumerate(runs):
-        if found.pairs:
-            pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in found.pairs)
-        got = tally.get(id(found))
-        if got is None:
-            tally[id(found)] = [found, 1]
-        else:
-            got[1] += 1
-    distinct = list(tally.values())
+    tally = collections.Counter(map(id, runs))  # in the order they first come
+    by_id = dict(zip(map(id, runs), runs))
+    with_pairs = [k for k, found in by_id.items() if found.pairs]
+    if with_pairs:  # the poses whose Findings have pairs (read with array operations: 100,000 poses)
+        ids = np.fromiter(map(id, runs), dtype=np.int64, count=len(runs))
+        for k in np.flatnonzero(np.isin(ids, np.array(with_pairs, dtype=np.int64))).tolist():
+            pairs.extend(p if p.waypoint == k else dataclasses.replace(p, waypoint=k) for p in runs[k].pairs)
+    distinct = [[by_id[k], times] for k, times in tally.items()]
     for found, times in distinct:
         if found.objects is not last:  # the prepared poses share one tuple of records
             last = found.objects

@@ -25,6 +25,7 @@ records are the first pose's.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 
 import numpy as np
@@ -195,7 +196,8 @@ class Prepared:
                 rows.extend(self._chunk(Q[start: start + CHUNK], start))
         if not rows:
             return []
-        involved = {n for pairs, *_ in rows for p in pairs for n in (p.a, p.b)}
+        distinct = dict(zip(map(id, rows), rows))  # most rows are shared: every pose without findings one
+        involved = {n for pairs, *_ in distinct.values() for p in pairs for n in (p.a, p.b)}
         if lines is not None:
             involved |= lines.involved
         first = Q.values([0]) if isinstance(Q, PoseRows) else Q[:1]
@@ -207,24 +209,15 @@ class Prepared:
             return elements.merged_triangles(lambda e: self._world(e, F), self._members(name))
 
         version = _version()
-        made: dict = {}  # a chunk's poses without findings share one row, and one Findings
-
-        def findings(row) -> Findings:
-            found = made.get(id(row))
-            if found is None:
-                pairs, counts, checked, share = row
-                found = made[id(row)] = Findings(
-                    command="scan", pairs=pairs, counts=dict(counts), checked=checked,
-                    candidates=len(self.ia), requested=o.mode, tolerance=o.tolerance, clearance=None,
-                    fail_on=o.fail_on, units=self.units, timings=dict(share),
-                    elapsed=sum(share.values()), version=version, objects=records, _index=index,
-                    geometry=geometry)
-            return found
-
-        out = []
-        for row in rows:  # most rows are shared (every pose without findings one): looked up inline
-            found = made.get(id(row))
-            out.append(found if found is not None else findings(row))
+        made: dict = {}  # one Findings a distinct row
+        for key, (pairs, counts, checked, share) in distinct.items():
+            made[key] = Findings(
+                command="scan", pairs=pairs, counts=dict(counts), checked=checked,
+                candidates=len(self.ia), requested=o.mode, tolerance=o.tolerance, clearance=None,
+                fail_on=o.fail_on, units=self.units, timings=dict(share),
+                elapsed=sum(share.values()), version=version, objects=records, _index=index,
+                geometry=geometry)
+        out = list(map(made.__getitem__, map(id, rows)))
         if pending is not None:  # the new poses kept, with their report lines when asked
             kept, keys, todo = pending
             if lines is not None and [bool(r.convex) for r in records] != kept.flags:
@@ -329,8 +322,8 @@ class Prepared:
         index = kept.index
         # each pose's place in the packs: -2 not kept, -1 kept without findings (every pair of
         # objects clear), else where its findings are (`_KeptPoses.found`)
-        at = np.array([index.get(k, -2) for k in keys], dtype=np.int64)
-        rows: list = [clear if a == -1 else None for a in at.tolist()]
+        at = np.fromiter(map(index.get, keys, itertools.repeat(-2)), dtype=np.int64, count=len(keys))
+        rows: list = list(map({-1: clear}.get, at.tolist()))
         has = np.flatnonzero(at >= 0)
         spliced = np.zeros((0, 4), dtype=np.int64)  # (pose, pack, first line, end) of the poses whose lines are taken
         if lines is not None and len(has):
