@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from gjkcli.clioutput import error_line, recording, to_stdout, with_settings, write_text
+from gjkcli.clioutput import error_line, recorded, recording, to_stdout, with_settings, write_text
 
 
 class CachedRun:
@@ -116,10 +116,22 @@ class CachedRun:
         for problem in found.errors:
             click.echo(error_line(problem), err=True)
         code, data = got
-        with self.recording() as writes:
+        keeper = None
+        if self.report_key is not None:  # kept while it is written: both mostly the kernel's copying
+            import threading
+
+            keeper = threading.Thread(target=_keep_run, args=(self.cache, self.report_key, code, [recorded(output, data)],
+                                                              [error_line(e) for e in found.errors]))
+            keeper.start()
+        try:
             write_text(output, data, "the report")
-        if self.report_key is not None:
-            _keep_run(self.cache, self.report_key, code, writes, [error_line(e) for e in found.errors])
+        except BaseException:
+            if keeper is not None:  # a report not written is not kept
+                keeper.join()
+                _forget_run(self.cache, self.report_key)
+            raise
+        if keeper is not None:
+            keeper.join()
         self._trimmed()
         return code
 
@@ -289,6 +301,13 @@ def _keep_run(cache, whole: str, code: int, writes: list, stderr: list) -> None:
     from gjkcli.pipeline.cache import put_run
 
     put_run(cache, whole, code, writes, stderr)
+
+
+def _forget_run(cache, whole: str) -> None:
+    try:
+        cache.path("run", whole).unlink()
+    except OSError:
+        pass
 
 
 def _replay(code: int, writes: list, stderr: list) -> None:

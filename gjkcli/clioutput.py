@@ -67,12 +67,16 @@ def to_stdout(what: str):
         raise InputError("<stdout>", f"cannot write {what}: {e.strerror or e}") from e
 
 
+def recorded(path: str | None, data: bytes) -> tuple:
+    """What `recording` holds of bytes written to `path` (None for stdout)."""
+    return None if path in (None, "-") else path, data
+
+
 def write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
     if _RECORDING:  # the cache keeps the report (`recording`)
         text = text if isinstance(text, (str, bytes)) else b"".join(text)
-        _RECORDING[-1].append((None if path in (None, "-") else path,
-                               text.encode() if isinstance(text, str) else text))
+        _RECORDING[-1].append(recorded(path, text.encode() if isinstance(text, str) else text))
     if path is None or path == "-":
         with to_stdout(what):
             click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)

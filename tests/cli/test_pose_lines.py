@@ -213,3 +213,20 @@ def test_a_bad_new_row_stops_a_cached_run_as_an_uncached_one(tmp_path):
         plain = _json(bad, "--no-cache")
         assert plain[0] == 2 and f"bad{k}.csv:122:" in plain[1]
         assert _json(bad, "--cache-dir", tmp_path / "c") == plain
+
+
+def test_a_spliced_report_that_cannot_be_written_is_not_kept(tmp_path):
+    """The report is kept while it is written; where the write fails (its folder is gone), the
+    kept report is dropped too: the next run writes the report, not a replay of nothing."""
+    from gjkcli.pipeline.cache import Cache
+
+    before, after = _tables(tmp_path)
+    plain = _json(after, "--no-cache")
+    _json(before, "--cache-dir", tmp_path / "c")
+    runs = lambda: sorted(p.name for p in (tmp_path / "c" / "run").rglob("*") if p.is_file())  # noqa: E731
+    kept = runs()
+    code, out = _json(after, "--cache-dir", tmp_path / "c", "-o", tmp_path / "gone" / "r.json")
+    assert code == 2 and "r.json" in out
+    assert runs() == kept
+    assert _json(after, "--cache-dir", tmp_path / "c") == plain
+    assert len(runs()) == len(kept) + 1
