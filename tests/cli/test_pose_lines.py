@@ -218,8 +218,6 @@ def test_a_bad_new_row_stops_a_cached_run_as_an_uncached_one(tmp_path):
 def test_a_spliced_report_that_cannot_be_written_is_not_kept(tmp_path):
     """The report is kept while it is written; where the write fails (its folder is gone), the
     kept report is dropped too: the next run writes the report, not a replay of nothing."""
-    from gjkcli.pipeline.cache import Cache
-
     before, after = _tables(tmp_path)
     plain = _json(after, "--no-cache")
     _json(before, "--cache-dir", tmp_path / "c")
