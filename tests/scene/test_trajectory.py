@@ -193,8 +193,44 @@ def test_a_tables_rows_read_when_asked_are_its_rows(panda, tmp_path, bad):
     np.testing.assert_array_equal(rows.values([0, 1]), Q[:2])  # the good rows still read
 
 
+def test_random_tables_read_by_rows_as_whole(panda, tmp_path):
+    """Seeded random tables of good rows, rows with spaces, blank lines of every kind, short
+    and long rows, words and trailing commas: wherever `pose_rows` reads a table by its rows,
+    every row read gives `read_pose_table`'s poses, or its error word for word."""
+    _, _, robot = panda
+    rng = np.random.default_rng(461)
+    header = "panda_joint1, panda_joint2,panda_joint3"
+
+    def good():
+        return ",".join(f"{v:.6g}" for v in rng.uniform(-1.5, 1.5, 3))
+
+    kinds = [good, good, good, lambda: " " + good().replace(",", " , ") + " ", lambda: "", lambda: " , ,",
+             lambda: "\xa0", lambda: good()[:3], lambda: good() + ",", lambda: good() + ",0.1",
+             lambda: good().replace(",", ",x", 1), lambda: good() + "\x0c" + good(), lambda: "1_0e-1,0,0"]
+    by_rows = 0
+    for n in range(150):
+        lines = [kinds[k]() for k in rng.choice(len(kinds), size=int(rng.integers(1, 8)),
+                                                 p=[.25, .25, .2, .1, .03, .02, .02, .02, .02, .02, .02, .02, .03])]
+        table = tmp_path / f"t{n}.csv"
+        table.write_text(header + "\n" + "\n".join(lines) + ("\n" if n % 2 else ""))
+        whole = _error(lambda: urdf.read_pose_table(robot, table))
+        try:
+            rows = urdf.pose_rows(robot, table)
+        except InputError as e:  # the header's error, as the whole table's reading says it
+            assert str(e) == whole
+            continue
+        if not isinstance(rows, urdf.PoseRows):
+            continue
+        by_rows += 1
+        assert _error(lambda: rows.values(range(len(rows)))) == whole, table.read_text()
+        if whole is None:
+            np.testing.assert_array_equal(rows.values(range(len(rows))), urdf.read_pose_table(robot, table))
+    assert by_rows > 50
+
+
 @pytest.mark.parametrize("text", ['"panda_joint1",panda_joint2\n0.1,0.2\n', "panda_joint1,panda_joint2\n0.1,0.2\n\n0.3,0.1\n",
                                   "panda_joint1,panda_joint2\n0.1,0.2\n , ,\n0.3,0.1\n",
+                                  "panda_joint1,panda_joint2\n0.1,0.2\n\xa0\n0.3,0.1\n",
                                   "panda_joint1,panda_joint2\n0.1,0.2\x0c0.3,0.1\n",
                                   "\npanda_joint1,panda_joint2\n0.1,0.2\n"])
 def test_a_table_whose_rows_are_not_one_a_line_is_read_whole(panda, tmp_path, text):
@@ -208,7 +244,7 @@ def test_a_table_whose_rows_are_not_one_a_line_is_read_whole(panda, tmp_path, te
     np.testing.assert_array_equal(got, urdf.read_pose_table(robot, table))
 
 
-@pytest.mark.parametrize("text", [b"panda_joint1,panda_joint2\r\n0.1,0.2\r\n0.3,0.1\r\n\r\n , \n",
+@pytest.mark.parametrize("text", [b"panda_joint1,panda_joint2\r\n0.1,0.2\r\n0.3,0.1\r\n\r\n , \xc2\xa0\n",
                                   b"panda_joint1,panda_joint2\r0.1,0.2\r0.3,0.1\r"])
 def test_a_tables_rows_end_as_windows_or_old_macs_write_them_or_with_blank_lines(panda, tmp_path, text):
     """The text is read with universal newlines; blank lines at the end are not rows."""
