@@ -55,20 +55,35 @@ def _solid(name: str, vertices, faces, shift):
         return None, f"{name} has triangles that name missing vertices"
     if not np.isfinite(v).all():
         return None, f"{name} has coordinates that are not finite numbers"
-    f = np.ascontiguousarray(f, dtype=np.uint64)
-    mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=f)
-    mesh.merge()  # vertices repeated per triangle (an unindexed file) are joined, not gaps
-    solid = manifold3d.Manifold(mesh)
+    f = _merged(v, np.ascontiguousarray(f, dtype=np.uint64))
+    if len(f) == 0:
+        return None, f"{name} has triangles of no area alone: it bounds no volume"
+    solid = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=v, tri_verts=f))
     status = solid.status()
     if status != manifold3d.Error.NoError:
         what = "is not a closed surface" if status == manifold3d.Error.NotManifold else \
             f"is not a usable solid ({status.name})"
         return None, f"{name} {what}: it bounds no volume"
     if solid.volume() < 0:  # wound inwards throughout: the same solid, turned outwards
-        mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=np.ascontiguousarray(f[:, ::-1]))
-        mesh.merge()
-        solid = manifold3d.Manifold(mesh)
+        solid = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=v, tri_verts=np.ascontiguousarray(f[:, ::-1])))
     return solid, None
+
+
+def _merged(v: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """(m, 3) uint64 the triangles `f` with manifold3d's merge applied (vertices repeated per
+    triangle, as an unindexed file gives them, joined, not left as gaps), those left with a
+    corner twice dropped: such a triangle has no area and its two edges cancel, so the solid
+    is the same, and manifold3d 3.5 crashed on meshes holding one beside other triangles (a
+    fuzzed ASCII STL did; a vertex's index repeated, or two vertices it merges)."""
+    import manifold3d
+
+    mesh = manifold3d.Mesh64(vert_properties=v, tri_verts=f)
+    mesh.merge()
+    to = np.arange(len(v), dtype=np.uint64)
+    to[np.asarray(mesh.merge_from_vert, dtype=np.int64)] = np.asarray(mesh.merge_to_vert, dtype=np.uint64)
+    g = to[f.astype(np.int64)]
+    whole = (g[:, 0] != g[:, 1]) & (g[:, 1] != g[:, 2]) & (g[:, 0] != g[:, 2])
+    return np.ascontiguousarray(g[whole])
 
 
 def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) -> Overlap:

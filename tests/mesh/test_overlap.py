@@ -140,3 +140,44 @@ def test_many_overlaps_on_forked_workers_are_the_box_arithmetic(tmp_path):
     assert in_parent == "False"
     assert float(worst) < 1e-12
     assert 20 <= int(overlapping) <= 80
+
+
+# A flat part a fuzzed ASCII STL gave (tests/fuzz/test_inputs.py): three triangles meeting at a
+# point that two more vertices repeat, and two triangles of one vertex each. manifold3d 3.5.4
+# crashed the process building it (so did the same triangles with their corners at the repeated
+# vertices, which its merge joins).
+FLAT_V = [[-2.8322259187698364, 0.1224055290222168, 0.0], [-2.349253535270691, 0.1224055290222168, 0.0],
+          [-0.16777408123016357, -1.6728341579437256, 0.0], [-0.16777408123016357, -1.1271032094955444, 0.0],
+          [-0.16777408123016357, 0.1224055290222168, 0.0], [-0.16777408123016357, 1.6728341579437256, 0.0],
+          [2.8322259187698364, 0.1224055290222168, 0.0], [-0.16777408123016357, 0.1224055290222168, 0.0],
+          [-0.16777408123016357, 0.1224055290222168, 0.0]]
+
+
+@pytest.mark.parametrize("last", [[[7, 7, 7], [8, 8, 8]], [[4, 7, 8], [7, 8, 4]]])
+def test_triangles_with_a_corner_twice_beside_others_bound_nothing_and_crash_nothing(last):
+    """In a process of its own, so that a crash is this test's failure: the flat part has no
+    volume, and says so."""
+    import subprocess
+    import sys
+
+    faces = [[3, 6, 4], [0, 5, 4], [2, 1, 4], *last]
+    code = ("from gjkcli.mesh.overlap import overlap\n"
+            f"v, f = {FLAT_V!r}, {faces!r}\n"
+            "o = overlap('a', v, f, 'b', v, f)\n"
+            "print(o.volume, o.reason)\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "None a is not a closed surface: it bounds no volume"
+
+
+def test_triangles_of_no_area_leave_the_solid_as_it_is():
+    """Triangles with a corner twice (or corners the merge joins) added to closed parts: the
+    same overlap volume as without them (the box arithmetic)."""
+    a, b = box([0, 0, 0], [1, 1, 1]), box([0.5, 0.25, 0], [1.5, 1, 0.5])
+    plain = overlap("a", a.vertices, a.faces, "b", b.vertices, b.faces)
+    assert plain.volume == pytest.approx(0.5 * 0.75 * 0.5, rel=1e-12)
+    va = np.vstack([a.vertices, a.vertices[:1]])  # a repeated corner, which the merge joins
+    fa = np.vstack([a.faces, [[0, 0, 1], [2, 2, 2], [0, 8, 3]]])
+    fb = np.vstack([b.faces, [[5, 5, 5]]])
+    got = overlap("a", va, fa, "b", b.vertices, fb)
+    assert got.reason is None and got.volume == pytest.approx(plain.volume, rel=1e-12)
