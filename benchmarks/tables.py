@@ -402,8 +402,8 @@ def speed_section(out: Path) -> str:
         "in the same run (below 1: gjk is faster). The tables, their commands and the machine are in",
         "[the benchmarks page](docs/benchmarks.md).", "",
         "| task | against | gjk / peer | target |", "|---|---|---|---|", *rows, "",
-        f"Start-up: `gjk check A B` on two small parts, the whole process in a core install, the "
-        f"slowest", f"of seven mesh formats and seven files as tools write them (median of 5 runs): "
+        "Start-up: `gjk check A B` on two small parts, the whole process in a core install, the "
+        "slowest", f"of seven mesh formats and seven files as tools write them (median of 5 runs): "
         f"{startup} (target: at most 0.3 s).",
         SPEED_END])
 

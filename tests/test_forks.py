@@ -2,7 +2,6 @@
 the processes, each number once."""
 import os
 import signal
-import sys
 
 import pytest
 

@@ -66,7 +66,7 @@ from typing import Any, Iterable, Literal, TypeVar, Union, cast, overload
 
 import numpy as np
 
-from gjkcli.engine.exact import Mesh, deepest_vertex, exact_query, surface_distance
+from gjkcli.engine.exact import deepest_vertex, exact_query, surface_distance
 from gjkcli.engine.query import pairs
 from gjkcli.engine.results import STATUS_CODES, BatchResult, Result, Status
 from gjkcli.engine.shapes import Shape

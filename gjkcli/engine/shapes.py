@@ -372,7 +372,6 @@ def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: 
     Parts that give their own `triangles` skip qhull and are assembled in C
     (`_with_own_triangles`).
     """
-    tell = progress or (lambda stage, done, total: None)
     count = len(points)
     if small:  # the parts that give no triangles of their own get the compiled core's, where it can
         given = list(triangles) if triangles is not None else [None] * count

@@ -276,7 +276,7 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
                               else -1, p.segment if p.segment is not None else -1, p.a, p.b))
     notes = [n for n in first.notes if ": pose " not in n]
     what = "waypoints" if trajectory else "poses"
-    notes.append(f"{rows} {what} from {table}" + (f"; the motions between them checked continuously"
+    notes.append(f"{rows} {what} from {table}" + ("; the motions between them checked continuously"
                                                   if trajectory else ""))
     errors = tuple(dict.fromkeys(e for found, _ in distinct for e in found.errors))
     timings: dict = {}

@@ -302,7 +302,6 @@ class Placements:
     def __init__(self, lo: np.ndarray, hi: np.ndarray):
         self.lo = np.array(lo, dtype=np.float64).reshape(-1, 3)
         self.hi = np.array(hi, dtype=np.float64).reshape(-1, 3)
-        n = len(self.lo)
         self.band = DEFAULT.touching_rel * np.linalg.norm(self.hi - self.lo, axis=1)
         self.g_lo = np.ascontiguousarray((self.lo - self.band[:, None]).T)
         self.g_hi = np.ascontiguousarray((self.hi + self.band[:, None]).T)

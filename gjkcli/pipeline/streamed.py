@@ -78,7 +78,6 @@ def listed_pairs(parts, i, j, ans, notable: list, notable_rows: np.ndarray, rows
     in the order `severity_key` sorts them all (ties in the pairs' order, as a stable sort of
     the pairs read in order); `make(row)` makes a plain pair's Finding. None when a notable
     pair's size is not a number (Python's sort is then the only order that is the same)."""
-    e = len(notable)
     keys = [severity_key(p) for p in notable]
     n_size = np.array([k[3] for k in keys], dtype=np.float64)
     if not np.isfinite(n_size).all():

@@ -235,8 +235,6 @@ def _overlap(p, found) -> tuple:
 def _volumes(rows: list, wanted: list, volumes, beyond: str) -> bool:
     """The overlap volumes of the kept collisions `wanted` ([(row, dict)]) from a scan of
     their parts alone (`volumes`); False where one cannot be had."""
-    import orjson
-
     if volumes is None:
         return False
     found = volumes(sorted({d["a"] for _, d in wanted} | {d["b"] for _, d in wanted}))

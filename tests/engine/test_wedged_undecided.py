@@ -34,7 +34,6 @@ shapely_geometry = pytest.importorskip("shapely.geometry")
 from fits import checked_pair, common_volume  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
-from gjkcli.pipeline import run as pipeline  # noqa: E402
 from gjkcli.pipeline.refine import EXIT_THIN  # noqa: E402
 
 BAND = 0.002

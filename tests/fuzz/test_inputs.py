@@ -21,7 +21,6 @@ import copy
 import math
 import itertools
 import json
-import os
 import re
 import shutil
 import struct

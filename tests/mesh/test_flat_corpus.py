@@ -94,7 +94,6 @@ def line_work(path):
     """The drawing's lines as shapely LineStrings, read without gjk."""
     if path.suffix == ".dxf":
         from ezdxf import disassemble, recover
-        from ezdxf import path as ezpath
 
         import ezdxf
 

@@ -8,7 +8,6 @@ and GlobalIds, read by IfcOpenShell's parser, not by the code under test.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np

@@ -5,7 +5,6 @@ does without it; where it cannot serve, the command reads the model itself."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -6,7 +6,6 @@ buffered to 1e-9 agrees). A curve that is not an arc of a circle cannot be cut f
 polygons: such a pair is undecided, never a wrong verdict."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from shapely.geometry import Point, box
 

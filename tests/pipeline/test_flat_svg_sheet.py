@@ -141,11 +141,11 @@ def test_inkscape_layers_name_the_sheet(tmp_path):
 
 
 def test_group_ids_are_layers_and_an_element_id_names_the_sheet(tmp_path):
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="100mm" height="100mm" viewBox="0 0 100 100">'
-           f'<g id="stock"><rect x="0" y="0" width="100" height="100"/></g>'
-           f'<g id="cut"><rect id="a" x="10" y="10" width="20" height="20"/>'
-           f'<rect id="b" x="29" y="10" width="20" height="20"/>'
-           f'<circle id="c" cx="80" cy="80" r="19.5"/></g></svg>')
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="100mm" height="100mm" viewBox="0 0 100 100">'
+           '<g id="stock"><rect x="0" y="0" width="100" height="100"/></g>'
+           '<g id="cut"><rect id="a" x="10" y="10" width="20" height="20"/>'
+           '<rect id="b" x="29" y="10" width="20" height="20"/>'
+           '<circle id="c" cx="80" cy="80" r="19.5"/></g></svg>')
     path = tmp_path / "groups.svg"
     path.write_text(svg)
     assert set(read_drawing(path).layers) == {"stock", "cut"}

@@ -25,7 +25,7 @@ from fits import checked_pair  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.engine.sheet import sheet_depth  # noqa: E402
-from gjkcli.pipeline.policy import EXIT_SHEET, EXIT_SHEET_DEEP  # noqa: E402
+from gjkcli.pipeline.policy import EXIT_SHEET  # noqa: E402
 
 # the ring's radius, thickness, height and facets; the opening's half width and sill and head
 # heights; the frame's depth within the wall

@@ -23,7 +23,6 @@ from stepfiles import box, common_volume, cylinder, exact_distance, write_step  
 
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.mesh import cad  # noqa: E402
-from gjkcli.pipeline import run as pipeline  # noqa: E402
 from gjkcli.tolerances import DEFAULT  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "third_party"
