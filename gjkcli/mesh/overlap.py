@@ -58,6 +58,8 @@ def _solid(name: str, vertices, faces, shift):
     f = _merged(v, np.ascontiguousarray(f, dtype=np.uint64))
     if len(f) == 0:
         return None, f"{name} has triangles of no area alone: it bounds no volume"
+    if not _closed(f, len(v)):  # manifold3d 3.5.4 crashed on some such meshes, rather than saying so
+        return None, f"{name} is not a closed surface: it bounds no volume"
     solid = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=v, tri_verts=f))
     status = solid.status()
     if status != manifold3d.Error.NoError:
@@ -84,6 +86,18 @@ def _merged(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     g = to[f.astype(np.int64)]
     whole = (g[:, 0] != g[:, 1]) & (g[:, 1] != g[:, 2]) & (g[:, 0] != g[:, 2])
     return np.ascontiguousarray(g[whole])
+
+
+def _closed(f: np.ndarray, n: int) -> bool:
+    """Whether triangles `f` (m, 3) over n vertices close a surface as manifold3d asks: every
+    directed edge once, and each beside its reverse (an edge of exactly two triangles, wound
+    alike). A soup of seven separate triangles from a fuzzed binary STL crashed manifold3d
+    3.5.4's constructor, which says NotManifold for most such meshes."""
+    a = f.astype(np.int64)
+    tail, head = a.ravel(), a[:, [1, 2, 0]].ravel()
+    edge, back = tail * n + head, head * n + tail
+    edge.sort()
+    return not (edge[1:] == edge[:-1]).any() and bool(np.isin(back, edge, assume_unique=True).all())
 
 
 def overlap(name_a: str, vertices_a, faces_a, name_b: str, vertices_b, faces_b) -> Overlap:
