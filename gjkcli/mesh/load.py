@@ -778,6 +778,7 @@ def _load_scene(path: Path, file_type: str):
     if file_type == "stl":
         with open(path, "rb") as stream:
             _check_stl(path, stream.read(4096), path.stat().st_size)
+        _check_stl_numbers(path)
     if file_type == "obj":  # read once: checked, then parsed from memory
         import io
 
@@ -868,6 +869,21 @@ def _read_single_stl(path: Path):
             return None
     faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
     return _OneMeshScene(_Geometry(corners, faces))
+
+
+def _check_stl_numbers(path: Path) -> None:
+    """InputError where an STL that trimesh reads (several solids) holds vertices that are not
+    finite numbers: trimesh joins each solid's repeated vertices, and drops those, their
+    triangles with them, without a word (a fuzzed file's third solid lost a triangle so)."""
+    found = _STL_VERTEX.findall(path.read_bytes())
+    try:
+        corners = np.array(found, dtype=np.float64).reshape(-1, 3)
+    except ValueError:
+        return  # trimesh says what is wrong
+    bad = int(np.count_nonzero(~np.isfinite(corners).all(axis=1)))
+    if bad:
+        raise InputError(path, f"has NaN or infinite coordinates in {bad} of {len(corners)} vertices; "
+                               f"fix the export")
 
 
 def _check_json(path: Path) -> None:

@@ -200,6 +200,19 @@ def test_non_finite_coordinates_in_stl(tmp_path, value):
     rejects(path, "NaN or infinite", "1 of 6 vertices")
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_non_finite_coordinates_in_an_stl_of_several_solids(tmp_path, value):
+    """trimesh reads an STL of several solids, joining each solid's repeated vertices, and drops
+    the vertices that are not finite numbers with their triangles (a fuzzed file's third solid
+    lost a triangle so, and the part was checked without it): refused instead."""
+    one = write_stl(tmp_path / "one.stl", [[(0, 0, 0), (0, 0, 0), (0, 0, 0)]]).read_text()
+    two = write_stl(tmp_path / "two.stl", [[(0, 0, 0), (0, 0, 0), (0, 0, 0)],
+                                           [(0, 0, "3.4028234663852886e+38"), (0, 0, 0), (0, 0, value)]]).read_text()
+    path = tmp_path / "bad.stl"
+    path.write_text(one + one + two)
+    rejects(path, "NaN or infinite", "1 of 12 vertices")
+
+
 @pytest.mark.parametrize("value", ["nan", "inf"])
 def test_non_finite_coordinates_in_obj(tmp_path, value):
     path = tmp_path / "bad.obj"
