@@ -423,11 +423,20 @@ def flip_ok(p, q) -> bool:
 
 def same_numbers(p, q, size: float) -> bool:
     """Clear pairs: the same distance (the triangle test's is exact). A collision's depth is not
-    compared: for parts that are not convex it is a lower bound from the points examined."""
+    compared: for parts that are not convex it is a lower bound from the points examined. A
+    pair the broad phase parts is listed (--all-pairs) with its hulls' distance, marked
+    conservative: a lower bound of the parts'; whether the axis-aligned boxes part a pair
+    depends on the pose, so such a distance is held to be at most the other's (a random hunt,
+    scripts/fuzz.py --seed 769117099, found two L-shaped parts listed so before a motion and
+    on their triangles after it)."""
     if p is None or q is None or pair_status(p) is not pair_status(q) or pair_status(p) is not CLEAR:
         return True
-    tol = 1e-8 * size + 32 * np.finfo(float).eps * max(1.0, abs(pair_signed(p)))
-    return abs(pair_signed(p) - pair_signed(q)) <= tol
+    a, b = pair_signed(p), pair_signed(q)
+    tol = 1e-8 * size + 32 * np.finfo(float).eps * max(1.0, abs(a))
+    if p.conservative != q.conservative:
+        lower, other = (a, b) if p.conservative else (b, a)
+        return lower <= other + tol
+    return abs(a - b) <= tol
 
 
 @given(case=part_pair(), motion_seed=st.integers(0, 2**32 - 1))
