@@ -64,8 +64,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
         from gjkcli.pipeline.cache import depend_on_robot
 
         depend_on_robot(options.cache, robot)
-    # a table run once on this machine with the cache: its rows read as the run needs them (a
-    # re-run reads only those it has not seen; `gjkcli.pipeline.poses`)
+    # with the cache, a CSV table's rows are read into values as the run needs them (a re-run
+    # reads only those it has not seen: `gjkcli.pipeline.poses`)
     read = trajectory_files.read_poses(robot, table, rows=options.cache is not None and options.dask is None
                                        and not trajectory)
     poses = read.poses

@@ -565,7 +565,7 @@ class _KeptPoses:
         self.index: dict = {}  # joint values' bytes (or a row's text) -> (pack, at) packed as one int
         self.packs: list = []  # [slot, (data, offsets) or None until read, token, m] of the packs read
         self.line_arrays: list = []  # per pack read: its lines' arrays (a dict), or None
-        self._lines: list = []  # per pack read: (pline, pok, severity counts per pose) lists, or None
+        self._lines: list = []  # per pack read: its arrays pline, pok and severity counts (m, 5), or None
         self.free: list = []  # the slots no pack is in
         self.count = 0  # the poses the packs hold (one pose in two packs counted twice)
         self.flags = None  # the objects taken for convex of the lines asked for

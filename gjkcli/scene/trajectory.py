@@ -29,12 +29,13 @@ TRAJECTORY_SUFFIXES = (".json", ".yaml", ".yml")
 
 @dataclass(frozen=True)
 class Poses:
-    """poses : (n, d) one pose a row, the robot's variables as columns
+    """poses : (n, d) one pose a row, the robot's variables as columns (or, read with
+        `read_poses(..., rows=True)`, a CSV table's `gjkcli.scene.urdf.PoseRows`)
     times : (n,) each pose's time_from_start in seconds, or None (a CSV)
     notes : what the reader assumed (one line each)
     """
 
-    poses: np.ndarray
+    poses: object
     times: np.ndarray | None = None
     notes: tuple = ()
 
