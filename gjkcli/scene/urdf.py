@@ -1231,7 +1231,7 @@ def _plain_table(text: str):
     lines = text.splitlines()
     if _odd_lines(text) or not lines or not lines[0].replace(",", "").strip():
         lines = [line for line in lines if line.replace(",", "").strip()]  # blank rows dropped, as csv's
-    else:  # blank lines at the end alone (a line at a time: 100,000 rows took 0.035 s)
+    else:  # blank lines at the end alone: no pass over every line in Python
         while lines and not lines[-1].replace(",", "").strip():
             lines.pop()
     if len(lines) < 2:
