@@ -860,25 +860,28 @@ def _read_single_stl(path: Path):
         text = path.read_bytes()
         if text.count(b"endsolid") != 1 or text.count(b"facet") % 2 or not text.lstrip().startswith(b"solid"):
             return None
-        found = _STL_VERTEX.findall(text)
-        if not found or len(found) % 3:
-            return None
-        try:
-            corners = np.array(found, dtype=np.float64)
-        except ValueError:
+        corners = _stl_corners(text)
+        if corners is None or not len(corners) or len(corners) % 3:
             return None
     faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
     return _OneMeshScene(_Geometry(corners, faces))
+
+
+def _stl_corners(text: bytes) -> np.ndarray | None:
+    """(n, 3) float64 every `vertex x y z` of an ASCII STL's text, or None where a number does
+    not read."""
+    try:
+        return np.array(_STL_VERTEX.findall(text), dtype=np.float64).reshape(-1, 3)
+    except ValueError:
+        return None
 
 
 def _check_stl_numbers(path: Path) -> None:
     """InputError where an STL that trimesh reads (several solids) holds vertices that are not
     finite numbers: trimesh joins each solid's repeated vertices, and drops those, their
     triangles with them, without a word (a fuzzed file's third solid lost a triangle so)."""
-    found = _STL_VERTEX.findall(path.read_bytes())
-    try:
-        corners = np.array(found, dtype=np.float64).reshape(-1, 3)
-    except ValueError:
+    corners = _stl_corners(path.read_bytes())
+    if corners is None:
         return  # trimesh says what is wrong
     bad = int(np.count_nonzero(~np.isfinite(corners).all(axis=1)))
     if bad:
