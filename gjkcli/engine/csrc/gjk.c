@@ -166,6 +166,8 @@ int gjk_distance(const gjk_pair *q, gjk_bounds *out) {
             break;
         }
     }
+    /* the common point sum(lambda a) = sum(lambda b) to rounding, not to the weights' error */
+    if (exit == GJK_EXIT_ORIGIN_ENCLOSED) gjk_polish(S);
     if (exit == GJK_EXIT_ITERATION_CAP && tr && tr->n > 0 && tr->n <= tr->cap)
         tr->buf[(size_t)(tr->n - 1) * TR_WIDTH + TR_EXIT] = exit;
     out->iterations = it;

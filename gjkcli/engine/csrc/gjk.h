@@ -203,6 +203,8 @@ int gjk_support_local(const gjk_shape *s, const double dl[3], int hint, const gj
  * smallest sub-simplex holding that point; returns the feature; kept is a bitmask over the
  * input order. */
 int gjk_closest(gjk_simplex *s, double v[3], int *kept);
+/* simplex.c: an enclosing tetrahedron's weights corrected until sum(lambda w) is zero to rounding. */
+void gjk_polish(gjk_simplex *s);
 
 /* gjk.c: GJK's distance bounds of q's pair; returns the gjk_exit that ended the loop. */
 int gjk_distance(const gjk_pair *q, gjk_bounds *out);

@@ -167,3 +167,45 @@ int gjk_closest(gjk_simplex *s, double v[3], int *kept) {
     *kept = mask;
     return r.n == 4 ? GJK_FEATURE_INSIDE : r.n; /* 1 vertex, 2 edge, 3 face */
 }
+
+/* The weights of a tetrahedron holding the origin, corrected until sum(lambda w) is zero to
+ * rounding. Signed volumes decide the region reliably, but on a flat tetrahedron (a needle's
+ * or a thin plate's Minkowski difference) the weights they give leave sum(lambda a) and
+ * sum(lambda b) apart by up to 1e-8 of the pair's size: their midpoint, the collision's
+ * certificate, then lies outside both shapes by more than a check of it allows. Each round is
+ * one step of iterative refinement: the residual r = sum(lambda w) and the change of weights
+ * (summing to zero) that moves the combination by -r, from the edges w_k - w_0 by Cramer's
+ * rule. A round that would make a weight negative or not shrink the residual is not taken. */
+void gjk_polish(gjk_simplex *s) {
+    if (s->n != 4) return;
+    const double *w0 = s->p[0].w;
+    double e1[3], e2[3], e3[3], e23[3];
+    v3_sub(e1, s->p[1].w, w0);
+    v3_sub(e2, s->p[2].w, w0);
+    v3_sub(e3, s->p[3].w, w0);
+    v3_cross(e23, e2, e3);
+    double det = v3_dot(e1, e23);
+    if (!(det != 0.0) || !isfinite(det)) return;
+    for (int round = 0; round < 2; round++) {
+        double r[3] = {0.0, 0.0, 0.0};
+        for (int k = 0; k < 4; k++)
+            for (int c = 0; c < 3; c++) r[c] += s->lambda[k] * s->p[k].w[c];
+        double rr = v3_dot(r, r);
+        if (rr == 0.0) return;
+        double m[3] = {-r[0], -r[1], -r[2]}, t[3], d[4];
+        d[1] = v3_dot(m, e23) / det;
+        v3_cross(t, m, e3);
+        d[2] = v3_dot(e1, t) / det;
+        v3_cross(t, e2, m);
+        d[3] = v3_dot(e1, t) / det;
+        d[0] = -(d[1] + d[2] + d[3]);
+        double lam[4], q[3] = {0.0, 0.0, 0.0};
+        for (int k = 0; k < 4; k++) {
+            lam[k] = s->lambda[k] + d[k];
+            if (!(lam[k] >= 0.0)) return;
+            for (int c = 0; c < 3; c++) q[c] += lam[k] * s->p[k].w[c];
+        }
+        if (!(v3_dot(q, q) < rr)) return;
+        for (int k = 0; k < 4; k++) s->lambda[k] = lam[k];
+    }
+}
