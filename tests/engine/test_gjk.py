@@ -724,3 +724,53 @@ def test_thin_parts_at_the_band_have_common_points(scale):
         for a, b in ((thin, solid), (solid, thin)):
             seen[checked(a, b).status] += 1
     assert seen[Status.COLLISION] >= 300 and seen[Status.TOUCHING] >= 200, seen
+
+
+def test_witnesses_of_two_small_cylinders_lie_on_them():
+    """Two cylinders 1e-7 across, snapped 2.5e-13 apart (a fuzz test's pair, seed 128011945): GJK
+    stopped on a thin triangle whose weights summed to 1 only to 1e-8, and B's witness, on B's
+    side, lay 2.2e-15 outside it (the check allows 1.25e-15)."""
+    a = Shape.cylinder(3.5129771160017264e-07, 2 * 3.797486132525104e-07, rigid(np.array(
+        [[-0.05763471575059742, -0.9409935065227877, -0.3334808243697021],
+         [-0.7164498379939509, 0.27161190957949644, -0.6425936509280347],
+         [0.6952538163712509, 0.20188658017938632, -0.6898289205047025]])))
+    b = Shape.cylinder(1.053893134800518e-07, 2 * 1.1392458397575312e-07, rigid(np.array(
+        [[-0.45652031768559764, -0.420238827468796, -0.7842120423889782],
+         [0.25662444464797096, 0.781765627208741, -0.5683189232500043],
+         [0.8518996971177778, -0.4606971152531513, -0.24904833677032062]]),
+        [-1.760123102325155e-07, 3.4740244578075117e-07, -2.3852562681721434e-07]))
+    for x, y in ((a, b), (b, a)):
+        assert checked(x, y).status is Status.CLEAR
+
+
+def test_curved_depths_normal_realises_the_depth():
+    """Colliding cylinders, cones and boxes at scales 1e-7 to 1e3, both ways round: where EPA says
+    it converged, moving B along the answer's normal by the depth (plus the check's slack)
+    separates the pair. EPA had stopped on its bounds while answering with the closest face's
+    normal, along which the overlap exceeded the depth by up to 5e-9 of the pair's size; the
+    face whose normal gave the upper bound realises it."""
+    from gjkcli.engine.certify import default_slack, support_value
+
+    rng = rng_for("curved depth normals")
+    converged = 0
+    for k in range(3000):
+        scale = 10.0 ** rng.uniform(-7, 3)
+
+        def made():
+            kind = int(rng.integers(0, 3))
+            T = rigid(random_rotation(rng), rng.normal(size=3) * 0.3 * scale)
+            r, h = rng.uniform(0.05, 1.0, size=2) * scale
+            if kind == 2:
+                return Shape.box(rng.uniform(0.05, 1, size=3) * scale, T)
+            return (Shape.cylinder if kind == 0 else Shape.cone)(r, h, T)
+
+        a, b = made(), made()
+        for x, y in ((a, b), (b, a)):
+            r = query(x, y)
+            if r.status is not Status.COLLISION or r.epa_exit != "converged":
+                continue
+            converged += 1
+            n = np.asarray(r.normal)
+            along = float(support_value(x, n) + support_value(y, -n))
+            assert along - r.depth <= default_slack(x, y), (k, r, along)
+    assert converged >= 1000, converged

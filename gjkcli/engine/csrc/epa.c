@@ -477,6 +477,8 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
 
     int exit = EPA_EXIT_ITERATION_CAP;
     int best = 0;
+    epa_face hi_face; /* the face whose normal gave out->hi: the least overlap found so far */
+    int hi_set = 0;
     for (int it = 0; it < p->max_epa; it++) {
         best = closest_face(&P);
         epa_face f = P.faces[best]; /* a copy: add_point reorders the faces */
@@ -488,7 +490,11 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
         const gjk_vertex *near[3] = {&P.verts[f.v[0]], &P.verts[f.v[1]], &P.verts[f.v[2]]};
         support_md(&P, f.n, near, 3, &w, &steps_a, &steps_b);
         double sup = v3_dot(f.n, w.w);
-        if (sup < out->hi) out->hi = sup;
+        if (sup < out->hi) {
+            out->hi = sup;
+            hi_face = f;
+            hi_set = 1;
+        }
         out->iterations = it + 1;
         int stop = GJK_EXIT_NONE;
         if (sup - f.dist <= P.eps || out->hi - lo <= P.eps) stop = EPA_EXIT_CONVERGED;
@@ -496,16 +502,30 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
         if (stop) {
             trace_put_epa(q->tr, it, &f, &w, steps_a, steps_b, sup, lo, out->hi, P.nf, stop);
             exit = stop;
+            if (sup > out->hi) {
+                /* Met on the bounds, not on this face (a curved boundary: the closest face moves
+                 * on while an earlier one's normal already realised the depth): moving B along
+                 * this face's normal separates the pair only after sup, more than the depth;
+                 * along the earlier face's, after out->hi, within eps of it. Answer with that. */
+                face_answer(P.verts, &hi_face, out->normal, out->pa, out->pb);
+                return exit;
+            }
             break;
         }
         stop = add_point(&P, best, &w);
         trace_put_epa(q->tr, it, &f, &w, steps_a, steps_b, sup, lo, out->hi, P.nf, stop);
         if (stop) {
-            /* the polytope is unusable past here; f is still the best face it had */
-            face_answer(P.verts, &f, out->normal, out->pa, out->pb);
+            /* the polytope is unusable past here; f is still the best face it had, unless an
+             * earlier face's normal needs less to separate the pair (as above) */
+            face_answer(P.verts, sup > out->hi ? &hi_face : &f, out->normal, out->pa, out->pb);
             return stop;
         }
     }
     finish(&P, exit, best, out);
+    if (exit == EPA_EXIT_ITERATION_CAP && hi_set) {
+        /* the closest face's normal was never tried: the one that gave out->hi is the least
+         * overlap known */
+        face_answer(P.verts, &hi_face, out->normal, out->pa, out->pb);
+    }
     return exit;
 }

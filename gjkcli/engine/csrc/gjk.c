@@ -168,6 +168,13 @@ int gjk_distance(const gjk_pair *q, gjk_bounds *out) {
     }
     /* the common point sum(lambda a) = sum(lambda b) to rounding, not to the weights' error */
     if (exit == GJK_EXIT_ORIGIN_ENCLOSED) gjk_polish(S);
+    /* Weights that sum to 1 to rounding: on a thin triangle or a short edge the signed volumes'
+     * weights may miss it by 1e-8, and the witnesses sum(lambda a), sum(lambda b) then leave
+     * their shapes by that share of their distance from the pair's centre. */
+    double total = 0.0;
+    for (int k = 0; k < S->n; k++) total += S->lambda[k];
+    if (total > 0.0 && total != 1.0)
+        for (int k = 0; k < S->n; k++) S->lambda[k] /= total;
     if (exit == GJK_EXIT_ITERATION_CAP && tr && tr->n > 0 && tr->n <= tr->cap)
         tr->buf[(size_t)(tr->n - 1) * TR_WIDTH + TR_EXIT] = exit;
     out->iterations = it;
