@@ -746,7 +746,7 @@ def test_witnesses_of_two_small_cylinders_lie_on_them():
 def test_curved_depths_normal_realises_the_depth():
     """Colliding cylinders, cones and boxes at scales 1e-7 to 1e3, both ways round: where EPA says
     it converged, moving B along the answer's normal by the depth (plus the check's slack)
-    separates the pair. EPA had stopped on its bounds while answering with the closest face's
+    separates the pair; every answer's certificate and witnesses hold. EPA had stopped on its bounds while answering with the closest face's
     normal, along which the overlap exceeded the depth by up to 5e-9 of the pair's size; the
     face whose normal gave the upper bound realises it."""
     from gjkcli.engine.certify import default_slack, support_value
@@ -766,7 +766,7 @@ def test_curved_depths_normal_realises_the_depth():
 
         a, b = made(), made()
         for x, y in ((a, b), (b, a)):
-            r = query(x, y)
+            r = checked(x, y)
             if r.status is not Status.COLLISION or r.epa_exit != "converged":
                 continue
             converged += 1
