@@ -776,7 +776,8 @@ def gltf_case(draw):
     files = {}
     if container == "glb":
         name = "part.glb"
-        data = glb_bytes(doc, blob)
+        data = original = glb_bytes(doc, blob)
+        before = expect
         for _ in range(draw(st.integers(0, 2))):
             how = draw(st.sampled_from(["magic", "version", "length", "json length", "json type",
                                         "bin length", "bin type", "cut", "append", "flip bin",
@@ -829,6 +830,8 @@ def gltf_case(draw):
                 continue
             mutations.append(f"glb {how}")
             expect = False
+        if data == original:  # two lies that undo each other (a length 4 more, then 4 less)
+            expect = before
         files[name] = data
     else:
         name = "part.gltf"
