@@ -32,7 +32,8 @@ devices and other non-regular files: nothing is ever fetched from the network); 
 outside their buffer; accessors whose elements overrun their view or whose byteStride is smaller
 than an element; a POSITION or index accessor with no buffer view (zeros by the standard, no
 shape); indices past their primitive's vertices; a node hierarchy that loops (a cycle, or
-a node that is its own child) or a node with two parents; values of the wrong kind. The scene
+a node that is its own child) or a node with two parents; a node matrix whose last row is not
+0 0 0 1 (a projection, which gjk would not apply); values of the wrong kind. The scene
 graph is walked without recursion, so a chain of 100,000 nested nodes reads in under a
 second.
 """
@@ -1158,8 +1159,18 @@ class _Reader:
         given = np.array(["matrix" in node for node in placed], dtype=bool)
         if given.any():
             picked = [node for node, g in zip(placed, given) if g]
-            M = self._numbers(picked, [k for k, g in zip(order, given) if g], "matrix", 16, None)
+            at = [k for k, g in zip(order, given) if g]
+            M = self._numbers(picked, at, "matrix", 16, None)
             M = M.reshape(-1, 4, 4).transpose(0, 2, 1)  # glTF's matrices are column-major
+            # glTF 2.0 asks that a node's matrix decompose into translation, rotation and scale:
+            # its last row 0 0 0 1; another would project, and gjk places by the other rows only
+            affine = (M[:, 3, :] == (0.0, 0.0, 0.0, 1.0)).all(axis=1)
+            if not affine.all():
+                bad = int(np.argmin(affine))
+                row = " ".join(f"{x:g}" for x in M[bad, 3].tolist())
+                raise self.fail(f"node {self._node(at[bad])} has a matrix whose last row is {row}, "
+                                f"not 0 0 0 1 (a node's matrix places without perspective); "
+                                f"re-export the file")
             T = np.broadcast_to(np.eye(4), M.shape).copy()
             T[:, :3, 3] = t[given]
             R4, S4 = T.copy(), np.broadcast_to(np.eye(4), M.shape).copy()

@@ -605,6 +605,22 @@ def test_node_with_two_parents(tmp_path):
              "'a'", "'b'")
 
 
+@pytest.mark.parametrize("at, value", [(3, 1e300), (7, 0.5), (11, np.nan), (15, 2.0)])
+def test_node_matrix_that_projects(tmp_path, at, value):
+    """A node matrix whose last row is not 0 0 0 1 (column-major entries 3, 7, 11, 15) would
+    project; gjk places by the other rows only, so it refuses the node instead of reading a
+    part placed otherwise than the file says (a fuzz case: 1e300 at entry 3 got a verdict)."""
+    matrix = [float(x) for x in np.eye(4).T.ravel()]
+    matrix[at] = value
+    doc, binary = tetra_doc([{"name": "root", "children": [1]},
+                             {"name": "leaning", "mesh": 0, "matrix": matrix}], roots=[0])
+    rejected(write_glb(tmp_path / "projects.glb", doc, binary), "node 'leaning'", "last row",
+             "not 0 0 0 1")
+    matrix[at] = 0.0 if at != 15 else 1.0  # the affine matrix itself reads
+    assert [n for n, _, _ in gltf.read_scene(write_glb(tmp_path / "fine.glb", doc, binary))[0]] \
+        == ["leaning"]
+
+
 def test_the_same_edge_twice_is_one_edge(tmp_path):
     nodes = [{"name": "a", "mesh": 0, "children": [1, 1]}, {"name": "b", "mesh": 0}]
     doc, binary = tetra_doc(nodes, roots=[0, 0])
