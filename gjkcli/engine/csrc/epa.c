@@ -120,7 +120,7 @@ static int make_face(epa_face *f, const gjk_vertex *verts, int a, int b, int c, 
 /* Barycentric weights of q (on the plane of the triangle) over a, b, c, clamped to the triangle.
  * Computed as area ratios on the coordinate plane where the triangle's shadow is largest, which
  * keeps them well conditioned for any orientation (Ericson 2005, section 3.4). */
-static void face_weights(const gjk_vertex *verts, const epa_face *f, const double q[3], double lam[3]) {
+static int face_weights(const gjk_vertex *verts, const epa_face *f, const double q[3], double lam[3]) {
     const double *a = verts[f->v[0]].w, *b = verts[f->v[1]].w, *c = verts[f->v[2]].w;
     int drop = 0;
     for (int k = 1; k < 3; k++)
@@ -131,10 +131,51 @@ static void face_weights(const gjk_vertex *verts, const epa_face *f, const doubl
     double l1 = (c[x] - q[x]) * (a[y] - q[y]) - (a[x] - q[x]) * (c[y] - q[y]);
     double l2 = (a[x] - q[x]) * (b[y] - q[y]) - (b[x] - q[x]) * (a[y] - q[y]);
     lam[0] = l0 / mu; lam[1] = l1 / mu; lam[2] = l2 / mu;
+    int outside = !(lam[0] >= 0.0 && lam[1] >= 0.0 && lam[2] >= 0.0);
     double sum = 0.0;
     for (int k = 0; k < 3; k++) { if (!(lam[k] > 0.0)) lam[k] = 0.0; sum += lam[k]; }
     if (sum > 0.0) for (int k = 0; k < 3; k++) lam[k] /= sum;
     else lam[0] = lam[1] = lam[2] = 1.0 / 3.0;
+    return outside; /* the weights were clamped: q lies off the triangle */
+}
+
+/* Squared distance from p to triangle a b c, and the weights of its closest point (Ericson 2005,
+ * section 5.1.5: the Voronoi region of p tested vertex, edge, face in turn); INFINITY for a
+ * triangle without area. */
+static double triangle_closest(const double *a, const double *b, const double *c, const double p[3],
+                               double lam[3]) {
+    double ab[3], ac[3], ap[3], bp[3], cp[3];
+    v3_sub(ab, b, a);
+    v3_sub(ac, c, a);
+    v3_sub(ap, p, a);
+    v3_sub(bp, p, b);
+    v3_sub(cp, p, c);
+    double d1 = v3_dot(ab, ap), d2 = v3_dot(ac, ap), d3 = v3_dot(ab, bp), d4 = v3_dot(ac, bp);
+    double d5 = v3_dot(ab, cp), d6 = v3_dot(ac, cp);
+    double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+    if (d1 <= 0.0 && d2 <= 0.0) { lam[0] = 1.0; lam[1] = lam[2] = 0.0; }
+    else if (d3 >= 0.0 && d4 <= d3) { lam[1] = 1.0; lam[0] = lam[2] = 0.0; }
+    else if (d6 >= 0.0 && d5 <= d6) { lam[2] = 1.0; lam[0] = lam[1] = 0.0; }
+    else if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+        double v = d1 / (d1 - d3);
+        lam[0] = 1.0 - v; lam[1] = v; lam[2] = 0.0;
+    } else if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+        double w = d2 / (d2 - d6);
+        lam[0] = 1.0 - w; lam[1] = 0.0; lam[2] = w;
+    } else if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
+        double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        lam[0] = 0.0; lam[1] = 1.0 - w; lam[2] = w;
+    } else {
+        double den = va + vb + vc;
+        if (!(den != 0.0)) return INFINITY;
+        lam[1] = vb / den; lam[2] = vc / den; lam[0] = 1.0 - lam[1] - lam[2];
+    }
+    double d2sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double x = lam[0] * a[k] + lam[1] * b[k] + lam[2] * c[k] - p[k];
+        d2sum += x * x;
+    }
+    return isfinite(d2sum) ? d2sum : INFINITY;
 }
 
 /* The face holding the edge b -> a, the other side of edge a -> b; -1 when there is none. */
@@ -192,18 +233,36 @@ static void trace_put_epa(gjk_trace *tr, int iter, const epa_face *f, const gjk_
     tr->n++;
 }
 
-/* Witness points and normal from face f: the origin's projection on the face, q = dist n. */
-static void face_answer(const gjk_vertex *verts, const epa_face *f, double normal[3], double pa[3],
+/* Witness points and normal from face f: the origin's projection on the face, q = dist n.
+ * Where q lies off f (a flat stretch of A - B split into triangles of one plane, as two boxes'
+ * faces make: their distances tie, and the one chosen need not hold q), the witnesses come from
+ * the polytope's face nearest q, so that pa - pb is q and not a point of f a plane's width away;
+ * the normal stays f's. */
+static void face_answer(const epa_polytope *P, const epa_face *f, double normal[3], double pa[3],
                         double pb[3]) {
+    const gjk_vertex *verts = P->verts;
     double q[3], lam[3];
     v3_scale(q, f->n, f->dist);
-    face_weights(verts, f, q, lam);
+    const epa_face *from = f;
+    if (face_weights(verts, f, q, lam)) {
+        double best = INFINITY, w[3];
+        for (int j = -1; j < P->nf; j++) {
+            const epa_face *g = j < 0 ? f : &P->faces[j];
+            if (j >= 0 && !g->alive) continue;
+            double d2 = triangle_closest(verts[g->v[0]].w, verts[g->v[1]].w, verts[g->v[2]].w, q, w);
+            if (d2 < best) {
+                best = d2;
+                from = g;
+                for (int k = 0; k < 3; k++) lam[k] = w[k];
+            }
+        }
+    }
     for (int c = 0; c < 3; c++) {
         normal[c] = f->n[c];
         pa[c] = pb[c] = 0.0;
         for (int k = 0; k < 3; k++) {
-            pa[c] += lam[k] * verts[f->v[k]].a[c];
-            pb[c] += lam[k] * verts[f->v[k]].b[c];
+            pa[c] += lam[k] * verts[from->v[k]].a[c];
+            pb[c] += lam[k] * verts[from->v[k]].b[c];
         }
     }
 }
@@ -445,7 +504,7 @@ static void finish(const epa_polytope *P, int exit, int best, gjk_depth *out) {
         best = closest_face(P);
         out->lo = P->faces[best].dist > 0.0 ? P->faces[best].dist : 0.0;
     }
-    face_answer(P->verts, &P->faces[best], out->normal, out->pa, out->pb);
+    face_answer(P, &P->faces[best], out->normal, out->pa, out->pb);
 }
 
 /* The steps above in order. Every exit leaves out->lo <= depth <= out->hi and a usable contact. */
@@ -507,7 +566,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
                  * on while an earlier one's normal already realised the depth): moving B along
                  * this face's normal separates the pair only after sup, more than the depth;
                  * along the earlier face's, after out->hi, within eps of it. Answer with that. */
-                face_answer(P.verts, &hi_face, out->normal, out->pa, out->pb);
+                face_answer(&P, &hi_face, out->normal, out->pa, out->pb);
                 return exit;
             }
             break;
@@ -517,7 +576,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
         if (stop) {
             /* the polytope is unusable past here; f is still the best face it had, unless an
              * earlier face's normal needs less to separate the pair (as above) */
-            face_answer(P.verts, sup > out->hi ? &hi_face : &f, out->normal, out->pa, out->pb);
+            face_answer(&P, sup > out->hi ? &hi_face : &f, out->normal, out->pa, out->pb);
             return stop;
         }
     }
@@ -525,7 +584,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
     if (exit == EPA_EXIT_ITERATION_CAP && hi_set) {
         /* the closest face's normal was never tried: the one that gave out->hi is the least
          * overlap known */
-        face_answer(P.verts, &hi_face, out->normal, out->pa, out->pb);
+        face_answer(&P, &hi_face, out->normal, out->pa, out->pb);
     }
     return exit;
 }
