@@ -233,18 +233,19 @@ static void trace_put_epa(gjk_trace *tr, int iter, const epa_face *f, const gjk_
     tr->n++;
 }
 
-/* Witness points and normal from face f: the origin's projection on the face, q = dist n.
- * Where q lies off f (a flat stretch of A - B split into triangles of one plane, as two boxes'
- * faces make: their distances tie, and the one chosen need not hold q), the witnesses come from
- * the polytope's face nearest q, so that pa - pb is q and not a point of f a plane's width away;
- * the normal stays f's. */
-static void face_answer(const epa_polytope *P, const epa_face *f, double normal[3], double pa[3],
-                        double pb[3]) {
+/* Witness points and normal from face f: pa - pb the point q = at n, the origin's projection
+ * on the face when at is its distance. Where q lies off f (a flat stretch of A - B split into
+ * triangles of one plane, as two boxes' faces make: their distances tie, and the one chosen
+ * need not hold q), or is not on its plane (an earlier face's normal, answered at the depth),
+ * the witnesses come from the polytope's face nearest q, so that pa - pb is q, or the nearest
+ * point of the polytope to it, and not a point of f a plane's width away; the normal stays f's. */
+static void face_answer(const epa_polytope *P, const epa_face *f, double at, double normal[3],
+                        double pa[3], double pb[3]) {
     const gjk_vertex *verts = P->verts;
     double q[3], lam[3];
-    v3_scale(q, f->n, f->dist);
+    v3_scale(q, f->n, at);
     const epa_face *from = f;
-    if (face_weights(verts, f, q, lam)) {
+    if (face_weights(verts, f, q, lam) || at != f->dist) {
         double best = INFINITY, w[3];
         for (int j = -1; j < P->nf; j++) {
             const epa_face *g = j < 0 ? f : &P->faces[j];
@@ -504,7 +505,7 @@ static void finish(const epa_polytope *P, int exit, int best, gjk_depth *out) {
         best = closest_face(P);
         out->lo = P->faces[best].dist > 0.0 ? P->faces[best].dist : 0.0;
     }
-    face_answer(P, &P->faces[best], out->normal, out->pa, out->pb);
+    face_answer(P, &P->faces[best], P->faces[best].dist, out->normal, out->pa, out->pb);
 }
 
 /* The steps above in order. Every exit leaves out->lo <= depth <= out->hi and a usable contact. */
@@ -566,7 +567,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
                  * on while an earlier one's normal already realised the depth): moving B along
                  * this face's normal separates the pair only after sup, more than the depth;
                  * along the earlier face's, after out->hi, within eps of it. Answer with that. */
-                face_answer(&P, &hi_face, out->normal, out->pa, out->pb);
+                face_answer(&P, &hi_face, out->lo, out->normal, out->pa, out->pb);
                 return exit;
             }
             break;
@@ -576,7 +577,8 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
         if (stop) {
             /* the polytope is unusable past here; f is still the best face it had, unless an
              * earlier face's normal needs less to separate the pair (as above) */
-            face_answer(&P, sup > out->hi ? &hi_face : &f, out->normal, out->pa, out->pb);
+            if (sup > out->hi) face_answer(&P, &hi_face, out->lo, out->normal, out->pa, out->pb);
+            else face_answer(&P, &f, f.dist, out->normal, out->pa, out->pb);
             return stop;
         }
     }
@@ -584,7 +586,7 @@ int gjk_epa(const gjk_pair *q, const gjk_simplex *start, gjk_depth *out) {
     if (exit == EPA_EXIT_ITERATION_CAP && hi_set) {
         /* the closest face's normal was never tried: the one that gave out->hi is the least
          * overlap known */
-        face_answer(&P, &hi_face, out->normal, out->pa, out->pb);
+        face_answer(&P, &hi_face, out->lo, out->normal, out->pa, out->pb);
     }
     return exit;
 }
