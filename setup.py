@@ -38,6 +38,7 @@ core = Extension(
         "gjkcli/engine/csrc/gjk.c",
         "gjkcli/engine/csrc/epa.c",
         "gjkcli/engine/csrc/query.c",
+        "gjkcli/engine/csrc/tri.c",  # EPA's witnesses: the closest point of a triangle
     ],
     include_dirs=["gjkcli/engine/csrc"],
     # No -ffast-math: the engine's robustness rests on IEEE rounding; no -march=native: a wheel

@@ -13,8 +13,10 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gjk.h"
+#include "mesh.h" /* point_tri_closest2 (tri.c) */
 
 /* The polytope EPA grows inside A - B, and the run's query and tolerances. */
 typedef struct {
@@ -139,45 +141,6 @@ static int face_weights(const gjk_vertex *verts, const epa_face *f, const double
     return outside; /* the weights were clamped: q lies off the triangle */
 }
 
-/* Squared distance from p to triangle a b c, and the weights of its closest point (Ericson 2005,
- * section 5.1.5: the Voronoi region of p tested vertex, edge, face in turn); INFINITY for a
- * triangle without area. */
-static double triangle_closest(const double *a, const double *b, const double *c, const double p[3],
-                               double lam[3]) {
-    double ab[3], ac[3], ap[3], bp[3], cp[3];
-    v3_sub(ab, b, a);
-    v3_sub(ac, c, a);
-    v3_sub(ap, p, a);
-    v3_sub(bp, p, b);
-    v3_sub(cp, p, c);
-    double d1 = v3_dot(ab, ap), d2 = v3_dot(ac, ap), d3 = v3_dot(ab, bp), d4 = v3_dot(ac, bp);
-    double d5 = v3_dot(ab, cp), d6 = v3_dot(ac, cp);
-    double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-    if (d1 <= 0.0 && d2 <= 0.0) { lam[0] = 1.0; lam[1] = lam[2] = 0.0; }
-    else if (d3 >= 0.0 && d4 <= d3) { lam[1] = 1.0; lam[0] = lam[2] = 0.0; }
-    else if (d6 >= 0.0 && d5 <= d6) { lam[2] = 1.0; lam[0] = lam[1] = 0.0; }
-    else if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
-        double v = d1 / (d1 - d3);
-        lam[0] = 1.0 - v; lam[1] = v; lam[2] = 0.0;
-    } else if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
-        double w = d2 / (d2 - d6);
-        lam[0] = 1.0 - w; lam[1] = 0.0; lam[2] = w;
-    } else if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
-        double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        lam[0] = 0.0; lam[1] = 1.0 - w; lam[2] = w;
-    } else {
-        double den = va + vb + vc;
-        if (!(den != 0.0)) return INFINITY;
-        lam[1] = vb / den; lam[2] = vc / den; lam[0] = 1.0 - lam[1] - lam[2];
-    }
-    double d2sum = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double x = lam[0] * a[k] + lam[1] * b[k] + lam[2] * c[k] - p[k];
-        d2sum += x * x;
-    }
-    return isfinite(d2sum) ? d2sum : INFINITY;
-}
-
 /* The face holding the edge b -> a, the other side of edge a -> b; -1 when there is none. */
 static int twin(const epa_face *faces, int nf, int a, int b) {
     for (int j = 0; j < nf; j++)
@@ -237,8 +200,9 @@ static void trace_put_epa(gjk_trace *tr, int iter, const epa_face *f, const gjk_
  * on the face when at is its distance. Where q lies off f (a flat stretch of A - B split into
  * triangles of one plane, as two boxes' faces make: their distances tie, and the one chosen
  * need not hold q), or is not on its plane (an earlier face's normal, answered at the depth),
- * the witnesses come from the polytope's face nearest q, so that pa - pb is q, or the nearest
- * point of the polytope to it, and not a point of f a plane's width away; the normal stays f's. */
+ * the witnesses come from the polytope's face nearest q (`point_tri_closest2`), so that pa - pb
+ * is q, or the nearest point of the polytope to it, and not a point of f a plane's width away;
+ * the normal stays f's. */
 static void face_answer(const epa_polytope *P, const epa_face *f, double at, double normal[3],
                         double pa[3], double pb[3]) {
     const gjk_vertex *verts = P->verts;
@@ -246,17 +210,19 @@ static void face_answer(const epa_polytope *P, const epa_face *f, double at, dou
     v3_scale(q, f->n, at);
     const epa_face *from = f;
     if (face_weights(verts, f, q, lam) || at != f->dist) {
-        double best = INFINITY, w[3];
+        double best = INFINITY, near[3] = {q[0], q[1], q[2]}, T[9], c[3];
         for (int j = -1; j < P->nf; j++) {
             const epa_face *g = j < 0 ? f : &P->faces[j];
             if (j >= 0 && !g->alive) continue;
-            double d2 = triangle_closest(verts[g->v[0]].w, verts[g->v[1]].w, verts[g->v[2]].w, q, w);
+            for (int k = 0; k < 3; k++) memcpy(T + 3 * k, verts[g->v[k]].w, 3 * sizeof(double));
+            double d2 = point_tri_closest2(q, T, c);
             if (d2 < best) {
                 best = d2;
                 from = g;
-                for (int k = 0; k < 3; k++) lam[k] = w[k];
+                memcpy(near, c, sizeof(near));
             }
         }
+        face_weights(verts, from, near, lam); /* the nearest point's weights on its face */
     }
     for (int c = 0; c < 3; c++) {
         normal[c] = f->n[c];
