@@ -691,8 +691,8 @@ def test_thin_parts_at_the_band_have_common_points(scale):
     """Needles and thin plates (widths 1e-8 to 1e-3 of their length) against solids 1e-4 to 1 of
     that length, slid in along a random direction until they overlap by 0.1 to 30 bands, at
     three scales: every certificate holds under the independent check, both ways round, and the
-    sweep holds collisions and touching pairs. (Without the weights' correction, each scale
-    failed: common points 6 to 20 times the check's slack outside a part.)"""
+    sweep holds collisions and touching pairs. (Without the weights' correction the sweeps at
+    1e-7 and 1e4 failed: common points 6 and 20 times the check's slack outside a part.)"""
     rng = rng_for(f"thin at the band {scale}")
     seen = collections.Counter()
     for k in range(400):
