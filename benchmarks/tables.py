@@ -228,6 +228,14 @@ SUITE = (
           "whether the cached run's JSON is the fresh run's byte for byte, whether the cached run needed "
           "OpenCASCADE, and its start floor: the imports it made (and OpenCASCADE's library beside them "
           "where it needed it) as a share of the fresh run."),
+    Bench("cache-cold", "A first run with the cache against the same scan without it", "bench_cache_cold.py",
+          ("--parts", "2000", "--poses", "500", "--repeat", "1"), ("--parts", "10000", "--repeat", "3"), (),
+          "Whole `gjk scan --format json` processes, alternating: `--no-cache` against a run that "
+          "fills a new, empty cache folder (what a CI job's first run, or a run after a change that "
+          "touches most pairs, pays for writing the cache), on bench_cache.py's inputs before their "
+          "change and on the Great Court roof (24,997 pairs refined on the triangles; "
+          "GJK_IFC_CORPUS, skipped without it). Medians, their ratio, and whether the two JSON "
+          "reports are the same bytes."),
     Bench("digest", "The cache's hash of bulk bytes against BLAKE2b", "bench_digest.py",
           ("--repeat", "3"), ("--repeat", "7"), (),
           "BLAKE3 (its own binding: what gjk hashes input files and cache entries with) against "

@@ -494,6 +494,158 @@ def from_data(data, types=None):
         raise CacheError(f"it does not hold what gjk writes ({e})") from None
 
 
+# -- many results as columns --------------------------------------------------------------------
+
+# The pairs table's rows of one run, 25,000 on the Great Court roof: as `to_data` trees in the
+# pack's JSON header, each float written as text, they cost its first run 2 s and 125 MB more
+# than a run without the cache. `to_columns` keeps them as a column per field instead, a float
+# field one float64 array: the same values back, bit for bit.
+
+
+def to_columns(values: list, arrays: dict, name: str = "v") -> dict:
+    """The spec of `values` as columns: a field of floats, ints or bools one array of `arrays`
+    (under names starting with `name`), strings as their distinct values and a code per value,
+    arrays of one dtype and shape stacked, dataclasses of `_types` a column per field of each
+    class; anything else as `to_data` per value. `ColumnValues(spec, arrays, n)` reads them."""
+    import dataclasses
+    from operator import attrgetter
+
+    import numpy as np
+
+    from gjkcli.engine.results import Status
+
+    kinds = set(map(type, values))
+    if kinds <= {float}:
+        arrays[name] = np.array(values, dtype=np.float64)
+        return {"f8": name}
+    if kinds <= {float, type(None)}:
+        arrays[name] = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        arrays[name + "?"] = np.array([v is None for v in values], dtype=bool)
+        return {"f8?": name}
+    if kinds == {bool}:
+        arrays[name] = np.array(values, dtype=bool)
+        return {"b1": name}
+    if kinds == {int} and all(-2 ** 63 <= v < 2 ** 63 for v in values):
+        arrays[name] = np.array(values, dtype=np.int64)
+        return {"i8": name}
+    if kinds <= {str, type(None)} or kinds == {Status}:
+        plain = [v.value for v in values] if kinds == {Status} else values
+        distinct = list(dict.fromkeys(plain))
+        code = {v: n for n, v in enumerate(distinct)}
+        arrays[name] = np.array([code[v] for v in plain], dtype=np.int32)
+        return {"status" if kinds == {Status} else "str": distinct, "at": name}
+    if kinds == {np.ndarray}:
+        first = values[0]
+        if first.dtype.str in _DTYPES and all(v.dtype == first.dtype and v.shape == first.shape for v in values):
+            arrays[name] = np.stack(values) if values else np.zeros((0,) + first.shape, dtype=first.dtype)
+            return {"nd": name}
+    classes = sorted(kinds - {type(None)}, key=lambda c: c.__name__)
+    known = _types()
+    if classes and all(known.get(c.__name__) is c for c in classes):
+        number = {cls: n for n, cls in enumerate(classes)}
+        number[type(None)] = -1
+        arrays[name] = np.array([number[type(v)] for v in values], dtype=np.int32)
+        spec = {"dc": [], "at": name}
+        for n, cls in enumerate(classes):
+            mine = [v for v in values if type(v) is cls] if len(kinds) > 1 else values
+            fields = [f.name for f in dataclasses.fields(cls)]
+            spec["dc"].append([cls.__name__, {f: to_columns(list(map(attrgetter(f), mine)), arrays, f"{name}.{n}.{f}")
+                                              for f in fields}])
+        return spec
+    return {"data": [to_data(v) for v in values]}
+
+
+class ColumnValues:
+    """The values `to_columns` kept, value r made when asked (`at`). CacheError where the spec
+    or its arrays are not what `to_columns` writes, or do not hold n values."""
+
+    def __init__(self, spec, arrays: dict, n: int):
+        try:
+            self.at = self._reader(spec, arrays, n)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            raise CacheError(f"its columns are not what gjk writes ({e})") from None
+
+    def value(self, r: int):
+        try:
+            return self.at(r)
+        except (TypeError, ValueError, KeyError, IndexError) as e:
+            raise CacheError(f"its columns are not what gjk writes ({e})") from None
+
+    def _reader(self, spec, arrays: dict, n: int):
+        import numpy as np
+
+        from gjkcli.engine.results import Status
+
+        def sized(a, dtype=None):
+            if len(a) != n or (dtype is not None and a.dtype != dtype):
+                raise ValueError("a column of another length or type")
+            return a
+
+        if "f8" in spec:
+            return sized(arrays[spec["f8"]], np.float64).tolist().__getitem__
+        if "f8?" in spec:
+            got = sized(arrays[spec["f8?"]], np.float64).tolist()
+            for r in np.flatnonzero(sized(arrays[spec["f8?"] + "?"], bool)).tolist():
+                got[r] = None
+            return got.__getitem__
+        if "b1" in spec:
+            return sized(arrays[spec["b1"]], bool).tolist().__getitem__
+        if "i8" in spec:
+            return sized(arrays[spec["i8"]], np.int64).tolist().__getitem__
+        if "str" in spec or "status" in spec:
+            distinct = spec.get("str", spec.get("status"))
+            if "status" in spec:
+                distinct = [Status(v) for v in distinct]
+            elif any(v is not None and type(v) is not str for v in distinct):
+                raise ValueError("a string column of other values")
+            codes = sized(arrays[spec["at"]], np.int32).tolist()
+            if codes and not 0 <= min(codes) <= max(codes) < len(distinct):
+                raise ValueError("a string column's codes out of range")
+            return lambda r: distinct[codes[r]]
+        if "nd" in spec:
+            stacked = sized(arrays[spec["nd"]])
+            return lambda r: stacked[r].copy()
+        if "dc" in spec:
+            which = sized(arrays[spec["at"]], np.int32)
+            counts = [int((which == t).sum()) for t in range(len(spec["dc"]))]
+            if int((which >= 0).sum()) != sum(counts):
+                raise ValueError("a row of no class")
+            rank = np.zeros(n, dtype=np.int64)
+            for t in range(len(counts)):
+                mine = which == t
+                rank[mine] = np.arange(counts[t])
+            which, rank = which.tolist(), rank.tolist()
+            made = _made_by_fields(_types())
+            readers = []
+            for (cls_name, fields), count in zip(spec["dc"], counts):
+                cls = _types().get(cls_name)
+                if cls is None:
+                    raise ValueError(f"it names a type gjk does not cache ({cls_name!r})")
+                readers.append((cls, made.get(cls) == fields.keys(),
+                                [(f, self._reader(sub, arrays, count)) for f, sub in fields.items()]))
+
+            def at(r: int):
+                t = which[r]
+                if t < 0:
+                    return None
+                cls, whole, fields = readers[t]
+                s = rank[r]
+                got = {f: read(s) for f, read in fields}
+                if not whole:  # not every field: the class's own checks and defaults
+                    return cls(**got)
+                out = object.__new__(cls)  # every field, as __init__ would set them
+                out.__dict__.update(got)
+                return out
+
+            return at
+        if "data" in spec:
+            data = spec["data"]
+            if len(data) != n:
+                raise ValueError("a column of another length")
+            return lambda r: from_data(data[r])
+        raise ValueError("an unknown column")
+
+
 # -- a whole command's report -------------------------------------------------------------------
 
 # Inputs whose file is the whole input (it names no other file a reader would open), so that its
@@ -714,6 +866,25 @@ class Table:
         self.new[k] = (data, arrays or {})
         self.used.add(k)
 
+    def put_value(self, k: str, value) -> None:
+        """Row `k` holds `value` (a result `to_data` takes), kept with the run's other values
+        as columns (`to_columns`); `value(k)` gives it back."""
+        self.put(k, _Valued(value))
+
+    def value(self, k: str):
+        """The value row `k` holds (`put_value`'s, or `from_data` of data `put`), or None;
+        CacheError where it cannot be believed."""
+        got = self.rows.get(k)
+        if got is not None:
+            self.used.add(k)
+            data, (columns, _) = got
+            return columns.value(data)
+        got = self.new.get(k) or self.done.get(k)
+        if got is None:
+            return None
+        self.used.add(k)
+        return got[0].value if type(got[0]) is _Valued else from_data(got[0])
+
     def save(self) -> None:
         """Write this run's new rows as one pack; past PACKS_MERGED_PAST packs, every row this
         run used as one pack, and the packs read removed. A pack holds each array name's rows
@@ -729,9 +900,23 @@ class Table:
             for k in self.used:
                 if k not in rows and k in self.rows:
                     data, (columns, r) = self.rows[k]
-                    rows[k] = (data, columns.row(r))
+                    if type(data) is dict and _VALUE in data:
+                        try:
+                            rows[k] = (_Valued(columns.value(data)), {})
+                        except CacheError:
+                            continue  # not believed: not kept
+                    else:
+                        rows[k] = (data, columns.row(r))
         if not rows:
             return
+        valued = [d.value for d, _ in rows.values() if type(d) is _Valued]
+        listed, n = [], 0
+        for d, _ in rows.values():
+            if type(d) is _Valued:
+                listed.append({_VALUE: n})
+                n += 1
+            else:
+                listed.append(d)
         names = sorted({name for _, arrays in rows.values() for name in arrays})
         columns, arrays = {}, {}
         for name in names:
@@ -748,9 +933,12 @@ class Table:
             arrays[name + "@offsets"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             arrays[name + "@has"] = np.array([p is not None for p in pieces], dtype=bool)
             columns[name] = tail
+        header = {"keys": list(rows), "rows": listed, "columns": columns}
+        if valued:
+            header["values"] = to_columns(valued, arrays, _VALUE)
+            header["valued"] = len(valued)
         pack = key("pack", self.kind, uuid.uuid4().hex)
-        self.cache.put(self.kind, pack, {"keys": list(rows), "rows": [d for d, _ in rows.values()],
-                                         "columns": columns}, arrays)
+        self.cache.put(self.kind, pack, header, arrays)
         self.done.update(self.new)  # written: a second save writes nothing again
         self.new = {}
         if merge and self.cache.wrote:
@@ -760,6 +948,20 @@ class Table:
                 except OSError:
                     pass
             self.packs = []
+
+
+class _Valued:
+    """A row's value to write with the run's others as columns (`Table.put_value`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+# A pack's row that is one of its values: {_VALUE: its number}; the values' arrays are named
+# from it too (no row's arrays are: their names are a table's own, "v", "f", ...)
+_VALUE = "@v"
 
 
 class _Columns:
@@ -776,6 +978,20 @@ class _Columns:
                     or list(values.shape[1:]) != list(tail) or (offsets[1:] < offsets[:-1]).any():
                 raise CacheError(f"its column {name} does not fit its rows")
             self.columns[name] = (values, offsets.tolist(), has)
+        self.valued = header.get("valued", 0)
+        if type(self.valued) is not int or self.valued < 0:
+            raise CacheError("its count of values is not a count")
+        self.values = ColumnValues(header["values"], arrays, self.valued) if self.valued else None
+
+    def value(self, data):
+        """The value of a row whose data is `data`: one of the pack's values (`Table.put_value`),
+        else `from_data` of it."""
+        if not (type(data) is dict and _VALUE in data):
+            return from_data(data)
+        at = data[_VALUE]
+        if type(at) is not int or not 0 <= at < self.valued or len(data) != 1:
+            raise CacheError("a row names a value the pack does not hold")
+        return self.values.value(at)
 
     def row(self, r: int) -> dict:
         return {name: values[offsets[r]:offsets[r + 1]]

@@ -421,18 +421,19 @@ class Run:
         table = self.table("pairs")
         if table is None or not len(todo):
             return {}, todo
-        from gjkcli.pipeline.cache import CacheError, from_data
+        from gjkcli.pipeline.cache import CacheError
 
         kept, rest = {}, []
         for k, pair_key in zip(todo.tolist(), keys):
-            row = table.get(pair_key)
-            if row is not None:
-                try:
-                    kept[k] = _unclocked(from_data(row[0]))
-                    continue
-                except CacheError as e:
-                    table.cache.notes.append(f"cache: ignored a {kind} answer: {e}")
-            rest.append(k)
+            try:
+                got = table.value(pair_key)
+            except CacheError as e:
+                table.cache.notes.append(f"cache: ignored a {kind} answer: {e}")
+                got = None
+            if got is not None:
+                kept[k] = _unclocked(got)
+            else:
+                rest.append(k)
         return kept, np.asarray(rest, dtype=np.int64)
 
     def keep_answers(self, keys: list, todo, answers: dict) -> None:
@@ -440,11 +441,9 @@ class Run:
         table = self.table("pairs")
         if table is None:
             return
-        from gjkcli.pipeline.cache import to_data
-
         for k, pair_key in zip(todo.tolist(), keys):
             if k in answers:
-                table.put(pair_key, to_data(answers[k]))
+                table.put_value(pair_key, answers[k])
 
     # -- units ---------------------------------------------------------------------------------
 

@@ -148,6 +148,122 @@ def test_tables_merge_past_a_number_of_packs(tmp_path):
     assert t.get("k0") == ({"n": 0}, {}) and t.get(f"k{caches.PACKS_MERGED_PAST + 1}") is not None
 
 
+def _answers():
+    """Refined answers of every form a run keeps: each certificate, depth or none, NaN, infinity,
+    -0.0, the smallest subnormal, an STEP pair's bounds, and fields of types the columns do not
+    hold as arrays (a NumPy scalar, a trace), which they keep as data."""
+    import dataclasses
+
+    from gjkcli.engine.exact import ExactResult
+    from gjkcli.engine.results import (DistanceCertificate, PlaneCertificate, PointCertificate, Result,
+                                       ShiftCertificate, Status, TrianglesCertificate)
+    from gjkcli.pipeline.tessellated import Bounded
+
+    rng = np.random.default_rng(4406)
+    certificates = [None, PointCertificate(point=rng.normal(size=3)),
+                    PlaneCertificate(normal=np.array([0.0, -0.0, 1.0]), offset=-0.0),
+                    TrianglesCertificate(a=3, b=2 ** 40, point=np.array([5e-324, np.inf, -1.5])),
+                    DistanceCertificate(lower=1e-300), ShiftCertificate(shift=rng.normal(size=3), upper=0.0)]
+    out = []
+    for n in range(60):
+        status = list(Status)[n % len(Status)]
+        base = dict(status=status, distance=float(rng.uniform()), distance_lower=[-0.0, float("nan"), 0.25][n % 3],
+                    depth=None if n % 4 else float(rng.uniform()), normal=rng.normal(size=3),
+                    point_a=rng.normal(size=3), point_b=rng.normal(size=3) * 1e9,
+                    certificate=certificates[n % len(certificates)], iterations=n, epa_iterations=n % 5,
+                    exit=["converged", "a point inside", "separated"][n % 3], epa_exit=None if n % 2 else "bounds met",
+                    tolerance=1e-9 * (n + 1), elapsed=float("inf") if n == 7 else 1e-4 * n)
+        if n % 3 == 0:
+            out.append(Result(**base))
+        else:
+            exact = ExactResult(**base, solid_a=bool(n % 2), contained=None if n % 5 else "a in b",
+                                note="", triangle_a=n, triangle_b=-1, triangle_pairs=n * 7,
+                                depth_upper=None if n % 2 else 0.5)
+            out.append(Bounded(result=exact, mode="exact", lower=None, upper=float(n)) if n % 3 == 2 else exact)
+    out[4] = dataclasses.replace(out[4], iterations=2 ** 70)  # past an int64 column
+    out[6] = dataclasses.replace(out[6], distance=np.float64(0.125))  # kept as data: a float, as ever
+    out[9] = dataclasses.replace(out[9], trace=())
+    return out
+
+
+def _same(a, b) -> bool:
+    return json.dumps(caches.to_data(a)) == json.dumps(caches.to_data(b))
+
+
+def test_a_runs_results_read_back_bit_for_bit_from_columns(tmp_path):
+    """The pairs table keeps a run's answers as columns (`to_columns`): each reads back the value
+    it was, field for field, bit for bit (-0.0, NaN, infinities, subnormals, every class), with
+    its arrays its own; the pack's header holds no row's numbers as text."""
+    values = _answers()
+    t = Table(Cache(tmp_path), "pairs")
+    for n, v in enumerate(values):
+        t.put_value(f"k{n}", v)
+    assert t.value("k3") is values[3]  # this run's own, before it is written
+    t.save()
+    (path,) = _entries(tmp_path, "pairs")
+    header, _ = caches.decode(path.read_bytes(), "pairs", path.name)
+    assert header["rows"][:2] == [{"@v": 0}, {"@v": 1}] and header["valued"] == len(values)
+    by_class = dict(header["values"]["dc"])
+    assert by_class["ExactResult"]["distance"] == {"f8": "@v.1.distance"}
+    assert "data" in by_class["Result"]["distance"]  # a NumPy scalar among them: kept as data
+    again = Table(Cache(tmp_path), "pairs")
+    for n, v in enumerate(values):
+        back = again.value(f"k{n}")
+        assert type(back) is type(v) and _same(back, v), n
+        inner, got = (v.result, back.result) if hasattr(v, "result") else (v, back)
+        assert type(got.distance) is float and got.point_b.tobytes() == inner.point_b.tobytes()
+        assert got.normal.flags.writeable and got.normal.base is None
+    assert repr(again.value("k0").distance_lower) == "-0.0" and again.value("k4").iterations == 2 ** 70
+    assert again.value("k9").trace == () and again.value("nothing") is None
+
+
+def test_planted_result_columns_are_not_believed(tmp_path):
+    """A pack whose columns do not hold its rows' values (a column cut short, a row naming a value
+    past them, an unknown class), though its checksum is right: its rows are misses, with a
+    note, never another row's value."""
+    values = _answers()[:6]
+    t = Table(Cache(tmp_path), "pairs")
+    for n, v in enumerate(values):
+        t.put_value(f"k{n}", v)
+    t.save()
+    (path,) = _entries(tmp_path, "pairs")
+    header, arrays = caches.decode(path.read_bytes(), "pairs", path.name)
+
+    def planted(change):
+        h, a = json.loads(json.dumps(header)), dict(arrays)
+        change(h, a)
+        path.write_bytes(caches.encode(h, a, "pairs", path.name))
+        return Table(Cache(tmp_path), "pairs")
+
+    cut = planted(lambda h, a: a.update({"@v.2.distance": a["@v.2.distance"][:-1]}))
+    assert cut.value("k0") is None and any("ignored the entry" in n for n in cut.cache.notes)
+    past = planted(lambda h, a: h["rows"].__setitem__(0, {"@v": 6}))
+    with pytest.raises(caches.CacheError):
+        past.value("k0")
+    negative = planted(lambda h, a: h["rows"].__setitem__(0, {"@v": -1}))
+    with pytest.raises(caches.CacheError):
+        negative.value("k0")
+    unknown = planted(lambda h, a: h["values"]["dc"][0].__setitem__(0, "Popen"))
+    assert unknown.value("k0") is None and any("Popen" in n for n in unknown.cache.notes)
+
+
+def test_a_runs_results_merge_into_one_pack(tmp_path):
+    """Past PACKS_MERGED_PAST packs, the values a run used are written again as one pack, read
+    back as they were."""
+    values = _answers()
+    for n in range(caches.PACKS_MERGED_PAST + 1):
+        t = Table(Cache(tmp_path), "pairs")
+        t.value("k0")
+        t.put_value(f"k{n + 1}", values[n + 1])
+        if n == 0:
+            t.put_value("k0", values[0])
+        t.save()
+    assert len(_entries(tmp_path, "pairs")) == 1
+    t = Table(Cache(tmp_path), "pairs")
+    assert _same(t.value("k0"), values[0])
+    assert _same(t.value(f"k{caches.PACKS_MERGED_PAST + 1}"), values[caches.PACKS_MERGED_PAST + 1])
+
+
 def test_a_changed_gjk_version_or_option_misses(monkeypatch):
     one = caches.pair_key(b"common", b"a", b"b", 1e-6, 0.0)
     assert caches.pair_key(b"common", b"a", b"b", 1e-6, 0.1) != one  # clearance
