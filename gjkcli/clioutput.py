@@ -43,7 +43,8 @@ def with_settings(found, path, show_allowed: bool):
 
 @contextlib.contextmanager
 def recording(on: bool):
-    """What `write_text` writes while the block runs, when `on`: [(path or None, bytes)]."""
+    """What `write_text` writes while the block runs, when `on`: [(path or None, bytes or a
+    list of chunks of bytes)]."""
     writes: list = []
     if on:
         _RECORDING.append(writes)
@@ -67,16 +68,19 @@ def to_stdout(what: str):
         raise InputError("<stdout>", f"cannot write {what}: {e.strerror or e}") from e
 
 
-def recorded(path: str | None, data: bytes) -> tuple:
-    """What `recording` holds of bytes written to `path` (None for stdout)."""
+def recorded(path: str | None, data) -> tuple:
+    """What `recording` holds of bytes written to `path` (None for stdout): the bytes, or the
+    list of chunks of bytes a large report was written in."""
     return None if path in (None, "-") else path, data
 
 
 def write_text(path: str | None, text: str, what: str) -> None:
     """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
-    if _RECORDING:  # the cache keeps the report (`recording`)
-        text = text if isinstance(text, (str, bytes)) else b"".join(text)
+    if _RECORDING:  # the cache keeps the report (`recording`): its chunks, not joined (a copy)
+        text = text if isinstance(text, (str, bytes)) else list(text)
         _RECORDING[-1].append(recorded(path, text.encode() if isinstance(text, str) else text))
+    if (path is None or path == "-") and isinstance(text, list):
+        text = b"".join(text)
     if path is None or path == "-":
         with to_stdout(what):
             click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)

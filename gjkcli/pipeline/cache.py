@@ -47,7 +47,7 @@ from pathlib import Path
 from gjkcli.digests import blake2b, blake3
 from gjkcli.errors import is_partial_write, write_whole
 
-__all__ = ["Cache", "Table", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
+__all__ = ["Cache", "Table", "Chunks", "to_columns", "ColumnValues", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
            "mark_inputs", "may_hold_report"]
 
 FOLDER = ".gjk_cache"
@@ -283,6 +283,15 @@ def encode(header: dict, arrays: dict, kind: str, k: str) -> bytes:
     return b"".join(encoded(header, arrays, kind, k))
 
 
+class Chunks:
+    """An entry's uint8 array given as the chunks of bytes it is made of (a report as it was
+    written), written one after another: never joined into one copy."""
+
+    def __init__(self, pieces: list):
+        self.pieces = [memoryview(p).cast("B") for p in pieces]
+        self.nbytes = sum(p.nbytes for p in self.pieces)
+
+
 def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
     """`encode`'s bytes as pieces, the arrays' views among them (a large entry is written
     without a copy of it)."""
@@ -290,6 +299,11 @@ def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
 
     table, blobs, offset = [], [], 0
     for name, a in arrays.items():
+        if type(a) is Chunks:  # one uint8 array, written as its chunks
+            table.append([name, "|u1", [a.nbytes], offset, a.nbytes])
+            blobs += a.pieces
+            offset += a.nbytes
+            continue
         a = np.ascontiguousarray(a)
         if a.dtype.str not in _DTYPES:
             a = a.astype(a.dtype.newbyteorder("<"))
@@ -780,7 +794,8 @@ def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> No
     """Keep a command's report: its exit code, what it wrote where, its stderr lines."""
     import numpy as np
 
-    arrays = {f"w{n}": np.frombuffer(data, dtype=np.uint8) for n, (_, data) in enumerate(writes)}
+    arrays = {f"w{n}": Chunks(data) if isinstance(data, list) else np.frombuffer(data, dtype=np.uint8)
+              for n, (_, data) in enumerate(writes)}
     depends = [[path, _digest_or_absent(path)] for path in sorted(cache.depends)]
     cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
                          "stderr": list(stderr), "depends": depends}, arrays)

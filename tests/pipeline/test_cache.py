@@ -95,6 +95,18 @@ def test_an_entry_is_never_unpickled(tmp_path):
         caches.from_data({"dc": "Popen", "f": {}})
 
 
+def test_a_report_kept_in_its_chunks_is_the_entry_of_its_bytes(tmp_path):
+    """A report recorded as the chunks it was written in is kept without joining them: the
+    entry is byte for byte the one of the joined bytes, and reads back as them."""
+    pieces = [b'{"pairs": [', memoryview(b"1, 2"), bytearray(b"]}")]
+    joined = b"".join(pieces)
+    as_chunks = b"".join(caches.encoded({"exit": 1}, {"w0": caches.Chunks(pieces)}, "run", "aa" * 20))
+    assert as_chunks == caches.encode({"exit": 1}, {"w0": np.frombuffer(joined, dtype=np.uint8)}, "run", "aa" * 20)
+    c = Cache(tmp_path)
+    caches.put_run(c, "bb" * 20, 1, [("report.json", pieces), (None, joined)], ["a note"])
+    assert caches.get_run(c, "bb" * 20) == (1, [("report.json", joined), (None, joined)], ["a note"])
+
+
 def test_the_size_limit_drops_the_entries_read_least_recently(tmp_path):
     size = len(caches.encode({}, {"v": np.zeros(400)}, "run", "00" * 20))
     c = Cache(tmp_path, limit=3 * size + 100)  # room for three
