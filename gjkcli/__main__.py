@@ -93,6 +93,30 @@ def _may_be_kept(argv: list) -> bool:
     return may_hold_report(folder, files)
 
 
+def _element_meshes(argv: list):
+    """For `gjk scan` with the cache, where its folder is known before the command line is read:
+    a callable that opens the cache's table of IFC element meshes, (table, key prefix), for the
+    process that reads small IFC models ahead (`gjkcli.mesh.cad_process.start`), so that a
+    re-run meshes only the elements whose definition changed, as it does for a model it reads
+    itself; else None."""
+    from gjkcli.mesh.cad_process import read_ahead_files
+
+    words = [arg for arg in argv if not arg.startswith("-")]
+    if not words or words[0] != "scan" or not _caching(argv) or not any(
+            f.lower().endswith((".ifc", ".ifczip")) for f in read_ahead_files(argv)):
+        return None
+    folder = _cache_folder(argv)
+    if folder is None:
+        return None
+
+    def opened():  # the folder's size is the command's to bound, at its end
+        from gjkcli.pipeline.cache import Cache, Table, prefix
+
+        return Table(Cache(folder), "ifc"), prefix()
+
+    return opened
+
+
 def _cache_folder(argv: list):
     """The cache's folder as the command will find it (`gjkcli.pipeline.cache.located`), or None
     where a settings file may name another (one that sets `cache` or `cache_dir`)."""
@@ -131,7 +155,8 @@ def run():
     # STEP files: OpenCASCADE imported and the files read in a forked process while this one
     # imports the rest (before anything heavy is imported here, so the fork is cheap); gated
     # where the cache may hold the whole report (`gjkcli.cli` says go when it does not)
-    cad_process.start(sys.argv[1:], gated=_may_be_kept(sys.argv[1:]), cached=_caching(sys.argv[1:]))
+    cad_process.start(sys.argv[1:], gated=_may_be_kept(sys.argv[1:]), cached=_caching(sys.argv[1:]),
+                      kept=_element_meshes(sys.argv[1:]))
     # --dask local[:N]: the process its workers are forked from starts now, importing their
     # modules on the other core while this one imports its own
     from gjkcli.pipeline import workerserver

@@ -71,7 +71,7 @@ IFC_SPLIT_AHEAD_FROM_BYTES = 200_000
 _server: tuple | None = None
 
 
-def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
+def start(argv: list, gated: bool = False, cached: bool = False, kept=None) -> bool:
     """Fork the process when the command line `argv` (without the program) scans or checks STEP
     files or IFC models under IFC_SPLIT_FROM_BYTES and a fork is safe and worth it here; it starts
     reading them at once, or with `gated` once the command says `go` (the cache may hold the
@@ -79,6 +79,9 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
     A larger model named alone is read ahead too, unless `cached`: the run may take its elements'
     meshes from the cache (`gjkcli.mesh.ifc.kept_meshes`), which it reads itself then. A model
     named alone is meshed in a share per job (`_jobs`) from IFC_SPLIT_AHEAD_FROM_BYTES.
+    kept: None, or a callable the process calls to get the cache's element meshes, (table,
+    prefix) as `gjkcli.mesh.ifc.kept_meshes` takes them: the models it reads ahead take the
+    elements the cache holds from it and keep the others' there, as the command's own read does.
     Returns whether it started."""
     global _server
     if _server is not None or not wanted(argv) or not hasattr(os, "fork"):
@@ -107,7 +110,7 @@ def start(argv: list, gated: bool = False, cached: bool = False) -> bool:
         from gjkcli.mesh import ifc  # noqa: F401 - which the command imports too: once, here
 
     try:
-        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares, gated))
+        worker = forks.Worker(lambda parent: _serve(paths, parent, models, shares, gated, kept))
     except OSError:  # no process left to fork: everything runs here
         return False
     _server = (worker, os.getpid(), {os.path.realpath(m) for m in models}, bool(paths))
@@ -431,10 +434,10 @@ def stop() -> None:
         worker.close(wait=False)
 
 
-def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool = False) -> None:
-    """The process: reads the IFC `models` (each in `shares`) and the STEP files `paths` ahead
-    (gated: once the command says "go"), then answers requests until the command closes its end
-    (or sends None)."""
+def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool = False, kept=None) -> None:
+    """The process: reads the IFC `models` (each in `shares`; with the cache's element meshes
+    where `kept` gives them, `start`) and the STEP files `paths` ahead (gated: once the command
+    says "go"), then answers requests until the command closes its end (or sends None)."""
     _quiet()
     said = parent.receive() if gated else "go"
     if said not in ("go", _VERDICT):  # the cache answered: nothing to read
@@ -466,11 +469,13 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
                     for p in paths]
     import contextlib
 
+    table = _kept_table(kept) if models else None
     # the parts say whether they need qhull: each IFC element, each STEP product as it is meshed
-    with ifc.telling_points(tell) if models else contextlib.nullcontext():
+    with ifc.telling_points(tell) if models else contextlib.nullcontext(), \
+            ifc.kept_meshes(*table) if table is not None else contextlib.nullcontext():
         for asked, read, path in readers:
             try:
-                ahead[asked, os.path.realpath(path)] = ("ok", read(path))
+                ahead[asked, os.path.realpath(path)] = ("ok", _with_notes(read(path), table))
             except InputError as exc:
                 ahead[asked, os.path.realpath(path)] = ("error", exc)
             except Exception:  # noqa: BLE001 - asked again, the command's own call says what failed
@@ -521,6 +526,32 @@ def _quiet() -> None:
     for fd in (1, 2):
         os.dup2(null, fd)
     os.close(null)
+
+
+def _kept_table(kept):
+    """`kept()`, (the cache's table of element meshes, the keys' prefix) for the models read
+    ahead, or None (no cache, or one that cannot be opened: the models are meshed whole, as
+    without it)."""
+    if kept is None:
+        return None
+    try:
+        return kept()
+    except (OSError, ValueError):
+        return None
+
+
+def _with_notes(model, table):
+    """An IFC model read ahead with what the cache (`table`: `_kept_table`'s) noted while it
+    was read (entries it did not believe, a folder it could not write), which the command's run
+    reports as its own read's; the notes are given once."""
+    notes = getattr(getattr(table[0], "cache", None), "notes", None) if table is not None else None
+    if not notes or not hasattr(model, "notes"):
+        return model
+    import dataclasses
+
+    model = dataclasses.replace(model, notes=(*model.notes, *notes))
+    notes.clear()
+    return model
 
 
 def _ahead(read: tuple, shown: str | None) -> tuple:

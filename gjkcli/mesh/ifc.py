@@ -130,6 +130,8 @@ class IfcModel:
     failed : one line per physical element whose geometry could not be built
     left_out : (class, GlobalId, what it has instead) per physical element with no 3D body the
         iterator meshes, in the file's order
+    notes : what the cache of element meshes noted as the model was read ahead
+        (`gjkcli.mesh.cad_process`): entries it did not believe, a folder it could not write
     """
 
     parts: list
@@ -137,6 +139,7 @@ class IfcModel:
     schema: str
     failed: tuple = ()
     left_out: tuple = ()
+    notes: tuple = ()
 
 
 # How many GlobalIds of each class a note on the elements left out names.

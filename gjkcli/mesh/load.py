@@ -552,10 +552,12 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
             more = f" (and {len(model.failed) - 1} more)" if len(model.failed) > 1 else ""
             raise InputError(path, model.failed[0] + more)
         skipped.extend(model.failed)
+    from gjkcli.errors import Note
+
+    if skipped is not None:  # what the cache noted as the model was read ahead
+        skipped.extend(Note(file=shown, message=n) for n in model.notes)
     left_out = ifc.left_out_note(model)
     if left_out is not None and skipped is not None:
-        from gjkcli.errors import Note
-
         skipped.append(Note(file=shown, message=left_out))
     parts = []
     instances: dict = {}  # id of a map's vertices -> its key (`_ifc_instance`)

@@ -83,6 +83,45 @@ def test_the_command_never_imports_ifcopenshell_and_reports_as_without_it(model)
     assert json.loads((model / "check.json").read_bytes())["summary"]["collision"] == 1
 
 
+def test_a_model_read_ahead_takes_its_elements_from_the_cache_and_keeps_them(model):
+    """`gjk scan house.ifc` with the cache: the early reader keeps the elements' meshes in the
+    cache, as the command's own read of a larger model does. A re-run whose whole report the cache
+    does not hold (another output file) meshes nothing (it writes no new pack of meshes); one
+    with a wall renamed meshes that wall alone; each report is the --no-cache run's, byte for
+    byte. A pack of meshes with a byte flipped is not believed, and the report says so."""
+    from fresh import python_c
+
+    from gjkcli.pipeline.cache import Cache, Table
+
+    def scan(name, *args):
+        python_c(RUN, "scan", name, "--format", "json", *args, cwd=model, env={"GJK_NO_CACHE": "0"})
+
+    def packs():
+        return sorted(p for p in (model / "c" / "ifc").rglob("*") if p.is_file())
+
+    scan("house.ifc", "-o", "first.json", "--cache-dir", "c")
+    scan("house.ifc", "-o", "plain.json", "--no-cache")
+    assert len(packs()) == 1 and len(Table(Cache(model / "c"), "ifc").rows) == 9
+    scan("house.ifc", "-o", "again.json", "--cache-dir", "c")
+    assert len(packs()) == 1
+    text = (model / "house.ifc").read_text()
+    assert text.count("'Wall',$,$,#1225") == 1
+    (model / "renamed.ifc").write_text(text.replace("'Wall',$,$,#1225", "'Wall A',$,$,#1225"))
+    scan("renamed.ifc", "-o", "renamed.json", "--cache-dir", "c")
+    scan("renamed.ifc", "-o", "renamed-plain.json", "--no-cache")
+    (new,) = set(packs()) - {packs()[0]} if len(packs()) == 2 else [None]
+    assert new is not None and len(Table(Cache(model / "c"), "ifc").rows) == 10
+    for got, plain in (("first", "plain"), ("again", "plain"), ("renamed", "renamed-plain")):
+        assert (model / f"{got}.json").read_bytes() == (model / f"{plain}.json").read_bytes(), got
+    for pack in packs():
+        data = bytearray(pack.read_bytes())
+        data[-3] ^= 1
+        pack.write_bytes(bytes(data))
+    scan("house.ifc", "-o", "damaged.json", "--cache-dir", "c")
+    notes = json.loads((model / "damaged.json").read_bytes())["notes"]
+    assert any("cache: ignored the entry" in str(n) for n in notes), notes
+
+
 def test_an_ifc_scan_imports_neither_numpy_ma_nor_the_step_refinement(model):
     """The command imports, while the early reader meshes the house, what the run needs once the
     parts are read (`gjkcli.cli._import_ahead`), and no more: not numpy.ma (numpy's np.unique
