@@ -511,9 +511,10 @@ def from_data(data, types=None):
 # -- many results as columns --------------------------------------------------------------------
 
 # The pairs table's rows of one run, 25,000 on the Great Court roof: as `to_data` trees in the
-# pack's JSON header, each float written as text, they cost its first run 2 s and 125 MB more
-# than a run without the cache. `to_columns` keeps them as a column per field instead, a float
-# field one float64 array: the same values back, bit for bit.
+# pack's JSON header, each float written as text, they made a first run markedly slower and
+# larger than a run without the cache (benchmarks/bench_cache_cold.py). `to_columns` keeps them
+# as a column per field instead, a float field one float64 array: the same values back, bit for
+# bit.
 
 
 def to_columns(values: list, arrays: dict, name: str = "v") -> dict:
@@ -828,7 +829,8 @@ PACKS_MERGED_PAST = 8
 
 class Table:
     """Rows of one kind (`pairs`, `hulls`), each under its own key: data (JSON-able) and named
-    arrays. Kept as packs, one entry per run holding the rows that run computed (`save`); a run
+    arrays, or a value (`put_value`: a result, kept with the pack's other values as columns).
+    Kept as packs, one entry per run holding the rows that run computed (`save`); a run
     reads every pack of its kind once (`load`). A pack that is not believed is ignored whole,
     with the cache's note."""
 
