@@ -71,21 +71,22 @@ def _caching(argv: list) -> bool:
     return "--no-cache" not in argv and os.environ.get("GJK_NO_CACHE", "") in ("", "0")
 
 
-def _may_be_kept(argv: list) -> bool:
+def _may_be_kept(argv: list, folder=None) -> bool:
     """The cache may hold this command's whole report (`gjkcli.cli`'s run key): a format it keeps
     is asked for on the command line (a settings file's format is not looked at here: its
     reader process then starts at once, and is ended if the report is kept), with the cache,
     and, where the cache's folder is known before the command line is read (`_cache_folder`),
     each STEP file and IFC model among the arguments is one a kept report was made of, as its
     bytes are now (`gjkcli.pipeline.cache.may_hold_report`): the reader of an edited file
-    starts at once, as without the cache."""
+    starts at once, as without the cache. folder: `_cache_folder` of `argv`, as a callable that
+    finds it once (`run`), or None to find it here."""
     from gjkcli.mesh.cad_process import option_values, read_ahead_files
 
     if not (_caching(argv) and any(value in ("json", "sarif", "github")
                                    for value in option_values(argv, "--format"))):
         return False
     files = read_ahead_files(argv)
-    folder = _cache_folder(argv) if files else None
+    folder = (folder or (lambda: _cache_folder(argv)))() if files else None
     if folder is None:
         return True
     from gjkcli.pipeline.cache import may_hold_report
@@ -93,19 +94,19 @@ def _may_be_kept(argv: list) -> bool:
     return may_hold_report(folder, files)
 
 
-def _element_meshes(argv: list):
+def _element_meshes(argv: list, folder=None):
     """For `gjk scan` with the cache, where its folder is known before the command line is read:
     a callable that opens the cache's table of IFC element meshes, (table, key prefix), for the
     process that reads small IFC models ahead (`gjkcli.mesh.cad_process.start`), so that a
     re-run meshes only the elements whose definition changed, as it does for a model it reads
-    itself; else None."""
+    itself; else None. folder: as `_may_be_kept`'s."""
     from gjkcli.mesh.cad_process import read_ahead_files
 
     words = [arg for arg in argv if not arg.startswith("-")]
     if not words or words[0] != "scan" or not _caching(argv) or not any(
             f.lower().endswith((".ifc", ".ifczip")) for f in read_ahead_files(argv)):
         return None
-    folder = _cache_folder(argv)
+    folder = (folder or (lambda: _cache_folder(argv)))()
     if folder is None:
         return None
 
@@ -155,8 +156,12 @@ def run():
     # STEP files: OpenCASCADE imported and the files read in a forked process while this one
     # imports the rest (before anything heavy is imported here, so the fork is cheap); gated
     # where the cache may hold the whole report (`gjkcli.cli` says go when it does not)
-    cad_process.start(sys.argv[1:], gated=_may_be_kept(sys.argv[1:]), cached=_caching(sys.argv[1:]),
-                      kept=_element_meshes(sys.argv[1:]))
+    import functools
+
+    argv = sys.argv[1:]
+    folder = functools.cache(lambda: _cache_folder(argv))  # the cache's folder, found once if asked
+    cad_process.start(argv, gated=_may_be_kept(argv, folder), cached=_caching(argv),
+                      kept=_element_meshes(argv, folder))
     # --dask local[:N]: the process its workers are forked from starts now, importing their
     # modules on the other core while this one imports its own
     from gjkcli.pipeline import workerserver
