@@ -191,6 +191,7 @@ def read(path: str | Path) -> IfcModel:
                                "the model as .ifc or .ifczip")
     if _may_fork():
         large = path.stat().st_size >= SPLIT_FROM_BYTES
+        _kept()  # the cache's meshes opened here once, not by each reader child
         return _read_in_children(path, max(1, _READERS[-1]) if large else 1)
     with _step_file(path) as step:
         return _joined(path, [_read(path, step)])
@@ -308,6 +309,16 @@ SPLIT_FROM_ELEMENTS = 16
 _KEPT: list = [None]
 
 
+def _kept():
+    """`kept_meshes`' (table, prefix) of this read, its table opened if it was given as a
+    callable; None without one."""
+    kept = _KEPT[-1]
+    if kept is not None and callable(kept[0]):
+        table = kept[0]()
+        kept = _KEPT[-1] = None if table is None else (table, kept[1])
+    return kept
+
+
 @contextmanager
 def kept_meshes(table, prefix: bytes = b""):
     """Within the block, `read` takes the triangles of an element whose definition it has seen
@@ -318,7 +329,9 @@ def kept_meshes(table, prefix: bytes = b""):
     refers to, directly or not (its placement chain, its representation's items, their
     profiles and points: `traverse`), and of the openings IfcOpenShell cuts from it
     (`_voids`), with theirs: a change to any of them (a moved beam, a new opening) is a
-    change of the key."""
+    change of the key. `table` may also be a callable that opens it (or gives None): it is
+    called when a read first needs it (`_kept`), so that a run whose models were all read ahead
+    (`gjkcli.mesh.cad_process`) never reads the cache's packs of meshes."""
     _KEPT.append(None if table is None else (table, prefix))
     try:
         yield
@@ -627,7 +640,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
     # element id -> (vertices, faces, (local vertices, 4x4 placement) or None), each shape's
     # buffers copied once, then dropped
     meshes = {}
-    kept, keys, todo = _KEPT[-1], {}, mine
+    kept, keys, todo = _kept(), {}, mine
     if kept is not None and mine:  # the elements seen before: their triangles, not meshed again
         table, prefix = kept
         keys = _element_keys(model, mine, prefix + repr((ifcopenshell.version, GEOMETRY_LIBRARY, True, True,

@@ -355,17 +355,17 @@ class Run:
         ifc_models = any(str(getattr(s, "path", "")).lower().endswith((".ifc", ".ifczip")) for s in sources)
         step_files = any(str(getattr(s, "path", "")).lower().endswith(tuple(f".{t}" for t in STEP_TYPES))
                          for s in sources)
-        table = self.table("ifc") if ifc_models else None
+        cached = getattr(self.options, "cache", None) is not None and not self.options.trace
         steps = self.table("step") if step_files else None
-        if table is None and steps is None:
+        if not (cached and ifc_models) and steps is None:
             return contextlib.nullcontext()
         from gjkcli.pipeline.cache import prefix
 
         block = contextlib.ExitStack()
-        if table is not None:
+        if cached and ifc_models:  # opened when a model is read here, not read ahead
             from gjkcli.mesh import ifc
 
-            block.enter_context(ifc.kept_meshes(table, prefix()))
+            block.enter_context(ifc.kept_meshes(lambda: self.table("ifc"), prefix()))
         if steps is not None:  # a STEP file whose placements alone changed (`gjkcli.mesh.stepkeep`)
             from gjkcli.mesh import stepkeep
 
