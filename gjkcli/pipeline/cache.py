@@ -587,6 +587,8 @@ class ColumnValues:
             raise CacheError(f"its columns are not what gjk writes ({e})") from None
 
     def _reader(self, spec, arrays: dict, n: int):
+        import dataclasses
+
         import numpy as np
 
         from gjkcli.engine.results import Status
@@ -636,6 +638,11 @@ class ColumnValues:
                 cls = _types().get(cls_name)
                 if cls is None:
                     raise ValueError(f"it names a type gjk does not cache ({cls_name!r})")
+                own = {f.name: f for f in dataclasses.fields(cls)}
+                needed = {name for name, f in own.items()
+                          if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+                if not needed <= fields.keys() <= own.keys():  # the class could not be made of them
+                    raise ValueError(f"its {cls_name} columns are not that class's fields")
                 readers.append((cls, made.get(cls) == fields.keys(),
                                 [(f, self._reader(sub, arrays, count)) for f, sub in fields.items()]))
 

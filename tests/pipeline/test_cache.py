@@ -231,8 +231,8 @@ def test_a_runs_results_read_back_bit_for_bit_from_columns(tmp_path):
 
 def test_planted_result_columns_are_not_believed(tmp_path):
     """A pack whose columns do not hold its rows' values (a column cut short, a row naming a value
-    past them, an unknown class), though its checksum is right: its rows are misses, with a
-    note, never another row's value."""
+    past them, an unknown class, fields its class does not have or lacks), though its checksum
+    is right: its rows are misses, with a note, never another row's value."""
     values = _answers()[:6]
     t = Table(Cache(tmp_path), "pairs")
     for n, v in enumerate(values):
@@ -257,6 +257,11 @@ def test_planted_result_columns_are_not_believed(tmp_path):
         negative.value("k0")
     unknown = planted(lambda h, a: h["values"]["dc"][0].__setitem__(0, "Popen"))
     assert unknown.value("k0") is None and any("Popen" in n for n in unknown.cache.notes)
+    # a field the class does not have, or one it needs missing: the whole pack, at once
+    extra = planted(lambda h, a: h["values"]["dc"][0][1].__setitem__("planted", {"f8": "@v.2.distance"}))
+    assert extra.value("k0") is None and any("fields" in n for n in extra.cache.notes)
+    missing = planted(lambda h, a: h["values"]["dc"][0][1].pop("result"))
+    assert missing.value("k0") is None and any("fields" in n for n in missing.cache.notes)
 
 
 def test_a_runs_results_merge_into_one_pack(tmp_path):
