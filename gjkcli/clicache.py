@@ -198,7 +198,9 @@ def _scene_key(name: str, command: str, report_key, params: dict, settings_path)
         return None
     from gjkcli.pipeline.rescan import scene_key
 
-    return scene_key(name, {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
+    # nor where the report goes: a CI job writing each build's report to a file of its own
+    # re-checks the moved parts as one writing to the same file does
+    return scene_key(name, {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir", "output")},
                      (settings_path,))
 
 

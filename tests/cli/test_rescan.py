@@ -106,6 +106,29 @@ def test_a_moved_part_s_pairs_are_checked_again_and_the_rest_kept(tmp_path, monk
     assert len(calls) == 1 and len(calls[0]) < len(whole) / 4
 
 
+def test_a_report_written_to_another_file_re_checks_the_moved_parts_alone(tmp_path, monkeypatch):
+    """A CI job writing each build's report to a file of its own (-o report-N.json), or a
+    report first written to a file then on stdout: the scene kept serves it."""
+    before, after, moved = _scenes(tmp_path)
+    args = ["scan", "--format", "json", "--jobs", "1"]
+    plain = _gjk(*args, after, "--no-cache")
+    assert _gjk(*args, before, "--cache-dir", tmp_path / "c", "-o", tmp_path / "first.json")[0] == 1
+    calls = _checked(monkeypatch)
+    got = _gjk(*args, after, "--cache-dir", tmp_path / "c", "-o", tmp_path / "second.json")
+    assert got[0] == 1 and (tmp_path / "second.json").read_bytes() == plain[1]
+    (checked,) = calls
+    _gjk(*args, after, "--no-cache")
+    whole = calls[1]
+    assert _pairs_of(plain[1], moved) <= checked and len(checked) < len(whole) / 4
+    # and again, the report on stdout this time
+    again = _scenes(tmp_path, moved=(3, 200), by=(-0.4, 0.1, 0.0), name="again.glb")[1]
+    after.write_bytes(again.read_bytes())
+    plain = _gjk(*args, after, "--no-cache")
+    del calls[:]
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(calls) == 1 and len(calls[0]) < len(whole) / 4
+
+
 @pytest.mark.parametrize("cap", [3, 8, 25, 57, 80])
 def test_collisions_that_cross_the_overlap_volumes_limit_get_a_whole_scan_s_volumes(tmp_path, monkeypatch, cap):
     # moved far enough to change which collisions are the deepest `cap`
