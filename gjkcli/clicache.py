@@ -42,16 +42,17 @@ class CachedRun:
                    name, command, params, settings_path)
 
     def replay_kept(self) -> int | None:
-        """The kept report of the same inputs and options written where the run wrote it, and
-        its exit code; None where none is kept."""
+        """The kept report of the same inputs and options, written where this command writes
+        its report (a report is the same bytes in a file or on stdout), and its exit code; None
+        where none is kept."""
         if self.report_key is None:
             return None
         from gjkcli.pipeline.cache import get_run
 
         kept = get_run(self.cache, self.report_key)
-        if kept is None:
+        if kept is None or len(kept[1]) > 1:  # a run writes its report, or nothing (-q)
             return None
-        _replay(*kept)
+        _replay(*kept, self._params["output"])
         return kept[0]
 
     def start_reading(self, exact: bool) -> None:
@@ -180,8 +181,11 @@ def _run_key(cache, name: str, params: dict, settings_path) -> str | None:
 
     robot = p["robot"]  # its SRDF and poses are files of the run too (its meshes: `depends`)
     files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
-    return run_key(name, {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir")},
-                   p["inputs"], (settings_path, p["baseline"], *files))
+    # not where the report goes (the replay writes it where this command does), but whether
+    # it is written at all: -q without -o writes none
+    params = {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir", "output")}
+    params["output"] = not (p["quiet"] and p["output"] in (None, "-"))
+    return run_key(name, params, p["inputs"], (settings_path, p["baseline"], *files))
 
 
 def _scene_key(name: str, command: str, report_key, params: dict, settings_path) -> str | None:
@@ -312,12 +316,14 @@ def _forget_run(cache, whole: str) -> None:
         pass
 
 
-def _replay(code: int, writes: list, stderr: list) -> None:
-    """A kept report, written where the run wrote it: stderr's lines first, as the run did."""
+def _replay(code: int, writes: list, stderr: list, output) -> None:
+    """A kept report (`writes`: its bytes, or none), written to `output` (None or "-": stdout):
+    stderr's lines first, as the run did."""
     for line in stderr:
         click.echo(line, err=True)
-    for path, data in writes:
-        if path is None:  # the bytes the run wrote on stdout
+    for _, data in writes:
+        path = None if output in (None, "-") else output
+        if path is None:
             with to_stdout("the report"):
                 sys.stdout.flush()
                 sys.stdout.buffer.write(data)

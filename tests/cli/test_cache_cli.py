@@ -140,6 +140,37 @@ def test_a_report_written_to_a_file_is_replayed_there(tmp_path):
     assert out.read_bytes() == first
 
 
+def test_a_kept_report_is_replayed_to_another_file_or_stdout_and_quiet_writes_none(tmp_path, monkeypatch):
+    """Where the report goes is not part of the kept report's key: a CI job writing each
+    build's report to a file of its own replays it; -q without -o writes nothing, and -q with
+    -o writes the report, each as the run without the cache does."""
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    args = ["scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json"]
+    plain = _gjk(*args, "--no-cache")
+    assert plain.exit_code == 1 and plain.stdout_bytes
+    cache = ["--cache-dir", tmp_path / "c"]
+    assert _gjk(*args, *cache, "-o", tmp_path / "first.json").exit_code == 1
+    quiet = _gjk(*args, *cache, "-q")  # writes no report, and keeps that
+    assert (quiet.exit_code, quiet.stdout_bytes) == (1, b"")
+    assert _gjk(*args, *cache, "-q", "-o", tmp_path / "quiet.json").exit_code == 1
+    with monkeypatch.context() as m:
+        m.setattr(run, "scan", refused)
+        got = _gjk(*args, *cache, "-o", tmp_path / "second.json")
+        assert got.exit_code == 1 and (tmp_path / "second.json").read_bytes() == plain.stdout_bytes
+        got = _gjk(*args, *cache)
+        assert (got.exit_code, got.stdout_bytes) == (1, plain.stdout_bytes)
+        got = _gjk(*args, *cache, "-o", "-")
+        assert (got.exit_code, got.stdout_bytes) == (1, plain.stdout_bytes)
+        got = _gjk(*args, *cache, "-q")
+        assert (got.exit_code, got.stdout_bytes) == (1, b"")
+        got = _gjk(*args, *cache, "-q", "-o", tmp_path / "third.json")
+        assert got.exit_code == 1 and (tmp_path / "third.json").read_bytes() == plain.stdout_bytes
+
+
 def test_the_cache_lives_beside_the_settings_or_in_the_working_folder(tmp_path, monkeypatch):
     monkeypatch.delenv("GJK_NO_CACHE", raising=False)
     monkeypatch.delenv("GJK_CACHE_DIR", raising=False)
