@@ -171,21 +171,47 @@ def _opened_cache(no_cache: bool, cache_dir, file_limits, settings_path):
 
 def _run_key(cache, name: str, params: dict, settings_path) -> str | None:
     """The key of this command's whole report, or None where it is not kept: a report that
-    holds the clock or pictures, a manifest or a robot, inputs that are not whole files."""
+    holds the clock or pictures, inputs that are not whole files, a cluster's run (it keeps no
+    robot's meshes as the report's dependencies)."""
     p = params
     if (cache is None or p["output_format"] not in ("json", "sarif", "github") or p["timings"]
             or p["verbose"] >= 2 or p["html_file"] or p["png_path"] or p["trace_json"]
-            or p["write_baseline"] or p["manifest"] is not None or p["dask"] is not None):
+            or p["write_baseline"] or p["dask"] is not None):
         return None
     from gjkcli.pipeline.cache import run_key
 
     robot = p["robot"]  # its SRDF and poses are files of the run too (its meshes: `depends`)
     files = () if robot is None else (robot.srdf, robot.poses, robot.trajectory)
+    inputs = list(p["inputs"])
+    if p["manifest"] is not None:
+        read = _manifest_files(p["manifest"])
+        if read is None:
+            return None
+        inputs += read[0]
+        files += read[1]
     # not where the report goes (the replay writes it where this command does), but whether
     # it is written at all: -q without -o writes none
     params = {k: v for k, v in p.items() if k not in ("no_cache", "cache_dir", "output")}
     params["output"] = not (p["quiet"] and p["output"] in (None, "-"))
-    return run_key(name, params, p["inputs"], (settings_path, p["baseline"], *files))
+    return run_key(name, params, inputs, (settings_path, p["baseline"], *files))
+
+
+def _manifest_files(path) -> tuple[list, tuple] | None:
+    """([the files and folders a manifest scans], (the manifest, the SRDFs it reads)), its
+    robots' meshes being the report's dependencies as a URDF's are; None where its report is not
+    kept: a manifest that cannot be read (the run says why) or that names a Dask cluster."""
+    from gjkcli.errors import GjkError
+    from gjkcli.scene import manifest as manifests
+
+    try:
+        m = manifests.load(path)
+    except (GjkError, OSError, ValueError):
+        return None
+    if m.dask is not None:
+        return None
+    scanned = [str(i.file) for i in m.includes] + [str(o.file) for o in m.objects if o.file is not None] \
+        + [str(r.urdf) for r in m.robots]
+    return scanned, (path, m.srdf, *(r.srdf for r in m.robots))
 
 
 def _scene_key(name: str, command: str, report_key, params: dict, settings_path) -> str | None:

@@ -349,6 +349,56 @@ def test_a_robots_report_is_kept_while_its_meshes_are_the_same(tmp_path, monkeyp
     assert again.stdout_bytes == _gjk(*args[:-2], "--no-cache").stdout_bytes
 
 
+def test_a_manifests_report_is_kept_until_it_or_a_file_it_names_changes(tmp_path, monkeypatch):
+    """The README's CI job scans a manifest: its report is kept by the manifest's bytes and those
+    of every file it names (an include, an object's mesh, a robot's URDF and meshes, an SRDF)."""
+    from gjkcli.pipeline import run
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    cell = tmp_path / "cell"
+    cell.mkdir()
+    for name in ("collide_a.stl", "collide_b.stl", "peg.stl"):
+        (cell / name).write_bytes((SAMPLES / name).read_bytes())
+    text = (SAMPLES / "robot" / "arm.urdf").read_text()
+    (cell / "arm.urdf").write_text(text.replace(
+        '<geometry><box size="0.4 0.06 0.06"/></geometry>',
+        '<geometry><mesh filename="forearm.stl" scale="0.1 0.02 0.02"/></geometry>', 1))
+    (cell / "forearm.stl").write_bytes((SAMPLES / "collide_a.stl").read_bytes())
+    (cell / "arm.srdf").write_text('<robot name="arm"><disable_collisions link1="base" link2="post" '
+                                   'reason="Adjacent"/></robot>\n')
+    manifest = cell / "cell.toml"
+    manifest.write_text('[[include]]\nfile = "collide_a.stl"\n\n[[object]]\nname = "b"\nfile = "collide_b.stl"\n\n'
+                        '[[robot]]\nurdf = "arm.urdf"\nsrdf = "arm.srdf"\ntranslate = [5, 0, 0]\n')
+    args = ["scan", "--manifest", manifest, "--format", "json"]
+    cache = ["--cache-dir", tmp_path / "c"]
+
+    def plain():
+        got = _gjk(*args, "--no-cache")
+        assert got.exit_code in (0, 1), got.stderr
+        return got.exit_code, got.stdout_bytes
+
+    first = _gjk(*args, *cache)
+    assert (first.exit_code, first.stdout_bytes) == plain()
+    assert b'"arm:forearm"' in first.stdout_bytes
+    edits = [(cell / "collide_b.stl", (SAMPLES / "peg.stl").read_bytes()),  # an object's mesh
+             (cell / "collide_a.stl", (SAMPLES / "pocket_cube.stl").read_bytes()),  # an include
+             (cell / "forearm.stl", (SAMPLES / "peg.stl").read_bytes()),  # a robot's mesh
+             (cell / "arm.srdf", (cell / "arm.srdf").read_bytes().replace(b"post", b"upper_arm")),
+             (manifest, manifest.read_bytes().replace(b"[5, 0, 0]", b"[0, 0, 0]"))]
+    for path, data in edits:
+        with monkeypatch.context() as m:
+            m.setattr(run, "scan", refused)
+            again = _gjk(*args, *cache)
+            assert (again.exit_code, again.stdout_bytes) == (first.exit_code, first.stdout_bytes)
+            path.write_bytes(data)
+            with pytest.raises(BaseException, match="not used"):
+                _gjk(*args, *cache)
+        first = _gjk(*args, *cache)
+        assert (first.exit_code, first.stdout_bytes) == plain(), path.name
+
+
 def test_a_folders_report_is_kept_until_a_file_in_it_changes(tmp_path, monkeypatch):
     from gjkcli.pipeline import run
 
