@@ -485,7 +485,7 @@ WATCH_EVERY_S = 0.3
 def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
     """`once()` (a scan), then again each time a file of `paths` (a folder: the files under it)
     changes its modification time or size, until Ctrl-C (or `runs` runs). Each run's exit code
-    is said on stderr; the report on stdout is flushed after each run."""
+    and wall time are said on stderr; the report on stdout is flushed after each run."""
     import time
 
     def snapshot() -> dict:
@@ -507,6 +507,7 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
     done = 0
     while True:
         before = snapshot()
+        started = time.perf_counter()
         try:
             once()
             code = EXIT_OK
@@ -520,8 +521,8 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
         if runs is not None and done >= runs:
             return
         if not quiet:
-            click.echo(f"gjk: exit {code}; watching {len(before):,} file{'s' if len(before) != 1 else ''} "
-                       f"(Ctrl-C ends)", err=True)
+            click.echo(f"gjk: exit {code}; scanned in {time.perf_counter() - started:.2f} s; watching "
+                       f"{len(before):,} file{'s' if len(before) != 1 else ''} (Ctrl-C ends)", err=True)
         while True:
             time.sleep(WATCH_EVERY_S)
             now = snapshot()
