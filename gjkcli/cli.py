@@ -504,10 +504,14 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
                 seen[f] = (st.st_mtime_ns, st.st_size)
         return seen
 
+    from gjkcli import clock
+
     done = 0
     while True:
         before = snapshot()
         started = time.perf_counter()
+        if done:
+            clock.again()  # this run's clock, not the process's
         try:
             once()
             code = EXIT_OK

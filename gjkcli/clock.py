@@ -21,7 +21,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["cpu_timed", "recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "since_start", "IMPORTS"]
+__all__ = ["cpu_timed", "recorded", "record", "stop", "recording", "stage", "imported", "imports_between", "startup", "since_start", "again", "IMPORTS"]
 
 # The name of the imports' stage in a run's timings.
 IMPORTS = "imports"
@@ -31,6 +31,7 @@ _depth = 0
 _installed = False
 _recording_since: float | None = None
 _originals: tuple = ()
+_again_since: float | None = None  # a later run's start in this process (`again`)
 
 
 @contextmanager
@@ -167,15 +168,25 @@ def _process_age() -> float | None:
         return None
 
 
+def again() -> None:
+    """A later run of the command in this process starts now (`gjk scan --watch`): its clock
+    (`since_start`) starts here, and it made no imports before its command ran (`startup`)."""
+    global _again_since
+    _again_since = time.perf_counter()
+
+
 def since_start() -> float | None:
     """Seconds since the `gjk` process started, as a user timing the command would see them:
     the process's age from /proc where there is one (the interpreter's start included), else
-    from the first line of `gjkcli.__main__`. None when gjk did not start this process (a test
-    or a notebook calling the command in a longer-lived one): the reports then time the run."""
+    from the first line of `gjkcli.__main__`; for a later run in the process (`again`), since
+    that run started. None when gjk did not start this process (a test or a notebook calling
+    the command in a longer-lived one): the reports then time the run."""
     entry = _entry()
     started = getattr(entry, "STARTED", None)
     if started is None or not getattr(entry, "RUNNING", False):  # imported, not run: a test's import
         return None
+    if _again_since is not None:
+        return time.perf_counter() - _again_since
     age = _process_age()
     since_main = time.perf_counter() - started
     return since_main if age is None else max(age, since_main)
@@ -183,8 +194,9 @@ def since_start() -> float | None:
 
 def startup() -> float:
     """Seconds from the first line of `gjkcli.__main__` to `record` (the imports of the command
-    line itself), 0 when gjk was not started from there or nothing is recorded."""
+    line itself), 0 when gjk was not started from there, nothing is recorded, or for a later
+    run in the process (`again`)."""
     started = _started()
-    if started is None or _recording_since is None:
+    if started is None or _recording_since is None or _again_since is not None:
         return 0.0
     return max(0.0, _recording_since - started)

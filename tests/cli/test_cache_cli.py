@@ -308,6 +308,49 @@ def test_watch_scans_again_when_an_input_is_saved(tmp_path):
     assert json.loads(plain.stdout) == docs[1]
 
 
+def test_a_watched_re_run_times_itself_not_the_process(tmp_path):
+    """--timings in a re-run of --watch: its imports and its clock are the run's (the first run
+    and the wait for a save are not a stage of the next run), each stage within the run's wall
+    time as its line says it."""
+    import threading
+    import time
+
+    part = tmp_path / "b.stl"
+    part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
+    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
+                             "--together", "--format", "json", "--watch", "--timings", "--cache-dir",
+                             str(tmp_path / "c")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=tmp_path)
+    said: list = []
+    reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
+    reader.start()
+
+    def wait_for(count: int) -> None:
+        deadline = time.monotonic() + 120
+        while sum(b"watching" in line for line in said) < count:
+            assert proc.poll() is None, b"".join(said)
+            assert time.monotonic() < deadline, b"".join(said)
+            time.sleep(0.05)
+
+    try:
+        wait_for(1)
+        time.sleep(1.0)  # a wait the next run's imports would hold if they were the process's
+        part.write_bytes((SAMPLES / "collide_b.stl").read_bytes())
+        wait_for(2)
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+    timings = [line for line in said if line.startswith(b"gjk: timings:")]
+    runs = [float(re.match(rb"gjk: exit \d+; scanned in ([0-9.]+) s", line).group(1))
+            for line in said if b"watching" in line]
+    assert len(timings) == 2 and len(runs) == 2, b"".join(said)
+    stages = {k: float(v) for k, v in re.findall(rb"(\w+) ([0-9.]+) s", timings[1])}
+    assert stages and all(v <= runs[1] + 0.01 for v in stages.values()), (timings[1], runs[1])
+    docs = [json.loads(chunk) for chunk in _json_documents(out.decode())]
+    assert docs[1]["summary"]["elapsed"] <= runs[1] + 0.01
+
+
 def _json_documents(text: str) -> list:
     """The JSON documents written one after another."""
     decoder, out, at = json.JSONDecoder(), [], 0
