@@ -236,6 +236,13 @@ SUITE = (
           "change and on the Great Court roof (24,997 pairs refined on the triangles; "
           "GJK_IFC_CORPUS, skipped without it). Medians, their ratio, and whether the two JSON "
           "reports are the same bytes."),
+    Bench("watch", "A re-run of `gjk scan --watch` against the same scan as a whole process", "bench_watch.py",
+          ("--parts", "2000", "--poses", "500", "--repeat", "1"), ("--parts", "10000", "--repeat", "3"), (),
+          "bench_cache.py's changed inputs saved over one file in place while `gjk scan FILE --watch` "
+          "watches it (a new process and cache each time, its first run on the file before the "
+          "change): the re-run's time as the command says it, against whole `gjk scan FILE "
+          "--format json --no-cache` processes on the changed file. Medians, their ratio, and "
+          "whether the reports are the same bytes."),
     Bench("digest", "The cache's hash of bulk bytes against BLAKE2b", "bench_digest.py",
           ("--repeat", "3"), ("--repeat", "7"), (),
           "BLAKE3 (its own binding: what gjk hashes input files and cache entries with) against "
