@@ -507,36 +507,39 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
     from gjkcli import clock
 
     done = 0
-    while True:
-        before = snapshot()
-        started = time.perf_counter()
-        if done:
-            clock.again()  # this run's clock, not the process's
-        try:
-            once()
-            code = EXIT_OK
-        except click.exceptions.Exit as e:
-            code = e.exit_code
-        except click.ClickException as e:
-            e.show()
-            code = e.exit_code
-        sys.stdout.flush()
-        done += 1
-        if runs is not None and done >= runs:
-            return
-        if not quiet:
-            click.echo(f"gjk: exit {code}; scanned in {time.perf_counter() - started:.2f} s; watching "
-                       f"{len(before):,} file{'s' if len(before) != 1 else ''} (Ctrl-C ends)", err=True)
+    try:
         while True:
-            time.sleep(WATCH_EVERY_S)
-            now = snapshot()
-            if now != before:
-                changed = sorted(f for f in set(now) | set(before) if now.get(f) != before.get(f))
-                time.sleep(WATCH_EVERY_S)  # a save in several writes: let it finish
-                if not quiet:
-                    click.echo(f"gjk: {changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''} "
-                               f"changed: scanning again", err=True)
-                break
+            before = snapshot()
+            started = time.perf_counter()
+            if done:
+                clock.again()  # this run's clock, not the process's
+            try:
+                once()
+                code = EXIT_OK
+            except click.exceptions.Exit as e:
+                code = e.exit_code
+            except click.ClickException as e:
+                e.show()
+                code = e.exit_code
+            sys.stdout.flush()
+            done += 1
+            if runs is not None and done >= runs:
+                return
+            if not quiet:
+                click.echo(f"gjk: exit {code}; scanned in {time.perf_counter() - started:.2f} s; watching "
+                           f"{len(before):,} file{'s' if len(before) != 1 else ''} (Ctrl-C ends)", err=True)
+            while True:
+                time.sleep(WATCH_EVERY_S)
+                now = snapshot()
+                if now != before:
+                    changed = sorted(f for f in set(now) | set(before) if now.get(f) != before.get(f))
+                    time.sleep(WATCH_EVERY_S)  # a save in several writes: let it finish
+                    if not quiet:
+                        click.echo(f"gjk: {changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''} "
+                                   f"changed: scanning again", err=True)
+                    break
+    finally:
+        clock.again(False)
 
 
 def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):

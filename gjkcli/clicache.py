@@ -347,8 +347,8 @@ def _replay(code: int, writes: list, stderr: list, output) -> None:
     stderr's lines first, as the run did."""
     for line in stderr:
         click.echo(line, err=True)
+    path = None if output in (None, "-") else output
     for _, data in writes:
-        path = None if output in (None, "-") else output
         if path is None:
             with to_stdout("the report"):
                 sys.stdout.flush()

@@ -168,11 +168,12 @@ def _process_age() -> float | None:
         return None
 
 
-def again() -> None:
+def again(later: bool = True) -> None:
     """A later run of the command in this process starts now (`gjk scan --watch`): its clock
-    (`since_start`) starts here, and it made no imports before its command ran (`startup`)."""
+    (`since_start`) starts here, and it made no imports before its command ran (`startup`);
+    with `later` False, the process's clock again (the watch ended: nothing left behind)."""
     global _again_since
-    _again_since = time.perf_counter()
+    _again_since = time.perf_counter() if later else None
 
 
 def since_start() -> float | None:
