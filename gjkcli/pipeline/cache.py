@@ -829,9 +829,13 @@ def depend_on_robot(cache, robot) -> None:
 
 # -- tables: many small rows in one entry per run -----------------------------------------------
 
-# A run reads every pack of a kind; past this many, it writes the rows it used as one pack and
-# removes the packs it read (so that a folder of many small runs stays a few reads).
+# A run reads every pack of a kind; past this many, it writes the rows of the packs it read as
+# one pack and removes them (so that a folder of many small runs stays a few reads): every row
+# while those packs take at most TABLE_SHARE of the cache's limit (a folder scanned file after
+# file, or a CI cache shared by a project's models, keeps each file's rows), else the rows this
+# run used (the table stays within the limit).
 PACKS_MERGED_PAST = 8
+TABLE_SHARE = 1 / 16
 
 
 class Table:
@@ -849,6 +853,7 @@ class Table:
         self.done: dict = {}  # key -> (data, {name: array}) written by `save`
         self.used: set = set()
         self.packs: list = []  # the packs read: (key, path)
+        self.read_bytes = 0  # their size
         self._load()
 
     def _load(self) -> None:
@@ -865,6 +870,10 @@ class Table:
                 if got is None:
                     continue
                 self.packs.append((e.name, e.path))
+                try:
+                    self.read_bytes += e.stat().st_size
+                except OSError:
+                    pass
                 header, arrays = got
                 try:
                     columns = _Columns(header, arrays)
@@ -910,10 +919,11 @@ class Table:
         return got[0].value if type(got[0]) is _Valued else from_data(got[0])
 
     def save(self) -> None:
-        """Write this run's new rows as one pack; past PACKS_MERGED_PAST packs, every row this
-        run used as one pack, and the packs read removed. A pack holds each array name's rows
-        as one column (their rows concatenated, with offsets), so that reading 10,000 rows is a
-        few arrays."""
+        """Write this run's new rows as one pack; past PACKS_MERGED_PAST packs, with them the
+        rows of the packs read (all of them while those packs take at most TABLE_SHARE of the
+        cache's limit, else those this run used) as one pack, and the packs read removed. A
+        pack holds each array name's rows as one column (their rows concatenated, with
+        offsets), so that reading 10,000 rows is a few arrays."""
         import uuid
 
         import numpy as np
@@ -921,7 +931,8 @@ class Table:
         merge = len(self.packs) >= PACKS_MERGED_PAST
         rows = dict(self.new)
         if merge:
-            for k in self.used:
+            kept = self.rows if self.read_bytes <= TABLE_SHARE * self.cache.limit else self.used
+            for k in kept:
                 if k not in rows and k in self.rows:
                     data, (columns, r) = self.rows[k]
                     if type(data) is dict and _VALUE in data:
