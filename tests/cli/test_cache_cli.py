@@ -271,7 +271,10 @@ def test_two_runs_at_once_on_one_cache(tmp_path):
             assert c.get(kind, path.name) is not None, c.notes
 
 
-def test_watch_scans_again_when_an_input_is_saved(tmp_path):
+def _watched(tmp_path: Path, *options, pause: float = 0.0) -> tuple:
+    """(stdout, stderr's lines) of `gjk scan clear_a.stl b.stl --watch` and `options`: its first
+    run on clear_b's copy, then, `pause` seconds later, b.stl saved as collide_b and its second
+    run; b.stl's path."""
     import threading
     import time
 
@@ -279,8 +282,8 @@ def test_watch_scans_again_when_an_input_is_saved(tmp_path):
     part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
     env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
     proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
-                             "--together", "--format", "json", "--watch", "--cache-dir", str(tmp_path / "c")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+                             "--together", "--format", "json", "--watch", "--cache-dir", str(tmp_path / "c"),
+                             *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
     said: list = []
     reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
     reader.start()
@@ -295,11 +298,18 @@ def test_watch_scans_again_when_an_input_is_saved(tmp_path):
     try:
         wait_for(1)
         assert re.match(rb"gjk: exit 0; scanned in \d+\.\d\d s; watching 2 files", said[-1]), said[-1]
+        time.sleep(pause)
         part.write_bytes((SAMPLES / "collide_b.stl").read_bytes())  # another part, saved in place
         wait_for(2)
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=60)
+    reader.join(timeout=60)
+    return out, said, part
+
+
+def test_watch_scans_again_when_an_input_is_saved(tmp_path):
+    out, said, part = _watched(tmp_path)
     assert any(b"changed: scanning again" in line for line in said)
     docs = [json.loads(chunk) for chunk in _json_documents(out.decode())]
     assert len(docs) == 2
@@ -310,37 +320,9 @@ def test_watch_scans_again_when_an_input_is_saved(tmp_path):
 
 def test_a_watched_re_run_times_itself_not_the_process(tmp_path):
     """--timings in a re-run of --watch: its imports and its clock are the run's (the first run
-    and the wait for a save are not a stage of the next run), each stage within the run's wall
+    and a wait for a save are not a stage of the next run), each stage within the run's wall
     time as its line says it."""
-    import threading
-    import time
-
-    part = tmp_path / "b.stl"
-    part.write_bytes((SAMPLES / "clear_b.stl").read_bytes())
-    env = {**os.environ, "PYTHONPATH": GJKCLI_PATH, "GJK_NO_CACHE": ""}
-    proc = subprocess.Popen([sys.executable, "-m", "gjkcli", "scan", str(SAMPLES / "clear_a.stl"), str(part),
-                             "--together", "--format", "json", "--watch", "--timings", "--cache-dir",
-                             str(tmp_path / "c")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            cwd=tmp_path)
-    said: list = []
-    reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
-    reader.start()
-
-    def wait_for(count: int) -> None:
-        deadline = time.monotonic() + 120
-        while sum(b"watching" in line for line in said) < count:
-            assert proc.poll() is None, b"".join(said)
-            assert time.monotonic() < deadline, b"".join(said)
-            time.sleep(0.05)
-
-    try:
-        wait_for(1)
-        time.sleep(1.0)  # a wait the next run's imports would hold if they were the process's
-        part.write_bytes((SAMPLES / "collide_b.stl").read_bytes())
-        wait_for(2)
-    finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=60)
+    out, said, _ = _watched(tmp_path, "--timings", pause=1.0)
     timings = [line for line in said if line.startswith(b"gjk: timings:")]
     runs = [float(re.match(rb"gjk: exit \d+; scanned in ([0-9.]+) s", line).group(1))
             for line in said if b"watching" in line]

@@ -80,6 +80,17 @@ def _pairs_of(report: bytes, names: set) -> set:
     return {(p["a"], p["b"]) for p in json.loads(report)["pairs"] if p["a"] in names or p["b"] in names}
 
 
+def _moved_again(tmp_path: Path, after: Path, args: list, calls: list, whole: int) -> None:
+    """`after` rewritten with other parts moved: the scan with the cache `c` is the scan
+    without it's, and checks a small share of the `whole` scan's pairs, in one scan."""
+    again = _scenes(tmp_path, moved=(3, 200), by=(-0.4, 0.1, 0.0), name="again.glb")[1]
+    after.write_bytes(again.read_bytes())
+    plain = _gjk(*args, after, "--no-cache")
+    del calls[:]
+    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
+    assert len(calls) == 1 and len(calls[0]) < whole / 4
+
+
 def test_a_moved_part_s_pairs_are_checked_again_and_the_rest_kept(tmp_path, monkeypatch):
     before, after, moved = _scenes(tmp_path)
     args = ["scan", "--format", "json", "--jobs", "1"]
@@ -98,12 +109,7 @@ def test_a_moved_part_s_pairs_are_checked_again_and_the_rest_kept(tmp_path, monk
     assert len(checked) < len(whole) / 4
     assert all(a in moved or b in moved or (a, b) in whole for a, b in checked)
     # the scene the patched run kept serves the next run: moved again, the same file rewritten
-    again = _scenes(tmp_path, moved=(3, 200), by=(-0.4, 0.1, 0.0), name="again.glb")[1]
-    after.write_bytes(again.read_bytes())
-    plain = _gjk(*args, after, "--no-cache")
-    del calls[:]
-    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
-    assert len(calls) == 1 and len(calls[0]) < len(whole) / 4
+    _moved_again(tmp_path, after, args, calls, len(whole))
 
 
 def test_a_report_written_to_another_file_re_checks_the_moved_parts_alone(tmp_path, monkeypatch):
@@ -121,12 +127,7 @@ def test_a_report_written_to_another_file_re_checks_the_moved_parts_alone(tmp_pa
     whole = calls[1]
     assert _pairs_of(plain[1], moved) <= checked and len(checked) < len(whole) / 4
     # and again, the report on stdout this time
-    again = _scenes(tmp_path, moved=(3, 200), by=(-0.4, 0.1, 0.0), name="again.glb")[1]
-    after.write_bytes(again.read_bytes())
-    plain = _gjk(*args, after, "--no-cache")
-    del calls[:]
-    assert _gjk(*args, after, "--cache-dir", tmp_path / "c") == plain
-    assert len(calls) == 1 and len(calls[0]) < len(whole) / 4
+    _moved_again(tmp_path, after, args, calls, len(whole))
 
 
 @pytest.mark.parametrize("cap", [3, 8, 25, 57, 80])
