@@ -1066,7 +1066,18 @@ def _refuse_to_overwrite(inputs, manifest, baseline, outputs) -> None:
 def _emit(found, output_format: str, output: str | None, trace: bool, quiet: bool, timings: bool,
           color: str = "auto", verbose: int = 0, table_asked: bool = False) -> None:
     """Render the findings in their format, to --output or stdout (the JSON's clock only with
-    --timings; the table's colour as --color and the environment say, `console.wants_colour`)."""
+    --timings; the table's colour as --color and the environment say, `console.wants_colour`).
+    The cyclic collector is paused meanwhile: a report of many findings (a SARIF result, a
+    JUnit case, each a nest of dicts) made collections walk every object alive again and
+    again (most of a large SARIF log's time)."""
+    from gjkcli.engine.shapes import no_gc
+
+    with no_gc():
+        _render(found, output_format, output, trace, quiet, timings, color, verbose, table_asked)
+
+
+def _render(found, output_format: str, output: str | None, trace: bool, quiet: bool, timings: bool,
+            color: str, verbose: int, table_asked: bool) -> None:
     if output_format == "table":
         if found.command == "check" and found.errors and output is None:
             return  # the errors are on stderr; there is nothing to compare
@@ -1104,11 +1115,9 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
             return
         text = files[0][1]
     else:
-        import json
+        from gjkcli.report.sarif import sarif_text
 
-        from gjkcli.report.sarif import sarif_log
-
-        text = json.dumps(sarif_log(found), indent=2, allow_nan=False) + "\n"
+        text = sarif_text(found)
     write_text(output, text, "the report")
 
 

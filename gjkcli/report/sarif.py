@@ -1,9 +1,11 @@
 """SARIF 2.1.0 output of `gjk check` and `gjk scan`: the findings as a static-analysis log, for
 GitHub code scanning and any other SARIF viewer.
 
-Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere); nothing here prints,
-reads files or runs the engine. Only the standard library, the findings model and the wording
-of `gjkcli.report.ci.describe` are used.
+Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere), and its text
+(`sarif_text`, encoded by orjson: Python's own encoder is pure Python once it indents, and
+was most of a large log's time); nothing here prints, reads files or runs the engine. Besides orjson,
+only the standard library, the findings model and the wording of `gjkcli.report.ci.describe`
+are used.
 
 The log: one run of the tool "gjk", with
 
@@ -31,6 +33,7 @@ Meshes have no lines, so no result has a region: viewers show them at file level
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -43,7 +46,7 @@ from gjkcli.pipeline.findings import pair_note
 from gjkcli.report.ci import describe
 from gjkcli.report.jsonout import number, vector
 
-__all__ = ["sarif_log", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
+__all__ = ["sarif_log", "sarif_text", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -143,6 +146,7 @@ def _quote(path: str) -> str:
         return quote(path, safe=_URI_SAFE, errors="surrogatepass")
 
 
+@functools.lru_cache(maxsize=1024)  # a log names a few files, each thousands of times
 def file_uri(file: str) -> str:
     """The URI reference of a file as the user gave it: a relative path stays relative (POSIX
     separators, percent-encoded); an absolute one becomes a file: URI."""
@@ -163,8 +167,13 @@ def _posix(file: str) -> str:
 
 def _local_name(name: str, file: str) -> str:
     """The object's name without the "file:" prefix a scan of several files gives it."""
-    prefix = f"{PurePosixPath(_posix(file)).name}:"
+    prefix = _name_prefix(file)
     return name[len(prefix):] if file and name.startswith(prefix) else name
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_prefix(file: str) -> str:
+    return f"{PurePosixPath(_posix(file)).name}:"
 
 
 def _fingerprint(*parts) -> str:
@@ -370,3 +379,11 @@ def sarif_log(findings) -> dict:
         "properties": run_properties,
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def sarif_text(findings) -> str:
+    """The SARIF log of `findings` (`sarif_log`) as the report's text: indented by two spaces,
+    UTF-8 (names as they are, not escaped), a newline last."""
+    import orjson
+
+    return orjson.dumps(sarif_log(findings), option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -8,6 +8,7 @@ must not pass.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 import importlib.resources
 import json
@@ -23,7 +24,7 @@ from gjkcli.errors import Problem
 from gjkcli.pipeline.baseline import Entry
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord
 from gjkcli.report.ci import describe
-from gjkcli.report.sarif import INPUT_ERROR, RULES, SCHEMA_URI, file_uri, sarif_log
+from gjkcli.report.sarif import INPUT_ERROR, RULES, SCHEMA_URI, file_uri, sarif_log, sarif_text
 
 ROOT = Path(__file__).resolve().parents[2]
 OASIS_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -336,6 +337,20 @@ def test_properties_carry_the_numbers_and_nothing_non_finite():
     assert u["distance"] == 1e-6
     # Nowhere in the log: the whole document is strict JSON.
     json.dumps(sarif_log(findings()), allow_nan=False)
+
+
+def test_the_reports_text_is_the_log_indented_strict_and_in_utf8(validator):
+    """What `--format sarif` writes: the log, two spaces an indent, names as they are (UTF-8,
+    not escaped), no NaN or infinity (the undecided pair's -inf and NaN are null)."""
+    named = [dataclasses.replace(p, a="Träger ü1", file_a="Bögen/dach.ifc") if p.violation else p
+             for p in findings().pairs]
+    found = dataclasses.replace(findings(), pairs=tuple(named))
+    text = sarif_text(found)
+    assert text.endswith("}\n") and text.startswith('{\n  "$schema": ')
+    assert json.loads(text) == json.loads(json.dumps(sarif_log(found), allow_nan=False))
+    assert "Träger ü1" in text and "\\u00e4" not in text
+    assert "NaN" not in text and "Infinity" not in text
+    validator.validate(json.loads(text))
 
 
 def test_fingerprints_are_stable_and_follow_the_pair_not_its_numbers():
