@@ -1070,7 +1070,7 @@ def _emit(found, output_format: str, output: str | None, trace: bool, quiet: boo
     The cyclic collector is paused meanwhile: a report of many findings (a SARIF result, a
     JUnit case, each a nest of dicts) made collections walk every object alive again and
     again (most of a large SARIF log's time)."""
-    from gjkcli.engine.shapes import no_gc
+    from gjkcli.collector import no_gc
 
     with no_gc():
         _render(found, output_format, output, trace, quiet, timings, color, verbose, table_asked)

@@ -22,6 +22,8 @@ import pickle
 import signal
 import struct
 
+from gjkcli.collector import no_gc
+
 __all__ = ["Lost", "Worker", "Counter", "running"]
 
 # The process ids of the copies forked and not yet reaped, for the Ctrl-C handler.
@@ -184,7 +186,10 @@ class _Channel:
         if head is None:
             return _ENDED
         body = self._read(_SIZE.unpack(head)[0])
-        return _ENDED if body is None else pickle.loads(body)
+        if body is None:
+            return _ENDED
+        with no_gc():  # a worker's answers: thousands of objects (a refinement's Results), all kept
+            return pickle.loads(body)  # noqa: S301 - this process's own fork
 
     def _read(self, n: int) -> bytes | None:
         chunks, left = [], n

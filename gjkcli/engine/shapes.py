@@ -12,7 +12,6 @@ call per part, everything else vectorized over the parts, each Shape bit for bit
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gjkcli.engine import _enums
+from gjkcli.collector import no_gc
 from gjkcli.errors import ShapeError
 from gjkcli.tolerances import DEFAULT
 
@@ -317,19 +317,6 @@ class Hulls:
     lo: np.ndarray
     hi: np.ndarray
     area: np.ndarray
-
-
-@contextmanager
-def no_gc():
-    """Pause the cyclic garbage collector: loops that make thousands of objects otherwise trigger
-    collections that walk every object alive (measured: a quarter of the per-part qhull time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_hulls(points, *, jobs: int = 1, progress=None, triangles=None, small: bool = False,

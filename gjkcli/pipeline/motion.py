@@ -120,7 +120,7 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
             segments = segment_runs(options, scene, poses, segment_findings)
         else:
             segments = scene.findings(poses, 0, len(poses) - 1)
-    from gjkcli.engine.shapes import no_gc
+    from gjkcli.collector import no_gc
 
     with no_gc():  # every pose's findings alive: a collection would walk them all, for nothing
         merged = _merged(runs, segments, table, len(poses), trajectory)

@@ -171,7 +171,7 @@ class Prepared:
         a convexity reason for the objects of any finding, as a run gives its listed pairs'."""
         import gc
 
-        from gjkcli.engine.shapes import no_gc
+        from gjkcli.collector import no_gc
 
         with no_gc():  # thousands of findings made and all kept: collections would walk them again and again
             out = self._runs(Q)

@@ -291,7 +291,7 @@ class Run:
         t = time.perf_counter()
         answers = self._answer(parts, i, j, clearance, batch)
         t = self.stage("refine", t)
-        from gjkcli.engine.shapes import no_gc
+        from gjkcli.collector import no_gc
 
         with no_gc():  # a Finding a listed pair (the Great Court roof's 25,000): collections walking them all
             pairs, counts = self._listed(parts, i, j, clearance, answers, resolved, key_of, known)

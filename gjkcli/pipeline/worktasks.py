@@ -60,7 +60,7 @@ class Packed:
         return cls(pickle.dumps(_Columns.of(value) or value, protocol=4))
 
     def open(self):
-        from gjkcli.engine.shapes import no_gc
+        from gjkcli.collector import no_gc
 
         with no_gc():  # 100,000 objects made: collections walking the client's findings, for nothing
             value = pickle.loads(self.data)  # noqa: S301 - a task's answer on this run's own cluster
