@@ -1115,9 +1115,11 @@ def _render(found, output_format: str, output: str | None, trace: bool, quiet: b
             return
         text = files[0][1]
     else:
-        from gjkcli.report.sarif import sarif_text
+        from gjkcli.report.sarif import sarif_encoded
 
-        text = sarif_text(found)
+        text = sarif_encoded(found)  # to a file as it is encoded, as the JSON
+        if output is None or output == "-":
+            text = b"".join(text).decode()
     write_text(output, text, "the report")
 
 

@@ -2,8 +2,8 @@
 GitHub code scanning and any other SARIF viewer.
 
 Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere), and its text
-(`sarif_text`, encoded by orjson: Python's own encoder is pure Python once it indents, and
-was most of a large log's time); nothing here prints, reads files or runs the engine. Besides orjson,
+(`sarif_text`, or `sarif_encoded`'s chunks, a result at a time; encoded by orjson: Python's
+own encoder is pure Python once it indents, and was most of a large log's time); nothing here prints, reads files or runs the engine. Besides orjson,
 only the standard library, the findings model and the wording of `gjkcli.report.ci.describe`
 are used.
 
@@ -35,9 +35,11 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
@@ -46,7 +48,7 @@ from gjkcli.pipeline.findings import pair_note
 from gjkcli.report.ci import describe
 from gjkcli.report.jsonout import number, vector
 
-__all__ = ["sarif_log", "sarif_text", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
+__all__ = ["sarif_log", "sarif_text", "sarif_encoded", "SCHEMA_URI", "RULES", "INPUT_ERROR", "rule_id"]
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -324,19 +326,40 @@ def sarif_log(findings) -> dict:
     `findings` is a `gjkcli.pipeline.findings.Findings`. Serialise with `json.dumps(log,
     allow_nan=False)`: every number in the log is finite.
     """
-    found = findings
-    artifacts = _Artifacts()
-    for o in found.objects:  # every file the run checked, in input order
-        artifacts.add(o.file)
-    results = []
-    for e in found.errors:
-        results.append(_error_result(e, found, artifacts))
-    for p in found.pairs:
-        # Only a violation is a finding; a clear pair never is one (violates()), so every
-        # violation has a rule: the four verdict rules cover every other status.
-        if p.violation and rule_id(p.status) in _RULE_INDEX:
-            results.append(_pair_result(p, found, artifacts))
+    artifacts = _artifacts(findings)
+    return _log(findings, artifacts, list(_results(findings, artifacts)))
 
+
+def _reported(found) -> list:
+    """The pairs the log has a result for. Only a violation is a finding; a clear pair never is
+    one (violates()), so every violation has a rule: the four verdict rules cover every other
+    status."""
+    return [p for p in found.pairs if p.violation and rule_id(p.status) in _RULE_INDEX]
+
+
+def _artifacts(found) -> _Artifacts:
+    """Every file of the run in the order the log lists them: the objects' (input order), then
+    those the results name (input errors first, then each pair's A and B)."""
+    artifacts = _Artifacts()
+    for o in found.objects:
+        artifacts.add(o.file)
+    for e in found.errors:
+        artifacts.add(e.file)
+    for p in _reported(found):
+        artifacts.add(p.file_a)
+        artifacts.add(p.file_b)
+    return artifacts
+
+
+def _results(found, artifacts: _Artifacts):
+    """The log's results, one at a time: input errors, then pairs."""
+    for e in found.errors:
+        yield _error_result(e, found, artifacts)
+    for p in _reported(found):
+        yield _pair_result(p, found, artifacts)
+
+
+def _log(found, artifacts: _Artifacts, results: list) -> dict:
     exit_code = int(found.exit_code)
     notifications = [{"level": "note", "message": {"text": str(n)}} for n in found.notes]
     for e in found.gone:
@@ -384,6 +407,40 @@ def sarif_log(findings) -> dict:
 def sarif_text(findings) -> str:
     """The SARIF log of `findings` (`sarif_log`) as the report's text: indented by two spaces,
     UTF-8 (names as they are, not escaped), a newline last."""
+    return b"".join(sarif_encoded(findings)).decode()
+
+
+def sarif_encoded(findings) -> Iterator[bytes]:
+    """`sarif_text(findings)` as UTF-8 chunks of about a megabyte, each result made and encoded
+    only when it is reached (as `gjkcli.report.jsonout.encoded` writes the JSON report): a log
+    of many results is never whole in memory, neither as dicts nor as text."""
     import orjson
 
-    return orjson.dumps(sarif_log(findings), option=orjson.OPT_INDENT_2).decode() + "\n"
+    artifacts = _artifacts(findings)
+    results = _results(findings, artifacts)
+    first = next(results, None)
+    if first is None:  # "results": [] on its line
+        yield orjson.dumps(_log(findings, artifacts, []), option=orjson.OPT_INDENT_2) + b"\n"
+        return
+    # the log with one result, 0, on the line after the results' key (no string holds a line
+    # break as it is): where the results go, and how deep
+    whole = orjson.dumps(_log(findings, artifacts, [0]), option=orjson.OPT_INDENT_2)
+    start = whole.index(b'"results": [\n') + len(b'"results": [\n')
+    end = whole.index(b"\n", start)
+    indent = whole[start:end - 1]
+    head, tail = whole[:start], whole[end:]
+    pending, size, sep = [head], len(head), b""
+    for result in itertools.chain((first,), results):
+        piece = sep + indent + orjson.dumps(result, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + indent)
+        pending.append(piece)
+        size += len(piece)
+        sep = b",\n"
+        if size >= _CHUNK_BYTES:
+            yield b"".join(pending)
+            pending, size = [], 0
+    pending.append(tail + b"\n")
+    yield b"".join(pending)
+
+
+# The size of the chunks `sarif_encoded` hands the writer.
+_CHUNK_BYTES = 1 << 20

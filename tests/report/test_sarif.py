@@ -24,7 +24,8 @@ from gjkcli.errors import Problem
 from gjkcli.pipeline.baseline import Entry
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord
 from gjkcli.report.ci import describe
-from gjkcli.report.sarif import INPUT_ERROR, RULES, SCHEMA_URI, file_uri, sarif_log, sarif_text
+from gjkcli.report import sarif
+from gjkcli.report.sarif import INPUT_ERROR, RULES, SCHEMA_URI, file_uri, sarif_encoded, sarif_log, sarif_text
 
 ROOT = Path(__file__).resolve().parents[2]
 OASIS_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -351,6 +352,29 @@ def test_the_reports_text_is_the_log_indented_strict_and_in_utf8(validator):
     assert "Träger ü1" in text and "\\u00e4" not in text
     assert "NaN" not in text and "Infinity" not in text
     validator.validate(json.loads(text))
+
+
+@pytest.mark.parametrize("chunk", [1, 200, 1 << 20])
+@pytest.mark.parametrize("listed", ["all", "errors only", "none"])
+def test_the_log_written_a_result_at_a_time_is_the_whole_logs_text(monkeypatch, chunk, listed):
+    """`--format sarif -o FILE` writes the log in chunks, each result encoded as it is reached:
+    the bytes are those of the whole log encoded at once, whatever the chunks' size, with
+    results, with input errors alone, with none ("results": [])."""
+    orjson = pytest.importorskip("orjson")
+    found = findings()
+    if listed != "all":
+        found = dataclasses.replace(found, pairs=())
+    if listed == "none":
+        found = dataclasses.replace(found, errors=())
+    monkeypatch.setattr(sarif, "_CHUNK_BYTES", chunk)
+    chunks = list(sarif_encoded(found))
+    whole = orjson.dumps(sarif_log(found), option=orjson.OPT_INDENT_2) + b"\n"
+    assert b"".join(chunks) == whole
+    results = json.loads(whole)["runs"][0]["results"]
+    assert len(results) == {"all": len(found.errors) + sum(p.violation for p in found.pairs),
+                            "errors only": len(found.errors), "none": 0}[listed]
+    if chunk == 1:
+        assert len(chunks) == len(results) + 1  # the head with the first result, one a result after, the tail
 
 
 def test_fingerprints_are_stable_and_follow_the_pair_not_its_numbers():
