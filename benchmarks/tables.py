@@ -243,6 +243,13 @@ SUITE = (
           "change): the re-run's time as the command says it, against whole `gjk scan FILE "
           "--format json --no-cache` processes on the changed file. Medians, their ratio, and "
           "whether the reports are the same bytes."),
+    Bench("reports", "Each CI report beside the JSON report of the same scan", "bench_reports.py",
+          ("--parts", "2000", "--repeat", "1"), ("--parts", "20000", "--repeat", "3"), (),
+          "`gjk scan INPUT --format FORMAT -o OUT` for JSON, SARIF, JUnit and GitHub annotations, "
+          "whole processes without the cache, the formats in turn: a generated scene of thousands "
+          "of colliding pairs and the Great Court roof (25,000 listed pairs; skipped without the "
+          "gathered corpus). Wall and CPU seconds, peak memory and the report's size, each over the "
+          "JSON run's."),
     Bench("digest", "The cache's hash of bulk bytes against BLAKE2b", "bench_digest.py",
           ("--repeat", "3"), ("--repeat", "7"), (),
           "BLAKE3 (its own binding: what gjk hashes input files and cache entries with) against "
