@@ -12,9 +12,9 @@ JSON of the same findings is the report's own cost, not the scan's.
 
 Each run is the command in a fresh process through benchmarks/_entry.py, which writes its own
 peak resident memory (VmHWM) and CPU seconds; the cache is off (GJK_NO_CACHE: every run scans).
-Medians of --repeat runs of each format, the formats taken in turn within each repeat. Printed:
-per input and format, wall and CPU seconds, peak memory, the report's size, and each figure over
-the JSON run's.
+Medians of --repeat runs of each format, the formats taken in turn within each repeat, each
+repeat starting with the next format. Printed: per input and format, wall and CPU seconds, peak
+memory, the report's size, and each figure over the JSON run's.
 
 Usage:
     python benchmarks/bench_reports.py [--parts 20000] [--ifc PATH] [--repeat 3] [--keep DIR]
@@ -84,8 +84,8 @@ def main(argv=None) -> None:
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for name, path in inputs:
             got: dict = {f: [] for f in FORMATS}
-            for _ in range(args.repeat):
-                for fmt in FORMATS:
+            for r in range(args.repeat):  # each repeat starts with another format
+                for fmt in FORMATS[r % len(FORMATS):] + FORMATS[:r % len(FORMATS)]:
                     got[fmt].append(run(path, fmt, folder))
             med = {f: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for f, rows in got.items()}
             base = med["json"]
