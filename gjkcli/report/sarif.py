@@ -3,9 +3,9 @@ GitHub code scanning and any other SARIF viewer.
 
 Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere), and its text
 (`sarif_text`, or `sarif_encoded`'s chunks, a result at a time; encoded by orjson: Python's
-own encoder is pure Python once it indents, and was most of a large log's time); nothing here prints, reads files or runs the engine. Besides orjson,
-only the standard library, the findings model and the wording of `gjkcli.report.ci.describe`
-are used.
+own encoder is pure Python once it indents, and was most of a large log's time); nothing here
+prints, reads files or runs the engine. Besides orjson, only the standard library, the
+findings model and the wording of `gjkcli.report.ci.describe` are used.
 
 The log: one run of the tool "gjk", with
 
@@ -416,22 +416,24 @@ def sarif_encoded(findings) -> Iterator[bytes]:
     of many results is never whole in memory, neither as dicts nor as text."""
     import orjson
 
+    # NumPy's scalars as Python's json writes them (a float64 is a float)
+    options = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
     artifacts = _artifacts(findings)
     results = _results(findings, artifacts)
     first = next(results, None)
     if first is None:  # "results": [] on its line
-        yield orjson.dumps(_log(findings, artifacts, []), option=orjson.OPT_INDENT_2) + b"\n"
+        yield orjson.dumps(_log(findings, artifacts, []), option=options) + b"\n"
         return
     # the log with one result, 0, on the line after the results' key (no string holds a line
     # break as it is): where the results go, and how deep
-    whole = orjson.dumps(_log(findings, artifacts, [0]), option=orjson.OPT_INDENT_2)
+    whole = orjson.dumps(_log(findings, artifacts, [0]), option=options)
     start = whole.index(b'"results": [\n') + len(b'"results": [\n')
     end = whole.index(b"\n", start)
     indent = whole[start:end - 1]
     head, tail = whole[:start], whole[end:]
     pending, size, sep = [head], len(head), b""
     for result in itertools.chain((first,), results):
-        piece = sep + indent + orjson.dumps(result, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + indent)
+        piece = sep + indent + orjson.dumps(result, option=options).replace(b"\n", b"\n" + indent)
         pending.append(piece)
         size += len(piece)
         sep = b",\n"

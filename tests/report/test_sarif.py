@@ -377,6 +377,34 @@ def test_the_log_written_a_result_at_a_time_is_the_whole_logs_text(monkeypatch, 
         assert len(chunks) == len(results) + 1  # the head with the first result, one a result after, the tail
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_log_written_a_result_at_a_time_holds_any_names_and_numbers(monkeypatch, validator, seed):
+    """Seeded findings of names and files with quotes, backslashes, line breaks, tabs, control
+    characters and non-ASCII text, notes of the same, and chunks of random size: the chunks are
+    the whole log's bytes, which read back as `sarif_log` and validate."""
+    orjson = pytest.importorskip("orjson")
+    rng = np.random.default_rng(seed)
+    alphabet = list('ab "\\\n\t\x01\x7fé日\u2028]},:[{') + ["\U0001f600"]
+
+    def text(n: int) -> str:
+        return "".join(rng.choice(alphabet, size=int(rng.integers(1, n)))) + str(int(rng.integers(1e6)))
+
+    listed = list(LISTED)
+    for _ in range(int(rng.integers(0, 40))):
+        base = listed[int(rng.integers(len(LISTED)))]
+        listed.append(dataclasses.replace(base, a=text(12), b=text(12), file_a=f"{text(6)}/{text(6)}.stl",
+                                          file_b=text(8)))
+    rng.shuffle(listed)
+    errors = tuple(Problem(text(10), text(30)) for _ in range(int(rng.integers(0, 3))))
+    found = findings(pairs=listed, errors=errors, notes=tuple(text(20) for _ in range(int(rng.integers(0, 3)))))
+    monkeypatch.setattr(sarif, "_CHUNK_BYTES", int(rng.integers(1, 5000)))
+    got = b"".join(sarif_encoded(found))
+    assert got == orjson.dumps(sarif_log(found), option=orjson.OPT_INDENT_2) + b"\n"
+    log = json.loads(got)
+    assert log == json.loads(json.dumps(sarif_log(found), allow_nan=False))
+    assert_valid(validator, log)
+
+
 def test_fingerprints_are_stable_and_follow_the_pair_not_its_numbers():
     def prints(log):
         return {(r["properties"]["objectA"], r["properties"]["objectB"]): r["partialFingerprints"]
