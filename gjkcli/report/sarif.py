@@ -413,7 +413,8 @@ def sarif_text(findings) -> str:
 def sarif_encoded(findings) -> Iterator[bytes]:
     """`sarif_text(findings)` as UTF-8 chunks of about a megabyte, each result made and encoded
     only when it is reached (as `gjkcli.report.jsonout.encoded` writes the JSON report): a log
-    of many results is never whole in memory, neither as dicts nor as text."""
+    of many results is never whole in memory as dicts, nor as text where its writer writes the
+    chunks as they come (`gjkcli.errors.write_whole`)."""
     import orjson
 
     # NumPy's scalars as Python's json writes them (a float64 is a float)
