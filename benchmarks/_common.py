@@ -143,14 +143,11 @@ def tolerances(**override) -> dict:
 def no_gc():
     """The cyclic garbage collector off while timing, as timeit does: a collection of the many
     objects a benchmark holds would land on whichever call happened to trigger it."""
-    enabled = gc.isenabled()
+    from gjkcli.collector import no_gc as paused
+
     gc.collect()
-    gc.disable()
-    try:
+    with paused():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def best_of(fn, calls: int) -> float:
