@@ -326,8 +326,9 @@ def sarif_log(findings) -> dict:
     `findings` is a `gjkcli.pipeline.findings.Findings`. Serialise with `json.dumps(log,
     allow_nan=False)`: every number in the log is finite.
     """
-    artifacts = _artifacts(findings)
-    return _log(findings, artifacts, list(_results(findings, artifacts)))
+    reported = _reported(findings)
+    artifacts = _artifacts(findings, reported)
+    return _log(findings, artifacts, list(_results(findings, reported, artifacts)))
 
 
 def _reported(found) -> list:
@@ -337,25 +338,25 @@ def _reported(found) -> list:
     return [p for p in found.pairs if p.violation and rule_id(p.status) in _RULE_INDEX]
 
 
-def _artifacts(found) -> _Artifacts:
+def _artifacts(found, reported: list) -> _Artifacts:
     """Every file of the run in the order the log lists them: the objects' (input order), then
-    those the results name (input errors first, then each pair's A and B)."""
+    those the results name (input errors first, then each `reported` pair's A and B)."""
     artifacts = _Artifacts()
     for o in found.objects:
         artifacts.add(o.file)
     for e in found.errors:
         artifacts.add(e.file)
-    for p in _reported(found):
+    for p in reported:
         artifacts.add(p.file_a)
         artifacts.add(p.file_b)
     return artifacts
 
 
-def _results(found, artifacts: _Artifacts):
-    """The log's results, one at a time: input errors, then pairs."""
+def _results(found, reported: list, artifacts: _Artifacts):
+    """The log's results, one at a time: input errors, then the `reported` pairs."""
     for e in found.errors:
         yield _error_result(e, found, artifacts)
-    for p in _reported(found):
+    for p in reported:
         yield _pair_result(p, found, artifacts)
 
 
@@ -419,8 +420,9 @@ def sarif_encoded(findings) -> Iterator[bytes]:
 
     # NumPy's scalars as Python's json writes them (a float64 is a float)
     options = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
-    artifacts = _artifacts(findings)
-    results = _results(findings, artifacts)
+    reported = _reported(findings)
+    artifacts = _artifacts(findings, reported)
+    results = _results(findings, reported, artifacts)
     first = next(results, None)
     if first is None:  # "results": [] on its line
         yield orjson.dumps(_log(findings, artifacts, []), option=options) + b"\n"
