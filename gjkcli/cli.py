@@ -1096,9 +1096,11 @@ def _render(found, output_format: str, output: str | None, trace: bool, quiet: b
         if output is None or output == "-":
             text = b"".join(text).decode()
     elif output_format == "junit":
-        from gjkcli.report.ci import junit_xml
+        from gjkcli.report.ci import junit_encoded
 
-        text = junit_xml(found)
+        text = junit_encoded(found)  # to a file as it is written, as the JSON
+        if output is None or output == "-":
+            text = b"".join(text).decode()
     elif output_format == "github":
         from gjkcli.report.ci import github_annotations
 

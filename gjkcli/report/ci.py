@@ -12,7 +12,8 @@ and baseline pairs are <skipped> with the reason, every file that failed to load
 with an <error>, and geometry read but not checked (a URDF link whose mesh is missing) a test
 case with a <failure>. The run's notes are the suite's <system-out>. A run with nothing to list
 still has one passing case, so CI systems show that it ran. Text that XML 1.0 cannot hold (control characters
-in a file name) is written as "\\xNN".
+in a file name) is written as "\\xNN". Written to a file (`junit_encoded`), the document goes a test
+case at a time in the layout ElementTree's `indent` gives the whole tree.
 
 GitHub (`github_annotations`): one ``::error file=F,title=T::message`` line per failing pair, per
 file that failed to load and per piece of geometry not checked; ``::notice`` lines for baseline findings that are gone. Property
@@ -23,10 +24,11 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 from gjkcli.engine.results import Status
 
-__all__ = ["junit_xml", "github_annotations", "describe"]
+__all__ = ["junit_xml", "junit_encoded", "github_annotations", "describe"]
 
 
 # -- words ----------------------------------------------------------------------------------------
@@ -73,57 +75,132 @@ def _title(pair) -> str:
 
 def junit_xml(report) -> str:
     """The scan as a JUnit XML document (a str, with the XML declaration)."""
-    cases = []
-    failures = errors = skipped = 0
-    for e in report.errors:
-        case = ET.Element("testcase", classname=_class(report, e.file), name=f"load {e.file}")
-        ET.SubElement(case, "error", message=e.message, type="input").text = f"{e.file}: {e.message}"
-        cases.append(case)
-        errors += 1
-    for u in getattr(report, "unchecked", ()):
-        case = ET.Element("testcase", classname=_class(report, u.file.rpartition(":")[0]),
-                          name=f"check {u.file}")
-        ET.SubElement(case, "failure", message=u.message, type="not checked").text = str(u)
-        cases.append(case)
-        failures += 1
-    for p in report.pairs:
-        case = ET.Element("testcase", classname=_class(report, p.file_a), name=f"{p.a} x {p.b}")
-        if p.fails:
-            failure = ET.SubElement(case, "failure", message=describe(p, report.units), type=Status(p.status).value)
-            failure.text = _details(p)
-            failures += 1
-        elif p.violation and p.allowed:
-            ET.SubElement(case, "skipped", message=f"allowed: {p.reason}")
-            skipped += 1
-        elif p.violation and p.known:
-            ET.SubElement(case, "skipped", message="in the baseline")
-            skipped += 1
-        else:
-            ET.SubElement(case, "system-out").text = describe(p, report.units)
-        cases.append(case)
-    placeholder = not cases
-    if placeholder:
-        case = ET.Element("testcase", classname=f"gjk.{report.command}", name=report.command)
-        ET.SubElement(case, "system-out").text = " ".join(report.notes) or "no findings"
-        cases.append(case)
-    suite = ET.Element("testsuite", name=f"gjk {report.command}", tests=str(len(cases)), failures=str(failures),
-                       errors=str(errors), skipped=str(skipped), time=f"{report.elapsed:.3f}")
+    return "".join(_junit_pieces(report))
+
+
+def junit_encoded(report) -> Iterator[bytes]:
+    """`junit_xml(report)` as UTF-8 chunks of about a megabyte, each test case made and written
+    only when it is reached (as the JSON and SARIF reports are written): a scan of many pairs
+    never holds them all as elements, nor, where the writer writes the chunks as they come
+    (`gjkcli.errors.write_whole`), the document's text."""
+    pending, size = [], 0
+    for piece in _junit_pieces(report):
+        pending.append(piece.encode("utf-8"))
+        size += len(pending[-1])
+        if size >= _CHUNK_BYTES:
+            yield b"".join(pending)
+            pending, size = [], 0
+    yield b"".join(pending)
+
+
+# The size of the chunks `junit_encoded` hands the writer.
+_CHUNK_BYTES = 1 << 20
+
+
+def _junit_pieces(report):
+    """The document's text in pieces: the suites' head, one piece a test case, the tail; the
+    layout ElementTree's `indent` gives the whole tree."""
+    kinds = [_kind(what, item) for what, item in _listed(report)]
+    counts = {k: kinds.count(k) for k in ("failure", "error", "skipped")}
+    placeholder = not kinds
+    tests = max(len(kinds), 1)
+    suite = ET.Element("testsuite", name=f"gjk {report.command}", tests=str(tests), failures=str(counts["failure"]),
+                       errors=str(counts["error"]), skipped=str(counts["skipped"]), time=f"{report.elapsed:.3f}")
     props = ET.SubElement(suite, "properties")
     for name, value in (("objects", len(report.objects)), ("checked_pairs", report.checked),
                         ("mode", report.requested), ("exit_code", report.exit_code)):
         ET.SubElement(props, "property", name=name, value=str(value))
-    suite.extend(cases)
+    marker = ET.SubElement(suite, "testcase")  # where the cases go
     if report.notes and not placeholder:  # the placeholder case holds them already
         ET.SubElement(suite, "system-out").text = "\n".join(str(n) for n in report.notes)
-    root = ET.Element("testsuites", name="gjk", tests=str(len(cases)), failures=str(failures),
-                      errors=str(errors), skipped=str(skipped), time=f"{report.elapsed:.3f}")
+    root = ET.Element("testsuites", name="gjk", tests=str(tests), failures=str(counts["failure"]),
+                      errors=str(counts["error"]), skipped=str(counts["skipped"]), time=f"{report.elapsed:.3f}")
     root.append(suite)
-    for el in root.iter():  # user text (file and object names) may hold what XML cannot
+    _xml_safe(root)
+    ET.indent(root)
+    tail = marker.tail  # what follows the last case: the suite's <system-out>, or its end
+    marker.set("name", "")
+    text = ET.tostring(root, encoding="unicode")
+    at = text.index('<testcase name="" />')
+    yield '<?xml version="1.0" encoding="utf-8"?>\n' + text[:at]
+    cases = (_case(report, what, item) for what, item in _listed(report)) if not placeholder \
+        else iter([_placeholder(report)])
+    last = next(cases)
+    for case in cases:  # each case once the next is made: the last one's tail is the suite's
+        yield _case_text(last, suite.text)  # (the suite's text: the indentation of its children)
+        last = case
+    yield _case_text(last, tail)
+    yield text[at + len('<testcase name="" />') + len(tail):] + "\n"
+
+
+def _listed(report):
+    """What the document has a test case for, in its order, each with what it is: input errors
+    ("load"), geometry read but not checked ("check"), then every listed pair ("pair")."""
+    for e in report.errors:
+        yield "load", e
+    for u in getattr(report, "unchecked", ()):
+        yield "check", u
+    for p in report.pairs:
+        yield "pair", p
+
+
+def _kind(what: str, item) -> str:
+    """A test case's outcome: "error", "failure", "skipped" or "passed"."""
+    if what == "load":
+        return "error"
+    if what == "check" or item.fails:
+        return "failure"
+    if item.violation and (item.allowed or item.known):
+        return "skipped"
+    return "passed"
+
+
+def _case(report, what: str, item) -> ET.Element:
+    if what == "pair":
+        p = item
+        case = ET.Element("testcase", classname=_class(report, p.file_a), name=f"{p.a} x {p.b}")
+        if p.fails:
+            failure = ET.SubElement(case, "failure", message=describe(p, report.units), type=Status(p.status).value)
+            failure.text = _details(p)
+        elif p.violation and p.allowed:
+            ET.SubElement(case, "skipped", message=f"allowed: {p.reason}")
+        elif p.violation and p.known:
+            ET.SubElement(case, "skipped", message="in the baseline")
+        else:
+            ET.SubElement(case, "system-out").text = describe(p, report.units)
+        return case
+    if what == "load":
+        e = item
+        case = ET.Element("testcase", classname=_class(report, e.file), name=f"load {e.file}")
+        ET.SubElement(case, "error", message=e.message, type="input").text = f"{e.file}: {e.message}"
+        return case
+    u = item
+    case = ET.Element("testcase", classname=_class(report, u.file.rpartition(":")[0]), name=f"check {u.file}")
+    ET.SubElement(case, "failure", message=u.message, type="not checked").text = str(u)
+    return case
+
+
+def _placeholder(report) -> ET.Element:
+    """The one passing case of a run with nothing to list, so that CI systems show it ran."""
+    case = ET.Element("testcase", classname=f"gjk.{report.command}", name=report.command)
+    ET.SubElement(case, "system-out").text = " ".join(report.notes) or "no findings"
+    return case
+
+
+def _case_text(case: ET.Element, tail: str) -> str:
+    """A test case as the whole document's indenting writes it, followed by `tail`."""
+    _xml_safe(case)
+    ET.indent(case, level=2)
+    case.tail = tail
+    return ET.tostring(case, encoding="unicode")
+
+
+def _xml_safe(tree: ET.Element) -> None:
+    """User text (file and object names) made what XML can hold, in every element of `tree`."""
+    for el in tree.iter():
         el.text = _xml(el.text)
         for k, v in el.attrib.items():
             el.attrib[k] = _xml(v)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 # Characters XML 1.0 cannot hold: C0 controls but tab, newline and carriage return; surrogates;
