@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
 from gjkcli.engine.results import Status
+from gjkcli.report.chunks import in_chunks
 
 __all__ = ["junit_xml", "junit_encoded", "github_annotations", "describe"]
 
@@ -83,18 +84,7 @@ def junit_encoded(report) -> Iterator[bytes]:
     only when it is reached (as the JSON and SARIF reports are written): a scan of many pairs
     never holds them all as elements, nor, where the writer writes the chunks as they come
     (`gjkcli.errors.write_whole`), the document's text."""
-    pending, size = [], 0
-    for piece in _junit_pieces(report):
-        pending.append(piece.encode("utf-8"))
-        size += len(pending[-1])
-        if size >= _CHUNK_BYTES:
-            yield b"".join(pending)
-            pending, size = [], 0
-    yield b"".join(pending)
-
-
-# The size of the chunks `junit_encoded` hands the writer.
-_CHUNK_BYTES = 1 << 20
+    return in_chunks(piece.encode("utf-8") for piece in _junit_pieces(report))
 
 
 def _junit_pieces(report):

@@ -57,11 +57,13 @@ Numbers that are not finite are written as null, so the output is strict JSON.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 
 from gjkcli.pipeline.findings import Finding, Findings, notable, pair_note
 from gjkcli.engine.results import Status
+from gjkcli.report.chunks import in_chunks
 
 SCHEMA_VERSION = 2
 
@@ -222,19 +224,7 @@ def encoded(found: Findings, trace: bool = False, timings: bool = True) -> Itera
     each object's and pair's dict made and encoded only when its line is reached: a scan of
     25,000 listed pairs (the Great Court roof) then never holds them all as dicts, nor the
     text whole (`gjkcli.errors.write_whole` writes the chunks as they come)."""
-    pending, size = [], 0
-    for piece in _pieces(_document(found, trace, timings, rows=_Rows)):
-        pending.append(piece)
-        size += len(piece)
-        if size >= _CHUNK_BYTES:
-            yield b"".join(pending)
-            pending, size = [], 0
-    pending.append(b"\n")
-    yield b"".join(pending)
-
-
-# The size of the chunks `encoded` hands the writer: few writes, little held.
-_CHUNK_BYTES = 1 << 20
+    yield from in_chunks(itertools.chain(_pieces(_document(found, trace, timings, rows=_Rows)), (b"\n",)))
 
 
 class _Rows:

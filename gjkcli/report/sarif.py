@@ -45,6 +45,7 @@ from urllib.parse import quote
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import pair_note
+from gjkcli.report.chunks import in_chunks
 from gjkcli.report.ci import describe
 from gjkcli.report.jsonout import number, vector
 
@@ -412,10 +413,15 @@ def sarif_text(findings) -> str:
 
 
 def sarif_encoded(findings) -> Iterator[bytes]:
-    """`sarif_text(findings)` as UTF-8 chunks of about a megabyte, each result made and encoded
-    only when it is reached (as `gjkcli.report.jsonout.encoded` writes the JSON report): a log
-    of many results is never whole in memory as dicts, nor as text where its writer writes the
-    chunks as they come (`gjkcli.errors.write_whole`)."""
+    """`sarif_text(findings)` as UTF-8 chunks of about a megabyte (`gjkcli.report.chunks`), each
+    result made and encoded only when it is reached (as `gjkcli.report.jsonout.encoded` writes
+    the JSON report): a log of many results is never whole in memory as dicts, nor as text
+    where its writer writes the chunks as they come (`gjkcli.errors.write_whole`)."""
+    return in_chunks(_sarif_pieces(findings))
+
+
+def _sarif_pieces(findings) -> Iterator[bytes]:
+    """The log's text in pieces: all of it before the results, one piece a result, the rest."""
     import orjson
 
     # NumPy's scalars as Python's json writes them (a float64 is a float)
@@ -433,19 +439,9 @@ def sarif_encoded(findings) -> Iterator[bytes]:
     start = whole.index(b'"results": [\n') + len(b'"results": [\n')
     end = whole.index(b"\n", start)
     indent = whole[start:end - 1]
-    head, tail = whole[:start], whole[end:]
-    pending, size, sep = [head], len(head), b""
+    yield whole[:start]
+    sep = b""
     for result in itertools.chain((first,), results):
-        piece = sep + indent + orjson.dumps(result, option=options).replace(b"\n", b"\n" + indent)
-        pending.append(piece)
-        size += len(piece)
+        yield sep + indent + orjson.dumps(result, option=options).replace(b"\n", b"\n" + indent)
         sep = b",\n"
-        if size >= _CHUNK_BYTES:
-            yield b"".join(pending)
-            pending, size = [], 0
-    pending.append(tail + b"\n")
-    yield b"".join(pending)
-
-
-# The size of the chunks `sarif_encoded` hands the writer.
-_CHUNK_BYTES = 1 << 20
+    yield whole[end:] + b"\n"

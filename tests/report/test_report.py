@@ -17,7 +17,7 @@ from rich.console import Console
 import gjkcli
 from gjkcli.errors import Problem as InputProblem
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, violates
-from gjkcli.report import jsonout
+from gjkcli.report import chunks
 from gjkcli.report.jsonout import document as check_document, dumps, encoded, pair_dict, trace_lines
 from gjkcli.report.table import render_check, render_pair
 from gjkcli.report.trace import render_trace
@@ -352,7 +352,7 @@ def test_json_text_puts_each_pair_on_one_line_and_round_trips():
 def test_json_written_in_chunks_is_the_document_byte_for_byte(monkeypatch, chunk):
     """`encoded` (what -o FILE writes as it goes) gives dumps(document) + newline, with many
     pairs and errors, with none, and whatever the chunk size."""
-    monkeypatch.setattr(jsonout, "_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
     pairs = tuple(Finding(a="a[1].stl", b="b.stl", result=res, violation=is_violation(s, None))
                   for s, res in ALL.items()) * 40
     many = CheckReport(objects=(obj("a[1].stl"), obj("b.stl", convex=False)), pairs=pairs,
@@ -360,9 +360,9 @@ def test_json_written_in_chunks_is_the_document_byte_for_byte(monkeypatch, chunk
     empty = CheckReport(version="test")
     for found in (many, empty, report(ALL[Status.COLLISION])):
         for timings in (True, False):
-            chunks = list(encoded(found, timings=timings))
-            assert b"".join(chunks).decode() == dumps(check_document(found, timings=timings)) + "\n"
-            assert chunk > 1000 or found is not many or len(chunks) > 10
+            written = list(encoded(found, timings=timings))
+            assert b"".join(written).decode() == dumps(check_document(found, timings=timings)) + "\n"
+            assert chunk > 1000 or found is not many or len(written) > 10
 
 
 def test_write_whole_writes_chunks_as_they_come(tmp_path):

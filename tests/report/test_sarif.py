@@ -24,7 +24,7 @@ from gjkcli.errors import Problem
 from gjkcli.pipeline.baseline import Entry
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord
 from gjkcli.report.ci import describe
-from gjkcli.report import sarif
+from gjkcli.report import chunks
 from gjkcli.report.sarif import INPUT_ERROR, RULES, SCHEMA_URI, file_uri, sarif_encoded, sarif_log, sarif_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -366,15 +366,15 @@ def test_the_log_written_a_result_at_a_time_is_the_whole_logs_text(monkeypatch, 
         found = dataclasses.replace(found, pairs=())
     if listed == "none":
         found = dataclasses.replace(found, errors=())
-    monkeypatch.setattr(sarif, "_CHUNK_BYTES", chunk)
-    chunks = list(sarif_encoded(found))
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
+    pieces = list(sarif_encoded(found))
     whole = orjson.dumps(sarif_log(found), option=orjson.OPT_INDENT_2) + b"\n"
-    assert b"".join(chunks) == whole
+    assert b"".join(pieces) == whole
     results = json.loads(whole)["runs"][0]["results"]
     assert len(results) == {"all": len(found.errors) + sum(p.violation for p in found.pairs),
                             "errors only": len(found.errors), "none": 0}[listed]
     if chunk == 1:
-        assert len(chunks) == len(results) + 1  # the head with the first result, one a result after, the tail
+        assert len(pieces) == (len(results) + 2 if results else 1)  # the head, one a result, the tail
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -397,7 +397,7 @@ def test_the_log_written_a_result_at_a_time_holds_any_names_and_numbers(monkeypa
     rng.shuffle(listed)
     errors = tuple(Problem(text(10), text(30)) for _ in range(int(rng.integers(0, 3))))
     found = findings(pairs=listed, errors=errors, notes=tuple(text(20) for _ in range(int(rng.integers(0, 3)))))
-    monkeypatch.setattr(sarif, "_CHUNK_BYTES", int(rng.integers(1, 5000)))
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", int(rng.integers(1, 5000)))
     got = b"".join(sarif_encoded(found))
     assert got == orjson.dumps(sarif_log(found), option=orjson.OPT_INDENT_2) + b"\n"
     log = json.loads(got)

@@ -1,0 +1,25 @@
+"""A report's text handed to its writer in chunks of about a megabyte (`in_chunks`): few writes,
+and little held. The JSON, SARIF and JUnit reports make their text in small pieces (an object,
+a pair, a result, a test case) as they reach them, and hand the pieces on through it."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+__all__ = ["CHUNK_BYTES", "in_chunks"]
+
+# The size of the chunks a report hands the writer (`gjkcli.errors.write_whole`).
+CHUNK_BYTES = 1 << 20
+
+
+def in_chunks(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The pieces joined into chunks of at least CHUNK_BYTES (the last one shorter; none empty),
+    in order."""
+    pending, size = [], 0
+    for piece in pieces:
+        pending.append(piece)
+        size += len(piece)
+        if size >= CHUNK_BYTES:
+            yield b"".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield b"".join(pending)
