@@ -1,8 +1,9 @@
 """CI formats of `gjk check` and `gjk scan`: JUnit XML and GitHub workflow annotations.
 
-Findings in, text out; nothing here prints, reads files or imports the engine. Only the standard
-library is imported, so a CI run pays no import it does not need. (The JSON document is
-gjkcli/report/jsonout.py; SARIF is gjkcli/report/sarif.py.)
+Findings in, text out; nothing here prints, reads files or runs the engine. Besides the standard
+library, only the verdicts' names (`gjkcli.engine.results.Status`) and the chunker of
+`gjkcli.report.chunks` are imported, so a CI run pays no import it does not need. (The JSON
+document is gjkcli/report/jsonout.py; SARIF is gjkcli/report/sarif.py.)
 
 JUnit (`junit_xml`): one test case per listed pair, named "a x b", in a class per file; the
 command runs the pipeline with `list_passing` for it, so every pair checked is listed, the

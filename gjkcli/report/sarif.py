@@ -5,7 +5,8 @@ Findings in, a plain dict out (strict JSON: no NaN or infinity anywhere), and it
 (`sarif_text`, or `sarif_encoded`'s chunks, a result at a time; encoded by orjson: Python's
 own encoder is pure Python once it indents, and was most of a large log's time); nothing here
 prints, reads files or runs the engine. Besides orjson, only the standard library, the
-findings model and the wording of `gjkcli.report.ci.describe` are used.
+findings model, the wording of `gjkcli.report.ci.describe` and the chunker of
+`gjkcli.report.chunks` are used.
 
 The log: one run of the tool "gjk", with
 
