@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from gjkcli.errors import InputError, one_line, write_whole
+from gjkcli.errors import InputError, WrittenFile, one_line, replaces_whole, write_whole
 
 # The writes `write_text` records, one list per `recording` block that records (innermost last).
 _RECORDING: list = []
@@ -43,8 +43,8 @@ def with_settings(found, path, show_allowed: bool):
 
 @contextlib.contextmanager
 def recording(on: bool):
-    """What `write_text` writes while the block runs, when `on`: [(path or None, bytes or a
-    list of chunks of bytes)]."""
+    """What `write_text` writes while the block runs, when `on`: [(path or None, bytes, a list
+    of chunks of bytes or a `gjkcli.errors.WrittenFile`)]."""
     writes: list = []
     if on:
         _RECORDING.append(writes)
@@ -69,24 +69,40 @@ def to_stdout(what: str):
 
 
 def recorded(path: str | None, data) -> tuple:
-    """What `recording` holds of bytes written to `path` (None for stdout): the bytes, or the
-    list of chunks of bytes a large report was written in."""
+    """What `recording` holds of bytes written to `path` (None for stdout): the bytes, the
+    list of chunks of bytes a large report was written in, or the `WrittenFile` they made."""
     return None if path in (None, "-") else path, data
 
 
-def write_text(path: str | None, text: str, what: str) -> None:
-    """Text to the file a user named (written whole or not at all), or to stdout for None or '-'."""
-    if _RECORDING:  # the cache keeps the report (`recording`): its chunks, not joined (a copy)
-        text = text if isinstance(text, (str, bytes)) else list(text)
+def write_text(path: str | None, text, what: str) -> None:
+    """Text (str, bytes, or an iterable of bytes chunks) to the file a user named (written whole
+    or not at all), or to stdout for None or '-'.
+
+    While `recording`, the cache is given what was written: the text, or the chunks of a report
+    written as it is encoded (not joined: a copy); but a regular file's chunks as the
+    `WrittenFile` they made, read back when the cache keeps them, so that a large report is
+    not held while it is written."""
+    to_stdout_ = path is None or path == "-"
+    lazy = not isinstance(text, (str, bytes, list))
+    if _RECORDING and lazy and not to_stdout_ and replaces_whole(path):
+        _RECORDING[-1].append(recorded(path, WrittenFile(path, _written(path, text, what))))
+        return
+    if _RECORDING:  # the cache keeps the report (`recording`)
+        text = list(text) if lazy else text
         _RECORDING[-1].append(recorded(path, text.encode() if isinstance(text, str) else text))
-    if (path is None or path == "-") and isinstance(text, list):
+    if to_stdout_ and not isinstance(text, (str, bytes)):
         text = b"".join(text)
-    if path is None or path == "-":
+    if to_stdout_:
         with to_stdout(what):
             click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)
         return
+    _written(path, text, what)
+
+
+def _written(path: str, text, what: str):
+    """`write_whole`, its OSError as the InputError naming the file."""
     try:
-        write_whole(path, text)
+        return write_whole(path, text)
     except OSError as e:
         raise InputError(path, f"cannot write {what}: {e.strerror or e}") from e
 

@@ -95,10 +95,11 @@ EXIT_INTERRUPTED = 130
 unfinished: set = set()
 
 
-def write_whole(path, text) -> None:
+def write_whole(path, text) -> "os.stat_result | None":
     """Write `text` (str, bytes as they are, or an iterable of bytes chunks: a large report
     written as it is encoded, never whole in memory) to what `path` names, never changing its
-    type.
+    type. Returns the written file's status where it is a regular file (replaced or made, below),
+    for `WrittenFile`; None where it is a stream, a device, a FIFO or a socket.
 
     - A regular file, or a path that does not exist yet: written whole or not at all (a temporary
       file in the same folder, then a rename; an interrupted or failed write leaves the old file
@@ -123,18 +124,64 @@ def write_whole(path, text) -> None:
         fd = _standard_stream(st)
         if fd is not None:
             _write_fd(fd, data)
-            return
+            return None
         if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
             _write_in_place(path, data)
-            return
+            return None
         if stat.S_ISSOCK(st.st_mode):
             _send_to_socket(path, data)
-            return
+            return None
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a folder; name a file")
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "is a block device (a disk); gjk writes no report onto one")
-    _replace_whole(os.path.realpath(path), data, None if st is None else stat.S_IMODE(st.st_mode))
+    return _replace_whole(os.path.realpath(path), data, None if st is None else stat.S_IMODE(st.st_mode))
+
+
+def replaces_whole(path) -> bool:
+    """Whether `write_whole(path, ...)` would write a regular file (one that is there, not this
+    process's stdout or stderr, or nothing yet), which `WrittenFile` can read back."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and _standard_stream(st) is None
+
+
+class WrittenFile:
+    """A regular file `write_whole` wrote (`written`: the status it returned, or None where it
+    wrote none), read back only while it is still the file written then: a report the cache
+    keeps from the file, not from a copy held while it was written."""
+
+    def __init__(self, path, written):
+        self.path = path
+        self.written = written
+
+    def opened(self) -> int | None:
+        """A descriptor reading the file, where it is the one written (the same device, inode,
+        size and modification time), else None (replaced, changed, gone)."""
+        if self.written is None:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            now = os.fstat(fd)
+        except OSError:
+            now = None
+        if now is None or _identity(now) != _identity(self.written):
+            os.close(fd)
+            return None
+        return fd
+
+
+def _identity(st) -> tuple:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _standard_stream(st):
@@ -193,8 +240,9 @@ def is_partial_write(name: str) -> bool:
     return name.startswith(".gjk-") and name.endswith(".tmp")
 
 
-def _replace_whole(target: str, data: bytes, mode) -> None:
-    """A temporary file beside `target`, then a rename over it. The temporary file is created
+def _replace_whole(target: str, data: bytes, mode) -> os.stat_result:
+    """A temporary file beside `target`, then a rename over it; the file's status once written.
+    The temporary file is created
     with mode 0666 so that the kernel applies the umask (tempfile.mkstemp's 0600 would stay);
     `mode`, the replaced file's, is kept when given. The name's random part comes from
     os.urandom, as secrets.token_hex's does, without importing secrets (and random) for it."""
@@ -212,9 +260,11 @@ def _replace_whole(target: str, data: bytes, mode) -> None:
             if mode is not None:
                 os.fchmod(fd, mode)
             _write_fd(fd, data)
+            written = os.fstat(fd)
         finally:
             os.close(fd)
         os.replace(tmp, target)
+        return written
     except BaseException:
         try:
             os.unlink(tmp)

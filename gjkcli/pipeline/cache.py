@@ -45,9 +45,9 @@ import os
 from pathlib import Path
 
 from gjkcli.digests import blake2b, blake3
-from gjkcli.errors import is_partial_write, write_whole
+from gjkcli.errors import WrittenFile, is_partial_write, write_whole
 
-__all__ = ["Cache", "Table", "Chunks", "to_columns", "ColumnValues", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
+__all__ = ["Cache", "Table", "Chunks", "FileChunks", "to_columns", "ColumnValues", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
            "mark_inputs", "may_hold_report"]
 
 FOLDER = ".gjk_cache"
@@ -291,17 +291,44 @@ class Chunks:
         self.pieces = [memoryview(p).cast("B") for p in pieces]
         self.nbytes = sum(p.nbytes for p in self.pieces)
 
+    def each(self):
+        return iter(self.pieces)
 
-def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
-    """`encode`'s bytes as pieces, the arrays' views among them (a large entry is written
-    without a copy of it)."""
+
+class FileChunks:
+    """An entry's uint8 array given as the bytes of an open file (`fd`, `nbytes` long: a report
+    the command wrote, `gjkcli.errors.WrittenFile`), read a chunk at a time each time it is
+    gone through (its checksum, then its write): never whole in memory. OSError where the file
+    is shorter than it was."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, fd: int, nbytes: int):
+        self.fd = fd
+        self.nbytes = nbytes
+
+    def each(self):
+        at = 0
+        while at < self.nbytes:
+            piece = os.pread(self.fd, min(self.CHUNK, self.nbytes - at), at)
+            if not piece:
+                raise OSError(f"the file kept was cut short at {at} of {self.nbytes} bytes")
+            at += len(piece)
+            yield piece
+
+
+def encoded(header: dict, arrays: dict, kind: str, k: str):
+    """`encode`'s bytes as an iterable of pieces, the arrays' views among them (a large entry is
+    written without a copy of it; a `FileChunks` array read as it is written)."""
+    import itertools
+
     import numpy as np
 
     table, blobs, offset = [], [], 0
     for name, a in arrays.items():
-        if type(a) is Chunks:  # one uint8 array, written as its chunks
+        if type(a) in (Chunks, FileChunks):  # one uint8 array, written as its chunks
             table.append([name, "|u1", [a.nbytes], offset, a.nbytes])
-            blobs += a.pieces
+            blobs.append(a)
             offset += a.nbytes
             continue
         a = np.ascontiguousarray(a)
@@ -317,9 +344,17 @@ def encoded(header: dict, arrays: dict, kind: str, k: str) -> list:
                       separators=(",", ":"), allow_nan=True).encode()
     head = len(head).to_bytes(8, "little") + head
     h = blake3(head, digest_size=_DIGEST)
-    for raw in blobs:
+    for raw in _pieces(blobs):
         h.update(raw)
-    return [_MAGIC + h.digest(), head, *blobs]
+    return itertools.chain((_MAGIC + h.digest(), head), _pieces(blobs))
+
+
+def _pieces(blobs: list):
+    for blob in blobs:
+        if type(blob) in (Chunks, FileChunks):
+            yield from blob.each()
+        else:
+            yield blob
 
 
 def decode(data: bytes, kind: str, k: str, raw: bool = False):
@@ -802,11 +837,23 @@ def put_run(cache: "Cache", k: str, code: int, writes: list, stderr: list) -> No
     """Keep a command's report: its exit code, what it wrote where, its stderr lines."""
     import numpy as np
 
-    arrays = {f"w{n}": Chunks(data) if isinstance(data, list) else np.frombuffer(data, dtype=np.uint8)
-              for n, (_, data) in enumerate(writes)}
-    depends = [[path, _digest_or_absent(path)] for path in sorted(cache.depends)]
-    cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
-                         "stderr": list(stderr), "depends": depends}, arrays)
+    arrays, files = {}, []
+    try:
+        for n, (_, data) in enumerate(writes):
+            if isinstance(data, WrittenFile):
+                fd = data.opened()
+                if fd is None:
+                    return  # the report's file is no longer what the command wrote: not kept
+                files.append(fd)
+                arrays[f"w{n}"] = FileChunks(fd, data.written.st_size)
+            else:
+                arrays[f"w{n}"] = Chunks(data) if isinstance(data, list) else np.frombuffer(data, dtype=np.uint8)
+        depends = [[path, _digest_or_absent(path)] for path in sorted(cache.depends)]
+        cache.put("run", k, {"exit": int(code), "outputs": [out for out, _ in writes],
+                             "stderr": list(stderr), "depends": depends}, arrays)
+    finally:
+        for fd in files:
+            os.close(fd)
 
 
 def _digest_or_absent(path: str) -> str:

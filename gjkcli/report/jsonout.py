@@ -223,8 +223,8 @@ def encoded(found: Findings, trace: bool = False, timings: bool = True) -> Itera
     """``dumps(document(found, trace, timings)) + "\n"`` as UTF-8 chunks of about a megabyte,
     each object's and pair's dict made and encoded only when its line is reached: a scan of
     25,000 listed pairs (the Great Court roof) then never holds them all as dicts, nor the
-    text whole where the chunks are written as they come (`gjkcli.errors.write_whole`; a run
-    with the cache holds them, to keep the report for its replay)."""
+    text whole where the chunks are written to a file as they come (`gjkcli.errors.write_whole`;
+    a run with the cache keeps the report by reading the file back, `gjkcli.clioutput`)."""
     yield from in_chunks(itertools.chain(_pieces(_document(found, trace, timings, rows=_Rows)), (b"\n",)))
 
 

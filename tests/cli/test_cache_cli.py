@@ -141,6 +141,105 @@ def test_a_report_written_to_a_file_is_replayed_there(tmp_path):
     assert out.read_bytes() == first
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_report_written_to_a_file_is_kept_from_the_file_not_held(tmp_path, monkeypatch, fmt):
+    """A report encoded as it is written goes to its file, and the cache keeps it by reading the
+    file back (a chunk at a time): nothing holds its chunks meanwhile. The kept report replays
+    the bytes the run wrote, to a file and to stdout, at every chunk size."""
+    from gjkcli import clicache
+    from gjkcli.errors import WrittenFile
+    from gjkcli.pipeline import run
+    from gjkcli.report import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64)  # many chunks, written as they are made
+    monkeypatch.setattr(caches.FileChunks, "CHUNK", 100)  # read back in many pieces
+    kept: list = []
+    real = clicache.CachedRun.after_report
+
+    def after_report(self, found, writes):
+        kept.extend(data for _, data in writes)
+        return real(self, found, writes)
+
+    monkeypatch.setattr(clicache.CachedRun, "after_report", after_report)
+    args = ["scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", SAMPLES / "pocket_box.stl",
+            "--together", "--format", fmt, "--cache-dir", tmp_path / "c"]
+    plain = _gjk(*args[:-2], "--no-cache", "-o", tmp_path / "plain")
+    assert _gjk(*args, "-o", tmp_path / "first").exit_code == plain.exit_code
+    assert [type(data) for data in kept] == [WrittenFile]
+    written = (tmp_path / "first").read_bytes()
+    assert len(written) > 20 * chunks.CHUNK_BYTES and written == (tmp_path / "plain").read_bytes()
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    monkeypatch.setattr(run, "scan", refused)
+    assert _gjk(*args, "-o", tmp_path / "second").exit_code == plain.exit_code
+    assert (tmp_path / "second").read_bytes() == written
+    assert _gjk(*args).stdout_bytes == written
+
+
+def test_a_report_file_changed_before_it_is_kept_is_not_kept(tmp_path, monkeypatch):
+    """The cache reads the report back from its file only while it is the file the run wrote
+    (the same inode, size and modification time): a file replaced or edited in between is not
+    kept, and the next run scans again."""
+    from gjkcli import clicache
+    from gjkcli.pipeline import run
+
+    real = clicache.CachedRun.after_report
+    out = tmp_path / "r.json"
+    edits = {"appended": lambda: out.write_bytes(out.read_bytes() + b" "),
+             "replaced": lambda: (out.unlink(), out.write_bytes(b"{}"))}
+    for name, edit in edits.items():
+        args = ["scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format",
+                "json", "-o", out, "--cache-dir", tmp_path / name]
+        def after_report(self, found, writes, edit=edit):
+            edit()
+            return real(self, found, writes)
+
+        with monkeypatch.context() as m:
+            m.setattr(clicache.CachedRun, "after_report", after_report)
+            assert _gjk(*args).exit_code == 1
+        scanned = []
+        real_scan = run.scan
+        with monkeypatch.context() as m:
+            m.setattr(run, "scan", lambda *a, **k: scanned.append(name) or real_scan(*a, **k))
+            assert _gjk(*args).exit_code == 1
+        assert scanned == [name], f"a report file {name} after it was written was kept"
+
+
+def test_a_report_through_a_symlink_is_kept_and_a_fifo_one_is_held(tmp_path, monkeypatch):
+    """A report written through a symlink replaces the link's target and is kept from it; one
+    written into a FIFO cannot be read back, so its chunks are held as it is written and kept."""
+    from gjkcli.pipeline import run
+
+    args = ["scan", SAMPLES / "collide_a.stl", SAMPLES / "collide_b.stl", "--together", "--format", "json"]
+    plain = _gjk(*args, "--no-cache").stdout_bytes
+    target, link = tmp_path / "target.json", tmp_path / "link.json"
+    target.write_bytes(b"")
+    link.symlink_to(target)
+    assert _gjk(*args, "-o", link, "--cache-dir", tmp_path / "a").exit_code == 1
+    assert link.is_symlink() and target.read_bytes() == plain
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("this system has no FIFOs")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    import threading
+
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert _gjk(*args, "-o", fifo, "--cache-dir", tmp_path / "b").exit_code == 1
+    reader.join(30)
+    assert got == [plain]
+
+    def refused(*a, **k):
+        pytest.fail("the kept report was not used")
+
+    monkeypatch.setattr(run, "scan", refused)
+    for cache in ("a", "b"):
+        assert _gjk(*args, "--cache-dir", tmp_path / cache).stdout_bytes == plain
+
+
 def test_a_kept_report_is_replayed_to_another_file_or_stdout_and_quiet_writes_none(tmp_path, monkeypatch):
     """Where the report goes is not part of the kept report's key: a CI job writing each
     build's report to a file of its own replays it; -q without -o writes nothing, and -q with
