@@ -47,13 +47,13 @@ class CachedRun:
         where none is kept."""
         if self.report_key is None:
             return None
-        from gjkcli.pipeline.cache import get_run
+        from gjkcli.pipeline.cache import opened_run
 
-        kept = get_run(self.cache, self.report_key)
-        if kept is None or len(kept[1]) > 1:  # a run writes its report, or nothing (-q)
-            return None
-        _replay(*kept, self._params["output"])
-        return kept[0]
+        with opened_run(self.cache, self.report_key) as kept:  # written out as it is read
+            if kept is None or len(kept[1]) > 1:  # a run writes its report, or nothing (-q)
+                return None
+            _replay(*kept, self._params["output"])
+            return kept[0]
 
     def start_reading(self, exact: bool) -> None:
         """STEP files placed from the cache without OpenCASCADE (`gjkcli.mesh.stepkeep`), their
@@ -343,8 +343,9 @@ def _forget_run(cache, whole: str) -> None:
 
 
 def _replay(code: int, writes: list, stderr: list, output) -> None:
-    """A kept report (`writes`: its bytes, or none), written to `output` (None or "-": stdout):
-    stderr's lines first, as the run did."""
+    """A kept report (`writes`: its bytes as `gjkcli.pipeline.cache.FileChunks`, or none),
+    written to `output` (None or "-": stdout) a chunk at a time: stderr's lines first, as the
+    run did."""
     for line in stderr:
         click.echo(line, err=True)
     path = None if output in (None, "-") else output
@@ -352,7 +353,8 @@ def _replay(code: int, writes: list, stderr: list, output) -> None:
         if path is None:
             with to_stdout("the report"):
                 sys.stdout.flush()
-                sys.stdout.buffer.write(data)
+                for chunk in data.each():
+                    sys.stdout.buffer.write(chunk)
                 sys.stdout.flush()
         else:
-            write_text(path, data, "the report")
+            write_text(path, data.each(), "the report")

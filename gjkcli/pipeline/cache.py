@@ -40,6 +40,7 @@ run's notes; it is never believed. Writes go to a temporary file in the entry's 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -47,7 +48,7 @@ from pathlib import Path
 from gjkcli.digests import blake2b, blake3
 from gjkcli.errors import WrittenFile, is_partial_write, write_whole
 
-__all__ = ["Cache", "Table", "Chunks", "FileChunks", "to_columns", "ColumnValues", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
+__all__ = ["Cache", "Table", "Chunks", "FileChunks", "OpenedEntry", "opened_run", "to_columns", "ColumnValues", "key", "prefix", "reason_key", "depend_on_robot", "code_stamp", "FOLDER", "clear", "located", "to_data", "from_data",
            "mark_inputs", "may_hold_report"]
 
 FOLDER = ".gjk_cache"
@@ -206,6 +207,30 @@ class Cache:
         self.hits += 1
         return got
 
+    def opened(self, kind: str, k: str) -> "OpenedEntry | None":
+        """Entry `k` as an `OpenedEntry` (its arrays read from its file as they are used: a
+        large kept report is written out without being whole in memory), or None as `get`."""
+        path = self.path(kind, k)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            got = OpenedEntry(fd, kind, k)
+        except (CacheError, OSError) as e:
+            os.close(fd)
+            self.misses += 1
+            if isinstance(e, CacheError):
+                self.notes.append(f"cache: ignored the entry {path}: {e}; it was computed again")
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # read: the last to be dropped
+        self.hits += 1
+        return got
+
     def put(self, kind: str, k: str, header: dict, arrays: dict | None = None) -> None:
         """Write entry `k` atomically (`gjkcli.errors.write_whole`: a temporary file in its
         folder, then a rename); a folder that cannot be written leaves the run as it is, with a
@@ -296,23 +321,24 @@ class Chunks:
 
 
 class FileChunks:
-    """An entry's uint8 array given as the bytes of an open file (`fd`, `nbytes` long: a report
-    the command wrote, `gjkcli.errors.WrittenFile`), read a chunk at a time each time it is
-    gone through (its checksum, then its write): never whole in memory. OSError where the file
-    is shorter than it was."""
+    """Bytes of an open file (`fd`, `nbytes` from `start`: a report the command wrote,
+    `gjkcli.errors.WrittenFile`, given as an entry's uint8 array; an array of an
+    `OpenedEntry`), read a chunk at a time each time they are gone through (a checksum, then a
+    write): never whole in memory. OSError where the file is shorter than it was."""
 
     CHUNK = 1 << 20
 
-    def __init__(self, fd: int, nbytes: int):
+    def __init__(self, fd: int, nbytes: int, start: int = 0):
         self.fd = fd
         self.nbytes = nbytes
+        self.start = start
 
     def each(self):
         at = 0
         while at < self.nbytes:
-            piece = os.pread(self.fd, min(self.CHUNK, self.nbytes - at), at)
+            piece = os.pread(self.fd, min(self.CHUNK, self.nbytes - at), self.start + at)
             if not piece:
-                raise OSError(f"the file kept was cut short at {at} of {self.nbytes} bytes")
+                raise OSError(f"the file was cut short at {at} of {self.nbytes} bytes")
             at += len(piece)
             yield piece
 
@@ -367,29 +393,84 @@ def decode(data: bytes, kind: str, k: str, raw: bool = False):
     if blake3(view[start:], digest_size=_DIGEST).digest() != data[len(_MAGIC):start]:
         raise CacheError("its checksum does not match its bytes")
     n = int.from_bytes(data[start:start + 8], "little")
+    head = _head(bytes(view[start + 8:start + 8 + n]), kind, k)
+    body = view[start + 8 + n:]
+    arrays = {}
+    for name, dtype, shape, offset, nbytes in _table(head, len(body)):
+        if raw:
+            arrays[name] = body[offset:offset + nbytes]
+            continue
+        import numpy as np
+
+        try:
+            a = np.frombuffer(body, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
+                              offset=offset)
+            arrays[name] = a.reshape(shape)
+        except (TypeError, ValueError) as e:
+            raise CacheError(f"its arrays do not fit its bytes ({e})") from None
+    return head.get("data"), arrays
+
+
+def _head(text: bytes, kind: str, k: str) -> dict:
+    """An entry's header, checked to be filed under its kind and key; CacheError otherwise."""
     try:
-        head = json.loads(bytes(view[start + 8:start + 8 + n]))
+        head = json.loads(text)
     except ValueError:
         raise CacheError("its header is not JSON") from None
     if not isinstance(head, dict) or head.get("kind") != kind or head.get("key") != k:
         raise CacheError("it is filed under another key")
-    body = view[start + 8 + n:]
-    arrays = {}
-    try:
-        for name, dtype, shape, offset, nbytes in head["arrays"]:
-            if dtype not in _DTYPES or offset < 0 or offset + nbytes > len(body):
-                raise CacheError("its arrays do not fit its bytes")
-            if raw:
-                arrays[name] = body[offset:offset + nbytes]
-                continue
-            import numpy as np
+    return head
 
-            a = np.frombuffer(body, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
-                              offset=offset)
-            arrays[name] = a.reshape(shape)
+
+def _table(head: dict, size: int) -> list:
+    """The header's arrays [(name, dtype, shape, offset, nbytes)], each checked to lie within a
+    body of `size` bytes; CacheError otherwise."""
+    try:
+        table = [(name, dtype, shape, int(offset), int(nbytes))
+                 for name, dtype, shape, offset, nbytes in head["arrays"]]
     except (TypeError, ValueError, KeyError) as e:
         raise CacheError(f"its arrays do not fit its bytes ({e})") from None
-    return head.get("data"), arrays
+    for _, dtype, _, offset, nbytes in table:
+        if dtype not in _DTYPES or offset < 0 or nbytes < 0 or offset + nbytes > size:
+            raise CacheError("its arrays do not fit its bytes")
+    return table
+
+
+class OpenedEntry:
+    """An entry read as it is used (`Cache.opened`): `data` (its header's data) and `arrays`
+    ({name: FileChunks}: each array's bytes in the entry's open file), its checksum checked
+    first, a chunk at a time. Entries are replaced whole (a rename), never written in place, so
+    the open file stays the bytes checked. Close it (or use it in a `with` block)."""
+
+    def __init__(self, fd: int, kind: str, k: str):
+        self.fd = fd
+        size = os.fstat(fd).st_size
+        start = len(_MAGIC) + _DIGEST
+        first = os.pread(fd, start + 8, 0)
+        if len(first) < start + 8 or not first.startswith(_MAGIC):
+            raise CacheError("not a gjk cache entry")
+        h = blake3(digest_size=_DIGEST)
+        for piece in FileChunks(fd, size - start, start).each():
+            h.update(piece)
+        if h.digest() != first[len(_MAGIC):start]:
+            raise CacheError("its checksum does not match its bytes")
+        n = int.from_bytes(first[start:], "little")
+        head = _head(os.pread(fd, n, start + 8), kind, k)
+        body = start + 8 + n
+        self.data = head.get("data")
+        self.arrays = {name: FileChunks(fd, nbytes, body + offset)
+                       for name, _, _, offset, nbytes in _table(head, size - body)}
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 # -- results as data ----------------------------------------------------------------------------
@@ -783,16 +864,30 @@ def _file_digest(path: Path) -> bytes:
 def get_run(cache: "Cache", k: str):
     """(exit code, [(output or None, bytes)], [stderr line]) of a kept report, or None."""
     got = cache.get("run", k, raw=True)
-    if got is None:
-        return None
-    header, arrays = got
+    return None if got is None else _run(cache, *got, bytes)
+
+
+@contextlib.contextmanager
+def opened_run(cache: "Cache", k: str):
+    """`get_run`'s answer within the block, each write's bytes a `FileChunks` read from the
+    entry's file as they are written out (a replayed report is never whole in memory); None
+    where none is kept."""
+    entry = cache.opened("run", k)
+    if entry is None:
+        yield None
+        return
+    with entry:
+        yield _run(cache, entry.data, entry.arrays, lambda chunks: chunks)
+
+
+def _run(cache: "Cache", header, arrays: dict, as_written):
     for path, digest in header.get("depends", ()):  # a URDF's meshes: the same, or a new run
         if _digest_or_absent(path) != digest:
             return None
     try:
-        writes = [(out, bytes(arrays[f"w{n}"])) for n, out in enumerate(header["outputs"])]
+        writes = [(out, as_written(arrays[f"w{n}"])) for n, out in enumerate(header["outputs"])]
         return int(header["exit"]), writes, [str(line) for line in header["stderr"]]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         cache.notes.append("cache: ignored a kept report that does not hold what gjk writes")
         return None
 

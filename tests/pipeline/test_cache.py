@@ -54,16 +54,55 @@ def test_an_entry_reads_back_as_written(tmp_path):
     assert (tmp_path / "c" / ".gitignore").read_text().splitlines()[-1] == "*"
 
 
-@pytest.mark.parametrize("at", [20, 60, -1])
-def test_a_flipped_byte_is_a_miss_with_a_note(tmp_path, at):
+def _opened_bytes(c: Cache, kind: str, k: str):
+    """`Cache.opened`'s entry as (data, {name: bytes}), or None."""
+    entry = c.opened(kind, k)
+    if entry is None:
+        return None
+    with entry:
+        return entry.data, {name: b"".join(chunks.each()) for name, chunks in entry.arrays.items()}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_an_opened_entry_reads_its_arrays_as_they_are_used(tmp_path, monkeypatch, chunk):
+    """An entry opened (a kept report replayed) gives the bytes `get` gives, read from its file
+    a chunk at a time, after its checksum was checked the same way."""
+    monkeypatch.setattr(caches.FileChunks, "CHUNK", chunk)
+    rng = np.random.default_rng(45)
+    c = Cache(tmp_path)
+    arrays = {"w0": np.frombuffer(rng.bytes(1000), dtype=np.uint8), "v": rng.random((5, 3)),
+              "empty": np.zeros(0, dtype=np.uint8)}
+    c.put("run", "ab" * 20, {"exit": 1, "s": "text"}, arrays)
+    data, got = _opened_bytes(Cache(tmp_path), "run", "ab" * 20)
+    header, raw = Cache(tmp_path).get("run", "ab" * 20, raw=True)
+    assert data == header == {"exit": 1, "s": "text"}
+    assert got == {name: bytes(view) for name, view in raw.items()}
+    assert got["w0"] == arrays["w0"].tobytes() and got["empty"] == b""
+    assert _opened_bytes(Cache(tmp_path), "run", "cd" * 20) is None  # absent: a miss, no note
+
+
+@pytest.mark.parametrize("read", ["get", "opened"])
+@pytest.mark.parametrize("at", [3, 20, 60, -1])
+def test_a_flipped_byte_is_a_miss_with_a_note(tmp_path, at, read):
     c = Cache(tmp_path)
     c.put("run", "cd" * 20, {"x": 1}, {"v": np.ones(10)})
     path = c.path("run", "cd" * 20)
     _flip_byte(path, at)
     again = Cache(tmp_path)
-    assert again.get("run", "cd" * 20) is None
+    assert (again.get("run", "cd" * 20) if read == "get" else _opened_bytes(again, "run", "cd" * 20)) is None
     assert len(again.notes) == 1 and str(path) in again.notes[0] and "computed again" in again.notes[0]
     assert not path.exists()  # removed, so the next run writes it anew
+
+
+@pytest.mark.parametrize("keep", [0, 5, 45, 60])
+def test_a_cut_entry_is_a_miss_with_a_note_when_opened(tmp_path, keep):
+    c = Cache(tmp_path)
+    c.put("run", "cd" * 20, {"x": 1}, {"v": np.ones(10)})
+    path = c.path("run", "cd" * 20)
+    path.write_bytes(path.read_bytes()[:keep])
+    again = Cache(tmp_path)
+    assert _opened_bytes(again, "run", "cd" * 20) is None
+    assert len(again.notes) == 1 and "computed again" in again.notes[0] and not path.exists()
 
 
 def test_an_entry_filed_under_another_key_is_not_believed(tmp_path):
