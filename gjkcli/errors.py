@@ -242,10 +242,10 @@ def is_partial_write(name: str) -> bool:
 
 def _replace_whole(target: str, data: bytes, mode) -> os.stat_result:
     """A temporary file beside `target`, then a rename over it; the file's status once written.
-    The temporary file is created
-    with mode 0666 so that the kernel applies the umask (tempfile.mkstemp's 0600 would stay);
-    `mode`, the replaced file's, is kept when given. The name's random part comes from
-    os.urandom, as secrets.token_hex's does, without importing secrets (and random) for it."""
+    The temporary file is created with mode 0666 so that the kernel applies the umask
+    (tempfile.mkstemp's 0600 would stay); `mode`, the replaced file's, is kept when given. The
+    name's random part comes from os.urandom, as secrets.token_hex's does, without importing
+    secrets (and random) for it."""
     folder = os.path.dirname(target)
     while True:
         tmp = os.path.join(folder, f".gjk-{os.urandom(6).hex()}.tmp")

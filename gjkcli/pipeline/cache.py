@@ -428,11 +428,12 @@ def _table(head: dict, size: int) -> list:
     try:
         table = [(name, dtype, shape, int(offset), int(nbytes))
                  for name, dtype, shape, offset, nbytes in head["arrays"]]
+        fits = all(type(dtype) is str and dtype in _DTYPES and 0 <= offset and 0 <= nbytes
+                   and offset + nbytes <= size for _, dtype, _, offset, nbytes in table)
     except (TypeError, ValueError, KeyError) as e:
         raise CacheError(f"its arrays do not fit its bytes ({e})") from None
-    for _, dtype, _, offset, nbytes in table:
-        if dtype not in _DTYPES or offset < 0 or nbytes < 0 or offset + nbytes > size:
-            raise CacheError("its arrays do not fit its bytes")
+    if not fits:
+        raise CacheError("its arrays do not fit its bytes")
     return table
 
 
