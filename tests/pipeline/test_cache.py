@@ -94,6 +94,25 @@ def test_a_flipped_byte_is_a_miss_with_a_note(tmp_path, at, read):
     assert not path.exists()  # removed, so the next run writes it anew
 
 
+@pytest.mark.parametrize("read", ["get", "opened"])
+@pytest.mark.parametrize("table", [[["v", ["<f8"], [1], 0, 8]], [["v", "<f8", [1], 4, 8]], [["v", "<f8", [1], -1, 8]],
+                                   [["v", "<f8", [1], 0]], "arrays", [["v", "<c16", [1], 0, 8]]])
+def test_a_planted_array_table_is_a_miss_with_a_note(tmp_path, read, table):
+    """An entry whose checksum holds but whose array table does not fit its bytes (a dtype
+    that is no dtype, an array past the end, a row too short): a note, never an exception."""
+    from gjkcli.digests import blake3
+
+    c = Cache(tmp_path)
+    head = json.dumps({"kind": "run", "key": "cd" * 20, "arrays": table, "data": {"x": 1}}).encode()
+    rest = len(head).to_bytes(8, "little") + head + bytes(8)
+    path = c.path("run", "cd" * 20)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(caches._MAGIC + blake3(rest, digest_size=caches._DIGEST).digest() + rest)
+    again = Cache(tmp_path)
+    assert (again.get("run", "cd" * 20) if read == "get" else _opened_bytes(again, "run", "cd" * 20)) is None
+    assert len(again.notes) == 1 and "do not fit" in again.notes[0]
+
+
 @pytest.mark.parametrize("keep", [0, 5, 45, 60])
 def test_a_cut_entry_is_a_miss_with_a_note_when_opened(tmp_path, keep):
     c = Cache(tmp_path)
