@@ -19,7 +19,9 @@ primitives hold no triangles; a mesh of only those is reported by the caller); n
 ``extras.units``, else "meters" (glTF's unit, as trimesh states it).
 
 Left to trimesh (`Unsupported`: the caller reads the file with trimesh instead): sparse or
-normalized accessors, quantized positions, Draco or meshopt compression, any other extension the
+normalized accessors, quantized positions, Draco compression (decoded by DracoPy; refused where it
+is not installed, as trimesh would read every vertex as the origin), meshopt compression (refused
+where a buffer is meshopt's fallback, which holds no data), any other extension the
 file lists as required unless it only concerns materials, textures or lights, and camera nodes
 that hold a mesh or children (trimesh drops the first camera node from its scene graph).
 
@@ -464,6 +466,14 @@ def _json_document(raw: bytes):
     return json.loads(raw.decode("utf-8-sig"))
 
 
+def _draco_decoder() -> bool:
+    """Whether DracoPy, through which trimesh decodes Draco-compressed primitives, is installed
+    (a dependency of gjk; an environment may still lack it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("DracoPy") is not None
+
+
 def _text(value) -> bytes:
     """JSON data as text to hash: orjson's (fast), or repr's where orjson refuses it (an
     integer past 64 bits)."""
@@ -619,6 +629,9 @@ class _Reader:
     def _check_required_extensions(self) -> None:
         required = self._list(self.doc, "extensionsRequired", "the file")
         for name in required:
+            if name == _DRACO and not _draco_decoder():  # trimesh would read every vertex as the origin
+                raise self.fail("the file is Draco-compressed, and DracoPy, which decodes it, is not "
+                                "installed: pip install DracoPy")
             if not isinstance(name, str) or not _HARMLESS_EXTENSION.match(name):
                 raise Unsupported(f"the file requires the extension {name!r}")
 
@@ -633,6 +646,13 @@ class _Reader:
                 raise self.fail(f"buffer {i} has no byteLength; re-export the file")
             declared = self._count(buffer["byteLength"], f"the byteLength of buffer {i}")
             uri = buffer.get("uri")
+            extensions = buffer.get("extensions")
+            if uri is None and type(extensions) is dict and any(name in extensions for name in _MESHOPT):
+                # the fallback of a meshopt-compressed buffer view: its data lives compressed elsewhere
+                raise self.fail(f"buffer {i} is the fallback of meshopt-compressed data "
+                                f"({'/'.join(name for name in _MESHOPT if name in extensions)}), "
+                                f"which gjk does not decode; re-export the file without meshopt "
+                                f"compression")
             if uri is None:
                 if self.kind != "GLB" or i != 0:
                     raise self.fail(f"buffer {i} has no uri: its data is nowhere; re-export the "
@@ -829,6 +849,9 @@ class _Reader:
                     raise self.fail(f"{self._where(m, k)} is not a JSON object; re-export the file")
                 extensions = primitive.get("extensions")
                 if extensions and type(extensions) is dict and _DRACO in extensions:
+                    if not _draco_decoder():  # trimesh would read its vertices as the origin, silently
+                        raise self.fail(f"{self._where(m, k)} is Draco-compressed, and DracoPy, which "
+                                        f"decodes it, is not installed: pip install DracoPy")
                     raise Unsupported(f"{self._where(m, k)} is Draco-compressed")
                 mode = primitive.get("mode", _TRIANGLES)
                 if type(mode) is not int or mode not in _MODES:
