@@ -399,9 +399,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
     out = []
     for member, (nodes, geometry) in scenes:
         if not nodes:
-            where = f"member {member}" if member else "file"
-            raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
-                                   f"its geometry")
+            raise InputError(path, _holds_nothing(path, member))
         names = [named(_object_name(path, member, node, len(nodes))) for node, _, _ in nodes]
         only = None
         if share is not None and len(scenes) == 1:
@@ -412,8 +410,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
         except InputError:
             raise
         except Exception as exc:
-            where = f"member {member}: " if member else ""
-            raise InputError(path, f"{where}cannot use its scene: {explain(exc)}; re-export it") from exc
+            raise InputError(path, _unusable(path, member, exc)) from exc
     return out
 
 
@@ -654,7 +651,62 @@ def _read(path: str | Path) -> list[tuple[str | None, object]]:
     except InputError:
         raise
     except Exception as exc:
-        raise InputError(path, _cause(exc, file_type)) from exc
+        raise InputError(path, _unread_3mf(path, file_type) or _cause(exc, file_type)) from exc
+
+
+# 3MF extensions by namespace (3MF Consortium's specifications): a model that requires one
+# gjk does not read, and reads as nothing or fails, is refused naming it (`_unread_3mf`).
+_3MF_EXTENSIONS = {
+    "http://schemas.microsoft.com/3dmanufacturing/production/2015/06": "Production",
+    "http://schemas.microsoft.com/3dmanufacturing/slice/2015/07": "Slice",
+    "http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02": "Beam Lattice",
+    "http://schemas.microsoft.com/3dmanufacturing/securecontent/2019/04": "Secure Content",
+    "http://schemas.3mf.io/3dmanufacturing/volumetric/2022/01": "Volumetric",
+    "http://schemas.3mf.io/3dmanufacturing/implicit/2023/12": "Implicit",
+    "http://schemas.3mf.io/3dmanufacturing/displacement/2023/10": "Displacement",
+}
+_3MF_MATERIALS = "http://schemas.microsoft.com/3dmanufacturing/material/2015/02"  # colours: nothing to miss
+
+
+def _unread_3mf(path: Path, file_type: str) -> str | None:
+    """Why a 3MF file that failed to read, or read as no triangles, holds nothing gjk reads,
+    where its root model says so: the extensions it requires (`requiredextensions`) that gjk
+    does not read, and build items in other model parts (the Production extension's `p:path`,
+    which trimesh's reader follows for components only); else None."""
+    if file_type != "3mf":
+        return None
+    import zipfile
+
+    from lxml import etree
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            name = next((m for m in archive.namelist() if "3d/3dmodel.model" in m.lower()), None)
+            if name is None:
+                return None
+            with archive.open(name) as stream:
+                required, namespaces, elsewhere = [], {}, False
+                for event, element in etree.iterparse(stream, events=("start",), resolve_entities=False,
+                                                      no_network=True, huge_tree=False):
+                    if not namespaces:  # the <model> element: its prefixes and what it requires
+                        namespaces = dict(element.nsmap)
+                        required = (element.get("requiredextensions") or "").split()
+                    if etree.QName(element).localname == "item" and any(
+                            key.endswith("}path") for key in element.attrib):
+                        elsewhere = True
+                        break
+    except (OSError, zipfile.BadZipFile, etree.XMLSyntaxError, ValueError, EOFError):
+        return None
+    unread = [_3MF_EXTENSIONS.get(namespaces.get(prefix), repr(prefix)) for prefix in required
+              if namespaces.get(prefix) != _3MF_MATERIALS]
+    if elsewhere:
+        return ("its build items are in other model parts of the archive (p:path, the 3MF Production "
+                "extension), which gjk does not read; export the build into the main model")
+    if not unread or unread == ["Production"]:  # Production's UUIDs alone hide nothing
+        return None
+    names = " and ".join(", ".join(unread).rsplit(", ", 1))
+    return (f"it requires the 3MF {names} extension{'s' if len(unread) > 1 else ''}, which gjk "
+            f"does not read (its shapes are not triangles gjk can check); export them as meshes")
 
 
 def _here(function, *args, **kwargs):
@@ -1145,17 +1197,29 @@ def _usable_parts(path, member: str | None, scene, split_bodies: bool) -> list[P
     except InputError:
         raise
     except Exception as exc:
-        where = f"member {member}: " if member else ""
-        raise InputError(path, f"{where}cannot use its scene: {explain(exc)}; re-export it") from exc
+        raise InputError(path, _unusable(path, member, exc)) from exc
+
+
+def _holds_nothing(path, member: str | None) -> str:
+    """Why a file (or an archive's member) whose scene holds no triangles is refused."""
+    if member:
+        return f"member {member} holds no triangles (an empty mesh); re-export it with its geometry"
+    return (_unread_3mf(Path(path), _file_type(Path(path)))
+            or "file holds no triangles (an empty mesh); re-export it with its geometry")
+
+
+def _unusable(path, member: str | None, exc: Exception) -> str:
+    """Why a file (or an archive's member) whose scene fails to be placed is refused."""
+    if member:
+        return f"member {member}: cannot use its scene: {explain(exc)}; re-export it"
+    return _unread_3mf(Path(path), _file_type(Path(path))) or f"cannot use its scene: {explain(exc)}; re-export it"
 
 
 def _scene_parts(path, member: str | None, scene, split_bodies: bool) -> list[Part]:
     """One part per node holding geometry (or per body of it); each mesh prepared once."""
     nodes = scene.graph.nodes_geometry
     if not nodes:
-        where = f"member {member}" if member else "file"
-        raise InputError(path, f"{where} holds no triangles (an empty mesh); re-export it with "
-                               f"its geometry")
+        raise InputError(path, _holds_nothing(path, member))
     prepared: dict[str, list[tuple[str, _Mesh]]] = {}
     parts = []
     placed = _placements(path, scene)
