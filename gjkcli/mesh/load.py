@@ -771,8 +771,8 @@ def _check_container(path: Path, file_type: str, size: int, limits) -> None:
             with zipfile.ZipFile(path) as archive:
                 members = archive.infolist()
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-            raise InputError(path, f"not a valid {file_type.upper()} file: its ZIP container is "
-                                   f"broken ({_one_line(str(exc), 80)}); re-export it") from None
+            raise InputError(path, f"not a valid {file_type.upper()} file: "
+                                   f"{_not_zip(path, file_type, exc)}; re-export it") from None
         if len(members) > limits.archive_members:
             raise InputError(path, f"holds {len(members)} members, over the limit of "
                                    f"{limits.archive_members}; raise it with --limit archive-members=N")
@@ -1034,6 +1034,20 @@ def _cause(exc: Exception, file_type: str) -> str:
     return f"not a valid {kind} file: {explain(exc)}; re-export it"
 
 
+def _not_zip(path: Path, file_type: str, exc: Exception) -> str:
+    """What is wrong with a package (3MF, 3DXML, IFCZIP, ZIP) that zipfile cannot open."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        head = b""
+    if not head.startswith(b"PK"):
+        if head.startswith(b"<"):  # a model's XML saved on its own (OpenSCAD's 3MF tests hold such)
+            return f"it is XML text, not a ZIP package (a {file_type.upper()} file packs its XML in a ZIP archive)"
+        return "it is not a ZIP archive"
+    return f"its ZIP container is broken ({_one_line(str(exc), 80)})"
+
+
 # Words of a library's message that are about its code, not about the file: such a message is
 # replaced by what the exception's kind says about the file.
 _CODE_WORDS = re.compile(r"object|attribute|NoneType|__|\b(int|float|str|tuple|list|dict|bytes)\b|"
@@ -1044,7 +1058,8 @@ def explain(exc: BaseException) -> str:
     """What a reader's exception says about the file, in a user's words: never a class name."""
     import struct
 
-    text = _one_line(str(exc), 100).strip("'\"")
+    # an XML parser's own place in its input ("(<string>, line 61)"): the message says the line
+    text = re.sub(r"\s*\(<string>, line \d+\)$", "", _one_line(str(exc), 100)).strip("'\"")
     if isinstance(exc, KeyError):
         return f"it refers to {text!r}, which it does not define"
     if isinstance(exc, (StopIteration, EOFError)) or "end of file" in text.lower():

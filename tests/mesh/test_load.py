@@ -773,3 +773,26 @@ def test_a_3mf_that_requires_production_for_its_uuids_reads_as_before(tmp_path):
     path = _3mf(tmp_path / "slicer.3mf", model)
     got = read_objects(path)
     assert len(got) == 2 and sorted(p.vertices[:, 0].min() for p in got) == [0, 5]
+
+
+def test_a_package_that_is_no_zip_archive_says_what_it_is(tmp_path):
+    """A .3mf that is its model's XML saved on its own (as OpenSCAD's 3MF tests hold), or bytes
+    of no ZIP archive, is refused saying so, not with zipfile's words; an XML error names its
+    line once, without the parser's own "(<string>, line N)"."""
+    bare = tmp_path / "bare.3mf"
+    bare.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<model xmlns="{_CORE}" unit="millimeter">'
+                    f'<resources/><build/></model>\n')
+    junk = tmp_path / "junk.3mf"
+    junk.write_bytes(bytes(range(256)) * 4)
+    broken = tmp_path / "broken.3mf"
+    _3mf(broken, f'<?xml version="1.0" encoding="utf-8"?><model xmlns="{_CORE}" unit="millimeter"><resources>'
+                 f'<object id="1" type="model">{_BOX}</object></resources><build>\n'
+                 '<item objectid="1" transform="1 0 0 0 1 0 0 0 1 0 0 0" transform="1 0 0 0 1 0 0 0 1 0 0 0"/>'
+                 '</build></model>')
+    for path, words in ((bare, "not a valid 3MF file: it is XML text, not a ZIP package"),
+                        (junk, "not a valid 3MF file: it is not a ZIP archive; re-export it"),
+                        (broken, "not a valid 3MF file: attribute transform redefined, line 2")):
+        with pytest.raises(InputError) as e:
+            read_objects(path)
+        message = str(e.value)
+        assert message.startswith(f"{path}: {words}") and "<string>" not in message and "zip file" not in message
