@@ -581,6 +581,8 @@ class Run:
         from gjkcli.tolerances import DEFAULT
 
         o = self.options
+        if parts.n == 0:  # every input refused: nothing to grow (a re-scan's record of no parts)
+            return np.zeros(0)
         lo, hi = parts.lo, parts.hi
         size = np.linalg.norm(hi - lo, axis=1)
         reach = max([o.clearance or 0.0] + [c for _, _, c, _ in (resolved.checks if resolved else ())

@@ -588,3 +588,17 @@ def test_an_edited_step_file_s_reader_starts_without_waiting_for_the_cache(tmp_p
     assert not entry._may_be_kept(default)
     (tmp_path / "gjk.toml").write_text("cache_dir = \"elsewhere\"\n")
     assert entry._may_be_kept(default)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
+def test_a_refused_glb_with_the_cache_is_its_one_line_error(tmp_path, fmt):
+    """A scan of one GLB that gjk refuses (truncated), with the cache on (where a GLB's scene is
+    recorded for its next re-scan), reports the file's one-line error and exits 2, as
+    --no-cache does: the record of a scene of no parts made an internal error."""
+    glb = _glb(tmp_path)
+    cut = tmp_path / "cut.glb"
+    cut.write_bytes(glb.read_bytes()[:-50])
+    runs = [_gjk("scan", cut, "--format", fmt, *extra) for extra in (["--no-cache"], ["--cache-dir", tmp_path / "c"])]
+    assert [r.exit_code for r in runs] == [2, 2]
+    assert runs[1].stderr == runs[0].stderr and runs[1].stderr.count("\n") == 1
+    assert runs[1].stderr.startswith(f"gjk: error: {cut}: ") and "internal error" not in runs[1].stderr
