@@ -118,7 +118,8 @@ class CachedRun:
             click.echo(error_line(problem), err=True)
         code, data = got
         keeper = None
-        if self.report_key is not None:  # kept while it is written: both mostly the kernel's copying
+        if self.report_key is not None and not any(e.asks_install for e in found.errors):
+            # kept while it is written: both mostly the kernel's copying
             import threading
 
             keeper = threading.Thread(target=_keep_run, args=(self.cache, self.report_key, code, [recorded(output, data)],
@@ -139,7 +140,7 @@ class CachedRun:
     def after_report(self, found, writes: list) -> None:
         """The run's report kept (`writes`: what it wrote, none with -q), and the GLB's scene
         where its one report is all of it; then the cache trimmed."""
-        if self.report_key is not None:
+        if self.report_key is not None and not any(e.asks_install for e in found.errors):
             _keep_run(self.cache, self.report_key, found.exit_code, writes, self.stderr)
             from gjkcli.pipeline.cache import mark_inputs
 

@@ -51,6 +51,13 @@ class Problem:
     message: str
     order: tuple = field(default=(), compare=False, repr=False)
 
+    @property
+    def asks_install(self) -> bool:
+        """Whether the input failed for want of a library, not for what the file holds: every
+        such message says what to install ("pip install ..."). Another environment reads the
+        same file, so a report of it is not kept (`gjkcli.clicache`)."""
+        return "pip install" in self.message
+
 
 @dataclass(frozen=True)
 class Note:

@@ -602,3 +602,27 @@ def test_a_refused_glb_with_the_cache_is_its_one_line_error(tmp_path, fmt):
     assert [r.exit_code for r in runs] == [2, 2]
     assert runs[1].stderr == runs[0].stderr and runs[1].stderr.count("\n") == 1
     assert runs[1].stderr.startswith(f"gjk: error: {cut}: ") and "internal error" not in runs[1].stderr
+
+
+def test_a_report_of_an_input_refused_for_want_of_a_library_is_not_kept(tmp_path, monkeypatch):
+    """A file refused because a library is missing (its error says what to install: a Draco
+    GLB without DracoPy) reads once the library is there: that report is not kept, and the run
+    after the install answers, not the refusal replayed."""
+    trimesh = pytest.importorskip("trimesh")
+    pytest.importorskip("DracoPy", reason="DracoPy (a dependency of gjk) is not installed")
+    from trimesh.exchange.gltf import export_glb
+
+    scene = trimesh.Scene()
+    for n in range(2):
+        box = trimesh.creation.box((1, 1, 1))
+        box.apply_translation((0.5 * n, 0, 0))
+        scene.add_geometry(box, node_name=f"box{n}")
+    glb = tmp_path / "draco.glb"
+    glb.write_bytes(export_glb(scene, extension_draco=True))
+    args = ["scan", glb, "--format", "json", "--cache-dir", tmp_path / "c"]
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "DracoPy", None)  # as if it were not installed
+        refused = _gjk(*args)
+    assert refused.exit_code == 2 and "pip install DracoPy" in refused.stderr
+    after = _gjk(*args)
+    assert after.exit_code == 1 and json.loads(after.stdout)["summary"]["collision"] == 1
