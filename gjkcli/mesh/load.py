@@ -1058,8 +1058,10 @@ def explain(exc: BaseException) -> str:
     """What a reader's exception says about the file, in a user's words: never a class name."""
     import struct
 
-    # an XML parser's own place in its input ("(<string>, line 61)"): the message says the line
-    text = re.sub(r"\s*\(<string>, line \d+\)$", "", _one_line(str(exc), 100)).strip("'\"")
+    # an XML parser's message without its own place in its input ("(<string>, line 61)"):
+    # lxml's XMLSyntaxError, a SyntaxError, keeps the message, which says the line, as `msg`
+    said = exc.msg if isinstance(exc, SyntaxError) and isinstance(exc.msg, str) else str(exc)
+    text = _one_line(said, 100).strip("'\"")
     if isinstance(exc, KeyError):
         return f"it refers to {text!r}, which it does not define"
     if isinstance(exc, (StopIteration, EOFError)) or "end of file" in text.lower():

@@ -266,7 +266,8 @@ def _parse_xml(path: Path, what: str, notes: list | None = None):
     except FileNotFoundError:
         raise InputError(path, f"no such {what} file; check the path") from None
     except (OSError, ValueError, UnicodeDecodeError, etree.XMLSyntaxError) as exc:
-        why = getattr(exc, "strerror", None) or exc
+        # lxml's message as `msg`, without its own place in its input ("(<string>, line 181)")
+        why = getattr(exc, "strerror", None) or (exc.msg if isinstance(exc, SyntaxError) else None) or exc
         raise InputError(path, f"cannot read the {what}: {why}") from exc
 
 

@@ -167,3 +167,14 @@ def test_forward_kinematics_agrees_with_yourdfpy(panda_package):
     assert worst < 1e-9
     # the poses differ: the test sees something move
     assert np.ptp(frames[:, -1, :3, 3], axis=0).min() > 0.1
+
+
+def test_a_malformed_urdf_says_what_and_where_once(tmp_path):
+    """The XML parser's message names the line; its own place in its input ("(<string>, line
+    3)") is left out of the one line."""
+    path = tmp_path / "bad.urdf"
+    path.write_text('<robot name="r">\n<link name="a">\n</robot>\n')
+    with pytest.raises(InputError) as e:
+        urdf.load(path)
+    assert str(e.value) == (f"{path}: cannot read the URDF: Opening and ending tag mismatch: link line 2 "
+                            f"and robot, line 3, column 9")
