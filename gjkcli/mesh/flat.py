@@ -340,8 +340,10 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
             closed.append(_contour(pts, piece))
         else:
             pieces.append(piece)
+    # the arrangement merges ends within the tolerance its branch points were found with: the
+    # user's, where --join-tolerance widens it (a gap there closes, as `_join` bridges one)
     arranged, pieces, closed, arr_left, arr_notes = _arrange_branches(
-        pieces, closed, max(tol, got.join_tol), got.join_tol, shown, path)
+        pieces, closed, max(tol, got.join_tol), max(tol, got.join_tol), shown, path)
     notes.extend(arr_notes)
     joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
     joined = arranged + joined
@@ -989,10 +991,14 @@ def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, show
     extras.require("arrangement", path, "reading line work that branches")
     import shapely
 
-    # what the branching pieces' ends touch: other components' pieces, closed contours
+    # what the branching pieces' ends touch on their own layer (nesting never crosses layers: a
+    # sheet outline on its layer, touched by the parts' line work, stays the sheet): other
+    # components' pieces, closed contours
     loose_ends = shapely.points(ends[np.repeat(branchy, 2)])
+    end_layer = np.array([pieces[k].layer for k in np.repeat(np.flatnonzero(branchy), 2).tolist()], dtype=object)
     piece_geoms = linestrings([p.points for p in pieces])
-    _, hit = shapely.STRtree(piece_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+    at, hit = shapely.STRtree(piece_geoms).query(loose_ends, predicate="dwithin", distance=tol)
+    hit = hit[np.array([pieces[k].layer for k in hit.tolist()], dtype=object) == end_layer[at]]
     touched = np.zeros(comp.max() + 1, dtype=bool)
     touched[comp[hit]] = True
     take = branchy | touched[comp[:n]]
@@ -1002,8 +1008,8 @@ def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, show
         # an end on a curve lies outside its flattened ring by up to the ring's bound (the
         # chords cut inside): within that, the piece meets it (and crosses the ring)
         reach = tol + max(c.chord for c in closed)
-        _, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=reach)
-        take_closed[hit] = True
+        at, hit = shapely.STRtree(ring_geoms).query(loose_ends, predicate="dwithin", distance=reach)
+        take_closed[hit[np.array([closed[k].layer for k in hit.tolist()], dtype=object) == end_layer[at]]] = True
     items = [pieces[k] for k in np.flatnonzero(take)] + [closed[k] for k in np.flatnonzero(take_closed)]
     lines = [p.points for p in items[:int(take.sum())]] + \
             [np.concatenate([c.ring, c.ring[:1]]) for c in items[int(take.sum()):]]

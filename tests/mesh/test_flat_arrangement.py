@@ -179,3 +179,50 @@ def test_plain_chains_are_not_arranged(tmp_path):
     assert not any("arrangement" in n for n in read_drawing(path).notes)
     found = run.scan([path])
     assert found.counts["collision"] == 1
+
+
+def _common_line_pair(msp, y0=0.0, layer="0"):
+    """Two 50 x 30 parts cut along a shared edge drawn once, from (0, y0): branch points at
+    (50, y0) and (50, y0 + 30)."""
+    for a, b in [((0, 0), (50, 0)), ((50, 0), (100, 0)), ((100, 0), (100, 30)), ((100, 30), (50, 30)),
+                 ((50, 30), (0, 30)), ((0, 30), (0, 0)), ((50, 0), (50, 30))]:
+        msp.add_line((a[0], a[1] + y0), (b[0], b[1] + y0), dxfattribs={"layer": layer})
+
+
+def test_a_sheet_on_its_own_layer_is_not_arranged_with_the_parts_line_work(tmp_path):
+    """A common-line nest's parts on layer 0 touching the sheet's outline (a closed polyline on
+    its own layer) are their own two faces, and the sheet stays the sheet: the arrangement of
+    branching line work takes only what lies on the pieces' own layer (before, it took the
+    sheet's outline in: a remnant face the size of the sheet took its place, and --sheet-layer
+    found no sheet). DeepNestSharp's nests are drawn so."""
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    doc.layers.add("SHEET")
+    msp.add_lwpolyline([(0, 0), (120, 0), (120, 60), (0, 60)], close=True, dxfattribs={"layer": "SHEET"})
+    _common_line_pair(msp)
+    path = tmp_path / "nest.dxf"
+    doc.saveas(path)
+    parts, sheet = read_flat_objects(path, sheet_layer="SHEET")
+    assert sheet is not None and len(parts) == 2
+    assert sorted(round(Polygon(p.rings[0]).area, 6) for p in parts) == [1500.0, 1500.0]
+    drawing = read_drawing(path)  # without --sheet-layer: the sheet is one more outline, as drawn
+    assert sorted(round(Polygon(c.ring).area, 6) for c in drawing.contours) == [1500.0, 1500.0, 7200.0]
+
+
+def test_join_tolerance_closes_a_gap_in_line_work_that_branches(tmp_path):
+    """A common-line nest whose outer corner is drawn 0.01 short: the arrangement merges ends
+    within --join-tolerance, as the chaining of plain pieces bridges such gaps; before, it
+    merged them only within the default tolerance, and the part was left out whatever the
+    option said."""
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    lines = [((0, 0), (50, 0)), ((50, 0), (100, 0)), ((100, 0), (100, 30)), ((100, 30), (50, 30)),
+             ((50, 30), (0, 30)), ((0, 30), (0, 0.01)), ((50, 0), (50, 30))]  # (0, 0) left open by 0.01
+    for a, b in lines:
+        msp.add_line(a, b)
+    path = tmp_path / "gap.dxf"
+    doc.saveas(path)
+    assert len(read_drawing(path).contours) == 1  # the default tolerance: the open part is left out
+    joined = read_drawing(path, join_tolerance=0.02)
+    assert sorted(round(Polygon(c.ring).area, 1) for c in joined.contours) == [1500.0, 1500.0]
+    assert not joined.open_pieces
