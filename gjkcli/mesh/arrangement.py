@@ -135,6 +135,16 @@ def arrange(lines: list, straight: list, tol: float) -> Arrangement:
             faces.append(Face(ring=np.ascontiguousarray(ring),
                               pieces=tuple(dict.fromkeys(pieces.tolist())),
                               straight=seg_straight[s].copy()))
+    # a piece no face edge was taken from, that lies along the faces' edges all the same, bounds
+    # them: a shared edge drawn twice (each part drawn whole, as DeepNest's nests are), or a
+    # piece shorter than tol whose ends were merged into one node; not line work left out
+    spare = np.flatnonzero(~used)
+    if len(spare) and rings:
+        edges = shapely.union_all([shapely.linearrings(r) for r in rings])
+        for k in spare.tolist():
+            ln = lines[k]
+            probes = shapely.points(np.concatenate([ln, 0.5 * (ln[:-1] + ln[1:])]))
+            used[k] = bool(shapely.dwithin(probes, edges, tol).all())
     # 5. branch points: nodes where three or more noded edges end
     branches = []
     if len(noded):

@@ -226,3 +226,25 @@ def test_join_tolerance_closes_a_gap_in_line_work_that_branches(tmp_path):
     joined = read_drawing(path, join_tolerance=0.02)
     assert sorted(round(Polygon(c.ring).area, 1) for c in joined.contours) == [1500.0, 1500.0]
     assert not joined.open_pieces
+
+
+def test_a_shared_edge_drawn_twice_is_no_piece_left_out(tmp_path):
+    """Parts each drawn whole, side by side (DeepNest's nests: a shared edge drawn once per
+    part): the second copy of the edge lies along the faces' edges and bounds them; it is not
+    warned about as an open piece left out (before, every such copy was)."""
+    doc = ezdxf.new(units=4)
+    msp = doc.modelspace()
+    for x0 in (0, 50):
+        corners = [(x0, 0), (x0 + 50, 0), (x0 + 50, 30), (x0, 30)]
+        for a, b in zip(corners, corners[1:] + corners[:1]):
+            msp.add_line(a, b)
+    msp.add_line((100, 15), (120, 15))  # a loose end: still left out, with its warning
+    path = tmp_path / "twice.dxf"
+    doc.saveas(path)
+    drawing = read_drawing(path)
+    assert sorted(round(Polygon(c.ring).area, 6) for c in drawing.contours) == [1500.0, 1500.0]
+    loose = msp.query("LINE")[-1].dxf.handle
+    assert drawing.open_pieces == 1
+    assert [n for n in drawing.notes if "open piece" in n] == [
+        f"warning: {path}: 1 open piece (on layer 0 (1); LINE #{loose}) left out (lines, arcs or paths whose "
+        f"ends do not meet); close them, or join small gaps with --join-tolerance"]
