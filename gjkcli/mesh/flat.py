@@ -1629,7 +1629,11 @@ def _check_file(path: Path) -> None:
 
 
 def _short(exc: BaseException, limit: int = 100) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """A library's message on one line, in words: a Python type's repr in it ("got <class
+    'NoneType'>", ezdxf's) as the type's name ("nothing" for None), and never the exception's
+    class name for a message it does not have."""
+    text = re.sub(r"<class '(?:\w+\.)*(\w+)'>", lambda m: "nothing" if m[1] == "NoneType" else m[1],
+                  " ".join(str(exc).split())) or "it gave no reason"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

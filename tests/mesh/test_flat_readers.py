@@ -272,3 +272,25 @@ def test_scan_parts_carry_their_rings_packed(tmp_path):
     assert len(FlatParts.joined([])) == 0 and len(FlatParts().vertices) == 0
     with pytest.raises(ValueError):
         parts.renamed(list(parts)[:1])
+
+
+def test_ezdxf_words_in_a_note_are_words(tmp_path):
+    """A DXF whose layer table entry has no name fails ezdxf's strict read with "name has to be
+    a string, got <class 'NoneType'>"; the note of the lenient read says "got nothing", not a
+    Python type's repr."""
+    doc = ezdxf.new("R12")
+    doc.layers.add("CUT")
+    doc.modelspace().add_polyline2d([(0, 0), (10, 0), (10, 10), (0, 10)], close=True,
+                                    dxfattribs={"layer": "CUT"})
+    made = tmp_path / "made.dxf"
+    doc.saveas(made)
+    text = made.read_text()
+    table = text.index("LAYER\n", text.index("TABLES"))
+    name = text.index("\nCUT\n", table)
+    path = tmp_path / "noname.dxf"
+    path.write_text(text[:text.rfind("\n  2", table, name)] + text[name + 4:])  # the entry's name gone
+    with pytest.raises(Exception, match="got <class 'NoneType'>"):
+        ezdxf.readfile(path)
+    notes = read_drawing(path).notes
+    strict = [n for n in notes if "the strict read failed" in n]
+    assert strict and "got nothing" in strict[0] and "<class" not in " ".join(notes)
