@@ -141,6 +141,7 @@ def arrange(lines: list, straight: list, tol: float) -> Arrangement:
     spare = np.flatnonzero(~used)
     if len(spare) and rings:
         edges = shapely.union_all([shapely.linearrings(r) for r in rings])
+        shapely.prepare(edges)  # queried once per such piece
         for k in spare.tolist():
             ln = lines[k]
             probes = shapely.points(np.concatenate([ln, 0.5 * (ln[:-1] + ln[1:])]))

@@ -343,7 +343,7 @@ def read_drawing(path, *, shown: str | None = None, sheet_layer: str | None = No
     # the arrangement merges ends within the tolerance its branch points were found with: the
     # user's, where --join-tolerance widens it (a gap there closes, as `_join` bridges one)
     arranged, pieces, closed, arr_left, arr_notes = _arrange_branches(
-        pieces, closed, max(tol, got.join_tol), max(tol, got.join_tol), shown, path)
+        pieces, closed, max(tol, got.join_tol), shown, path)
     notes.extend(arr_notes)
     joined, left, bridged = _join(pieces, max(tol, got.join_tol), got.join_tol)
     joined = arranged + joined
@@ -960,13 +960,13 @@ def _join(pieces: list, tol: float, merge: float) -> tuple[list, list, float]:
     return out, left, bridged
 
 
-def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, shown: str, path):
+def _arrange_branches(pieces: list, closed: list, tol: float, shown: str, path):
     """(faces as contours, the pieces left to chain, the closed contours left as they are, the
-    pieces that bound no face, notes): the open pieces whose ends do not meet two by two (a
-    branch point where three or more meet, an end on another piece's side, a loose end), with
-    the pieces and closed contours their ends touch, become the faces of their planar arrangement
-    (`gjkcli.mesh.arrangement`); the rest is left to `_join`, which chains ends that meet two by
-    two, as before."""
+    pieces that bound no face, notes): the open pieces whose ends do not meet two by two within
+    `tol` (a branch point where three or more meet, an end on another piece's side, a loose end),
+    with the pieces and closed contours of their layer their ends touch, become the faces of
+    their planar arrangement (`gjkcli.mesh.arrangement`, ends within `tol` merged); the rest is
+    left to `_join`, which chains ends that meet two by two, as before."""
     if not pieces:
         return [], pieces, closed, [], []
     from scipy.sparse import coo_matrix
@@ -1016,7 +1016,7 @@ def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, show
     masks = [p.straight for p in items[:int(take.sum())]] + \
             [c.straight if c.straight is not None else np.zeros(len(c.ring), dtype=bool)
              for c in items[int(take.sum()):]]
-    arr = arrange(lines, masks, merge)
+    arr = arrange(lines, masks, tol)
     out, named = [], set()
     for face in arr.faces:
         pick = next((k for k in sorted(face.pieces) if k not in named), min(face.pieces))
@@ -1040,11 +1040,11 @@ def _arrange_branches(pieces: list, closed: list, tol: float, merge: float, show
         nb = len(arr.branches)
         notes.append(f"{shown}: {nb} branch point{'s' * (nb != 1)} where three or more pieces "
                      f"meet (e.g. {shown_b}{'; ...' if nb > 3 else ''}): {len(items)} pieces read "
-                     f"as a planar arrangement, {len(out)} faces (the smallest closed loops); an "
+                     f"as a planar arrangement, {len(out)} face{'s' * (len(out) != 1)} (the smallest closed loops); an "
                      f"edge two faces share belongs to both")
     elif out:
         notes.append(f"{shown}: {len(items)} pieces whose ends do not meet two by two read as a "
-                     f"planar arrangement: {len(out)} faces (the smallest closed loops)")
+                     f"planar arrangement: {len(out)} face{'s' * (len(out) != 1)} (the smallest closed loops)")
     if arr.dangling and len(unused) < len(items):
         notes.append(f"{shown}: {arr.dangling} stretch{'es' * (arr.dangling != 1)} of line work "
                      f"bound no face (loose ends, or cuts inside a face): left out")
