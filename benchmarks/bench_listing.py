@@ -27,16 +27,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _entry import MEASURED
+from _entry import measured
 
 os.environ.setdefault("GJK_NO_CACHE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ENTRY = MEASURED  # the command, writing its peak memory and CPU time (_entry.py)
 
 
 def scene(parts: int, folder: Path, seed: int) -> Path:
@@ -49,23 +47,16 @@ def scene(parts: int, folder: Path, seed: int) -> Path:
 
 def measure(path: Path, folder: Path, dask: str | None) -> dict:
     out, stats = folder / f"{path.stem}.json", folder / f"{path.stem}.peak"
-    cmd = [sys.executable, "-c", ENTRY, str(stats), "scan", str(path), "--all-pairs", "--clearance", "1000",
-           "--fail-on", "collision", "--format", "json", "-o", str(out)]
-    if dask:
-        cmd += ["--dask", dask]
-    t = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"gjk scan failed ({done.returncode}): {done.stderr.strip()}")
-    peak, cpu = stats.read_text().split()
+    args = ["scan", path, "--all-pairs", "--clearance", "1000", "--fail-on", "collision", "--format", "json",
+            "-o", out] + (["--dask", dask] if dask else [])
+    wall, peak, cpu, _ = measured(args, stats)
     with open(out, "rb") as f:  # the summary is at the end: read the tail, not the whole file
         f.seek(max(0, out.stat().st_size - 4096))
         tail = f.read().decode(errors="replace")
     pairs = int(tail.split('"pairs":', 1)[1].split(",", 1)[0])
     size = out.stat().st_size
     out.unlink()
-    return {"pairs": pairs, "peak_kb": int(peak), "cpu_s": float(cpu), "wall_s": wall, "json_bytes": size}
+    return {"pairs": pairs, "peak_kb": peak, "cpu_s": cpu, "wall_s": wall, "json_bytes": size}
 
 
 def main(argv=None) -> None:

@@ -27,10 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _entry import MEASURED
+from _entry import measured
 
 os.environ.setdefault("GJK_NO_CACHE", "1")
 
@@ -49,14 +48,8 @@ def scene(parts: int, folder: Path) -> Path:
 
 def run(path: Path, fmt: str, folder: Path) -> dict:
     out, stats = folder / f"{path.stem}.{fmt}", folder / f"{path.stem}.{fmt}.peak"
-    cmd = [sys.executable, "-c", MEASURED, str(stats), "scan", str(path), "--format", fmt, "-o", str(out)]
-    t = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"gjk scan {path} --format {fmt} failed ({done.returncode}): {done.stderr.strip()}")
-    peak, cpu = stats.read_text().split()
-    return {"wall": wall, "cpu": float(cpu), "peak": int(peak) / 1024, "size": out.stat().st_size / 2**20}
+    wall, peak, cpu, _ = measured(["scan", path, "--format", fmt, "-o", out], stats)
+    return {"wall": wall, "cpu": cpu, "peak": peak / 1024, "size": out.stat().st_size / 2**20}
 
 
 def main(argv=None) -> None:
