@@ -101,6 +101,9 @@ cdef extern from "ownhull.h" nogil:
     int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
                            const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
                            const double *rel, int64_t parts, uint8_t *convex)
+    void signed_volume_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                             const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                             int64_t parts, double *volume)
 
 cdef extern from "smallhull.h" nogil:
     int small_hulls(const double *local, const int64_t *p_start, const int64_t *n_pts, int64_t parts,
@@ -699,6 +702,42 @@ def convex_edges_parts_of(points, p_start, n_pts, tris, t_start, n_tri, rel):
     if rc != 0:
         raise MemoryError("convex edges")
     return convex.astype(bool)
+
+
+def signed_volume_parts_of(points, p_start, n_pts, tris, t_start, n_tri):
+    """(p,) float64: the volume each part's triangles enclose, positive when their normals point
+    out, about the mean of its points (gjkcli/engine/csrc/ownhull.c; NaN for a triangle indexing
+    outside its part's points).
+
+    points : (P, 3) float64 every part's points; p_start, n_pts : (p,) int64 its rows; tris :
+    (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,) int64
+    its rows.
+    """
+    pts_ = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    ps = np.ascontiguousarray(p_start, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    cdef int64_t p = len(ts)
+    if not (len(ps) == p and len(npt) == p and len(nt) == p):
+        raise ValueError("p_start, n_pts, t_start and n_tri need one entry per part")
+    volume = np.zeros(p, dtype=np.float64)
+    if p == 0:
+        return volume
+    _check_rows(ps, npt, len(pts_), "points")
+    _check_rows(ts, nt, len(tv_), "triangles")
+    if len(tv_) == 0:
+        tv_ = np.zeros((1, 3), dtype=np.int64)
+    if len(pts_) == 0:
+        pts_ = np.zeros((1, 3), dtype=np.float64)
+    cdef const double[:, ::1] pv = pts_
+    cdef const int64_t[:, ::1] tv = tv_
+    cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts, ntv = nt
+    cdef double[::1] vv = volume
+    with nogil:
+        signed_volume_parts(&pv[0, 0], &psv[0], &npv[0], &tv[0, 0], &tsv[0], &ntv[0], p, &vv[0])
+    return volume
 
 
 def closed_oriented_parts_of(tris, t_start, n_tri, n_pts):

@@ -1194,12 +1194,12 @@ def hull_key(content: tuple, small_points) -> str:
 
 def hull_row(g) -> tuple:
     """(data, arrays) of a prepared Geometry: its hull (every field of the Shape, so that the
-    one read back is the same to the bit), gap, bounds and closedness, or its error."""
+    one read back is the same to the bit), gap, bounds, closedness and winding, or its error."""
     if g.hull is None:
         return {"error": str(g.error) if g.error is not None else "no hull"}, {}
     shape = g.hull
     data = {name: getattr(shape, name) for name in _SHAPE_NUMBERS}
-    data.update(gap=float(g.gap), closed=bool(g.closed), faces=shape.faces is not None)
+    data.update(gap=float(g.gap), closed=bool(g.closed), inward=bool(g.inward), faces=shape.faces is not None)
     arrays = {name: getattr(shape, name) for name in _SHAPE_ARRAYS}
     if shape.faces is not None:
         arrays["faces"] = shape.faces
@@ -1223,12 +1223,12 @@ def set_hull(g, row, notes: list | None = None) -> bool:
         fields["faces"] = arrays["faces"] if data["faces"] else None
         fields["dimension"] = int(fields["dimension"])
         hull = Shape(**fields)
-        gap, closed, bounds = float(data["gap"]), bool(data["closed"]), arrays["bounds"]
+        gap, closed, inward, bounds = float(data["gap"]), bool(data["closed"]), bool(data["inward"]), arrays["bounds"]
     except (KeyError, TypeError, ValueError) as e:
         if notes is not None:
             notes.append(f"cache: ignored a kept hull that does not hold what gjk writes ({e}); it was built again")
         return False
-    g.hull, g.gap, g.closed, g.bounds = hull, gap, closed, bounds
+    g.hull, g.gap, g.closed, g.inward, g.bounds = hull, gap, closed, inward, bounds
     return True
 
 

@@ -477,7 +477,7 @@ class _ClusterRun(Run):
         self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
-        lo, hi, gap = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n)
+        lo, hi, gap, inward = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n), np.zeros(n, dtype=bool)
         counts = np.zeros((n, 2), dtype=np.int64)
         where = np.empty((n, 2), dtype=np.int64)
         k = 0
@@ -486,7 +486,7 @@ class _ClusterRun(Run):
                 continue
             m = got.count
             shapes.extend(got.shapes)
-            lo[k:k + m], hi[k:k + m], gap[k:k + m] = got.lo, got.hi, got.gap
+            lo[k:k + m], hi[k:k + m], gap[k:k + m], inward[k:k + m] = got.lo, got.hi, got.gap, got.inward
             counts[k:k + m] = got.counts
             where[k:k + m, 0], where[k:k + m, 1] = s, np.arange(m)
             if s in moved:  # the shares' objects joined in the file's order: where each one is
@@ -498,7 +498,7 @@ class _ClusterRun(Run):
         where[k:, 0], where[k:, 1] = len(loaded), np.arange(n - k)
         shapes.extend(g.primitive for g in prims)
         self._manifest = worktasks.Loaded.of_primitives(prims)
-        parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, self.problems)
+        parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, inward, self.problems)
         parts.counts = counts[keep]
         self._where = where[keep]
         self._parts = parts
@@ -1051,10 +1051,11 @@ def _in_file_order(tasks: list, loaded: list) -> tuple:
                          skipped=problems + [p for p in skipped if not isinstance(p, Problem)],
                          lo=np.concatenate([g.lo for g in got])[order], hi=np.concatenate([g.hi for g in got])[order],
                          gap=np.concatenate([g.gap for g in got])[order],
+                         inward=np.concatenate([g.inward for g in got])[order],
                          counts=np.concatenate([g.counts for g in got])[order])
         out[group[0]], moved[group[0]] = joined, rows[order]
         for t in group[1:]:
-            out[t] = Summary(lo=np.zeros((0, 3)), hi=np.zeros((0, 3)), gap=np.zeros(0),
+            out[t] = Summary(lo=np.zeros((0, 3)), hi=np.zeros((0, 3)), gap=np.zeros(0), inward=np.zeros(0, dtype=bool),
                              counts=np.zeros((0, 2), dtype=np.int64))
     return out, moved
 

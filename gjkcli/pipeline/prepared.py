@@ -37,7 +37,8 @@ from gjkcli.mesh.convexity import hull_gaps
 from gjkcli.scene.broadphase import candidate_pairs
 from gjkcli.tolerances import DEFAULT
 
-__all__ = ["Geometry", "geometry", "geometries", "prepare", "closed_oriented", "convex_edges", "Placements"]
+__all__ = ["Geometry", "geometry", "geometries", "prepare", "closed_oriented", "wound_inwards", "convex_edges",
+           "Placements"]
 
 # A closed mesh's triangles are taken as its hull when no vertex lies farther than this, relative
 # to the mesh's size, outside any face's plane: rounding, not shape.
@@ -66,13 +67,17 @@ class Geometry:
         `hull_gaps` of the mesh against its hull (inf: not its hull), once prepared.
     closed : bool
         Every directed edge once, and its reverse once (`closed_oriented`), once prepared.
+    inward : bool
+        Closed, and wound inwards (its faces' normals point into the volume they enclose: a
+        negative volume, `wound_inwards`), once prepared. Every test reads such a mesh as the
+        solid it encloses, turned outwards; the run's note names it (`gjkcli.pipeline.stages`).
     error : ShapeError or None
         Why no hull could be made.
     bounds : (2, 3) float64 or None
         The hull's box in the mesh's frame (min row, max row), once prepared.
     """
 
-    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "error", "bounds", "_columns", "_meshes",
+    __slots__ = ("vertices", "faces", "hull", "gap", "closed", "inward", "error", "bounds", "_columns", "_meshes",
                  "content", "__weakref__")
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
@@ -81,6 +86,7 @@ class Geometry:
         self.hull: Shape | None = None
         self.gap = np.inf
         self.closed = False
+        self.inward = False
         self.error: ShapeError | None = None
         self.bounds: np.ndarray | None = None
         self._columns: np.ndarray | None = None
@@ -197,9 +203,9 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
     todo = list({id(g): g for g in geometries if g.hull is None and g.error is None}.values())
     if not todo:
         return
-    paired, sphere = closed_oriented([g.faces for g in todo], [len(g.vertices) for g in todo])
-    for g, c in zip(todo, paired.tolist()):
-        g.closed = c
+    paired, sphere, inward = _closed_wound([g.vertices for g in todo], [g.faces for g in todo])
+    for g, c, turned in zip(todo, paired.tolist(), inward.tolist()):
+        g.closed, g.inward = c, turned
     small = np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
                       for g in todo], dtype=bool)
     offer = sphere & small
@@ -265,6 +271,39 @@ def convex_edges(vertices: list, faces: list) -> np.ndarray:
     F = np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces])
     t_starts = np.concatenate([[0], np.cumsum(n_tri)[:-1]]).astype(np.int64)
     return convex_edges_parts_of(V, starts, n_pts, F, t_starts, n_tri, OWN_HULL_REL * size)
+
+
+def wound_inwards(vertices: list, faces: list) -> np.ndarray:
+    """(k,) bool: each closed, consistently oriented mesh (`closed_oriented`) encloses a negative
+    volume, its faces' normals (right hand) pointing in: the sum of the tetrahedra from its
+    vertices' mean to each face (`gjkcli.engine.topology.signed_volume`'s, which the triangle
+    test's `Mesh.outward` reads). One call to the compiled core for all meshes
+    (gjkcli/engine/csrc/ownhull.c)."""
+    vs = [np.asarray(v, dtype=np.float64).reshape(-1, 3) for v in vertices]
+    return _closed_wound(vs, [np.asarray(f, dtype=np.int64).reshape(-1, 3) for f in faces], paired=False)[2]
+
+
+def _closed_wound(vertices: list, faces: list, paired: bool = True) -> tuple:
+    """(paired, sphere, inward) of prepared meshes (their (n, 3) float64 vertices and (m, 3)
+    int64 faces): `closed_oriented`'s two, then `wound_inwards` of the paired ones (False for
+    the others); with paired False, every mesh is taken for paired (`wound_inwards`' own)."""
+    from gjkcli.engine._mesh import closed_oriented_parts_of, signed_volume_parts_of
+
+    k = len(faces)
+    if k == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    n_pts = np.fromiter(map(len, vertices), dtype=np.int64, count=k)
+    n_tri = np.fromiter(map(len, faces), dtype=np.int64, count=k)
+    F, t_start = np.concatenate(faces), np.cumsum(n_tri) - n_tri
+    if paired:
+        closed, sphere = closed_oriented_parts_of(F, t_start, n_tri, n_pts)
+    else:
+        closed, sphere = np.ones(k, dtype=bool), np.zeros(k, dtype=bool)
+    inward = np.zeros(k, dtype=bool)
+    if closed.any():
+        volume = signed_volume_parts_of(np.concatenate(vertices), np.cumsum(n_pts) - n_pts, n_pts, F, t_start, n_tri)
+        inward = closed & (volume < 0.0)
+    return closed, sphere, inward
 
 
 def closed_oriented(faces: list, n_vertices: list) -> tuple:

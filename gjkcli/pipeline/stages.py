@@ -204,6 +204,7 @@ class Run:
             key_of = KeyMaker(old.base if old is not None else Path(o.write_baseline).resolve().parent)
         known = old.keys if old is not None else None
         pairs, counts = self.verdicts(parts, i, j, clearance, batch, resolved, key_of, known)
+        self._inward_note(parts, pairs)
         if o.rescan is not None:  # a re-scan's record (`gjkcli.pipeline.rescan`)
             o.rescan.ran(parts, i, j, self.statuses, self.grow(parts, resolved), pairs)
         t = time.perf_counter()
@@ -510,6 +511,36 @@ class Run:
             self.notes.append("no objects were loaded: there is nothing to check")
         elif parts.n == 1 and self.command == "scan":
             self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
+
+    def _inward_note(self, parts: "Parts", pairs) -> None:
+        """A note naming the objects of the listed collisions whose meshes are closed and wound
+        inwards (`Parts.inward`): read, as every test reads them, as the solids they enclose,
+        turned outwards, though a room or a box modelled from the inside (a game level's walls)
+        is wound so that its inside is empty: what stands in it collides with it."""
+        inward = getattr(parts, "inward", None)
+        if inward is None or not inward.any():
+            return
+        named = set()
+        for p in pairs.notable if isinstance(pairs, ListedPairs) else pairs:
+            if p.status is Status.COLLISION:
+                for name in (p.a, p.b):
+                    k = parts.index.get(name)
+                    if k is not None and inward[k]:
+                        named.add(parts.geoms[k].owner or name)
+        if not named:
+            return
+        shown = sorted(named)
+        listed = ", ".join(f"'{name}'" for name in shown[:INWARD_NAMED])
+        if len(shown) > INWARD_NAMED:
+            listed += f" and {len(shown) - INWARD_NAMED:,} more"
+        if len(shown) == 1:
+            are, their, enclose, one, ones = "is", "its", "solid it encloses", "it", "its"
+        else:
+            are, their, enclose, one, ones = "are", "their", "solids they enclose", "one", "one's"
+        self.notes.append(
+            f"{listed} {are} closed and wound inwards ({their} faces' normals point in): read as the "
+            f"{enclose}, turned outwards, so what lies inside {one} collides with it (a room modelled from "
+            f"the inside is a solid here; --allow 'NAME,*' passes {ones} pairs)")
 
     # -- candidate pairs -----------------------------------------------------------------------
 
@@ -1138,6 +1169,10 @@ def involved(parts, pairs) -> np.ndarray:
     return np.array(sorted({parts.index[p.a] for p in pairs} | {parts.index[p.b] for p in pairs}), dtype=np.int64)
 
 
+# The objects a note names at most (`Run._inward_note`): the others are counted.
+INWARD_NAMED = 5
+
+
 # The fewest triangles of the parts whose convexity reasons `Parts.reasons_ahead` shares with a
 # forked worker: a fork (about 10 ms) against 0.15 s for ArchiCAD 11's institute (338 parts) or
 # Revit's sample project (47 parts, 28 of them chairs of 2,184 triangles).
@@ -1156,6 +1191,7 @@ class Parts:
     lo: np.ndarray
     hi: np.ndarray
     gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
+    inward: np.ndarray  # (n,) bool closed and wound inwards (`gjkcli.pipeline.prepared.Geometry.inward`)
     source: np.ndarray  # (n,) input each object came from
     meshed: np.ndarray  # (n,) the object has triangles (a mesh or a box; not a curved primitive)
     names: list
@@ -1197,10 +1233,10 @@ class Parts:
         return cls.assemble(geoms, *hulls(geoms, jobs, tell, table), problems)[0]
 
     @classmethod
-    def assemble(cls, geoms, shapes, lo, hi, gap, problems: list) -> tuple["Parts", list]:
-        """(the parts, the indices of `geoms` kept): objects with their hulls, bounds and gaps;
-        one whose shape is a ShapeError or whose coordinates overflow becomes a problem of its
-        file."""
+    def assemble(cls, geoms, shapes, lo, hi, gap, inward, problems: list) -> tuple["Parts", list]:
+        """(the parts, the indices of `geoms` kept): objects with their hulls, bounds, gaps and
+        winding; one whose shape is a ShapeError or whose coordinates overflow becomes a problem
+        of its file."""
         from gjkcli.tolerances import DEFAULT
 
         n = len(geoms)
@@ -1222,9 +1258,9 @@ class Parts:
         if len(keep) < n:
             geoms = [geoms[k] for k in keep]
             shapes = [shapes[k] for k in keep]
-            lo, hi, gap = lo[keep], hi[keep], gap[keep]
+            lo, hi, gap, inward = lo[keep], hi[keep], gap[keep], inward[keep]
         names = [g.name for g in geoms]
-        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap,
+        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap, inward=np.asarray(inward, dtype=bool),
                    source=np.array([g.source for g in geoms], dtype=np.int64),
                    meshed=np.array([g.primitive is None or g.primitive.kind == "box" for g in geoms],
                                    dtype=bool),
@@ -1552,19 +1588,20 @@ def shared_uses(geoms) -> dict:
 
 
 def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
-    """(shapes, lo, hi, gap) of the objects `geoms` (`gjkcli.scene.objects.Geometry`), from the
-    prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many objects
-    place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an object
-    whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
-    `hull_gaps`. One process (`Parts.build`) and a cluster's load task
-    (`gjkcli.pipeline.distributed`) both build them here. table : the cache's hulls
-    (`gjkcli.pipeline.cache.Table`), or None."""
+    """(shapes, lo, hi, gap, inward) of the objects `geoms` (`gjkcli.scene.objects.Geometry`),
+    from the prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many
+    objects place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an
+    object whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
+    `hull_gaps`; inward : (n,) bool its mesh is closed and wound inwards. One process
+    (`Parts.build`) and a cluster's load task (`gjkcli.pipeline.distributed`) both build them
+    here. table : the cache's hulls (`gjkcli.pipeline.cache.Table`), or None."""
     from gjkcli.pipeline import prepared
 
     n = len(geoms)
     shapes: list = [g.primitive for g in geoms]
     lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
     gap = np.zeros(n)
+    inward = np.zeros(n, dtype=bool)
     # objects that place one mesh rigidly (a STEP product's instances, a scene's nodes) share
     # its hull: prepared in the mesh's frame, then moved to each (a hull commutes with rigid
     # motions); an instance placed once is prepared where it lies, as any other mesh
@@ -1610,13 +1647,14 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
             shapes[k] = pg.error
             continue
         shapes[k] = pg.hull if pose is None else pg.hull.moved(pose)
+        inward[k] = pg.inward
         where.append(k)
         boxes.append(pg.bounds if pose is None else shapes[k].bounds)
         gaps.append(pg.gap)
     if where:
         boxes = np.array(boxes)
         lo[where], hi[where], gap[where] = boxes[:, 0], boxes[:, 1], gaps
-    return shapes, lo, hi, gap
+    return shapes, lo, hi, gap, inward
 
 
 def _banded(packed, i, j, bands):

@@ -171,13 +171,13 @@ def load(source, strict: bool, lim) -> "Loaded":
 
 def _loaded(got: list, skipped: list) -> "Loaded":
     """The objects `got` (`gjkcli.scene.objects.Geometry`) with their hulls, packed."""
-    shapes, lo, hi, gap = hulls(got)
+    shapes, lo, hi, gap, inward = hulls(got)
     return Loaded(
         meta=[(g.name, g.file, g.units, g.watertight, g.bodies, g.element, g.owner, g.eps, g.brep,
                g.instance) for g in got],
         skipped=skipped,
         vertices=Ragged.pack([g.vertices for g in got]), faces=Ragged.pack([g.faces for g in got]),
-        shapes=PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap,
+        shapes=PackedShapes.pack(shapes), lo=lo, hi=hi, gap=gap, inward=inward,
         primitive=np.array([g.primitive is not None for g in got], dtype=bool))
 
 
@@ -339,16 +339,17 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
 
 def local_parts(names, picks) -> Parts:
     """The picked objects as a run's `Parts`, under the client's names, in the picks' order."""
-    geoms, shapes, lo, hi, gap = [], [], [], [], []
+    geoms, shapes, lo, hi, gap, inward = [], [], [], [], [], []
     for p in picks:
         geoms.extend(p.geometries())
         shapes.extend(p.shapes.unpack())
         lo.append(p.lo)
         hi.append(p.hi)
         gap.append(p.gap)
+        inward.append(p.inward)
     geoms = [dataclasses.replace(g, name=name) for g, name in zip(geoms, names)]
     parts, keep = Parts.assemble(geoms, shapes, np.concatenate(lo), np.concatenate(hi),
-                                 np.concatenate(gap), [])
+                                 np.concatenate(gap), np.concatenate(inward), [])
     assert len(keep) == len(geoms), "the client sent an object that makes no shape"
     return parts
 
@@ -547,6 +548,7 @@ class Summary(_PerObject):
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
+    inward: np.ndarray | None = None  # (n,) bool closed and wound inwards
     counts: np.ndarray | None = None  # (n, 2) int64 vertices and faces per object
 
     def geometries(self, source: int = 0) -> list:
@@ -594,7 +596,8 @@ class Loaded(_PerObject):
     object (a STEP part's tessellation error, where its exact solids are and its product's shared
     mesh and pose: the workers refine its pairs on them as one process does); vertices,
     faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
-    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; primitive : (n,) bool the object is a
+    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; inward : (n,) bool its mesh is closed and
+    wound inwards (`gjkcli.pipeline.stages.hulls`); primitive : (n,) bool the object is a
     primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
     geometry failed
     """
@@ -608,6 +611,7 @@ class Loaded(_PerObject):
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
+    inward: np.ndarray | None = None
     primitive: np.ndarray | None = None
 
     def geometries(self) -> list:
@@ -627,7 +631,7 @@ class Loaded(_PerObject):
         listed = at.tolist()
         return Loaded(meta=[self.meta[k] for k in listed], vertices=self.vertices.take(at),
                       faces=self.faces.take(at), shapes=self.shapes.take(at), lo=self.lo[at],
-                      hi=self.hi[at], gap=self.gap[at], primitive=self.primitive[at])
+                      hi=self.hi[at], gap=self.gap[at], inward=self.inward[at], primitive=self.primitive[at])
 
     def summary(self) -> Summary:
         if self.problem is not None:
@@ -648,7 +652,7 @@ class Loaded(_PerObject):
                 fact = (s.kind[k], lengths[k], dimension[k])
                 shapes.append(facts.get(fact) or facts.setdefault(fact, HullFacts(*fact)))
         return Summary(meta=[m[:9] + (_pose_only(m[9]),) for m in self.meta], skipped=self.skipped, shapes=shapes,
-                       lo=self.lo, hi=self.hi, gap=self.gap,
+                       lo=self.lo, hi=self.hi, gap=self.gap, inward=self.inward,
                        counts=np.column_stack([self.vertices.lengths(), self.faces.lengths()]))
 
     @classmethod
@@ -662,4 +666,4 @@ class Loaded(_PerObject):
                           g.eps, g.brep, g.instance) for g in geoms],
                    vertices=Ragged.pack([None] * n), faces=Ragged.pack([None] * n),
                    shapes=PackedShapes.pack(shapes), lo=bounds[:, 0], hi=bounds[:, 1],
-                   gap=np.zeros(n), primitive=np.ones(n, dtype=bool))
+                   gap=np.zeros(n), inward=np.zeros(n, dtype=bool), primitive=np.ones(n, dtype=bool))

@@ -291,6 +291,39 @@ int closed_oriented_parts(const int64_t *tris, const int64_t *t_start, const int
     return 0;
 }
 
+/* -- signed volumes ------------------------------------------------------------------------------ */
+
+void signed_volume_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                         const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                         int64_t parts, double *volume) {
+    for (int64_t p = 0; p < parts; p++) {
+        const double *v = points + 3 * p_start[p];
+        const int64_t *t = tris + 3 * t_start[p];
+        int64_t n = n_pts[p], m = n_tri[p];
+        double c[3] = {0.0, 0.0, 0.0};
+        for (int64_t k = 0; k < n; k++)
+            for (int d = 0; d < 3; d++) c[d] += v[3 * k + d];
+        for (int d = 0; d < 3 && n > 0; d++) c[d] /= (double)n;
+        double sum = 0.0;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t i0 = t[3 * k], i1 = t[3 * k + 1], i2 = t[3 * k + 2];
+            if (i0 < 0 || i0 >= n || i1 < 0 || i1 >= n || i2 < 0 || i2 >= n) {
+                sum = NAN;
+                break;
+            }
+            double a[3], b[3], e[3];
+            for (int d = 0; d < 3; d++) {
+                a[d] = v[3 * i0 + d] - c[d];
+                b[d] = v[3 * i1 + d] - c[d];
+                e[d] = v[3 * i2 + d] - c[d];
+            }
+            sum += a[0] * (b[1] * e[2] - b[2] * e[1]) + a[1] * (b[2] * e[0] - b[0] * e[2])
+                 + a[2] * (b[0] * e[1] - b[1] * e[0]);
+        }
+        volume[p] = sum / 6.0;
+    }
+}
+
 /* -- convex edges ------------------------------------------------------------------------------- */
 
 int convex_edges_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,

@@ -64,4 +64,14 @@ int convex_edges_parts(const double *points, const int64_t *p_start, const int64
                        const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
                        const double *rel, int64_t parts, uint8_t *convex);
 
+/* For each part p with points[p_start[p] .. + n_pts[p]) (rows of 3) and the triangles
+ * tris[t_start[p] .. + n_tri[p]) (rows of 3 point indices local to the part): volume[p] = the
+ * volume its triangles enclose, positive when their normals (right hand) point out: the sum of
+ * the tetrahedra from the mean of its points (the precision of a part far from the origin) to
+ * each triangle, as gjkcli.engine.topology.signed_volume sums it. An index outside the part's
+ * points gives NaN. O(points + triangles); no memory taken. */
+void signed_volume_parts(const double *points, const int64_t *p_start, const int64_t *n_pts,
+                         const int64_t *tris, const int64_t *t_start, const int64_t *n_tri,
+                         int64_t parts, double *volume);
+
 #endif
