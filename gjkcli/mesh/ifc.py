@@ -657,10 +657,11 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
             else:
                 meshes[e.id()] = (v, f, None)
         todo = [e for e in mine if e.id() not in meshes]
+    logs: list = []  # IfcOpenShell's log of each pass (reading it empties it)
     for world in (False, True):  # the placed elements, then those in world coordinates
         share = [e for e in todo if (e.id() not in mapped) == world]
         if share:
-            _mesh_share(path, geom, model, share, world, by_id, meshes)
+            _mesh_share(path, ifcopenshell, geom, model, share, world, by_id, meshes, logs)
     if keys and todo:  # kept for the next read
         for e in todo:
             if e.id() not in meshes:
@@ -670,7 +671,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
                 {"v": placement[0], "f": placement[1], "m": placement[2]}
             kept[0].put(keys[e.id()], {}, arrays)
         kept[0].save()
-    log = _Log(ifcopenshell.get_log())
+    log = _Log("\n".join([*logs, ifcopenshell.get_log()]))
     parts, ids, built, failed = [], [], set(), []
     for element in mine:
         if element.id() not in meshes:
@@ -740,18 +741,48 @@ def _mapped_uses(model, elements, contexts: frozenset) -> dict:
     return {n: (key, uses[key]) for n, key in keys.items() if uses[key] > 1}
 
 
-def _mesh_share(path: Path, geom, model, elements: list, world: bool, by_id: dict, meshes: dict) -> None:
+def _mesh_share(path: Path, ifcopenshell, geom, model, elements: list, world: bool, by_id: dict, meshes: dict,
+                logs: list) -> None:
     """Mesh `elements` with IfcOpenShell's iterator into `meshes` (element id -> (vertices,
     faces, placement)): in world coordinates (placement None), or, `world` False, each
     geometry the iterator shares among elements (its geometry id: a representation map)
     read once in its own frame and placed by the element's matrix (`_placed`). IfcOpenShell in
     world coordinates meshes a placed map again for every element that places it: the 28 chairs
-    of Revit's sample project, one map of 1,106 points, took 0.42 s of its 0.56 s of meshing."""
+    of Revit's sample project, one map of 1,106 points, took 0.42 s of its 0.56 s of meshing.
+
+    An element the iterator cannot build may end its pass (IfcOpenShell 0.9 on one thread: an
+    IfcGridPlacement it cannot convert, in buildingSMART's IFC4.3 grid-placement sample, left
+    none of 35 elements built, the 10 beams among them it builds alone; xBim's House.ifc, 46
+    of 134): the elements it left that its log says nothing of are asked again, while a pass
+    builds some or names some as failed (`_Log`; each pass's IfcOpenShell log is appended to
+    `logs`, which a read empties). An element that fails by itself, named in the log, is not
+    asked twice; a pass that ends at once costs a few milliseconds."""
     settings = geom.settings()
     settings.set("use-world-coords", world)
     settings.set("convert-back-units", True)  # the file's length unit, not metres
     settings.set("weld-vertices", True)
     shared: dict = {}  # geometry id -> (vertices, faces) in its own frame
+    pending = elements
+    while pending:
+        done = len(meshes)
+        _mesh_pass(path, geom, settings, model, pending, world, by_id, meshes, shared)
+        logs.append(ifcopenshell.get_log())
+        missing = [e for e in pending if e.id() in by_id and e.id() not in meshes]
+        if not missing:
+            return
+        # asked again: the elements the pass's log says nothing of (its own failures it names,
+        # by the element or an instance of its representation), while a pass builds or names one
+        log = _Log(logs[-1])
+        retry = [e for e in missing if log.about(model, e) is None]
+        if not retry or (len(retry) == len(missing) and len(meshes) == done):
+            return
+        pending = retry
+
+
+def _mesh_pass(path: Path, geom, settings, model, elements: list, world: bool, by_id: dict, meshes: dict,
+               shared: dict) -> None:
+    """One pass of IfcOpenShell's iterator over `elements` (`_mesh_share`); shared : geometry
+    id -> (vertices, faces) in its own frame, kept between passes."""
     try:
         iterator = _iterator(geom, settings, model, elements)
         if iterator.initialize():
@@ -1004,30 +1035,39 @@ class _Log:
     """IfcOpenShell's log of one read, to say why an element failed.
 
     The log is a series of entries ``[error] [GEO089] [time] message:`` followed by the
-    instances they are about (``#98=IfcExtrudedAreaSolid(...)``): an element's failure is the
-    first error entry about an instance of its representation.
+    instances they are about (``#98=IfcExtrudedAreaSolid(...)``), the message sometimes opened by
+    the element's GlobalId in braces (``{1rU5_ytFj2w9rOKxGO8Gln} Requested type ...``, with no
+    instance after it): an element's failure is the first error entry about it or an instance
+    of its representation.
     """
 
     _ENTRY = re.compile(r"\[(\w+)\]\s*\[(\w+)\]\s*\[[^\]]*\]\s*(.*)", re.S)
+    _GUID = re.compile(r"^\{([0-9A-Za-z_$]{22})\}\s*")
 
     def __init__(self, text):
-        self.errors = []  # (message, the first instance named, ids of the instances named)
+        self.errors = []  # (message, the first instance named, ids of the instances named, GlobalId or None)
         for block in re.split(r"\n(?=\[)", str(text or "").strip()):
             found = self._ENTRY.match(block)
             if found is None or found.group(1).lower() not in ("error", "fatal"):
                 continue
             message, _, about = found.group(3).partition("\n")
+            guid = self._GUID.match(message)
+            if guid is not None:
+                message = message[guid.end():]
             ids = {int(x) for x in re.findall(r"#(\d+)=", about)}
-            self.errors.append((message.strip().rstrip(":"), about.strip().split("(")[0], ids))
+            first = re.search(r"#\d+=\w+", about)  # the first instance named, on one line
+            self.errors.append((message.strip().rstrip(":"), first.group(0) if first is not None else "", ids,
+                                guid.group(1) if guid is not None else None))
 
     def about(self, model, element) -> str | None:
         """Why the element's geometry failed, in one line; None when the log does not say."""
         ids = {element.id()}
         if element.Representation is not None:
             ids |= {i.id() for i in model.traverse(element.Representation)}
-        for message, first, named in self.errors:
-            if named & ids:
-                return f"IfcOpenShell: {message} ({first})"[:300]
+        guid = getattr(element, "GlobalId", None)
+        for message, first, named, of in self.errors:
+            if named & ids or (of is not None and of == guid):
+                return (f"IfcOpenShell: {message}" + (f" ({first})" if first else ""))[:300]
         return None
 
 
