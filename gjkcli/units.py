@@ -116,6 +116,13 @@ class Length:
         return f"{self.value:g}{self.unit or ''}"
 
 
+def written_unit(values) -> str | None:
+    """The unit of the first length of `values` written with one (canonical), or None: a run
+    that loaded nothing (every input refused) takes the lengths in it, no object stating
+    another (`gjkcli.pipeline.stages.Run.one_unit`)."""
+    return next((canonical(v.unit) for v in values if isinstance(v, Length) and v.unit is not None), None)
+
+
 def parse_length(text) -> Length:
     """A length as a user writes it: a finite number >= 0, optionally followed by a unit of the
     table ("0.1mm", "0.004 in", "2um", "1e-3m", "5e-3"). A float passes through without a unit.

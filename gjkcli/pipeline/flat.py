@@ -306,7 +306,7 @@ class FlatRun(Run):
         a length the user wrote with a unit is converted into it (an InputError when no drawing
         states a unit gjk knows)."""
         from gjkcli.errors import InputError
-        from gjkcli.units import Length, UnitError, factor, scaled_unit
+        from gjkcli.units import Length, UnitError, factor, scaled_unit, written_unit
 
         # the units as the drawings spell them, each looked up once (a nest has 10,000 parts
         # and one spelling): a unit of the table, or s of one ("0.264583 mm": an SVG whose
@@ -325,6 +325,8 @@ class FlatRun(Run):
         known = {u: scaled_unit(u) for u in spelled}
         first = next((p for p in parts if known[p.units] is not None), None)
         unit = known[first.units][1] if first is not None else None
+        if unit is None and not len(parts) and frame is None:  # nothing loaded (each input refused)
+            unit = written_unit(getattr(self.options, w) for w in LENGTHS)
         self.units = unit
         if unit is not None and None in spelled:
             silent = list(dict.fromkeys(p.source for p in parts if p.units is None))

@@ -48,7 +48,7 @@ from gjkcli.pipeline import elements, policy, streamed
 from gjkcli.pipeline.findings import (Finding, Findings, LazyRecords, ListedPairs, ObjectRecord, severity_key,
                                       violates)
 from gjkcli.pipeline.pairs import primitive_note
-from gjkcli.units import Length, UnitError, canonical, factor
+from gjkcli.units import Length, UnitError, canonical, factor, written_unit
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
            "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note", "involved"]
@@ -489,8 +489,10 @@ class Run:
         if unknown and (unit is not None or len(unknown) > 1):
             self.notes.append(f"warning: unit {', '.join(map(repr, unknown))} is not one gjk "
                               f"knows, so it is not converted and the numbers may mix units")
-        self.units = unit
         o, change = self.options, {}
+        if unit is None and not geoms:  # nothing loaded (each input refused, said already)
+            unit = written_unit(getattr(o, w) for w in LENGTHS)
+        self.units = unit
         for what in LENGTHS:
             value = getattr(o, what)
             if isinstance(value, Length):

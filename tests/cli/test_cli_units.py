@@ -89,3 +89,21 @@ def test_mixing_a_drawing_in_mm_with_one_without_a_unit_says_so(tmp_path):
     notes = json.loads(r.stdout).get("notes", [])
     assert not any("warning" in n and "no unit" in n for n in notes), notes
     assert any("plain.dxf" in n and "taken as mm" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("name, text", [("bad.stl", "solid nothing\nnot a facet\n"), ("bad.dxf", "not a dxf\n")])
+def test_a_length_with_a_unit_when_nothing_loaded_is_no_second_error(tmp_path, name, text):
+    """Every input refused: its error alone, with the run's summary, as without the length. The
+    length is in its own unit then (no object states another); it was a second error line
+    saying the inputs state no unit (an IFC model that states mm, refused for another reason,
+    was said to state none)."""
+    bad = tmp_path / name
+    bad.write_text(text)
+    plain = gjk("scan", bad)
+    got = gjk("scan", bad, "--tolerance", "2mm", "--format", "json")
+    assert got.exit_code == plain.exit_code == 2
+    assert [line for line in got.stderr.splitlines() if line.startswith("gjk: error:")] == \
+        [line for line in plain.stderr.splitlines() if line.startswith("gjk: error:")]
+    assert "has a unit" not in got.stderr and len(got.stderr.splitlines()) == 1
+    doc = json.loads(got.stdout)
+    assert doc["summary"]["objects"] == 0 and doc["summary"]["errors"] == 1
