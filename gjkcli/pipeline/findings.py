@@ -390,7 +390,10 @@ class Findings:
 
     @property
     def allowed(self) -> tuple:
-        return tuple(p for p in notable(self.pairs) if p.allowed and p.violation)
+        """The pairs an [[allow]] or SRDF entry covers: violations it allows, and pairs within
+        the rule that are no violation (a door touching its host wall), which a listing leaves out
+        too (`listed`): the summary counts every pair it does not list."""
+        return tuple(p for p in notable(self.pairs) if p.allowed)
 
     @property
     def listed(self) -> tuple:

@@ -52,6 +52,23 @@ def _pairs(doc) -> set:
     return {frozenset((p["a"], p["b"])) for p in doc["pairs"]}
 
 
+def test_an_allowed_pair_that_only_touches_is_counted_as_it_is_left_out(tmp_path):
+    """A pair allowed and touching (a door in its host wall) is no violation, and the listing
+    leaves it out as it leaves out the allowed collisions: the summary counts it (it said "0
+    allowed, not listed", and JSON's summary.allowed 0, for a pair it did not list)."""
+    m = tmp_path / "cell.toml"
+    m.write_text(CELL.replace("translate = [0.5, 0, 0]", "translate = [1, 0, 0]")
+                     .replace("translate = [-0.6, 0, 0]", "translate = [-3, 0, 0]"))
+    out = gjk("scan", "--manifest", m, "--jobs", "1", code=0).stdout
+    assert "1 touching" in out and "0 failing (1 allowed, not listed: --show-allowed lists them)" in out
+    doc = json.loads(gjk("scan", "--manifest", m, "--jobs", "1", "--format", "json", code=0).stdout)
+    assert doc["pairs"] == [] and doc["summary"]["touching"] == doc["summary"]["allowed"] == 1
+    doc = json.loads(gjk("scan", "--manifest", m, "--jobs", "1", "--format", "json", "--show-allowed",
+                         code=0).stdout)
+    assert [(p["status"], p["allowed"], p["violation"]) for p in doc["pairs"]] == [("touching", True, False)]
+    assert doc["summary"]["allowed"] == 1
+
+
 def test_table_and_json_count_allowed_pairs(cell):
     out = gjk("scan", "--manifest", cell, "--jobs", "1", code=1).stdout
     assert "press fit" not in out
