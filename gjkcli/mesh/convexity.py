@@ -156,7 +156,7 @@ _CHUNK = 2000
 INWARD_REL = 1e-6
 
 
-def hull_gaps(hulls, faces, vertices) -> np.ndarray:
+def hull_gaps(hulls, faces, vertices, turned: np.ndarray | None = None) -> np.ndarray:
     """(n,) float: how far each part's faces lie inside its hull; inf when it is not its hull.
 
     hulls : gjkcli.engine.shapes.Hulls of the parts' vertices (`build_hulls`)
@@ -176,6 +176,9 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
 
     A hull verdict stands for a pair when both gaps lie within the pair's touching band: the
     parts then coincide with their hulls as far as any verdict can tell (the pipeline's policy).
+    A part wound inwards is read with its faces turned (`_face_gaps`); `turned`, an (n,) bool
+    array, is set True for those whose turned faces cover their hull (its gap finite): read as
+    the solid they enclose.
 
     The supporting-plane test costs (triangles x hull vertices) per part; it runs in C for small
     parts (every face against every hull vertex, gjkcli/engine/csrc/gaps.c), and through the
@@ -194,8 +197,12 @@ def hull_gaps(hulls, faces, vertices) -> np.ndarray:
             gaps[k] = _flat_gap(shape, faces[k], vertices[k])
     for c in range(0, len(solid), _CHUNK):
         chunk = solid[c: c + _CHUNK]
+        turn: list = []
         gaps[chunk] = _face_gaps([hulls.shapes[k] for k in chunk], hulls.area[chunk],
-                                 [faces[k] for k in chunk], [vertices[k] for k in chunk])
+                                 [faces[k] for k in chunk], [vertices[k] for k in chunk], turn)
+        if turned is not None:
+            for k in turn:
+                turned[chunk[k]] = bool(np.isfinite(gaps[chunk[k]]))
     return gaps
 
 
@@ -214,8 +221,9 @@ def _flat_gap(shape, faces, vertices) -> float:
     return 0.0 if ok else np.inf
 
 
-def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
-    """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices).
+def _face_gaps(shapes, hull_area, faces, vertices, turned: list | None = None) -> np.ndarray:
+    """(m,) float: `hull_gaps` for solid hulls `shapes` of meshes (faces, vertices); `turned`
+    (a list) takes the parts read with their faces turned.
 
     A part wound inwards (a negative volume: some IFC writers' coverings and doors) is read with
     its faces turned, as the triangle test reads it (`gjkcli.engine.exact.Mesh.outward`): the
@@ -229,6 +237,8 @@ def _face_gaps(shapes, hull_area, faces, vertices) -> np.ndarray:
         turn = ask[_inward([vertices[k] for k in ask.tolist()], [faces[k] for k in ask.tolist()],
                            np.stack([shapes[k].translation for k in ask.tolist()]))]
         if len(turn):
+            if turned is not None:
+                turned.extend(turn.tolist())
             gaps[turn] = _winding_gaps([shapes[k] for k in turn.tolist()], hull_area[turn],
                                        [np.asarray(faces[k]).reshape(-1, 3)[:, ::-1] for k in turn.tolist()],
                                        [vertices[k] for k in turn.tolist()])

@@ -1199,7 +1199,7 @@ def hull_row(g) -> tuple:
         return {"error": str(g.error) if g.error is not None else "no hull"}, {}
     shape = g.hull
     data = {name: getattr(shape, name) for name in _SHAPE_NUMBERS}
-    data.update(gap=float(g.gap), closed=bool(g.closed), inward=bool(g.inward), faces=shape.faces is not None)
+    data.update(gap=float(g.gap), closed=bool(g.closed), inward=int(g.inward), faces=shape.faces is not None)
     arrays = {name: getattr(shape, name) for name in _SHAPE_ARRAYS}
     if shape.faces is not None:
         arrays["faces"] = shape.faces
@@ -1223,7 +1223,7 @@ def set_hull(g, row, notes: list | None = None) -> bool:
         fields["faces"] = arrays["faces"] if data["faces"] else None
         fields["dimension"] = int(fields["dimension"])
         hull = Shape(**fields)
-        gap, closed, inward, bounds = float(data["gap"]), bool(data["closed"]), bool(data["inward"]), arrays["bounds"]
+        gap, closed, inward, bounds = float(data["gap"]), bool(data["closed"]), int(data["inward"]), arrays["bounds"]
     except (KeyError, TypeError, ValueError) as e:
         if notes is not None:
             notes.append(f"cache: ignored a kept hull that does not hold what gjk writes ({e}); it was built again")

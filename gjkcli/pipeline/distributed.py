@@ -477,7 +477,7 @@ class _ClusterRun(Run):
         self.one_unit(geoms, convert=False)  # the run's unit; the hulls are the workers'
         n = len(geoms)
         shapes: list = []
-        lo, hi, gap, inward = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n), np.zeros(n, dtype=bool)
+        lo, hi, gap, inward = np.empty((n, 3)), np.empty((n, 3)), np.zeros(n), np.zeros(n, dtype=np.uint8)
         counts = np.zeros((n, 2), dtype=np.int64)
         where = np.empty((n, 2), dtype=np.int64)
         k = 0
@@ -1055,7 +1055,7 @@ def _in_file_order(tasks: list, loaded: list) -> tuple:
                          counts=np.concatenate([g.counts for g in got])[order])
         out[group[0]], moved[group[0]] = joined, rows[order]
         for t in group[1:]:
-            out[t] = Summary(lo=np.zeros((0, 3)), hi=np.zeros((0, 3)), gap=np.zeros(0), inward=np.zeros(0, dtype=bool),
+            out[t] = Summary(lo=np.zeros((0, 3)), hi=np.zeros((0, 3)), gap=np.zeros(0), inward=np.zeros(0, dtype=np.uint8),
                              counts=np.zeros((0, 2), dtype=np.int64))
     return out, moved
 

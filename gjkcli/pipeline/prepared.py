@@ -48,6 +48,9 @@ OWN_HULL_REL = 1e-12
 # which on the graph of a mesh that is not convex may stop at a local maximum).
 OWN_HULL_MAX_VERTICES = 256
 OWN_HULL_MAX_FACES = 4096
+# `Geometry.inward`: wound inwards and closed (every test reads it turned), or only as its hull.
+TURNED_CLOSED = 2
+TURNED_HULL = 1
 # The largest point sets whose hull the compiled core builds here (`build_hulls`' small_points):
 # the engine's, decided per part (a robot's or a manager's few hundred points cost the core's
 # quickhull less than importing scipy for qhull).
@@ -67,10 +70,14 @@ class Geometry:
         `hull_gaps` of the mesh against its hull (inf: not its hull), once prepared.
     closed : bool
         Every directed edge once, and its reverse once (`closed_oriented`), once prepared.
-    inward : bool
-        Closed, and wound inwards (its faces' normals point into the volume they enclose: a
-        negative volume, `wound_inwards`), once prepared. Every test reads such a mesh as the
-        solid it encloses, turned outwards; the run's note names it (`gjkcli.pipeline.stages`).
+    inward : int
+        Whether it is wound inwards (its faces' normals point into the volume they enclose: a
+        negative volume), once prepared: TURNED_CLOSED, closed (`wound_inwards`): every test
+        reads it as the solid it encloses, turned outwards; TURNED_HULL, not closed by its
+        indices (its vertices split along its edges, as glTF exporters write them) but covering
+        its hull once turned (`hull_gaps`' turned): a hull answer reads it so, the triangle test
+        as its surface; else 0. The run's note names the turned objects of its collisions
+        (`gjkcli.pipeline.stages`).
     error : ShapeError or None
         Why no hull could be made.
     bounds : (2, 3) float64 or None
@@ -86,7 +93,7 @@ class Geometry:
         self.hull: Shape | None = None
         self.gap = np.inf
         self.closed = False
-        self.inward = False
+        self.inward = 0
         self.error: ShapeError | None = None
         self.bounds: np.ndarray | None = None
         self._columns: np.ndarray | None = None
@@ -205,7 +212,7 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
         return
     paired, sphere, inward = _closed_wound([g.vertices for g in todo], [g.faces for g in todo])
     for g, c, turned in zip(todo, paired.tolist(), inward.tolist()):
-        g.closed, g.inward = c, turned
+        g.closed, g.inward = c, TURNED_CLOSED if turned else 0
     small = np.array([len(g.vertices) <= OWN_HULL_MAX_VERTICES and len(g.faces) <= OWN_HULL_MAX_FACES
                       for g in todo], dtype=bool)
     offer = sphere & small
@@ -221,12 +228,15 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
                         triangles=[g.faces if c else None for g, c in zip(todo, offer.tolist())],
                         jobs=jobs, progress=progress)
     gaps = np.zeros(len(todo))
+    turned = np.zeros(len(todo), dtype=bool)  # read with their faces turned (`hull_gaps`)
     check = np.flatnonzero(~proven).tolist()
     if len(check) == len(todo):
-        gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo])
+        gaps = hull_gaps(hulls, [g.faces for g in todo], [g.vertices for g in todo], turned)
     elif check:
         subset = Hulls([hulls.shapes[k] for k in check], hulls.lo[check], hulls.hi[check], hulls.area[check])
-        gaps[check] = hull_gaps(subset, [todo[k].faces for k in check], [todo[k].vertices for k in check])
+        part = np.zeros(len(check), dtype=bool)
+        gaps[check] = hull_gaps(subset, [todo[k].faces for k in check], [todo[k].vertices for k in check], part)
+        turned[check] = part
     gaps[proven & np.array([isinstance(s, ShapeError) for s in hulls.shapes], dtype=bool)] = np.inf
     size = np.linalg.norm(hulls.hi - hulls.lo, axis=1)
     own = offer & (gaps <= OWN_HULL_REL * size)  # NaN size (no hull) compares False
@@ -236,10 +246,14 @@ def prepare(geometries: Iterable[Geometry], *, jobs: int = 1, progress=None,
     if again:
         redo = build_hulls([todo[k].vertices for k in again], small=True, small_points=small_points,
                            jobs=jobs)
-        redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again])
+        part = np.zeros(len(again), dtype=bool)
+        redo_gaps = hull_gaps(redo, [todo[k].faces for k in again], [todo[k].vertices for k in again], part)
         for slot, k in enumerate(again):
-            shapes[k], gaps[k] = redo.shapes[slot], redo_gaps[slot]
+            shapes[k], gaps[k], turned[k] = redo.shapes[slot], redo_gaps[slot], part[slot]
         lo[again], hi[again] = redo.lo, redo.hi
+    for g, turn in zip(todo, turned.tolist()):
+        if turn and not g.inward:  # not closed by its indices, but read turned as its hull
+            g.inward = TURNED_HULL
     for g, shape, gap, box in zip(todo, shapes, gaps.tolist(), np.stack([lo, hi], axis=1)):
         if isinstance(shape, ShapeError):
             g.error = shape

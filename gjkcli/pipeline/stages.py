@@ -515,10 +515,13 @@ class Run:
             self.notes.append(f"only one object ({parts.names[0]}): there are no pairs to check")
 
     def _inward_note(self, parts: "Parts", pairs) -> None:
-        """A note naming the objects of the listed collisions whose meshes are closed and wound
-        inwards (`Parts.inward`): read, as every test reads them, as the solids they enclose,
-        turned outwards, though a room or a box modelled from the inside (a game level's walls)
-        is wound so that its inside is empty: what stands in it collides with it."""
+        """A note naming the objects of the listed collisions whose meshes are wound inwards
+        (`Parts.inward`) and were read so, as the solids they enclose, turned outwards (closed:
+        by every test; else by a hull's answer), though a room or a box modelled from the inside
+        (a game level's walls) is wound so that its inside is empty: what stands in it collides
+        with it."""
+        from gjkcli.pipeline.prepared import TURNED_CLOSED, TURNED_HULL
+
         inward = getattr(parts, "inward", None)
         if inward is None or not inward.any():
             return
@@ -527,7 +530,8 @@ class Run:
             if p.status is Status.COLLISION:
                 for name in (p.a, p.b):
                     k = parts.index.get(name)
-                    if k is not None and inward[k]:
+                    if k is not None and (inward[k] == TURNED_CLOSED
+                                          or (inward[k] == TURNED_HULL and p.mode == "hull")):
                         named.add(parts.geoms[k].owner or name)
         if not named:
             return
@@ -540,7 +544,7 @@ class Run:
         else:
             are, their, enclose, one, ones = "are", "their", "solids they enclose", "one", "one's"
         self.notes.append(
-            f"{listed} {are} closed and wound inwards ({their} faces' normals point in): read as the "
+            f"{listed} {are} wound inwards ({their} faces' normals point in): read as the "
             f"{enclose}, turned outwards, so what lies inside {one} collides with it (a room modelled from "
             f"the inside is a solid here; --allow 'NAME,*' passes {ones} pairs)")
 
@@ -1193,7 +1197,7 @@ class Parts:
     lo: np.ndarray
     hi: np.ndarray
     gap: np.ndarray  # (n,) hull_gaps; 0 for primitives
-    inward: np.ndarray  # (n,) bool closed and wound inwards (`gjkcli.pipeline.prepared.Geometry.inward`)
+    inward: np.ndarray  # (n,) uint8 wound inwards (`gjkcli.pipeline.prepared.Geometry.inward`)
     source: np.ndarray  # (n,) input each object came from
     meshed: np.ndarray  # (n,) the object has triangles (a mesh or a box; not a curved primitive)
     names: list
@@ -1262,7 +1266,7 @@ class Parts:
             shapes = [shapes[k] for k in keep]
             lo, hi, gap, inward = lo[keep], hi[keep], gap[keep], inward[keep]
         names = [g.name for g in geoms]
-        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap, inward=np.asarray(inward, dtype=bool),
+        return cls(geoms=geoms, shapes=shapes, lo=lo, hi=hi, gap=gap, inward=np.asarray(inward, dtype=np.uint8),
                    source=np.array([g.source for g in geoms], dtype=np.int64),
                    meshed=np.array([g.primitive is None or g.primitive.kind == "box" for g in geoms],
                                    dtype=bool),
@@ -1594,7 +1598,7 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     from the prepared scene (`gjkcli.pipeline.prepared`): one hull per distinct mesh however many
     objects place it, a primitive as it is (gap 0). shapes : a Shape, or the ShapeError of an
     object whose geometry makes none (its bounds NaN); lo, hi : (n, 3) world boxes; gap : (n,)
-    `hull_gaps`; inward : (n,) bool its mesh is closed and wound inwards. One process
+    `hull_gaps`; inward : (n,) uint8 its mesh wound inwards (`prepared.Geometry.inward`). One process
     (`Parts.build`) and a cluster's load task (`gjkcli.pipeline.distributed`) both build them
     here. table : the cache's hulls (`gjkcli.pipeline.cache.Table`), or None."""
     from gjkcli.pipeline import prepared
@@ -1603,7 +1607,7 @@ def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:
     shapes: list = [g.primitive for g in geoms]
     lo, hi = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
     gap = np.zeros(n)
-    inward = np.zeros(n, dtype=bool)
+    inward = np.zeros(n, dtype=np.uint8)
     # objects that place one mesh rigidly (a STEP product's instances, a scene's nodes) share
     # its hull: prepared in the mesh's frame, then moved to each (a hull commutes with rigid
     # motions); an instance placed once is prepared where it lies, as any other mesh

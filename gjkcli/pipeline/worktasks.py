@@ -548,7 +548,7 @@ class Summary(_PerObject):
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
     gap: np.ndarray | None = None
-    inward: np.ndarray | None = None  # (n,) bool closed and wound inwards
+    inward: np.ndarray | None = None  # (n,) uint8 wound inwards (`stages.Parts.inward`)
     counts: np.ndarray | None = None  # (n, 2) int64 vertices and faces per object
 
     def geometries(self, source: int = 0) -> list:
@@ -596,8 +596,8 @@ class Loaded(_PerObject):
     object (a STEP part's tessellation error, where its exact solids are and its product's shared
     mesh and pose: the workers refine its pairs on them as one process does); vertices,
     faces : their meshes (None for a primitive); shapes : their hulls (a primitive's own shape);
-    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; inward : (n,) bool its mesh is closed and
-    wound inwards (`gjkcli.pipeline.stages.hulls`); primitive : (n,) bool the object is a
+    lo, hi : (n, 3) hull bounds; gap : (n,) hull gaps; inward : (n,) uint8 its mesh wound
+    inwards (`gjkcli.pipeline.stages.hulls`); primitive : (n,) bool the object is a
     primitive (a robot's box, cylinder or sphere link); skipped : a Problem per IFC element whose
     geometry failed
     """
@@ -666,4 +666,4 @@ class Loaded(_PerObject):
                           g.eps, g.brep, g.instance) for g in geoms],
                    vertices=Ragged.pack([None] * n), faces=Ragged.pack([None] * n),
                    shapes=PackedShapes.pack(shapes), lo=bounds[:, 0], hi=bounds[:, 1],
-                   gap=np.zeros(n), inward=np.zeros(n, dtype=bool), primitive=np.ones(n, dtype=bool))
+                   gap=np.zeros(n), inward=np.zeros(n, dtype=np.uint8), primitive=np.ones(n, dtype=bool))

@@ -196,6 +196,27 @@ def test_convex_scene_over_files_and_tiles(cluster, convex_files, small_tiles):
     assert any(p.file_a != p.file_b for p in one.pairs)  # pairs across files
 
 
+def test_a_room_wound_inwards_is_named_on_the_cluster_as_in_one_process(cluster, tmp_path):
+    """The winding of each part travels with its hull from the workers (`Summary.inward`): the
+    run's note names the turned room on the cluster, the client holding no triangle."""
+    import trimesh
+
+    s = trimesh.Scene()
+    room = trimesh.creation.box(extents=(10, 10, 4))
+    room.invert()
+    s.add_geometry(room, node_name="room", geom_name="room")
+    for k in range(3):
+        crate = trimesh.creation.box(extents=(1, 1, 1))
+        crate.apply_translation((2 * k - 2, 0, 0))
+        s.add_geometry(crate, node_name=f"crate{k}", geom_name=f"crate{k}")
+    path = tmp_path / "room.glb"
+    path.write_bytes(s.export(file_type="glb"))
+    one, many = both(cluster, [path])
+    same_json(one, many)
+    assert [n for n in many.notes if n.startswith("'room' is wound inwards")]
+    assert many.counts["collision"] == 3
+
+
 def test_each_file_its_own_world_on_the_cluster_as_in_one_process(cluster, convex_files, small_tiles):
     """together=False (gjk scan's default): only the pairs within a file, on the cluster as here."""
     small_tiles(40)

@@ -57,7 +57,7 @@ def test_a_room_wound_inwards_is_a_solid_and_the_note_says_so(tmp_path):
     assert set(pairs) == {("table", "room")}  # the ball, outside, is 3 away
     assert pairs["table", "room"]["status"] == "collision"
     notes = _turned_notes(doc)
-    assert len(notes) == 1 and notes[0].startswith("'room' is closed and wound inwards")
+    assert len(notes) == 1 and notes[0].startswith("'room' is wound inwards")
     assert "--allow 'NAME,*'" in notes[0]
 
 
@@ -100,7 +100,7 @@ def test_many_turned_objects_are_counted_past_the_named(tmp_path):
     assert doc["summary"]["collision"] == rooms
     [note] = _turned_notes(doc)
     named = [f"'room{k}'" for k in range(rooms)]
-    assert note.startswith(", ".join(sorted(named)[:stages.INWARD_NAMED]) + " and 2 more are closed")
+    assert note.startswith(", ".join(sorted(named)[:stages.INWARD_NAMED]) + " and 2 more are wound inwards")
 
 
 def test_wound_inwards_is_the_sign_of_the_enclosed_volume():
@@ -119,8 +119,9 @@ def test_wound_inwards_is_the_sign_of_the_enclosed_volume():
     holed = prepared.geometry(vertices[1], faces[1][1:])  # wound inwards, a face missing
     closed = prepared.geometry(vertices[1], faces[1])
     prepared.prepare([holed, closed])
-    assert (holed.closed, holed.inward) == (False, False)
-    assert (closed.closed, closed.inward) == (True, True)
+    assert (holed.closed, closed.closed) == (False, True)
+    # the closed one is wound inwards for every test; the holed one covers no hull: neither way
+    assert (holed.inward, closed.inward) == (0, prepared.TURNED_CLOSED)
 
 
 def test_the_cache_keeps_the_winding_with_the_hull(tmp_path, monkeypatch):
@@ -137,3 +138,25 @@ def test_the_cache_keeps_the_winding_with_the_hull(tmp_path, monkeypatch):
     again = Cache(tmp_path / "cache")
     assert _doc(scan([path], Options(jobs=1, cache=again))) == plain
     assert again.hits and not again.notes and built == []
+
+
+def test_a_room_whose_vertices_are_split_is_named_where_its_hull_answers(tmp_path):
+    """A glTF exporter splits a box's vertices along its edges (a normal per face): its faces
+    close no edge by their indices, and only its hull's answers read it as a solid, turned (it
+    covers its hull, BabylonJS's studio.gltf); the triangle test reads such a part as its
+    surface. The note names it for a collision answered on the hulls."""
+    room = trimesh.creation.box(extents=(10, 10, 4))
+    room.invert()
+    split = trimesh.Trimesh(room.triangles.reshape(-1, 3), np.arange(36).reshape(-1, 3), process=False)
+    assert not split.is_watertight and split.volume < 0
+    table = trimesh.creation.box(extents=(1, 1, 1))
+    table.apply_translation((1, 1, 0))
+    s = trimesh.Scene()
+    s.add_geometry(split, node_name="room", geom_name="room")
+    s.add_geometry(table, node_name="table", geom_name="table")
+    path = tmp_path / "split.glb"
+    path.write_bytes(s.export(file_type="glb"))
+    doc = _doc(scan([str(path)], Options(jobs=1)))
+    assert [(p["a"], p["b"], p["status"], p["mode"]) for p in doc["pairs"]] == [("table", "room", "collision", "hull")]
+    [note] = _turned_notes(doc)
+    assert note.startswith("'room' is wound inwards")
