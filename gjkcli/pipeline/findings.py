@@ -295,8 +295,10 @@ class Finding:
 
     @property
     def distance_is_lower_bound(self) -> bool:
-        """The reported distance is the hulls': the parts are at least this far apart."""
-        return self.conservative
+        """The reported distance is the hulls': the parts are at least this far apart. Not of
+        tessellated parts (STEP): their hulls are the triangles', which the true solids may
+        pass by up to the tessellation's error; `distance_lower` bounds those."""
+        return self.conservative and not self.tessellation
 
 
 _FINDING_FIELDS = frozenset(f.name for f in fields(Finding))
@@ -484,6 +486,10 @@ def hull_note(pair: Finding, a: ObjectRecord | None, b: ObjectRecord | None) -> 
     which = " and ".join(concave) + (" is" if len(concave) == 1 else " are")
     status = Status(pair.status)
     if status is Status.CLEAR:
+        if pair.tessellation and pair.distance_lower is not None:  # the triangles' hulls, not the solids'
+            return (f"{which} not convex: the hulls are apart, so the parts are; the solids are at "
+                    f"least {max(pair.distance_lower, 0.0):.6g} apart (distance_lower: the hulls are of "
+                    f"triangles up to {pair.tessellation:.3g} from them)")
         return (f"{which} not convex: the hulls are apart, so the parts are; the parts are at "
                 f"least this far apart")
     if status is Status.COLLISION:

@@ -264,3 +264,27 @@ def test_polyhedral_overlap_volumes_against_opencascade(tmp_path):
         else:
             assert pair.status is not Status.COLLISION
     assert 2 <= overlapping <= 6
+
+
+def test_a_hull_distance_of_tessellated_parts_claims_no_bound_it_does_not_hold(tmp_path):
+    """Two tori whose boxes lie apart: `--all-pairs` lists them with their hulls' distance, the
+    hulls of their triangles, whose chords lie inside the true surfaces: that distance is above
+    the solids' (OpenCASCADE's), by up to the tessellation's error. The pair said it was a
+    lower bound ("the parts are at least this far apart", distance_is_lower_bound), as it is of
+    mesh parts (SmallRobotArm's Fusion 360 standoffs: 76.0224 reported, 76 exact). Now the note
+    gives distance_lower, which holds."""
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeTorus
+
+    torus = BRepPrimAPI_MakeTorus(10.0, 2.0).Shape()
+    a, b = torus, moved(torus, rotate_z=0.3, translate=(30.0, 0.0, 0.0))
+    path = write_step(tmp_path / "tori.step", [("A", a), ("B", b)])
+    truth = exact_distance(a, b)
+    found = pipeline.scan([str(path)], pipeline.Options(all_pairs=True, jobs=1))
+    (pair,) = found.pairs
+    assert pair.status is Status.CLEAR and pair.conservative and pair.mode == "hull" and pair.tessellation > 0
+    assert pair.result.distance > truth + 1e-6  # the triangles' hulls, farther than the solids
+    assert pair.distance_lower <= truth and not pair.distance_is_lower_bound
+    from gjkcli.pipeline.findings import hull_note
+
+    note = hull_note(pair, None, None)
+    assert f"at least {pair.distance_lower:.6g} apart" in note and "this far" not in note
