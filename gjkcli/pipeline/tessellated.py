@@ -646,6 +646,8 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         base = dict(point_a=pa, point_b=pb, normal=normal, certificate=None, iterations=0,
                     epa_iterations=0, exit="B-rep distance (BRepExtrema_DistShapeShape)",
                     epa_exit=None, tolerance=tol, trace=None)
+        if hasattr(mesh, "note"):  # the triangles' caveats (a mesh not watertight: only its
+            base["note"] = ""  # surface counts) are not the closed solids' that answer here
         if d > tol:
             status = Status.CLEARANCE if d < clearance else Status.CLEAR
             r = dataclasses.replace(mesh, status=status, distance=d, distance_lower=d, depth=None,

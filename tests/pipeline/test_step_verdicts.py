@@ -288,3 +288,21 @@ def test_a_hull_distance_of_tessellated_parts_claims_no_bound_it_does_not_hold(t
 
     note = hull_note(pair, None, None)
     assert f"at least {pair.distance_lower:.6g} apart" in note and "this far" not in note
+
+
+def test_a_pair_the_solids_decide_carries_no_caveat_of_the_triangles(tmp_path):
+    """A sphere resting on a plate: OpenCASCADE's sphere meshes with its poles' triangles
+    meeting at one point, which the triangle test reads as a mesh not watertight ("only its
+    surface counts, a part inside it is not detected"). The exact solids decide the pair
+    (touching, mode brep), closed as they are: that caveat was on the pair all the same
+    (Voron's SolidWorks Duet case, its fans; a box buried in the case is a collision)."""
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeSphere
+    from OCP.gp import gp_Pnt
+
+    plate, ball = box(40.0, 40.0, 2.0, at=(-20.0, -20.0, -2.0)), BRepPrimAPI_MakeSphere(gp_Pnt(0, 0, 5), 5.0).Shape()
+    path = write_step(tmp_path / "ball.step", [("plate", plate), ("ball", ball)])
+    assert exact_distance(plate, ball) == pytest.approx(0.0, abs=1e-9)
+    found = pipeline.scan([str(path)], pipeline.Options(jobs=1))
+    (pair,) = found.pairs
+    assert pair.status is Status.TOUCHING and pair.mode == "brep"
+    assert not pair.note and "watertight" not in (getattr(pair.result, "note", "") or "")
