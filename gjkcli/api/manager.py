@@ -403,10 +403,14 @@ class _Pairs:
     exact : {k: Result} the triangles' answers
     depth : the triangles search for the depth of an overlap (else, for a pair whose parts are
         not both convex, an overlap is only found: trimesh + FCL report 0.0 for it)
+    contacts : the depth is a contact's (`in_collision_*(return_data=True)`, which programs
+        compare with a threshold): the triangle test's search for the deepest point (its
+        crossing triangles and their edges), not the deepest vertex, which a distance takes
     """
 
-    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool, depth: bool = True):
-        self.a, self.b, self.want, self.depth = objs_a, objs_b, want, depth
+    def __init__(self, objs_a: list, objs_b: list, want: str, listed: bool, depth: bool = True,
+                 contacts: bool = False):
+        self.a, self.b, self.want, self.depth, self.contacts = objs_a, objs_b, want, depth, contacts
         m = len(objs_a)
         self.exact: dict[int, Result] = {}
         self.batch: BatchResult | None = None
@@ -450,8 +454,11 @@ class _Pairs:
             if r.status is not Status.CLEAR and (self.depth or self.convex[k]):
                 # a vertex of one part deeper than the band inside the other proves the collision
                 # and bounds its depth; the verdict's search along the crossing faces for a
-                # deeper point (many times the cost) only where no vertex does
-                r = deepest_vertex(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol) or \
+                # deeper point (many times the cost) only where no vertex does, or for a contact
+                # (an edge through the other part is deeper than any vertex: a box pushed 0.006
+                # into a ring's wall, its deepest corner 0.0016 in)
+                r = (None if self.contacts else
+                     deepest_vertex(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)) or \
                     exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol)
         else:
             r = exact_query(mesh_a, mesh_c, pose_a=a.pose, pose_b=c.pose, tolerance=tol, want="intersect")
@@ -692,7 +699,7 @@ class CollisionManager:
             return _shaped(False, set(), [], return_names, return_data)
         near_objs = [objs[k] for k in near.tolist()]
         pairs = _Pairs(near_objs, [probe] * len(near_objs), "verdict" if return_data else "intersect",
-                       listed=False)
+                       listed=False, contacts=return_data)
         pairs.refine_all()
         hit = np.flatnonzero(pairs.colliding).tolist()
         names = {near_objs[k].name for k in hit}
@@ -773,7 +780,7 @@ class CollisionManager:
         (mine, here), (theirs, there) = self._placed(), other_manager._placed()
         i, j = _cross_candidates(here, there, 0.0)
         pairs = _Pairs([mine[k] for k in i.tolist()], [theirs[k] for k in j.tolist()],
-                       "verdict" if return_data else "intersect", listed=False)
+                       "verdict" if return_data else "intersect", listed=False, contacts=return_data)
         pairs.refine_all()
         hit = np.flatnonzero(pairs.colliding).tolist()
         names = {(mine[int(i[k])].name, theirs[int(j[k])].name) for k in hit}
@@ -1004,7 +1011,7 @@ class CollisionManager:
         if missing:
             want, listed = _MODES[mode]
             pairs = _Pairs([objs[i[s]] for s in missing], [objs[j[s]] for s in missing], want, listed,
-                           depth=mode != "distance" or self.signed)
+                           depth=mode != "distance" or self.signed, contacts=mode == "contact")
             for k, slot in enumerate(missing):
                 out[slot] = entry = (pairs, k)
                 a, b = uid_a[slot], uid_b[slot]

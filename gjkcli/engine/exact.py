@@ -797,9 +797,10 @@ class _Pair:
                 deeper = _deepest_on_triangles(outer, tris, beat, self.tol, self.ws, measure, rounds)
                 if deeper is not None:
                     hit, beat = deeper, deeper[0]
-            if search and (hit is None or hit[0] <= self.tol):
+            if search and (measure or hit is None or hit[0] <= self.tol):
                 # an edge across a face or an edge: the deepest point is on an edge, in a sliver
-                # the triangles' search may not reach; the crossing faces' edges, halved
+                # the triangles' search may not reach; the crossing faces' edges, halved (and
+                # when measuring, deeper than a corner found: an edge through the other part)
                 ends = inner.faces[faces][:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
                 ends = np.sort(ends, axis=1)
                 keys = distinct(ends[:, 0] * len(inner.vertices) + ends[:, 1])

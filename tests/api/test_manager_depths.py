@@ -152,3 +152,27 @@ def test_the_exact_judge_agrees_with_python_fcl_and_trimesh_s_sign():
         got = fcl.distance(fcl.CollisionObject(fcl.Sphere(0.0), fcl.Transform(p)),
                            fcl.CollisionObject(model, fcl.Transform()), fcl.DistanceRequest(), fcl.DistanceResult())
         assert d == pytest.approx(got, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("o", [0.004, 0.005, 0.006, 0.012])
+def test_a_contact_s_depth_reaches_an_edge_through_the_other_part(o):
+    """A box pushed `o` into a ring's outer wall (64 sections): the ring's vertical edge at x =
+    0.05 passes through the box `o` inside its face, and moving the box +x by `o` parts them, so
+    the penetration depth is `o` exactly. The deepest vertex (the box's corner) is far less deep
+    (0.0016 at o = 0.006, 0.0007 at 0.005): a contact's depth, which programs compare with a
+    threshold (scene_synthesizer's `ignore_penetration_depth`), said so and flipped their
+    decision; trimesh + FCL give `o` up to 0.006 and overshoot beyond. The signed distance keeps
+    the vertex's certified bound (its cost), never deeper than `o`."""
+    ring = trimesh.creation.annulus(r_min=0.03, r_max=0.05, height=0.06, sections=64)
+    box = trimesh.creation.box([0.04, 0.04, 0.04])
+    T = trimesh.transformations.translation_matrix([0.07 - o, 0.0, 0.0])
+    for manager in (CollisionManager(), CollisionManager(signed=True)):
+        manager.add_object("ring", ring)
+        manager.add_object("box", box, T)
+        hit, (contact,) = manager.in_collision_internal(return_data=True)
+        assert hit and contact.depth == pytest.approx(o, abs=1e-12)
+        probe = CollisionManager()
+        probe.add_object("ring", ring)
+        _, (single,) = probe.in_collision_single(box, T, return_data=True)
+        assert single.depth == pytest.approx(o, abs=1e-12)
+    assert -o - 1e-12 <= manager.min_distance_internal() < 0.0

@@ -241,9 +241,9 @@ def test_the_least_distance_asks_few_pairs(monkeypatch):
     asked = []
     real = managers._Pairs.__init__
 
-    def counting(self, objs_a, objs_b, want, listed, depth=True):
+    def counting(self, objs_a, objs_b, want, listed, **kwargs):
         asked.append(len(objs_a))
-        real(self, objs_a, objs_b, want, listed, depth)
+        real(self, objs_a, objs_b, want, listed, **kwargs)
 
     monkeypatch.setattr(managers._Pairs, "__init__", counting)
     rng = np.random.default_rng(9)
