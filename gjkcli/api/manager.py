@@ -249,7 +249,11 @@ class ManagedObject:
 
     Besides its attributes it answers python-fcl's `fcl.CollisionObject` methods that trimesh's
     `add_object` hands back: `getTranslation`, `getRotation`, `getQuatRotation`, `getTransform`,
-    and `setTransform`, which moves the object in its manager (as `set_transform` does).
+    and `setTransform`, `setRotation`, `setTranslation` and `setQuatRotation`, which move the
+    object in its manager (as `set_transform` does). Programs that reach into trimesh's manager
+    read an object as `manager._objs[name]["obj"]` (NVIDIA's scene_synthesizer moves its objects
+    so, then calls `manager._manager.update(obj)`): `obj["obj"]` is the object itself, and
+    `obj["geom"]` its prepared geometry (trimesh's: the `fcl.BVHModel`).
 
     Attributes
     ----------
@@ -304,6 +308,34 @@ class ManagedObject:
     def getTransform(self) -> Transform:  # noqa: N802 - python-fcl's name
         """The object's placement, as an `fcl.Transform` reads."""
         return Transform(self.transform[:3, :3], self.transform[:3, 3])
+
+    def setRotation(self, rotation) -> None:  # noqa: N802 - python-fcl's name
+        """Turn the object to the (3, 3) `rotation`, its translation kept (python-fcl's)."""
+        T = self.transform.copy()
+        T[:3, :3] = np.asarray(rotation, dtype=np.float64).reshape(3, 3)
+        self.setTransform(T)
+
+    def setTranslation(self, translation) -> None:  # noqa: N802 - python-fcl's name
+        """Move the object to the (3,) `translation`, its rotation kept (python-fcl's)."""
+        T = self.transform.copy()
+        T[:3, 3] = np.asarray(translation, dtype=np.float64).reshape(3)
+        self.setTransform(T)
+
+    def setQuatRotation(self, quaternion) -> None:  # noqa: N802 - python-fcl's name
+        """Turn the object to the rotation of the [w, x, y, z] `quaternion`, its translation kept."""
+        w, x, y, z = np.asarray(quaternion, dtype=np.float64).reshape(4) / np.linalg.norm(quaternion)
+        self.setRotation([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+    def __getitem__(self, key: str):
+        """trimesh's `manager._objs[name]` entry: "obj" the object (python-fcl's CollisionObject
+        there), "geom" its geometry (an `fcl.BVHModel` there; the prepared Geometry here)."""
+        if key == "obj":
+            return self
+        if key == "geom":
+            return self.geometry
+        raise KeyError(key)
 
     def setTransform(self, transform) -> None:  # noqa: N802 - python-fcl's name
         """Move the object: a (4, 4) matrix, a `Transform` or an `fcl.Transform`. In its manager
@@ -559,6 +591,17 @@ class _Pairs:
         return Status.CLEAR if got is Status.CLEARANCE else got
 
 
+class _BroadPhase:
+    """`CollisionManager._manager`: python-fcl's `DynamicAABBTreeCollisionManager.update` and
+    `setup`, which have nothing to do here (an object's `set*` methods move it in its manager)."""
+
+    def update(self, obj=None, *args) -> None:
+        return None
+
+    def setup(self) -> None:
+        return None
+
+
 class CollisionManager:
     """A set of named objects checked against each other, against one probe object, or against
     another manager: trimesh's `CollisionManager` API, gjk's answers (see the module's
@@ -605,6 +648,13 @@ class CollisionManager:
         # answers of pairs of objects, per kind of question: {uid: {uid: (_Pairs, k)}}, both
         # ways; an object's entries leave when it moves or leaves
         self._answered: dict[str, dict] = {mode: {} for mode in _MODES}
+
+    @property
+    def _manager(self) -> "_BroadPhase":
+        """trimesh's `manager._manager` (python-fcl's broad phase), for programs that move an
+        object through `_objs[name]["obj"]` and then call `_manager.update(obj)`: the object moved
+        in this manager already, so `update` and `setup` have nothing left to do."""
+        return _BroadPhase()
 
     # -- the objects ----------------------------------------------------------------------------
 

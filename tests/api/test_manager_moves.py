@@ -107,6 +107,50 @@ def test_the_returned_object_reads_and_moves_as_fcl_s():
     assert ours.in_collision_internal() is False
 
 
+def _move_through_private_entries(manager, name, T) -> None:
+    """NVIDIA scene_synthesizer's `collision_manager_set_transforms` (utils.py): trimesh's
+    private entry of an object, python-fcl's setters, then the broad phase's update."""
+    o = manager._objs[name]["obj"]
+    o.setRotation(T[:3, :3])
+    o.setTranslation(T[:3, 3])
+    manager._manager.update(o)
+
+
+def test_objects_moved_through_trimesh_s_private_entries_as_scene_synthesizer_does():
+    """scene_synthesizer reads and moves a manager's objects through `_objs[name]["obj"]`, its
+    python-fcl setters and `_manager.update` (17 of its tests failed on gjk's class: not
+    subscriptable). Moved so, every answer is trimesh's and the one `set_transform` gives."""
+    rng = np.random.default_rng(51)
+    ours, via_api, theirs = CollisionManager(), CollisionManager(), tc.CollisionManager()
+    ring = trimesh.creation.annulus(r_min=0.5, r_max=1.0, height=0.4)
+    for m in (ours, via_api, theirs):
+        m.add_object("ring", ring)
+        m.add_object("box", trimesh.creation.box([0.3, 0.3, 0.3]), _moved(5.0))
+    for _ in range(6):
+        T = exact_pose(rng, 1.5)
+        for m in (ours, theirs):
+            _move_through_private_entries(m, "box", T)
+        via_api.set_transform("box", T)
+        for name in ("ring", "box"):  # scene_synthesizer's collision_manager_get_transforms
+            o = ours._objs[name]["obj"]
+            assert np.allclose(o.getRotation(), theirs._objs[name]["obj"].getRotation())
+            assert np.allclose(o.getTranslation(), theirs._objs[name]["obj"].getTranslation())
+        assert np.array_equal(ours._objs["box"].transform, via_api._objs["box"].transform)
+        assert ours.in_collision_internal() == via_api.in_collision_internal()
+        assert ours.min_distance_internal() == via_api.min_distance_internal()
+        d_fcl = theirs.min_distance_internal()
+        if d_fcl > 1e-3:  # apart: the same distance as FCL's (to its float32)
+            assert ours.min_distance_internal() == pytest.approx(d_fcl, abs=1e-5)
+    assert isinstance(ours._objs["ring"]["geom"], Geometry)
+    with pytest.raises(KeyError):
+        ours._objs["ring"]["shape"]
+    box = ours._objs["box"]["obj"]
+    box.setQuatRotation([np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # 0.6 rad about z
+    c, s = np.cos(0.6), np.sin(0.6)
+    assert np.allclose(box.getRotation(), [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    assert np.allclose(box.getQuatRotation(), [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_quaternions_are_the_rotation(seed):
     from scipy.spatial.transform import Rotation
