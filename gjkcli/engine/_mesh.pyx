@@ -671,25 +671,14 @@ def convex_edges_parts_of(points, p_start, n_pts, tris, t_start, n_tri, rel):
     (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,) int64
     its rows; rel : (p,) float64.
     """
-    pts_ = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
-    ps = np.ascontiguousarray(p_start, dtype=np.int64)
-    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
-    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
-    ts = np.ascontiguousarray(t_start, dtype=np.int64)
-    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    pts_, ps, npt, tv_, ts, nt = _point_parts(points, p_start, n_pts, tris, t_start, n_tri)
     rl = np.ascontiguousarray(rel, dtype=np.float64)
     cdef int64_t p = len(ts)
-    if not (len(ps) == p and len(npt) == p and len(nt) == p and len(rl) == p):
+    if len(rl) != p:
         raise ValueError("p_start, n_pts, t_start, n_tri and rel need one entry per part")
     convex = np.zeros(p, dtype=np.uint8)
     if p == 0:
         return convex.astype(bool)
-    _check_rows(ps, npt, len(pts_), "points")
-    _check_rows(ts, nt, len(tv_), "triangles")
-    if len(tv_) == 0:
-        tv_ = np.zeros((1, 3), dtype=np.int64)
-    if len(pts_) == 0:
-        pts_ = np.zeros((1, 3), dtype=np.float64)
     cdef const double[:, ::1] pv = pts_
     cdef const int64_t[:, ::1] tv = tv_
     cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts, ntv = nt
@@ -704,6 +693,27 @@ def convex_edges_parts_of(points, p_start, n_pts, tris, t_start, n_tri, rel):
     return convex.astype(bool)
 
 
+def _point_parts(points, p_start, n_pts, tris, t_start, n_tri) -> tuple:
+    """(points, p_start, n_pts, tris, t_start, n_tri) of many parts as the compiled core reads
+    them: contiguous, of its types, each part's rows checked to lie within its arrays, which
+    hold a row at least (a pointer to read; no part reads it)."""
+    pts_ = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    ps = np.ascontiguousarray(p_start, dtype=np.int64)
+    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
+    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
+    ts = np.ascontiguousarray(t_start, dtype=np.int64)
+    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    if not (len(ps) == len(ts) and len(npt) == len(ts) and len(nt) == len(ts)):
+        raise ValueError("p_start, n_pts, t_start and n_tri need one entry per part")
+    _check_rows(ps, npt, len(pts_), "points")
+    _check_rows(ts, nt, len(tv_), "triangles")
+    if len(tv_) == 0:
+        tv_ = np.zeros((1, 3), dtype=np.int64)
+    if len(pts_) == 0:
+        pts_ = np.zeros((1, 3), dtype=np.float64)
+    return pts_, ps, npt, tv_, ts, nt
+
+
 def signed_volume_parts_of(points, p_start, n_pts, tris, t_start, n_tri):
     """(p,) float64: the volume each part's triangles enclose, positive when their normals point
     out, about the mean of its points (gjkcli/engine/csrc/ownhull.c; NaN for a triangle indexing
@@ -713,24 +723,11 @@ def signed_volume_parts_of(points, p_start, n_pts, tris, t_start, n_tri):
     (T, 3) int64 every part's triangles, indices local to the part; t_start, n_tri : (p,) int64
     its rows.
     """
-    pts_ = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
-    ps = np.ascontiguousarray(p_start, dtype=np.int64)
-    npt = np.ascontiguousarray(n_pts, dtype=np.int64)
-    tv_ = np.ascontiguousarray(tris, dtype=np.int64).reshape(-1, 3)
-    ts = np.ascontiguousarray(t_start, dtype=np.int64)
-    nt = np.ascontiguousarray(n_tri, dtype=np.int64)
+    pts_, ps, npt, tv_, ts, nt = _point_parts(points, p_start, n_pts, tris, t_start, n_tri)
     cdef int64_t p = len(ts)
-    if not (len(ps) == p and len(npt) == p and len(nt) == p):
-        raise ValueError("p_start, n_pts, t_start and n_tri need one entry per part")
     volume = np.zeros(p, dtype=np.float64)
     if p == 0:
         return volume
-    _check_rows(ps, npt, len(pts_), "points")
-    _check_rows(ts, nt, len(tv_), "triangles")
-    if len(tv_) == 0:
-        tv_ = np.zeros((1, 3), dtype=np.int64)
-    if len(pts_) == 0:
-        pts_ = np.zeros((1, 3), dtype=np.float64)
     cdef const double[:, ::1] pv = pts_
     cdef const int64_t[:, ::1] tv = tv_
     cdef const int64_t[::1] psv = ps, npv = npt, tsv = ts, ntv = nt

@@ -24,6 +24,15 @@ from gjkcli.report.jsonout import document
 trimesh = pytest.importorskip("trimesh")
 
 
+def _glb(path, meshes: dict):
+    """A GLB of the named meshes, each a node of its own."""
+    s = trimesh.Scene()
+    for name, mesh in meshes.items():
+        s.add_geometry(mesh, node_name=name, geom_name=name)
+    path.write_bytes(s.export(file_type="glb"))
+    return path
+
+
 def _room_scene(path, *, inward: bool = True, subdivide: int = 0):
     """A 10 x 10 x 4 room (its faces wound inwards, or outwards), a table standing in it and a
     ball outside it, 3 away from its wall."""
@@ -36,11 +45,7 @@ def _room_scene(path, *, inward: bool = True, subdivide: int = 0):
     table.apply_translation((1, 1, 0))
     ball = trimesh.creation.icosphere(radius=0.5)
     ball.apply_translation((8.5, 0, 0))
-    s = trimesh.Scene()
-    for name, mesh in (("room", room), ("table", table), ("ball", ball)):
-        s.add_geometry(mesh, node_name=name, geom_name=name)
-    path.write_bytes(s.export(file_type="glb"))
-    return path
+    return _glb(path, {"room": room, "table": table, "ball": ball})
 
 
 def _doc(found) -> dict:
@@ -74,28 +79,22 @@ def test_a_turned_part_without_a_collision_is_not_named(tmp_path):
     box.invert()
     far = trimesh.creation.box(extents=(1, 1, 1))
     far.apply_translation((5, 0, 0))
-    s = trimesh.Scene()
-    s.add_geometry(box, node_name="turned", geom_name="turned")
-    s.add_geometry(far, node_name="far", geom_name="far")
-    path = tmp_path / "apart.glb"
-    path.write_bytes(s.export(file_type="glb"))
+    path = _glb(tmp_path / "apart.glb", {"turned": box, "far": far})
     doc = _doc(scan([str(path)], Options(jobs=1)))
     assert doc["pairs"] == [] and _turned_notes(doc) == []
 
 
 def test_many_turned_objects_are_counted_past_the_named(tmp_path):
     rooms = stages.INWARD_NAMED + 2
-    s = trimesh.Scene()
+    meshes = {}
     for k in range(rooms):
         room = trimesh.creation.box(extents=(4, 4, 4))
         room.invert()
         room.apply_translation((10 * k, 0, 0))
         crate = trimesh.creation.box(extents=(1, 1, 1))
         crate.apply_translation((10 * k, 0, 0))
-        s.add_geometry(room, node_name=f"room{k}", geom_name=f"room{k}")
-        s.add_geometry(crate, node_name=f"crate{k}", geom_name=f"crate{k}")
-    path = tmp_path / "rooms.glb"
-    path.write_bytes(s.export(file_type="glb"))
+        meshes.update({f"room{k}": room, f"crate{k}": crate})
+    path = _glb(tmp_path / "rooms.glb", meshes)
     doc = _doc(scan([str(path)], Options(jobs=1)))
     assert doc["summary"]["collision"] == rooms
     [note] = _turned_notes(doc)
@@ -151,11 +150,7 @@ def test_a_room_whose_vertices_are_split_is_named_where_its_hull_answers(tmp_pat
     assert not split.is_watertight and split.volume < 0
     table = trimesh.creation.box(extents=(1, 1, 1))
     table.apply_translation((1, 1, 0))
-    s = trimesh.Scene()
-    s.add_geometry(split, node_name="room", geom_name="room")
-    s.add_geometry(table, node_name="table", geom_name="table")
-    path = tmp_path / "split.glb"
-    path.write_bytes(s.export(file_type="glb"))
+    path = _glb(tmp_path / "split.glb", {"room": split, "table": table})
     doc = _doc(scan([str(path)], Options(jobs=1)))
     assert [(p["a"], p["b"], p["status"], p["mode"]) for p in doc["pairs"]] == [("table", "room", "collision", "hull")]
     [note] = _turned_notes(doc)
