@@ -306,3 +306,32 @@ def test_a_pair_the_solids_decide_carries_no_caveat_of_the_triangles(tmp_path):
     (pair,) = found.pairs
     assert pair.status is Status.TOUCHING and pair.mode == "brep"
     assert not pair.note and "watertight" not in (getattr(pair.result, "note", "") or "")
+
+
+@pytest.mark.parametrize("at, inside", [(8.75, True), (6.0, False), (10.5, False)])
+def test_a_part_buried_in_a_solid_whose_triangles_are_not_closed(tmp_path, at, inside):
+    """A 0.5 mm cube in the wall of a hollow sphere (radii 8 and 10 mm), in its void, or
+    outside it. OpenCASCADE's sphere meshes with its poles' triangles each holding a pole of its
+    own, so the shell's triangles are not closed and the triangle test compares surfaces only:
+    the buried cube was `clear`, 0.72 mm from the faces. The exact solids are asked whether one
+    lies inside the other where the triangles could not tell: a collision with the cube's
+    volume (OpenCASCADE's common volume); the two others stay clear at the solids' distance."""
+    from OCP.BRepAlgoAPI import BRepAlgoAPI_Cut
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeSphere
+    from OCP.gp import gp_Pnt
+
+    shell = BRepAlgoAPI_Cut(BRepPrimAPI_MakeSphere(gp_Pnt(0, 0, 0), 10.0).Shape(),
+                            BRepPrimAPI_MakeSphere(gp_Pnt(0, 0, 0), 8.0).Shape()).Shape()
+    cube = box(0.5, 0.5, 0.5, at=(at, -0.25, -0.25))
+    path = write_step(tmp_path / "buried.step", [("shell", shell), ("cube", cube)])
+    truth, volume = exact_distance(shell, cube), common_volume(shell, cube)
+    found = pipeline.scan([str(path)], pipeline.Options(jobs=1, all_pairs=True))
+    (pair,) = found.pairs
+    if inside:  # the solids share the cube's volume (OpenCASCADE's common part), their faces apart
+        assert volume == pytest.approx(0.125, rel=1e-6) and truth > 0.5
+        assert pair.status is Status.COLLISION and pair.mode == "brep"
+        assert pair.overlap_volume == pytest.approx(volume, rel=1e-9)
+    else:
+        assert volume == pytest.approx(0.0, abs=1e-12)
+        assert pair.status is oracle_status(truth, volume, float(pair.result.tolerance), 0.0) is Status.CLEAR
+        assert pair.distance_lower <= truth <= pair.result.distance + pair.tessellation
