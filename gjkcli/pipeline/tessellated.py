@@ -443,7 +443,7 @@ def _within(a, b, e: float, mesh: Result) -> bool:
     winding number there is 0.25 or more: a few small gaps move it by little, and a part apart
     from the other reads 0). Only those pairs are asked of the exact solids (`decide`): the
     classification costs OpenCASCADE's (30 to 50 ms a pair of an AP214 rotor's parts)."""
-    from gjkcli.engine import _mesh
+    from gjkcli.engine._mesh import winding
 
     for inner, outer, closed in ((a, b, getattr(mesh, "solid_b", True)), (b, a, getattr(mesh, "solid_a", True))):
         if closed:
@@ -456,7 +456,7 @@ def _within(a, b, e: float, mesh: Result) -> bool:
             return True
         outer.bvh.prepare_winding()
         point = inner.vertices[inner.used[:1]] - outer.centre
-        if abs(float(_mesh.winding(outer.bvh, point)[0])) >= 0.25:
+        if abs(float(winding(outer.bvh, point)[0])) >= 0.25:
             return True
     return False
 
