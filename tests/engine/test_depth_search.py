@@ -222,3 +222,34 @@ def test_the_deepest_point_inside_is_the_argmax_over_every_point_inside():
         found += 1
         tied += int(np.sum(dist[candidates] == dist[k]) > 1)
     assert 150 <= found <= 290 and tied >= 5  # both outcomes, and ties, drawn
+
+
+def test_points_beyond_the_solids_box_cost_no_distance():
+    """A scene's probes against a small part (NVlabs/SceneCollisionNet's: a table-top scene made
+    by marching cubes, thousands of bodies, in_collision_other of an object at many poses): the
+    points beyond the part's box are outside without a distance or a winding number; the
+    answer is the argmax over every point, as before."""
+    from gjkcli.engine import _mesh
+    from gjkcli.tolerances import DEFAULT
+
+    trimesh = pytest.importorskip("trimesh")
+    part = trimesh.creation.annulus(0.03, 0.05, 0.1)
+    mesh = Mesh(part.vertices, part.faces, name="ring")
+    rng = np.random.default_rng(11)
+    far = rng.uniform(-1.0, 1.0, size=(20_000, 3))
+    far = far[np.abs(far).max(axis=1) > 0.2]  # beyond the ring's box (0.1 across) by 0.15 at least
+    near = rng.uniform(-0.06, 0.06, size=(40, 3))  # within its box: some in the ring's wall
+    mesh.bvh.prepare_winding()
+    for points, tol in ((far, 0.0), (far, 0.1), (np.vstack([far, near]), 0.0)):
+        local = np.ascontiguousarray(points - mesh.centre)
+        ws = _mesh.Workspace()
+        hit = _mesh.deepest_inside(mesh.bvh, local, tol, DEFAULT.winding_inside, ws)
+        assert ws.distances <= len(points) - len(far)  # none for the far points
+        dist, _, _ = _mesh.closest(mesh.bvh, local)
+        inside = (np.abs(_mesh.winding(mesh.bvh, local)) > DEFAULT.winding_inside) & (dist > tol)
+        if not inside.any():
+            assert hit is None
+        else:
+            k = int(np.flatnonzero(inside)[np.argmax(dist[inside])])
+            assert hit[0] == k and hit[1] == dist[k]
+    assert hit is not None  # the near points: one of them in the wall
