@@ -287,3 +287,17 @@ def _replace_whole(target: str, data: bytes, mode) -> os.stat_result:
 # first, so an interrupted run leaves no part of that output. The run empties it once the
 # output is complete.
 provisional: list = []
+
+
+class FailedLine(str):
+    """A reader's line on an object it left out (an IFC element whose geometry failed, a STEP
+    solid OpenCASCADE could not mesh), with `order`: where a read of the whole file ranks it
+    among the file's lines (a Dask scan's shares of a file list them as one process does)."""
+
+    def __new__(cls, line: str, order: tuple):
+        made = super().__new__(cls, line)
+        made.order = tuple(order)
+        return made
+
+    def __reduce__(self):  # pickled as a str subclass with its order
+        return (FailedLine, (str(self), self.order))

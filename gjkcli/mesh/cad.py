@@ -35,6 +35,7 @@ meet), or bounded by a point of each surface within the band
 """
 from __future__ import annotations
 
+import collections
 import math
 import re
 from dataclasses import dataclass
@@ -43,11 +44,11 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli import extras, progress
-from gjkcli.errors import InputError
+from gjkcli.errors import FailedLine, InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical, factor
 
-__all__ = ["STEP_TYPES", "SolidRef", "read_step", "exact_distance", "common_volume",
+__all__ = ["STEP_TYPES", "SolidRef", "read_step", "unmeshed", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
            "touching_points", "finer", "shares", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
            "canonical_import", "recorded", "placed_parts", "solids_ahead", "forget_answers"]
@@ -138,27 +139,52 @@ def read_step(path, *, shown: str | None = None, named=lambda name: name,
               for name, solid, location in solids]
     shared = _shared_products(placed)
     ref_key = _key(path)
-    if share is not None:
-        mine = shares(solids, placed, share[1])[share[0]]
-        products: dict = {}  # per distinct solid of the share: (vertices, faces, eps) in mm
-        for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
-            if k in mine and k not in products:
+    mine = shares(solids, placed, share[1])[share[0]] if share is not None else None
+    products: dict = {}  # per distinct solid (of the share): (vertices, faces, eps) in mm, or None
+    failed: list = []  # (index of its first instance, the InputError) per solid that gave nothing
+    for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
+        if (mine is None or k in mine) and k not in products:  # its product's first instance
+            try:
                 products[k] = _tessellate(solid, rel, path, name)
+            except InputError as exc:  # the solid left out, named (`unmeshed`); the others read
+                products[k] = None
+                failed.append((index, exc))
+            else:
                 if points is not None:
                     points(products[k][0], shared=k in shared)
-            progress.report("tessellate", index + 1, len(solids))
-        return placed_parts(path, shown, named, unit, ref_key, products, placed, only=mine)
-    products = []  # per distinct solid: (vertices, faces, eps) in mm
-    for index, ((name, solid, _), (_, k, _)) in enumerate(zip(solids, placed)):
-        if k == len(products):  # its product's first instance
-            products.append(_tessellate(solid, rel, path, name))
-            if points is not None:
-                points(products[-1][0], shared=k in shared)
         progress.report("tessellate", index + 1, len(solids))
-    _RECORDED[ref_key] = (unit, rel, placed, products)
-    while len(_RECORDED) > _CACHE_FILES:
-        _RECORDED.pop(next(iter(_RECORDED)))
-    return placed_parts(path, shown, named, unit, ref_key, products, placed)
+    if failed and share is None and len(failed) == len(products):
+        raise failed[0][1]  # nothing of the file meshed: the file's own error
+    uses = collections.Counter(k for _, k, _ in placed)
+    _UNMESHED[ref_key] = [FailedLine(_left_out(exc.message, uses[placed[index][1]]), (index,))
+                          for index, exc in failed]
+    while len(_UNMESHED) > _CACHE_FILES:
+        _UNMESHED.pop(next(iter(_UNMESHED)))
+    if share is None and not failed:  # a file with a solid left out is read again next time
+        _RECORDED[ref_key] = (unit, rel, placed, [products[k] for k in range(len(products))])
+        while len(_RECORDED) > _CACHE_FILES:
+            _RECORDED.pop(next(iter(_RECORDED)))
+    return placed_parts(path, shown, named, unit, ref_key, products, placed, only=mine)
+
+
+# The lines of the solids the last reads of `read_step` left out, by `_key` (`unmeshed`).
+_UNMESHED: dict = {}
+
+
+def _left_out(message: str, instances: int) -> str:
+    """The line on a solid `_tessellate` refused ("solid 'X' gave no triangles (...); re-export
+    it"), placed `instances` times, that the run checks without it."""
+    others = f" (nor its {instances - 1} other instance{'s' if instances > 2 else ''})" if instances > 1 else ""
+    return f"{message.removesuffix('; re-export it')}: it is not checked{others}; re-export it"
+
+
+def unmeshed(path) -> list:
+    """A line per solid the last `read_step` of the file in this process left out (OpenCASCADE
+    gave it no triangles): `FailedLine`s ordered by the solid's first instance in the file."""
+    try:
+        return list(_UNMESHED.get(_key(Path(path)), ()))
+    except OSError:
+        return []
 
 
 def shares(solids: list, placed: list, n: int) -> list:
@@ -252,7 +278,7 @@ def placed_parts(path, shown: str, named, unit: str, ref_key: tuple, products,
     local: dict = {}  # per product: its vertices in the file's unit (Instance.local)
     parts = []
     for index, (name, k, T) in enumerate(placed):
-        if only is not None and k not in only:
+        if (only is not None and k not in only) or products[k] is None:  # None: left out, `unmeshed`
             continue
         vertices, faces, eps = products[k][:3]
         if k not in local:

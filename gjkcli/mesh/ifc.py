@@ -56,11 +56,11 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli import extras, progress
-from gjkcli.errors import InputError
+from gjkcli.errors import FailedLine, InputError
 from gjkcli.mesh import cad_process
 from gjkcli.units import canonical
 
-__all__ = ["Element", "IfcModel", "FailedLine", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
+__all__ = ["Element", "IfcModel", "read", "read_here", "read_share", "select", "element_label", "left_out_note",
            "IFC_TYPES", "telling_points", "kept_meshes", "reading_only"]
 
 # File suffixes read as IFC: STEP physical files of an IFC schema, and ifcZIP (a zip holding one
@@ -278,19 +278,6 @@ def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
     failed = [FailedLine(line, order) for order, line in sorted(got.failed, key=lambda f: f[0])]
     return IfcModel(parts=got.parts, units=got.units, schema=got.schema, failed=tuple(failed),
                     left_out=tuple(got.left_out))
-
-
-class FailedLine(str):
-    """A share's line on an element whose geometry failed (`read_share`), with `order`: where
-    `read` of the whole model ranks it among the model's failed lines."""
-
-    def __new__(cls, line: str, order: tuple):
-        made = super().__new__(cls, line)
-        made.order = tuple(order)
-        return made
-
-    def __reduce__(self):  # pickled as a str subclass with its order
-        return (FailedLine, (str(self), self.order))
 
 
 # The smallest model read by several children at once (when the run has several jobs): each

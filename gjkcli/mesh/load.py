@@ -291,7 +291,7 @@ def load_objects(path: str | Path, *, split_bodies: bool = False,
         parts = _ifc_parts(path, str(path), split_bodies, skipped, prepared=True)
     elif _file_type(Path(path)) in _CAD_TYPES:
         _check_file(Path(path))
-        parts = _cad_parts(path, split_bodies)
+        parts = _cad_parts(path, split_bodies, skipped)
     else:
         parts = [part for member, scene in _read(path)
                  for part in _usable_parts(path, member, scene, split_bodies)]
@@ -371,6 +371,7 @@ def read_objects(path: str | Path, *, split_bodies: bool = False, prefix: str | 
             else:  # the process read no parts: its answer would wait for OpenCASCADE's import
                 ask = _here
         parts = [dataclasses.replace(p, name=named(p.name)) for p in read]
+        _unmeshed(path, ask, skipped)  # each share its own products'
         # said once of a file, by its first share
         noted = skipped is not None and (share is None or share[0] == 0)
         guessed = ask(cad.codepage_note, path) if noted else None
@@ -599,15 +600,31 @@ def _ifc_instance(placement: tuple, faces: np.ndarray, keys: dict) -> Instance |
     return Instance(key=key, local=local, pose=pose, placed=int(uses))
 
 
-def _cad_parts(path, split_bodies: bool) -> list[Part]:
+def _unmeshed(path, ask, skipped: list | None) -> None:
+    """The lines on the STEP file's solids OpenCASCADE gave no triangles (`cad.unmeshed`, asked
+    where the file was read) into `skipped`; without it, the first is an InputError."""
+    from gjkcli.mesh import cad
+
+    lines = ask(cad.unmeshed, path)
+    if lines and skipped is None:
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        raise InputError(path, lines[0] + more)
+    if lines:
+        skipped.extend(lines)
+
+
+def _cad_parts(path, split_bodies: bool, skipped: list | None = None) -> list[Part]:
     """A STEP file's solids (`gjkcli.mesh.cad`), topology computed as for a mesh file: their
-    vertices merged, their bodies counted (a solid is one body unless the file says otherwise)."""
+    vertices merged, their bodies counted (a solid is one body unless the file says otherwise);
+    a solid OpenCASCADE gives no triangles is a line in `skipped` (`_unmeshed`)."""
     from types import SimpleNamespace
 
     from gjkcli.mesh import cad, cad_process
 
     out = []
-    for p in cad_process.ask(cad.read_step, path):
+    read = cad_process.ask(cad.read_step, path)
+    _unmeshed(path, cad_process.ask, skipped)
+    for p in read:
         mesh = _prepare(path, p.name, SimpleNamespace(vertices=p.vertices, faces=p.faces))
         pieces = mesh.split() if split_bodies else [mesh]
         for k, piece in enumerate(pieces):

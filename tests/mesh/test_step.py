@@ -2,6 +2,7 @@
 tessellation's error bound against the analytic surface, real files from trimesh's test models,
 and bad files."""
 import gzip
+import json
 import math
 import shutil
 from pathlib import Path
@@ -312,3 +313,49 @@ def test_eps_of_elementary_faces_is_their_distance_from_the_triangles(tmp_path, 
     q = np.array([[s.X(), s.Y(), s.Z()] for s in (adaptor.Value(a, b) for a, b in uv)])
     _, back, _ = trimesh.proximity.closest_point(mesh, q)
     assert back.max() <= part.eps
+
+
+def _with_empty_solid(tmp_path: Path) -> Path:
+    """An assembly of two boxes and a product placed twice whose solid has no face (its
+    CLOSED_SHELL emptied in the text: OpenCASCADE reads it, and meshes nothing)."""
+    import re
+
+    path = write_step(tmp_path / "asm.step",
+                      [("left", box(10, 10, 10)), ("right", box(10, 10, 10, (20, 0, 0))),
+                       ("hollow", box(5, 5, 5, (40, 0, 0)))],
+                      assembly="asm", instances=[("left", (0, 0, 0)), ("right", (0, 0, 0)),
+                                                 ("hollow", (0, 0, 0)), ("hollow", (0, 20, 0))])
+    text = path.read_text(encoding="latin-1")
+    last = list(re.finditer(r"(#\d+ = CLOSED_SHELL\('',)\([^;]*\);", text))[-1]
+    path.write_text(text[:last.start()] + last.group(1) + "());" + text[last.end():], encoding="latin-1")
+    return path
+
+
+def test_a_solid_without_triangles_is_left_out_by_name(tmp_path):
+    """A solid OpenCASCADE gives no triangles (an exporter's empty shell, as tscircuit's PCB
+    assembly holds six) is one line naming it and its other instances: the file's other solids
+    are read and checked, and a run without `skipped` (strict) refuses the file with that line.
+    (Before, the whole file was refused: nothing of it checked.)"""
+    path = _with_empty_solid(tmp_path)
+    skipped = []
+    parts = read_objects(path, skipped=skipped)
+    assert [p.name for p in parts] == ["asm/left", "asm/right"]
+    assert [str(s) for s in skipped] == ["solid 'asm/hollow:1' has no extent: it is not checked (nor its 1 "
+                                         "other instance); re-export it"]
+    assert [s.order for s in skipped] == [(2,)]  # its first instance's place in the file
+    with pytest.raises(InputError, match="'asm/hollow:1' has no extent: it is not checked"):
+        read_objects(path)
+
+
+def test_a_scan_checks_the_other_solids_and_says_which_was_left_out(tmp_path):
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    path = _with_empty_solid(tmp_path)
+    got = CliRunner().invoke(main, ["scan", str(path), "--format", "json", "--no-cache"])
+    assert got.exit_code == 2  # a file error, as an IFC element whose geometry failed
+    doc = json.loads(got.stdout)
+    assert [(p["a"], p["b"], p["status"]) for p in doc["pairs"]] == [] and doc["summary"]["objects"] == 2
+    assert [e["message"] for e in doc["errors"]] == [
+        "solid 'asm/hollow:1' has no extent: it is not checked (nor its 1 other instance); re-export it"]
