@@ -332,8 +332,8 @@ def _with_empty_solid(tmp_path: Path) -> Path:
 
 
 def test_a_solid_without_triangles_is_left_out_by_name(tmp_path):
-    """A solid OpenCASCADE gives no triangles (an exporter's empty shell, as tscircuit's PCB
-    assembly holds six) is one line naming it and its other instances: the file's other solids
+    """A solid OpenCASCADE gives no triangles (six of tscircuit's PCB assembly; here an empty
+    shell) is one line naming it and its other instances: the file's other solids
     are read and checked, and a run without `skipped` (strict) refuses the file with that line.
     (Before, the whole file was refused: nothing of it checked.)"""
     path = _with_empty_solid(tmp_path)
