@@ -162,7 +162,7 @@ class Mesh:
 
     __slots__ = ("name", "vertices", "faces", "watertight", "oriented", "centre", "size",
                  "used", "bvh", "local_lo", "local_hi", "_bodies", "_body", "_face_body", "_probes",
-                 "_outward", "_own_hull", "_edges")
+                 "_candidates", "_outward", "_own_hull", "_edges")
 
     def __init__(self, vertices, faces, *, watertight: bool | None = None, name: str = "mesh",
                  leaf_size: int = 1, closed_oriented: bool = False):
@@ -205,6 +205,7 @@ class Mesh:
         self._body: np.ndarray | None = None
         self._face_body: np.ndarray | None = None
         self._probes = None
+        self._candidates = None  # `probes_within`'s
         self._own_hull = None  # its convex hull in its own frame, when first asked (_own_hull)
         self._outward = None
 
@@ -287,8 +288,42 @@ class Mesh:
     def labelled_probes(self) -> tuple[np.ndarray, np.ndarray]:
         """(probes (k, 3), their bodies (k,) int64): every body has probes (face centroids)."""
         if self._probes is None:
-            self._probes = _probe_points(self)
+            points, labels, inner = _probe_candidates(self)
+            keep = ~inner
+            if inner.any():
+                keep[inner] = _inside_own(self, points[inner])
+            self._probes = np.ascontiguousarray(points[keep]), labels[keep]
         return self._probes
+
+    def probes_within(self, to_outer, from_outer, lo, hi) -> np.ndarray:
+        """`probes()` moved by `to_outer` (into another part's frame; `from_outer` back) that
+        lie in the box [lo, hi] (that part's: no point outside it is inside the part), in their
+        order. Only the probes within the box's own box in this frame are moved (found by their
+        x, kept sorted); the points just inside this part are confirmed by its winding number
+        only where they fall in the box, each once: a scene of thousands of bodies (a sensor's
+        marching cubes) against a small part moves and confirms a few of its 71,000 probes
+        (their 24,000 points inside confirmed at once took 0.9 s)."""
+        if self._candidates is None:
+            if self._probes is not None:
+                points, state = self._probes[0], np.zeros(len(self._probes[0]), dtype=np.uint8)
+            else:
+                points, _, inner = _probe_candidates(self)
+                # per point: 0 confirmed (or not to be), 1 not asked yet, 2 not inside
+                state = inner.astype(np.uint8)
+            order = np.argsort(points[:, 0], kind="stable")
+            self._candidates = points, state, order, points[order, 0]
+        points, state, order, xs = self._candidates
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        back = from_outer(corners)
+        blo, bhi = back.min(axis=0), back.max(axis=0)
+        near = np.sort(order[np.searchsorted(xs, blo[0], "left"):np.searchsorted(xs, bhi[0], "right")])
+        near = near[np.all((points[near, 1:] >= blo[1:]) & (points[near, 1:] <= bhi[1:]), axis=1)]
+        p = to_outer(points[near])
+        keep = np.all((p >= lo) & (p <= hi), axis=1)
+        ask = near[keep & (state[near] == 1)]
+        if len(ask):
+            state[ask] = np.where(_inside_own(self, points[ask]), 0, 2)
+        return p[keep & (state[near] == 0)]
 
     def outward(self) -> float:
         """+1 when the faces' normals (right hand) point out of the part, -1 when in, 0 when the
@@ -715,12 +750,12 @@ class _Pair:
                 notes.append(f"'{outer.name}' is {outer.not_solid_reason()}: only its surface counts,"
                              f" a part inside it is not detected")
                 continue
-            points = inner.probes()
+            to_outer, back = (self.b_to_a, self.a_to_b) if which == "b in a" else (self.a_to_b, self.b_to_a)
+            points = inner.probes_within(to_outer, back, outer.local_lo, outer.local_hi)
             if pairs is not None and len(pairs):
                 faces = distinct(pairs[:, 1] if which == "b in a" else pairs[:, 0])
-                points = np.concatenate([points, inner.local(inner.vertices[inner.faces[faces]].mean(axis=1))])
-            to_outer = self.b_to_a if which == "b in a" else self.a_to_b
-            hit = _inside(outer, to_outer(points), self.tol, self.ws)
+                points = np.concatenate([points, to_outer(inner.local(inner.vertices[inner.faces[faces]].mean(axis=1)))])
+            hit = _inside(outer, points, self.tol, self.ws)
             if hit is not None:
                 depth, p, c = hit
                 if which == "a in b":
@@ -760,6 +795,7 @@ class _Pair:
             if not outer.solid:
                 continue
             to_outer = self.a_to_b if which == "a in b" else self.b_to_a
+            from_outer = self.b_to_a if which == "a in b" else self.a_to_b
             local = inner.local()
             # a proof needs a point deeper than the band: shallower ones are not looked at
             beat = (0.0 if best is None else best[0]) if measure else self.tol
@@ -767,8 +803,8 @@ class _Pair:
             faces = distinct(crossings[:, col]) if len(crossings) else np.zeros(0, dtype=np.int64)
             corners = distinct(inner.faces[faces]) if len(faces) else np.zeros(0, dtype=np.int64)
 
-            def probes():  # every one (a few per body: a body wholly inside is found)
-                return to_outer(inner.probes()), None
+            def probes():  # every one in the box (a few per body: a body wholly inside is found)
+                return inner.probes_within(to_outer, from_outer, outer.local_lo, outer.local_hi), None
 
             def crossing_corners():  # where the surfaces pass each other
                 return to_outer(local[corners]), WITNESS_VERTICES
@@ -1357,8 +1393,9 @@ def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     return index[order[start[group] + (j * count[group]) // take[group]]]
 
 
-def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
-    """See Mesh.probes: (points (k, 3), body of each (k,))."""
+def _probe_candidates(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """See Mesh.probes: (points (k, 3), body of each (k,), which are meant just inside the part
+    (k,) bool: `_inside_own` confirms them, or they are left out)."""
     local = mesh.local()
     body = mesh.vertex_bodies()
     used = np.flatnonzero(body >= 0)
@@ -1375,13 +1412,18 @@ def _probe_points(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
         keep = length > 0
         # inward is against the normal of an outward-facing solid (positive volume)
         step = -mesh.outward() * DEFAULT.exact_step_rel * mesh.size
-        inner = centroids[keep] + step * n[keep] / length[keep, None]
-        if len(inner):
-            mesh.bvh.prepare_winding()
-            w = _mesh.winding(mesh.bvh, inner, _workspace())
-            points.append(inner[np.abs(w) > DEFAULT.winding_inside])
-            labels.append(face_body[faces][keep][np.abs(w) > DEFAULT.winding_inside])
-    return np.ascontiguousarray(np.concatenate(points)), np.concatenate(labels)
+        points.append(centroids[keep] + step * n[keep] / length[keep, None])
+        labels.append(face_body[faces][keep])
+    inner = np.zeros(sum(len(x) for x in points), dtype=bool)
+    if mesh.solid:
+        inner[len(inner) - len(points[-1]):] = True
+    return np.ascontiguousarray(np.concatenate(points)), np.concatenate(labels), inner
+
+
+def _inside_own(mesh: Mesh, points: np.ndarray) -> np.ndarray:
+    """(k,) bool: the points (the mesh's frame) inside it by its winding number."""
+    mesh.bvh.prepare_winding()
+    return np.abs(_mesh.winding(mesh.bvh, points, _workspace())) > DEFAULT.winding_inside
 
 
 _I3 = np.eye(3)

@@ -253,3 +253,51 @@ def test_points_beyond_the_solids_box_cost_no_distance():
             k = int(np.flatnonzero(inside)[np.argmax(dist[inside])])
             assert hit[0] == k and hit[1] == dist[k]
     assert hit is not None  # the near points: one of them in the wall
+
+
+def test_probes_within_a_box_are_the_probes_in_it_in_their_order():
+    """Mesh.probes_within (a scene's probes against a small part: only those in the part's box
+    are moved, and the points just inside the scene confirmed there) gives exactly the probes
+    `probes()` gives that lie in the box, in their order, for boxes anywhere and turned frames;
+    and confirms the inside points of the bodies near the box only."""
+    from gjkcli.engine.exact import _workspace
+
+    trimesh = pytest.importorskip("trimesh")
+    rng = np.random.default_rng(12)
+    bodies = []
+    for k in range(300):  # small bodies spread over a table, some hollow (a shell wound inwards inside)
+        ball = trimesh.creation.icosphere(subdivisions=1, radius=float(rng.uniform(0.01, 0.03)))
+        ball.apply_translation(rng.uniform([-0.5, -0.8, 0.0], [0.5, 0.8, 0.3]))
+        bodies.append(ball)
+        if k % 10 == 0:
+            cavity = ball.copy()
+            cavity.apply_scale(0.5)
+            cavity.apply_translation(ball.centroid * 0.5)
+            cavity.invert()
+            bodies.append(cavity)
+    scene = trimesh.util.concatenate(bodies)
+    whole = Mesh(scene.vertices, scene.faces, name="scene")
+    lazy = Mesh(scene.vertices, scene.faces, name="scene")
+    assert whole.solid
+    probes = whole.probes()
+    asked = 0
+    for trial in range(40):
+        R = trimesh.transformations.random_rotation_matrix(rng.uniform(size=3))[:3, :3]
+        t = rng.uniform(-0.5, 0.5, size=3)
+        half = rng.uniform(0.02, 0.3, size=3)
+        lo, hi = -half, half
+
+        def to_outer(p, R=R, t=t):
+            return (np.asarray(p) - t) @ R
+
+        def back(p, R=R, t=t):
+            return np.asarray(p) @ R.T + t
+
+        before = _workspace().windings
+        got = lazy.probes_within(to_outer, back, lo, hi)
+        asked += _workspace().windings - before
+        moved = to_outer(probes)
+        want = moved[np.all((moved >= lo) & (moved <= hi), axis=1)]
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(whole.probes_within(to_outer, back, lo, hi), want)  # made whole first
+    assert 0 < asked < len(probes) // 2  # the points inside the scene near the boxes confirmed, not all
