@@ -38,13 +38,20 @@ compared (the script exits 1 when they differ):
 (h) `min_distance_single`, `_other` and `_internal` of two non-convex parts of ../shared/meshes
     placed into each other, the managers prepared outside the clock.
 (g) and (h) need ../shared (GJK_SHARED names another place) and are skipped without it.
+(i) a sensed scene (NVlabs/SceneCollisionNet's pattern: a table-top scene reconstructed by
+    marching cubes from a depth sensor's points, an object's manager moved to 300 poses over it,
+    `in_collision_other` at each): the scene one mesh of a table, six boxes and 4,000 specks
+    (the isolated blobs marching cubes leaves of stray points: 4,007 bodies), the object a
+    ring; filling included. Where the answers differ, gjk's collision must be a part inside the
+    other's solid (the ring in a box, a speck in the ring's wall: FCL compares surfaces), judged
+    by trimesh's `contains`.
 
 Each figure is the best of several runs (--repeats for (a), 50 for (b); (e) chunk by chunk, at
 least 7 runs each): other processes on the machine only ever add time.
 
 Usage:
     python benchmarks/bench_api.py [--objects N] [--repeats R] [--seed S] [--moving N] [--steps S]
-        [--fresh-steps N] [--grasps N] [--overlaps N] [--only a..h ...]
+        [--fresh-steps N] [--grasps N] [--overlaps N] [--only a..i ...]
 """
 from __future__ import annotations
 
@@ -510,6 +517,50 @@ def _distances_agree(ours: np.ndarray, theirs: np.ndarray) -> tuple:
     return int((ours == 0).sum()), int((theirs <= 0).sum()), diff, same
 
 
+def sensed_scene(rng):
+    """(i)'s scene (one mesh of 4,007 bodies), object and 300 poses above the table."""
+    from trimesh import transformations as tra
+
+    parts = [trimesh.creation.box([1.0, 1.6, 0.05], tra.translation_matrix([0, 0, -0.025]))]
+    for _ in range(6):
+        size = rng.uniform(0.05, 0.2, 3)
+        parts.append(trimesh.creation.box(size, tra.translation_matrix(np.r_[rng.uniform(-0.4, 0.4, 2), size[2] / 2])))
+    speck = trimesh.creation.icosphere(subdivisions=0, radius=0.004)
+    for at in np.c_[rng.uniform(-0.5, 0.5, 4000), rng.uniform(-0.8, 0.8, 4000), rng.uniform(0.0, 0.25, 4000)]:
+        parts.append(speck.copy().apply_translation(at))
+    scene = trimesh.util.concatenate(parts)
+    ring = trimesh.creation.annulus(0.03, 0.05, 0.1)
+    poses = np.repeat(np.eye(4)[None], 300, 0)
+    for pose in poses:
+        pose[:3, :3] = tra.quaternion_matrix(tra.unit_vector(rng.normal(size=4)))[:3, :3]
+    poses[:, :3, 3] = np.c_[rng.uniform(-0.5, 0.5, (300, 2)), rng.uniform(0.0, 0.3, 300)]
+    return scene, ring, poses
+
+
+def bench_sensed(rng, repeats: int):
+    """(i): seconds of the whole loop (managers filled, 300 moves and questions), best of
+    `repeats`, and each side's answers."""
+    from gjkcli import CollisionManager
+
+    scene, ring, poses = sensed_scene(rng)
+    runs: dict = {}
+    for _ in range(repeats):
+        for name, cls in (("gjk", CollisionManager), ("trimesh", trimesh.collision.CollisionManager)):
+            s, r = scene.copy(), ring.copy()  # neither reads what the other cached
+            with no_gc():
+                t0 = clock()
+                sm, om = cls(), cls()
+                sm.add_object("scene", s)
+                om.add_object("object", r)
+                hits = []
+                for pose in poses:
+                    om.set_transform("object", pose)
+                    hits.append(bool(sm.in_collision_other(om)))
+                t = clock() - t0
+            _best(runs, name, t, hits)
+    return runs, scene, ring, poses
+
+
 def report_patterns(args, only: set) -> bool:
     """Run and print (e) to (h); False on an answer that differs."""
     ok = True
@@ -540,6 +591,30 @@ def report_patterns(args, only: set) -> bool:
         print(f"colliding pairs: gjk {len(a[1])}, trimesh {len(b[1])}, both {len(a[1] & b[1])}; "
               f"{ours / 1000 * 1e3:.3f} ms per sphere for gjk")
         print(f"spheres ratio (gjk / trimesh): {ours / theirs:.2f}")
+        print()
+    if "i" in only:
+        runs, scene, ring, poses = bench_sensed(np.random.default_rng(args.seed), args.repeats)
+        (ours, a), (theirs, b) = runs["gjk"], runs["trimesh"]
+        differ = [k for k, (x, y) in enumerate(zip(a, b)) if x != y]
+        # gjk's collision where FCL's surfaces do not meet: the ring inside the scene's solid,
+        # or a body of the scene (a speck) inside the ring's
+        def contained(k: int) -> bool:
+            if scene.contains(trimesh.transform_points(ring.vertices, poses[k])).all():
+                return True
+            near = scene.vertices[np.linalg.norm(scene.vertices - poses[k][:3, 3], axis=1) < 0.06]
+            return bool(len(near)) and ring.contains(trimesh.transform_points(near, np.linalg.inv(poses[k]))).any()
+
+        inside = [k for k in differ if a[k] and contained(k)]
+        ok &= len(inside) == len(differ)
+        print(f"(i) a sensed scene: one mesh of a table, 6 boxes and 4,000 specks "
+              f"({len(scene.split(only_watertight=False))} bodies, {len(scene.faces):,} faces), a ring's "
+              f"manager at {len(poses)} poses, in_collision_other, filling included, best of {args.repeats} (seconds)")
+        print("| pattern | gjk | trimesh | gjk / trimesh |")
+        print("|---|---|---|---|")
+        print(f"| fill + set_transform + in_collision_other | {ours:.3f} | {theirs:.3f} | {ours / theirs:.2f} |")
+        print(f"colliding: gjk {sum(a)}, trimesh {sum(b)} of {len(a)}; different at {len(differ)} poses, "
+              f"{len(inside)} of them a part inside the other's solid (trimesh's contains)")
+        print(f"sensed scene ratio (gjk / trimesh): {ours / theirs:.2f}")
         print()
     if not SHARED.is_dir():
         print(f"(g), (h) skipped: {SHARED} (real meshes and the Panda) is absent")
@@ -578,10 +653,10 @@ def main() -> None:
     ap.add_argument("--fresh-steps", type=int, default=200, help="steps of (e)")
     ap.add_argument("--grasps", type=int, default=200, help="poses per object of (g)")
     ap.add_argument("--overlaps", type=int, default=40, help="cases of (h)")
-    ap.add_argument("--only", choices=tuple("abcdefgh"), action="append",
+    ap.add_argument("--only", choices=tuple("abcdefghi"), action="append",
                     help="run only these parts (repeatable)")
     args = ap.parse_args()
-    only = set(args.only or "abcdefgh")
+    only = set(args.only or "abcdefghi")
     failed = not report_patterns(args, only)
 
     for part, shared in (("a", 0), ("d", args.shared)):
