@@ -661,6 +661,8 @@ def _read(path: str | Path) -> list[tuple[str | None, object]]:
             return [(None, _ListedScene(*gltf.read_scene(path)))]
         except gltf.Unsupported:  # a feature left to trimesh's reader, below
             pass
+    if file_type == "3mf" and _items_elsewhere(path):  # trimesh would place the root's objects there
+        raise InputError(path, _ELSEWHERE)
     try:
         if file_type in _ARCHIVE_TYPES:
             return _read_archive(path, file_type)
@@ -669,6 +671,41 @@ def _read(path: str | Path) -> list[tuple[str | None, object]]:
         raise
     except Exception as exc:
         raise InputError(path, _unread_3mf(path, file_type) or _cause(exc, file_type)) from exc
+
+
+_ELSEWHERE = ("its build items are in other model parts of the archive (p:path, the 3MF Production "
+              "extension), which gjk does not read; export the build into the main model")
+# A build element, and an item of it with a namespaced path attribute (Production's p:path).
+_BUILD = re.compile(rb"<(?:[\w.-]+:)?build[\s>/]")
+_ITEM_PATH = re.compile(rb"<(?:[\w.-]+:)?item\b[^>]*?\s[\w.-]+:path\s*=")
+
+
+def _items_elsewhere(path: Path) -> bool:
+    """Whether a 3MF's root model has a build item in another model part (p:path). trimesh's
+    reader follows p:path for components only, and reads such an item as the root model's
+    object of the same id: where the root defines one, a part in the wrong place, checked
+    (a test's tetrahedron, half a millimetre over its own copy). Its build, read as text: the
+    model's last element, after every mesh, so the search starts at its last `<build`."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            name = next((m for m in archive.namelist() if "3d/3dmodel.model" in m.lower()), None)
+            if name is None:
+                return False
+            data = archive.read(name)
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError):
+        return False  # the reader says what is wrong with it
+    end = len(data)
+    while True:  # the last opening tag of a build element, back from the end
+        at = data.rfind(b"build", 0, end)
+        if at < 0:
+            return False
+        start = data.rfind(b"<", 0, at)
+        found = _BUILD.match(data, start) if start >= 0 else None
+        if found is not None and found.end() == at + len(b"build") + 1:
+            return _ITEM_PATH.search(data, start) is not None
+        end = at
 
 
 # 3MF extensions by namespace (3MF Consortium's specifications): a model that requires one
@@ -717,8 +754,7 @@ def _unread_3mf(path: Path, file_type: str) -> str | None:
     unread = [_3MF_EXTENSIONS.get(namespaces.get(prefix), repr(prefix)) for prefix in required
               if namespaces.get(prefix) != _3MF_MATERIALS]
     if elsewhere:
-        return ("its build items are in other model parts of the archive (p:path, the 3MF Production "
-                "extension), which gjk does not read; export the build into the main model")
+        return _ELSEWHERE
     if not unread or unread == ["Production"]:  # Production's UUIDs alone hide nothing
         return None
     names = " and ".join(", ".join(unread).rsplit(", ", 1))

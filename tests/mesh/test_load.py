@@ -760,6 +760,34 @@ def test_a_3mf_of_an_extension_gjk_does_not_read_is_refused_naming_it(tmp_path):
             assert str(e.value).startswith(f"{path}: {words}") and "\n" not in str(e.value)
 
 
+def test_a_3mf_with_some_build_items_in_other_parts_is_refused_not_misplaced(tmp_path):
+    """A root model with a part of its own and a build item of another model part (p:path,
+    any prefix) whose object id the root also defines: trimesh reads that item as the root's
+    object, a part where none is (here over its own copy: a collision that is not there).
+    Refused naming p:path, however the items are ordered; the same file without that item
+    reads as before."""
+    other = {"3D/other.model": (f'<?xml version="1.0" encoding="utf-8"?><model xmlns="{_CORE}" '
+                                f'unit="millimeter"><resources><object id="1" type="model">{_BOX}</object>'
+                                '</resources><build/></model>')}
+
+    def model(items: str, prefix: str = "p") -> str:
+        return (f'<?xml version="1.0" encoding="utf-8"?><model xmlns="{_CORE}" xmlns:{prefix}="{_PRODUCTION}" '
+                f'unit="millimeter"><resources><object id="1" type="model">{_BOX}</object></resources>'
+                f'<build>{items}</build></model>')
+
+    there = '<item objectid="1" {}:path="/3D/other.model" transform="1 0 0 0 1 0 0 0 1 0.5 0 0"/>'
+    for k, (items, prefix) in enumerate(((f'<item objectid="1"/>{there.format("p")}', "p"),
+                                         (f'{there.format("prod")}\n<item objectid="1"/>', "prod"))):
+        path = _3mf(tmp_path / f"mix{k}.3mf", model(items, prefix), other)
+        for read in (read_objects, load_objects):
+            with pytest.raises(InputError) as e:
+                read(path)
+            assert str(e.value).startswith(f"{path}: its build items are in other model parts of the "
+                                           f"archive (p:path, the 3MF Production extension)")
+    alone = _3mf(tmp_path / "alone.3mf", model('<item objectid="1"/>'), other)
+    assert len(read_objects(alone)) == 1
+
+
 def test_a_3mf_that_requires_production_for_its_uuids_reads_as_before(tmp_path):
     """Slicers mark the Production extension required for its UUIDs while the parts are in the
     root model: such a file reads as trimesh reads it."""
