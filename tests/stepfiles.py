@@ -55,6 +55,30 @@ def box(dx: float, dy: float, dz: float, at=(0.0, 0.0, 0.0)):
     return BRepPrimAPI_MakeBox(gp_Pnt(*at), dx, dy, dz).Shape()
 
 
+def face_soup_box(size: float, at=(0.0, 0.0, 0.0)):
+    """A box as one solid whose six faces share no edge (each bounded by a polygon of its own),
+    as exporters of triangle soups write them (tscircuit's boards): OpenCASCADE's reader makes
+    each face a shell of its own, and no solid."""
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepBuilderAPI import BRepBuilderAPI_MakeFace, BRepBuilderAPI_MakePolygon
+    from OCP.TopoDS import TopoDS_Shell, TopoDS_Solid
+
+    x0, y0, z0 = at
+    c = [(x0 + size * i, y0 + size * j, z0 + size * k) for i in (0, 1) for j in (0, 1) for k in (0, 1)]
+    builder, shell = BRep_Builder(), TopoDS_Shell()
+    builder.MakeShell(shell)
+    for quad in ((0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)):
+        polygon = BRepBuilderAPI_MakePolygon()
+        for v in quad:
+            polygon.Add(gp_Pnt(*c[v]))
+        polygon.Close()
+        builder.Add(shell, BRepBuilderAPI_MakeFace(polygon.Wire(), True).Face())
+    solid = TopoDS_Solid()
+    builder.MakeSolid(solid)
+    builder.Add(solid, shell)
+    return solid
+
+
 def _location(translate, rotate_z: float = 0.0):
     """Turned by `rotate_z` radians about z, then moved by `translate`."""
     r = gp_Trsf()

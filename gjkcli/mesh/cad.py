@@ -1421,8 +1421,14 @@ def _read(path: Path):
     roots = Labels()
     tool.GetFreeShapes(roots)
     out: list = []
+    transfer = reader.ChangeReader().WS().TransferReader()
+
+    def origin(shape) -> str:  # the STEP entity a shape was made of ("StepShape_...")
+        entity = transfer.EntityFromShapeResult(shape, 1)
+        return "" if entity is None else entity.DynamicType().Name()
+
     for k in range(roots.Length()):
-        _walk(roots.Value(k + 1), None, None, out)
+        _walk(roots.Value(k + 1), None, None, out, origin)
     if not out:
         raise InputError(path, "holds no solid or surface (only points, curves or an empty "
                                "assembly); export the parts as solids")
@@ -1542,14 +1548,26 @@ def _label_name(label) -> str | None:
     return None
 
 
-def _walk(label, prefix: str | None, location, out: list) -> None:
+# The STEP entities of one solid: where OpenCASCADE's reader could not make it one (its faces
+# share no edge: tscircuit's boards, a triangle soup), its shells are still one object.
+_SOLID_ENTITIES = frozenset({"StepShape_ManifoldSolidBrep", "StepShape_BrepWithVoids", "StepShape_FacetedBrep",
+                             "StepShape_FacetedBrepAndBrepWithVoids"})
+
+
+def _walk(label, prefix: str | None, location, out: list, origin) -> None:
     """Append (instance path, solid in its product's frame, placement) for every solid under
-    `label` (a product)."""
+    `label` (a product); origin : shape -> the name of the STEP entity it was made of.
+
+    A product's solids are its objects. An item of its shape that holds no solid but shells is
+    one object where the file gave it as a solid (OpenCASCADE split it: its faces share no
+    edge, each face a shell of its own), else each of its shells is one (a surface model: no
+    volume, no inside)."""
     from OCP.OCP.collections import Sequence_TDF_Label as Labels
     from OCP.TDF import TDF_Label
-    from OCP.TopAbs import TopAbs_SHELL, TopAbs_SOLID
+    from OCP.TopAbs import TopAbs_COMPOUND, TopAbs_SHELL, TopAbs_SOLID
     from OCP.TopExp import TopExp_Explorer
     from OCP.TopLoc import TopLoc_Location
+    from OCP.TopoDS import TopoDS_Iterator
     from OCP.XCAFDoc import XCAFDoc_ShapeTool
 
     location = TopLoc_Location() if location is None else location
@@ -1573,7 +1591,7 @@ def _walk(label, prefix: str | None, location, out: list) -> None:
             seen[n] = seen.get(n, 0) + 1
             inner = location.Multiplied(XCAFDoc_ShapeTool.GetLocation_s(component))
             before = len(out)
-            _walk(target, here, inner, out)
+            _walk(target, here, inner, out, origin)
             if count[n] > 1:  # the k-th instance of a product used several times here
                 tag = f"{here}/{n}"
                 for s in range(before, len(out)):
@@ -1583,16 +1601,27 @@ def _walk(label, prefix: str | None, location, out: list) -> None:
     shape = XCAFDoc_ShapeTool.GetShape_s(label)
     if shape.IsNull():
         return
-    solids = []
-    explorer = TopExp_Explorer(shape, TopAbs_SOLID)
-    while explorer.More():
-        solids.append(explorer.Current())
-        explorer.Next()
-    if not solids:  # surfaces without a solid: each shell an object (no volume, no inside)
-        explorer = TopExp_Explorer(shape, TopAbs_SHELL)
+
+    def each(of, kind) -> list:
+        found, explorer = [], TopExp_Explorer(of, kind)
         while explorer.More():
-            solids.append(explorer.Current())
+            found.append(explorer.Current())
             explorer.Next()
+        return found
+
+    solids = each(shape, TopAbs_SOLID)
+    items = [shape]  # the shape is the item (a product of one solid), or a compound of them
+    if shape.ShapeType() == TopAbs_COMPOUND and origin(shape) not in _SOLID_ENTITIES:
+        items, children = [], TopoDS_Iterator(shape)
+        while children.More():
+            items.append(children.Value())
+            children.Next()
+    split = [not each(item, TopAbs_SOLID) and bool(each(item, TopAbs_SHELL)) and origin(item) in _SOLID_ENTITIES
+             for item in items]
+    if not solids:  # surfaces without a solid: each shell an object, a split solid's together
+        solids = [s for item, whole in zip(items, split) for s in ([item] if whole else each(item, TopAbs_SHELL))]
+    else:
+        solids += [item for item, whole in zip(items, split) if whole]
     for k, solid in enumerate(solids):
         out.append((here if len(solids) == 1 else f"{here}#{k + 1}", solid, location))
 

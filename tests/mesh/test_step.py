@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
-from stepfiles import box, common_volume, cylinder, write_step  # skips the module without OpenCASCADE
+from stepfiles import box, common_volume, cylinder, face_soup_box, write_step  # skips the module without OpenCASCADE
 
 from gjkcli.errors import InputError
 from gjkcli.mesh.load import load_objects, load_part, read_objects
@@ -332,8 +332,8 @@ def _with_empty_solid(tmp_path: Path) -> Path:
 
 
 def test_a_solid_without_triangles_is_left_out_by_name(tmp_path):
-    """A solid OpenCASCADE gives no triangles (six of tscircuit's PCB assembly; here an empty
-    shell) is one line naming it and its other instances: the file's other solids
+    """A solid OpenCASCADE gives no triangles (an exporter's empty shell) is one line naming it
+    and its other instances: the file's other solids
     are read and checked, and a run without `skipped` (strict) refuses the file with that line.
     (Before, the whole file was refused: nothing of it checked.)"""
     path = _with_empty_solid(tmp_path)
@@ -359,3 +359,33 @@ def test_a_scan_checks_the_other_solids_and_says_which_was_left_out(tmp_path):
     assert [(p["a"], p["b"], p["status"]) for p in doc["pairs"]] == [] and doc["summary"]["objects"] == 2
     assert [e["message"] for e in doc["errors"]] == [
         "solid 'asm/hollow:1' has no extent: it is not checked (nor its 1 other instance); re-export it"]
+
+
+def test_a_solid_whose_faces_share_no_edge_is_one_object(tmp_path):
+    """A solid given as faces that share no edge (tscircuit's PCB exports: OpenCASCADE's reader
+    makes each face a shell of its own, and no solid) is one object, as the file gives it: not
+    an object per face (tscircuit's board and parts: 2,343 single triangles, 974 'collisions' of
+    a part's own faces), and not dropped beside a solid of the same product (a missed collision).
+    A product of that solid alone, and a product holding it and a box that overlaps it."""
+    from OCP.BRep import BRep_Builder
+    from OCP.TopoDS import TopoDS_Compound
+
+    alone = write_step(tmp_path / "alone.step", [("soup", face_soup_box(10)), ("block", box(10, 10, 10, (20, 0, 0)))])
+    parts = read_objects(alone)
+    assert [(p.name, len(p.faces)) for p in parts] == [("soup", 12), ("block", 12)]
+    np.testing.assert_allclose(parts[0].bounds, [[0, 0, 0], [10, 10, 10]], atol=1e-9)
+
+    builder, both = BRep_Builder(), TopoDS_Compound()
+    builder.MakeCompound(both)
+    builder.Add(both, face_soup_box(10))
+    builder.Add(both, box(10, 10, 10, (5, 0, 0)))
+    mixed = write_step(tmp_path / "mixed.step", [("pair", both)])
+    assert sorted(len(p.faces) for p in read_objects(mixed)) == [12, 12]  # before: the box alone
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    got = CliRunner().invoke(main, ["scan", str(mixed), "--format", "json", "--no-cache"])
+    pair = json.loads(got.stdout)["pairs"]
+    assert got.exit_code == 1 and [p["status"] for p in pair] == ["collision"]
+    assert pair[0]["overlap_volume"] == pytest.approx(500.0, rel=1e-6)  # 5 x 10 x 10, as OpenCASCADE's common
