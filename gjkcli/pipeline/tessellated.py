@@ -60,6 +60,7 @@ common part's volume and thickness as they are.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -356,8 +357,6 @@ def _with_copies(work: list, scene=None) -> list:
                                      if item.exact] for n in exact], scene)
     except Exception:  # noqa: BLE001 - the pairs' own refinement says what failed
         return work
-    import dataclasses
-
     work = list(work)
     for n, ok in zip(exact, repaid):
         if not ok:
@@ -498,8 +497,6 @@ def deep_on_hulls(hull: Result, e: float, gaps: float, tol: float) -> Bounded | 
     upper = -float(hull.depth) + gaps + e
     if not upper < -tol:
         return None
-    import dataclasses
-
     r = dataclasses.replace(hull, distance=0.0, distance_lower=0.0)
     return Bounded(r, "hull", None, None, "the hulls overlap deeper than the tessellation's error "
                                           "allows; depth from the hulls")
@@ -535,15 +532,23 @@ def decide(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     unknown = deepest is not None and mesh.status is Status.COLLISION and mesh.depth is None
     if unknown and (deep_first or not exact):
         mesh, unknown = deepest(), False
+    nested = False  # the triangles apart, one exact solid inside the other
     if not unknown:  # the interval [s' - e, s' + e] first
         lower, upper = bounds_of(float(mesh.signed_distance), e)
         decided = _from_interval(mesh, lower, upper, tol, clearance, None)
-        if decided.result.status is not Status.UNDECIDED and not (
-                exact and lower > tol and _unseen(mesh, within) and _nested(refs)):
+        nested = (decided.result.status is not Status.UNDECIDED and exact and lower > tol
+                  and _unseen(mesh, within) and _nested(refs))
+        if decided.result.status is not Status.UNDECIDED and not nested:
+            if exact and getattr(decided.result, "note", ""):
+                # the triangles' caveat (a mesh not closed: a part inside it not detected) is not
+                # this answer's: with exact solids, one inside the other is asked of them where
+                # the triangles could have missed it (`_unseen`, `_nested`)
+                decided = dataclasses.replace(decided, result=dataclasses.replace(decided.result, note=""))
             return decided
     # apart triangles within their error of the band or the clearance: the parts' triangles
-    # made again, finer, may decide it at a fraction of OpenCASCADE's distance
-    if exact and not unknown and mesh.status is not Status.COLLISION:
+    # made again, finer, may decide it at a fraction of OpenCASCADE's distance (not where one
+    # solid lies inside the other: finer triangles miss it as these did)
+    if exact and not unknown and not nested and mesh.status is not Status.COLLISION:
         try:
             got = _finer(mesh, e, tol, clearance, refs, unit,
                          ExactMemo() if memo is None else memo, triangles)
@@ -577,8 +582,6 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     distance as the first one did. None when it would take more than FINER_UP_TO times the
     parts' deflection (or more than FINER_TRIANGLES, `triangles` being the larger part's
     count), or when the finer interval does not decide either."""
-    import dataclasses
-
     from gjkcli.engine.exact import Mesh
     from gjkcli.engine.primitive import pair_query
     from gjkcli.mesh import cad
@@ -656,8 +659,6 @@ def _nested(refs) -> bool:
 
 
 def _from_interval(mesh: Result, lower, upper, tol, clearance, note) -> Bounded:
-    import dataclasses
-
     if upper < -tol:
         status = Status.COLLISION
     elif lower > tol and lower >= clearance:
@@ -678,8 +679,6 @@ def _exact(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
            memo: ExactMemo, same, pose, flip: bool, deepest=None,
            canonical: bool = True) -> Bounded:
     """The pair on its exact solids (OpenCASCADE); `deepest`, `canonical` as in `decide`."""
-    import dataclasses
-
     # the boundaries lie within e of the triangles: no farther apart than the triangles' distance
     # (0 when they cross) plus e, so OpenCASCADE measures only the faces that come that close
     apart = mesh.status is not Status.COLLISION
