@@ -313,12 +313,15 @@ class Mesh:
             order = np.argsort(points[:, 0], kind="stable")
             self._candidates = points, state, order, points[order, 0]
         points, state, order, xs = self._candidates
-        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
-        back = from_outer(corners)
-        blo, bhi = back.min(axis=0), back.max(axis=0)
-        near = np.sort(order[np.searchsorted(xs, blo[0], "left"):np.searchsorted(xs, bhi[0], "right")])
-        near = near[np.all((points[near, 1:] >= blo[1:]) & (points[near, 1:] <= bhi[1:]), axis=1)]
-        p = to_outer(points[near])
+        if len(points) <= FEW_PROBES:  # moved all at once: less than finding the few
+            near, p = np.arange(len(points)), to_outer(points)
+        else:
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            back = from_outer(corners)
+            blo, bhi = back.min(axis=0), back.max(axis=0)
+            near = np.sort(order[np.searchsorted(xs, blo[0], "left"):np.searchsorted(xs, bhi[0], "right")])
+            near = near[np.all((points[near, 1:] >= blo[1:]) & (points[near, 1:] <= bhi[1:]), axis=1)]
+            p = to_outer(points[near])
         keep = np.all((p >= lo) & (p <= hi), axis=1)
         ask = near[keep & (state[near] == 1)]
         if len(ask):
@@ -1391,6 +1394,10 @@ def _spread(index: np.ndarray, label: np.ndarray, k: int) -> np.ndarray:
     group = np.repeat(np.arange(len(take)), take)
     j = np.arange(len(group)) - np.repeat(np.cumsum(take) - take, take)
     return index[order[start[group] + (j * count[group]) // take[group]]]
+
+
+# Up to this many probes, `Mesh.probes_within` moves them all rather than find those near the box.
+FEW_PROBES = 512
 
 
 def _probe_candidates(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -260,6 +260,7 @@ def test_probes_within_a_box_are_the_probes_in_it_in_their_order():
     are moved, and the points just inside the scene confirmed there) gives exactly the probes
     `probes()` gives that lie in the box, in their order, for boxes anywhere and turned frames;
     and confirms the inside points of the bodies near the box only."""
+    from gjkcli.engine import exact
     from gjkcli.engine.exact import _workspace
 
     trimesh = pytest.importorskip("trimesh")
@@ -301,3 +302,12 @@ def test_probes_within_a_box_are_the_probes_in_it_in_their_order():
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(whole.probes_within(to_outer, back, lo, hi), want)  # made whole first
     assert 0 < asked < len(probes) // 2  # the points inside the scene near the boxes confirmed, not all
+    ring = trimesh.creation.torus(major_radius=0.2, minor_radius=0.05)  # few probes: all moved at once
+    small = Mesh(ring.vertices, ring.faces, name="ring")
+    assert len(small.probes()) <= exact.FEW_PROBES < len(probes)
+    fresh = Mesh(ring.vertices, ring.faces, name="ring")
+    for half in (0.05, 0.3):
+        moved = small.probes() + 0.1
+        want = moved[np.all((moved >= -half) & (moved <= half), axis=1)]
+        np.testing.assert_array_equal(fresh.probes_within(lambda p: np.asarray(p) + 0.1, lambda p: np.asarray(p) - 0.1,
+                                                          np.full(3, -half), np.full(3, half)), want)
