@@ -91,7 +91,8 @@ SUITE = (
           "(e) a new manager of 30 boxes per step and `in_collision_other`, (f) trimesh's "
           "`test_random_spheres` (1,000 icospheres), (g) a grasp sampler's `min_distance_single` "
           "against a non-convex object, (h) `min_distance_*` of overlapping non-convex parts "
-          "((g) and (h) need ../shared)."),
+          "((g) and (h) need ../shared), (i) a sensed scene (one mesh of thousands of bodies) and "
+          "an object's manager at 300 poses, `in_collision_other`."),
     Bench("scan", "gjk scan against trimesh + python-fcl", "bench_scan.py", ("--sizes", "1000"),
           ("--sizes", "1000,10000"), ("fcl",),
           "Generated GLB scenes of 40-point convex parts. trimesh's pipeline (`load_scene`, "
