@@ -276,8 +276,11 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
                               else -1, p.segment if p.segment is not None else -1, p.a, p.b))
     notes = [n for n in first.notes if ": pose " not in n]
     what = "waypoints" if trajectory else "poses"
+    # a clearance is the waypoints' alone: between them, only contact is looked for
+    clearance = first.clearance is not None or any(p.clearance for p in pairs)
     notes.append(f"{rows} {what} from {table}" + ("; the motions between them checked continuously"
-                                                  if trajectory else ""))
+                                                  + (" for contact; the clearance at the waypoints only"
+                                                     if clearance else "") if trajectory else ""))
     errors = tuple(dict.fromkeys(e for found, _ in distinct for e in found.errors))
     timings: dict = {}
     for found, times in distinct:  # clock readings: their sum's rounding is of no account
