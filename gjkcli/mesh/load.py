@@ -725,8 +725,7 @@ _3MF_MATERIALS = "http://schemas.microsoft.com/3dmanufacturing/material/2015/02"
 def _unread_3mf(path: Path, file_type: str) -> str | None:
     """Why a 3MF file that failed to read, or read as no triangles, holds nothing gjk reads,
     where its root model says so: the extensions it requires (`requiredextensions`) that gjk
-    does not read, and build items in other model parts (the Production extension's `p:path`,
-    which trimesh's reader follows for components only); else None."""
+    does not read, and build items in other model parts (`_items_elsewhere`); else None."""
     if file_type != "3mf":
         return None
     import zipfile
@@ -739,22 +738,19 @@ def _unread_3mf(path: Path, file_type: str) -> str | None:
             if name is None:
                 return None
             with archive.open(name) as stream:
-                required, namespaces, elsewhere = [], {}, False
+                required, namespaces = [], {}
                 for event, element in etree.iterparse(stream, events=("start",), resolve_entities=False,
                                                       no_network=True, huge_tree=False):
-                    if not namespaces:  # the <model> element: its prefixes and what it requires
-                        namespaces = dict(element.nsmap)
-                        required = (element.get("requiredextensions") or "").split()
-                    if etree.QName(element).localname == "item" and any(
-                            key.endswith("}path") for key in element.attrib):
-                        elsewhere = True
-                        break
+                    # the <model> element, the first: its prefixes and what it requires
+                    namespaces = dict(element.nsmap)
+                    required = (element.get("requiredextensions") or "").split()
+                    break
     except (OSError, zipfile.BadZipFile, etree.XMLSyntaxError, ValueError, EOFError):
         return None
+    if _items_elsewhere(path):
+        return _ELSEWHERE
     unread = [_3MF_EXTENSIONS.get(namespaces.get(prefix), repr(prefix)) for prefix in required
               if namespaces.get(prefix) != _3MF_MATERIALS]
-    if elsewhere:
-        return _ELSEWHERE
     if not unread or unread == ["Production"]:  # Production's UUIDs alone hide nothing
         return None
     names = " and ".join(", ".join(unread).rsplit(", ", 1))
