@@ -44,16 +44,9 @@ class Proof:
 
 def moving_variables(robot, a: str, b: str) -> np.ndarray:
     """(d,) bool: the pose's variables that move link a relative to link b."""
-    parent = {j.child: (j.parent, k) for k, j in enumerate(robot.joints)}
+    from gjkcli.scene.urdf import joints_above
 
-    def above(link):
-        out = set()
-        while link in parent:
-            link, k = parent[link]
-            out.add(k)
-        return out
-
-    path = above(a) ^ above(b)
+    path = joints_above(robot, a) ^ joints_above(robot, b)
     base = robot.default_pose()
     moved = np.zeros(robot.dof, dtype=bool)
     v0 = robot.joint_values(base[None])[0]

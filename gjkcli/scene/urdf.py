@@ -35,7 +35,7 @@ from gjkcli.errors import InputError, Unchecked
 
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "MissingMesh", "load", "read_geometries",
            "is_urdf", "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names",
-           "missing_notes", "read_pose_table", "pose_rows", "PoseRows"]
+           "missing_notes", "read_pose_table", "pose_rows", "PoseRows", "joints_above"]
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 # A joint of several degrees of freedom is read as a chain of one-DOF joints through links without
@@ -1308,6 +1308,16 @@ def element_radius(c: Collision, local_vertices: np.ndarray | None) -> float:
     if c.kind == "cylinder":
         return centre + float(np.hypot(c.params["radius"], 0.5 * c.params["length"]))
     return centre + c.params["radius"]
+
+
+def joints_above(robot: Robot, link: str) -> frozenset:
+    """The indices of the joints between the root and `link`: those that move it."""
+    parent = {j.child: (j.parent, k) for k, j in enumerate(robot.joints)}
+    out = set()
+    while link in parent:
+        link, k = parent[link]
+        out.add(k)
+    return frozenset(out)
 
 
 def motion_radii(robot: Robot, element_radii: np.ndarray) -> np.ndarray:
