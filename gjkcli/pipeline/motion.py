@@ -18,6 +18,10 @@ FILE.csv` and `--trajectory FILE.csv`.
   are not their hulls). A pair that comes within the contact band (`Tolerances.motion_contact_rel`
   x the robot's size) at t is a finding with `segment` and `t` (the first contact, never late);
   it is a collision when the parts are found overlapping just after, else touching.
+- **Clearance** (`--clearance`, a `[[check]]`'s), between waypoints too: a pair that makes no
+  contact but comes closer than its clearance c is a finding of status clearance at the first t
+  where its measured distance is below c. The same stepping towards c (by (d - c) / M_ab, at least
+  band / M_ab) never passes over a pose closer than c less twice the band.
 """
 from __future__ import annotations
 
@@ -117,7 +121,8 @@ def scan_poses(paths, options, *, manifest, progress, trajectory: bool) -> Findi
     if trajectory and len(poses) > 1:
         scene = _SegmentScene(robots[0], ropts.srdf, paths, manifest, options.split_bodies, options.recurse,
                               dataclasses.replace(ropts, poses=None, trajectory=None),
-                              options.fail_on or ("collision", "clearance"), options.mode)
+                              options.fail_on or ("collision", "clearance"), options.mode,
+                              runs[0].clearance if runs else None, runs[0].units if runs else None)
         if options.dask is not None and len(poses) > 2:  # ranges of the motions on the cluster
             from gjkcli.pipeline.distributed import segment_runs
 
@@ -194,6 +199,8 @@ class _SegmentScene:
     robot_options: object  # without poses or trajectory
     fail_on: tuple
     requested: str
+    clearance: float | None = None  # the run's, in its units (a [[check]]'s own may be larger)
+    units: str | None = None
 
     def findings(self, poses, first: int, last: int) -> list:
         """The Findings of the motions from waypoint first to waypoint last, in order (each
@@ -204,7 +211,8 @@ class _SegmentScene:
         motion = Motion.build(source.robot, source.transform, self.srdf, prefix=source.prefix)
         # what `_with_scene` reads of the options
         options = SimpleNamespace(split_bodies=self.split_bodies, recurse=self.recurse, robot=self.robot_options)
-        motion, files = _with_scene(motion, self.paths, self.manifest, options, source)
+        motion, files = _with_scene(motion, self.paths, self.manifest, options, source, self.clearance,
+                                    self.units)
         return [dataclasses.replace(f, file_a=files.get(f.a, source.shown), file_b=files.get(f.b, source.shown))
                 for i in range(first, last)
                 for f in motion.segment(i, poses[i], poses[i + 1], self.fail_on, self.requested)]
@@ -215,10 +223,11 @@ def segment_findings(scene: _SegmentScene, poses, first: int, last: int) -> list
     return scene.findings(poses, first, last)
 
 
-def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
+def _with_scene(motion: "Motion", paths, manifest, options, robot_source, clearance=None, units=None):
     """(the motion with the scan's other objects fixed in it, {object name: file}): the pairs of
     a robot object and another object, as the manifest's [[check]] and [[allow]] tables select
-    them (a manifest's own [[robot]]s are checked at the waypoints only)."""
+    them (a manifest's own [[robot]]s are checked at the waypoints only), each pair with its
+    clearance (`_clearances`)."""
     from gjkcli.scene.objects import gather, scene_sources
 
     problems: list = []  # the waypoints' runs report them
@@ -226,17 +235,20 @@ def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
                                         dataclasses.replace(options.robot, poses=None, trajectory=None),
                                         recurse=options.recurse)
     others = [s for s in sources if s.robot is None]
-    if not others and not primitives:
-        return motion, {}
-    geoms = gather(others, primitives, manifest, jobs=1, problems=problems)
+    geoms = gather(others, primitives, manifest, jobs=1, problems=problems) if others or primitives else []
     taken = set(motion.names)
     geoms = [g for g in geoms if g.name not in taken]
     files = {g.name: g.file for g in geoms}
     resolved = None
+    names = list(motion.names) + [g.name for g in geoms]
+    where = {name: k for k, name in enumerate(names)}
     if manifest is not None:
-        names = list(motion.names) + [g.name for g in geoms]
-        resolved = manifest.resolve(names)
-        where = {name: k for k, name in enumerate(names)}
+        try:
+            resolved = manifest.resolve(names)
+        except ValueError:  # the waypoints' runs report the manifest's errors
+            resolved = None
+    if not geoms:
+        return motion.with_clearance(_clearances(motion, resolved, where, clearance, units)), files
 
     def keep(a: str, b: str) -> bool:
         if resolved is None:
@@ -246,7 +258,33 @@ def _with_scene(motion: "Motion", paths, manifest, options, robot_source):
             return False
         return not any((aa[i] and ab[j]) or (ab[i] and aa[j]) for aa, ab, _, _ in resolved.allows)
 
-    return motion.with_objects(geoms, keep), files
+    motion = motion.with_objects(geoms, keep)
+    return motion.with_clearance(_clearances(motion, resolved, where, clearance, units)), files
+
+
+def _clearances(motion: "Motion", resolved, where: dict, clearance, units) -> np.ndarray:
+    """(P,) each pair's clearance as a waypoint's run asks it (`gjkcli.pipeline.stages.Run.select`):
+    the largest of the [[check]]s that select it (a check without its own, the run's), the run's
+    for a pair none selects (a robot's own links, checked between waypoints all the same); 0 for
+    none. `where`: object name -> its index in the names `resolved` was made for."""
+    from gjkcli.units import Length, UnitError
+
+    base = clearance or 0.0
+    out = np.full(len(motion.pairs), base)
+    if resolved is None or not resolved.checks or not len(motion.pairs):
+        return out
+    i = np.array([where[motion.names[a]] for a in motion.pairs[:, 0]], dtype=np.int64)
+    j = np.array([where[motion.names[b]] for b in motion.pairs[:, 1]], dtype=np.int64)
+    asked, chosen = np.zeros(len(i)), np.zeros(len(i), dtype=bool)
+    for in_a, in_b, value, _ in resolved.checks:
+        try:
+            value = base if value is None else value.to(units) if isinstance(value, Length) else float(value)
+        except UnitError:  # the waypoints' runs report it
+            value = base
+        hit = (in_a[i] & in_b[j]) | (in_b[i] & in_a[j])
+        asked[hit] = np.maximum(asked[hit], value)
+        chosen |= hit
+    return np.where(chosen, asked, out)
 
 
 def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> Findings:
@@ -280,11 +318,10 @@ def _merged(runs: list, segments: list, table, rows: int, trajectory: bool) -> F
                               else -1, p.segment if p.segment is not None else -1, p.a, p.b))
     notes = [n for n in first.notes if ": pose " not in n]
     what = "waypoints" if trajectory else "poses"
-    # a clearance is the waypoints' alone: between them, only contact is looked for
     clearance = first.clearance is not None or any(p.clearance for p in pairs)
     notes.append(f"{rows} {what} from {table}" + ("; the motions between them checked continuously"
-                                                  + (" for contact; the clearance at the waypoints only"
-                                                     if clearance else "") if trajectory else ""))
+                                                  + (" for contact and the clearance" if clearance else "")
+                                                  if trajectory else ""))
     errors = tuple(dict.fromkeys(e for found, _ in distinct for e in found.errors))
     timings: dict = {}
     for found, times in distinct:  # clock readings: their sum's rounding is of no account
@@ -312,6 +349,7 @@ class Motion:
         travel @ pair_radii bounds how fast each pair's distance changes
     pairs : (P, 2) element pairs checked (not of one link, not allowed)
     band : the contact band, model units
+    clearance : (P,) each pair's clearance (0: none), model units (`with_clearance`)
     owners : per element, the object it is part of (its link, `gjkcli.scene.urdf.link_names`; a
         fixed object itself): findings are reported under these names
     """
@@ -327,6 +365,7 @@ class Motion:
     pairs: np.ndarray
     band: float
     owners: list
+    clearance: np.ndarray | None = None
 
     @classmethod
     def build(cls, robot, transform, srdf, prefix=None) -> "Motion":
@@ -389,7 +428,11 @@ class Motion:
             link_index=np.concatenate([self.link_index, np.full(fixed, -1, dtype=np.int64)]),
             radii=np.hstack([self.radii, np.zeros((self.radii.shape[0], fixed))]),
             pair_radii=np.hstack([self.pair_radii, self.radii[:, new[:, 0]]]),  # nothing above a fixed one
-            pairs=np.vstack([self.pairs, new]))
+            pairs=np.vstack([self.pairs, new]), clearance=None)
+
+    def with_clearance(self, clearance: np.ndarray) -> "Motion":
+        """This motion with each pair's clearance (P,): 0 for none."""
+        return dataclasses.replace(self, clearance=np.asarray(clearance, dtype=np.float64))
 
     def frames(self, q: np.ndarray) -> np.ndarray:
         """(n, E, 4, 4) the elements' link frames in the world for poses (n, d); the identity
@@ -400,10 +443,12 @@ class Motion:
             F[:, fixed] = np.eye(4)
         return F
 
-    def distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    def distances(self, q: np.ndarray, pairs: np.ndarray, within=None, measured: bool = False):
         """(m,) certified lower bounds of each pair's distance at its pose q (m, d): the hulls'
-        where they are apart beyond the band, the parts' own where they meet (as at a waypoint:
-        `gjkcli.pipeline.pairs.exact_pair`; two primitives are their hulls)."""
+        where they are apart beyond `within` (m,) (default: the band), the parts' own where they
+        come within it (as at a waypoint: `gjkcli.pipeline.pairs.exact_pair`; two primitives are
+        their hulls). With `measured`, also (m,) the distance measured between two points of the
+        parts (at least the true distance) where the parts' own were asked, inf elsewhere."""
         from gjkcli.engine.query import batch
         from gjkcli.pipeline.pairs import exact_pair
 
@@ -413,15 +458,18 @@ class Motion:
         got = batch(self.shapes, pairs[:, 0], pairs[:, 1], pose_a=pa, pose_b=pb, tolerance=self.band,
                     want="distance")
         d = np.where(got.status == _CODE_CLEAR, got.distance_lower, 0.0)
-        for k in np.flatnonzero(d <= self.band).tolist():
+        upper = np.full(len(pairs), np.inf)
+        for k in np.flatnonzero(d <= (self.band if within is None else within)).tolist():
             ea, eb = int(pairs[k, 0]), int(pairs[k, 1])
             shapes = self.shapes.shapes
             r = exact_pair(self.meshes[ea], shapes[ea], self.meshes[eb], shapes[eb], pose_a=pa[k],
                            pose_b=pb[k], tolerance=self.band, want="distance")
-            if r is None:
-                continue  # two primitives: each is its own hull, the hulls' answer is theirs
+            if r is None:  # two primitives: each is its own hull, the hulls' answer is theirs
+                upper[k] = got.distance[k] if got.status[k] == _CODE_CLEAR else 0.0
+                continue
             d[k] = r.distance_lower if r.status is Status.CLEAR else 0.0
-        return d
+            upper[k] = r.distance if r.status is Status.CLEAR else 0.0
+        return (d, upper) if measured else d
 
     def speeds(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
         """(E,) bound on how far any point of each element moves per unit of t from q0 to q1."""
@@ -460,17 +508,62 @@ class Motion:
             active = active[(t[active] <= 1.0) & ~stuck]
         return found
 
+    def segment_clearances(self, q0: np.ndarray, q1: np.ndarray, skip=()):
+        """[(pair index, t, steps)] of the pairs with a clearance that come closer than it on the
+        motion from q0 to q1: t the first step where their measured distance is below it (no pose
+        before t is closer than the clearance less twice the band); pairs already closer at q0
+        (the waypoint's findings) and those in `skip` (found in contact) left out. t = None for
+        a pair that ran out of steps (undecided)."""
+        c = np.zeros(len(self.pairs)) if self.clearance is None else self.clearance
+        bound = self.pair_speeds(q0, q1)
+        active = np.flatnonzero((c > 0) & (bound > 0))
+        active = active[~np.isin(active, np.fromiter(skip, dtype=np.int64))]
+        if not len(active):
+            return []
+        pairs = self.pairs
+        t = np.zeros(len(pairs))
+        steps = np.zeros(len(pairs), dtype=np.int64)
+        _, upper = self.distances(np.repeat(q0[None], len(active), axis=0), pairs[active],
+                                  within=c[active] + self.band, measured=True)
+        active = active[upper >= c[active]]
+        found = []
+        while len(active):
+            q = q0 + t[active, None] * (q1 - q0)
+            lower, upper = self.distances(q, pairs[active], within=c[active] + self.band, measured=True)
+            hit = upper < c[active]
+            found.extend((int(k), float(t[k]), int(steps[k])) for k in active[hit])
+            active, lower = active[~hit], lower[~hit]
+            t[active] += np.maximum(lower - c[active], self.band) / bound[active]
+            steps[active] += 1
+            stuck = steps[active] >= MAX_STEPS
+            found.extend((int(k), None, int(steps[k])) for k in active[stuck])
+            active = active[(t[active] <= 1.0) & ~stuck]
+        return found
+
     def segment(self, i: int, q0, q1, fail_on, requested: str) -> list[Finding]:
         """Findings of the motion from waypoint i (q0) to i + 1 (q1), one per pair of objects
-        (links): the first contact of any of their elements' pairs."""
+        (links): the first contact of any of their elements' pairs, else the first pose closer
+        than the pair's clearance."""
         out = []
         speed = self.speeds(q0, q1)
-        for k, t, steps in self.segment_contacts(q0, q1):
+        c = np.zeros(len(self.pairs)) if self.clearance is None else self.clearance
+        contacts = self.segment_contacts(q0, q1)
+        closer = self.segment_clearances(q0, q1, skip=[k for k, _, _ in contacts])
+        for near, (k, t, steps) in [(False, x) for x in contacts] + [(True, x) for x in closer]:
             a, b = (int(x) for x in self.pairs[k])
-            if t is None:
+            clearance = float(c[k]) if c[k] > 0 else None
+            if near and t is not None:
+                result = self._at(a, b, q0 + t * (q1 - q0), want="distance")
+                if result.status is Status.CLEAR:
+                    result = dataclasses.replace(result, status=Status.CLEARANCE)
+                note = (f"between waypoints {i} and {i + 1}: {result.distance:.6g} apart at t = {t:.6f}, "
+                        f"closer than the clearance {clearance:.6g}")
+                t_out = t
+            elif t is None:
                 result = _undecided(steps)
                 note = (f"undecided: {steps:,} steps of conservative advancement did not settle the "
-                        f"motion from waypoint {i} to {i + 1}")
+                        f"motion from waypoint {i} to {i + 1}"
+                        + (" against the clearance" if near else ""))
                 t_out = None
             else:
                 result, probe = self._verdict_after(a, b, q0, q1, t, speed[a] + speed[b])
@@ -482,29 +575,35 @@ class Motion:
             out.append(Finding(a=self.owners[a], b=self.owners[b], result=result,
                                mode="exact" if self.meshes[a] is not None or self.meshes[b] is not None
                                else "hull", requested=requested,
-                               violation=violates(result.status, None, fail_on), segment=i, t=t_out,
-                               note=note))
-        out.sort(key=lambda f: (f.t if f.t is not None else np.inf, _SEVERITY[f.status]))
+                               violation=violates(result.status, clearance, fail_on), segment=i, t=t_out,
+                               note=note, clearance=clearance))
+        # an object pair's first contact; its first pose closer than the clearance where it has none
+        out.sort(key=lambda f: (f.status is Status.CLEARANCE, f.t if f.t is not None else np.inf,
+                                _SEVERITY[f.status]))
         first: dict = {}
         for f in out:
             first.setdefault(frozenset((f.a, f.b)), f)
         return list(first.values())
 
+    def _at(self, a: int, b: int, q: np.ndarray, want: str = "verdict"):
+        """The Result of elements a and b at pose q, as a waypoint's run answers them."""
+        from gjkcli.engine.query import query
+        from gjkcli.pipeline.pairs import exact_pair
+
+        F = self.frames(q[None])[0]
+        r = exact_pair(self.meshes[a], self.shapes.shapes[a], self.meshes[b], self.shapes.shapes[b],
+                       pose_a=F[a], pose_b=F[b], tolerance=self.band, want=want)
+        if r is not None:
+            return r
+        sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])
+        return query(sa, sb, tolerance=self.band, want=want)
+
     def _verdict_after(self, a: int, b: int, q0, q1, t: float, bound: float):
         """(Result, t of overlap or None): the pair at t, or where it is found overlapping just
         after t (probes at t + band x 2^k / bound): a collision with its evidence, else the
         touching pair at t."""
-        from gjkcli.engine.query import query
-        from gjkcli.pipeline.pairs import exact_pair
-
         def at(s: float):
-            F = self.frames((q0 + s * (q1 - q0))[None])[0]
-            r = exact_pair(self.meshes[a], self.shapes.shapes[a], self.meshes[b], self.shapes.shapes[b],
-                           pose_a=F[a], pose_b=F[b], tolerance=self.band)
-            if r is not None:
-                return r
-            sa, sb = self.shapes.shapes[a].moved(F[a]), self.shapes.shapes[b].moved(F[b])
-            return query(sa, sb, tolerance=self.band)
+            return self._at(a, b, q0 + s * (q1 - q0))
 
         step = self.band / bound
         s = t + 2 * step

@@ -1239,11 +1239,12 @@ def _arm_and_post(tmp_path, waypoints: int, post_apart: bool):
     return inputs, table
 
 
-@pytest.mark.parametrize("post_apart", [False, True])
-def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post_apart):
+@pytest.mark.parametrize("post_apart, clearance", [(False, None), (True, None), (True, 0.4)])
+def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post_apart, clearance):
     """--trajectory: the motions between waypoints run in ranges on the workers, each task
     building the motion (and the scan's other objects) itself, and the report is one
-    process's: the same contacts between waypoints (segment, t), in the same order."""
+    process's: the same contacts between waypoints (segment, t), in the same order; with a
+    clearance, the same poses closer than it."""
     from distributed import get_task_stream
 
     from gjkcli.scene import urdf
@@ -1251,10 +1252,13 @@ def test_a_trajectory_s_motions_in_ranges_on_the_workers(cluster, tmp_path, post
     inputs, table = _arm_and_post(tmp_path, 9 if post_apart else 13, post_apart)
     address, client = cluster
     robot = urdf.RobotOptions(trajectory=str(table))
-    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot))
+    one = pipeline.scan(inputs, pipeline.Options(jobs=1, robot=robot, clearance=clearance))
     with get_task_stream(client=client) as stream:
-        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot))
+        many = pipeline.scan(inputs, pipeline.Options(dask=address, robot=robot, clearance=clearance))
     same_json(one, many)
+    if clearance is not None:
+        closer = [p for p in one.pairs if p.segment is not None and p.status.value == "clearance"]
+        assert closer and all(p.result.distance < clearance for p in closer)
     ranges = [r for r in stream.data if str(r["key"]).startswith("gjk-segments-")]
     assert len(ranges) == 4  # two a worker
     moving = [p for p in one.pairs if p.segment is not None]

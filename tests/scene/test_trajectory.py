@@ -316,10 +316,9 @@ def test_motion_findings_carry_time_from_start(panda, tmp_path):
     assert f"motion 0->1 at t={failing[0]['t']:.4f} ({seconds})" in r.stdout, r.stdout
 
 
-def test_a_clearance_on_a_motion_is_said_to_be_the_waypoints(panda, tmp_path):
-    """--clearance with --trajectory: the waypoints are held to it, the motions between them to
-    contact only, and the run's note says so (a hand 6 mm from link5 mid-motion, 11 and 8 mm at
-    the ends, passed a 7 mm clearance without a word). Without a clearance the note is as it was."""
+def test_a_clearance_on_a_motion_is_said_to_hold_between_waypoints(panda, tmp_path):
+    """--clearance with --trajectory: the waypoints and the motions between them are held to it,
+    and the run's note says so. Without a clearance the note is as it was."""
     from click.testing import CliRunner
 
     from gjkcli.cli import main
@@ -334,7 +333,7 @@ def test_a_clearance_on_a_motion_is_said_to_be_the_waypoints(panda, tmp_path):
         notes[extra] = [n for n in json.loads(r.stdout)["notes"] if "waypoints from" in n]
     assert notes[()] == [f"3 waypoints from {f}; the motions between them checked continuously"]
     assert notes[("--clearance", "0.007")] == [f"3 waypoints from {f}; the motions between them checked "
-                                               f"continuously for contact; the clearance at the waypoints only"]
+                                               f"continuously for contact and the clearance"]
 
 
 FLYER = """<?xml version="1.0"?>
