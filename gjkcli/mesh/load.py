@@ -116,12 +116,18 @@ class Instance:
         relative poses equal to the rounding of that composition (~1e-16 of the coordinates).
         Rounding the poses to a grid would instead merge poses that truly differ. A rotation
         that is orthonormal only to `rigid_rel` (R^T is then not quite its inverse) gets no
-        key."""
+        key. Two instances of one pose (two meshes of one placed product) are in no relative pose
+        at all, exactly: the identity, which R^T R computes only to rounding that differs from
+        one rotation to the next (a three-times-placed drone arm's two fittings against its
+        body were three booleans of 10 s each, one a placement)."""
         Ra, Rb = self.pose[:3, :3], other.pose[:3, :3]
         for R in (Ra, Rb):
             if np.abs(R.T @ R - np.eye(3)).max() > 8 * np.finfo(float).eps:
                 return None
-        relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (other.pose[:3, 3] - self.pose[:3, 3])])
+        if np.array_equal(self.pose, other.pose):
+            relative = np.concatenate([np.eye(3).ravel(), np.zeros(3)])
+        else:
+            relative = np.concatenate([(Ra.T @ Rb).ravel(), Ra.T @ (other.pose[:3, 3] - self.pose[:3, 3])])
         return self.key, other.key, (relative + 0.0).tobytes()  # + 0.0: -0.0 and 0.0 alike
 
 

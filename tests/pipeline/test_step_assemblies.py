@@ -149,6 +149,45 @@ def test_memo_flips_and_places_points():
     np.testing.assert_allclose(pa, [0.0, 1.5, 10.0])
 
 
+def test_the_solids_of_one_placed_product_share_their_answer_whatever_its_turn(tmp_path, monkeypatch):
+    """A product of two solids (a pin standing on a block) placed three times, each turned
+    about z: the pin against its block is in no relative pose at all in each placement, so
+    OpenCASCADE's boolean runs once, not once a turn (R^T R of each turn rounds differently:
+    a CATIA drone's three arms paid three 10 s booleans for one); each pair still touches on
+    its own solids (OpenCASCADE's distance and common volume)."""
+    from OCP.BRep import BRep_Builder
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeCylinder
+    from OCP.gp import gp_Ax2, gp_Dir
+    from OCP.TopoDS import TopoDS_Compound
+
+    from stepfiles import box, write_step
+
+    builder, fitting = BRep_Builder(), TopoDS_Compound()
+    builder.MakeCompound(fitting)
+    builder.Add(fitting, box(10, 10, 10))
+    builder.Add(fitting, BRepPrimAPI_MakeCylinder(gp_Ax2(gp_Pnt(5, 5, 10), gp_Dir(0, 0, 1)), 2.0, 6.0).Shape())
+    path = write_step(tmp_path / "fits.step", [("fitting", fitting)], assembly="asm",
+                      instances=[("fitting", (0, 0, 0), 0.3), ("fitting", (40, 0, 0), 1.1),
+                                 ("fitting", (0, 40, 0), 2.3)])
+    calls = []
+    real = cad.common_part
+
+    def common(*args, **kwargs):
+        calls.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cad, "common_part", common)
+    found = pipeline.scan([str(path)], pipeline.Options(jobs=1))
+    monkeypatch.undo()
+    assert [(p.a, p.b, p.status) for p in found.pairs] == [
+        (f"asm/fitting:{k}#1", f"asm/fitting:{k}#2", Status.TOUCHING) for k in (1, 2, 3)]
+    assert len(calls) == 1
+    refs = {part.name: part.brep[0] for part in cad.read_step(path)}
+    for p in found.pairs:
+        a, b = cad.placed_solid(refs[p.a]), cad.placed_solid(refs[p.b])
+        assert occ_distance(a, b) <= p.result.tolerance and occ_common_volume(a, b) < 1e-9
+
+
 @pytest.mark.parametrize("name", ["as1_pe_203.stp", "eight_cyl.stp", "stp_multiple_shp_at_root.stp"])
 def test_assemblies_agree_with_opencascade_on_a_subset(name):
     """Each other committed assembly scanned (eight_cyl is one solid: no pair); its listed pairs
