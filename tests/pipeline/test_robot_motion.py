@@ -328,3 +328,63 @@ def test_a_fixed_object_in_the_way_is_found_on_the_motion(panda, tmp_path):
             break
     assert t_fcl is not None and 0 < t_fcl < 1
     assert t_fcl - 1 / 1200 - 1e-3 <= first["t"] <= t_fcl
+
+
+@pytest.mark.parametrize("margin", [-0.004, 0.004])
+def test_a_check_s_clearance_holds_on_the_motion(panda, tmp_path, margin):
+    """A manifest's [[check]] of the robot against a ball beside the hand's path, its clearance
+    4 mm over or under the least gap python-fcl finds along the motion (the ends farther than
+    both): a clearance finding between the waypoints, closer than the clearance where
+    python-fcl measures it, or nothing."""
+    import trimesh
+    from click.testing import CliRunner
+
+    from gjkcli.cli import main
+
+    fcl = pytest.importorskip("fcl")
+    path, srdf, robot = panda
+    ready = urdf.parse_joints(robot, "ready", srdf)
+    hand = robot.fk(ready[None])[0][robot.links.index("panda_hand"), :3, 3]
+    ball = trimesh.creation.icosphere(radius=0.03)
+    ball.apply_translation(hand + [0.1, 0.0, 0.0])
+    ball.export(tmp_path / "ball.stl")
+    q0, q1 = ready.copy(), ready.copy()
+    q0[0], q1[0] = -0.6, 0.6
+    model = fcl.BVHModel()
+    model.beginModel(len(ball.vertices), len(ball.faces))
+    model.addSubModel(ball.vertices, ball.faces)
+    model.endModel()
+    target = fcl.CollisionObject(model, fcl.Transform())
+    links, index = [c.link for c in robot.collisions], {name: k for k, name in enumerate(robot.links)}
+
+    def gap(t: float) -> float:
+        frames = robot.fk((q0 + t * (q1 - q0))[None])[0]
+        return min(fcl.distance(fcl.CollisionObject(m, fcl.Transform(frames[index[link], :3, :3],
+                                                                      frames[index[link], :3, 3])),
+                                target, fcl.DistanceRequest(), fcl.DistanceResult())
+                   for m, link in zip(_fcl_models(robot), links))
+
+    ts = np.linspace(0, 1, 401)
+    gaps = np.array([gap(t) for t in ts])
+    least = float(gaps.min())
+    assert 0.01 < least and gaps[0] > least + 0.01 and gaps[-1] > least + 0.01
+    clearance = least + margin
+    (tmp_path / "cell.toml").write_text(f'[[check]]\na = "panda.urdf:*"\nb = "ball.stl"\nclearance = {clearance!r}\n')
+    table = tmp_path / "sweep.csv"
+    table.write_text("panda_joint1,panda_joint2,panda_joint4,panda_joint6,panda_joint7\n"
+                     "-0.6,-0.785,-2.356,1.571,0.785\n0.6,-0.785,-2.356,1.571,0.785\n")
+    r = CliRunner().invoke(main, ["scan", str(path), str(tmp_path / "ball.stl"), "--srdf", str(srdf),
+                                  "--manifest", str(tmp_path / "cell.toml"), "--trajectory", str(table),
+                                  "--format", "json"])
+    assert r.exit_code in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    moving = [p for p in doc["pairs"] if "segment" in p]
+    if margin < 0:
+        assert r.exit_code == 0 and moving == [], r.stdout
+        return
+    assert r.exit_code == 1, r.stderr
+    assert [(p["status"], "ball.stl" in (p["a"], p["b"]), p["clearance"]) for p in moving] == [
+        ("clearance", True, clearance)]
+    f = moving[0]
+    assert f["distance"] < clearance and abs(gap(f["t"]) - f["distance"]) < 1e-6
+    assert f["t"] <= ts[np.argmax(gaps < clearance - 2e-5)]
