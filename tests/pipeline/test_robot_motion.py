@@ -26,13 +26,7 @@ def _fcl_first_contact(robot, srdf, q0, q1, samples=2001):
     fcl = pytest.importorskip("fcl")
     allowed = {frozenset((a.a, a.b)) for a in urdf.allowed_pairs(robot, srdf)}
     links = [c.link for c in robot.collisions]
-    models = []
-    for V, F, *_ in urdf.local_meshes(robot):
-        m = fcl.BVHModel()
-        m.beginModel(len(V), len(F))
-        m.addSubModel(V, F)
-        m.endModel()
-        models.append(m)
+    models = _fcl_models(robot)
     pairs = [(a, b) for a, b in itertools.combinations(range(len(links)), 2)
              if frozenset((links[a], links[b])) not in allowed]
     index = {name: k for k, name in enumerate(robot.links)}
@@ -125,17 +119,20 @@ _MODELS: dict = {}
 
 def _fcl_models(robot) -> list:
     """python-fcl's BVH models of the robot's element meshes, made once."""
-    fcl = pytest.importorskip("fcl")
     if id(robot) not in _MODELS:
-        models = []
-        for V, F, *_ in urdf.local_meshes(robot):
-            m = fcl.BVHModel()
-            m.beginModel(len(V), len(F))
-            m.addSubModel(V, F)
-            m.endModel()
-            models.append(m)
+        models = [_fcl_model(V, F) for V, F, *_ in urdf.local_meshes(robot)]
         _MODELS[id(robot)] = (robot, models)  # the robot kept: its id is not reused
     return _MODELS[id(robot)][1]
+
+
+def _fcl_model(vertices, faces):
+    """python-fcl's BVH model of a triangle mesh."""
+    fcl = pytest.importorskip("fcl")
+    m = fcl.BVHModel()
+    m.beginModel(len(vertices), len(faces))
+    m.addSubModel(vertices, faces)
+    m.endModel()
+    return m
 
 
 def test_a_pairs_distance_changes_no_faster_than_its_bound(panda):
@@ -301,19 +298,9 @@ def test_a_fixed_object_in_the_way_is_found_on_the_motion(panda, tmp_path):
     # python-fcl: the robot's meshes against the ball's, sampled along the motion
     q0, q1 = ready.copy(), ready.copy()
     q0[0], q1[0] = -0.6, 0.6
-    model = fcl.BVHModel()
-    model.beginModel(len(ball.vertices), len(ball.faces))
-    model.addSubModel(ball.vertices, ball.faces)
-    model.endModel()
-    target = fcl.CollisionObject(model, fcl.Transform())
+    target = fcl.CollisionObject(_fcl_model(ball.vertices, ball.faces), fcl.Transform())
     links = [c.link for c in robot.collisions]
-    models = []
-    for V, F, *_ in urdf.local_meshes(robot):
-        m = fcl.BVHModel()
-        m.beginModel(len(V), len(F))
-        m.addSubModel(V, F)
-        m.endModel()
-        models.append(m)
+    models = _fcl_models(robot)
     index = {name: k for k, name in enumerate(robot.links)}
     t_fcl = None
     for t in np.linspace(0, 1, 1201):
@@ -350,11 +337,7 @@ def test_a_check_s_clearance_holds_on_the_motion(panda, tmp_path, margin):
     ball.export(tmp_path / "ball.stl")
     q0, q1 = ready.copy(), ready.copy()
     q0[0], q1[0] = -0.6, 0.6
-    model = fcl.BVHModel()
-    model.beginModel(len(ball.vertices), len(ball.faces))
-    model.addSubModel(ball.vertices, ball.faces)
-    model.endModel()
-    target = fcl.CollisionObject(model, fcl.Transform())
+    target = fcl.CollisionObject(_fcl_model(ball.vertices, ball.faces), fcl.Transform())
     links, index = [c.link for c in robot.collisions], {name: k for k, name in enumerate(robot.links)}
 
     def gap(t: float) -> float:
