@@ -243,9 +243,11 @@ def _with_scene(motion: "Motion", paths, manifest, options, robot_source, cleara
     names = list(motion.names) + [g.name for g in geoms]
     where = {name: k for k, name in enumerate(names)}
     if manifest is not None:
+        from gjkcli.scene.manifest import ManifestError
+
         try:
             resolved = manifest.resolve(names)
-        except ValueError:  # the waypoints' runs report the manifest's errors
+        except ManifestError:  # the waypoints' runs report it (an input that did not load)
             resolved = None
     if not geoms:
         return motion.with_clearance(_clearances(motion, resolved, where, clearance, units)), files
