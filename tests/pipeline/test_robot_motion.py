@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -208,9 +209,12 @@ def _past_distances(robot, q0, q1, pairs):
 
 @pytest.mark.parametrize("clearance", [0.005, 0.0055, 0.006, 0.007, 0.0095])
 def test_a_clearance_holds_between_waypoints(panda, clearance):
-    """A pair's clearance is looked for along the motion: closer than it at t (its distance
-    there measured below it, as python-fcl finds it), and no pose before t closer than it by
-    more than twice the band; a clearance the motion keeps gives nothing."""
+    """A pair's clearance is looked for along the motion: closer than it from a t no pose
+    before which is closer than it by more than twice the band, reported at the closest pose
+    found (its distance as python-fcl measures it there, the least python-fcl finds within
+    CLOSEST_REL of the clearance); a clearance the motion keeps gives nothing."""
+    from gjkcli.pipeline.motion import CLOSEST_REL
+
     path, srdf, robot = panda
     q0, q1 = (_pose(robot, **dict(zip(robot.variables, row))) for row in _PAST)
     motion = Motion.build(robot, None, srdf)
@@ -227,9 +231,11 @@ def test_a_clearance_holds_between_waypoints(panda, clearance):
     f = found[0]
     assert f.violation and f.clearance == clearance and f.segment == 0
     assert f.result.distance < clearance
+    assert f.result.distance <= d.min() + CLOSEST_REL * clearance + 2 * motion.band + 1e-6
     at = _fcl_pair_distances(robot, q0 + f.t * (q1 - q0), motion.pairs[pair])[0]
     assert at == pytest.approx(f.result.distance, abs=1e-6)
-    assert f.t <= ts[np.argmax(d < clearance - 2 * motion.band)]
+    first = float(re.search(r"from t = ([0-9.]+)", f.note).group(1))
+    assert first <= f.t and first <= ts[np.argmax(d < clearance - 2 * motion.band)]
     # without a clearance the same motion gives nothing
     assert motion.segment(0, q0, q1, ("collision", "clearance"), "auto") == []
 
@@ -370,4 +376,6 @@ def test_a_check_s_clearance_holds_on_the_motion(panda, tmp_path, margin):
         ("clearance", True, clearance)]
     f = moving[0]
     assert f["distance"] < clearance and abs(gap(f["t"]) - f["distance"]) < 1e-6
-    assert f["t"] <= ts[np.argmax(gaps < clearance - 2e-5)]
+    assert f["distance"] <= least + 0.01 * clearance + 1e-5  # the closest pose, within 1% of c
+    first = float(re.search(r"from t = ([0-9.]+)", f["note"]).group(1))
+    assert first <= f["t"] and first <= ts[np.argmax(gaps < clearance - 2e-5)]
