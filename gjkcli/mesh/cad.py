@@ -50,7 +50,7 @@ from gjkcli.units import canonical, factor
 
 __all__ = ["STEP_TYPES", "SolidRef", "read_step", "unmeshed", "exact_distance", "common_volume",
            "common_part", "placed_solid", "available", "surface_points", "slack",
-           "touching_points", "finer", "shares", "finer_near", "nested", "edge_moves", "canonical_todo", "canonical_export",
+           "touching_points", "finer", "shares", "finer_near", "diagonal", "nested", "edge_moves", "canonical_todo", "canonical_export",
            "canonical_import", "recorded", "placed_parts", "solids_ahead", "forget_answers"]
 
 STEP_TYPES = frozenset(cad_process.STEP_TYPES)  # the names' suffixes
@@ -320,22 +320,37 @@ def finer(ref: SolidRef, unit: str, deflection_rel: float):
     return (vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces, eps * stretch * scale
 
 
-def finer_near(refs_a, refs_b, unit: str, reach: float, deflection_rel: float,
-               growth: float = 1.0, most: float | None = None):
+def diagonal(ref: SolidRef) -> float:
+    """The diagonal of the box of the solid of `ref`, placed, in OpenCASCADE's unit (mm): the
+    length its deflection is relative to."""
+    return _diagonal(placed_solid(ref))
+
+
+def _diagonal(shape) -> float:
+    from OCP.Bnd import Bnd_Box
+    from OCP.BRepBndLib import BRepBndLib
+
+    box = Bnd_Box()
+    BRepBndLib.Add_s(shape, box, False)
+    lo, hi = box.CornerMin(), box.CornerMax()
+    return float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
+
+
+def finer_near(refs_a, refs_b, unit: str, reach: float, deflection_rel, growth=(1.0, 1.0),
+               most: float | None = None):
     """((vertices, faces, eps), (vertices, faces, eps)) in `unit`, placed in the assembly: only
     the faces of each of two solids that come within `reach` (in `unit`) of the other's faces
-    (`_near_faces`), tessellated again with a linear deflection of `deflection_rel` x the placed
-    solid's diagonal, their error measured as `read_step` measures it. A face left out lies
-    farther than `reach` from the other solid's boundary, so the boundaries' distance is the
-    near faces' wherever that is within `reach`. None for several solids a side, no near face,
-    or where the near faces' triangles as the file was meshed, times `growth`, pass `most` (a
-    finer mesh of a face grows about as its deflection shrinks), or are not known.
+    (`_near_faces`), tessellated again with a linear deflection of `deflection_rel` (one a
+    solid) x the placed solid's diagonal, their error measured as `read_step` measures it. A
+    face left out lies farther than `reach` from the other solid's boundary, so the boundaries'
+    distance is the near faces' wherever that is within `reach`. None for several solids a
+    side, no near face, or where the near faces' triangles as the file was meshed, times
+    `growth` (one a solid), pass `most` (a finer mesh of a face grows about as its deflection
+    shrinks), or are not known.
 
     Where one solid's faces near the other are a few of many (a housing's ten of its 323
     faces round a rotor), this costs a fraction of the whole solid meshed again (`finer`) and
     of OpenCASCADE's distance on the nearest faces."""
-    from OCP.Bnd import Bnd_Box
-    from OCP.BRepBndLib import BRepBndLib
     from OCP.BRepBuilderAPI import BRepBuilderAPI_Copy
     from OCP.BRepMesh import BRepMesh_IncrementalMesh
 
@@ -347,15 +362,12 @@ def finer_near(refs_a, refs_b, unit: str, reach: float, deflection_rel: float,
     if near is None:
         return None
     if most is not None and any(_meshed_triangles(faces) is None
-                                or _meshed_triangles(faces) * growth > most for faces in near):
+                                or _meshed_triangles(faces) * times > most for faces, times in zip(near, growth)):
         return None
     out = []
-    for solid, faces, ref in ((a, near[0], refs_a[0]), (b, near[1], refs_b[0])):
-        box = Bnd_Box()
-        BRepBndLib.Add_s(solid, box, False)
-        lo, hi = box.CornerMin(), box.CornerMax()
-        diagonal = float(np.linalg.norm([hi.X() - lo.X(), hi.Y() - lo.Y(), hi.Z() - lo.Z()]))
-        deflection = max(deflection_rel * diagonal, 1e-12)
+    for solid, faces, ref, rel in ((a, near[0], refs_a[0], deflection_rel[0]),
+                                   (b, near[1], refs_b[0], deflection_rel[1])):
+        deflection = max(rel * _diagonal(solid), 1e-12)
         copy = BRepBuilderAPI_Copy(faces, True, False).Shape()  # its geometry, not its mesh
         BRepMesh_IncrementalMesh(copy, deflection, False, 0.5, False)
         vertices, triangles, measured = _triangles(copy, ref.path, "part", deflection)

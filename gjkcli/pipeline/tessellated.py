@@ -600,11 +600,16 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         times *= 4
     if times > FINER_UP_TO:
         return None
-    rel = DEFAULT.cad_deflection_rel / times
+    # a part whose error is a small share of the pair's (its size a small share of both's, the
+    # deflection being relative to each part's size) keeps its deflection: made finer too, a
+    # screw's helix beside a 6 m rail passed FINER_TRIANGLES and went to OpenCASCADE's distance
+    sizes = [cad.diagonal(refs[0][0]), cad.diagonal(refs[1][0])]
+    rels = [DEFAULT.cad_deflection_rel / times if 4 * times * size > sum(sizes) else DEFAULT.cad_deflection_rel
+            for size in sizes]
     bodies, errors = [], []
     reach = None  # the whole solids meshed again; else only their faces within reach
     if times * triangles <= FINER_TRIANGLES:
-        for ref in (refs[0][0], refs[1][0]):
+        for ref, rel in zip((refs[0][0], refs[1][0]), rels):
             key = (ref, rel)
             if key not in memo.finer:
                 vertices, faces, eps = cad.finer(ref, unit, rel)
@@ -615,7 +620,8 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
         # a large part: only the faces that come within the triangles' bound of the other part
         # (as OpenCASCADE would measure them, `_exact`), if they are few enough
         reach = float(mesh.distance) + e + tol
-        near = cad.finer_near(refs[0], refs[1], unit, reach, rel, times, FINER_TRIANGLES)
+        near = cad.finer_near(refs[0], refs[1], unit, reach, rels,
+                              [DEFAULT.cad_deflection_rel / rel for rel in rels], FINER_TRIANGLES)
         if near is None:
             return None
         for vertices, faces, eps in near:
@@ -633,7 +639,8 @@ def _finer(mesh: Result, e: float, tol: float, clearance: float, refs, unit: str
     if reach is not None and cad.nested(refs[0], refs[1]):
         return None  # boundaries apart, one solid inside the other: the exact solids say so
     what = "the parts' triangles" if reach is None else "the triangles of the parts' nearest faces"
-    note = (f"decided on {what} made {times} times finer (error "
+    made = "" if rels[0] == rels[1] else ", the larger part's"
+    note = (f"decided on {what}{made} made {times} times finer (error "
             f"{errors[0] + errors[1]:.3g} instead of {e:.3g})")
     return dataclasses.replace(decided, note=note)
 

@@ -333,3 +333,38 @@ def test_a_canonical_copy_is_made_where_its_pairs_meet_its_b_spline_faces(tmp_pa
     # a share of the run's groups decides as the whole run does
     whole = groups(("peg", "west"), ("peg", "east"), ("plate", "left"))
     assert cad.copies_repaid(whole[:1], scene=whole) == [True]
+
+
+def test_a_small_part_beside_a_large_one_keeps_its_triangles(tmp_path, monkeypatch):
+    """A sphere of radius 2 mm half the pair's tessellation error from a disc of radius 500 mm
+    (its error some 500 times the sphere's, the deflection being relative to each part's
+    size): the disc meshed 4 times finer decides the pair, clear as OpenCASCADE says, and the
+    sphere keeps its own triangles' deflection (made finer too, a screw's helix beside a 6 m
+    rail passed FINER_TRIANGLES and went to OpenCASCADE's distance)."""
+    from OCP.BRepPrimAPI import BRepPrimAPI_MakeCylinder, BRepPrimAPI_MakeSphere
+    from OCP.gp import gp_Pnt
+
+    from gjkcli.tolerances import DEFAULT
+
+    disc = BRepPrimAPI_MakeCylinder(500.0, 10.0).Shape()
+    parts = cad.read_step(write_step(tmp_path / "sizes.step", [
+        ("disc", disc), ("ball", BRepPrimAPI_MakeSphere(gp_Pnt(0, 0, 100), 2.0).Shape())]))
+    e = sum(p.eps for p in parts)
+    assert parts[0].eps > 100 * parts[1].eps
+    ball = BRepPrimAPI_MakeSphere(gp_Pnt(502.0 + e / 2, 0, 5.0), 2.0).Shape()
+    path = write_step(tmp_path / "beside.step", [("disc", disc), ("ball", ball)])
+    meshed = []
+    real = cad.finer
+
+    def finer(ref, unit, deflection_rel):
+        meshed.append(deflection_rel)
+        return real(ref, unit, deflection_rel)
+
+    monkeypatch.setattr(cad, "finer", finer)
+    (pair,) = _scan(path)[1].values()
+    truth = exact_distance(disc, ball)
+    assert truth == pytest.approx(e / 2, rel=1e-6)
+    assert pair.status is Status.CLEAR and pair.mode == "exact"
+    assert "the larger part's made 4 times finer" in pair.note
+    assert pair.result.distance_lower - 1e-9 <= truth <= pair.result.distance + e
+    assert sorted(meshed) == [DEFAULT.cad_deflection_rel / 4, DEFAULT.cad_deflection_rel]
