@@ -262,6 +262,18 @@ def test_inside_by_classification_with_an_empty_common_part_is_the_faces_distanc
     assert pair.result.distance == pytest.approx(0.01, abs=1e-9)
 
 
+def _decided_clear(path, a, b, e: float, words: str):
+    """The one pair of the scan of `path`: clear on triangles, `words` in its note, its bounds
+    holding OpenCASCADE's distance of solids a and b (e / 2, half the pair's error)."""
+    (pair,) = _scan(path)[1].values()
+    truth = exact_distance(a, b)
+    assert truth == pytest.approx(e / 2, rel=1e-6)
+    assert pair.status is Status.CLEAR and pair.mode == "exact"
+    assert words in pair.note
+    assert pair.result.distance_lower - 1e-9 <= truth <= pair.result.distance + e
+    return pair
+
+
 def test_a_large_part_s_nearest_faces_are_meshed_finer_not_the_part(tmp_path, calls):
     """A plate of many holes with a post on its side (one solid, thousands of triangles round
     the holes, 100 mm from the post's top) and a cylinder lying across the post's top, half
@@ -289,12 +301,7 @@ def test_a_large_part_s_nearest_faces_are_meshed_finer_not_the_part(tmp_path, ca
     assert len(parts[0].faces) * 4 > tessellated.FINER_TRIANGLES  # the plate not meshed again
     bar = moved(bar, translate=(100.0, 5.0, 104.0 + e / 2))  # across the post's top, e / 2 above
     path = write_step(tmp_path / "post.step", [("plate", plate), ("bar", bar)])
-    (pair,) = _scan(path)[1].values()
-    truth = exact_distance(plate, bar)
-    assert truth == pytest.approx(e / 2, rel=1e-6)
-    assert pair.status is Status.CLEAR and pair.mode == "exact"
-    assert "nearest faces" in pair.note
-    assert pair.result.distance_lower - 1e-9 <= truth <= pair.result.distance + e
+    _decided_clear(path, plate, bar, e, "nearest faces")
     assert calls["distance"] == 0 and calls["common"] == 0
     assert calls["finer_triangles"] == 0  # cad.finer: no solid meshed again whole
 
@@ -361,10 +368,5 @@ def test_a_small_part_beside_a_large_one_keeps_its_triangles(tmp_path, monkeypat
         return real(ref, unit, deflection_rel)
 
     monkeypatch.setattr(cad, "finer", finer)
-    (pair,) = _scan(path)[1].values()
-    truth = exact_distance(disc, ball)
-    assert truth == pytest.approx(e / 2, rel=1e-6)
-    assert pair.status is Status.CLEAR and pair.mode == "exact"
-    assert "the larger part's made 4 times finer" in pair.note
-    assert pair.result.distance_lower - 1e-9 <= truth <= pair.result.distance + e
+    _decided_clear(path, disc, ball, e, "the larger part's made 4 times finer")
     assert sorted(meshed) == [DEFAULT.cad_deflection_rel / 4, DEFAULT.cad_deflection_rel]
