@@ -36,6 +36,7 @@ meet), or bounded by a point of each surface within the band
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -320,9 +321,10 @@ def finer(ref: SolidRef, unit: str, deflection_rel: float):
     return (vertices @ T[:3, :3].T + T[:3, 3]) * scale, faces, eps * stretch * scale
 
 
+@functools.lru_cache(maxsize=4096)
 def diagonal(ref: SolidRef) -> float:
     """The diagonal of the box of the solid of `ref`, placed, in OpenCASCADE's unit (mm): the
-    length its deflection is relative to."""
+    length its deflection is relative to; once per solid (a rail meets many screws)."""
     return _diagonal(placed_solid(ref))
 
 
@@ -367,7 +369,7 @@ def finer_near(refs_a, refs_b, unit: str, reach: float, deflection_rel, growth=(
     out = []
     for solid, faces, ref, rel in ((a, near[0], refs_a[0], deflection_rel[0]),
                                    (b, near[1], refs_b[0], deflection_rel[1])):
-        deflection = max(rel * _diagonal(solid), 1e-12)
+        deflection = max(rel * diagonal(ref), 1e-12)
         copy = BRepBuilderAPI_Copy(faces, True, False).Shape()  # its geometry, not its mesh
         BRepMesh_IncrementalMesh(copy, deflection, False, 0.5, False)
         vertices, triangles, measured = _triangles(copy, ref.path, "part", deflection)
@@ -1621,15 +1623,16 @@ def _walk(label, prefix: str | None, location, out: list, origin) -> None:
             explorer.Next()
         return found
 
-    solids = each(shape, TopAbs_SOLID)
     items = [shape]  # the shape is the item (a product of one solid), or a compound of them
     if shape.ShapeType() == TopAbs_COMPOUND and origin(shape) not in _SOLID_ENTITIES:
         items, children = [], TopoDS_Iterator(shape)
         while children.More():
             items.append(children.Value())
             children.Next()
-    split = [not each(item, TopAbs_SOLID) and bool(each(item, TopAbs_SHELL)) and origin(item) in _SOLID_ENTITIES
-             for item in items]
+    found = [each(item, TopAbs_SOLID) for item in items]  # the shape's solids, item by item
+    solids = [s for of_item in found for s in of_item]
+    split = [not of_item and bool(each(item, TopAbs_SHELL)) and origin(item) in _SOLID_ENTITIES
+             for item, of_item in zip(items, found)]
     if not solids:  # surfaces without a solid: each shell an object, a split solid's together
         solids = [s for item, whole in zip(items, split) for s in ([item] if whole else each(item, TopAbs_SHELL))]
     else:
@@ -1915,3 +1918,4 @@ def forget_answers() -> None:
     the files' solids as read stay. For benchmarks and tests that time a refinement from empty."""
     for kept in (_FINER, _FACE_BOXES, _UPRIGHT, _CANONICAL, _SPLINE, _VOLUMES):
         kept.clear()
+    diagonal.cache_clear()
