@@ -6,8 +6,10 @@ projections, surface features: ``IfcFeatureElement``) nor an ``IfcVirtualElement
 when it has a 3D body IfcOpenShell's geometry iterator meshes: a representation (``Body``,
 ``Facetation``, or any other label) of a solid, surface or tessellation kind in one of the
 contexts the iterator reads, whatever the exporter called them (`_meshed_contexts`: those of
-type 'Model', 'Design' or 'Model View' and their sub-contexts, or every context when the file
-has none of those). A physical element with no such body is left out and named in
+type 'Model', 'Design', 'Model View' or 'Detail View' and their sub-contexts, or every context
+when the file has none of those; and every context when those hold no representation at all,
+as ICPrefab's precast models put their extruded bodies in a 3D context it calls 'Plan' beside
+an empty 'Model' one: a note then says so). A physical element with no such body is left out and named in
 `IfcModel.left_out` (the run says so in a note: `left_out_note`), never dropped in silence; an
 assembly with no representation of its own, made of parts (Tekla's IfcElementAssembly), is not
 left out: its parts are the elements read (as an ArchiCAD wall with an axis only, made of
@@ -130,7 +132,8 @@ class IfcModel:
     failed : one line per physical element whose geometry could not be built
     left_out : (class, GlobalId, what it has instead) per physical element with no 3D body the
         iterator meshes, in the file's order
-    notes : what the cache of element meshes noted as the model was read ahead
+    notes : what the read assumed (bodies read from every context: `_every_context_note`), and
+        what the cache of element meshes noted as the model was read ahead
         (`gjkcli.mesh.cad_process`): entries it did not believe, a folder it could not write
     """
 
@@ -277,7 +280,7 @@ def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
         raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
     failed = [FailedLine(line, order) for order, line in sorted(got.failed, key=lambda f: f[0])]
     return IfcModel(parts=got.parts, units=got.units, schema=got.schema, failed=tuple(failed),
-                    left_out=tuple(got.left_out))
+                    left_out=tuple(got.left_out), notes=tuple(got.notes))
 
 
 # The smallest model read by several children at once (when the run has several jobs): each
@@ -534,7 +537,8 @@ class _Share:
     """What one reader meshed of a model: parts as IfcModel's, in the file's order; failed as
     (order, line) pairs, so that the lines of several shares join in one reader's order; the
     number of physical elements with a body in the whole model; the physical elements with
-    none (IfcModel.left_out: share 0 names them, the others none)."""
+    none (IfcModel.left_out) and what the read assumed (IfcModel.notes): share 0 names them, the
+    others none."""
 
     parts: list
     failed: list
@@ -543,6 +547,7 @@ class _Share:
     schema: str
     left_out: list = ()
     ids: list = ()  # the step ids of `parts`' elements, in order
+    notes: list = ()
 
 
 _point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force): `telling_points`
@@ -683,8 +688,9 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
         if e.id() in by_id and e.id() not in built:
             why = log.about(model, e) or "IfcOpenShell could not build its geometry"
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
+    notes = [] if k else [n for n in (_every_context_note(model),) if n is not None]
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
-                  schema=model.schema, left_out=left_out, ids=ids)
+                  schema=model.schema, left_out=left_out, ids=ids, notes=notes)
 
 
 def _spread_share(n: int, shares: int) -> np.ndarray:
@@ -715,7 +721,7 @@ def _mapped_uses(model, elements, contexts: frozenset) -> dict:
         key: list | None = []
         for rep in e.Representation.Representations or ():
             context = rep.ContextOfItems
-            if context is None or context.id() not in contexts or _label(rep.RepresentationType) in _NOT_BODIES:
+            if context is None or context.id() not in contexts or not _may_be_body(rep):
                 continue
             items = rep.Items or ()
             if not items or not all(item.is_a("IfcMappedItem") for item in items):
@@ -816,7 +822,8 @@ def _joined(path: Path, shares: list) -> IfcModel:
         raise InputError(path, f"the geometry of none of its {shares[0].elements} physical elements "
                                f"could be built (first: {failed[0]})")
     return IfcModel(parts=parts, units=shares[0].units, schema=shares[0].schema, failed=tuple(failed),
-                    left_out=tuple(x for s in shares for x in s.left_out))
+                    left_out=tuple(x for s in shares for x in s.left_out),
+                    notes=tuple(n for s in shares for n in s.notes))
 
 
 # IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,
@@ -899,10 +906,12 @@ def _ifcopenshell():
     return ifcopenshell, ifcopenshell.geom
 
 
-# The contexts IfcOpenShell's iterator reads (its `initialize`): those whose ContextType is one of
-# these, compared ignoring case ('Design' is IFC2X3's older word, which ArchiCAD writes; AutoCAD
-# Architecture writes 'MODEL'), with their sub-contexts; every context when the file has none.
-_MESHED_CONTEXT_TYPES = ("model", "design", "model view")
+# The contexts IfcOpenShell's iterator reads (its mapping's `addRepresentationsFromDefaultContexts`):
+# those whose ContextType is one of these, compared ignoring case ('Design' is IFC2X3's older word,
+# which ArchiCAD writes; AutoCAD Architecture writes 'MODEL'; 'Model View' and 'Detail View' are
+# DDS-CAD's), with their sub-contexts; every context when the file has none, or when they hold no
+# representation ('Plan' is read for curves only, which gjk does not ask for).
+_MESHED_CONTEXT_TYPES = ("model", "design", "model view", "detail view")
 
 # Representation types that hold no 3D body (curves, points, text, 2D areas): an element with
 # only these is left out, not failed. An absent or unknown type is taken as a body (the iterator
@@ -918,15 +927,38 @@ def _label(value) -> str | None:
 def _meshed_contexts(model) -> frozenset:
     """The step ids of the representation contexts whose representations IfcOpenShell's
     geometry iterator meshes: the top contexts of a 3D model type (or every top context when none
-    is) and their sub-contexts."""
+    is) and their sub-contexts; every context when those hold no representation (its
+    `addRepresentationsFromDefaultContexts`: "no representations encountered in relevant
+    contexts, using all")."""
     every = model.by_type("IfcGeometricRepresentationContext")  # sub-contexts too
+    chosen = _model_contexts(every)
+    if not any(getattr(c, "RepresentationsInContext", None) for c in chosen):
+        return frozenset(c.id() for c in every)
+    return frozenset(c.id() for c in chosen)
+
+
+def _model_contexts(every) -> list:
+    """The contexts of a 3D model type among `every` (or every top context when none is), with
+    their sub-contexts."""
     top = [c for c in every if not c.is_a("IfcGeometricRepresentationSubContext")]
     chosen = [c for c in top if _label(c.ContextType) in _MESHED_CONTEXT_TYPES] or top
-    ids = set()
-    for context in chosen:
-        ids.add(context.id())
-        ids.update(sub.id() for sub in getattr(context, "HasSubContexts", ()) or ())
-    return frozenset(ids)
+    return [*chosen, *(sub for c in chosen for sub in getattr(c, "HasSubContexts", ()) or ())]
+
+
+def _every_context_note(model) -> str | None:
+    """The note of a model whose contexts of a 3D model type hold no representation, so that
+    the bodies of its other contexts are read (`_meshed_contexts`); None for any other."""
+    every = model.by_type("IfcGeometricRepresentationContext")
+    chosen = _model_contexts(every)
+    if any(getattr(c, "RepresentationsInContext", None) for c in chosen):
+        return None
+    empty = sorted({str(c.ContextType) for c in chosen if c.ContextType})
+    others = sorted({str(c.ContextType) for c in every if c not in chosen and c.ContextType})
+    what = " and ".join(f"'{t}'" for t in empty) or "model"
+    read = f" (its {' and '.join(repr(t) for t in others)} context{'s' if len(others) > 1 else ''})" \
+        if others else ""
+    return (f"its {what} context holds no representation: the bodies of its other contexts"
+            f"{read} are read, as IfcOpenShell reads them")
 
 
 def _has_body(element, contexts: frozenset) -> bool:
@@ -937,10 +969,18 @@ def _has_body(element, contexts: frozenset) -> bool:
         return False
     for rep in shape.Representations or ():
         context = rep.ContextOfItems
-        if context is not None and context.id() in contexts and \
-                _label(rep.RepresentationType) not in _NOT_BODIES:
+        if context is not None and context.id() in contexts and _may_be_body(rep):
             return True
     return False
+
+
+def _may_be_body(rep) -> bool:
+    """A representation that may hold a 3D body: of a type that is not curves, points or text,
+    nor a 'GeometricSet' of curve sets alone (ICPrefab's '_IFCZERO' marker element)."""
+    kind = _label(rep.RepresentationType)
+    if kind in _NOT_BODIES:
+        return False
+    return kind != "geometricset" or not all(item.is_a("IfcGeometricCurveSet") for item in rep.Items or ())
 
 
 def _assembly(element) -> bool:

@@ -558,7 +558,7 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
         skipped.extend(model.failed)
     from gjkcli.errors import Note
 
-    if skipped is not None:  # what the cache noted as the model was read ahead
+    if skipped is not None:  # what the read assumed, and what the cache noted as the model was read ahead
         skipped.extend(Note(file=shown, message=n) for n in model.notes)
     left_out = ifc.left_out_note(model)
     if left_out is not None and skipped is not None:

@@ -252,6 +252,103 @@ def test_a_model_whose_only_context_is_not_model_is_read_as_the_iterator_reads_i
     _corners_match(part.vertices, box, 10.0)
 
 
+def _iterator_meshes(path: Path) -> set:
+    """The GlobalIds of the physical elements IfcOpenShell's geometry iterator meshes, with its
+    default contexts (the judge of which contexts gjk reads)."""
+    import ifcopenshell.geom as geom
+
+    model = ifcopenshell.open(str(path))
+    elements = [e for e in model.by_type("IfcElement") if not e.is_a("IfcFeatureElement") and e.Representation]
+    settings = geom.settings()
+    settings.set("use-world-coords", True)
+    iterator = geom.iterator(settings, model, 1, include=elements, geometry_library=ifc.GEOMETRY_LIBRARY)
+    got = set()
+    if elements and iterator.initialize():
+        while True:
+            shape = iterator.get()
+            if len(shape.geometry.faces):
+                got.add(shape.guid)
+            if not iterator.next():
+                break
+    return got
+
+
+def _bodies_moved_to(path: Path, context_type: str, model_holds: bool) -> None:
+    """Every element's body moved to a new top context of `context_type` (3D), the 'Model'
+    context and its 'Body' sub-context left as they are: empty, or (`model_holds`) holding one
+    point-cloud representation that no element has."""
+    model = ifcopenshell.open(str(path))
+    (model_context,) = [c for c in model.by_type("IfcGeometricRepresentationContext")
+                        if not c.is_a("IfcGeometricRepresentationSubContext")]
+    other = model.create_entity("IfcGeometricRepresentationContext", None, context_type, 3, 1e-5,
+                                model_context.WorldCoordinateSystem, None)
+    for rep in model.by_type("IfcShapeRepresentation"):
+        rep.ContextOfItems = other
+    if model_holds:
+        point = model.create_entity("IfcCartesianPoint", (0.0, 0.0, 0.0))
+        model.create_entity("IfcShapeRepresentation", model_context, "Body", "PointCloud", [point])
+    model.write(str(path))
+
+
+@pytest.mark.parametrize("context_type, model_holds, read", [("Plan", False, True), ("Plan", True, False),
+                                                             ("Detail View", True, True)])
+def test_the_contexts_read_are_the_ones_ifcopenshell_meshes(tmp_path, context_type, model_holds, read):
+    """ICPrefab's precast models (Schependomlaan's GEELEN floors) put their extruded bodies in a
+    3D context of type 'Plan' beside a 'Model' context that holds nothing: IfcOpenShell's iterator
+    then reads every context, and so does gjk, saying so in a note; once the 'Model' context holds
+    any representation, the 'Plan' bodies are not read (left out, named in a note: not failed).
+    A 'Detail View' context (DDS-CAD's) is one of a 3D model type. The judge is the iterator
+    itself: gjk's parts are the elements it meshes, their corners the boxes'."""
+    from gjkcli.errors import Note
+
+    boxes = [Box("IfcSlab", "S", (0, 0, 0), (4000, 1200, 200)), Box("IfcColumn", "C", (500, 500, 200), (300, 300, 2800))]
+    path = write_model(tmp_path / "precast.ifc", boxes, schema="IFC2X3")
+    _bodies_moved_to(path, context_type, model_holds)
+    meshed = _iterator_meshes(path)
+    assert meshed == ({b.guid for b in boxes} if read else set())
+    if not read:
+        with pytest.raises(InputError, match=f"none of its 2 physical elements has a 3D body.*'{context_type}' context"):
+            read_objects(path)
+        return
+    skipped: list = []
+    parts = read_objects(path, skipped=skipped)
+    assert {p.element.global_id for p in parts} == meshed
+    for part, box in zip(parts, boxes):
+        _corners_match(part.vertices, box, 4000.0)
+    notes = [n.message for n in skipped if isinstance(n, Note)]
+    if context_type == "Plan":
+        assert notes == ["its 'Model' context holds no representation: the bodies of its other contexts "
+                         "(its 'Plan' context) are read, as IfcOpenShell reads them"]
+    else:
+        assert notes == []
+
+
+def test_a_precast_model_with_its_bodies_in_a_plan_context_is_read():
+    """GEELEN-Dakvloer.ifc, ICPrefab's IFC2X3 export of a precast roof floor (Schependomlaan's
+    coordination set): every body sits in a 3D context of type 'Plan', its 'Model' context is
+    empty. It was refused whole ("none of its 150 physical elements has a 3D body"); now its
+    parts are the 136 elements IfcOpenShell's iterator meshes, the note says which contexts were
+    read, and its one marker element ('_IFCZERO', a 'GeometricSet' of curves) is left out and
+    named, not failed."""
+    from gjkcli.errors import Note
+
+    path = THIRD_PARTY / "GEELEN-Dakvloer.ifc"
+    skipped: list = []
+    parts = read_objects(path, skipped=skipped)
+    meshed = _iterator_meshes(path)
+    assert len(parts) == 136 and {p.element.global_id for p in parts} == meshed
+    model = ifcopenshell.open(str(path))
+    (marker,) = [e for e in model.by_type("IfcElement") if not e.is_a("IfcFeatureElement")
+                 and e.Representation and e.GlobalId not in meshed]
+    assert marker.Name == "_IFCZERO"
+    assert all(isinstance(n, Note) for n in skipped)
+    assert [n.message for n in skipped] == [
+        "its 'Model' context holds no representation: the bodies of its other contexts (its 'Plan' context) "
+        "are read, as IfcOpenShell reads them",
+        f"left out 1 physical element with no 3D body IfcOpenShell meshes: IfcBuildingElementProxy 1 "
+        f"({marker.GlobalId}); they have 'Body' in a 'Plan' context"]
+
+
 def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):
     """Elements whose only representation is a 2D axis: the error says what they have, not that
     openings and spaces are not objects."""
