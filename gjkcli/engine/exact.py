@@ -108,10 +108,6 @@ SHIFTS = 8
 # hulls only (on the Tekla model at 2 mm, the larger parts' hulls doubled the refine stage and
 # settled no pair the crossing triangles' hulls left).
 HULL_MOVE_VERTICES = 256
-# When no move of the band's length parts the volumes: the same directions at the band over
-# SHORTER_STEP, SHORTER_STEP**2, ... down to SHORTER_FLOOR x the snap (`_Pair.moved_shorter`).
-SHORTER_STEP = 8.0
-SHORTER_FLOOR = 4.0
 # A point deep in both closed parts (`deep_in_both`): cells a side of the first grid over the box
 # it is searched in; points evaluated at most; cells kept a round, by their bound; the search
 # ends once no cell's bound beats the best found by this share of it.
@@ -690,8 +686,6 @@ def _verdict(q: "_Pair", depth: bool = True, measure: bool = True) -> dict:
     # only now that no point deeper than the band was found (most such pairs are collisions)
     shift = q.moved_by_hulls(crossings) if crossing == 1 else q.moved_apart(crossings, hint, crossing == 0)
     if shift is None:
-        shift = q.moved_shorter(crossings, hint)
-    if shift is None:
         return q.undecided(point, ta, tb, best)
     return q.shifted(point, ta, tb, shift)
 
@@ -971,33 +965,6 @@ class _Pair:
                 return shift
         self.tried.append(f"{len(moves)} least moves that part the convex hulls of the crossing "
                           f"triangles and of the parts (the band and their own length)")
-        return None
-
-    def moved_shorter(self, crossings, hint):
-        """A move shorter than the band after which the parts are apart, as `moved_apart` asks,
-        or None (said in `tried`): the directions `moved_apart` and `moved_by_hulls` tried, at
-        the band over SHORTER_STEP, SHORTER_STEP**2, ... down to SHORTER_FLOOR x the snap. A part
-        a little into a face of the other, with another face of it nearer than the band on the
-        far side (a block 10 nm into a pocket's ceiling, the pocket's floor a quarter of the band
-        below it), is parted by a move shorter than the band, where the band's own length runs
-        into that face. Any move within the band that parts the volumes bounds their depth by
-        the band."""
-        units: list = []
-        for n in self.directions(crossings, hint) + [n for n, _ in self.hull_moves(crossings)]:
-            if not any(np.dot(u, n) > 1 - DEFAULT.same_direction_rel for u in units):
-                units.append(n)
-        lengths = []
-        length = self.tol / SHORTER_STEP
-        while length >= SHORTER_FLOOR * self.snap and length > 0:
-            lengths.append(length)
-            length /= SHORTER_STEP
-        for length in lengths:
-            for n in units:
-                if self.apart_after(length * n):
-                    return length * n
-        if lengths and units:
-            self.tried.append(f"those {len(units)} directions at {len(lengths)} shorter lengths, the band / "
-                              f"{SHORTER_STEP:g} down to {lengths[-1]:.3g}")
         return None
 
     def hull_moves(self, crossings) -> list:

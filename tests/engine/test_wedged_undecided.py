@@ -131,34 +131,3 @@ def test_a_part_that_bounds_no_volume_leaves_the_pair_undecided_with_the_reason(
     got = thickness_verdict(r, overlap("cap", a.vertices, a.faces, "bar", b.vertices, open_bar))
     assert got.status is Status.UNDECIDED
     assert "'bar' is not a closed surface" in got.note or "bar is not a closed surface" in got.note
-
-
-
-def _profile(polygon):
-    """The polygon (x, z) extruded 0.1 m along y, placed at ORIGIN."""
-    m = trimesh.creation.extrude_polygon(polygon, 0.1)
-    m.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [1, 0, 0]))  # (x, y, z) -> (x, -z, y)
-    m.apply_translation(ORIGIN)
-    return m
-
-
-def test_a_block_wedged_under_a_ceiling_is_parted_by_a_move_shorter_than_the_band():
-    """The shape of a precast slab in its floor's slot (Schependomlaan's ROOT floors): a block
-    10 nm into the ceiling of a C-shaped frame's pocket, its back on the frame's back, with the
-    pocket's floor BAND / 4 below it. Every move of the band's length runs into the floor, the
-    back or the ceiling, or slides under the ceiling; a move down by a shorter length parts
-    them, which the triangle test now tries (`_Pair.moved_shorter`): touching, certified by
-    that move. The judge: manifold3d finds their common volume before the move and none after."""
-    Polygon = shapely_geometry.Polygon
-    over, gap = 1e-8, BAND / 4
-    frame = _profile(Polygon([(-0.05, -0.05), (0.2, -0.05), (0.2, 0.15), (-0.05, 0.15)]).difference(
-        Polygon([(0.0, -gap), (0.3, -gap), (0.3, 0.1), (0.0, 0.1)])))
-    block = _profile(Polygon([(0.0, 0.0), (0.2, 0.0), (0.2, 0.1 + over), (0.0, 0.1 + over)]))
-    assert common_volume(frame, block) == pytest.approx(0.2 * 0.1 * over, rel=1e-3)
-    r = exact_query(Mesh(frame.vertices, frame.faces), Mesh(block.vertices, block.faces), tolerance=BAND)
-    assert r.status is Status.TOUCHING, r.note
-    shift = np.asarray(r.certificate.shift, dtype=np.float64)
-    assert over < np.linalg.norm(shift) <= gap
-    moved = block.copy()
-    moved.apply_translation(shift)
-    assert common_volume(frame, moved) == pytest.approx(0.0, abs=1e-15)
