@@ -47,6 +47,13 @@ class Tolerances:
         convex_depth_rel lets through the Panda links' creases (1.1e-3 at an edge midpoint) with a
         margin of two; convex_flat_rel sits above float32 rounding (6e-8), so an exported flat
         plate reads as flat.
+    thickness_plane_rel, thickness_offset_rel
+        The mean thickness of a fit's common solid (`gjkcli.pipeline.policy.bounding_area`)
+        cancels a sheet of no thickness, two faces back to back on one plane: faces whose
+        normals agree to thickness_plane_rel and whose planes lie within thickness_offset_rel x
+        the solid's size of each other (or 64 units in the last place of its farthest
+        coordinate, the rounding of a sheet's two clipped copies), which is far finer than any
+        slab a fit leaves: two faces farther apart bound a slab that thick, which counts.
     exact_snap_rel
         Exact mode: a triangle corner within this fraction of the pair size of another
         triangle's plane lies on it, so faces exported to touch meet whatever the rounding.
@@ -184,6 +191,7 @@ class Tolerances:
     convex_area_rel: float = 1e-3
     convex_flat_rel: float = 1e-6
     thickness_plane_rel: float = 1e-9
+    thickness_offset_rel: float = 1e-13
     exact_snap_rel: float = 1e-12
     shell_weld_rel: float = 1e-9
     exact_step_rel: float = 1e-3
