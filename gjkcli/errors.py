@@ -64,10 +64,15 @@ class Note:
     """What a reader assumed or left out of an input it read (an IFC model's elements with no 3D
     body): the input as the user named it, and the sentence. The run lists it among its notes;
     it fails nothing.
+
+    order : as Problem's: where a reader that read its file in shares ranks it among the file's
+    notes of one element each (an IFC element cut away whole by its openings); () for any
+    other. Not compared, never reported.
     """
 
     file: str
     message: str
+    order: tuple = field(default=(), compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}: {self.message}"

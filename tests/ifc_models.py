@@ -143,3 +143,18 @@ def box_depth(a: Box, b: Box) -> float:
     if np.any(overlap <= 0):
         return float(np.min(overlap))
     return float(np.min(np.minimum(hi_a - lo_b, hi_b - lo_a)))
+
+
+def cut_away_model(path: Path, frames: int = 1) -> tuple[Path, list]:
+    """Window frames modelled as walls the size of their opening, as ArchiCAD 18 wrote
+    Schependomlaan's ROOT-houten kozijnen: each wall voided whole by an opening of its very size
+    (IfcOpenShell subtracts it to nothing; a larger one it leaves uncut), filled by its window;
+    then a wall of its own. Returns the path and the boxes."""
+    boxes = []
+    for k in range(frames):
+        x = 1500 * k
+        boxes += [Box("IfcWall", f"Frame {k}", (x, 0, 0), (1200, 100, 1500)),
+                  Box("IfcOpeningElement", f"O{k}", (x, 0, 0), (1200, 100, 1500), voids=f"Frame {k}"),
+                  Box("IfcWindow", f"Window {k}", (x, 20, 0), (1200, 60, 1500), fills=f"O{k}")]
+    boxes.append(Box("IfcWall", "Wall", (0, 100, 0), (1500 * frames, 200, 2500)))
+    return write_model(path, boxes), boxes

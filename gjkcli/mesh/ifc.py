@@ -135,6 +135,9 @@ class IfcModel:
     notes : what the read assumed (bodies read from every context: `_every_context_note`), and
         what the cache of element meshes noted as the model was read ahead
         (`gjkcli.mesh.cad_process`): entries it did not believe, a folder it could not write
+    cut_away : one `FailedLine` per element whose openings cut its body away whole (ArchiCAD's
+        window frames modelled as walls the size of their opening): nothing of it is left to
+        check, which is no failure; in the file's order
     """
 
     parts: list
@@ -143,6 +146,7 @@ class IfcModel:
     failed: tuple = ()
     left_out: tuple = ()
     notes: tuple = ()
+    cut_away: tuple = ()
 
 
 # How many GlobalIds of each class a note on the elements left out names.
@@ -280,7 +284,7 @@ def read_share(path: str | Path, k: int, shares: int) -> IfcModel:
         raise InputError(str(path), f"IfcOpenShell could not read it: {_first_line(exc)}") from None
     failed = [FailedLine(line, order) for order, line in sorted(got.failed, key=lambda f: f[0])]
     return IfcModel(parts=got.parts, units=got.units, schema=got.schema, failed=tuple(failed),
-                    left_out=tuple(got.left_out), notes=tuple(got.notes))
+                    left_out=tuple(got.left_out), notes=tuple(got.notes), cut_away=_ordered([got.cut_away]))
 
 
 # The smallest model read by several children at once (when the run has several jobs): each
@@ -548,6 +552,7 @@ class _Share:
     left_out: list = ()
     ids: list = ()  # the step ids of `parts`' elements, in order
     notes: list = ()
+    cut_away: list = ()  # (order, line) as `failed`
 
 
 _point_sinks: list = [(None, 0)]  # (tell, the process id that put it in force): `telling_points`
@@ -664,7 +669,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
             kept[0].put(keys[e.id()], {}, arrays)
         kept[0].save()
     log = _Log("\n".join([*logs, ifcopenshell.get_log()]))
-    parts, ids, built, failed = [], [], set(), []
+    parts, ids, built, failed, cut = [], [], set(), [], []
     for element in mine:
         if element.id() not in meshes:
             continue
@@ -672,6 +677,10 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
         vertices, faces, placement = meshes.pop(element.id())
         label = element_label(element)
         if len(faces) == 0:
+            if _cut_away(geom, element):
+                cut.append(((0, element.id()), f"element {label}: its openings cut its body away whole; "
+                                               f"nothing of it is left to check"))
+                continue
             failed.append(((0, element.id()), f"element {label}: its body has no triangles (curves "
                                                f"or points only); it is not checked"))
             continue
@@ -690,7 +699,20 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
     notes = [] if k else [n for n in (_every_context_note(model),) if n is not None]
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
-                  schema=model.schema, left_out=left_out, ids=ids, notes=notes)
+                  schema=model.schema, left_out=left_out, ids=ids, notes=notes, cut_away=cut)
+
+
+def _cut_away(geom, element) -> bool:
+    """Whether an element the iterator gave no triangles has a body its openings cut away whole:
+    it has openings, and its body meshed without them has triangles."""
+    if not getattr(element, "HasOpenings", None):
+        return False
+    settings = geom.settings()
+    settings.set("disable-opening-subtractions", True)
+    try:
+        return len(geom.create_shape(settings, element).geometry.faces) > 0
+    except Exception:  # noqa: BLE001 - IfcOpenShell cannot build it without its openings either
+        return False
 
 
 def _spread_share(n: int, shares: int) -> np.ndarray:
@@ -823,7 +845,12 @@ def _joined(path: Path, shares: list) -> IfcModel:
                                f"could be built (first: {failed[0]})")
     return IfcModel(parts=parts, units=shares[0].units, schema=shares[0].schema, failed=tuple(failed),
                     left_out=tuple(x for s in shares for x in s.left_out),
-                    notes=tuple(n for s in shares for n in s.notes))
+                    notes=tuple(n for s in shares for n in s.notes), cut_away=_ordered(s.cut_away for s in shares))
+
+
+def _ordered(lists) -> tuple:
+    """`FailedLine`s of the shares' (order, line) pairs, in one reader's order."""
+    return tuple(FailedLine(line, order) for order, line in sorted((x for got in lists for x in got), key=lambda x: x[0]))
 
 
 # IfcOpenShell's geometry kernel: its "simple" CGAL kernel for what it can build (extrusions,

@@ -563,6 +563,8 @@ def _ifc_parts(path, shown: str, split_bodies: bool, skipped: list | None, prepa
     left_out = ifc.left_out_note(model)
     if left_out is not None and skipped is not None:
         skipped.append(Note(file=shown, message=left_out))
+    if skipped is not None:  # elements cut away whole by their openings: one note each, in order
+        skipped.extend(Note(file=shown, message=str(line), order=line.order) for line in model.cut_away)
     parts = []
     instances: dict = {}  # id of a map's vertices -> its key (`_ifc_instance`)
     for name, vertices, faces, element, placement in model.parts:

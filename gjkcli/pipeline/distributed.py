@@ -1047,8 +1047,11 @@ def _in_file_order(tasks: list, loaded: list) -> tuple:
         shapes = [s for g in got for s in g.shapes]
         skipped = [p for g in got for p in g.skipped]
         problems = sorted((p for p in skipped if isinstance(p, Problem)), key=lambda p: p.order)
+        notes = [p for p in skipped if not isinstance(p, Problem)]
+        notes = [p for p in notes if not getattr(p, "order", ())] + \
+            sorted((p for p in notes if getattr(p, "order", ())), key=lambda p: p.order)
         joined = Summary(meta=[meta[k] for k in order.tolist()], shapes=[shapes[k] for k in order.tolist()],
-                         skipped=problems + [p for p in skipped if not isinstance(p, Problem)],
+                         skipped=problems + notes,
                          lo=np.concatenate([g.lo for g in got])[order], hi=np.concatenate([g.hi for g in got])[order],
                          gap=np.concatenate([g.gap for g in got])[order],
                          inward=np.concatenate([g.inward for g in got])[order],

@@ -18,7 +18,7 @@ ifcopenshell = pytest.importorskip("ifcopenshell")
 from gjkcli.errors import InputError  # noqa: E402
 from gjkcli.mesh import ifc  # noqa: E402
 from gjkcli.mesh.load import expand_paths, load_objects, load_part, read_objects  # noqa: E402
-from ifc_models import Box, write_model  # noqa: E402
+from ifc_models import Box, cut_away_model, write_model  # noqa: E402
 
 THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "third_party"
 OPENINGS = THIRD_PARTY / "project0-openings.ifc"
@@ -347,6 +347,32 @@ def test_a_precast_model_with_its_bodies_in_a_plan_context_is_read():
         "are read, as IfcOpenShell reads them",
         f"left out 1 physical element with no 3D body IfcOpenShell meshes: IfcBuildingElementProxy 1 "
         f"({marker.GlobalId}); they have 'Body' in a 'Plan' context"]
+
+
+def test_an_element_its_openings_cut_away_whole_is_a_note_not_a_failure(tmp_path):
+    """A wall its opening voids whole has nothing left to check: a note per element, in the
+    file's order, and no failure (it was "its body has no triangles (curves or points only)",
+    an error line each, exit 2). The judge: IfcOpenShell meshes it with its openings to no
+    triangles and without them to its box."""
+    import ifcopenshell.geom as geom
+
+    from gjkcli.errors import Note
+
+    path, boxes = cut_away_model(tmp_path / "frames.ifc", frames=2)
+    model = ifcopenshell.open(str(path))
+    for frame in (boxes[0], boxes[3]):
+        element = model.by_guid(frame.guid)
+        for uncut, faces in ((False, 0), (True, 12)):
+            settings = geom.settings()
+            settings.set("disable-opening-subtractions", uncut)
+            assert len(geom.create_shape(settings, element).geometry.faces) // 3 == faces
+    skipped: list = []
+    parts = read_objects(path, skipped=skipped)
+    assert [p.element.global_id for p in parts] == [boxes[2].guid, boxes[5].guid, boxes[6].guid]
+    assert skipped == [Note(file=str(path), message=f"element IfcWall 'Frame {k}' {boxes[3 * k].guid}: its openings "
+                                                    f"cut its body away whole; nothing of it is left to check")
+                       for k in range(2)]
+    assert [n.order for n in skipped] == sorted(n.order for n in skipped)
 
 
 def test_elements_without_a_3d_body_are_named_in_the_error(tmp_path):

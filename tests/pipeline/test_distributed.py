@@ -949,6 +949,22 @@ def test_shares_failed_elements_are_listed_in_one_process_s_order(cluster, monke
     assert one.counts["collision"] == 5
 
 
+def test_shares_elements_cut_away_whole_are_noted_in_one_process_s_order(cluster, monkeypatch, tmp_path):
+    """An IFC model whose walls its openings cut away whole fall in both shares (each share
+    notes its own): the cluster notes them, with the rest of the report, as one process does."""
+    pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
+    from ifc_models import cut_away_model
+
+    path, boxes = cut_away_model(tmp_path / "frames.ifc", frames=4)
+    monkeypatch.setattr(distributed, "IFC_SPLIT_FROM_BYTES", 0)
+    one = pipeline.scan([path], pipeline.Options(jobs=1))
+    many = pipeline.scan([path], pipeline.Options(dask=cluster[0]))
+    same_json(one, many)
+    assert not one.errors
+    assert [n.split(": ")[1] for n in one.notes if "cut its body away" in n] == [
+        f"element IfcWall 'Frame {k}' {boxes[3 * k].guid}" for k in range(4)]
+
+
 def test_a_cluster_scan_neither_reads_nor_writes_the_cache(cluster, ring_files, tmp_path):
     """A scan on the cluster with a cache that one process filled, of parts since moved under
     the same names: the answers are those of the moved parts, as one process without a cache
