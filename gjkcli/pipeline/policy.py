@@ -112,18 +112,30 @@ def mean_thickness(o) -> float | None:
 
     Where the parts' faces lie on one plane (a bar's top on its slot's ceiling) manifold3d's
     common solid keeps a sheet of no thickness there, its two sides back to back: such area
-    bounds no volume and is not counted (`bounding_area`)."""
+    bounds no volume and is not counted (`bounding_area`). A solid of sheets alone (a bolt's
+    facets on its nut's bore, every one back to back) holds only its rounding's volume: where
+    that volume over its whole area is thinner than planes are told apart, the mean is taken
+    over the whole area (the rounding's thickness), not over the sliver of area left."""
     if o.volume is None:
         return None
     if o.volume <= 0.0 or len(o.faces) == 0:
         return 0.0
-    area = bounding_area(o.vertices, o.faces)
+    area, whole, apart = _areas(o.vertices, o.faces)
+    if whole > 0.0 and 2.0 * o.volume / whole <= apart:
+        return 2.0 * o.volume / whole
     return 2.0 * o.volume / area if area > 0.0 else 0.0
 
 
 def bounding_area(vertices, faces) -> float:
-    """The area of a closed surface less its sheets of no thickness: on each plane, the area
-    facing one way less the area facing the other (a face's back-to-back twin cancels it).
+    """`_areas`' first: the area of a closed surface less its sheets of no thickness."""
+    return _areas(vertices, faces)[0]
+
+
+def _areas(vertices, faces) -> tuple:
+    """(area, whole area, apart) of a closed surface: its area less its sheets of no thickness
+    (on each plane, the area facing one way less the area facing the other: a face's
+    back-to-back twin cancels it), its whole area, and the distance within which two parallel
+    planes are one.
 
     Planes are told apart by their normals to `thickness_plane_rel` and by their offsets (from
     the solid's middle) to `thickness_offset_rel` of its size, or to the rounding of its
@@ -145,7 +157,7 @@ def bounding_area(vertices, faces) -> float:
     double = np.linalg.norm(cross, axis=1)
     keep = double > 0.0
     if not keep.any():
-        return 0.0
+        return 0.0, 0.0, 0.0
     corners, cross, double = corners[keep], cross[keep], double[keep]
     normal = cross / double[:, None]
     # one orientation per plane: the largest component of the normal positive
@@ -163,7 +175,7 @@ def bounding_area(vertices, faces) -> float:
         net = np.bincount(group.ravel(), weights=0.5 * double * side)
         area = float(np.abs(net).sum())
         best = area if best is None else min(best, area)
-    return best
+    return best, 0.5 * float(double.sum()), apart
 
 
 def thickness_verdict(r, o):
