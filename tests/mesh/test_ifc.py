@@ -332,7 +332,7 @@ def test_a_precast_model_with_its_bodies_in_a_plan_context_is_read():
     named, not failed."""
     from gjkcli.errors import Note
 
-    path = THIRD_PARTY / "GEELEN-Dakvloer.ifc"
+    path = THIRD_PARTY / "schependomlaan" / "GEELEN-Dakvloer.ifc"
     skipped: list = []
     parts = read_objects(path, skipped=skipped)
     meshed = _iterator_meshes(path)
