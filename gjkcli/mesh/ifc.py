@@ -132,7 +132,7 @@ class IfcModel:
     failed : one line per physical element whose geometry could not be built
     left_out : (class, GlobalId, what it has instead) per physical element with no 3D body the
         iterator meshes, in the file's order
-    notes : what the read assumed (bodies read from every context: `_every_context_note`), and
+    notes : what the read assumed (bodies read from every context: `_meshed_contexts`), and
         what the cache of element meshes noted as the model was read ahead
         (`gjkcli.mesh.cad_process`): entries it did not believe, a folder it could not write
     cut_away : one `FailedLine` per element whose openings cut its body away whole (ArchiCAD's
@@ -594,12 +594,13 @@ def _open(path: Path, ifc_file: Path):
 
 
 def _chosen(path: Path, model) -> tuple:
-    """(elements, ordered, left_out) of an opened model: its physical elements with a 3D body
-    the iterator meshes (`_has_body`), in by_type's order and in the file's (their step ids),
-    and IfcModel.left_out's rows of those with none; an InputError naming `path` when no
-    element has a body."""
+    """(elements, ordered, left_out, contexts, note) of an opened model: its physical elements
+    with a 3D body the iterator meshes (`_has_body`), in by_type's order and in the file's
+    (their step ids), IfcModel.left_out's rows of those with none, and the contexts read with
+    the note saying so where they are every one (`_meshed_contexts`); an InputError naming
+    `path` when no element has a body."""
     physical = [e for e in model.by_type("IfcElement") if not any(e.is_a(c) for c in _NOT_PHYSICAL)]
-    contexts = _meshed_contexts(model)
+    contexts, note = _meshed_contexts(model)
     bodied = [_has_body(e, contexts) for e in physical]
     elements = [e for e, has in zip(physical, bodied) if has]
     if not elements:
@@ -608,7 +609,7 @@ def _chosen(path: Path, model) -> tuple:
                 for e, has in sorted(zip(physical, bodied), key=lambda eh: eh[0].id())
                 if not has and not _assembly(e)]
     ordered = sorted(elements, key=lambda e: e.id())  # the file's order, not the iterator's
-    return elements, ordered, left_out
+    return elements, ordered, left_out, contexts, note
 
 
 def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
@@ -621,7 +622,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
     ifcopenshell, geom = _ifcopenshell()
     if model is None:
         model = _open(path, ifc_file)
-    elements, ordered, left_out = chosen if chosen is not None else _chosen(path, model)
+    elements, ordered, left_out, contexts, note = chosen if chosen is not None else _chosen(path, model)
     left_out = [] if k else left_out
     if spread:
         mine = [e for e, s in zip(ordered, _spread_share(len(ordered), shares).tolist()) if s == k]
@@ -633,7 +634,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
     by_id = {e.id(): e for e in mine}
     # elements placing a representation map that other elements place too: meshed once, in the
     # map's frame, and placed (`_placed`); the others in world coordinates
-    mapped = _mapped_uses(model, elements, _meshed_contexts(model))
+    mapped = _mapped_uses(model, elements, contexts)
     # element id -> (vertices, faces, (local vertices, 4x4 placement) or None), each shape's
     # buffers copied once, then dropped
     meshes = {}
@@ -697,7 +698,7 @@ def _read(path: Path, ifc_file: Path, k: int = 0, shares: int = 1, model=None,
         if e.id() in by_id and e.id() not in built:
             why = log.about(model, e) or "IfcOpenShell could not build its geometry"
             failed.append(((1, n), f"element {element_label(e)}: {why}; it is not checked"))
-    notes = [] if k else [n for n in (_every_context_note(model),) if n is not None]
+    notes = [] if k or note is None else [note]
     return _Share(parts=parts, failed=failed, elements=len(elements), units=_length_unit(model),
                   schema=model.schema, left_out=left_out, ids=ids, notes=notes, cut_away=cut)
 
@@ -951,41 +952,26 @@ def _label(value) -> str | None:
     return value.strip().lower() if isinstance(value, str) else None
 
 
-def _meshed_contexts(model) -> frozenset:
-    """The step ids of the representation contexts whose representations IfcOpenShell's
+def _meshed_contexts(model) -> tuple:
+    """(step ids, note): the representation contexts whose representations IfcOpenShell's
     geometry iterator meshes: the top contexts of a 3D model type (or every top context when none
-    is) and their sub-contexts; every context when those hold no representation (its
+    is) and their sub-contexts, note None; every context when those hold no representation (its
     `addRepresentationsFromDefaultContexts`: "no representations encountered in relevant
-    contexts, using all")."""
+    contexts, using all"), the note saying so."""
     every = model.by_type("IfcGeometricRepresentationContext")  # sub-contexts too
-    chosen = _model_contexts(every)
-    if not any(getattr(c, "RepresentationsInContext", None) for c in chosen):
-        return frozenset(c.id() for c in every)
-    return frozenset(c.id() for c in chosen)
-
-
-def _model_contexts(every) -> list:
-    """The contexts of a 3D model type among `every` (or every top context when none is), with
-    their sub-contexts."""
     top = [c for c in every if not c.is_a("IfcGeometricRepresentationSubContext")]
     chosen = [c for c in top if _label(c.ContextType) in _MESHED_CONTEXT_TYPES] or top
-    return [*chosen, *(sub for c in chosen for sub in getattr(c, "HasSubContexts", ()) or ())]
-
-
-def _every_context_note(model) -> str | None:
-    """The note of a model whose contexts of a 3D model type hold no representation, so that
-    the bodies of its other contexts are read (`_meshed_contexts`); None for any other."""
-    every = model.by_type("IfcGeometricRepresentationContext")
-    chosen = _model_contexts(every)
+    chosen += [sub for c in chosen for sub in getattr(c, "HasSubContexts", ()) or ()]
     if any(getattr(c, "RepresentationsInContext", None) for c in chosen):
-        return None
+        return frozenset(c.id() for c in chosen), None
     empty = sorted({str(c.ContextType) for c in chosen if c.ContextType})
     others = sorted({str(c.ContextType) for c in every if c not in chosen and c.ContextType})
     what = " and ".join(f"'{t}'" for t in empty) or "model"
     read = f" (its {' and '.join(repr(t) for t in others)} context{'s' if len(others) > 1 else ''})" \
         if others else ""
-    return (f"its {what} context holds no representation: the bodies of its other contexts"
-            f"{read} are read, as IfcOpenShell reads them")
+    return frozenset(c.id() for c in every), (
+        f"its {what} context holds no representation: the bodies of its other contexts{read} are "
+        f"read, as IfcOpenShell reads them")
 
 
 def _has_body(element, contexts: frozenset) -> bool:
