@@ -47,7 +47,7 @@ import numpy as np
 # computed here from bare faces agree with a loaded part's.
 from gjkcli.errors import one_line
 from gjkcli.engine.topology import oriented, topology
-from gjkcli.mesh.load import merge_close
+from gjkcli.mesh.load import merge_solids
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Convexity", "convexity", "is_convex", "hull_gaps", "part_verdicts", "part_reason",
@@ -336,7 +336,7 @@ def part_reason(gap, vertices, faces, watertight=None, bodies=None, hull_points=
     if watertight is not None and bodies is not None:  # loaded by gjkcli.mesh.load
         judged = convexity(vertices, faces, watertight=watertight, bodies=bodies, hull_points=hull_points)
     else:
-        judged = convexity(*merge_close(vertices, faces), hull_points=hull_points)
+        judged = convexity(*merge_solids(vertices, faces), hull_points=hull_points)
     return judged.reason if not judged.convex else (
         f"close to its hull ({judged.reason}) but not its hull within the touching band")
 

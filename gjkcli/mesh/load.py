@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.mesh import SETTINGS_FILES  # gjk's own settings: never a scene, never counted left out
-from gjkcli.engine.topology import topology
+from gjkcli.engine.topology import components, open_faces, topology
 from gjkcli.errors import InputError
 from gjkcli.mesh import simple
 from gjkcli.mesh.cad_process import STEP_TYPES
@@ -35,7 +35,7 @@ from gjkcli.limits import current as current_limits
 from gjkcli.tolerances import DEFAULT
 
 __all__ = ["Part", "Instance", "load_part", "load_objects", "read_objects", "expand_paths", "readable_types",
-           "skipped_text", "merge_close",
+           "skipped_text", "merge_close", "merge_solids", "solids_apart",
            "explain"]
 
 # Archive suffixes trimesh reads, longest first so "a.tar.gz" is not taken for a ".gz".
@@ -1335,7 +1335,7 @@ def _prepare(path, name: str, geometry) -> _Mesh:
         raise InputError(path, f"object '{name}' has triangles that point past its "
                                f"{len(vertices)} vertices; re-export it")
     _check_finite(path, name, vertices, faces)
-    vertices, faces = merge_close(vertices, faces)
+    vertices, faces = merge_solids(vertices, faces)
     _check_extent(path, name, vertices)
     body, bodies, open_face = topology(faces, len(vertices))
     return _Mesh(vertices, faces, body, bodies, open_face)
@@ -1371,7 +1371,7 @@ def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np
     idler_riser.STL), so coordinates are compared on a grid of `DEFAULT.merge_rel` times the largest
     absolute coordinate (trimesh rounds to an absolute 1e-8 instead, which does not scale).
     A merged vertex keeps the coordinates of its first copy, so nothing moves by more than the
-    grid step.
+    grid step. `merge_solids` keeps closed solids the file gives apart.
 
     Parameters
     ----------
@@ -1383,19 +1383,89 @@ def merge_close(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np
     vertices : (k, 3) float64, sorted lexicographically
     faces : (m, 3) int64
     """
+    keep, local, grid = _on_grid(vertices, faces)
+    return _merged_on(grid, local, keep, len(vertices), faces)
+
+
+def merge_solids(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`merge_close`, but closed solids the file keeps apart stay apart (`solids_apart`): what
+    the loader, the convexity reasons and the triangle test (`gjkcli.pipeline.stages.Parts.mesh`)
+    read of a mesh."""
+    merged = merge_close(vertices, faces)
+    if len(faces) and open_faces(merged[1], len(merged[0])).any():
+        return solids_apart(vertices, faces) or merged
+    return merged
+
+
+def solids_apart(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) as `merge_close` gives them, but each piece's vertices merged among
+    themselves only, where the faces, joined by the vertices the file gives them, are 2 to
+    `_PIECES_APART` pieces, each closed once its own copies are merged, all wound one way; else
+    None. For a mesh `merge_close` leaves open: two solids of one object that share a face or an
+    edge (an IFC element of several faceted B-reps: a knee wall's stud on its plate, a dormer's
+    rafters on their ridge, each B-rep its own vertices) meet at edges of four faces when merged
+    together, and the object, closed, would read as an open surface."""
+    if len(faces) == 0:
+        return None
+    keep, local, grid = _on_grid(vertices, faces)
+    piece = _pieces(faces, len(vertices), keep)
+    if piece is None:
+        return None
+    within = _merged_on(np.column_stack([piece, grid]), local, keep, len(vertices), faces)
+    return within if _closed_alike(*within) else None
+
+
+def _on_grid(vertices: np.ndarray, faces: np.ndarray) -> tuple:
+    """(the used vertices' indices, their coordinates, their rows on `merge_close`'s grid)."""
     used = np.zeros(len(vertices), dtype=bool)
     used[faces.ravel()] = True
     keep = np.flatnonzero(used)
     local = vertices[keep]
     step = float(np.abs(local).max()) * DEFAULT.merge_rel or 1.0
-    grid = np.rint(local / step).astype(np.int64)  # |grid| <= 2**40: exact in int64
+    return keep, local, np.rint(local / step).astype(np.int64)  # |grid| <= 2**40: exact in int64
+
+
+# `solids_apart` keeps at most this many pieces apart (an STL's triangles, each a piece of its
+# own, are merged as one).
+_PIECES_APART = 1024
+
+
+def _merged_on(grid: np.ndarray, local: np.ndarray, keep: np.ndarray, n: int, faces: np.ndarray):
+    """(vertices, faces): the used vertices `local` (at `keep`) merged where their `grid` rows agree."""
     order = np.lexsort(grid.T[::-1])  # stable: the first copy leads its group
     ordered = grid[order]
     new = np.ones(len(ordered), dtype=bool)
     new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    index = np.full(len(vertices), -1, dtype=np.int64)
+    index = np.full(n, -1, dtype=np.int64)
     index[keep[order]] = np.cumsum(new) - 1
     return local[order[new]], index[faces]
+
+
+def _closed_alike(vertices: np.ndarray, faces: np.ndarray) -> bool:
+    """Whether the faces are closed and their bodies all wound one way (each body's signed
+    volume of one sign). A body wound against the others is a void or a solid turned inside
+    out, which its winding alone does not tell (Revit's cabinets, the eaves of IfcOpenShell's
+    swept-solid test): such an object stays merged whole, open, as before."""
+    body, bodies, open_face = topology(faces, len(vertices))
+    if open_face.any():
+        return False
+    v = vertices - 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
+    a, b, c = v[faces[:, 0]], v[faces[:, 1]], v[faces[:, 2]]
+    volume = np.bincount(body, weights=np.einsum("ij,ij->i", a, np.cross(b, c)), minlength=bodies)
+    return bool((volume > 0).all() or (volume < 0).all())
+
+
+def _pieces(faces: np.ndarray, n: int, keep: np.ndarray):
+    """(len(keep),) int64, a label of each used vertex's piece (the faces joined by the vertices
+    the file gives them), where there are 2 to `_PIECES_APART` pieces; else None."""
+    if len(keep) == 3 * len(faces):
+        return None  # a triangle soup (STL): no vertex shared
+    a = np.concatenate([faces[:, 0], faces[:, 1]])
+    b = np.concatenate([faces[:, 1], faces[:, 2]])
+    root = components(n, a, b)[keep]  # a piece's smallest vertex (not np.unique: numpy.ma's import)
+    if not 1 < np.count_nonzero(root == keep) <= _PIECES_APART:
+        return None
+    return root
 
 
 def _placed(path, name: str, mesh: _Mesh, transform: np.ndarray, units) -> Part:

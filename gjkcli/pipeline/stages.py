@@ -1160,6 +1160,22 @@ class Run:
         return query(parts.shapes[a], parts.shapes[b], tolerance=self.options.tolerance, trace=True).trace
 
 
+def _merged_mesh(vertices, faces, name: str):
+    """The triangle test's `Mesh` of a part's triangles as read: merged (`merge_close`), and
+    where that leaves it open, the closed solids the file keeps apart kept apart
+    (`gjkcli.mesh.load.solids_apart`, as the loader's `merge_solids`); asked after the merged
+    mesh's own edges say it is open, so a closed part pays nothing more."""
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.mesh.load import merge_close, solids_apart
+
+    mesh = Mesh(*merge_close(vertices, faces), name=name)
+    if not mesh.watertight:
+        apart = solids_apart(vertices, faces)
+        if apart is not None:
+            return Mesh(*apart, name=name)
+    return mesh
+
+
 def involved(parts, pairs) -> np.ndarray:
     """(k,) int64: the listed pairs' parts, sorted and each once (np.unique would import
     numpy.ma)."""
@@ -1276,7 +1292,6 @@ class Parts:
         """Object k's triangles and their hierarchy (`gjkcli.engine.exact.Mesh`), built once."""
         if k not in self._meshes:
             from gjkcli.engine.exact import Mesh
-            from gjkcli.mesh.load import merge_close
 
             g = self.geoms[k]
             if g.primitive is not None:  # a box: its 12 triangles are the box exactly
@@ -1284,7 +1299,7 @@ class Parts:
             elif g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 self._meshes[k] = Mesh(g.vertices, g.faces, watertight=g.watertight, name=g.name)
             else:
-                self._meshes[k] = Mesh(*merge_close(g.vertices, g.faces), name=g.name)
+                self._meshes[k] = _merged_mesh(g.vertices, g.faces, g.name)
         return self._meshes[k]
 
     def forget(self, k) -> None:
@@ -1306,12 +1321,11 @@ class Parts:
         g = self.geoms[k]
         if shared is None:
             from gjkcli.engine.exact import Mesh
-            from gjkcli.mesh.load import merge_close
 
             if g.watertight is not None:  # loaded by gjkcli.mesh.load: merged already
                 shared = Mesh(instance.local, g.faces, watertight=g.watertight, name=g.name)
             else:
-                shared = Mesh(*merge_close(instance.local, g.faces), name=g.name)
+                shared = _merged_mesh(instance.local, g.faces, g.name)
             shared.labelled_probes()  # found once, for every object placing it
             self._meshes[held] = shared
         return shared.named(g.name), instance.pose
