@@ -1,6 +1,7 @@
 """An open surface against a closed part that the triangle test leaves undecided (issue 40): an
 eaves modelled as surfaces under a gable wall (ISSUE_171_IfcSurfaceCurveSweptAreaSolid at 2 mm),
-ArchiCAD's round windows in their openings (AC14-FZK-Haus). The open part bounds no volume, so
+and ArchiCAD's round windows in their openings (AC14-FZK-Haus), open until each of their B-reps
+was read closed (`gjkcli.mesh.load.merge_close`): fits judged as closed parts now. The open part bounds no volume, so
 the common solid's thickness (`gjkcli.pipeline.refine.thickness_verdict`) cannot judge it; its
 depth is that of its deepest point inside the closed part, and `gjkcli.engine.sheet.sheet_depth`
 bounds it over the open part's triangles (`gjkcli.pipeline.refine.sheet_verdict`).
@@ -27,7 +28,8 @@ from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.engine.sheet import point_triangle_distance, sheet_depth  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
-from gjkcli.pipeline.refine import EXIT_SHEET  # noqa: E402
+from gjkcli.mesh.load import read_objects  # noqa: E402
+from gjkcli.pipeline.refine import EXIT_SHEET, EXIT_THIN  # noqa: E402
 
 BAND = 0.002
 ORIGIN = np.array([14.68, -51.69, 0.0])
@@ -116,9 +118,11 @@ def test_point_triangle_distance_against_brute_force():
 
 
 def test_archicad_s_round_windows_in_their_openings_are_touching(tmp_path):
-    """AC14-FZK-Haus at 2 mm: the two round upper-floor windows are open surfaces in their walls'
-    openings (hosted, so allowed); the triangle test leaves them undecided, the bound settles
-    them as touching."""
+    """AC14-FZK-Haus at 2 mm: the two round upper-floor windows in their walls' openings
+    (hosted, so allowed); the triangle test leaves them undecided. Read as open surfaces (their
+    B-reps' shared faces merged into edges of four faces), the sheet's bound settled them; each
+    B-rep closed, they are closed windows, and the common solid's mean thickness settles them as
+    touching: manifold3d's common solid, from the arrays IfcOpenShell gives, is the judge."""
     pytest.importorskip("ifcopenshell")
     manifest = tmp_path / "windows.toml"
     manifest.write_text(f'''
@@ -143,6 +147,23 @@ tolerance = {BAND}
             if ids == {window, wall}:
                 seen[window] = p
     assert set(seen) == set(windows)
-    for p in seen.values():
-        assert p.status is Status.TOUCHING and p.result.exit == EXIT_SHEET, p.note
+    parts = {p.element.global_id: p for p in read_objects(AC14)}
+    for window, p in seen.items():
+        assert p.status is Status.TOUCHING and p.result.exit == EXIT_THIN, p.note
+        assert p.result.solid_a and p.result.solid_b
+        common = _common(parts[window], parts[windows[window]])
+        assert 0 < 2 * common.volume() / common.surface_area() <= BAND
     assert not [p for p in found.pairs if p.status is Status.UNDECIDED]
+
+
+def _common(a, b):
+    """manifold3d's common solid of parts a and b (each B-rep apart, as IfcOpenShell gives
+    them), both moved by one offset towards the origin."""
+    manifold3d = pytest.importorskip("manifold3d")
+    shift = np.minimum(a.vertices.min(axis=0), b.vertices.min(axis=0))
+
+    def solid(part):
+        return manifold3d.Manifold(manifold3d.Mesh64(vert_properties=np.ascontiguousarray(part.vertices - shift),
+                                                     tri_verts=np.ascontiguousarray(part.faces, dtype=np.uint64)))
+
+    return solid(a) ^ solid(b)
