@@ -1400,8 +1400,9 @@ def merge_solids(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, n
 def solids_apart(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(vertices, faces) as `merge_close` gives them, but each piece's vertices merged among
     themselves only, where the faces, joined by the vertices the file gives them, are 2 to
-    `_PIECES_APART` pieces, each closed once its own copies are merged, all wound one way; else
-    None. For a mesh `merge_close` leaves open: two solids of one object that share a face or an
+    `_PIECES_APART` pieces, each closed once its own copies are merged, and wound one way
+    (`_wound_outward`: a piece turned inside out beside the others is turned back); else None.
+    For a mesh `merge_close` leaves open: two solids of one object that share a face or an
     edge (an IFC element of several faceted B-reps: a knee wall's stud on its plate, a dormer's
     rafters on their ridge, each B-rep its own vertices) meet at edges of four faces when merged
     together, and the object, closed, would read as an open surface."""
@@ -1411,8 +1412,9 @@ def solids_apart(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, n
     piece = _pieces(faces, len(vertices), keep)
     if piece is None:
         return None
-    within = _merged_on(np.column_stack([piece, grid]), local, keep, len(vertices), faces)
-    return within if _closed_alike(*within) else None
+    merged, within = _merged_on(np.column_stack([piece, grid]), local, keep, len(vertices), faces)
+    outward = _wound_outward(merged, within)
+    return None if outward is None else (merged, outward)
 
 
 def _on_grid(vertices: np.ndarray, faces: np.ndarray) -> tuple:
@@ -1441,18 +1443,38 @@ def _merged_on(grid: np.ndarray, local: np.ndarray, keep: np.ndarray, n: int, fa
     return local[order[new]], index[faces]
 
 
-def _closed_alike(vertices: np.ndarray, faces: np.ndarray) -> bool:
-    """Whether the faces are closed and their bodies all wound one way (each body's signed
-    volume of one sign). A body wound against the others is a void or a solid turned inside
-    out, which its winding alone does not tell (Revit's cabinets, the eaves of IfcOpenShell's
-    swept-solid test): such an object stays merged whole, open, as before."""
+def _wound_outward(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray | None:
+    """The faces, where they are closed, with every body wound one way; else None.
+
+    A body wound against the others (its signed volume of the other sign) is a void or a solid
+    turned inside out, which its winding alone does not tell. Where no body's box lies in the box
+    of a body wound the other way, none is a void of another: each is turned outwards (Revit
+    writes a cabinet's handles and drawers inside out beside its carcass, IfcOpenShell's
+    swept-solid test two cells of an eaves). Where one may be a void, None: the object stays
+    merged whole, open, as before."""
     body, bodies, open_face = topology(faces, len(vertices))
     if open_face.any():
-        return False
+        return None
     v = vertices - 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
     a, b, c = v[faces[:, 0]], v[faces[:, 1]], v[faces[:, 2]]
     volume = np.bincount(body, weights=np.einsum("ij,ij->i", a, np.cross(b, c)), minlength=bodies)
-    return bool((volume > 0).all() or (volume < 0).all())
+    if (volume > 0).all() or (volume < 0).all():
+        return faces
+    if (volume == 0).any():
+        return None
+    lo = np.full((bodies, 3), np.inf)
+    hi = np.full((bodies, 3), -np.inf)
+    corners = np.repeat(body, 3)
+    np.minimum.at(lo, corners, vertices[faces.ravel()])
+    np.maximum.at(hi, corners, vertices[faces.ravel()])
+    inward, outward = np.flatnonzero(volume < 0), np.flatnonzero(volume > 0)
+    for these, those in ((inward, outward), (outward, inward)):
+        if ((lo[these, None] >= lo[None, those]) & (hi[these, None] <= hi[None, those])).all(axis=2).any():
+            return None  # maybe a void
+    turned = faces.copy()
+    flip = (volume < 0)[body]
+    turned[flip] = turned[flip][:, ::-1]  # each body wound outwards
+    return turned
 
 
 def _pieces(faces: np.ndarray, n: int, keep: np.ndarray):

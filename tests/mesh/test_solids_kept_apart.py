@@ -4,8 +4,8 @@ An IFC element is often several faceted B-reps, each with its own vertices: a kn
 standing on its plate, a dormer's rafters on their ridge. Merged all together, the B-reps meet at
 edges of four faces, and the element, closed, read as an open surface: only its surface counted,
 and two such parts that touch were left undecided (Schependomlaan's roof frame, two pairs). Now
-each piece the file's own vertices join is merged among itself where that closes it and the
-pieces are all wound one way.
+each piece the file's own vertices join is merged among itself where that closes it (a piece
+turned inside out beside the others turned back).
 
 Judges: manifold3d (volumes of the pieces, and of two parts' common solid, from the arrays as
 IfcOpenShell gives them, each B-rep apart) and trimesh's definition of a closed mesh.
@@ -102,11 +102,23 @@ def test_a_triangle_soup_is_merged_as_one():
     assert len(v) == 12 and open_faces(f, len(v)).any()
 
 
-def test_a_solid_wound_inside_out_beside_another_merges_the_whole_as_before():
-    # the stud wound inwards: a void or a solid turned inside out, which the winding does not
-    # tell; merged whole, open, as before
+def test_a_solid_wound_inside_out_beside_another_is_turned_back():
+    # the stud wound inwards (as Revit writes a cabinet's handles): its box lies in no box of the
+    # plate, so it is no void of it; turned back, the two are closed, each wound outwards
     vertices, faces = _two_boxes_on_a_face()
     faces[12:] = faces[12:, ::-1]
+    v, f = merge_solids(vertices, faces)
+    body, bodies, open_face = topology(f, len(v))
+    assert not open_face.any() and bodies == 2
+    assert sorted(_volume(*_piece(v, f, body == k)) for k in range(bodies)) == pytest.approx([1.0, 2.0], rel=1e-12)
+
+
+def test_a_piece_wound_inside_out_within_anothers_box_merges_the_whole_as_before():
+    # a box wound inwards in the corner of a longer one, sharing its end square: a void or a
+    # solid turned inside out, which the winding does not tell; merged whole, open, as before
+    va, fa = _box([0, 0, 0], [2, 1, 1])
+    vb, fb = _box([0, 0, 0], [1, 1, 1], flip_diagonals=True)
+    vertices, faces = np.vstack([va, vb]), np.vstack([fa, fb[:, ::-1] + len(va)])
     v, f = merge_solids(vertices, faces)
     assert len(v) == 12 and open_faces(f, len(v)).any()
 
