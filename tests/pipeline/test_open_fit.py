@@ -1,7 +1,7 @@
 """An open surface against a closed part that the triangle test leaves undecided (issue 40): an
-eaves modelled as surfaces under a gable wall (ISSUE_171_IfcSurfaceCurveSweptAreaSolid at 2 mm),
-and ArchiCAD's round windows in their openings (AC14-FZK-Haus), open until each of their B-reps
-was read closed (`gjkcli.mesh.load.merge_close`): fits judged as closed parts now. The open part bounds no volume, so
+eaves under a gable wall (ISSUE_171_IfcSurfaceCurveSweptAreaSolid at 2 mm) and ArchiCAD's round
+windows in their openings (AC14-FZK-Haus) were such surfaces until each of their B-reps was read
+closed (`gjkcli.mesh.load.merge_solids`): fits judged as closed parts now. The open part bounds no volume, so
 the common solid's thickness (`gjkcli.pipeline.refine.thickness_verdict`) cannot judge it; its
 depth is that of its deepest point inside the closed part, and `gjkcli.engine.sheet.sheet_depth`
 bounds it over the open part's triangles (`gjkcli.pipeline.refine.sheet_verdict`).
