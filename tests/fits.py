@@ -27,9 +27,11 @@ def checked_pair(folder, a, b, band: float, names=("a", "b")):
     return pair
 
 
-def common_volume(a, b, shift=None) -> float:
-    """manifold3d's volume of the solid both meshes occupy, in double precision, both moved by
-    `shift` (default: A's lowest corner) towards the origin, which keeps their digits."""
+def common_solid(a, b, shift=None):
+    """manifold3d's solid both meshes occupy (a Manifold), in double precision, both moved by
+    `shift` (default: A's lowest corner) towards the origin, which keeps their digits. A mesh of
+    several closed pieces (an IFC element's B-reps as IfcOpenShell gives them, each its own
+    vertices) is their union."""
     import manifold3d
 
     shift = a.vertices.min(axis=0) if shift is None else np.asarray(shift, dtype=np.float64)
@@ -39,4 +41,9 @@ def common_volume(a, b, shift=None) -> float:
             vert_properties=np.ascontiguousarray(m.vertices - shift),
             tri_verts=np.ascontiguousarray(m.faces, dtype=np.uint64)))
 
-    return float((solid(a) ^ solid(b)).volume())
+    return solid(a) ^ solid(b)
+
+
+def common_volume(a, b, shift=None) -> float:
+    """The volume of `common_solid(a, b, shift)`."""
+    return float(common_solid(a, b, shift).volume())

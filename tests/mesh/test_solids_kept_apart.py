@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from fits import common_solid
 from gjkcli.engine.topology import open_faces, topology
 from gjkcli.mesh.load import merge_close, merge_solids
 
@@ -51,7 +52,8 @@ def _two_boxes_on_a_face():
 
 
 def _volume(vertices, faces) -> float:
-    manifold3d = pytest.importorskip("manifold3d")
+    import manifold3d
+
     mesh = manifold3d.Mesh64(vert_properties=np.ascontiguousarray(vertices, dtype=np.float64),
                              tri_verts=np.ascontiguousarray(faces, dtype=np.uint64))
     return manifold3d.Manifold(mesh).volume()
@@ -153,19 +155,6 @@ def roof():
     return parts, found, pairs
 
 
-def _common(a, b):
-    """manifold3d's common solid of parts a and b as IfcOpenShell gives them (each B-rep its own
-    closed piece), both moved by one offset towards the origin."""
-    manifold3d = pytest.importorskip("manifold3d")
-    shift = np.minimum(a.vertices.min(axis=0), b.vertices.min(axis=0))
-
-    def solid(p):
-        return manifold3d.Manifold(manifold3d.Mesh64(vert_properties=np.ascontiguousarray(p.vertices - shift),
-                                                     tri_verts=np.ascontiguousarray(p.faces, dtype=np.uint64)))
-
-    return solid(a) ^ solid(b)
-
-
 def test_the_roof_frames_elements_of_several_breps_are_closed(roof):
     parts, _, _ = roof
     closed = 0
@@ -186,7 +175,7 @@ def test_the_roof_frame_is_decided_and_its_touching_parts_touch(roof):
     for a, b in RESTING + [DORMER]:
         pair = pairs[frozenset((a, b))]
         assert pair.status is Status.TOUCHING, pair.note
-        common = _common(parts[a], parts[b])
+        common = common_solid(parts[a], parts[b])
         band = float(pair.result.tolerance)
         # the judge: their common solid, a slab thinner than the band (or none at all)
         assert common.volume() <= 0 or 2 * common.volume() / common.surface_area() < band
@@ -199,5 +188,5 @@ def test_the_roof_frame_is_decided_and_its_touching_parts_touch(roof):
     moved = [dataclasses.replace(wall, vertices=wall.vertices + s) for s in (shift, -shift)]
     if pair.a.endswith(DORMER[1]):  # the shift moves b
         moved = moved[::-1]
-    assert _common(roof_part, moved[0]).volume() == 0.0
-    assert _common(roof_part, moved[1]).volume() > 1.0
+    assert common_solid(roof_part, moved[0]).volume() == 0.0
+    assert common_solid(roof_part, moved[1]).volume() > 1.0

@@ -22,7 +22,7 @@ import pytest
 trimesh = pytest.importorskip("trimesh")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
-from fits import checked_pair  # noqa: E402
+from fits import checked_pair, common_solid  # noqa: E402
 from gjkcli.engine.certify import closest_points_on_triangles  # noqa: E402
 from gjkcli.engine.exact import Mesh, exact_query  # noqa: E402
 from gjkcli.engine.results import Status  # noqa: E402
@@ -151,19 +151,7 @@ tolerance = {BAND}
     for window, p in seen.items():
         assert p.status is Status.TOUCHING and p.result.exit == EXIT_THIN, p.note
         assert p.result.solid_a and p.result.solid_b
-        common = _common(parts[window], parts[windows[window]])
+        common = common_solid(parts[window], parts[windows[window]])
         assert 0 < 2 * common.volume() / common.surface_area() <= BAND
     assert not [p for p in found.pairs if p.status is Status.UNDECIDED]
 
-
-def _common(a, b):
-    """manifold3d's common solid of parts a and b (each B-rep apart, as IfcOpenShell gives
-    them), both moved by one offset towards the origin."""
-    manifold3d = pytest.importorskip("manifold3d")
-    shift = np.minimum(a.vertices.min(axis=0), b.vertices.min(axis=0))
-
-    def solid(part):
-        return manifold3d.Manifold(manifold3d.Mesh64(vert_properties=np.ascontiguousarray(part.vertices - shift),
-                                                     tri_verts=np.ascontiguousarray(part.faces, dtype=np.uint64)))
-
-    return solid(a) ^ solid(b)
