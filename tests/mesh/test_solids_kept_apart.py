@@ -190,3 +190,24 @@ def test_the_roof_frame_is_decided_and_its_touching_parts_touch(roof):
         moved = moved[::-1]
     assert common_solid(roof_part, moved[0]).volume() == 0.0
     assert common_solid(roof_part, moved[1]).volume() > 1.0
+
+
+def test_an_element_of_two_solids_through_a_slab_is_a_collision_by_its_volume(tmp_path):
+    """A post of two solids on a shared square (a plate and a stud, 1 x 1, 3 high) through a
+    floor finish 0.4 thick, at a band of 0.3. Read as an open surface, its depth in the slab was
+    that of its faces, half the slab's thickness (0.2): `touching`, as Revit's coffee tables and
+    doors through the duplex model's 19 mm wood finish were at a 10 mm band. Closed, it is a
+    `collision` at least as deep as the slab: the judge, manifold3d, finds the post and the
+    slab sharing a volume after the post is moved up by the band, or by the depth less a hair."""
+    from fits import checked_pair
+
+    vertices, faces = _two_boxes_on_a_face()
+    post = trimesh.Trimesh(vertices, faces, process=False)
+    slab = trimesh.Trimesh(*_box([-1, -1, 0.2], [2, 2, 0.6]), process=False)
+    band = 0.3
+    pair = checked_pair(tmp_path, post, slab, band, names=("post", "slab"))
+    assert pair.status.value == "collision", pair.note
+    assert band < pair.result.depth
+    for lift in (band, 0.999 * pair.result.depth):
+        up = trimesh.Trimesh(vertices + [0, 0, lift], faces, process=False)
+        assert common_solid(up, slab).volume() > 0
