@@ -1391,9 +1391,12 @@ def merge_solids(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, n
     """`merge_close`, but closed solids the file keeps apart stay apart (`solids_apart`): what
     the loader, the convexity reasons and the triangle test (`gjkcli.pipeline.stages.Parts.mesh`)
     read of a mesh."""
-    merged = merge_close(vertices, faces)
-    if len(faces) and open_faces(merged[1], len(merged[0])).any():
-        return solids_apart(vertices, faces) or merged
+    if len(faces) == 0:
+        return merge_close(vertices, faces)
+    on_grid = _on_grid(vertices, faces)
+    merged = _merged_on(on_grid[2], on_grid[1], on_grid[0], len(vertices), faces)
+    if open_faces(merged[1], len(merged[0])).any():
+        return _apart(vertices, faces, *on_grid) or merged
     return merged
 
 
@@ -1408,7 +1411,11 @@ def solids_apart(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, n
     together, and the object, closed, would read as an open surface."""
     if len(faces) == 0:
         return None
-    keep, local, grid = _on_grid(vertices, faces)
+    return _apart(vertices, faces, *_on_grid(vertices, faces))
+
+
+def _apart(vertices: np.ndarray, faces: np.ndarray, keep, local, grid):
+    """`solids_apart`, the used vertices (`_on_grid`) on the grid already."""
     piece = _pieces(faces, len(vertices), keep)
     if piece is None:
         return None
