@@ -1454,11 +1454,11 @@ def _wound_outward(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray | None
     """The faces, where they are closed, with every body wound one way; else None.
 
     A body wound against the others (its signed volume of the other sign) is a void or a solid
-    turned inside out, which its winding alone does not tell. Where no body's box lies in the box
-    of a body wound the other way, none is a void of another: each is turned outwards (Revit
-    writes a cabinet's handles and drawers inside out beside its carcass, IfcOpenShell's
-    swept-solid test two cells of an eaves). Where one may be a void, None: the object stays
-    merged whole, open, as before."""
+    turned inside out, which its winding alone does not tell. Where no body lies in the box of a
+    body wound the other way, or each that does lies outside their material (`_outside`), none
+    is a void of another: each is turned outwards (Revit writes a cabinet's handles and drawers
+    inside out beside its carcass, IfcOpenShell's swept-solid test two cells of an eaves). Where
+    one may be a void, None: the object stays merged whole, open, as before."""
     body, bodies, open_face = topology(faces, len(vertices))
     if open_face.any():
         return None
@@ -1476,12 +1476,35 @@ def _wound_outward(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray | None
     np.maximum.at(hi, corners, vertices[faces.ravel()])
     inward, outward = np.flatnonzero(volume < 0), np.flatnonzero(volume > 0)
     for these, those in ((inward, outward), (outward, inward)):
-        if ((lo[these, None] >= lo[None, those]) & (hi[these, None] <= hi[None, those])).all(axis=2).any():
-            return None  # maybe a void
+        boxed = ((lo[these, None] >= lo[None, those]) & (hi[these, None] <= hi[None, those])).all(axis=2)
+        for k in these[boxed.any(axis=1)].tolist():  # within another's box: a void, or beside it?
+            if not _outside(vertices, faces, body, k, those):
+                return None  # maybe a void
     turned = faces.copy()
     flip = (volume < 0)[body]
     turned[flip] = turned[flip][:, ::-1]  # each body wound outwards
     return turned
+
+
+def _outside(vertices: np.ndarray, faces: np.ndarray, body: np.ndarray, k: int, others) -> bool:
+    """Whether body k lies outside the material of the bodies `others`, judged at its centroid:
+    where that point lies inside body k itself (its winding number about k's faces +-1, as in
+    a convex piece: a drawer, a handle) and outside the others (theirs 0). False where either is
+    not so (a void inside another body, or a piece whose centroid lies outside it)."""
+    from gjkcli.engine.certify import winding_number
+
+    own = faces[body == k]
+    v = vertices - vertices[own[0, 0]]
+    a, b, c = v[own[:, 0]], v[own[:, 1]], v[own[:, 2]]
+    six = np.einsum("ij,ij->i", a, np.cross(b, c))  # six times each tetrahedron's signed volume
+    if six.sum() == 0.0:
+        return False
+    centre = vertices[own[0, 0]] + (six[:, None] * (a + b + c)).sum(axis=0) / (4.0 * six.sum())
+    inside = abs(float(winding_number(vertices, own, centre)[0]))
+    among = np.zeros(int(body.max()) + 1, dtype=bool)
+    among[others] = True
+    around = abs(float(winding_number(vertices, faces[among[body]], centre)[0]))
+    return inside > 1.0 - DEFAULT.winding_inside and around < DEFAULT.winding_inside
 
 
 def _pieces(faces: np.ndarray, n: int, keep: np.ndarray):

@@ -115,9 +115,29 @@ def test_a_solid_wound_inside_out_beside_another_is_turned_back():
     assert sorted(_volume(*_piece(v, f, body == k)) for k in range(bodies)) == pytest.approx([1.0, 2.0], rel=1e-12)
 
 
+def test_a_piece_wound_inside_out_in_anothers_notch_is_turned_back():
+    # a U (5 in volume) and a box wound inwards filling its notch, on the notch's floor square:
+    # within the U's box but outside its material (as Revit's drawers in a carcass), so no
+    # void; turned back, the two are closed
+    shapely_geometry = pytest.importorskip("shapely.geometry")
+    u = trimesh.creation.extrude_polygon(
+        shapely_geometry.Polygon([(0, 0), (3, 0), (3, 2), (2, 2), (2, 1), (1, 1), (1, 2), (0, 2)]), 1.0)
+    assert _volume(u.vertices, u.faces) == pytest.approx(5.0, rel=1e-12)
+    vb, fb = _box([1, 1, 0], [2, 2, 1])
+    vertices = np.vstack([np.asarray(u.vertices, dtype=np.float64), vb])
+    faces = np.vstack([np.asarray(u.faces, dtype=np.int64), fb[:, ::-1] + len(u.vertices)])
+    plain_v, plain_f = merge_close(vertices, faces)
+    assert open_faces(plain_f, len(plain_v)).any()
+    v, f = merge_solids(vertices, faces)
+    body, bodies, open_face = topology(f, len(v))
+    assert not open_face.any() and bodies == 2
+    assert sorted(_volume(*_piece(v, f, body == k)) for k in range(bodies)) == pytest.approx([1.0, 5.0], rel=1e-12)
+
+
 def test_a_piece_wound_inside_out_within_anothers_box_merges_the_whole_as_before():
-    # a box wound inwards in the corner of a longer one, sharing its end square: a void or a
-    # solid turned inside out, which the winding does not tell; merged whole, open, as before
+    # a box wound inwards in the corner of a longer one, sharing its end square, its centre
+    # inside the longer one: a void or a solid turned inside out, which the winding does not
+    # tell; merged whole, open, as before
     va, fa = _box([0, 0, 0], [2, 1, 1])
     vb, fb = _box([0, 0, 0], [1, 1, 1], flip_diagonals=True)
     vertices, faces = np.vstack([va, vb]), np.vstack([fa, fb[:, ::-1] + len(va)])
