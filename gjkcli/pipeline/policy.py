@@ -44,7 +44,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MODES", "coincide", "needs_triangles", "conservative", "settle", "thickness_verdict",
-           "sheet_verdict", "thin_or_deeper", "deeper_in_common", "mean_thickness", "bounding_area", "EXIT_THIN",
+           "sheet_verdict", "common_verdict", "thin_or_deeper", "deeper_in_common", "mean_thickness",
+           "bounding_area", "EXIT_THIN",
            "EXIT_FACES_DEEP", "EXIT_COMMON_DEEP", "EXIT_SHELLS_THIN", "EXIT_SHEET",
            "EXIT_SHEET_DEEP", "EXIT_OPEN_DEEP", "EXIT_SHELLS_DEEP", "crossing_verdict"]
 
@@ -204,6 +205,21 @@ def thickness_verdict(r, o):
              f"(a fit: the way out is longer than the band)")
 
 
+def common_verdict(r, o, a, b, pose_a=None, pose_b=None):
+    """The triangle test's undecided answer `r` for closed meshes a and b at their poses, whose
+    common solid is `o`: judged by its mean thickness (`thickness_verdict`), then a point inside
+    both deep enough in the two together (`deeper_in_common`), then, for a pair still touching by
+    the thickness alone, a point of one deeper than the band inside the other on its triangles
+    (`thin_or_deeper`). Each search only proves a collision; the one over the common solid's box
+    comes first: a point of a surface deeper than the band inside the other is inside both, so it
+    finds what the triangles' search would, at the cost of a few thousand points where that
+    search tries every triangle within the other's box (the Great Court roof at a 5 mm band:
+    23,488 beams lapped at its nodes settled by the first, none by the second, which took half
+    the scan's time when asked first)."""
+    v = deeper_in_common(thickness_verdict(r, o), o, a, b, pose_a, pose_b)
+    return thin_or_deeper(v, a, b, pose_a, pose_b)
+
+
 def thin_or_deeper(v, a, b, pose_a=None, pose_b=None):
     """`thickness_verdict`'s answer `v` for meshes a and b at their poses: where it is touching
     (a mean thickness within the band, which proves no depth), the collision a point deeper than
@@ -231,7 +247,7 @@ def thin_or_deeper(v, a, b, pose_a=None, pose_b=None):
 
 
 def deeper_in_common(v, o, a, b, pose_a=None, pose_b=None):
-    """`thickness_verdict`'s answer `v` (after `thin_or_deeper`) for closed meshes a and b at
+    """`thickness_verdict`'s answer `v` for closed meshes a and b at
     their poses, whose common solid is `o` (`gjkcli.mesh.overlap.Overlap`): where it is still
     undecided (a mean thickness beyond the band, which proves no depth) or touching by the mean
     thickness alone, the collision a point inside both proves whose distances to their surfaces
@@ -343,8 +359,7 @@ def settle(r, a, b, pose_a=None, pose_b=None):
         from gjkcli.mesh.overlap import overlap
 
         o = overlap(a.name, _placed(a, pose_a), a.faces, b.name, _placed(b, pose_b), b.faces)
-        return deeper_in_common(thin_or_deeper(thickness_verdict(r, o), a, b, pose_a, pose_b), o, a, b,
-                                pose_a, pose_b)
+        return common_verdict(r, o, a, b, pose_a, pose_b)
     if a.solid != b.solid:
         return sheet_verdict(r, a, b, pose_a, pose_b)
     return crossing_verdict(r, a, b, pose_a, pose_b)

@@ -45,8 +45,8 @@ the collision manager): an undecided pair is settled the same way whichever way 
 from __future__ import annotations
 
 from gjkcli.pipeline.pairs import with_part_certificate
-from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, deeper_in_common, mean_thickness,
-                                    settle, sheet_verdict, thickness_verdict, thin_or_deeper)
+from gjkcli.pipeline.policy import (EXIT_SHEET, EXIT_SHEET_DEEP, EXIT_THIN, common_verdict, mean_thickness,
+                                    settle, sheet_verdict, thickness_verdict)
 
 __all__ = ["triangles", "by_thickness", "settle", "thickness_verdict", "sheet_verdict",
            "mean_thickness", "EXIT_THIN", "EXIT_SHEET", "EXIT_SHEET_DEEP", "PARALLEL_FROM",
@@ -222,6 +222,5 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     for (k, _), o in zip(work, overlaps([pair for _, pair in work], jobs)):
         a, b = int(i[k]), int(j[k])
         (body_a, pose_a), (body_b, pose_b) = parts.placed_body(a), parts.placed_body(b)
-        out[k] = deeper_in_common(thin_or_deeper(thickness_verdict(answers[k], o), body_a, body_b, pose_a, pose_b),
-                                  o, body_a, body_b, pose_a, pose_b)
+        out[k] = common_verdict(answers[k], o, body_a, body_b, pose_a, pose_b)
     return out

@@ -1,10 +1,14 @@
 """Two closed parts whose common solid is thin on average but holds a point deeper than the band
-(`gjkcli.pipeline.policy.thin_or_deeper`): a case of issue 40's seeded sweep (tests/sweep.py,
+(`gjkcli.pipeline.policy.common_verdict`): a case of issue 40's seeded sweep (tests/sweep.py,
 `sweep_undecided.py --pairs 30` on its five generated parts) that the mean-thickness rule called
 touching, a thin torus pressed 1.05 bands into a torus at a band of 5e-2 of their size. The
 construction bounds the depth by 1.05 bands; the exact signed distance of
-tests/exact_distance.py finds a point of the thin torus deeper than the band inside the torus:
-a collision."""
+tests/exact_distance.py judges the certificate: a collision.
+
+The run's policy finds it by a point inside both (`deeper_in_common`, searched first), whose
+distances to the two surfaces add up beyond the band; the search on every triangle
+(`thin_or_deeper`, asked where that finds none) finds a point of the thin torus's surface deeper
+than the band inside the torus."""
 from __future__ import annotations
 
 import numpy as np
@@ -46,6 +50,31 @@ def test_a_thin_common_solid_with_a_point_deeper_than_the_band_is_a_collision():
     inner = trimesh.Trimesh(placed, case.b.faces, process=False)
     outer = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
     point = r.certificate.point
+    inside = [float(signed_distance(mesh, [point])[0]) for mesh in (outer, inner)]
+    assert min(inside) > 0  # inside both
+    assert sum(inside) >= r.depth * (1 - 1e-12)  # as deep as reported, beyond the band
+
+
+def test_the_triangles_search_alone_finds_a_point_of_a_surface_deeper_than_the_band():
+    from exact_distance import signed_distance
+
+    import trimesh
+
+    from gjkcli.engine.exact import Mesh
+    from gjkcli.mesh.overlap import overlap
+    from gjkcli.pipeline.policy import EXIT_THIN, thickness_verdict, thin_or_deeper
+
+    case = _case()
+    raw, _ = sweep.answer(case)
+    placed = case.b.vertices @ POSE[:3, :3].T + POSE[:3, 3]
+    a, b = Mesh(case.a.vertices, case.a.faces, name="a"), Mesh(case.b.vertices, case.b.faces, name="b")
+    thin = thickness_verdict(raw, overlap("a", case.a.vertices, case.a.faces, "b", placed, case.b.faces))
+    assert thin.status.value == "touching" and thin.exit == EXIT_THIN  # the mean alone: touching
+    r = thin_or_deeper(thin, a, b, None, POSE)
+    assert r.status.value == "collision", r.note
+    assert BAND < r.depth <= 1.05 * BAND * (1 + 1e-9)
+    inner = trimesh.Trimesh(placed, case.b.faces, process=False)
+    outer = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
+    point = r.certificate.point
     assert float(signed_distance(outer, [point])[0]) > BAND
     assert abs(float(signed_distance(inner, [point])[0])) < 1e-9  # on the thin torus's surface
-
