@@ -185,15 +185,19 @@ def convex_overlap(vertices_a, faces_a, vertices_b, faces_b) -> Overlap | None:
 # The fewest pairs worth forked workers (a fork and its results' way back cost about a pair's
 # boolean per worker): below, the pairs are intersected here.
 PARALLEL_FROM = 64
-_WORK: list = []  # the pairs the forked workers read (set before the fork)
+_WORK: tuple = ()  # (pairs, their positions in the call, then): what the forked workers read, set before the fork
 
 
-def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
+def overlaps(pairs: list, jobs: int = 1, convex: list | None = None, then=None) -> list:
     """`overlap` of each (name_a, vertices_a, faces_a, name_b, vertices_b, faces_b), in order.
 
     convex : per pair, both parts are their own convex hulls (None: none is known to be): those
     pairs are cut by `convex_overlap` (on `jobs` threads: the cut runs in C without the GIL),
     and the few where a part bounds no volume go on with the others.
+    then : (k, overlap) -> answer, asked of each pair's overlap where it is made (in the forked
+    worker that intersected it): the list holds its answers instead of the overlaps. The work a
+    caller does with each common solid (the settling policy's searches over its box) runs on
+    every core too, and only its answer comes back, not the common solid's triangles.
 
     The others go to manifold3d's boolean. With jobs > 1, PARALLEL_FROM of them or more and a
     process that may fork (`gjkcli.engine.shapes.can_fork`: manifold3d has not run here), they
@@ -202,20 +206,23 @@ def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
     process never runs manifold3d (so it may still fork)."""
     from gjkcli.engine.shapes import can_fork
 
+    then = then or (lambda k, o: o)
     out: list = [None] * len(pairs)
+    done = [False] * len(pairs)
     cut = [k for k in range(len(pairs)) if convex is not None and convex[k]]
     for k, o in zip(cut, _cuts([pairs[k] for k in cut], jobs)):
-        out[k] = o
-    rest = [k for k in range(len(pairs)) if out[k] is None]
+        if o is not None:
+            out[k], done[k] = then(k, o), True
+    rest = [k for k in range(len(pairs)) if not done[k]]
     if jobs <= 1 or len(rest) < PARALLEL_FROM or not can_fork():
         for k in rest:
-            out[k] = overlap(*pairs[k])
+            out[k] = then(k, overlap(*pairs[k]))
         return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     global _WORK
-    _WORK = [pairs[k] for k in rest]
+    _WORK = ([pairs[k] for k in rest], rest, then)
     bounds = np.linspace(0, len(rest), min(jobs, len(rest)) + 1).astype(int).tolist()
     try:
         with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -223,7 +230,7 @@ def overlaps(pairs: list, jobs: int = 1, convex: list | None = None) -> list:
             for k, o in zip(rest, (o for share in shares for o in share)):
                 out[k] = o
     finally:
-        _WORK = []
+        _WORK = ()
     return out
 
 
@@ -246,6 +253,7 @@ def _cuts(pairs: list, jobs: int) -> list:
 
 
 def _share(bounds) -> list:
-    """In a forked worker: `overlap` of _WORK[start:end]."""
+    """In a forked worker: `then` of the `overlap` of _WORK's pairs start to end."""
     start, end = bounds
-    return [overlap(*pair) for pair in _WORK[start:end]]
+    pairs, rest, then = _WORK
+    return [then(rest[n], overlap(*pairs[n])) for n in range(start, end)]

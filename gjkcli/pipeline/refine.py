@@ -199,9 +199,9 @@ def _open_undecided(r) -> bool:
 def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     """`answers` ({pair index: the triangle test's Result}, from `triangles`) with each
     undecided pair of two closed parts settled by `settle`'s policy: judged by their common
-    solid (`thickness_verdict`), the common solids on every core
-    (`gjkcli.mesh.overlap.overlaps`). A pair with an open part was settled as `triangles`
-    tested it: an open part against a closed one by how deep it reaches (`sheet_verdict`), two
+    solid (`common_verdict`), the common solids and the searches over them on every core
+    (`gjkcli.mesh.overlap.overlaps`, each pair's verdict made where its common solid is). A
+    pair with an open part was settled as `triangles` tested it: an open part against a closed one by how deep it reaches (`sheet_verdict`), two
     open parts by a point deep inside the other closed (`crossing_verdict`)."""
     from gjkcli.engine.results import Status
 
@@ -218,9 +218,12 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
         return answers
     from gjkcli.mesh.overlap import overlaps
 
+    def verdict(n: int, o):  # where the common solid was made: a forked worker's answer is small
+        k = work[n][0]
+        (body_a, pose_a), (body_b, pose_b) = parts.placed_body(int(i[k])), parts.placed_body(int(j[k]))
+        return common_verdict(answers[k], o, body_a, body_b, pose_a, pose_b)
+
     out = dict(answers)
-    for (k, _), o in zip(work, overlaps([pair for _, pair in work], jobs)):
-        a, b = int(i[k]), int(j[k])
-        (body_a, pose_a), (body_b, pose_b) = parts.placed_body(a), parts.placed_body(b)
-        out[k] = common_verdict(answers[k], o, body_a, body_b, pose_a, pose_b)
+    for (k, _), v in zip(work, overlaps([pair for _, pair in work], jobs, then=verdict)):
+        out[k] = v
     return out
