@@ -106,21 +106,33 @@ def test_an_open_part_has_no_volume_and_says_why():
     assert o.volume is None and "sheet" in o.reason
 
 
+# The start of a script the tests below run in a fresh process (where manifold3d has not run, so
+# that `overlaps` may fork): numpy, `overlaps`, and a unit cube's corners and outward triangles.
+_BOXES = (
+    "import numpy as np\n"
+    "from gjkcli.mesh.overlap import PARALLEL_FROM, overlaps\n"
+    "corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)\n"
+    "faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],\n"
+    "                  [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])\n")
+
+
+def _run(script: str, cwd) -> str:
+    """The script's standard output, run by this Python in a fresh process."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_many_overlaps_on_forked_workers_are_the_box_arithmetic(tmp_path):
     """`overlaps` of 80 pairs of boxes with 2 jobs, in a fresh process where manifold3d has not
     run (nor trimesh, which imports it), so that it may fork: each volume is the boxes'
     arithmetic, the pairs in order, and the process itself never imported manifold3d (the
     workers did the booleans)."""
-    import subprocess
-    import sys
-
-    script = (
+    script = _BOXES + (
         "import sys\n"
-        "import numpy as np\n"
-        "from gjkcli.mesh.overlap import PARALLEL_FROM, overlaps\n"
-        "corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)\n"
-        "faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],\n"
-        "                  [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])\n"
         "rng = np.random.default_rng(5)\n"
         "pairs, expected = [], []\n"
         "for k in range(80):\n"
@@ -134,9 +146,7 @@ def test_many_overlaps_on_forked_workers_are_the_box_arithmetic(tmp_path):
         "print('manifold3d' in sys.modules)\n"
         "print(max(abs(o.volume - e) for o, e in zip(got, expected)))\n"
         "print(sum(e > 0 for e in expected))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    in_parent, worst, overlapping = done.stdout.split()
+    in_parent, worst, overlapping = _run(script, tmp_path).split()
     assert in_parent == "False"
     assert float(worst) < 1e-12
     assert 20 <= int(overlapping) <= 80
@@ -148,16 +158,8 @@ def test_then_runs_where_each_common_solid_is_made(tmp_path):
     in the pairs' order; with one job, in the caller. Pairs of closed parts a scan's policy
     settles by the searches over their common solids (the Great Court roof at a 5 mm band:
     23,539 of them) then run those searches on every core."""
-    import subprocess
-    import sys
-
-    script = (
+    script = _BOXES + (
         "import os\n"
-        "import numpy as np\n"
-        "from gjkcli.mesh.overlap import PARALLEL_FROM, overlaps\n"
-        "corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)\n"
-        "faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],\n"
-        "                  [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])\n"
         "pairs = [(f'a{k}', corners, faces, f'b{k}', corners * 0.5 + 0.01 * k, faces) for k in range(80)]\n"
         "assert len(pairs) >= PARALLEL_FROM\n"
         "def then(k, o):\n"
@@ -166,9 +168,7 @@ def test_then_runs_where_each_common_solid_is_made(tmp_path):
         "    got = overlaps(pairs, jobs=jobs, then=then)\n"
         "    print(jobs, all(g[0] == k for k, g in enumerate(got)), len({g[1] for g in got} - {os.getpid()}),\n"
         "          max(abs(g[2] - (min(1.0, 0.5 + 0.01 * k) - 0.01 * k) ** 3) for k, g in enumerate(got)))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    forked, inline = (line.split() for line in done.stdout.splitlines())
+    forked, inline = (line.split() for line in _run(script, tmp_path).splitlines())
     assert forked[:3] == ["2", "True", "2"]  # two workers, neither the caller
     assert inline[:3] == ["1", "True", "0"]
     assert float(forked[3]) < 1e-12 and float(inline[3]) < 1e-12  # the boxes' arithmetic
