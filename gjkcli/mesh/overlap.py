@@ -185,7 +185,8 @@ def convex_overlap(vertices_a, faces_a, vertices_b, faces_b) -> Overlap | None:
 # The fewest pairs worth forked workers (a fork and its results' way back cost about a pair's
 # boolean per worker): below, the pairs are intersected here.
 PARALLEL_FROM = 64
-_WORK: tuple = ()  # (pairs, their positions in the call, then): what the forked workers read, set before the fork
+# What the forked workers read, set before the fork: (pairs, their positions in the call, then)
+_WORK: tuple = ()
 
 
 def overlaps(pairs: list, jobs: int = 1, convex: list | None = None, then=None) -> list:

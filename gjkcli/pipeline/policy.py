@@ -247,15 +247,14 @@ def thin_or_deeper(v, a, b, pose_a=None, pose_b=None):
 
 
 def deeper_in_common(v, o, a, b, pose_a=None, pose_b=None):
-    """`thickness_verdict`'s answer `v` for closed meshes a and b at
-    their poses, whose common solid is `o` (`gjkcli.mesh.overlap.Overlap`): where it is still
-    undecided (a mean thickness beyond the band, which proves no depth) or touching by the mean
-    thickness alone, the collision a point inside both proves whose distances to their surfaces
-    add up to more than the band (`gjkcli.engine.exact.deep_in_both`, searched over the common
-    solid's box); else `v`. Two copies of one solid in one place are such a pair: no point of
-    either surface lies inside the other (each lies on the other's surface), and the mean
-    thickness of their common solid, the solid itself, is less than its thickness, the move that
-    parts them."""
+    """`thickness_verdict`'s answer `v` for closed meshes a and b at their poses, whose common
+    solid is `o` (`gjkcli.mesh.overlap.Overlap`): where it is still undecided (a mean thickness
+    beyond the band, which proves no depth) or touching by the mean thickness alone, the
+    collision a point inside both proves whose distances to their surfaces add up to more than
+    the band (`gjkcli.engine.exact.deep_in_both`, searched over the common solid's box); else
+    `v`. Two copies of one solid in one place are such a pair: no point of either surface lies
+    inside the other (each lies on the other's surface), and the mean thickness of their common
+    solid, the solid itself, is less than its thickness, the move that parts them."""
     import dataclasses
 
     from gjkcli.engine.exact import deep_in_both

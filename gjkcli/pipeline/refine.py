@@ -201,8 +201,9 @@ def by_thickness(parts, i, j, answers: dict, jobs: int = 1) -> dict:
     undecided pair of two closed parts settled by `settle`'s policy: judged by their common
     solid (`common_verdict`), the common solids and the searches over them on every core
     (`gjkcli.mesh.overlap.overlaps`, each pair's verdict made where its common solid is). A
-    pair with an open part was settled as `triangles` tested it: an open part against a closed one by how deep it reaches (`sheet_verdict`), two
-    open parts by a point deep inside the other closed (`crossing_verdict`)."""
+    pair with an open part was settled as `triangles` tested it: an open part against a closed
+    one by how deep it reaches (`sheet_verdict`), two open parts by a point deep inside the
+    other closed (`crossing_verdict`)."""
     from gjkcli.engine.results import Status
 
     answers = dict(answers)
