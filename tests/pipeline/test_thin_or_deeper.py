@@ -34,32 +34,32 @@ def _case():
     return sweep.Case(a, b, POSE, BAND, BAND, "depth", 1.05, None)
 
 
-def test_a_thin_common_solid_with_a_point_deeper_than_the_band_is_a_collision():
+def _depths(case, point) -> list:
+    """The exact signed distances (positive inside) of `point` to the torus and to the thin torus
+    as placed: the judge of each certificate."""
     from exact_distance import signed_distance
 
     import trimesh
 
+    placed = case.b.vertices @ POSE[:3, :3].T + POSE[:3, 3]
+    return [float(signed_distance(trimesh.Trimesh(vertices, faces, process=False), [point])[0])
+            for vertices, faces in ((case.a.vertices, case.a.faces), (placed, case.b.faces))]
+
+
+def test_a_thin_common_solid_with_a_point_deeper_than_the_band_is_a_collision():
     case = _case()
     assert sweep.deepest_inside(case.a, case.b, POSE) > BAND  # the oracle: a collision
     raw, r = sweep.answer(case)
     assert raw.status.value == "undecided"  # the triangle test's search finds no such point
     assert r.status.value == "collision", r.note
     assert BAND < r.depth <= 1.05 * BAND * (1 + 1e-9)  # the construction bounds the depth
-    # its witness, judged by the exact signed distance: deeper than the band inside the torus
-    placed = case.b.vertices @ POSE[:3, :3].T + POSE[:3, 3]
-    inner = trimesh.Trimesh(placed, case.b.faces, process=False)
-    outer = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
-    point = r.certificate.point
-    inside = [float(signed_distance(mesh, [point])[0]) for mesh in (outer, inner)]
+    # its certificate, judged by the exact signed distances: inside both, as deep as reported
+    inside = _depths(case, r.certificate.point)
     assert min(inside) > 0  # inside both
     assert sum(inside) >= r.depth * (1 - 1e-12)  # as deep as reported, beyond the band
 
 
 def test_the_triangles_search_alone_finds_a_point_of_a_surface_deeper_than_the_band():
-    from exact_distance import signed_distance
-
-    import trimesh
-
     from gjkcli.engine.exact import Mesh
     from gjkcli.mesh.overlap import overlap
     from gjkcli.pipeline.policy import EXIT_THIN, thickness_verdict, thin_or_deeper
@@ -73,8 +73,6 @@ def test_the_triangles_search_alone_finds_a_point_of_a_surface_deeper_than_the_b
     r = thin_or_deeper(thin, a, b, None, POSE)
     assert r.status.value == "collision", r.note
     assert BAND < r.depth <= 1.05 * BAND * (1 + 1e-9)
-    inner = trimesh.Trimesh(placed, case.b.faces, process=False)
-    outer = trimesh.Trimesh(case.a.vertices, case.a.faces, process=False)
-    point = r.certificate.point
-    assert float(signed_distance(outer, [point])[0]) > BAND
-    assert abs(float(signed_distance(inner, [point])[0])) < 1e-9  # on the thin torus's surface
+    in_torus, in_thin = _depths(case, r.certificate.point)
+    assert in_torus > BAND
+    assert abs(in_thin) < 1e-9  # on the thin torus's surface
