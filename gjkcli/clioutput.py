@@ -90,11 +90,12 @@ def write_text(path: str | None, text, what: str) -> None:
     if _RECORDING:  # the cache keeps the report (`recording`)
         text = list(text) if lazy else text
         _RECORDING[-1].append(recorded(path, text.encode() if isinstance(text, str) else text))
-    if to_stdout_ and not isinstance(text, (str, bytes)):
-        text = b"".join(text)
     if to_stdout_:
         with to_stdout(what):
-            click.echo(text, nl=False, color=True)  # colour forced through a pipe stays (console.wants_colour)
+            # colour forced through a pipe stays (console.wants_colour); chunks as they are (a
+            # report of many megabytes is not joined into one more copy)
+            for chunk in (text,) if isinstance(text, (str, bytes)) else text:
+                click.echo(chunk if isinstance(chunk, (str, bytes)) else bytes(chunk), nl=False, color=True)
         return
     _written(path, text, what)
 

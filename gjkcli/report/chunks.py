@@ -13,9 +13,16 @@ CHUNK_BYTES = 1 << 20
 
 def in_chunks(pieces: Iterable[bytes]) -> Iterator[bytes]:
     """The pieces joined into chunks of at least CHUNK_BYTES (the last one shorter; none empty),
-    in order."""
+    in order; a piece that large on its own is a chunk as it is, the pieces before it joined
+    (shorter then too): never copied again."""
     pending, size = [], 0
     for piece in pieces:
+        if len(piece) >= CHUNK_BYTES:
+            if pending:
+                yield b"".join(pending)
+                pending, size = [], 0
+            yield piece
+            continue
         pending.append(piece)
         size += len(piece)
         if size >= CHUNK_BYTES:

@@ -300,10 +300,10 @@ def groups_list(found: Findings) -> list:
 
 
 class Encoded:
-    """A list's rows already encoded, as `dumped` writes them: each piece a row (`encode_row`)
-    or a run of rows with the separators between them, as a report holds them (a report
-    patched from the last one, `gjkcli.report.patch`); `dumped` puts a separator between
-    pieces."""
+    """A list's rows already encoded, as `dumped_chunks` writes them: each piece a row
+    (`encode_row`) or a run of rows with the separators between them, as a report holds them
+    (a report patched from the last one, `gjkcli.report.patch`); `dumped_chunks` puts a
+    separator between pieces."""
 
     __slots__ = ("rows",)
 
@@ -318,9 +318,11 @@ def encode_row(row: dict) -> bytes:
     return orjson.dumps(row, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-def dumped(document: dict) -> bytes:
-    """`dumps` as UTF-8 bytes; a list may be `Encoded`."""
-    return b"".join(_pieces(document))
+def dumped_chunks(document: dict) -> list:
+    """`dumps(document) + "\\n"` as UTF-8 chunks of about a megabyte (`in_chunks`), not joined;
+    a list may be `Encoded`, and its pieces that large (the kept lines of a report made from
+    the last one) are chunks as they are, written and kept without another copy."""
+    return list(in_chunks(itertools.chain(_pieces(document), (b"\n",))))
 
 
 def dumps(document: dict) -> str:
@@ -351,9 +353,12 @@ def _pieces(document: dict) -> Iterator[bytes]:
         if first is None:
             yield b"\n  " + enc(key) + b": " + enc([] if isinstance(value, _Rows) else value) + tail
             continue
-        if raw:
-            yield b"\n  " + enc(key) + b": [\n    " + first
-            yield from (b",\n    " + row for row in rows)
+        if raw:  # a piece of rows may be large (a report's kept lines): yielded as it is
+            yield b"\n  " + enc(key) + b": [\n    "
+            yield first
+            for row in rows:
+                yield b",\n    "
+                yield row
         else:
             yield b"\n  " + enc(key) + b": [\n    " + enc(first)
             for row in rows:

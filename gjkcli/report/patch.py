@@ -19,7 +19,7 @@ import numpy as np
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION
 from gjkcli.pipeline.listed import listed_arrays
-from gjkcli.report.jsonout import Encoded, dumped, encode_row, object_dict, pair_dict
+from gjkcli.report.jsonout import Encoded, dumped_chunks, encode_row, object_dict, pair_dict
 
 __all__ = ["patched"]
 
@@ -152,7 +152,7 @@ def patched(rescan, notes: list, volumes=None):
         return None
     small["objects"] = Encoded(objects.patched([records.get(k, k) for k in range(n)]))
     small["pairs"], small["summary"] = Encoded(lines.patched(rows)), summary
-    return summary["exit_code"], dumped(small) + b"\n", listed
+    return summary["exit_code"], dumped_chunks(small), listed
 
 
 class _Report:

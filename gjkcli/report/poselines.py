@@ -21,7 +21,7 @@ import numpy as np
 
 from gjkcli.engine.results import Status
 from gjkcli.pipeline.findings import EXIT_OK, EXIT_VIOLATION, SEVERITY
-from gjkcli.report.jsonout import Encoded, document, dumped, encode_row, pair_dict
+from gjkcli.report.jsonout import Encoded, document, dumped_chunks, encode_row, pair_dict
 
 __all__ = ["PoseLines"]
 
@@ -85,10 +85,10 @@ class PoseLines:
             self.involved.update(names[k] for k in np.unique(a["lobj"][number]).tolist())
             self._kept.append((a, number, np.repeat(s, sizes)))
 
-    def spliced(self, found) -> tuple[int, bytes] | None:
-        """(exit code, the report's bytes) of the run's Findings `found` and the kept lines,
-        as `jsonout.encoded(found)` writes a run that decoded every pose; None where it cannot
-        (pairs that are not a poses run's)."""
+    def spliced(self, found) -> tuple[int, list] | None:
+        """(exit code, the report's bytes in chunks) of the run's Findings `found` and the kept
+        lines, as `jsonout.encoded(found)` writes a run that decoded every pose; None where it
+        cannot (pairs that are not a poses run's)."""
         import dataclasses
 
         R = max(self._poses, 1)
@@ -108,10 +108,10 @@ class PoseLines:
         kinds = [(np.array([f for _, _, f in made], dtype=np.uint8), np.array([pose for pose, _, _ in made],
                                                                               dtype=np.int64))]
         for a, number, pose in self._kept:
-            blob = a["lines"].tobytes()
+            blob = memoryview(a["lines"])  # each line copied once, with its waypoint
             start = a["lstart"]
             ends = start[number + 1].tolist()
-            rows += [blob[lo:hi] + b',"waypoint":%d}' % s
+            rows += [b'%b,"waypoint":%d}' % (blob[lo:hi], s)
                      for lo, hi, s in zip(start[number].tolist(), ends, pose.tolist())]
             kinds.append((a["lfacts"][number], pose))
         for facts, pose in kinds:
@@ -124,5 +124,6 @@ class PoseLines:
         if summary["failures"] and summary["exit_code"] == EXIT_OK:
             summary["exit_code"] = EXIT_VIOLATION
         order = np.argsort(np.concatenate(keys), kind="stable")
-        doc["pairs"] = Encoded([rows[k] for k in order.tolist()])
-        return summary["exit_code"], dumped(doc) + b"\n"
+        if rows:  # one piece: the lines joined once, written and kept as they are
+            doc["pairs"] = Encoded([b",\n    ".join([rows[k] for k in order.tolist()])])
+        return summary["exit_code"], dumped_chunks(doc)

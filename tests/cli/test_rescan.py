@@ -130,6 +130,24 @@ def test_a_report_written_to_another_file_re_checks_the_moved_parts_alone(tmp_pa
     _moved_again(tmp_path, after, args, calls, len(whole))
 
 
+@pytest.mark.parametrize("to_file", [True, False])
+def test_a_patched_report_is_whole_whatever_its_chunks(tmp_path, monkeypatch, to_file):
+    """Runs of kept lines as long as a chunk are handed on as they are (views of the last
+    report), to a file and on stdout alike: the bytes are a whole scan's."""
+    from gjkcli.report import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 64)
+    before, after, _ = _scenes(tmp_path)
+    args = ["scan", "--format", "json", "--jobs", "1"]
+    plain = _gjk(*args, after, "--no-cache")
+    _gjk(*args, before, "--cache-dir", tmp_path / "c")
+    calls = _checked(monkeypatch)
+    out = ["-o", tmp_path / "report.json"] if to_file else []
+    got = _gjk(*args, after, "--cache-dir", tmp_path / "c", *out)
+    assert got[0] == plain[0] == 1 and len(calls) == 1  # patched: one narrow phase, the moved parts'
+    assert ((tmp_path / "report.json").read_bytes() if to_file else got[1]) == plain[1]
+
+
 @pytest.mark.parametrize("cap", [3, 8, 25, 57, 80])
 def test_collisions_that_cross_the_overlap_volumes_limit_get_a_whole_scan_s_volumes(tmp_path, monkeypatch, cap):
     # moved far enough to change which collisions are the deepest `cap`
@@ -227,11 +245,11 @@ def test_a_damaged_scene_entry_is_ignored_with_a_note(tmp_path):
 
 
 def test_encoded_rows_are_written_as_dict_rows():
-    from gjkcli.report.jsonout import Encoded, dumped, dumps, encode_row
+    from gjkcli.report.jsonout import Encoded, dumped_chunks, dumps, encode_row
 
     doc = {"a": 1, "objects": [{"x": 0.1, "y": [1, None]}, {"x": -2.5e-300}], "pairs": [], "notes": ["n"]}
     rows = [encode_row(d) for d in doc["objects"]]
-    assert dumped({**doc, "objects": Encoded(rows), "pairs": Encoded([])}) == dumps(doc).encode()
+    assert b"".join(dumped_chunks({**doc, "objects": Encoded(rows), "pairs": Encoded([])})) == dumps(doc).encode() + b"\n"
 
 
 def test_the_layout_finds_the_moved_nodes_and_their_boxes(tmp_path):

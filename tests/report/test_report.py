@@ -18,7 +18,8 @@ import gjkcli
 from gjkcli.errors import Problem as InputProblem
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, violates
 from gjkcli.report import chunks
-from gjkcli.report.jsonout import document as check_document, dumps, encoded, pair_dict, trace_lines
+from gjkcli.report.jsonout import Encoded, document as check_document, dumped_chunks, dumps, encoded, pair_dict, \
+    trace_lines
 from gjkcli.report.table import render_check, render_pair
 from gjkcli.report.trace import render_trace
 from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, Status, TraceStep
@@ -363,6 +364,24 @@ def test_json_written_in_chunks_is_the_document_byte_for_byte(monkeypatch, chunk
             written = list(encoded(found, timings=timings))
             assert b"".join(written).decode() == dumps(check_document(found, timings=timings)) + "\n"
             assert chunk > 1000 or found is not many or len(written) > 10
+
+
+@pytest.mark.parametrize("chunk", [8, 64, 1 << 20])
+def test_a_piece_of_a_chunk_size_is_written_as_it_is(monkeypatch, chunk):
+    """A report made from the last one (`Encoded` runs of kept lines) hands its large pieces
+    on as they are, never copied again; the text is `dumps`' with its newline whatever the
+    chunk size."""
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
+    rows = [json.dumps({"a": f"part{k}", "d": k / 7}, separators=(",", ":")).encode() for k in range(30)]
+    kept = b",\n    ".join(rows[:20])  # a run of kept lines, their separators in it
+    pieces = [kept, memoryview(rows[20]), *rows[21:]]  # a patched report's pieces are views of the last
+    doc = {"schema_version": 2, "pairs": Encoded(pieces), "summary": {"pairs": 30}}
+    got = dumped_chunks(doc)
+    assert b"".join(got).decode() == dumps({**doc, "pairs": [json.loads(r) for r in rows]}) + "\n"
+    assert json.loads(b"".join(got))["pairs"][29] == {"a": "part29", "d": 29 / 7}
+    large = [piece for piece in pieces if len(piece) >= chunk]
+    assert all(any(c is piece for c in got) for piece in large)  # the same objects: no copy
+    assert all(len(c) for c in got) and (chunk < 1000) == (len(got) > 3)
 
 
 def test_write_whole_writes_chunks_as_they_come(tmp_path):
