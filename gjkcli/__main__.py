@@ -67,8 +67,12 @@ RUNNING = False
 
 
 def _caching(argv: list) -> bool:
-    """The command may use the cache: neither --no-cache nor GJK_NO_CACHE says otherwise."""
-    return "--no-cache" not in argv and os.environ.get("GJK_NO_CACHE", "") in ("", "0")
+    """The command may use the cache: not --no-cache, and GJK_NO_CACHE unset or a --cache-dir
+    given, as `gjkcli.clicache` opens it."""
+    from gjkcli.mesh.cad_process import option_values
+
+    return "--no-cache" not in argv and (os.environ.get("GJK_NO_CACHE", "") in ("", "0")
+                                         or bool(option_values(argv, "--cache-dir")))
 
 
 def _may_be_kept(argv: list, folder=None) -> bool:

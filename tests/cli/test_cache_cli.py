@@ -574,6 +574,9 @@ def test_an_edited_step_file_s_reader_starts_without_waiting_for_the_cache(tmp_p
     _gjk(*argv)
     assert entry._may_be_kept(argv)
     assert not entry._may_be_kept([*argv[:-2], "--no-cache"])
+    monkeypatch.setenv("GJK_NO_CACHE", "1")  # a --cache-dir given still opens the cache
+    assert entry._may_be_kept(argv) and not entry._may_be_kept(argv[:-2])
+    monkeypatch.delenv("GJK_NO_CACHE")
     step.write_bytes(text.replace(b"ISO-10303-21;", b"ISO-10303-21; ", 1))  # edited
     assert not entry._may_be_kept(argv)
     step.write_bytes(text)
