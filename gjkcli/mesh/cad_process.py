@@ -102,8 +102,11 @@ def start(argv: list, gated: bool = False, cached: bool = False, kept=None) -> b
         return False
     # IfcOpenShell imports NumPy (ifcopenshell.sql), and gjkcli.mesh.cad does before it imports
     # OpenCASCADE, as the command does: imported once, here, the process forked next has it
-    # (without OpenBLAS's threads: gjkcli.__main__)
-    import numpy  # noqa: F401
+    # (without OpenBLAS's threads: gjkcli.__main__). Not where the cache may hold the whole
+    # report (`gated`): a command that replays it needs no NumPy (a third of a small STEP
+    # file's cached run); the process imports it as it waits for `go`, beside the command.
+    if not gated:
+        import numpy  # noqa: F401
     from gjkcli import forks  # here: every command imports this module as it starts
 
     if models and not gated:  # the reader's module (and gjk's errors, units, extras it imports),
@@ -439,6 +442,8 @@ def _serve(paths: list, parent, models: list = (), shares: int = 1, gated: bool 
     where `kept` gives them, `start`) and the STEP files `paths` ahead (gated: once the command
     says "go"), then answers requests until the command closes its end (or sends None)."""
     _quiet()
+    if gated:
+        import numpy  # noqa: F401 - as the command checks the cache (`start`)
     said = parent.receive() if gated else "go"
     if said not in ("go", _VERDICT):  # the cache answered: nothing to read
         return None

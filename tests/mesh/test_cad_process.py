@@ -279,3 +279,17 @@ def test_a_process_never_told_its_verdict_ends_with_the_command(assemblies):
         "cad_process.stop()\n"
         "print(cad_process.serving(), forks.running)\n", cwd=assemblies)
     assert out.split() == ["False", "set()"]
+
+
+def test_a_report_the_cache_keeps_is_replayed_without_opencascade_or_numpy(assemblies):
+    """`gjk scan as1.stp` again, the cache holding its whole report: the command's process
+    imports neither OpenCASCADE nor NumPy (the process it forked waits for a `go` that never
+    comes; NumPy, which it needs once it goes, it imports itself), and writes the same bytes."""
+    from fresh import python_c
+
+    run = entry_then_imported("OCP.OCP", "numpy")
+    args = ("scan", "as1.stp", "--format", "json", "--cache-dir", "c")
+    first = python_c(run, *args, "-o", "first.json", cwd=assemblies)
+    again = python_c(run, *args, "-o", "again.json", cwd=assemblies)
+    assert first.split() == ["False", "True"] and again.split() == ["False", "False"]
+    assert (assemblies / "again.json").read_bytes() == (assemblies / "first.json").read_bytes()
