@@ -543,7 +543,7 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
 
 
 def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):
-    """The URDF options as a gjkcli.scene.urdf.RobotOptions, or None when none is given."""
+    """The URDF options as a gjkcli.scene.robotoptions.RobotOptions, or None when none is given."""
     if (not packages and srdf is None and joints is None and poses is None and trajectory is None
             and not skip_missing):
         return None
@@ -555,7 +555,7 @@ def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False
         if not eq or not name or not folder:
             raise click.BadParameter(f"{item!r} is not NAME=DIR", param_hint="--package")
         pairs.append((name, folder))
-    from gjkcli.scene.urdf import RobotOptions
+    from gjkcli.scene.robotoptions import RobotOptions
 
     return RobotOptions(packages=tuple(pairs), srdf=srdf, joints=joints, poses=poses,
                         trajectory=trajectory, skip_missing=skip_missing)

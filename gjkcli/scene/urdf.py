@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from gjkcli.errors import InputError, Unchecked
+from gjkcli.scene.robotoptions import RobotOptions
 
 __all__ = ["Robot", "Joint", "Collision", "RobotOptions", "MissingMesh", "load", "read_geometries",
            "is_urdf", "group_states", "parse_joints", "allowed_pairs", "object_names", "link_names",
@@ -54,28 +55,6 @@ COMPOUND_COLUMNS = {
 XACRO_NS = "http://www.ros.org/wiki/xacro"
 # A continuous joint has no limits; sampling and proofs take one turn of it.
 CONTINUOUS_RANGE = (-np.pi, np.pi)
-
-
-@dataclass(frozen=True)
-class RobotOptions:
-    """What a user says about the robots of a run.
-
-    packages : ((NAME, DIR), ...) from --package, tried before ROS_PACKAGE_PATH
-    srdf : an SRDF whose disabled pairs are allowed and whose group states name poses
-    joints : "NAME=VALUE,...", a group state's name, or {NAME: VALUE} (None: every joint at 0
-        within its limits)
-    poses, trajectory : a CSV of poses (`read_pose_table`) to check each, or as one motion
-    skip_missing : a link whose mesh file is not there is checked without it and the run passes
-        on its findings (a note names it); by default that link's geometry is not checked and
-        the run fails (exit 1), so that CI notices (`missing_notes`)
-    """
-
-    packages: tuple = ()
-    srdf: str | None = None
-    joints: object = None
-    poses: str | None = None
-    trajectory: str | None = None
-    skip_missing: bool = False
 
 
 @dataclass(frozen=True)

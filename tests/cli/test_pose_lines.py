@@ -228,3 +228,18 @@ def test_a_spliced_report_that_cannot_be_written_is_not_kept(tmp_path):
     assert runs() == kept
     assert _json(after, "--cache-dir", tmp_path / "c") == plain
     assert len(runs()) == len(kept) + 1
+
+
+def test_a_replayed_poses_report_imports_no_numpy(tmp_path):
+    """The same table again, the cache holding the run's whole report: the command parses
+    neither the URDF nor the table (their files' digests are the key), imports neither their
+    reader nor NumPy, and writes the same bytes."""
+    from fresh import entry_then_imported, python_c
+
+    before, _ = _tables(tmp_path)
+    run = entry_then_imported("numpy", "gjkcli.scene.urdf")
+    args = ("scan", ARM, "--poses", before, "--format", "json", "--cache-dir", tmp_path / "c")
+    first = python_c(run, *args, "-o", "first.json", cwd=tmp_path)
+    again = python_c(run, *args, "-o", "again.json", cwd=tmp_path)
+    assert first.split() == ["True", "True"] and again.split() == ["False", "False"]
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "first.json").read_bytes()
