@@ -543,7 +543,8 @@ def _watch(once, paths, quiet: bool = False, runs: int | None = None) -> None:
 
 
 def _robot_options(packages, srdf, joints, poses, trajectory, skip_missing=False):
-    """The URDF options as a gjkcli.scene.robotoptions.RobotOptions, or None when none is given."""
+    """The URDF options as a gjkcli.scene.robotoptions.RobotOptions, or None when none is
+    given."""
     if (not packages and srdf is None and joints is None and poses is None and trajectory is None
             and not skip_missing):
         return None

@@ -95,7 +95,9 @@ def write_text(path: str | None, text, what: str) -> None:
             # colour forced through a pipe stays (console.wants_colour); chunks as they are (a
             # report of many megabytes is not joined into one more copy)
             for chunk in (text,) if isinstance(text, (str, bytes)) else text:
-                click.echo(chunk if isinstance(chunk, (str, bytes)) else bytes(chunk), nl=False, color=True)
+                if not isinstance(chunk, (str, bytes)):  # a view of the last report's bytes
+                    chunk = bytes(chunk)
+                click.echo(chunk, nl=False, color=True)
         return
     _written(path, text, what)
 

@@ -249,7 +249,8 @@ def test_encoded_rows_are_written_as_dict_rows():
 
     doc = {"a": 1, "objects": [{"x": 0.1, "y": [1, None]}, {"x": -2.5e-300}], "pairs": [], "notes": ["n"]}
     rows = [encode_row(d) for d in doc["objects"]]
-    assert b"".join(dumped_chunks({**doc, "objects": Encoded(rows), "pairs": Encoded([])})) == dumps(doc).encode() + b"\n"
+    chunks = dumped_chunks({**doc, "objects": Encoded(rows), "pairs": Encoded([])})
+    assert b"".join(chunks) == dumps(doc).encode() + b"\n"
 
 
 def test_the_layout_finds_the_moved_nodes_and_their_boxes(tmp_path):

@@ -18,8 +18,8 @@ import gjkcli
 from gjkcli.errors import Problem as InputProblem
 from gjkcli.pipeline.findings import Finding, Findings, ObjectRecord, hull_note, violates
 from gjkcli.report import chunks
-from gjkcli.report.jsonout import Encoded, document as check_document, dumped_chunks, dumps, encoded, pair_dict, \
-    trace_lines
+from gjkcli.report.jsonout import Encoded, document as check_document, dumped_chunks, dumps, encoded
+from gjkcli.report.jsonout import pair_dict, trace_lines
 from gjkcli.report.table import render_check, render_pair
 from gjkcli.report.trace import render_trace
 from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, Status, TraceStep
