@@ -28,6 +28,7 @@ import numpy as np
 
 from gjkcli.mesh import SETTINGS_FILES  # gjk's own settings: never a scene, never counted left out
 from gjkcli.engine.topology import components, open_faces, topology
+from gjkcli.engine.volume import centroid
 from gjkcli.errors import InputError
 from gjkcli.mesh import simple
 from gjkcli.mesh.cad_process import STEP_TYPES
@@ -1494,12 +1495,9 @@ def _outside(vertices: np.ndarray, faces: np.ndarray, body: np.ndarray, k: int, 
     from gjkcli.engine.certify import winding_number
 
     own = faces[body == k]
-    v = vertices - vertices[own[0, 0]]
-    a, b, c = v[own[:, 0]], v[own[:, 1]], v[own[:, 2]]
-    six = np.einsum("ij,ij->i", a, np.cross(b, c))  # six times each tetrahedron's signed volume
-    if six.sum() == 0.0:
+    centre = centroid(vertices, own)
+    if centre is None:
         return False
-    centre = vertices[own[0, 0]] + (six[:, None] * (a + b + c)).sum(axis=0) / (4.0 * six.sum())
     inside = abs(float(winding_number(vertices, own, centre)[0]))
     among = np.zeros(int(body.max()) + 1, dtype=bool)
     among[others] = True

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gjkcli.engine.volume import centroid
 from gjkcli.pipeline.findings import Finding
 
 __all__ = ["Group", "contact", "groups"]
@@ -43,20 +44,6 @@ def contact(pair: Finding) -> np.ndarray:
             return centre
     r = pair.result
     return (np.asarray(r.point_a, dtype=np.float64) + np.asarray(r.point_b, dtype=np.float64)) / 2.0
-
-
-def centroid(vertices, faces) -> np.ndarray | None:
-    """(3,) the centroid of the solid the closed triangles bound (the volume-weighted mean of
-    fan tetrahedra about their corners' mean); None when they bound no volume."""
-    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
-    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
-    o = v.mean(axis=0)
-    a, b, c = v[f[:, 0]] - o, v[f[:, 1]] - o, v[f[:, 2]] - o
-    six = np.einsum("ij,ij->i", a, np.cross(b, c))
-    total = six.sum()
-    if not total > 0.0:
-        return None
-    return o + (six[:, None] * (a + b + c)).sum(axis=0) / (4.0 * total)
 
 
 def groups(pairs) -> list[Group]:
