@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,25 +61,37 @@ class Packed:
         return cls(pickle.dumps(_Columns.of(value) or value, protocol=4))
 
     def open(self):
+        value = self.unpacked()
+        if not isinstance(value, _Columns):
+            return value
         from gjkcli.collector import no_gc
 
         with no_gc():  # 100,000 objects made: collections walking the client's findings, for nothing
-            value = pickle.loads(self.data)  # noqa: S301 - a task's answer on this run's own cluster
-            return value.open() if isinstance(value, _Columns) else value
+            return value.open()
+
+    def unpacked(self):
+        """The answer as it travelled: its `_Columns` (made into objects by `open`, or one by
+        one: `ColumnResults`) or the value itself."""
+        return pickle.loads(self.data)  # noqa: S301 - a task's answer on this run's own cluster
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Columns:
     """A dict or list of dataclass instances by columns (`Packed`).
 
     keys : the dict's keys in order, or None for a list; count : how many values; groups :
     [(class, (r,) int64 the positions of its instances, field names, columns)], a column being
-    ("f", float64 array), ("a", the rows' arrays stacked), ("d", a nested `_Columns` of a field
-    whose values are all dataclass instances) or ("l", the values as a list)."""
+    ("f", float64 array), ("i", int64 array), ("a", the rows' arrays stacked), ("d", a nested
+    `_Columns` of a field whose values are all dataclass instances, of one class or several),
+    ("o", (which rows have a value, each row's place among those, the column of the values):
+    a field that is None in some rows) or ("l", the values as a list). `one` finds a value's
+    group by `_where`, made when first asked."""
 
     keys: list | None
     count: int
     groups: list
+    _where: np.ndarray | None = None
+    _plans: list | None = None
 
     @classmethod
     def of(cls, value) -> "_Columns | None":
@@ -108,6 +121,51 @@ class _Columns:
             groups.append((kind, np.asarray(rows, dtype=np.int64), names, columns))
         return cls(keys, len(objs), groups)
 
+    def one(self, r: int):
+        """Value r of the list (r-th of the dict) alone, as `open` makes it."""
+        if self._where is None:
+            self._where = np.empty((self.count, 2), dtype=np.int64)
+            for g, (_, rows, _, _) in enumerate(self.groups):
+                self._where[rows, 0], self._where[rows, 1] = g, np.arange(len(rows))
+            self._plans = [self._plan(g) for g in range(len(self.groups))]
+        g, w = self._where[r].tolist()
+        kind, names, numbers, others = self._plans[g]
+        values = [None] * len(names)
+        for places, block in numbers:  # a group's floats (its ints) a row at once
+            for n, v in zip(places, block[w].tolist()):
+                values[n] = v
+        for n, column in others:
+            values[n] = _value(column, w)
+        o = kind.__new__(kind)
+        o.__dict__.update(zip(names, values))
+        return o
+
+    def _plan(self, g: int) -> tuple:
+        """How `one` makes a value of group g: (class, field names, [(the places of the
+        group's float (int) fields, those columns side by side)], [(place, another column)]).
+        The side-by-side block replaces the columns it joins (each then a view of it)."""
+        kind, rows, names, columns = self.groups[g]
+        numbers = []
+        for code, dtype in (("f", np.float64), ("i", np.int64)):
+            places = [n for n, c in enumerate(columns) if c[0] == code]
+            if places:
+                block = np.empty((len(rows), len(places)), dtype=dtype)
+                for m, n in enumerate(places):
+                    block[:, m] = columns[n][1]
+                    columns[n] = (code, block[:, m])
+                numbers.append((places, block))
+        others = [(n, c) for n, c in enumerate(columns) if c[0] not in ("f", "i")]
+        return kind, names, numbers, others
+
+    def field(self, name: str, fill=None) -> list:
+        """The field `name` of every value, in order (`fill` where a value has none)."""
+        out = [fill] * self.count
+        for _, rows, names, columns in self.groups:
+            if name in names:
+                for r, v in zip(rows.tolist(), _values(columns[names.index(name)])):
+                    out[r] = v
+        return out
+
     def open(self):
         """The dict or list again."""
         out: list = [None] * self.count
@@ -134,6 +192,8 @@ def _column(values: list) -> tuple:
     if all(type(v) is first for v in values):
         if first is float:
             return "f", np.array(values, dtype=np.float64)
+        if first is int and -(1 << 62) < min(values) and max(values) < 1 << 62:
+            return "i", np.array(values, dtype=np.int64)
         if first is np.ndarray:
             shape, dtype = values[0].shape, values[0].dtype
             if shape and not dtype.hasobject and all(v.shape == shape and v.dtype == dtype for v in values):
@@ -142,18 +202,140 @@ def _column(values: list) -> tuple:
             nested = _Columns.of(values)
             if nested is not None:
                 return "d", nested
+        return "l", values
+    present = [v is not None for v in values]
+    if not all(present) and any(present):  # a depth or a certificate where there is one
+        inner = _column([v for v in values if v is not None])
+        if inner[0] != "l":
+            mask = np.array(present, dtype=bool)
+            return "o", (mask, np.cumsum(mask) - 1, inner)
+    if all(_plain_dataclass(type(v)) for v in values):  # certificates of several kinds
+        nested = _Columns.of(values)
+        if nested is not None:
+            return "d", nested
     return "l", values
 
 
 def _values(column: tuple) -> list:
     kind, data = column
-    if kind == "f":
+    if kind in ("f", "i"):
         return data.tolist()
     if kind == "a":
         return list(data)  # each row a view of the block (its own, as each array was; never 0-d)
     if kind == "d":
         return data.open()
+    if kind == "o":
+        mask, _, inner = data
+        some = iter(_values(inner))
+        return [next(some) if there else None for there in mask.tolist()]
     return data
+
+
+def _value(column: tuple, w: int):
+    """Value w of a column, as `_values` gives it."""
+    kind, data = column
+    if kind in ("f", "i"):
+        return data[w].item()
+    if kind == "d":
+        return data.one(w)
+    if kind == "o":
+        mask, at, inner = data
+        return _value(inner, int(at[w])) if mask[w] else None
+    return data[w]  # "a": a view of the block, as list(data) gives; "l": the value itself
+
+
+class ColumnResults(Mapping):
+    """{pair index: answer} of tasks whose answers stay as they travelled (`Packed.unpacked`),
+    each answer made when it is read and never kept: a Dask scan's client holds the triangle
+    test's 25,000 answers of the Great Court roof as their columns (about 300 bytes a pair)
+    instead of as Results (1.3 kB), and a report makes each one as it writes its pair
+    (`gjkcli.pipeline.streamed`). Reads like the dict it stands for."""
+
+    def __init__(self):
+        self._blocks: list = []  # (_Columns or dict, keys of the task's answer in its order)
+        self._pieces: list = []  # (pair indices, block, position in the block)
+        self._keys = self._block = self._at = None
+
+    def add(self, answer, pairs) -> None:
+        """A task's answer (its `_Columns` of a dict, or the dict) whose key k is pair pairs[k]."""
+        if isinstance(answer, _Columns):
+            local = list(answer.keys)
+        else:
+            local = list(answer)
+        b = len(self._blocks)
+        self._blocks.append((answer, local))
+        if local:
+            self._pieces.append((np.asarray([pairs[k] for k in local], dtype=np.int64),
+                                 np.full(len(local), b, dtype=np.int64), np.arange(len(local), dtype=np.int64)))
+        self._keys = None
+
+    def _index(self) -> None:
+        if self._keys is not None:
+            return
+        if self._pieces:
+            keys, block, at = (np.concatenate(x) for x in zip(*self._pieces))
+        else:
+            keys = block = at = np.zeros(0, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._block, self._at = keys[order], block[order], at[order]
+        if len(self._keys) > 1 and (self._keys[1:] == self._keys[:-1]).any():
+            raise ValueError("a pair answered twice")
+
+    def _find(self, k) -> int:
+        self._index()
+        n = int(self._keys.searchsorted(k))
+        if n == len(self._keys) or self._keys[n] != k:
+            raise KeyError(k)
+        return n
+
+    def __getitem__(self, k):
+        n = self._find(k)
+        answer, local = self._blocks[int(self._block[n])]
+        at = int(self._at[n])
+        return answer.one(at) if isinstance(answer, _Columns) else answer[local[at]]
+
+    def __contains__(self, k) -> bool:
+        try:
+            self._find(k)
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self):
+        self._index()
+        return iter(self._keys.tolist())
+
+    def __len__(self) -> int:
+        self._index()
+        return len(self._keys)
+
+    def facts(self, ks) -> tuple:
+        """(status values (object), distance, depth, whether there is a depth) of the answers of
+        the pairs `ks`, from their columns (`gjkcli.pipeline.streamed`)."""
+        status = np.empty(len(ks), dtype=object)
+        distance, depth = np.empty(len(ks)), np.zeros(len(ks))
+        has = np.zeros(len(ks), dtype=bool)
+        if not len(ks):
+            return status, distance, depth, has
+        self._index()
+        n = np.searchsorted(self._keys, ks)
+        if (n >= len(self._keys)).any() or (self._keys[np.minimum(n, len(self._keys) - 1)] != ks).any():
+            raise KeyError("a pair without an answer")
+        blocks = self._block[n]
+        for b in np.unique(blocks).tolist():
+            mine = np.flatnonzero(blocks == b)
+            answer, local = self._blocks[b]
+            at = self._at[n[mine]].tolist()
+            if isinstance(answer, _Columns):
+                fields = [answer.field(name) for name in ("status", "distance", "depth")]
+                values = [(fields[0][x], fields[1][x], fields[2][x]) for x in at]
+            else:
+                values = [(r.status, r.distance, r.depth) for r in (answer[local[x]] for x in at)]
+            for m, (s, d, p) in zip(mine.tolist(), values):
+                status[m], distance[m] = s.value, d
+                if p is not None:
+                    depth[m], has[m] = p, True
+        return status, distance, depth, has
 
 
 def load(source, strict: bool, lim) -> "Loaded":

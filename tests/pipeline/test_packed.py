@@ -9,10 +9,11 @@ import math
 import pickle
 
 import numpy as np
+import pytest
 
 from gjkcli.engine.exact import ExactResult
 from gjkcli.engine.results import PlaneCertificate, PointCertificate, Result, Status
-from gjkcli.pipeline.worktasks import Packed, _Columns
+from gjkcli.pipeline.worktasks import ColumnResults, Packed, _Columns
 
 
 def _same(a, b) -> bool:
@@ -121,3 +122,54 @@ def test_fields_set_in_another_order_are_pickled_as_they_are():
     assert not isinstance(pickle.loads(packed.data), _Columns)
     got = packed.open()
     assert list(vars(got[1])) == list(vars(b)) and _same(got[0], a)
+
+
+def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would():
+    """`ColumnResults`: the answers of several tasks, kept as they travelled, read by pair index
+    one at a time (in any order, before and after `open`) are the objects unpickling gives;
+    their statuses, distances and depths read from the columns are theirs."""
+    results = _results(12, 400)
+    tasks = [dict(list(results.items())[n::3]) for n in range(3)]
+    kept = ColumnResults()
+    expected = {}
+    for t, answer in enumerate(tasks):
+        local = {m: r for m, r in enumerate(answer.values())}  # a task's answer: {its own pair: Result}
+        pairs = np.arange(len(local), dtype=np.int64) * 3 + t  # the run's pair of each
+        unpacked = Packed.of(local).unpacked()
+        assert isinstance(unpacked, _Columns)
+        kept.add(unpacked, pairs)
+        expected.update((int(pairs[m]), r) for m, r in pickle.loads(pickle.dumps(local, protocol=4)).items())
+    assert sorted(expected) == list(kept) and len(kept) == 400
+    rng = np.random.default_rng(3)
+    for k in rng.permutation(400).tolist() + [0, 399]:
+        assert _same(expected[k], kept[k])
+    status, distance, depth, has = kept.facts(np.array([5, 0, 398], dtype=np.int64))
+    for n, k in enumerate((5, 0, 398)):
+        r = expected[k]
+        assert status[n] == r.status.value and _same(float(distance[n]), r.distance)
+        assert has[n] == (r.depth is not None) and (r.depth is None or depth[n] == r.depth)
+    assert 400 not in kept and -1 not in kept and "x" not in kept
+    with pytest.raises(KeyError):
+        kept[400]
+    with pytest.raises(KeyError):
+        kept.facts(np.array([1, 401], dtype=np.int64))
+
+
+def test_ints_floats_or_nones_and_certificates_of_several_kinds_travel_by_columns():
+    """Ints as an int64 column (past its range, as a list), a field None in some rows as the
+    column of the others, certificates of two classes as one nested column: each opens as
+    unpickling would, whole or one by one."""
+    results = list(_results(5, 60).values())
+    columns = Packed.of(results).unpacked()
+    kinds = {name: column for _, _, names, cols in columns.groups for name, column in zip(names, cols)}
+    assert kinds["iterations"][0] == "i" and kinds["depth"][0] == "o"
+    certificates = kinds["certificate"]  # None in some rows, of two classes in the others
+    assert certificates[0] == "o" and certificates[1][2][0] == "d" and len(certificates[1][2][1].groups) == 2
+    big = [Scalars(np.array(1.0), 1.0) for _ in range(3)]
+    for s, v in zip(big, (1, 2 ** 70, -3)):
+        s.value = v
+    got = Packed.of(big).open()
+    assert [g.value for g in got] == [1, 2 ** 70, -3] and all(type(g.value) is int for g in got)
+    whole = Packed.of(results).open()
+    one = Packed.of(results).unpacked()
+    assert all(_same(w, one.one(n)) and _same(w, r) for n, (w, r) in enumerate(zip(whole, results)))
