@@ -18,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields
 
+import numpy as np
+
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
-__all__ = ["ObjectRecord", "LazyRecords", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK", "EXIT_VIOLATION",
-           "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note", "hull_note"]
+__all__ = ["ObjectRecord", "LazyRecords", "RowFacts", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK",
+           "EXIT_VIOLATION", "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note", "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
 EXIT_OK = 0
@@ -114,32 +116,52 @@ class LazyRecords(Sequence):
         return f"LazyRecords({len(self._made)} objects)"
 
 
-class ListedPairs(Sequence):
-    """`Findings.pairs` of a run that lists millions of pairs (--all-pairs): the notable pairs
-    as Findings, and the plain ones (a hull's answer that neither fails, nor is allowed, known,
-    grouped or a collision) as rows the run keeps in arrays, each made a Finding by `make(row)`
-    when a report reads it and never kept. `order` (int64, one entry per pair, in the report's
-    order, `severity_key`'s) holds a notable pair's index, or len(notable) + a plain row's. A
-    report written row by row (`gjkcli.report.jsonout.encoded`) then holds one pair at a time,
-    whatever their number. Reads like the tuple it stands for, and pickles as that tuple.
+@dataclass(frozen=True)
+class RowFacts:
+    """What a summary counts of `ListedPairs`' rows, without making their Findings: per row, its
+    status (the run's, str values of `Status`), whether it is a violation (a row is never
+    allowed nor known, so a violation fails the run) and whether the triangles answered it
+    (mode "exact"; else its hulls')."""
 
-    notable : the notable Findings, in the report's order (every pair a summary counts as a
-        violation, allowed, known, failing, or answered exactly is one of them)
-    plain_objects : () -> ((p,), (p,)) int64 the plain rows' objects (indices into the run's
-        parts), made when asked
+    status: object
+    violation: object
+    exact: object
+
+
+class ListedPairs(Sequence):
+    """`Findings.pairs` of a run that lists many pairs: the notable pairs as Findings, and the
+    others as rows the run keeps in arrays, each made a Finding by `make(row)` when a report
+    reads it and never kept. A row is a pair whose Finding is the run's answer and nothing it
+    adds: a hull's answer, or in a listing of many pairs the triangles' (neither allowed, known,
+    grouped nor traced). `order` (int64, one entry per pair, in the report's order,
+    `severity_key`'s) holds a notable pair's index, or len(notable) + a row's. A report written
+    row by row (`gjkcli.report.jsonout.encoded`) then holds one pair at a time, whatever their
+    number. Reads like the tuple it stands for, and pickles as that tuple.
+
+    notable : the notable Findings, in the report's order (every pair allowed, known or grouped
+        is one of them)
+    plain_objects : () -> ((p,), (p,)) int64 the rows' objects (indices into the run's parts),
+        made when asked
+    facts : `RowFacts` of the rows
+    made : {row: Finding} rows made already (a collision given its overlap volume)
+    beyond : (note, (p,) bool) the rows given the note `note` as their overlap's reason (the
+        collisions past the overlap volumes' limit), or None
     """
 
-    __slots__ = ("notable", "order", "plain_objects", "_make")
+    __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_made", "_beyond")
 
-    def __init__(self, notable: tuple, order, plain_objects, make):
+    def __init__(self, notable: tuple, order, plain_objects, make, facts: RowFacts, made=None, beyond=None):
         self.notable = tuple(notable)
         self.order = order
         self.plain_objects = plain_objects
         self._make = make
+        self.facts = facts
+        self._made = made or {}
+        self._beyond = beyond
 
     @property
     def plain(self) -> int:
-        """How many pairs are plain rows."""
+        """How many pairs are rows."""
         return len(self.order) - len(self.notable)
 
     def __len__(self) -> int:
@@ -147,7 +169,16 @@ class ListedPairs(Sequence):
 
     def _at(self, code: int):
         e = len(self.notable)
-        return self.notable[code] if code < e else self._make(code - e)
+        if code < e:
+            return self.notable[code]
+        row = code - e
+        made = self._made.get(row)
+        if made is not None:
+            return made
+        out = self._make(row)
+        if self._beyond is not None and self._beyond[1][row]:
+            out = out.but(overlap_reason=self._beyond[0])
+        return out
 
     def __getitem__(self, k):
         if isinstance(k, slice):
@@ -155,10 +186,15 @@ class ListedPairs(Sequence):
         return self._at(int(self.order[k]))
 
     def __iter__(self):
+        return self._read(self.order)
+
+    def _read(self, order, wanted=None):
         step = 65536  # the order read a block at a time: a list of a block's codes, not of all
-        for start in range(0, len(self.order), step):
-            for code in self.order[start:start + step].tolist():
-                yield self._at(code)
+        e = len(self.notable)
+        for start in range(0, len(order), step):
+            for code in order[start:start + step].tolist():
+                if wanted is None or wanted(code, e):
+                    yield self._at(code)
 
     def __bool__(self) -> bool:
         return len(self.order) > 0
@@ -173,24 +209,56 @@ class ListedPairs(Sequence):
         return tuple, (tuple(self),)
 
     def __repr__(self) -> str:
-        return f"ListedPairs({len(self.notable)} notable, {self.plain} plain)"
+        return f"ListedPairs({len(self.notable)} notable, {self.plain} rows)"
 
-    def notable_before(self, position: int) -> int:
-        """How many notable pairs come before `position` in the report's order."""
-        return int((self.order[:max(0, position)] < len(self.notable)).sum())
+    @property
+    def row_violations(self) -> int:
+        """How many rows are violations (each fails the run)."""
+        return int(self.facts.violation.sum())
+
+    @property
+    def exact_rows(self) -> int:
+        """How many rows the triangles answered."""
+        return int(self.facts.exact.sum())
+
+    def failing(self) -> tuple:
+        """The pairs that fail the run, in the report's order: the rows among them made."""
+        violation = self.facts.violation
+        return tuple(self._read(self.order, lambda code, e: self.notable[code].fails if code < e
+                                else bool(violation[code - e])))
+
+    def collisions(self, codes) -> object:
+        """(len(codes),) bool: which of the pairs `codes` (entries of `order`) are collisions."""
+        codes = np.asarray(codes, dtype=np.int64)
+        e = len(self.notable)
+        out = np.zeros(len(codes), dtype=bool)
+        rows = codes >= e
+        out[rows] = self.facts.status[codes[rows] - e] == Status.COLLISION.value
+        out[~rows] = [self.notable[c].status is Status.COLLISION for c in codes[~rows].tolist()]
+        return out
+
+    def code(self, code: int):
+        """The pair of an entry of `order`."""
+        return self._at(int(code))
 
     def with_notable(self, notable) -> "ListedPairs":
         """The same pairs in the same order, the notable ones replaced (one for one: an overlap
         volume added, which does not move a pair in the order)."""
+        return self.with_overlaps(notable, self._made, self._beyond)
+
+    def with_overlaps(self, notable, made: dict, beyond) -> "ListedPairs":
+        """The same pairs in the same order, the notable ones replaced one for one, the rows of
+        `made` made so and those of `beyond` noted (`ListedPairs`' own arguments)."""
         notable = tuple(notable)
         if len(notable) != len(self.notable):
             raise ValueError("the notable pairs are replaced one for one")
-        return ListedPairs(notable, self.order, self.plain_objects, self._make)
+        return ListedPairs(notable, self.order, self.plain_objects, self._make, self.facts, made, beyond)
 
 
 def notable(pairs):
-    """The pairs a summary counts (violations, allowed, known, failures, groups, exact answers):
-    `ListedPairs.notable`, or every pair of a plain sequence."""
+    """The pairs a summary reads one by one (allowed, known, groups): `ListedPairs.notable`,
+    or every pair of a plain sequence. A summary counts the rows' violations and answers by
+    their `RowFacts` (`Findings.violations`, `failure_count`, `modes`)."""
     return pairs.notable if isinstance(pairs, ListedPairs) else pairs
 
 
@@ -383,12 +451,22 @@ class Findings:
             return EXIT_OK
         if any(p.fails for p in notable(self.pairs)):
             return EXIT_VIOLATION
+        if isinstance(self.pairs, ListedPairs) and self.pairs.row_violations:
+            return EXIT_VIOLATION
         return EXIT_OK
 
     @property
     def failures(self) -> tuple:
-        """The pairs that fail the run."""
+        """The pairs that fail the run (`failure_count` counts them without making them)."""
+        if isinstance(self.pairs, ListedPairs) and self.pairs.row_violations:
+            return self.pairs.failing()
         return tuple(p for p in notable(self.pairs) if p.fails)
+
+    @property
+    def failure_count(self) -> int:
+        """How many pairs fail the run."""
+        rows = self.pairs.row_violations if isinstance(self.pairs, ListedPairs) else 0
+        return rows + sum(1 for p in notable(self.pairs) if p.fails)
 
     @property
     def allowed(self) -> tuple:
@@ -403,7 +481,7 @@ class Findings:
         the allowed ones (the summary counts those)."""
         if self.show_allowed or self.all_pairs:
             return self.pairs
-        if isinstance(self.pairs, ListedPairs):  # a plain row is never allowed
+        if isinstance(self.pairs, ListedPairs):  # a row is never allowed
             return self.pairs if not any(p.allowed for p in self.pairs.notable) else \
                 tuple(p for p in self.pairs if not p.allowed)
         return tuple(p for p in self.pairs if not p.allowed)
@@ -419,14 +497,17 @@ class Findings:
 
     @property
     def violations(self) -> int:
-        return sum(1 for p in notable(self.pairs) if p.violation)
+        rows = self.pairs.row_violations if isinstance(self.pairs, ListedPairs) else 0
+        return rows + sum(1 for p in notable(self.pairs) if p.violation)
 
     @property
     def modes(self) -> dict:
         """Listed pairs per answering mode: {"hull": n, "exact": m}."""
         out = {"hull": 0, "exact": 0}
-        if isinstance(self.pairs, ListedPairs):  # a plain row is a hull's answer
-            out["hull"] += self.pairs.plain
+        if isinstance(self.pairs, ListedPairs):  # a row is a hull's answer or the triangles'
+            exact = self.pairs.exact_rows
+            out["hull"] += self.pairs.plain - exact
+            out["exact"] += exact
         for p in notable(self.pairs):
             out[p.mode] = out.get(p.mode, 0) + 1
         return out

@@ -41,7 +41,7 @@ from typing import Callable
 
 import numpy as np
 
-from gjkcli.engine.results import Status
+from gjkcli.engine.results import Result, Status
 from gjkcli import clock, limits
 from gjkcli.errors import Problem, ShapeError, one_line
 from gjkcli.pipeline import elements, policy, streamed
@@ -533,6 +533,14 @@ class Run:
                     if k is not None and (inward[k] == TURNED_CLOSED
                                           or (inward[k] == TURNED_HULL and p.mode == "hull")):
                         named.add(parts.geoms[k].owner or name)
+        if isinstance(pairs, ListedPairs):  # the rows' collisions, from their arrays
+            facts = pairs.facts
+            collision = facts.status == Status.COLLISION.value
+            seen = np.zeros(parts.n, dtype=bool)
+            for side in pairs.plain_objects():
+                turned = (inward[side] == TURNED_CLOSED) | ((inward[side] == TURNED_HULL) & ~facts.exact)
+                seen[side[collision & turned]] = True
+            named.update(parts.geoms[k].owner or parts.names[k] for k in np.flatnonzero(seen).tolist())
         if not named:
             return
         shown = sorted(named)
@@ -941,9 +949,14 @@ class Run:
         # each checked pair's status, as counted, for a re-scan's record (`Options.rescan`)
         self.statuses = ans.status.astype(str).tolist() if o.rescan is not None else None
         listed = np.flatnonzero(ans.listed)
-        plain = streamed.plain_pairs(self, parts, listed, clearance, ans, allow)  # rows, not Findings
-        rows = [] if plain is None else listed[plain]
-        notable = listed if plain is None else listed[~plain]
+        picked = streamed.listed_rows(self, parts, listed, clearance, ans, allow)  # rows, not Findings
+        rows = [] if picked is None else picked.rows
+        notable = listed if picked is None else listed[~picked.kept]
+        if picked is not None:  # the exact rows (and the clear ones left out) counted as the triangles answered
+            for before, now in zip(picked.hull_status.tolist(), picked.status.tolist()):
+                counts[before] -= 1
+                counts[now] += 1
+            notable = np.setdiff1d(notable, picked.dropped, assume_unique=True)
         at = []  # the checked pair of each Finding
         for k in notable.tolist():
             a, b = int(i[k]), int(j[k])
@@ -953,9 +966,7 @@ class Run:
                 got = ans.bounded[k]
                 result, mode, lower, upper = got.result, got.mode, got.lower, got.upper
             elif k in ans.exact:
-                result, mode = ans.exact[k], "exact"
-                if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
-                    result = dataclasses.replace(result, status=Status.CLEARANCE)
+                result, mode = _exact_answer(ans, k, clearance), "exact"
                 counts[hull_status.value] -= 1
                 counts[result.status.value] += 1
                 if self.statuses is not None:
@@ -975,7 +986,12 @@ class Run:
             pairs.append(self._finding(parts, k, result, mode, lower, upper, i, j, clearance, ans, allow,
                                        key_of, known, modes))
         if len(rows):
-            def make(k: int) -> Finding:  # a plain pair: the hulls' answer, its status the run's
+            exact_rows = picked.exact
+
+            def make(k: int) -> Finding:  # a row: the hulls' answer, its status the run's, or the triangles'
+                if k in exact_rows:
+                    return self._finding(parts, k, _exact_answer(ans, k, clearance), "exact", None, None, i, j,
+                                         clearance, ans, allow, key_of, known, modes)
                 result = ans.batch.result(k)
                 if result.status.value != ans.status[k]:
                     result = dataclasses.replace(result, status=Status(ans.status[k]))
@@ -984,8 +1000,8 @@ class Run:
 
             # the Findings were read in the checked pairs' order (`at` ascending), as the rows
             keyed = sorted(range(len(pairs)), key=lambda x: severity_key(pairs[x]))
-            merged = streamed.listed_pairs(parts, i, j, ans, [pairs[x] for x in keyed],
-                                           np.asarray(at, dtype=np.int64)[keyed], rows, make)
+            merged = streamed.listed_pairs(parts, i, j, [pairs[x] for x in keyed],
+                                           np.asarray(at, dtype=np.int64)[keyed], picked, make)
             if merged is not None:
                 return merged, counts
             # a size that is not a number: Python's sort over every Finding, read in order
@@ -1026,12 +1042,8 @@ class Run:
         the report shows (`gjkcli.pipeline.run.Options.shown`) are given one, and none with the limit at 0."""
         cap = (self.options.limits or limits.DEFAULT).overlap_volumes
         shown = len(pairs) if self.options.shown is None else self.options.shown
-        if isinstance(pairs, ListedPairs):  # the collisions are notable: their volumes, as shown
-            some = list(pairs.notable)
-            kept = pairs.notable_before(shown)
-            if cap == 0 or kept <= 0:
-                return pairs
-            return pairs.with_notable(self._kept_overlaps(parts, some[:kept], cap) + some[kept:])
+        if isinstance(pairs, ListedPairs):
+            return self._listed_overlaps(parts, pairs, cap, shown)
         if cap == 0 or shown <= 0:  # none asked for (--limit overlap-volumes=0, -q): none computed
             return pairs
         wanted = getattr(self.options.rescan, "wants_volume", None)
@@ -1042,6 +1054,31 @@ class Run:
         if shown < len(pairs):  # the pairs the report does not show get none
             return self._kept_overlaps(parts, pairs[:shown], cap) + pairs[shown:]
         return self._kept_overlaps(parts, pairs, cap)
+
+    def _listed_overlaps(self, parts: "Parts", pairs: ListedPairs, cap: int, shown: int) -> ListedPairs:
+        """`_overlaps` of pairs kept as rows: of the collisions the report shows, in its order,
+        the first `cap` made Findings and given their volumes (notable ones replaced, rows kept
+        made), the others noted past the limit, a row as the report reads it."""
+        codes = pairs.order[:max(0, shown)] if cap > 0 else pairs.order[:0]
+        hit = codes[pairs.collisions(codes)]
+        if not len(hit):
+            return pairs
+        first, past = hit[:cap].tolist(), hit[cap:]
+        measured = self._kept_overlaps(parts, [pairs.code(c) for c in first], cap)
+        e = len(pairs.notable)
+        notable = list(pairs.notable)
+        made = {}
+        for c, p in zip(first, measured):
+            if c < e:
+                notable[c] = p
+            else:
+                made[c - e] = p
+        beyond = overlap_cap_note(cap)
+        for c in past[past < e].tolist():
+            notable[c] = notable[c].but(overlap_reason=beyond)
+        noted = np.zeros(pairs.plain, dtype=bool)
+        noted[past[past >= e] - e] = True
+        return pairs.with_overlaps(notable, made, (beyond, noted) if noted.any() else None)
 
     def _kept_overlaps(self, parts: "Parts", pairs: list, cap: int) -> list:
         """`_overlaps_of`, the volumes the cache holds taken from it and the others kept: a
@@ -1711,6 +1748,15 @@ class _Answers:
     batch: object
     bounded: dict = dataclasses.field(default_factory=dict)  # pair index -> tessellated.Bounded
     tessellation: np.ndarray | None = None  # (m,) eps_a + eps_b per pair
+
+
+def _exact_answer(ans: _Answers, k: int, clearance) -> Result:
+    """The triangles' answer of checked pair k, clear within its required clearance read as
+    clearance."""
+    result = ans.exact[k]
+    if result.status is Status.CLEAR and clearance[k] > 0 and result.distance < clearance[k]:
+        result = dataclasses.replace(result, status=Status.CLEARANCE)
+    return result
 
 
 def _primitive_note(parts, a: int, b: int, conservative: bool) -> str | None:

@@ -1,64 +1,156 @@
-"""Listings of millions of pairs (--all-pairs) without a Finding per pair: the plain pairs kept
-as rows of the run's arrays, the report's order computed over the arrays, each row made a
-Finding only when a report reads it (`gjkcli.pipeline.findings.ListedPairs`).
+"""Listings of many pairs without a Finding per pair: the pairs whose Finding is the run's answer
+and nothing it adds kept as rows of the run's arrays, the report's order computed over the
+arrays, each row made a Finding only when a report reads it
+(`gjkcli.pipeline.findings.ListedPairs`).
 
-A plain pair is one whose Finding is the hulls' answer and nothing else the run adds: clear,
-clearance or touching, not a violation, not allowed, not known to a baseline, not refined on
-the triangles or the exact solids, no trace, no clash set, no group, no overlap volume. Every
-other pair is notable and made a Finding as before. The Findings a report reads are made by the
-run's own code (`Run._finding`), so a report is the same bytes either way; only the memory
-differs: a plain pair costs its share of the run's arrays and two int64 (the order and its
-row), not a Finding, its Result and their arrays (about 1.5 kB).
+A row is a listed pair that is neither allowed nor known to a baseline, has no trace, clash set
+or group, and is answered either
+
+- by its hulls (a plain pair): clear, clearance or touching, not a violation, not refined on the
+  triangles or the exact solids; or
+- by the triangles (an exact pair), whatever its verdict: a collision the triangles proved is a
+  row too, counted as a violation by its `RowFacts`, and given its overlap volume as the report
+  reads it (`gjkcli.pipeline.stages.Run._overlaps`: the few the limit measures are made and kept).
+
+Every other pair is notable and made a Finding as before. The Findings a report reads are made
+by the run's own code (`Run._finding`), so a report is the same bytes either way; only the
+memory differs: a row costs its share of the run's arrays and two int64 (the order and its
+row), not a Finding, its Result and their arrays (about 1.5 kB). A Dask scan's client keeps the
+triangles' answers as their tasks' columns (`gjkcli.pipeline.worktasks.ColumnResults`), so an
+exact row costs it about 200 bytes, where a Finding with its Result cost 1.7 kB.
 
 Used by one process and a Dask scan's client alike (`gjkcli.pipeline.stages.Run._listed`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from gjkcli.engine.results import Status
-from gjkcli.pipeline.findings import SEVERITY, ListedPairs, severity_key
+from gjkcli.pipeline.findings import SEVERITY, ListedPairs, RowFacts, severity_key, violates
 
-__all__ = ["plain_pairs", "listed_pairs", "STREAM_FROM"]
+__all__ = ["Rows", "listed_rows", "listed_pairs", "STREAM_FROM"]
 
-# Listings of at least this many pairs keep their plain pairs as rows (fewer: Findings, as
-# before; the same report either way).
+# Listings of at least this many pairs keep their rows as rows (fewer: Findings, as before; the
+# same report either way).
 STREAM_FROM = 2_000
 
 _SIZED = (Status.CLEAR.value, Status.CLEARANCE.value, Status.TOUCHING.value)
+_SEVERITY_OF = {s.value: v for s, v in SEVERITY.items()}
 
 
-def plain_pairs(run, parts, listed, clearance, ans, allow) -> np.ndarray | None:
-    """(len(listed),) bool: the listed pairs (indices of the run's checked pairs) that are plain;
-    None when the run lists its pairs as Findings (a short listing, or one whose pairs the run
-    changes later: a trace, clash sets, groups, a baseline, a re-scan, objects of elements)."""
+@dataclass
+class Rows:
+    """The listed pairs a run keeps as rows (`listed_rows`).
+
+    rows : (p,) int64 ascending, the rows' checked pairs
+    kept : (len(listed),) bool, which listed pairs are rows
+    dropped : (d,) int64 the exact pairs the triangles found clear, listed by neither (a
+        listing without --all-pairs)
+    hull_status, status : the exact pairs' statuses (rows then dropped) by the hulls and as
+        counted (str values), for the run's counts
+    facts : `RowFacts` of the rows
+    size : (p,) float64 `severity_key`'s size of each row
+    exact : set of the rows answered by the triangles
+    """
+
+    rows: np.ndarray
+    kept: np.ndarray
+    dropped: np.ndarray
+    hull_status: np.ndarray
+    status: np.ndarray
+    facts: RowFacts
+    size: np.ndarray
+    exact: set
+
+
+def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
+    """The listed pairs (indices of the run's checked pairs) the run keeps as rows; None when
+    the run lists its pairs as Findings (a short listing, or one whose pairs the run changes
+    later: a trace, clash sets, groups, a baseline, a re-scan, objects of elements)."""
     o = run.options
-    if (len(listed) < STREAM_FROM or not o.all_pairs or o.trace or run.sets is not None
+    if (len(listed) < STREAM_FROM or o.trace or run.sets is not None
             or o.baseline is not None or o.write_baseline is not None or o.rescan is not None
             or o.group_within is not None or parts.owned):
         return None
     status = ans.status[listed]
-    plain = np.zeros(len(listed), dtype=bool)
-    for value in _SIZED:
-        plain |= status == value
-    fail_on = o.fail_on
     c = clearance[listed]
+    free = np.ones(len(listed), dtype=bool)  # neither bounded, tessellated nor allowed
+    if ans.bounded:
+        free &= ~np.isin(listed, np.fromiter(ans.bounded, dtype=np.int64, count=len(ans.bounded)))
+    if ans.tessellation is not None:
+        free &= ~(ans.tessellation[listed] > 0)
+    if allow:
+        free &= ~np.isin(listed, np.fromiter(allow, dtype=np.int64, count=len(allow)))
+    exact = np.zeros(len(listed), dtype=bool)
+    if ans.exact:
+        exact = np.isin(listed, np.fromiter(ans.exact, dtype=np.int64, count=len(ans.exact)))
+
+    plain = free & ~exact
+    plain &= np.isin(status, _SIZED)
+    fail_on = o.fail_on
     if "clearance" in fail_on:
         plain &= status != Status.CLEARANCE.value
         plain &= ~((status == Status.TOUCHING.value) & (c > 0))
     if "touching" in fail_on:
         plain &= status != Status.TOUCHING.value
-    if ans.exact:
-        plain &= ~np.isin(listed, np.fromiter(ans.exact, dtype=np.int64, count=len(ans.exact)))
-    if ans.bounded:
-        plain &= ~np.isin(listed, np.fromiter(ans.bounded, dtype=np.int64, count=len(ans.bounded)))
-    if ans.tessellation is not None:
-        plain &= ~(ans.tessellation[listed] > 0)
-    if allow:
-        plain &= ~np.isin(listed, np.fromiter(allow, dtype=np.int64, count=len(allow)))
-    if not np.isfinite(_plain_sizes(ans, listed[plain])).all():
+    size = np.full(len(listed), np.nan)
+    size[plain] = _plain_sizes(ans, listed[plain])
+    final = status.copy()
+
+    ex = listed[free & exact]  # the triangles' answers, read from their arrays
+    hull_status = ans.status[ex]
+    ex_status, ex_distance, ex_depth, has_depth = _exact_facts(ans.exact, ex)
+    closer = (ex_status == Status.CLEAR.value) & (clearance[ex] > 0) & (ex_distance < clearance[ex])
+    ex_status[closer] = Status.CLEARANCE.value
+    gone = (ex_status == Status.CLEAR.value) if not o.all_pairs else np.zeros(len(ex), dtype=bool)
+    at = np.flatnonzero(free & exact)
+    final[at] = ex_status
+    size[at] = _exact_sizes(ex_status, ex_distance, ex_depth, has_depth)
+    kept = plain.copy()
+    kept[at[~gone]] = True
+    if not np.isfinite(size[kept]).all():
         return None  # an order Python's sort gives only on the Findings themselves
-    return plain
+    rows = listed[kept]
+    violation = np.zeros(len(listed), dtype=bool)
+    for k in at[~gone].tolist():
+        pair_clearance = float(c[k]) if c[k] > 0 or o.clearance is not None else None
+        violation[k] = violates(Status(final[k]), pair_clearance, fail_on)
+    facts = RowFacts(status=final[kept], violation=violation[kept], exact=exact[kept])
+    return Rows(rows=rows, kept=kept, dropped=ex[gone],
+                hull_status=np.concatenate([hull_status[~gone], hull_status[gone]]),
+                status=np.concatenate([ex_status[~gone], ex_status[gone]]),
+                facts=facts, size=size[kept], exact=set(ex[~gone].tolist()))
+
+
+def _exact_facts(exact, ks) -> tuple:
+    """(status str values (object), distance, depth, whether there is a depth) of the
+    triangles' answers of the pairs `ks`: from their columns where the answers are kept so
+    (`gjkcli.pipeline.worktasks.ColumnResults.facts`), else read one by one."""
+    columns = getattr(exact, "facts", None)
+    if columns is not None:
+        return columns(ks)
+    status = np.empty(len(ks), dtype=object)
+    distance, depth = np.empty(len(ks)), np.zeros(len(ks))
+    has = np.zeros(len(ks), dtype=bool)
+    for n, k in enumerate(ks.tolist()):
+        r = exact[k]
+        status[n], distance[n] = r.status.value, r.distance
+        if r.depth is not None:
+            depth[n], has[n] = r.depth, True
+    return status, distance, depth, has
+
+
+def _exact_sizes(status, distance, depth, has) -> np.ndarray:
+    """`severity_key`'s size of the triangles' answers: minus the depth of a collision (0
+    without one), the distance apart, the signed distance touching."""
+    size = distance.astype(np.float64)
+    collision = status == Status.COLLISION.value
+    size[collision] = np.where(has[collision], -depth[collision], 0.0)
+    touching = (status == Status.TOUCHING.value) & has
+    size[touching] = -depth[touching]
+    return size
 
 
 def _plain_sizes(ans, rows) -> np.ndarray:
@@ -72,12 +164,12 @@ def _plain_sizes(ans, rows) -> np.ndarray:
     return size
 
 
-def listed_pairs(parts, i, j, ans, notable: list, notable_rows: np.ndarray, rows: np.ndarray, make):
+def listed_pairs(parts, i, j, notable: list, notable_rows: np.ndarray, picked: Rows, make):
     """`ListedPairs` of the notable Findings (sorted, each with its checked pair's index in
-    `notable_rows`) and the plain pairs `rows` (ascending indices of the run's checked pairs),
-    in the order `severity_key` sorts them all (ties in the pairs' order, as a stable sort of
-    the pairs read in order); `make(row)` makes a plain pair's Finding. None when a notable
-    pair's size is not a number (Python's sort is then the only order that is the same)."""
+    `notable_rows`) and the rows `picked`, in the order `severity_key` sorts them all (ties in
+    the pairs' order, as a stable sort of the pairs read in order); `make(row)` makes a row's
+    Finding. None when a notable pair's size is not a number (Python's sort is then the only
+    order that is the same)."""
     keys = [severity_key(p) for p in notable]
     n_size = np.array([k[3] for k in keys], dtype=np.float64)
     if not np.isfinite(n_size).all():
@@ -92,18 +184,19 @@ def listed_pairs(parts, i, j, ans, notable: list, notable_rows: np.ndarray, rows
             previous, r = names[k], r + 1
         rank[k] = r
     index = parts.index
-    status = ans.status[rows]
+    rows = picked.rows
     sev = np.empty(len(rows), dtype=np.int64)
-    for value in _SIZED:
-        sev[status == value] = SEVERITY[Status(value)]
+    for value, level in _SEVERITY_OF.items():
+        sev[picked.facts.status == value] = level
     allowed = np.concatenate([np.array([k[0] for k in keys], dtype=bool), np.zeros(len(rows), dtype=bool)])
     known = np.concatenate([np.array([k[1] for k in keys], dtype=bool), np.zeros(len(rows), dtype=bool)])
     severity = np.concatenate([np.array([k[2] for k in keys], dtype=np.int64), sev])
-    size = np.concatenate([n_size, _plain_sizes(ans, rows)])
+    size = np.concatenate([n_size, picked.size])
     size += 0.0  # -0.0 sorts as 0.0, as Python compares them
     a = np.concatenate([rank[np.array([index[p.a] for p in notable], dtype=np.int64)], rank[i[rows]]])
     b = np.concatenate([rank[np.array([index[p.b] for p in notable], dtype=np.int64)], rank[j[rows]]])
     at = np.concatenate([np.asarray(notable_rows, dtype=np.int64), rows])
     order = np.lexsort((at, b, a, size, severity, known, allowed))
     del allowed, known, severity, size, a, b, at
-    return ListedPairs(notable, order, lambda: (i[rows], j[rows]), lambda r: make(int(rows[r])))
+    return ListedPairs(notable, order, lambda: (i[rows], j[rows]), lambda r: make(int(rows[r])),
+                       picked.facts)

@@ -250,7 +250,7 @@ def _document(found: Findings, trace: bool, timings: bool, rows) -> dict:
         candidates=int(found.candidates),
         allowed=len(found.allowed),
         known=sum(1 for p in notable(found.pairs) if p.known),
-        failures=len(found.failures),
+        failures=found.failure_count,
         gone=len(found.gone),
         **found.modes,
     )

@@ -19,6 +19,7 @@ the command can print them plain, or through rich in colour when colour is force
 from __future__ import annotations
 
 from gjkcli.engine.results import Status
+from gjkcli.pipeline.findings import notable
 from gjkcli.report.ci import describe
 from gjkcli.report.numbers import fmt, timed
 
@@ -126,14 +127,15 @@ def summary_spans(report) -> list:
         head += ": " + ", ".join(found)
     spans = [(head, "")]
     allowed = len(report.allowed)  # the pairs a listing leaves out, violations or not
-    known = sum(1 for p in report.pairs if p.known and p.violation and not p.allowed)
+    known = sum(1 for p in notable(report.pairs) if p.known and p.violation and not p.allowed)
     code = report.exit_code
     style = "green" if code == 0 else "red"
     if report.baseline_written is not None:  # today's findings recorded: nothing fails (exit 0)
         recorded = sum(1 for p in report.pairs if p.violation and not p.allowed)
         spans.append((f"; {recorded} finding{'s' if recorded != 1 else ''} recorded in the baseline", style))
     else:
-        spans.append((f"; {len(report.failures)} failing", style))
+        failing = getattr(report, "failure_count", None)  # a check's report has its failures
+        spans.append((f"; {len(report.failures) if failing is None else failing} failing", style))
     extra = []
     unlisted = getattr(report, "unlisted", 0)
     if allowed or unlisted:

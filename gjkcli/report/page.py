@@ -49,7 +49,7 @@ def summary(found: Findings) -> str:
     counts = ", ".join([f"{n} {s}" for s, n in found.counts.items() if n and s != "undecided"]
                        + [f"{found.counts.get('undecided', 0)} undecided"])  # always (issue 40)
     return (f"{len(found.objects):,} objects, {found.checked:,} pair{'s' if found.checked != 1 else ''} checked"
-            f"{': ' + counts if counts else ''}; {len(found.failures):,} failing; "
+            f"{': ' + counts if counts else ''}; {found.failure_count:,} failing; "
             f"exit {found.exit_code}; gjk {found.version}")
 
 

@@ -393,7 +393,7 @@ def _log(found, artifacts: _Artifacts, results: list) -> dict:
         "candidatePairs": int(found.candidates),
         "counts": {(k.value if hasattr(k, "value") else str(k)): int(v) for k, v in found.counts.items()},
         "violations": found.violations,
-        "failures": len(found.failures),
+        "failures": found.failure_count,
         "gone": [{"file": e.file, "a": e.a, "b": e.b, "status": e.status} for e in found.gone],
     })
     run = {

@@ -105,3 +105,43 @@ def test_a_listing_costs_a_bounded_number_of_bytes_a_pair(scenes, tmp_path):
     per_pair = (large[1] - small[1]) / (large[0] - small[0])
     assert per_pair < BYTES_PER_PAIR, f"{per_pair:.0f} bytes a pair"
     assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
+
+
+@pytest.mark.parametrize("options", [
+    dict(mode="exact"),  # collisions the triangles prove: rows that fail, each with its volume
+    dict(mode="exact", clearance=2.0, overlaps=20),  # past the volumes' limit: noted as the report reads them
+    dict(mode="exact", clearance=2.0, fail_on=("collision",), all_pairs=True, overlaps=20, shown=40),
+    dict(mode="exact", tolerance=0.05, overlaps=0),  # touching within the band; no volume asked
+    dict(mode="auto", tolerance=0.05),  # the triangles only where the hulls cannot answer
+])
+def test_pairs_the_triangles_answer_are_rows_with_the_json_of_findings(scenes, options, tmp_path, monkeypatch):
+    """A listing of pairs the triangle test answered keeps them as rows whatever their verdict
+    (collisions counted as violations by their facts, given their overlap volumes or the
+    limit's note as the report reads them): the JSON, the exit code, the failures and the
+    summary's counts are those of the same run with a Finding a pair."""
+    from gjkcli import limits
+
+    options = dict(options)
+    cap = options.pop("overlaps", None)
+    if cap is not None:
+        options["limits"] = limits.Limits(overlap_volumes=cap)
+    opts = pipeline.Options(jobs=1, **options)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
+    rows = pipeline.scan([scenes[120]], opts)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
+    made = pipeline.scan([scenes[120]], opts)
+    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    if options["mode"] == "exact":
+        assert rows.pairs.exact_rows > 50 and rows.pairs.row_violations > 50
+    assert written(rows, tmp_path / "rows.json") == written(made, tmp_path / "made.json")
+
+    def names(pairs):
+        return [(p.a, p.b, p.status, p.violation, p.mode, p.overlap_volume, p.overlap_reason) for p in pairs]
+
+    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
+    assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
+    assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
+    assert names(rows.pairs[3:30]) == names(made.pairs[3:30])
+    if cap:
+        reasons = [p.overlap_reason for p in made.pairs if p.overlap_volume is None and p.status.value == "collision"]
+        assert any(r and "deepest collisions" in r for r in reasons)
