@@ -627,8 +627,9 @@ class _ClusterRun(Run):
 
     # -- the refinement and the overlaps, where the parts are ---------------------------------------
 
-    def _refined(self, parts: Parts, i, j, tolerance, measure, todo) -> dict:
-        """The triangle test and the fit-thickness rule of the pairs `todo`, on the workers."""
+    def _refined(self, parts: Parts, i, j, tolerance, measure, todo) -> "worktasks.ColumnResults":
+        """The triangle test and the fit-thickness rule of the pairs `todo`, on the workers:
+        their answers kept as the tasks' columns, each made when read."""
         a, b = i[todo], j[todo]
 
         def task(at, names, li, lj, picks):
@@ -636,11 +637,10 @@ class _ClusterRun(Run):
             return self.client.submit(worktasks.refine_pairs, names, li, lj, tolerance[k], measure[k],
                                       *picks, key=f"gjk-refine-{_token()}")
 
-        out = {}
-        for at, got in self._on_workers("refine", parts, a, b, task):
-            for k, r in got.items():
-                out[int(todo[at[k]])] = r
-        return dict(sorted(out.items()))
+        out = worktasks.ColumnResults()  # each answer made as a report reads it
+        for at, got in self._on_workers("refine", parts, a, b, task, opened=False):
+            out.add(got, todo[at])
+        return out
 
     def _bounded(self, parts: Parts, i, j, batch, clearance, e, todo, scene=None) -> dict:
         """Tessellated (STEP) pairs on their bounds and exact solids, on the workers (each reads
@@ -774,7 +774,8 @@ class _ClusterRun(Run):
             return []
         return list(zip([rows for rows, _ in tasks], self._results([f for _, f in tasks], stage)))
 
-    def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None, meanwhile=None) -> list:
+    def _on_workers(self, stage: str, parts: Parts, a, b, task, keys=None, meanwhile=None,
+                    opened: bool = True) -> list:
         """[(positions in a and b, the task's answer)]: the pairs (a[k], b[k]) in groups by the
         tile that owns them, at most WORK_PAIRS each and cut by their cost (`_work_chunks`),
         each group's task given its parts as picks of the load tasks' answers
@@ -783,7 +784,8 @@ class _ClusterRun(Run):
         keys : per pair a key (or None): the pairs of one key go to one task, in their order,
         with the first one's tile (what a task measures once per key, as one process does, is
         then the same number). meanwhile : called once the tasks are submitted, before their
-        answers are waited for (the client's own work, while the workers run)."""
+        answers are waited for (the client's own work, while the workers run). opened : False
+        gives each answer as it travelled (`_results`)."""
         tiles = self._grid.tile_of(np.maximum(self._glo[a], self._glo[b]))
         units: dict = {}  # tile -> {key or own position: positions, in the pairs' order}
         first: dict = {}
@@ -802,7 +804,7 @@ class _ClusterRun(Run):
             futures.append(task(at, [parts.names[k] for k in ids.tolist()], *local, picks))
         if meanwhile is not None:
             meanwhile()
-        return list(zip(groups, self._results(futures, stage)))
+        return list(zip(groups, self._results(futures, stage, opened)))
 
     def _work_chunks(self, units: dict, cost: np.ndarray) -> list:
         """[[positions]]: the groups of `_on_workers`' pairs, costliest first. A tile's pairs
@@ -846,12 +848,13 @@ class _ClusterRun(Run):
         workers = max(1, len(self.client.nthreads()))
         return max(TILES_PER_WORKER * workers, -(-n // TILE_OBJECTS))
 
-    def _results(self, futures: list, stage: str) -> list:
+    def _results(self, futures: list, stage: str, opened: bool = True) -> list:
         """The futures' results in order, the progress told as each completes.
 
         Each answer is fetched as its task finishes and opened then (`worktasks.Packed`): the
         client unpickles the first answers while the workers compute the last (the Great Court
         roof's 25,000 refined pairs: 0.6 s of unpickling, which followed the last task).
+        opened : False leaves a packed answer as it travelled (`Packed.unpacked`: its columns).
 
         Never waits forever: a cluster without a worker, or a scheduler out of reach, for longer
         than the connect time-out is a ClusterError, and so is a task the cluster could not run
@@ -870,7 +873,9 @@ class _ClusterRun(Run):
                     for future, answer in pending.next_batch(block=False):
                         if future.status != "finished":  # erred or cancelled: raised as such
                             future.result()
-                        got[future.key] = answer.open() if isinstance(answer, worktasks.Packed) else answer
+                        if isinstance(answer, worktasks.Packed):
+                            answer = answer.open() if opened else answer.unpacked()
+                        got[future.key] = answer
                     self.tell(stage, len(got), total)
                     continue
                 now = time.monotonic()

@@ -647,8 +647,8 @@ def client_without_parts(monkeypatch):
         received: dict = {}
         results = distributed._ClusterRun._results
 
-        def recorded(self, futures, stage):
-            got = results(self, futures, stage)
+        def recorded(self, futures, stage, opened=True):
+            got = results(self, futures, stage, opened)
             received.setdefault(stage, []).extend(got)
             return got
 
