@@ -241,14 +241,10 @@ class ListedPairs(Sequence):
         """The pair of an entry of `order`."""
         return self._at(int(code))
 
-    def with_notable(self, notable) -> "ListedPairs":
-        """The same pairs in the same order, the notable ones replaced (one for one: an overlap
-        volume added, which does not move a pair in the order)."""
-        return self.with_overlaps(notable, self._made, self._beyond)
-
     def with_overlaps(self, notable, made: dict, beyond) -> "ListedPairs":
-        """The same pairs in the same order, the notable ones replaced one for one, the rows of
-        `made` made so and those of `beyond` noted (`ListedPairs`' own arguments)."""
+        """The same pairs in the same order (an overlap volume does not move a pair in it), the
+        notable ones replaced one for one, the rows of `made` made so and those of `beyond` noted
+        (`ListedPairs`' own arguments)."""
         notable = tuple(notable)
         if len(notable) != len(self.notable):
             raise ValueError("the notable pairs are replaced one for one")

@@ -16,8 +16,8 @@ Every other pair is notable and made a Finding as before. The Findings a report 
 by the run's own code (`Run._finding`), so a report is the same bytes either way; only the
 memory differs: a row costs its share of the run's arrays and two int64 (the order and its
 row), not a Finding, its Result and their arrays (about 1.5 kB). A Dask scan's client keeps the
-triangles' answers as their tasks' columns (`gjkcli.pipeline.worktasks.ColumnResults`), so an
-exact row costs it about 200 bytes, where a Finding with its Result cost 1.7 kB.
+triangles' answers as their tasks' columns too (`gjkcli.pipeline.worktasks.ColumnResults`): an
+exact row is then its share of arrays there, where one process holds each answer as a Result.
 
 Used by one process and a Dask scan's client alike (`gjkcli.pipeline.stages.Run._listed`).
 """
@@ -87,41 +87,49 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
     if ans.exact:
         exact = np.isin(listed, np.fromiter(ans.exact, dtype=np.int64, count=len(ans.exact)))
 
-    plain = free & ~exact
-    plain &= np.isin(status, _SIZED)
+    sized = np.zeros(len(listed), dtype=bool)
+    for value in _SIZED:
+        sized |= status == value
+    plain = free & ~exact & sized
     fail_on = o.fail_on
     if "clearance" in fail_on:
         plain &= status != Status.CLEARANCE.value
         plain &= ~((status == Status.TOUCHING.value) & (c > 0))
     if "touching" in fail_on:
         plain &= status != Status.TOUCHING.value
-    size = np.full(len(listed), np.nan)
-    size[plain] = _plain_sizes(ans, listed[plain])
-    final = status.copy()
-
-    ex = listed[free & exact]  # the triangles' answers, read from their arrays
+    del status, sized
+    at = np.flatnonzero(free & exact)  # the triangles' answers, read from their arrays
+    if not len(at) and not plain.any():
+        return None  # no row: the listing's pairs all notable (hulls' violations), as Findings
+    ex = listed[at]
     hull_status = ans.status[ex]
     ex_status, ex_distance, ex_depth, has_depth = _exact_facts(ans.exact, ex)
     closer = (ex_status == Status.CLEAR.value) & (clearance[ex] > 0) & (ex_distance < clearance[ex])
     ex_status[closer] = Status.CLEARANCE.value
     gone = (ex_status == Status.CLEAR.value) if not o.all_pairs else np.zeros(len(ex), dtype=bool)
-    at = np.flatnonzero(free & exact)
-    final[at] = ex_status
-    size[at] = _exact_sizes(ex_status, ex_distance, ex_depth, has_depth)
-    kept = plain.copy()
+    kept = plain
     kept[at[~gone]] = True
-    if not np.isfinite(size[kept]).all():
-        return None  # an order Python's sort gives only on the Findings themselves
     rows = listed[kept]
-    violation = np.zeros(len(listed), dtype=bool)
-    for k in at[~gone].tolist():
-        pair_clearance = float(c[k]) if c[k] > 0 or o.clearance is not None else None
-        violation[k] = violates(Status(final[k]), pair_clearance, fail_on)
-    facts = RowFacts(status=final[kept], violation=violation[kept], exact=exact[kept])
+    # the rows' statuses, sizes and violations: a plain row's the hulls', an exact row's the triangles'
+    mine = np.searchsorted(rows, ex[~gone])
+    status = ans.status[rows]
+    status[mine] = ex_status[~gone]
+    size = np.empty(len(rows))
+    is_exact = np.zeros(len(rows), dtype=bool)
+    is_exact[mine] = True
+    size[~is_exact] = _plain_sizes(ans, rows[~is_exact])
+    size[mine] = _exact_sizes(ex_status[~gone], ex_distance[~gone], ex_depth[~gone], has_depth[~gone])
+    if not np.isfinite(size).all():
+        return None  # an order Python's sort gives only on the Findings themselves
+    violation = np.zeros(len(rows), dtype=bool)
+    for n, k, value in zip(mine.tolist(), ex[~gone].tolist(), ex_status[~gone].tolist()):
+        pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
+        violation[n] = violates(Status(value), pair_clearance, fail_on)
     return Rows(rows=rows, kept=kept, dropped=ex[gone],
                 hull_status=np.concatenate([hull_status[~gone], hull_status[gone]]),
                 status=np.concatenate([ex_status[~gone], ex_status[gone]]),
-                facts=facts, size=size[kept], exact=set(ex[~gone].tolist()))
+                facts=RowFacts(status=status, violation=violation, exact=is_exact), size=size,
+                exact=set(ex[~gone].tolist()))
 
 
 def _exact_facts(exact, ks) -> tuple:

@@ -685,6 +685,53 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_them(cluster, ring_files,
+                                                                                   small_tiles, monkeypatch):
+    """The client keeps the triangle test's answers as the columns their tasks sent, and a
+    listing of many pairs keeps them as rows (collisions too, with their overlap volumes and
+    the limit's note): no Result is made until the report writes its pair, and the JSON is one
+    process's, whose pairs are all Findings."""
+    from gjkcli import limits
+    from gjkcli.pipeline import streamed, worktasks
+    from gjkcli.pipeline.findings import ListedPairs
+
+    small_tiles(8)
+    address, _ = cluster
+    options = dict(mode="exact", limits=limits.Limits(overlap_volumes=5))
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, **options))
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
+    kept: list = []
+    refined = distributed._ClusterRun._refined
+
+    def recorded(self, *args):
+        got = refined(self, *args)
+        kept.append(got)
+        return got
+
+    monkeypatch.setattr(distributed._ClusterRun, "_refined", recorded)
+    made = []
+    one_by_one = worktasks._Columns.one
+
+    def counted(self, r):
+        if self.keys is not None:  # an answer (its certificate is a nested column's)
+            made.append(r)
+        return one_by_one(self, r)
+
+    monkeypatch.setattr(worktasks._Columns, "one", counted)
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+    assert [type(k) for k in kept] == [worktasks.ColumnResults] and len(kept[0]) > 20
+    assert all(isinstance(answer, worktasks._Columns) for answer, _ in kept[0]._blocks)
+    assert not isinstance(one.pairs, ListedPairs) and isinstance(many.pairs, ListedPairs)
+    assert many.pairs.exact_rows > 20 and many.pairs.row_violations > 5
+    before = len(made)  # the answers of the collisions measured (at most 5), made for their volumes
+    assert before <= 5
+    text = same_json(one, many)
+    assert len(made) > before + 20  # each answer made as the report wrote its pair
+    assert '"overlap_volume":null' in text and "deepest collisions" in text
+    assert many.exit_code == one.exit_code == 1 and many.failure_count == len(one.failures)
+
+
 def test_the_convexity_reasons_are_asked_before_the_findings_are_made_and_once(cluster, ring_files,
                                                                                small_tiles, monkeypatch):
     """The workers measure the listed parts' convexity reasons while the client makes its
