@@ -24,6 +24,11 @@ Five scenes, each scanned end to end by the installed command in a fresh process
     products), and once more on local:2 read in one task (the split turned off in that run's
     client, `distributed.STEP_SPLIT_FROM_BYTES`): what the split gains.
 
+Rounds: the IFC and STEP scenes' runs are short (seconds), so a machine's drift moves their
+ratio by half of it from one run to the next; they run --repeat rounds (5), one process then
+each local:N in turn, and each figure is the median of the rounds, a ratio the median of the
+rounds' own ratios (printed each, after the table). The large scenes run once.
+
 CPU: the user and system seconds of every process of the command's tree (itself, its forked
 loaders, its Dask workers), each its own (never its children's), as last sampled every 0.1 s with
 psutil: up to 0.1 s a process short, the same way for both kinds of run.
@@ -54,13 +59,14 @@ these sizes, and at 20,000 parts with --quick.
 Usage:
     python benchmarks/bench_dask.py [--parts 200000] [--files 10] [--one-glb 100000]
                                     [--ifc PATH] [--workers 2] [--check-workers 4,8]
-                                    [--seed S] [--keep DIR] [--json FILE] [--no-model]
+                                    [--seed S] [--repeat 5] [--keep DIR] [--json FILE] [--no-model]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -188,18 +194,41 @@ def differences(one: dict, other: dict) -> dict:
     return out
 
 
-def compare(name: str, inputs: list[str], tmp: Path, workers: list[int], extra=()) -> dict:
-    """One process -j 2, then local:N for each N: wall, memory, same JSON."""
-    runs = {"one process -j 2": run([*inputs, *extra, "-j", "2"], tmp, tmp / f"{name}-one.json")}
-    one = untimed(json.loads((tmp / f"{name}-one.json").read_text()))
-    for n in workers:
-        out = tmp / f"{name}-dask{n}.json"
-        r = run([*inputs, *extra, "--dask", f"local:{n}"], tmp, out)
-        other = untimed(json.loads(out.read_text())) if out.exists() else {}
-        r["same_json"] = other == one
-        r["differs"] = differences(one, other)
-        runs[f"local:{n}"] = r
-    return {"runs": runs, "summary": one["summary"]}
+def compare(name: str, inputs: list[str], tmp: Path, workers: list[int], extra=(), repeat: int = 1) -> dict:
+    """One process -j 2, then local:N for each N: wall, memory, same JSON. repeat : that many
+    rounds, one process and each local:N in turn; each figure is then the median of the rounds,
+    and a ratio to one process the median of the rounds' own ratios (a round's runs are
+    seconds apart: the machine's drift cancels in them)."""
+    rounds = []
+    for _ in range(max(1, repeat)):
+        runs = {"one process -j 2": run([*inputs, *extra, "-j", "2"], tmp, tmp / f"{name}-one.json")}
+        one = untimed(json.loads((tmp / f"{name}-one.json").read_text()))
+        for n in workers:
+            out = tmp / f"{name}-dask{n}.json"
+            r = run([*inputs, *extra, "--dask", f"local:{n}"], tmp, out)
+            other = untimed(json.loads(out.read_text())) if out.exists() else {}
+            r["same_json"] = other == one
+            r["differs"] = differences(one, other)
+            runs[f"local:{n}"] = r
+        rounds.append(runs)
+    if len(rounds) == 1:
+        return {"runs": rounds[0], "summary": one["summary"]}
+    runs = {}
+    for key in rounds[0]:
+        these = [r[key] for r in rounds]
+        bases = [r["one process -j 2"] for r in rounds]
+        merged = dict(these[len(these) // 2])  # a round's own run, for what is not a figure
+        for figure in ("wall_s", "cpu_s", "client_mb", "largest_other_mb"):
+            merged[figure] = statistics.median(r[figure] for r in these)
+        merged["wall_ratio"] = statistics.median(r["wall_s"] / b["wall_s"] for r, b in zip(these, bases))
+        merged["client_ratio"] = statistics.median(r["client_mb"] / b["client_mb"] for r, b in zip(these, bases))
+        merged["walls"] = [r["wall_s"] for r in these]
+        merged["ratios"] = [r["wall_s"] / b["wall_s"] for r, b in zip(these, bases)]
+        if "same_json" in merged:
+            merged["same_json"] = all(r["same_json"] for r in these)
+            merged["differs"] = next((r["differs"] for r in these if r["differs"]), {})
+        runs[key] = merged
+    return {"runs": runs, "summary": one["summary"], "repeat": len(rounds)}
 
 
 def task_stream(inputs: list, workers: int, extra: dict | None = None) -> dict:
@@ -258,6 +287,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", default="2", help="comma-separated N of --dask local:N")
     parser.add_argument("--check-workers", default="4,8", help="N of local:N that must give the same JSON")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="rounds of the IFC and STEP scenes (short runs, in turn), medians")
     parser.add_argument("--keep", type=Path, help="write the scenes here and keep them (reused if there)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--no-model", dest="model", action="store_false", help="skip the task-stream runs")
@@ -286,12 +317,12 @@ def main(argv=None) -> int:
                 make(args.one_glb, one_glb, args.seed + 1)
             results["one GLB"] = compare("glb", [str(one_glb)], tmp, workers)
         if args.ifc and args.ifc.exists():
-            results["IFC"] = compare("ifc", [str(args.ifc)], tmp, workers)
+            results["IFC"] = compare("ifc", [str(args.ifc)], tmp, workers, repeat=args.repeat)
             results["IFC"]["model"] = str(args.ifc)
         for step in args.step or [DEFAULT_STEP]:
             if step.exists():
                 name = f"STEP {step.name}"
-                results[name] = compare("step", [str(step)], tmp, workers)
+                results[name] = compare("step", [str(step)], tmp, workers, repeat=args.repeat)
                 out = tmp / "step-whole.json"
                 r = run([str(step), "--dask", "local:2"], tmp, out, WHOLE_STEP)
                 r["same_json"] = out.exists() and untimed(json.loads(out.read_text())) == untimed(
@@ -324,9 +355,20 @@ def main(argv=None) -> int:
             target = TARGETS.get(scene, {})
             said = "-" if name.startswith("one") else (
                 ", ".join(f"{what} <= {v}" for what, v in target.items()) or "same JSON")
-            print(f"| {scene} | {name} | {pairs:,} | {r['wall_s']:.1f} | {r['wall_s'] / base['wall_s']:.2f} | "
-                  f"{r['cpu_s']:.1f} | {r['client_mb']:.0f} | {r['client_mb'] / base['client_mb']:.2f} | "
+            wall = r.get("wall_ratio", r["wall_s"] / base["wall_s"])
+            client = r.get("client_ratio", r["client_mb"] / base["client_mb"])
+            print(f"| {scene} | {name} | {pairs:,} | {r['wall_s']:.1f} | {wall:.2f} | "
+                  f"{r['cpu_s']:.1f} | {r['client_mb']:.0f} | {client:.2f} | "
                   f"{r['largest_other_mb']:.0f} | {r.get('same_json', '-')} | {said} |")
+    repeated = {scene: got for scene, got in results.items() if got.get("repeat", 1) > 1}
+    if repeated:
+        print(f"\n{', '.join(repeated)}: each figure the median of {args.repeat} rounds (one process, then "
+              f"each local:N, in turn), a ratio the median of the rounds' own ratios; the rounds' walls / "
+              f"one process:")
+        for scene, got in repeated.items():
+            for name, r in got["runs"].items():
+                if "ratios" in r and not name.startswith("one"):
+                    print(f"  {scene} {name}: " + ", ".join(f"{x:.2f}" for x in r["ratios"]))
     if glb_stream is not None:
         per = glb_stream["tasks"].get("load", {}).get("per_worker", {})
         print(f"\nOne GLB on local:2: load tasks per worker {sorted(per.values())} "
