@@ -247,9 +247,9 @@ def _value(column: tuple, w: int):
 class ColumnResults(Mapping):
     """{pair index: answer} of tasks whose answers stay as they travelled (`Packed.unpacked`),
     each answer made when it is read and never kept: a Dask scan's client holds the triangle
-    test's 25,000 answers of the Great Court roof as their columns (about 300 bytes a pair)
-    instead of as Results (1.3 kB), and a report makes each one as it writes its pair
-    (`gjkcli.pipeline.streamed`). Reads like the dict it stands for."""
+    test's answers (the Great Court roof's 25,000) as arrays of their fields, not as objects,
+    and a report makes each one as it writes its pair (`gjkcli.pipeline.streamed`). Reads like
+    the dict it stands for."""
 
     def __init__(self):
         self._blocks: list = []  # (_Columns or dict, keys of the task's answer in its order)
