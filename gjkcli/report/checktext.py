@@ -207,7 +207,7 @@ def summary_spans(check: Findings) -> list:
     head = f"{len(check.pairs)} pair{'s' if len(check.pairs) != 1 else ''}"
     if parts:
         head += ": " + ", ".join(parts)
-    failing = len(check.failures)  # the word and the count `gjk scan` uses
+    failing = check.failure_count  # the word and the count `gjk scan` uses
     code = check.exit_code
     style = "green" if code == 0 else "red"
     return [(head, ""), (f"; {failing} failing", style), (f"; exit {code}", style),
