@@ -92,6 +92,15 @@ WORK_PAIRS = 1024
 # parts' triangles and this many more.
 WORK_TASKS_PER_WORKER = 4
 PAIR_WORK_FACES = 64
+# Dask's priorities (a higher one runs first among the tasks ready): the overlap volumes, which
+# the client waits for, ahead of the reasons asked ahead (`listed_known`), which a report reads last.
+OVERLAP_PRIORITY = 1
+AHEAD_PRIORITY = -1
+# The reasons asked ahead in tasks of at most this many objects (and at least AHEAD_PARTS_MIN,
+# in about AHEAD_TASKS_PER_WORKER tasks a worker): a worker that takes one while the
+# refinement's parts are picked is free again for the refinement within tens of milliseconds.
+AHEAD_TASKS_PER_WORKER = 8
+AHEAD_PARTS_MIN = 128
 # The pictures' triangles (`_Pictured`): at most this many objects, or triangles, a fetch.
 FETCH_OBJECTS = 256
 FETCH_TRIANGLES = 2_000_000
@@ -400,7 +409,7 @@ class _ClusterRun(Run):
         self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
         self._glo = None
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
-        self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`_listed`)
+        self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`listed_known`)
 
     def findings(self, *args, **kwargs):
         try:
@@ -705,7 +714,8 @@ class _ClusterRun(Run):
             mine = [pairs[todo[k]] for k in at.tolist()]
             volumes = {(p.a, p.b): self._volumes[(p.a, p.b)] for p in mine if (p.a, p.b) in self._volumes}
             return self.client.submit(worktasks.overlap_fields, self.options, self.units, volumes, meshes,
-                                      names, mine, *picks, key=f"gjk-overlap-{_token()}")
+                                      names, mine, *picks, key=f"gjk-overlap-{_token()}",
+                                      priority=OVERLAP_PRIORITY)
 
         keys = [stages.placement_key(ga, gb) if ga.brep and gb.brep else None  # STEP solids' volumes
                 for ga, gb in ((parts.geoms[x], parts.geoms[y]) for x, y in zip(a.tolist(), b.tolist()))]
@@ -726,7 +736,7 @@ class _ClusterRun(Run):
     def objects(self, parts, pairs, counts, i, j, key_of, known):
         """`Run.objects`, the convexity reasons of the listed pairs' parts that are not their
         hulls measured on the workers first (one process measures them when a report reads
-        them; the cluster is gone by then). Those `_listed` asked for were measured meanwhile;
+        them; the cluster is gone by then). Those `listed_known` asked for were measured meanwhile;
         the others are asked for now."""
         todo = self._reasons_todo(parts, stages.involved(parts, pairs))
         asked, ahead = self._ahead if self._ahead is not None else (np.zeros(0, dtype=np.int64), [])
@@ -737,16 +747,18 @@ class _ClusterRun(Run):
             parts.reasons.update((k, reason) for k, reason in zip(rows, got) if k in wanted)
         return super().objects(parts, pairs, counts, i, j, key_of, known)
 
-    def _listed(self, parts, i, j, clearance, ans, resolved, key_of, known):
-        """`Run._listed`, the convexity reasons of the parts of the pairs it may list asked of
-        the workers first: they measure them while the client makes its findings and sets their
-        overlap volumes (the Great Court roof's 0.7 s of reasons had followed the overlap stage,
-        the workers idle meanwhile); `objects` receives them, and asks for any part the findings
-        list beyond these."""
-        at = np.flatnonzero(ans.listed)
+    def listed_known(self, parts, i, j, listed) -> None:
+        """`Run.listed_known`: the convexity reasons of the parts of the pairs a report may list
+        asked of the workers at once, below the refinement in priority: they are measured in
+        the workers' idle moments (the refinement's tasks wait for their parts' picks; its last
+        tasks leave a worker idle), not after the refinement while the overlap volumes wait
+        (the Great Court roof: 0.3 s there); `objects` receives them, and asks for any part the
+        findings list beyond these."""
+        at = np.flatnonzero(listed)
         todo = self._reasons_todo(parts, np.unique(np.concatenate([i[at], j[at]])))
-        self._ahead = (todo, self._per_load_tasks(worktasks.reasons, todo))
-        return super()._listed(parts, i, j, clearance, ans, resolved, key_of, known)
+        workers = max(1, len(self.client.nthreads()))
+        most = max(AHEAD_PARTS_MIN, -(-len(todo) // (AHEAD_TASKS_PER_WORKER * workers)))
+        self._ahead = (todo, self._per_load_tasks(worktasks.reasons, todo, priority=AHEAD_PRIORITY, most=most))
 
     @staticmethod
     def _reasons_todo(parts, involved: np.ndarray) -> np.ndarray:
@@ -759,14 +771,20 @@ class _ClusterRun(Run):
         some of the objects (their parts stay there), each with the objects it was asked for."""
         return self._per_load_answers(self._per_load_tasks(task, objects), stage)
 
-    def _per_load_tasks(self, task, objects: np.ndarray) -> list:
-        """[(objects, future)]: `_per_load`'s tasks, submitted."""
+    def _per_load_tasks(self, task, objects: np.ndarray, priority: int = 0, most: int | None = None) -> list:
+        """[(objects, future)]: `_per_load`'s tasks, submitted (at Dask's `priority`); most : at
+        most that many objects a task (None: one task a load)."""
         if not len(objects):
             return []
         src, pos = self._where[objects, 0], self._where[objects, 1]
-        return [(objects[src == s].tolist(),
-                 self.client.submit(task, self._loads[s], pos[src == s], key=f"gjk-{task.__name__}-{s}-{_token()}"))
-                for s in np.unique(src).tolist()]
+        out = []
+        for s in np.unique(src).tolist():
+            mine = np.flatnonzero(src == s)
+            for piece in np.array_split(mine, 1 if most is None else -(-len(mine) // most)):
+                out.append((objects[piece].tolist(),
+                            self.client.submit(task, self._loads[s], pos[piece], priority=priority,
+                                               key=f"gjk-{task.__name__}-{s}-{_token()}")))
+        return out
 
     def _per_load_answers(self, tasks: list, stage: str) -> list:
         """[(objects, answer)] of `_per_load_tasks`' tasks."""
@@ -943,7 +961,7 @@ class _ClusterParts(Parts):
         raise RuntimeError(f"the client of a Dask scan holds no triangles ({self.names[k]})")
 
     def reasons_ahead(self, involved: np.ndarray, jobs: int) -> None:
-        """Nothing: the workers measure the reasons (`_ClusterRun._listed` asks for them)."""
+        """Nothing: the workers measure the reasons (`_ClusterRun.listed_known` asks for them)."""
 
     def records(self, involved: np.ndarray, reasons=None) -> LazyRecords:
         """`Parts.records` from what the client holds: the counts, the hulls' facts, and the

@@ -746,6 +746,7 @@ class Run:
                 mine = modes == mode
                 refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, asked, meshed)[mine]
         refine &= ~bounded
+        self.listed_known(parts, i, j, listed)
         todo = np.flatnonzero(refine)
         keys = self.pair_keys(parts, i, j, clearance, batch, todo, "exact") if self.caching(todo) else []
         kept, rest = self.kept_answers("exact", keys, todo)
@@ -908,6 +909,11 @@ class Run:
                     h.update(t)
             context.append(h.digest())
         return list(groups.values()), {k: context[n] for k, n in member.items()}, member
+
+    def listed_known(self, parts: "Parts", i, j, listed) -> None:
+        """Told which checked pairs a report may list (`listed`, before the triangles decide
+        them), as soon as that is known: nothing here (a cluster's run asks its workers for what
+        the report will read of their parts, while they refine)."""
 
     def _triangles(self, parts: "Parts", i, j, batch, todo) -> dict:
         """{pair index: the triangle test's Result} for the pairs `todo`, on every core the run's
@@ -1634,14 +1640,18 @@ def shared_uses(geoms) -> dict:
     """{Instance key: how many objects place that mesh} of the objects `geoms` that place a
     mesh rigidly (`gjkcli.mesh.load.Instance`; a share of a file's parts, a cluster's task: the
     whole file's count, `Instance.placed`, where more)."""
+    return instance_uses(g.instance for g in geoms if g.primitive is None)
+
+
+def instance_uses(instances) -> dict:
+    """`shared_uses` of the objects' instances (None for an object placing no mesh)."""
     uses: dict = {}
-    for g in geoms:
-        if g.primitive is None and g.instance is not None:
-            uses[g.instance.key] = uses.get(g.instance.key, 0) + 1
-    for g in geoms:
-        if g.primitive is None and g.instance is not None and g.instance.placed > uses[g.instance.key]:
-            uses[g.instance.key] = g.instance.placed
-    return uses
+    placed: dict = {}
+    for instance in instances:
+        if instance is not None:
+            uses[instance.key] = uses.get(instance.key, 0) + 1
+            placed[instance.key] = max(placed.get(instance.key, 0), instance.placed)
+    return {key: max(n, placed[key]) for key, n in uses.items()}
 
 
 def hulls(geoms, jobs: int = 1, tell=None, table=None) -> tuple:

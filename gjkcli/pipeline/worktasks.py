@@ -458,29 +458,28 @@ def overlap_fields(options, units, volumes, meshes: bool, names, pairs, *picks) 
 
 def reasons(loaded: "Loaded", positions) -> list:
     """The convexity reason (`gjkcli.mesh.convexity.part_reasons`) of the source's objects at
-    `positions`, in order: what a report lists of a part that is not its hull."""
+    `positions`, in order: what a report lists of a part that is not its hull. Reads only
+    those objects (a load's reasons are asked in many small tasks: `_ClusterRun.listed_known`)."""
     from gjkcli.engine.shapes import SHARED_HULL_POINTS
     from gjkcli.mesh.convexity import part_reasons
-    from gjkcli.pipeline.stages import shared_uses
+    from gjkcli.pipeline.stages import instance_uses
 
-    n = loaded.count
-    vertices = [loaded.vertices[k] for k in range(n)]
+    which = np.asarray(positions, dtype=np.int64).tolist()
+    instances = [None if primitive else m[9] for m, primitive in zip(loaded.meta, loaded.primitive.tolist())]
     # an object placing a mesh others place too: measured on the mesh in its own frame, as
     # `gjkcli.pipeline.stages.Parts.measure_reasons` measures it
-    geoms = loaded.geometries()
-    uses = shared_uses(geoms)
-    placed = {k for k, g in enumerate(geoms) if g.primitive is None and g.instance is not None
-              and g.instance.local is not None and uses.get(g.instance.key, 0) > 1}
-    for k in placed:
-        vertices[k] = geoms[k].instance.local
-    which = list(positions)
+    uses = instance_uses(instances)
+    placed = {k for k in which if instances[k] is not None and instances[k].local is not None
+              and uses[instances[k].key] > 1}
+    vertices = {k: instances[k].local if k in placed else loaded.vertices[k] for k in which}
+    faces = {k: loaded.faces[k] for k in which}
+    watertight = {k: loaded.meta[k][3] for k in which}
+    bodies = {k: loaded.meta[k][4] for k in which}
     out: dict = {}
     for points, mine in ((None, [k for k in which if k not in placed]),
                          (SHARED_HULL_POINTS, [k for k in which if k in placed])):
         if mine:
-            out.update(zip(mine, part_reasons(loaded.gap, mine, vertices, [loaded.faces[k] for k in range(n)],
-                                              [m[3] for m in loaded.meta], [m[4] for m in loaded.meta],
-                                              points)))
+            out.update(zip(mine, part_reasons(loaded.gap, mine, vertices, faces, watertight, bodies, points)))
     return [out[k] for k in which]
 
 

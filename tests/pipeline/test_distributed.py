@@ -28,7 +28,6 @@ pytest.importorskip("distributed")
 from gjkcli.engine.results import Status  # noqa: E402
 from gjkcli.pipeline import distributed  # noqa: E402
 from gjkcli.pipeline import run as pipeline  # noqa: E402
-from gjkcli.pipeline import stages  # noqa: E402
 from gjkcli.report.jsonout import document, dumps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -732,35 +731,39 @@ def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_t
     assert many.exit_code == one.exit_code == 1 and many.failure_count == len(one.failures)
 
 
-def test_the_convexity_reasons_are_asked_before_the_findings_are_made_and_once(cluster, ring_files,
-                                                                               small_tiles, monkeypatch):
-    """The workers measure the listed parts' convexity reasons while the client makes its
-    findings: every reasons task is submitted before `_listed` runs, no part is asked for twice,
-    and the JSON is one process's."""
+def test_the_convexity_reasons_are_asked_before_the_refinement_in_small_tasks_and_once(cluster, ring_files,
+                                                                                      small_tiles, monkeypatch):
+    """The workers measure the listed parts' convexity reasons while they refine: every reasons
+    task is submitted before the refinement's, below it in priority and in tasks of a few
+    parts (a worker free for the refinement soon), no part is asked for twice, and the JSON is
+    one process's."""
     small_tiles(8)
+    monkeypatch.setattr(distributed, "AHEAD_PARTS_MIN", 2)
     address, _ = cluster
     events: list = []
     submit = distributed._ClusterRun._per_load_tasks
-    listed = stages.Run._listed
+    refined = distributed._ClusterRun._refined
 
-    def submitting(self, task, objects):
-        events.append((task.__name__, [int(k) for k in objects]))
-        return submit(self, task, objects)
+    def submitting(self, task, objects, **kwargs):
+        events.append((task.__name__, [int(k) for k in objects], kwargs))
+        return submit(self, task, objects, **kwargs)
 
-    def listing(self, *args, **kwargs):
-        events.append(("listed", []))
-        return listed(self, *args, **kwargs)
+    def refining(self, *args, **kwargs):
+        events.append(("refine", [], {}))
+        return refined(self, *args, **kwargs)
 
     monkeypatch.setattr(distributed._ClusterRun, "_per_load_tasks", submitting)
-    monkeypatch.setattr(stages.Run, "_listed", listing)
+    monkeypatch.setattr(distributed._ClusterRun, "_refined", refining)
     one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode="auto"))
     events.clear()
     many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode="auto"))
     text = same_json(one, many)
     assert '"convexity":' in text
-    kinds = [kind for kind, _ in events]
-    asked = [k for kind, rows in events if kind == "reasons" for k in rows]
-    assert "reasons" in kinds and kinds.index("reasons") < kinds.index("listed")
+    kinds = [kind for kind, _, _ in events]
+    assert "reasons" in kinds and kinds.index("reasons") < kinds.index("refine")
+    ahead = events[kinds.index("reasons")][2]
+    assert ahead["priority"] < 0 and ahead["most"] == 2
+    asked = [k for kind, rows, _ in events if kind == "reasons" for k in rows]
     assert asked and len(asked) == len(set(asked))
 
 
