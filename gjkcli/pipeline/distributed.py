@@ -19,13 +19,15 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    the lower corner of the two boxes' intersection, a point inside both boxes, so both objects
    are in that tile and every other tile that sees the pair drops it: each pair is checked
    exactly once. A tile's task takes its objects' hulls as picks of step 1's answers (a small
-   task per source, on the worker that holds it; Dask moves the picks), runs the broad phase,
-   the manifest's [[check]] selections and the engine's batch call.
+   task per source, on the worker that holds it; Dask moves the picks; where the loads are
+   small, WHOLE_LOADS_BYTES, the task takes the answers whole and picks them itself), runs the
+   broad phase, the manifest's [[check]] selections and the engine's batch call.
 3. **Refinement where the parts are**: the client runs the policy on the tiles' verdicts, in
    the order one process reads the pairs; the pairs it sends to the triangles, to STEP's exact
    solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
-   each given its parts as picks of step 1's answers; the convexity reasons of the listed parts
-   likewise (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
+   each given its parts as picks of step 1's answers, as the tiles are; the convexity reasons
+   of the parts of the pairs a report may list asked as soon as the hulls' verdicts say which
+   (`listed_known`), the others where the findings list more (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
 
 4. **Pictures**: when --png or --html asks for them (`Options.pictures`), the client fetches
    the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
@@ -101,6 +103,11 @@ AHEAD_PRIORITY = -1
 # refinement's parts are picked is free again for the refinement within tens of milliseconds.
 AHEAD_TASKS_PER_WORKER = 8
 AHEAD_PARTS_MIN = 128
+# Loads whose meshes come to at most this many bytes in all (vertices and faces, as the
+# summaries count them) are taken whole by the tasks that read their parts (each task picks its
+# own; Dask moves a load to a worker once): no pick task per tile and load, nor their
+# transfers. Larger scenes pick (a worker never holds every load).
+WHOLE_LOADS_BYTES = 128 * 2**20
 # The pictures' triangles (`_Pictured`): at most this many objects, or triangles, a fetch.
 FETCH_OBJECTS = 256
 FETCH_TRIANGLES = 2_000_000
@@ -410,6 +417,7 @@ class _ClusterRun(Run):
         self._glo = None
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
         self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`listed_known`)
+        self._whole = False  # the tasks take whole loads and pick their parts (WHOLE_LOADS_BYTES)
 
     def findings(self, *args, **kwargs):
         try:
@@ -510,6 +518,7 @@ class _ClusterRun(Run):
         parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, inward, self.problems)
         parts.counts = counts[keep]
         self._where = where[keep]
+        self._whole = 24 * int(counts.sum()) <= WHOLE_LOADS_BYTES  # float64 vertices, int64 faces: 24 bytes each
         self._parts = parts
         self.stage("hulls", t)
         return parts
@@ -596,6 +605,8 @@ class _ClusterRun(Run):
                 at = pos[src == s]
                 if s == len(self._loads):
                     packs.append(self._manifest.shapes.take(at))
+                elif self._whole:
+                    packs.append((self._loads[s], at))
                 else:
                     packs.append(self.client.submit(worktasks.pick_hulls, self._loads[s], at,
                                                     key=f"gjk-pick-{tile}-{s}-{_token()}"))
@@ -849,7 +860,9 @@ class _ClusterRun(Run):
 
     def _parts_of(self, objects) -> tuple:
         """(the objects in the picks' order, the picks): `worktasks.pick`s of the load tasks'
-        answers (futures: the parts stay on the workers), a manifest's primitives packed here."""
+        answers (futures: the parts stay on the workers), or where the loads are small a load
+        task's answer and the positions the task picks itself (`worktasks.picked`), a
+        manifest's primitives packed here."""
         src, pos = self._where[objects, 0], self._where[objects, 1]
         ids, picks = [], []
         for s in np.unique(src).tolist():
@@ -857,6 +870,8 @@ class _ClusterRun(Run):
             ids.append(objects[mine])
             if s == len(self._loads):
                 picks.append(self._manifest.take(pos[mine]))
+            elif self._whole:
+                picks.append((self._loads[s], pos[mine]))
             else:
                 picks.append(self.client.submit(worktasks.pick, self._loads[s], pos[mine],
                                                 key=f"gjk-part-{s}-{_token()}"))

@@ -378,6 +378,15 @@ def pick(loaded: "Loaded", positions) -> "Loaded":
     return loaded.take(positions)
 
 
+def picked(pick, hulls: bool = False):
+    """A task's pick: a `pick` (`pick_hulls` with hulls) answer as it came, or (a load task's
+    answer, positions) picked here (`gjkcli.pipeline.distributed.WHOLE_LOADS_BYTES`)."""
+    if not isinstance(pick, tuple):
+        return pick
+    loaded, positions = pick
+    return pick_hulls(loaded, positions) if hulls else loaded.take(positions)
+
+
 def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
     """A tile's pairs and their verdicts: (i, j) global indices, i < j, the tile's broad-phase
     pair count before selections, and the batch call's fields (name -> (m,) array).
@@ -403,7 +412,7 @@ def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
         li, lj = li[keep], lj[keep]
     fields: dict = {}
     if len(li):
-        shapes = [s for p in packs for s in p.unpack()]
+        shapes = [s for p in packs for s in picked(p, hulls=True).unpack()]
         shapes = ShapeSet(shapes if order is None else [shapes[k] for k in order.tolist()])
         done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
                       want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
@@ -493,7 +502,7 @@ def trace_pair(tolerance, a: int, b: int, *picks):
     """GJK and EPA on the hulls of objects a and b of the picks, step by step (--trace)."""
     from gjkcli.engine.query import query
 
-    shapes = [s for p in picks for s in p.shapes.unpack()]
+    shapes = [s for p in picks for s in picked(p).shapes.unpack()]
     return query(shapes[a], shapes[b], tolerance=tolerance, trace=True).trace
 
 
@@ -521,7 +530,7 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
 def local_parts(names, picks) -> Parts:
     """The picked objects as a run's `Parts`, under the client's names, in the picks' order."""
     geoms, shapes, lo, hi, gap, inward = [], [], [], [], [], []
-    for p in picks:
+    for p in map(picked, picks):
         geoms.extend(p.geometries())
         shapes.extend(p.shapes.unpack())
         lo.append(p.lo)

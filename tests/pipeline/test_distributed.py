@@ -9,6 +9,7 @@ serves the whole module.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import json
@@ -245,6 +246,32 @@ def test_non_convex_parts_exact_and_auto(cluster, ring_files, mode, small_tiles,
     assert [e.file for e in one.errors] == [str(bad)]  # one bad file stops none of the others
     assert any(p.mode == "exact" for p in one.pairs)
     assert one.checked > 0 and one.counts["collision"] > 0
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_small_loads_are_taken_whole_by_the_tasks_else_picked(cluster, ring_files, small_tiles, monkeypatch,
+                                                              whole):
+    """Loads whose meshes are small (`distributed.WHOLE_LOADS_BYTES`) are taken whole by the
+    tiles' and the refinement's tasks, each picking its parts itself: no pick task; larger ones
+    are picked by a task per tile (or task) and load. The JSON is one process's either way, with
+    the overlap volumes and a --trace, which take their parts the same way."""
+    from distributed import get_task_stream
+
+    small_tiles(8)
+    if not whole:
+        monkeypatch.setattr(distributed, "WHOLE_LOADS_BYTES", 0)
+    address, client = cluster
+    for options in ({"mode": "exact"}, {"mode": "auto", "trace": True}):
+        one = pipeline.scan(ring_files, pipeline.Options(jobs=1, **options))
+        with get_task_stream(client=client) as stream:
+            many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+        same_json(one, many)
+        kinds = collections.Counter(str(r["key"]).split("-")[1] for r in stream.data)
+        assert kinds["refine"] > 0 and kinds["overlap"] > 0 and kinds["tile"] > 0
+        if whole:
+            assert kinds["pick"] == kinds["part"] == 0
+        else:
+            assert kinds["pick"] >= kinds["tile"] and kinds["part"] >= kinds["refine"] + kinds["overlap"]
 
 
 def test_manifest_checks_allows_primitives_and_baseline(cluster, ring_files, tmp_path, small_tiles):
