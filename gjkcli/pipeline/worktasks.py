@@ -103,7 +103,7 @@ class _Columns:
             keys, objs = None, value
         else:
             return None
-        if not objs or not all(_plain_dataclass(type(o)) for o in objs):
+        if not objs or not all(_plain_dataclass(kind) for kind in set(map(type, objs))):
             return None
         at: dict = {}
         for k, o in enumerate(objs):
@@ -129,11 +129,13 @@ class _Columns:
                 self._where[rows, 0], self._where[rows, 1] = g, np.arange(len(rows))
             self._plans = [self._plan(g) for g in range(len(self.groups))]
         g, w = self._where[r].tolist()
-        kind, names, numbers, others = self._plans[g]
+        kind, names, numbers, rows, others = self._plans[g]
         values = [None] * len(names)
         for places, block in numbers:  # a group's floats (its ints) a row at once
             for n, v in zip(places, block[w].tolist()):
                 values[n] = v
+        for n, column in rows:  # lists, and arrays' rows (each a view of its block)
+            values[n] = column[w]
         for n, column in others:
             values[n] = _value(column, w)
         o = kind.__new__(kind)
@@ -142,8 +144,9 @@ class _Columns:
 
     def _plan(self, g: int) -> tuple:
         """How `one` makes a value of group g: (class, field names, [(the places of the
-        group's float (int) fields, those columns side by side)], [(place, another column)]).
-        The side-by-side block replaces the columns it joins (each then a view of it)."""
+        group's float (int) fields, those columns side by side)], [(place, a list or an
+        array's rows: a value its item)], [(place, another column)]). The side-by-side block
+        replaces the columns it joins (each then a view of it)."""
         kind, rows, names, columns = self.groups[g]
         numbers = []
         for code, dtype in (("f", np.float64), ("i", np.int64)):
@@ -154,8 +157,9 @@ class _Columns:
                     block[:, m] = columns[n][1]
                     columns[n] = (code, block[:, m])
                 numbers.append((places, block))
-        others = [(n, c) for n, c in enumerate(columns) if c[0] not in ("f", "i")]
-        return kind, names, numbers, others
+        rows = [(n, c[1]) for n, c in enumerate(columns) if c[0] in ("a", "l")]
+        others = [(n, c) for n, c in enumerate(columns) if c[0] in ("d", "o")]
+        return kind, names, numbers, rows, others
 
     def field(self, name: str, fill=None) -> list:
         """The field `name` of every value, in order (`fill` where a value has none)."""
@@ -188,15 +192,16 @@ def _plain_dataclass(kind) -> bool:
 
 
 def _column(values: list) -> tuple:
+    kinds = set(map(type, values))
     first = type(values[0])
-    if all(type(v) is first for v in values):
+    if len(kinds) == 1:
         if first is float:
             return "f", np.array(values, dtype=np.float64)
         if first is int and -(1 << 62) < min(values) and max(values) < 1 << 62:
             return "i", np.array(values, dtype=np.int64)
         if first is np.ndarray:
             shape, dtype = values[0].shape, values[0].dtype
-            if shape and not dtype.hasobject and all(v.shape == shape and v.dtype == dtype for v in values):
+            if shape and not dtype.hasobject and len({(v.shape, v.dtype) for v in values}) == 1:
                 return "a", np.stack(values)
         if _plain_dataclass(first):
             nested = _Columns.of(values)
@@ -209,7 +214,7 @@ def _column(values: list) -> tuple:
         if inner[0] != "l":
             mask = np.array(present, dtype=bool)
             return "o", (mask, np.cumsum(mask) - 1, inner)
-    if all(_plain_dataclass(type(v)) for v in values):  # certificates of several kinds
+    if all(_plain_dataclass(kind) for kind in kinds):  # certificates of several kinds
         nested = _Columns.of(values)
         if nested is not None:
             return "d", nested
