@@ -30,9 +30,11 @@ WORKER_MODULES = ("distributed", "gjkcli.pipeline.worktasks", "gjkcli.scene.obje
 
 
 # ... and, where the command line names an IFC model, IfcOpenShell and the IFC reader (about
-# 0.3 s a worker otherwise, at its first share of the model)
-IFC_MODULES = ("ifcopenshell", "ifcopenshell.geom", "ifcopenshell.util.selector", "ifcopenshell.util.unit",
-               "ifcopenshell.util.schema", "gjkcli.mesh.ifc")
+# 0.3 s a worker otherwise, at its first share of the model). Not IfcOpenShell's selector
+# (a third of IfcOpenShell's import, its grammar built): only a manifest's `select` queries
+# read it, and the workers are forked only once the server has imported these.
+IFC_MODULES = ("ifcopenshell", "ifcopenshell.geom", "ifcopenshell.util.unit", "ifcopenshell.util.schema",
+               "gjkcli.mesh.ifc")
 _IFC_SUFFIXES = (".ifc", ".ifczip")
 
 
