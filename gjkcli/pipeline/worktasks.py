@@ -533,16 +533,16 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
 
 
 def local_parts(names, picks) -> Parts:
-    """The picked objects as a run's `Parts`, under the client's names, in the picks' order."""
+    """The picked objects as a run's `Parts`, under the client's names, in the picks' order (a
+    load's answer taken whole read at its positions, not copied: `picked`)."""
     geoms, shapes, lo, hi, gap, inward = [], [], [], [], [], []
-    for p in map(picked, picks):
-        geoms.extend(p.geometries())
-        shapes.extend(p.shapes.unpack())
-        lo.append(p.lo)
-        hi.append(p.hi)
-        gap.append(p.gap)
-        inward.append(p.inward)
-    geoms = [dataclasses.replace(g, name=name) for g, name in zip(geoms, names)]
+    for p in picks:
+        loaded, at = p if isinstance(p, tuple) else (p, None)
+        n = loaded.count if at is None else len(at)
+        geoms.extend(loaded.geometries(at, names[len(geoms):len(geoms) + n]))
+        shapes.extend(loaded.shapes.unpack(at))
+        for out, values in ((lo, loaded.lo), (hi, loaded.hi), (gap, loaded.gap), (inward, loaded.inward)):
+            out.append(values if at is None else values[at])
     parts, keep = Parts.assemble(geoms, shapes, np.concatenate(lo), np.concatenate(hi),
                                  np.concatenate(gap), np.concatenate(inward), [])
     assert len(keep) == len(geoms), "the client sent an object that makes no shape"
@@ -677,12 +677,13 @@ class PackedShapes:
     def __sizeof__(self) -> int:
         return sum(_nbytes(getattr(self, f.name)) for f in dataclasses.fields(self)) + 64 * len(self.kind)
 
-    def unpack(self) -> list:
-        """The Shapes, as they were packed (bit for bit)."""
+    def unpack(self, positions=None) -> list:
+        """The Shapes (those at `positions`, in order; default all), as they were packed (bit
+        for bit)."""
         from gjkcli.engine.shapes import Shape
 
         out: list = []
-        for k in range(len(self)):
+        for k in range(len(self)) if positions is None else np.asarray(positions, dtype=np.int64).tolist():
             if self.errors[k] is not None:
                 out.append(ShapeError(self.errors[k]))
                 continue
@@ -809,17 +810,22 @@ class Loaded(_PerObject):
     inward: np.ndarray | None = None
     primitive: np.ndarray | None = None
 
-    def geometries(self) -> list:
+    def geometries(self, positions=None, names=None) -> list:
+        """The objects (those at `positions`, in order; default all) as Geometry, named `names`
+        (default the reader's names)."""
         from gjkcli.scene.objects import Geometry
 
-        at = np.flatnonzero(self.primitive).tolist()
-        primitives = dict(zip(at, self.shapes.take(at).unpack())) if at else {}
-        return [Geometry(name=name, file=file, vertices=self.vertices[k], faces=self.faces[k],
-                         units=units, watertight=watertight, bodies=bodies, element=element,
-                         owner=owner, primitive=primitives.get(k), eps=eps, brep=brep,
-                         instance=instance)
-                for k, (name, file, units, watertight, bodies, element, owner, eps, brep, instance)
-                in enumerate(self.meta)]
+        which = range(self.count) if positions is None else np.asarray(positions, dtype=np.int64).tolist()
+        at = [k for k in which if self.primitive[k]]
+        primitives = dict(zip(at, self.shapes.unpack(at))) if at else {}
+        out = []
+        for n, k in enumerate(which):
+            name, file, units, watertight, bodies, element, owner, eps, brep, instance = self.meta[k]
+            out.append(Geometry(name=name if names is None else names[n], file=file, vertices=self.vertices[k],
+                                faces=self.faces[k], units=units, watertight=watertight, bodies=bodies,
+                                element=element, owner=owner, primitive=primitives.get(k), eps=eps, brep=brep,
+                                instance=instance))
+        return out
 
     def take(self, positions) -> "Loaded":
         at = np.asarray(positions, dtype=np.int64)
