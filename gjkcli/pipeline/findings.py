@@ -128,6 +128,10 @@ class RowFacts:
     exact: object
 
 
+# A reading of `ListedPairs` in order makes its rows this many at a time (`ahead`).
+READ_AHEAD = 1024
+
+
 class ListedPairs(Sequence):
     """`Findings.pairs` of a run that lists many pairs: the notable pairs as Findings, and the
     others as rows the run keeps in arrays, each made a Finding by `make(row)` when a report
@@ -146,11 +150,14 @@ class ListedPairs(Sequence):
     made : {row: Finding} rows made already (a collision given its overlap volume)
     beyond : (note, (p,) bool) the rows given the note `note` as their overlap's reason (the
         collisions past the overlap volumes' limit), or None
+    ahead : told the rows (an int64 array) a reading in order is about to make, READ_AHEAD
+        of them at a time, or None (what makes them may make them together)
     """
 
-    __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_made", "_beyond")
+    __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_made", "_beyond", "_ahead")
 
-    def __init__(self, notable: tuple, order, plain_objects, make, facts: RowFacts, made=None, beyond=None):
+    def __init__(self, notable: tuple, order, plain_objects, make, facts: RowFacts, made=None, beyond=None,
+                 ahead=None):
         self.notable = tuple(notable)
         self.order = order
         self.plain_objects = plain_objects
@@ -158,6 +165,7 @@ class ListedPairs(Sequence):
         self.facts = facts
         self._made = made or {}
         self._beyond = beyond
+        self._ahead = ahead
 
     @property
     def plain(self) -> int:
@@ -189,12 +197,16 @@ class ListedPairs(Sequence):
         return self._read(self.order)
 
     def _read(self, order, wanted=None):
-        step = 65536  # the order read a block at a time: a list of a block's codes, not of all
         e = len(self.notable)
-        for start in range(0, len(order), step):
-            for code in order[start:start + step].tolist():
-                if wanted is None or wanted(code, e):
-                    yield self._at(code)
+        for start in range(0, len(order), READ_AHEAD):  # a list of a block's codes, not of all
+            codes = [code for code in order[start:start + READ_AHEAD].tolist() if wanted is None or wanted(code, e)]
+            if self._ahead is not None:
+                rows = np.array([code - e for code in codes if code >= e and code - e not in self._made],
+                                dtype=np.int64)
+                if len(rows):
+                    self._ahead(rows)
+            for code in codes:
+                yield self._at(code)
 
     def __bool__(self) -> bool:
         return len(self.order) > 0
@@ -248,7 +260,8 @@ class ListedPairs(Sequence):
         notable = tuple(notable)
         if len(notable) != len(self.notable):
             raise ValueError("the notable pairs are replaced one for one")
-        return ListedPairs(notable, self.order, self.plain_objects, self._make, self.facts, made, beyond)
+        return ListedPairs(notable, self.order, self.plain_objects, self._make, self.facts, made, beyond,
+                           self._ahead)
 
 
 def notable(pairs):

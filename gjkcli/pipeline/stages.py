@@ -1006,8 +1006,10 @@ class Run:
 
             # the Findings were read in the checked pairs' order (`at` ascending), as the rows
             keyed = sorted(range(len(pairs)), key=lambda x: severity_key(pairs[x]))
+            # a cluster's answers made a block of the report's rows at a time (`ColumnResults`)
             merged = streamed.listed_pairs(parts, i, j, [pairs[x] for x in keyed],
-                                           np.asarray(at, dtype=np.int64)[keyed], picked, make)
+                                           np.asarray(at, dtype=np.int64)[keyed], picked, make,
+                                           getattr(ans.exact, "read_ahead", None))
             if merged is not None:
                 return merged, counts
             # a size that is not a number: Python's sort over every Finding, read in order

@@ -121,13 +121,16 @@ class _Columns:
             groups.append((kind, np.asarray(rows, dtype=np.int64), names, columns))
         return cls(keys, len(objs), groups)
 
-    def one(self, r: int):
-        """Value r of the list (r-th of the dict) alone, as `open` makes it."""
+    def _planned(self) -> None:
         if self._where is None:
             self._where = np.empty((self.count, 2), dtype=np.int64)
             for g, (_, rows, _, _) in enumerate(self.groups):
                 self._where[rows, 0], self._where[rows, 1] = g, np.arange(len(rows))
             self._plans = [self._plan(g) for g in range(len(self.groups))]
+
+    def one(self, r: int):
+        """Value r of the list (r-th of the dict) alone, as `open` makes it."""
+        self._planned()
         g, w = self._where[r].tolist()
         kind, names, numbers, rows, others = self._plans[g]
         values = [None] * len(names)
@@ -141,6 +144,33 @@ class _Columns:
         o = kind.__new__(kind)
         o.__dict__.update(zip(names, values))
         return o
+
+    def some(self, rs) -> list:
+        """Values rs (positions of the list, any order) as `one` makes each, made together: a
+        column read once for all of them."""
+        self._planned()
+        rs = np.asarray(rs, dtype=np.int64)
+        out: list = [None] * len(rs)
+        groups, ws = self._where[rs, 0], self._where[rs, 1]
+        for g in np.unique(groups).tolist():
+            mine = np.flatnonzero(groups == g)
+            w = ws[mine]
+            kind, names, numbers, rows, others = self._plans[g]
+            values: list = [None] * len(names)
+            for places, block in numbers:
+                for n, column in zip(places, block[w].T.tolist()):
+                    values[n] = column
+            listed = w.tolist()
+            for n, column in rows:
+                values[n] = [column[x] for x in listed]
+            for n, column in others:
+                values[n] = _values_at(column, w)
+            new = kind.__new__
+            for s, row in zip(mine.tolist(), zip(*values)):
+                o = new(kind)
+                o.__dict__.update(zip(names, row))
+                out[s] = o
+        return out
 
     def _plan(self, g: int) -> tuple:
         """How `one` makes a value of group g: (class, field names, [(the places of the
@@ -236,6 +266,21 @@ def _values(column: tuple) -> list:
     return data
 
 
+def _values_at(column: tuple, w: np.ndarray) -> list:
+    """Values w (positions) of a column, as `_value` gives each."""
+    kind, data = column
+    if kind in ("f", "i"):
+        return data[w].tolist()
+    if kind == "d":
+        return data.some(w)
+    if kind == "o":
+        mask, at, inner = data
+        there = mask[w]
+        some = iter(_values_at(inner, at[w[there]]))
+        return [next(some) if x else None for x in there.tolist()]
+    return [data[x] for x in w.tolist()]  # "a": views of the block; "l": the values
+
+
 def _value(column: tuple, w: int):
     """Value w of a column, as `_values` gives it."""
     kind, data = column
@@ -260,6 +305,7 @@ class ColumnResults(Mapping):
         self._blocks: list = []  # (_Columns or dict, keys of the task's answer in its order)
         self._pieces: list = []  # (pair indices, block, position in the block)
         self._keys = self._block = self._at = None
+        self._near: dict = {}  # pair index -> its answer, made ahead (`read_ahead`)
 
     def add(self, answer, pairs) -> None:
         """A task's answer (its `_Columns` of a dict, or the dict) whose key k is pair pairs[k]."""
@@ -294,10 +340,35 @@ class ColumnResults(Mapping):
         return n
 
     def __getitem__(self, k):
+        got = self._near.pop(k, None) if self._near else None
+        if got is not None:
+            return got
         n = self._find(k)
         answer, local = self._blocks[int(self._block[n])]
         at = int(self._at[n])
         return answer.one(at) if isinstance(answer, _Columns) else answer[local[at]]
+
+    def read_ahead(self, ks) -> None:
+        """The answers of the pairs `ks` that it holds made together (a task's columns read
+        once for all of them: `_Columns.some`), each kept until it is read; those made ahead
+        before are let go. A report reads its rows a block at a time, in its order
+        (`gjkcli.pipeline.findings.ListedPairs`), which mixes the tasks' answers: one by one,
+        each answer is a search and a row of each of its columns."""
+        self._near = {}
+        self._index()
+        ks = np.asarray(ks, dtype=np.int64)
+        if not len(ks) or not len(self._keys):
+            return
+        n = np.minimum(np.searchsorted(self._keys, ks), len(self._keys) - 1)
+        held = self._keys[n] == ks
+        ks, n = ks[held], n[held]
+        blocks, at = self._block[n], self._at[n]
+        for b in np.unique(blocks).tolist():
+            mine = blocks == b
+            answer, local = self._blocks[b]
+            made = answer.some(at[mine]) if isinstance(answer, _Columns) else \
+                [answer[local[x]] for x in at[mine].tolist()]
+            self._near.update(zip(ks[mine].tolist(), made))
 
     def __contains__(self, k) -> bool:
         try:

@@ -737,14 +737,20 @@ def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_t
 
     monkeypatch.setattr(distributed._ClusterRun, "_refined", recorded)
     made = []
-    one_by_one = worktasks._Columns.one
+    one_by_one, together = worktasks._Columns.one, worktasks._Columns.some
 
     def counted(self, r):
         if self.keys is not None:  # an answer (its certificate is a nested column's)
             made.append(r)
         return one_by_one(self, r)
 
+    def counted_together(self, rs):
+        if self.keys is not None:
+            made.extend(rs)
+        return together(self, rs)
+
     monkeypatch.setattr(worktasks._Columns, "one", counted)
+    monkeypatch.setattr(worktasks._Columns, "some", counted_together)
     many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
     assert [type(k) for k in kept] == [worktasks.ColumnResults] and len(kept[0]) > 20
     assert all(isinstance(answer, worktasks._Columns) for answer, _ in kept[0]._blocks)
@@ -753,7 +759,7 @@ def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_t
     before = len(made)  # the answers of the collisions measured (at most 5), made for their volumes
     assert before <= 5
     text = same_json(one, many)
-    assert len(made) > before + 20  # each answer made as the report wrote its pair
+    assert len(made) > before + 20  # each answer made as the report wrote its pair (a block at a time)
     assert '"overlap_volume":null' in text and "deepest collisions" in text
     assert many.exit_code == one.exit_code == 1 and many.failure_count == len(one.failures)
 

@@ -173,3 +173,34 @@ def test_ints_floats_or_nones_and_certificates_of_several_kinds_travel_by_column
     whole = Packed.of(results).open()
     one = Packed.of(results).unpacked()
     assert all(_same(w, one.one(n)) and _same(w, r) for n, (w, r) in enumerate(zip(whole, results)))
+
+
+def test_answers_read_ahead_are_made_together_as_one_by_one():
+    """`ColumnResults.read_ahead`: the answers of a block of pairs in any order (some it does
+    not hold, some of another task's plain dict) made together are those made one by one; each
+    is kept until it is read once, the block before let go by the next."""
+    results = _results(21, 300)
+    tasks = [dict(list(results.items())[n::3]) for n in range(3)]
+    kept = ColumnResults()
+    expected = {}
+    for t, answer in enumerate(tasks):
+        local = {m: r for m, r in enumerate(answer.values())}
+        pairs = np.arange(len(local), dtype=np.int64) * 3 + t
+        kept.add(Packed.of(local).unpacked() if t < 2 else pickle.loads(pickle.dumps(local, protocol=4)), pairs)
+        expected.update((int(pairs[m]), r) for m, r in pickle.loads(pickle.dumps(local, protocol=4)).items())
+    rng = np.random.default_rng(8)
+    order = rng.permutation(300)
+    for start in range(0, 300, 64):
+        block = order[start:start + 64]
+        kept.read_ahead(np.concatenate([block, [300, 1000, -5]]))
+        assert len(kept._near) == len(block)
+        for k in block.tolist():
+            assert _same(expected[k], kept[k])
+        assert not kept._near
+    kept.read_ahead(order[:10])
+    kept.read_ahead(order[10:12])  # the first block let go unread
+    assert sorted(kept._near) == sorted(order[10:12].tolist())
+    assert _same(expected[int(order[0])], kept[int(order[0])])
+    columns = Packed.of(list(results.values())).unpacked()
+    some = columns.some(np.array([5, 0, 299, 5], dtype=np.int64))
+    assert all(_same(columns.one(r), s) for r, s in zip((5, 0, 299, 5), some))
