@@ -186,6 +186,28 @@ def test_every_overlapping_pair_is_owned_by_exactly_one_tile_holding_both():
 # -- the same JSON as one process ------------------------------------------------------------------
 
 
+def test_pairs_without_keys_are_cut_into_tasks_as_units_of_one_pair_are():
+    """`_pair_chunks` (arrays) cuts pairs into the tasks `_work_chunks` cuts them into when
+    each pair is its own unit: by tile, at most WORK_PAIRS and the cost budget, the costliest
+    first; seeded random tiles and costs, a pair costlier than the budget alone in its task."""
+    from types import SimpleNamespace
+
+    run = distributed._ClusterRun.__new__(distributed._ClusterRun)
+    rng = np.random.default_rng(31)
+    for workers, n in ((1, 1), (2, 500), (3, 5000)):
+        run.client = SimpleNamespace(nthreads=lambda w=workers: dict.fromkeys(range(w), 1))
+        tiles = rng.integers(0, 7, size=n)
+        cost = rng.exponential(50.0, size=n) + distributed.PAIR_WORK_FACES
+        cost[rng.integers(0, n)] = cost.sum()  # one pair past any budget
+        units: dict = {}
+        for k, t in enumerate(tiles.tolist()):
+            units.setdefault(t, {})[("pair", k)] = [k]
+        want = run._work_chunks(units, cost)
+        got = run._pair_chunks(tiles, cost)
+        assert [list(c) for c in want] == [c.tolist() for c in got]
+        assert sorted(np.concatenate(got).tolist()) == list(range(n))
+
+
 def test_convex_scene_over_files_and_tiles(cluster, convex_files, small_tiles):
     small_tiles(40)
     one, many = both(cluster, convex_files)
