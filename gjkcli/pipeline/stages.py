@@ -995,7 +995,7 @@ class Run:
             exact_rows = picked.exact
 
             def make(k: int) -> Finding:  # a row: the hulls' answer, its status the run's, or the triangles'
-                if k in exact_rows:
+                if exact_rows[k]:
                     return self._finding(parts, k, _exact_answer(ans, k, clearance), "exact", None, None, i, j,
                                          clearance, ans, allow, key_of, known, modes)
                 result = ans.batch.result(k)

@@ -52,7 +52,8 @@ class Rows:
         counted (str values), for the run's counts
     facts : `RowFacts` of the rows
     size : (p,) float64 `severity_key`'s size of each row
-    exact : set of the rows answered by the triangles
+    exact : (m,) bool over the checked pairs, the rows the triangles answered (an array, not
+        a set of Python ints: the Great Court roof's 25,000 were 2.8 MB)
     """
 
     rows: np.ndarray
@@ -62,7 +63,7 @@ class Rows:
     status: np.ndarray
     facts: RowFacts
     size: np.ndarray
-    exact: set
+    exact: np.ndarray
 
 
 def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
@@ -129,7 +130,14 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
                 hull_status=np.concatenate([hull_status[~gone], hull_status[gone]]),
                 status=np.concatenate([ex_status[~gone], ex_status[gone]]),
                 facts=RowFacts(status=status, violation=violation, exact=is_exact), size=size,
-                exact=set(ex[~gone].tolist()))
+                exact=_marked(len(ans.status), ex[~gone]))
+
+
+def _marked(m: int, at: np.ndarray) -> np.ndarray:
+    """(m,) bool, True at `at`."""
+    out = np.zeros(m, dtype=bool)
+    out[at] = True
+    return out
 
 
 def _exact_facts(exact, ks) -> tuple:
