@@ -27,7 +27,8 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
    each given its parts as picks of step 1's answers, as the tiles are; the convexity reasons
    of the parts of the pairs a report may list asked as soon as the hulls' verdicts say which
-   (`listed_known`), the others where the findings list more (`objects`). Allowed pairs, the baseline and the findings are `Run`'s.
+   (`listed_known`), the others where the findings list more (`objects`). Allowed pairs, the
+   baseline and the findings are `Run`'s.
 
 4. **Pictures**: when --png or --html asks for them (`Options.pictures`), the client fetches
    the triangles of the parts they draw, and only those (`_Pictured`), before the cluster
@@ -760,11 +761,11 @@ class _ClusterRun(Run):
 
     def listed_known(self, parts, i, j, listed) -> None:
         """`Run.listed_known`: the convexity reasons of the parts of the pairs a report may list
-        asked of the workers at once, below the refinement in priority: they are measured in
-        the workers' idle moments (the refinement's tasks wait for their parts' picks; its last
-        tasks leave a worker idle), not after the refinement while the overlap volumes wait
-        (the Great Court roof: 0.3 s there); `objects` receives them, and asks for any part the
-        findings list beyond these."""
+        (those the triangles or STEP's exact solids then find clear among them) asked of the
+        workers at once, in small tasks below the refinement in priority: they are measured in
+        the workers' idle moments (while the refinement's first tasks are submitted; its last
+        tasks leave a worker idle), not after the refinement while the overlap volumes wait;
+        `objects` receives them, and asks for any part the findings list beyond these."""
         at = np.flatnonzero(listed)
         todo = self._reasons_todo(parts, np.unique(np.concatenate([i[at], j[at]])))
         workers = max(1, len(self.client.nthreads()))

@@ -53,7 +53,7 @@ class Rows:
     facts : `RowFacts` of the rows
     size : (p,) float64 `severity_key`'s size of each row
     exact : (m,) bool over the checked pairs, the rows the triangles answered (an array, not
-        a set of Python ints: the Great Court roof's 25,000 were 2.8 MB)
+        a set of Python ints: tens of thousands of them were megabytes)
     """
 
     rows: np.ndarray
