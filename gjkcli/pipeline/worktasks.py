@@ -164,7 +164,7 @@ class _Columns:
             for n, column in rows:
                 values[n] = [column[x] for x in listed]
             for n, column in others:
-                values[n] = _values_at(column, w)
+                values[n] = _values(column, w)
             new = kind.__new__
             for s, row in zip(mine.tolist(), zip(*values)):
                 o = new(kind)
@@ -251,34 +251,22 @@ def _column(values: list) -> tuple:
     return "l", values
 
 
-def _values(column: tuple) -> list:
+def _values(column: tuple, w: np.ndarray | None = None) -> list:
+    """The values of a column (those at positions `w`, any order; default all), as `_value`
+    gives each."""
     kind, data = column
     if kind in ("f", "i"):
-        return data.tolist()
-    if kind == "a":
-        return list(data)  # each row a view of the block (its own, as each array was; never 0-d)
+        return (data if w is None else data[w]).tolist()
     if kind == "d":
-        return data.open()
-    if kind == "o":
-        mask, _, inner = data
-        some = iter(_values(inner))
-        return [next(some) if there else None for there in mask.tolist()]
-    return data
-
-
-def _values_at(column: tuple, w: np.ndarray) -> list:
-    """Values w (positions) of a column, as `_value` gives each."""
-    kind, data = column
-    if kind in ("f", "i"):
-        return data[w].tolist()
-    if kind == "d":
-        return data.some(w)
+        return data.open() if w is None else data.some(w)
     if kind == "o":
         mask, at, inner = data
-        there = mask[w]
-        some = iter(_values_at(inner, at[w[there]]))
+        there = mask if w is None else mask[w]
+        some = iter(_values(inner, None if w is None else at[w[there]]))
         return [next(some) if x else None for x in there.tolist()]
-    return [data[x] for x in w.tolist()]  # "a": views of the block; "l": the values
+    if w is None:  # "a": each row a view of the block (its own, as each array was; never 0-d)
+        return list(data) if kind == "a" else data
+    return [data[x] for x in w.tolist()]
 
 
 def _value(column: tuple, w: int):
