@@ -593,7 +593,7 @@ def pose_records(source, srdf, options, first, involved) -> tuple:
 
 def local_parts(names, picks) -> Parts:
     """The picked objects as a run's `Parts`, under the client's names, in the picks' order (a
-    load's answer taken whole read at its positions, not copied: `picked`)."""
+    pick of (a load's answer, positions) read at those positions, not copied)."""
     geoms, shapes, lo, hi, gap, inward = [], [], [], [], [], []
     for p in picks:
         loaded, at = p if isinstance(p, tuple) else (p, None)
