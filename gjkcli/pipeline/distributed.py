@@ -149,7 +149,7 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
     """
     where, workers = parse_address(address)
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, Nanny, SpecCluster
     except ImportError:
         raise ClusterError(f"a scan on a Dask cluster ({address}) needs dask.distributed, which is "
                            f"not installed: pip install 'gjk[dask]'") from None
@@ -159,14 +159,16 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
             if workers is not None:
                 # no memory limit: a paused worker would stall the scan (the machine's memory
                 # is the limit, as for one process); logs below errors stay in the workers
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit=0,
-                                       silence_logs=logging.CRITICAL if quiet else logging.WARNING)
+                level = logging.CRITICAL if quiet else logging.WARNING
+                worker = {"cls": Nanny, "options": {
+                    "host": "127.0.0.1", "protocol": "tcp://", "nthreads": 1, "memory_limit": 0,
+                    "dashboard": False, "dashboard_address": None, "silence_logs": level}}
+                cluster = SpecCluster(scheduler=_scheduler_process(level, timeout),
+                                      workers={n: worker for n in range(workers)}, silence_logs=level)
                 # answers fetched from the workers themselves (local processes, in reach), not
-                # through the scheduler: it runs in this process, so each answer crossed its
-                # event loop twice (the Great Court roof: 0.92 of the client's CPU time, 0.97
-                # of the wall time, 8 alternating pairs). A scheduler's address keeps Dask's
-                # default: its workers may be out of the client's reach.
+                # through the scheduler (each answer crossed its event loop twice when it ran
+                # in this process). A scheduler's address keeps Dask's default: its workers may
+                # be out of the client's reach.
                 client = Client(cluster, timeout=timeout, set_as_default=False, direct_to_workers=True)
             else:
                 client = Client(where, timeout=timeout, set_as_default=False)
@@ -190,6 +192,43 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _scheduler_process(log_level: int, timeout: float) -> dict:
+    """The scheduler of a `local[:N]` cluster (a SpecCluster's spec of it), in a process of its
+    own (`workerserver.serve_scheduler`), forked as the workers are: LocalCluster runs it in the
+    client's process, where its state (every task's specification, its messages with the
+    workers) grew with the scan, beside the client's own, and its event loop took the
+    client's interpreter lock. Ended when the cluster closes, or when this process ends."""
+    import asyncio
+
+    from distributed.deploy.spec import ProcessInterface
+    from distributed.utils import get_mp_context
+
+    class ForkedScheduler(ProcessInterface):
+        async def start(self) -> None:
+            context = get_mp_context()
+            self.pipe, child = context.Pipe()
+            self.process = context.Process(target=workerserver.serve_scheduler, args=(child, log_level),
+                                           name="gjk-dask-scheduler", daemon=True)
+            self.process.start()
+            child.close()
+            loop = asyncio.get_running_loop()
+            if not await loop.run_in_executor(None, self.pipe.poll, timeout):
+                raise TimeoutError(f"no scheduler within {timeout:g} s")
+            self.address = self.pipe.recv()  # EOFError where it could not start
+            await super().start()
+
+        async def close(self) -> None:
+            self.pipe.close()
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, self.process.join, timeout)
+            if self.process.is_alive():
+                self.process.kill()
+                await loop.run_in_executor(None, self.process.join)
+            await super().close()
+
+    return {"cls": ForkedScheduler, "options": {}}
 
 
 # What a LocalCluster's worker processes import before their first task (`_forked_workers`).

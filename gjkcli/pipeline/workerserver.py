@@ -97,3 +97,29 @@ def warm(argv: list) -> bool:
     with server_env():
         forkserver.ensure_running()
     return True
+
+
+def serve_scheduler(conn, log_level: int) -> None:
+    """A LocalCluster's scheduler in a process of its own, forked from the server
+    (`gjkcli.pipeline.distributed.connect`): sends its address through the pipe end `conn`,
+    then runs until the cluster closes it, or until the pipe's other end is closed (the command
+    gone, however it ended). distributed's log lines below `log_level` stay in it."""
+    import asyncio
+    import logging
+
+    from distributed import Scheduler
+
+    for name in ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]:
+        logging.getLogger(name).setLevel(log_level)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        # its HTTP routes (always served) on a free port: the default, 8787, may be taken
+        async with Scheduler(host="127.0.0.1", port=0, dashboard=False, dashboard_address="127.0.0.1:0") as scheduler:
+            gone = loop.create_future()
+            loop.add_reader(conn.fileno(), lambda: gone.done() or gone.set_result(None))
+            conn.send(scheduler.address)
+            await asyncio.wait([gone, asyncio.ensure_future(scheduler.finished())],
+                               return_when=asyncio.FIRST_COMPLETED)
+
+    asyncio.run(main())
