@@ -13,6 +13,7 @@ import time
 # books the time from here to the command's start as imports (gjkcli.clock.startup).
 STARTED = time.perf_counter()
 
+import _thread  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
@@ -60,6 +61,50 @@ def _interrupt(_signum, _frame):
 # Installed as this module is imported, before anything of gjk's: `python -m gjkcli` and the
 # `gjk` script (which imports run from here) are both covered from their first line.
 signal.signal(signal.SIGINT, _interrupt)
+
+
+# A forked process ends with the process it was forked from (Linux's PR_SET_PDEATHSIG), where the
+# fork was made by that process's main thread: a pool's worker forked an instant before the run
+# ended, not yet among the children the handler above kills, would otherwise wait for its tasks
+# for ever, holding the run's stdout and stderr open. Not for a fork by another thread: the
+# signal follows the thread that forked, not its process.
+_MAIN_THREAD = _thread.get_ident()
+_forked_by_main = False
+_parent = None
+_prctl = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _before_fork():
+    global _forked_by_main, _parent, _prctl
+    _forked_by_main, _parent = _thread.get_ident() == _MAIN_THREAD, os.getpid()
+    if _forked_by_main and _prctl is None and "ctypes" in sys.modules:  # found once, not in each copy
+        try:
+            _prctl = sys.modules["ctypes"].CDLL(None).prctl
+        except (AttributeError, OSError):
+            _prctl = False
+
+
+def _after_fork_in_child():
+    global _prctl
+    if not _forked_by_main:
+        return
+    try:
+        if _prctl is None:
+            import ctypes
+
+            _prctl = ctypes.CDLL(None).prctl
+        if _prctl:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (AttributeError, OSError):
+        _prctl = False
+        return
+    if os.getppid() != _parent:  # the parent ended before the line above: nothing would signal
+        os._exit(getattr(sys.modules.get("gjkcli.errors"), "EXIT_INTERRUPTED", 128 + signal.SIGINT))
+
+
+if sys.platform.startswith("linux"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 # True once `run` runs: gjk started this process (gjkcli.clock.since_start times it from its start).

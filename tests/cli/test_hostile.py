@@ -182,6 +182,40 @@ def test_ctrl_c_during_an_import_ends_the_run_cleanly(tmp_path, half_made):
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "gjk: interrupted\n")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a process ends with its parent through Linux's prctl")
+@pytest.mark.parametrize("ctypes_first", [True, False])
+def test_ctrl_c_ends_a_process_forked_an_instant_before(tmp_path, ctypes_first):
+    """A pool's worker forked just before the signal, not yet among the children the handler
+    kills, ends with the run: it would otherwise wait for its tasks for ever, holding the run's
+    stdout and stderr open (seen in CI: the scan's pipes still open 120 s after its Ctrl-C)."""
+    code = ("import os, signal, sys, time\n"
+            + ("import ctypes\n" if ctypes_first else "")
+            + "import gjkcli.__main__\n"
+            "pid = os.fork()\n"
+            "if pid == 0:  # a worker the handler does not know of\n"
+            "    time.sleep(60)\n"
+            "    os._exit(0)\n"
+            "open(sys.argv[1], 'w').write(str(pid))\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "time.sleep(60)\n")
+    marker = tmp_path / "pid"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(marker)], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=30)
+        assert (proc.returncode, proc.stderr) == (130, "gjk: interrupted\n")
+        stat = Path(f"/proc/{marker.read_text()}/stat")
+        waited = time.monotonic() + 10
+        while stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < waited:
+            time.sleep(0.01)
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # ended (or a zombie)
+    finally:
+        if marker.exists():
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 # -- limits: sizes and counts checked before reading ----------------------------------------------
 
 
