@@ -6,13 +6,14 @@ arrays, each row made a Finding only when a report reads it
 A row is a listed pair that is neither allowed nor known to a baseline, has no trace, clash set
 or group, and is answered either
 
-- by its hulls (a plain pair): clear, clearance or touching, not a violation, not refined on the
-  triangles or the exact solids; or
-- by the triangles (an exact pair), whatever its verdict: a collision the triangles proved is a
-  row too, counted as a violation by its `RowFacts`, and given its overlap volume as the report
-  reads it (`gjkcli.pipeline.stages.Run._overlaps`: the few the limit measures are made and kept).
+- by its hulls (a plain pair), not refined on the triangles or the exact solids: clear,
+  clearance, touching or a collision (convex parts), a violation or not; or
+- by the triangles (an exact pair), whatever its verdict.
 
-Every other pair is notable and made a Finding as before. The Findings a report reads are made
+A row that fails the run is counted as a violation by its `RowFacts`; a collision is given its
+overlap volume as the report reads it (`gjkcli.pipeline.stages.Run._overlaps`: the few the limit
+measures are made and kept). Every other pair (an undecided one among them) is notable and made
+a Finding as before. The Findings a report reads are made
 by the run's own code (`Run._finding`), so a report is the same bytes either way; only the
 memory differs: a row costs its share of the run's arrays and two int64 (the order and its
 row), not a Finding, its Result and their arrays (about 1.5 kB). A Dask scan's client keeps the
@@ -36,7 +37,8 @@ __all__ = ["Rows", "listed_rows", "listed_pairs", "STREAM_FROM"]
 # same report either way).
 STREAM_FROM = 2_000
 
-_SIZED = (Status.CLEAR.value, Status.CLEARANCE.value, Status.TOUCHING.value)
+# The hulls' answers a row may have: every verdict but undecided (whose Finding says why).
+_HULL_ROWS = (Status.CLEAR.value, Status.CLEARANCE.value, Status.TOUCHING.value, Status.COLLISION.value)
 _SEVERITY_OF = {s.value: v for s, v in SEVERITY.items()}
 
 
@@ -76,7 +78,6 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
             or o.group_within is not None or parts.owned):
         return None
     status = ans.status[listed]
-    c = clearance[listed]
     free = np.ones(len(listed), dtype=bool)  # neither bounded, tessellated nor allowed
     if ans.bounded:
         free &= ~np.isin(listed, np.fromiter(ans.bounded, dtype=np.int64, count=len(ans.bounded)))
@@ -88,17 +89,11 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
     if ans.exact:
         exact = np.isin(listed, np.fromiter(ans.exact, dtype=np.int64, count=len(ans.exact)))
 
-    sized = np.zeros(len(listed), dtype=bool)
-    for value in _SIZED:
-        sized |= status == value
-    plain = free & ~exact & sized
-    fail_on = o.fail_on
-    if "clearance" in fail_on:
-        plain &= status != Status.CLEARANCE.value
-        plain &= ~((status == Status.TOUCHING.value) & (c > 0))
-    if "touching" in fail_on:
-        plain &= status != Status.TOUCHING.value
-    del status, sized
+    decided = np.zeros(len(listed), dtype=bool)
+    for value in _HULL_ROWS:
+        decided |= status == value
+    plain = free & ~exact & decided
+    del status, decided
     at = np.flatnonzero(free & exact)  # the triangles' answers, read from their arrays
     if not len(at) and not plain.any():
         return None  # no row: the listing's pairs all notable (hulls' violations), as Findings
@@ -122,15 +117,25 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
     size[mine] = _exact_sizes(ex_status[~gone], ex_distance[~gone], ex_depth[~gone], has_depth[~gone])
     if not np.isfinite(size).all():
         return None  # an order Python's sort gives only on the Findings themselves
-    violation = np.zeros(len(rows), dtype=bool)
-    for n, k, value in zip(mine.tolist(), ex[~gone].tolist(), ex_status[~gone].tolist()):
-        pair_clearance = float(clearance[k]) if clearance[k] > 0 or o.clearance is not None else None
-        violation[n] = violates(Status(value), pair_clearance, fail_on)
+    violation = _violations(status, clearance[rows], o.fail_on)
     return Rows(rows=rows, kept=kept, dropped=ex[gone],
                 hull_status=np.concatenate([hull_status[~gone], hull_status[gone]]),
                 status=np.concatenate([ex_status[~gone], ex_status[gone]]),
                 facts=RowFacts(status=status, violation=violation, exact=is_exact), size=size,
                 exact=_marked(len(ans.status), ex[~gone]))
+
+
+def _violations(status: np.ndarray, clearance: np.ndarray, fail_on) -> np.ndarray:
+    """`violates` of each row, over arrays: its status (str values) and the clearance its pair
+    is held to (0 where none)."""
+    out = status == Status.UNDECIDED.value
+    for value in (Status.COLLISION, Status.CLEARANCE, Status.TOUCHING):
+        here = status == value.value
+        if violates(value, None, fail_on):
+            out |= here
+        elif value is Status.TOUCHING and violates(value, 1.0, fail_on):  # touching fails a clearance
+            out |= here & (clearance > 0)
+    return out
 
 
 def _marked(m: int, at: np.ndarray) -> np.ndarray:
@@ -170,13 +175,19 @@ def _exact_sizes(status, distance, depth, has) -> np.ndarray:
 
 
 def _plain_sizes(ans, rows) -> np.ndarray:
-    """`severity_key`'s size of plain pairs: the distance apart, the signed distance touching."""
+    """`severity_key`'s size of the hulls' answers: minus the depth of a collision (0 without
+    one), the distance apart, the signed distance touching."""
     batch = ans.batch
     size = batch.distance[rows].astype(np.float64)
-    touching = ans.status[rows] == Status.TOUCHING.value
+    status = ans.status[rows]
+    touching = status == Status.TOUCHING.value
     if touching.any():
         depth = batch.depth[rows[touching]]
         size[touching] = np.where(np.isnan(depth), size[touching], -depth)
+    collision = status == Status.COLLISION.value
+    if collision.any():
+        depth = batch.depth[rows[collision]]
+        size[collision] = np.where(np.isnan(depth), 0.0, -depth)
     return size
 
 

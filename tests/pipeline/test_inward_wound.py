@@ -159,8 +159,9 @@ def test_a_room_whose_vertices_are_split_is_named_where_its_hull_answers(tmp_pat
 
 @pytest.mark.parametrize("mode", ["exact", "auto"])
 def test_a_collision_kept_as_a_row_names_its_turned_room_as_a_finding_does(tmp_path, monkeypatch, mode):
-    """A listing of many pairs keeps the triangles' collisions as rows (`gjkcli.pipeline.streamed`):
-    the note names the turned objects of those rows as of Findings (here every listing is one)."""
+    """A listing of many pairs keeps its collisions as rows, the triangles' and the hulls'
+    (`gjkcli.pipeline.streamed`): the note names the turned objects of those rows as of Findings
+    (here every listing is one)."""
     from gjkcli.pipeline import streamed
     from gjkcli.pipeline.findings import ListedPairs
 
@@ -169,6 +170,6 @@ def test_a_collision_kept_as_a_row_names_its_turned_room_as_a_finding_does(tmp_p
     rows = scan([path], Options(jobs=1, mode=mode))
     monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
     made = scan([path], Options(jobs=1, mode=mode))
-    assert isinstance(rows.pairs, ListedPairs) == (mode == "exact")
+    assert isinstance(rows.pairs, ListedPairs) and rows.pairs.plain == 1 and not rows.pairs.notable
     assert _doc(rows) == _doc(made)
     assert len(_turned_notes(_doc(rows))) == 1

@@ -145,3 +145,39 @@ def test_pairs_the_triangles_answer_are_rows_with_the_json_of_findings(scenes, o
     if cap:
         reasons = [p.overlap_reason for p in made.pairs if p.overlap_volume is None and p.status.value == "collision"]
         assert any(r and "deepest collisions" in r for r in reasons)
+
+
+@pytest.mark.parametrize("options", [
+    dict(mode="hull"),  # the hulls' collisions: rows that fail, each with its volume
+    dict(clearance=2.0, all_pairs=True, overlaps=20, shown=40),  # past the volumes' limit, and not shown
+    dict(clearance=2.0, fail_on=("clearance",)),  # collisions listed but not failing; clearance fails
+    dict(clearance=2.0, tolerance=0.05, fail_on=("touching",)),  # touching fails, its band wide
+    dict(clearance=2.0, tolerance=0.05, fail_on=("clearance",), overlaps=0),  # touching fails a clearance
+])
+def test_collisions_the_hulls_answer_are_rows_with_the_json_of_findings(scenes, options, tmp_path, monkeypatch):
+    """A listing of many pairs keeps the hulls' violations as rows too (convex parts: a
+    collision, a gap under the clearance, parts touching), none of them a Finding until a report
+    reads it: the JSON, the exit code, the failures and the counts are those of the same run with
+    a Finding a pair, whatever fails the run."""
+    from gjkcli import limits
+
+    options = dict(options)
+    cap = options.pop("overlaps", None)
+    if cap is not None:
+        options["limits"] = limits.Limits(overlap_volumes=cap)
+    opts = pipeline.Options(jobs=1, **options)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
+    rows = pipeline.scan([scenes[120]], opts)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
+    made = pipeline.scan([scenes[120]], opts)
+    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    assert not rows.pairs.notable and rows.pairs.exact_rows == 0  # every pair a row of the hulls' answers
+    assert sum(p.status is Status.COLLISION for p in made.pairs) > 50 and rows.failure_count > 5
+    assert written(rows, tmp_path / "rows.json") == written(made, tmp_path / "made.json")
+
+    def names(pairs):
+        return [(p.a, p.b, p.status, p.violation, p.mode, p.overlap_volume, p.overlap_reason) for p in pairs]
+
+    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
+    assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
+    assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
