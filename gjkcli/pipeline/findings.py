@@ -79,9 +79,12 @@ class ObjectRecord:
 
 class LazyRecords(Sequence):
     """`Findings.objects` of a run with many objects: a read-only sequence whose record k is made
-    by `make(k)` the first time a report reads it, then kept. A 10,000-part nest's scan then pays
-    for records only when a report lists them (a summary reads only the count). Reads like the
-    tuple it stands for (len, index, slice, iteration, ==), and pickles as that tuple."""
+    by `make(k)` when a report reads it. A record read by its index is kept (a pair's note reads
+    its two objects' records again); one read by iterating, as a report lists the objects, is
+    made and let go, unless kept already: a report of many objects holds one record at a time,
+    not all of them. A 10,000-part nest's scan then pays for records only when a report lists
+    them (a summary reads only the count). Reads like the tuple it stands for (len, index,
+    slice, iteration, ==), and pickles as that tuple."""
 
     __slots__ = ("_make", "_made")
 
@@ -102,7 +105,8 @@ class LazyRecords(Sequence):
         return rec
 
     def __iter__(self):
-        return (self[k] for k in range(len(self._made)))
+        make = self._make
+        return (make(k) if rec is None else rec for k, rec in enumerate(self._made))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)

@@ -143,8 +143,10 @@ def pair_dict(pair: Finding, found: Findings | None = None, trace: bool = False,
     r = pair.result
     status = Status(r.status)
     apart = status in (Status.CLEAR, Status.CLEARANCE, Status.UNDECIDED)
-    a = found.object(pair.a) if found else None
-    b = found.object(pair.b) if found else None
+    # the objects' records only where the note reads them (a hull's answer standing for parts
+    # that are not their hulls): a record read is kept, and a listing may name every object
+    a = found.object(pair.a) if found and pair.conservative else None
+    b = found.object(pair.b) if found and pair.conservative else None
     certificate = None
     if r.certificate is not None:
         certificate = _certificate(r.certificate.as_dict())

@@ -181,3 +181,44 @@ def test_collisions_the_hulls_answer_are_rows_with_the_json_of_findings(scenes, 
     assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
     assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
     assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
+
+
+def test_lazy_records_read_in_order_are_let_go_and_read_by_index_are_kept():
+    """A report listing the objects iterates the records: each is made and let go (a report of
+    many objects holds one at a time); a record read by its index is kept, and iterating then
+    gives that one."""
+    from gjkcli.pipeline.findings import LazyRecords
+
+    calls = []
+
+    def make(k):
+        calls.append(k)
+        return ("record", k)
+
+    records = LazyRecords(5, make)
+    assert list(records) == [("record", k) for k in range(5)] and calls == [0, 1, 2, 3, 4]
+    kept = records[3]
+    assert list(records) == [("record", k) for k in range(5)] and calls == [0, 1, 2, 3, 4, 3, 0, 1, 2, 4]
+    assert records[3] is kept and tuple(records) == tuple(("record", k) for k in range(5))
+
+
+def test_the_json_reads_an_objects_record_only_for_a_pair_that_is_their_hulls(scenes, tmp_path, monkeypatch):
+    """Writing a pair reads its objects' records (kept once read) only where its note needs them:
+    a hull's answer standing for parts that are not their hulls. A scan of convex parts then
+    writes its JSON without keeping a record per object; the bytes are those of every record
+    read."""
+    from gjkcli.pipeline.findings import Findings
+
+    found = pipeline.scan([scenes[120]], pipeline.Options(jobs=1, clearance=2.0))
+    assert len(found.pairs) > 50 and not any(p.conservative for p in found.pairs)
+    read = []
+    real = Findings.object
+    monkeypatch.setattr(Findings, "object", lambda self, name: read.append(name) or real(self, name))
+    lean = written(found, tmp_path / "lean.json")
+    assert read == []
+    monkeypatch.setattr(Findings, "object", lambda self, name: real(self, name))
+    import gjkcli.report.jsonout as jsonout
+
+    conservative = [p.but(conservative=True) for p in found.pairs[:3]]
+    assert all(jsonout.pair_dict(p, found)["note"] for p in conservative)  # the hulls' caveat, named
+    assert lean == written(found, tmp_path / "again.json")
