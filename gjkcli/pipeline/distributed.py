@@ -216,7 +216,10 @@ def _scheduler_process(log_level: int, timeout: float) -> dict:
             loop = asyncio.get_running_loop()
             if not await loop.run_in_executor(None, self.pipe.poll, timeout):
                 raise TimeoutError(f"no scheduler within {timeout:g} s")
-            self.address = self.pipe.recv()  # EOFError where it could not start
+            try:
+                self.address = self.pipe.recv()
+            except EOFError:
+                raise RuntimeError("the scheduler's process ended as it started") from None
             await super().start()
 
         async def close(self) -> None:

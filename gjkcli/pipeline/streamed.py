@@ -96,7 +96,7 @@ def listed_rows(run, parts, listed, clearance, ans, allow) -> Rows | None:
     del status, decided
     at = np.flatnonzero(free & exact)  # the triangles' answers, read from their arrays
     if not len(at) and not plain.any():
-        return None  # no row: the listing's pairs all notable (hulls' violations), as Findings
+        return None  # no row: the listing's pairs all notable (allowed, undecided, bounded), as Findings
     ex = listed[at]
     hull_status = ans.status[ex]
     ex_status, ex_distance, ex_depth, has_depth = _exact_facts(ans.exact, ex)

@@ -1,4 +1,4 @@
-"""The process a LocalCluster's workers are forked from (multiprocessing's forkserver), started
+"""The process a local cluster's workers and scheduler are forked from (multiprocessing's forkserver), started
 as the command starts when it asks for one (`warm`), so that the server imports the workers'
 modules on the other core while the command imports its own.
 
@@ -12,7 +12,9 @@ heavy is imported there; the cluster then finds it running. Where the command li
 model, the server imports IfcOpenShell too, once, instead of each worker at its first share.
 ISSUE_021 on local:2, whole processes in alternating pairs: 0.89 of the wall time with the
 server started early (6 pairs), and 0.89 again with IfcOpenShell in it (10 pairs), the same JSON.
-Only the standard library here (and gjk's command-line reader, `gjkcli.mesh.cad_process`).
+The cluster's scheduler runs in a process forked from it too (`serve_scheduler`), not in the
+command's. Only the standard library here (and gjk's command-line reader,
+`gjkcli.mesh.cad_process`), but for what the scheduler's own process imports.
 """
 from __future__ import annotations
 

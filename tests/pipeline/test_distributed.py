@@ -471,6 +471,49 @@ def test_local_workers_start_with_the_tasks_modules_imported():
     assert "gjkcli.pipeline.worktasks" in distributed.WORKER_MODULES
 
 
+def test_a_local_clusters_scheduler_runs_in_its_own_process_and_ends_with_the_client(tmp_path):
+    """`local:N`'s scheduler is not in the client's process (its state and event loop grew with
+    the scan there): it is a process of its own, which the cluster's close ends, and which a
+    client killed outright (no close, no exit handler) ends too."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc here to tell whether a process has ended")
+    with distributed.connect("local:1") as client:
+        scheduler = client.run_on_scheduler(os.getpid)
+        assert scheduler != os.getpid() and scheduler not in client.run(os.getpid).values()
+    assert _ended(scheduler)
+    code = ("import os, sys, time\n"
+            "from gjkcli.pipeline import distributed\n"
+            "with distributed.connect('local:1') as client:\n"
+            "    print(client.run_on_scheduler(os.getpid), flush=True)\n"
+            "    time.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        scheduler = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(timeout=30)
+        assert _ended(scheduler)
+    finally:
+        proc.kill()
+
+
+def _ended(pid: int, within: float = 20.0) -> bool:
+    """Whether process `pid` is gone (or a zombie, left to whoever reaps it) within `within` s."""
+    stat = Path(f"/proc/{pid}/stat")
+    waited = time.monotonic() + within
+    while time.monotonic() < waited:
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            pass
+        if not stat.parent.exists():
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def test_bad_manifest_address_names_its_line(tmp_path):
     from gjkcli.scene import manifest as manifests
 
