@@ -107,6 +107,35 @@ def test_a_listing_costs_a_bounded_number_of_bytes_a_pair(scenes, tmp_path):
     assert small[2] < WRITER_BYTES and large[2] < WRITER_BYTES
 
 
+def rows_and_made(path: Path, options: dict, monkeypatch) -> tuple:
+    """(the scan listing rows, the same scan with a Finding a pair): `options` with
+    overlaps=N as the overlap volumes' limit."""
+    from gjkcli import limits
+
+    options = dict(options)
+    cap = options.pop("overlaps", None)
+    if cap is not None:
+        options["limits"] = limits.Limits(overlap_volumes=cap)
+    opts = pipeline.Options(jobs=1, **options)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
+    rows = pipeline.scan([path], opts)
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
+    made = pipeline.scan([path], opts)
+    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    return rows, made
+
+
+def same_answers(rows, made) -> None:
+    """The two scans' pairs, failures, exit codes and counts are the same."""
+    def names(pairs):
+        return [(p.a, p.b, p.status, p.violation, p.mode, p.overlap_volume, p.overlap_reason) for p in pairs]
+
+    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
+    assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
+    assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
+    assert names(rows.pairs[3:30]) == names(made.pairs[3:30])
+
+
 @pytest.mark.parametrize("options", [
     dict(mode="exact"),  # collisions the triangles prove: rows that fail, each with its volume
     dict(mode="exact", clearance=2.0, overlaps=20),  # past the volumes' limit: noted as the report reads them
@@ -119,30 +148,12 @@ def test_pairs_the_triangles_answer_are_rows_with_the_json_of_findings(scenes, o
     (collisions counted as violations by their facts, given their overlap volumes or the
     limit's note as the report reads them): the JSON, the exit code, the failures and the
     summary's counts are those of the same run with a Finding a pair."""
-    from gjkcli import limits
-
-    options = dict(options)
-    cap = options.pop("overlaps", None)
-    if cap is not None:
-        options["limits"] = limits.Limits(overlap_volumes=cap)
-    opts = pipeline.Options(jobs=1, **options)
-    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
-    rows = pipeline.scan([scenes[120]], opts)
-    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
-    made = pipeline.scan([scenes[120]], opts)
-    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    rows, made = rows_and_made(scenes[120], options, monkeypatch)
     if options["mode"] == "exact":
         assert rows.pairs.exact_rows > 50 and rows.pairs.row_violations > 50
     assert written(rows, tmp_path / "rows.json") == written(made, tmp_path / "made.json")
-
-    def names(pairs):
-        return [(p.a, p.b, p.status, p.violation, p.mode, p.overlap_volume, p.overlap_reason) for p in pairs]
-
-    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
-    assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
-    assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
-    assert names(rows.pairs[3:30]) == names(made.pairs[3:30])
-    if cap:
+    same_answers(rows, made)
+    if options.get("overlaps"):
         reasons = [p.overlap_reason for p in made.pairs if p.overlap_volume is None and p.status.value == "collision"]
         assert any(r and "deepest collisions" in r for r in reasons)
 
@@ -159,28 +170,11 @@ def test_collisions_the_hulls_answer_are_rows_with_the_json_of_findings(scenes, 
     collision, a gap under the clearance, parts touching), none of them a Finding until a report
     reads it: the JSON, the exit code, the failures and the counts are those of the same run with
     a Finding a pair, whatever fails the run."""
-    from gjkcli import limits
-
-    options = dict(options)
-    cap = options.pop("overlaps", None)
-    if cap is not None:
-        options["limits"] = limits.Limits(overlap_volumes=cap)
-    opts = pipeline.Options(jobs=1, **options)
-    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
-    rows = pipeline.scan([scenes[120]], opts)
-    monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
-    made = pipeline.scan([scenes[120]], opts)
-    assert isinstance(rows.pairs, ListedPairs) and not isinstance(made.pairs, ListedPairs)
+    rows, made = rows_and_made(scenes[120], options, monkeypatch)
     assert not rows.pairs.notable and rows.pairs.exact_rows == 0  # every pair a row of the hulls' answers
     assert sum(p.status is Status.COLLISION for p in made.pairs) > 50 and rows.failure_count > 5
     assert written(rows, tmp_path / "rows.json") == written(made, tmp_path / "made.json")
-
-    def names(pairs):
-        return [(p.a, p.b, p.status, p.violation, p.mode, p.overlap_volume, p.overlap_reason) for p in pairs]
-
-    assert names(rows.pairs) == names(made.pairs) and rows.exit_code == made.exit_code == 1
-    assert names(rows.failures) == names(made.failures) and rows.failure_count == len(made.failures)
-    assert rows.modes == made.modes and rows.violations == made.violations and rows.counts == made.counts
+    same_answers(rows, made)
 
 
 def test_lazy_records_read_in_order_are_let_go_and_read_by_index_are_kept():
