@@ -475,12 +475,12 @@ def test_a_local_clusters_scheduler_runs_in_its_own_process_and_ends_with_the_cl
     """`local:N`'s scheduler is not in the client's process (its state and event loop grew with
     the scan there): it is a process of its own, which the cluster's close ends, and which a
     client killed outright (no close, no exit handler) ends too."""
-    if not Path("/proc/self/stat").exists():
-        pytest.skip("no /proc here to tell whether a process has ended")
+    from fresh import wait_gone
+
     with distributed.connect("local:1") as client:
         scheduler = client.run_on_scheduler(os.getpid)
         assert scheduler != os.getpid() and scheduler not in client.run(os.getpid).values()
-    assert _ended(scheduler)
+    wait_gone(scheduler, "the scheduler", within=20)
     code = ("import os, sys, time\n"
             "from gjkcli.pipeline import distributed\n"
             "with distributed.connect('local:1') as client:\n"
@@ -491,27 +491,9 @@ def test_a_local_clusters_scheduler_runs_in_its_own_process_and_ends_with_the_cl
         scheduler = int(proc.stdout.readline())
         proc.kill()
         proc.wait(timeout=30)
-        assert _ended(scheduler)
+        wait_gone(scheduler, "the scheduler", within=20)
     finally:
         proc.kill()
-
-
-def _ended(pid: int, within: float = 20.0) -> bool:
-    """Whether process `pid` is gone (or a zombie, left to whoever reaps it) within `within` s."""
-    stat = Path(f"/proc/{pid}/stat")
-    waited = time.monotonic() + within
-    while time.monotonic() < waited:
-        try:
-            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except FileNotFoundError:
-            return True
-        except OSError:
-            pass
-        if not stat.parent.exists():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_bad_manifest_address_names_its_line(tmp_path):
