@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -494,6 +495,25 @@ def test_a_local_clusters_scheduler_runs_in_its_own_process_and_ends_with_the_cl
         wait_gone(scheduler, "the scheduler", within=20)
     finally:
         proc.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="malloc arenas are glibc's")
+def test_the_clients_threads_allocate_from_one_malloc_arena(tmp_path):
+    """The client's event loop thread, which receives the workers' answers, allocates from the
+    main thread's malloc arena, not one of its own (which kept what it freed: the Great Court
+    roof's client held its peak of both): glibc's own statistics list one arena after answers
+    came."""
+    code = ("import ctypes\n"
+            "from gjkcli.pipeline import distributed\n"
+            "with distributed.connect('local:1') as client:\n"
+            "    got = client.gather(client.map(lambda n: [bytes(n)] * 64, range(2000, 2100)))\n"
+            "    assert len(got) == 100\n"
+            "    ctypes.CDLL(None).malloc_stats()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    arenas = [line for line in done.stderr.splitlines() if line.startswith("Arena ")]
+    assert arenas == ["Arena 0:"], done.stderr
 
 
 def test_bad_manifest_address_names_its_line(tmp_path):
