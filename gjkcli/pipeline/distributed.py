@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gjkcli import limits
-from gjkcli.engine.results import Status
+from gjkcli.engine.results import BatchResult, Status
 from gjkcli.errors import GjkError, Problem, one_line
 from gjkcli.mesh import cad_process
 from gjkcli.pipeline import elements, stages, workerserver, worktasks
