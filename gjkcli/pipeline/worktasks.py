@@ -17,6 +17,7 @@ Nothing here is imported unless a scan asks for a cluster.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,8 +85,9 @@ class _Columns:
     ("f", float64 array), ("i", int64 array), ("a", the rows' arrays stacked), ("d", a nested
     `_Columns` of a field whose values are all dataclass instances, of one class or several),
     ("o", (which rows have a value, each row's place among those, the column of the values):
-    a field that is None in some rows) or ("l", the values as a list). `one` finds a value's
-    group by `_where`, made when first asked."""
+    a field that is None in some rows), ("c", (uint8 codes, the values they stand for): a field
+    of a few strings, enum members, booleans or None, `_coded`) or ("l", the values as a
+    list). `one` finds a value's group by `_where`, made when first asked."""
 
     keys: list | None
     count: int
@@ -188,7 +190,7 @@ class _Columns:
                     columns[n] = (code, block[:, m])
                 numbers.append((places, block))
         rows = [(n, c[1]) for n, c in enumerate(columns) if c[0] in ("a", "l")]
-        others = [(n, c) for n, c in enumerate(columns) if c[0] in ("d", "o")]
+        others = [(n, c) for n, c in enumerate(columns) if c[0] in ("d", "o", "c")]
         return kind, names, numbers, rows, others
 
     def field(self, name: str, fill=None) -> list:
@@ -224,6 +226,9 @@ def _plain_dataclass(kind) -> bool:
 def _column(values: list) -> tuple:
     kinds = set(map(type, values))
     first = type(values[0])
+    coded = _coded(values, kinds)
+    if coded is not None:
+        return coded
     if len(kinds) == 1:
         if first is float:
             return "f", np.array(values, dtype=np.float64)
@@ -251,6 +256,20 @@ def _column(values: list) -> tuple:
     return "l", values
 
 
+def _coded(values: list, kinds: set) -> tuple | None:
+    """("c", (codes, table)) of a column whose values are strings, enum members, booleans or
+    None, of at most 256 distinct ones (a status, a stop reason, a note), each row then a byte,
+    not a reference (and one object to pickle each, not a memo's); else None. Values are told
+    apart by type too (a str-valued enum member is not its string)."""
+    if not all(kind in (str, bool, type(None)) or issubclass(kind, enum.Enum) for kind in kinds):
+        return None
+    table: dict = {}
+    codes = [table.setdefault((type(v), v), len(table)) for v in values]
+    if len(table) > 256:
+        return None
+    return "c", (np.array(codes, dtype=np.uint8), [v for _, v in table])
+
+
 def _values(column: tuple, w: np.ndarray | None = None) -> list:
     """The values of a column (those at positions `w`, any order; default all), as `_value`
     gives each."""
@@ -264,6 +283,9 @@ def _values(column: tuple, w: np.ndarray | None = None) -> list:
         there = mask if w is None else mask[w]
         some = iter(_values(inner, None if w is None else at[w[there]]))
         return [next(some) if x else None for x in there.tolist()]
+    if kind == "c":
+        codes, table = data
+        return [table[c] for c in (codes if w is None else codes[w]).tolist()]
     if w is None:  # "a": each row a view of the block (its own, as each array was; never 0-d)
         return list(data) if kind == "a" else data
     return [data[x] for x in w.tolist()]
@@ -279,6 +301,8 @@ def _value(column: tuple, w: int):
     if kind == "o":
         mask, at, inner = data
         return _value(inner, int(at[w])) if mask[w] else None
+    if kind == "c":
+        return data[1][data[0][w]]
     return data[w]  # "a": a view of the block, as list(data) gives; "l": the value itself
 
 

@@ -65,6 +65,33 @@ def test_a_dict_of_results_travels_by_columns_and_opens_as_unpickling_would():
     assert len(packed.data) < len(pickle.dumps(results, protocol=4))
 
 
+@dataclasses.dataclass
+class Labelled:
+    label: object
+    x: float
+
+
+def test_a_field_of_few_strings_enums_and_flags_travels_as_codes_and_opens_with_its_types():
+    """A status, a stop reason, a note: one byte a row and a table of the distinct values, each
+    value opened as the very type it was (a str-valued Status is not its string, True is not
+    "True"); a field of other values (numbers, or too many distinct strings) is not coded."""
+    labels = [Status.CLEAR, "clear", True, "True", None, False, "", Status.COLLISION] * 40
+    rows = [Labelled(v, float(k)) for k, v in enumerate(labels)]
+    columns = pickle.loads(Packed.of(rows).data)
+    kind, (codes, table) = columns.groups[0][3][0]
+    assert kind == "c" and codes.dtype == np.uint8 and len(table) == 8
+    assert all(_same(a, b) for a, b in zip(rows, Packed.of(rows).open()))
+    assert all(_same(a, b) for a, b in zip(rows[5:9], columns.some(np.arange(5, 9))))
+    assert columns.field("label") == labels
+    many = [Labelled(f"reason {k}", 0.0) for k in range(300)] + [Labelled(1, 0.0)]
+    assert pickle.loads(Packed.of(many[:300]).data).groups[0][3][0][0] == "l"  # 300 distinct strings
+    assert pickle.loads(Packed.of(many[299:]).data).groups[0][3][0][0] == "l"  # an int among them
+    results = _results(3, 50)
+    columns = pickle.loads(Packed.of(results).data)
+    kinds = {name: column[0] for _, _, names, cols in columns.groups for name, column in zip(names, cols)}
+    assert kinds["status"] == kinds["exit"] == kinds["epa_exit"] == "c"
+
+
 def test_each_row_owns_its_vectors():
     got = Packed.of(list(_results(7, 20).values())).open()
     before = got[1].normal.copy()
