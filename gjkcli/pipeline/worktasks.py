@@ -80,7 +80,8 @@ class Packed:
 class _Columns:
     """A dict or list of dataclass instances by columns (`Packed`).
 
-    keys : the dict's keys in order, or None for a list; count : how many values; groups :
+    keys : the dict's keys in order (int64 where they are ints), or None for a list; count :
+    how many values; groups :
     [(class, (r,) int64 the positions of its instances, field names, columns)], a column being
     ("f", float64 array), ("i", int64 array), ("a", the rows' arrays stacked), ("d", a nested
     `_Columns` of a field whose values are all dataclass instances, of one class or several),
@@ -107,6 +108,8 @@ class _Columns:
             return None
         if not objs or not all(_plain_dataclass(kind) for kind in set(map(type, objs))):
             return None
+        if keys is not None and all(type(k) is int for k in keys) and -(1 << 62) < min(keys) and max(keys) < 1 << 62:
+            keys = np.array(keys, dtype=np.int64)  # a task's pair numbers: 8 bytes each, not an int object
         at: dict = {}
         for k, o in enumerate(objs):
             at.setdefault(type(o), []).append(k)
@@ -212,7 +215,9 @@ class _Columns:
                 o = new(kind)
                 o.__dict__.update(zip(names, row))
                 out[r] = o
-        return out if self.keys is None else dict(zip(self.keys, out))
+        if self.keys is None:
+            return out
+        return dict(zip(self.keys.tolist() if isinstance(self.keys, np.ndarray) else self.keys, out))
 
 
 def _plain_dataclass(kind) -> bool:
@@ -314,22 +319,24 @@ class ColumnResults(Mapping):
     the dict it stands for."""
 
     def __init__(self):
-        self._blocks: list = []  # (_Columns or dict, keys of the task's answer in its order)
+        self._blocks: list = []  # (_Columns, None) or (dict, its keys in order): a task's answer
         self._pieces: list = []  # (pair indices, block, position in the block)
         self._keys = self._block = self._at = None
         self._near: dict = {}  # pair index -> its answer, made ahead (`read_ahead`)
 
     def add(self, answer, pairs) -> None:
         """A task's answer (its `_Columns` of a dict, or the dict) whose key k is pair pairs[k]."""
-        if isinstance(answer, _Columns):
-            local = list(answer.keys)
-        else:
-            local = list(answer)
         b = len(self._blocks)
-        self._blocks.append((answer, local))
-        if local:
-            self._pieces.append((np.asarray([pairs[k] for k in local], dtype=np.int64),
-                                 np.full(len(local), b, dtype=np.int64), np.arange(len(local), dtype=np.int64)))
+        if isinstance(answer, _Columns):  # read by position: its keys not kept beside it
+            self._blocks.append((answer, None))
+            keys = answer.keys if isinstance(answer.keys, np.ndarray) else list(answer.keys)
+        else:
+            keys = list(answer)
+            self._blocks.append((answer, keys))
+        if len(keys):
+            self._pieces.append((np.asarray([pairs[k] for k in keys] if isinstance(keys, list)
+                                            else np.asarray(pairs, dtype=np.int64)[keys], dtype=np.int64),
+                                 np.full(len(keys), b, dtype=np.int64), np.arange(len(keys), dtype=np.int64)))
         self._keys = None
 
     def _index(self) -> None:

@@ -163,7 +163,8 @@ def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would():
         local = {m: r for m, r in enumerate(answer.values())}  # a task's answer: {its own pair: Result}
         pairs = np.arange(len(local), dtype=np.int64) * 3 + t  # the run's pair of each
         unpacked = Packed.of(local).unpacked()
-        assert isinstance(unpacked, _Columns)
+        assert isinstance(unpacked, _Columns) and unpacked.keys.dtype == np.int64  # no int object a key
+        assert [type(k) for k in Packed.of(local).open()] == [int] * len(local)  # opened as ints again
         kept.add(unpacked, pairs)
         expected.update((int(pairs[m]), r) for m, r in pickle.loads(pickle.dumps(local, protocol=4)).items())
     assert sorted(expected) == list(kept) and len(kept) == 400
