@@ -151,23 +151,24 @@ class ListedPairs(Sequence):
     plain_objects : () -> ((p,), (p,)) int64 the rows' objects (indices into the run's parts),
         made when asked
     facts : `RowFacts` of the rows
-    made : {row: Finding} rows made already (a collision given its overlap volume)
+    overlaps : {row: (overlap_volume, overlap_reason, overlap_mesh)} the rows given their
+        overlap (a collision among the overlap volumes' first), set on the row as it is made
     beyond : (note, (p,) bool) the rows given the note `note` as their overlap's reason (the
         collisions past the overlap volumes' limit), or None
     ahead : told the rows (an int64 array) a reading in order is about to make, READ_AHEAD
         of them at a time, or None (what makes them may make them together)
     """
 
-    __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_made", "_beyond", "_ahead")
+    __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_overlaps", "_beyond", "_ahead")
 
-    def __init__(self, notable: tuple, order, plain_objects, make, facts: RowFacts, made=None, beyond=None,
+    def __init__(self, notable: tuple, order, plain_objects, make, facts: RowFacts, overlaps=None, beyond=None,
                  ahead=None):
         self.notable = tuple(notable)
         self.order = order
         self.plain_objects = plain_objects
         self._make = make
         self.facts = facts
-        self._made = made or {}
+        self._overlaps = overlaps or {}
         self._beyond = beyond
         self._ahead = ahead
 
@@ -184,11 +185,11 @@ class ListedPairs(Sequence):
         if code < e:
             return self.notable[code]
         row = code - e
-        made = self._made.get(row)
-        if made is not None:
-            return made
         out = self._make(row)
-        if self._beyond is not None and self._beyond[1][row]:
+        overlap = self._overlaps.get(row)
+        if overlap is not None:  # the Finding kept only until the overlap stage: its fields here
+            out = out.but(overlap_volume=overlap[0], overlap_reason=overlap[1], overlap_mesh=overlap[2])
+        elif self._beyond is not None and self._beyond[1][row]:
             out = out.but(overlap_reason=self._beyond[0])
         return out
 
@@ -205,8 +206,7 @@ class ListedPairs(Sequence):
         for start in range(0, len(order), READ_AHEAD):  # a list of a block's codes, not of all
             codes = [code for code in order[start:start + READ_AHEAD].tolist() if wanted is None or wanted(code, e)]
             if self._ahead is not None:
-                rows = np.array([code - e for code in codes if code >= e and code - e not in self._made],
-                                dtype=np.int64)
+                rows = np.array([code - e for code in codes if code >= e], dtype=np.int64)
                 if len(rows):
                     self._ahead(rows)
             for code in codes:
@@ -257,14 +257,14 @@ class ListedPairs(Sequence):
         """The pair of an entry of `order`."""
         return self._at(int(code))
 
-    def with_overlaps(self, notable, made: dict, beyond) -> "ListedPairs":
+    def with_overlaps(self, notable, overlaps: dict, beyond) -> "ListedPairs":
         """The same pairs in the same order (an overlap volume does not move a pair in it), the
-        notable ones replaced one for one, the rows of `made` made so and those of `beyond` noted
-        (`ListedPairs`' own arguments)."""
+        notable ones replaced one for one, the rows of `overlaps` given theirs and those of
+        `beyond` noted (`ListedPairs`' own arguments)."""
         notable = tuple(notable)
         if len(notable) != len(self.notable):
             raise ValueError("the notable pairs are replaced one for one")
-        return ListedPairs(notable, self.order, self.plain_objects, self._make, self.facts, made, beyond,
+        return ListedPairs(notable, self.order, self.plain_objects, self._make, self.facts, overlaps, beyond,
                            self._ahead)
 
 

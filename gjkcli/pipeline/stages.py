@@ -611,14 +611,16 @@ class Run:
 
     def own_worlds(self, parts, i, j):
         """The pairs (i, j) a scan of files each in its own world keeps (those of one file, and
-        a drawing's parts with its sheet), as a mask; None when the files are one world."""
+        a drawing's parts with its sheet), as a mask; None when the files are one world, or when
+        it keeps every pair (a scan of one file: a Dask client then makes no copy of the pairs'
+        verdicts)."""
         if self.options.together or self.command != "scan":
             return None
         keep = parts.source[i] == parts.source[j]
         frame = getattr(parts, "frame", None)
         if frame is not None:  # the sheet holds the parts of every drawing
             keep |= j == parts.n - 1
-        return keep
+        return None if keep.all() else keep
 
     def grow(self, parts: "Parts", resolved) -> np.ndarray:
         """(n,) how far the broad phase grows each object's box: half the largest clearance asked
@@ -1065,8 +1067,9 @@ class Run:
 
     def _listed_overlaps(self, parts: "Parts", pairs: ListedPairs, cap: int, shown: int) -> ListedPairs:
         """`_overlaps` of pairs kept as rows: of the collisions the report shows, in its order,
-        the first `cap` made Findings and given their volumes (notable ones replaced, rows kept
-        made), the others noted past the limit, a row as the report reads it."""
+        the first `cap` made Findings and given their volumes (notable ones replaced, a row's
+        overlap kept and set on it as the report makes it), the others noted past the limit, a
+        row as the report reads it."""
         codes = pairs.order[:max(0, shown)] if cap > 0 else pairs.order[:0]
         hit = codes[pairs.collisions(codes)]
         if not len(hit):
@@ -1075,18 +1078,18 @@ class Run:
         measured = self._kept_overlaps(parts, [pairs.code(c) for c in first], cap)
         e = len(pairs.notable)
         notable = list(pairs.notable)
-        made = {}
+        overlaps = {}  # a row's overlap, not its Finding (each made again as the report reads it)
         for c, p in zip(first, measured):
             if c < e:
                 notable[c] = p
             else:
-                made[c - e] = p
+                overlaps[c - e] = (p.overlap_volume, p.overlap_reason, p.overlap_mesh)
         beyond = overlap_cap_note(cap)
         for c in past[past < e].tolist():
             notable[c] = notable[c].but(overlap_reason=beyond)
         noted = np.zeros(pairs.plain, dtype=bool)
         noted[past[past >= e] - e] = True
-        return pairs.with_overlaps(notable, made, (beyond, noted) if noted.any() else None)
+        return pairs.with_overlaps(notable, overlaps, (beyond, noted) if noted.any() else None)
 
     def _kept_overlaps(self, parts: "Parts", pairs: list, cap: int) -> list:
         """`_overlaps_of`, the volumes the cache holds taken from it and the others kept: a

@@ -177,6 +177,28 @@ def test_collisions_the_hulls_answer_are_rows_with_the_json_of_findings(scenes, 
     same_answers(rows, made)
 
 
+def test_a_row_given_its_overlap_volume_keeps_the_volume_not_a_finding(scenes, monkeypatch):
+    """The overlap stage of a listing of rows makes the first collisions Findings to measure
+    them, then keeps of each only what it adds (its volume, reason and solid), set on the row
+    as a report makes it: once the scan is done no Finding of it is alive but its notable ones
+    (the Great Court roof's thousand measured collisions, each with its answer, were a Dask
+    client's largest holding after the refinement's)."""
+    import gc
+
+    from gjkcli.pipeline.findings import Finding
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is Finding)
+
+    monkeypatch.setattr(streamed, "STREAM_FROM", 10)
+    before = alive()
+    found = pipeline.scan([scenes[120]], pipeline.Options(jobs=1, mode="hull"))
+    assert isinstance(found.pairs, ListedPairs) and alive() - before == len(found.pairs.notable)
+    volumes = [p.overlap_volume for p in found.pairs if p.status is Status.COLLISION]
+    assert len(volumes) > 50 and all(v is not None and v > 0 for v in volumes)
+
+
 def test_lazy_records_read_in_order_are_let_go_and_read_by_index_are_kept():
     """A report listing the objects iterates the records: each is made and let go (a report of
     many objects holds one at a time); a record read by its index is kept, and iterating then
