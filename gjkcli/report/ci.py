@@ -81,10 +81,10 @@ def junit_xml(report) -> str:
 
 
 def junit_encoded(report) -> Iterator[bytes]:
-    """`junit_xml(report)` as UTF-8 chunks of about a megabyte, each test case made and written
-    only when it is reached (as the JSON and SARIF reports are written): a scan of many pairs
-    never holds them all as elements, nor, where the writer writes the chunks as they come
-    (`gjkcli.errors.write_whole`), the document's text."""
+    """`junit_xml(report)` as UTF-8 chunks (`gjkcli.report.chunks`), each test case made and
+    written only when it is reached (as the JSON and SARIF reports are written): a scan of many
+    pairs never holds them all as elements, nor, where the writer writes the chunks as they
+    come (`gjkcli.errors.write_whole`), the document's text."""
     return in_chunks(piece.encode("utf-8") for piece in _junit_pieces(report))
 
 

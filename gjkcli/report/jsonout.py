@@ -222,7 +222,7 @@ def document(found: Findings, trace: bool = False, timings: bool = True) -> dict
 
 
 def encoded(found: Findings, trace: bool = False, timings: bool = True) -> Iterator[bytes]:
-    """``dumps(document(found, trace, timings)) + "\n"`` as UTF-8 chunks of about a megabyte,
+    """``dumps(document(found, trace, timings)) + "\n"`` as UTF-8 chunks (`gjkcli.report.chunks`),
     each object's and pair's dict made and encoded only when its line is reached: a scan of
     25,000 listed pairs (the Great Court roof) then never holds them all as dicts, nor the
     text whole where the chunks are written to a file as they come (`gjkcli.errors.write_whole`;
@@ -321,9 +321,9 @@ def encode_row(row: dict) -> bytes:
 
 
 def dumped_chunks(document: dict) -> list:
-    """`dumps(document) + "\\n"` as UTF-8 chunks of about a megabyte (`in_chunks`), not joined;
-    a list may be `Encoded`, and its pieces that large (the kept lines of a report made from
-    the last one) are chunks as they are, written and kept without another copy."""
+    """`dumps(document) + "\\n"` as UTF-8 chunks (`in_chunks`), not joined; a list may be
+    `Encoded`, and its pieces that large (the kept lines of a report made from the last one)
+    are chunks as they are, written and kept without another copy."""
     return list(in_chunks(itertools.chain(_pieces(document), (b"\n",))))
 
 

@@ -414,10 +414,10 @@ def sarif_text(findings) -> str:
 
 
 def sarif_encoded(findings) -> Iterator[bytes]:
-    """`sarif_text(findings)` as UTF-8 chunks of about a megabyte (`gjkcli.report.chunks`), each
-    result made and encoded only when it is reached (as `gjkcli.report.jsonout.encoded` writes
-    the JSON report): a log of many results is never whole in memory as dicts, nor as text
-    where its writer writes the chunks as they come (`gjkcli.errors.write_whole`)."""
+    """`sarif_text(findings)` as UTF-8 chunks (`gjkcli.report.chunks`), each result made and
+    encoded only when it is reached (as `gjkcli.report.jsonout.encoded` writes the JSON
+    report): a log of many results is never whole in memory as dicts, nor as text where its
+    writer writes the chunks as they come (`gjkcli.errors.write_whole`)."""
     return in_chunks(_sarif_pieces(findings))
 
 
