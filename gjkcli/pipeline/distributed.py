@@ -156,7 +156,12 @@ def connect(address: str, timeout: float = 10.0, *, quiet: bool = True):
     except ImportError:
         raise ClusterError(f"a scan on a Dask cluster ({address}) needs dask.distributed, which is "
                            f"not installed: pip install 'gjk[dask]'") from None
-    with _quiet_dask(quiet), _forked_workers(workers is not None):
+    import dask
+
+    # no copy of the last thousand messages to the scheduler kept for Dask's developers (the
+    # client's stream's log): they are the tasks' specifications, arguments and all
+    with _quiet_dask(quiet), _forked_workers(workers is not None), \
+            dask.config.set({"distributed.admin.low-level-log-length": 0}):
         cluster = None
         try:
             if workers is not None:

@@ -516,6 +516,16 @@ def test_the_clients_threads_allocate_from_one_malloc_arena(tmp_path):
     assert arenas == ["Arena 0:"], done.stderr
 
 
+def test_the_client_keeps_no_log_of_the_messages_it_sent():
+    """Dask's stream from the client to the scheduler keeps no copy of what it sent (a log of
+    the last thousand messages, for Dask's developers, held every task's specification and
+    arguments: the Great Court roof's client held 2 MB of them as it wrote its report)."""
+    with distributed.connect("local:1") as client:
+        assert client.gather(client.map(len, [b"x" * n for n in range(50)])) == list(range(50))
+        log = client.scheduler_comm.recent_message_log
+        assert log.maxlen == 0 and len(log) == 0
+
+
 def test_bad_manifest_address_names_its_line(tmp_path):
     from gjkcli.scene import manifest as manifests
 
