@@ -329,14 +329,17 @@ class ColumnResults(Mapping):
         b = len(self._blocks)
         if isinstance(answer, _Columns):  # read by position: its keys not kept beside it
             self._blocks.append((answer, None))
-            keys = answer.keys if isinstance(answer.keys, np.ndarray) else list(answer.keys)
+            keys = answer.keys
         else:
             keys = list(answer)
             self._blocks.append((answer, keys))
-        if len(keys):
-            self._pieces.append((np.asarray([pairs[k] for k in keys] if isinstance(keys, list)
-                                            else np.asarray(pairs, dtype=np.int64)[keys], dtype=np.int64),
-                                 np.full(len(keys), b, dtype=np.int64), np.arange(len(keys), dtype=np.int64)))
+        if not len(keys):
+            return
+        if isinstance(keys, np.ndarray):
+            at = np.asarray(pairs, dtype=np.int64)[keys]
+        else:
+            at = np.asarray([pairs[k] for k in keys], dtype=np.int64)
+        self._pieces.append((at, np.full(len(keys), b, dtype=np.int64), np.arange(len(keys), dtype=np.int64)))
         self._keys = None
 
     def _index(self) -> None:
