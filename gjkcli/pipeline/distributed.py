@@ -21,7 +21,10 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    exactly once. A tile's task takes its objects' hulls as picks of step 1's answers (a small
    task per source, on the worker that holds it; Dask moves the picks; where the loads are
    small, WHOLE_LOADS_BYTES, the task takes the answers whole and picks them itself), runs the
-   broad phase, the manifest's [[check]] selections and the engine's batch call.
+   broad phase, the manifest's [[check]] selections and the engine's batch call. Its answer
+   stays on its worker: the client receives the pairs and the facts the policy reads
+   (`worktasks.tile_facts`), and the rest of a pair's answer (its vectors and certificate) only
+   where a finding may be the hulls' answer (`_ClusterRun.whole_answers`).
 3. **Refinement where the parts are**: the client runs the policy on the tiles' verdicts, in
    the order one process reads the pairs; the pairs it sends to the triangles, to STEP's exact
    solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
@@ -478,7 +481,9 @@ class _ClusterRun(Run):
         self._loads: list = []  # futures of the load tasks, kept until the findings are made
         self._where = None  # (n, 2) int64: (source, position in its load result) per object
         self._manifest = None  # worktasks.Loaded of the manifest's primitives
-        self._batch = None
+        self._batch = None  # the tiles' verdicts: their facts, the rest fetched for some pairs
+        self._tiles: list = []  # futures of the tiles' answers, until `whole_answers` reads them
+        self._in_tile = None  # (m, 2) int32: each pair's tile and its place in the tile's answer
         self._grid = None  # the tiles' grid and the objects' grown boxes: a pair's tile
         self._glo = None
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
@@ -646,7 +651,6 @@ class _ClusterRun(Run):
 
     def candidates(self, parts: Parts, resolved, across: bool, every_pair: int):
         """The tiles' pairs and their verdicts, in the order of one process's broad phase."""
-        from gjkcli.engine.results import BatchResult
         from gjkcli.scene.broadphase import grown_bounds
 
         n = parts.n
@@ -680,25 +684,30 @@ class _ClusterRun(Run):
             futures.append(self.client.submit(
                 worktasks.tile, grid, tile, ids, glo[ids], ghi[ids], sets, self.options.tolerance, *packs,
                 order=_packed_order(ids, src), key=f"gjk-tile-{tile}-{_token()}"))
-        done = self._results(futures, "narrow")
+        # the tiles' answers stay on the workers: the client receives their pairs and the facts
+        # the policy reads, the rest of a pair's answer only where a finding reads it
+        self._tiles = futures
+        done = self._results([self.client.submit(worktasks.tile_facts, f, key=f"gjk-facts-{k}-{_token()}")
+                              for k, f in enumerate(futures)], "narrow")
         i = np.concatenate([d[0] for d in done])
         j = np.concatenate([d[1] for d in done])
         candidates = sum(d[2] for d in done)
         order = np.lexsort((j, i))  # pairs read in the objects' order, as one process reads them
         i, j = i[order], j[order]
+        # each pair's tile and its place in that tile's answer
+        self._in_tile = np.stack([np.repeat(np.arange(len(done), dtype=np.int32), [len(d[0]) for d in done]),
+                                  np.concatenate([np.arange(len(d[0]), dtype=np.int32) for d in done])], axis=1)[order]
         if len(i):
             self._batch = _joined(done, order)
         keep = self.own_worlds(parts, i, j) if len(i) else None  # each file its own world
         if keep is not None:  # those pairs are no candidates, as in one process
             candidates -= int(np.count_nonzero(~keep))
             i, j = i[keep], j[keep]
-            self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
-                                         for f in dataclasses.fields(BatchResult)})
+            self._kept(keep)
         if parts.owned and len(i):  # a link's elements are one object: never checked against each other
             keep = ~elements.same_object(parts.owner_ids, i, j)
             i, j = i[keep], j[keep]
-            self._batch = BatchResult(**{f.name: getattr(self._batch, f.name)[keep]
-                                         for f in dataclasses.fields(BatchResult)})
+            self._kept(keep)
         i, j, clearance = self.select(resolved, i, j)  # the tiles kept only selected pairs
         if self.sets is not None and self.sets.tolerance(None) is not None:
             from gjkcli.errors import InputError
@@ -707,9 +716,39 @@ class _ClusterRun(Run):
                                        "cluster (the tiles answer at the run's band); scan without --dask")
         return i.astype(np.int64), j.astype(np.int64), clearance, candidates
 
+    def _kept(self, keep: np.ndarray) -> None:
+        """The tiles' pairs `keep` (a mask) only."""
+        self._in_tile = self._in_tile[keep]
+        self._batch = dataclasses.replace(self._batch, **{name: getattr(self._batch, name)[keep]
+                                                          for name in worktasks.TILE_FACTS})
+
     def narrow(self, parts: Parts, i, j):
-        """The tiles' verdicts (`candidates` gathered them with the pairs)."""
+        """The tiles' verdicts (`candidates` gathered their facts with the pairs)."""
         return self._batch if len(i) else None
+
+    def whole_answers(self, batch, rows):
+        """`Run.whole_answers`: the rest of the tiles' answers of the pairs `rows` fetched from
+        the tiles' tasks, which are then let go (on the Great Court roof the triangles answer
+        every listed pair: 3.2 MB of vectors the client never received)."""
+        if not len(rows):
+            return batch
+        tiles, at = self._in_tile[rows, 0], self._in_tile[rows, 1]
+        asked = []
+        for t in np.unique(tiles).tolist():
+            mine = np.flatnonzero(tiles == t)
+            asked.append((mine, self.client.submit(worktasks.tile_rest, self._tiles[t], at[mine],
+                                                   key=f"gjk-rest-{t}-{_token()}")))
+        got = self._results([f for _, f in asked], "answers")
+        for f in self._tiles:
+            f.release()
+        self._tiles, self._in_tile = [], None
+        fields: dict = {}
+        for (mine, _), answer in zip(asked, got):
+            for name, values in answer.items():
+                if name not in fields:
+                    fields[name] = np.empty((len(rows),) + values.shape[1:], dtype=values.dtype)
+                fields[name][mine] = values
+        return dataclasses.replace(batch, **{name: _PairRows(rows, values) for name, values in fields.items()})
 
     # -- the refinement and the overlaps, where the parts are ---------------------------------------
 
@@ -1025,25 +1064,42 @@ class _ClusterRun(Run):
                                f"{type(exc).__name__}: {one_line(exc)}") from exc
 
     def _release(self) -> None:
-        for f in self._loads:
+        for f in self._loads + self._tiles:
             f.release()
-        self._loads, self._ahead = [], None
+        self._loads, self._tiles, self._ahead = [], [], None
 
 
 def _joined(done: list, order) -> "BatchResult":
-    """The tiles' verdicts (`worktasks.tile`'s answers) as one BatchResult in `order`, a field at
-    a time, each tile's arrays of a field let go once joined: the client holds the pairs'
-    answers about once, not twice (a listing of millions of pairs: `gjkcli.pipeline.streamed`)."""
-    from gjkcli.engine.results import BatchResult
-
+    """The tiles' verdicts (`worktasks.tile_facts`' answers) as one BatchResult in `order`, a
+    field at a time, each tile's arrays of a field let go once joined: the client holds the
+    pairs' answers about once, not twice (a listing of millions of pairs:
+    `gjkcli.pipeline.streamed`). The fields not among the facts hold no pair's yet
+    (`_ClusterRun.whole_answers`)."""
     out = {}
-    for f in dataclasses.fields(BatchResult):
-        pieces = [d[3].pop(f.name) for d in done if len(d[0])]
+    for name in worktasks.TILE_FACTS:
+        pieces = [d[3].pop(name) for d in done if len(d[0])]
         joined = np.concatenate(pieces)
         del pieces
-        out[f.name] = joined[order]
+        out[name] = joined[order]
         del joined
-    return BatchResult(**out)
+    none = _PairRows(np.zeros(0, dtype=np.int64), np.zeros(0))
+    return BatchResult(**{f.name: out.get(f.name, none) for f in dataclasses.fields(BatchResult)})
+
+
+class _PairRows:
+    """A field of a BatchResult held for some of its pairs only (`pairs`, ascending: their
+    rows of the field, `data`), read as the whole field is: at a pair's index, at (an index,
+    the columns), or at an array of indices. A pair it does not hold is a KeyError."""
+
+    def __init__(self, pairs: np.ndarray, data: np.ndarray):
+        self.pairs, self.data = np.asarray(pairs, dtype=np.int64), data
+
+    def __getitem__(self, key):
+        k, columns = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        n = np.searchsorted(self.pairs, k)
+        if not len(self.pairs) or np.any(self.pairs[np.minimum(n, len(self.pairs) - 1)] != k):
+            raise KeyError(f"no answer fetched for pair {k}")
+        return self.data[(n, *columns)]
 
 
 @dataclass

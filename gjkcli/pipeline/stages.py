@@ -710,6 +710,12 @@ class Run:
         done.clear()
         return BatchResult(**{name: np.concatenate([p.pop(name) for p in pieces]) for name in fields})
 
+    def whole_answers(self, batch, rows):
+        """`batch` with the whole answers (vectors, certificates) of the pairs `rows` at hand:
+        the pairs whose finding may be their hulls' answer. One process has every pair's; a
+        cluster's client has only the facts the policy reads of the others."""
+        return batch
+
     # -- the policy and the triangles ----------------------------------------------------------
 
     def _answer(self, parts: "Parts", i, j, clearance, batch) -> "_Answers":
@@ -748,6 +754,8 @@ class Run:
                 mine = modes == mode
                 refine[mine] = policy.needs_triangles(mode, hull_clear, coincident, asked, meshed)[mine]
         refine &= ~bounded
+        # a listed pair the triangles do not answer is its hulls' answer (or is decided from it)
+        batch = self.whole_answers(batch, np.flatnonzero(listed & ~refine))
         self.listed_known(parts, i, j, listed)
         todo = np.flatnonzero(refine)
         keys = self.pair_keys(parts, i, j, clearance, batch, todo, "exact") if self.caching(todo) else []

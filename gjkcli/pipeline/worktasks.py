@@ -29,7 +29,7 @@ from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
-           "pick_hulls", "pick", "tile", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
+           "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
@@ -517,6 +517,26 @@ def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
         fields = {f.name: np.concatenate([getattr(d, f.name) for d in done])
                   for f in dataclasses.fields(done[0])}
     return ids[li], ids[lj], candidates, fields
+
+
+# The fields of a tile's verdicts the client reads for every pair: the policy's and the
+# listing's order's. The others (the vectors, the certificates, the loops' counts: 3 of every 4
+# bytes of a pair's answer) make a pair's Result, which the client reads only where the hulls'
+# answer is a finding's, the triangles' answer the others' (`tile_rest`).
+TILE_FACTS = ("status", "distance", "distance_lower", "depth", "tolerance")
+
+
+def tile_facts(answer) -> tuple:
+    """What the client receives of a tile's answer (`tile`): its pairs, its broad-phase count
+    and its verdicts' TILE_FACTS; the answer itself stays on its worker."""
+    i, j, candidates, fields = answer
+    return i, j, candidates, {name: fields[name] for name in TILE_FACTS if name in fields}
+
+
+def tile_rest(answer, rows) -> dict:
+    """The fields of a tile's verdicts other than TILE_FACTS, at its pairs `rows` (positions in
+    the tile's answer)."""
+    return {name: values[rows] for name, values in answer[3].items() if name not in TILE_FACTS}
 
 
 def refine_pairs(names, li, lj, tolerance, measure, *picks) -> Packed:

@@ -22,7 +22,8 @@ __all__ = ["render_scan", "render_summary", "progress_callback", "wants_progress
 
 STAGES = {"load": "loading", "read": "reading a large file", "mesh": "meshing IFC elements",
           "tessellate": "tessellating STEP solids", "hulls": "building hulls",
-          "narrow": "checking pairs", "refine": "refining non-convex pairs",
+          "narrow": "checking pairs", "answers": "fetching the hulls' answers",
+          "refine": "refining non-convex pairs",
           "pictures": "fetching the pictures' parts"}
 # Stages counted in bytes (gjkcli.scene.watch): their bar shows sizes, not counts.
 BYTE_STAGES = frozenset({"read"})

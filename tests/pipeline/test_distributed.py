@@ -788,6 +788,29 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+@pytest.mark.parametrize("mode", ["auto", "hull"])
+def test_the_client_receives_of_the_tiles_the_facts_and_the_hulls_answers_it_lists(cluster, ring_files, small_tiles,
+                                                                                   client_without_parts, mode):
+    """The tiles' answers stay on the workers: the client receives each tile's pairs and the
+    facts the policy reads, and the rest of an answer (vectors, certificate, the loops' counts)
+    only for the pairs a finding lists as their hulls' answer; the JSON is one process's."""
+    from gjkcli.pipeline import worktasks
+
+    small_tiles(8)
+    address, _ = cluster
+    one = pipeline.scan(ring_files, pipeline.Options(jobs=1, mode=mode))
+    received = client_without_parts()
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, mode=mode))
+    same_json(one, many)
+    assert len(received["narrow"]) > 4
+    for i, j, candidates, facts in received["narrow"]:
+        assert set(facts) <= set(worktasks.TILE_FACTS) and all(len(v) == len(i) for v in facts.values())
+    on_hulls = sum(p.mode == "hull" for p in many.pairs)
+    assert on_hulls > 0 and (mode == "hull" or any(p.mode == "exact" for p in many.pairs))
+    fetched = [len(answer["normal"]) for answer in received["answers"]]
+    assert sum(fetched) == on_hulls and len(fetched) > 1
+    assert not set(received["answers"][0]) & set(worktasks.TILE_FACTS)
+
 def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_them(cluster, ring_files,
                                                                                    small_tiles, monkeypatch):
     """The client keeps the triangle test's answers as the columns their tasks sent, and a
