@@ -83,12 +83,13 @@ class _Columns:
     keys : the dict's keys in order (int64 where they are ints), or None for a list; count :
     how many values; groups :
     [(class, (r,) int64 the positions of its instances, field names, columns)], a column being
-    ("f", float64 array), ("i", int64 array), ("a", the rows' arrays stacked), ("d", a nested
+    ("f", float64 array), ("i", int32 or int64 array), ("a", the rows' arrays stacked), ("d", a nested
     `_Columns` of a field whose values are all dataclass instances, of one class or several),
     ("o", (which rows have a value, each row's place among those, the column of the values):
     a field that is None in some rows), ("c", (uint8 codes, the values they stand for): a field
     of a few strings, enum members, booleans or None, `_coded`) or ("l", the values as a
-    list). `one` finds a value's group by `_where`, made when first asked."""
+    list). Positions are int32 where they fit (`_positions`). `one` finds a value's group by
+    `_where`, made when first asked where the values are of several classes."""
 
     keys: list | None
     count: int
@@ -123,20 +124,27 @@ class _Columns:
             if any(list(state) != names for state in states):
                 return None  # fields set in another order (or an extra one): pickled as they are
             columns = [_column(list(values)) for values in zip(*[state.values() for state in states])]
-            groups.append((kind, np.asarray(rows, dtype=np.int64), names, columns))
+            groups.append((kind, _positions(rows), names, columns))
         return cls(keys, len(objs), groups)
 
     def _planned(self) -> None:
-        if self._where is None:
-            self._where = np.empty((self.count, 2), dtype=np.int64)
-            for g, (_, rows, _, _) in enumerate(self.groups):
-                self._where[rows, 0], self._where[rows, 1] = g, np.arange(len(rows))
+        if self._plans is None:
+            if len(self.groups) > 1:  # one class: value r is its group's r-th
+                self._where = np.empty((self.count, 2), dtype=_positions([self.count]).dtype)
+                for g, (_, rows, _, _) in enumerate(self.groups):
+                    self._where[rows, 0], self._where[rows, 1] = g, np.arange(len(rows))
             self._plans = [self._plan(g) for g in range(len(self.groups))]
+
+    def _located(self, rs: np.ndarray) -> tuple:
+        """(group, position in it) of each value rs."""
+        if self._where is None:
+            return np.zeros(len(rs), dtype=np.int64), rs
+        return self._where[rs, 0], self._where[rs, 1]
 
     def one(self, r: int):
         """Value r of the list (r-th of the dict) alone, as `open` makes it."""
         self._planned()
-        g, w = self._where[r].tolist()
+        g, w = (0, int(r)) if self._where is None else self._where[r].tolist()
         kind, names, numbers, rows, others = self._plans[g]
         values = [None] * len(names)
         for places, block in numbers:  # a group's floats (its ints) a row at once
@@ -156,7 +164,7 @@ class _Columns:
         self._planned()
         rs = np.asarray(rs, dtype=np.int64)
         out: list = [None] * len(rs)
-        groups, ws = self._where[rs, 0], self._where[rs, 1]
+        groups, ws = self._located(rs)
         for g in np.unique(groups).tolist():
             mine = np.flatnonzero(groups == g)
             w = ws[mine]
@@ -184,9 +192,10 @@ class _Columns:
         replaces the columns it joins (each then a view of it)."""
         kind, rows, names, columns = self.groups[g]
         numbers = []
-        for code, dtype in (("f", np.float64), ("i", np.int64)):
+        for code in ("f", "i"):
             places = [n for n, c in enumerate(columns) if c[0] == code]
             if places:
+                dtype = np.result_type(*[columns[n][1] for n in places])
                 block = np.empty((len(rows), len(places)), dtype=dtype)
                 for m, n in enumerate(places):
                     block[:, m] = columns[n][1]
@@ -238,7 +247,8 @@ def _column(values: list) -> tuple:
         if first is float:
             return "f", np.array(values, dtype=np.float64)
         if first is int and -(1 << 62) < min(values) and max(values) < 1 << 62:
-            return "i", np.array(values, dtype=np.int64)
+            small = -(1 << 31) < min(values) and max(values) < 1 << 31
+            return "i", np.array(values, dtype=np.int32 if small else np.int64)
         if first is np.ndarray:
             shape, dtype = values[0].shape, values[0].dtype
             if shape and not dtype.hasobject and len({(v.shape, v.dtype) for v in values}) == 1:
@@ -253,12 +263,18 @@ def _column(values: list) -> tuple:
         inner = _column([v for v in values if v is not None])
         if inner[0] != "l":
             mask = np.array(present, dtype=bool)
-            return "o", (mask, np.cumsum(mask) - 1, inner)
+            return "o", (mask, (np.cumsum(mask) - 1).astype(_positions([len(mask)]).dtype), inner)
     if all(_plain_dataclass(kind) for kind in kinds):  # certificates of several kinds
         nested = _Columns.of(values)
         if nested is not None:
             return "d", nested
     return "l", values
+
+
+def _positions(values) -> np.ndarray:
+    """Positions (non-negative ints) as an int32 array where they fit, else int64."""
+    values = np.asarray(values, dtype=np.int64)
+    return values.astype(np.int32) if not len(values) or values.max() < 1 << 31 else values
 
 
 def _coded(values: list, kinds: set) -> tuple | None:
@@ -339,7 +355,7 @@ class ColumnResults(Mapping):
             at = np.asarray(pairs, dtype=np.int64)[keys]
         else:
             at = np.asarray([pairs[k] for k in keys], dtype=np.int64)
-        self._pieces.append((at, np.full(len(keys), b, dtype=np.int64), np.arange(len(keys), dtype=np.int64)))
+        self._pieces.append((at, np.full(len(keys), b, dtype=np.int32), _positions(np.arange(len(keys)))))
         self._keys = None
 
     def _index(self) -> None:
@@ -351,6 +367,7 @@ class ColumnResults(Mapping):
             keys = block = at = np.zeros(0, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
         self._keys, self._block, self._at = keys[order], block[order], at[order]
+        self._pieces = [(self._keys, self._block, self._at)]  # not each task's beside them
         if len(self._keys) > 1 and (self._keys[1:] == self._keys[:-1]).any():
             raise ValueError("a pair answered twice")
 

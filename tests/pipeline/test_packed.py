@@ -184,7 +184,7 @@ def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would():
 
 
 def test_ints_floats_or_nones_and_certificates_of_several_kinds_travel_by_columns():
-    """Ints as an int64 column (past its range, as a list), a field None in some rows as the
+    """Ints as an int column (past int64's range, as a list), a field None in some rows as the
     column of the others, certificates of two classes as one nested column: each opens as
     unpickling would, whole or one by one."""
     results = list(_results(5, 60).values())
@@ -232,3 +232,31 @@ def test_answers_read_ahead_are_made_together_as_one_by_one():
     columns = Packed.of(list(results.values())).unpacked()
     some = columns.some(np.array([5, 0, 299, 5], dtype=np.int64))
     assert all(_same(columns.one(r), s) for r, s in zip((5, 0, 299, 5), some))
+
+
+def test_positions_and_small_ints_travel_as_int32_and_one_class_needs_no_index():
+    """A group's rows, a field's "where present" positions and ints within int32's range are
+    int32 (4 bytes a row, not 8), wider ints int64; values of one class are found by their
+    position alone (no index of groups is made), of several by an int32 index; and the
+    answers of tasks kept together hold one index of them, not each task's beside it. Each
+    opens as unpickling would."""
+    results = list(_results(9, 90).values())
+    exact = [r for r in results if type(r) is ExactResult]
+    for rows in (results, exact):
+        columns = Packed.of(rows).unpacked()
+        kinds = {name: column for _, _, names, cols in columns.groups for name, column in zip(names, cols)}
+        assert all(g[1].dtype == np.int32 for g in columns.groups)
+        assert kinds["iterations"][1].dtype == np.int32 and kinds["depth"][1][1].dtype == np.int32
+        assert all(_same(r, columns.one(n)) for n, r in enumerate(rows))
+        assert (columns._where is None) == (rows is exact)
+        assert columns._where is None or columns._where.dtype == np.int32
+    wide = [Scalars(np.array(1.0), 1.0) for _ in range(2)]
+    wide[0].value, wide[1].value = 2 ** 40, 1
+    assert Packed.of(wide).unpacked().groups[0][3][1][1].dtype == np.int64
+    assert [w.value for w in Packed.of(wide).open()] == [2 ** 40, 1]
+    kept = ColumnResults()
+    for t in range(3):
+        kept.add(Packed.of(dict(enumerate(exact[t::3]))).unpacked(), np.arange(len(exact[t::3])) * 3 + t)
+    assert len(kept) == len(exact) and len(kept._pieces) == 1
+    assert kept._block.dtype == kept._at.dtype == np.int32
+    assert all(_same(exact[k], kept[k]) for k in range(len(exact)))
