@@ -51,6 +51,7 @@ IfcOpenShell is imported on the first read (in the child), so ``gjk --help`` nev
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1029,7 +1030,9 @@ def _element(e) -> Element:
         opening = fills.RelatingOpeningElement
         for voids in getattr(opening, "VoidsElements", ()) or ():
             hosts.append(voids.RelatingBuildingElement.GlobalId)
-    return Element(ifc_class=e.is_a(), classes=_classes(e), global_id=e.GlobalId,
+    # the class's name one string for the model's elements of that class (one object each
+    # otherwise, and so in a load task's answer: a Dask client's objects)
+    return Element(ifc_class=sys.intern(e.is_a()), classes=_classes(e), global_id=e.GlobalId,
                    name=e.Name if (e.Name or "").strip() else None, hosts=tuple(dict.fromkeys(hosts)),
                    step=e.id())
 

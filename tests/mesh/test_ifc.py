@@ -447,6 +447,8 @@ def test_a_real_model_reads_as_its_text_says():
         assert p.name == f"{e.is_a()} '{e.Name}' {e.GlobalId}" if e.Name else f"{e.is_a()} {e.GlobalId}"
         assert p.units == "m"
     assert not any(p.element.ifc_class == "IfcOpeningElement" for p in parts)
+    walls = [p.element.ifc_class for p in parts if p.element.ifc_class == "IfcWall"]
+    assert len(walls) > 1 and all(w is walls[0] for w in walls)  # a class one string, not one a wall
     for door in model.by_type("IfcDoor"):
         hosts = {v.RelatingBuildingElement.GlobalId for f in door.FillsVoids
                  for v in f.RelatingOpeningElement.VoidsElements}
