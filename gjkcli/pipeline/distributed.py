@@ -489,6 +489,7 @@ class _ClusterRun(Run):
         self._parts = None  # the client's _ClusterParts, for the pictures' fetches
         self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`listed_known`)
         self._whole = False  # the tasks take whole loads and pick their parts (WHOLE_LOADS_BYTES)
+        self._fetched: list = []  # futures of the tasks that have every worker hold each load (`_spread`)
 
     def findings(self, *args, **kwargs):
         try:
@@ -549,6 +550,7 @@ class _ClusterRun(Run):
         # the client receives what the readers know and the hulls' boxes, never a part
         loaded = self._results([self.client.submit(worktasks.summary, f, key=f"gjk-summary-{k}-{_token()}")
                                 for k, f in enumerate(self._loads)], "load")
+        self._spread(loaded)
         self._forget_documents(tasks)
         t = self.stage("load", t)
         loaded, moved = _in_file_order(tasks, loaded)  # an IFC model's interleaved shares
@@ -589,10 +591,21 @@ class _ClusterRun(Run):
         parts, keep = _ClusterParts.assemble(geoms, shapes, lo, hi, gap, inward, self.problems)
         parts.counts = counts[keep]
         self._where = where[keep]
-        self._whole = 24 * int(counts.sum()) <= WHOLE_LOADS_BYTES  # float64 vertices, int64 faces: 24 bytes each
+        self._whole = _whole(counts.sum())
         self._parts = parts
         self.stage("hulls", t)
         return parts
+
+    def _spread(self, loaded) -> None:
+        """Where the tasks will take the loads whole (`_whole`), every worker fetches each of them
+        now, while the client makes the objects and the tiles, instead of at its first tile."""
+        workers = list(self.client.nthreads())
+        counts = sum(int(got.counts.sum()) for got in loaded if got.counts is not None)
+        if len(workers) < 2 or len(self._loads) < 2 or not _whole(counts):
+            return
+        self._fetched = [self.client.submit(worktasks.held, f, workers=[w], allow_other_workers=False,
+                                            key=f"gjk-held-{k}-{n}-{_token()}")
+                         for k, f in enumerate(self._loads) for n, w in enumerate(workers)]
 
     def _split(self, sources) -> list:
         """[(source index, Source)]: a load task per source; a large file, when the
@@ -1064,9 +1077,15 @@ class _ClusterRun(Run):
                                f"{type(exc).__name__}: {one_line(exc)}") from exc
 
     def _release(self) -> None:
-        for f in self._loads + self._tiles:
+        for f in self._loads + self._tiles + self._fetched:
             f.release()
-        self._loads, self._tiles, self._ahead = [], [], None
+        self._loads, self._tiles, self._fetched, self._ahead = [], [], [], None
+
+
+def _whole(counts: int) -> bool:
+    """Whether the tasks take the load tasks' answers whole: their meshes' `counts` vertices and
+    faces (float64 and int64, 24 bytes each) at most WHOLE_LOADS_BYTES."""
+    return 24 * int(counts) <= WHOLE_LOADS_BYTES
 
 
 def _joined(done: list, order) -> "BatchResult":

@@ -29,7 +29,7 @@ from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
-           "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
+           "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
            "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
@@ -483,6 +483,10 @@ def summary(loaded: "Loaded") -> "Summary":
     return loaded.summary()
 
 
+def held(loaded) -> None:
+    """Nothing: run on a worker, that worker then holds the load task's answer `loaded` too."""
+
+
 def pick_hulls(loaded: "Loaded", positions) -> "PackedShapes":
     """The hulls of some of a source's objects (for a tile's narrow phase), still packed."""
     return loaded.shapes.take(positions)
@@ -493,13 +497,14 @@ def pick(loaded: "Loaded", positions) -> "Loaded":
     return loaded.take(positions)
 
 
-def picked(pick, hulls: bool = False):
-    """A task's pick: a `pick` (`pick_hulls` with hulls) answer as it came, or (a load task's
-    answer, positions) picked here (`gjkcli.pipeline.distributed.WHOLE_LOADS_BYTES`)."""
-    if not isinstance(pick, tuple):
-        return pick
-    loaded, positions = pick
-    return pick_hulls(loaded, positions) if hulls else loaded.take(positions)
+def picked_shapes(pick) -> list:
+    """The Shapes of a task's pick: a `pick` or `pick_hulls` answer as it came, or (a load
+    task's answer, positions) read at those positions, not packed again
+    (`gjkcli.pipeline.distributed.WHOLE_LOADS_BYTES`)."""
+    if isinstance(pick, tuple):
+        loaded, positions = pick
+        return loaded.shapes.unpack(positions)
+    return (pick if isinstance(pick, PackedShapes) else pick.shapes).unpack()
 
 
 def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
@@ -527,7 +532,7 @@ def tile(grid, number: int, ids, glo, ghi, sets, tolerance, *packs, order=None):
         li, lj = li[keep], lj[keep]
     fields: dict = {}
     if len(li):
-        shapes = [s for p in packs for s in picked(p, hulls=True).unpack()]
+        shapes = [s for p in packs for s in picked_shapes(p)]
         shapes = ShapeSet(shapes if order is None else [shapes[k] for k in order.tolist()])
         done = [batch(shapes, li[a:a + PAIR_CHUNK], lj[a:a + PAIR_CHUNK], tolerance=tolerance,
                       want="verdict") for a in range(0, len(li), PAIR_CHUNK)]
@@ -637,7 +642,7 @@ def trace_pair(tolerance, a: int, b: int, *picks):
     """GJK and EPA on the hulls of objects a and b of the picks, step by step (--trace)."""
     from gjkcli.engine.query import query
 
-    shapes = [s for p in picks for s in picked(p).shapes.unpack()]
+    shapes = [s for p in picks for s in picked_shapes(p)]
     return query(shapes[a], shapes[b], tolerance=tolerance, trace=True).trace
 
 

@@ -275,9 +275,11 @@ def test_non_convex_parts_exact_and_auto(cluster, ring_files, mode, small_tiles,
 def test_small_loads_are_taken_whole_by_the_tasks_else_picked(cluster, ring_files, small_tiles, monkeypatch,
                                                               whole):
     """Loads whose meshes are small (`distributed.WHOLE_LOADS_BYTES`) are taken whole by the
-    tiles' and the refinement's tasks, each picking its parts itself: no pick task; larger ones
-    are picked by a task per tile (or task) and load. The JSON is one process's either way, with
-    the overlap volumes and a --trace, which take their parts the same way."""
+    tiles' and the refinement's tasks, each picking its parts itself: no pick task, and every
+    worker fetches every load as the loads are done (a `held` task a load and worker); larger
+    ones are picked by a task per tile (or task) and load, and never fetched whole. The JSON is
+    one process's either way, with the overlap volumes and a --trace, which take their parts
+    the same way."""
     from distributed import get_task_stream
 
     small_tiles(8)
@@ -293,8 +295,10 @@ def test_small_loads_are_taken_whole_by_the_tasks_else_picked(cluster, ring_file
         assert kinds["refine"] > 0 and kinds["overlap"] > 0 and kinds["tile"] > 0
         if whole:
             assert kinds["pick"] == kinds["part"] == 0
+            assert kinds["held"] == len(ring_files) * len(client.nthreads())
         else:
             assert kinds["pick"] >= kinds["tile"] and kinds["part"] >= kinds["refine"] + kinds["overlap"]
+            assert kinds["held"] == 0
 
 
 def test_manifest_checks_allows_primitives_and_baseline(cluster, ring_files, tmp_path, small_tiles):
