@@ -39,6 +39,10 @@ IFC_MODULES = ("ifcopenshell", "ifcopenshell.geom", "ifcopenshell.util.unit", "i
                "gjkcli.mesh.ifc")
 _IFC_SUFFIXES = (".ifc", ".ifczip")
 
+# ... and last, the module that has the server end at once when the command does
+# (`gjkcli.pipeline.serverend`).
+SERVER_END = "gjkcli.pipeline.serverend"
+
 
 def asks_local_cluster(argv: list) -> bool:
     """Whether the command line `argv` (without the program) scans on a LocalCluster:
@@ -79,10 +83,11 @@ def server_env():
 
 def preload(context, argv: list = ()) -> None:
     """Have the server of the multiprocessing `context` import WORKER_MODULES when it starts,
-    and IFC_MODULES when the command line `argv` names an IFC model (a server already running
-    keeps what it imported; one that cannot import a module goes on without it)."""
+    and IFC_MODULES when the command line `argv` names an IFC model, then SERVER_END (a server
+    already running keeps what it imported; one that cannot import a module goes on without
+    it)."""
     ifc = any(str(arg).lower().endswith(_IFC_SUFFIXES) for arg in argv)
-    context.set_forkserver_preload([*WORKER_MODULES, *(IFC_MODULES if ifc else ())])
+    context.set_forkserver_preload([*WORKER_MODULES, *(IFC_MODULES if ifc else ()), SERVER_END])
 
 
 def warm(argv: list) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,41 @@ def test_without_a_local_cluster_nothing_is_started():
         pytest.skip("no forkserver on this platform")
     assert workerserver.warm(["scan", "a.glb", "--dask", "tcp://scheduler:8786"]) is False
     assert workerserver.warm(["scan", "a.glb"]) is False
+
+
+_ENDS = """
+import multiprocessing, sys
+from multiprocessing import forkserver
+from gjkcli.pipeline import workerserver
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(sys.argv[1:])
+    with workerserver.server_env():
+        forkserver.ensure_running()
+    child = context.Process(target=print, args=("forked",))
+    child.start()
+    child.join(timeout=120)
+"""
+
+
+@pytest.mark.parametrize("ends_at_once", [True, False])
+def test_the_server_ends_with_the_command_without_finalizing_what_it_imported(tmp_path, ends_at_once):
+    """With SERVER_END imported last, the server ends as soon as the command that started it
+    does: an exit handler of a module it imported before never runs, and the command's output
+    pipes close with the command (this test's run returns once they have). Without it, that
+    handler runs: the server finalized everything it imported while it held the pipes."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+    mark = tmp_path / "finalized.mark"
+    (tmp_path / "finalized_here.py").write_text(
+        f"import atexit\natexit.register(lambda: open({str(mark)!r}, 'w').write('finalized'))\n")
+    script = tmp_path / "ends.py"
+    script.write_text(_ENDS)
+    preload = ["finalized_here", *([workerserver.SERVER_END] if ends_at_once else [])]
+    done = subprocess.run([sys.executable, str(script), *preload], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{HOME}{os.pathsep}{tmp_path}"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["forked"]  # the server imported the modules and forked
+    assert mark.exists() is not ends_at_once
