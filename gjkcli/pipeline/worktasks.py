@@ -214,6 +214,51 @@ class _Columns:
                     out[r] = v
         return out
 
+    def numbers(self, name: str, rs) -> tuple | None:
+        """(float64 values, whether there is one) of the field `name` of values rs, read from
+        its columns as arrays, no value made; None where a group's column of it is not of
+        numbers (floats or ints, either of them None in some rows, or None in all) or the group
+        has no such field."""
+        rs = np.asarray(rs, dtype=np.int64)
+        values, present = np.zeros(len(rs)), np.zeros(len(rs), dtype=bool)
+        for mine, w, column in self._columns_at(name, rs):
+            kind, data = column
+            if kind in ("f", "i"):
+                values[mine], present[mine] = data[w], True
+            elif kind == "o" and data[2][0] in ("f", "i"):
+                mask, at, (_, inner) = data
+                there = mask[w]
+                values[mine[there]], present[mine[there]] = inner[at[w[there]]], True
+            elif not (kind == "c" and all(v is None for v in data[1])):  # None in every row: no value
+                return None
+        return values, present
+
+    def coded(self, name: str, rs, of=lambda v: v) -> np.ndarray | None:
+        """`of` each value of the field `name` of values rs, as an object array read from its
+        coded columns (`_coded`; `of` called once a distinct value); None where a group's
+        column of it is not coded or has no such field."""
+        rs = np.asarray(rs, dtype=np.int64)
+        out = np.empty(len(rs), dtype=object)
+        for mine, w, column in self._columns_at(name, rs):
+            if column[0] != "c":
+                return None
+            codes, table = column[1]
+            made = np.empty(len(table), dtype=object)
+            made[:] = [of(v) for v in table]
+            out[mine] = made[codes[w]]
+        return out
+
+    def _columns_at(self, name: str, rs: np.ndarray):
+        """(positions among rs, positions in its group, the group's column of `name`, or ("-",
+        None) where the group has no such field) per group of the values rs."""
+        if self._where is None and len(self.groups) > 1:
+            self._planned()
+        groups, ws = self._located(rs)
+        for g in np.unique(groups).tolist():
+            mine = np.flatnonzero(groups == g)
+            _, _, names, columns = self.groups[g]
+            yield mine, ws[mine], columns[names.index(name)] if name in names else ("-", None)
+
     def open(self):
         """The dict or list again."""
         out: list = [None] * self.count
@@ -440,12 +485,17 @@ class ColumnResults(Mapping):
         for b in np.unique(blocks).tolist():
             mine = np.flatnonzero(blocks == b)
             answer, local = self._blocks[b]
-            at = self._at[n[mine]].tolist()
-            if isinstance(answer, _Columns):
-                fields = [answer.field(name) for name in ("status", "distance", "depth")]
-                values = [(fields[0][x], fields[1][x], fields[2][x]) for x in at]
+            at = self._at[n[mine]]
+            if isinstance(answer, _Columns):  # read as arrays, no answer made
+                got = (answer.coded("status", at, lambda s: s.value), answer.numbers("distance", at),
+                       answer.numbers("depth", at))
+                if all(x is not None for x in got):
+                    status[mine], distance[mine] = got[0], got[1][0]
+                    depth[mine], has[mine] = got[2][0], got[2][1]
+                    continue
+                values = [(r.status, r.distance, r.depth) for r in answer.some(at)]
             else:
-                values = [(r.status, r.distance, r.depth) for r in (answer[local[x]] for x in at)]
+                values = [(r.status, r.distance, r.depth) for r in (answer[local[x]] for x in at.tolist())]
             for m, (s, d, p) in zip(mine.tolist(), values):
                 status[m], distance[m] = s.value, d
                 if p is not None:

@@ -151,10 +151,11 @@ def test_fields_set_in_another_order_are_pickled_as_they_are():
     assert list(vars(got[1])) == list(vars(b)) and _same(got[0], a)
 
 
-def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would():
+def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would(monkeypatch):
     """`ColumnResults`: the answers of several tasks, kept as they travelled, read by pair index
     one at a time (in any order, before and after `open`) are the objects unpickling gives;
-    their statuses, distances and depths read from the columns are theirs."""
+    their statuses, distances and depths read from the columns as arrays (no answer made) are
+    theirs."""
     results = _results(12, 400)
     tasks = [dict(list(results.items())[n::3]) for n in range(3)]
     kept = ColumnResults()
@@ -171,11 +172,19 @@ def test_answers_kept_by_columns_are_made_one_by_one_as_unpickling_would():
     rng = np.random.default_rng(3)
     for k in rng.permutation(400).tolist() + [0, 399]:
         assert _same(expected[k], kept[k])
-    status, distance, depth, has = kept.facts(np.array([5, 0, 398], dtype=np.int64))
-    for n, k in enumerate((5, 0, 398)):
+    asked = np.concatenate([[5, 0, 398], rng.permutation(400)]).astype(np.int64)
+
+    def made(*args):
+        raise AssertionError("an answer made to read its facts")
+
+    monkeypatch.setattr(_Columns, "one", made)
+    monkeypatch.setattr(_Columns, "some", made)
+    status, distance, depth, has = kept.facts(asked)
+    for n, k in enumerate(asked.tolist()):
         r = expected[k]
         assert status[n] == r.status.value and _same(float(distance[n]), r.distance)
         assert has[n] == (r.depth is not None) and (r.depth is None or depth[n] == r.depth)
+    monkeypatch.undo()
     assert 400 not in kept and -1 not in kept and "x" not in kept
     with pytest.raises(KeyError):
         kept[400]
