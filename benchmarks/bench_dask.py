@@ -264,8 +264,9 @@ def task_stream(inputs: list, workers: int, extra: dict | None = None) -> dict:
             "pairs": found.checked, "tasks": kinds}
 
 
-# what the client receives (the others stay on the workers, or move between them)
-TO_CLIENT = ("summary", "tile", "refine", "bounded", "overlap", "reasons")
+# what the client receives (the others stay on the workers, or move between them): of a tile,
+# its pairs and facts, and the rest of the answers of the pairs a finding lists on their hulls
+TO_CLIENT = ("summary", "facts", "rest", "refine", "bounded", "overlap", "reasons")
 
 
 def modelled(model: dict, w: int) -> float:
