@@ -755,13 +755,23 @@ class _ClusterRun(Run):
         for f in self._tiles:
             f.release()
         self._tiles, self._in_tile = [], None
+        # a quarter of the pairs or more (a listing of convex parts): each field whole, as one
+        # process has it, read at no cost (a report reads ten fields a pair); else the fetched
+        # rows and where each pair's is
+        whole = 4 * len(rows) >= len(batch)
+        at = None
+        if not whole:
+            at = np.full(len(batch), -1, dtype=np.int32 if len(rows) < 1 << 31 else np.int64)
+            at[rows] = np.arange(len(rows))
         fields: dict = {}
         for (mine, _), answer in zip(asked, got):
             for name, values in answer.items():
                 if name not in fields:
-                    fields[name] = np.empty((len(rows),) + values.shape[1:], dtype=values.dtype)
-                fields[name][mine] = values
-        return dataclasses.replace(batch, **{name: _PairRows(rows, values) for name, values in fields.items()})
+                    fields[name] = np.zeros((len(batch) if whole else len(rows),) + values.shape[1:],
+                                            dtype=values.dtype)
+                fields[name][rows[mine] if whole else mine] = values
+        return dataclasses.replace(batch, **{name: values if whole else _PairRows(at, values)
+                                            for name, values in fields.items()})
 
     # -- the refinement and the overlaps, where the parts are ---------------------------------------
 
@@ -1101,24 +1111,29 @@ def _joined(done: list, order) -> "BatchResult":
         del pieces
         out[name] = joined[order]
         del joined
-    none = _PairRows(np.zeros(0, dtype=np.int64), np.zeros(0))
+    none = _PairRows(None, None)
     return BatchResult(**{f.name: out.get(f.name, none) for f in dataclasses.fields(BatchResult)})
 
 
 class _PairRows:
-    """A field of a BatchResult held for some of its pairs only (`pairs`, ascending: their
-    rows of the field, `data`), read as the whole field is: at a pair's index, at (an index,
-    the columns), or at an array of indices. A pair it does not hold is a KeyError."""
+    """A field of a BatchResult held for some of its pairs only, read as the whole field is: at a
+    pair's index, at (an index, the columns), or at an array of indices. at : (m,) each pair's
+    row of `data`, -1 for a pair it does not hold (None: it holds none). A pair it does not hold
+    is a KeyError."""
 
-    def __init__(self, pairs: np.ndarray, data: np.ndarray):
-        self.pairs, self.data = np.asarray(pairs, dtype=np.int64), data
+    def __init__(self, at: np.ndarray | None, data: np.ndarray | None):
+        self.at, self.data = at, data
 
     def __getitem__(self, key):
-        k, columns = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
-        n = np.searchsorted(self.pairs, k)
-        if not len(self.pairs) or np.any(self.pairs[np.minimum(n, len(self.pairs) - 1)] != k):
+        if type(key) is tuple:
+            return self.data[(self._row(key[0]), *key[1:])]
+        return self.data[self._row(key)]
+
+    def _row(self, k):
+        n = None if self.at is None else self.at[k]
+        if n is None or ((n < 0).any() if isinstance(n, np.ndarray) else n < 0):
             raise KeyError(f"no answer fetched for pair {k}")
-        return self.data[(n, *columns)]
+        return n
 
 
 @dataclass

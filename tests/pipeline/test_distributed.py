@@ -792,6 +792,24 @@ def test_the_parts_are_never_on_the_client(cluster, ring_files, small_tiles, cli
     assert probe == ["Loaded", "PackedShapes"]
 
 
+def test_a_field_held_for_some_pairs_reads_as_the_whole_field_and_refuses_the_others():
+    """`_PairRows`: at a pair's index, at (an index, columns) and at an array of indices, the rows
+    of the pairs it holds, as the whole field gives them; any other pair is a KeyError, and so is
+    every pair of a field that holds none."""
+    whole = np.arange(30.0).reshape(10, 3)
+    held = np.array([2, 5, 7])
+    at = np.full(10, -1, dtype=np.int32)
+    at[held] = np.arange(3)
+    rows = distributed._PairRows(at, whole[held])
+    assert np.array_equal(rows[5], whole[5]) and rows[7, 2] == whole[7, 2]
+    assert np.array_equal(rows[np.array([7, 2])], whole[[7, 2]]) and np.array_equal(rows[2, :2], whole[2, :2])
+    for missing in (0, np.array([2, 3])):
+        with pytest.raises(KeyError):
+            rows[missing]
+    with pytest.raises(KeyError):
+        distributed._PairRows(None, None)[2]
+
+
 @pytest.mark.parametrize("mode", ["auto", "hull"])
 def test_the_client_receives_of_the_tiles_the_facts_and_the_hulls_answers_it_lists(cluster, ring_files, small_tiles,
                                                                                    client_without_parts, mode):
@@ -814,6 +832,9 @@ def test_the_client_receives_of_the_tiles_the_facts_and_the_hulls_answers_it_lis
     fetched = [len(answer["normal"]) for answer in received["answers"]]
     assert sum(fetched) == on_hulls and len(fetched) > 1
     assert not set(received["answers"][0]) & set(worktasks.TILE_FACTS)
+    checked = sum(len(i) for i, _, _, _ in received["narrow"])
+    # held as rows of the pairs that have one (auto), or whole fields (hull: most pairs listed)
+    assert (4 * on_hulls < checked) == (mode == "auto"), (on_hulls, checked)
 
 def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_them(cluster, ring_files,
                                                                                    small_tiles, monkeypatch):
