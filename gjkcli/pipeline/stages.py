@@ -520,11 +520,12 @@ class Run:
         by every test; else by a hull's answer), though a room or a box modelled from the inside
         (a game level's walls) is wound so that its inside is empty: what stands in it collides
         with it."""
-        from gjkcli.pipeline.prepared import TURNED_CLOSED, TURNED_HULL
-
         inward = getattr(parts, "inward", None)
         if inward is None or not inward.any():
             return
+        # only now: a Dask client imports nothing of the prepared scene's building otherwise
+        from gjkcli.pipeline.prepared import TURNED_CLOSED, TURNED_HULL
+
         named = set()
         for p in pairs.notable if isinstance(pairs, ListedPairs) else pairs:
             if p.status is Status.COLLISION:
