@@ -1206,7 +1206,8 @@ def test_a_cluster_scan_neither_reads_nor_writes_the_cache(cluster, ring_files, 
 def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
     """The client of a Dask scan of an IFC model split across the workers and of a STEP
     assembly refined on OpenCASCADE's solids imports neither IfcOpenShell nor OpenCASCADE
-    (OCP): the workers read the files."""
+    (OCP): the workers read the files; nor the building of a prepared scene's parts
+    (`gjkcli.pipeline.prepared`), where no part is wound inwards."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
     data = ROOT / "tests" / "data" / "third_party"
@@ -1217,7 +1218,8 @@ def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
             "    found = run.scan([path], run.Options(dask=sys.argv[1]))\n"
             "    assert found.pairs and not found.errors, path\n"
             "    print(path, sorted({p.mode for p in found.pairs}))\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ifcopenshell', 'OCP')))\n")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ifcopenshell', 'OCP')\n"
+            "             or m == 'gjkcli.pipeline.prepared'))\n")
     done = subprocess.run([sys.executable, "-c", code, cluster[0], str(data / "project0-openings.ifc"),
                            str(data / "step" / "as1-oc-214.stp")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
