@@ -743,18 +743,18 @@ class _ClusterRun(Run):
         """`Run.whole_answers`: the rest of the tiles' answers of the pairs `rows` fetched from
         the tiles' tasks, which are then let go (on the Great Court roof the triangles answer
         every listed pair: 3.2 MB of vectors the client never received)."""
-        if not len(rows):
-            return batch
         tiles, at = self._in_tile[rows, 0], self._in_tile[rows, 1]
         asked = []
         for t in np.unique(tiles).tolist():
             mine = np.flatnonzero(tiles == t)
             asked.append((mine, self.client.submit(worktasks.tile_rest, self._tiles[t], at[mine],
                                                    key=f"gjk-rest-{t}-{_token()}")))
-        got = self._results([f for _, f in asked], "answers")
+        got = self._results([f for _, f in asked], "answers") if asked else []
         for f in self._tiles:
             f.release()
         self._tiles, self._in_tile = [], None
+        if not len(rows):
+            return batch
         # a quarter of the pairs or more (a listing of convex parts): each field whole, as one
         # process has it, read at no cost (a report reads ten fields a pair); else the fetched
         # rows and where each pair's is

@@ -29,8 +29,9 @@ from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
-           "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs", "bounded_pairs", "overlap_pairs", "overlap_fields",
-           "reasons", "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
+           "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs",
+           "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons", "triangles", "trace_pair",
+           "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
@@ -82,7 +83,7 @@ class _Columns:
 
     keys : the dict's keys in order (int64 where they are ints), or None for a list; count :
     how many values; groups :
-    [(class, (r,) int64 the positions of its instances, field names, columns)], a column being
+    [(class, (r,) the positions of its instances, field names, columns)], a column being
     ("f", float64 array), ("i", int32 or int64 array), ("a", the rows' arrays stacked), ("d", a nested
     `_Columns` of a field whose values are all dataclass instances, of one class or several),
     ("o", (which rows have a value, each row's place among those, the column of the values):
