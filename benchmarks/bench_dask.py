@@ -376,7 +376,7 @@ def main(argv=None) -> int:
               f"(the file read as {sum(per.values())} ranges of its nodes).")
     if model is not None:
         t = model["tasks"]
-        n, m = model["objects"] or 1, model["pairs"] or 1
+        n = model["objects"] or 1
         print(f"\nTask stream of scene (a) on local:2 ({model['objects']:,} objects listed, {model['pairs']:,} "
               f"pairs checked; the client's own stages {model['client_s']:.1f} s):\n")
         print("| task | count | compute s | longest s | result MB | to the client |")
