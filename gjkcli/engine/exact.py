@@ -50,12 +50,11 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from gjkcli.engine import _enums, _mesh
-from gjkcli.engine.results import PointCertificate, Result, ShiftCertificate, Status
+from gjkcli.engine.results import ExactResult, PointCertificate, ShiftCertificate, Status
 from gjkcli.engine.topology import edge_groups, open_faces, oriented, signed_volume, topology
 from gjkcli.tolerances import DEFAULT, touching_tolerance
 
@@ -349,39 +348,6 @@ class Mesh:
     def __repr__(self) -> str:
         return (f"Mesh(name={self.name!r}, vertices={len(self.vertices)}, faces={len(self.faces)},"
                 f" solid={self.solid}, bodies={self.bodies})")
-
-
-@dataclass(frozen=True)
-class ExactResult(Result):
-    """A `Result` of the exact test, with what the exact test adds.
-
-    Attributes (besides Result's)
-    ----------
-    solid_a, solid_b : bool
-        Whether containment in A (in B) could be decided: the part is watertight and oriented.
-    contained : str or None
-        "a in b" when a point of A was found inside B (deeper than the band), "b in a" the
-        other way: the parts' volumes overlap, though their surfaces may not cross.
-    note : str
-        Plain words on what the answer does not cover ("" when it covers everything), e.g. that
-        only surfaces count for a part that is not watertight.
-    triangle_a, triangle_b : int
-        Faces of the witness pair (crossing or closest), -1 when none.
-    triangle_pairs : int
-        Triangle pairs tested. (`iterations` counts the box pairs visited.)
-    depth_upper : float or None
-        An upper bound of the penetration depth, when one was certified (touching: the length
-        of the move in the ShiftCertificate; 0 when the volumes are apart as they stand).
-    """
-
-    solid_a: bool = True
-    solid_b: bool = True
-    contained: str | None = None
-    note: str = ""
-    triangle_a: int = -1
-    triangle_b: int = -1
-    triangle_pairs: int = 0
-    depth_upper: float | None = None
 
 
 def exact_query(a: Mesh, b: Mesh, *, pose_a=None, pose_b=None, tolerance: float | None = None,
