@@ -15,6 +15,7 @@ Imports only `gjkcli.engine.results` (numpy): renderers pay nothing more for the
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -23,7 +24,7 @@ import numpy as np
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
-__all__ = ["ObjectRecord", "LazyRecords", "RowFacts", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK",
+__all__ = ["ObjectRecord", "LazyRecords", "RowFacts", "OverlapAsk", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK",
            "EXIT_VIOLATION", "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note", "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
@@ -130,6 +131,23 @@ class RowFacts:
     status: object
     violation: object
     exact: object
+
+
+@dataclass(frozen=True)
+class OverlapAsk:
+    """A listed row's pair as the overlap stage reads it (`ListedPairs.overlap_pairs`): its
+    objects' names, its status and the overlap fields the stage sets (`but`), as a Finding has
+    them."""
+
+    a: str
+    b: str
+    status: Status
+    overlap_volume: float | None = None
+    overlap_reason: str | None = None
+    overlap_mesh: object = None
+
+    def but(self, **changes) -> "OverlapAsk":
+        return dataclasses.replace(self, **changes)
 
 
 # A reading of `ListedPairs` in order makes its rows this many at a time (`ahead`).
@@ -256,6 +274,16 @@ class ListedPairs(Sequence):
     def code(self, code: int):
         """The pair of an entry of `order`."""
         return self._at(int(code))
+
+    def overlap_pairs(self, codes, names) -> list:
+        """What the overlap stage reads of the pairs of entries `codes` of `order`: a notable
+        pair's Finding, a row's objects' names (`names`: the run's, by object) and its status
+        (an `OverlapAsk`), its Finding not made."""
+        e = len(self.notable)
+        a, b = self.plain_objects() if any(code >= e for code in codes) else ((), ())
+        return [self.notable[code] if code < e else
+                OverlapAsk(names[int(a[code - e])], names[int(b[code - e])], Status(self.facts.status[code - e]))
+                for code in codes]
 
     def with_overlaps(self, notable, overlaps: dict, beyond) -> "ListedPairs":
         """The same pairs in the same order (an overlap volume does not move a pair in it), the

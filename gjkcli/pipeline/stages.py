@@ -1076,15 +1076,16 @@ class Run:
 
     def _listed_overlaps(self, parts: "Parts", pairs: ListedPairs, cap: int, shown: int) -> ListedPairs:
         """`_overlaps` of pairs kept as rows: of the collisions the report shows, in its order,
-        the first `cap` made Findings and given their volumes (notable ones replaced, a row's
-        overlap kept and set on it as the report makes it), the others noted past the limit, a
-        row as the report reads it."""
+        the first `cap` given their volumes (a notable one's Finding replaced; a row measured from
+        its objects and status, `ListedPairs.overlap_pairs`, its overlap kept and set on it as the
+        report makes it), the others noted past the limit, a row as the report reads it."""
         codes = pairs.order[:max(0, shown)] if cap > 0 else pairs.order[:0]
         hit = codes[pairs.collisions(codes)]
         if not len(hit):
             return pairs
         first, past = hit[:cap].tolist(), hit[cap:]
-        measured = self._kept_overlaps(parts, [pairs.code(c) for c in first], cap)
+        # a row's objects and status, its Finding not made (a Dask scan sends them to the overlap tasks)
+        measured = self._kept_overlaps(parts, pairs.overlap_pairs(first, parts.names), cap)
         e = len(pairs.notable)
         notable = list(pairs.notable)
         overlaps = {}  # a row's overlap, not its Finding (each made again as the report reads it)

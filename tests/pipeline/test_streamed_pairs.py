@@ -178,23 +178,34 @@ def test_collisions_the_hulls_answer_are_rows_with_the_json_of_findings(scenes, 
 
 
 def test_a_row_given_its_overlap_volume_keeps_the_volume_not_a_finding(scenes, monkeypatch):
-    """The overlap stage of a listing of rows makes the first collisions Findings to measure
-    them, then keeps of each only what it adds (its volume, reason and solid), set on the row
-    as a report makes it: once the scan is done no Finding of it is alive but its notable ones
-    (the Great Court roof's thousand measured collisions, each with its answer, were a Dask
-    client's largest holding after the refinement's)."""
+    """The overlap stage of a listing of rows measures the first collisions from their rows'
+    objects and statuses (`ListedPairs.overlap_pairs`), no Finding made, then keeps of each only
+    what it adds (its volume, reason and solid), set on the row as a report makes it: once the
+    scan is done no Finding of it is alive but its notable ones (the Great Court roof's
+    thousand measured collisions, each with its answer, were a Dask client's largest holding
+    after the refinement's)."""
     import gc
 
+    from gjkcli.pipeline import stages
     from gjkcli.pipeline.findings import Finding
 
     def alive() -> int:
         gc.collect()
         return sum(1 for o in gc.get_objects() if type(o) is Finding)
 
+    made = []
+    finding = stages.Run._finding
+
+    def counted(self, *args, **kwargs):
+        made.append(args[0])
+        return finding(self, *args, **kwargs)
+
+    monkeypatch.setattr(stages.Run, "_finding", counted)
     monkeypatch.setattr(streamed, "STREAM_FROM", 10)
     before = alive()
     found = pipeline.scan([scenes[120]], pipeline.Options(jobs=1, mode="hull"))
     assert isinstance(found.pairs, ListedPairs) and alive() - before == len(found.pairs.notable)
+    assert len(made) == len(found.pairs.notable)  # a row's Finding made by the report alone
     volumes = [p.overlap_volume for p in found.pairs if p.status is Status.COLLISION]
     assert len(volumes) > 50 and all(v is not None and v > 0 for v in volumes)
 
