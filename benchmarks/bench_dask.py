@@ -44,7 +44,7 @@ findings. The targets (issue 46) are printed beside the ratios.
 
 The model (--model, on by default): scene (a) through the Python API on a LocalCluster of 2
 workers, with Dask's task stream recorded: per kind of task (load, summary, pick, tile, part,
-refine, bounded, overlap, reasons) the count, compute seconds, longest task, and the bytes of
+refine, refined, rows, bounded, overlap, reasons) the count, compute seconds, longest task, and the bytes of
 its results; the client's own stages. Time on W workers is modelled as
 client + max(sum(load) / W, longest load) + sum(the other tasks) / W, never below the longest
 task; the client's memory as what it receives (summaries and pairs: bytes per object and per
@@ -265,8 +265,10 @@ def task_stream(inputs: list, workers: int, extra: dict | None = None) -> dict:
 
 
 # what the client receives (the others stay on the workers, or move between them): of a tile,
-# its pairs and facts, and the rest of the answers of the pairs a finding lists on their hulls
-TO_CLIENT = ("summary", "facts", "rest", "refine", "bounded", "overlap", "reasons")
+# its pairs and facts, and the rest of the answers of the pairs a finding lists on their hulls;
+# of a refinement task, its answers' facts, and the answers themselves in pages (the Python API's
+# scan, as here: all of them as the scan ends)
+TO_CLIENT = ("summary", "facts", "rest", "refined", "rows", "bounded", "overlap", "reasons")
 
 
 def modelled(model: dict, w: int) -> float:

@@ -800,8 +800,13 @@ def _command(ctx, command: str, *, inputs, tolerance, clearance, mode, split_bod
     every_line = not table_asked and (output not in (None, "-") or not console.is_terminal(sys.stdout))
     stage = ["starting"]
     # with --timings, imports are a stage of their own, not part of the stage that first needs them
-    with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings):
+    with _one_line_errors(ctx, debug, lambda: stage[0]), _quiet_libraries(debug), clock.recorded(timings), \
+            contextlib.ExitStack() as reporting:
         from gjkcli.pipeline import run as pipeline
+
+        # what the run keeps up for its reports (a Dask cluster, whose workers hold the answers
+        # the report writes) closes once they are written
+        reporting.enter_context(pipeline.reporting())
 
         if open_page and html_file is None:
             raise click.UsageError("--open opens the --html page: give --html FILE too")

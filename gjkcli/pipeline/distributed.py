@@ -30,7 +30,10 @@ findings. The tasks themselves are in `gjkcli.pipeline.worktasks`.
    solids and to the overlap volumes go to tasks by the tile that owns them (`_on_workers`),
    each given its parts as picks of step 1's answers, as the tiles are; the convexity reasons
    of the parts of the pairs a report may list asked as soon as the hulls' verdicts say which
-   (`listed_known`), the others where the findings list more (`objects`). Allowed pairs, the
+   (`listed_known`), the others where the findings list more (`objects`). The triangles'
+   answers stay on the workers: the client receives their facts, and a report fetches them in
+   pages as it writes them (`_WorkerAnswers`; the command line keeps the cluster up until its
+   reports are written: `gjkcli.pipeline.stages.reporting`). Allowed pairs, the
    baseline and the findings are `Run`'s.
 
 4. **Pictures**: when --png or --html asks for them (`Options.pictures`), the client fetches
@@ -53,6 +56,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +67,7 @@ from gjkcli.errors import GjkError, Problem, one_line
 from gjkcli.mesh import cad_process
 from gjkcli.pipeline import elements, stages, workerserver, worktasks
 from gjkcli.pipeline.findings import LazyRecords, ObjectRecord
-from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run
+from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, reporting_scope
 
 __all__ = ["scan_on_cluster", "connect", "parse_address", "ClusterError", "LOCAL_WORKERS"]
 
@@ -112,6 +116,11 @@ AHEAD_PARTS_MIN = 128
 # own; Dask moves a load to a worker once): no pick task per tile and load, nor their
 # transfers. Larger scenes pick (a worker never holds every load).
 WHOLE_LOADS_BYTES = 128 * 2**20
+# A report fetches the refinement's answers from the workers in pages of this many pairs, in its
+# order (`_WorkerAnswers`: about 0.4 MB of them), this many pages asked for ahead of the one it
+# writes (the workers keep them until fetched).
+ANSWER_PAGE = 2048
+AHEAD_PAGES = 3
 # The pictures' triangles (`_Pictured`): at most this many objects, or triangles, a fetch.
 FETCH_OBJECTS = 256
 FETCH_TRIANGLES = 2_000_000
@@ -319,7 +328,13 @@ def scan_on_cluster(paths, options, manifest, progress):
     from gjkcli.scene.rules import with_reader_rules
 
     run = _ClusterRun(options, progress)
-    with connect(options.dask, options.dask_timeout, quiet=not options.strict) as client:
+    scope = reporting_scope()
+    with contextlib.ExitStack() as here:
+        # where a report reads the findings while the cluster is up, it closes after the report
+        client = (here if scope is None else scope).enter_context(connect(options.dask, options.dask_timeout, quiet=not options.strict))
+        if scope is not None:
+            scope.callback(run.release_answers)
+            run.reported = True
         run.client = client
         sources, primitives = scene_sources(paths, manifest, options.split_bodies, run.problems,
                                             options.robot, recurse=options.recurse, notes=run.notes)
@@ -490,15 +505,26 @@ class _ClusterRun(Run):
         self._ahead = None  # (objects, `_per_load_tasks`) of the reasons asked ahead (`listed_known`)
         self._whole = False  # the tasks take whole loads and pick their parts (WHOLE_LOADS_BYTES)
         self._fetched: list = []  # futures of the tasks that have every worker hold each load (`_spread`)
+        self._answers: _WorkerAnswers | None = None  # the refinement's, on the workers
+        # a report reads the findings while the cluster is up (`gjkcli.pipeline.run.reporting`):
+        # the refinement's answers are fetched as it reads them, else before the cluster closes
+        self.reported = False
 
     def findings(self, *args, **kwargs):
         try:
             found = super().findings(*args, **kwargs)
             if self.options.pictures is not None and self._parts is not None and found.dimension == 3:
                 found = self._pictured(found)
+            if self._answers is not None and not self.reported:  # the cluster closes with the run
+                self._answers.fetch_all()
             return found
         finally:
             self._release()
+
+    def release_answers(self) -> None:
+        """The refinement's answers let go on the workers (a report read them)."""
+        if self._answers is not None:
+            self._answers.release()
 
     def table(self, kind: str):
         """None: the cache is neither read nor written by a scan on a cluster. Its keys are made
@@ -775,19 +801,23 @@ class _ClusterRun(Run):
 
     # -- the refinement and the overlaps, where the parts are ---------------------------------------
 
-    def _refined(self, parts: Parts, i, j, tolerance, measure, todo) -> "worktasks.ColumnResults":
+    def _refined(self, parts: Parts, i, j, tolerance, measure, todo) -> "_WorkerAnswers":
         """The triangle test and the fit-thickness rule of the pairs `todo`, on the workers:
-        their answers kept as the tasks' columns, each made when read."""
+        their answers stay there, the client receiving the facts the listing reads
+        (`_WorkerAnswers`)."""
         a, b = i[todo], j[todo]
+        kept = []
 
         def task(at, names, li, lj, picks):
             k = todo[at]
-            return self.client.submit(worktasks.refine_pairs, names, li, lj, tolerance[k], measure[k],
-                                      *picks, key=f"gjk-refine-{_token()}")
+            kept.append(self.client.submit(worktasks.refine_pairs, names, li, lj, tolerance[k], measure[k],
+                                           *picks, key=f"gjk-refine-{_token()}"))
+            return self.client.submit(worktasks.refined_facts, kept[-1], key=f"gjk-refined-{_token()}")
 
-        out = worktasks.ColumnResults()  # each answer made as a report reads it
-        for at, got in self._on_workers("refine", parts, a, b, task, opened=False):
-            out.add(got, todo[at])
+        out = _WorkerAnswers(self)
+        for (at, facts), answer in zip(self._on_workers("refine", parts, a, b, task), kept):
+            out.add(answer, facts, todo[at])
+        self._answers = out
         return out
 
     def _bounded(self, parts: Parts, i, j, batch, clearance, e, todo, scene=None) -> dict:
@@ -1134,6 +1164,232 @@ class _PairRows:
         if n is None or ((n < 0).any() if isinstance(n, np.ndarray) else n < 0):
             raise KeyError(f"no answer fetched for pair {k}")
         return n
+
+
+class _WorkerAnswers(Mapping):
+    """{pair index: the triangle test's answer} of refinement tasks whose answers stay on their
+    workers (`worktasks.refine_pairs`). The client holds each pair's facts the listing reads
+    (`facts`: status, distance, depth; `worktasks.refined_facts`) and fetches the answers
+    themselves as a report reads them, in pages of its order (`read_ahead`: a task a worker a
+    page, `worktasks.refined_rows`), the next pages asked for while it writes one: the vectors
+    and certificates of the Great Court roof's 25,000 refined pairs are never on the client at
+    once.
+
+    Where no report reads it while the cluster is up (`gjkcli.pipeline.run.reporting`), the
+    run fetches every answer before the cluster closes (`fetch_all`), kept by columns
+    (`worktasks.ColumnResults`), as it does for a pair read other than a block at a time. Reads
+    like the dict it stands for."""
+
+    def __init__(self, run: "_ClusterRun"):
+        self._run = run
+        self._futures: list = []  # the tasks' answers, on their workers
+        self._pieces: list = []  # (pair indices, task, facts) a task
+        self._keys = None  # (p,) int64 the pairs, ascending; then each one's task, position, facts
+        self._task = self._at = self._codes = self._distance = self._depth = self._has = None
+        self._table: list = []  # the statuses' values, by code
+        self._near: dict = {}  # pair index -> its answer, fetched for the block being read
+        self._pages: dict = {}  # page -> its answers (`_fetched`), those a report reads now
+        self._coming: list = []  # [(page, its pairs, `_asked`)]: the pages asked for, not fetched, in order
+        self._page_of = None  # (p,) int32: each pair's page, -1 where not asked for
+        self._pid = 0  # the next page's number
+        self._home: tuple | None = None  # `_homes`
+        self._local: worktasks.ColumnResults | None = None  # every answer, once fetched
+
+    def add(self, future, facts, pairs) -> None:
+        """A task's answer (`future`, on its worker) and its facts (`refined_facts`), its key k
+        being pair pairs[k]."""
+        keys, codes, table, distance, depth, has = facts
+        t = len(self._futures)
+        self._futures.append(future)
+        if len(keys):
+            recode = np.array([self._code(v) for v in table], dtype=np.uint8)
+            self._pieces.append((np.asarray(pairs, dtype=np.int64)[keys], t, recode[codes] if len(table) else codes,
+                                 distance, depth, has))
+        self._keys = None
+
+    def _code(self, value) -> int:
+        if value not in self._table:
+            self._table.append(value)
+        return self._table.index(value)
+
+    def _index(self) -> None:
+        if self._keys is not None:
+            return
+        if self._pieces:
+            pairs = np.concatenate([p[0] for p in self._pieces])
+            task = np.concatenate([np.full(len(p[0]), p[1], dtype=np.int32) for p in self._pieces])
+            at = np.concatenate([np.arange(len(p[0]), dtype=np.int32) for p in self._pieces])  # WORK_PAIRS at most
+            codes, distance, depth, has = (np.concatenate([p[n] for p in self._pieces]) for n in (2, 3, 4, 5))
+        else:
+            pairs = np.zeros(0, dtype=np.int64)
+            task = at = np.zeros(0, dtype=np.int32)
+            codes, distance, depth, has = np.zeros(0, dtype=np.uint8), np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
+        order = np.argsort(pairs, kind="stable")
+        self._keys, self._task, self._at = pairs[order], task[order], at[order]
+        self._codes, self._distance, self._depth, self._has = codes[order], distance[order], depth[order], has[order]
+        self._page_of = np.full(len(pairs), -1, dtype=np.int32)
+        self._pieces = []
+        if len(self._keys) > 1 and (self._keys[1:] == self._keys[:-1]).any():
+            raise ValueError("a pair answered twice")
+
+    def _found(self, ks: np.ndarray) -> np.ndarray:
+        """Each pair's place among the keys (KeyError for a pair without an answer)."""
+        self._index()
+        n = np.searchsorted(self._keys, ks)
+        if len(ks) and ((n >= len(self._keys)).any() or (self._keys[np.minimum(n, len(self._keys) - 1)] != ks).any()):
+            raise KeyError("a pair without an answer")
+        return n
+
+    def facts(self, ks) -> tuple:
+        """`worktasks.ColumnResults.facts`, from the facts held here."""
+        n = self._found(np.asarray(ks, dtype=np.int64))
+        table = np.empty(len(self._table), dtype=object)
+        table[:] = self._table
+        return table[self._codes[n]], self._distance[n], self._depth[n], self._has[n]
+
+    def __contains__(self, k) -> bool:
+        self._index()
+        try:
+            n = int(self._keys.searchsorted(k))
+        except TypeError:
+            return False
+        return n < len(self._keys) and self._keys[n] == k
+
+    def __iter__(self):
+        self._index()
+        return iter(self._keys.tolist())
+
+    def __len__(self) -> int:
+        self._index()
+        return len(self._keys)
+
+    def __getitem__(self, k):
+        got = self._near.pop(k, None) if self._near else None
+        if got is not None:
+            return got
+        if k not in self:
+            raise KeyError(k)
+        return self.fetch_all()[k]  # a pair read apart: every answer fetched once, kept by columns
+
+    def read_ahead(self, ks, then=None) -> None:
+        """The answers of the pairs `ks` made and kept until each is read (those made before let
+        go), from the pages of answers that hold them, fetched as they are needed (the pages
+        before them let go). then : the pairs read after these, in order: the pages of them
+        asked for ahead, AHEAD_PAGES of ANSWER_PAGE pairs (the workers cut them out and keep
+        them while the report writes these)."""
+        self._near = {}
+        if self._local is not None:
+            self._local.read_ahead(ks)
+            self._near = {k: self._local[k] for k in np.asarray(ks, dtype=np.int64).tolist() if k in self._local}
+            return
+        ks = self._answered(np.asarray(ks, dtype=np.int64))
+        then = np.zeros(0, dtype=np.int64) if then is None else np.asarray(then, dtype=np.int64)
+        if not len(ks):  # only told what comes: its first pages asked for
+            self._ask_ahead(then)
+            return
+        n = np.searchsorted(self._keys, ks)
+        known = list(self._pages) + [pid for pid, _, _ in self._coming]
+        lost = ~np.isin(self._page_of[n], known)  # not asked for (-1), or let go
+        if lost.any():  # these and the next ones not asked for, now
+            more = self._unasked(then)
+            more = more[~np.isin(more, ks[lost])][:max(0, ANSWER_PAGE - int(lost.sum()))]
+            self._ask(np.concatenate([ks[lost], more]))
+        page_of = self._page_of[n]
+        wanted = np.unique(page_of).tolist()
+        while not set(wanted) <= self._pages.keys():  # the pages asked before them fetched, in order
+            pid, rows, asked = self._coming.pop(0)
+            self._pages[pid] = self._fetched(rows, asked)
+        for pid in [pid for pid in self._pages if pid < wanted[0]]:
+            del self._pages[pid]
+        self._ask_ahead(then)
+        for pid in wanted:
+            mine = ks[page_of == pid]
+            page = self._pages[pid]
+            page.read_ahead(mine)
+            self._near.update((k, page[k]) for k in mine.tolist())
+
+    def _ask_ahead(self, then: np.ndarray) -> None:
+        """The pages of the pairs `then` (in order) not asked for, up to AHEAD_PAGES asked for;
+        none where the run fetches every answer as it ends (no report reads them on the
+        cluster: `fetch_all`)."""
+        while self._run.reported and len(self._coming) < AHEAD_PAGES:
+            rows = self._unasked(then)[:ANSWER_PAGE]
+            if not len(rows):
+                break
+            self._ask(rows)
+
+    def _ask(self, rows: np.ndarray) -> None:
+        """A page of the answers of the pairs `rows` asked for (`_asked`), last in the queue."""
+        self._page_of[np.searchsorted(self._keys, rows)] = self._pid
+        self._coming.append((self._pid, rows, self._asked(rows)))
+        self._pid += 1
+
+    def _answered(self, rows: np.ndarray) -> np.ndarray:
+        """The pairs of `rows` with an answer here, in their order."""
+        self._index()
+        if not len(self._keys):
+            return rows[:0]
+        n = np.minimum(np.searchsorted(self._keys, rows), len(self._keys) - 1)
+        return rows[self._keys[n] == rows]
+
+    def _unasked(self, rows: np.ndarray) -> np.ndarray:
+        """The pairs of `rows` with an answer not yet asked for, in their order."""
+        rows = self._answered(rows)
+        return rows[self._page_of[np.searchsorted(self._keys, rows)] < 0]
+
+    def _fetched(self, ks: np.ndarray, asked: list) -> "worktasks.ColumnResults":
+        """The answers of the pairs ks by columns, received from `_asked`'s tasks `asked`."""
+        got = [x.unpacked() for x in _gathered(self._run.client, [f for _, f in asked], self._run.options)]
+        page = worktasks.ColumnResults()
+        for (order, _), answers in zip(asked, got):
+            page.add(answers, ks[order])
+        return page
+
+    def _asked(self, ks: np.ndarray) -> list:
+        """[(positions among ks, future)]: a task a worker cutting the answers of the pairs ks
+        out of the refinement's answers it holds (`worktasks.refined_rows`)."""
+        if not len(ks):
+            return []
+        n = self._found(ks)
+        task, at = self._task[n], self._at[n]
+        workers, where = self._homes()
+        where = where[task]
+        out = []
+        for w in np.unique(where).tolist():
+            mine = np.flatnonzero(where == w)
+            tasks = np.unique(task[mine]).tolist()
+            order = np.concatenate([mine[task[mine] == t] for t in tasks])
+            wanted = [at[mine[task[mine] == t]] for t in tasks]
+            future = self._run.client.submit(
+                worktasks.refined_rows, wanted, *[self._futures[t] for t in tasks],
+                workers=None if workers[w] is None else [workers[w]], allow_other_workers=True,
+                key=f"gjk-rows-{_token()}")
+            out.append((order, future))
+        return out
+
+    def _homes(self) -> tuple:
+        """(the workers, each task's answer's worker among them): asked once; a worker None
+        where the scheduler knows none (Dask then places the task that reads it)."""
+        if self._home is None:
+            held = self._run.client.who_has(self._futures)
+            home = [(held.get(f.key) or [None])[0] for f in self._futures]
+            workers = list(dict.fromkeys(home))
+            self._home = (workers, np.array([workers.index(w) for w in home], dtype=np.int64))
+        return self._home
+
+    def fetch_all(self) -> "worktasks.ColumnResults":
+        """Every answer, fetched once and kept by columns (each made as it is read)."""
+        if self._local is None:
+            self._index()
+            self._local = self._fetched(self._keys, self._asked(self._keys))
+            self.release()
+        return self._local
+
+    def release(self) -> None:
+        """The tasks' answers let go on the workers."""
+        for f in self._futures:
+            f.release()
+        self._futures, self._pages, self._coming = [], {}, []
 
 
 @dataclass

@@ -151,7 +151,7 @@ class OverlapAsk:
 
 
 # A reading of `ListedPairs` in order makes its rows this many at a time (`ahead`).
-READ_AHEAD = 1024
+READ_AHEAD = 512
 
 
 class ListedPairs(Sequence):
@@ -174,7 +174,9 @@ class ListedPairs(Sequence):
     beyond : (note, (p,) bool) the rows given the note `note` as their overlap's reason (the
         collisions past the overlap volumes' limit), or None
     ahead : told the rows (an int64 array) a reading in order is about to make, READ_AHEAD
-        of them at a time, or None (what makes them may make them together)
+        of them at a time, and the rows it reads after them (None where it reads no more in
+        order), or None (what makes them may make them together, or fetch them, the next ones
+        asked for ahead)
     """
 
     __slots__ = ("notable", "order", "plain_objects", "_make", "facts", "_overlaps", "_beyond", "_ahead")
@@ -213,7 +215,7 @@ class ListedPairs(Sequence):
 
     def __getitem__(self, k):
         if isinstance(k, slice):
-            return tuple(self._at(c) for c in self.order[k].tolist())
+            return tuple(self._read(self.order[k]))
         return self._at(int(self.order[k]))
 
     def __iter__(self):
@@ -225,10 +227,19 @@ class ListedPairs(Sequence):
             codes = [code for code in order[start:start + READ_AHEAD].tolist() if wanted is None or wanted(code, e)]
             if self._ahead is not None:
                 rows = np.array([code - e for code in codes if code >= e], dtype=np.int64)
-                if len(rows):
-                    self._ahead(rows)
+                if len(rows):  # and the rows read after them, in order (those of the reading in order)
+                    rest = order[start + READ_AHEAD:] if wanted is None else order[:0]
+                    self._ahead(rows, rest[rest >= e] - e)
             for code in codes:
                 yield self._at(code)
+
+    def ask_ahead(self) -> None:
+        """Told that a reading in order will come (a report's): what makes the rows is told the
+        rows it reads, in order, none of them to make yet (a Dask scan's client asks its workers
+        for the first pages of their answers while its overlap stage waits)."""
+        e = len(self.notable)
+        if self._ahead is not None and self.plain:
+            self._ahead(np.zeros(0, dtype=np.int64), self.order[self.order >= e] - e)
 
     def __bool__(self) -> bool:
         return len(self.order) > 0

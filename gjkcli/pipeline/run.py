@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gjkcli.pipeline.findings import Findings
-from gjkcli.pipeline.stages import LENGTHS, Progress, Run, plain_lengths, run_options, scan_here
+from gjkcli.pipeline.stages import LENGTHS, Progress, Run, plain_lengths, reporting, run_options, scan_here
 from gjkcli.units import Length
 
-__all__ = ["check", "scan", "Options", "run_options"]
+__all__ = ["check", "scan", "Options", "run_options", "reporting"]
 
 # `gjk check` lists every pair of an object of A and one of B up to this many pairs (with
 # --split-bodies); beyond, the broad phase picks the pairs whose boxes come within reach, as a

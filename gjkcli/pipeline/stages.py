@@ -31,6 +31,8 @@ looped over only to make the listed ones.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import os
@@ -51,7 +53,8 @@ from gjkcli.pipeline.pairs import primitive_note
 from gjkcli.units import Length, UnitError, canonical, factor, written_unit
 
 __all__ = ["Run", "Parts", "KeyMaker", "PAIR_CHUNK", "ALL_PAIRS_UP_TO", "parted_note", "LENGTHS", "Progress", "plain_lengths",
-           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note", "involved"]
+           "run_options", "scan_here", "placement_key", "allowed_reasons", "hulls", "overlap_cap_note", "involved",
+           "reporting", "reporting_scope"]
 
 # The cache keeps the hull of each mesh of more vertices than this (`hulls`), one row per mesh:
 # smaller ones' hulls (the compiled core's, tens of microseconds each) cost less than reading them
@@ -101,6 +104,30 @@ def plain_lengths(options):
         if isinstance(value, Length) and value.unit is None:
             out[what] = value.value
     return dataclasses.replace(options, **out) if out else options
+
+
+# Where a report reads a run's findings within `reporting`: what the run keeps up for it is
+# closed as the block ends (`reporting_scope`).
+_REPORTING: contextvars.ContextVar = contextvars.ContextVar("gjk_reporting", default=None)
+
+
+@contextlib.contextmanager
+def reporting():
+    """Within the block, the runs it makes may keep what their findings read up until the block
+    ends: a Dask scan its cluster, from whose workers the report then fetches the triangles'
+    answers as it writes them (`gjkcli.pipeline.distributed`), instead of the client holding
+    them all. A run outside such a block gives findings that need nothing kept."""
+    with contextlib.ExitStack() as stack:
+        token = _REPORTING.set(stack)
+        try:
+            yield
+        finally:
+            _REPORTING.reset(token)
+
+
+def reporting_scope() -> contextlib.ExitStack | None:
+    """The innermost `reporting` block's ExitStack (what it closes at its end), or None."""
+    return _REPORTING.get()
 
 
 def scan_here(paths, options, manifest, progress: Progress | None = None) -> Findings:
@@ -1079,6 +1106,7 @@ class Run:
         the first `cap` given their volumes (a notable one's Finding replaced; a row measured from
         its objects and status, `ListedPairs.overlap_pairs`, its overlap kept and set on it as the
         report makes it), the others noted past the limit, a row as the report reads it."""
+        pairs.ask_ahead()  # the report's reading, next
         codes = pairs.order[:max(0, shown)] if cap > 0 else pairs.order[:0]
         hit = codes[pairs.collisions(codes)]
         if not len(hit):

@@ -30,7 +30,7 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
            "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs",
-           "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons", "triangles", "trace_pair",
+           "refined_facts", "refined_rows", "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons", "triangles", "trace_pair",
            "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
@@ -387,11 +387,14 @@ class ColumnResults(Mapping):
         self._near: dict = {}  # pair index -> its answer, made ahead (`read_ahead`)
 
     def add(self, answer, pairs) -> None:
-        """A task's answer (its `_Columns` of a dict, or the dict) whose key k is pair pairs[k]."""
+        """A task's answer (its `_Columns` of a dict or a list, or the dict or list) whose key
+        (or position) k is pair pairs[k]."""
         b = len(self._blocks)
+        if isinstance(answer, list):
+            answer = dict(enumerate(answer))
         if isinstance(answer, _Columns):  # read by position: its keys not kept beside it
             self._blocks.append((answer, None))
-            keys = answer.keys
+            keys = np.arange(answer.count) if answer.keys is None else answer.keys  # a list's: its positions
         else:
             keys = list(answer)
             self._blocks.append((answer, keys))
@@ -433,12 +436,13 @@ class ColumnResults(Mapping):
         at = int(self._at[n])
         return answer.one(at) if isinstance(answer, _Columns) else answer[local[at]]
 
-    def read_ahead(self, ks) -> None:
+    def read_ahead(self, ks, then=None) -> None:
         """The answers of the pairs `ks` that it holds made together (a task's columns read
         once for all of them: `_Columns.some`), each kept until it is read; those made ahead
         before are let go. A report reads its rows a block at a time, in its order
         (`gjkcli.pipeline.findings.ListedPairs`), which mixes the tasks' answers: one by one,
-        each answer is a search and a row of each of its columns."""
+        each answer is a search and a row of each of its columns. then : the pairs read next
+        (unused here: the answers are at hand)."""
         self._near = {}
         self._index()
         ks = np.asarray(ks, dtype=np.int64)
@@ -612,16 +616,50 @@ def tile_rest(answer, rows) -> dict:
     return {name: values[rows] for name, values in answer[3].items() if name not in TILE_FACTS}
 
 
-def refine_pairs(names, li, lj, tolerance, measure, *picks) -> Packed:
+def refine_pairs(names, li, lj, tolerance, measure, *picks):
     """{k: the triangle test's Result} of pairs (li[k], lj[k]) of the picked parts, the fits
     it leaves undecided judged by their common solid (`gjkcli.pipeline.refine`), as one process
-    judges them. names : the client's names of the picked objects, in the picks' order."""
+    judges them, by columns where they go (`_Columns`; else the dict). The answer stays on its
+    worker: the client receives its facts (`refined_facts`) and its answers as a report reads
+    them (`refined_rows`). names : the client's names of the picked objects, in the picks'
+    order."""
     from gjkcli.pipeline import refine
 
     parts = local_parts(names, picks)
     todo = np.arange(len(li))
     exact = refine.triangles(parts, li, lj, tolerance, measure, todo, jobs=1)
-    return Packed.of(refine.by_thickness(parts, li, lj, exact, 1) if exact else exact)
+    exact = refine.by_thickness(parts, li, lj, exact, 1) if exact else exact
+    return _Columns.of(exact) or exact
+
+
+def refined_facts(answer) -> tuple:
+    """What the client receives of a refinement task's answer (`refine_pairs`) as it is made:
+    (its keys in its order, the statuses' codes (uint8) and the values they stand for, distance,
+    depth, whether there is a depth), the facts the listing reads (`ColumnResults.facts`)."""
+    keys = answer.keys if isinstance(answer, _Columns) else np.array(list(answer), dtype=np.int64)
+    keys = np.asarray(keys, dtype=np.int64)
+    facts = ColumnResults()
+    facts.add(answer, np.arange(int(keys.max()) + 1 if len(keys) else 0))
+    status, distance, depth, has = facts.facts(keys)
+    table = sorted(set(status.tolist()))
+    codes = np.searchsorted(np.array(table, dtype=object), status).astype(np.uint8) if table else \
+        np.zeros(0, dtype=np.uint8)
+    return keys, codes, table, distance, depth, has
+
+
+def refined_rows(wanted: list, *answers) -> Packed:
+    """Of each refinement task's answer `answers[t]` (`refine_pairs`), its answers at the
+    positions `wanted[t]`, in that order, one list of them all as it travels to the client (by
+    columns: `Packed`): a report reads them a few hundred at a time, made from as few columns as
+    may be."""
+    out: list = []
+    for rows, answer in zip(wanted, answers):
+        if isinstance(answer, _Columns):
+            out.extend(answer.some(rows))
+        else:
+            values = list(answer.values())
+            out.extend(values[x] for x in np.asarray(rows).tolist())
+    return Packed.of(out)
 
 
 def bounded_pairs(options, units, names, li, lj, fields, clearance, e, modes, scene, *picks) -> Packed:

@@ -836,57 +836,102 @@ def test_the_client_receives_of_the_tiles_the_facts_and_the_hulls_answers_it_lis
     # held as rows of the pairs that have one (auto), or whole fields (hull: most pairs listed)
     assert (4 * on_hulls < checked) == (mode == "auto"), (on_hulls, checked)
 
-def test_the_refined_answers_stay_columns_on_the_client_until_the_report_reads_them(cluster, ring_files,
-                                                                                   small_tiles, monkeypatch):
-    """The client keeps the triangle test's answers as the columns their tasks sent, and a
-    listing of many pairs keeps them as rows (collisions too, with their overlap volumes and
-    the limit's note): no Result is made until the report writes its pair, and the JSON is one
-    process's, whose pairs are all Findings."""
+@pytest.fixture
+def rows_scan(ring_files, small_tiles, monkeypatch):
+    """(one process's findings of the rings in exact mode, options for the cluster's scan):
+    a listing of many pairs kept as rows (collisions too, 5 with their overlap volumes, the
+    others with the limit's note), and the answers each made as it is read, counted
+    (`made`) and recorded (`refined`: what `_refined` gave; `received`: what the client
+    received of the refinement's tasks)."""
     from gjkcli import limits
     from gjkcli.pipeline import streamed, worktasks
-    from gjkcli.pipeline.findings import ListedPairs
 
     small_tiles(8)
-    address, _ = cluster
     options = dict(mode="exact", limits=limits.Limits(overlap_volumes=5))
     monkeypatch.setattr(streamed, "STREAM_FROM", 10 ** 12)
     one = pipeline.scan(ring_files, pipeline.Options(jobs=1, **options))
     monkeypatch.setattr(streamed, "STREAM_FROM", 10)
-    kept: list = []
-    refined = distributed._ClusterRun._refined
+    seen = {"refined": [], "received": [], "made": []}
+    refined, results = distributed._ClusterRun._refined, distributed._ClusterRun._results
+    ahead = worktasks.ColumnResults.read_ahead
 
     def recorded(self, *args):
-        got = refined(self, *args)
-        kept.append(got)
+        seen["refined"].append(refined(self, *args))
+        return seen["refined"][-1]
+
+    def received(self, futures, stage, *args, **kwargs):
+        got = results(self, futures, stage, *args, **kwargs)
+        if stage == "refine":
+            seen["received"].extend(got)
         return got
 
+    def making(self, ks, then=None):
+        seen["made"].extend(np.asarray(ks).tolist())
+        return ahead(self, ks, then)
+
     monkeypatch.setattr(distributed._ClusterRun, "_refined", recorded)
-    made = []
-    one_by_one, together = worktasks._Columns.one, worktasks._Columns.some
+    monkeypatch.setattr(distributed._ClusterRun, "_results", received)
+    monkeypatch.setattr(worktasks.ColumnResults, "read_ahead", making)
+    return one, options, seen
 
-    def counted(self, r):
-        if self.keys is not None:  # an answer (its certificate is a nested column's)
-            made.append(r)
-        return one_by_one(self, r)
 
-    def counted_together(self, rs):
-        if self.keys is not None:
-            made.extend(rs)
-        return together(self, rs)
+def test_the_client_receives_the_refined_answers_facts_and_a_report_fetches_the_answers_a_page_at_a_time(
+        cluster, ring_files, rows_scan, monkeypatch):
+    """Within `reporting` (as the command line writes its reports), the client receives of the
+    triangle test's answers only the facts the listing reads; the scan ends without an answer
+    fetched or made (the overlap stage reads a row's objects and status, not its answer), and
+    the report fetches them from the workers in pages of its order, never more than a page
+    and a block at once; the workers let them go at the block's end; the JSON is one
+    process's."""
+    from gjkcli.pipeline import findings
 
-    monkeypatch.setattr(worktasks._Columns, "one", counted)
-    monkeypatch.setattr(worktasks._Columns, "some", counted_together)
-    many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
-    assert [type(k) for k in kept] == [worktasks.ColumnResults] and len(kept[0]) > 20
-    assert all(isinstance(answer, worktasks._Columns) for answer, _ in kept[0]._blocks)
-    assert not isinstance(one.pairs, ListedPairs) and isinstance(many.pairs, ListedPairs)
+    one, options, seen = rows_scan
+    monkeypatch.setattr(distributed, "ANSWER_PAGE", 8)
+    monkeypatch.setattr(findings, "READ_AHEAD", 4)
+    pages: list = []
+    fetched = distributed._WorkerAnswers._fetched
+
+    def counted(self, ks, asked):
+        pages.append(len(ks))
+        return fetched(self, ks, asked)
+
+    monkeypatch.setattr(distributed._WorkerAnswers, "_fetched", counted)
+    address, _ = cluster
+    with pipeline.reporting():
+        many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+        assert pages == [] and seen["made"] == []  # nothing of an answer but its facts yet
+        answers = seen["refined"][0]
+        assert answers._futures  # still on the workers
+        text = same_json(one, many)
+    assert [type(a) for a in seen["refined"]] == [distributed._WorkerAnswers] and len(answers) > 20
+    assert all(type(r) is tuple and len(r) == 6 for r in seen["received"])  # `refined_facts`, no answer
+    # each listed pair's answer fetched and made once, as the report wrote it (not those the
+    # triangles found clear: no finding)
+    made = seen["made"]
+    assert answers._local is None and sum(pages) == len(made) == len(set(made)) and set(made) <= set(answers)
+    assert max(pages) <= 8 and len(pages) > 3 and len(made) > 20
+    assert answers._futures == []  # let go as the block ended
     assert many.pairs.exact_rows > 20 and many.pairs.row_violations > 5
-    before = len(made)  # the answers of the collisions measured (at most 5), made for their volumes
-    assert before <= 5
-    text = same_json(one, many)
-    assert len(made) > before + 20  # each answer made as the report wrote its pair (a block at a time)
     assert '"overlap_volume":null' in text and "deepest collisions" in text
     assert many.exit_code == one.exit_code == 1 and many.failure_count == len(one.failures)
+
+
+def test_without_a_report_reading_them_on_the_cluster_the_refined_answers_are_fetched_as_the_scan_ends(
+        cluster, ring_files, rows_scan):
+    """Outside `reporting` (the Python API), the cluster closes with the scan: every answer is
+    fetched before it does, kept by columns, none made until a report reads its pair (a block
+    at a time); the JSON is one process's."""
+    from gjkcli.pipeline import worktasks
+
+    one, options, seen = rows_scan
+    address, _ = cluster
+    many = pipeline.scan(ring_files, pipeline.Options(dask=address, **options))
+    answers = seen["refined"][0]
+    assert type(answers._local) is worktasks.ColumnResults and answers._futures == []
+    assert seen["made"] == []
+    same_json(one, many)
+    made = seen["made"]
+    assert len(made) == len(set(made)) > 20 and set(made) <= set(answers)
 
 
 def test_the_convexity_reasons_are_asked_before_the_refinement_in_small_tasks_and_once(cluster, ring_files,
