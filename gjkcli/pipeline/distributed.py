@@ -1579,7 +1579,10 @@ class _Grid:
 
     @classmethod
     def fit(cls, glo, ghi, target: int) -> "_Grid":
-        """About `target` cubic-ish tiles over the boxes' bounding box (one along a flat axis)."""
+        """At most `target` cubic-ish tiles over the boxes' bounding box (one along a flat
+        axis): each axis's count rounded, then the thinnest cells' axis cut in fewer while
+        there are more (rounded, the Great Court roof's 8 were 20, each a task and its
+        scheduling: the tiles took the workers 0.15 to 0.2 s, 0.1 s as 8)."""
         origin = glo.min(axis=0)
         extent = ghi.max(axis=0) - origin
         solid = extent > 0
@@ -1587,6 +1590,9 @@ class _Grid:
         if solid.any():
             side = (np.prod(extent[solid]) / target) ** (1.0 / solid.sum())
             counts[solid] = np.clip(np.round(extent[solid] / side), 1, target).astype(np.int64)
+            while counts.prod() > target:
+                thin = np.where(counts > 1, extent / counts, np.inf)
+                counts[np.argmin(thin)] -= 1
         cell = np.where(solid, extent / counts, 1.0)
         return cls(origin, cell, counts)
 

@@ -184,6 +184,23 @@ def test_every_overlapping_pair_is_owned_by_exactly_one_tile_holding_both():
     assert set(kept) == set(zip(i.tolist(), j.tolist()))
 
 
+def test_the_grid_has_at_most_its_target_of_tiles():
+    """`_Grid.fit` never makes more tiles than asked (rounding each axis's count made the Great
+    Court roof's 8 tiles 20), a flat scene one tile thick, a cube's k**3 tiles k a side."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        extent = rng.uniform(0.1, 100.0, size=3) * rng.choice([0.0, 1.0, 1.0, 1.0], size=3)
+        if not extent.any():
+            continue
+        target = int(rng.integers(1, 80))
+        grid = distributed._Grid.fit(np.zeros((1, 3)), extent[None, :], target)
+        assert 1 <= int(np.prod(grid.counts)) <= target and (grid.counts[extent == 0] == 1).all()
+    roof = distributed._Grid.fit(np.zeros((1, 3)), np.array([[110.0, 85.0, 22.0]]), 8)  # rounded: 4 x 3 x 1
+    assert roof.counts.tolist() == [3, 2, 1]
+    for k in (1, 2, 3, 4):
+        assert distributed._Grid.fit(np.zeros((1, 3)), np.full((1, 3), 7.0), k ** 3).counts.tolist() == [k] * 3
+
+
 # -- the same JSON as one process ------------------------------------------------------------------
 
 
