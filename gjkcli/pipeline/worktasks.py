@@ -616,35 +616,35 @@ def tile_rest(answer, rows) -> dict:
     return {name: values[rows] for name, values in answer[3].items() if name not in TILE_FACTS}
 
 
-def refine_pairs(names, li, lj, tolerance, measure, *picks):
+def refine_pairs(names, li, lj, tolerance, measure, *picks) -> dict:
     """{k: the triangle test's Result} of pairs (li[k], lj[k]) of the picked parts, the fits
     it leaves undecided judged by their common solid (`gjkcli.pipeline.refine`), as one process
-    judges them, by columns where they go (`_Columns`; else the dict). The answer stays on its
-    worker: the client receives its facts (`refined_facts`) and its answers as a report reads
-    them (`refined_rows`). names : the client's names of the picked objects, in the picks'
-    order."""
+    judges them. The answer stays on its worker as it is (made into columns only as a page of
+    it travels: the refinement's tasks, which the client waits for, do not): the client
+    receives its facts (`refined_facts`) and its answers as a report reads them
+    (`refined_rows`). names : the client's names of the picked objects, in the picks' order."""
     from gjkcli.pipeline import refine
 
     parts = local_parts(names, picks)
     todo = np.arange(len(li))
     exact = refine.triangles(parts, li, lj, tolerance, measure, todo, jobs=1)
-    exact = refine.by_thickness(parts, li, lj, exact, 1) if exact else exact
-    return _Columns.of(exact) or exact
+    return refine.by_thickness(parts, li, lj, exact, 1) if exact else exact
 
 
-def refined_facts(answer) -> tuple:
+def refined_facts(answer: dict) -> tuple:
     """What the client receives of a refinement task's answer (`refine_pairs`) as it is made:
     (its keys in its order, the statuses' codes (uint8) and the values they stand for, distance,
-    depth, whether there is a depth), the facts the listing reads (`ColumnResults.facts`)."""
-    keys = answer.keys if isinstance(answer, _Columns) else np.array(list(answer), dtype=np.int64)
-    keys = np.asarray(keys, dtype=np.int64)
-    facts = ColumnResults()
-    facts.add(answer, np.arange(int(keys.max()) + 1 if len(keys) else 0))
-    status, distance, depth, has = facts.facts(keys)
-    table = sorted(set(status.tolist()))
-    codes = np.searchsorted(np.array(table, dtype=object), status).astype(np.uint8) if table else \
-        np.zeros(0, dtype=np.uint8)
-    return keys, codes, table, distance, depth, has
+    depth (0 where none), whether there is a depth), the facts the listing reads
+    (`ColumnResults.facts`)."""
+    results = list(answer.values())
+    status = [r.status.value for r in results]
+    table = sorted(set(status))
+    code = {value: n for n, value in enumerate(table)}
+    return (np.fromiter(answer, dtype=np.int64, count=len(answer)),
+            np.array([code[value] for value in status], dtype=np.uint8), table,
+            np.array([r.distance for r in results], dtype=np.float64),
+            np.array([0.0 if r.depth is None else r.depth for r in results], dtype=np.float64),
+            np.array([r.depth is not None for r in results], dtype=bool))
 
 
 def refined_rows(wanted: list, *answers) -> Packed:
@@ -654,11 +654,8 @@ def refined_rows(wanted: list, *answers) -> Packed:
     may be."""
     out: list = []
     for rows, answer in zip(wanted, answers):
-        if isinstance(answer, _Columns):
-            out.extend(answer.some(rows))
-        else:
-            values = list(answer.values())
-            out.extend(values[x] for x in np.asarray(rows).tolist())
+        values = list(answer.values())
+        out.extend(values[x] for x in np.asarray(rows).tolist())
     return Packed.of(out)
 
 
