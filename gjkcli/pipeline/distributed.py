@@ -331,7 +331,8 @@ def scan_on_cluster(paths, options, manifest, progress):
     scope = reporting_scope()
     with contextlib.ExitStack() as here:
         # where a report reads the findings while the cluster is up, it closes after the report
-        client = (here if scope is None else scope).enter_context(connect(options.dask, options.dask_timeout, quiet=not options.strict))
+        client = (here if scope is None else scope).enter_context(
+            connect(options.dask, options.dask_timeout, quiet=not options.strict))
         if scope is not None:
             scope.callback(run.release_answers)
             run.reported = True

@@ -24,8 +24,9 @@ import numpy as np
 from gjkcli.engine.results import Result, Status
 from gjkcli.errors import Problem
 
-__all__ = ["ObjectRecord", "LazyRecords", "RowFacts", "OverlapAsk", "ListedPairs", "Finding", "Problem", "Findings", "EXIT_OK",
-           "EXIT_VIOLATION", "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note", "hull_note"]
+__all__ = ["ObjectRecord", "LazyRecords", "RowFacts", "OverlapAsk", "ListedPairs", "Finding", "Problem", "Findings",
+           "EXIT_OK", "EXIT_VIOLATION", "EXIT_ERROR", "SEVERITY", "severity_key", "notable", "violates", "pair_note",
+           "hull_note"]
 
 # Exit codes (gjkcli.cli keeps its own copy, to stay importable without numpy).
 EXIT_OK = 0

@@ -196,8 +196,9 @@ def listed_pairs(parts, i, j, notable: list, notable_rows: np.ndarray, picked: R
     `notable_rows`) and the rows `picked`, in the order `severity_key` sorts them all (ties in
     the pairs' order, as a stable sort of the pairs read in order); `make(row)` makes a row's
     Finding; `ahead(pairs, then)`, if given, is told the checked pairs of the rows a reading is
-    about to make and of those it makes next, or None (`ListedPairs`' ahead). None when a notable pair's size is not a number (Python's
-    sort is then the only order that is the same)."""
+    about to make and of those it makes next, or None (`ListedPairs`' ahead). None when a
+    notable pair's size is not a number (Python's sort is then the only order that is the
+    same)."""
     keys = [severity_key(p) for p in notable]
     n_size = np.array([k[3] for k in keys], dtype=np.float64)
     if not np.isfinite(n_size).all():
@@ -227,5 +228,5 @@ def listed_pairs(parts, i, j, notable: list, notable_rows: np.ndarray, picked: R
     order = np.lexsort((at, b, a, size, severity, known, allowed))
     del allowed, known, severity, size, a, b, at
     return ListedPairs(notable, order, lambda: (i[rows], j[rows]), lambda r: make(int(rows[r])),
-                       picked.facts,
-                       ahead=None if ahead is None else (lambda r, then: ahead(rows[r], None if then is None else rows[then])))
+                       picked.facts, ahead=None if ahead is None else
+                       (lambda r, then: ahead(rows[r], None if then is None else rows[then])))

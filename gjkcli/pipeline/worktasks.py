@@ -30,8 +30,8 @@ from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
 __all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
            "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs",
-           "refined_facts", "refined_rows", "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons", "triangles", "trace_pair",
-           "local_parts", "sub_batch", "pose_runs", "pose_records"]
+           "refined_facts", "refined_rows", "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons",
+           "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
 
 
 # -- tasks ---------------------------------------------------------------------------------------------
