@@ -56,7 +56,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -1167,7 +1166,7 @@ class _PairRows:
         return n
 
 
-class _WorkerAnswers(Mapping):
+class _WorkerAnswers(worktasks.SortedKeys):
     """{pair index: the triangle test's answer} of refinement tasks whose answers stay on their
     workers (`worktasks.refine_pairs`). The client holds each pair's facts the listing reads
     (`facts`: status, distance, depth; `worktasks.refined_facts`) and fetches the answers
@@ -1247,22 +1246,6 @@ class _WorkerAnswers(Mapping):
         table = np.empty(len(self._table), dtype=object)
         table[:] = self._table
         return table[self._codes[n]], self._distance[n], self._depth[n], self._has[n]
-
-    def __contains__(self, k) -> bool:
-        self._index()
-        try:
-            n = int(self._keys.searchsorted(k))
-        except TypeError:
-            return False
-        return n < len(self._keys) and self._keys[n] == k
-
-    def __iter__(self):
-        self._index()
-        return iter(self._keys.tolist())
-
-    def __len__(self) -> int:
-        self._index()
-        return len(self._keys)
 
     def __getitem__(self, k):
         got = self._near.pop(k, None) if self._near else None

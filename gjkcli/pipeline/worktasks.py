@@ -28,7 +28,7 @@ from gjkcli import limits
 from gjkcli.errors import Problem, ShapeError
 from gjkcli.pipeline.stages import PAIR_CHUNK, Parts, Run, hulls
 
-__all__ = ["Packed", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
+__all__ = ["Packed", "SortedKeys", "Ragged", "PackedShapes", "Loaded", "Summary", "HullFacts", "load", "summary",
            "held", "pick_hulls", "pick", "tile", "TILE_FACTS", "tile_facts", "tile_rest", "refine_pairs",
            "refined_facts", "refined_rows", "bounded_pairs", "overlap_pairs", "overlap_fields", "reasons",
            "triangles", "trace_pair", "local_parts", "sub_batch", "pose_runs", "pose_records"]
@@ -373,7 +373,33 @@ def _value(column: tuple, w: int):
     return data[w]  # "a": a view of the block, as list(data) gives; "l": the value itself
 
 
-class ColumnResults(Mapping):
+class SortedKeys(Mapping):
+    """A mapping whose keys (pair indices) are the int64 array `_keys`, ascending, which
+    `_index` makes when it is None: their number, order and membership read from it."""
+
+    _keys = None
+
+    def _index(self) -> None:
+        raise NotImplementedError
+
+    def __contains__(self, k) -> bool:
+        self._index()
+        try:
+            n = int(self._keys.searchsorted(k))
+        except TypeError:
+            return False
+        return n < len(self._keys) and self._keys[n] == k
+
+    def __iter__(self):
+        self._index()
+        return iter(self._keys.tolist())
+
+    def __len__(self) -> int:
+        self._index()
+        return len(self._keys)
+
+
+class ColumnResults(SortedKeys):
     """{pair index: answer} of tasks whose answers stay as they travelled (`Packed.unpacked`),
     each answer made when it is read and never kept: a Dask scan's client holds the triangle
     test's answers (the Great Court roof's 25,000) as arrays of their fields, not as objects,
@@ -458,21 +484,6 @@ class ColumnResults(Mapping):
             made = answer.some(at[mine]) if isinstance(answer, _Columns) else \
                 [answer[local[x]] for x in at[mine].tolist()]
             self._near.update(zip(ks[mine].tolist(), made))
-
-    def __contains__(self, k) -> bool:
-        try:
-            self._find(k)
-        except (KeyError, TypeError):
-            return False
-        return True
-
-    def __iter__(self):
-        self._index()
-        return iter(self._keys.tolist())
-
-    def __len__(self) -> int:
-        self._index()
-        return len(self._keys)
 
     def facts(self, ks) -> tuple:
         """(status values (object), distance, depth, whether there is a depth) of the answers of
