@@ -1296,11 +1296,13 @@ class _WorkerAnswers(worktasks.SortedKeys):
         """The pages of the pairs `then` (in order) not asked for, up to AHEAD_PAGES asked for;
         none where the run fetches every answer as it ends (no report reads them on the
         cluster: `fetch_all`)."""
-        while self._run.reported and len(self._coming) < AHEAD_PAGES:
-            rows = self._unasked(then)[:ANSWER_PAGE]
-            if not len(rows):
+        if not self._run.reported or len(self._coming) >= AHEAD_PAGES:
+            return
+        rest = self._unasked(then)
+        for start in range(0, ANSWER_PAGE * (AHEAD_PAGES - len(self._coming)), ANSWER_PAGE):
+            if start >= len(rest):
                 break
-            self._ask(rows)
+            self._ask(rest[start:start + ANSWER_PAGE])
 
     def _ask(self, rows: np.ndarray) -> None:
         """A page of the answers of the pairs `rows` asked for (`_asked`), last in the queue."""
