@@ -1269,7 +1269,8 @@ def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
     """The client of a Dask scan of an IFC model split across the workers and of a STEP
     assembly refined on OpenCASCADE's solids imports neither IfcOpenShell nor OpenCASCADE
     (OCP): the workers read the files; nor the building of a prepared scene's parts
-    (`gjkcli.pipeline.prepared`), where no part is wound inwards."""
+    (`gjkcli.pipeline.prepared`), where no part is wound inwards, nor the triangle test and its
+    compiled core (`gjkcli.engine.exact`) to read the refined pairs' answers."""
     pytest.importorskip("ifcopenshell", reason="IFC needs IfcOpenShell (the ifc extra)")
     pytest.importorskip("OCP", reason="STEP needs OpenCASCADE (the cad extra)")
     data = ROOT / "tests" / "data" / "third_party"
@@ -1281,12 +1282,13 @@ def test_the_client_never_imports_a_reader_s_kernel(cluster, tmp_path):
             "    assert found.pairs and not found.errors, path\n"
             "    print(path, sorted({p.mode for p in found.pairs}))\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ifcopenshell', 'OCP')\n"
-            "             or m == 'gjkcli.pipeline.prepared'))\n")
+            "             or m in ('gjkcli.pipeline.prepared', 'gjkcli.engine.exact')))\n")
     done = subprocess.run([sys.executable, "-c", code, cluster[0], str(data / "project0-openings.ifc"),
                            str(data / "step" / "as1-oc-214.stp")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
+    assert "'exact'" in lines[0]  # the model's pairs were refined on the triangles
     assert "'brep'" in lines[1]  # the STEP pairs were refined on the exact solids
     assert lines[-1] == "[]", done.stdout
 
